@@ -1,0 +1,2 @@
+"""stitchlab."""
+__version__ = "0.1.0"
