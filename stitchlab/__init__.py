@@ -1,2 +1,84 @@
-"""stitchlab."""
+"""stitchlab: lazy NumPy/CuPy-style arrays stitched into fused CUDA kernels.
+
+Example:
+    >>> import numpy as np, stitchlab as sl
+    >>> x = sl.asarray(np.random.rand(4, 8).astype(np.float32))
+    >>> y = sl.exp(x - x.max(axis=-1, keepdims=True))
+    >>> z = y / y.sum(axis=-1, keepdims=True)
+    >>> np.allclose(z.get().sum(axis=-1), 1)
+    True
+"""
+
+from __future__ import annotations
+
 __version__ = "0.1.0"
+
+from .frontend.api import *  # noqa: F401,F403  (elementwise functions generated from the op table)
+from .frontend.api import (
+    ELEMENTWISE as _ELEMENTWISE,
+    all,
+    amax,
+    amin,
+    any,
+    argmax,
+    argmin,
+    astype,
+    clip,
+    compute,
+    expand_dims,
+    logsumexp,
+    max,
+    mean,
+    min,
+    prod,
+    ravel,
+    reshape,
+    squeeze,
+    std,
+    sum,
+    transpose,
+    var,
+    where,
+)
+from .frontend.array import LazyArray
+from .frontend.creation import (
+    arange,
+    array,
+    asarray,
+    broadcast_to,
+    empty,
+    empty_like,
+    full,
+    full_like,
+    linspace,
+    ones,
+    ones_like,
+    zeros,
+    zeros_like,
+)
+from .frontend.jit import jit
+from .ir.dtypes import SUPPORTED as _SUPPORTED
+from .runtime import get_backend, set_backend
+from .runtime.stats import reset_stats, stats
+
+ndarray = LazyArray
+
+#: The public names (the docs' API list is checked against this by a test).
+__all__ = sorted(
+    set(_ELEMENTWISE)
+    | {
+        "LazyArray", "ndarray", "jit", "compute", "get_backend", "set_backend", "stats", "reset_stats",
+        "asarray", "array", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
+        "full_like", "empty_like", "arange", "linspace", "broadcast_to",
+        "where", "clip", "astype", "sum", "prod", "mean", "max", "min", "amax", "amin", "var",
+        "std", "any", "all", "argmax", "argmin", "logsumexp", "reshape", "transpose", "ravel",
+        "expand_dims", "squeeze",
+    }
+)
+
+# dtypes by name, as in NumPy (sl.float32 is numpy.float32)
+import numpy as _np  # noqa: E402
+
+for _name in _SUPPORTED:
+    globals()[_name if _name != "bool" else "bool_"] = getattr(_np, _name if _name != "bool" else "bool_")
+del _name

@@ -1,0 +1,302 @@
+"""``LazyArray``: the user-facing array. Operations build graph nodes; values are computed when
+asked for (``get()``, ``np.asarray``, ``print``, ``sl.compute``...)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from .. import runtime
+from ..ir.dtypes import as_dtype, is_weak
+from ..ir.node import Node
+from . import build
+
+
+def node_of(x: Any) -> Node | bool | int | float:
+    """The graph operand for ``x``: a node, or a Python scalar kept weak (NEP 50)."""
+    if isinstance(x, LazyArray):
+        return x._node
+    if is_weak(x):
+        return x
+    from .creation import asarray
+
+    return asarray(x)._node
+
+
+class LazyArray:
+    """A lazily evaluated array with NumPy/CuPy semantics.
+
+    Operations on it return new lazy arrays that record the computation; the work runs, fused,
+    when the value is needed.
+
+    Example:
+        >>> import stitchlab as sl, numpy as np
+        >>> x = sl.asarray(np.arange(6, dtype=np.float32).reshape(2, 3))
+        >>> y = sl.exp(x - x.max(axis=-1, keepdims=True))
+        >>> (y / y.sum(axis=-1, keepdims=True)).shape
+        (2, 3)
+    """
+
+    __slots__ = ("_node", "__weakref__")
+    __array_ufunc__ = None  # NumPy defers to our reflected operators (ndarray + LazyArray)
+    __hash__ = None  # type: ignore[assignment]  # elementwise __eq__, like numpy
+
+    def __init__(self, node: Node) -> None:
+        self._node = node
+
+    # --- attributes ---------------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._node.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._node.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self._node.shape)
+
+    @property
+    def size(self) -> int:
+        return self._node.size
+
+    @property
+    def itemsize(self) -> int:
+        return self._node.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.itemsize
+
+    @property
+    def device(self) -> str:
+        """``"cpu"`` or ``"cuda:N"``."""
+        return self._node.device or runtime.current().device()
+
+    @property
+    def T(self) -> LazyArray:
+        return self.transpose()
+
+    @property
+    def is_materialized(self) -> bool:
+        """True once the value has been computed (or for arrays made from concrete data)."""
+        return self._node.op == "input"
+
+    # --- materialization ---------------------------------------------------------------------------
+    def _value(self) -> Any:
+        return runtime.evaluate([self._node])[0]
+
+    def get(self) -> np.ndarray:
+        """The value as a new ``numpy.ndarray`` (as ``cupy.ndarray.get()``)."""
+        buf = self._value()
+        out = runtime.for_device(self._node.device).to_numpy(buf)
+        return np.array(out, copy=True) if out is buf else out
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        buf = self._value()
+        out = runtime.for_device(self._node.device).to_numpy(buf)
+        if dtype is not None:
+            out = out.astype(dtype, copy=False)
+        return np.array(out, copy=True) if copy else out
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        if not self.device.startswith("cuda"):
+            raise AttributeError("__cuda_array_interface__: this array lives on the CPU (numpy backend)")
+        return self._value().__cuda_array_interface__
+
+    def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._value().__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self._value().__dlpack_device__()
+
+    def __repr__(self) -> str:
+        return np.array_repr(self.get())
+
+    def __str__(self) -> str:
+        return str(self.get())
+
+    def _scalar(self, kind: str) -> Any:
+        if self.size != 1:
+            if kind == "bool":
+                raise ValueError(
+                    "The truth value of an array with more than one element is ambiguous. "
+                    "Use a.any() or a.all()"
+                )
+            raise TypeError(f"only size-1 arrays can be converted to Python scalars (shape {self.shape})")
+        return self.get().reshape(()).item()
+
+    def __bool__(self) -> bool:
+        return bool(self._scalar("bool"))
+
+    def __int__(self) -> int:
+        return int(self._scalar("int"))
+
+    def __float__(self) -> float:
+        return float(self._scalar("float"))
+
+    def __index__(self) -> int:
+        if self.dtype.kind not in "iub":
+            raise TypeError(f"only integer scalar arrays can be converted to a scalar index (dtype {self.dtype})")
+        return int(self._scalar("int"))
+
+    def item(self) -> Any:
+        return self._scalar("item")
+
+    def tolist(self) -> Any:
+        return self.get().tolist()
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self) -> Iterator[LazyArray]:
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
+
+    # --- layout ----------------------------------------------------------------------------------
+    def __getitem__(self, key: Any) -> LazyArray:
+        return LazyArray(build.getitem(self._node, key))
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        raise TypeError(
+            "stitchlab arrays are immutable; build the new value instead, e.g. "
+            "sl.where(mask, value, x), or materialize with x.get() and assign there"
+        )
+
+    def reshape(self, *shape: Any) -> LazyArray:
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return LazyArray(build.reshape(self._node, shape))
+
+    def transpose(self, *axes: Any) -> LazyArray:
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            axes = axes[0]
+        return LazyArray(build.transpose(self._node, axes or None))
+
+    def ravel(self) -> LazyArray:
+        return self.reshape(-1)
+
+    flatten = ravel
+
+    def squeeze(self, axis: Any = None) -> LazyArray:
+        from . import api
+
+        return api.squeeze(self, axis)
+
+    def astype(self, dtype: Any, copy: bool = True) -> LazyArray:
+        """Cast to ``dtype`` with NumPy's ``astype`` semantics (unsafe casting allowed)."""
+        return LazyArray(build.astype(self._node, as_dtype(dtype)))
+
+    def copy(self) -> LazyArray:
+        return LazyArray(self._node)
+
+    # --- reductions --------------------------------------------------------------------------------
+    def sum(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> LazyArray:
+        return LazyArray(build.reduce("sum", self._node, axis, keepdims, dtype))
+
+    def prod(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> LazyArray:
+        return LazyArray(build.reduce("prod", self._node, axis, keepdims, dtype))
+
+    def max(self, axis: Any = None, keepdims: bool = False) -> LazyArray:
+        return LazyArray(build.reduce("max", self._node, axis, keepdims))
+
+    def min(self, axis: Any = None, keepdims: bool = False) -> LazyArray:
+        return LazyArray(build.reduce("min", self._node, axis, keepdims))
+
+    def any(self, axis: Any = None, keepdims: bool = False) -> LazyArray:
+        return LazyArray(build.reduce("any", self._node, axis, keepdims))
+
+    def all(self, axis: Any = None, keepdims: bool = False) -> LazyArray:
+        return LazyArray(build.reduce("all", self._node, axis, keepdims))
+
+    def mean(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> LazyArray:
+        from . import api
+
+        return api.mean(self, axis, dtype, keepdims)
+
+    def var(self, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False) -> LazyArray:
+        from . import api
+
+        return api.var(self, axis, dtype, ddof=ddof, keepdims=keepdims)
+
+    def std(self, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False) -> LazyArray:
+        from . import api
+
+        return api.std(self, axis, dtype, ddof=ddof, keepdims=keepdims)
+
+    def argmax(self, axis: Any = None, keepdims: bool = False) -> LazyArray:
+        from . import api
+
+        return api.argmax(self, axis, keepdims=keepdims)
+
+    def argmin(self, axis: Any = None, keepdims: bool = False) -> LazyArray:
+        from . import api
+
+        return api.argmin(self, axis, keepdims=keepdims)
+
+    def clip(self, min: Any = None, max: Any = None) -> LazyArray:
+        from . import api
+
+        return api.clip(self, min, max)
+
+    def __matmul__(self, other: Any) -> LazyArray:
+        raise TypeError(
+            "stitchlab fuses elementwise and reduction work, not matrix products; materialize and "
+            "use cupy.matmul / numpy.matmul on the values (x.get() or cupy.asarray(x))"
+        )
+
+    __rmatmul__ = __matmul__
+
+
+def _binary(opname: str) -> Any:
+    def forward(self: LazyArray, other: Any) -> LazyArray:
+        return LazyArray(build.elementwise(opname, self._node, node_of(other)))
+
+    def reflected(self: LazyArray, other: Any) -> LazyArray:
+        return LazyArray(build.elementwise(opname, node_of(other), self._node))
+
+    def inplace(self: LazyArray, other: Any) -> LazyArray:
+        result = build.elementwise(opname, self._node, node_of(other))
+        if result.shape != self.shape:
+            raise ValueError(
+                f"non-broadcastable output operand with shape {self.shape} doesn't match the "
+                f"broadcast shape {result.shape}"
+            )
+        if not np.can_cast(result.dtype, self.dtype, casting="same_kind"):
+            raise TypeError(
+                f"Cannot cast ufunc '{opname}' output from {result.dtype!r} to {self.dtype!r} "
+                f"with casting rule 'same_kind'"
+            )
+        self._node = build.astype(result, self.dtype)
+        return self
+
+    return forward, reflected, inplace
+
+
+for _name, _op in [
+    ("add", "add"), ("sub", "subtract"), ("mul", "multiply"), ("truediv", "divide"),
+    ("floordiv", "floor_divide"), ("mod", "remainder"), ("pow", "power"),
+    ("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor"),
+]:
+    _f, _r, _i = _binary(_op)
+    setattr(LazyArray, f"__{_name}__", _f)
+    setattr(LazyArray, f"__r{_name}__", _r)
+    setattr(LazyArray, f"__i{_name}__", _i)
+
+for _name, _op in [
+    ("eq", "equal"), ("ne", "not_equal"), ("lt", "less"), ("le", "less_equal"),
+    ("gt", "greater"), ("ge", "greater_equal"),
+]:
+    setattr(LazyArray, f"__{_name}__", _binary(_op)[0])
+
+for _name, _op in [("neg", "negative"), ("pos", "positive"), ("abs", "absolute"), ("invert", "invert")]:
+    setattr(LazyArray, f"__{_name}__", (lambda op: lambda self: LazyArray(build.elementwise(op, self._node)))(_op))
+
+del _name, _op, _f, _r, _i

@@ -1,0 +1,293 @@
+"""Graph construction with NumPy's rules, checked at the call that builds the node.
+
+Every function here takes nodes (or weak Python scalars) and returns a node. Dtypes come from
+NumPy's own ufunc type resolution; shapes follow NumPy broadcasting; errors use NumPy's wording
+where NumPy has one and are raised here, not later at materialization.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..ir.dtypes import as_dtype, is_weak
+from ..ir.node import Node, Shape, make_attrs
+from ..ir.ops import COMPARISONS, OPS, Kind
+
+Operand = Node | bool | int | float
+
+
+# --- devices -----------------------------------------------------------------------------------
+def common_device(nodes: Sequence[Node], what: str) -> str | None:
+    """The one device all ``nodes`` live on (constants fit any); ValueError if they differ."""
+    devices = {n.device for n in nodes if n.device is not None}
+    if len(devices) > 1:
+        names = " and ".join(sorted(devices))
+        raise ValueError(
+            f"{what}: operands live on different devices ({names}); move them to one device first, "
+            f"e.g. sl.asarray(x.get()) to bring a GPU array to the CPU or set_backend('cupy') "
+            f"before creating the CPU one"
+        )
+    return devices.pop() if devices else None
+
+
+# --- shapes ------------------------------------------------------------------------------------
+def broadcast_shapes(*shapes: Shape) -> Shape:
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        listed = " ".join("(" + ",".join(map(str, s)) + ("," if len(s) == 1 else "") + ")" for s in shapes)
+        raise ValueError(f"operands could not be broadcast together with shapes {listed}") from None
+
+
+def normalize_axis(axis: int, ndim: int) -> int:
+    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
+        raise TypeError(f"axis must be an integer, got {axis!r}")
+    if not -ndim <= axis < ndim:
+        raise np.exceptions.AxisError(axis, ndim)
+    return int(axis) % ndim
+
+
+def normalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
+    """``axis`` (None, int or tuple of ints, negatives allowed) as a sorted tuple."""
+    if axis is None:
+        return tuple(range(ndim))
+    items = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    axes = [normalize_axis(a, ndim) for a in items]
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"duplicate value in 'axis': {axis!r}")
+    return tuple(sorted(axes))
+
+
+# --- constants and casts -------------------------------------------------------------------------
+def const(value: Any, dtype: np.dtype) -> Node:
+    """A 0-d constant of ``dtype`` (value converted as NumPy converts it)."""
+    item = np.asarray(value).astype(dtype).item() if dtype.kind != "b" else bool(value)
+    return Node("const", (), (), dtype, make_attrs(value=item))
+
+
+def astype(x: Node, dtype: np.dtype) -> Node:
+    if x.dtype == dtype:
+        return x
+    if x.op == "const":
+        return const(x.attr("value"), dtype)
+    return Node("astype", (x,), x.shape, dtype, device=x.device)
+
+
+def broadcast_to(x: Node, shape: Shape) -> Node:
+    if x.shape == shape:
+        return x
+    if len(x.shape) > len(shape) or any(
+        a != b and a != 1 for a, b in zip(x.shape[::-1], shape[::-1])
+    ):
+        raise ValueError(
+            f"cannot broadcast an array of shape {x.shape} to shape {shape}: each axis must "
+            f"match or have extent 1"
+        )
+    if len(x.shape) < len(shape):
+        x = reshape(x, (1,) * (len(shape) - len(x.shape)) + x.shape)
+        if x.shape == shape:
+            return x
+    return Node("broadcast", (x,), shape, x.dtype, make_attrs(shape=shape), device=x.device)
+
+
+# --- elementwise -----------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=4096)
+def _resolve(opname: str, key: tuple[Any, ...]) -> tuple[np.dtype, ...]:
+    return tuple(OPS[opname].ufunc.resolve_dtypes(key + (None,)))
+
+
+def _fits(value: Any, dtype: np.dtype) -> bool:
+    if dtype.kind in "iu" and isinstance(value, int) and not isinstance(value, bool):
+        info = np.iinfo(dtype)
+        return info.min <= value <= info.max
+    return True
+
+
+def _describe(a: Operand) -> str:
+    return f"Python {type(a).__name__}" if not isinstance(a, Node) else f"dtype('{a.dtype}')"
+
+
+def elementwise(opname: str, *args: Operand) -> Node:
+    """Build an elementwise node with NumPy's dtype and broadcasting rules."""
+    op = OPS[opname]
+    nodes = [a for a in args if isinstance(a, Node)]
+    device = common_device(nodes, opname)
+    if opname == "where":
+        cond, x, y = args
+        dtype = result_type(x, y)
+        loop = [np.dtype(bool), dtype, dtype]
+        out_dtype = dtype
+    else:
+        key = tuple(a.dtype if isinstance(a, Node) else type(a) for a in args)
+        try:
+            *loop, out_dtype = _resolve(opname, key)
+        except (TypeError, np.exceptions.DTypePromotionError) as exc:
+            listed = ", ".join(_describe(a) for a in args)
+            raise TypeError(f"ufunc '{opname}' not supported for the input types ({listed}): {exc}") from None
+        out_dtype = as_dtype(out_dtype)
+        for a, dt in zip(args, loop):
+            if not isinstance(a, Node) and not _fits(a, dt):
+                if opname in COMPARISONS:  # NumPy compares out-of-range integers exactly
+                    other = next(n for n in args if isinstance(n, Node))
+                    wide = np.dtype("float64") if other.dtype.kind == "f" else np.dtype("int64") if other.dtype.kind == "i" or a < 0 else np.dtype("uint64")
+                    if not _fits(a, wide):
+                        wide = np.dtype("float64")
+                    return elementwise(opname, *(astype(n, wide) if isinstance(n, Node) else n for n in args))
+                raise OverflowError(f"Python integer {a} out of bounds for {dt}")
+    shape = broadcast_shapes(*(a.shape for a in nodes)) if nodes else ()
+    ins = []
+    for a, dt in zip(args, loop):
+        dt = np.dtype(dt)
+        n = astype(a, dt) if isinstance(a, Node) else const(a, dt)
+        ins.append(broadcast_to(n, shape))
+    return Node(opname, tuple(ins), shape, out_dtype, device=device)
+
+
+def result_type(*args: Operand) -> np.dtype:
+    """NumPy's ``result_type`` with Python scalars weak (NEP 50)."""
+    try:
+        return as_dtype(np.result_type(*(a.dtype if isinstance(a, Node) else a for a in args)))
+    except np.exceptions.DTypePromotionError as exc:
+        raise TypeError(str(exc)) from None
+
+
+# --- reductions ----------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=256)
+def reduction_dtype(opname: str, dtype: np.dtype) -> np.dtype:
+    """The dtype NumPy's reduction returns for input ``dtype`` (sum of int8 is int64, ...)."""
+    with np.errstate(all="ignore"):
+        return np.asarray(OPS[opname].numpy(np.ones(1, dtype))).dtype
+
+
+_UFUNC_NAME = {"max": "maximum", "min": "minimum", "argmax": "argmax", "argmin": "argmin"}
+
+
+def reduce(opname: str, x: Node, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Node:
+    """A reduction node over ``axis``; the output keeps reduced axes unless ``keepdims`` is False."""
+    axes = normalize_axes(axis, len(x.shape))
+    if opname in ("any", "all"):
+        x = astype(x, np.dtype(bool))
+    elif opname not in ("argmax", "argmin"):
+        acc = as_dtype(dtype) if dtype is not None else reduction_dtype(opname, x.dtype)
+        x = astype(x, acc)
+    if OPS[opname].identity is None and any(x.shape[a] == 0 for a in axes):
+        raise ValueError(
+            f"zero-size array to reduction operation {_UFUNC_NAME.get(opname, opname)} which has no identity"
+        )
+    kept = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
+    if axes:
+        out_dtype = np.dtype("int64") if opname in ("argmax", "argmin") else x.dtype
+        node = Node(opname, (x,), kept, out_dtype, make_attrs(axes=axes), device=x.device)
+    else:
+        node = x
+    if not keepdims:
+        node = reshape(node, tuple(d for i, d in enumerate(x.shape) if i not in axes))
+    return node
+
+
+# --- layout ------------------------------------------------------------------------------------
+def reshape(x: Node, shape: Sequence[int]) -> Node:
+    shape = tuple(int(s) for s in shape)
+    unknown = [i for i, s in enumerate(shape) if s == -1]
+    if len(unknown) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    if any(s < -1 for s in shape):
+        raise ValueError(f"negative dimensions not allowed in shape {shape}")
+    if unknown:
+        known = math.prod(s for s in shape if s != -1)
+        if known == 0 or x.size % known:
+            raise ValueError(f"cannot reshape array of size {x.size} into shape {shape}")
+        shape = tuple(x.size // known if s == -1 else s for s in shape)
+    if math.prod(shape) != x.size:
+        raise ValueError(f"cannot reshape array of size {x.size} into shape {shape}")
+    if shape == x.shape:
+        return x
+    if x.op == "reshape":  # reshape of a reshape is one reshape
+        x = x.inputs[0]
+        if shape == x.shape:
+            return x
+    return Node("reshape", (x,), shape, x.dtype, make_attrs(shape=shape), device=x.device)
+
+
+def transpose(x: Node, axes: Sequence[int] | None = None) -> Node:
+    ndim = len(x.shape)
+    if axes is None:
+        perm = tuple(range(ndim))[::-1]
+    else:
+        if len(axes) != ndim:
+            raise ValueError(f"axes {tuple(axes)} don't match array of dimension {ndim}")
+        perm = tuple(normalize_axis(a, ndim) for a in axes)
+        if len(set(perm)) != ndim:
+            raise ValueError(f"repeated axis in transpose: {tuple(axes)}")
+    if perm == tuple(range(ndim)):
+        return x
+    shape = tuple(x.shape[p] for p in perm)
+    return Node("transpose", (x,), shape, x.dtype, make_attrs(perm=perm), device=x.device)
+
+
+def slice_(x: Node, starts: Sequence[int], steps: Sequence[int], shape: Shape) -> Node:
+    if tuple(shape) == x.shape and all(s == 0 for s in starts) and all(s == 1 for s in steps):
+        return x
+    return Node(
+        "slice", (x,), tuple(shape), x.dtype,
+        make_attrs(starts=tuple(starts), steps=tuple(steps)), device=x.device,
+    )
+
+
+def getitem(x: Node, key: Any) -> Node:
+    """Basic indexing: integers, slices, None and Ellipsis, as a lazy index map."""
+    items = key if isinstance(key, tuple) else (key,)
+    for k in items:
+        ok = k is None or k is Ellipsis or isinstance(k, slice) or (
+            isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_))
+        )
+        if not ok:
+            raise IndexError(
+                f"stitchlab supports basic indexing only (integers, slices, None, ...), got {k!r} "
+                f"of type {type(k).__name__}; for advanced indexing materialize first: x.get()[...]"
+            )
+    if sum(k is Ellipsis for k in items) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    n_real = sum(1 for k in items if k is not None and k is not Ellipsis)
+    if n_real > len(x.shape):
+        raise IndexError(
+            f"too many indices for array: array is {len(x.shape)}-dimensional, but {n_real} were indexed"
+        )
+    if Ellipsis in items:
+        i = items.index(Ellipsis)
+        items = items[:i] + (slice(None),) * (len(x.shape) - n_real) + items[i + 1:]
+    else:
+        items = items + (slice(None),) * (len(x.shape) - n_real)
+    starts, steps, sliced, final = [], [], [], []
+    axis = 0
+    for k in items:
+        if k is None:
+            final.append(1)
+            continue
+        n = x.shape[axis]
+        if isinstance(k, slice):
+            start, stop, step = k.indices(n)
+            length = max(0, (stop - start + (step - (1 if step > 0 else -1))) // step)
+            starts.append(start if length else 0)
+            steps.append(step)
+            sliced.append(length)
+            final.append(length)
+        else:
+            k = int(k)
+            if not -n <= k < n:
+                raise IndexError(f"index {k} is out of bounds for axis {axis} with size {n}")
+            starts.append(k % n)
+            steps.append(1)
+            sliced.append(1)
+        axis += 1
+    node = slice_(x, starts, steps, tuple(sliced))
+    return reshape(node, tuple(final))
+
+
+def is_source(node: Node) -> bool:
+    return OPS[node.op].kind is Kind.SOURCE

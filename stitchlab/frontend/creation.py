@@ -1,0 +1,190 @@
+"""Array creation: ``asarray``, ``array``, ``zeros``/``ones``/``full``/``empty`` (and ``*_like``),
+``arange``, ``linspace``."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import runtime
+from ..ir.dtypes import as_dtype
+from ..ir.node import Node, make_attrs
+from . import build
+from .array import LazyArray
+
+
+def _shape(shape: Any) -> tuple[int, ...]:
+    items = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    try:
+        out = tuple(operator_index(s) for s in items)
+    except TypeError:
+        raise TypeError(f"shape must be an int or a tuple of ints, got {shape!r}") from None
+    if any(s < 0 for s in out):
+        raise ValueError(f"negative dimensions are not allowed: {shape!r}")
+    return out
+
+
+def operator_index(x: Any) -> int:
+    import operator
+
+    return operator.index(x)
+
+
+def _leaf(buf: Any, device: str) -> LazyArray:
+    dtype = as_dtype(buf.dtype)
+    return LazyArray(Node("input", (), tuple(buf.shape), dtype, value=buf, device=device))
+
+
+def _backend_of(obj: Any) -> runtime.Backend:
+    for name in runtime.BACKENDS:
+        if name == "cupy" and "cupy" not in type(obj).__module__:
+            continue
+        backend = runtime._instance(name)
+        if backend.owns(obj):
+            return backend
+    return runtime.current()
+
+
+def asarray(obj: Any, dtype: Any = None) -> LazyArray:
+    """Wrap ``obj`` as a lazy array without copying where possible.
+
+    NumPy arrays, CuPy arrays, nested sequences, scalars and objects with ``__array__`` or
+    ``__cuda_array_interface__`` are accepted. A CuPy array stays on its GPU; other data goes to
+    the current backend's device (a host-to-device copy on the cupy backend).
+
+    The array is read when the computation runs: mutate it before then and the result sees the
+    new values (use :func:`array` for a copy).
+
+    Args:
+        obj: the data.
+        dtype: optional dtype to convert to.
+
+    Returns:
+        A :class:`LazyArray`.
+    """
+    if isinstance(obj, LazyArray):
+        return obj if dtype is None else obj.astype(dtype)
+    return _wrap(obj, dtype, copy=False)
+
+
+def array(obj: Any, dtype: Any = None, copy: bool = True) -> LazyArray:
+    """Like :func:`asarray` but copies the data (NumPy's ``array``)."""
+    if isinstance(obj, LazyArray):
+        out = obj if dtype is None else obj.astype(dtype)
+        return out.copy() if copy else out
+    return _wrap(obj, dtype, copy=copy)
+
+
+def _wrap(obj: Any, dtype: Any, copy: bool) -> LazyArray:
+    if dtype is not None:
+        dtype = as_dtype(dtype)
+    backend = _backend_of(obj) if hasattr(obj, "__cuda_array_interface__") else runtime.current()
+    try:
+        buf = backend.from_object(obj, dtype=dtype, copy=copy)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"cannot make a stitchlab array from {type(obj).__name__}: {exc}") from None
+    if buf.dtype.kind in "OUSVcMm":
+        raise TypeError(
+            f"cannot make a stitchlab array from {type(obj).__name__} with dtype {buf.dtype}; "
+            f"supported dtypes are bool, integers and float16/32/64"
+        )
+    return _leaf(buf, backend.device())
+
+
+def full(shape: Any, fill_value: Any, dtype: Any = None) -> LazyArray:
+    """An array of ``shape`` filled with ``fill_value`` (dtype from the value, as NumPy)."""
+    shape = _shape(shape)
+    if isinstance(fill_value, LazyArray) or hasattr(fill_value, "__len__"):
+        fill = asarray(fill_value, dtype)
+        return LazyArray(build.broadcast_to(fill._node, shape))
+    dt = as_dtype(dtype) if dtype is not None else as_dtype(np.asarray(fill_value).dtype)
+    device = runtime.current().device()
+    c = build.const(fill_value, dt)
+    c.device = device
+    if not shape:
+        return LazyArray(c)
+    c = build.reshape(c, (1,) * len(shape))
+    c.device = device
+    return LazyArray(Node("broadcast", (c,), shape, dt, make_attrs(shape=shape), device=device))
+
+
+def zeros(shape: Any, dtype: Any = float) -> LazyArray:
+    return full(shape, 0, dtype)
+
+
+def ones(shape: Any, dtype: Any = float) -> LazyArray:
+    return full(shape, 1, dtype)
+
+
+def empty(shape: Any, dtype: Any = float) -> LazyArray:
+    """Like NumPy's ``empty``; the contents are zeros (a lazy array has no uninitialized memory)."""
+    return full(shape, 0, dtype)
+
+
+def _like(a: Any, dtype: Any, shape: Any) -> tuple[Any, Any]:
+    a = asarray(a)
+    return (a.shape if shape is None else shape), (a.dtype if dtype is None else dtype)
+
+
+def zeros_like(a: Any, dtype: Any = None, shape: Any = None) -> LazyArray:
+    return zeros(*_like(a, dtype, shape))
+
+
+def ones_like(a: Any, dtype: Any = None, shape: Any = None) -> LazyArray:
+    return ones(*_like(a, dtype, shape))
+
+
+def empty_like(a: Any, dtype: Any = None, shape: Any = None) -> LazyArray:
+    return empty(*_like(a, dtype, shape))
+
+
+def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> LazyArray:
+    shape, dtype = _like(a, dtype, shape)
+    return full(shape, fill_value, dtype)
+
+
+def _iota(n: int, start: Any, step: Any, dtype: np.dtype) -> LazyArray:
+    return LazyArray(
+        Node("iota", (), (n,), dtype, make_attrs(start=start, step=step), device=runtime.current().device())
+    )
+
+
+def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> LazyArray:
+    """Evenly spaced values in ``[start, stop)`` (NumPy's ``arange``)."""
+    if stop is None:
+        start, stop = 0, start
+    if step == 0:
+        raise ValueError("arange: step must not be zero")
+    n = max(0, math.ceil((stop - start) / step))
+    natural = np.result_type(*(np.asarray(v).dtype for v in (start, stop, step)))
+    dt = as_dtype(dtype) if dtype is not None else as_dtype(natural)
+    if dt.kind == "f" or natural.kind == "f":
+        return _iota(n, float(start), float(step), np.dtype("float64")).astype(dt)
+    return _iota(n, int(start), int(step), dt)
+
+
+def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None) -> LazyArray:
+    """``num`` evenly spaced values from ``start`` to ``stop`` (NumPy's ``linspace``)."""
+    num = operator_index(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    div = (num - 1) if endpoint else num
+    step = (stop - start) / div if div > 0 else float("nan")
+    y = _iota(num, float(start), float(step) if div > 0 else 0.0, np.dtype("float64"))
+    if endpoint and num > 1:
+        from .api import where
+
+        y = where(_iota(num, 0, 1, np.dtype("int64")) == num - 1, float(stop), y)
+    dt = as_dtype(dtype) if dtype is not None else np.dtype("float64")
+    if dt.kind in "iu":
+        from .api import floor
+
+        y = floor(y)
+    return y.astype(dt)
+
+
+def broadcast_to(x: Any, shape: Sequence[int]) -> LazyArray:
+    return LazyArray(build.broadcast_to(asarray(x)._node, _shape(shape)))

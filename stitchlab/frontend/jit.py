@@ -1,0 +1,139 @@
+"""``sl.jit``: trace a function once per input signature and replay its planned graph."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+
+from .. import runtime
+from ..ir.dtypes import as_dtype, is_weak
+from ..ir.graph import Graph, build_graph
+from ..ir.node import Node
+from ..runtime import stats
+from .array import LazyArray
+from .creation import asarray
+
+
+class _Trace:
+    """What one trace recorded: the graph, how to bind its inputs, how to rebuild the output."""
+
+    __slots__ = ("graph", "binding", "structure", "executable")
+
+    def __init__(self, graph: Graph, binding: list[int | Any], structure: Any, executable: Any) -> None:
+        self.graph = graph
+        self.binding = binding  # per input slot: argument position (int) or a captured buffer
+        self.structure = structure
+        self.executable = executable
+
+
+def _flatten(out: Any) -> tuple[list[LazyArray], Any]:
+    if isinstance(out, LazyArray):
+        return [out], None
+    if isinstance(out, (tuple, list)):
+        leaves, spec = [], []
+        for item in out:
+            sub, s = _flatten(item)
+            spec.append((len(sub), s))
+            leaves += sub
+        return leaves, (type(out), spec)
+    if isinstance(out, dict):
+        keys = list(out)
+        leaves, spec = _flatten([out[k] for k in keys])
+        return leaves, (dict, keys, spec)
+    raise TypeError(
+        f"a function under sl.jit must return stitchlab arrays (or tuples/lists/dicts of them), "
+        f"got {type(out).__name__}"
+    )
+
+
+def _unflatten(leaves: list[Any], spec: Any) -> Any:
+    if spec is None:
+        return leaves[0]
+    if spec[0] is dict:
+        _, keys, inner = spec
+        return dict(zip(keys, _unflatten(leaves, inner)))
+    kind, parts = spec
+    out, i = [], 0
+    for n, s in parts:
+        out.append(_unflatten(leaves[i:i + n], s))
+        i += n
+    return kind(out)
+
+
+class Jitted:
+    """A function traced once per input signature (see :func:`jit`)."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.fn = fn
+        self.traces: dict[tuple[Any, ...], _Trace] = {}
+        functools.update_wrapper(self, fn)
+
+    def _signature(self, args: tuple[Any, ...]) -> tuple[tuple[Any, ...], list[Any]]:
+        sig, bufs = [], []
+        for a in args:
+            if is_weak(a):
+                sig.append((type(a), a))
+                bufs.append(None)
+                continue
+            x = a if isinstance(a, LazyArray) else asarray(a)
+            buf = runtime.evaluate([x._node])[0]
+            sig.append((x.shape, x.dtype, x._node.device))
+            bufs.append(buf)
+        return tuple(sig), bufs
+
+    def _trace(self, sig: tuple[Any, ...], args: tuple[Any, ...]) -> _Trace:
+        stats.bump("traces")
+        tracers: list[Any] = []
+        placeholders: dict[int, int] = {}
+        for pos, (a, s) in enumerate(zip(args, sig)):
+            if is_weak(a):
+                tracers.append(a)
+                continue
+            shape, dtype, device = s
+            node = Node("input", (), shape, as_dtype(dtype), device=device)
+            placeholders[id(node)] = pos
+            tracers.append(LazyArray(node))
+        leaves, structure = _flatten(self.fn(*tracers))
+        graph = build_graph([x._node for x in leaves])
+        binding = [placeholders.get(id(n), n.value) for n in graph.inputs]
+        device = next((n.device for n in graph.nodes if n.device is not None), None)
+        executable = runtime.for_device(device).executable(graph)
+        return _Trace(graph, binding, structure, executable)
+
+    def __call__(self, *args: Any) -> Any:
+        sig, bufs = self._signature(args)
+        trace = self.traces.get(sig)
+        if trace is None:
+            trace = self.traces[sig] = self._trace(sig, args)
+        inputs = [bufs[b] if isinstance(b, int) else b for b in trace.binding]
+        outs = trace.executable(inputs)
+        stats.bump("evaluations")
+        leaves = []
+        for node, buf in zip(trace.graph.outputs, outs):
+            leaves.append(LazyArray(Node("input", (), node.shape, node.dtype, value=buf, device=node.device)))
+        return _unflatten(leaves, trace.structure)
+
+
+def jit(fn: Callable[..., Any]) -> Jitted:
+    """Trace ``fn`` once per input signature and replay the planned graph on later calls.
+
+    The signature is each array argument's shape, dtype and device; Python scalar arguments are
+    part of it by value. A second call with the same signature traces, plans and compiles
+    nothing (see ``sl.stats()``).
+
+    Example:
+        >>> import stitchlab as sl, numpy as np
+        >>> @sl.jit
+        ... def softmax(x):
+        ...     e = sl.exp(x - x.max(axis=-1, keepdims=True))
+        ...     return e / e.sum(axis=-1, keepdims=True)
+        >>> softmax(np.ones((2, 4), np.float32)).get()[0, 0]
+        np.float32(0.25)
+    """
+    if not callable(fn):
+        raise TypeError(f"sl.jit expects a function, got {type(fn).__name__}")
+    return Jitted(fn)
+
+

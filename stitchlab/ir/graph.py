@@ -1,0 +1,138 @@
+"""Canonical form of an expression graph and its structural hash.
+
+:func:`build_graph` takes the nodes to evaluate and returns a :class:`Graph`:
+
+* common subexpressions merged (two nodes with the same op, attributes and canonical inputs are
+  one node; inputs that hold the same buffer are one input; equal constants are one constant);
+* inputs of commutative ops sorted by their structural hash, so ``a + b`` and ``b + a`` agree;
+* nodes in a deterministic topological order, input leaves numbered by first use ("slots");
+* ``key``: a SHA-256 over that listing, with leaves named by slot, shape and dtype — the same for
+  the same computation in any process (no ``id()``, no ``hash()`` of strings).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .node import Node
+from .ops import OPS
+
+
+@dataclass(eq=False)
+class Graph:
+    """A canonical expression graph.
+
+    Attributes:
+        nodes: every node once, inputs before their users.
+        inputs: the ``input`` leaves in slot order.
+        outputs: the canonical node of each requested output (may repeat).
+        key: structural hash (hex), stable across processes.
+    """
+
+    nodes: tuple[Node, ...]
+    inputs: tuple[Node, ...]
+    outputs: tuple[Node, ...]
+    key: str
+    _index: dict[int, int] = field(default_factory=dict, repr=False)
+
+    def index(self, node: Node) -> int:
+        """Position of ``node`` in :attr:`nodes`."""
+        if not self._index:
+            self._index.update((id(n), i) for i, n in enumerate(self.nodes))
+        return self._index[id(node)]
+
+    def consumers(self) -> dict[int, list[Node]]:
+        """Map ``id(node)`` to the nodes that use it (once per use)."""
+        users: dict[int, list[Node]] = {id(n): [] for n in self.nodes}
+        for n in self.nodes:
+            for i in n.inputs:
+                users[id(i)].append(n)
+        return users
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+
+def _postorder(roots: Sequence[Node]) -> list[Node]:
+    """Unique nodes reachable from ``roots``, inputs first (iterative: deep chains are fine)."""
+    seen: set[int] = set()
+    order: list[Node] = []
+    for root in roots:
+        if id(root) in seen:
+            continue
+        stack: list[tuple[Node, int]] = [(root, 0)]
+        seen.add(id(root))
+        while stack:
+            node, i = stack[-1]
+            if i < len(node.inputs):
+                stack[-1] = (node, i + 1)
+                child = node.inputs[i]
+                if id(child) not in seen:
+                    seen.add(id(child))
+                    stack.append((child, 0))
+            else:
+                stack.pop()
+                order.append(node)
+    return order
+
+
+def _digest(*parts: Any) -> str:
+    return hashlib.sha256(repr(parts).encode()).hexdigest()
+
+
+def _leaf_key(node: Node) -> tuple[Any, ...]:
+    if node.op == "input":
+        ident = id(node.value) if node.value is not None else ("placeholder", node.serial)
+        return ("input", ident, node.shape, node.dtype.str)
+    return (node.op, node.dtype.str, node.shape, repr(node.attrs))
+
+
+def build_graph(outputs: Sequence[Node]) -> Graph:
+    """Canonicalize the graph that computes ``outputs``."""
+    canon: dict[int, Node] = {}  # id(original) -> canonical node
+    shape_hash: dict[int, str] = {}  # id(canonical) -> hash of structure without leaf identity
+    table: dict[tuple[Any, ...], Node] = {}
+
+    for node in _postorder(outputs):
+        if node.is_leaf:
+            key = _leaf_key(node)
+            c = table.get(key)
+            if c is None:
+                c = table[key] = node
+                leaf = ("input", node.shape, node.dtype.str) if node.op == "input" else key
+                shape_hash[id(c)] = _digest(*leaf)
+            canon[id(node)] = c
+            continue
+        ins = [canon[id(i)] for i in node.inputs]
+        if OPS[node.op].commutative:
+            ins.sort(key=lambda n: (shape_hash[id(n)], n.serial))
+        key = (node.op, node.dtype.str, node.shape, node.attrs, tuple(id(i) for i in ins))
+        c = table.get(key)
+        if c is None:
+            if all(a is b for a, b in zip(ins, node.inputs)):
+                c = node
+            else:
+                c = Node(node.op, tuple(ins), node.shape, node.dtype, node.attrs, device=node.device)
+            table[key] = c
+            shape_hash[id(c)] = _digest(
+                node.op, node.dtype.str, node.shape, node.attrs, [shape_hash[id(i)] for i in ins]
+            )
+        canon[id(node)] = c
+
+    outs = tuple(canon[id(o)] for o in outputs)
+    nodes = _postorder(outs)
+    inputs = tuple(n for n in nodes if n.op == "input")
+    slot = {id(n): k for k, n in enumerate(inputs)}
+    pos = {id(n): k for k, n in enumerate(nodes)}
+    h = hashlib.sha256()
+    for n in nodes:
+        if n.op == "input":
+            h.update(f"in{slot[id(n)]} {n.dtype.str} {n.shape}\n".encode())
+        else:
+            args = [pos[id(i)] for i in n.inputs]
+            h.update(f"{n.op} {n.dtype.str} {n.shape} {n.attrs!r} {args}\n".encode())
+    h.update(repr([pos[id(o)] for o in outs]).encode())
+    return Graph(tuple(nodes), inputs, outs, h.hexdigest())

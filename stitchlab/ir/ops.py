@@ -1,0 +1,211 @@
+"""The op table: every operation the IR knows, in one place.
+
+Each entry gives the op's kind, its arity, the NumPy ufunc whose type resolution decides its
+dtypes (NumPy 2 rules, NEP 50), its NumPy reference implementation (used by the numpy backend and
+by the tests) and its CUDA C expression. Adding an elementwise op is one ``_op(...)`` line here
+(plus tests); nothing else changes.
+
+CUDA expressions are templates over the operands ``{0}``, ``{1}``, ``{2}``. They are evaluated in
+the op's *compute type*: the dtype itself, except float16/bfloat16 which compute in float32. A
+template may be a dict keyed by dtype kind (``"f"`` float, ``"i"`` signed, ``"u"`` unsigned,
+``"b"`` bool) with ``"*"`` as the fallback. Names prefixed ``sl_`` are device functions of the
+code generator's preamble (overloaded for every compute type).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+import numpy as np
+
+
+class Kind(str, Enum):
+    ELEMENTWISE = "elementwise"
+    REDUCE = "reduce"
+    BROADCAST = "broadcast"
+    LAYOUT = "layout"
+    SOURCE = "source"
+
+
+CudaExpr = str | dict[str, str] | None
+
+
+@dataclass(frozen=True)
+class OpDef:
+    """One row of the op table.
+
+    Attributes:
+        name: the op's name in the IR (NumPy's name where NumPy has the op).
+        kind: elementwise, reduce, broadcast, layout or source.
+        nin: number of inputs.
+        numpy: reference implementation over NumPy (or CuPy) arrays.
+        ufunc: NumPy ufunc whose ``resolve_dtypes`` gives the loop dtypes, or None.
+        cuda: CUDA C expression template (see module docstring).
+        commutative: inputs may be reordered (canonical form sorts them).
+        cost: rough relative cost per element (1 = an add), for the planner's cost model.
+        identity: for reductions, the identity as a Python value (None: no identity).
+    """
+
+    name: str
+    kind: Kind
+    nin: int
+    numpy: Callable[..., Any] | None
+    ufunc: np.ufunc | None = None
+    cuda: CudaExpr = None
+    commutative: bool = False
+    cost: float = 1.0
+    identity: Any = None
+
+    def cuda_expr(self, kind: str) -> str:
+        """The CUDA template for compute-dtype kind ``kind`` ("f", "i", "u" or "b")."""
+        if isinstance(self.cuda, dict):
+            expr = self.cuda.get(kind, self.cuda.get("*"))
+        else:
+            expr = self.cuda
+        if expr is None:
+            raise NotImplementedError(f"op {self.name!r} has no CUDA expression for kind {kind!r}")
+        return expr
+
+
+OPS: dict[str, OpDef] = {}
+
+
+def _op(name: str, kind: Kind, nin: int, numpy: Callable[..., Any] | None, **kw: Any) -> OpDef:
+    op = OpDef(name, kind, nin, numpy, **kw)
+    OPS[name] = op
+    return op
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    try:
+        from scipy.special import erf
+    except ImportError:
+        return np.frompyfunc(math.erf, 1, 1)(x).astype(x.dtype)
+    return erf(x).astype(x.dtype, copy=False)
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        return (1 / (1 + np.exp(-x))).astype(x.dtype, copy=False)
+
+
+def _rsqrt(x: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore"):
+        return (1 / np.sqrt(x)).astype(x.dtype, copy=False)
+
+
+E, R = Kind.ELEMENTWISE, Kind.REDUCE
+F = "f"
+
+# --- unary elementwise -----------------------------------------------------------------------
+_op("negative", E, 1, np.negative, ufunc=np.negative, cuda={"b": "(!{0})", "*": "(-{0})"})
+_op("positive", E, 1, np.positive, ufunc=np.positive, cuda="{0}")
+_op("absolute", E, 1, np.absolute, ufunc=np.absolute, cuda={"f": "fabs({0})", "u": "{0}", "b": "{0}", "*": "sl_abs({0})"})
+_op("exp", E, 1, np.exp, ufunc=np.exp, cuda="exp({0})", cost=4)
+_op("exp2", E, 1, np.exp2, ufunc=np.exp2, cuda="exp2({0})", cost=4)
+_op("expm1", E, 1, np.expm1, ufunc=np.expm1, cuda="expm1({0})", cost=6)
+_op("log", E, 1, np.log, ufunc=np.log, cuda="log({0})", cost=4)
+_op("log2", E, 1, np.log2, ufunc=np.log2, cuda="log2({0})", cost=4)
+_op("log10", E, 1, np.log10, ufunc=np.log10, cuda="log10({0})", cost=4)
+_op("log1p", E, 1, np.log1p, ufunc=np.log1p, cuda="log1p({0})", cost=6)
+_op("sqrt", E, 1, np.sqrt, ufunc=np.sqrt, cuda="sqrt({0})", cost=2)
+_op("rsqrt", E, 1, _rsqrt, ufunc=np.sqrt, cuda="rsqrt({0})", cost=2)
+_op("square", E, 1, np.square, ufunc=np.square, cuda="({0} * {0})")
+_op("reciprocal", E, 1, np.reciprocal, ufunc=np.reciprocal, cuda={"f": "(1 / {0})", "*": "sl_int_reciprocal({0})"}, cost=2)
+_op("sin", E, 1, np.sin, ufunc=np.sin, cuda="sin({0})", cost=6)
+_op("cos", E, 1, np.cos, ufunc=np.cos, cuda="cos({0})", cost=6)
+_op("tan", E, 1, np.tan, ufunc=np.tan, cuda="tan({0})", cost=8)
+_op("tanh", E, 1, np.tanh, ufunc=np.tanh, cuda="tanh({0})", cost=6)
+_op("sinh", E, 1, np.sinh, ufunc=np.sinh, cuda="sinh({0})", cost=8)
+_op("cosh", E, 1, np.cosh, ufunc=np.cosh, cuda="cosh({0})", cost=8)
+_op("arcsin", E, 1, np.arcsin, ufunc=np.arcsin, cuda="asin({0})", cost=8)
+_op("arccos", E, 1, np.arccos, ufunc=np.arccos, cuda="acos({0})", cost=8)
+_op("arctan", E, 1, np.arctan, ufunc=np.arctan, cuda="atan({0})", cost=8)
+_op("sigmoid", E, 1, _sigmoid, ufunc=np.exp, cuda="sl_sigmoid({0})", cost=5)
+_op("erf", E, 1, _erf, ufunc=np.exp, cuda="erf({0})", cost=8)
+_op("floor", E, 1, np.floor, ufunc=np.floor, cuda={"f": "floor({0})", "*": "{0}"})
+_op("ceil", E, 1, np.ceil, ufunc=np.ceil, cuda={"f": "ceil({0})", "*": "{0}"})
+_op("trunc", E, 1, np.trunc, ufunc=np.trunc, cuda={"f": "trunc({0})", "*": "{0}"})
+_op("sign", E, 1, np.sign, ufunc=np.sign, cuda="sl_sign({0})")
+_op("logical_not", E, 1, np.logical_not, ufunc=np.logical_not, cuda="(!{0})")
+_op("invert", E, 1, np.invert, ufunc=np.invert, cuda={"b": "(!{0})", "*": "(~{0})"})
+_op("isnan", E, 1, np.isnan, ufunc=np.isnan, cuda={"f": "isnan({0})", "*": "false"})
+_op("isinf", E, 1, np.isinf, ufunc=np.isinf, cuda={"f": "isinf({0})", "*": "false"})
+_op("isfinite", E, 1, np.isfinite, ufunc=np.isfinite, cuda={"f": "isfinite({0})", "*": "true"})
+#: dtype conversion; the target dtype is the node's dtype. NumPy's ``astype`` semantics.
+_op("astype", E, 1, None, cuda="sl_cast")
+
+# --- binary elementwise ----------------------------------------------------------------------
+_op("add", E, 2, np.add, ufunc=np.add, cuda={"b": "({0} || {1})", "*": "({0} + {1})"}, commutative=True)
+_op("subtract", E, 2, np.subtract, ufunc=np.subtract, cuda="({0} - {1})")
+_op("multiply", E, 2, np.multiply, ufunc=np.multiply, cuda={"b": "({0} && {1})", "*": "({0} * {1})"}, commutative=True)
+_op("divide", E, 2, np.true_divide, ufunc=np.true_divide, cuda="({0} / {1})", cost=2)
+_op("floor_divide", E, 2, np.floor_divide, ufunc=np.floor_divide, cuda="sl_floordiv({0}, {1})", cost=4)
+_op("remainder", E, 2, np.remainder, ufunc=np.remainder, cuda="sl_mod({0}, {1})", cost=4)
+_op("power", E, 2, np.power, ufunc=np.power, cuda="sl_pow({0}, {1})", cost=8)
+_op("maximum", E, 2, np.maximum, ufunc=np.maximum, cuda="sl_maximum({0}, {1})", commutative=True)
+_op("minimum", E, 2, np.minimum, ufunc=np.minimum, cuda="sl_minimum({0}, {1})", commutative=True)
+_op("fmax", E, 2, np.fmax, ufunc=np.fmax, cuda={"f": "fmax({0}, {1})", "*": "sl_maximum({0}, {1})"}, commutative=True)
+_op("fmin", E, 2, np.fmin, ufunc=np.fmin, cuda={"f": "fmin({0}, {1})", "*": "sl_minimum({0}, {1})"}, commutative=True)
+_op("arctan2", E, 2, np.arctan2, ufunc=np.arctan2, cuda="atan2({0}, {1})", cost=10)
+_op("equal", E, 2, np.equal, ufunc=np.equal, cuda="({0} == {1})", commutative=True)
+_op("not_equal", E, 2, np.not_equal, ufunc=np.not_equal, cuda="({0} != {1})", commutative=True)
+_op("less", E, 2, np.less, ufunc=np.less, cuda="({0} < {1})")
+_op("less_equal", E, 2, np.less_equal, ufunc=np.less_equal, cuda="({0} <= {1})")
+_op("greater", E, 2, np.greater, ufunc=np.greater, cuda="({0} > {1})")
+_op("greater_equal", E, 2, np.greater_equal, ufunc=np.greater_equal, cuda="({0} >= {1})")
+_op("logical_and", E, 2, np.logical_and, ufunc=np.logical_and, cuda="(bool({0}) && bool({1}))", commutative=True)
+_op("logical_or", E, 2, np.logical_or, ufunc=np.logical_or, cuda="(bool({0}) || bool({1}))", commutative=True)
+_op("logical_xor", E, 2, np.logical_xor, ufunc=np.logical_xor, cuda="(bool({0}) != bool({1}))", commutative=True)
+_op("bitwise_and", E, 2, np.bitwise_and, ufunc=np.bitwise_and, cuda="({0} & {1})", commutative=True)
+_op("bitwise_or", E, 2, np.bitwise_or, ufunc=np.bitwise_or, cuda="({0} | {1})", commutative=True)
+_op("bitwise_xor", E, 2, np.bitwise_xor, ufunc=np.bitwise_xor, cuda="({0} ^ {1})", commutative=True)
+
+# --- ternary elementwise ---------------------------------------------------------------------
+#: where(condition: bool, x, y); x and y share the node's dtype.
+_op("where", E, 3, np.where, cuda="({0} ? {1} : {2})")
+
+# --- reductions (attrs: axes; output keeps reduced axes with extent 1) ------------------------
+_op("sum", R, 1, np.sum, cuda="({0} + {1})", identity=0)
+_op("prod", R, 1, np.prod, cuda="({0} * {1})", identity=1)
+_op("max", R, 1, np.max, cuda="sl_maximum({0}, {1})")
+_op("min", R, 1, np.min, cuda="sl_minimum({0}, {1})")
+_op("any", R, 1, np.any, cuda="({0} || {1})", identity=False)
+_op("all", R, 1, np.all, cuda="({0} && {1})", identity=True)
+#: index of the first maximum (NaN counts as the maximum) along one axis; int64 output.
+_op("argmax", R, 1, np.argmax, cuda=None)
+_op("argmin", R, 1, np.argmin, cuda=None)
+
+# --- broadcast and layout (index maps; no arithmetic) -----------------------------------------
+#: attrs shape: input has the same ndim; axes of extent 1 are repeated.
+_op("broadcast", Kind.BROADCAST, 1, None)
+#: attrs shape: row-major reinterpretation of the same elements.
+_op("reshape", Kind.LAYOUT, 1, None)
+#: attrs perm: output axis i is input axis perm[i].
+_op("transpose", Kind.LAYOUT, 1, None)
+#: attrs starts, steps: output index i on axis k reads input index starts[k] + i * steps[k].
+_op("slice", Kind.LAYOUT, 1, None)
+
+# --- sources ---------------------------------------------------------------------------------
+#: a concrete buffer (or a placeholder while tracing).
+_op("input", Kind.SOURCE, 0, None)
+#: a 0-d constant; attrs value.
+_op("const", Kind.SOURCE, 0, None)
+#: attrs start, step: element i is start + i * step, computed in the node's dtype (float64 for floats).
+_op("iota", Kind.SOURCE, 0, None)
+
+#: Reductions whose results combine associatively (all but arg-reductions).
+ASSOCIATIVE_REDUCTIONS = frozenset({"sum", "prod", "max", "min", "any", "all"})
+ARG_REDUCTIONS = frozenset({"argmax", "argmin"})
+COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"})
+
+
+def get(name: str) -> OpDef:
+    try:
+        return OPS[name]
+    except KeyError:
+        raise KeyError(f"unknown op {name!r}") from None

@@ -1,0 +1,66 @@
+"""Backends: where arrays live and how a canonical graph is evaluated there.
+
+A backend turns a :class:`~stitchlab.ir.graph.Graph` into an *executable* — a callable from the
+input buffers (in slot order) to the output buffers — and caches it by the graph's structural key,
+so evaluating the same structure again plans nothing.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..ir.graph import Graph
+from . import stats
+
+Executable = Callable[[Sequence[Any]], list[Any]]
+
+
+class Backend:
+    """Base class of the numpy and cupy backends."""
+
+    name: str = ""
+    #: how many planned graphs each backend keeps in memory
+    cache_size: int = 512
+
+    def __init__(self) -> None:
+        self._executables: OrderedDict[str, Executable] = OrderedDict()
+
+    # --- arrays --------------------------------------------------------------------------------
+    def device(self) -> str:
+        """The device new arrays of this backend are created on."""
+        raise NotImplementedError
+
+    def owns(self, obj: Any) -> bool:
+        """True if ``obj`` is a buffer of this backend."""
+        raise NotImplementedError
+
+    def from_object(self, obj: Any, dtype: Any = None, copy: bool = False) -> Any:
+        """Convert an array-like to a buffer of this backend."""
+        raise NotImplementedError
+
+    def to_numpy(self, buf: Any) -> Any:
+        raise NotImplementedError
+
+    # --- evaluation ------------------------------------------------------------------------------
+    def plan(self, graph: Graph) -> Executable:
+        """Build the executable of ``graph`` (no caching here)."""
+        raise NotImplementedError
+
+    def executable(self, graph: Graph) -> Executable:
+        """The cached executable of ``graph``'s structure, planned on first use."""
+        exe = self._executables.get(graph.key)
+        if exe is not None:
+            self._executables.move_to_end(graph.key)
+            stats.bump("plan_cache_hits")
+            return exe
+        exe = self.plan(graph)
+        stats.bump("plans")
+        self._executables[graph.key] = exe
+        if len(self._executables) > self.cache_size:
+            self._executables.popitem(last=False)
+        return exe
+
+    def clear_cache(self) -> None:
+        self._executables.clear()

@@ -1,0 +1,72 @@
+"""The reference interpreter: evaluates a canonical graph op by op with NumPy (or CuPy).
+
+It is the numpy backend, the unfused fallback of the cupy backend, and the reference every test
+compares against. No fusion, no cleverness: each node becomes one array-library call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from ..ir.graph import Graph
+from ..ir.node import Node
+from ..ir.ops import OPS
+
+
+def _slices(node: Node) -> tuple[slice, ...]:
+    out = []
+    for start, step, n in zip(node.attr("starts"), node.attr("steps"), node.shape):
+        stop = start + step * n
+        out.append(slice(start, None if stop < 0 else stop, step))
+    return tuple(out)
+
+
+def eval_node(node: Node, args: list[Any], xp: ModuleType) -> Any:
+    """Evaluate one non-input node over its evaluated ``args``."""
+    op = node.op
+    if op == "const":
+        return xp.asarray(node.attr("value"), dtype=node.dtype)
+    if op == "iota":
+        work = np.float64 if node.dtype.kind == "f" else np.int64
+        start, step = node.attr("start"), node.attr("step")
+        return (xp.arange(node.shape[0], dtype=work) * work(step) + work(start)).astype(node.dtype)
+    if op == "astype":
+        return args[0].astype(node.dtype)
+    if op == "broadcast":
+        return xp.broadcast_to(args[0], node.shape)
+    if op == "reshape":
+        return xp.reshape(args[0], node.shape)
+    if op == "transpose":
+        return xp.transpose(args[0], node.attr("perm"))
+    if op == "slice":
+        return args[0][_slices(node)]
+    opdef = OPS[op]
+    if op in ("argmax", "argmin"):
+        (axis,) = node.attr("axes")
+        return opdef.numpy(args[0], axis=axis, keepdims=True)
+    if opdef.kind.value == "reduce":
+        return opdef.numpy(args[0], axis=node.attr("axes"), keepdims=True)
+    if op == "where":
+        return xp.where(*args)
+    return opdef.numpy(*args)  # NumPy ufuncs dispatch to CuPy arrays (NEP 13/18)
+
+
+def interpret(graph: Graph, buffers: Sequence[Any], xp: ModuleType = np) -> list[Any]:
+    """Evaluate ``graph`` with its input slots bound to ``buffers``; one array per output."""
+    env: dict[int, Any] = {}
+    for node, buf in zip(graph.inputs, buffers):
+        env[id(node)] = buf
+    with np.errstate(all="ignore"):
+        for node in graph.nodes:
+            if node.op == "input":
+                continue
+            value = eval_node(node, [env[id(i)] for i in node.inputs], xp)
+            value = xp.asarray(value)
+            if value.dtype != node.dtype:
+                value = value.astype(node.dtype)
+            env[id(node)] = value
+    return [env[id(o)] for o in graph.outputs]
