@@ -1,0 +1,230 @@
+"""The on-disk half of the registry: a diskcache ``Cache`` that stores bytes and never pickles.
+
+diskcache's default ``Disk`` pickles any value that is not bytes/str/int/float and unpickles
+rows marked as pickles when reading them back, so a planted row would run code on load.
+:class:`SafeDisk` refuses to write anything but ``bytes`` under ``str`` keys and refuses to
+read any row that is not raw bytes: such a row raises :class:`UnsafeValue` and is dropped.
+
+Every value is written to its own file (``disk_min_file_size=0``), the SQLite index holds
+the key, the times, the access count, the size and a JSON tag (the entry's components), so
+listing the registry reads no values. Eviction is least-recently-used on the index's access
+time, which is updated each time a process loads the value from disk.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import diskcache
+from diskcache.core import MODE_BINARY, MODE_RAW, UNKNOWN
+
+from ._envelope import CorruptEntry
+from ._locks import creation_lock
+
+#: Errors that mean "the directory cannot be used": degrade to memory.
+DISK_ERRORS: tuple[type[BaseException], ...] = (OSError, sqlite3.Error, diskcache.Timeout)
+
+_MODE_NAMES = {0: "none", 1: "raw", 2: "binary", 3: "text", 4: "pickle"}
+
+
+class UnsafeValue(CorruptEntry):
+    """A row that is not raw bytes under a text key (e.g. a pickle): refused, never loaded."""
+
+
+class SafeDisk(diskcache.Disk):
+    """A diskcache ``Disk`` that only handles ``str`` keys and ``bytes`` values.
+
+    Nothing here ever calls ``pickle``: non-raw keys and pickle/text rows raise
+    :class:`UnsafeValue` instead of being decoded.
+    """
+
+    def put(self, key: Any) -> tuple[Any, bool]:
+        if type(key) is not str:
+            raise TypeError(f"registry keys are str, got {type(key).__name__}")
+        return super().put(key)
+
+    def get(self, key: Any, raw: bool) -> Any:
+        if not raw:
+            raise UnsafeValue("index row has a pickled key; refusing to unpickle it")
+        return super().get(key, raw)
+
+    def store(self, value: Any, read: bool, key: Any = UNKNOWN) -> tuple[Any, ...]:
+        if read or type(value) is not bytes:
+            raise TypeError(f"registry values are bytes, got {type(value).__name__}")
+        return super().store(value, read, key=key)
+
+    def fetch(self, mode: int, filename: str | None, value: Any, read: bool) -> Any:
+        if read or mode not in (MODE_RAW, MODE_BINARY):
+            name = _MODE_NAMES.get(mode, str(mode))
+            raise UnsafeValue(f"row is stored as diskcache mode {name!r}; only bytes are loaded")
+        return super().fetch(mode, filename, value, read)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of the index, read without loading the value."""
+
+    key: str
+    size: int
+    created: float
+    last_access: float
+    loads: int
+    tag: dict[str, Any] | None
+    filename: str | None
+
+
+class DiskStore:
+    """diskcache under ``directory`` with :class:`SafeDisk` and LRU access times.
+
+    Args:
+        directory: an existing directory.
+        max_size: the size cap in bytes that :meth:`evict_to` is called with.
+        timeout: SQLite busy timeout in seconds.
+
+    Raises:
+        OSError, sqlite3.Error, diskcache.Timeout: if the directory cannot be used.
+    """
+
+    def __init__(self, directory: Path, max_size: int, timeout: float = 60.0) -> None:
+        self.directory = directory
+        self.max_size = max_size
+        self._cache = _open_cache(directory, max_size, timeout)
+
+    # -- values ---------------------------------------------------------------------------
+
+    def load(self, key: str) -> bytes | None:
+        """Return the stored bytes for ``key`` or None; marks the row as used.
+
+        A row whose value file has gone is reported as missing (diskcache's behaviour).
+
+        Raises:
+            UnsafeValue: the row is not raw bytes (e.g. a planted pickle).
+        """
+        cache = self._cache
+        with cache.transact():
+            value = cache.get(key, default=None)
+            if value is not None:
+                # access_time is updated by the LRU policy inside get(); count the load too.
+                cache._sql(
+                    "UPDATE Cache SET access_count = access_count + 1 WHERE key = ? AND raw = 1",
+                    (key,),
+                )
+        if value is not None and type(value) is not bytes:
+            raise UnsafeValue(f"row holds a {type(value).__name__}, not bytes")
+        return value
+
+    def put(self, key: str, value: bytes, tag: dict[str, Any], only_if_absent: bool = False) -> bool:
+        """Store ``value`` under ``key``; return False if ``only_if_absent`` and it existed."""
+        text = json.dumps(tag, sort_keys=True, separators=(",", ":"))
+        if only_if_absent:
+            return bool(self._cache.add(key, value, tag=text))
+        return bool(self._cache.set(key, value, tag=text))
+
+    def delete(self, key: str) -> bool:
+        """Remove ``key``; return True if it was there."""
+        return bool(self._cache.delete(key))
+
+    def clear(self) -> int:
+        """Remove every row (including rows this module would refuse to read)."""
+        return int(self._cache.clear())
+
+    # -- index ----------------------------------------------------------------------------
+
+    def rows(self) -> list[Row]:
+        """Return every readable row, least recently used first."""
+        cursor = self._cache._sql(
+            "SELECT key, size, store_time, access_time, access_count, tag, filename"
+            " FROM Cache WHERE raw = 1 ORDER BY access_time ASC"
+        )
+        rows = []
+        for key, size, created, accessed, loads, tag, filename in cursor.fetchall():
+            if not isinstance(key, str):
+                continue
+            rows.append(
+                Row(
+                    key=key,
+                    size=int(size or 0),
+                    created=float(created or 0.0),
+                    last_access=float(accessed or 0.0),
+                    loads=int(loads or 0),
+                    tag=_parse_tag(tag),
+                    filename=filename if isinstance(filename, str) else None,
+                )
+            )
+        return rows
+
+    def count(self) -> int:
+        """Number of rows."""
+        return len(self._cache)
+
+    def value_bytes(self) -> int:
+        """Total size of the value files."""
+        return int(self._cache.reset("size"))
+
+    def volume(self) -> int:
+        """Value files plus the SQLite index: what the size cap is compared with."""
+        return int(self._cache.volume())
+
+    def evict_to(self, limit: int) -> list[str]:
+        """Evict least-recently-used rows until :meth:`volume` is at most ``limit``.
+
+        Returns:
+            The keys this call removed (another process may remove some concurrently).
+        """
+        if self.volume() <= limit:
+            return []
+        evicted = []
+        for row in self.rows():
+            if self.volume() <= limit:
+                break
+            if self.delete(row.key):
+                evicted.append(row.key)
+        return evicted
+
+    def close(self) -> None:
+        self._cache.close()
+
+
+def _parse_tag(tag: Any) -> dict[str, Any] | None:
+    if not isinstance(tag, str):
+        return None
+    try:
+        parsed = json.loads(tag)
+    except json.JSONDecodeError:
+        return None
+    return parsed if isinstance(parsed, dict) else None
+
+
+def _open_cache(directory: Path, max_size: int, timeout: float) -> diskcache.Cache:
+    """Open (or create) the cache, guarding against "database is locked" on creation.
+
+    Opening runs schema and settings statements; when several processes create one
+    directory at once some of them can fail with ``database is locked``. A file lock
+    serializes the open; retries with backoff cover systems without file locks.
+    """
+    settings = {
+        "eviction_policy": "least-recently-used",
+        "size_limit": max_size,
+        "cull_limit": 0,  # eviction is done by DiskStore.evict_to, so it can be counted
+        "disk_min_file_size": 0,  # every value in its own file; the index stays small
+        "statistics": 0,
+        "tag_index": 0,
+    }
+    attempts = 8
+    for attempt in range(attempts):
+        try:
+            with creation_lock(directory):
+                return diskcache.Cache(str(directory), timeout=timeout, disk=SafeDisk, **settings)
+        except (sqlite3.OperationalError, diskcache.Timeout) as error:
+            transient = isinstance(error, diskcache.Timeout) or any(
+                word in str(error).lower() for word in ("locked", "busy")
+            )
+            if not transient or attempt == attempts - 1:
+                raise
+            time.sleep(min(0.05 * 2**attempt, 2.0))
+    raise AssertionError("unreachable")
