@@ -108,6 +108,11 @@ def _fits(value: Any, dtype: np.dtype) -> bool:
     return True
 
 
+def _weak_key(value: Any) -> Any:
+    # Python int and float are weak (NEP 50); a Python bool is just a bool
+    return np.dtype(bool) if isinstance(value, bool) else type(value)
+
+
 def _describe(a: Operand) -> str:
     return f"Python {type(a).__name__}" if not isinstance(a, Node) else f"dtype('{a.dtype}')"
 
@@ -123,7 +128,7 @@ def elementwise(opname: str, *args: Operand) -> Node:
         loop = [np.dtype(bool), dtype, dtype]
         out_dtype = dtype
     else:
-        key = tuple(a.dtype if isinstance(a, Node) else type(a) for a in args)
+        key = tuple(a.dtype if isinstance(a, Node) else _weak_key(a) for a in args)
         try:
             *loop, out_dtype = _resolve(opname, key)
         except (TypeError, np.exceptions.DTypePromotionError) as exc:

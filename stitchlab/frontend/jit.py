@@ -96,8 +96,8 @@ class Jitted:
             placeholders[id(node)] = pos
             tracers.append(LazyArray(node))
         leaves, structure = _flatten(self.fn(*tracers))
-        graph = build_graph([x._node for x in leaves])
-        binding = [placeholders.get(id(n), n.value) for n in graph.inputs]
+        graph, sources = build_graph([x._node for x in leaves])
+        binding = [placeholders.get(id(n), n.value) for n in sources]
         device = next((n.device for n in graph.nodes if n.device is not None), None)
         executable = runtime.for_device(device).executable(graph)
         return _Trace(graph, binding, structure, executable)

@@ -90,19 +90,32 @@ def _leaf_key(node: Node) -> tuple[Any, ...]:
     return (node.op, node.dtype.str, node.shape, repr(node.attrs))
 
 
-def build_graph(outputs: Sequence[Node]) -> Graph:
-    """Canonicalize the graph that computes ``outputs``."""
+def build_graph(outputs: Sequence[Node]) -> tuple[Graph, tuple[Node, ...]]:
+    """Canonicalize the graph that computes ``outputs``.
+
+    The graph is made of fresh nodes (so evaluating, which materializes the caller's nodes, never
+    changes a graph a backend has cached) and its inputs hold no buffers.
+
+    Returns:
+        ``(graph, sources)``: ``sources[k]`` is the caller's leaf node bound to input slot ``k``
+        (it holds the buffer, or is a tracing placeholder).
+    """
     canon: dict[int, Node] = {}  # id(original) -> canonical node
     shape_hash: dict[int, str] = {}  # id(canonical) -> hash of structure without leaf identity
     table: dict[tuple[Any, ...], Node] = {}
+    source_of: dict[int, Node] = {}  # id(canonical input) -> original leaf
 
     for node in _postorder(outputs):
         if node.is_leaf:
             key = _leaf_key(node)
             c = table.get(key)
             if c is None:
-                c = table[key] = node
-                leaf = ("input", node.shape, node.dtype.str) if node.op == "input" else key
+                c = table[key] = Node(node.op, (), node.shape, node.dtype, node.attrs, device=node.device)
+                if node.op == "input":
+                    source_of[id(c)] = node
+                    leaf: tuple[Any, ...] = ("input", node.shape, node.dtype.str)
+                else:
+                    leaf = key
                 shape_hash[id(c)] = _digest(*leaf)
             canon[id(node)] = c
             continue
@@ -112,11 +125,7 @@ def build_graph(outputs: Sequence[Node]) -> Graph:
         key = (node.op, node.dtype.str, node.shape, node.attrs, tuple(id(i) for i in ins))
         c = table.get(key)
         if c is None:
-            if all(a is b for a, b in zip(ins, node.inputs)):
-                c = node
-            else:
-                c = Node(node.op, tuple(ins), node.shape, node.dtype, node.attrs, device=node.device)
-            table[key] = c
+            c = table[key] = Node(node.op, tuple(ins), node.shape, node.dtype, node.attrs, device=node.device)
             shape_hash[id(c)] = _digest(
                 node.op, node.dtype.str, node.shape, node.attrs, [shape_hash[id(i)] for i in ins]
             )
@@ -135,4 +144,5 @@ def build_graph(outputs: Sequence[Node]) -> Graph:
             args = [pos[id(i)] for i in n.inputs]
             h.update(f"{n.op} {n.dtype.str} {n.shape} {n.attrs!r} {args}\n".encode())
     h.update(repr([pos[id(o)] for o in outs]).encode())
-    return Graph(tuple(nodes), inputs, outs, h.hexdigest())
+    sources = tuple(source_of[id(n)] for n in inputs)
+    return Graph(tuple(nodes), inputs, outs, h.hexdigest()), sources

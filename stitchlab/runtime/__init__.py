@@ -76,8 +76,8 @@ def evaluate(nodes: Sequence[Node]) -> list[Any]:
     """Evaluate ``nodes`` (all on one device) in one graph; materialize them; return buffers."""
     pending = [n for n in nodes if n.op != "input"]
     if pending:
-        graph = build_graph(pending)
-        for leaf in graph.inputs:
+        graph, sources = build_graph(pending)
+        for leaf in sources:
             if leaf.value is None:
                 raise RuntimeError(
                     "cannot materialize a traced array inside sl.jit (bool(), .get(), print or "
@@ -85,7 +85,7 @@ def evaluate(nodes: Sequence[Node]) -> list[Any]:
                 )
         device = next((n.device for n in graph.nodes if n.device is not None), None)
         backend = for_device(device)
-        outs = backend.executable(graph)([leaf.value for leaf in graph.inputs])
+        outs = backend.executable(graph)([leaf.value for leaf in sources])
         stats.bump("evaluations")
         for node, buf in zip(pending, outs):
             node.materialize(buf)

@@ -1,0 +1,36 @@
+"""Shared test setup: a private kernel-registry directory and the ``gpu`` marker."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import pytest
+
+# Tests never touch the user's cache directory.
+os.environ.setdefault("STITCHLAB_CACHE_DIR", tempfile.mkdtemp(prefix="stitchlab-test-cache-"))
+
+
+def _gpu_usable() -> bool:
+    from stitchlab.runtime import gpu_usable
+
+    return gpu_usable()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if any(item.get_closest_marker("gpu") for item in items) and not _gpu_usable():
+        skip = pytest.mark.skip(reason="no CUDA GPU: GPU tests run on the GPU machine (make gpu-check)")
+        for item in items:
+            if item.get_closest_marker("gpu"):
+                item.add_marker(skip)
+
+
+@pytest.fixture
+def numpy_backend():
+    """Run the test on the numpy backend and restore the previous backend after."""
+    import stitchlab as sl
+
+    before = sl.get_backend()
+    sl.set_backend("numpy")
+    yield
+    sl.set_backend(before)

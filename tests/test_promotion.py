@@ -1,0 +1,98 @@
+"""NumPy 2 type promotion (NEP 50), checked against NumPy itself for every dtype pair."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import stitchlab as sl
+
+DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "float16", "float32", "float64"]
+BINARY = ["add", "subtract", "multiply", "divide", "floor_divide", "maximum", "less", "power", "arctan2"]
+SCALARS = [True, 3, -2, 2.5]
+
+
+def sample(dtype: str) -> np.ndarray:
+    values = np.array([1, 0, 1, 3], dtype=np.float64)
+    return values.astype(dtype)
+
+
+def numpy_result(fn, *args):
+    try:
+        with np.errstate(all="ignore"):
+            return getattr(np, fn)(*args)
+    except Exception as exc:  # NumPy refuses the combination
+        return exc
+
+
+@pytest.mark.parametrize("fn", BINARY)
+@pytest.mark.parametrize("a,b", list(itertools.product(DTYPES, DTYPES)))
+def test_array_array_promotion_matches_numpy(fn, a, b):
+    x, y = sample(a), sample(b)
+    expected = numpy_result(fn, x, y)
+    if isinstance(expected, Exception):
+        with pytest.raises(TypeError):
+            getattr(sl, fn)(sl.asarray(x), sl.asarray(y))
+        return
+    got = getattr(sl, fn)(sl.asarray(x), sl.asarray(y))
+    assert got.dtype == expected.dtype, (fn, a, b)
+    np.testing.assert_allclose(got.get().astype(np.float64), expected.astype(np.float64), rtol=1e-3)
+
+
+@pytest.mark.parametrize("fn", ["add", "multiply", "divide", "maximum", "less", "subtract"])
+@pytest.mark.parametrize("a", DTYPES)
+@pytest.mark.parametrize("scalar", SCALARS, ids=repr)
+def test_python_scalars_are_weak(fn, a, scalar):
+    x = sample(a)
+    for args, lazy in (((x, scalar), (sl.asarray(x), scalar)), ((scalar, x), (scalar, sl.asarray(x)))):
+        expected = numpy_result(fn, *args)
+        if isinstance(expected, Exception):
+            with pytest.raises((TypeError, OverflowError)):
+                getattr(sl, fn)(*lazy)
+            continue
+        got = getattr(sl, fn)(*lazy)
+        assert got.dtype == expected.dtype, (fn, a, scalar)
+        np.testing.assert_allclose(got.get().astype(np.float64), expected.astype(np.float64), rtol=1e-3)
+
+
+def test_out_of_range_python_integer_raises_at_the_call():
+    x = sl.asarray(np.array([1, 2], np.uint8))
+    with pytest.raises(OverflowError, match="Python integer 300 out of bounds for uint8"):
+        x + 300
+
+
+def test_out_of_range_comparison_is_exact_as_in_numpy():
+    a = np.array([-5, 0, 100], np.int8)
+    np.testing.assert_array_equal((sl.asarray(a) < 1000).get(), a < 1000)
+    np.testing.assert_array_equal((sl.asarray(a) > -1000).get(), a > -1000)
+
+
+@pytest.mark.parametrize("fn", ["sqrt", "exp", "sin", "negative", "absolute", "square", "sign", "floor", "isnan"])
+@pytest.mark.parametrize("a", DTYPES)
+def test_unary_result_dtype_matches_numpy(fn, a):
+    x = sample(a)
+    expected = numpy_result(fn, x)
+    if isinstance(expected, Exception):
+        with pytest.raises(TypeError):
+            getattr(sl, fn)(sl.asarray(x))
+        return
+    assert getattr(sl, fn)(sl.asarray(x)).dtype == expected.dtype
+
+
+@pytest.mark.parametrize("a", DTYPES)
+@pytest.mark.parametrize("fn", ["sum", "prod", "mean", "max", "var", "std", "any", "argmax"])
+def test_reduction_dtype_matches_numpy(fn, a):
+    x = sample(a)
+    expected = getattr(np, fn)(x, axis=0)
+    got = getattr(sl, fn)(sl.asarray(x), axis=0)
+    assert got.dtype == np.asarray(expected).dtype
+    np.testing.assert_allclose(np.float64(got.get()), np.float64(expected), rtol=2e-3)
+
+
+def test_unsupported_dtype_is_named():
+    with pytest.raises(TypeError, match="complex128"):
+        sl.asarray(np.ones(3, np.complex128))
+    with pytest.raises(TypeError, match="does not support dtype"):
+        sl.zeros(3, dtype=np.complex64)
