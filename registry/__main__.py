@@ -1,0 +1,7 @@
+"""``python -m stitchlab.registry ACTION ...``: the registry commands on their own."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())
