@@ -1,0 +1,178 @@
+import time
+
+import pytest
+from stitchlab.topology import DoesNotFitError, ProfileError, Strategy, presets, simulate
+from stitchlab.topology import collectives as c
+from stitchlab.topology.profile import LayerProfile, ModelProfile, ParamInfo
+
+from .conftest import pair, tiny_profile, two_hosts
+
+# tiny_profile: fc1 (weight 256x128 + bias: 132096 B, fwd 1 ms, bwd 2 ms),
+#               fc2 (weight 10x256 + bias: 10280 B, fwd 0.5 ms, bwd 1 ms); batch 8
+# pair(): two devices of 1 TFLOP/s joined by a 1 GB/s link of 10 µs
+ALL = 132096 + 10280
+
+
+def ring2(nbytes):  # ring all-reduce over 2 ranks on pair()
+    return 2 * 1e-5 + nbytes * 1e-9
+
+
+def test_one_bucket_after_backward(profile):
+    res = simulate(pair(), profile, Strategy(["d0", "d1"], [8, 8]))
+    assert len(res.comm) == 1 and res.comm[0].nbytes == ALL
+    assert res.step_time == pytest.approx(4.5e-3 + ring2(ALL))
+    assert res.compute == {"d0": pytest.approx(4.5e-3), "d1": pytest.approx(4.5e-3)}
+    assert res.exposed_comm == pytest.approx(ring2(ALL))
+
+
+def test_buckets_overlap_backward_hand_computed(profile):
+    res = simulate(pair(), profile, Strategy(["d0", "d1"], [8, 8]), bucket_bytes=20000)
+    # backward order: fc2 (10280 B, ready 2.5 ms), fc1.weight (131072 B), fc1.bias (1024 B),
+    # both ready at 4.5 ms; the queue runs them one after the other
+    assert [c.nbytes for c in res.comm] == [10280, 131072, 1024]
+    assert [c.ready for c in res.comm] == pytest.approx([2.5e-3, 4.5e-3, 4.5e-3])
+    assert res.comm[0].end == pytest.approx(2.5e-3 + ring2(10280))
+    assert res.comm[1].start == pytest.approx(4.5e-3)
+    assert res.step_time == pytest.approx(4.5e-3 + ring2(131072) + ring2(1024))
+
+
+def test_explicit_buckets_are_used(profile):
+    st = Strategy(["d0", "d1"], [8, 8], buckets=[["fc1.weight", "fc1.bias"]])
+    res = simulate(pair(), profile, st)
+    assert [(c.name, c.nbytes) for c in res.comm] == [("bucket1", 10280), ("bucket0", 132096)]
+    assert res.step_time == pytest.approx(4.5e-3 + ring2(132096))
+
+
+def test_no_overlap_waits_for_backward(profile):
+    res = simulate(pair(), profile, Strategy(["d0", "d1"], [8, 8]), bucket_bytes=20000,
+                   overlap=False)
+    assert res.comm[0].start == pytest.approx(4.5e-3)
+    assert res.step_time == pytest.approx(4.5e-3 + ring2(10280) + ring2(131072) + ring2(1024))
+
+
+def test_slow_device_sets_the_pace(profile):
+    res = simulate(pair(flops=(1e12, 0.5e12)), profile, Strategy(["d0", "d1"], [8, 8]))
+    assert res.compute == {"d0": pytest.approx(4.5e-3), "d1": pytest.approx(9e-3)}
+    assert res.step_time == pytest.approx(9e-3 + ring2(ALL))
+
+
+def test_uneven_batch_shares_scale_compute(profile):
+    res = simulate(pair(), profile, Strategy(["d0", "d1"], [3, 1]), global_batch=32)
+    # rank 0 gets 24 samples (3x the profile batch), rank 1 gets 8
+    assert res.compute["d0"] == pytest.approx(13.5e-3)
+    assert res.compute["d1"] == pytest.approx(4.5e-3)
+    assert res.step_time == pytest.approx(13.5e-3 + ring2(ALL))
+
+
+def test_optimizer_time_scales_with_speed():
+    prof = tiny_profile(optimizer_time=1e-3)
+    res = simulate(pair(flops=(1e12, 0.25e12)), prof, Strategy(["d0", "d1"], [8, 8]))
+    assert res.step_time == pytest.approx(4 * 4.5e-3 + ring2(ALL) + 4e-3)
+
+
+def test_memory_peak_and_oom(profile):
+    static = ALL * 4  # weights, gradients, 2x Adam state
+    peak = static + (8 * 256 * 4 + 8 * 10 * 4) + ALL  # + activations + fusion buffer
+    res = simulate(pair(memory=10**7), profile, Strategy(["d0", "d1"], [8, 8]))
+    assert res.memory_peak["d0"] == pytest.approx(peak) and not res.oom
+    small = pair(memory=peak - 1)
+    res = simulate(small, profile, Strategy(["d0", "d1"], [8, 8]))
+    assert res.oom and res.oom_devices == ["d0", "d1"]
+    with pytest.raises(DoesNotFitError, match=r"device 'd0' needs .* GiB at batch share 8"):
+        simulate(small, profile, Strategy(["d0", "d1"], [8, 8]), on_oom="raise")
+
+
+def test_profile_check_fits_names_device(profile):
+    with pytest.raises(DoesNotFitError, match=r"model 'tiny' needs .* device 'd0' has"):
+        profile.check_fits(pair(memory=1000))
+    profile.check_fits(pair())
+
+
+def test_sfb_gathers_factors_and_rebuilds(profile):
+    st = Strategy(["d0", "d1"], [8, 8], schemes={"fc1": "sfb"})
+    res = simulate(pair(), profile, st)
+    gather = [c for c in res.comm if c.scheme == "sfb"][0]
+    # each rank: X (8x128) and delta (8x256) float32 = 12288 bytes; 1 step of the ring
+    assert gather.nbytes == 2 * 12288
+    assert gather.duration == pytest.approx(1e-5 + 12288e-9)
+    rebuild = 2 * 16 * 128 * 256 / 1e12  # X^T delta over both ranks' 16 rows
+    assert res.step_time == pytest.approx(4.5e-3 + 1e-5 + 12288e-9 + rebuild)
+    assert res.compute["d0"] == pytest.approx(4.5e-3 + rebuild)
+
+
+def _with_embedding():
+    emb = LayerProfile("emb", "embedding", [ParamInfo("emb.weight", (1000, 16))], 1e-4, 2e-4,
+                       activation_bytes=8 * 16 * 4, num_embeddings=1000, embedding_dim=16,
+                       grad_density=0.1)
+    return tiny_profile([emb] + tiny_profile().layers)
+
+
+def test_sparse_gathers_index_value_pairs():
+    prof = _with_embedding()
+    res = simulate(pair(), prof, Strategy(["d0", "d1"], [8, 8], schemes={"emb": "sparse"}))
+    sparse = [c for c in res.comm if c.scheme == "sparse"][0]
+    assert sparse.nbytes == pytest.approx(2 * 100 * (8 + 16 * 4))  # 100 rows per rank
+    assert sparse.duration == pytest.approx(1e-5 + 7200e-9)
+
+
+def test_hierarchical_uses_strategy_groups():
+    topo = two_hosts(10e9)
+    prof = tiny_profile(flops=1e12)
+    st = Strategy(topo.ids, [8] * 4, groups=[[0, 1], [2, 3]], schemes={"fc1": "hierarchical",
+                                                                        "fc2": "hierarchical"})
+    res = simulate(topo, prof, st)
+    want = c.hierarchical_allreduce(ALL, topo, [["A0", "A1"], ["B0", "B1"]])
+    assert res.comm[0].duration == pytest.approx(want)
+
+
+def test_bad_strategies_are_named(profile):
+    with pytest.raises(ProfileError, match="unknown layer 'fc9'"):
+        simulate(pair(), profile, Strategy(["d0", "d1"], [8, 8], schemes={"fc9": "sfb"}))
+    with pytest.raises(ProfileError, match="unknown parameter 'fc1.gamma'"):
+        simulate(pair(), profile, Strategy(["d0", "d1"], [8, 8], buckets=[["fc1.gamma"]]))
+    with pytest.raises(ProfileError, match=r"bucket 0 mixes schemes \['allreduce', 'hierarch"):
+        simulate(pair(), profile, Strategy(["d0", "d1"], [8, 8], buckets=[
+            ["fc1.weight", "fc2.weight"]], schemes={"fc2": "hierarchical"}))
+    with pytest.raises(ValueError, match="unknown device 'd7'"):
+        simulate(pair(), profile, Strategy(["d0", "d7"], [8, 8]))
+    with pytest.raises(ProfileError, match="SFB applies to linear layers only"):
+        simulate(pair(), _with_embedding(), Strategy(["d0", "d1"], [8, 8], schemes={"emb": "sfb"}))
+    with pytest.raises(ProfileError, match="'sparse' applies to embeddings only"):
+        simulate(pair(), profile, Strategy(["d0", "d1"], [8, 8], schemes={"fc1": "sparse"}))
+
+
+def test_deterministic(profile):
+    topo = presets.get("hetero-4fast-4slow-eth")
+    st = Strategy(topo.ids, [3, 3, 3, 3, 1, 1, 1, 1], schemes={"fc1": "sfb"})
+    a = simulate(topo, profile, st, global_batch=64)
+    b = simulate(topo, profile, st, global_batch=64)
+    assert a == b
+
+
+def test_timeline_spans(profile):
+    res = simulate(pair(), profile, Strategy(["d0", "d1"], [8, 8]))
+    kinds = [(e.resource, e.kind) for e in res.timeline]
+    assert ("d0", "forward") in kinds and ("comm", "allreduce") in kinds
+    assert simulate(pair(), profile, Strategy(["d0", "d1"], [8, 8]), timeline=False).timeline == []
+
+
+def big_profile(n_layers=50):
+    layers = [LayerProfile(f"l{i}", "linear", [ParamInfo(f"l{i}.weight", (2048, 2048)),
+                                               ParamInfo(f"l{i}.bias", (2048,))],
+                           1e-3, 2e-3, activation_bytes=2**23, in_features=2048,
+                           out_features=2048, tokens=4096) for i in range(n_layers)]
+    return ModelProfile("big", 32, "H100", 989e12, layers)
+
+
+def test_fifty_layers_on_64_devices_is_fast():
+    topo = presets.get("8x-dgx-h100-ib")
+    prof = big_profile()
+    st = Strategy(topo.ids, [32 + i % 3 for i in range(64)],
+                  schemes={f"l{i}": "sfb" for i in range(0, 50, 7)})
+    simulate(topo, prof, st)  # warm the route cache
+    n = 20
+    t = time.perf_counter()
+    for i in range(n):
+        simulate(topo, prof, st, timeline=False, bucket_bytes=2**20 * (20 + i))
+    per_call = (time.perf_counter() - t) / n
+    assert per_call < 0.03, f"simulate took {per_call * 1e3:.1f} ms per call"

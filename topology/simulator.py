@@ -1,0 +1,361 @@
+"""A deterministic simulator of one data-parallel training iteration.
+
+Model of one step (all ranks run the same layers on their own batch share):
+
+1. **Compute.** Rank r's layer times are the profile's, scaled by its batch share and speed:
+   ``t · (b_r / B) · (profile.device_flops / device.flops)``. Forward runs all layers, then
+   backward in reverse order on one compute queue per device.
+2. **Gradient communication** runs on one communication queue (like Horovod's background thread
+   or NCCL's stream), overlapping backward. Parameters are grouped into buckets (the strategy's
+   ``buckets``; the rest greedily in backward order up to ``bucket_bytes``). A bucket is sent when
+   its last gradient is ready *on every rank* and the queue is free; it costs an all-reduce on the
+   topology (ring, tree or hierarchical over ``strategy.groups``, bottleneck-link aware, see
+   :mod:`stitchlab.topology.collectives`). Layers under ``"sfb"`` or ``"sparse"`` leave the buckets
+   and each all-gathers what :mod:`stitchlab.topology.compression_costs` says.
+3. **After the exchange**, each rank rebuilds the SFB gradients (extra compute on its queue) and
+   runs the optimizer. The step ends when the last rank is done.
+4. **Memory** per rank: weights, gradients, optimizer state, activations of its batch share, the
+   largest fusion bucket and the gather buffers. Over a device's memory: ``oom=True``.
+
+Same inputs, same result (no randomness, no clocks); no torch.
+
+Example:
+    >>> from stitchlab.topology import presets, simulate, Strategy
+    >>> from stitchlab.topology.profile import ModelProfile, LayerProfile, ParamInfo
+    >>> prof = ModelProfile("mlp", batch_size=32, device="H200", device_flops=989e12, layers=[
+    ...     LayerProfile("fc", "linear", [ParamInfo("fc.weight", (1024, 1024))], 1e-3, 2e-3)])
+    >>> topo = presets.get("dgx-h200")
+    >>> res = simulate(topo, prof, Strategy(topo.ids, [32] * 8))
+    >>> round(res.step_time * 1e3, 3)   # 3 ms compute + ring all-reduce of 4 MiB
+    3.044
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from . import collectives, compression_costs
+from .devices import DeviceTopology
+from .errors import DoesNotFitError, ProfileError
+from .profile import ModelProfile
+from .strategy import Strategy
+
+ALLREDUCE_ALGORITHMS = ("ring", "tree", "auto")
+
+
+@dataclass(frozen=True)
+class CommRecord:
+    """One collective of the step: a bucket all-reduce or a layer's all-gather.
+
+    ``nbytes`` is the all-reduced message (bucket) or the total gathered bytes; ``ready`` is when
+    its data was ready on every rank; ``start``/``end`` on the communication queue.
+    """
+
+    name: str
+    scheme: str
+    layers: tuple[str, ...]
+    nbytes: float
+    ready: float
+    start: float
+    end: float
+
+    @property
+    def duration(self) -> float:
+        return self.end - self.start
+
+
+@dataclass(frozen=True)
+class Event:
+    """A span on a resource (a device id or ``"comm"``) for the timeline view."""
+
+    resource: str
+    name: str
+    kind: str
+    start: float
+    end: float
+
+
+@dataclass
+class SimResult:
+    """What :func:`simulate` returns.
+
+    Attributes:
+        step_time: seconds from the start of forward to the end of the last optimizer step.
+        compute: busy compute seconds per device id (forward + backward + rebuild + optimizer).
+        comm: the collectives in the order they ran.
+        comm_time: sum of their durations.
+        exposed_comm: the part of the step during which the slowest device waits on
+            communication (``step_time`` minus that device's busy time).
+        memory_peak: peak bytes per device id; ``memory_limit`` its memory.
+        oom: some device's peak exceeds its memory; ``oom_devices`` names them.
+        timeline: spans for display (empty when ``simulate(..., timeline=False)``).
+    """
+
+    step_time: float
+    compute: dict[str, float]
+    comm: list[CommRecord]
+    comm_time: float
+    exposed_comm: float
+    memory_peak: dict[str, float]
+    memory_limit: dict[str, float]
+    oom: bool
+    oom_devices: list[str]
+    timeline: list[Event] = field(default_factory=list)
+
+    def comm_by_layer(self) -> dict[str, float]:
+        """Communication seconds per layer (a bucket's time split evenly over its layers)."""
+        out: dict[str, float] = {}
+        for c in self.comm:
+            for layer in c.layers:
+                out[layer] = out.get(layer, 0.0) + c.duration / len(c.layers)
+        return out
+
+    def summary(self) -> str:
+        slow = max(self.compute, key=self.compute.get)
+        lines = [
+            f"step {self.step_time * 1e3:.3f} ms; slowest device {slow!r} computes "
+            f"{self.compute[slow] * 1e3:.3f} ms; {len(self.comm)} collectives, "
+            f"{self.comm_time * 1e3:.3f} ms on the wire, {self.exposed_comm * 1e3:.3f} ms exposed",
+        ]
+        peak = max(self.memory_peak, key=self.memory_peak.get)
+        lines.append(f"memory peak {self.memory_peak[peak] / 2**30:.2f} GiB on {peak!r} of "
+                     f"{self.memory_limit[peak] / 2**30:.2f} GiB"
+                     + (f"; OUT OF MEMORY on {', '.join(self.oom_devices)}" if self.oom else ""))
+        return "\n".join(lines)
+
+
+@dataclass
+class _Unit:
+    name: str
+    scheme: str
+    layers: list[str]
+    nbytes: float
+    ready_index: int  # position in backward order of the layer whose gradient completes it
+    gather: compression_costs.SchemeTraffic | None = None
+
+
+def _buckets(profile: ModelProfile, strategy: Strategy, bucket_bytes: float,
+             first_bucket_bytes: float | None) -> list[_Unit]:
+    backward = list(reversed(profile.layers))
+    position = {layer.name: i for i, layer in enumerate(backward)}
+    for name in strategy.schemes:
+        profile.layer(name)  # unknown layer names fail here, naming the layer
+    units: list[_Unit] = []
+    placed: set[str] = set()
+    for i, names in enumerate(strategy.buckets):
+        layers: list[str] = []
+        nbytes = 0.0
+        schemes = set()
+        for pname in names:
+            owner = profile.owner(pname)
+            if strategy.scheme(owner) in ("sfb", "sparse"):
+                continue  # travels by all-gather instead
+            if pname in placed:
+                raise ProfileError(f"parameter {pname!r} is in two buckets; list it once")
+            placed.add(pname)
+            schemes.add(strategy.scheme(owner))
+            if owner not in layers:
+                layers.append(owner)
+            nbytes += _param_bytes(profile, owner, pname)
+        if len(schemes) > 1:
+            raise ProfileError(
+                f"bucket {i} mixes schemes {sorted(schemes)} (layers {layers}); a bucket is one "
+                "collective: split it, or give its layers the same scheme"
+            )
+        if layers:
+            units.append(_Unit(f"bucket{i}", schemes.pop(), layers, nbytes,
+                               max(position[ln] for ln in layers)))
+    # the rest: greedy fusion in backward order, like DDP / Horovod's fusion buffer
+    cur: _Unit | None = None
+    cap = first_bucket_bytes if first_bucket_bytes is not None else bucket_bytes
+    for j, layer in enumerate(backward):
+        scheme = strategy.scheme(layer.name)
+        if scheme in ("sfb", "sparse"):
+            continue
+        for p in layer.params:
+            if p.name in placed:
+                continue
+            if cur is not None and (cur.scheme != scheme or cur.nbytes + p.nbytes > cap):
+                units.append(cur)
+                cur = None
+                cap = bucket_bytes
+            if cur is None:
+                cur = _Unit(f"bucket{len(units)}", scheme, [], 0.0, j)
+            cur.nbytes += p.nbytes
+            cur.ready_index = j
+            if layer.name not in cur.layers:
+                cur.layers.append(layer.name)
+    if cur is not None:
+        units.append(cur)
+    return units
+
+
+def _param_bytes(profile: ModelProfile, layer: str, pname: str) -> int:
+    for p in profile.layer(layer).params:
+        if p.name == pname:
+            return p.nbytes
+    raise AssertionError(pname)
+
+
+def simulate(
+    topo: DeviceTopology,
+    profile: ModelProfile,
+    strategy: Strategy,
+    global_batch: float | None = None,
+    *,
+    allreduce: str = "ring",
+    bucket_bytes: float = 25 * 2**20,
+    first_bucket_bytes: float | None = None,
+    overlap: bool = True,
+    timeline: bool = True,
+    on_oom: str = "flag",
+) -> SimResult:
+    """Simulate one training step of ``profile`` under ``strategy`` on ``topo``.
+
+    Args:
+        topo: the devices and links.
+        profile: the model's per-layer profile.
+        strategy: devices (rank order), batch shares, groups, buckets and per-layer schemes.
+        global_batch: samples per step over all ranks; rank r gets
+            ``global_batch · share_r / Σ shares``. Default: the shares are the sample counts.
+        allreduce: flat all-reduce algorithm: ``"ring"``, ``"tree"`` or ``"auto"`` (the cheaper).
+        bucket_bytes: fusion size for parameters not in ``strategy.buckets`` (DDP: 25 MiB).
+        first_bucket_bytes: a smaller first bucket (DDP uses 1 MiB); default ``bucket_bytes``.
+        overlap: overlap communication with backward (False: communicate after backward).
+        timeline: record spans in ``SimResult.timeline`` (turn off in search loops).
+        on_oom: ``"flag"`` (set ``oom``) or ``"raise"`` (:class:`DoesNotFitError`).
+
+    Returns:
+        A :class:`SimResult`.
+    """
+    if allreduce not in ALLREDUCE_ALGORITHMS:
+        raise ValueError(f"allreduce={allreduce!r}; expected one of {ALLREDUCE_ALGORITHMS}")
+    if on_oom not in ("flag", "raise"):
+        raise ValueError(f"on_oom={on_oom!r}; expected 'flag' or 'raise'")
+    devs = [topo.device(d) for d in strategy.devices]
+    ids = tuple(strategy.devices)
+    if len(set(ids)) != len(ids):
+        raise ProfileError(f"strategy names a device twice: {list(ids)}")
+    shares = strategy.batch_shares
+    total = float(sum(shares))
+    if global_batch is not None and not global_batch > 0:
+        raise ValueError(f"global_batch={global_batch!r} must be positive")
+    batches = [s * (global_batch / total) if global_batch else float(s) for s in shares]
+    pb = profile.batch_size
+    speed = [profile.device_flops / d.flops for d in devs]
+    scale = [b / pb * sp for b, sp in zip(batches, speed, strict=True)]
+
+    # compute: forward, then backward in reverse layer order (prefix sums on the profile device)
+    fwd = profile.forward_time
+    bwd_done = []  # cumulative backward time after each layer in backward order
+    acc = 0.0
+    for layer in reversed(profile.layers):
+        acc += layer.backward_time
+        bwd_done.append(acc)
+    bwd_total = acc
+    s_max = max(scale)
+
+    # communication units, in the order their data becomes ready
+    units = _buckets(profile, strategy, bucket_bytes, first_bucket_bytes)
+    backward = list(reversed(profile.layers))
+    traffic = compression_costs.current()
+    for j, layer in enumerate(backward):
+        scheme = strategy.scheme(layer.name)
+        if scheme in ("sfb", "sparse"):
+            g = traffic(layer, scheme, batches, pb)
+            units.append(_Unit(layer.name, scheme, [layer.name], sum(g.gather_bytes), j, g))
+    units.sort(key=lambda u: u.ready_index)
+
+    groups = [tuple(ids[r] for r in g) for g in strategy.groups] if strategy.groups else None
+    comm: list[CommRecord] = []
+    free = 0.0
+    backward_end = s_max * (fwd + bwd_total)
+    for u in units:
+        ready = s_max * (fwd + bwd_done[u.ready_index]) if overlap else backward_end
+        cost = _cost(topo, ids, u, allreduce, groups)
+        start = max(ready, free)
+        free = start + cost
+        comm.append(CommRecord(u.name, u.scheme, tuple(u.layers), u.nbytes, ready, start, free))
+    comm_end = free
+
+    # per rank: rebuild SFB gradients, then the optimizer
+    events: list[Event] = []
+    busy: dict[str, float] = {}
+    finish = 0.0
+    gathers = [(c, u) for c, u in zip(comm, units, strict=True) if u.gather is not None]
+    for r, dev in enumerate(devs):
+        f_end = scale[r] * fwd
+        t = scale[r] * (fwd + bwd_total)
+        work = t
+        if timeline:
+            events.append(Event(dev.id, "forward", "forward", 0.0, f_end))
+            events.append(Event(dev.id, "backward", "backward", f_end, t))
+        for c, u in gathers:
+            extra = u.gather.extra_flops[r] / dev.flops
+            if extra > 0:
+                start = max(t, c.end)
+                t = start + extra
+                work += extra
+                if timeline:
+                    events.append(Event(dev.id, f"rebuild {u.name}", "rebuild", start, t))
+        start = max(t, comm_end)
+        opt = profile.optimizer_time * speed[r]
+        t = start + opt
+        work += opt
+        if timeline and opt > 0:
+            events.append(Event(dev.id, "optimizer", "optimizer", start, t))
+        busy[dev.id] = work
+        finish = max(finish, t)
+    if timeline:
+        events += [Event("comm", c.name, c.scheme, c.start, c.end) for c in comm]
+
+    # memory
+    weights = float(profile.param_bytes)
+    static = weights * (2 + profile.optimizer_state_factor)
+    fusion = max((u.nbytes for u in units if u.gather is None), default=0.0)
+    gather_buf = sum(u.gather.buffer_bytes for u in units if u.gather is not None)
+    peaks: dict[str, float] = {}
+    limits: dict[str, float] = {}
+    oom_devices = []
+    for b, dev in zip(batches, devs, strict=True):
+        peak = static + profile.activation_bytes * b / pb + fusion + gather_buf
+        peaks[dev.id] = peak
+        limits[dev.id] = float(dev.memory)
+        if peak > dev.memory:
+            oom_devices.append(dev.id)
+    if oom_devices and on_oom == "raise":
+        d = oom_devices[0]
+        raise DoesNotFitError(
+            f"device {d!r} needs {peaks[d] / 2**30:.2f} GiB at batch share "
+            f"{batches[ids.index(d)]:g} but has {limits[d] / 2**30:.2f} GiB; give it a smaller "
+            "share or leave it out"
+        )
+    slowest = max(busy.values())
+    return SimResult(
+        step_time=finish,
+        compute=busy,
+        comm=comm,
+        comm_time=sum(c.duration for c in comm),
+        exposed_comm=max(0.0, finish - slowest),
+        memory_peak=peaks,
+        memory_limit=limits,
+        oom=bool(oom_devices),
+        oom_devices=oom_devices,
+        timeline=events,
+    )
+
+
+def _cost(topo: DeviceTopology, ids: tuple[str, ...], u: _Unit, algorithm: str,
+          groups: Sequence[tuple[str, ...]] | None) -> float:
+    if u.gather is not None:
+        return collectives.allgather(u.gather.gather_bytes, topo, ids)
+    if u.scheme == "hierarchical":
+        return collectives.hierarchical_allreduce(u.nbytes, topo, groups or
+                                                  collectives._groups_by_host(topo, ids))
+    if algorithm == "ring":
+        return collectives.ring_allreduce(u.nbytes, topo, ids)
+    if algorithm == "tree":
+        return collectives.tree_allreduce(u.nbytes, topo, ids)
+    return min(collectives.ring_allreduce(u.nbytes, topo, ids),
+               collectives.tree_allreduce(u.nbytes, topo, ids))
