@@ -1,0 +1,375 @@
+"""The lazy array API against NumPy: creation, elementwise, reductions, layout, materialization."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import stitchlab as sl
+
+rng = np.random.default_rng(0)
+A = rng.standard_normal((3, 4, 5)).astype(np.float32)
+
+
+def check(lazy, expected, rtol=1e-5, atol=1e-6):
+    got = lazy.get()
+    expected = np.asarray(expected)
+    assert got.shape == expected.shape
+    assert got.dtype == expected.dtype, (got.dtype, expected.dtype)
+    np.testing.assert_allclose(got, expected, rtol=rtol, atol=atol, equal_nan=True)
+
+
+# --- creation ------------------------------------------------------------------------------------
+def test_creation_functions_match_numpy():
+    check(sl.zeros((2, 3)), np.zeros((2, 3)))
+    check(sl.ones(4, dtype=np.int8), np.ones(4, np.int8))
+    check(sl.full((2, 2), 7), np.full((2, 2), 7))
+    check(sl.full((2,), 2.5, dtype=np.float16), np.full((2,), 2.5, np.float16))
+    check(sl.empty((0, 3)), np.zeros((0, 3)))
+    x = sl.asarray(A)
+    check(sl.zeros_like(x), np.zeros_like(A))
+    check(sl.ones_like(x, dtype=np.int32), np.ones_like(A, dtype=np.int32))
+    check(sl.full_like(x, 3), np.full_like(A, 3))
+    assert sl.empty_like(x).shape == A.shape
+    check(sl.arange(5), np.arange(5))
+    check(sl.arange(2, 11, 3), np.arange(2, 11, 3))
+    check(sl.arange(5, 0, -2), np.arange(5, 0, -2))
+    check(sl.arange(0.5, 3.0, 0.5), np.arange(0.5, 3.0, 0.5))
+    check(sl.arange(4, dtype=np.float32), np.arange(4, dtype=np.float32))
+    check(sl.linspace(0, 1, 7), np.linspace(0, 1, 7))
+    check(sl.linspace(-2, 3, 4, endpoint=False), np.linspace(-2, 3, 4, endpoint=False))
+    check(sl.linspace(0, 10, 4, dtype=np.int64), np.linspace(0, 10, 4, dtype=np.int64))
+    check(sl.array([[1, 2], [3, 4]]), np.array([[1, 2], [3, 4]]))
+    check(sl.asarray(3.5), np.asarray(3.5))
+
+
+def test_array_copies_and_asarray_shares():
+    a = np.arange(3.0)
+    copied, shared = sl.array(a), sl.asarray(a)
+    a[0] = 100
+    assert copied.get()[0] == 0
+    assert shared.get()[0] == 100  # documented: lazy inputs are read at evaluation time
+
+
+def test_bad_shapes_are_named():
+    with pytest.raises(ValueError, match="negative dimensions"):
+        sl.zeros((2, -1))
+    with pytest.raises(TypeError, match="shape must be"):
+        sl.zeros("abc")
+
+
+# --- elementwise -----------------------------------------------------------------------------------
+UNARY_POSITIVE = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "square",
+                  "reciprocal", "sin", "cos", "tan", "tanh", "sinh", "cosh", "arctan", "sigmoid", "erf",
+                  "floor", "ceil", "trunc", "sign", "negative", "abs", "isnan", "isinf", "isfinite",
+                  "logical_not"]
+
+
+def reference(name, x):
+    import math
+
+    if name == "rsqrt":
+        return (1 / np.sqrt(x)).astype(x.dtype)
+    if name == "sigmoid":
+        return (1 / (1 + np.exp(-x))).astype(x.dtype)
+    if name == "erf":
+        return np.vectorize(math.erf)(x).astype(x.dtype)
+    return getattr(np, name)(x)
+
+
+@pytest.mark.parametrize("name", UNARY_POSITIVE)
+def test_unary_functions(name):
+    x = np.abs(A) + 0.1
+    check(getattr(sl, name)(sl.asarray(x)), reference(name, x), rtol=2e-5)
+
+
+def test_inverse_trig_and_arctan2():
+    x = np.clip(A, -0.9, 0.9)
+    check(sl.arcsin(sl.asarray(x)), np.arcsin(x))
+    check(sl.arccos(sl.asarray(x)), np.arccos(x))
+    check(sl.arctan2(sl.asarray(A), sl.asarray(x)), np.arctan2(A, x))
+
+
+def test_binary_operators_with_reflected_forms():
+    x, y = sl.asarray(A), sl.asarray(A[0] + 2)
+    a, b = A, A[0] + 2
+    check(x + y, a + b)
+    check(2 - x, 2 - a)
+    check(x * 3, a * 3)
+    check(1 / y, 1 / b)
+    check(x // y, a // b)
+    check(x % y, a % b, atol=1e-5)
+    check(y ** 2, b ** 2)
+    check(2.0 ** x, 2.0 ** a)
+    check(-x, -a)
+    check(+x, +a)
+    check(abs(x), abs(a))
+    check(a + x, a + a)  # ndarray on the left defers to LazyArray
+    check((x > 0) & (x < 1), (a > 0) & (a < 1))
+    check((x > 0) | (x < -1), (a > 0) | (a < -1))
+    check((x > 0) ^ (x < -1), (a > 0) ^ (a < -1))
+    check(~(x > 0), ~(a > 0))
+    for op in ["__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"]:
+        check(getattr(x, op)(0.5), getattr(a, op)(0.5))
+
+
+def test_inplace_operators_rebind_and_check_casting():
+    x = sl.asarray(np.arange(4, dtype=np.int64))
+    before = x
+    x += 2
+    assert x is before
+    check(x, np.arange(4) + 2)
+    with pytest.raises(TypeError, match="Cannot cast ufunc 'multiply' output from dtype\\('float64'\\)"):
+        x *= 1.5
+    y = sl.asarray(np.ones((3, 1)))
+    with pytest.raises(ValueError, match="non-broadcastable output operand with shape \\(3, 1\\)"):
+        y += np.ones((3, 4))
+    f = sl.asarray(np.ones(3, np.float32))
+    f /= 2
+    check(f, np.full(3, 0.5, np.float32))
+
+
+def test_two_argument_functions():
+    x, y = sl.asarray(A), sl.asarray(-A)
+    for name in ["maximum", "minimum", "fmax", "fmin", "logical_and", "logical_or", "logical_xor"]:
+        check(getattr(sl, name)(x, y), getattr(np, name)(A, -A))
+    check(sl.where(x > 0, x, 0.0), np.where(A > 0, A, 0.0))
+    check(sl.where(A > 0, 1, 2), np.where(A > 0, 1, 2))
+    check(sl.clip(x, -0.5, 0.5), np.clip(A, -0.5, 0.5))
+    check(x.clip(0), np.clip(A, 0, None))
+    check(sl.astype(x, np.int16), A.astype(np.int16))
+
+
+def test_nan_semantics_follow_numpy():
+    a = np.array([1.0, np.nan, -np.inf, 3.0], np.float32)
+    b = np.array([np.nan, 2.0, 1.0, np.inf], np.float32)
+    x, y = sl.asarray(a), sl.asarray(b)
+    check(sl.maximum(x, y), np.maximum(a, b))
+    check(sl.fmax(x, y), np.fmax(a, b))
+    check(sl.minimum(x, y), np.minimum(a, b))
+    check(sl.fmin(x, y), np.fmin(a, b))
+    check(x.max(), a.max())
+    check(sl.isnan(x), np.isnan(a))
+    check(sl.clip(x, 0, 2), np.clip(a, 0, 2))
+
+
+def test_integer_division_by_zero_gives_numpy_values():
+    a, b = np.array([7, -7, 3], np.int32), np.array([2, 2, 0], np.int32)
+    with np.errstate(all="ignore"):
+        check(sl.asarray(a) // sl.asarray(b), a // b)
+        check(sl.asarray(a) % sl.asarray(b), a % b)
+
+
+def test_all_python_scalar_arguments_make_a_0d_array():
+    check(sl.exp(1.0), np.exp(np.asarray(1.0)))
+    check(sl.add(1, 2), np.asarray(np.add(1, 2)))
+
+
+def test_wrong_argument_count():
+    with pytest.raises(TypeError, match="takes 2 positional arguments but 1 were given"):
+        sl.add(sl.asarray(A))
+
+
+def test_non_array_operands_are_refused_at_the_call():
+    with pytest.raises(TypeError):
+        sl.asarray(A) + "text"
+    with pytest.raises(TypeError):
+        sl.asarray(A) + object()
+
+
+def test_broadcast_errors_use_numpy_wording_at_the_call():
+    with pytest.raises(ValueError, match=r"operands could not be broadcast together with shapes \(3,4\) \(5,\)"):
+        sl.asarray(np.ones((3, 4))) + sl.asarray(np.ones(5))
+
+
+# --- reductions ----------------------------------------------------------------------------------
+AXES = [None, 0, 1, 2, -1, (0, 2), (1, 2), (0, 1, 2), ()]
+
+
+@pytest.mark.parametrize("axis", AXES, ids=repr)
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("name", ["sum", "prod", "mean", "max", "min", "amax", "amin", "var", "std", "any", "all"])
+def test_reductions(name, axis, keepdims):
+    expected = getattr(np, name)(A, axis=axis, keepdims=keepdims)
+    check(getattr(sl, name)(sl.asarray(A), axis=axis, keepdims=keepdims), expected, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("ddof", [0, 1, 2])
+def test_var_std_ddof(ddof):
+    check(sl.var(sl.asarray(A), axis=1, ddof=ddof), np.var(A, axis=1, ddof=ddof), rtol=1e-4)
+    check(sl.asarray(A).std(axis=(0, 2), ddof=ddof), A.std(axis=(0, 2), ddof=ddof), rtol=1e-4)
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_argmax_argmin(axis, keepdims):
+    ties = np.round(A * 2) / 2
+    check(sl.argmax(sl.asarray(ties), axis=axis, keepdims=keepdims), np.argmax(ties, axis=axis, keepdims=keepdims))
+    check(sl.asarray(ties).argmin(axis=axis, keepdims=keepdims), ties.argmin(axis=axis, keepdims=keepdims))
+
+
+def test_logsumexp_matches_scipy_meaning():
+    scipy_special = pytest.importorskip("scipy.special")
+    big = A * 100
+    for axis in (None, 0, -1, (0, 2)):
+        for keepdims in (False, True):
+            expected = scipy_special.logsumexp(big, axis=axis, keepdims=keepdims).astype(np.float32)
+            check(sl.logsumexp(sl.asarray(big), axis=axis, keepdims=keepdims), expected, rtol=1e-5)
+    edge = np.array([[-np.inf, -np.inf], [np.inf, 1.0], [np.nan, 0.0]])
+    check(sl.logsumexp(sl.asarray(edge), axis=1), scipy_special.logsumexp(edge, axis=1))
+
+
+def test_reduction_dtype_argument_and_integer_accumulation():
+    a = np.full(300, 100, np.int8)
+    check(sl.sum(sl.asarray(a)), a.sum())
+    check(sl.sum(sl.asarray(a), dtype=np.float32), a.sum(dtype=np.float32))
+    check(sl.mean(sl.asarray(a)), a.mean())
+
+
+def test_empty_reductions():
+    e = np.ones((0, 3), np.float32)
+    check(sl.sum(sl.asarray(e), axis=0), e.sum(axis=0))
+    with np.errstate(all="ignore"):
+        check(sl.mean(sl.asarray(e), axis=0), np.full(3, np.nan, np.float32))
+    with pytest.raises(ValueError, match="zero-size array to reduction operation maximum which has no identity"):
+        sl.max(sl.asarray(e), axis=0)
+
+
+def test_invalid_axes_are_named():
+    x = sl.asarray(A)
+    with pytest.raises(np.exceptions.AxisError, match="axis 3 is out of bounds for array of dimension 3"):
+        x.sum(axis=3)
+    with pytest.raises(ValueError, match="duplicate value in 'axis'"):
+        x.sum(axis=(0, -3))
+    with pytest.raises(TypeError, match="axis must be an integer"):
+        x.sum(axis=1.5)
+    with pytest.raises(TypeError, match="argmax: axis must be an integer or None"):
+        sl.argmax(x, axis=(0, 1))
+
+
+# --- layout --------------------------------------------------------------------------------------
+def test_layout_functions():
+    x = sl.asarray(A)
+    check(x.reshape(4, 15), A.reshape(4, 15))
+    check(x.reshape((-1, 5)), A.reshape(-1, 5))
+    check(sl.reshape(x, (60,)), A.reshape(60))
+    check(x.T, A.T)
+    check(x.transpose(1, 0, 2), A.transpose(1, 0, 2))
+    check(sl.transpose(x, (2, 0, 1)), np.transpose(A, (2, 0, 1)))
+    check(sl.broadcast_to(x[:, :1], (3, 4, 5)), np.broadcast_to(A[:, :1], (3, 4, 5)))
+    check(sl.expand_dims(x, 1), np.expand_dims(A, 1))
+    check(sl.expand_dims(x, (0, -1)), np.expand_dims(A, (0, -1)))
+    check(sl.squeeze(x[:, :1, :1]), np.squeeze(A[:, :1, :1]))
+    check(x[:, :1].squeeze(1), A[:, :1].squeeze(1))
+    check(sl.ravel(x.T), np.ravel(A.T))
+    check(x.T.reshape(-1) * 2, A.T.reshape(-1) * 2)
+
+
+def test_layout_errors():
+    x = sl.asarray(A)
+    with pytest.raises(ValueError, match="cannot reshape array of size 60 into shape \\(7,\\)"):
+        x.reshape(7)
+    with pytest.raises(ValueError, match="can only specify one unknown dimension"):
+        x.reshape(-1, -1)
+    with pytest.raises(ValueError, match="axes \\(0, 1\\) don't match array of dimension 3"):
+        x.transpose(0, 1)
+    with pytest.raises(ValueError, match="squeeze out which has size not equal to one"):
+        sl.squeeze(x, 0)
+    with pytest.raises(ValueError, match="cannot broadcast an array of shape \\(3, 4, 5\\) to shape \\(4, 5\\)"):
+        sl.broadcast_to(x, (4, 5))
+
+
+INDICES = [
+    0, -1, (1, 2), (slice(None), 1), (Ellipsis, 2), (None, 0), (slice(1, None), None, slice(None, None, -2)),
+    (slice(None, None, -1),), (0, Ellipsis, None), (slice(5, 1),), (slice(-10, 10, 3), -2, slice(None, 2)),
+    (1, 2, 3), (Ellipsis,), (),
+]
+
+
+@pytest.mark.parametrize("key", INDICES, ids=repr)
+def test_basic_indexing(key):
+    check(sl.asarray(A)[key], A[key])
+
+
+def test_indexing_errors():
+    x = sl.asarray(A)
+    with pytest.raises(IndexError, match="index 3 is out of bounds for axis 0 with size 3"):
+        x[3]
+    with pytest.raises(IndexError, match="too many indices"):
+        x[0, 0, 0, 0]
+    with pytest.raises(IndexError, match="basic indexing only"):
+        x[np.array([0, 1])]
+    with pytest.raises(IndexError, match="basic indexing only"):
+        x[True]
+    with pytest.raises(IndexError, match="single ellipsis"):
+        x[..., ...]
+    with pytest.raises(TypeError, match="immutable"):
+        x[0] = 1
+    with pytest.raises(TypeError, match="matrix products"):
+        x @ x
+
+
+# --- materialization ------------------------------------------------------------------------------------
+def test_materialization_protocols():
+    x = sl.asarray(A)
+    y = x * 2
+    assert isinstance(y.get(), np.ndarray)
+    np.testing.assert_array_equal(np.asarray(y), A * 2)
+    np.testing.assert_array_equal(np.asarray(y, dtype=np.float64), (A * 2).astype(np.float64))
+    assert y.is_materialized
+    out = y.get()
+    out[0] = 0  # get() returns a fresh, writable copy
+    assert y.get()[0, 0, 0] == A[0, 0, 0] * 2
+    assert repr(sl.asarray(np.arange(3))) == repr(np.arange(3))
+    assert str(sl.asarray(np.arange(3.0))) == str(np.arange(3.0))
+    assert not hasattr(y, "__cuda_array_interface__")
+    np.testing.assert_array_equal(np.from_dlpack(y), A * 2)
+    assert (x.shape, x.ndim, x.size, x.dtype, x.nbytes, x.itemsize) == (A.shape, 3, 60, A.dtype, A.nbytes, 4)
+    assert x.device == "cpu"
+
+
+def test_scalar_conversions_and_iteration():
+    s = sl.asarray(np.float32(2.5)) * 2
+    assert float(s) == 5.0 and int(s) == 5 and bool(s)
+    assert s.item() == 5.0
+    assert [int(v) for v in sl.arange(3)] == [0, 1, 2]
+    assert len(sl.asarray(A)) == 3
+    assert [r.shape for r in sl.asarray(A)] == [(4, 5)] * 3
+    with pytest.raises(ValueError, match="truth value of an array with more than one element is ambiguous"):
+        bool(sl.asarray(A))
+    with pytest.raises(TypeError, match="len\\(\\) of unsized object"):
+        len(sl.asarray(1.0))
+    with pytest.raises(TypeError, match="only size-1 arrays"):
+        float(sl.asarray(A))
+    assert list(range(10))[sl.asarray(np.int64(3))] == 3
+    assert sl.asarray(A).tolist() == A.tolist()
+
+
+def test_compute_evaluates_several_arrays_in_one_plan():
+    sl.reset_stats()
+    x = sl.asarray(A)
+    m = x.max(axis=-1, keepdims=True)
+    e = sl.exp(x - m)
+    a, b = sl.compute(e / e.sum(axis=-1, keepdims=True), m)
+    assert sl.stats()["evaluations"] == 1
+    ref = np.exp(A - A.max(-1, keepdims=True))
+    np.testing.assert_allclose(a, ref / ref.sum(-1, keepdims=True), rtol=1e-6)
+    np.testing.assert_array_equal(b, A.max(-1, keepdims=True))
+
+
+def test_materialized_values_are_reused_not_recomputed():
+    x = sl.asarray(A)
+    y = sl.exp(x) * 2
+    y.get()
+    z = y + 1
+    from stitchlab.ir.graph import build_graph
+
+    graph, _ = build_graph([z._node])
+    assert "exp" not in [n.op for n in graph.nodes]
+
+
+def test_deep_chains_do_not_hit_the_recursion_limit():
+    x = sl.asarray(np.ones(4, np.float32))
+    for _ in range(5000):
+        x = x + 1
+    np.testing.assert_array_equal(x.get(), np.full(4, 5001, np.float32))

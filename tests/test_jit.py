@@ -1,0 +1,75 @@
+"""sl.jit: one trace per input signature, replayed without tracing or planning."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import stitchlab as sl
+
+
+def softmax(x):
+    e = sl.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def test_second_call_with_the_same_signature_traces_and_plans_nothing():
+    f = sl.jit(softmax)
+    a = np.random.default_rng(1).standard_normal((4, 16)).astype(np.float32)
+    first = f(a).get()
+    sl.reset_stats()
+    second = f(a * 2).get()
+    s = sl.stats()
+    assert s["traces"] == 0 and s["plans"] == 0 and s["nvrtc_compiles"] == 0
+    ref = np.exp(2 * a - (2 * a).max(-1, keepdims=True))
+    np.testing.assert_allclose(second, ref / ref.sum(-1, keepdims=True), rtol=1e-6)
+    assert not np.allclose(first, second)
+
+
+def test_a_new_signature_traces_again():
+    f = sl.jit(softmax)
+    f(np.ones((2, 8), np.float32))
+    sl.reset_stats()
+    f(np.ones((3, 8), np.float32))
+    f(np.ones((3, 8), np.float64))
+    assert sl.stats()["traces"] == 2
+
+
+def test_outputs_keep_their_structure_and_scalars_are_static():
+    @sl.jit
+    def f(x, scale):
+        return {"y": x * scale, "pair": (x + 1, x.sum())}
+
+    out = f(np.arange(3.0), 2.0)
+    np.testing.assert_array_equal(out["y"].get(), [0, 2, 4])
+    np.testing.assert_array_equal(out["pair"][0].get(), [1, 2, 3])
+    assert float(out["pair"][1]) == 3.0
+    np.testing.assert_array_equal(f(np.arange(3.0), 3.0)["y"].get(), [0, 3, 6])
+    assert len(f.traces) == 2
+
+
+def test_captured_arrays_and_lazy_arguments():
+    w = sl.asarray(np.full(3, 10.0))
+
+    @sl.jit
+    def f(x):
+        return x + w
+
+    lazy = sl.asarray(np.arange(3.0)) * 2
+    np.testing.assert_array_equal(f(lazy).get(), [10, 12, 14])
+
+
+def test_data_dependent_python_inside_jit_is_a_clear_error():
+    @sl.jit
+    def f(x):
+        return x if bool(x.sum() > 0) else -x
+
+    with pytest.raises(RuntimeError, match="cannot materialize a traced array inside sl.jit"):
+        f(np.ones(3))
+
+
+def test_bad_jit_use():
+    with pytest.raises(TypeError, match="sl.jit expects a function"):
+        sl.jit(3)
+    with pytest.raises(TypeError, match="must return stitchlab arrays"):
+        sl.jit(lambda x: 3)(np.ones(2))
