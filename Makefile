@@ -11,9 +11,11 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip setuptools wheel
 
-# Editable install with every extra the tests use; torch pinned to the CPU build (constraints.txt).
-$(STAMP): $(BIN)/python setup.py pyproject.toml constraints.txt Makefile
+# Editable install with every extra the tests use; torch pinned to the CPU build (constraints.txt);
+# then Horovod 0.28.1 built from its PyPI source with the C++17 patch (DESIGN.md section 5).
+$(STAMP): $(BIN)/python setup.py pyproject.toml constraints.txt Makefile scripts/install-horovod.sh
 	$(PIP) install -q -c constraints.txt -e '.[dev]'
+	bash scripts/install-horovod.sh $(BIN)/python
 	touch $(STAMP)
 
 install: $(STAMP)
