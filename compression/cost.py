@@ -1,0 +1,237 @@
+"""Cost model of the lossless gradient-communication schemes, shared with the planner.
+
+Plain functions over numbers (no torch, no numpy): bytes each rank sends, extra arithmetic and
+extra memory of
+
+* ``allreduce``: ring all-reduce of the dense gradient (the baseline);
+* ``sfb``: Sufficient Factor Broadcasting for a linear layer ``Y = X·Wᵀ + b`` with ``X`` of
+  ``tokens × in_features``: the replicas all-gather the layer input ``X`` and the output gradient
+  ``δ = ∂L/∂Y`` and each rebuilds the full-batch gradient ``δᵀ·X`` (and ``Σ δ`` for the bias);
+* ``sparse``: (index, value) all-gather of the embedding rows a step touched, summed per row.
+
+Ring collectives over ``p`` ranks: an all-reduce of ``n`` bytes sends ``2(p-1)/p·n`` bytes per
+rank in ``2(p-1)`` messages; an all-gather whose result has ``n`` bytes sends ``(p-1)/p·n`` in
+``p-1`` messages. SFB therefore pays when ``T·(m+k) < 2·(m·k + k)`` with ``T`` the tokens of the
+whole step (all ranks), ``m`` the in- and ``k`` the out-features — DESIGN §1's
+``b·(m+n) < 2·m·n / p`` with ``T = p·b``.
+
+Example:
+    >>> c = sfb_cost(in_features=4096, out_features=4096, tokens=64, world_size=2)
+    >>> c.pays
+    True
+    >>> round(c.saved_bytes / c.baseline_bytes, 3)
+    0.984
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: bytes of one gathered row index (torch.int64)
+INDEX_ITEMSIZE = 8
+
+
+@dataclass(frozen=True)
+class SchemeCost:
+    """What one scheme costs for one layer and one optimizer step, per rank.
+
+    Attributes:
+        scheme: ``"allreduce"``, ``"sfb"`` or ``"sparse"``.
+        traffic_bytes: bytes each rank sends with this scheme.
+        baseline_bytes: bytes each rank sends with a ring all-reduce of the dense gradient.
+        messages: sequential ring messages of this scheme (latency terms).
+        baseline_messages: the same for the dense all-reduce.
+        extra_flops: arithmetic this scheme adds over the baseline (rebuilding gradients).
+        extra_memory_bytes: memory this scheme holds over the baseline (held activations,
+            gathered factors or rows).
+    """
+
+    scheme: str
+    traffic_bytes: float
+    baseline_bytes: float
+    messages: int
+    baseline_messages: int
+    extra_flops: float
+    extra_memory_bytes: float
+
+    @property
+    def saved_bytes(self) -> float:
+        """Traffic saved against the dense all-reduce (negative when the scheme sends more)."""
+        return self.baseline_bytes - self.traffic_bytes
+
+    @property
+    def pays(self) -> bool:
+        """True when the scheme sends fewer bytes than the dense all-reduce."""
+        return self.saved_bytes > 0
+
+    def time_saved(
+        self, bandwidth_bytes_per_s: float, flops_per_s: float, latency_s: float = 0.0
+    ) -> float:
+        """Seconds per step saved by the scheme (negative: it costs time).
+
+        Args:
+            bandwidth_bytes_per_s: link bandwidth each rank sends at.
+            flops_per_s: arithmetic rate for rebuilding gradients.
+            latency_s: latency of one message.
+        """
+        _positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s)
+        _positive("flops_per_s", flops_per_s)
+        comm = self.saved_bytes / bandwidth_bytes_per_s
+        comm += (self.baseline_messages - self.messages) * latency_s
+        return comm - self.extra_flops / flops_per_s
+
+
+def _positive(name: str, value: float) -> None:
+    if not value > 0:
+        raise ValueError(f"{name} must be positive, got {value!r}")
+
+
+def _non_negative(name: str, value: float) -> None:
+    if not value >= 0:
+        raise ValueError(f"{name} must be non-negative, got {value!r}")
+
+
+def _world(world_size: int) -> int:
+    if int(world_size) != world_size or world_size < 1:
+        raise ValueError(f"world_size must be a positive integer, got {world_size!r}")
+    return int(world_size)
+
+
+def ring_allreduce_bytes(nbytes: float, world_size: int) -> float:
+    """Bytes each rank sends in a ring all-reduce of ``nbytes``."""
+    p = _world(world_size)
+    _non_negative("nbytes", nbytes)
+    return 2.0 * (p - 1) / p * nbytes
+
+
+def ring_allgather_bytes(total_nbytes: float, world_size: int) -> float:
+    """Bytes each rank sends in a ring all-gather whose gathered result has ``total_nbytes``."""
+    p = _world(world_size)
+    _non_negative("total_nbytes", total_nbytes)
+    return (p - 1) / p * total_nbytes
+
+
+def allreduce_time(
+    nbytes: float, world_size: int, bandwidth_bytes_per_s: float, latency_s: float = 0.0
+) -> float:
+    """α-β time of a ring all-reduce of ``nbytes``: ``2(p-1)·α + 2(p-1)/p·n/β``."""
+    _positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s)
+    p = _world(world_size)
+    return 2 * (p - 1) * latency_s + ring_allreduce_bytes(nbytes, p) / bandwidth_bytes_per_s
+
+
+def allgather_time(
+    total_nbytes: float, world_size: int, bandwidth_bytes_per_s: float, latency_s: float = 0.0
+) -> float:
+    """α-β time of a ring all-gather with a result of ``total_nbytes``: ``(p-1)·α + (p-1)/p·n/β``."""
+    _positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s)
+    p = _world(world_size)
+    return (p - 1) * latency_s + ring_allgather_bytes(total_nbytes, p) / bandwidth_bytes_per_s
+
+
+def allreduce_cost(numel: int, world_size: int, itemsize: int = 4) -> SchemeCost:
+    """The baseline: ring all-reduce of a dense gradient of ``numel`` elements."""
+    p = _world(world_size)
+    _non_negative("numel", numel)
+    dense = ring_allreduce_bytes(numel * itemsize, p)
+    return SchemeCost("allreduce", dense, dense, 2 * (p - 1), 2 * (p - 1), 0.0, 0.0)
+
+
+def sfb_cost(
+    in_features: int,
+    out_features: int,
+    tokens: int,
+    world_size: int,
+    bias: bool = True,
+    itemsize: int = 4,
+) -> SchemeCost:
+    """Cost of SFB for one linear layer against the all-reduce of its weight (and bias) gradient.
+
+    Args:
+        in_features: ``m``, columns of the layer input ``X``.
+        out_features: ``k``, columns of the output gradient ``δ``.
+        tokens: rows of ``X`` in the whole step, summed over ranks (and over accumulated
+            backward passes): batch × sequence positions for a transformer layer.
+        world_size: ranks taking part.
+        bias: whether the layer has a bias (its gradient ``Σ δ`` comes from ``δ`` for free).
+        itemsize: bytes per element of ``X`` and ``δ``.
+
+    Returns:
+        The :class:`SchemeCost`. ``extra_flops`` is the full-batch rebuild ``2·T·m·k`` (+ ``T·k``
+        for the bias); ``extra_memory_bytes`` holds the gathered ``X`` and ``δ`` (``T·(m+k)``).
+    """
+    p = _world(world_size)
+    for name, v in (("in_features", in_features), ("out_features", out_features)):
+        if int(v) != v or v < 1:
+            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    _non_negative("tokens", tokens)
+    m, k, t = int(in_features), int(out_features), float(tokens)
+    dense = ring_allreduce_bytes((m * k + (k if bias else 0)) * itemsize, p)
+    gathered = t * (m + k) * itemsize
+    flops = 2.0 * t * m * k + (t * k if bias else 0.0)
+    return SchemeCost(
+        "sfb",
+        traffic_bytes=ring_allgather_bytes(gathered, p),
+        baseline_bytes=dense,
+        messages=2 * (p - 1),  # two all-gathers: X and δ
+        baseline_messages=2 * (p - 1),
+        extra_flops=flops,
+        extra_memory_bytes=gathered,
+    )
+
+
+def sfb_break_even_tokens(
+    in_features: int, out_features: int, world_size: int, bias: bool = True
+) -> float:
+    """Tokens per step (all ranks) below which SFB sends fewer bytes than the all-reduce."""
+    p = _world(world_size)
+    if p == 1:
+        return 0.0
+    m, k = in_features, out_features
+    return 2.0 * (m * k + (k if bias else 0)) / (m + k)
+
+
+def sparse_cost(
+    num_embeddings: int,
+    embedding_dim: int,
+    rows: int,
+    world_size: int,
+    itemsize: int = 4,
+    index_itemsize: int = INDEX_ITEMSIZE,
+) -> SchemeCost:
+    """Cost of the (index, value) all-gather of embedding-gradient rows against the dense all-reduce.
+
+    Args:
+        num_embeddings: rows of the embedding table.
+        embedding_dim: columns of the table.
+        rows: distinct rows touched, summed over ranks (each rank sends its own distinct rows).
+        world_size: ranks taking part.
+        itemsize: bytes per gradient element.
+        index_itemsize: bytes per row index.
+    """
+    p = _world(world_size)
+    _non_negative("rows", rows)
+    gathered = rows * (embedding_dim * itemsize + index_itemsize)
+    return SchemeCost(
+        "sparse",
+        traffic_bytes=ring_allgather_bytes(gathered, p),
+        baseline_bytes=ring_allreduce_bytes(num_embeddings * embedding_dim * itemsize, p),
+        messages=2 * (p - 1),  # indices and values
+        baseline_messages=2 * (p - 1),
+        extra_flops=float(rows * embedding_dim),  # the scatter-add of gathered rows
+        extra_memory_bytes=float(gathered),
+    )
+
+
+def sparse_break_even_density(
+    embedding_dim: int, world_size: int, itemsize: int = 4, index_itemsize: int = INDEX_ITEMSIZE
+) -> float:
+    """Fraction of table rows touched per rank below which sparse encoding sends fewer bytes.
+
+    With ``p`` ranks each touching a fraction ``ρ`` of the ``V`` rows, sparse sends
+    ``(p-1)·ρ·V·(d·s + i)`` bytes against ``2(p-1)/p·V·d·s``: it pays when
+    ``ρ < 2·d·s / (p·(d·s + i))``.
+    """
+    p = _world(world_size)
+    row = embedding_dim * itemsize
+    return 2.0 * row / (p * (row + index_itemsize))

@@ -1,0 +1,222 @@
+"""Per-layer reducers the optimizer runs itself (everything else goes through Horovod's
+``DistributedOptimizer``): SFB for linear layers, sparse rows for embeddings, and hierarchical
+all-reduce over process sets.
+
+Each reducer counts backward passes with a post-accumulate-grad hook on the layer's parameter
+and starts its collectives when the last accumulated pass arrives, so communication overlaps the
+rest of the backward pass. :meth:`finish` waits and writes the combined gradient into ``.grad``;
+a rank that did not use the layer this step still joins the collectives (with zero rows), as
+Horovod does for missing gradients.
+
+All hooks are removable, so a new plan can replace the reducers between steps.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import horovod.torch as hvd
+import torch
+from torch import nn
+
+from stitchlab.compression.sfb import LinearFactors, linear_grads
+from stitchlab.compression.sparse import EmbeddingRows, decode_rows, encode_rows
+
+
+class _Reducer:
+    """Common pass counting. Subclasses implement ``_launch`` and ``_complete``."""
+
+    scheme = ""
+
+    def __init__(self, name: str, anchor: nn.Parameter, passes_per_step: int, weight: float) -> None:
+        self.name = name
+        self.passes_per_step = passes_per_step
+        self.weight = weight  # this rank's share of the global batch
+        self.passes = 0
+        self.launched = False
+        self.comm_seconds = 0.0  # time blocked in finish(), summed (read by the profiler)
+        self._hooks = [anchor.register_post_accumulate_grad_hook(self._on_grad)]
+
+    @property
+    def pending(self) -> bool:
+        return self.launched or self.passes > 0
+
+    def _on_grad(self, _param: torch.Tensor) -> None:
+        if self.passes >= self.passes_per_step:
+            raise RuntimeError(
+                f"layer {self.name!r} got more than backward_passes_per_step="
+                f"{self.passes_per_step} backward passes before step(); raise "
+                "backward_passes_per_step to accumulate gradients locally"
+            )
+        self.passes += 1
+        if self.passes == self.passes_per_step:
+            self._launch()
+            self.launched = True
+
+    def finish(self) -> None:
+        """Wait for the collectives and write the combined gradient."""
+        if not self.launched:
+            self._launch()  # unused on this rank this step, or fewer passes than expected
+        start = time.perf_counter()
+        self._complete()
+        self.comm_seconds += time.perf_counter() - start
+        self.passes = 0
+        self.launched = False
+
+    def remove(self) -> None:
+        for h in self._hooks:
+            h.remove()
+        self._hooks.clear()
+
+    def _launch(self) -> None:
+        raise NotImplementedError
+
+    def _complete(self) -> None:
+        raise NotImplementedError
+
+
+def _set_grad(param: nn.Parameter, value: torch.Tensor) -> None:
+    if param.grad is None or param.grad.is_sparse != value.is_sparse:
+        param.grad = value
+    else:
+        param.grad.copy_(value)
+
+
+class SFBReducer(_Reducer):
+    """All-gathers a linear layer's input and weighted output gradient; rebuilds ``δᵀ·X``."""
+
+    scheme = "sfb"
+
+    def __init__(self, name: str, layer: nn.Linear, passes_per_step: int, weight: float) -> None:
+        if not layer.weight.requires_grad:
+            raise ValueError(f"SFB layer {name!r} has a frozen weight; use 'allreduce' for it")
+        self.layer = layer
+        self.factors = LinearFactors(layer)
+        self.tokens = 0  # rows sent, summed over steps (read by the profiler)
+        self._handles: tuple[int, int] | None = None
+        super().__init__(name, layer.weight, passes_per_step, weight)
+
+    def _launch(self) -> None:
+        x, dy = self.factors.take()
+        self.tokens += int(x.shape[0])
+        dy = dy * self.weight
+        self._handles = (
+            hvd.allgather_async(x.contiguous(), name=f"stitchlab.sfb.x.{self.name}"),
+            hvd.allgather_async(dy.contiguous(), name=f"stitchlab.sfb.dy.{self.name}"),
+        )
+
+    def _complete(self) -> None:
+        assert self._handles is not None
+        x = hvd.synchronize(self._handles[0])
+        dy = hvd.synchronize(self._handles[1])
+        self._handles = None
+        grad_w, grad_b = linear_grads(x, dy, bias=self.layer.bias is not None)
+        _set_grad(self.layer.weight, grad_w)
+        if self.layer.bias is not None and self.layer.bias.requires_grad:
+            _set_grad(self.layer.bias, grad_b)
+
+    def remove(self) -> None:
+        super().remove()
+        self.factors.remove()
+
+
+class SparseReducer(_Reducer):
+    """All-gathers an embedding's touched rows as (index, value) pairs and sums them."""
+
+    scheme = "sparse"
+
+    def __init__(self, name: str, layer: nn.Embedding, passes_per_step: int, weight: float) -> None:
+        self.layer = layer
+        self.rows_capture = EmbeddingRows(layer)
+        self.rows = 0  # rows sent, summed over steps (read by the profiler)
+        self._handles: tuple[int, int] | None = None
+        self._sparse_grad = False
+        super().__init__(name, layer.weight, passes_per_step, weight)
+
+    def _launch(self) -> None:
+        rows = self.rows_capture.take()
+        grad = self.layer.weight.grad
+        if grad is None:
+            w = self.layer.weight
+            idx = rows.new_zeros(0)
+            val = w.new_zeros((0, w.shape[1]))
+        else:
+            self._sparse_grad = grad.is_sparse
+            idx, val = encode_rows(grad, rows)
+        self.rows += int(idx.numel())
+        self._handles = (
+            hvd.allgather_async(idx.contiguous(), name=f"stitchlab.sparse.idx.{self.name}"),
+            hvd.allgather_async(
+                (val * self.weight).contiguous(), name=f"stitchlab.sparse.val.{self.name}"
+            ),
+        )
+
+    def _complete(self) -> None:
+        assert self._handles is not None
+        idx = hvd.synchronize(self._handles[0])
+        val = hvd.synchronize(self._handles[1])
+        self._handles = None
+        dense = decode_rows([idx], [val], self.layer.num_embeddings)
+        _set_grad(self.layer.weight, dense.to_sparse() if self._sparse_grad else dense)
+
+    def remove(self) -> None:
+        super().remove()
+        self.rows_capture.remove()
+
+
+class HierarchicalReducer(_Reducer):
+    """Sums a layer's gradients inside its rank group first, then across groups.
+
+    Both stages run in :meth:`finish`: stage one over the group's process set, stage two over the
+    process set of the ranks holding the same position in every group.
+    """
+
+    scheme = "hierarchical"
+
+    def __init__(
+        self,
+        name: str,
+        module: nn.Module,
+        passes_per_step: int,
+        weight: float,
+        inner: hvd.ProcessSet,
+        outer: hvd.ProcessSet,
+    ) -> None:
+        self.params = [p for p in module.parameters(recurse=False) if p.requires_grad]
+        self.inner, self.outer = inner, outer
+        super().__init__(name, self.params[0], passes_per_step, weight)
+
+    def _launch(self) -> None:
+        pass  # the layer's other parameters may still be accumulating: start in finish()
+
+    def _complete(self) -> None:
+        handles = []
+        for i, p in enumerate(self.params):
+            grad = p.grad if p.grad is not None else torch.zeros_like(p)
+            handles.append(
+                hvd.allreduce_async(
+                    grad * self.weight,
+                    name=f"stitchlab.hier.inner.{self.name}.{i}",
+                    op=hvd.Sum,
+                    process_set=self.inner,
+                )
+            )
+        for i, (p, h) in enumerate(zip(self.params, handles)):
+            partial = hvd.synchronize(h)
+            total = hvd.allreduce(
+                partial,
+                name=f"stitchlab.hier.outer.{self.name}.{i}",
+                op=hvd.Sum,
+                process_set=self.outer,
+            )
+            _set_grad(p, total)
+
+
+def scale_hooks(params: list[nn.Parameter], factor: float) -> list[Callable[[], None]]:
+    """Multiply every incoming gradient of ``params`` by ``factor`` (before accumulation).
+
+    Returns the hooks' remove functions.
+    """
+    handles = [p.register_hook(lambda g, f=factor: g * f) for p in params]
+    return [h.remove for h in handles]

@@ -1,0 +1,205 @@
+"""Plans for the Horovod integration: accepting them, checking them against the model and the
+world, and the automatic plan built from the compression cost model.
+
+A plan is a :class:`stitchlab.topology.strategy.Strategy`, or any object carrying one as
+``.strategy`` (the planner's ``Plan``). Checks happen before the first step, so a plan meant for
+another model or world size is an error, never a silently wrong gradient.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from torch import nn
+
+from stitchlab.compression.cost import sfb_cost, sparse_cost
+from stitchlab.compression.placement import place_sfb
+from stitchlab.topology.strategy import Strategy
+
+#: used by :func:`auto_strategy` when nothing was measured: a 10 Gbit/s link, 50 µs per message
+DEFAULT_BANDWIDTH_BYTES_PER_S = 1.25e9
+DEFAULT_LATENCY_S = 50e-6
+#: and a CPU core's order of matrix-multiply throughput
+DEFAULT_FLOPS_PER_S = 5e10
+
+
+def as_strategy(plan: Any) -> Strategy:
+    """The :class:`Strategy` of ``plan`` (a Strategy or an object with ``.strategy``)."""
+    if isinstance(plan, Strategy):
+        return plan
+    inner = getattr(plan, "strategy", None)
+    if isinstance(inner, Strategy):
+        return inner
+    raise TypeError(
+        f"plan must be None, 'auto', a stitchlab.topology.strategy.Strategy or an object with a "
+        f".strategy attribute holding one; got {type(plan).__name__}: {plan!r}"
+    )
+
+
+def even_strategy(world_size: int, batch_shares: list[int] | None = None) -> Strategy:
+    """Flat all-reduce over ``world_size`` ranks (the plan when none is given)."""
+    shares = list(batch_shares) if batch_shares is not None else [1] * world_size
+    return Strategy(devices=[f"rank{r}" for r in range(world_size)], batch_shares=shares)
+
+
+def check_strategy(strategy: Strategy, model: nn.Module, world_size: int) -> None:
+    """Raise ``ValueError`` when ``strategy`` cannot be applied to ``model`` on ``world_size`` ranks.
+
+    Checks the world size, that every layer the plan names exists with the type its scheme needs,
+    that bucket entries are parameters of the model, and that hierarchical layers have groups of
+    equal size.
+    """
+    if strategy.world_size != world_size:
+        raise ValueError(
+            f"the plan is for {strategy.world_size} ranks (devices {strategy.devices}) but Horovod "
+            f"runs {world_size}; re-plan for {world_size} ranks (plan='auto' or the planner) or "
+            f"launch with -np {strategy.world_size}"
+        )
+    modules = dict(model.named_modules())
+    for layer, scheme in sorted(strategy.schemes.items()):
+        if layer not in modules:
+            near = sorted(n for n in modules if n and (layer in n or n in layer))[:5]
+            raise ValueError(
+                f"the plan names layer {layer!r} (scheme {scheme!r}) but the model has no such "
+                f"module{'; similar names: ' + str(near) if near else ''}; the plan was made for "
+                f"another model, re-plan for this one"
+            )
+        module = modules[layer]
+        if scheme == "sfb" and not isinstance(module, nn.Linear):
+            raise ValueError(
+                f"the plan applies SFB to {layer!r}, a {type(module).__name__}; SFB is for "
+                "nn.Linear layers only"
+            )
+        if scheme == "sparse" and not isinstance(module, nn.Embedding):
+            raise ValueError(
+                f"the plan applies sparse encoding to {layer!r}, a {type(module).__name__}; it is "
+                "for nn.Embedding layers only"
+            )
+        if scheme in ("sfb", "sparse", "hierarchical"):
+            if not any(p.requires_grad for p in module.parameters(recurse=False)):
+                raise ValueError(
+                    f"the plan gives {layer!r} scheme {scheme!r} but it has no trainable "
+                    "parameters of its own"
+                )
+        if scheme == "hierarchical":
+            if not strategy.groups:
+                raise ValueError(
+                    f"layer {layer!r} is 'hierarchical' but the plan has no groups; give "
+                    "Strategy.groups (lists of ranks) or use 'allreduce'"
+                )
+            sizes = {len(g) for g in strategy.groups}
+            if len(sizes) != 1:
+                raise ValueError(
+                    f"hierarchical reduction needs groups of equal size, got {strategy.groups}"
+                )
+    params = dict(model.named_parameters())
+    seen: set[str] = set()
+    for bucket in strategy.buckets:
+        for name in bucket:
+            if name not in params:
+                raise ValueError(
+                    f"the plan's bucket {bucket} names parameter {name!r}, which the model lacks; "
+                    "the plan was made for another model"
+                )
+            if name in seen:
+                raise ValueError(f"parameter {name!r} is in more than one bucket of the plan")
+            seen.add(name)
+
+
+def auto_strategy(
+    model: nn.Module,
+    world_size: int,
+    *,
+    batch_shares: list[int] | None = None,
+    layer_tokens: Mapping[str, int] | None = None,
+    embedding_rows: Mapping[str, int] | None = None,
+    bandwidth_bytes_per_s: float = DEFAULT_BANDWIDTH_BYTES_PER_S,
+    flops_per_s: float = DEFAULT_FLOPS_PER_S,
+    latency_s: float = DEFAULT_LATENCY_S,
+    memory_budget_bytes: float = math.inf,
+) -> tuple[Strategy, dict[str, str]]:
+    """Build a strategy from the compression cost model (the planner will replace the internals).
+
+    SFB goes to the linear layers where it saves time (traffic saved minus rebuild arithmetic),
+    chosen under the memory budget by the integer program of
+    :func:`stitchlab.compression.placement.place_sfb`; sparse encoding goes to embeddings whose
+    touched rows make the (index, value) all-gather cheaper than the dense all-reduce. Layers not
+    measured stay on all-reduce.
+
+    Args:
+        model: the model.
+        world_size: ranks.
+        batch_shares: samples per rank (default: even).
+        layer_tokens: linear layer name -> rows of its input in one optimizer step, all ranks.
+        embedding_rows: embedding name -> distinct rows touched in one step, summed over ranks.
+        bandwidth_bytes_per_s, flops_per_s, latency_s: machine rates (measured by the profiler).
+        memory_budget_bytes: extra memory SFB may hold per rank.
+
+    Returns:
+        ``(strategy, reasons)``: reasons maps each candidate layer to why it got its scheme.
+    """
+    layer_tokens = dict(layer_tokens or {})
+    embedding_rows = dict(embedding_rows or {})
+    reasons: dict[str, str] = {}
+    schemes: dict[str, str] = {}
+    candidates = {}
+    for name, module in model.named_modules():
+        if isinstance(module, nn.Linear) and module.weight.requires_grad:
+            if name not in layer_tokens:
+                reasons[name] = "allreduce: not measured"
+                continue
+            cost = sfb_cost(
+                module.in_features,
+                module.out_features,
+                layer_tokens[name],
+                world_size,
+                bias=module.bias is not None,
+                itemsize=module.weight.element_size(),
+            )
+            saved = cost.time_saved(bandwidth_bytes_per_s, flops_per_s, latency_s)
+            if world_size > 1 and saved > 0:
+                candidates[name] = cost
+            reasons[name] = (
+                f"allreduce: SFB would move {_mb(cost.traffic_bytes)} instead of "
+                f"{_mb(cost.baseline_bytes)} for {layer_tokens[name]} tokens, saving "
+                f"{saved * 1e3:.3f} ms per step"
+            )
+        elif isinstance(module, nn.Embedding) and module.weight.requires_grad:
+            if name not in embedding_rows:
+                reasons[name] = "allreduce: not measured"
+                continue
+            cost = sparse_cost(
+                module.num_embeddings,
+                module.embedding_dim,
+                embedding_rows[name],
+                world_size,
+                itemsize=module.weight.element_size(),
+            )
+            density = embedding_rows[name] / (world_size * module.num_embeddings)
+            if world_size > 1 and cost.pays:
+                schemes[name] = "sparse"
+                verdict = "sparse"
+            else:
+                verdict = "allreduce"
+            reasons[name] = (
+                f"{verdict}: {density:.1%} of rows touched per rank, (index, value) all-gather "
+                f"moves {_mb(cost.traffic_bytes)} against {_mb(cost.baseline_bytes)}"
+            )
+    chosen = place_sfb(
+        candidates, memory_budget_bytes, bandwidth_bytes_per_s, flops_per_s, latency_s
+    )
+    for name in candidates:
+        if name in chosen:
+            schemes[name] = "sfb"
+            reasons[name] = "sfb" + reasons[name][len("allreduce") :]
+        else:
+            reasons[name] += " (left off: over the memory budget)"
+    strategy = even_strategy(world_size, batch_shares)
+    strategy.schemes = schemes
+    return strategy, reasons
+
+
+def _mb(nbytes: float) -> str:
+    return f"{nbytes / 1e6:.3g} MB"

@@ -1,0 +1,298 @@
+"""Planner hooks: profiling the first steps, the callback API and the notebook summary of a re-plan.
+
+The profiler times each layer's forward pass (backward is taken as twice that), counts the
+tokens every linear layer sees and the distinct rows every embedding touches, times how long a
+step blocks in ``synchronize()``, and measures the collective's latency and bandwidth with two
+probe all-reduces (an α-β fit). Everything is averaged (times) or summed (tokens, rows) over
+ranks, so every rank holds the same :class:`Profile`.
+"""
+
+from __future__ import annotations
+
+import html
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import horovod.torch as hvd
+import torch
+from torch import nn
+
+from stitchlab.topology.strategy import Strategy
+
+
+@dataclass
+class LayerProfile:
+    """One layer's measurements, per optimizer step.
+
+    Attributes:
+        name: module name in the model.
+        kind: ``"linear"``, ``"embedding"`` or the module's class name.
+        forward_s: forward time per step (mean over ranks).
+        tokens: input rows of a linear layer per step, all ranks.
+        rows: distinct rows an embedding touched per step, summed over ranks.
+        grad_bytes: bytes of the layer's own trainable parameters.
+        allreduce_s: α-β estimate of all-reducing ``grad_bytes``.
+    """
+
+    name: str
+    kind: str
+    forward_s: float = 0.0
+    tokens: int = 0
+    rows: int = 0
+    grad_bytes: int = 0
+    allreduce_s: float = 0.0
+
+
+@dataclass
+class Profile:
+    """What the first steps measured. Every rank holds the same values."""
+
+    steps: int
+    world_size: int
+    step_s: float
+    sync_s: float
+    bandwidth_bytes_per_s: float
+    latency_s: float
+    flops_per_s: float
+    layers: dict[str, LayerProfile] = field(default_factory=dict)
+
+    def _repr_html_(self) -> str:
+        e = html.escape
+        rows = "".join(
+            f"<tr><td>{e(l.name)}</td><td>{e(l.kind)}</td><td>{l.forward_s * 1e3:.3f}</td>"
+            f"<td>{l.tokens}</td><td>{l.rows}</td><td>{l.grad_bytes / 1e6:.3f}</td>"
+            f"<td>{l.allreduce_s * 1e3:.3f}</td></tr>"
+            for l in self.layers.values()
+        )
+        return (
+            f"<div><b>Profile of {self.steps} step(s) on {self.world_size} rank(s)</b>: "
+            f"step {self.step_s * 1e3:.2f} ms, blocked in synchronize {self.sync_s * 1e3:.2f} ms, "
+            f"bandwidth {self.bandwidth_bytes_per_s / 1e9:.3g} GB/s, latency "
+            f"{self.latency_s * 1e6:.1f} µs, {self.flops_per_s / 1e9:.3g} GFLOP/s"
+            "<table><tr><th>layer</th><th>kind</th><th>forward ms</th><th>tokens</th>"
+            "<th>rows</th><th>grad MB</th><th>all-reduce ms (est.)</th></tr>"
+            f"{rows}</table></div>"
+        )
+
+
+@dataclass
+class PlanChange:
+    """A re-plan: the strategy before and after, why each layer got its scheme, and the trigger.
+
+    Shown as a table in a notebook (``_repr_html_``, every name HTML-escaped).
+    """
+
+    trigger: str
+    old: Strategy
+    new: Strategy
+    reasons: dict[str, str] = field(default_factory=dict)
+    profile: Profile | None = None
+
+    def changed_layers(self) -> dict[str, tuple[str, str]]:
+        """Layer -> (old scheme, new scheme) for the layers whose scheme changed."""
+        names = set(self.old.schemes) | set(self.new.schemes)
+        return {
+            n: (self.old.scheme(n), self.new.scheme(n))
+            for n in sorted(names)
+            if self.old.scheme(n) != self.new.scheme(n)
+        }
+
+    def __str__(self) -> str:
+        lines = [f"re-plan ({self.trigger}): world {self.old.world_size} -> {self.new.world_size}"]
+        changed = self.changed_layers()
+        for name in sorted(set(self.reasons) | set(changed)):
+            before, after = self.old.scheme(name), self.new.scheme(name)
+            mark = "*" if name in changed else " "
+            lines.append(f" {mark} {name}: {before} -> {after}  ({self.reasons.get(name, '')})")
+        if self.old.batch_shares != self.new.batch_shares:
+            lines.append(f"   batch shares {self.old.batch_shares} -> {self.new.batch_shares}")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        e = html.escape
+        changed = self.changed_layers()
+        body = "".join(
+            f"<tr{_BOLD if n in changed else ''}>"
+            f"<td>{e(n)}</td><td>{e(self.old.scheme(n))}</td><td>{e(self.new.scheme(n))}</td>"
+            f"<td>{e(self.reasons.get(n, ''))}</td></tr>"
+            for n in sorted(set(self.reasons) | set(changed))
+        )
+        shares = ""
+        if self.old.batch_shares != self.new.batch_shares:
+            shares = (
+                f"<p>batch shares {e(str(self.old.batch_shares))} → "
+                f"{e(str(self.new.batch_shares))}</p>"
+            )
+        return (
+            f"<div><b>Re-plan</b> ({e(self.trigger)}): {len(changed)} layer(s) changed, world "
+            f"{self.old.world_size} → {self.new.world_size}{shares}"
+            "<table><tr><th>layer</th><th>before</th><th>after</th><th>why</th></tr>"
+            f"{body}</table></div>"
+        )
+
+
+_BOLD = ' style="font-weight:bold"'
+
+
+class PlannerCallback(Protocol):
+    """The callback API. Implement any subset; missing methods are skipped.
+
+    * ``on_profile(profile)`` after the profiled steps;
+    * ``on_plan(change)`` when a new plan is chosen (before it is applied);
+    * ``on_apply(optimizer, strategy)`` after the optimizer switched to it.
+    """
+
+    def on_profile(self, profile: Profile) -> None: ...
+
+    def on_plan(self, change: PlanChange) -> None: ...
+
+    def on_apply(self, optimizer: Any, strategy: Strategy) -> None: ...
+
+
+def notify(callbacks: list[Any], event: str, *args: Any) -> None:
+    for cb in callbacks:
+        method = getattr(cb, event, None)
+        if method is not None:
+            method(*args)
+
+
+class StepProfiler:
+    """Forward hooks on every module with its own trainable parameters."""
+
+    def __init__(self, model: nn.Module) -> None:
+        self.model = model
+        self.layers: dict[str, LayerProfile] = {}
+        self._starts: dict[str, float] = {}
+        self._step_rows: dict[str, list[torch.Tensor]] = {}
+        self._hooks = []
+        self.steps = 0
+        self.step_seconds = 0.0
+        self.sync_seconds = 0.0
+        self._step_start = time.perf_counter()
+        for name, module in model.named_modules():
+            own = [p for p in module.parameters(recurse=False) if p.requires_grad]
+            if not own:
+                continue
+            kind = (
+                "linear"
+                if isinstance(module, nn.Linear)
+                else "embedding"
+                if isinstance(module, nn.Embedding)
+                else type(module).__name__
+            )
+            self.layers[name] = LayerProfile(
+                name, kind, grad_bytes=sum(p.numel() * p.element_size() for p in own)
+            )
+            self._hooks.append(module.register_forward_pre_hook(self._pre(name)))
+            self._hooks.append(module.register_forward_hook(self._post(name)))
+
+    def _pre(self, name: str):
+        def hook(module: nn.Module, args: tuple) -> None:
+            self._starts[name] = time.perf_counter()
+
+        return hook
+
+    def _post(self, name: str):
+        def hook(module: nn.Module, args: tuple, output: Any) -> None:
+            layer = self.layers[name]
+            layer.forward_s += time.perf_counter() - self._starts.pop(name, time.perf_counter())
+            if not torch.is_grad_enabled():
+                return
+            if layer.kind == "linear":
+                layer.tokens += args[0].numel() // module.in_features
+            elif layer.kind == "embedding":
+                self._step_rows.setdefault(name, []).append(torch.unique(args[0].detach()))
+
+        return hook
+
+    def end_step(self, sync_seconds: float) -> None:
+        now = time.perf_counter()
+        self.steps += 1
+        self.step_seconds += now - self._step_start
+        self.sync_seconds += sync_seconds
+        self._step_start = now
+        for name, pieces in self._step_rows.items():
+            self.layers[name].rows += int(torch.unique(torch.cat(pieces)).numel())
+        self._step_rows.clear()
+
+    def remove(self) -> None:
+        for h in self._hooks:
+            h.remove()
+        self._hooks.clear()
+
+    def finish(self) -> Profile:
+        """Combine the ranks' measurements (collective: every rank must call it)."""
+        self.remove()
+        names = sorted(self.layers)
+        steps = max(self.steps, 1)
+        size = hvd.size()
+        times = torch.tensor(
+            [self.step_seconds, self.sync_seconds] + [self.layers[n].forward_s for n in names],
+            dtype=torch.float64,
+        )
+        times = hvd.allreduce(times, op=hvd.Average, name="stitchlab.profile.times") / steps
+        counts = torch.tensor(
+            [self.layers[n].tokens for n in names] + [self.layers[n].rows for n in names],
+            dtype=torch.int64,
+        )
+        counts = hvd.allreduce(counts, op=hvd.Sum, name="stitchlab.profile.counts")
+        bandwidth, latency = measure_collective()
+        flop = 0.0
+        fwd_linear = 0.0
+        for i, n in enumerate(names):
+            layer = self.layers[n]
+            layer.forward_s = float(times[2 + i])
+            layer.tokens = int(counts[i]) // steps
+            layer.rows = int(counts[len(names) + i]) // steps
+            layer.allreduce_s = _ring_allreduce_s(layer.grad_bytes, size, bandwidth, latency)
+            if layer.kind == "linear":
+                module = dict(self.model.named_modules())[n]
+                flop += 2.0 * layer.tokens / size * module.in_features * module.out_features
+                fwd_linear += layer.forward_s
+        flops = flop / fwd_linear if fwd_linear > 0 and flop > 0 else 5e10
+        return Profile(
+            steps=self.steps,
+            world_size=size,
+            step_s=float(times[0]),
+            sync_s=float(times[1]),
+            bandwidth_bytes_per_s=bandwidth,
+            latency_s=latency,
+            flops_per_s=flops,
+            layers={n: self.layers[n] for n in names},
+        )
+
+
+def _ring_allreduce_s(nbytes: float, p: int, bandwidth: float, latency: float) -> float:
+    if p == 1:
+        return 0.0
+    return 2 * (p - 1) * latency + 2 * (p - 1) / p * nbytes / bandwidth
+
+
+def measure_collective(repeats: int = 3) -> tuple[float, float]:
+    """Per-rank bandwidth (bytes/s) and per-message latency (s) of a ring all-reduce, fitted to
+    timed all-reduces of 1 KiB and 4 MiB (median of ``repeats``), identical on every rank."""
+    p = hvd.size()
+    if p == 1:
+        return 1e12, 0.0
+    sizes = (256, 1 << 20)  # float32 elements
+    medians = []
+    for n in sizes:
+        t = torch.zeros(n)
+        samples = []
+        for i in range(repeats + 1):
+            hvd.barrier()
+            start = time.perf_counter()
+            hvd.allreduce(t, name=f"stitchlab.probe.{n}.{i}", op=hvd.Sum)
+            samples.append(time.perf_counter() - start)
+        medians.append(sorted(samples[1:])[len(samples[1:]) // 2])
+    factor = 2 * (p - 1) / p
+    nbytes = [4 * n * factor for n in sizes]
+    slope = (medians[1] - medians[0]) / (nbytes[1] - nbytes[0])
+    bandwidth = 1.0 / slope if slope > 0 else 1e12
+    latency = max((medians[0] - nbytes[0] / bandwidth) / (2 * (p - 1)), 0.0)
+    both = hvd.allreduce(
+        torch.tensor([bandwidth, latency], dtype=torch.float64), op=hvd.Average,
+        name="stitchlab.probe.fit",
+    )
+    return float(both[0]), float(both[1])

@@ -1,0 +1,340 @@
+"""Runs under ``horovodrun --gloo -np N``: every exactness check of the plan-applying optimizer
+against plain Horovod (or the single-process full-batch gradient), in one launch.
+
+Rank 0 writes ``{check: {...numbers...}}`` as JSON to the path given as the first argument; the
+pytest side (test_exactness.py) asserts on it. A check that raises records its error.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import sys
+import traceback
+
+import horovod.torch as hvd
+import torch
+from torch import nn
+
+from stitchlab.horovod import DistributedOptimizer
+from stitchlab.topology.strategy import Strategy
+
+VOCAB, DIM, SEQ = 64, 8, 5
+
+
+class Net(nn.Module):
+    """Embedding -> wide linear -> tanh -> linear: tokens × features inputs everywhere."""
+
+    def __init__(self, hidden: int = 32) -> None:
+        super().__init__()
+        self.emb = nn.Embedding(VOCAB, DIM)
+        self.fc1 = nn.Linear(DIM, hidden)
+        self.fc2 = nn.Linear(hidden, 4, bias=False)
+        self.head = nn.Linear(4, 3)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        h = torch.tanh(self.fc1(self.emb(ids)))  # (batch, SEQ, hidden)
+        return self.head(torch.relu(self.fc2(h))).mean(dim=1)
+
+
+def batch(step: int, rank: int, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(1000 * step + rank)
+    ids = torch.randint(0, VOCAB // 2, (n, SEQ), generator=g)  # half the table: sparse rows
+    y = torch.randint(0, 3, (n,), generator=g)
+    return ids, y
+
+
+def loss_fn(model: nn.Module, ids: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return nn.functional.cross_entropy(model(ids), y)
+
+
+def fresh_model() -> Net:
+    torch.manual_seed(0)
+    return Net()
+
+
+def plan(world: int, shares: list[int] | None = None, **schemes: str) -> Strategy:
+    return Strategy(
+        devices=[f"cpu:{r}" for r in range(world)],
+        batch_shares=shares or [1] * world,
+        schemes=schemes,
+    )
+
+
+def grads(model: nn.Module) -> dict[str, torch.Tensor]:
+    return {n: p.grad.detach().clone() for n, p in model.named_parameters()}
+
+
+def rel_errors(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> dict[str, float]:
+    out = {}
+    for n in b:
+        ref = b[n].double()
+        out[n] = float((a[n].double() - ref).norm() / max(float(ref.norm()), 1e-30))
+    return out
+
+
+def plain_grads(k: int = 1, n: int = 6) -> tuple[dict[str, torch.Tensor], Net]:
+    """Gradients through plain horovod.torch.DistributedOptimizer (even shares)."""
+    model = fresh_model()
+    opt = hvd.DistributedOptimizer(
+        torch.optim.SGD(model.parameters(), lr=0.1),
+        named_parameters=model.named_parameters(),
+        backward_passes_per_step=k,
+    )
+    for p in range(k):
+        loss_fn(model, *batch(p, hvd.rank(), n)).backward()
+    opt.synchronize()
+    return grads(model), model
+
+
+def planned_grads(strategy: Strategy, k: int = 1, n: int = 6) -> dict[str, torch.Tensor]:
+    model = fresh_model()
+    opt = DistributedOptimizer(
+        torch.optim.SGD(model.parameters(), lr=0.1), model, strategy, backward_passes_per_step=k
+    )
+    for p in range(k):
+        loss_fn(model, *batch(p, hvd.rank(), n)).backward()
+    opt.synchronize()
+    return grads(model)
+
+
+def check_even(world: int) -> dict:
+    ref, _ = plain_grads()
+    got = planned_grads(plan(world, emb="sparse", fc1="sfb", fc2="sfb", head="sfb"))
+    # the exactly rounded sum of the ranks' own embedding gradients (float64 accumulation)
+    local = fresh_model()
+    loss_fn(local, *batch(0, hvd.rank(), 6)).backward()
+    every = hvd.allgather(local.emb.weight.grad.unsqueeze(0) / world)
+    exact_emb = every.double().sum(0).float()
+    return {
+        "rel": rel_errors(got, ref),
+        "emb_bitwise_vs_horovod": bool(torch.equal(got["emb.weight"], ref["emb.weight"])),
+        "emb_bitwise_vs_exact_sum": bool(torch.equal(got["emb.weight"], exact_emb)),
+    }
+
+
+def check_accumulation(world: int) -> dict:
+    ref, _ = plain_grads(k=2)
+    got = planned_grads(plan(world, emb="sparse", fc1="sfb", fc2="sfb"), k=2)
+    return {"rel": rel_errors(got, ref)}
+
+
+def check_uneven(world: int) -> dict:
+    """Uneven shares: the result must be the gradient of the whole global batch."""
+    shares = [2 + 3 * r for r in range(world)]
+    rank = hvd.rank()
+    results = {}
+    for label, schemes in (
+        ("planned", {"emb": "sparse", "fc1": "sfb", "fc2": "sfb"}),
+        ("allreduce_only", {}),
+    ):
+        model = fresh_model()
+        opt = DistributedOptimizer(
+            torch.optim.SGD(model.parameters(), lr=0.1), model, plan(world, shares, **schemes)
+        )
+        assert opt.batch_share == shares[rank]
+        loss_fn(model, *batch(0, rank, shares[rank])).backward()
+        opt.synchronize()
+        got = grads(model)
+        full = fresh_model().double()
+        ids = torch.cat([batch(0, r, shares[r])[0] for r in range(world)])
+        y = torch.cat([batch(0, r, shares[r])[1] for r in range(world)])
+        loss_fn(full, ids, y).backward()
+        results[label] = rel_errors(got, {n: p.grad for n, p in full.named_parameters()})
+    return results
+
+
+def check_local_batch_size(world: int) -> dict:
+    """plan=None with local_batch_size: shares gathered from the ranks."""
+    rank = hvd.rank()
+    n = 1 + rank
+    model = fresh_model()
+    opt = DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), model, local_batch_size=n)
+    loss_fn(model, *batch(0, rank, n)).backward()
+    opt.synchronize()
+    full = fresh_model().double()
+    ids = torch.cat([batch(0, r, 1 + r)[0] for r in range(world)])
+    y = torch.cat([batch(0, r, 1 + r)[1] for r in range(world)])
+    loss_fn(full, ids, y).backward()
+    return {
+        "shares": opt.strategy.batch_shares,
+        "rel": rel_errors(grads(model), {k: p.grad for k, p in full.named_parameters()}),
+    }
+
+
+def train(opt_factory, steps: int, clip: bool = False) -> tuple[list[float], Net]:
+    model = fresh_model()
+    opt = opt_factory(model)
+    losses = []
+    for s in range(steps):
+        opt.zero_grad()
+        loss = loss_fn(model, *batch(s, hvd.rank(), 6))
+        loss.backward()
+        if clip:
+            opt.synchronize()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 0.05)
+            with opt.skip_synchronize():
+                opt.step()
+        else:
+            opt.step()
+        losses.append(float(hvd.allreduce(loss.detach(), name=f"loss.{s}")))
+    return losses, model
+
+
+def check_training(world: int, steps: int = 20) -> dict:
+    def plain(model):
+        return hvd.DistributedOptimizer(
+            torch.optim.Adam(model.parameters(), lr=0.01), named_parameters=model.named_parameters()
+        )
+
+    def planned(model):
+        return DistributedOptimizer(
+            torch.optim.Adam(model.parameters(), lr=0.01),
+            model,
+            plan(world, emb="sparse", fc1="sfb", fc2="sfb"),
+        )
+
+    out = {}
+    for clip in (False, True):
+        ref_losses, ref_model = train(plain, steps, clip)
+        got_losses, got_model = train(planned, steps, clip)
+        params_rel = rel_errors(
+            {n: p.detach() for n, p in got_model.named_parameters()},
+            {n: p.detach() for n, p in ref_model.named_parameters()},
+        )
+        out["clip" if clip else "plain"] = {
+            "ref_losses": ref_losses,
+            "got_losses": got_losses,
+            "params_rel": max(params_rel.values()),
+        }
+    return out
+
+
+def check_auto_replan(world: int) -> dict:
+    """plan='auto': profile 2 steps, re-plan (SFB on the wide layer), keep Adam state; the
+    trajectory stays that of plain Horovod."""
+    events: list[str] = []
+
+    class Recorder:
+        def on_profile(self, profile):
+            events.append("profile")
+
+        def on_plan(self, change):
+            events.append("plan")
+
+        def on_apply(self, optimizer, strategy):
+            events.append("apply")
+
+    class Wide(nn.Module):
+        def __init__(self):
+            super().__init__()
+            torch.manual_seed(1)
+            self.wide = nn.Linear(256, 256)
+            self.out = nn.Linear(256, 3)
+
+        def forward(self, x):
+            return self.out(torch.relu(self.wide(x)))
+
+    def data(s):
+        g = torch.Generator().manual_seed(7 * s + hvd.rank())
+        return torch.randn(2, 256, generator=g), torch.randint(0, 3, (2,), generator=g)
+
+    def run(make):
+        model = Wide()
+        opt = make(model)
+        for s in range(5):
+            opt.zero_grad()
+            x, y = data(s)
+            nn.functional.cross_entropy(model(x), y).backward()
+            opt.step()
+        return model, opt
+
+    ref, _ = run(
+        lambda m: hvd.DistributedOptimizer(
+            torch.optim.Adam(m.parameters(), lr=0.01), named_parameters=m.named_parameters()
+        )
+    )
+    got, opt = run(
+        lambda m: DistributedOptimizer(
+            torch.optim.Adam(m.parameters(), lr=0.01),
+            m,
+            plan="auto",
+            profile_steps=2,
+            callbacks=[Recorder()],
+        )
+    )
+    rel = rel_errors(
+        {n: p.detach() for n, p in got.named_parameters()},
+        {n: p.detach() for n, p in ref.named_parameters()},
+    )
+    change = opt.history[-1] if opt.history else None
+    return {
+        "schemes": opt.strategy.schemes,
+        "events": events,
+        "params_rel": max(rel.values()),
+        "adam_steps": [int(s["step"]) for s in opt.state.values()],
+        "summary_html": change._repr_html_() if change else "",
+        "tokens_wide": opt.profile.layers["wide"].tokens if opt.profile else None,
+    }
+
+
+def check_hierarchical(world: int) -> dict:
+    if world != 4:
+        return {"skipped": "needs 4 ranks"}
+    strategy = plan(world, fc1="hierarchical", head="hierarchical", emb="sparse")
+    strategy.groups = [[0, 1], [2, 3]]
+    strategy.buckets = [["fc2.weight", "head.weight"]]
+    ref, _ = plain_grads()
+    got = planned_grads(strategy)
+    return {"rel": rel_errors(got, ref)}
+
+
+def check_bad_plans(world: int) -> dict:
+    model = fresh_model()
+    out = {}
+    cases = {
+        "wrong_world": plan(world + 1),
+        "missing_layer": plan(world, decoder="sfb"),
+        "sfb_on_embedding": plan(world, emb="sfb"),
+    }
+    for label, strategy in cases.items():
+        try:
+            DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), model, strategy)
+            out[label] = "no error"
+        except ValueError as err:
+            out[label] = str(err)
+    return out
+
+
+CHECKS = {
+    "bad_plans": check_bad_plans,
+    "even": check_even,
+    "accumulation": check_accumulation,
+    "uneven": check_uneven,
+    "local_batch_size": check_local_batch_size,
+    "training": check_training,
+    "auto_replan": check_auto_replan,
+    "hierarchical": check_hierarchical,
+}
+
+
+def main() -> None:
+    hvd.init(process_sets="dynamic")
+    torch.set_num_threads(1)
+    world = hvd.size()
+    results = {"world": world}
+    for name, check in CHECKS.items():
+        try:
+            results[name] = check(world)
+        except Exception:  # a failed rank must stop the launch, or the others hang in collectives
+            results[name] = {"error": traceback.format_exc()}
+            if hvd.rank() == 0:
+                print(results[name]["error"], file=sys.stderr)
+            raise
+    if hvd.rank() == 0:
+        with open(sys.argv[1], "w") as f:
+            json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
