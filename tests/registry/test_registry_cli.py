@@ -1,0 +1,167 @@
+"""`stitchlab registry ...`: through argparse directly, and through `python -m stitchlab`."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import subprocess
+import sys
+import tarfile
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import pytest
+from registry_helpers import kernel_components, payload
+
+from stitchlab.registry import KernelRegistry, make_key
+from stitchlab.registry.cli import register
+
+
+def cli(*argv: str) -> tuple[int, str, str]:
+    """Run `registry ARGV` through a parser built the way the core CLI builds it."""
+    parser = argparse.ArgumentParser(prog="stitchlab")
+    register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["registry", *argv])
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = args.func(args)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def filled(cache_dir: Path) -> Path:
+    registry = KernelRegistry(cache_dir)
+    for i in range(3):
+        registry.put(kernel_components(i), payload(i, 5000), {"name": f"k{i}"})
+    registry.put_record("plan", "softmax", {"groups": [[0, 1]]})
+    return cache_dir
+
+
+def test_stats_human_and_json(filled: Path) -> None:
+    code, out, _ = cli("stats", "--cache-dir", str(filled))
+    assert code == 0 and "4 (3 kernels, 1 records)" in out and "KiB" in out
+    code, out, _ = cli("stats", "--json", "--cache-dir", str(filled))
+    report = json.loads(out)
+    assert report["kernels"] == 3 and report["records"] == 1 and report["path"] == str(filled)
+
+
+def test_list_human_and_json(filled: Path) -> None:
+    code, out, _ = cli("list", "--cache-dir", str(filled))
+    assert code == 0
+    assert make_key(kernel_components(0))[:16] in out and "record plan/softmax" in out
+    assert "gpu_arch=sm_90" in out and "4 entries" in out
+    code, out, _ = cli("list", "--json", "--cache-dir", str(filled))
+    assert {e["kind"] for e in json.loads(out)} == {"kernel", "record"}
+
+
+def test_show_by_prefix_and_record(filled: Path) -> None:
+    key = make_key(kernel_components(1))
+    code, out, _ = cli("show", key[:10], "--cache-dir", str(filled))
+    assert code == 0 and key in out and "source_digest" in out and '"name": "k1"' in out
+    assert "ELF (cubin)" in out
+    code, out, _ = cli("show", "record/plan/softmax", "--cache-dir", str(filled))
+    assert code == 0 and '"groups"' in out
+    code, _, err = cli("show", "nope", "--cache-dir", str(filled))
+    assert code == 1 and "no entry with key 'nope'" in err
+    code, _, err = cli("show", "", "--cache-dir", str(filled))
+    assert code == 2 and "give more of the key" in err
+
+
+def test_prune_and_clear(filled: Path) -> None:
+    code, out, _ = cli("prune", "--max-size", "1KiB", "--cache-dir", str(filled))
+    assert code == 0 and "evicted 4 entries" in out
+    code, _, err = cli("prune", "--max-size", "lots", "--cache-dir", str(filled))
+    assert code == 2 and "cannot read size 'lots'" in err
+    KernelRegistry(filled).put(kernel_components(5), payload(5), {})
+    code, out, _ = cli("clear", "--cache-dir", str(filled))
+    assert code == 0 and "removed 1 entries" in out
+    assert KernelRegistry(filled).entries() == []
+
+
+def test_export_import_pre_warms_another_registry(filled: Path, tmp_path: Path) -> None:
+    archive = tmp_path / "warm.tar.gz"
+    code, out, _ = cli("export", str(archive), "--cache-dir", str(filled))
+    assert code == 0 and "exported 3 kernels and 1 records" in out
+    other = tmp_path / "node2"
+    code, out, _ = cli("import", str(archive), "--cache-dir", str(other))
+    assert code == 0 and "imported 3 kernels and 1 records" in out
+    registry = KernelRegistry(other)
+    for i in range(3):
+        entry = registry.get_or_build(kernel_components(i), lambda: pytest.fail("rebuilt"))
+        assert entry.blob == payload(i, 5000) and entry.meta == {"name": f"k{i}"}
+    assert registry.get_record("plan", "softmax") == {"groups": [[0, 1]]}
+
+
+def _rewrite(archive: Path, target: Path, change) -> None:  # noqa: ANN001 - a callable
+    with tarfile.open(archive) as source, tarfile.open(target, "w:gz") as out:
+        members = {m.name: source.extractfile(m).read() for m in source.getmembers()}
+        for name, data in change(members).items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            out.addfile(info, io.BytesIO(data))
+
+
+@pytest.mark.parametrize("tamper", ["payload", "manifest_checksum", "missing_member", "not_an_archive"])
+def test_import_refuses_a_damaged_archive_entirely(filled: Path, tmp_path: Path, tamper: str) -> None:
+    archive, damaged = tmp_path / "warm.tar.gz", tmp_path / "damaged.tar.gz"
+    assert cli("export", str(archive), "--cache-dir", str(filled))[0] == 0
+
+    def change(members: dict[str, bytes]) -> dict[str, bytes]:
+        manifest = json.loads(members["manifest.json"])
+        first = manifest["entries"][0]["file"]
+        if tamper == "payload":
+            members[first] = members[first][:-1] + bytes([members[first][-1] ^ 1])
+        elif tamper == "manifest_checksum":
+            manifest["entries"][1]["sha256"] = "0" * 64
+        else:
+            del members[first]
+        members["manifest.json"] = json.dumps(manifest).encode()
+        return members
+
+    if tamper == "not_an_archive":
+        damaged.write_bytes(b"hello")
+    else:
+        _rewrite(archive, damaged, change)
+    target = tmp_path / "node2"
+    code, _, err = cli("import", str(damaged), "--cache-dir", str(target))
+    assert code == 1 and "refusing to import" in err and "nothing was imported" in err
+    assert KernelRegistry(target).entries() == []
+
+
+def test_import_refuses_a_consistent_archive_with_a_forged_value(filled: Path, tmp_path: Path) -> None:
+    """Manifest and file agree, but the value's own checksum does not."""
+    archive, forged = tmp_path / "warm.tar.gz", tmp_path / "forged.tar.gz"
+    cli("export", str(archive), "--cache-dir", str(filled))
+
+    def change(members: dict[str, bytes]) -> dict[str, bytes]:
+        import hashlib
+
+        manifest = json.loads(members["manifest.json"])
+        item = manifest["entries"][0]
+        value = bytearray(members[item["file"]])
+        value[-1] ^= 1
+        members[item["file"]] = bytes(value)
+        item["sha256"] = hashlib.sha256(value).hexdigest()
+        members["manifest.json"] = json.dumps(manifest).encode()
+        return members
+
+    _rewrite(archive, forged, change)
+    code, _, err = cli("import", str(forged), "--cache-dir", str(tmp_path / "node2"))
+    assert code == 1 and "checksum mismatch" in err
+
+
+def test_unusable_directory_is_an_error_not_a_memory_registry(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    code, _, err = cli("stats", "--cache-dir", str(blocker / "sub"))
+    assert code == 1 and "cannot use the directory" in err
+
+
+def test_python_dash_m_stitchlab_registry(filled: Path) -> None:
+    for module in ("stitchlab", "stitchlab.registry"):
+        argv = [sys.executable, "-m", module]
+        argv += ["registry"] if module == "stitchlab" else []
+        done = subprocess.run([*argv, "stats", "--json", "--cache-dir", str(filled)], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["kernels"] == 3
