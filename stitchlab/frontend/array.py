@@ -120,6 +120,10 @@ class LazyArray:
     def __str__(self) -> str:
         return str(self.get())
 
+    def _repr_html_(self) -> str:  # Jupyter: shape, dtype, ops -> kernels; never evaluates
+        from ..notebook.html import array_html
+        return array_html(self)
+
     def _scalar(self, kind: str) -> Any:
         if self.size != 1:
             if kind == "bool":
