@@ -36,7 +36,9 @@ class ArchiveError(ValueError):
 
     def __init__(self, path: str | os.PathLike[str], problems: list[str]) -> None:
         self.problems = problems
-        shown = "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")
+        shown = "; ".join(problems[:5]) + (
+            f"; and {len(problems) - 5} more" if len(problems) > 5 else ""
+        )
         super().__init__(f"refusing to import {os.fspath(path)}: nothing was imported ({shown})")
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from ._envelope import CorruptEntry, Decoded, ForeignFormat, decode, encode
 from ._keys import canonical_components, make_key
-from ._locks import HAVE_FILE_LOCKS, KeyLocks
+from ._locks import KeyLocks
 from ._memory import Item, MemoryFront
 from ._paths import (
     ENV_CACHE_DIR,
@@ -587,7 +587,9 @@ class KernelRegistry:
             self._degrade(error)
             return None
         if evicted:
-            log.debug("registry evicted %d entries to stay under %d bytes", len(evicted), self.max_size)
+            log.debug(
+                "registry evicted %d entries to stay under %d bytes", len(evicted), self.max_size
+            )
             with self._lock:
                 self._counters["evictions"] += len(evicted)
         return None
@@ -722,5 +724,3 @@ def reset_default_registry() -> None:
         if _default is not None:
             _default.close()
         _default = None
-
-

@@ -118,7 +118,9 @@ class DiskStore:
             raise UnsafeValue(f"row holds a {type(value).__name__}, not bytes")
         return value
 
-    def put(self, key: str, value: bytes, tag: dict[str, Any], only_if_absent: bool = False) -> bool:
+    def put(
+        self, key: str, value: bytes, tag: dict[str, Any], only_if_absent: bool = False
+    ) -> bool:
         """Store ``value`` under ``key``; return False if ``only_if_absent`` and it existed."""
         text = json.dumps(tag, sort_keys=True, separators=(",", ":"))
         if only_if_absent:

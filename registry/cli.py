@@ -42,11 +42,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_stats)
 
-    p = commands.add_parser("list", parents=[common], help="one line per entry, least recently used first")
+    p = commands.add_parser(
+        "list", parents=[common], help="one line per entry, least recently used first"
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_list)
 
-    p = commands.add_parser("show", parents=[common], help="components, metadata and checksum of one entry")
+    p = commands.add_parser(
+        "show", parents=[common], help="components, metadata and checksum of one entry"
+    )
     p.add_argument("key", metavar="KEY", help="a key, a unique prefix of one, or record/KIND/NAME")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_show)
@@ -54,7 +58,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = commands.add_parser("clear", parents=[common], help="remove every entry")
     p.set_defaults(func=cmd_clear)
 
-    p = commands.add_parser("prune", parents=[common], help="evict least recently used entries down to a size")
+    p = commands.add_parser(
+        "prune", parents=[common], help="evict least recently used entries down to a size"
+    )
     p.add_argument("--max-size", required=True, metavar="SIZE", help="e.g. 512MiB, 2GiB, 1048576")
     p.set_defaults(func=cmd_prune)
 
@@ -171,13 +177,17 @@ def cmd_show(args: argparse.Namespace) -> int:
         e for e in entries if e["key"].startswith(wanted) and not wanted.startswith(RECORD_PREFIX)
     ]
     if not matches:
-        print(f"error: no entry with key {wanted!r} in {registry.path}; see `stitchlab registry list`",
-              file=sys.stderr)
+        print(
+            f"error: no entry with key {wanted!r} in {registry.path}; see `stitchlab registry list`",
+            file=sys.stderr,
+        )
         return 1
     if len(matches) > 1:
         keys = ", ".join(e["key"][:16] for e in matches[:5])
-        print(f"error: {wanted!r} matches {len(matches)} entries ({keys}...); give more of the key",
-              file=sys.stderr)
+        print(
+            f"error: {wanted!r} matches {len(matches)} entries ({keys}...); give more of the key",
+            file=sys.stderr,
+        )
         return 2
     summary = matches[0]
     key = summary["key"]
@@ -200,8 +210,10 @@ def cmd_show(args: argparse.Namespace) -> int:
                 blob_format="ELF (cubin)" if entry.blob[:4] == b"\x7fELF" else "unknown",
             )
     if not found:
-        print(f"error: entry {key} could not be read (corrupt or removed); it was dropped",
-              file=sys.stderr)
+        print(
+            f"error: entry {key} could not be read (corrupt or removed); it was dropped",
+            file=sys.stderr,
+        )
         return 1
     if args.json:
         print(json.dumps(detail, indent=2))
@@ -216,7 +228,9 @@ def cmd_show(args: argparse.Namespace) -> int:
         print("data")
         print(_indent(json.dumps(detail["data"], indent=2, sort_keys=True)))
         return 0
-    print(f"cubin        {format_size(detail['blob_size'])}, {detail['blob_format']}, sha256 {detail['blob_sha256']}")
+    print(
+        f"cubin        {format_size(detail['blob_size'])}, {detail['blob_format']}, sha256 {detail['blob_sha256']}"
+    )
     print("components")
     width = max(len(n) for n in detail["components"])
     for name, value in sorted(detail["components"].items()):

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 from registry_helpers import KERNEL_SOURCES, compile_cubin
-
 from stitchlab.registry import KernelRegistry, RegistryWarning, reset_default_registry
 
 

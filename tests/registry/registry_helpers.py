@@ -88,7 +88,9 @@ def compile_cubin(nvrtc: Any, source: str) -> bytes:
     return buffer
 
 
-def start_workers(argv: list[list[str]], env: dict[str, str] | None = None) -> list[subprocess.Popen]:
+def start_workers(
+    argv: list[list[str]], env: dict[str, str] | None = None
+) -> list[subprocess.Popen]:
     """Start one registry_worker.py process per argument list, all at once."""
     full_env = dict(os.environ)
     full_env.update(env or {})
@@ -112,4 +114,3 @@ def wait_workers(processes: list[subprocess.Popen], timeout: float = 120) -> lis
         assert process.returncode == 0, f"worker {process.args} failed:\n{out}\n{err}"
         outputs.append(out)
     return outputs
-

@@ -13,7 +13,6 @@ import time
 import warnings
 
 from registry_helpers import KERNEL_SOURCES, compile_cubin, kernel_components, payload
-
 from stitchlab.registry import KernelRegistry, RegistryWarning, make_key
 
 warnings.simplefilter("error", RegistryWarning)

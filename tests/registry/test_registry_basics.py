@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 from registry_helpers import kernel_components, payload
-
 from stitchlab.registry import (
     KEY_COMPONENTS,
     Entry,
@@ -36,12 +35,18 @@ def test_second_call_builds_nothing(registry: KernelRegistry) -> None:
     assert len(calls) == 1
     assert (first.hit, second.hit) == (False, True)
     assert second.blob == payload(0) and second.meta == {"name": "scale", "regs": 12}
-    assert second.key == make_key(kernel_components(0)) and second.components == kernel_components(0)
+    assert second.key == make_key(kernel_components(0)) and second.components == kernel_components(
+        0
+    )
 
 
-def test_real_cubin_round_trips_byte_identical(registry: KernelRegistry, cache_dir: Path, cubins: list[bytes]) -> None:
+def test_real_cubin_round_trips_byte_identical(
+    registry: KernelRegistry, cache_dir: Path, cubins: list[bytes]
+) -> None:
     for number, cubin in enumerate(cubins):
-        registry.get_or_build(kernel_components(number), lambda cubin=cubin: (cubin, {"n": number}))
+        registry.get_or_build(
+            kernel_components(number), lambda cubin=cubin, n=number: (cubin, {"n": n})
+        )
     fresh = KernelRegistry(cache_dir)
     for number, cubin in enumerate(cubins):
         entry = fresh.get_or_build(kernel_components(number), lambda: pytest.fail("rebuilt"))
@@ -92,7 +97,9 @@ def test_failed_build_stores_nothing(registry: KernelRegistry) -> None:
         ((b"x", {"f": object()}), "not JSON-serializable"),
     ],
 )
-def test_bad_build_results_are_named(registry: KernelRegistry, result: object, message: str) -> None:
+def test_bad_build_results_are_named(
+    registry: KernelRegistry, result: object, message: str
+) -> None:
     with pytest.raises(TypeError, match=message):
         registry.get_or_build(kernel_components(0), lambda: result)
 
@@ -119,7 +126,9 @@ def test_key_is_sha256_of_canonical_sorted_json() -> None:
     assert make_key(components) == hashlib.sha256(canonical.encode()).hexdigest()
     assert make_key(dict(reversed(list(components.items())))) == make_key(components)
     # Pinned: a change here invalidates every registry in the field.
-    assert make_key(components) == "67fe153cddd69de4e194ea976fc255f718c510a735b95482b987fb119e190514"
+    assert (
+        make_key(components) == "67fe153cddd69de4e194ea976fc255f718c510a735b95482b987fb119e190514"
+    )
     assert set(KEY_COMPONENTS) == set(components)
     assert digest("abc") == hashlib.sha256(b"abc").hexdigest()
 
@@ -148,7 +157,17 @@ def test_stats_have_the_documented_keys(registry: KernelRegistry, cache_dir: Pat
     registry.get_or_build(kernel_components(0), lambda: (payload(0), {}))
     registry.get_or_build(kernel_components(0), lambda: (payload(0), {}))
     stats = registry.stats()
-    for name in ("hits", "misses", "builds", "disk_reads", "evictions", "entries", "bytes", "path", "mode"):
+    for name in (
+        "hits",
+        "misses",
+        "builds",
+        "disk_reads",
+        "evictions",
+        "entries",
+        "bytes",
+        "path",
+        "mode",
+    ):
         assert name in stats
     assert (stats["hits"], stats["misses"], stats["builds"]) == (1, 1, 1)
     assert stats["entries"] == 1 and stats["bytes"] > len(payload(0))
@@ -213,15 +232,21 @@ def test_memory_only_evicts_least_recently_used() -> None:
     assert registry.stats()["evictions"] >= 1
 
 
-@pytest.mark.parametrize(("variable", "value"), [("STITCHLAB_CACHE_DIR", ":memory:"), ("STITCHLAB_REGISTRY", "memory")])
-def test_default_registry_memory_from_environment(monkeypatch: pytest.MonkeyPatch, variable: str, value: str) -> None:
+@pytest.mark.parametrize(
+    ("variable", "value"), [("STITCHLAB_CACHE_DIR", ":memory:"), ("STITCHLAB_REGISTRY", "memory")]
+)
+def test_default_registry_memory_from_environment(
+    monkeypatch: pytest.MonkeyPatch, variable: str, value: str
+) -> None:
     monkeypatch.setenv(variable, value)
     reset_default_registry()
     assert default_registry().mode == "memory"
     assert default_registry() is default_registry()
 
 
-def test_default_registry_uses_cache_dir_and_max_size(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_default_registry_uses_cache_dir_and_max_size(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv("STITCHLAB_CACHE_DIR", str(tmp_path / "team"))
     monkeypatch.setenv("STITCHLAB_CACHE_MAX_SIZE", "64MiB")
     reset_default_registry()

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 from registry_helpers import kernel_components, payload
-
 from stitchlab.registry import KernelRegistry, make_key
 from stitchlab.registry.cli import register
 
@@ -102,8 +101,12 @@ def _rewrite(archive: Path, target: Path, change) -> None:  # noqa: ANN001 - a c
             out.addfile(info, io.BytesIO(data))
 
 
-@pytest.mark.parametrize("tamper", ["payload", "manifest_checksum", "missing_member", "not_an_archive"])
-def test_import_refuses_a_damaged_archive_entirely(filled: Path, tmp_path: Path, tamper: str) -> None:
+@pytest.mark.parametrize(
+    "tamper", ["payload", "manifest_checksum", "missing_member", "not_an_archive"]
+)
+def test_import_refuses_a_damaged_archive_entirely(
+    filled: Path, tmp_path: Path, tamper: str
+) -> None:
     archive, damaged = tmp_path / "warm.tar.gz", tmp_path / "damaged.tar.gz"
     assert cli("export", str(archive), "--cache-dir", str(filled))[0] == 0
 
@@ -129,7 +132,9 @@ def test_import_refuses_a_damaged_archive_entirely(filled: Path, tmp_path: Path,
     assert KernelRegistry(target).entries() == []
 
 
-def test_import_refuses_a_consistent_archive_with_a_forged_value(filled: Path, tmp_path: Path) -> None:
+def test_import_refuses_a_consistent_archive_with_a_forged_value(
+    filled: Path, tmp_path: Path
+) -> None:
     """Manifest and file agree, but the value's own checksum does not."""
     archive, forged = tmp_path / "warm.tar.gz", tmp_path / "forged.tar.gz"
     cli("export", str(archive), "--cache-dir", str(filled))
@@ -162,6 +167,8 @@ def test_python_dash_m_stitchlab_registry(filled: Path) -> None:
     for module in ("stitchlab", "stitchlab.registry"):
         argv = [sys.executable, "-m", module]
         argv += ["registry"] if module == "stitchlab" else []
-        done = subprocess.run([*argv, "stats", "--json", "--cache-dir", str(filled)], capture_output=True, text=True)
+        done = subprocess.run(
+            [*argv, "stats", "--json", "--cache-dir", str(filled)], capture_output=True, text=True
+        )
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout)["kernels"] == 3

@@ -9,9 +9,7 @@ from pathlib import Path
 
 import pytest
 from registry_helpers import index_keys, kernel_components, payload, value_path
-
-from stitchlab.registry import KernelRegistry, RegistryWarning, make_key
-from stitchlab.registry import _store
+from stitchlab.registry import KernelRegistry, RegistryWarning, _store, make_key
 
 
 def _stored(cache_dir: Path, i: int = 0, size: int = 3000) -> str:
@@ -30,7 +28,9 @@ def _rebuild(cache_dir: Path, i: int = 0) -> tuple[object, list[int]]:
 
 
 @pytest.mark.parametrize("damage", ["truncate", "garbage", "flip_one_bit", "empty"])
-def test_corrupt_value_is_dropped_and_rebuilt_with_one_warning(cache_dir: Path, damage: str) -> None:
+def test_corrupt_value_is_dropped_and_rebuilt_with_one_warning(
+    cache_dir: Path, damage: str
+) -> None:
     key = _stored(cache_dir)
     path = value_path(cache_dir, key)
     data = path.read_bytes()
@@ -134,7 +134,9 @@ def test_directory_that_turns_read_only_degrades_once(
     assert registry.get(make_key(kernel_components(0))) is not None  # still in memory
 
 
-@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root ignores directory permissions")
+@pytest.mark.skipif(
+    os.name != "posix" or os.geteuid() == 0, reason="root ignores directory permissions"
+)
 def test_read_only_directory_degrades_to_memory(cache_dir: Path) -> None:
     KernelRegistry(cache_dir).put(kernel_components(0), payload(0), {})
     os.chmod(cache_dir, 0o500)

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 from registry_helpers import kernel_components, payload, run_worker, start_workers, wait_workers
-
 from stitchlab.registry import KernelRegistry
 from stitchlab.registry._envelope import decode
 
@@ -41,7 +40,9 @@ def test_stress_many_processes_one_directory(cache_dir: Path) -> None:
     assert all(r["mode"] == "disk" for r in results)
     assert sum(r["ops"] for r in results) > 1000
     builds = collections.Counter(i for r in results for i in r["builds"])
-    assert builds and max(builds.values()) == 1, f"keys built more than once: {builds.most_common(3)}"
+    assert builds and max(builds.values()) == 1, (
+        f"keys built more than once: {builds.most_common(3)}"
+    )
 
     registry = KernelRegistry(cache_dir)
     store = registry._store
@@ -76,7 +77,9 @@ def test_concurrent_creation_of_one_directory_never_fails(tmp_path: Path) -> Non
     for attempt in range(2):
         directory = tmp_path / f"fresh{attempt}"
         start = _start_at(1.0)
-        outputs = wait_workers(start_workers([["create", str(directory), start] for _ in range(10)]))
+        outputs = wait_workers(
+            start_workers([["create", str(directory), start] for _ in range(10)])
+        )
         assert all(json.loads(out)["mode"] == "disk" for out in outputs)
         assert KernelRegistry(directory).stats()["entries"] == 1
 

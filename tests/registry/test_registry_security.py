@@ -11,7 +11,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from registry_helpers import kernel_components, payload
-
 from stitchlab.registry import KernelRegistry, RegistryWarning, make_key
 from stitchlab.registry._archive import export_archive
 from stitchlab.registry._envelope import CorruptEntry, decode, encode
@@ -52,7 +51,9 @@ def _plant(cache_dir: Path, marker: Path) -> list[str]:
     return [key_value, key_raw]
 
 
-def test_planted_pickles_are_never_unpickled(cache_dir: Path, tmp_path: Path, no_unpickling: None) -> None:
+def test_planted_pickles_are_never_unpickled(
+    cache_dir: Path, tmp_path: Path, no_unpickling: None
+) -> None:
     marker = tmp_path / "pwned"
     keys = _plant(cache_dir, marker)
     registry = KernelRegistry(cache_dir)
@@ -95,10 +96,16 @@ def test_arbitrary_bytes_never_decode_as_trusted(data: bytes) -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.binary(min_size=1, max_size=200), st.integers(min_value=0, max_value=10_000), st.integers(1, 255))
+@given(
+    st.binary(min_size=1, max_size=200),
+    st.integers(min_value=0, max_value=10_000),
+    st.integers(1, 255),
+)
 def test_any_single_byte_change_is_detected(blob: bytes, position: int, flip: int) -> None:
     key = make_key(kernel_components(0))
-    value = bytearray(encode(key, {"kind": "kernel", "components": kernel_components(0), "meta": {}}, blob))
+    value = bytearray(
+        encode(key, {"kind": "kernel", "components": kernel_components(0), "meta": {}}, blob)
+    )
     value[position % len(value)] ^= flip
     with warnings.catch_warnings():
         with pytest.raises(CorruptEntry):
