@@ -298,3 +298,30 @@ def test_registry_imports_nothing_else_from_stitchlab() -> None:
                 continue
             for name in names:
                 assert not name.startswith("stitchlab"), f"{source.name} imports {name}"
+
+
+def test_threads_missing_one_key_build_it_once(registry: KernelRegistry) -> None:
+    import threading
+    import time
+
+    calls = []
+
+    def build() -> tuple[bytes, dict]:
+        calls.append(1)
+        time.sleep(0.2)
+        return payload(0), {}
+
+    results: list[Entry] = []
+    threads = [
+        threading.Thread(
+            target=lambda: results.append(registry.get_or_build(kernel_components(0), build))
+        )
+        for _ in range(8)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(calls) == 1
+    assert sorted(e.hit for e in results) == [False] + [True] * 7
+    assert all(e.blob == payload(0) for e in results)
