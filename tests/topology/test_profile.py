@@ -1,0 +1,94 @@
+import json
+
+import pytest
+from stitchlab.topology import Device, DocumentError, ModelProfile, ProfileError
+from stitchlab.topology.profile import LayerProfile, ParamInfo
+
+torch = pytest.importorskip("torch")
+nn = torch.nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(1000, 16)
+        self.fc1 = nn.Linear(16, 32)
+        self.act = nn.ReLU(inplace=True)
+        self.fc2 = nn.Linear(32, 4)
+
+    def forward(self, idx):
+        return self.fc2(self.act(self.fc1(self.emb(idx)))).mean(1)
+
+
+@pytest.fixture(scope="module")
+def measured():
+    torch.manual_seed(0)
+    net = Net()
+    idx = torch.arange(64).reshape(8, 8)  # 64 distinct rows of 1000
+    opt = torch.optim.Adam(net.parameters())
+    return ModelProfile.from_module(net, idx, steps=2, optimizer=opt, device_flops=1e10)
+
+
+def test_layers_in_forward_order_with_params(measured):
+    assert [l.name for l in measured.layers] == ["emb", "fc1", "fc2"]
+    assert [p.name for p in measured.layers[1].params] == ["fc1.weight", "fc1.bias"]
+    assert measured.layers[1].params[0].shape == (32, 16)
+    assert measured.param_bytes == (1000 * 16 + 32 * 16 + 32 + 4 * 32 + 4) * 4
+
+
+def test_linear_dims_tokens_and_embedding_density(measured):
+    fc1 = measured.layer("fc1")
+    assert (fc1.kind, fc1.in_features, fc1.out_features, fc1.tokens) == ("linear", 16, 32, 64)
+    emb = measured.layer("emb")
+    assert emb.kind == "embedding" and emb.grad_density == pytest.approx(64 / 1000)
+    assert (emb.num_embeddings, emb.embedding_dim) == (1000, 16)
+
+
+def test_times_and_activations_are_measured(measured):
+    assert measured.method == "measured" and measured.batch_size == 8
+    assert all(l.forward_time > 0 and l.backward_time > 0 for l in measured.layers)
+    # fc1 keeps its input (64x16 floats) and the in-place ReLU's output (64x32 floats)
+    assert measured.layer("fc1").activation_bytes == (64 * 16 + 64 * 32) * 4
+    assert measured.optimizer_state_factor == pytest.approx(2.0)
+    assert measured.optimizer_time > 0
+
+
+def test_estimate_divides_flops_by_device_speed():
+    net = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 8))
+    dev = Device("x", "gpu", flops=1e12, memory=2**30, name="X")
+    prof = ModelProfile.from_module(net, torch.randn(16, 64), device=dev, estimate=True)
+    assert prof.method == "estimated" and prof.device == "X" and prof.device_flops == 1e12
+    first = prof.layers[0]
+    assert first.forward_flops == pytest.approx(2 * 16 * 64 * 128, rel=0.01)
+    assert first.forward_time == pytest.approx(first.forward_flops / 1e12)
+    assert first.backward_time == pytest.approx(2 * first.forward_time)
+
+
+def test_save_load_round_trip(measured, tmp_path):
+    path = tmp_path / "p.json"
+    measured.save(path)
+    again = ModelProfile.load(path)
+    assert again.to_dict() == measured.to_dict()
+    assert again.layer("fc1").params[0].shape == (32, 16)
+
+
+def test_bad_profile_file_names_the_place(measured, tmp_path):
+    data = measured.to_dict()
+    data["layers"][2]["backward_time"] = "fast"
+    with pytest.raises(DocumentError, match=r"\$\.layers\[2\]\.backward_time: \"fast\" is not of"):
+        ModelProfile.from_dict(data)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(measured.to_dict(), indent=2)[:-3] + ",,}")
+    with pytest.raises(DocumentError, match=r"bad\.json:\d+:\d+: invalid JSON"):
+        ModelProfile.load(path)
+
+
+def test_bad_profiles_are_named():
+    with pytest.raises(ProfileError, match="unknown kind 'lstm'"):
+        LayerProfile("x", "lstm")
+    with pytest.raises(ProfileError, match="unknown dtype 'float7'"):
+        ParamInfo("w", (1,), "float7")
+    p = ParamInfo("w", (2,))
+    with pytest.raises(ProfileError, match="'w' appears in layers 'a' and 'b'"):
+        ModelProfile("m", 1, "cpu", 1e9, [LayerProfile("a", params=[p]),
+                                           LayerProfile("b", params=[p])])
