@@ -102,7 +102,7 @@ class PlanExplorer(_Displayable):
         )
         self.measure_button.on_click(lambda _: self.measure())
         self.status = W.HTML()
-        self.cards = W.HBox(layout=W.Layout(overflow_x="auto", align_items="flex-start"))
+        self.cards = W.HBox(layout=W.Layout(overflow="auto", align_items="flex-start"))
         self._render_cards()
         self._set_status()
         self.widget = W.VBox([self.cards, W.HBox([self.choice, self.measure_button]), self.status])

@@ -3,22 +3,25 @@
 Everything goes through the standard :mod:`logging` module under the logger ``"stitchlab"``
 (subsystems log under children such as ``"stitchlab.registry"``). By default the library adds
 no handler and logs nothing a user sees. Setting the environment variable before the first
-``import stitchlab.log`` — or calling :func:`set_level` — attaches one stderr handler:
+``import stitchlab._log`` — or calling :func:`set_level` — attaches one stderr handler:
 
 * ``info``: one line per kernel compile with its registry outcome and time, one line per
   recompile with its reason;
 * ``debug``: also the generated CUDA source of each compiled kernel, and the registry's and
   planner's own debug lines.
 
+(The module is ``stitchlab._log``, not ``stitchlab.log``: a submodule named ``log`` would
+replace the function ``sl.log`` on import.)
+
 The compiler and the registry report through the helpers below, so the wording is the same
 everywhere::
 
-    from stitchlab.log import log_compile, log_recompile
+    from stitchlab._log import log_compile, log_recompile
     log_compile("softmax_f32_row", key, "miss", 0.412)
     log_recompile("softmax_f32_row", "dtype changed: float32 -> float16")
 
 Example:
-    >>> import logging, stitchlab.log as slog
+    >>> import logging, stitchlab._log as slog
     >>> slog.set_level("info")            # same as STITCHLAB_LOG=info
     >>> logging.getLogger("stitchlab").level == logging.INFO
     True
