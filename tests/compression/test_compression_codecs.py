@@ -1,0 +1,107 @@
+"""SFB and sparse codecs in one process: the rebuilt gradients equal autograd's."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+from torch import nn  # noqa: E402
+
+from stitchlab.compression.sfb import LinearFactors, linear_grads  # noqa: E402
+from stitchlab.compression.sparse import EmbeddingRows, decode_rows, encode_rows  # noqa: E402
+
+
+def _rel(a, b):
+    return float((a.double() - b.double()).norm() / b.double().norm())
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_sfb_rebuilds_the_linear_gradient_for_token_inputs(bias):
+    torch.manual_seed(0)
+    layer = nn.Linear(6, 5, bias=bias)
+    cap = LinearFactors(layer)
+    x = torch.randn(3, 7, 6)  # batch × tokens × features
+    (layer(x).sin().sum()).backward()
+    gx, gdy = cap.take()
+    assert gx.shape == (21, 6) and gdy.shape == (21, 5)
+    gw, gb = linear_grads(gx, gdy, bias=bias)
+    assert _rel(gw, layer.weight.grad) < 1e-6
+    if bias:
+        assert _rel(gb, layer.bias.grad) < 1e-6
+    else:
+        assert gb is None
+
+
+def test_sfb_covers_weight_sharing_and_accumulated_passes():
+    torch.manual_seed(1)
+    layer = nn.Linear(4, 4)
+    cap = LinearFactors(layer)
+    for _ in range(2):  # two accumulated backward passes, the layer used twice in each
+        x = torch.randn(5, 4)
+        layer(torch.tanh(layer(x))).pow(2).sum().backward()
+    gx, gdy = cap.take()
+    assert gx.shape[0] == 20
+    gw, gb = linear_grads(gx, gdy, bias=True)
+    assert _rel(gw, layer.weight.grad) < 1e-6
+    assert _rel(gb, layer.bias.grad) < 1e-6
+
+
+def test_sfb_ignores_evaluation_forwards():
+    layer = nn.Linear(3, 3)
+    cap = LinearFactors(layer)
+    with torch.no_grad():
+        layer(torch.randn(2, 3))
+    assert cap.rows == 0 and cap.pending == 0
+
+
+def test_sfb_take_refuses_a_forward_without_backward():
+    layer = nn.Linear(3, 3)
+    cap = LinearFactors(layer)
+    layer(torch.randn(2, 3))
+    with pytest.raises(RuntimeError, match="no output gradient"):
+        cap.take()
+
+
+def test_sfb_rejects_other_layers_and_mismatched_factors():
+    with pytest.raises(TypeError, match="nn.Linear"):
+        LinearFactors(nn.Conv1d(2, 2, 1))
+    with pytest.raises(ValueError, match="same T"):
+        linear_grads(torch.zeros(3, 2), torch.zeros(4, 2), bias=False)
+
+
+def test_sparse_rows_rebuild_the_embedding_gradient_exactly():
+    torch.manual_seed(2)
+    emb = nn.Embedding(50, 4)
+    cap = EmbeddingRows(emb)
+    ids = torch.randint(0, 10, (6, 3))
+    (emb(ids) * torch.randn(6, 3, 4)).sum().backward()
+    rows = cap.take()
+    assert rows.tolist() == sorted(set(ids.flatten().tolist()))
+    idx, val = encode_rows(emb.weight.grad, rows)
+    assert torch.equal(decode_rows([idx], [val], 50), emb.weight.grad)
+
+
+def test_sparse_merge_is_the_exactly_rounded_sum_in_any_order():
+    torch.manual_seed(3)
+    pieces = [(torch.randint(0, 8, (5,)).unique(), None) for _ in range(4)]
+    pieces = [(i, torch.randn(len(i), 3) * 10.0 ** torch.randint(-4, 4, (len(i), 1))) for i, _ in pieces]
+    dense = torch.zeros(8, 3, dtype=torch.float64)
+    for i, v in pieces:
+        dense.index_add_(0, i, v.double())
+    forward = decode_rows([i for i, _ in pieces], [v for _, v in pieces], 8)
+    backward = decode_rows([i for i, _ in pieces[::-1]], [v for _, v in pieces[::-1]], 8)
+    assert torch.equal(forward, dense.float())
+    assert torch.equal(forward, backward)
+
+
+def test_sparse_encoding_reads_sparse_gradients():
+    emb = nn.Embedding(20, 3, sparse=True)
+    emb(torch.tensor([1, 5, 5])).sum().backward()
+    idx, val = encode_rows(emb.weight.grad, torch.zeros(0, dtype=torch.int64))
+    assert sorted(idx.tolist()) == [1, 5]
+    assert torch.equal(decode_rows([idx], [val], 20), emb.weight.grad.to_dense())
+
+
+def test_sparse_decode_rejects_rows_outside_the_table():
+    with pytest.raises(ValueError, match="out of range"):
+        decode_rows([torch.tensor([3])], [torch.zeros(1, 2)], 3)

@@ -1,0 +1,123 @@
+"""The compression cost model and the SFB placement integer program (plain numbers, no torch)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import subprocess
+import sys
+
+import pytest
+
+from stitchlab.compression import (
+    allgather_time,
+    allreduce_cost,
+    allreduce_time,
+    place_sfb,
+    sfb_break_even_tokens,
+    sfb_cost,
+    sparse_break_even_density,
+    sparse_cost,
+)
+
+
+def test_importing_compression_does_not_import_torch_or_horovod():
+    code = (
+        "import sys, stitchlab, stitchlab.compression, stitchlab.compression.placement;"
+        "print(sorted(m for m in ('torch', 'horovod') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_sfb_traffic_matches_the_design_formula():
+    # b·(m+n) < 2·m·n/p  <=>  T·(m+n) < 2·m·n with T = p·b tokens in the step
+    m, n, p = 1024, 512, 4
+    for b in (1, 10, 100, 1000):
+        c = sfb_cost(m, n, tokens=p * b, world_size=p, bias=False)
+        assert c.traffic_bytes == pytest.approx((p - 1) / p * p * b * (m + n) * 4)
+        assert c.baseline_bytes == pytest.approx(2 * (p - 1) / p * m * n * 4)
+        assert c.pays == (b * (m + n) < 2 * m * n / p)
+
+
+def test_sfb_break_even_is_where_traffic_equals_the_allreduce():
+    t = sfb_break_even_tokens(4096, 1024, world_size=8)
+    c = sfb_cost(4096, 1024, tokens=t, world_size=8)
+    assert c.traffic_bytes == pytest.approx(c.baseline_bytes)
+    assert sfb_cost(4096, 1024, tokens=t * 0.9, world_size=8).pays
+    assert not sfb_cost(4096, 1024, tokens=t * 1.1, world_size=8).pays
+
+
+def test_sfb_wide_layer_small_batch_pays_and_narrow_layer_large_batch_does_not():
+    assert sfb_cost(4096, 4096, tokens=64, world_size=2).pays
+    assert not sfb_cost(64, 64, tokens=4096, world_size=2).pays
+
+
+def test_sfb_counts_the_rebuild_and_the_held_factors():
+    c = sfb_cost(100, 10, tokens=7, world_size=2, bias=True)
+    assert c.extra_flops == 2 * 7 * 100 * 10 + 7 * 10
+    assert c.extra_memory_bytes == 7 * (100 + 10) * 4
+
+
+def test_sparse_pays_below_the_break_even_density():
+    v, d, p = 100_000, 64, 4
+    rho = sparse_break_even_density(d, p)
+    assert sparse_cost(v, d, rows=int(0.9 * rho * v) * p, world_size=p).pays
+    assert not sparse_cost(v, d, rows=int(1.1 * rho * v) * p, world_size=p).pays
+
+
+def test_time_saved_subtracts_the_rebuild_arithmetic():
+    c = sfb_cost(1000, 1000, tokens=10, world_size=2)
+    fast = c.time_saved(bandwidth_bytes_per_s=1e9, flops_per_s=1e15)
+    slow = c.time_saved(bandwidth_bytes_per_s=1e9, flops_per_s=1e3)
+    assert fast == pytest.approx(c.saved_bytes / 1e9, rel=1e-3)
+    assert slow < 0
+
+
+def test_alpha_beta_times():
+    assert allreduce_time(1e6, 4, 1e9, 1e-5) == pytest.approx(6 * 1e-5 + 1.5e6 / 1e9)
+    assert allgather_time(1e6, 4, 1e9, 1e-5) == pytest.approx(3 * 1e-5 + 0.75e6 / 1e9)
+    assert allreduce_cost(10, 1).traffic_bytes == 0
+
+
+@pytest.mark.parametrize(
+    "call, fragment",
+    [
+        (lambda: sfb_cost(0, 4, 1, 2), "in_features"),
+        (lambda: sfb_cost(4, 4, -1, 2), "tokens"),
+        (lambda: sfb_cost(4, 4, 1, 0), "world_size"),
+        (lambda: allreduce_time(1, 2, 0), "bandwidth"),
+        (lambda: place_sfb({}, -1, 1, 1), "memory_budget_bytes"),
+        (lambda: place_sfb({"e": sparse_cost(10, 4, 2, 2)}, 1, 1, 1), "'sparse'"),
+    ],
+)
+def test_bad_numbers_name_the_offending_argument(call, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        call()
+
+
+def test_placement_keeps_only_layers_that_save_time():
+    costs = {"wide": sfb_cost(4096, 4096, 64, 2), "narrow": sfb_cost(64, 64, 4096, 2)}
+    assert place_sfb(costs, math.inf, 1e9, 1e12) == ["wide"]
+
+
+def test_placement_integer_program_is_optimal_under_the_memory_budget():
+    costs = {
+        f"l{i}": sfb_cost(m, k, t, 4)
+        for i, (m, k, t) in enumerate(
+            [(4096, 4096, 64), (4096, 1024, 32), (2048, 2048, 16), (8192, 512, 48), (1024, 4096, 8)]
+        )
+    }
+    bw, flops = 1e9, 1e12
+    saved = {n: c.time_saved(bw, flops) for n, c in costs.items()}
+    mem = {n: c.extra_memory_bytes for n, c in costs.items()}
+    budget = 0.5 * sum(mem.values())
+    chosen = place_sfb(costs, budget, bw, flops)
+    assert sum(mem[n] for n in chosen) <= budget
+    best = max(
+        (s for r in range(len(costs) + 1) for s in itertools.combinations(costs, r)
+         if sum(mem[n] for n in s) <= budget),
+        key=lambda s: sum(saved[n] for n in s),
+    )
+    assert sum(saved[n] for n in chosen) == pytest.approx(sum(saved[n] for n in best))
+    assert place_sfb(costs, 0, bw, flops) == []

@@ -1,0 +1,208 @@
+"""Plans, errors and the notebook summary, in one process (Horovod with a single rank)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import pytest
+
+torch = pytest.importorskip("torch")
+from torch import nn  # noqa: E402
+
+from stitchlab.topology.strategy import Strategy  # noqa: E402
+
+try:
+    import horovod.torch as hvd
+except ImportError:
+    pytest.skip(
+        "Horovod is not installed: run `make install` or `bash scripts/install-horovod.sh "
+        ".venv/bin/python`",
+        allow_module_level=True,
+    )
+from stitchlab.horovod import (  # noqa: E402
+    DistributedOptimizer,
+    PlanChange,
+    Profile,
+    auto_strategy,
+    check_strategy,
+)
+
+
+class Net(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.emb = nn.Embedding(1000, 64)
+        self.wide = nn.Linear(64, 2048)
+        self.narrow = nn.Linear(2048, 8)
+
+    def forward(self, ids):
+        return self.narrow(torch.relu(self.wide(self.emb(ids))))
+
+
+@pytest.fixture(scope="module")
+def single_rank():
+    hvd.init()
+    yield
+    hvd.shutdown()
+
+
+def _run(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+
+
+def test_importing_stitchlab_does_not_import_torch_or_horovod():
+    out = _run("import sys, stitchlab; print([m for m in ('torch', 'horovod') if m in sys.modules])")
+    assert out.stdout.strip() == "[]", out.stderr
+
+
+def test_missing_horovod_says_how_to_install_it():
+    out = _run("import sys; sys.modules['horovod'] = None; import stitchlab.horovod")
+    assert out.returncode != 0
+    assert "ImportError" in out.stderr
+    assert "make install" in out.stderr and "scripts/install-horovod.sh" in out.stderr
+
+
+def test_optimizer_before_horovod_init_is_a_clear_error():
+    code = (
+        "import torch; from stitchlab.horovod import DistributedOptimizer\n"
+        "m = torch.nn.Linear(2, 2)\n"
+        "DistributedOptimizer(torch.optim.SGD(m.parameters(), lr=0.1), m)"
+    )
+    out = _run(code)
+    assert out.returncode != 0
+    assert "Horovod is not initialised" in out.stderr and "init()" in out.stderr
+
+
+def test_auto_strategy_puts_sfb_where_it_pays_and_sparse_on_low_density_embeddings():
+    model = Net()
+    strategy, reasons = auto_strategy(
+        model,
+        4,
+        layer_tokens={"wide": 16, "narrow": 4},
+        embedding_rows={"emb": 40},
+        bandwidth_bytes_per_s=1e9,
+        flops_per_s=1e11,
+    )
+    assert strategy.schemes == {"emb": "sparse", "wide": "sfb", "narrow": "sfb"}
+    assert reasons["wide"].startswith("sfb:")
+    dense, _ = auto_strategy(
+        model, 4, layer_tokens={"wide": 100_000, "narrow": 100_000}, embedding_rows={"emb": 4000}
+    )
+    assert dense.schemes == {}, "large batches and a dense embedding: SFB and sparse do not pay"
+
+
+def test_auto_strategy_respects_the_memory_budget():
+    model = Net()
+    kwargs = dict(layer_tokens={"wide": 16, "narrow": 4}, bandwidth_bytes_per_s=1e9, flops_per_s=1e11)
+    tight, reasons = auto_strategy(model, 4, memory_budget_bytes=4 * (2048 + 8) * 4, **kwargs)
+    assert tight.schemes == {"narrow": "sfb"}
+    assert "memory budget" in reasons["wide"]
+
+
+def test_auto_strategy_on_one_rank_compresses_nothing():
+    strategy, _ = auto_strategy(Net(), 1, layer_tokens={"wide": 1}, embedding_rows={"emb": 1})
+    assert strategy.schemes == {}
+
+
+@pytest.mark.parametrize(
+    "strategy, fragment",
+    [
+        (Strategy(["a", "b"], [1, 1]), "for 2 ranks"),
+        (Strategy(["a"], [1], schemes={"decoder.fc": "sfb"}), "no such module"),
+        (Strategy(["a"], [1], schemes={"wide": "sparse"}), "nn.Embedding"),
+        (Strategy(["a"], [1], schemes={"wide": "hierarchical"}), "no groups"),
+        (Strategy(["a"], [1], buckets=[["wide.weight", "lm_head.weight"]]), "'lm_head.weight'"),
+    ],
+)
+def test_plans_that_do_not_fit_the_model_are_rejected(strategy, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        check_strategy(strategy, Net(), 1)
+
+
+def test_optimizer_accepts_a_plan_object_carrying_a_strategy(single_rank):
+    model = Net()
+    plan = SimpleNamespace(strategy=Strategy(["cpu"], [8], schemes={"wide": "sfb", "emb": "sparse"}))
+    opt = DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), model, plan)
+    ids = torch.randint(0, 1000, (8, 3))
+    model(ids).sum().backward()
+    ref = Net()
+    ref.load_state_dict(model.state_dict())
+    ref(ids).sum().backward()
+    opt.step()
+    assert opt.strategy.schemes == {"wide": "sfb", "emb": "sparse"}
+    assert opt.batch_share == 8
+    # with one rank the rebuilt gradients are the local ones
+    torch.testing.assert_close(model.wide.weight.grad, ref.wide.weight.grad, rtol=1e-6, atol=1e-7)
+    torch.testing.assert_close(model.emb.weight.grad, ref.emb.weight.grad, rtol=0, atol=0)
+
+
+def test_optimizer_rejects_bad_arguments(single_rank):
+    model = Net()
+    sgd = torch.optim.SGD(model.parameters(), lr=0.1)
+    with pytest.raises(ValueError, match="'sometimes'"):
+        DistributedOptimizer(sgd, model, "sometimes")
+    with pytest.raises(TypeError, match="Strategy"):
+        DistributedOptimizer(sgd, model, {"schemes": {}})
+    with pytest.raises(ValueError, match="backward_passes_per_step"):
+        DistributedOptimizer(sgd, model, backward_passes_per_step=0)
+    other = torch.optim.SGD(nn.Linear(2, 2).parameters(), lr=0.1)
+    with pytest.raises(ValueError, match="not parameters of the model"):
+        DistributedOptimizer(other, model)
+    wrapped = DistributedOptimizer(sgd, model)
+    with pytest.raises(TypeError, match="already a distributed optimizer"):
+        DistributedOptimizer(wrapped, model)
+
+
+def test_too_many_backward_passes_is_an_error_not_a_wrong_gradient(single_rank):
+    model = Net()
+    opt = DistributedOptimizer(
+        torch.optim.SGD(model.parameters(), lr=0.1), model, Strategy(["cpu"], [1], schemes={"wide": "sfb"})
+    )
+    ids = torch.randint(0, 1000, (2, 3))
+    model(ids).sum().backward()
+    with pytest.raises(RuntimeError, match="backward_passes_per_step"):
+        model(ids).sum().backward()
+
+
+def test_optimizer_works_with_lr_schedulers_and_state_dicts(single_rank):
+    model = Net()
+    opt = DistributedOptimizer(torch.optim.Adam(model.parameters(), lr=0.1), model)
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+    model(torch.randint(0, 1000, (2, 3))).sum().backward()
+    opt.step()
+    sched.step()
+    assert opt.param_groups[0]["lr"] == pytest.approx(0.05)
+    state = opt.state_dict()
+    opt.load_state_dict(state)
+    assert len(opt.state) == 5
+    assert "DistributedOptimizer(Adam" in repr(opt)
+
+
+def test_replan_keeps_the_optimizer_state(single_rank):
+    model = Net()
+    opt = DistributedOptimizer(torch.optim.Adam(model.parameters(), lr=0.1), model)
+    model(torch.randint(0, 1000, (2, 3))).sum().backward()
+    opt.step()
+    before = {id(p): s["exp_avg"].clone() for p, s in opt.state.items()}
+    opt.replan(Strategy(["cpu"], [1], schemes={"wide": "sfb"}))
+    assert {id(p): s["exp_avg"] for p, s in opt.state.items()}.keys() == before.keys()
+    assert all(torch.equal(opt.state[p]["exp_avg"], before[id(p)]) for p in opt.state)
+    opt.zero_grad()
+    model(torch.randint(0, 1000, (2, 3))).sum().backward()
+    opt.step()
+    assert all(int(s["step"]) == 2 for s in opt.state.values())
+    assert opt.history[-1].changed_layers() == {"wide": ("allreduce", "sfb")}
+
+
+def test_plan_summary_escapes_html():
+    old = Strategy(["a"], [1])
+    new = Strategy(["a"], [1], schemes={"<script>": "sfb"})
+    change = PlanChange("<b>trigger</b>", old, new, {"<script>": "sfb: <img src=x onerror=alert(1)>"})
+    page = change._repr_html_()
+    assert "<script>" not in page and "<img" not in page and "<b>trigger" not in page
+    assert "&lt;script&gt;" in page and "&lt;img" in page
+    assert "allreduce -> sfb" in str(change)
+    profile = Profile(1, 1, 0.1, 0.0, 1e9, 1e-5, 1e10)
+    assert "Profile of 1 step" in profile._repr_html_()
