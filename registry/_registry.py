@@ -478,6 +478,7 @@ class KernelRegistry:
         if store is None:
             return None
         self._count("disk_reads")
+        value: bytes | None = None
         try:
             value = store.load(key)
             return decode(key, value) if value is not None else None
@@ -485,7 +486,7 @@ class KernelRegistry:
             log.debug("registry miss %s: %s", key[:12], error)
             return None
         except CorruptEntry as error:
-            self._drop_corrupt(key, error)
+            self._drop_corrupt(key, error, value)
             return None
         except DISK_ERRORS as error:
             self._degrade(error)
@@ -500,7 +501,7 @@ class KernelRegistry:
         except DISK_ERRORS:
             return False
 
-    def _drop_corrupt(self, key: str, error: Exception) -> None:
+    def _drop_corrupt(self, key: str, error: Exception, seen: bytes | None) -> None:
         with self._lock:
             first = key not in self._warned_keys
             self._warned_keys.add(key)
@@ -515,7 +516,7 @@ class KernelRegistry:
         store = self._store
         if store is not None:
             try:
-                store.delete(key)
+                store.delete_if_unchanged(key, seen)
             except DISK_ERRORS as disk_error:
                 self._degrade(disk_error)
 

@@ -131,6 +131,22 @@ class DiskStore:
         """Remove ``key``; return True if it was there."""
         return bool(self._cache.delete(key))
 
+    def delete_if_unchanged(self, key: str, seen: bytes | None) -> bool:
+        """Remove ``key`` only if it still holds ``seen`` (None: a row refused as unsafe).
+
+        Atomic (one write transaction), so a value another process has just rebuilt in
+        place of a corrupt one is not removed by mistake.
+        """
+        cache = self._cache
+        with cache.transact():
+            try:
+                current = cache.get(key, default=None)
+            except UnsafeValue:
+                return bool(cache.delete(key))
+            if current is not None and current == seen:
+                return bool(cache.delete(key))
+        return False
+
     def clear(self) -> int:
         """Remove every row (including rows this module would refuse to read)."""
         return int(self._cache.clear())

@@ -101,3 +101,22 @@ def test_warm_process_compiles_nothing_and_loads_fast(cache_dir: Path) -> None:
 def test_key_is_the_same_in_every_process_and_hash_seed(seed: str) -> None:
     result = json.loads(run_worker("key", env={"PYTHONHASHSEED": seed}))
     assert result["key"] == "67fe153cddd69de4e194ea976fc255f718c510a735b95482b987fb119e190514"
+
+
+def test_without_file_locks_the_first_stored_value_wins(
+    cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where flock is unavailable (Windows), a concurrent build is tolerated: first stored wins."""
+    from stitchlab.registry import _locks
+
+    monkeypatch.setattr(_locks, "HAVE_FILE_LOCKS", False)
+    first, second = KernelRegistry(cache_dir), KernelRegistry(cache_dir)
+
+    def build() -> tuple[bytes, dict]:
+        second.put(kernel_components(0), payload(0), {"by": "second"})  # stored meanwhile
+        return payload(0), {"by": "first"}
+
+    entry = first.get_or_build(kernel_components(0), build)
+    assert not entry.hit and entry.blob == payload(0) and entry.meta == {"by": "second"}
+    assert KernelRegistry(cache_dir).get(entry.key).meta == {"by": "second"}
+    assert KernelRegistry(cache_dir).stats()["entries"] == 1
