@@ -95,6 +95,13 @@ def _open(args: argparse.Namespace) -> KernelRegistry | None:
     return registry
 
 
+def _count(number: int, word: str) -> str:
+    """``_count(1, "entry") == "1 entry"``, ``_count(3, "record") == "3 records"``."""
+    if number == 1:
+        return f"1 {word}"
+    return f"{number} {word[:-1] + 'ies' if word.endswith('y') else word + 's'}"
+
+
 def _time(stamp: float) -> str:
     if not stamp:
         return "-"
@@ -124,7 +131,10 @@ def cmd_stats(args: argparse.Namespace) -> int:
         print(json.dumps(report, indent=2))
         return 0
     print(f"registry   {report['path']}")
-    print(f"entries    {report['entries']} ({kernels} kernels, {report['records']} records)")
+    print(
+        f"entries    {report['entries']} ({_count(kernels, 'kernel')}, "
+        f"{_count(report['records'], 'record')})"
+    )
     print(
         f"size       {format_size(report['bytes'])} on disk ({format_size(report['value_bytes'])} "
         f"of values), cap {format_size(report['max_size'])}"
@@ -163,7 +173,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             f"{_time(entry['last_access']):<19}  {_describe(entry)}"
         )
     total = sum(e["size"] for e in entries)
-    print(f"{len(entries)} entries, {format_size(total)}")
+    print(f"{_count(len(entries), 'entry')}, {format_size(total)}")
     return 0
 
 
@@ -249,7 +259,7 @@ def cmd_clear(args: argparse.Namespace) -> int:
     if registry is None:
         return 1
     count = registry.clear()
-    print(f"removed {count} entries from {registry.path}")
+    print(f"removed {_count(count, 'entry')} from {registry.path}")
     return 0
 
 
@@ -266,7 +276,7 @@ def cmd_prune(args: argparse.Namespace) -> int:
     evicted = registry.prune(limit)
     after = registry.stats()["bytes"]
     print(
-        f"evicted {len(evicted)} entries (least recently used first): "
+        f"evicted {_count(len(evicted), 'entry')} (least recently used first): "
         f"{format_size(before)} -> {format_size(after)}, limit {format_size(limit)}"
     )
     return 0
@@ -282,7 +292,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         print(f"error: cannot write {args.file}: {error}", file=sys.stderr)
         return 1
     print(
-        f"exported {summary.kernels} kernels and {summary.records} records "
+        f"exported {_count(summary.kernels, 'kernel')} and {_count(summary.records, 'record')} "
         f"({format_size(summary.bytes)}) to {args.file}"
     )
     return 0
@@ -300,7 +310,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             print(f"  {problem}", file=sys.stderr)
         return 1
     print(
-        f"imported {summary.kernels} kernels and {summary.records} records "
+        f"imported {_count(summary.kernels, 'kernel')} and {_count(summary.records, 'record')} "
         f"({format_size(summary.bytes)}) into {registry.path}"
     )
     return 0

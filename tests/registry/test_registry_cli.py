@@ -39,7 +39,7 @@ def filled(cache_dir: Path) -> Path:
 
 def test_stats_human_and_json(filled: Path) -> None:
     code, out, _ = cli("stats", "--cache-dir", str(filled))
-    assert code == 0 and "4 (3 kernels, 1 records)" in out and "KiB" in out
+    assert code == 0 and "4 (3 kernels, 1 record)" in out and "KiB" in out
     code, out, _ = cli("stats", "--json", "--cache-dir", str(filled))
     report = json.loads(out)
     assert report["kernels"] == 3 and report["records"] == 1 and report["path"] == str(filled)
@@ -74,17 +74,17 @@ def test_prune_and_clear(filled: Path) -> None:
     assert code == 2 and "cannot read size 'lots'" in err
     KernelRegistry(filled).put(kernel_components(5), payload(5), {})
     code, out, _ = cli("clear", "--cache-dir", str(filled))
-    assert code == 0 and "removed 1 entries" in out
+    assert code == 0 and "removed 1 entry" in out
     assert KernelRegistry(filled).entries() == []
 
 
 def test_export_import_pre_warms_another_registry(filled: Path, tmp_path: Path) -> None:
     archive = tmp_path / "warm.tar.gz"
     code, out, _ = cli("export", str(archive), "--cache-dir", str(filled))
-    assert code == 0 and "exported 3 kernels and 1 records" in out
+    assert code == 0 and "exported 3 kernels and 1 record" in out
     other = tmp_path / "node2"
     code, out, _ = cli("import", str(archive), "--cache-dir", str(other))
-    assert code == 0 and "imported 3 kernels and 1 records" in out
+    assert code == 0 and "imported 3 kernels and 1 record" in out
     registry = KernelRegistry(other)
     for i in range(3):
         entry = registry.get_or_build(kernel_components(i), lambda: pytest.fail("rebuilt"))
