@@ -1,0 +1,168 @@
+"""Timers: device-bound time from CUDA events, per-call wall latency, copy bandwidth.
+
+Device-bound time: ``n`` calls back to back between two CUDA events, repeated ``samples`` times
+after a warm-up; the per-call median is reported (with min and max). Wall latency: one call plus
+a device synchronize, timed with ``perf_counter``, median of many. On the CPU (``--cpu``) the
+"device" timer is ``perf_counter`` around the same loop.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+
+class CpuClock:
+    """Host clock; ``sync`` is a no-op (NumPy runs synchronously)."""
+
+    name = "perf_counter"
+
+    def sync(self) -> None:
+        return None
+
+    def time_loop_us(self, call: Callable[[], Any], n: int) -> float:
+        t0 = time.perf_counter()
+        for _ in range(n):
+            call()
+        return (time.perf_counter() - t0) * 1e6
+
+
+class CupyClock:
+    """CUDA events on CuPy's current stream (the legacy default stream unless changed)."""
+
+    name = "cuda-events (cupy)"
+
+    def __init__(self) -> None:
+        import cupy
+
+        self.cupy = cupy
+        self.start, self.end = cupy.cuda.Event(), cupy.cuda.Event()
+
+    def sync(self) -> None:
+        self.cupy.cuda.runtime.deviceSynchronize()
+
+    def time_loop_us(self, call: Callable[[], Any], n: int) -> float:
+        self.sync()
+        self.start.record()
+        for _ in range(n):
+            call()
+        self.end.record()
+        self.end.synchronize()
+        return self.cupy.cuda.get_elapsed_time(self.start, self.end) * 1e3
+
+
+class TorchClock(CupyClock):
+    """CUDA events on torch's current stream."""
+
+    name = "cuda-events (torch)"
+
+    def __init__(self) -> None:
+        import cupy
+        import torch
+
+        self.cupy, self.torch = cupy, torch
+        self.start = torch.cuda.Event(enable_timing=True)
+        self.end = torch.cuda.Event(enable_timing=True)
+
+    def time_loop_us(self, call: Callable[[], Any], n: int) -> float:
+        self.sync()
+        self.start.record()
+        for _ in range(n):
+            call()
+        self.end.record()
+        self.end.synchronize()
+        return self.start.elapsed_time(self.end) * 1e3
+
+
+def device_time(call: Callable[[], Any], clock: Any, target_us: float = 3000.0, samples: int = 15,
+                max_n: int = 200) -> dict[str, Any]:
+    """Per-call device-bound time in µs: median/min/max over ``samples`` loops of ``n`` calls.
+
+    ``n`` is chosen so that one loop lasts about ``target_us`` (at least 1, at most ``max_n``).
+    """
+    call()
+    clock.sync()
+    one = clock.time_loop_us(call, 1)
+    n = int(min(max_n, max(1, target_us // max(one, 1.0))))
+    per_call = [clock.time_loop_us(call, n) / n for _ in range(samples)]
+    return {
+        "median_us": statistics.median(per_call),
+        "min_us": min(per_call),
+        "max_us": max(per_call),
+        "calls_per_sample": n,
+        "samples": samples,
+        "clock": clock.name,
+    }
+
+
+def wall_latency(call: Callable[[], Any], clock: Any, reps: int = 200, warmup: int = 10) -> dict[str, Any]:
+    """Per-call wall latency in µs: one call plus a device synchronize (median), and the
+    pipelined host cost (``reps`` calls back to back, then one synchronize, divided by ``reps``)."""
+    for _ in range(warmup):
+        call()
+    clock.sync()
+    synced = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        call()
+        clock.sync()
+        synced.append((time.perf_counter() - t0) * 1e6)
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        call()
+    clock.sync()
+    pipelined = (time.perf_counter() - t0) * 1e6 / reps
+    return {
+        "median_us": statistics.median(synced),
+        "p10_us": sorted(synced)[reps // 10],
+        "p90_us": sorted(synced)[(9 * reps) // 10],
+        "pipelined_us": pipelined,
+        "reps": reps,
+    }
+
+
+def copy_bandwidth_gpu(nbytes: int = 2 << 30, reps: int = 20) -> dict[str, Any]:
+    """Device-to-device copy bandwidth (bytes read + written per second) with cudaMemcpyAsync,
+    and with CuPy's elementwise copy kernel, both timed with CUDA events (median of ``reps``)."""
+    import cupy
+
+    n = nbytes // 4
+    src = cupy.random.default_rng(1).random(n, dtype=cupy.float32)
+    dst = cupy.empty_like(src)
+    clock = CupyClock()
+    stream = cupy.cuda.get_current_stream().ptr
+
+    def memcpy() -> None:
+        cupy.cuda.runtime.memcpyAsync(dst.data.ptr, src.data.ptr, src.nbytes, 3, stream)  # 3: D2D
+
+    def kernel() -> None:
+        cupy.copyto(dst, src)
+
+    out: dict[str, Any] = {"bytes_copied": int(src.nbytes)}
+    for name, fn in (("memcpy", memcpy), ("copy_kernel", kernel)):
+        fn()
+        times = [clock.time_loop_us(fn, 1) for _ in range(reps)]
+        t = statistics.median(times)
+        out[name] = {"median_us": t, "bytes_per_s": 2 * src.nbytes / (t * 1e-6)}
+    out["bytes_per_s"] = max(out["memcpy"]["bytes_per_s"], out["copy_kernel"]["bytes_per_s"])
+    out["method"] = ("max of cudaMemcpyAsync D2D and cupy.copyto over a "
+                     f"{src.nbytes / 2**30:.0f} GiB float32 buffer; bytes read + written; median of {reps}")
+    return out  # the caller frees the pool's blocks once src and dst are gone
+
+
+def copy_bandwidth_cpu(nbytes: int = 64 << 20, reps: int = 5) -> dict[str, Any]:
+    """Host memory copy bandwidth (NumPy ``copyto``), read + written, for the CPU dry run."""
+    import numpy as np
+
+    src = np.random.default_rng(1).random(nbytes // 8)
+    dst = np.empty_like(src)
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        np.copyto(dst, src)
+        times.append(time.perf_counter() - t0)
+    t = statistics.median(times)
+    return {"bytes_copied": int(src.nbytes), "bytes_per_s": 2 * src.nbytes / t,
+            "method": f"numpy.copyto of {src.nbytes >> 20} MiB on the host; median of {reps}"}

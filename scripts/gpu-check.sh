@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The H200 GPU machine's check: install the carried wheels, show the machine, run `pytest -m gpu`
+# and the benchmark suite. Results go to $OUT (the device tool's folder), else ./gpu-results.
+# How to call it through the device tool, and how to fetch the wheels: docs/gpu-check.md.
+#
+# Environment:
+#   GPU_CHECK_TESTS=0     skip pytest -m gpu tests/gpu
+#   GPU_CHECK_BENCH=0     skip the benchmarks
+#   BENCH_ARGS="..."      extra arguments for benchmarks/run.py (e.g. "--sizes large --dtypes float32 --budget-s 300")
+#   STITCHLAB_COMMIT=...  commit id to record (the device machine's copy of the tree has no .git)
+#   PYTEST_ARGS="..."     extra arguments for pytest
+set -u -o pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$REPO"
+OUT="${OUT:-$REPO/gpu-results}"
+mkdir -p "$OUT"
+SITE=/tmp/site
+SHIM=/tmp/stitchlab-shim
+export PYTHONUNBUFFERED=1
+export STITCHLAB_CACHE_DIR="${STITCHLAB_CACHE_DIR:-/tmp/stitchlab-cache}"
+
+step() { printf '\n=== %s (%s) ===\n' "$1" "$(date -u +%H:%M:%S)"; }
+
+# 1. wheels carried in .whl/ (diskcache and any other pure-Python package the machine lacks)
+step "install carried wheels"
+if compgen -G ".whl/*.whl" >/dev/null; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+        --target "$SITE" .whl/*.whl || { echo "wheel install failed"; exit 2; }
+    ls .whl
+else
+    echo "no .whl/*.whl carried: stitchlab.registry needs diskcache (see docs/gpu-check.md)"
+fi
+
+# setup.py maps registry/, topology/, compression/ to stitchlab.registry etc.; a plain
+# PYTHONPATH=<repo> cannot see that mapping, so build the same package tree out of symlinks.
+rm -rf "$SHIM" && mkdir -p "$SHIM/stitchlab"
+for f in stitchlab/* stitchlab/.[!.]*; do
+    [ -e "$f" ] && ln -s "$REPO/$f" "$SHIM/stitchlab/$(basename "$f")"
+done
+for d in registry topology compression; do
+    [ -d "$d" ] && [ ! -e "$SHIM/stitchlab/$d" ] && ln -s "$REPO/$d" "$SHIM/stitchlab/$d"
+done
+export PYTHONPATH="$SITE:$SHIM:$REPO${PYTHONPATH:+:$PYTHONPATH}"
+
+COMMIT="${STITCHLAB_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+export STITCHLAB_COMMIT="$COMMIT"
+
+# 2. the machine
+step "machine"
+{
+    echo "commit: $COMMIT   date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+    nvidia-smi
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,clocks.mem,power.limit --format=csv
+    python3 -m stitchlab info
+    python3 -c 'import cupy, torch, numpy; print("cupy", cupy.__version__, "torch", torch.__version__, "numpy", numpy.__version__)'
+} 2>&1 | tee "$OUT/machine.txt"
+
+rc_tests=0
+rc_bench=0
+# 3. GPU tests
+if [ "${GPU_CHECK_TESTS:-1}" != "0" ]; then
+    step "pytest -m gpu tests/gpu"
+    if [ -d tests/gpu ]; then
+        # shellcheck disable=SC2086
+        python3 -m pytest -m gpu tests/gpu -q -p no:cacheprovider --junitxml="$OUT/junit-gpu.xml" \
+            ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/pytest-gpu.log"
+        rc_tests=$?
+        [ "$rc_tests" = "5" ] && { echo "pytest: no gpu tests collected (exit 5), not a failure"; rc_tests=0; }
+    else
+        echo "tests/gpu does not exist yet: nothing to run" | tee "$OUT/pytest-gpu.log"
+    fi
+fi
+
+# 4. benchmarks: results.json, results.md, results.png (matplotlib is on the machine's image)
+if [ "${GPU_CHECK_BENCH:-1}" != "0" ]; then
+    step "benchmarks"
+    # shellcheck disable=SC2086
+    python3 benchmarks/run.py --out "$OUT" --commit "$COMMIT" ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log"
+    rc_bench=$?
+    if [ "$rc_bench" != "0" ] && [ -f "$OUT/results.json" ]; then
+        # a run stopped part way still leaves its JSON: make the markdown from what is there
+        python3 benchmarks/report.py "$OUT/results.json" --out "$OUT/results.md" --png "$OUT/results.png" || true
+    fi
+fi
+
+step "done: tests rc=$rc_tests, benchmarks rc=$rc_bench; results in $OUT"
+ls -la "$OUT"
+[ "$rc_tests" = "0" ] && [ "$rc_bench" = "0" ]
