@@ -176,7 +176,9 @@ def _micros(obj: Any) -> float | None:
     us = _attr(obj, ("estimated_us", "est_us", "estimate_us", "time_us"))
     if us is not None:
         return float(us)
-    seconds = _attr(obj, ("estimated_time", "est_time", "estimate", "estimated_seconds"))
+    seconds = _attr(obj, ("estimated_time", "est_time", "estimated_seconds", "seconds", "cost", "estimate"))
+    if not isinstance(seconds, (int, float)):
+        seconds = getattr(seconds, "seconds", None)  # an Estimate object
     return float(seconds) * 1e6 if isinstance(seconds, (int, float)) else None
 
 
@@ -328,16 +330,17 @@ def graph_view(*arrays: Any, note: str = "") -> PlanView:
                     note=note or "not planned (the stitching compiler is not available)")
 
 
-def _inferred_scheme(src: Any, schedule: str) -> str:
+def _inferred_scheme(src: Any, schedule: Any) -> str:
     """Scheme of an edge inside one kernel when the plan does not say (see module docstring)."""
     if _kind(src) != "reduce":
         return "register"
-    s = schedule.lower()
+    family = getattr(schedule, "family", None)
+    s = (family if isinstance(family, str) else _text(schedule)).lower()
     if any(word in s for word in ("split", "grid", "global", "barrier")):
         return "global"
     if "warp" in s:
         return "warp"
-    if "block" in s or "shared" in s or "col" in s:
+    if any(word in s for word in ("block", "shared", "col", "full")):
         return "shared"
     return "register"
 
@@ -359,6 +362,32 @@ def _scheme_name(value: Any) -> str:
     if name.startswith(("gmem", "grid")):
         return "global"
     return name or "register"
+
+
+#: Index maps and casts: the planner puts no kernel boundary at them (a kernel evaluates them
+#: through index arithmetic wherever a consumer needs them).
+FREE_OPS = frozenset({"broadcast", "reshape", "transpose", "slice", "astype"})
+
+
+def _assign_free_nodes(ordered: Sequence[Any], kernel_of: dict[int, int]) -> None:
+    """Give each free node that no kernel lists the kernel of its first consumer that has one
+    (of its producer if none has): that kernel evaluates it."""
+    users: dict[int, list[Any]] = {}
+    for n in ordered:
+        for i in getattr(n, "inputs", ()):
+            users.setdefault(id(i), []).append(n)
+    for n in reversed(ordered):  # consumers first
+        if id(n) in kernel_of or n.op not in FREE_OPS:
+            continue
+        ks = [kernel_of[id(u)] for u in users.get(id(n), ()) if id(u) in kernel_of]
+        if ks:
+            kernel_of[id(n)] = min(ks)
+    for n in ordered:  # producers first: a free output whose consumers are in no kernel
+        if id(n) in kernel_of or n.op not in FREE_OPS:
+            continue
+        ks = [kernel_of[id(i)] for i in getattr(n, "inputs", ()) if id(i) in kernel_of]
+        if ks:
+            kernel_of[id(n)] = min(ks)
 
 
 def _kernel_nodes(kernel: Any) -> list[Any]:
@@ -390,6 +419,7 @@ def plan_view(plan: Any, *, registry_keys: set[str] | None = None, _candidates: 
         ordered = list(graph.nodes)
     else:
         ordered = _postorder([n for group in members for n in group] + outputs)
+    _assign_free_nodes(ordered, kernel_of)
     if not outputs:
         used = {id(i) for n in ordered for i in getattr(n, "inputs", ())}
         outputs = [n for n in ordered if id(n) not in used]
@@ -397,7 +427,7 @@ def plan_view(plan: Any, *, registry_keys: set[str] | None = None, _candidates: 
     plan_schemes = _schemes(plan)
     scheme_of: dict[tuple[int, int], str] = {}
     for k, kernel in enumerate(kernels_in):
-        schedule = _text(_attr(kernel, ("schedule",)))
+        schedule = _attr(kernel, ("schedule",))
         given = dict(plan_schemes)
         given.update(_schemes(kernel))
         for n in members[k]:
@@ -447,25 +477,74 @@ def plan_view(plan: Any, *, registry_keys: set[str] | None = None, _candidates: 
                     candidates=candidates)
 
 
+@dataclass
+class _GroupKernel:
+    name: str
+    nodes: list[Any]
+
+
+@dataclass
+class _GroupsPlan:
+    """A candidate given as groups of node ids, made drawable (kernels over the plan's graph)."""
+
+    kernels: list[_GroupKernel]
+    graph: Any
+    key: str
+
+
+def _drawable(cand: Any, graph: Any, key: str) -> Any:
+    ks = _attr(cand, ("kernels",))
+    if isinstance(ks, (list, tuple)):
+        return cand
+    groups = _attr(cand, ("groups",), ())
+    by_id = {id(n): n for n in getattr(graph, "nodes", ())}
+    kernels = []
+    for i, g in enumerate(groups):
+        nodes = [by_id[m] if isinstance(m, int) else m for m in g if not isinstance(m, int) or m in by_id]
+        nodes.sort(key=lambda n: graph.nodes.index(n) if graph is not None and n in graph.nodes else 0)
+        kernels.append(_GroupKernel(f"group {i}", nodes))
+    return _GroupsPlan(kernels, graph, key)
+
+
+def _kernel_count(cand: Any) -> int:
+    ks = _attr(cand, ("kernels",))
+    if isinstance(ks, int) and not isinstance(ks, bool):
+        return ks
+    if isinstance(ks, (list, tuple)):
+        return len(ks)
+    return len(list(_attr(cand, ("groups",), ())))
+
+
 def _candidate_views(plan: Any, kernels: Sequence[KernelView]) -> list[CandidateView]:
     found = list(_attr(plan, ("candidates",), ()) or ())
+    graph = _attr(plan, ("graph",))
+    key = str(_attr(plan, ("key", "graph_key")) or getattr(graph, "key", "") or "")
+    chosen_obj = _attr(plan, ("chosen", "choice", "candidate"))
     views = []
-    chosen_index = _attr(plan, ("chosen", "chosen_index"))
     for i, cand in enumerate(found):
-        ks = list(_attr(cand, ("kernels", "groups"), ()))
         est = _micros(cand)
-        if est is None and ks and all(_micros(k) is not None for k in ks):
+        ks = _attr(cand, ("kernels",))
+        if est is None and isinstance(ks, (list, tuple)) and ks and all(_micros(k) is not None for k in ks):
             est = sum(_micros(k) for k in ks)  # type: ignore[misc]
-        chosen = (cand is plan) if not isinstance(chosen_index, int) else (i == chosen_index)
-        label = str(_attr(cand, ("label", "name"), "") or ("greedy" if _attr(cand, ("greedy",)) else f"#{i}"))
-        views.append(CandidateView(i, label, len(ks), est, _measured(cand), chosen, cand))
+        if isinstance(chosen_obj, int) and not isinstance(chosen_obj, bool):
+            chosen = i == chosen_obj
+        else:
+            chosen = cand is plan or (chosen_obj is not None and cand is chosen_obj)
+        label = str(_attr(cand, ("label", "name"), "") or f"#{i}")
+        views.append(CandidateView(i, label, _kernel_count(cand), est, _measured(cand), chosen,
+                                   _drawable(cand, graph, key)))
     if views and not any(v.chosen for v in views):
         # the plan is not itself in the list: mark the candidate with the same kernel count and estimate
         est = sum(k.estimated_us or 0.0 for k in kernels)
         for j, v in enumerate(views):
-            if v.kernels == len(kernels) and (v.estimated_us is None or abs(v.estimated_us - est) < 1e-9 * max(1.0, est)):
+            if v.kernels == len(kernels) and (v.estimated_us is None or abs(v.estimated_us - est) <= 1e-6 * max(1.0, est)):
                 views[j] = CandidateView(v.index, v.label, v.kernels, v.estimated_us, v.measured_us, True, v.plan)
                 break
+        else:  # estimates from another evaluator: the first candidate with as many kernels
+            for j, v in enumerate(views):
+                if v.kernels == len(kernels):
+                    views[j] = CandidateView(v.index, v.label, v.kernels, v.estimated_us, v.measured_us, True, v.plan)
+                    break
     return views
 
 

@@ -128,3 +128,28 @@ def test_registry_browser_escapes_component_values():
 
 def test_fake_plan_helper_is_plan_like(x):
     assert isinstance(fake_plan(softmax(x)), FakePlan)
+
+
+def test_candidates_given_as_groups_of_node_ids_are_drawn(x):
+    from dataclasses import dataclass
+
+    @dataclass
+    class Candidate:  # the planner's search result: groups of id() of nodes, cost in seconds
+        groups: tuple
+        cost: float
+        label: str
+
+        @property
+        def kernels(self) -> int:
+            return len(self.groups)
+
+    plan = fake_plan(softmax(x))
+    work = [n for n in plan.graph.nodes if n.op not in ("input", "const", "broadcast")]
+    one = Candidate((frozenset(id(n) for n in work),), 12.5e-6, "greedy")
+    two = Candidate((frozenset(id(n) for n in work[:1]), frozenset(id(n) for n in work[1:])), 30e-6, "beam #1")
+    plan.candidates = [one, two]
+    explorer = PlanExplorer(plan)
+    assert [c.kernels for c in explorer.candidates] == [1, 2]
+    assert explorer.chosen == 0
+    assert "estimated 30.0 µs" in explorer.cards.children[1].value
+    assert explorer.cards.children[1].value.count('class="sl-kernel"') == 2
