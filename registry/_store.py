@@ -8,14 +8,18 @@ read any row that is not raw bytes: such a row raises :class:`UnsafeValue` and i
 Every value is written to its own file (``disk_min_file_size=0``), the SQLite index holds
 the key, the times, the access count, the size and a JSON tag (the entry's components), so
 listing the registry reads no values. Eviction is least-recently-used on the index's access
-time, which is updated each time a process loads the value from disk.
+time. A load from disk takes no write lock: the use is noted in memory and written to the
+index in one batch (before this process lists or evicts, every 256 loads, when the store is
+closed or collected, and at exit), so other processes see it a little later.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 import time
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +32,9 @@ from ._locks import creation_lock
 
 #: Errors that mean "the directory cannot be used": degrade to memory.
 DISK_ERRORS: tuple[type[BaseException], ...] = (OSError, sqlite3.Error, diskcache.Timeout)
+
+#: Recorded uses kept in memory before they are written to the index in one batch.
+_MAX_PENDING = 256
 
 _MODE_NAMES = {0: "none", 1: "raw", 2: "binary", 3: "text", 4: "pickle"}
 
@@ -94,29 +101,41 @@ class DiskStore:
         self.directory = directory
         self.max_size = max_size
         self._cache = _open_cache(directory, max_size, timeout)
+        self._access = _AccessLog(self._cache)
+        # Written when this store is garbage collected or at interpreter exit.
+        weakref.finalize(self, self._access.flush)
 
     # -- values ---------------------------------------------------------------------------
 
     def load(self, key: str) -> bytes | None:
-        """Return the stored bytes for ``key`` or None; marks the row as used.
+        """Return the stored bytes for ``key`` or None.
 
-        A row whose value file has gone is reported as missing (diskcache's behaviour).
+        A read takes no write lock: one SELECT and one file read. The use is recorded in
+        memory and written to the index (access time and count, which drive LRU eviction)
+        in one batch later: before this process writes, lists or evicts, and at exit.
+        A row whose value file has gone (evicted meanwhile) is reported as missing.
 
         Raises:
             UnsafeValue: the row is not raw bytes (e.g. a planted pickle).
         """
-        cache = self._cache
-        with cache.transact():
-            value = cache.get(key, default=None)
-            if value is not None:
-                # access_time is updated by the LRU policy inside get(); count the load too.
-                cache._sql(
-                    "UPDATE Cache SET access_count = access_count + 1 WHERE key = ? AND raw = 1",
-                    (key,),
-                )
-        if value is not None and type(value) is not bytes:
+        rows = self._cache._sql(
+            "SELECT mode, filename, value FROM Cache WHERE key = ? AND raw = 1", (key,)
+        ).fetchall()
+        if not rows:
+            return None
+        ((mode, filename, db_value),) = rows
+        try:
+            value = self._cache.disk.fetch(mode, filename, db_value, False)
+        except OSError:
+            return None
+        if type(value) is not bytes:
             raise UnsafeValue(f"row holds a {type(value).__name__}, not bytes")
+        self._access.record(key)
         return value
+
+    def flush_access(self) -> None:
+        """Write the recorded uses to the index now."""
+        self._access.flush()
 
     def put(
         self, key: str, value: bytes, tag: dict[str, Any], only_if_absent: bool = False
@@ -155,6 +174,7 @@ class DiskStore:
 
     def rows(self) -> list[Row]:
         """Return every readable row, least recently used first."""
+        self._access.flush()
         cursor = self._cache._sql(
             "SELECT key, size, store_time, access_time, access_count, tag, filename"
             " FROM Cache WHERE raw = 1 ORDER BY access_time ASC"
@@ -205,7 +225,42 @@ class DiskStore:
         return evicted
 
     def close(self) -> None:
+        self._access.flush()
         self._cache.close()
+
+
+class _AccessLog:
+    """Uses of values recorded in memory, written to the index in one transaction."""
+
+    def __init__(self, cache: diskcache.Cache) -> None:
+        self._cache = cache
+        self._lock = threading.Lock()
+        self._pending: dict[str, tuple[float, int]] = {}
+
+    def record(self, key: str) -> None:
+        with self._lock:
+            _, count = self._pending.get(key, (0.0, 0))
+            self._pending[key] = (time.time(), count + 1)
+            backlog = len(self._pending)
+        if backlog >= _MAX_PENDING:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write access times and counts; failures are ignored (this is bookkeeping only)."""
+        with self._lock:
+            pending, self._pending = self._pending, {}
+        if not pending:
+            return
+        update = (
+            "UPDATE Cache SET access_time = MAX(access_time, ?),"
+            " access_count = access_count + ? WHERE key = ? AND raw = 1"
+        )
+        try:
+            with self._cache.transact():
+                for key, (when, count) in pending.items():
+                    self._cache._sql(update, (when, count, key))
+        except DISK_ERRORS:
+            pass  # a read-only or busy index keeps the older times
 
 
 def _parse_tag(tag: Any) -> dict[str, Any] | None:
