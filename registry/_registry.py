@@ -174,7 +174,7 @@ class KernelRegistry:
             if entry is not None:
                 return entry
             self._count("misses")
-            blob, meta = self._run_build(key, components, build)
+            blob, meta = self._run_build(key, build)
             return self._store_kernel(key, components, blob, meta, first_wins=not exclusive)
 
     def get(self, key: str) -> Entry | None:
@@ -497,7 +497,7 @@ class KernelRegistry:
         if store is None:
             return False
         try:
-            return any(row.key == key for row in store.rows())
+            return store.contains(key)
         except DISK_ERRORS:
             return False
 
@@ -520,9 +520,7 @@ class KernelRegistry:
             except DISK_ERRORS as disk_error:
                 self._degrade(disk_error)
 
-    def _run_build(
-        self, key: str, components: dict[str, str], build: Build
-    ) -> tuple[bytes, dict[str, Any]]:
+    def _run_build(self, key: str, build: Build) -> tuple[bytes, dict[str, Any]]:
         log.debug("registry miss %s: building", key[:12])
         self._count("builds")
         start = time.perf_counter()

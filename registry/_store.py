@@ -146,6 +146,10 @@ class DiskStore:
             return bool(self._cache.add(key, value, tag=text))
         return bool(self._cache.set(key, value, tag=text))
 
+    def contains(self, key: str) -> bool:
+        """Return True if the index has a row for ``key`` (its value is not checked)."""
+        return key in self._cache
+
     def delete(self, key: str) -> bool:
         """Remove ``key``; return True if it was there."""
         return bool(self._cache.delete(key))
