@@ -124,6 +124,10 @@ class LazyArray:
         from ..notebook.html import array_html
         return array_html(self)
 
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        from ..notebook.html import array_mimebundle  # Jupyter asks this first: no evaluating __repr__
+        return array_mimebundle(self)
+
     def _scalar(self, kind: str) -> Any:
         if self.size != 1:
             if kind == "bool":

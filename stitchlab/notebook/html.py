@@ -102,6 +102,22 @@ def array_html(array: Any) -> str:
     )
 
 
+def array_text(array: Any) -> str:
+    """The plain-text repr Jupyter shows next to the HTML one: values only if already computed."""
+    if getattr(array, "is_materialized", False):
+        return repr(array)
+    return f"<stitchlab.LazyArray shape={tuple(array.shape)} dtype={array.dtype}: not evaluated yet>"
+
+
+def array_mimebundle(array: Any) -> dict[str, str]:
+    """``LazyArray._repr_mimebundle_``: HTML and plain text, neither of which evaluates the array.
+
+    Jupyter asks for the mime bundle before any other repr; without it, the plain-text
+    ``__repr__`` (which prints values, so evaluates) would run before the HTML repr.
+    """
+    return {"text/html": array_html(array), "text/plain": array_text(array)}
+
+
 def _value_row(array: Any) -> str:
     """For a materialized array: a short preview of the values (no computation needed)."""
     if array.size > 10_000:

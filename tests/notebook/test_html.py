@@ -158,3 +158,17 @@ def test_repr_works_for_every_dtype(dtype):
     a = sl.asarray(np.zeros((3, 2), dtype=dtype))
     html = array_html(a.astype(dtype) if dtype == "bool" else a + a)
     assert np.dtype(dtype).name in html or "bool" in html
+
+
+def test_jupyter_display_does_not_evaluate_a_lazy_array(x):
+    pytest.importorskip("IPython")
+    from IPython.core.formatters import DisplayFormatter
+
+    z = softmax(x)
+    before = sl.stats()["evaluations"]
+    data, _ = DisplayFormatter().format(z)
+    assert sl.stats()["evaluations"] == before and not z.is_materialized
+    assert "not evaluated yet" in data["text/plain"] and "(4, 8)" in data["text/html"]
+    z.get()
+    data, _ = DisplayFormatter().format(z)
+    assert "array(" in data["text/plain"] and "materialized" in data["text/html"]
