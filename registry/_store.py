@@ -16,6 +16,7 @@ closed or collected, and at exit), so other processes see it a little later.
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
 import time
@@ -29,6 +30,8 @@ from diskcache.core import MODE_BINARY, MODE_RAW, UNKNOWN
 
 from ._envelope import CorruptEntry
 from ._locks import creation_lock
+
+log = logging.getLogger("stitchlab.registry")
 
 #: Errors that mean "the directory cannot be used": degrade to memory.
 DISK_ERRORS: tuple[type[BaseException], ...] = (OSError, sqlite3.Error, diskcache.Timeout)
@@ -263,8 +266,9 @@ class _AccessLog:
             with self._cache.transact():
                 for key, (when, count) in pending.items():
                     self._cache._sql(update, (when, count, key))
-        except DISK_ERRORS:
-            pass  # a read-only or busy index keeps the older times
+        except Exception as error:  # noqa: BLE001 - may run in a finalizer, must not raise
+            # Bookkeeping only: a read-only, busy or removed index keeps the older times.
+            log.debug("registry: access times not written (%s)", error)
 
 
 def _parse_tag(tag: Any) -> dict[str, Any] | None:

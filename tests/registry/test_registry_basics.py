@@ -325,3 +325,25 @@ def test_threads_missing_one_key_build_it_once(registry: KernelRegistry) -> None
     assert len(calls) == 1
     assert sorted(e.hit for e in results) == [False] + [True] * 7
     assert all(e.blob == payload(0) for e in results)
+
+
+@pytest.mark.parametrize("size", [0, -1, 1.5, True])
+def test_bad_max_size_is_named(size: object) -> None:
+    with pytest.raises(ValueError, match=f"max_size={size!r} must be a positive number of bytes"):
+        KernelRegistry(memory_only=True, max_size=size)  # type: ignore[arg-type]
+
+
+def test_registry_directory_removed_under_a_live_registry_does_not_crash(
+    cache_dir: Path,
+) -> None:
+    import shutil
+
+    registry = KernelRegistry(cache_dir)
+    registry.put(kernel_components(0), payload(0), {})
+    registry.get(make_key(kernel_components(0)))
+    shutil.rmtree(cache_dir)  # e.g. `rm -rf ~/.cache/stitchlab` while a notebook runs
+    entry = registry.get_or_build(kernel_components(1), lambda: (payload(1), {}))
+    assert entry.blob == payload(1)
+    registry.close()
+    fresh = KernelRegistry(cache_dir)
+    assert fresh.get_or_build(kernel_components(1), lambda: (payload(1), {})).blob == payload(1)
