@@ -380,7 +380,7 @@ class DeviceTopology:
             devs = [self._by_id[i] for i in ids]
             kinds = sorted({d.name or d.kind for d in devs})
             lines.append(f"  {host}: {len(ids)} x {', '.join(kinds)} "
-                         f"({devs[0].flops / 1e12:.0f} TFLOP/s, {devs[0].memory / 2**30:.0f} GiB)")
+                         f"({_flops(devs[0].flops)}, {devs[0].memory / 2**30:.0f} GiB)")
         per_kind: dict[str, set[float]] = {}
         for ln in self.links:
             per_kind.setdefault(ln.kind, set()).add(ln.bandwidth)
@@ -402,6 +402,10 @@ class DeviceTopology:
         from ._svg import render_html
 
         return render_html(self)
+
+
+def _flops(value: float) -> str:
+    return f"{value / 1e12:.0f} TFLOP/s" if value >= 1e12 else f"{value / 1e9:.1f} GFLOP/s"
 
 
 _NUMBER_POS = {"type": "number", "exclusiveMinimum": 0}

@@ -191,6 +191,27 @@ def _buckets(profile: ModelProfile, strategy: Strategy, bucket_bytes: float,
     return units
 
 
+def ddp_buckets(profile: ModelProfile, bucket_bytes: float = 25 * 2**20,
+                first_bucket_bytes: float = 2**20) -> list[list[str]]:
+    """The buckets ``torch.nn.parallel.DistributedDataParallel`` forms: parameters in reverse
+    order, a bucket closes once it reaches its cap (the first cap is ``first_bucket_bytes``), so a
+    bucket may exceed its cap by its last tensor. Pass the result as ``Strategy.buckets`` to
+    simulate DDP."""
+    buckets: list[list[str]] = []
+    cur: list[str] = []
+    size, cap = 0.0, first_bucket_bytes
+    for layer in reversed(profile.layers):
+        for p in reversed(layer.params):
+            cur.append(p.name)
+            size += p.nbytes
+            if size >= cap:
+                buckets.append(cur)
+                cur, size, cap = [], 0.0, bucket_bytes
+    if cur:
+        buckets.append(cur)
+    return buckets
+
+
 def _param_bytes(profile: ModelProfile, layer: str, pname: str) -> int:
     for p in profile.layer(layer).params:
         if p.name == pname:

@@ -1,0 +1,160 @@
+"""Fitting α and β of the cost models to measured collectives.
+
+``measure_allreduce`` times ``all_reduce`` of float32 tensors of several sizes across local
+processes (torch.distributed with gloo, or Horovod with Gloo when ``horovodrun`` exists);
+``fit_ring_allreduce`` fits ``t = 2(p-1)·α + 2(p-1)/p·n·β`` by least squares weighted by 1/t
+(between absolute and relative error, so neither the largest nor the noisy smallest sizes rule);
+``cpu_topology_from_fit`` turns the fit into a CPU topology whose ring has exactly that α and β.
+
+Command line: ``python -m stitchlab.topology.calibrate [--np 2] [--horovod]`` prints the fit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+
+from .collectives import AlphaBeta
+from .devices import DeviceTopology
+
+DEFAULT_SIZES = (4 * 2**10, 64 * 2**10, 2**20, 4 * 2**20, 16 * 2**20, 32 * 2**20)
+
+
+def fit_ring_allreduce(measurements: Sequence[tuple[float, float]], world_size: int) -> AlphaBeta:
+    """α, β such that ``ring_allreduce(n, world_size, alpha, beta)`` best matches
+    ``[(n_bytes, seconds), ...]`` (least squares weighted by 1/t; both clamped to >= 0).
+
+    Example:
+        >>> pts = [(n, 2 * 1e-5 + n * 1e-9) for n in (1e3, 1e6, 1e7)]
+        >>> ab = fit_ring_allreduce(pts, 2)
+        >>> round(ab.alpha * 1e6, 3), round(ab.beta * 1e9, 3)
+        (10.0, 1.0)
+    """
+    p = world_size
+    ka, kb = 2 * (p - 1), 2 * (p - 1) / p
+    # minimize sum (ka·α + kb·n·β - t)^2 / t: weighted normal equations in (α, β)
+    s11 = s12 = s22 = r1 = r2 = 0.0
+    for n, t in measurements:
+        w = 1.0 / t
+        x1, x2 = ka, kb * n
+        s11 += w * x1 * x1
+        s12 += w * x1 * x2
+        s22 += w * x2 * x2
+        r1 += w * x1 * t
+        r2 += w * x2 * t
+    det = s11 * s22 - s12 * s12
+    if det <= 0:
+        raise ValueError(f"need measurements at two or more sizes, got {list(measurements)}")
+    alpha = (r1 * s22 - r2 * s12) / det
+    beta = (s11 * r2 - s12 * r1) / det
+    if alpha < 0:  # refit beta alone
+        alpha, beta = 0.0, r2 / s22
+    if beta < 0:
+        alpha, beta = r1 / s11, 0.0
+    return AlphaBeta(alpha, beta)
+
+
+def measure_allreduce(world_size: int = 2, sizes: Sequence[int] = DEFAULT_SIZES, reps: int = 8,
+                      horovod: bool = False, timeout: float = 300) -> list[tuple[float, float]]:
+    """Seconds per all-reduce of each size (bytes) across ``world_size`` local processes."""
+    from ._launch import run_workers
+
+    args = ["--sizes", ",".join(str(s) for s in sizes), "--reps", str(reps)]
+    got = run_workers("stitchlab.topology.calibrate", args, world_size, horovod=horovod, timeout=timeout)
+    return [(float(n), float(t)) for n, t in got["points"]]
+
+
+def cpu_topology_from_fit(ab: AlphaBeta, processes: int, flops: float,
+                          memory: int | None = None) -> DeviceTopology:
+    """A CPU topology of ``processes`` devices whose ring all-reduce has exactly α and β (each ring
+    step crosses two links through the ``cpu`` switch: latency α/2 each, bandwidth 1/β)."""
+    from .discover import cpu_topology
+
+    return cpu_topology(processes, flops=flops * processes, memory=memory,
+                        bandwidth=1.0 / ab.beta if ab.beta > 0 else 1e15, latency=ab.alpha / 2)
+
+
+def _time_allreduce(sizes: Sequence[int], reps: int, horovod: bool) -> list[tuple[int, float]]:
+    """Median seconds of one all-reduce per size, in an initialized process group (or Horovod)."""
+    import torch
+
+    if horovod:
+        import horovod.torch as hvd
+
+        def allreduce(t):
+            hvd.allreduce_(t, op=hvd.Sum)
+
+        def barrier():
+            hvd.allreduce(torch.zeros(1), op=hvd.Sum)
+    else:
+        import torch.distributed as dist
+
+        def allreduce(t):
+            dist.all_reduce(t)
+
+        barrier = dist.barrier
+    points = []
+    for n in sizes:
+        t = torch.ones(max(1, n // 4), dtype=torch.float32)
+        for _ in range(2):
+            allreduce(t)
+        samples = []
+        for _ in range(reps * max(1, min(8, 2**20 // max(n, 1)))):  # more of the small ones
+            barrier()
+            start = time.perf_counter()
+            allreduce(t)
+            samples.append(time.perf_counter() - start)
+        points.append((n, statistics.median(samples)))
+    barrier()
+    return points
+
+
+def _worker(out: str, sizes: list[int], reps: int, horovod: bool) -> None:
+    if horovod:
+        import horovod.torch as hvd
+
+        hvd.init()
+        rank = hvd.rank()
+    else:
+        import torch.distributed as dist
+
+        dist.init_process_group("gloo")
+        rank = dist.get_rank()
+    points = _time_allreduce(sizes, reps, horovod)
+    if rank == 0:
+        with open(out, "w") as fh:
+            json.dump({"points": points}, fh)
+    if not horovod:
+        dist.destroy_process_group()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m stitchlab.topology.calibrate",
+                                 description="Fit alpha/beta of all-reduce between local processes")
+    ap.add_argument("--np", type=int, default=2, help="processes (default 2)")
+    ap.add_argument("--horovod", action="store_true", help="use horovodrun --gloo")
+    ap.add_argument("--sizes", default=",".join(map(str, DEFAULT_SIZES)))
+    ap.add_argument("--reps", type=int, default=8)
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--out", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    if args.worker:
+        _worker(args.out, sizes, args.reps, args.horovod)
+        return 0
+    points = measure_allreduce(args.np, sizes, args.reps, args.horovod)
+    ab = fit_ring_allreduce(points, args.np)
+    for n, t in points:
+        model = 2 * (args.np - 1) * ab.alpha + 2 * (args.np - 1) / args.np * n * ab.beta
+        print(f"{int(n):>12,d} B  measured {t * 1e3:9.3f} ms  model {model * 1e3:9.3f} ms")
+    print(f"alpha = {ab.alpha * 1e6:.1f} us, beta = {ab.beta * 1e9:.4f} ns/B "
+          f"({ab.bandwidth / 1e9:.2f} GB/s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,211 @@
+"""Simulated against measured: one data-parallel training step on this machine.
+
+``python -m stitchlab.topology.validation`` (options: ``--np``, ``--width``, ``--depth``,
+``--batch``, ``--steps``, ``--horovod``, ``--json FILE``):
+
+1. profiles an MLP (``depth`` linear layers of ``width``², ReLU) at the per-rank batch in this
+   process with one thread (:meth:`ModelProfile.from_module`, SGD with momentum);
+2. fits α and β of gloo all-reduce between ``np`` local processes (:mod:`.calibrate`);
+3. trains the same model for real: ``np`` processes, one thread each, DistributedDataParallel over
+   gloo (or Horovod's DistributedOptimizer under ``horovodrun --gloo`` with ``--horovod``), and
+   takes the median step time of rank 0 after warm-up;
+4. simulates the step on a CPU topology built from the fit, with DDP's buckets
+   (:func:`ddp_buckets`) or Horovod's fusion buffer, and prints both times and the error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from typing import Any
+
+from .profile import ModelProfile
+
+
+def build_mlp(width: int, depth: int) -> Any:
+    import torch
+
+    torch.manual_seed(0)
+    layers: list[Any] = []
+    for i in range(depth):
+        layers.append(torch.nn.Linear(width, width))
+        if i < depth - 1:
+            layers.append(torch.nn.ReLU())
+    return torch.nn.Sequential(*layers)
+
+
+def _batch(width: int, batch: int, seed: int) -> tuple[Any, Any]:
+    import torch
+
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(batch, width, generator=g), torch.randn(batch, width, generator=g)
+
+
+def _worker(out: str, width: int, depth: int, batch: int, steps: int, warmup: int,
+            horovod: bool) -> None:
+    """One rank: time all-reduces, profile the model (no communication), then train it."""
+    import torch
+
+    from . import calibrate
+
+    torch.set_num_threads(1)
+    if horovod:
+        import horovod.torch as hvd
+
+        hvd.init()
+        rank = hvd.rank()
+        gather = hvd.allgather_object
+    else:
+        import torch.distributed as dist
+
+        dist.init_process_group("gloo")
+        rank = dist.get_rank()
+
+        def gather(obj: Any) -> list[Any]:
+            got: list[Any] = [None] * dist.get_world_size()
+            dist.all_gather_object(got, obj)
+            return got
+
+    points = calibrate._time_allreduce(calibrate.DEFAULT_SIZES, 8, horovod)
+    model = build_mlp(width, depth)
+    if horovod:
+        opt = torch.optim.SGD(model.parameters(), lr=1e-4, momentum=0.9)
+        opt = hvd.DistributedOptimizer(opt, named_parameters=model.named_parameters())
+        hvd.broadcast_parameters(model.state_dict(), root_rank=0)
+        net = model
+    else:
+        net = torch.nn.parallel.DistributedDataParallel(model)
+        opt = torch.optim.SGD(net.parameters(), lr=1e-4, momentum=0.9)
+    x, y = _batch(width, batch, seed=rank)
+    # Profile steps (a separate replica, no communication) alternate with training steps, so
+    # both see the same share of the CPU while the other ranks and anything else run.
+    twin = build_mlp(width, depth)
+    twin_opt = torch.optim.SGD(twin.parameters(), lr=1e-4, momentum=0.9)
+    times, profiles_here = [], []
+    for i in range(warmup + steps):
+        prof = ModelProfile.from_module(
+            twin, x, steps=1, warmup=0, optimizer=twin_opt, name=f"mlp{depth}x{width}",
+            device_flops=1e10, loss_fn=lambda out: torch.nn.functional.mse_loss(out, y))
+        start = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        loss = torch.nn.functional.mse_loss(net(x), y)
+        loss.backward()
+        opt.step()
+        times.append(time.perf_counter() - start)
+        if i >= warmup:
+            profiles_here.append(prof)
+    profile = median_profile(profiles_here).to_dict()
+    profiles = gather(profile)
+    if rank == 0:
+        with open(out, "w") as fh:
+            json.dump({"step_times": times[warmup:], "points": points, "profiles": profiles}, fh)
+    if not horovod:
+        dist.destroy_process_group()
+
+
+def median_profile(profiles: list[ModelProfile]) -> ModelProfile:
+    """Per-layer median of the times of several profiles of one model."""
+    first = ModelProfile.from_dict(profiles[0].to_dict())
+    for i, layer in enumerate(first.layers):
+        layer.forward_time = statistics.median(p.layers[i].forward_time for p in profiles)
+        layer.backward_time = statistics.median(p.layers[i].backward_time for p in profiles)
+    first.optimizer_time = statistics.median(p.optimizer_time for p in profiles)
+    return first
+
+
+def profile_mlp(width: int, depth: int, batch: int, steps: int = 3) -> ModelProfile:
+    """The measured profile of the validation model at one rank's batch, one thread, on a nominal
+    10 GFLOP/s device (only ratios of speeds matter here)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        model = build_mlp(width, depth)
+        x, y = _batch(width, batch, seed=0)
+        opt = torch.optim.SGD(model.parameters(), lr=1e-4, momentum=0.9)
+        return ModelProfile.from_module(
+            model, x, steps=steps, optimizer=opt, name=f"mlp{depth}x{width}", device_flops=1e10,
+            loss_fn=lambda out: torch.nn.functional.mse_loss(out, y))
+    finally:
+        torch.set_num_threads(threads)
+
+
+def validate(np: int = 2, width: int = 2048, depth: int = 4, batch: int = 16, steps: int = 10,
+             warmup: int = 3, horovod: bool = False, overlap: bool = True) -> dict[str, Any]:
+    """Run the comparison; returns measured and simulated step times and the relative error."""
+    from . import calibrate
+    from ._launch import run_workers
+    from .devices import Device, DeviceTopology
+    from .simulator import ddp_buckets, simulate
+    from .strategy import Strategy
+
+    args = ["--width", str(width), "--depth", str(depth), "--batch", str(batch),
+            "--steps", str(steps), "--warmup", str(warmup)]
+    real = run_workers("stitchlab.topology.validation", args, np, horovod=horovod)
+    measured = statistics.median(real["step_times"])
+    ab = calibrate.fit_ring_allreduce([tuple(p) for p in real["points"]], np)
+    profiles = [ModelProfile.from_dict(p) for p in real["profiles"]]
+    profile = profiles[0]
+    base = calibrate.cpu_topology_from_fit(ab, np, profile.device_flops)
+    # each rank's speed from its own profile (the processes share cores with whatever else runs)
+    total = [p.forward_time + p.backward_time for p in profiles]
+    devices = [Device(d.id, d.kind, profile.device_flops * total[0] / total[i], d.memory, d.host,
+                      d.name) for i, d in enumerate(base.devices)]
+    topo = DeviceTopology(devices, base.links, base.switches, base.name, base.description)
+    if horovod:  # Horovod fuses whatever is ready within its cycle into a 128 MiB buffer
+        strategy = Strategy(topo.ids, [batch] * np)
+        sim = simulate(topo, profile, strategy, bucket_bytes=128 * 2**20, overlap=overlap)
+    else:
+        strategy = Strategy(topo.ids, [batch] * np, buckets=ddp_buckets(profile))
+        sim = simulate(topo, profile, strategy, overlap=overlap)
+    return {
+        "backend": "horovod-gloo" if horovod else "torch-ddp-gloo",
+        "processes": np, "model": profile.name, "batch_per_rank": batch,
+        "param_mib": profile.param_bytes / 2**20,
+        "alpha_us": ab.alpha * 1e6, "bandwidth_gbs": ab.bandwidth / 1e9,
+        "profile_compute_ms": [(p.forward_time + p.backward_time + p.optimizer_time) * 1e3
+                               for p in profiles],
+        "measured_ms": measured * 1e3,
+        "measured_spread_ms": [min(real["step_times"]) * 1e3, max(real["step_times"]) * 1e3],
+        "simulated_ms": sim.step_time * 1e3,
+        "simulated_comm_ms": sim.comm_time * 1e3,
+        "simulated_exposed_comm_ms": sim.exposed_comm * 1e3,
+        "error": (sim.step_time - measured) / measured,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m stitchlab.topology.validation",
+                                 description="simulated vs measured data-parallel step time")
+    ap.add_argument("--np", type=int, default=2)
+    ap.add_argument("--width", type=int, default=2048)
+    ap.add_argument("--depth", type=int, default=4)
+    ap.add_argument("--batch", type=int, default=16, help="samples per rank")
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--horovod", action="store_true")
+    ap.add_argument("--no-overlap", action="store_true", help="simulate without overlap")
+    ap.add_argument("--json", help="also write the result here")
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--out", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.worker:
+        _worker(args.out, args.width, args.depth, args.batch, args.steps, args.warmup,
+                args.horovod)
+        return 0
+    result = validate(args.np, args.width, args.depth, args.batch, args.steps, args.warmup,
+                      args.horovod, overlap=not args.no_overlap)
+    for key, value in result.items():
+        print(f"{key:28s} {value:.4g}" if isinstance(value, float) else f"{key:28s} {value}")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(result, fh, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
