@@ -115,6 +115,8 @@ def plan(topology: DeviceTopology | str | Path, profile: ModelProfile | str | Pa
     if strategy is None or best >= base.step_time:
         strategy, best = base.strategy, base.step_time
         assignment, sfb = space.baseline_assignment, []
+    else:
+        assignment = _normalize(space, assignment, sfb, strategy)
     records = _explain(space, assignment, sfb, best) if explain else []
     return Plan(
         strategy=strategy, step_time=best, baseline_time=base.step_time, decisions=records,
@@ -124,6 +126,22 @@ def plan(topology: DeviceTopology | str | Path, profile: ModelProfile | str | Pa
                 "space_size": space.size(),
                 "seconds": round(time.perf_counter() - t_start, 3)},
         hosts={d: topo.device(d).host for d in topo.ids})
+
+
+def _normalize(space: SearchSpace, assignment: tuple[int, ...], sfb: list[str],
+               strategy: object) -> tuple[int, ...]:
+    """Put back the plain option of every decision that changes nothing in ``strategy`` (an SFB
+    decision whose layers were all pruned, a hierarchy over one group...)."""
+    out = list(assignment)
+    for k, d in enumerate(space.decisions):
+        if out[k] == d.default:
+            continue
+        trial = out.copy()
+        trial[k] = d.default
+        keep = sfb if d.key != "sfb" else []
+        if space.build(tuple(trial), keep) == strategy:
+            out = trial
+    return tuple(out)
 
 
 def _explain(space: SearchSpace, assignment: tuple[int, ...], sfb: list[str],

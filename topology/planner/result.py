@@ -197,9 +197,20 @@ class Plan:
             f"plan for {self.model!r} on {self.topology!r} (global batch {self.global_batch})",
             f"  estimated step {self.step_time * 1e3:.3f} ms; plain data parallel {base}; "
             f"speed-up {self.speedup:.2f}x",
-            f"  {s.world_size} ranks: " + ", ".join(
-                f"{d}={b}" for d, b in zip(s.devices, s.batch_shares, strict=True)),
+            f"  {s.world_size} ranks, samples per step on each:",
         ]
+        by_host: dict[str, list[tuple[str, int]]] = {}
+        for d, b in zip(s.devices, s.batch_shares, strict=True):
+            by_host.setdefault(self.hosts.get(d, "?"), []).append((d, b))
+        for host, ranks in by_host.items():
+            if len(ranks) > 4 and len({b for _, b in ranks}) == 1:
+                lines.append(f"    host {host}: {len(ranks)} devices x {ranks[0][1]} samples")
+            else:
+                lines.append(f"    host {host}: " + ", ".join(f"{d}={b}" for d, b in ranks))
+        left = [d for d in self.hosts if d not in set(s.devices)]
+        if left:
+            lines.append(f"    left out: {len(left)} devices ({', '.join(left[:4])}"
+                         f"{', ...' if len(left) > 4 else ''})")
         if s.groups:
             lines.append(f"  groups (reduce inside first): {s.groups}")
         lines.append(f"  {len(s.buckets)} all-reduce buckets")

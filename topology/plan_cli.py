@@ -1,0 +1,82 @@
+"""``stitchlab plan``: plan data-parallel training from the command line, or train the planner's GNN.
+
+Usage::
+
+    stitchlab plan --topology hetero-4fast-4slow-eth --model profile.json
+    stitchlab plan --topology cluster.json --model profile.json --budget 400 --out plan.json
+    stitchlab plan train --seed 0 --out planner_gnn.npz
+
+``--topology`` takes a preset name (``stitchlab.topology.presets.names()``) or a topology JSON
+file; ``--model`` a :class:`~stitchlab.topology.ModelProfile` JSON file (``ModelProfile.save``).
+The core CLI imports this module when it exists and calls :func:`register`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .errors import ProfileError, TopologyError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``plan`` subcommand to the ``stitchlab`` parser."""
+    p = subparsers.add_parser(
+        "plan", help="plan data-parallel training on a topology (or: plan train)",
+        description="Plan data-parallel training of a model profile on a device topology: "
+                    "devices, batch shares, grouping, buckets, sparse and SFB compression. "
+                    "`stitchlab plan train --seed 0 --out FILE` trains the planner's GNN.")
+    p.add_argument("action", nargs="?", choices=["train"],
+                   help="'train': train the GNN prior on simulator rollouts")
+    p.add_argument("--topology", help="preset name or topology JSON file")
+    p.add_argument("--model", help="model profile JSON file (ModelProfile.save)")
+    p.add_argument("--global-batch", type=int, default=None,
+                   help="samples per step over all ranks (default: profile batch x devices)")
+    p.add_argument("--budget", type=int, default=200, help="simulator calls (default 200)")
+    p.add_argument("--seed", type=int, default=0, help="search / training seed (default 0)")
+    p.add_argument("--prior", choices=["gnn", "uniform"], default="gnn",
+                   help="MCTS prior: the shipped GNN (default) or uniform")
+    p.add_argument("--weights", default=None, help="GNN weights file instead of the shipped one")
+    p.add_argument("--json", action="store_true", help="print the plan as JSON")
+    p.add_argument("--out", default=None,
+                   help="write the plan JSON here (with 'train': the weights file, required)")
+    p.add_argument("--svg", default=None, help="write the plan's SVG view here")
+    p.add_argument("--cases", type=int, default=120, help="train: training cases (default 120)")
+    p.add_argument("--epochs", type=int, default=40, help="train: epochs (default 40)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``stitchlab plan``; returns the exit status (2 on bad input, with the reason)."""
+    try:
+        if args.action == "train":
+            if not args.out:
+                raise ValueError("stitchlab plan train needs --out FILE (the weights .npz to "
+                                 "write)")
+            from .planner import train
+
+            return train.run(args)
+        if not args.topology or not args.model:
+            missing = [f for f, v in (("--topology", args.topology), ("--model", args.model))
+                       if not v]
+            raise ValueError(f"stitchlab plan needs {' and '.join(missing)}: e.g. "
+                             "`stitchlab plan --topology hetero-4fast-4slow-eth --model "
+                             "profile.json`")
+        from .planner import plan
+
+        result = plan(args.topology, args.model, global_batch=args.global_batch,
+                      budget=args.budget, seed=args.seed, prior=args.prior, weights=args.weights)
+    except (ValueError, TopologyError, ProfileError) as exc:
+        print(f"stitchlab plan: error: {exc}", file=sys.stderr)
+        return 2
+    print(result.to_json() if args.json else result.summary())
+    if args.out:
+        result.save(args.out)
+        print(f"wrote {args.out}", file=sys.stderr)
+    if args.svg:
+        with open(args.svg, "w", encoding="utf-8") as fh:
+            fh.write(result.to_svg())
+        print(f"wrote {args.svg}", file=sys.stderr)
+    if not args.json:
+        print(f"estimated speed-up over plain data parallel: {result.speedup:.2f}x")
+    return 0
