@@ -28,7 +28,7 @@ def write_png(results: dict[str, Any], path: Path) -> str:
         return "chart: no cases, nothing drawn"
     fig, axes = plt.subplots(len(blocks), 1, figsize=(11, 3.2 * len(blocks)), squeeze=False)
     width = 0.8 / max(1, len(impls))
-    for ax, (size, dtype) in zip(axes[:, 0], blocks):
+    for ax, (size, dtype) in zip(axes[:, 0], blocks, strict=True):
         cases = [c for c in results["cases"] if c["size"] == size and c["dtype"] == dtype]
         for k, impl in enumerate(impls):
             xs, ys = [], []

@@ -29,8 +29,12 @@ _ARITY: dict[int, Callable[[Callable[..., Any]], Callable[..., Any]]] = {
 }
 
 
-def fixed_arity(fn: Callable[..., Any], n: int) -> Callable[..., Any]:
-    return _ARITY[n](fn)
+def fixed_arity(fn: Callable[..., Any], n: int, name: str = "body") -> Callable[..., Any]:
+    """``fn`` with exactly ``n`` positional parameters, named ``name`` (cupy.fuse puts the
+    function's name into the CUDA source: ``<lambda>`` does not compile there)."""
+    f = _ARITY[n](fn)
+    f.__name__ = f.__qualname__ = name
+    return f
 
 
 @dataclass
@@ -117,14 +121,14 @@ def prepare(impl: str, workload: Workload, case: Case, inputs: Inputs) -> Prepar
 
         o = _ops.stitchlab_ops()
         arrays = inputs.cupy if inputs.gpu else inputs.host
-        fn = sl.jit(fixed_arity(lambda *a: workload.run(o, case, list(a)), n))
+        fn = sl.jit(fixed_arity(lambda *a: workload.run(o, case, list(a)), n, workload.name))
         info = stitchlab_kernels(workload, case, arrays)
         info["backend"] = sl.get_backend()
         return Prepared(lambda: fn(*arrays), _host_generic, CupyClock() if inputs.gpu else CpuClock(), info)
     if impl in ("cupy", "cupy_fuse"):
         o = _ops.cupy_ops()
         arrays = inputs.cupy
-        body = fixed_arity(lambda *a: workload.run(o, case, list(a)), n)
+        body = fixed_arity(lambda *a: workload.run(o, case, list(a)), n, workload.name)
         if impl == "cupy_fuse":
             import cupy
 
@@ -138,9 +142,12 @@ def prepare(impl: str, workload: Workload, case: Case, inputs: Inputs) -> Prepar
 
         o = _ops.TorchOps()
         arrays = inputs.torch
-        body = fixed_arity(lambda *a: workload.run(o, case, list(a)), n)
+        body = fixed_arity(lambda *a: workload.run(o, case, list(a)), n, workload.name)
         info: dict[str, Any] = {"torch": torch.__version__}
         if impl == "torch_compile":
+            # Dynamo keeps its compiled-frame cache per code object, and every case shares these
+            # lambdas' code: past torch's recompile limit (8) it would silently run eagerly.
+            torch._dynamo.reset()
             body = torch.compile(body)
             info["mode"] = "default"
         clock = TorchClock() if inputs.gpu else CpuClock()

@@ -200,7 +200,10 @@ def markdown(results: dict[str, Any]) -> str:
             cases = _cases(results, size, dtype)
             if not cases:
                 continue
-            lines += [f"### {size} ({SIZE_TITLES.get(size, size)}) {dtype}: device time per call, µs (floor/time)", ""]
+            host_bound = any(c["impls"].get(i, {}).get("latency") for c in cases for i in impls)
+            what = ("time per call back to back, µs (CUDA events; host-bound at this size, floor/time "
+                    "meaningless)" if host_bound else "device time per call, µs (floor/time)")
+            lines += [f"### {size} ({SIZE_TITLES.get(size, size)}) {dtype}: {what}", ""]
             head = ["workload", "floor µs"] + [IMPL_TITLES.get(i, i) for i in impls]
             if "stitchlab" in impls and "torch_compile" in impls:
                 head.append("stitchlab ÷ torch.compile")
@@ -307,7 +310,8 @@ def summary(results: dict[str, Any]) -> str:
             cases = _cases(results, size, dtype)
             if not cases:
                 continue
-            lines.append(f"[{size} {dtype}] device us/call (floor)  " + " ".join(f"{i[:13]:>13s}" for i in impls))
+            lines.append(f"[{size} {dtype}] device us/call")
+            lines.append(f"  {'workload':14s} {'floor':>9s}  " + " ".join(f"{i[:13]:>13s}" for i in impls))
             for c in cases:
                 cells = []
                 for i in impls:
@@ -337,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         sys.stdout.write(text)
     if args.png:
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+        sys.path.append(str(Path(__file__).resolve().parents[1]))
         from benchmarks import chart
 
         print(chart.write_png(results, Path(args.png)), file=sys.stderr)

@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+if str(ROOT) not in sys.path:  # after PYTHONPATH: an installed or shimmed stitchlab wins
+    sys.path.append(str(ROOT))
 
 import numpy as np  # noqa: E402
 
@@ -101,7 +102,7 @@ def check(got: list[np.ndarray], ref: list[np.ndarray], dtype: str) -> dict[str,
     if len(got) != len(ref):
         return {"ok": False, "check": f"{len(got)} outputs, expected {len(ref)}"}
     rel, mx, notes = [], [], []
-    for i, (g, r) in enumerate(zip(got, ref)):
+    for i, (g, r) in enumerate(zip(got, ref, strict=True)):
         if tuple(g.shape) != tuple(r.shape):
             notes.append(f"output {i}: shape {tuple(g.shape)}, expected {tuple(r.shape)}")
             continue
@@ -151,7 +152,7 @@ def run_case(name: str, size: str, dtype: str, impls: list[str], gpu: bool, bw: 
     nbytes = min_bytes(case, wl, ref)
     rec: dict[str, Any] = {
         "workload": name, "size": size, "dtype": dtype, "description": wl.description,
-        "inputs": {n: [list(a.shape), str(a.dtype)] for n, a in zip(case.names, case.inputs)},
+        "inputs": {n: [list(a.shape), str(a.dtype)] for n, a in zip(case.names, case.inputs, strict=True)},
         "params": case.params, "bytes_min": nbytes, "floor_us": nbytes / bw * 1e6, "impls": {},
     }
     inputs = _impls.Inputs(case, gpu)
@@ -201,9 +202,9 @@ def latency_compare(seed: int, reps: int) -> dict[str, Any]:
     ``sl.jit`` SiLU-gated product (one kernel once stitched), a bare ``cupy.RawKernel`` launch of
     the same function with its output allocation, CuPy eager, and one torch eager op (a * b)."""
     import cupy
-    import stitchlab as sl
     import torch
 
+    import stitchlab as sl
     from benchmarks import ops as _ops
 
     wl = WORKLOADS["silu_gate"]
@@ -220,7 +221,7 @@ def latency_compare(seed: int, reps: int) -> dict[str, Any]:
         return out
 
     o = _ops.stitchlab_ops()
-    jitted = sl.jit(lambda x, y: wl.run(o, case, [x, y]))
+    jitted = sl.jit(_impls.fixed_arity(lambda *xy: wl.run(o, case, list(xy)), 2, "silu_gate"))
     co = _ops.cupy_ops()
     clock = timing.CupyClock()
     calls = {

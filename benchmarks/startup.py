@@ -25,7 +25,8 @@ import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+if str(Path(__file__).resolve().parents[1]) not in sys.path:  # after PYTHONPATH (see run.py)
+    sys.path.append(str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
@@ -61,7 +62,7 @@ def phase_jit(workloads: list[str], size: str, gpu: bool) -> dict[str, Any]:
         case = wl.make(np.random.default_rng(0), SIZES[size], np.dtype("float32"))
         inputs = Inputs(case, gpu)
         arrays = inputs.cupy if gpu else inputs.host
-        fn = sl.jit(fixed_arity(lambda *a, wl=wl, case=case: wl.run(o, case, list(a)), len(arrays)))
+        fn = sl.jit(fixed_arity(lambda *a, wl=wl, case=case: wl.run(o, case, list(a)), len(arrays), name))
         before = sl.stats()
         t0 = time.perf_counter()
         res = fn(*arrays)

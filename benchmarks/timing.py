@@ -152,7 +152,7 @@ def copy_bandwidth_gpu(nbytes: int = 2 << 30, reps: int = 20) -> dict[str, Any]:
     return out  # the caller frees the pool's blocks once src and dst are gone
 
 
-def copy_bandwidth_cpu(nbytes: int = 64 << 20, reps: int = 5) -> dict[str, Any]:
+def copy_bandwidth_cpu(nbytes: int = 16 << 20, reps: int = 5) -> dict[str, Any]:
     """Host memory copy bandwidth (NumPy ``copyto``), read + written, for the CPU dry run."""
     import numpy as np
 

@@ -42,8 +42,13 @@ for d in registry topology compression; do
     [ -d "$d" ] && [ ! -e "$SHIM/stitchlab/$d" ] && ln -s "$REPO/$d" "$SHIM/stitchlab/$d"
 done
 export PYTHONPATH="$SITE:$SHIM:$REPO${PYTHONPATH:+:$PYTHONPATH}"
+# `python3 -m` puts the current directory first on sys.path, where the unmapped stitchlab/ folder
+# would hide the shim: run everything from a neutral directory.
+RUNDIR=/tmp/gpu-check-cwd
+mkdir -p "$RUNDIR"
+cd "$RUNDIR"
 
-COMMIT="${STITCHLAB_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+COMMIT="${STITCHLAB_COMMIT:-$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)}"
 export STITCHLAB_COMMIT="$COMMIT"
 
 # 2. the machine
@@ -53,6 +58,7 @@ step "machine"
     nvidia-smi
     nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,clocks.mem,power.limit --format=csv
     python3 -m stitchlab info
+    python3 -c 'import stitchlab, stitchlab.registry as r; print("stitchlab from", stitchlab.__file__, "| registry from", r.__file__)'
     python3 -c 'import cupy, torch, numpy; print("cupy", cupy.__version__, "torch", torch.__version__, "numpy", numpy.__version__)'
 } 2>&1 | tee "$OUT/machine.txt"
 
@@ -61,10 +67,10 @@ rc_bench=0
 # 3. GPU tests
 if [ "${GPU_CHECK_TESTS:-1}" != "0" ]; then
     step "pytest -m gpu tests/gpu"
-    if [ -d tests/gpu ]; then
+    if [ -d "$REPO/tests/gpu" ]; then
         # shellcheck disable=SC2086
-        python3 -m pytest -m gpu tests/gpu -q -p no:cacheprovider --junitxml="$OUT/junit-gpu.xml" \
-            ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/pytest-gpu.log"
+        python3 -m pytest -m gpu "$REPO/tests/gpu" -q -p no:cacheprovider -c "$REPO/pyproject.toml" \
+            --rootdir "$REPO" --junitxml="$OUT/junit-gpu.xml" ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/pytest-gpu.log"
         rc_tests=$?
         [ "$rc_tests" = "5" ] && { echo "pytest: no gpu tests collected (exit 5), not a failure"; rc_tests=0; }
     else
@@ -76,11 +82,11 @@ fi
 if [ "${GPU_CHECK_BENCH:-1}" != "0" ]; then
     step "benchmarks"
     # shellcheck disable=SC2086
-    python3 benchmarks/run.py --out "$OUT" --commit "$COMMIT" ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log"
+    python3 "$REPO/benchmarks/run.py" --out "$OUT" --commit "$COMMIT" ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log"
     rc_bench=$?
     if [ "$rc_bench" != "0" ] && [ -f "$OUT/results.json" ]; then
         # a run stopped part way still leaves its JSON: make the markdown from what is there
-        python3 benchmarks/report.py "$OUT/results.json" --out "$OUT/results.md" --png "$OUT/results.png" || true
+        python3 "$REPO/benchmarks/report.py" "$OUT/results.json" --out "$OUT/results.md" --png "$OUT/results.png" || true
     fi
 fi
 

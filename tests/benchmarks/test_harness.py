@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+if str(ROOT) not in sys.path:
+    sys.path.append(str(ROOT))
 
 from benchmarks import report, run  # noqa: E402
 from benchmarks.workloads import WORKLOADS  # noqa: E402
