@@ -57,6 +57,7 @@ from .frontend.creation import (
     zeros_like,
 )
 from .frontend.jit import jit
+from .explain import Plan, explain
 from .ir.dtypes import SUPPORTED as _SUPPORTED
 from .runtime import get_backend, set_backend
 from .runtime.stats import reset_stats, stats
@@ -67,7 +68,7 @@ ndarray = LazyArray
 __all__ = sorted(
     set(_ELEMENTWISE)
     | {
-        "LazyArray", "ndarray", "jit", "compute", "get_backend", "set_backend", "stats", "reset_stats",
+        "LazyArray", "ndarray", "jit", "compute", "explain", "Plan", "get_backend", "set_backend", "stats", "reset_stats",
         "asarray", "array", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
         "full_like", "empty_like", "arange", "linspace", "broadcast_to",
         "where", "clip", "astype", "sum", "prod", "mean", "max", "min", "amax", "amin", "var",

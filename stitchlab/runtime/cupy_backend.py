@@ -1,11 +1,15 @@
 """The cupy backend: arrays on a CUDA GPU through CuPy.
 
-Until the stitching compiler plans a graph, graphs run op by op through the reference
-interpreter with CuPy (the same path a group takes when its fused kernel cannot be built).
+A graph is planned by the stitching compiler (:func:`stitchlab.codegen.build_plan`), its kernels
+come from the kernel registry (NVRTC on a miss) and run on the current CuPy stream with outputs
+from CuPy's memory pool (:mod:`stitchlab.runtime.launch`). With ``STITCHLAB_FUSE=0`` graphs run op
+by op through the reference interpreter with CuPy instead (the path a group also takes when its
+kernel cannot be built).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -37,6 +41,16 @@ class CupyBackend(Backend):
         return buf.get()
 
     def plan(self, graph: Graph) -> Executable:
+        if os.environ.get("STITCHLAB_FUSE", "1") != "0":
+            from ..codegen.program import build_plan
+            from ..plan.device import current_profile
+            from .launch import build_executable
+
+            return build_executable(build_plan(graph, current_profile(True)))
+        return self.plan_unfused(graph)
+
+    def plan_unfused(self, graph: Graph) -> Executable:
+        """Op-by-op execution with CuPy (the reference for fused-versus-unfused checks)."""
         cp = _cupy()
 
         def run(buffers: Sequence[Any]) -> list[Any]:

@@ -1,0 +1,93 @@
+"""C types of the NumPy dtypes the compiler supports.
+
+Every value lives in a *register type*: the dtype's own C type, except float16 which is stored as
+``sl_half`` (16 bits) and computed in ``float``. bfloat16 is not handled: NumPy has no bfloat16
+dtype, so no array of the front end can hold one.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+_STORAGE = {
+    "bool": "bool",
+    "int8": "signed char",
+    "int16": "short",
+    "int32": "int",
+    "int64": "long long",
+    "uint8": "unsigned char",
+    "uint16": "unsigned short",
+    "uint32": "unsigned int",
+    "uint64": "unsigned long long",
+    "float16": "sl_half",
+    "float32": "float",
+    "float64": "double",
+}
+
+
+def storage_type(dtype: np.dtype) -> str:
+    """The C type of one element in memory."""
+    try:
+        return _STORAGE[np.dtype(dtype).name]
+    except KeyError:
+        raise TypeError(f"no C type for dtype {dtype}; supported: {', '.join(_STORAGE)}") from None
+
+
+def register_type(dtype: np.dtype) -> str:
+    """The C type a value is computed in (float for float16)."""
+    return "float" if np.dtype(dtype).name == "float16" else storage_type(dtype)
+
+
+def kind(dtype: np.dtype) -> str:
+    """The op-table template key of a dtype: "f", "i", "u" or "b"."""
+    return np.dtype(dtype).kind
+
+
+def literal(value: object, dtype: np.dtype) -> str:
+    """A C literal of ``value`` in ``dtype``'s register type (inf and NaN included)."""
+    dt = np.dtype(dtype)
+    ctype = register_type(dt)
+    if dt.kind == "b":
+        return "true" if value else "false"
+    if dt.kind == "f":
+        v = float(value)  # type: ignore[arg-type]
+        if math.isnan(v):
+            return f"(({ctype})__int_as_float(0x7fc00000))" if ctype == "float" else "__longlong_as_double(0x7ff8000000000000LL)"
+        if math.isinf(v):
+            inf = "__int_as_float(0x7f800000)" if ctype == "float" else "__longlong_as_double(0x7ff0000000000000LL)"
+            return f"({'-' if v < 0 else ''}{inf})"
+        text = repr(v)
+        if "e" not in text and "." not in text:
+            text += ".0"
+        return f"{text}f" if ctype == "float" else text
+    v = int(value)  # type: ignore[call-overload]
+    if dt.kind == "u":
+        return f"(({ctype}){v}ULL)"
+    if v == -(2**63):
+        return "((long long)(-9223372036854775807LL - 1))"
+    return f"(({ctype}){v}LL)"
+
+
+def identity_literal(opname: str, dtype: np.dtype) -> str:
+    """The starting value of reduction ``opname`` in ``dtype`` (max/min start at -inf/+inf or the
+    integer limits: the front end refuses empty max/min reductions, so these never leak out)."""
+    dt = np.dtype(dtype)
+    if opname == "sum":
+        return literal(0, dt)
+    if opname == "prod":
+        return literal(1, dt)
+    if opname == "any":
+        return "false"
+    if opname == "all":
+        return "true"
+    if opname in ("max", "min"):
+        low = opname == "max"
+        if dt.kind == "f":
+            return literal(-math.inf if low else math.inf, dt)
+        if dt.kind == "b":
+            return "false" if low else "true"
+        info = np.iinfo(dt)
+        return literal(info.min if low else info.max, dt)
+    raise ValueError(f"reduction {opname!r} has no identity the code generator knows")

@@ -1,0 +1,270 @@
+"""The elemental emitter: C code for the value of a node at an index.
+
+Every schedule asks the same question — "what is node ``n`` at index ``i``?" — and this module
+answers it by walking the graph: elementwise ops pass the index to their inputs, ``broadcast``
+zeroes the repeated axes, ``transpose`` permutes, ``slice`` scales and offsets, ``reshape`` keeps
+the linear index; buffers are loaded, constants become literals. Values are memoized per scope
+(a loop body is a scope), so a diamond in the graph is computed once per element, never
+exponentially often.
+
+Indices carry a *tag*: ``"full"`` is the domain index of the kernel, ``"row"`` the kept index of a
+reduction group. Through a broadcast over exactly the reduced axes a full index becomes the row
+index, and the value is the row variable the schedule computed after the reduction (register
+stitching); a value that depends on a reduction is never read through any other index map (the
+planner only forms groups where that holds).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..ir.node import Node
+from ..ir.ops import OPS, Kind
+from ..plan.groups import FREE_OPS as _FREE, LEAF_OPS, GroupInfo, squeeze
+from . import ctypes as ct
+
+
+class CodegenError(Exception):
+    """The group cannot be written as CUDA C (the runtime then runs it unfused)."""
+
+
+@dataclass(frozen=True)
+class Index:
+    """An index into a node of ``shape``: a linear expression or one expression per axis."""
+
+    shape: tuple[int, ...]
+    lin: str | None = None
+    dims: tuple[str, ...] | None = None
+    tag: str | None = None
+
+    def key(self) -> str:
+        if self.tag:
+            return self.tag
+        return self.lin if self.lin is not None else "|".join(self.dims or ())
+
+
+def strides(shape: tuple[int, ...]) -> list[int]:
+    out, acc = [], 1
+    for d in reversed(shape):
+        out.append(acc)
+        acc *= d
+    return out[::-1]
+
+
+class Writer:
+    """Accumulates the lines of one kernel and evaluates nodes into C variables.
+
+    Args:
+        info: the group.
+        idx_t: C type of index arithmetic.
+        params: ``id(node)`` -> name of the buffer parameter that holds the node (group inputs).
+        members: ids of the group's members (computed here, never loaded).
+    """
+
+    def __init__(self, info: GroupInfo, idx_t: str, params: dict[int, str]) -> None:
+        self.info = info
+        self.idx_t = idx_t
+        self.params = params
+        self.members = {id(n) for n in info.members}
+        self.lines: list[str] = []
+        self.depth = 1
+        self.scopes: list[dict[tuple[int, str], str]] = [{}]
+        self.tmps: list[dict[str, str]] = [{}]
+        self.counter = 0
+        self.row_index: Index | None = None
+        self.full_loads: set[int] = set()
+        #: leaf id -> callable(value_expr_of_global_load) -> expr, to route loads through a cache
+        self.cache_read: dict[int, str] = {}
+        self.cache_fill: dict[int, str] = {}
+        self.filled: set[int] = set()
+        self.filling: set[int] = set()
+        self.vector_src: dict[int, str] = {}
+        #: the schedule's domain index of the current loop iteration
+        self.make_full: Callable[[], Index] = lambda: Index(info.shape, lin="i", tag="full")
+        #: pragmas written right before a loop header
+        self.pragma_for: dict[str, str] = {}
+
+    # --- lines and scopes ------------------------------------------------------------------------
+    def line(self, text: str) -> None:
+        self.lines.append("  " * self.depth + text)
+
+    def open(self, header: str) -> None:
+        if header in self.pragma_for:
+            self.line(self.pragma_for[header])
+        self.line(header + " {")
+        self.depth += 1
+        self.scopes.append({})
+        self.tmps.append({})
+
+    def close(self) -> None:
+        self.depth -= 1
+        self.scopes.pop()
+        self.tmps.pop()
+        self.line("}")
+
+    def fresh(self, prefix: str = "v") -> str:
+        self.counter += 1
+        return f"{prefix}{self.counter}"
+
+    def _lookup(self, key: tuple[int, str]) -> str | None:
+        for scope in reversed(self.scopes):
+            if key in scope:
+                return scope[key]
+        return None
+
+    def tmp(self, expr: str, ctype: str | None = None) -> str:
+        """A temporary holding ``expr`` (memoized by its text in the current scope chain)."""
+        for scope in reversed(self.tmps):
+            if expr in scope:
+                return scope[expr]
+        name = self.fresh("i")
+        self.line(f"const {ctype or self.idx_t} {name} = {expr};")
+        self.tmps[-1][expr] = name
+        return name
+
+    # --- index arithmetic -------------------------------------------------------------------------
+    def linear(self, idx: Index) -> str:
+        if idx.lin is not None:
+            return idx.lin
+        assert idx.dims is not None
+        terms = []
+        for d, s, e in zip(idx.shape, strides(idx.shape), idx.dims):
+            if d == 1 or e == "0":
+                continue
+            terms.append(e if s == 1 else f"({e}) * ({self.idx_t}){s}")
+        return "(" + " + ".join(terms) + ")" if terms else "0"
+
+    def dims(self, idx: Index) -> tuple[str, ...]:
+        if idx.dims is not None:
+            return idx.dims
+        lin = idx.lin
+        assert lin is not None
+        if len([d for d in idx.shape if d != 1]) > 1 and not lin.isidentifier():
+            lin = self.tmp(lin)
+        out = []
+        first = next((k for k, d in enumerate(idx.shape) if d != 1), None)
+        for k, (d, s) in enumerate(zip(idx.shape, strides(idx.shape))):
+            if d == 1:
+                out.append("0")
+                continue
+            e = lin if s == 1 else f"{lin} / ({self.idx_t}){s}"
+            if k != first:
+                e = f"({e}) % ({self.idx_t}){d}"
+            out.append(self.tmp(e) if ("/" in e or "%" in e) else e)
+        return tuple(out)
+
+    # --- values ------------------------------------------------------------------------------------
+    def load(self, node: Node, idx: Index) -> str:
+        name = self.params.get(id(node))
+        if name is None:
+            raise CodegenError(f"node {node!r} is neither computed by the group nor one of its inputs")
+        reg = ct.register_type(node.dtype)
+        if idx.tag == "full":
+            self.full_loads.add(id(node))
+            if id(node) in self.vector_src:
+                return self.assign(reg, f"sl_load(&{self.vector_src[id(node)]})")
+            if id(node) in self.cache_read and id(node) in self.filled:
+                return self.assign(reg, self.cache_read[id(node)])
+        var = self.assign(reg, f"sl_load({name} + {self.linear(idx)})")
+        if idx.tag == "full" and id(node) in self.cache_fill:
+            self.line(self.cache_fill[id(node)].format(var) + ";")
+            self.filling.add(id(node))
+        return var
+
+    def assign(self, ctype: str, expr: str) -> str:
+        name = self.fresh()
+        self.line(f"const {ctype} {name} = {expr};")
+        return name
+
+    def value(self, node: Node, idx: Index) -> str:
+        """A C expression (usually a variable) for ``node`` at ``idx``."""
+        key = (id(node), idx.key())
+        found = self._lookup(key)
+        if found is not None:
+            return found
+        result = self._compute(node, idx)
+        self.scopes[-1][key] = result
+        return result
+
+    def _compute(self, node: Node, idx: Index) -> str:
+        info = self.info
+        op = node.op
+        if op == "const":
+            return ct.literal(node.attr("value"), node.dtype)
+        if op == "iota":
+            lin = self.linear(idx)
+            work = "double" if node.dtype.kind == "f" else "long long"
+            start, step = node.attr("start"), node.attr("step")
+            expr = f"({work}){start!r} + ({work})({lin}) * ({work}){step!r}"
+            return self.assign(ct.register_type(node.dtype), f"sl_cast<{ct.register_type(node.dtype)}>({expr})")
+        if id(node) not in self.members and (op == "input" or id(node) in self.params or op not in _FREE):
+            return self.load(node, idx)
+        kind = OPS[op].kind
+        if kind is Kind.REDUCE:
+            row = self._lookup((id(node), "row"))
+            if row is None:
+                raise CodegenError(f"reduction {node!r} read before its phase finished")
+            return row
+        if op == "broadcast":
+            src = node.inputs[0]
+            if idx.tag == "full" and info.kind == "reduce" and src.shape == info.keep_shape and node.shape == info.shape:
+                assert self.row_index is not None
+                return self.value(src, self.row_index)
+            dims = self.dims(idx)
+            sub = tuple("0" if s == 1 and d != 1 else e for s, d, e in zip(src.shape, node.shape, dims))
+            return self.value(src, Index(src.shape, dims=sub))
+        if op == "reshape":
+            src = node.inputs[0]
+            if idx.tag == "row" and squeeze(src.shape) == squeeze(node.shape):
+                return self.value(src, Index(src.shape, lin=idx.lin, tag="row"))
+            return self.value(src, Index(src.shape, lin=self.linear(idx)))
+        if op == "transpose":
+            src = node.inputs[0]
+            perm = node.attr("perm")
+            dims = self.dims(idx)
+            sub = ["0"] * len(perm)
+            for i, p in enumerate(perm):
+                sub[p] = dims[i]
+            return self.value(src, Index(src.shape, dims=tuple(sub)))
+        if op == "slice":
+            src = node.inputs[0]
+            dims = self.dims(idx)
+            sub = []
+            for e, start, step in zip(dims, node.attr("starts"), node.attr("steps")):
+                if start == 0 and step == 1:
+                    sub.append(e)
+                elif step == 1:
+                    sub.append(f"({e} + {start})")
+                else:
+                    sub.append(f"({start} + ({e}) * ({self.idx_t})({step}))")
+            return self.value(src, Index(src.shape, dims=tuple(sub)))
+        reg = ct.register_type(node.dtype)
+        if op == "astype":
+            x = self.value(node.inputs[0], idx)
+            expr = f"sl_cast<{reg}>({x})"
+        else:
+            args = [self.value(i, idx) for i in node.inputs]
+            ref = node.inputs[1] if op == "where" else node.inputs[0]
+            try:
+                template = OPS[op].cuda_expr(ref.dtype.kind)
+            except NotImplementedError as exc:
+                raise CodegenError(str(exc)) from None
+            expr = template.format(*args)
+        if node.dtype == np.float16:
+            expr = f"sl_round_half((float)({expr}))"
+        else:
+            expr = f"({reg})({expr})"
+        return self.assign(reg, expr)
+
+
+def leaf_params(info: GroupInfo) -> list[Node]:
+    """The buffers a group's kernel takes: its inputs (not constants or iotas)."""
+    return [n for n in info.inputs if n.op not in LEAF_OPS or n.op == "input"]
+
+
+def numel(shape: tuple[int, ...]) -> int:
+    return math.prod(shape)

@@ -1,0 +1,201 @@
+"""The device functions every generated kernel starts with.
+
+The op table's CUDA templates name these ``sl_*`` functions; they give NumPy's semantics where C's
+differ: Python-style floor division and modulo (integer division by zero gives 0, as NumPy),
+NaN-propagating maximum/minimum, NumPy's casts to bool, integer powers. float16 is stored as
+``sl_half`` and converted with PTX ``cvt`` instructions, so no CUDA header is needed and NVRTC
+compiles the kernels with no include path at all (on a CPU-only machine too).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+PREAMBLE = r"""
+// ---- stitchlab preamble ------------------------------------------------------------------
+struct __align__(2) sl_half { unsigned short x; };
+__device__ __forceinline__ float sl_h2f(sl_half h) {
+  float f; asm("{ cvt.f32.f16 %0, %1; }" : "=f"(f) : "h"(h.x)); return f;
+}
+__device__ __forceinline__ sl_half sl_f2h(float f) {
+  sl_half h; asm("{ cvt.rn.f16.f32 %0, %1; }" : "=h"(h.x) : "f"(f)); return h;
+}
+// round a float to the nearest float16 (a float16 node's value, held in float)
+__device__ __forceinline__ float sl_round_half(float f) { return sl_h2f(sl_f2h(f)); }
+
+template <class T> struct sl_is_float { static constexpr bool value = false; };
+template <> struct sl_is_float<float> { static constexpr bool value = true; };
+template <> struct sl_is_float<double> { static constexpr bool value = true; };
+template <class T> struct sl_is_signed { static constexpr bool value = T(-1) < T(0); };
+
+// loads and stores between storage and register types
+template <class T> __device__ __forceinline__ T sl_load(const T* p) { return *p; }
+__device__ __forceinline__ float sl_load(const sl_half* p) { return sl_h2f(*p); }
+__device__ __forceinline__ bool sl_load(const bool* p) { return *reinterpret_cast<const unsigned char*>(p) != 0; }
+template <class T, class V> __device__ __forceinline__ void sl_store(T* p, V v) { *p = (T)v; }
+__device__ __forceinline__ void sl_store(sl_half* p, float v) { *p = sl_f2h(v); }
+template <class T> __device__ __forceinline__ T sl_from_storage(T v) { return v; }
+__device__ __forceinline__ float sl_from_storage(sl_half v) { return sl_h2f(v); }
+template <class T> __device__ __forceinline__ T sl_to_storage_as(T*, T v) { return v; }
+
+// 16-byte (or narrower) vectors of N elements
+template <class T, int N> struct __align__(sizeof(T) * N) sl_vec { T v[N]; };
+
+// NumPy's astype: to bool is "!= 0" (NaN is true); float to unsigned goes through int64
+template <class To, class From> __device__ __forceinline__ To sl_cast(From x) {
+  if constexpr (sizeof(To) == 1 && To(2) == To(1)) {  // bool
+    return x != From(0);
+  } else if constexpr (sl_is_float<From>::value && !sl_is_float<To>::value && !sl_is_signed<To>::value && sizeof(To) < 8) {
+    return (To)(long long)x;
+  } else {
+    return (To)x;
+  }
+}
+
+template <class T> __device__ __forceinline__ T sl_abs(T x) { return x < T(0) ? (T)(T(0) - x) : x; }
+
+template <class T> __device__ __forceinline__ T sl_int_reciprocal(T x) {
+  if (x == T(0)) return T(0);
+  return (T)(T(1) / x);
+}
+
+template <class T> __device__ __forceinline__ T sl_sigmoid(T x) { return T(1) / (T(1) + exp(-x)); }
+
+template <class T> __device__ __forceinline__ T sl_sign(T x) {
+  if constexpr (sl_is_float<T>::value) {
+    if (x != x) return x;
+  }
+  return (T)((T(0) < x) - (x < T(0)));
+}
+
+template <class T> __device__ __forceinline__ T sl_maximum(T a, T b) {
+  if constexpr (sl_is_float<T>::value) {
+    if (a != a) return a;
+    if (b != b) return b;
+  }
+  return a >= b ? a : b;
+}
+template <class T> __device__ __forceinline__ T sl_minimum(T a, T b) {
+  if constexpr (sl_is_float<T>::value) {
+    if (a != a) return a;
+    if (b != b) return b;
+  }
+  return a <= b ? a : b;
+}
+
+// Python/NumPy floor division and modulo
+template <class T> __device__ __forceinline__ T sl_floordiv(T a, T b) {
+  if constexpr (sl_is_float<T>::value) {
+    if (b == T(0)) return a / b;
+    T mod = fmod(a, b);
+    T div = (a - mod) / b;
+    if (mod != T(0) && ((b < T(0)) != (mod < T(0)))) div -= T(1);
+    if (div != T(0)) {
+      T fl = floor(div);
+      if (div - fl > T(0.5)) fl += T(1);
+      return fl;
+    }
+    return copysign(T(0), a / b);
+  } else if constexpr (sizeof(T) == 1 && T(2) == T(1)) {  // bool
+    return b ? a : false;
+  } else {
+    if (b == T(0)) return T(0);
+    if constexpr (sl_is_signed<T>::value) {
+      if (b == T(-1)) return (T)(T(0) - a);  // wraps for the minimum, as NumPy
+      T q = a / b;
+      if ((a % b != T(0)) && ((a < T(0)) != (b < T(0)))) q -= T(1);
+      return q;
+    } else {
+      return a / b;
+    }
+  }
+}
+template <class T> __device__ __forceinline__ T sl_mod(T a, T b) {
+  if constexpr (sl_is_float<T>::value) {
+    if (b == T(0)) return fmod(a, b);
+    T mod = fmod(a, b);
+    if (mod != T(0)) {
+      if ((b < T(0)) != (mod < T(0))) mod += b;
+    } else {
+      mod = copysign(T(0), b);
+    }
+    return mod;
+  } else if constexpr (sizeof(T) == 1 && T(2) == T(1)) {
+    return false;
+  } else {
+    if (b == T(0)) return T(0);
+    if constexpr (sl_is_signed<T>::value) {
+      if (b == T(-1)) return T(0);
+      T r = a % b;
+      if (r != T(0) && ((r < T(0)) != (b < T(0)))) r += b;
+      return r;
+    } else {
+      return a % b;
+    }
+  }
+}
+
+template <class T> __device__ __forceinline__ T sl_pow(T a, T b) {
+  if constexpr (sl_is_float<T>::value) {
+    return pow(a, b);
+  } else if constexpr (sizeof(T) == 1 && T(2) == T(1)) {
+    return a || !b;
+  } else {
+    if constexpr (sl_is_signed<T>::value) {
+      if (b < T(0)) {  // NumPy refuses this; give the exact value where it is an integer
+        if (a == T(1)) return T(1);
+        if (a == T(-1)) return (b % T(2)) ? T(-1) : T(1);
+        return T(0);
+      }
+    }
+    T result = T(1), base = a;
+    unsigned long long e = (unsigned long long)b;
+    while (e) {
+      if (e & 1ULL) result = (T)(result * base);
+      base = (T)(base * base);
+      e >>= 1;
+    }
+    return result;
+  }
+}
+
+// shuffles for every register type (narrow types travel as int)
+template <class T> __device__ __forceinline__ T sl_shfl_xor(T v, int o) {
+  if constexpr (sizeof(T) < 4) {
+    return (T)__shfl_xor_sync(0xffffffffu, (int)v, o);
+  } else {
+    return __shfl_xor_sync(0xffffffffu, v, o);
+  }
+}
+
+// reduction combiners
+struct sl_op_sum { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return (T)(a + b); } };
+struct sl_op_prod { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return (T)(a * b); } };
+struct sl_op_max { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return sl_maximum(a, b); } };
+struct sl_op_min { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return sl_minimum(a, b); } };
+struct sl_op_any { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return a || b; } };
+struct sl_op_all { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return a && b; } };
+
+// all lanes of a warp get the reduction of the warp's values
+template <class T, class Op> __device__ __forceinline__ T sl_warp_allreduce(T v, Op op) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = op(v, sl_shfl_xor(v, o));
+  return v;
+}
+// all threads of a block get the reduction of the block's values; smem holds 32 values
+template <class T, class Op> __device__ __forceinline__ T sl_block_allreduce(T v, Op op, T ident, T* smem) {
+  v = sl_warp_allreduce(v, op);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0) smem[warp] = v;
+  __syncthreads();
+  const int nwarps = (blockDim.x + 31) >> 5;
+  v = lane < nwarps ? smem[lane] : ident;
+  v = sl_warp_allreduce(v, op);
+  __syncthreads();
+  return v;
+}
+// ---- end of preamble -----------------------------------------------------------------------
+"""
+
+#: Digest of the preamble: part of every kernel's registry key ("header digest").
+PREAMBLE_DIGEST = hashlib.sha256(PREAMBLE.encode()).hexdigest()[:16]

@@ -1,0 +1,110 @@
+"""From a canonical graph to a :class:`~stitchlab.plan.plan.Plan` with CUDA C for every kernel.
+
+``build_plan`` runs the whole compiler front half: the search partitions the graph into groups,
+the latency evaluator picks each group's schedule and launch, and the emitters write the kernels.
+No GPU is needed: the device profile may be a preset.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ..ir.graph import Graph
+from ..plan.cost import Launch, Schedule, choose_schedule, schedules
+from ..plan.device import DeviceProfile
+from ..plan.groups import FREE_OPS, LEAF_OPS, GraphView, GroupInfo, all_free_nodes
+from ..plan.plan import CandidatePlan, KernelPlan, Plan, PlanEdge, PlanNode
+from ..plan.search import group_infos, search
+from .elemental import CodegenError
+from .schedules import emit
+
+
+def _team_scheme(sched: Schedule) -> str:
+    return {"row_warp": "warp", "row_block": "shared", "column": "shared", "row_split": "global"}.get(sched.family, "register")
+
+
+def _kernel(view: GraphView, info: GroupInfo, dev: DeviceProfile) -> KernelPlan:
+    pos = view.pos
+    est = choose_schedule(info, dev)
+    sched, launch = est.schedule, est.launch
+    if info.kind == "reduce" and info.cols == 0 and sched.cache != "none":
+        sched = dataclasses.replace(sched, cache="none")
+    name, source, params, error = f"interpreted_{pos[id(info.members[0])]}", "", (), None
+    if sched.family != "interpreted":
+        try:
+            ks = emit(info, sched)
+            name, source, params, sched = ks.name, ks.source, ks.params, ks.schedule
+        except CodegenError as exc:
+            error = str(exc)
+        except NotImplementedError as exc:
+            error = str(exc)
+    members = {id(n) for n in info.members}
+    evaluated = all_free_nodes(view, info)
+    node_info = []
+    for n in evaluated:
+        if id(n) in members or n.op in FREE_OPS or n.op in ("const", "iota"):
+            level = info.levels.get(id(n), "full" if info.kind == "pointwise" else "other")
+        else:
+            level = "input"
+        node_info.append(PlanNode(pos[id(n)], n.op, n.shape, n.dtype.name, level))
+    scheme_red = _team_scheme(sched)
+    edges = []
+    edge_schemes = {}
+    inside = {id(n) for n in evaluated}
+    for n in evaluated:
+        if not (id(n) in members or (n.op in FREE_OPS and not view.is_real(n)) or n.op in LEAF_OPS and n.op != "input"):
+            continue
+        for i in n.inputs:
+            if id(i) not in inside:
+                continue
+            if n in info.reductions or i in info.reductions:
+                scheme = scheme_red
+            else:
+                scheme = "register"
+            edges.append(PlanEdge(pos[id(i)], pos[id(n)], scheme, name))
+            edge_schemes[(i, n)] = scheme
+    return KernelPlan(
+        name=name,
+        source=source,
+        schedule=sched,
+        launch=launch,
+        nodes=list(info.members),
+        node_info=node_info,
+        members=[pos[id(n)] for n in info.members],
+        inputs=[pos[id(n)] for n in info.inputs],
+        outputs=[pos[id(n)] for n, _ in info.outputs],
+        edges=edges,
+        estimated_time=est.seconds,
+        edge_schemes=edge_schemes,
+        params=params,
+        info=info,
+        error=error,
+    )
+
+
+def build_plan(graph: Graph, dev: DeviceProfile, beam: int = 4, top_k: int = 3) -> Plan:
+    """Plan ``graph`` for ``dev`` and generate every kernel's source."""
+    view = GraphView(graph)
+    best, cands = search(view, dev, beam=beam, top_k=top_k)
+    infos = group_infos(view, dev, best)
+    kernels = [_kernel(view, info, dev) for info in infos]
+    pos = view.pos
+    by_id = {id(n): n for n in graph.nodes}
+    candidates = [
+        CandidatePlan(c.label, [sorted((by_id[m] for m in g), key=lambda n: pos[id(n)]) for g in c.groups], c.cost)
+        for c in cands
+    ]
+    # edges between kernels travel through global memory
+    owner = {}
+    for k in kernels:
+        for m in k.members:
+            owner[m] = k.name
+    edges = [e for k in kernels for e in k.edges]
+    for k in kernels:
+        for m in k.members:
+            node = graph.nodes[m]
+            for p in view.producers[id(node)]:
+                if owner.get(pos[id(p)]) != k.name:
+                    edges.append(PlanEdge(pos[id(p)], m, "global", None))
+    views = {k: pos[id(n)] for k, n in view.views.items()}
+    return Plan(graph, dev, kernels, views, candidates, edges)

@@ -1,0 +1,282 @@
+"""The two-level cost model.
+
+* :func:`delta_cost` — the *delta evaluator* the plan search uses: a group's time as launch
+  overhead plus the bytes it moves over bandwidth, with penalties for re-reading a domain that does
+  not stay on chip, for too little parallelism, and for recomputing values. The search compares
+  plans by the sum over their groups, which ranks plans exactly as "bytes and launches saved minus
+  penalties" against the unfused plan does.
+* :func:`choose_schedule` — the *latency evaluator*: for one group, every schedule of its family
+  with its launch dimensions, estimated as waves of blocks × the work of a block, where a block's
+  share of bandwidth shrinks when an SM holds too few warps to hide memory latency (occupancy from
+  threads, registers and shared memory). The cheapest estimate wins.
+
+Both are closed-form and fast; they are documented in docs/compiler.md.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..ir.node import Node
+from ..ir.ops import OPS
+from .device import DeviceProfile
+from .groups import FULL, GroupInfo
+
+#: Registers a thread may use for a row cache before the schedule spills to shared memory.
+CACHE_REG_BUDGET = 64
+#: Base registers of a kernel thread (indices, pointers, accumulators).
+BASE_REGS = 32
+#: Elementwise work rate of the whole GPU in "add-equivalents" per second (a rough number).
+COMPUTE_RATE = 2.0e13
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """How a kernel maps its domain onto threads.
+
+    Attributes:
+        family: "pointwise", "row_warp", "row_block", "row_split", "column" or "interpreted".
+        block: threads per block (x); for "column" the block is (32, ty).
+        vec: elements per thread per step in "pointwise" (16-byte accesses where aligned).
+        cache: where a row's inputs stay between phases: "registers", "shared" or "none".
+        ty: threads along the reduced axis per column ("column" only).
+        index: C type of index arithmetic, "int" or "long long".
+    """
+
+    family: str
+    block: int = 256
+    vec: int = 1
+    cache: str = "none"
+    ty: int = 1
+    index: str = "int"
+
+    def params(self) -> dict[str, Any]:
+        return {"family": self.family, "block": self.block, "vec": self.vec, "cache": self.cache, "ty": self.ty, "index": self.index}
+
+    def __str__(self) -> str:
+        extra = {"vec": self.vec, "cache": self.cache, "ty": self.ty}
+        shown = ", ".join(f"{k}={v}" for k, v in extra.items() if v not in (1, "none"))
+        return f"{self.family}(block={self.block}{', ' + shown if shown else ''}, index={self.index})"
+
+
+@dataclass(frozen=True)
+class Launch:
+    """Launch dimensions: ``grid`` and ``block`` as 3-tuples, dynamic ``shared_mem`` bytes, and
+    ``split``: blocks per row of a "row_split" schedule (0 otherwise)."""
+
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    shared_mem: int = 0
+    split: int = 0
+
+
+@dataclass
+class Estimate:
+    """A schedule with its launch and estimated seconds, and the numbers behind the estimate."""
+
+    schedule: Schedule
+    launch: Launch
+    seconds: float
+    detail: dict[str, float] = field(default_factory=dict)
+
+
+def nbytes(n: Node) -> int:
+    return math.prod(n.shape) * n.dtype.itemsize
+
+
+def _reg_words(n: Node) -> int:
+    return 2 if n.dtype.itemsize == 8 else 1
+
+
+def _full_leaves(info: GroupInfo) -> list[Node]:
+    """Inputs read at the full index (same shape as the domain): the ones a row cache holds."""
+    return [i for i in info.inputs if i.shape == info.shape]
+
+
+def _elem_work(info: GroupInfo) -> float:
+    return sum(OPS[n.op].cost for n in info.members if n.op != "astype")
+
+
+def _index_type(info: GroupInfo) -> str:
+    biggest = max([math.prod(info.shape)] + [math.prod(n.shape) for n in info.inputs] + [math.prod(o.shape) for o, _ in info.outputs])
+    return "long long" if biggest >= 2**31 - 1 else "int"
+
+
+def _reread_factor(info: GroupInfo, cached: bool) -> float:
+    if info.kind != "reduce" or info.phases <= 1 and not any(lvl == FULL for _, lvl in info.outputs):
+        return 1.0
+    passes = info.phases + (1 if any(lvl == FULL for _, lvl in info.outputs) else 0)
+    return 1.0 if cached else float(passes)
+
+
+def delta_cost(info: GroupInfo, dev: DeviceProfile) -> float:
+    """Estimated seconds of one group for the plan search (the delta evaluator)."""
+    if info.kind == "interpreted":
+        return 4 * dev.launch_overhead + sum(nbytes(i) for i in info.inputs) / dev.bandwidth * 2
+    size = math.prod(info.shape)
+    out_bytes = sum(nbytes(o) for o, _ in info.outputs)
+    full_in = sum(nbytes(i) for i in _full_leaves(info))
+    other_in = sum(nbytes(i) for i in info.inputs) - full_in
+    rows, cols = info.rows, info.cols
+    if info.kind == "reduce":
+        # the row stays on chip if a block's share of registers/shared memory holds it
+        per_row = sum(i.dtype.itemsize for i in _full_leaves(info)) * cols
+        cached = per_row <= 96 * 1024 if info.inner_reduced else False
+        factor = _reread_factor(info, cached)
+        if not cached and info.inner_reduced and factor > 1:
+            factor = 1.0 + 0.35 * (factor - 1.0)  # re-reads of a row mostly hit L2
+        threads = rows * min(cols, 1024) if (info.phases > 1 or any(l == FULL for _, l in info.outputs)) else size
+        if not info.inner_reduced:
+            threads = rows * min(cols, 32)
+    else:
+        factor = 1.0
+        threads = size
+    eff = min(1.0, max(threads, 1) / (dev.sms * 1024))
+    eff = max(eff, 1e-3)
+    moved = full_in * factor + other_in + out_bytes
+    passes = max(1, info.phases + (1 if info.kind == "reduce" else 0))
+    compute = size * _elem_work(info) * passes / COMPUTE_RATE
+    return dev.launch_overhead + moved / (dev.bandwidth * eff) + compute
+
+
+# --- latency evaluator ---------------------------------------------------------------------------
+def _occupancy(dev: DeviceProfile, threads: int, regs: int, smem: int) -> int:
+    by_threads = dev.max_threads_per_sm // threads
+    by_regs = dev.regs_per_sm // (max(regs, 16) * threads)
+    by_smem = dev.smem_per_sm // smem if smem else dev.max_blocks_per_sm
+    return max(0, min(by_threads, by_regs, by_smem, dev.max_blocks_per_sm))
+
+
+def _timed(dev: DeviceProfile, blocks: int, threads: int, regs: int, smem: int, block_bytes: float,
+           block_work: float) -> tuple[float, dict[str, float]]:
+    occ = _occupancy(dev, threads, regs, smem)
+    if occ == 0 or blocks == 0:
+        return math.inf if occ == 0 else dev.launch_overhead, {"occupancy": occ}
+    slots = dev.sms * occ
+    waves = math.ceil(blocks / slots)
+    resident = min(blocks, slots)
+    per_sm_blocks = math.ceil(resident / dev.sms)
+    warps = per_sm_blocks * threads / 32
+    sm_bw = dev.bandwidth / dev.sms * min(1.0, warps / dev.warps_to_saturate)
+    wave = max(per_sm_blocks * block_bytes / sm_bw, per_sm_blocks * block_work / (COMPUTE_RATE / dev.sms))
+    seconds = dev.launch_overhead + waves * wave
+    return seconds, {"occupancy": occ, "waves": waves, "warps_per_sm": warps}
+
+
+def _pointwise(info: GroupInfo, dev: DeviceProfile) -> list[Estimate]:
+    n = math.prod(info.shape)
+    index = _index_type(info)
+    item = max([o.dtype.itemsize for o, _ in info.outputs] + [i.dtype.itemsize for i in _full_leaves(info)])
+    vec = max(1, 16 // item)
+    total = sum(nbytes(i) for i in info.inputs) + sum(nbytes(o) for o, _ in info.outputs)
+    work = n * _elem_work(info)
+    out = []
+    for block in (128, 256, 512):
+        for v in (1, vec) if vec > 1 else (1,):
+            per_block = block * v
+            needed = max(1, math.ceil(n / per_block))
+            occ = max(1, _occupancy(dev, block, BASE_REGS + 8 * v, 0))
+            grid = min(needed, dev.sms * occ * 4)
+            secs, detail = _timed(dev, grid, block, BASE_REGS + 8 * v, 0, total / grid, work / grid)
+            if v == 1 and vec > 1:
+                secs *= 1.05  # narrower accesses issue more instructions per byte
+            sched = Schedule("pointwise", block=block, vec=v, index=index)
+            out.append(Estimate(sched, Launch((grid if n else 0, 1, 1), (block, 1, 1)), secs, detail))
+    return out
+
+
+def _cache_choice(info: GroupInfo, team: int, block: int, dev: DeviceProfile) -> tuple[str, int, int]:
+    """(cache kind, registers per thread, shared bytes per block) for a row schedule."""
+    leaves = _full_leaves(info)
+    multi = info.phases > 1 or any(l == FULL for _, l in info.outputs)
+    if not leaves or not multi:
+        return "none", BASE_REGS, 0
+    per_elem_words = sum(_reg_words(i) for i in leaves)
+    nt = math.ceil(info.cols / team)
+    regs = BASE_REGS + nt * per_elem_words
+    if nt * per_elem_words <= CACHE_REG_BUDGET:
+        return "registers", regs, 0
+    rows_per_block = block // team
+    smem = rows_per_block * info.cols * sum(i.dtype.itemsize if i.dtype.itemsize != 2 or i.dtype.kind != "f" else 4 for i in leaves)
+    if smem <= dev.smem_per_block:
+        return "shared", BASE_REGS, smem
+    return "none", BASE_REGS, 0
+
+
+def _row(info: GroupInfo, dev: DeviceProfile) -> list[Estimate]:
+    R, K = info.rows, info.cols
+    index = _index_type(info)
+    multi = info.phases > 1 or any(l == FULL for _, l in info.outputs)
+    full_leaves = _full_leaves(info)
+    total_in = sum(nbytes(i) for i in info.inputs)
+    total_out = sum(nbytes(o) for o, _ in info.outputs)
+    passes = info.phases + (1 if any(l == FULL for _, l in info.outputs) else 0)
+    work = R * K * _elem_work(info) * max(1, passes)
+    out = []
+    configs = [("row_warp", 32, b) for b in (128, 256)] + [("row_block", b, b) for b in (128, 256, 512, 1024)]
+    for family, team, block in configs:
+        cache, regs, smem = _cache_choice(info, team, block, dev)
+        reread = 1.0 if cache != "none" else _reread_factor(info, False)
+        if cache == "none" and reread > 1:
+            reread = 1.0 + 0.35 * (reread - 1.0)
+        moved = sum(nbytes(i) for i in full_leaves) * reread + (total_in - sum(nbytes(i) for i in full_leaves)) + total_out
+        rows_per_block = block // team
+        blocks = math.ceil(R / rows_per_block)
+        secs, detail = _timed(dev, blocks, block, regs, smem + 32 * 8 * max(1, len(info.reductions)),
+                              moved / max(blocks, 1), work / max(blocks, 1))
+        if family == "row_warp" and K > 32 * 64:
+            secs *= 1.5  # one warp walks a long row: latency bound
+        if family == "row_block" and K < block:
+            secs *= block / max(K, 1)  # idle threads
+        sched = Schedule(family, block=block, cache=cache, index=index)
+        out.append(Estimate(sched, Launch((blocks if R else 0, 1, 1), (block, 1, 1), 0), secs, detail))
+    if not multi and R * 4 < dev.sms * 8 and K >= 4096:
+        # few long rows: split each row over several blocks; the last block of a row finishes it
+        for block in (256, 512, 1024):
+            occ = max(1, _occupancy(dev, block, BASE_REGS, 32 * 8))
+            split = max(1, min(math.ceil(K / (block * 4)), (dev.sms * occ) // max(R, 1)))
+            blocks = R * split
+            secs, detail = _timed(dev, blocks, block, BASE_REGS, 32 * 8, (total_in + total_out) / blocks, work / blocks)
+            secs += dev.launch_overhead * 0.2  # the finishing pass
+            sched = Schedule("row_split", block=block, index=index)
+            out.append(Estimate(sched, Launch((blocks, 1, 1), (block, 1, 1), 0, split), secs, detail))
+    return out
+
+
+def _column(info: GroupInfo, dev: DeviceProfile) -> list[Estimate]:
+    R, K = info.rows, info.cols
+    index = _index_type(info)
+    passes = info.phases + (1 if any(l == FULL for _, l in info.outputs) else 0)
+    full_leaves = _full_leaves(info)
+    moved = sum(nbytes(i) for i in full_leaves) * max(1, passes) + sum(nbytes(i) for i in info.inputs if i not in full_leaves) + sum(nbytes(o) for o, _ in info.outputs)
+    work = R * K * _elem_work(info) * max(1, passes)
+    out = []
+    for ty in (4, 8, 16, 32):
+        blocks = math.ceil(R / 32)
+        threads = 32 * ty
+        smem = 32 * ty * 8 * max(1, len(info.reductions))
+        secs, detail = _timed(dev, blocks, threads, BASE_REGS, smem, moved / max(blocks, 1), work / max(blocks, 1))
+        sched = Schedule("column", block=32, ty=ty, index=index)
+        out.append(Estimate(sched, Launch((blocks if R else 0, 1, 1), (32, ty, 1), 0), secs, detail))
+    return out
+
+
+def schedules(info: GroupInfo, dev: DeviceProfile) -> list[Estimate]:
+    """Every schedule the latency evaluator considers for ``info``, cheapest first."""
+    if info.kind == "interpreted":
+        est = [Estimate(Schedule("interpreted"), Launch((0, 1, 1), (0, 1, 1)), delta_cost(info, dev))]
+    elif info.kind == "pointwise":
+        est = _pointwise(info, dev)
+    elif info.inner_reduced:
+        est = _row(info, dev)
+    else:
+        est = _column(info, dev)
+    est.sort(key=lambda e: e.seconds)
+    return est
+
+
+def choose_schedule(info: GroupInfo, dev: DeviceProfile) -> Estimate:
+    """The latency evaluator's choice for ``info``."""
+    return schedules(info, dev)[0]

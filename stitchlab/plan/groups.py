@@ -1,0 +1,300 @@
+"""Fusion groups: which nodes may share one kernel, and what that kernel has to do.
+
+The planner works on the *real* nodes of a canonical graph: elementwise ops and reductions. Index
+maps (``broadcast``, ``reshape``, ``transpose``, ``slice``) and casts are *free*: a kernel evaluates
+them through index arithmetic wherever a consumer needs them, so they are never materialized unless
+they are themselves requested (then they become real). Sources (``input``, ``const``, ``iota``) are
+read or computed in place.
+
+A group is legal (:func:`analyze` returns a :class:`GroupInfo`) when a schedule exists for it:
+
+* *pointwise*: no reduction; every value the group stores has the same shape (the domain);
+* *reduce*: every reduction reduces the same shape ``S`` over the same axes. Each value is then
+  either *full* (one per element of ``S``), *row* (one per kept index: a reduction result and
+  what is computed from such results) or a *side* value that depends on no reduction of the group
+  (recomputed wherever it is read). A row value reaches full values only through a ``broadcast``
+  over the reduced axes; a value that depends on a reduction of the group is never read through
+  another index map. Reductions of depth ``d`` (``d - 1`` reductions of the group before them) run
+  in phase ``d``; the row is read from memory once and held in registers or shared memory across
+  phases where it fits.
+
+Acyclicity of the group graph and the resource budget are checked by the search
+(:mod:`stitchlab.plan.search`) and the latency evaluator (:mod:`stitchlab.plan.cost`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ..ir.graph import Graph
+from ..ir.node import Node
+from ..ir.ops import ARG_REDUCTIONS, OPS, Kind
+
+FREE_OPS = frozenset({"broadcast", "reshape", "transpose", "slice", "astype"})
+LEAF_OPS = frozenset({"input", "const", "iota"})
+#: groups larger than this are not formed (kernels stay compilable in reasonable time)
+MAX_GROUP_NODES = 400
+
+FULL, ROW, OTHER = "full", "row", "other"
+
+
+def squeeze(shape: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(d for d in shape if d != 1)
+
+
+class GraphView:
+    """The planner's view of a canonical :class:`Graph`.
+
+    Attributes:
+        graph: the graph.
+        real: the real nodes in topological order.
+        views: for each graph output position that is a reshape of an already computed buffer
+            (an input or a real node), that base node; such outputs cost no kernel.
+        producers: ``id(real node)`` -> the real nodes it reads (through free chains).
+        consumers: ``id(real node)`` -> the real nodes that read it (through free chains).
+        must_store: ids of real nodes that are requested (a graph output or the base of a view).
+    """
+
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+        self.pos = {id(n): i for i, n in enumerate(graph.nodes)}
+        self.views: dict[int, Node] = {}
+        promoted: set[int] = set()
+        for k, out in enumerate(graph.outputs):
+            if out.op in LEAF_OPS and out.op == "input":
+                self.views[k] = out
+            elif out.op == "reshape" and (out.inputs[0].op == "input" or not self._is_free(out.inputs[0])) and out.inputs[0].op not in ("const", "iota"):
+                self.views[k] = out.inputs[0]
+            elif self._is_free(out) or out.op in ("const", "iota"):
+                promoted.add(id(out))
+        self.promoted = promoted
+        self.real = [n for n in graph.nodes if self.is_real(n)]
+        self.real_ids = {id(n) for n in self.real}
+        self.must_store = {id(n) for n in self.views.values() if id(n) in self.real_ids}
+        self.must_store |= {id(o) for k, o in enumerate(graph.outputs) if k not in self.views}
+        self.producers: dict[int, list[Node]] = {}
+        self.consumers: dict[int, list[Node]] = {id(n): [] for n in self.real}
+        for n in self.real:
+            prods = self._real_inputs(n)
+            self.producers[id(n)] = prods
+            for p in prods:
+                if n not in self.consumers[id(p)]:
+                    self.consumers[id(p)].append(n)
+
+    @staticmethod
+    def _is_free(n: Node) -> bool:
+        return n.op in FREE_OPS
+
+    def is_real(self, n: Node) -> bool:
+        if id(n) in getattr(self, "promoted", ()):
+            return True
+        if n.op in LEAF_OPS or n.op in FREE_OPS:
+            return False
+        return True
+
+    def _real_inputs(self, n: Node) -> list[Node]:
+        out: list[Node] = []
+        stack = list(n.inputs)
+        seen: set[int] = set()
+        while stack:
+            m = stack.pop()
+            if id(m) in seen:
+                continue
+            seen.add(id(m))
+            if self.is_real(m):
+                if m not in out:
+                    out.append(m)
+            elif m.op in FREE_OPS:
+                stack.extend(m.inputs)
+        return out
+
+
+@dataclass
+class GroupInfo:
+    """What one legal group computes and how (see the module docstring).
+
+    Attributes:
+        members: the group's real nodes, in topological order.
+        kind: "pointwise" or "reduce" (or "interpreted" for an op no schedule covers).
+        shape: the domain: the stored shape (pointwise) or the reduced shape ``S`` (reduce).
+        red_axes: the reduced axes of ``S`` (empty for pointwise).
+        reductions: the reduction nodes, in topological order.
+        depth: ``id(reduction)`` -> its phase (1 = reads no other reduction of the group).
+        outputs: the members the group stores, each with its level ("full" or "row").
+        inputs: the buffers the group reads (graph inputs and other groups' results).
+        levels: ``id(node)`` -> "full"/"row"/"other" for every node the kernel evaluates.
+        phases: number of passes over the domain (0 for pointwise: one pass, no reduction).
+    """
+
+    members: list[Node]
+    kind: str
+    shape: tuple[int, ...]
+    red_axes: tuple[int, ...] = ()
+    reductions: list[Node] = field(default_factory=list)
+    depth: dict[int, int] = field(default_factory=dict)
+    outputs: list[tuple[Node, str]] = field(default_factory=list)
+    inputs: list[Node] = field(default_factory=list)
+    levels: dict[int, str] = field(default_factory=dict)
+    rowdep: set[int] = field(default_factory=set)
+
+    @property
+    def phases(self) -> int:
+        return max(self.depth.values(), default=0)
+
+    @property
+    def rows(self) -> int:
+        """Kept extent R (number of reduction results per reduction); the domain size for pointwise."""
+        if self.kind != "reduce":
+            return math.prod(self.shape)
+        return math.prod(d for i, d in enumerate(self.shape) if i not in self.red_axes)
+
+    @property
+    def cols(self) -> int:
+        """Reduced extent K (1 for pointwise)."""
+        return math.prod(self.shape[i] for i in self.red_axes) if self.kind == "reduce" else 1
+
+    @property
+    def keep_shape(self) -> tuple[int, ...]:
+        return tuple(1 if i in self.red_axes else d for i, d in enumerate(self.shape))
+
+    @property
+    def inner_reduced(self) -> bool:
+        """True when the innermost axis of ``S`` with extent > 1 is reduced (rows are contiguous)."""
+        for i in range(len(self.shape) - 1, -1, -1):
+            if self.shape[i] != 1:
+                return i in self.red_axes
+        return True
+
+
+def _group_io(view: GraphView, members: set[int], nodes: list[Node]) -> tuple[list[Node], list[Node]]:
+    outs = []
+    for n in nodes:
+        if id(n) in view.must_store or any(id(c) not in members for c in view.consumers[id(n)]):
+            outs.append(n)
+    ins: list[Node] = []
+    seen: set[int] = set()
+    stack = [i for n in nodes for i in n.inputs]
+    while stack:
+        m = stack.pop()
+        if id(m) in seen or id(m) in members:
+            continue
+        seen.add(id(m))
+        if m.op == "input" or view.is_real(m):
+            ins.append(m)
+        elif m.op in FREE_OPS:
+            stack.extend(m.inputs)
+    ins.sort(key=lambda n: view.pos[id(n)])
+    return outs, ins
+
+
+def analyze(view: GraphView, member_ids: frozenset[int] | set[int]) -> GroupInfo | None:
+    """The :class:`GroupInfo` of the group of real nodes ``member_ids``, or None if it is illegal."""
+    members = set(member_ids)
+    nodes = [n for n in view.real if id(n) in members]
+    if not nodes or len(nodes) > MAX_GROUP_NODES:
+        return None
+    outs, ins = _group_io(view, members, nodes)
+    reds = [n for n in nodes if OPS[n.op].kind is Kind.REDUCE]
+    if any(r.op in ARG_REDUCTIONS for r in reds):
+        if len(nodes) == 1:
+            return GroupInfo(nodes, "interpreted", nodes[0].shape, outputs=[(nodes[0], ROW)], inputs=ins)
+        return None
+    if not reds:
+        shapes = {o.shape for o in outs}
+        if len(shapes) != 1:
+            return None
+        shape = shapes.pop()
+        info = GroupInfo(nodes, "pointwise", shape, outputs=[(o, FULL) for o in outs], inputs=ins)
+        return info
+    S = reds[0].inputs[0].shape
+    axes = reds[0].attr("axes")
+    if any(r.inputs[0].shape != S or r.attr("axes") != axes for r in reds):
+        return None
+    info = GroupInfo(nodes, "reduce", S, tuple(axes), reds, inputs=ins)
+    keep = info.keep_shape
+    keep_sq = squeeze(keep)
+
+    # which nodes depend on a reduction of the group, and the phase of each reduction
+    rowdep: set[int] = set()
+    depth_of: dict[int, int] = {}
+    for n in view.graph.nodes:
+        inside = id(n) in members or (n.op in FREE_OPS and not view.is_real(n))
+        if not inside:
+            continue
+        d = max((depth_of.get(id(i), 0) for i in n.inputs), default=0)
+        if id(n) in members and OPS[n.op].kind is Kind.REDUCE:
+            rowdep.add(id(n))
+            d += 1
+            info.depth[id(n)] = d
+        elif any(id(i) in rowdep for i in n.inputs):
+            rowdep.add(id(n))
+        depth_of[id(n)] = d
+    info.rowdep = rowdep
+
+    levels: dict[int, str] = {}
+    seen: set[tuple[int, str]] = set()
+    stack: list[tuple[Node, str]] = []
+    for o in outs:
+        if o.shape == S:
+            stack.append((o, FULL))
+            info.outputs.append((o, FULL))
+        elif squeeze(o.shape) == keep_sq:
+            stack.append((o, ROW))
+            info.outputs.append((o, ROW))
+        else:
+            return None
+    while stack:
+        n, ctx = stack.pop()
+        if (id(n), ctx) in seen:
+            continue
+        if n.op in LEAF_OPS or (view.is_real(n) and id(n) not in members):
+            continue
+        seen.add((id(n), ctx))
+        if ctx == OTHER and id(n) in rowdep:
+            return None
+        prev = levels.get(id(n))
+        if prev is not None and prev != ctx and id(n) in rowdep and S != keep:
+            return None
+        levels[id(n)] = ctx
+        if id(n) in members and OPS[n.op].kind is Kind.REDUCE:
+            if ctx == FULL and S != keep:
+                return None
+            stack.append((n.inputs[0], FULL))
+        elif n.op == "broadcast":
+            src = n.inputs[0]
+            if ctx == FULL and src.shape == keep and n.shape == S:
+                stack.append((src, ROW))
+            else:
+                stack.append((src, OTHER))
+        elif n.op == "reshape":
+            src = n.inputs[0]
+            if ctx == ROW and squeeze(src.shape) == keep_sq:
+                stack.append((src, ROW))
+            else:
+                stack.append((src, OTHER))
+        elif n.op in ("transpose", "slice"):
+            stack.append((n.inputs[0], OTHER))
+        else:  # elementwise or cast: same index for every input
+            for i in n.inputs:
+                stack.append((i, ctx))
+    info.levels = levels
+    return info
+
+
+def all_free_nodes(view: GraphView, info: GroupInfo) -> list[Node]:
+    """Every node a kernel of ``info`` evaluates: members and the free/leaf nodes they read."""
+    seen: set[int] = set()
+    out: list[Node] = []
+    members = {id(n) for n in info.members}
+    stack = list(info.members)
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        out.append(n)
+        if id(n) in members or (n.op in FREE_OPS and not view.is_real(n)):
+            stack.extend(n.inputs)
+    out.sort(key=lambda n: view.pos[id(n)])
+    return out

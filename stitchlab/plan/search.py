@@ -1,0 +1,177 @@
+"""Plan search: candidate patterns per node, assembled by beam search.
+
+Real nodes are visited consumers first (reverse topological order). For a node the *candidate
+patterns* are: a group of its own; joining the group of one of its consumers; joining all of its
+consumers' groups at once (which also merges them). A pattern is kept when the merged group is
+legal (:func:`stitchlab.plan.groups.analyze`) and the group graph stays acyclic. Each partial plan
+is scored with the delta evaluator (:func:`stitchlab.plan.cost.delta_cost`, summed over groups);
+the ``top_k`` best patterns per partial plan are expanded and the ``beam`` best partial plans
+survive each step. The greedy plan (beam 1, top-1) is always a candidate, and the plan returned
+never has more kernels or a higher estimate than it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .cost import delta_cost
+from .device import DeviceProfile
+from .groups import GraphView, GroupInfo, analyze
+
+Partition = tuple[frozenset[int], ...]
+
+
+@dataclass
+class Candidate:
+    """One complete plan the search produced.
+
+    Attributes:
+        groups: the groups, each a frozenset of ``id()`` of real nodes.
+        cost: the delta evaluator's estimate in seconds (sum over groups).
+        label: "greedy" or "beam #i".
+    """
+
+    groups: Partition
+    cost: float
+    label: str
+
+    @property
+    def kernels(self) -> int:
+        return len(self.groups)
+
+
+class _Evaluator:
+    """Memoized legality and cost of groups."""
+
+    def __init__(self, view: GraphView, dev: DeviceProfile) -> None:
+        self.view = view
+        self.dev = dev
+        self._info: dict[frozenset[int], GroupInfo | None] = {}
+        self._cost: dict[frozenset[int], float] = {}
+
+    def info(self, members: frozenset[int], consumers_known: frozenset[int] | None = None) -> GroupInfo | None:
+        if members not in self._info:
+            self._info[members] = analyze(self.view, members)
+        return self._info[members]
+
+    def cost(self, members: frozenset[int]) -> float:
+        c = self._cost.get(members)
+        if c is None:
+            info = self.info(members)
+            c = self._cost[members] = float("inf") if info is None else delta_cost(info, self.dev)
+        return c
+
+
+def _acyclic(view: GraphView, groups: Partition) -> bool:
+    """True if contracting each group to one vertex leaves the graph acyclic."""
+    where: dict[int, int] = {}
+    for g, members in enumerate(groups):
+        for m in members:
+            where[m] = g
+    succ: dict[int, set[int]] = {g: set() for g in range(len(groups))}
+    for g, members in enumerate(groups):
+        for m in members:
+            for c in view.consumers[m]:
+                h = where.get(id(c))
+                if h is not None and h != g:
+                    succ[g].add(h)
+    state = [0] * len(groups)  # 0 new, 1 on stack, 2 done
+    for start in range(len(groups)):
+        if state[start]:
+            continue
+        stack = [(start, iter(succ[start]))]
+        state[start] = 1
+        while stack:
+            g, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                state[g] = 2
+                stack.pop()
+            elif state[nxt] == 1:
+                return False
+            elif state[nxt] == 0:
+                state[nxt] = 1
+                stack.append((nxt, iter(succ[nxt])))
+    return True
+
+
+def _options(view: GraphView, ev: _Evaluator, groups: Partition, node_id: int) -> list[tuple[float, Partition]]:
+    """Partial plans that place ``node_id`` into ``groups``, each with its cost."""
+    consumer_groups: list[int] = []
+    for c in view.consumers[node_id]:
+        for g, members in enumerate(groups):
+            if id(c) in members and g not in consumer_groups:
+                consumer_groups.append(g)
+    choices: list[tuple[int, ...]] = [()]
+    choices += [(g,) for g in consumer_groups]
+    if len(consumer_groups) > 1:
+        choices.append(tuple(consumer_groups))
+    out = []
+    for merge in choices:
+        merged = frozenset({node_id}).union(*(groups[g] for g in merge))
+        if ev.info(merged) is None:
+            continue
+        rest = tuple(m for g, m in enumerate(groups) if g not in merge)
+        new = rest + (merged,)
+        if merge and not _acyclic(view, new):
+            continue
+        out.append((sum(ev.cost(m) for m in new), new))
+    out.sort(key=lambda t: (t[0], len(t[1])))
+    return out
+
+
+def _run(view: GraphView, ev: _Evaluator, beam: int, top_k: int) -> list[tuple[float, Partition]]:
+    states: list[tuple[float, Partition]] = [(0.0, ())]
+    for node in reversed(view.real):
+        pool: dict[frozenset[frozenset[int]], tuple[float, Partition]] = {}
+        for _, groups in states:
+            for cost, new in _options(view, ev, groups, id(node))[:top_k]:
+                key = frozenset(new)
+                if key not in pool or cost < pool[key][0]:
+                    pool[key] = (cost, new)
+        if not pool:  # cannot happen: a group of one node is always legal
+            raise RuntimeError(f"no legal group for node {node!r}")
+        states = sorted(pool.values(), key=lambda t: (t[0], len(t[1])))[:beam]
+    return states
+
+
+def search(view: GraphView, dev: DeviceProfile, beam: int = 4, top_k: int = 3) -> tuple[Candidate, list[Candidate]]:
+    """Plan the groups of ``view``: (the chosen candidate, every candidate considered)."""
+    ev = _Evaluator(view, dev)
+    if not view.real:
+        empty = Candidate((), 0.0, "greedy")
+        return empty, [empty]
+    (gcost, ggroups), = _run(view, ev, 1, 1)
+    greedy = Candidate(ggroups, gcost, "greedy")
+    cands = [greedy]
+    for i, (cost, groups) in enumerate(_run(view, ev, beam, top_k)):
+        if frozenset(groups) != frozenset(ggroups):
+            cands.append(Candidate(groups, cost, f"beam #{i}"))
+    ok = [c for c in cands if c.kernels <= greedy.kernels and c.cost <= greedy.cost * (1 + 1e-12)]
+    best = min(ok, key=lambda c: (c.cost, c.kernels))
+    return best, cands
+
+
+def group_infos(view: GraphView, dev: DeviceProfile, cand: Candidate) -> list[GroupInfo]:
+    """The groups of ``cand`` as :class:`GroupInfo`, in an order that respects dependencies."""
+    ev = _Evaluator(view, dev)
+    infos = [ev.info(g) for g in cand.groups]
+    assert all(i is not None for i in infos)
+    pos = {id(n): k for k, n in enumerate(view.real)}
+    where = {m: k for k, g in enumerate(cand.groups) for m in g}
+    # topological order of groups (Kahn), ties by the first member's position
+    preds: dict[int, set[int]] = {k: set() for k in range(len(infos))}
+    for k, g in enumerate(cand.groups):
+        for m in g:
+            for p in view.producers[m]:
+                h = where[id(p)]
+                if h != k:
+                    preds[k].add(h)
+    order: list[int] = []
+    done: set[int] = set()
+    while len(order) < len(infos):
+        ready = [k for k in range(len(infos)) if k not in done and preds[k] <= done]
+        k = min(ready, key=lambda k: min(pos[m] for m in cand.groups[k]))
+        order.append(k)
+        done.add(k)
+    return [infos[k] for k in order]  # type: ignore[misc]

@@ -1,0 +1,122 @@
+"""Kernels through the registry: key components, compile on a miss, load the cubin once.
+
+The registry is ``stitchlab.registry.default_registry()``; where that package cannot be imported
+(a checkout run from source without the mapped package), an in-memory stand-in with the same
+``get_or_build(components, build) -> Entry(key, blob, meta, hit)`` call takes its place.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..codegen.preamble import PREAMBLE_DIGEST
+from ..codegen.schedules import CODEGEN_VERSION
+from ..plan.plan import KernelPlan
+from . import nvrtc, stats
+
+
+@dataclass(frozen=True)
+class _Entry:
+    key: str
+    blob: bytes
+    meta: dict[str, Any]
+    hit: bool
+
+
+class MemoryRegistry:
+    """In-process stand-in for :func:`stitchlab.registry.default_registry` (same narrow call)."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, tuple[bytes, dict[str, Any]]] = {}
+
+    @staticmethod
+    def make_key(components: Mapping[str, str]) -> str:
+        text = json.dumps(dict(components), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def get_or_build(self, components: Mapping[str, str], build: Callable[[], tuple[bytes, dict[str, Any]]]) -> _Entry:
+        key = self.make_key(components)
+        found = self._entries.get(key)
+        if found is not None:
+            return _Entry(key, found[0], found[1], True)
+        blob, meta = build()
+        self._entries[key] = (blob, meta)
+        return _Entry(key, blob, meta, False)
+
+
+_standin: MemoryRegistry | None = None
+
+
+def registry() -> Any:
+    """The kernel registry: the real one if importable, else the in-memory stand-in."""
+    global _standin
+    try:
+        from stitchlab.registry import default_registry
+    except ImportError:
+        if _standin is None:
+            _standin = MemoryRegistry()
+        return _standin
+    return default_registry()
+
+
+def key_of(components: Mapping[str, str]) -> str:
+    """The registry key of ``components`` (for messages about a kernel that failed to build)."""
+    try:
+        from stitchlab.registry import make_key
+    except ImportError:
+        return MemoryRegistry.make_key(components)
+    return make_key(components)
+
+
+def components(kernel: KernelPlan, arch: str) -> dict[str, str]:
+    """The key components of ``kernel`` (docs/registry.md names them)."""
+    params = kernel.params
+    dynamic = [p.role for p in params if p.role in ("n", "R", "K", "G")]
+    return {
+        "source_digest": hashlib.sha256(kernel.source.encode()).hexdigest(),
+        "schedule": json.dumps(kernel.schedule.params(), sort_keys=True),
+        "launch": json.dumps({"block": list(kernel.launch.block)}),
+        "dtypes": ",".join(f"{p.role}:{p.node.dtype.name}" for p in params if p.node is not None),
+        "shape_class": f"index={kernel.schedule.index}; runtime extents={','.join(dynamic)}",
+        "gpu_arch": arch,
+        "nvrtc_version": nvrtc.version(),
+        "codegen_version": CODEGEN_VERSION,
+        "header_digest": PREAMBLE_DIGEST,
+    }
+
+
+def build_cubin(kernel: KernelPlan, arch: str) -> tuple[bytes, dict[str, Any]]:
+    """Compile ``kernel`` (the registry's build function)."""
+    cubin, log = nvrtc.compile_cubin(kernel.source, kernel.name, arch)
+    return cubin, {"name": kernel.name, "arch": arch, "schedule": str(kernel.schedule), "nvrtc_log": log[:2000]}
+
+
+def fetch(kernel: KernelPlan, arch: str) -> tuple[str, bytes, bool]:
+    """(registry key, cubin, hit) of ``kernel``, compiling it on a miss.
+
+    Counts ``registry_hits`` / ``registry_misses`` (and ``nvrtc_compiles`` on a build).
+    """
+    comps = components(kernel, arch)
+    entry = registry().get_or_build(comps, lambda: build_cubin(kernel, arch))
+    stats.bump("registry_hits" if entry.hit else "registry_misses")
+    return entry.key, entry.blob, entry.hit
+
+
+_functions: dict[tuple[str, int], tuple[Any, Any]] = {}
+
+
+def load(key: str, cubin: bytes, name: str) -> Any:
+    """The CuPy function ``name`` of ``cubin`` on the current device (each module loaded once)."""
+    import cupy
+
+    dev = cupy.cuda.Device().id
+    found = _functions.get((key, dev))
+    if found is None:
+        module = cupy.cuda.function.Module()
+        module.load(cubin)
+        found = _functions[(key, dev)] = (module, module.get_function(name))  # the module stays alive
+    return found[1]
