@@ -216,7 +216,15 @@ def compute(*arrays: Any) -> tuple[Any, ...]:
 
     Returns:
         A tuple with one concrete array per argument: ``numpy.ndarray`` on the numpy backend,
-        ``cupy.ndarray`` on the cupy backend.
+        ``cupy.ndarray`` on the cupy backend. These are the lazy arrays' own values; NumPy ones
+        are read-only (copy before writing), so a later expression never sees a changed value.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> x = sl.asarray(np.arange(4.0))
+        >>> total, peak = sl.compute(x.sum(), x.max())
+        >>> float(total), float(peak)
+        (6.0, 3.0)
     """
     lazies = [asarray(a) for a in arrays]
     by_device: dict[str | None, list[LazyArray]] = {}

@@ -1,0 +1,17 @@
+"""The examples in the public API's docstrings run and give what they show."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = ["stitchlab", "stitchlab.frontend.api", "stitchlab.frontend.array", "stitchlab.frontend.jit"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name, numpy_backend):
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0
+    assert name == "stitchlab.frontend.api" or result.attempted > 0
