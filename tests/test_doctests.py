@@ -14,4 +14,4 @@ MODULES = ["stitchlab", "stitchlab.frontend.api", "stitchlab.frontend.array", "s
 def test_docstring_examples(name, numpy_backend):
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0
-    assert name == "stitchlab.frontend.api" or result.attempted > 0
+    assert result.attempted > 0
