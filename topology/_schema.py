@@ -94,8 +94,10 @@ def validate(value: Any, schema: dict[str, Any], source: str | None = None) -> N
     errors = schema_errors(value, schema)
     if errors:
         where, _, message = errors[0].partition(": ")
-        more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
-        raise DocumentError(message + more, where=where, source=source)
+        if len(errors) > 1:
+            shown = "; ".join(errors[1:6])
+            message += f" (and {len(errors) - 1} more: {shown}{'; ...' if len(errors) > 6 else ''})"
+        raise DocumentError(message, where=where, source=source)
 
 
 def parse_json(text: str, source: str | None = None) -> Any:

@@ -171,8 +171,8 @@ def test_fifty_layers_on_64_devices_is_fast():
                   schemes={f"l{i}": "sfb" for i in range(0, 50, 7)})
     simulate(topo, prof, st)  # warm the route cache
     n = 20
-    t = time.perf_counter()
+    t = time.process_time()  # CPU time: other jobs on a busy CI machine do not count
     for i in range(n):
         simulate(topo, prof, st, timeline=False, bucket_bytes=2**20 * (20 + i))
-    per_call = (time.perf_counter() - t) / n
-    assert per_call < 0.03, f"simulate took {per_call * 1e3:.1f} ms per call"
+    per_call = (time.process_time() - t) / n
+    assert per_call < 0.02, f"simulate took {per_call * 1e3:.1f} ms per call"

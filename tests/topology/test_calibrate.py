@@ -1,0 +1,35 @@
+import pytest
+from stitchlab.topology import collectives as c
+from stitchlab.topology.calibrate import (
+    cpu_topology_from_fit,
+    fit_ring_allreduce,
+    measure_allreduce,
+)
+
+
+def test_fit_recovers_alpha_beta():
+    for p in (2, 4):
+        pts = [(n, c.ring_allreduce(n, p, alpha=3e-5, beta=2e-10)) for n in (1e3, 1e5, 1e7, 5e7)]
+        ab = fit_ring_allreduce(pts, p)
+        assert ab.alpha == pytest.approx(3e-5) and ab.beta == pytest.approx(2e-10)
+
+
+def test_fit_needs_two_sizes():
+    with pytest.raises(ValueError, match="two or more sizes"):
+        fit_ring_allreduce([(1e6, 1e-3)], 2)
+
+
+def test_topology_from_fit_reproduces_the_fit():
+    ab = fit_ring_allreduce([(1e3, 1e-4), (1e7, 1e-2)], 2)
+    topo = cpu_topology_from_fit(ab, 2, flops=1e10, memory=2**30)
+    for n in (1e3, 1e7):
+        assert c.ring_allreduce(n, topo) == pytest.approx(c.ring_allreduce(n, 2, alpha=ab.alpha, beta=ab.beta))
+
+
+@pytest.mark.slow
+def test_gloo_allreduce_measurement_fits_alpha_beta():
+    pytest.importorskip("torch")
+    pts = measure_allreduce(2, sizes=(4096, 2**20, 8 * 2**20), reps=3, timeout=120)
+    assert [n for n, _ in pts] == [4096, 2**20, 8 * 2**20]
+    ab = fit_ring_allreduce(pts, 2)
+    assert ab.beta > 0 and 1e6 < ab.bandwidth < 1e12
