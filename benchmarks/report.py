@@ -124,6 +124,13 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
         elif wl:
             out.append({"name": label, "bound": f"≤ {bound:g} ms", "measured": "n/a", "ok": None,
                         "note": "no NVRTC compiles / no kernel count (stitchlab has no compiler yet)"})
+    wl = (su.get("cold") or {}).get("workloads", {})
+    if wl and all("counters_new_batch" in r for r in wl.values()):
+        n = {w: r["counters_new_batch"].get("nvrtc_compiles", 0) for w, r in wl.items()}
+        bad = {w: k for w, k in n.items() if k}
+        out.append({"name": "a new batch size (rows doubled) compiles nothing", "bound": "0 NVRTC compiles",
+                    "measured": f"{sum(n.values())} over {len(n)} workloads", "ok": not bad,
+                    "note": ", ".join(f"{w}: {k}" for w, k in bad.items())})
     wl = (su.get("warm") or {}).get("workloads", {})
     if wl:
         n = sum(r["counters_first_call"].get("nvrtc_compiles", 0) for r in wl.values())
