@@ -390,6 +390,21 @@ def _assign_free_nodes(ordered: Sequence[Any], kernel_of: dict[int, int]) -> Non
             kernel_of[id(n)] = min(ks)
 
 
+def _given_schemes(plan: Any, kernels: Sequence[Any], ordered: Sequence[Any]) -> dict[tuple[int, int], str]:
+    """Schemes the plan states: ``plan.edges`` (positions into the graph's nodes, with a scheme)
+    and ``edge_schemes`` mappings (on the plan or on each kernel) keyed by node pairs."""
+    found: dict[tuple[int, int], str] = {}
+    for e in _attr(plan, ("edges",), ()) or ():
+        src, dst, scheme = getattr(e, "src", None), getattr(e, "dst", None), getattr(e, "scheme", None)
+        if isinstance(src, int) and isinstance(dst, int) and scheme is not None and max(src, dst) < len(ordered):
+            found[(id(ordered[src]), id(ordered[dst]))] = _scheme_name(scheme)
+    for owner in (plan, *kernels):
+        for pair, scheme in _schemes(owner).items():
+            if isinstance(pair, tuple) and len(pair) == 2:
+                found[(id(pair[0]), id(pair[1]))] = _scheme_name(scheme)
+    return found
+
+
 def _kernel_nodes(kernel: Any) -> list[Any]:
     nodes = _attr(kernel, ("nodes", "ops", "members"), ())
     return list(nodes)
@@ -424,22 +439,15 @@ def plan_view(plan: Any, *, registry_keys: set[str] | None = None, _candidates: 
         used = {id(i) for n in ordered for i in getattr(n, "inputs", ())}
         outputs = [n for n in ordered if id(n) not in used]
 
-    plan_schemes = _schemes(plan)
-    scheme_of: dict[tuple[int, int], str] = {}
-    for k, kernel in enumerate(kernels_in):
-        schedule = _attr(kernel, ("schedule",))
-        given = dict(plan_schemes)
-        given.update(_schemes(kernel))
-        for n in members[k]:
-            for src in getattr(n, "inputs", ()):
-                if kernel_of.get(id(src)) != k:
-                    continue
-                value = given.get((src, n))
-                if value is None:
-                    value = next((v for (a, b), v in given.items() if a is src and b is n), None)
-                scheme_of[(id(src), id(n))] = (
-                    _scheme_name(value) if value is not None else _inferred_scheme(src, schedule)
-                )
+    scheme_of = _given_schemes(plan, kernels_in, ordered)
+    schedules = [_attr(kernel, ("schedule",)) for kernel in kernels_in]
+    for n in ordered:  # edges the plan says nothing about: inferred from the kernel's schedule
+        k = kernel_of.get(id(n))
+        if k is None:
+            continue
+        for src in getattr(n, "inputs", ()):
+            if kernel_of.get(id(src)) == k and (id(src), id(n)) not in scheme_of:
+                scheme_of[(id(src), id(n))] = _inferred_scheme(src, schedules[k])
 
     nodes, edges = _nodes_and_edges(ordered, outputs, kernel_of, scheme_of)
     constant = _constant_nodes(ordered) - {id(o) for o in outputs}
@@ -448,7 +456,7 @@ def plan_view(plan: Any, *, registry_keys: set[str] | None = None, _candidates: 
     keys_held = registry_keys
     kernels = []
     for k, kernel in enumerate(kernels_in):
-        key = _attr(kernel, ("key", "registry_key"))
+        key = _attr(kernel, ("key", "registry_key")) or _computed_key(kernel, plan)
         cached = _attr(kernel, ("cached", "is_cached"))
         if cached is None and key is not None:
             if keys_held is None:
@@ -506,6 +514,18 @@ def _drawable(cand: Any, graph: Any, key: str) -> Any:
     return _GroupsPlan(kernels, graph, key)
 
 
+def _group_sets(obj: Any) -> frozenset[frozenset[int]] | None:
+    """The groups of a plan or candidate as sets of node ids (to find the candidate a plan used)."""
+    ks = _attr(obj, ("kernels",))
+    if isinstance(ks, (list, tuple)):
+        groups = [_kernel_nodes(k) for k in ks]
+    else:
+        groups = list(_attr(obj, ("groups",), ()) or ())
+    if not groups:
+        return None
+    return frozenset(frozenset(m if isinstance(m, int) else id(m) for m in g) for g in groups)
+
+
 def _kernel_count(cand: Any) -> int:
     ks = _attr(cand, ("kernels",))
     if isinstance(ks, int) and not isinstance(ks, bool):
@@ -520,6 +540,7 @@ def _candidate_views(plan: Any, kernels: Sequence[KernelView]) -> list[Candidate
     graph = _attr(plan, ("graph",))
     key = str(_attr(plan, ("key", "graph_key")) or getattr(graph, "key", "") or "")
     chosen_obj = _attr(plan, ("chosen", "choice", "candidate"))
+    used = _group_sets(plan) if chosen_obj is None else None
     views = []
     for i, cand in enumerate(found):
         est = _micros(cand)
@@ -529,7 +550,9 @@ def _candidate_views(plan: Any, kernels: Sequence[KernelView]) -> list[Candidate
         if isinstance(chosen_obj, int) and not isinstance(chosen_obj, bool):
             chosen = i == chosen_obj
         else:
-            chosen = cand is plan or (chosen_obj is not None and cand is chosen_obj)
+            chosen = cand is plan or (chosen_obj is not None and cand is chosen_obj) or (
+                chosen_obj is None and used is not None and _group_sets(cand) == used
+            )
         label = str(_attr(cand, ("label", "name"), "") or f"#{i}")
         views.append(CandidateView(i, label, _kernel_count(cand), est, _measured(cand), chosen,
                                    _drawable(cand, graph, key)))
@@ -546,6 +569,20 @@ def _candidate_views(plan: Any, kernels: Sequence[KernelView]) -> list[Candidate
                     views[j] = CandidateView(v.index, v.label, v.kernels, v.estimated_us, v.measured_us, True, v.plan)
                     break
     return views
+
+
+def _computed_key(kernel: Any, plan: Any) -> str | None:
+    """The registry key the runtime would use for ``kernel`` (before it has compiled or found
+    it), from the runtime's own key components; None where that is not possible."""
+    arch = getattr(_attr(plan, ("device",)), "arch", None)
+    if not arch or not _attr(kernel, ("source",)):
+        return None
+    try:
+        from stitchlab.runtime.kernels import components, key_of
+
+        return str(key_of(components(kernel, arch)))
+    except Exception:  # no NVRTC to ask for its version, an interpreted step, ...
+        return None
 
 
 def _registry_keys() -> set[str] | None:

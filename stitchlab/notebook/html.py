@@ -94,7 +94,10 @@ def array_html(array: Any) -> str:
         else:
             kernels = escape(view.note or "not planned")
         rows.append(("work", f"{view.op_count} op{'s' * (view.op_count != 1)} → {kernels}"))
-        rows.append(("cached", escape(_cached_text(view))))
+        cached = _cached_text(view)
+        if device == "cpu" and cached.startswith("no ("):
+            cached = "no (the numpy backend runs the graph without compiling kernels)"
+        rows.append(("cached", escape(cached)))
         body = _rows(rows)
     return (
         f'{_CSS}<div class="sl-repr sl-array"><div class="sl-title">stitchlab.LazyArray '
