@@ -149,6 +149,11 @@ def _cell_device(rec: dict[str, Any], impl: str, notes: list[str]) -> str:
         return f"error [{len(notes)}]"
     t = r.get("device", {}).get("median_us")
     cell = f"{t:,.1f} ({rec['floor_us'] / t:.2f})" if t else "—"
+    fallbacks = r.get("stats_first_call", {}).get("fallbacks", 0)
+    if fallbacks:
+        notes.append(f"{rec['workload']} {rec['size']} {rec['dtype']}, stitchlab: {fallbacks} fused group(s) "
+                     "fell back to unfused execution (a kernel failed to build)")
+        cell = f"{cell} fallback [{len(notes)}]"
     if not r.get("ok"):
         notes.append(f"{rec['workload']} {rec['size']} {rec['dtype']}, {IMPL_TITLES.get(impl, impl)}: wrong result, "
                      f"rel. error {r.get('rel_err')} > {r.get('tol_rel')} {r.get('check', '')}")

@@ -120,6 +120,12 @@ def check(got: list[np.ndarray], ref: list[np.ndarray], dtype: str) -> dict[str,
     return out
 
 
+def _sl_stats() -> dict[str, int]:
+    import stitchlab as sl
+
+    return {k: int(v) for k, v in sl.stats().items()}
+
+
 def _stats_delta(fn: Any) -> dict[str, int]:
     import stitchlab as sl
 
@@ -161,10 +167,14 @@ def run_case(name: str, size: str, dtype: str, impls: list[str], gpu: bool, bw: 
         r: dict[str, Any] = {}
         try:
             prep = _impls.prepare(impl, wl, case, inputs)
+            before = _sl_stats() if impl == "stitchlab" else None
             t0 = time.perf_counter()
             out = prep.call()
             prep.clock.sync()
             r["first_call_s"] = time.perf_counter() - t0
+            if before is not None:  # trace + plan + NVRTC/registry on the first call
+                after = _sl_stats()
+                r["stats_first_call"] = {k: v - before.get(k, 0) for k, v in after.items() if v != before.get(k, 0)}
             r.update(check(prep.host(out), ref, dtype))
             del out
             r["device"] = timing.device_time(prep.call, prep.clock, samples=samples)

@@ -9,6 +9,8 @@
 #   BENCH_ARGS="..."      extra arguments for benchmarks/run.py (e.g. "--sizes large --dtypes float32 --budget-s 300")
 #   STITCHLAB_COMMIT=...  commit id to record (the device machine's copy of the tree has no .git)
 #   PYTEST_ARGS="..."     extra arguments for pytest
+#   GPU_CHECK_NCU=a,b     also profile these workloads' stitchlab kernels with Nsight Compute
+#                         (large float32, --clock-control none) into $OUT/ncu.txt; NCU_TIMEOUT_S (90)
 set -u -o pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -78,7 +80,20 @@ if [ "${GPU_CHECK_TESTS:-1}" != "0" ]; then
     fi
 fi
 
-# 4. benchmarks: results.json, results.md, results.png (matplotlib is on the machine's image)
+# 4. optional: Nsight Compute over stitchlab's kernels of a few workloads (clocks left alone)
+if [ -n "${GPU_CHECK_NCU:-}" ]; then
+    step "ncu: $GPU_CHECK_NCU"
+    NCU="$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)"
+    if [ -n "$NCU" ]; then
+        timeout "${NCU_TIMEOUT_S:-90}" "$NCU" --clock-control none --profile-from-start off -k regex:^sl_ \
+            --section SpeedOfLight --section LaunchStats --section Occupancy \
+            python3 "$REPO/benchmarks/ncu_profile.py" --workloads "$GPU_CHECK_NCU" 2>&1 | tee "$OUT/ncu.txt"
+    else
+        echo "ncu not found" | tee "$OUT/ncu.txt"
+    fi
+fi
+
+# 5. benchmarks: results.json, results.md, results.png (matplotlib is on the machine's image)
 if [ "${GPU_CHECK_BENCH:-1}" != "0" ]; then
     step "benchmarks"
     # shellcheck disable=SC2086
