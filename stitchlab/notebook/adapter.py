@@ -27,7 +27,7 @@ What :func:`plan_view` reads from a plan (attribute names are looked up in this 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any
 
 #: Stitching schemes of an edge inside a kernel, from cheapest to dearest (DESIGN §2.2).
@@ -166,6 +166,10 @@ def _text(value: Any) -> str:
         return value
     if isinstance(value, Mapping):
         return " ".join(f"{k}={_text(v) if not isinstance(v, (tuple, list)) else tuple(v)}" for k, v in value.items())
+    if is_dataclass(value) and not isinstance(value, type) and type(value).__str__ is object.__str__:
+        # e.g. a launch configuration: its fields, leaving out zeros ("grid=(64, 1, 1) block=(256, 1, 1)")
+        shown = {f.name: getattr(value, f.name) for f in fields(value)}
+        return " ".join(f"{k}={v}" for k, v in shown.items() if v not in (0, None, "", ()))
     name = getattr(value, "name", None)
     if isinstance(name, str):
         return name
@@ -468,7 +472,7 @@ def plan_view(plan: Any, *, registry_keys: set[str] | None = None, _candidates: 
                 name=str(_attr(kernel, ("name",), f"kernel_{k}")),
                 schedule=_text(_attr(kernel, ("schedule",))),
                 launch=_text(_attr(kernel, ("launch",))),
-                nodes=tuple(ids[id(n)] for n in members[k] if id(n) in ids),
+                nodes=tuple(ids[id(n)] for n in ordered if kernel_of.get(id(n)) == k and id(n) in ids),
                 source=str(_attr(kernel, ("source",), "") or ""),
                 estimated_us=_micros(kernel),
                 measured_us=_measured(kernel),

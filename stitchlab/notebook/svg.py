@@ -43,7 +43,7 @@ SCHEME_TITLES = {
 NODE_W, NODE_H = 132, 40
 GAP_X, GAP_Y = 18, 52
 VIRTUAL_W = 14
-GUTTER_W = 190
+GUTTER_W = 200
 MARGIN = 16
 LEGEND_H = 26
 #: Graphs with more nodes than this are not drawn (the kernel table still is).
@@ -295,25 +295,30 @@ def _kernel_regions(view: PlanView, pos: dict[int, tuple[float, float]]) -> list
 
 
 def _gutter_labels(view: PlanView, pos: dict[int, tuple[float, float]]) -> list[str]:
-    """Each kernel's name and estimated time in the left gutter, level with its first row."""
+    """Each kernel's number, estimated time, name and schedule in the left gutter, level with
+    its first row (moved down where two kernels start on the same row)."""
     out = []
     taken: list[float] = []
+    width = GUTTER_W - MARGIN - 8
     for k in view.kernels:
         ys = [pos[n][1] for n in k.nodes if n in pos]
         if not ys:
             continue
-        y = min(ys) + 4
-        while any(abs(y - t) < 30 for t in taken):
-            y += 30
+        y = min(ys) - 2
+        while any(abs(y - t) < 46 for t in taken):
+            y += 46
         taken.append(y)
-        colour = kernel_colour(k.index)
+        schedule = k.schedule.split("(")[0] if k.schedule else ""
         out.append(
             f'<g class="sl-kernel-label" data-kernel="{k.index}">'
-            f'<rect x="{MARGIN - 4}" y="{y - 2:.1f}" width="{GUTTER_W - MARGIN - 6}" height="30" rx="4" fill="{colour}" fill-opacity="0.45"/>'
-            f'<text x="{MARGIN + 2}" y="{y + 11:.1f}" font-weight="600" fill="#111827">'
-            f"{escape(_fit(f'k{k.index} {k.name}', GUTTER_W - MARGIN - 14))}</text>"
-            f'<text x="{MARGIN + 2}" y="{y + 24:.1f}" font-size="10" fill="#374151">'
-            f"{escape(_fit(_fmt_us(k.estimated_us) + (' · ' + k.schedule if k.schedule else ''), GUTTER_W - MARGIN - 14, 5.6))}</text></g>"
+            f'<rect x="{MARGIN - 4}" y="{y:.1f}" width="{width}" height="44" rx="4" '
+            f'fill="{kernel_colour(k.index)}" fill-opacity="0.45"/>'
+            f'<text x="{MARGIN + 2}" y="{y + 13:.1f}" font-weight="600" fill="#111827">'
+            f"{escape(_fit(f'kernel {k.index} · {_fmt_us(k.estimated_us)}', width - 8))}</text>"
+            f'<text x="{MARGIN + 2}" y="{y + 26:.1f}" font-size="9.5" font-family="ui-monospace, monospace" fill="#111827">'
+            f"{escape(_fit(k.name, width - 8, 5.9))}</text>"
+            f'<text x="{MARGIN + 2}" y="{y + 39:.1f}" font-size="9.5" fill="#374151">'
+            f"{escape(_fit(schedule, width - 8, 5.6))}</text></g>"
         )
     return out
 

@@ -172,3 +172,38 @@ def test_jupyter_display_does_not_evaluate_a_lazy_array(x):
     z.get()
     data, _ = DisplayFormatter().format(z)
     assert "array(" in data["text/plain"] and "materialized" in data["text/html"]
+
+
+def _real_explain():
+    explain = getattr(sl, "explain", None)
+    if explain is None:
+        pytest.skip("the stitching compiler (sl.explain) is not available")
+    return explain
+
+
+def test_the_compilers_softmax_plan_draws_as_one_kernel_with_stitched_edges(x):
+    plan = _real_explain()(softmax(x))
+    view = plan_view(plan)
+    assert len(view.kernels) == 1
+    ops = {n.op for n in view.nodes if n.kernel == 0}
+    assert {"max", "exp", "sum", "divide"} <= ops
+    assert {e.scheme for e in view.edges} & {"warp", "shared"}  # the reductions are stitched
+    assert view.graph_key == plan.graph.key
+    html = plan_html(plan)
+    svg = _svg(html)
+    ns = "{http://www.w3.org/2000/svg}"
+    assert [g.get("data-kernel") for g in svg.iter(f"{ns}g") if g.get("class") == "sl-kernel"] == ["0"]
+    assert html.count('<details class="sl-source"') == 1 and "__global__" in html
+
+
+def test_the_compilers_candidates_are_listed_with_the_used_one_marked(x):
+    plan = _real_explain()(softmax(x))
+    view = plan_view(plan)
+    if len(plan.candidates) > 0:
+        assert sum(c.chosen for c in view.candidates) == 1
+        assert [c.label for c in view.candidates] == [c.label for c in plan.candidates]
+
+
+def test_lazy_array_repr_uses_the_compilers_kernel_count(x):
+    _real_explain()
+    assert "→ 1 kernel" in array_html(softmax(x))
