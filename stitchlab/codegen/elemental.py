@@ -16,6 +16,7 @@ planner only forms groups where that holds).
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -87,6 +88,7 @@ class Writer:
         self.make_full: Callable[[], Index] = lambda: Index(info.shape, lin="i", tag="full")
         #: pragmas written right before a loop header
         self.pragma_for: dict[str, str] = {}
+        self.skeys: dict[int, tuple[int, str]] = {}
 
     # --- lines and scopes ------------------------------------------------------------------------
     def line(self, text: str) -> None:
@@ -247,7 +249,7 @@ class Writer:
             x = self.value(node.inputs[0], idx)
             expr = f"sl_cast<{reg}>({x})"
         else:
-            args = [self.value(i, idx) for i in node.inputs]
+            args = [self.value(i, idx) for i in canonical_inputs(node, self.skeys)]
             ref = node.inputs[1] if op == "where" else node.inputs[0]
             try:
                 template = OPS[op].cuda_expr(ref.dtype.kind)
@@ -262,8 +264,52 @@ class Writer:
 
 
 def leaf_params(info: GroupInfo) -> list[Node]:
-    """The buffers a group's kernel takes: its inputs (not constants or iotas)."""
-    return [n for n in info.inputs if n.op not in LEAF_OPS or n.op == "input"]
+    """The buffers a group's kernel takes, in the order a canonical walk from the outputs first
+    reaches them (independent of the outer extent, so the same kernel text serves every batch)."""
+    inputs = {id(n) for n in info.inputs}
+    members = {id(n) for n in info.members}
+    order: list[Node] = []
+    seen: set[int] = set()
+    keys: dict[int, tuple[int, str]] = {}
+    stack = [o for o, _ in reversed(info.outputs)]
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if id(n) in inputs:
+            order.append(n)
+            continue
+        if id(n) in members or n.op in _FREE:
+            stack.extend(reversed(canonical_inputs(n, keys)))
+    return order
+
+
+def structure_key(n: Node, memo: dict[int, tuple[int, str]]) -> tuple[int, str]:
+    """A key of ``n``'s structure that ignores the outermost extent of every shape (constants sort
+    last). Used to order the operands of commutative ops the same way for every batch size."""
+    found = memo.get(id(n))
+    if found is not None:
+        return found
+    if n.op == "const":
+        key = (1, repr((n.dtype.str, n.attr("value"))))
+    else:
+        attrs = tuple((k, v[1:] if k == "shape" else v) for k, v in n.attrs)
+        ins = [structure_key(i, memo)[1] for i in n.inputs]
+        if OPS[n.op].commutative:
+            ins.sort()
+        text = repr((n.op, n.dtype.str, n.shape[1:], len(n.shape), attrs, ins))
+        key = (0, hashlib.sha256(text.encode()).hexdigest()[:16])
+    memo[id(n)] = key
+    return key
+
+
+def canonical_inputs(n: Node, memo: dict[int, tuple[int, str]]) -> list[Node]:
+    """``n``'s inputs, commutative operands in structure-key order (stable for ties)."""
+    ins = list(n.inputs)
+    if OPS[n.op].commutative and len(ins) > 1:
+        ins.sort(key=lambda i: structure_key(i, memo))
+    return ins
 
 
 def numel(shape: tuple[int, ...]) -> int:

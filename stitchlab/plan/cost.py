@@ -165,12 +165,13 @@ def _timed(dev: DeviceProfile, blocks: int, threads: int, regs: int, smem: int, 
     return seconds, {"occupancy": occ, "waves": waves, "warps_per_sm": warps}
 
 
-def _pointwise(info: GroupInfo, dev: DeviceProfile) -> list[Estimate]:
-    n = math.prod(info.shape)
+def _pointwise(info: GroupInfo, dev: DeviceProfile, n_eval: int | None = None) -> list[Estimate]:
+    n = n_eval if n_eval is not None else math.prod(info.shape)
     index = _index_type(info)
     item = max([o.dtype.itemsize for o, _ in info.outputs] + [i.dtype.itemsize for i in _full_leaves(info)])
     vec = max(1, 16 // item)
-    total = sum(nbytes(i) for i in info.inputs) + sum(nbytes(o) for o, _ in info.outputs)
+    scale = n / max(1, math.prod(info.shape))
+    total = (sum(nbytes(i) for i in info.inputs) + sum(nbytes(o) for o, _ in info.outputs)) * scale
     work = n * _elem_work(info)
     out = []
     for block in (128, 256, 512):
@@ -205,13 +206,16 @@ def _cache_choice(info: GroupInfo, team: int, block: int, dev: DeviceProfile) ->
     return "none", BASE_REGS, 0
 
 
-def _row(info: GroupInfo, dev: DeviceProfile) -> list[Estimate]:
+def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list[Estimate]:
     R, K = info.rows, info.cols
+    scale = 1.0
+    if R_eval is not None:
+        scale, R = R_eval / max(R, 1), R_eval
     index = _index_type(info)
     multi = info.phases > 1 or any(l == FULL for _, l in info.outputs)
     full_leaves = _full_leaves(info)
-    total_in = sum(nbytes(i) for i in info.inputs)
-    total_out = sum(nbytes(o) for o, _ in info.outputs)
+    total_in = sum(nbytes(i) for i in info.inputs) * scale
+    total_out = sum(nbytes(o) for o, _ in info.outputs) * scale
     passes = info.phases + (1 if any(l == FULL for _, l in info.outputs) else 0)
     work = R * K * _elem_work(info) * max(1, passes)
     out = []
@@ -221,7 +225,8 @@ def _row(info: GroupInfo, dev: DeviceProfile) -> list[Estimate]:
         reread = 1.0 if cache != "none" else _reread_factor(info, False)
         if cache == "none" and reread > 1:
             reread = 1.0 + 0.35 * (reread - 1.0)
-        moved = sum(nbytes(i) for i in full_leaves) * reread + (total_in - sum(nbytes(i) for i in full_leaves)) + total_out
+        full_bytes = sum(nbytes(i) for i in full_leaves) * scale
+        moved = full_bytes * reread + (total_in - full_bytes) + total_out
         rows_per_block = block // team
         blocks = math.ceil(R / rows_per_block)
         secs, detail = _timed(dev, blocks, block, regs, smem + 32 * 8 * max(1, len(info.reductions)),
@@ -245,8 +250,10 @@ def _row(info: GroupInfo, dev: DeviceProfile) -> list[Estimate]:
     return out
 
 
-def _column(info: GroupInfo, dev: DeviceProfile) -> list[Estimate]:
+def _column(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list[Estimate]:
     R, K = info.rows, info.cols
+    if R_eval is not None:
+        R = R_eval
     index = _index_type(info)
     passes = info.phases + (1 if any(l == FULL for _, l in info.outputs) else 0)
     full_leaves = _full_leaves(info)
@@ -263,20 +270,45 @@ def _column(info: GroupInfo, dev: DeviceProfile) -> list[Estimate]:
     return out
 
 
-def schedules(info: GroupInfo, dev: DeviceProfile) -> list[Estimate]:
-    """Every schedule the latency evaluator considers for ``info``, cheapest first."""
+#: Outer extents from this many per SM on are planned as one shape class ("many rows"), so a new
+#: batch size in that class gets the same schedule, hence the same kernel (no recompile).
+MANY_PER_SM = 2
+#: The outer extent the "many rows" class is evaluated at.
+MANY = 1 << 22
+
+
+def schedules(info: GroupInfo, dev: DeviceProfile, outer: int | None = None) -> list[Estimate]:
+    """Every schedule the latency evaluator considers for ``info``, cheapest first
+    (``outer``: evaluate at this outer extent instead of the group's own)."""
     if info.kind == "interpreted":
         est = [Estimate(Schedule("interpreted"), Launch((0, 1, 1), (0, 1, 1)), delta_cost(info, dev))]
     elif info.kind == "pointwise":
-        est = _pointwise(info, dev)
+        est = _pointwise(info, dev, outer)
     elif info.inner_reduced:
-        est = _row(info, dev)
+        est = _row(info, dev, outer)
     else:
-        est = _column(info, dev)
+        est = _column(info, dev, outer)
     est.sort(key=lambda e: e.seconds)
     return est
 
 
 def choose_schedule(info: GroupInfo, dev: DeviceProfile) -> Estimate:
-    """The latency evaluator's choice for ``info``."""
-    return schedules(info, dev)[0]
+    """The latency evaluator's choice for ``info``.
+
+    Small outer extents are planned as they are; from ``MANY_PER_SM`` rows (or, pointwise,
+    blocks of 1024 elements) per SM on, the schedule is the one that is best for a very large
+    extent, so every batch size of that class shares one kernel. The estimate and launch
+    returned are for the group's own size.
+    """
+    own = schedules(info, dev)
+    if info.kind == "interpreted":
+        return own[0]
+    size = math.prod(info.shape) // 1024 if info.kind == "pointwise" else info.rows
+    if size < MANY_PER_SM * dev.sms:
+        return own[0]
+    outer = MANY * 1024 if info.kind == "pointwise" else MANY
+    best = schedules(info, dev, outer)[0].schedule
+    for est in own:
+        if est.schedule == best:
+            return est
+    return own[0]

@@ -6,7 +6,8 @@ consumers' groups at once (which also merges them). A pattern is kept when the m
 legal (:func:`stitchlab.plan.groups.analyze`) and the group graph stays acyclic. Each partial plan
 is scored with the delta evaluator (:func:`stitchlab.plan.cost.delta_cost`, summed over groups);
 the ``top_k`` best patterns per partial plan are expanded and the ``beam`` best partial plans
-survive each step. The greedy plan (beam 1, top-1) is always a candidate, and the plan returned
+survive each step. Finished plans then get horizontal fusion: groups that read a common buffer
+merge where that is legal and cheaper (sibling reductions of one array, say). The greedy plan (beam 1, top-1) is always a candidate, and the plan returned
 never has more kernels or a higher estimate than it.
 """
 
@@ -135,16 +136,47 @@ def _run(view: GraphView, ev: _Evaluator, beam: int, top_k: int) -> list[tuple[f
     return states
 
 
+def _merge_siblings(view: GraphView, ev: _Evaluator, groups: Partition) -> tuple[float, Partition]:
+    """Horizontal fusion: merge groups that read a common buffer when the merged group is legal,
+    the group graph stays acyclic and the estimate drops (the shared input is read once; one
+    launch instead of two). Applied to every finished plan, the greedy one included."""
+    groups = tuple(groups)
+    for _ in range(4 * len(groups)):
+        reads = []
+        for g in groups:
+            info = ev.info(g)
+            reads.append({id(n) for n in info.inputs} if info is not None else set())
+        best: tuple[float, Partition] | None = None
+        current = sum(ev.cost(g) for g in groups)
+        for a in range(len(groups)):
+            for b in range(a + 1, len(groups)):
+                if not reads[a] & reads[b]:
+                    continue
+                merged = groups[a] | groups[b]
+                if ev.info(merged) is None:
+                    continue
+                new = tuple(g for k, g in enumerate(groups) if k not in (a, b)) + (merged,)
+                cost = sum(ev.cost(g) for g in new)
+                if cost < current and (best is None or cost < best[0]) and _acyclic(view, new):
+                    best = (cost, new)
+        if best is None:
+            break
+        groups = best[1]
+    return sum(ev.cost(g) for g in groups), groups
+
+
 def search(view: GraphView, dev: DeviceProfile, beam: int = 4, top_k: int = 3) -> tuple[Candidate, list[Candidate]]:
     """Plan the groups of ``view``: (the chosen candidate, every candidate considered)."""
     ev = _Evaluator(view, dev)
     if not view.real:
         empty = Candidate((), 0.0, "greedy")
         return empty, [empty]
-    (gcost, ggroups), = _run(view, ev, 1, 1)
+    ((_, ggroups),) = _run(view, ev, 1, 1)
+    gcost, ggroups = _merge_siblings(view, ev, ggroups)
     greedy = Candidate(ggroups, gcost, "greedy")
     cands = [greedy]
-    for i, (cost, groups) in enumerate(_run(view, ev, beam, top_k)):
+    finished = [_merge_siblings(view, ev, groups) for _, groups in _run(view, ev, beam, top_k)]
+    for i, (cost, groups) in enumerate(sorted(finished, key=lambda t: (t[0], len(t[1])))):
         if frozenset(groups) != frozenset(ggroups):
             cands.append(Candidate(groups, cost, f"beam #{i}"))
     ok = [c for c in cands if c.kernels <= greedy.kernels and c.cost <= greedy.cost * (1 + 1e-12)]

@@ -1,0 +1,86 @@
+"""The kernel counts the planner promises (on the CPU, through ``sl.explain`` with the H200 preset)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import stitchlab as sl
+
+from .workloads import WORKLOADS, make_args
+
+
+@pytest.mark.parametrize("name", sorted(WORKLOADS))
+def test_workload_kernel_count(name: str) -> None:
+    build, promised, kinds = WORKLOADS[name]
+    outs = build(*make_args(kinds, 64, 1000))
+    plan = sl.explain(*outs)
+    assert len(plan.kernels) <= promised, plan.summary()
+    assert all(k.source and k.error is None for k in plan.kernels)
+
+
+def test_softmax_is_one_kernel() -> None:
+    (z,) = WORKLOADS["softmax"][0](np.ones((8, 128), np.float32))
+    plan = sl.explain(z)
+    assert len(plan.kernels) == 1
+    assert plan.kernels[0].schedule.family.startswith("row")
+
+
+def test_column_normalization_is_one_column_kernel() -> None:
+    (z,) = WORKLOADS["column_norm"][0](np.ones((300, 70), np.float32))
+    plan = sl.explain(z)
+    assert len(plan.kernels) == 1
+    assert plan.kernels[0].schedule.family == "column"
+
+
+def test_residual_layernorm_stores_both_outputs_from_one_kernel() -> None:
+    args = make_args("mmvv", 32, 256)
+    h, y = WORKLOADS["add_layernorm"][0](*args)
+    plan = sl.explain(h, y)
+    (k,) = plan.kernels
+    stored = {plan.graph.nodes[i].shape for i in k.outputs}
+    assert len(k.outputs) == 2 and stored == {(32, 256)}
+
+
+def test_adam_is_one_kernel_with_three_outputs() -> None:
+    outs = WORKLOADS["adam"][0](*make_args("mmmm", 16, 100))
+    plan = sl.explain(*outs)
+    assert len(plan.kernels) == 1
+    assert len(plan.kernels[0].outputs) == 3
+
+
+@pytest.mark.parametrize("depth", [1, 5, 40])
+def test_any_elementwise_chain_is_one_kernel(depth: int) -> None:
+    x = sl.asarray(np.random.rand(33, 17).astype(np.float32))
+    y = sl.asarray(np.random.rand(17).astype(np.float32))
+    z = x
+    for k in range(depth):
+        z = [sl.exp, sl.sin, sl.tanh][k % 3](z) * (k + 1) + y
+    z = (z.T * 2).astype(np.float16)
+    assert len(sl.explain(z).kernels) == 1
+
+
+def test_full_reduction_is_one_kernel_split_over_blocks() -> None:
+    x = sl.asarray(np.ones((4096, 1024), np.float32))
+    plan = sl.explain(x.sum())
+    (k,) = plan.kernels
+    assert k.schedule.family == "row_split"
+    assert k.launch.split > 1
+
+
+def test_reduction_broadcast_back_over_whole_array_is_split_in_two() -> None:
+    x = sl.asarray(np.ones((4096, 1024), np.float32))
+    plan = sl.explain(x / x.sum())
+    assert [k.schedule.family for k in plan.kernels] == ["row_split", "pointwise"]
+
+
+def test_materialized_array_and_reshape_need_no_kernel() -> None:
+    x = sl.asarray(np.ones((4, 6), np.float32))
+    assert len(sl.explain(x).kernels) == 0
+    assert len(sl.explain(x.reshape(6, 4)).kernels) == 0
+
+
+def test_logsumexp_output_is_a_view_of_the_kernel_result() -> None:
+    (z,) = WORKLOADS["logsumexp"][0](np.ones((8, 64), np.float32))
+    plan = sl.explain(z)
+    assert len(plan.kernels) == 1 and plan.views
