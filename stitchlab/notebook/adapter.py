@@ -36,6 +36,9 @@ SCHEMES = ("register", "warp", "shared", "global")
 BETWEEN_KERNELS = "memory"
 #: The scheme of an edge from an input array or a constant into a kernel.
 LOAD = "load"
+#: The scheme of an edge leaving a reduction inside a group that has no schedule yet (a
+#: candidate plan the search weighed): stitched, by a mechanism the schedule would choose.
+FUSED = "fused"
 
 
 @dataclass(frozen=True)
@@ -338,6 +341,8 @@ def _inferred_scheme(src: Any, schedule: Any) -> str:
     """Scheme of an edge inside one kernel when the plan does not say (see module docstring)."""
     if _kind(src) != "reduce":
         return "register"
+    if schedule is None or schedule == "":
+        return FUSED
     family = getattr(schedule, "family", None)
     s = (family if isinstance(family, str) else _text(schedule)).lower()
     if any(word in s for word in ("split", "grid", "global", "barrier")):
@@ -559,18 +564,18 @@ def _candidate_views(plan: Any, kernels: Sequence[KernelView]) -> list[Candidate
             )
         label = str(_attr(cand, ("label", "name"), "") or f"#{i}")
         views.append(CandidateView(i, label, _kernel_count(cand), est, _measured(cand), chosen,
-                                   _drawable(cand, graph, key)))
+                                   plan if chosen else _drawable(cand, graph, key)))
     if views and not any(v.chosen for v in views):
         # the plan is not itself in the list: mark the candidate with the same kernel count and estimate
         est = sum(k.estimated_us or 0.0 for k in kernels)
         for j, v in enumerate(views):
             if v.kernels == len(kernels) and (v.estimated_us is None or abs(v.estimated_us - est) <= 1e-6 * max(1.0, est)):
-                views[j] = CandidateView(v.index, v.label, v.kernels, v.estimated_us, v.measured_us, True, v.plan)
+                views[j] = CandidateView(v.index, v.label, v.kernels, v.estimated_us, v.measured_us, True, plan)
                 break
         else:  # estimates from another evaluator: the first candidate with as many kernels
             for j, v in enumerate(views):
                 if v.kernels == len(kernels):
-                    views[j] = CandidateView(v.index, v.label, v.kernels, v.estimated_us, v.measured_us, True, v.plan)
+                    views[j] = CandidateView(v.index, v.label, v.kernels, v.estimated_us, v.measured_us, True, plan)
                     break
     return views
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from html import escape
 
-from .adapter import BETWEEN_KERNELS, LOAD, PlanView
+from .adapter import BETWEEN_KERNELS, FUSED, LOAD, PlanView
 
 #: Fill colours of kernels 0, 1, 2, ... (repeating).
 PALETTE = (
@@ -29,6 +29,7 @@ SCHEME_STYLE = {
     "shared": ("#d97706", "2 3", 2.2, "smem"),
     "global": ("#b91c1c", "8 3 2 3", 2.2, "gmem+sync"),
     BETWEEN_KERNELS: ("#6b7280", "4 4", 1.4, "HBM"),
+    FUSED: ("#7c3aed", "1 2", 1.8, "fused"),
     LOAD: ("#9ca3af", "", 1.0, ""),
 }
 SCHEME_TITLES = {
@@ -37,6 +38,7 @@ SCHEME_TITLES = {
     "shared": "shared memory (block)",
     "global": "global memory + grid barrier",
     BETWEEN_KERNELS: "between kernels (GPU memory)",
+    FUSED: "same kernel, scheme chosen when scheduled",
     LOAD: "read from an input array",
 }
 
@@ -314,7 +316,7 @@ def _gutter_labels(view: PlanView, pos: dict[int, tuple[float, float]]) -> list[
             f'<rect x="{MARGIN - 4}" y="{y:.1f}" width="{width}" height="44" rx="4" '
             f'fill="{kernel_colour(k.index)}" fill-opacity="0.45"/>'
             f'<text x="{MARGIN + 2}" y="{y + 13:.1f}" font-weight="600" fill="#111827">'
-            f"{escape(_fit(f'kernel {k.index} · {_fmt_us(k.estimated_us)}', width - 8))}</text>"
+            f"{escape(_fit(f'kernel {k.index}' + (f' · {_fmt_us(k.estimated_us)}' if k.estimated_us is not None else ''), width - 8))}</text>"
             f'<text x="{MARGIN + 2}" y="{y + 26:.1f}" font-size="9.5" font-family="ui-monospace, monospace" fill="#111827">'
             f"{escape(_fit(k.name, width - 8, 5.9))}</text>"
             f'<text x="{MARGIN + 2}" y="{y + 39:.1f}" font-size="9.5" fill="#374151">'

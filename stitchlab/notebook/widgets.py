@@ -87,7 +87,7 @@ class PlanExplorer(_Displayable):
         selected = current if current is not None and current < len(self.candidates) else self.default_index
 
         self.choice = W.ToggleButtons(
-            options=[(f"#{c.index} {c.label}", c.index) for c in self.candidates],
+            options=[(c.label, c.index) for c in self.candidates],
             value=selected,
             description="use plan:",
             style={"button_width": "auto"},
@@ -126,7 +126,7 @@ class PlanExplorer(_Displayable):
             try:
                 self.measured[c.index] = float(fn(c.plan))
             except Exception as error:
-                self.status.value = f"<span style='color:#b91c1c'>measuring #{c.index} failed: {escape(str(error))}</span>"
+                self.status.value = f"<span style='color:#b91c1c'>measuring {escape(c.label)} failed: {escape(str(error))}</span>"
                 break
         self._render_cards()
         return dict(self.measured)
@@ -144,14 +144,20 @@ class PlanExplorer(_Displayable):
             self.status.value = "<i>this plan has no graph key; the choice cannot be stored</i>"
             return
         override = hooks.plan_override(self.graph_key)
-        which = "the planner's choice" if override is None else f"candidate #{override} (override)"
+        which = (
+            "the planner’s choice"
+            if override is None
+            else f"“{self.candidates[override].label}” (override)" if override < len(self.candidates)
+            else f"candidate {override} (override)"
+        )
         self.status.value = (
-            f"graph <code>{escape(self.graph_key[:12])}</code>: the next evaluation uses {escape(which)}"
+            f"{_CSS}<div class='sl-repr'>graph <code>{escape(self.graph_key[:12])}</code>: "
+            f"the next evaluation uses {escape(which)}</div>"
         )
 
     def _card_html(self, c: CandidateView) -> str:
         try:
-            svg = plan_svg(plan_view(c.plan, _candidates=False), scale=0.55) if c.plan is not None else ""
+            svg = plan_svg(plan_view(c.plan, _candidates=False), scale=0.62) if c.plan is not None else ""
         except Exception as error:  # a candidate that cannot be drawn still gets its card
             svg = f"<i>cannot draw: {escape(str(error))}</i>"
         measured = self.measured.get(c.index)
@@ -161,7 +167,7 @@ class PlanExplorer(_Displayable):
         border = "3px solid #2563eb" if selected else "1px solid #d1d5db"
         return (
             f"{_CSS}<div class='sl-repr' style='border:{border};border-radius:6px;padding:6px;margin:3px;min-width:220px'>"
-            f"<div class='sl-title'>#{c.index} {escape(c.label)}{' · planner' if c.chosen else ''}</div>"
+            f"<div class='sl-title'>{escape(c.label)}{' · the planner’s choice' if c.chosen else ''}</div>"
             f"<div>{c.kernels} kernel{'s' * (c.kernels != 1)} · estimated {escape(_fmt_us(c.estimated_us))}"
             f" · measured {escape(_fmt_us(measured * 1e6)) if measured is not None else '—'}</div>"
             f"<div class='sl-svg-wrap'>{svg}</div></div>"
@@ -243,7 +249,7 @@ class RegistryBrowser(_Displayable):
         stats = self.registry.stats()
         self.summary.value = (
             f"{_CSS}<div class='sl-repr'><span class='sl-title'>kernel registry</span> "
-            f"<span class='sl-muted'>{escape(str(stats.get('path') or 'memory'))} · {escape(str(stats.get('mode', '')))}</span><br>"
+            f"<span class='sl-muted'>{escape(str(stats.get('path') or 'in memory only'))}</span><br>"
             f"{stats.get('entries', len(self.entries))} entries, {escape(_fmt_bytes(int(stats.get('bytes', 0) or 0)))}"
             f" of {escape(_fmt_bytes(int(stats.get('max_size', 0) or 0)))} · this process: "
             f"{stats.get('hits', 0)} hits, {stats.get('misses', 0)} misses, {stats.get('builds', 0)} builds</div>"
