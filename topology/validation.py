@@ -90,7 +90,7 @@ def _worker(out: str, width: int, depth: int, batch: int, steps: int, warmup: in
             twin, x, steps=1, warmup=0, optimizer=twin_opt, name=f"mlp{depth}x{width}",
             device_flops=1e10, loss_fn=lambda out: torch.nn.functional.mse_loss(out, y))
         start = time.perf_counter()
-        opt.zero_grad(set_to_none=True)
+        opt.zero_grad()  # Horovod's optimizer takes no set_to_none
         loss = torch.nn.functional.mse_loss(net(x), y)
         loss.backward()
         opt.step()
@@ -158,10 +158,12 @@ def validate(np: int = 2, width: int = 2048, depth: int = 4, batch: int = 16, st
     topo = DeviceTopology(devices, base.links, base.switches, base.name, base.description)
     if horovod:  # Horovod fuses whatever is ready within its cycle into a 128 MiB buffer
         strategy = Strategy(topo.ids, [batch] * np)
-        sim = simulate(topo, profile, strategy, bucket_bytes=128 * 2**20, overlap=overlap)
+        options: dict[str, Any] = {"bucket_bytes": 128 * 2**20}
     else:
         strategy = Strategy(topo.ids, [batch] * np, buckets=ddp_buckets(profile))
-        sim = simulate(topo, profile, strategy, overlap=overlap)
+        options = {}
+    sim = simulate(topo, profile, strategy, overlap=overlap, **options)
+    serial = simulate(topo, profile, strategy, overlap=False, timeline=False, **options)
     return {
         "backend": "horovod-gloo" if horovod else "torch-ddp-gloo",
         "processes": np, "model": profile.name, "batch_per_rank": batch,
@@ -175,7 +177,19 @@ def validate(np: int = 2, width: int = 2048, depth: int = 4, batch: int = 16, st
         "simulated_comm_ms": sim.comm_time * 1e3,
         "simulated_exposed_comm_ms": sim.exposed_comm * 1e3,
         "error": (sim.step_time - measured) / measured,
+        "simulated_without_overlap_ms": serial.step_time * 1e3,
+        "error_without_overlap": (serial.step_time - measured) / measured,
+        "load_average": _load(),
     }
+
+
+def _load() -> float:
+    import os
+
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return float("nan")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -189,6 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--horovod", action="store_true")
     ap.add_argument("--no-overlap", action="store_true", help="simulate without overlap")
+    ap.add_argument("--repeat", type=int, default=1, help="run the whole comparison N times")
     ap.add_argument("--json", help="also write the result here")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
@@ -197,13 +212,22 @@ def main(argv: list[str] | None = None) -> int:
         _worker(args.out, args.width, args.depth, args.batch, args.steps, args.warmup,
                 args.horovod)
         return 0
-    result = validate(args.np, args.width, args.depth, args.batch, args.steps, args.warmup,
-                      args.horovod, overlap=not args.no_overlap)
-    for key, value in result.items():
-        print(f"{key:28s} {value:.4g}" if isinstance(value, float) else f"{key:28s} {value}")
+    results = []
+    for i in range(args.repeat):
+        result = validate(args.np, args.width, args.depth, args.batch, args.steps, args.warmup,
+                          args.horovod, overlap=not args.no_overlap)
+        results.append(result)
+        if args.repeat > 1:
+            print(f"--- run {i + 1} of {args.repeat}")
+        for key, value in result.items():
+            print(f"{key:28s} {value:.4g}" if isinstance(value, float) else f"{key:28s} {value}")
+    if args.repeat > 1:
+        errors = [r["error"] for r in results]
+        print(f"errors: {', '.join(f'{e:+.1%}' for e in errors)}; median {statistics.median(errors):+.1%},"
+              f" mean |error| {statistics.mean(abs(e) for e in errors):.1%}")
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump(result, fh, indent=2)
+            json.dump(results if args.repeat > 1 else results[0], fh, indent=2)
     return 0
 
 
