@@ -28,8 +28,9 @@ from .groups import FULL, GroupInfo
 CACHE_REG_BUDGET = 64
 #: Base registers of a kernel thread (indices, pointers, accumulators).
 BASE_REGS = 32
-#: Elementwise work rate of the whole GPU in "add-equivalents" per second (a rough number).
-COMPUTE_RATE = 2.0e13
+#: Elementwise work rate of the whole GPU in "add-equivalents" per second (a rough number:
+#: H100/H200 issue ~6.7e13 fp32 lane-ops/s; transcendental ops are weighted by their op cost).
+COMPUTE_RATE = 4.0e13
 
 
 @dataclass(frozen=True)
@@ -136,9 +137,10 @@ def delta_cost(info: GroupInfo, dev: DeviceProfile) -> float:
     eff = min(1.0, max(threads, 1) / (dev.sms * 1024))
     eff = max(eff, 1e-3)
     moved = full_in * factor + other_in + out_bytes
-    passes = max(1, info.phases + (1 if info.kind == "reduce" else 0))
-    compute = size * _elem_work(info) * passes / COMPUTE_RATE
-    return dev.launch_overhead + moved / (dev.bandwidth * eff) + compute
+    recompute = 1.5 if info.phases > 1 else 1.0  # later phases recompute part of the chain
+    compute = size * _elem_work(info) * recompute / COMPUTE_RATE
+    # memory traffic and arithmetic overlap; the slower one sets the time
+    return dev.launch_overhead + max(moved / (dev.bandwidth * eff), compute)
 
 
 # --- latency evaluator ---------------------------------------------------------------------------
@@ -216,8 +218,7 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
     full_leaves = _full_leaves(info)
     total_in = sum(nbytes(i) for i in info.inputs) * scale
     total_out = sum(nbytes(o) for o, _ in info.outputs) * scale
-    passes = info.phases + (1 if any(l == FULL for _, l in info.outputs) else 0)
-    work = R * K * _elem_work(info) * max(1, passes)
+    work = R * K * _elem_work(info) * (1.5 if info.phases > 1 else 1.0)
     out = []
     configs = [("row_warp", 32, b) for b in (128, 256)] + [("row_block", b, b) for b in (128, 256, 512, 1024)]
     for family, team, block in configs:
@@ -258,7 +259,7 @@ def _column(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> l
     passes = info.phases + (1 if any(l == FULL for _, l in info.outputs) else 0)
     full_leaves = _full_leaves(info)
     moved = sum(nbytes(i) for i in full_leaves) * max(1, passes) + sum(nbytes(i) for i in info.inputs if i not in full_leaves) + sum(nbytes(o) for o, _ in info.outputs)
-    work = R * K * _elem_work(info) * max(1, passes)
+    work = R * K * _elem_work(info) * (1.5 if info.phases > 1 else 1.0)
     out = []
     for ty in (4, 8, 16, 32):
         blocks = math.ceil(R / 32)

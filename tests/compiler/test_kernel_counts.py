@@ -10,10 +10,16 @@ import stitchlab as sl
 from .workloads import WORKLOADS, make_args
 
 
+def _views(kinds: str, rows: int, cols: int) -> list[np.ndarray]:
+    """Arguments of the right shapes without the memory (read-only broadcast views)."""
+    return [np.broadcast_to(np.float32(1.5), (rows, cols) if k == "m" else (cols,)) for k in kinds]
+
+
+@pytest.mark.parametrize("size", [(64, 1000), (8192, 4096), (100, 24)])
 @pytest.mark.parametrize("name", sorted(WORKLOADS))
-def test_workload_kernel_count(name: str) -> None:
+def test_workload_kernel_count(name: str, size: tuple[int, int]) -> None:
     build, promised, kinds = WORKLOADS[name]
-    outs = build(*make_args(kinds, 64, 1000))
+    outs = build(*_views(kinds, *size))
     plan = sl.explain(*outs)
     assert len(plan.kernels) <= promised, plan.summary()
     assert all(k.source and k.error is None for k in plan.kernels)
@@ -84,3 +90,13 @@ def test_logsumexp_output_is_a_view_of_the_kernel_result() -> None:
     (z,) = WORKLOADS["logsumexp"][0](np.ones((8, 64), np.float32))
     plan = sl.explain(z)
     assert len(plan.kernels) == 1 and plan.views
+
+
+def test_few_long_rows_split_over_blocks() -> None:
+    """Three rows of 50000: one block per row would leave the GPU idle, so each reduction is
+    split over many blocks and its consumers run in a second pass."""
+    x = sl.asarray(np.broadcast_to(np.float32(1.5), (3, 50000)))
+    (z,) = WORKLOADS["softmax"][0](x)
+    plan = sl.explain(z)
+    assert any(k.schedule.family == "row_split" and k.launch.split > 1 for k in plan.kernels)
+    assert len(plan.kernels) <= 4

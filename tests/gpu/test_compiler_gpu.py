@@ -1,0 +1,271 @@
+"""The stitching compiler on a real GPU: fused kernels against the numpy backend in float64,
+fused against unfused (the reference interpreter with CuPy), counters of sl.jit.
+
+Run on the GPU machine: ``PYTHONPATH=. python3 -m pytest -m gpu tests/gpu -q``.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import stitchlab as sl
+from stitchlab import runtime
+from stitchlab.ir.graph import build_graph
+
+
+def _load_workloads():
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "compiler" / "workloads.py"
+    spec = importlib.util.spec_from_file_location("stitchlab_test_workloads", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_workloads = _load_workloads()
+WORKLOADS, make_args = _workloads.WORKLOADS, _workloads.make_args
+
+pytestmark = pytest.mark.gpu
+
+#: relative tolerance against the float64 reference, by dtype
+RTOL = {"float16": 2e-2, "float32": 2e-5, "float64": 1e-11}
+
+
+@pytest.fixture(autouse=True)
+def cupy_backend():
+    before = sl.get_backend()
+    sl.set_backend("cupy")
+    yield
+    sl.set_backend(before)
+
+
+def _fused_and_unfused(outs: list[sl.LazyArray]) -> tuple[list[np.ndarray], list[np.ndarray], object]:
+    graph, sources = build_graph([o._node for o in outs])
+    backend = runtime._instance("cupy")
+    bufs = [s.value for s in sources]
+    exe = backend.plan(graph)
+    fused = [o.get() for o in exe(bufs)]
+    unfused = [o.get() for o in backend.plan_unfused(graph)(bufs)]
+    return fused, unfused, getattr(exe, "plan", None)
+
+
+def _reference(build, args: list[np.ndarray]) -> list[np.ndarray]:
+    sl.set_backend("numpy")
+    try:
+        with np.errstate(all="ignore"):
+            outs = build(*[a.astype(np.float64) for a in args])
+            return [o.get() for o in outs]
+    finally:
+        sl.set_backend("cupy")
+
+
+def _close(got: np.ndarray, ref: np.ndarray, rtol: float, what: str) -> None:
+    assert got.shape == ref.shape, f"{what}: shape {got.shape} != {ref.shape}"
+    g = got.astype(np.float64)
+    finite = np.isfinite(ref)
+    scale = max(1.0, float(np.abs(ref[finite]).max())) if finite.any() else 1.0
+    np.testing.assert_allclose(g, ref, rtol=rtol, atol=rtol * scale, equal_nan=True, err_msg=what)
+
+
+SHAPES = {
+    "tiny": (1, 1),
+    "odd": (7, 33),
+    "not_multiple_of_4": (5, 1003),
+    "one_row": (1, 3000),
+    "one_column": (3000, 1),
+    "long_rows": (3, 70000),
+    "many_short_rows": (4099, 24),
+    "medium": (257, 4099),
+    "empty_rows": (0, 16),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("name", sorted(WORKLOADS))
+def test_workload_matches_float64_reference_and_unfused(name: str, dtype: str, shape: str) -> None:
+    import cupy as cp
+
+    build, promised, kinds = WORKLOADS[name]
+    rows, cols = SHAPES[shape]
+    args = make_args(kinds, rows, cols, dtype, seed=hash((name, shape)) % 1000)
+    if name == "adam":  # v is a second moment: non-negative
+        args[3] = np.abs(args[3])
+    outs = build(*[cp.asarray(a) for a in args])
+    fused, unfused, plan = _fused_and_unfused(outs)
+    if plan is not None:
+        assert len(plan.kernels) <= promised, plan.summary()
+        assert all(k.error is None for k in plan.kernels), [k.error for k in plan.kernels]
+    ref = _reference(build, args)
+    for k, (f, u, r) in enumerate(zip(fused, unfused, ref)):
+        _close(f, r, RTOL[dtype], f"{name} {dtype} {shape} output {k} vs float64")
+        _close(f, u.astype(np.float64), RTOL[dtype], f"{name} {dtype} {shape} output {k} fused vs unfused")
+
+
+@pytest.mark.parametrize("name", ["softmax", "layernorm", "logsumexp", "column_norm", "elementwise_chain"])
+def test_nan_and_inf_inputs_propagate_like_numpy(name: str) -> None:
+    import cupy as cp
+
+    build, _, kinds = WORKLOADS[name]
+    args = make_args(kinds, 9, 40, np.float32, seed=3)
+    x = args[0]
+    x[0, 0], x[1, 5], x[2, 7], x[3, :] = np.nan, np.inf, -np.inf, np.inf
+    outs = build(*[cp.asarray(a) for a in args])
+    fused, unfused, _ = _fused_and_unfused(outs)
+    ref = _reference(build, args)
+    for f, u, r in zip(fused, unfused, ref):
+        assert np.array_equal(np.isnan(f), np.isnan(r)), f"{name}: NaN positions differ"
+        _close(f, r, 1e-5, f"{name} with NaN/Inf")
+        _close(f, u.astype(np.float64), 1e-5, f"{name} with NaN/Inf fused vs unfused")
+
+
+INT_DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+
+
+def _int_inputs(dtype: str, shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(5)
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return rng.random(shape) > 0.5, rng.random(shape) > 0.3, rng.random(shape[1]) > 0.5
+    lo = 0 if dt.kind == "u" else -60
+    x = rng.integers(lo, 60, shape).astype(dt)
+    y = rng.integers(lo, 9, shape).astype(dt)  # zeros included: division by zero gives 0 as NumPy
+    v = rng.integers(lo, 60, shape[1]).astype(dt)
+    return x, y, v
+
+
+def _int_program(x, y, v, kind: str) -> list[sl.LazyArray]:
+    if kind == "b":
+        return [sl.logical_xor(x, y) | (x & v), sl.where(x, y, v), x.sum(axis=1), y.any(axis=0), x.all(axis=1)]
+    return [x // y, x % y, x * 3 - sl.maximum(x, v) + sl.abs(x), sl.minimum(x, y) ** 2, (x > v) & (y != 0),
+            x.sum(axis=1), x.max(axis=1, keepdims=True) - x, x.min(axis=0), (x * y).sum(), x.astype(np.float32) / 3]
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (7, 33), (300, 517), (0, 9)])
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+def test_integer_and_bool_programs_match_numpy_exactly(dtype: str, shape: tuple[int, int]) -> None:
+    import cupy as cp
+
+    x, y, v = _int_inputs(dtype, shape)
+    kind = np.dtype(dtype).kind
+    def progs(a, b, c):
+        return _int_program(a, b, c, kind)
+
+    outs = progs(*(sl.asarray(cp.asarray(a)) for a in (x, y, v)))
+    fused, unfused, _ = _fused_and_unfused(outs)
+    sl.set_backend("numpy")
+    try:
+        with np.errstate(all="ignore"):
+            ref = [o.get() for o in progs(*(sl.asarray(a) for a in (x, y, v)))]
+    finally:
+        sl.set_backend("cupy")
+    for k, (f, u, r) in enumerate(zip(fused, unfused, ref)):
+        assert f.dtype == r.dtype, f"output {k}: dtype {f.dtype} != {r.dtype}"
+        if r.dtype.kind == "f":
+            np.testing.assert_allclose(f, r, rtol=1e-6, err_msg=f"output {k}")
+        else:
+            assert np.array_equal(f, r), f"{dtype} {shape} output {k}: {f.ravel()[:8]} != {r.ravel()[:8]}"
+            assert np.array_equal(f, u), f"{dtype} {shape} output {k}: fused != unfused"
+
+
+def test_more_than_2_31_elements_use_64_bit_indexing() -> None:
+    import cupy as cp
+
+    n = 2**31 + 4099
+    x = cp.arange(n, dtype=cp.uint8)  # wraps: 0..255 repeated
+    lazy = sl.asarray(x)
+    y = lazy + 3
+    total = lazy.sum()
+    rows = lazy[: (n // 2048) * 2048].reshape(-1, 2048).max(axis=1)
+    plan = sl.explain(y, total, rows)
+    assert all(k.schedule.index == "long long" for k in plan.kernels), plan.summary()
+    got_y, got_total, got_rows = sl.compute(y, total, rows)
+    assert bool(cp.array_equal(got_y, x + 3))
+    assert int(got_total) == int(cp.sum(x, dtype=cp.uint64))
+    assert bool(cp.array_equal(got_rows, x[: (n // 2048) * 2048].reshape(-1, 2048).max(axis=1)))
+
+
+def test_jit_second_call_compiles_nothing_and_new_batch_reuses_kernels() -> None:
+    import cupy as cp
+
+    @sl.jit
+    def layer(x, w, b):
+        return WORKLOADS["layernorm"][0](x, w, b)[0]
+
+    w = cp.asarray(np.random.rand(768).astype(np.float32))
+    b = cp.asarray(np.random.rand(768).astype(np.float32))
+    x = cp.asarray(np.random.rand(64, 768).astype(np.float32))
+    layer(x, w, b)
+    s0 = sl.stats()
+    out = layer(x, w, b)
+    s1 = sl.stats()
+    for name in ("nvrtc_compiles", "traces", "plans", "registry_misses", "registry_hits"):
+        assert s1[name] == s0[name], f"second call changed {name}: {s0[name]} -> {s1[name]}"
+    assert s1["launches"] == s0["launches"] + 1
+    x2 = cp.asarray(np.random.rand(100, 768).astype(np.float32))
+    out2 = layer(x2, w, b)
+    s2 = sl.stats()
+    assert s2["traces"] == s1["traces"] + 1
+    assert s2["nvrtc_compiles"] == s1["nvrtc_compiles"], "a new batch size compiled a kernel"
+    assert s2["registry_hits"] >= s1["registry_hits"] + 1
+    ref = _reference(lambda *a: WORKLOADS["layernorm"][0](*a), [x2.get(), w.get(), b.get()])[0]
+    _close(out2.get(), ref, 2e-5, "layernorm at a new batch size")
+    assert out.shape == (64, 768)
+
+
+def test_failed_compile_falls_back_unfused_with_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
+    import cupy as cp
+
+    from stitchlab.runtime import kernels
+    from stitchlab.runtime.nvrtc import CompileError
+
+    def broken(kernel, arch):
+        raise CompileError("injected failure")
+
+    monkeypatch.setattr(kernels, "build_cubin", broken)
+    x = np.random.rand(33, 65).astype(np.float32)
+    z = sl.exp(sl.asarray(cp.asarray(x)) * 1.2345678) - 0.75  # a kernel no other test builds
+    before = sl.stats()["fallbacks"]
+    with pytest.warns(RuntimeWarning, match="registry key"):
+        got = z.get()
+    assert sl.stats()["fallbacks"] == before + 1
+    np.testing.assert_allclose(got, np.exp(x * np.float32(1.2345678)) - 0.75, rtol=1e-6)
+
+
+def test_cached_jit_call_latency_is_close_to_a_bare_launch() -> None:
+    import time
+
+    import cupy as cp
+
+    @sl.jit
+    def softmax(x):
+        return WORKLOADS["softmax"][0](x)[0]
+
+    x = cp.asarray(np.random.rand(64, 512).astype(np.float32))
+    for _ in range(20):
+        softmax(x)
+    cp.cuda.Device().synchronize()
+    reps = 2000
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        softmax(x)
+    cp.cuda.Device().synchronize()
+    ours = (time.perf_counter() - t0) / reps
+    bare = cp.RawKernel(r'extern "C" __global__ void k(const float* x, float* y, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = x[i]; }', "k")
+    n = np.int32(x.size)
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        y = cp.empty_like(x)
+        bare((64,), (512,), (x, y, n))
+    cp.cuda.Device().synchronize()
+    base = (time.perf_counter() - t0) / reps
+    print(f"\ncached sl.jit softmax call: {ours * 1e6:.1f} us; bare RawKernel launch + allocation: {base * 1e6:.1f} us")
+    assert ours < base + 60e-6, f"jit call {ours * 1e6:.1f} us vs bare {base * 1e6:.1f} us"
+    assert math.isfinite(ours)
+    warnings.simplefilter("default")
