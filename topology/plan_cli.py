@@ -41,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default=None,
                    help="write the plan JSON here (with 'train': the weights file, required)")
     p.add_argument("--svg", default=None, help="write the plan's SVG view here")
-    p.add_argument("--cases", type=int, default=120, help="train: training cases (default 120)")
+    p.add_argument("--cases", type=int, default=400, help="train: training cases (default 400)")
     p.add_argument("--epochs", type=int, default=40, help="train: epochs (default 40)")
     p.set_defaults(func=run)
 

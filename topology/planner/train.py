@@ -86,7 +86,7 @@ def make_examples(seed: int, count: int, max_devices: int = 16,
     return out
 
 
-def fit(examples: Sequence[Example], seed: int = 0, epochs: int = 60, lr: float = 3e-3,
+def fit(examples: Sequence[Example], seed: int = 0, epochs: int = 60, lr: float = 2e-3,
         hidden: int = 32, rounds: int = 3, log: bool = False):
     """Fit a :class:`~.gnn.PlannerGNN` to ``examples``; returns (model, final mean loss)."""
     import torch
@@ -107,10 +107,11 @@ def fit(examples: Sequence[Example], seed: int = 0, epochs: int = 60, lr: float 
             loss = -(target * torch.log_softmax(logits, 1)).sum()
             opt.zero_grad()
             loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             opt.step()
             total += float(loss.detach())
         loss_mean = total / max(len(data), 1)
-        if log and (epoch % 10 == 0 or epoch == epochs - 1):
+        if log and (epoch % 5 == 0 or epoch == epochs - 1):
             print(f"  epoch {epoch:3d}: loss {loss_mean:.4f}", file=sys.stderr)
     model.eval()
     return model, loss_mean
@@ -150,7 +151,7 @@ def evaluate_loss(model, examples: Sequence[Example]) -> float:
     return total / max(len(examples), 1)
 
 
-def train(seed: int = 0, count: int = 120, epochs: int = 40, out: str | Path | None = None,
+def train(seed: int = 0, count: int = 400, epochs: int = 40, out: str | Path | None = None,
           log: bool = True) -> dict:
     """Generate rollouts, fit, and (with ``out``) save the weights. Returns a summary dict."""
     import torch
@@ -189,7 +190,7 @@ def train(seed: int = 0, count: int = 120, epochs: int = 40, out: str | Path | N
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of cases and weights (default 0)")
-    p.add_argument("--cases", type=int, default=120, help="training cases (default 120)")
+    p.add_argument("--cases", type=int, default=400, help="training cases (default 400)")
     p.add_argument("--epochs", type=int, default=40, help="training epochs (default 40)")
     p.add_argument("--out", required=True, help="weights file to write (.npz)")
 

@@ -1,0 +1,179 @@
+"""Evaluation of the distributed strategy planner on the simulator (issue 7).
+
+For every evaluation case (:func:`stitchlab.topology.planner.cases.eval_cases`; none of them is in
+the GNN's training set) it measures, all on the same simulator:
+
+* plain data parallel (all devices, even shares, ring all-reduce, 64 MiB fusion: Horovod's
+  default) — the reference of every speed-up;
+* the planner (:func:`stitchlab.topology.planner.plan`: MCTS with the GNN prior, SFB integer
+  program, pruning);
+* with the same budget of simulator calls: MCTS without the prior (uniform), random search,
+  greedy coordinate descent;
+* exhaustive search over the decision space, and on the small cases also over every subset of the
+  SFB candidate layers (a superset of what the planner can express);
+* simulator calls until a plan within ``--quality`` of the exhaustive optimum is found, MCTS with
+  and without the GNN prior, over several seeds;
+* wall time of planning the 64-device cases.
+
+Run (about two minutes on 2 cores)::
+
+    .venv/bin/python -m benchmarks.planner_eval --out benchmarks/results/planner_eval.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import itertools
+import json
+import math
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from typing import Any
+
+from stitchlab.topology.planner import SearchSpace, exhaustive, greedy, mcts, plan, random_search
+from stitchlab.topology.planner.cases import eval_cases
+
+
+def _geomean(xs: list[float]) -> float:
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else math.nan
+
+
+def _commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def _all_devices_best(space: SearchSpace) -> float:
+    """Best step time over the decision space with every device kept."""
+    sizes = [len(d.options) for d in space.decisions]
+    return min(space.time((0,) + rest)
+               for rest in itertools.product(*[range(k) for k in sizes[1:]]))
+
+
+def evaluate(budget: int, seeds: int, quality: float, quality_budget: int) -> dict[str, Any]:
+    from stitchlab.topology.planner import gnn
+
+    model = gnn.load()[0]
+    rows = []
+    for case in eval_cases():
+        t0 = time.perf_counter()
+        p = plan(case.topo, case.profile, budget=budget, seed=0)
+        plan_seconds = time.perf_counter() - t0
+        base = p.baseline_time
+
+        def fresh() -> SearchSpace:
+            return SearchSpace(case.topo, case.profile)
+
+        ex_space = fresh()
+        ex = exhaustive(ex_space)
+        opt = ex.step_time
+        all_dev = _all_devices_best(ex_space)
+        ex_sfb = None
+        if case.small:
+            ex_sfb = exhaustive(fresh(), sfb_subsets=True).step_time
+        row: dict[str, Any] = {
+            "case": case.name, "heterogeneous": case.heterogeneous, "small": case.small,
+            "devices": len(case.topo.devices), "layers": len(case.profile.layers),
+            "space_size": ex_space.size(), "distinct_strategies": ex.sims,
+            "baseline_ms": base * 1e3, "plan_ms": p.step_time * 1e3, "plan_speedup": p.speedup,
+            "plan_seconds": round(plan_seconds, 3), "plan_sims": p.search["simulator_calls"],
+            "plan_world_size": p.world_size,
+            "exhaustive_ms": opt * 1e3, "exhaustive_sfb_subsets_ms":
+                None if ex_sfb is None else ex_sfb * 1e3,
+            "all_devices_best_speedup": base / all_dev,
+        }
+        space = fresh()
+        pri = gnn.prior(space, model)
+        methods: dict[str, list[float]] = {"mcts+gnn": [], "mcts": [], "random": []}
+        reach: dict[str, list[int | None]] = {"mcts+gnn": [], "mcts": []}
+        target = opt * (1 + quality)
+        for seed in range(seeds):
+            r = mcts(fresh(), budget, pri, seed)
+            methods["mcts+gnn"].append(r.step_time)
+            methods["mcts"].append(mcts(fresh(), budget, None, seed).step_time)
+            methods["random"].append(random_search(fresh(), budget, seed).step_time)
+            reach["mcts+gnn"].append(mcts(fresh(), quality_budget, pri, seed)
+                                     .sims_to_reach(target))
+            reach["mcts"].append(mcts(fresh(), quality_budget, None, seed).sims_to_reach(target))
+        row["greedy_ms"] = greedy(fresh(), budget).step_time * 1e3
+        for k, v in methods.items():
+            row[f"{k}_ms_mean"] = statistics.fmean(v) * 1e3
+        for k, v in reach.items():
+            row[f"{k}_sims_to_quality"] = v
+        rows.append(row)
+        print(f"{case.name:36s} base {base * 1e3:8.2f} ms  plan {p.step_time * 1e3:8.3f} ms "
+              f"x{p.speedup:6.2f}  exh {opt * 1e3:8.3f}  gnn-reach {reach['mcts+gnn']} "
+              f"mcts-reach {reach['mcts']}  {plan_seconds:.1f}s", file=sys.stderr)
+    return {"rows": rows}
+
+
+def summarize(rows: list[dict[str, Any]], budget: int, quality_budget: int) -> dict[str, Any]:
+    het = [r for r in rows if r["heterogeneous"]]
+    small = [r for r in rows if r["small"]]
+    big = [r for r in rows if r["devices"] >= 64]
+
+    def reach_stats(key: str) -> dict[str, Any]:
+        vals = [v for r in rows for v in r[key]]
+        hit = [v for v in vals if v is not None]
+        charged = [v if v is not None else quality_budget + 1 for v in vals]
+        return {"runs": len(vals), "reached": len(hit), "mean_sims_charged": statistics.fmean(
+            charged), "median_sims_charged": statistics.median(charged)}
+
+    small_gap = [r["plan_ms"] / r["exhaustive_sfb_subsets_ms"] - 1 for r in small]
+    return {
+        "heterogeneous_cases": len(het),
+        "geomean_speedup_heterogeneous": _geomean([r["plan_speedup"] for r in het]),
+        "geomean_speedup_heterogeneous_all_devices_kept": _geomean(
+            [r["all_devices_best_speedup"] for r in het]),
+        "min_speedup_all_cases": min(r["plan_speedup"] for r in rows),
+        "small_cases_max_gap_to_exhaustive_sfb_subsets": max(small_gap) if small_gap else None,
+        "all_cases_max_gap_to_exhaustive_decision_space": max(
+            r["plan_ms"] / r["exhaustive_ms"] - 1 for r in rows),
+        "sims_to_quality_mcts_gnn": reach_stats("mcts+gnn_sims_to_quality"),
+        "sims_to_quality_mcts_uniform": reach_stats("mcts_sims_to_quality"),
+        "plan_seconds_64_devices": {r["case"]: r["plan_seconds"] for r in big},
+        "geomean_ratio_to_exhaustive": {
+            m: _geomean([r[f"{m}_ms_mean" if m != "greedy" else "greedy_ms"]
+                         / r["exhaustive_ms"] for r in rows])
+            for m in ("mcts+gnn", "mcts", "random", "greedy")},
+        "budget": budget,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--budget", type=int, default=48, help="simulator calls per search")
+    p.add_argument("--seeds", type=int, default=5, help="seeds of the randomized searches")
+    p.add_argument("--quality", type=float, default=0.02,
+                   help="plan quality: within this fraction of the exhaustive optimum")
+    p.add_argument("--quality-budget", type=int, default=150,
+                   help="simulator calls allowed when measuring calls-to-quality")
+    p.add_argument("--out", default=None, help="write results JSON here")
+    args = p.parse_args(argv)
+    t0 = time.perf_counter()
+    res = evaluate(args.budget, args.seeds, args.quality, args.quality_budget)
+    res["summary"] = summarize(res["rows"], args.budget, args.quality_budget)
+    res["meta"] = {
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": _commit(), "python": platform.python_version(),
+        "machine": platform.machine(), "args": vars(args),
+        "seconds": round(time.perf_counter() - t0, 1),
+        "command": "python -m benchmarks.planner_eval " + " ".join(argv or sys.argv[1:]),
+    }
+    print(json.dumps(res["summary"], indent=2))
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as fh:
+            json.dump(res, fh, indent=1, sort_keys=True)
+            fh.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
