@@ -75,6 +75,7 @@ class PlanExplorer(_Displayable):
 
     def __init__(self, target: Any, *, measure: Measure | None = None) -> None:
         self.plan = _as_plan(target)
+        self._runner = _Runner.of(target)
         self.view: PlanView = plan_view(self.plan)
         self.graph_key = self.view.graph_key
         self.measure_fn = measure
@@ -93,7 +94,9 @@ class PlanExplorer(_Displayable):
             style={"button_width": "auto"},
         )
         self.choice.observe(self._on_choice, names="value")
-        can_measure = measure is not None or (_gpu_backend() and any(hasattr(c.plan, "measure") for c in self.candidates))
+        can_measure = measure is not None or (
+            _gpu_backend() and (self._runner is not None or any(hasattr(c.plan, "measure") for c in self.candidates))
+        )
         self.measure_button = W.Button(
             description="measure on the GPU",
             icon="stopwatch",
@@ -119,15 +122,28 @@ class PlanExplorer(_Displayable):
             raise IndexError(f"candidate {index} does not exist; this plan has {len(self.candidates)} candidates")
         self.choice.value = index
 
-    def measure(self) -> dict[int, float]:
-        """Measure every candidate (seconds); update the cards; return ``{index: seconds}``."""
-        fn = self.measure_fn or _default_measure
+    def measure(self, repeats: int = 20) -> dict[int, float]:
+        """Measure every candidate (seconds per run); update the cards; return ``{index: seconds}``.
+
+        With ``measure=`` given, that function times each candidate. Otherwise, for an explorer
+        made from lazy arrays, each candidate is run through the plan-override hook (see
+        :meth:`_Runner.time`); for one made from a plan, each candidate's own ``measure()``.
+        """
         for c in self.candidates:
             try:
-                self.measured[c.index] = float(fn(c.plan))
+                if self.measure_fn is not None:
+                    seconds = float(self.measure_fn(c.plan))
+                elif self._runner is not None:
+                    seconds = self._runner.time(c, self.default_index, repeats)
+                else:
+                    seconds = _default_measure(c.plan)
             except Exception as error:
-                self.status.value = f"<span style='color:#b91c1c'>measuring {escape(c.label)} failed: {escape(str(error))}</span>"
+                self.status.value = (
+                    f"{_CSS}<div class='sl-repr' style='color:#b91c1c'>measuring {escape(c.label)} failed: "
+                    f"{escape(type(error).__name__)}: {escape(str(error))}</div>"
+                )
                 break
+            self.measured[c.index] = seconds
         self._render_cards()
         return dict(self.measured)
 
@@ -179,6 +195,83 @@ class PlanExplorer(_Displayable):
     def _static_html(self) -> str:
         table = candidates_html(self.view) or "<i>this plan has no other candidates</i>"
         return f"{_CSS}<div class='sl-repr'><div class='sl-title'>plan explorer (static view)</div>{table}</div>"
+
+
+class _Runner:
+    """Runs one graph with a chosen candidate plan, for measuring (made from lazy arrays).
+
+    The graph and its input buffers are captured when the explorer is made, so evaluating the
+    arrays later does not change what is measured. A candidate runs through the same path as
+    any evaluation: the plan override is set for the graph's key, the backend's executable
+    cache is cleared, and the backend plans the graph again (the compiler reads the override).
+    The executable's plan is checked against the candidate, so a compiler that ignores
+    overrides gives an error instead of a misleading time.
+    """
+
+    def __init__(self, graph: Any, inputs: list[Any], device: str | None) -> None:
+        self.graph, self.inputs, self.device = graph, inputs, device
+
+    @classmethod
+    def of(cls, target: Any) -> _Runner | None:
+        if hasattr(target, "kernels"):
+            return None
+        from ..ir.graph import build_graph
+
+        arrays = target if isinstance(target, (tuple, list)) else (target,)
+        try:
+            graph, sources = build_graph([a._node for a in arrays])
+        except Exception:
+            return None
+        if any(s.value is None for s in sources):
+            return None
+        device = next((n.device for n in graph.nodes if n.device is not None), None)
+        return cls(graph, [s.value for s in sources], device)
+
+    def time(self, candidate: CandidateView, default_index: int, repeats: int) -> float:
+        from .. import runtime
+        from .adapter import _group_sets
+
+        backend = runtime.for_device(self.device)
+        key = self.graph.key
+        before = hooks.plan_override(key)
+        try:
+            hooks.set_plan_override(key, None if candidate.index == default_index else candidate.index)
+            backend.clear_cache()
+            run = backend.executable(self.graph)
+            used = getattr(run, "plan", None)
+            if used is not None and candidate.plan is not None and _group_sets(used) != _group_sets(candidate.plan):
+                raise RuntimeError(
+                    f"the compiler did not use candidate {candidate.label!r} (it does not honour plan overrides yet)"
+                )
+            return _seconds_per_run(lambda: run(self.inputs), repeats, gpu=str(self.device or "").startswith("cuda"))
+        finally:
+            hooks.set_plan_override(key, before)
+            backend.clear_cache()
+
+
+def _seconds_per_run(fn: Callable[[], Any], repeats: int, gpu: bool) -> float:
+    """Median seconds of ``fn()`` after two warm-up runs (CUDA events on the GPU)."""
+    import statistics
+
+    for _ in range(2):
+        fn()
+    times = []
+    if gpu:
+        import cupy
+
+        start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+        for _ in range(repeats):
+            start.record()
+            fn()
+            stop.record()
+            stop.synchronize()
+            times.append(cupy.cuda.get_elapsed_time(start, stop) / 1e3)
+    else:
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+    return statistics.median(times)
 
 
 def _as_plan(target: Any) -> Any:

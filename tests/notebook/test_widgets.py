@@ -153,3 +153,20 @@ def test_candidates_given_as_groups_of_node_ids_are_drawn(x):
     assert explorer.chosen == 0
     assert "estimated 30.0 µs" in explorer.cards.children[1].value
     assert explorer.cards.children[1].value.count('class="sl-kernel"') == 2
+
+
+def test_an_explorer_made_from_arrays_measures_each_candidate_through_the_override(x, numpy_backend):
+    import stitchlab as sl
+
+    if not hasattr(sl, "explain"):
+        pytest.skip("needs the stitching compiler")
+    z = softmax(x)
+    explorer = PlanExplorer(z)
+    assert explorer._runner is not None
+    z.get()  # evaluating the arrays afterwards does not change what is measured
+    times = explorer.measure(repeats=2)
+    if len(times) == len(explorer.candidates):  # the numpy backend's plan is not the compiler's:
+        assert all(t > 0 for t in times.values())
+    else:  # a candidate the backend did not use is reported, not timed
+        assert "did not use candidate" in explorer.status.value
+    assert plan_override(explorer.graph_key) is None  # the user's choice is left as it was
