@@ -216,18 +216,18 @@ def topology_from_matrix(
                           "discovered from nvidia-smi topo -m")
 
 
+# substrings of GPU names -> preset GPU table key; first match wins, so longer names come first
+_NAME_KEYS = [("H200", "h200"), ("H100 PCIe", "h100-pcie"), ("H100", "h100"), ("A100", "a100"),
+              ("A6000", "a6000"), ("A10", "a10")]
+
+
 def _gpu_flops(name: str) -> float:
+    """Dense BF16 FLOP/s of a GPU by its name (the preset table), else a default and a warning."""
     from .presets import GPUS
 
-    best = None
-    for _key, (known, flops, _mem) in GPUS.items():
-        short = known.replace("NVIDIA ", "").split()[0]  # H100, H200, A100-SXM4-80GB, RTX...
-        if known == name:
-            return flops
-        if short.split("-")[0] in name and best is None:
-            best = flops
-    if best is not None:
-        return best
+    for part, key in _NAME_KEYS:
+        if part in name:
+            return GPUS[key][1]
     warnings.warn(f"no speed known for GPU {name!r}; assuming {DEFAULT_GPU_FLOPS / 1e12:g} "
                   "TFLOP/s — set Device.flops yourself", stacklevel=3)
     return DEFAULT_GPU_FLOPS

@@ -99,9 +99,11 @@ def _worker(out: str, width: int, depth: int, batch: int, steps: int, warmup: in
             profiles_here.append(prof)
     profile = median_profile(profiles_here).to_dict()
     profiles = gather(profile)
+    per_step = gather([p.to_dict() for p in profiles_here])
     if rank == 0:
         with open(out, "w") as fh:
-            json.dump({"step_times": times[warmup:], "points": points, "profiles": profiles}, fh)
+            json.dump({"step_times": times[warmup:], "points": points, "profiles": profiles,
+                       "per_step_profiles": per_step}, fh)
     if not horovod:
         dist.destroy_process_group()
 
@@ -135,8 +137,11 @@ def profile_mlp(width: int, depth: int, batch: int, steps: int = 3) -> ModelProf
 
 
 def validate(np: int = 2, width: int = 2048, depth: int = 4, batch: int = 16, steps: int = 10,
-             warmup: int = 3, horovod: bool = False, overlap: bool = True) -> dict[str, Any]:
-    """Run the comparison; returns measured and simulated step times and the relative error."""
+             warmup: int = 3, horovod: bool = False, overlap: bool = True,
+             keep_raw: bool = False) -> dict[str, Any]:
+    """Run the comparison; returns measured and simulated step times and the relative error
+    (``keep_raw``: also the workers' raw output: step times, all-reduce points, per-step
+    profiles)."""
     from . import calibrate
     from ._launch import run_workers
     from .devices import Device, DeviceTopology
@@ -180,6 +185,7 @@ def validate(np: int = 2, width: int = 2048, depth: int = 4, batch: int = 16, st
         "simulated_without_overlap_ms": serial.step_time * 1e3,
         "error_without_overlap": (serial.step_time - measured) / measured,
         "load_average": _load(),
+        **({"raw": real} if keep_raw else {}),
     }
 
 

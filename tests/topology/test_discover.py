@@ -72,3 +72,61 @@ def test_cpu_only_topology():
 def test_discover_on_this_machine_gives_a_topology():
     topo = discover(use_torch=False)
     assert topo.devices and topo.devices[0].kind in ("cpu", "gpu")
+
+
+class FakeNVML:
+    """Enough of pynvml for discover(): eight H100s on PCIe Gen5 x16."""
+
+    class NVMLError(Exception):
+        pass
+
+    def __init__(self, names):
+        self.names = names
+        self.shut = False
+
+    def nvmlInit(self):
+        pass
+
+    def nvmlShutdown(self):
+        self.shut = True
+
+    def nvmlDeviceGetCount(self):
+        return len(self.names)
+
+    def nvmlDeviceGetHandleByIndex(self, i):
+        return i
+
+    def nvmlDeviceGetName(self, h):
+        return self.names[h].encode()
+
+    def nvmlDeviceGetMemoryInfo(self, h):
+        return type("Mem", (), {"total": 81559 * 2**20})()
+
+    def nvmlDeviceGetMaxPcieLinkGeneration(self, h):
+        return 5
+
+    def nvmlDeviceGetMaxPcieLinkWidth(self, h):
+        return 16
+
+
+def test_discover_with_nvml_and_nvidia_smi(monkeypatch):
+    import sys
+
+    fake = FakeNVML(["NVIDIA H100 80GB HBM3"] * 8)
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    topo = discover(smi_text=(FIXTURES / "smi_topo_8gpu_nvswitch.txt").read_text())
+    assert fake.shut
+    assert [d.name for d in topo.devices] == ["NVIDIA H100 80GB HBM3"] * 8
+    assert topo.devices[0].flops == 989e12 and topo.devices[0].memory == 81559 * 2**20
+    pcie = {ln.bandwidth for ln in topo.links if ln.kind == "pcie"}
+    assert len(pcie) == 1 and pcie.pop() == pytest.approx(3.938e9 * 16)
+    assert topo.route("gpu0", "gpu4").bandwidth == 450e9
+
+
+def test_unknown_gpu_name_warns_and_uses_default(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pynvml", FakeNVML(["Mystery Accelerator 9000"] * 2))
+    with pytest.warns(UserWarning, match="no speed known for GPU 'Mystery Accelerator 9000'"):
+        topo = discover(smi_text=(FIXTURES / "smi_topo_2gpu.txt").read_text())
+    assert topo.devices[0].flops == 100e12

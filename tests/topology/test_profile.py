@@ -30,7 +30,7 @@ def measured():
 
 
 def test_layers_in_forward_order_with_params(measured):
-    assert [l.name for l in measured.layers] == ["emb", "fc1", "fc2"]
+    assert [layer.name for layer in measured.layers] == ["emb", "fc1", "fc2"]
     assert [p.name for p in measured.layers[1].params] == ["fc1.weight", "fc1.bias"]
     assert measured.layers[1].params[0].shape == (32, 16)
     assert measured.param_bytes == (1000 * 16 + 32 * 16 + 32 + 4 * 32 + 4) * 4
@@ -46,7 +46,7 @@ def test_linear_dims_tokens_and_embedding_density(measured):
 
 def test_times_and_activations_are_measured(measured):
     assert measured.method == "measured" and measured.batch_size == 8
-    assert all(l.forward_time > 0 and l.backward_time > 0 for l in measured.layers)
+    assert all(x.forward_time > 0 and x.backward_time > 0 for x in measured.layers)
     # fc1 keeps its input (64x16 floats) and the in-place ReLU's output (64x32 floats)
     assert measured.layer("fc1").activation_bytes == (64 * 16 + 64 * 32) * 4
     assert measured.optimizer_state_factor == pytest.approx(2.0)

@@ -1,7 +1,6 @@
 """Simulated against measured: a real 2-process data-parallel run on this CPU machine."""
 
 import pytest
-
 from stitchlab.topology._launch import horovodrun
 from stitchlab.topology.validation import validate
 
