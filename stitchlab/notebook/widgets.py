@@ -11,6 +11,7 @@ for viewers without a widget manager (nbconvert, the documentation site).
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Sequence
 from html import escape
@@ -389,7 +390,17 @@ class RegistryBrowser(_Displayable):
             rec = e.get("record") or {}
             return f"record {rec.get('kind', '?')}/{rec.get('name', '?')}"
         comps = e.get("components") or {}
-        return str(comps.get("name") or comps.get("kernel") or comps.get("schedule") or "kernel")
+        if comps.get("name"):
+            return str(comps["name"])
+        what = []
+        try:  # the compiler stores its schedule as JSON: show the family ("row_warp")
+            what.append(str(json.loads(comps.get("schedule", "")).get("family", "")))
+        except (ValueError, AttributeError):
+            what.append(str(comps.get("schedule", ""))[:24])
+        dtypes = sorted({d.split(":")[-1] for d in str(comps.get("dtypes", "")).split(",") if d})
+        what.append(",".join(dtypes))
+        what.append(str(comps.get("gpu_arch", "")))
+        return " ".join(w for w in what if w) or "kernel"
 
     def _label(self, e: dict[str, Any]) -> str:
         return f"{e['key'][:12]}  {self._what(e)}  {_fmt_bytes(int(e.get('size', 0) or 0))}"
