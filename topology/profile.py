@@ -185,6 +185,16 @@ class ModelProfile:
     def backward_time(self) -> float:
         return sum(ln.backward_time for ln in self.layers)
 
+    def matmul_efficiency(self) -> float:
+        """Achieved fraction of ``device_flops`` in the linear layers' forward passes (1.0 when
+        the profile has no timed linear layers): the simulator charges extra matrix products
+        (SFB's gradient rebuild) at this fraction of a device's speed."""
+        flops = sum(ln.forward_flops for ln in self.layers if ln.kind == "linear")
+        seconds = sum(ln.forward_time for ln in self.layers if ln.kind == "linear")
+        if flops <= 0 or seconds <= 0:
+            return 1.0
+        return min(1.0, flops / seconds / self.device_flops)
+
     def memory_needed(self, batch: float) -> dict[str, float]:
         """Bytes a data-parallel replica needs at ``batch`` samples, by category."""
         weights = float(self.param_bytes)

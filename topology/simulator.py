@@ -12,8 +12,9 @@ Model of one step (all ranks run the same layers on their own batch share):
    topology (ring, tree or hierarchical over ``strategy.groups``, bottleneck-link aware, see
    :mod:`stitchlab.topology.collectives`). Layers under ``"sfb"`` or ``"sparse"`` leave the buckets
    and each all-gathers what :mod:`stitchlab.topology.compression_costs` says.
-3. **After the exchange**, each rank rebuilds the SFB gradients (extra compute on its queue) and
-   runs the optimizer. The step ends when the last rank is done.
+3. **After the exchange**, each rank rebuilds the SFB gradients (extra compute on its queue, at
+   the matmul efficiency the profile's linear layers achieved) and runs the optimizer. The step
+   ends when the last rank is done.
 4. **Memory** per rank: weights, gradients, optimizer state, activations of its batch share, the
    largest fusion bucket and the gather buffers. Over a device's memory: ``oom=True``.
 
@@ -305,6 +306,7 @@ def simulate(
     busy: dict[str, float] = {}
     finish = 0.0
     gathers = [(c, u) for c, u in zip(comm, units, strict=True) if u.gather is not None]
+    efficiency = profile.matmul_efficiency() if gathers else 1.0
     for r, dev in enumerate(devs):
         f_end = scale[r] * fwd
         t = scale[r] * (fwd + bwd_total)
@@ -313,7 +315,7 @@ def simulate(
             events.append(Event(dev.id, "forward", "forward", 0.0, f_end))
             events.append(Event(dev.id, "backward", "backward", f_end, t))
         for c, u in gathers:
-            extra = u.gather.extra_flops[r] / dev.flops
+            extra = u.gather.extra_flops[r] / (dev.flops * efficiency)
             if extra > 0:
                 start = max(t, c.end)
                 t = start + extra

@@ -1,5 +1,3 @@
-import math
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -111,8 +109,12 @@ def test_hierarchical_shares_one_card_per_host():
 def test_uneven_groups_use_leaders():
     topo = presets.get("dgx-h100")
     ids = topo.ids
-    got = c.hierarchical_allreduce(1e8, topo, [ids[:3], ids[3:]])
-    assert math.isfinite(got) and got > 0
+    n, a, b = 1e8, 2e-6, 1 / 450e9
+    got = c.hierarchical_allreduce(n, topo, [ids[:3], ids[3:]])
+    # reduce to the leader of the slower (5-GPU) group by reduce-scatter + gather, and back
+    inside = 2 * 4 * a + 2 * 4 / 5 * n * b
+    across = 2 * 1 * a + 2 * 1 / 2 * n * b  # leaders gpu0 and gpu3 all-reduce the whole message
+    assert got == pytest.approx(2 * inside + across)
 
 
 def test_unknown_device_in_device_list():

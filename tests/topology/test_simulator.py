@@ -176,3 +176,13 @@ def test_fifty_layers_on_64_devices_is_fast():
         simulate(topo, prof, st, timeline=False, bucket_bytes=2**20 * (20 + i))
     per_call = (time.process_time() - t) / n
     assert per_call < 0.02, f"simulate took {per_call * 1e3:.1f} ms per call"
+
+
+def test_sfb_rebuild_runs_at_the_profiles_matmul_efficiency():
+    prof = tiny_profile()
+    for layer in prof.layers:  # the linear layers reached a quarter of the device's 1 TFLOP/s
+        layer.forward_flops = 0.25 * 1e12 * layer.forward_time
+    assert prof.matmul_efficiency() == pytest.approx(0.25)
+    res = simulate(pair(), prof, Strategy(["d0", "d1"], [8, 8], schemes={"fc1": "sfb"}))
+    rebuild = 2 * 16 * 128 * 256 / (0.25 * 1e12)
+    assert res.compute["d0"] == pytest.approx(4.5e-3 + rebuild)
