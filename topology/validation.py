@@ -136,17 +136,41 @@ def profile_mlp(width: int, depth: int, batch: int, steps: int = 3) -> ModelProf
         torch.set_num_threads(threads)
 
 
-def validate(np: int = 2, width: int = 2048, depth: int = 4, batch: int = 16, steps: int = 10,
-             warmup: int = 3, horovod: bool = False, overlap: bool = True,
-             keep_raw: bool = False) -> dict[str, Any]:
-    """Run the comparison; returns measured and simulated step times and the relative error
-    (``keep_raw``: also the workers' raw output: step times, all-reduce points, per-step
-    profiles)."""
+def simulate_step(profiles: list[ModelProfile], ab: Any, batch: int, horovod: bool,
+                  overlap: bool = True) -> Any:
+    """Simulate the validation step: a CPU topology from the all-reduce fit, each rank as fast as
+    its own profile says (the processes share cores with whatever else runs), rank 0's per-layer
+    profile, DDP's buckets (or Horovod's 128 MiB fusion buffer)."""
     from . import calibrate
-    from ._launch import run_workers
     from .devices import Device, DeviceTopology
     from .simulator import ddp_buckets, simulate
     from .strategy import Strategy
+
+    profile = profiles[0]
+    base = calibrate.cpu_topology_from_fit(ab, len(profiles), profile.device_flops)
+    total = [p.forward_time + p.backward_time for p in profiles]
+    devices = [Device(d.id, d.kind, profile.device_flops * total[0] / total[i], d.memory, d.host,
+                      d.name) for i, d in enumerate(base.devices)]
+    topo = DeviceTopology(devices, base.links, base.switches, base.name, base.description)
+    if horovod:
+        strategy = Strategy(topo.ids, [batch] * len(profiles))
+        return simulate(topo, profile, strategy, overlap=overlap, bucket_bytes=128 * 2**20)
+    strategy = Strategy(topo.ids, [batch] * len(profiles), buckets=ddp_buckets(profile))
+    return simulate(topo, profile, strategy, overlap=overlap)
+
+
+def validate(np: int = 2, width: int = 2048, depth: int = 4, batch: int = 16, steps: int = 10,
+             warmup: int = 3, horovod: bool = False, overlap: bool = True,
+             keep_raw: bool = False) -> dict[str, Any]:
+    """Run the comparison; returns measured and simulated step times and the relative error.
+
+    ``error`` compares the median measured step with the step simulated from the median
+    profiles; ``paired_error`` is the median over steps of each step against the step simulated
+    from the profiles taken just before it (less sensitive to load that drifts during the run).
+    ``keep_raw`` adds the workers' raw output (step times, all-reduce points, per-step profiles).
+    """
+    from . import calibrate
+    from ._launch import run_workers
 
     args = ["--width", str(width), "--depth", str(depth), "--batch", str(batch),
             "--steps", str(steps), "--warmup", str(warmup)]
@@ -154,25 +178,16 @@ def validate(np: int = 2, width: int = 2048, depth: int = 4, batch: int = 16, st
     measured = statistics.median(real["step_times"])
     ab = calibrate.fit_ring_allreduce([tuple(p) for p in real["points"]], np)
     profiles = [ModelProfile.from_dict(p) for p in real["profiles"]]
-    profile = profiles[0]
-    base = calibrate.cpu_topology_from_fit(ab, np, profile.device_flops)
-    # each rank's speed from its own profile (the processes share cores with whatever else runs)
-    total = [p.forward_time + p.backward_time for p in profiles]
-    devices = [Device(d.id, d.kind, profile.device_flops * total[0] / total[i], d.memory, d.host,
-                      d.name) for i, d in enumerate(base.devices)]
-    topo = DeviceTopology(devices, base.links, base.switches, base.name, base.description)
-    if horovod:  # Horovod fuses whatever is ready within its cycle into a 128 MiB buffer
-        strategy = Strategy(topo.ids, [batch] * np)
-        options: dict[str, Any] = {"bucket_bytes": 128 * 2**20}
-    else:
-        strategy = Strategy(topo.ids, [batch] * np, buckets=ddp_buckets(profile))
-        options = {}
-    sim = simulate(topo, profile, strategy, overlap=overlap, **options)
-    serial = simulate(topo, profile, strategy, overlap=False, timeline=False, **options)
+    sim = simulate_step(profiles, ab, batch, horovod, overlap)
+    serial = simulate_step(profiles, ab, batch, horovod, overlap=False)
+    paired = []
+    for i, step in enumerate(real["step_times"]):
+        here = [ModelProfile.from_dict(per_rank[i]) for per_rank in real["per_step_profiles"]]
+        paired.append((simulate_step(here, ab, batch, horovod, overlap).step_time - step) / step)
     return {
         "backend": "horovod-gloo" if horovod else "torch-ddp-gloo",
-        "processes": np, "model": profile.name, "batch_per_rank": batch,
-        "param_mib": profile.param_bytes / 2**20,
+        "processes": np, "model": profiles[0].name, "batch_per_rank": batch,
+        "param_mib": profiles[0].param_bytes / 2**20,
         "alpha_us": ab.alpha * 1e6, "bandwidth_gbs": ab.bandwidth / 1e9,
         "profile_compute_ms": [(p.forward_time + p.backward_time + p.optimizer_time) * 1e3
                                for p in profiles],
@@ -182,6 +197,7 @@ def validate(np: int = 2, width: int = 2048, depth: int = 4, batch: int = 16, st
         "simulated_comm_ms": sim.comm_time * 1e3,
         "simulated_exposed_comm_ms": sim.exposed_comm * 1e3,
         "error": (sim.step_time - measured) / measured,
+        "paired_error": statistics.median(paired),
         "simulated_without_overlap_ms": serial.step_time * 1e3,
         "error_without_overlap": (serial.step_time - measured) / measured,
         "load_average": _load(),
@@ -228,9 +244,11 @@ def main(argv: list[str] | None = None) -> int:
         for key, value in result.items():
             print(f"{key:28s} {value:.4g}" if isinstance(value, float) else f"{key:28s} {value}")
     if args.repeat > 1:
-        errors = [r["error"] for r in results]
-        print(f"errors: {', '.join(f'{e:+.1%}' for e in errors)}; median {statistics.median(errors):+.1%},"
-              f" mean |error| {statistics.mean(abs(e) for e in errors):.1%}")
+        for key in ("error", "paired_error", "error_without_overlap"):
+            errors = [r[key] for r in results]
+            print(f"{key}: {', '.join(f'{e:+.1%}' for e in errors)}; median "
+                  f"{statistics.median(errors):+.1%}, mean |error| "
+                  f"{statistics.mean(abs(e) for e in errors):.1%}")
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(results if args.repeat > 1 else results[0], fh, indent=2)
