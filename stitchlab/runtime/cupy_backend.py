@@ -54,7 +54,8 @@ class CupyBackend(Backend):
         cp = _cupy()
 
         def run(buffers: Sequence[Any]) -> list[Any]:
-            return [cp.ascontiguousarray(o) for o in interpret(graph, buffers, cp)]
+            # (ascontiguousarray would turn a 0-d result into shape (1,))
+            return [o if o.flags.c_contiguous else cp.ascontiguousarray(o).reshape(o.shape) for o in interpret(graph, buffers, cp)]
 
         return run
 

@@ -55,7 +55,7 @@ def _interpret_group(kernel: KernelPlan, slot: dict[int, int]) -> Any:
             return v
 
         for s, n in outs:
-            env[s] = cp.ascontiguousarray(ev(n))
+            env[s] = cp.ascontiguousarray(ev(n)).reshape(n.shape)  # 0-d stays 0-d
 
     return run
 
