@@ -20,7 +20,7 @@ everywhere::
     log_compile("softmax_f32_row", key, "miss", 0.412)
     log_recompile("softmax_f32_row", "dtype changed: float32 -> float16")
 
-Example:
+Examples:
     >>> import logging, stitchlab._log as slog
     >>> slog.set_level("info")            # same as STITCHLAB_LOG=info
     >>> logging.getLogger("stitchlab").level == logging.INFO

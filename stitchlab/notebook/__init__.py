@@ -9,7 +9,7 @@ or :class:`RegistryBrowser`, tqdm on the first progress bar.
 * :class:`RegistryBrowser`: the kernel registry's entries; evict and clear;
 * :func:`progress`: a progress bar for batches of compiles (``with progress(n, "compiling") as bar``).
 
-Example:
+Examples:
     >>> import numpy as np, stitchlab as sl
     >>> from stitchlab.notebook import show
     >>> x = sl.asarray(np.ones((4, 8), np.float32))

@@ -68,7 +68,7 @@ class PlanExplorer(_Displayable):
     The choice is stored with :func:`stitchlab.notebook.hooks.set_plan_override` under the
     plan's graph key; choosing the planner's own plan again removes the override.
 
-    Example:
+    Examples:
         >>> explorer = PlanExplorer(sl.explain(z))    # doctest: +SKIP
         >>> explorer                                  # doctest: +SKIP  (shows the cards)
         >>> explorer.choose(1)                        # doctest: +SKIP  (same as clicking)
