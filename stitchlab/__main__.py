@@ -1,3 +1,6 @@
+"""``python -m stitchlab``: the command line."""
+
 from .cli import main
 
-raise SystemExit(main())
+if __name__ == "__main__":
+    raise SystemExit(main())
