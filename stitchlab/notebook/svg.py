@@ -142,7 +142,7 @@ def layout(view: PlanView) -> Layout:
             kernel[v] = kernel[e.dst] if kernel[e.dst] is not None else kernel[e.src]
             chain.append(v)
         chain.append(e.dst)
-        for a, b in zip(chain, chain[1:]):
+        for a, b in zip(chain, chain[1:], strict=False):
             succs[a].append(b)
             preds[b].append(a)
         chains.append(chain)
@@ -214,12 +214,12 @@ def _place(ids: list[int], want: list[float], width_of: dict[int, float], centre
         gap = (width_of[ids[i - 1]] + width_of[ids[i]]) / 2 + GAP_X
         pos[i] = max(pos[i], pos[i - 1] + gap)
     # shift the whole row left by the mean overshoot, so one wide neighbour does not push everything right
-    overshoot = sum(p - w for p, w in zip(pos, want)) / len(ids) if ids else 0.0
+    overshoot = sum(p - w for p, w in zip(pos, want, strict=True)) / len(ids) if ids else 0.0
     pos = [p - overshoot / 2 for p in pos]
     for i in range(1, len(ids)):
         gap = (width_of[ids[i - 1]] + width_of[ids[i]]) / 2 + GAP_X
         pos[i] = max(pos[i], pos[i - 1] + gap)
-    for nid, p in zip(ids, pos):
+    for nid, p in zip(ids, pos, strict=True):
         centre[nid] = p
 
 
@@ -329,7 +329,7 @@ def _path(points: list[tuple[float, float]]) -> str:
     """A smooth line through ``points`` (vertical tangents at each point)."""
     (x0, y0) = points[0]
     d = [f"M {x0:.1f} {y0:.1f}"]
-    for (xa, ya), (xb, yb) in zip(points, points[1:]):
+    for (xa, ya), (xb, yb) in zip(points, points[1:], strict=False):
         if abs(xa - xb) < 0.5:
             d.append(f"L {xb:.1f} {yb:.1f}")
         else:
@@ -341,7 +341,7 @@ def _path(points: list[tuple[float, float]]) -> str:
 def _edges(view: PlanView, routes: list[list[tuple[float, float]]], marker_of: dict[str, str]) -> list[str]:
     out = []
     labels = []
-    for e, pts in zip(view.edges, routes):
+    for e, pts in zip(view.edges, routes, strict=True):
         colour, dash, width, short = SCHEME_STYLE.get(e.scheme, ("#374151", "", 1.2, e.scheme))
         pts = pts[:-1] + [(pts[-1][0], pts[-1][1] - 1)]
         dash_attr = f' stroke-dasharray="{dash}"' if dash else ""

@@ -6,8 +6,9 @@ import pytest
 
 pytest.importorskip("ipywidgets")
 
-from stitchlab.notebook import PlanExplorer, RegistryBrowser, on_override_change, plan_override  # noqa: E402
 from stitchlab.registry import KernelRegistry  # noqa: E402
+
+from stitchlab.notebook import PlanExplorer, RegistryBrowser, on_override_change, plan_override  # noqa: E402
 
 from .conftest import FakePlan, fake_plan, softmax  # noqa: E402
 
