@@ -18,6 +18,7 @@ default) shows nothing at all, so small batches stay quiet. Without tqdm, or wit
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -34,6 +35,7 @@ class SilentBar:
         self.desc = desc
         self.n = 0
         self.postfix = ""
+        self.leave = True
 
     def update(self, n: int = 1) -> None:
         self.n += n
@@ -78,7 +80,10 @@ def progress(total: int | None, desc: str, *, unit: str = "kernel", delay: float
             bar = tqdm(total=total, desc=desc, unit=unit, delay=delay, **tqdm_kwargs)
     if bar is None:
         bar = SilentBar(total, desc)
+    start = time.monotonic()
     try:
         yield bar
     finally:
+        if time.monotonic() - start < delay:
+            bar.leave = False  # tqdm's notebook bar would otherwise draw a finished bar at close
         bar.close()

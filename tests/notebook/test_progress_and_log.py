@@ -84,3 +84,9 @@ def test_importing_the_log_module_keeps_sl_log_the_function():
     import stitchlab._log  # noqa: F401
 
     assert callable(sl.log) and np.isclose(float(sl.log(sl.asarray(np.e))), 1.0)
+
+
+def test_a_batch_shorter_than_the_delay_leaves_no_bar_behind():
+    with progress(1, "compiling kernels", delay=60) as bar:
+        bar.update()
+    assert bar.leave is False
