@@ -45,7 +45,9 @@ def _public_name(dotted: str) -> str | None:
 def test_every_public_name_is_documented():
     documented = {_public_name(d) for d in _documented()}
     missing = sorted(set(sl.__all__) - documented)
-    assert not missing, f"add '::: stitchlab.NAME' blocks to docs/api.md for: {', '.join(missing)}"
+    assert not missing, (
+        f"add '::: stitchlab.NAME' blocks to docs/api.md (python tests/docs/write_api_page.py) for: {', '.join(missing)}"
+    )
 
 
 def test_every_documented_name_exists():

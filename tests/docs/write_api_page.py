@@ -1,0 +1,63 @@
+"""Write docs/api.md from ``sl.__all__``: ``python tests/docs/write_api_page.py``.
+
+Run it when the public namespace changes (``tests/docs/test_api_list.py`` fails until then), then
+review the sections: a new name lands in "Other" unless it is added to one below.
+"""
+import importlib.util
+import sys
+import types
+from pathlib import Path
+
+import stitchlab as sl
+from stitchlab.frontend.api import ELEMENTWISE
+
+SECTIONS = [
+    ("Arrays", "The lazy array type. `sl.ndarray` is another name for it.", ["LazyArray", "ndarray"]),
+    ("Creating arrays", "", ["asarray", "array", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
+                             "full_like", "empty_like", "arange", "linspace"]),
+    ("Evaluating, planning, tracing", "", ["compute", "explain", "jit"]),
+    ("Reductions", "All take `axis` (int, tuple, negative or None) and `keepdims`, as in NumPy.",
+     ["sum", "prod", "mean", "max", "min", "amax", "amin", "var", "std", "any", "all", "argmax", "argmin", "logsumexp"]),
+    ("Layout and selection", "Index maps: lazy, no copy.", ["reshape", "ravel", "transpose", "expand_dims", "squeeze",
+                                                            "broadcast_to", "where", "clip", "astype"]),
+    ("Elementwise functions", "NumPy's names and semantics (broadcasting, NumPy 2 type promotion); `sigmoid`, `rsqrt` and `erf` as in SciPy/CuPy.",
+     sorted(ELEMENTWISE)),
+    ("Backends and counters", "", ["get_backend", "set_backend", "stats", "reset_stats"]),
+]
+
+names = set(sl.__all__)
+listed = [n for _, _, ns in SECTIONS for n in ns]
+other = sorted(names - set(listed))
+if other:
+    SECTIONS.append(("Other", "", other))
+out = ["# API reference", "",
+       "Every public name of the `stitchlab` namespace (`import stitchlab as sl`), from the docstrings.",
+       "`tests/docs/test_api_list.py` checks this page against `sl.__all__`; `tests/docs/write_api_page.py` writes it.", ""]
+for title, intro, ns in SECTIONS:
+    ns = [n for n in ns if n in names]
+    if not ns:
+        continue
+    out += [f"## {title}", ""]
+    if intro:
+        out += [intro, ""]
+    for n in ns:
+        target = f"stitchlab.{n}"
+        if importlib.util.find_spec(target) is not None and not isinstance(getattr(sl, n), types.ModuleType):
+            target = f"{getattr(sl, n).__module__}.{n}"  # a submodule of the same name would be documented instead
+        out.append(f"::: {target}")
+        if n == "ndarray":
+            out += ["    options:", "      members: false"]
+        out.append("")
+out += [
+    "## Notebook views",
+    "",
+    "`stitchlab.notebook` (ipywidgets and tqdm load only when a widget or a progress bar is made).",
+    "",
+]
+for n in ["show", "array_html", "plan_html", "widgets.PlanExplorer", "widgets.RegistryBrowser", "progress.progress", "plan_view", "graph_view", "PlanView"]:
+    out += [f"::: stitchlab.notebook.{n}", ""]
+out += ["### Plan overrides (for the compiler)", "", "::: stitchlab.notebook.hooks", "    options:", "      show_root_heading: false", ""]
+out += ["## Logging", "", "::: stitchlab._log", "    options:", "      show_root_heading: false",
+        "      members: [set_level, configure_from_env, log_compile, log_recompile, log_source]", ""]
+target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[2] / "docs" / "api.md"
+target.write_text("\n".join(out), encoding="utf-8")
