@@ -6,11 +6,16 @@ compiler (names, values, shapes, sources, error messages) goes through :func:`ht
 
 from __future__ import annotations
 
+from dataclasses import replace
 from html import escape
 from typing import Any
 
-from .adapter import PlanView, explain_or_graph, plan_view
+from .adapter import PlanView, explain_or_graph, graph_view, plan_view
 from .svg import _fmt_us, kernel_colour, plan_svg
+
+#: Lazy arrays with more operations than this are not planned for their repr (planning a big
+#: graph takes seconds); the repr says so, and ``sl.explain`` still plans them.
+REPR_PLAN_MAX_OPS = 150
 
 _CSS = """<style>
 .sl-repr{font-family:ui-sans-serif,system-ui,sans-serif;font-size:13px;line-height:1.4;color:#111827}
@@ -85,7 +90,11 @@ def array_html(array: Any) -> str:
         rows.append(("state", "materialized (no pending work)"))
         body = _rows(rows) + _value_row(array)
     else:
-        view = explain_or_graph(array)
+        view = graph_view(array)
+        if view.op_count > REPR_PLAN_MAX_OPS:
+            view = replace(view, note=f"not planned here (over {REPR_PLAN_MAX_OPS} ops: sl.explain(x) plans it)")
+        else:
+            view = explain_or_graph(array)
         if view.planned:
             kernels = f"{len(view.kernels)} kernel{'s' * (len(view.kernels) != 1)}"
             est = view.estimated_us

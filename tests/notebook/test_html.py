@@ -207,3 +207,15 @@ def test_the_compilers_candidates_are_listed_with_the_used_one_marked(x):
 def test_lazy_array_repr_uses_the_compilers_kernel_count(x):
     _real_explain()
     assert "→ 1 kernel" in array_html(softmax(x))
+
+
+def test_big_graphs_are_not_planned_for_a_repr(x, monkeypatch):
+    def explain(*arrays):
+        raise AssertionError("a repr must not plan a graph this big")
+
+    monkeypatch.setattr(sl, "explain", explain, raising=False)
+    y = x
+    for _ in range(200):
+        y = y * 1.01
+    html = array_html(y)
+    assert "200 ops → not planned here (over 150 ops" in html
