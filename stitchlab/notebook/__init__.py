@@ -9,6 +9,16 @@ or :class:`RegistryBrowser`, tqdm on the first progress bar.
 * :class:`RegistryBrowser`: the kernel registry's entries; evict and clear;
 * :func:`progress`: a progress bar for batches of compiles (``with progress(n, "compiling") as bar``).
 
+What the compiler calls (so the views show its work):
+
+* ``Plan._repr_html_`` returns :func:`plan_html` (``from ..notebook.html import plan_html``), so
+  ``sl.explain(...)`` draws itself as the plan picture;
+* ``build_plan`` uses candidate ``plan_override(graph.key)`` when it is not None, and the
+  backend's executable cache drops a graph's entry when :func:`on_override_change` reports it;
+* the runtime wraps a batch of compiles in ``with progress(n, "compiling kernels") as bar`` and
+  reports each with ``stitchlab._log.log_compile(name, key, outcome, seconds)`` (and
+  ``log_recompile(name, reason)``, ``log_source(name, source)``).
+
 Examples:
     >>> import numpy as np, stitchlab as sl
     >>> from stitchlab.notebook import show

@@ -224,7 +224,14 @@ def view_html(view: PlanView, title: str = "stitchlab plan") -> str:
 
 
 def plan_html(plan: Any) -> str:
-    """The HTML repr of a compiler plan (what ``Plan._repr_html_`` returns)."""
+    """The HTML repr of a compiler plan: the plan picture, kernel table, sources and candidates.
+
+    ``Plan._repr_html_`` should return this::
+
+        def _repr_html_(self) -> str:
+            from ..notebook.html import plan_html
+            return plan_html(self)
+    """
     try:
         view = plan_view(plan)
     except Exception as error:  # a repr must not raise; show what went wrong instead
