@@ -234,6 +234,13 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
                               moved / max(blocks, 1), work / max(blocks, 1))
         if family == "row_warp" and K > 32 * 64:
             secs *= 1.5  # one warp walks a long row: latency bound
+        if cache == "registers":
+            # measured on the H200 (tests/gpu/sweep_schedules.py, 8192x4096 float32): 8-16 cached
+            # elements per thread are best; many more leave too few warps to hide latency
+            nt = math.ceil(K / team)
+            secs *= 1.0 + 0.03 * abs(math.log2(max(nt, 1) / 12))
+        if block == 1024:
+            secs *= 1.05  # block-wide barriers over 32 warps
         if family == "row_block" and K < block:
             secs *= block / max(K, 1)  # idle threads
         sched = Schedule(family, block=block, cache=cache, index=index)
