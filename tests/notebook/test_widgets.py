@@ -171,3 +171,32 @@ def test_an_explorer_made_from_arrays_measures_each_candidate_through_the_overri
     else:  # a candidate the backend did not use is reported, not timed
         assert "did not use candidate" in explorer.status.value
     assert plan_override(explorer.graph_key) is None  # the user's choice is left as it was
+
+
+def test_measuring_refuses_a_plan_the_compiler_did_not_use(x, monkeypatch):
+    import stitchlab as sl
+    from stitchlab import runtime
+
+    z = softmax(x)
+    plan = _plan_with_candidates(x)
+    monkeypatch.setattr(sl, "explain", lambda *arrays: plan, raising=False)
+
+    class Backend:  # ignores overrides: always runs the planner's choice
+        cleared = 0
+
+        def clear_cache(self):
+            Backend.cleared += 1
+
+        def executable(self, graph):
+            def run(inputs):
+                return []
+
+            run.plan = plan
+            return run
+
+    monkeypatch.setattr(runtime, "for_device", lambda device: Backend())
+    explorer = PlanExplorer(z)
+    times = explorer.measure(repeats=1)
+    assert list(times) == [0]  # the planner's own plan is timed; the next one is refused
+    assert "did not use candidate" in explorer.status.value and "plan overrides" in explorer.status.value
+    assert Backend.cleared >= 2 and plan_override(explorer.graph_key) is None
