@@ -82,10 +82,22 @@ def _kernel(view: GraphView, info: GroupInfo, dev: DeviceProfile) -> KernelPlan:
     )
 
 
+def _override(key: str) -> int | None:
+    """The candidate a user chose for this graph (``stitchlab.notebook.hooks``), or None."""
+    try:
+        from ..notebook.hooks import plan_override
+    except ImportError:
+        return None
+    return plan_override(key)
+
+
 def build_plan(graph: Graph, dev: DeviceProfile, beam: int = 4, top_k: int = 3) -> Plan:
     """Plan ``graph`` for ``dev`` and generate every kernel's source."""
     view = GraphView(graph)
     best, cands = search(view, dev, beam=beam, top_k=top_k)
+    choice = _override(graph.key)
+    if choice is not None and choice < len(cands):  # the user picked a candidate in a notebook
+        best = cands[choice]
     infos = group_infos(view, dev, best)
     kernels = [_kernel(view, info, dev) for info in infos]
     pos = view.pos

@@ -41,6 +41,7 @@ class CupyBackend(Backend):
         return buf.get()
 
     def plan(self, graph: Graph) -> Executable:
+        self._follow_overrides()
         if os.environ.get("STITCHLAB_FUSE", "1") != "0":
             from ..codegen.program import build_plan
             from ..plan.device import current_profile
@@ -48,6 +49,17 @@ class CupyBackend(Backend):
 
             return build_executable(build_plan(graph, current_profile(True)))
         return self.plan_unfused(graph)
+
+    def _follow_overrides(self) -> None:
+        """Drop a graph's cached executable when a user picks another candidate plan for it."""
+        if getattr(self, "_listening", False):
+            return
+        self._listening = True
+        try:
+            from ..notebook.hooks import on_override_change
+        except ImportError:
+            return
+        on_override_change(lambda key, _choice: self._executables.pop(key, None))
 
     def plan_unfused(self, graph: Graph) -> Executable:
         """Op-by-op execution with CuPy (the reference for fused-versus-unfused checks)."""

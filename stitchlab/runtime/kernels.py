@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -101,8 +102,17 @@ def fetch(kernel: KernelPlan, arch: str) -> tuple[str, bytes, bool]:
     Counts ``registry_hits`` / ``registry_misses`` (and ``nvrtc_compiles`` on a build).
     """
     comps = components(kernel, arch)
+    start = time.perf_counter()
     entry = registry().get_or_build(comps, lambda: build_cubin(kernel, arch))
     stats.bump("registry_hits" if entry.hit else "registry_misses")
+    try:
+        from .._log import log_compile, log_source
+    except ImportError:
+        pass
+    else:
+        log_compile(kernel.name, entry.key, "hit" if entry.hit else "compiled", time.perf_counter() - start)
+        if not entry.hit:
+            log_source(kernel.name, kernel.source)
     return entry.key, entry.blob, entry.hit
 
 
