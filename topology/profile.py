@@ -149,10 +149,14 @@ class ModelProfile:
                                        f"and {layer.name!r}; list a shared parameter once")
                 seen[p.name] = layer.name
         self._owner = seen
+        self._by_name = {layer.name: layer for layer in self.layers}
 
     # ----------------------------------------------------------------- queries
     def layer(self, name: str) -> LayerProfile:
-        for layer in self.layers:
+        hit = self._by_name.get(name)
+        if hit is not None:
+            return hit
+        for layer in self.layers:  # layers added after construction
             if layer.name == name:
                 return layer
         raise ProfileError(f"unknown layer {name!r}; the profile has "

@@ -6,7 +6,8 @@ Model of one step (all ranks run the same layers on their own batch share):
    ``t · (b_r / B) · (profile.device_flops / device.flops)``. Forward runs all layers, then
    backward in reverse order on one compute queue per device.
 2. **Gradient communication** runs on one communication queue (like Horovod's background thread
-   or NCCL's stream), overlapping backward. Parameters are grouped into buckets (the strategy's
+   or NCCL's stream), overlapping backward (not on CPU devices, by default: there the
+   collectives run on the cores that compute). Parameters are grouped into buckets (the strategy's
    ``buckets``; the rest greedily in backward order up to ``bucket_bytes``). A bucket is sent when
    its last gradient is ready *on every rank* and the queue is free; it costs an all-reduce on the
    topology (ring, tree or hierarchical over ``strategy.groups``, bottleneck-link aware, see
@@ -217,7 +218,7 @@ def _param_bytes(profile: ModelProfile, layer: str, pname: str) -> int:
     for p in profile.layer(layer).params:
         if p.name == pname:
             return p.nbytes
-    raise AssertionError(pname)
+    raise ProfileError(f"parameter {pname!r} is not in layer {layer!r} of the profile")
 
 
 def simulate(
@@ -229,7 +230,7 @@ def simulate(
     allreduce: str = "ring",
     bucket_bytes: float = 25 * 2**20,
     first_bucket_bytes: float | None = None,
-    overlap: bool = True,
+    overlap: bool | str = "auto",
     timeline: bool = True,
     on_oom: str = "flag",
 ) -> SimResult:
@@ -244,7 +245,9 @@ def simulate(
         allreduce: flat all-reduce algorithm: ``"ring"``, ``"tree"`` or ``"auto"`` (the cheaper).
         bucket_bytes: fusion size for parameters not in ``strategy.buckets`` (DDP: 25 MiB).
         first_bucket_bytes: a smaller first bucket (DDP uses 1 MiB); default ``bucket_bytes``.
-        overlap: overlap communication with backward (False: communicate after backward).
+        overlap: overlap communication with backward; ``False``: communicate after backward;
+            ``"auto"`` (default): overlap unless a device is a CPU, whose collectives run on the
+            cores that compute (measured: docs/topology.md, section 6).
         timeline: record spans in ``SimResult.timeline`` (turn off in search loops).
         on_oom: ``"flag"`` (set ``oom``) or ``"raise"`` (:class:`DoesNotFitError`).
 
@@ -255,7 +258,11 @@ def simulate(
         raise ValueError(f"allreduce={allreduce!r}; expected one of {ALLREDUCE_ALGORITHMS}")
     if on_oom not in ("flag", "raise"):
         raise ValueError(f"on_oom={on_oom!r}; expected 'flag' or 'raise'")
+    if overlap not in (True, False, "auto"):
+        raise ValueError(f"overlap={overlap!r}; expected True, False or 'auto'")
     devs = [topo.device(d) for d in strategy.devices]
+    if overlap == "auto":
+        overlap = all(d.kind != "cpu" for d in devs)
     ids = tuple(strategy.devices)
     if len(set(ids)) != len(ids):
         raise ProfileError(f"strategy names a device twice: {list(ids)}")

@@ -186,3 +186,16 @@ def test_sfb_rebuild_runs_at_the_profiles_matmul_efficiency():
     res = simulate(pair(), prof, Strategy(["d0", "d1"], [8, 8], schemes={"fc1": "sfb"}))
     rebuild = 2 * 16 * 128 * 256 / (0.25 * 1e12)
     assert res.compute["d0"] == pytest.approx(4.5e-3 + rebuild)
+
+
+def test_cpu_devices_do_not_overlap_by_default(profile):
+    from stitchlab.topology.discover import cpu_topology
+
+    topo = cpu_topology(2, flops=2e12, memory=2**34, bandwidth=1e9, latency=5e-6, host="h")
+    st = Strategy(topo.ids, [8, 8])
+    auto = simulate(topo, profile, st, bucket_bytes=20000)
+    assert auto == simulate(topo, profile, st, bucket_bytes=20000, overlap=False)
+    assert auto.comm[0].start == pytest.approx(4.5e-3)  # after backward
+    assert simulate(topo, profile, st, bucket_bytes=20000, overlap=True).comm[0].start < 4.5e-3
+    with pytest.raises(ValueError, match="overlap='sometimes'"):
+        simulate(topo, profile, st, overlap="sometimes")
