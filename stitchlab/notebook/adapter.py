@@ -7,21 +7,26 @@ the beam search's candidate plans. :func:`plan_view` builds one from a compiler 
 :func:`graph_view` from lazy arrays that have no plan (nothing is evaluated in either case), so
 when the compiler's ``Plan`` changes shape only this module changes.
 
-What :func:`plan_view` reads from a plan (attribute names are looked up in this order):
+What :func:`plan_view` reads from a plan (``stitchlab.plan.Plan``; attribute names are looked up
+in the order given, so a stand-in with other names works too):
 
-* ``plan.kernels``: a list; each kernel has ``name``, ``source``, ``schedule``, ``launch``, the
-  IR nodes it computes (``nodes``), its estimated time (``estimated_us`` in microseconds, or
-  ``estimated_time``/``est_time`` in seconds), optionally ``measured_us``, ``key`` (its
-  registry key) and ``cached`` (True if the registry holds it);
-* edge schemes: ``kernel.edge_schemes`` (or ``plan.edge_schemes``), a mapping from
-  ``(producer node, consumer node)`` to ``"register"``, ``"warp"``, ``"shared"`` or ``"global"``.
-  Where a plan gives none, the scheme is inferred from the kernel's schedule (an edge leaving
-  a reduction is ``"warp"`` in a warp-per-row schedule, ``"shared"`` in a block-per-row one,
-  ``"global"`` when the schedule splits rows over blocks; every other edge is ``"register"``);
-* ``plan.graph`` (the canonical IR graph) or, without one, the kernels' nodes and their inputs;
-* ``plan.candidates``: the beam search's candidate plans, each plan-like (``kernels``,
-  estimated time) — the plan itself is marked as the chosen one;
-* ``plan.key`` or ``plan.graph.key``: the graph key that :mod:`.hooks` overrides are keyed by.
+* ``plan.graph``: the canonical IR graph (node order, outputs, ``graph.key``);
+* ``plan.kernels``: each kernel's ``name``, ``source``, ``schedule`` (its ``family`` decides
+  inferred schemes), ``launch``, ``nodes`` (the IR nodes of its group), estimated time
+  (``estimated_us`` in µs, or ``estimated_time`` in seconds), and where present ``measured_us``,
+  ``key`` (registry key) and ``cached``. Index-map nodes (broadcast, reshape...) that no kernel
+  lists belong to the kernel that reads them. Without a ``key``, the key is computed the way the
+  runtime computes it, and "cached" says whether the default registry holds it;
+* stitching schemes: ``plan.edges`` (graph positions ``src``/``dst`` and a ``scheme``) and
+  ``edge_schemes`` (``{(producer node, consumer node): scheme}``, on the plan or a kernel).
+  An edge between kernels is drawn as ``"memory"``, an edge from an input as ``"load"``; an edge
+  inside a kernel that the plan does not describe is inferred from the schedule (leaving a
+  reduction: ``"warp"`` for warp-per-row, ``"shared"`` for block-per-row and column schedules,
+  ``"global"`` for rows split over blocks; otherwise ``"register"``);
+* ``plan.candidates``: the beam search's plans, each with ``label``, an estimated time, and
+  ``groups`` (lists of IR nodes or of their ids) or ``kernels``; the one the plan used is found
+  by comparing groups (or ``plan.chosen``, an index, where a plan has it);
+* the graph key for :mod:`.hooks` overrides: ``plan.key``, else ``plan.graph.key``.
 """
 
 from __future__ import annotations
@@ -152,12 +157,13 @@ class PlanView:
 
 # --- reading helpers -------------------------------------------------------------------------------
 def _attr(obj: Any, names: Sequence[str], default: Any = None) -> Any:
+    """The first of ``names`` that ``obj`` has (as an attribute or a mapping key) and is not None."""
     for name in names:
         if isinstance(obj, Mapping) and name in obj:
             return obj[name]
         value = getattr(obj, name, None)
         if value is not None:
-            return value() if callable(value) and name.startswith("get_") else value
+            return value
     return default
 
 
