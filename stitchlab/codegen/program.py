@@ -16,7 +16,13 @@ from ..plan.groups import FREE_OPS, LEAF_OPS, GraphView, GroupInfo, all_free_nod
 from ..plan.plan import CandidatePlan, KernelPlan, Plan, PlanEdge, PlanNode
 from ..plan.search import group_infos, search
 from .elemental import CodegenError
-from .schedules import emit
+from .schedules import emit, emit_packed
+
+#: Pack a pointwise kernel with its neighbours when its estimate is below this many launch
+#: overheads (its time is mostly the launch), up to ``PACK_MAX`` kernels per launch.
+PACK_BELOW = 2.5
+PACK_MAX = 8
+PACK_BLOCK = 256
 
 
 def _team_scheme(sched: Schedule) -> str:
@@ -82,6 +88,73 @@ def _kernel(view: GraphView, info: GroupInfo, dev: DeviceProfile) -> KernelPlan:
     )
 
 
+def _packable(k: KernelPlan, dev: DeviceProfile) -> bool:
+    return (k.schedule.family == "pointwise" and k.error is None and k.info is not None
+            and k.launch.grid[0] > 0 and k.estimated_time < PACK_BELOW * dev.launch_overhead)
+
+
+def _pack(kernels: list[KernelPlan], view: GraphView, dev: DeviceProfile) -> list[KernelPlan]:
+    """Kernel packing: consecutive, independent, launch-bound pointwise kernels share a launch
+    (the cost model's saving: one launch overhead per kernel packed)."""
+    out: list[KernelPlan] = []
+    run: list[KernelPlan] = []
+
+    def flush() -> None:
+        out.extend(_packed(run, dev) if len(run) > 1 else run)
+        run.clear()
+
+    for k in kernels:
+        if _packable(k, dev):
+            produced = {o for r in run for o in r.outputs}
+            if run and (produced & set(k.inputs) or len(run) == PACK_MAX):
+                flush()
+            run.append(k)
+        else:
+            flush()
+            out.append(k)
+    flush()
+    return out
+
+
+def _packed(run: list[KernelPlan], dev: DeviceProfile) -> list[KernelPlan]:
+    """One packed kernel for ``run``, or ``run`` unchanged if it cannot be packed."""
+    parts = []
+    for k in run:
+        assert k.info is not None
+        est = next((e for e in schedules(k.info, dev) if e.schedule.block == PACK_BLOCK and e.schedule.vec == k.schedule.vec), None)
+        if est is None:
+            return list(run)
+        try:
+            ks = emit(k.info, est.schedule)
+        except CodegenError:
+            return list(run)
+        parts.append(dataclasses.replace(k, name=ks.name, source=ks.source, params=ks.params, schedule=ks.schedule, launch=est.launch))
+    try:
+        ks = emit_packed([(p.info, p.schedule) for p in parts])  # type: ignore[misc]
+    except CodegenError:
+        return list(run)
+    grid = sum(p.launch.grid[0] for p in parts)
+    saved = (len(parts) - 1) * dev.launch_overhead
+    edges = [e for p in parts for e in p.edges]
+    return [KernelPlan(
+        name=ks.name,
+        source=ks.source,
+        schedule=ks.schedule,
+        launch=Launch((grid, 1, 1), (PACK_BLOCK, 1, 1)),
+        nodes=[n for p in parts for n in p.nodes],
+        node_info=[n for p in parts for n in p.node_info],
+        members=[m for p in parts for m in p.members],
+        inputs=sorted({i for p in parts for i in p.inputs}),
+        outputs=[o for p in parts for o in p.outputs],
+        edges=[dataclasses.replace(e, kernel=ks.name) for e in edges],
+        estimated_time=sum(p.estimated_time for p in parts) - saved,
+        edge_schemes={key: v for p in parts for key, v in p.edge_schemes.items()},
+        params=ks.params,
+        info=None,
+        parts=parts,
+    )]
+
+
 def _override(key: str) -> int | None:
     """The candidate a user chose for this graph (``stitchlab.notebook.hooks``), or None."""
     try:
@@ -99,7 +172,7 @@ def build_plan(graph: Graph, dev: DeviceProfile, beam: int = 4, top_k: int = 3) 
     if choice is not None and choice < len(cands):  # the user picked a candidate in a notebook
         best = cands[choice]
     infos = group_infos(view, dev, best)
-    kernels = [_kernel(view, info, dev) for info in infos]
+    kernels = _pack([_kernel(view, info, dev) for info in infos], view, dev)
     pos = view.pos
     by_id = {id(n): n for n in graph.nodes}
     candidates = [

@@ -42,13 +42,15 @@ _OPS = {"sum": "sl_op_sum", "prod": "sl_op_prod", "max": "sl_op_max", "min": "sl
 
 @dataclass(frozen=True)
 class Param:
-    """One kernel parameter: ``role`` is "in", "out", "n", "R", "K", "G", "ws" or "counter";
+    """One kernel parameter: ``role`` is "in", "out", "n", "R", "K", "G", "ws", "counter" or
+    "blocks" (the blocks of one group of a packed kernel);
     ``node`` the buffer's node ("in"/"out"/"ws": the reduction), ``ctype`` its C declaration type."""
 
     role: str
     ctype: str
     name: str
     node: Node | None = None
+    part: int = 0  # which group of a packed kernel the parameter belongs to
 
 
 @dataclass(frozen=True)
@@ -66,15 +68,15 @@ def _acc_type(red: Node) -> str:
     return ct.register_type(red.dtype)
 
 
-def _buffer_params(info: GroupInfo) -> tuple[list[Param], dict[int, str]]:
+def _buffer_params(info: GroupInfo, prefix: str = "", part: int = 0) -> tuple[list[Param], dict[int, str]]:
     params: list[Param] = []
     names: dict[int, str] = {}
     for k, n in enumerate(leaf_params(info)):
-        name = f"in{k}"
-        params.append(Param("in", f"const {ct.storage_type(n.dtype)}* __restrict__", name, n))
+        name = f"{prefix}in{k}"
+        params.append(Param("in", f"const {ct.storage_type(n.dtype)}* __restrict__", name, n, part))
         names[id(n)] = name
     for k, (n, _) in enumerate(info.outputs):
-        params.append(Param("out", f"{ct.storage_type(n.dtype)}* __restrict__", f"out{k}", n))
+        params.append(Param("out", f"{ct.storage_type(n.dtype)}* __restrict__", f"{prefix}out{k}", n, part))
     return params, names
 
 
@@ -90,9 +92,18 @@ def _finish(family: str, info: GroupInfo, sched: Schedule, params: list[Param], 
 
 # --- pointwise ------------------------------------------------------------------------------------
 def emit_pointwise(info: GroupInfo, sched: Schedule) -> KernelSource:
+    params, lines, used = _pointwise_body(info, sched)
+    return _finish("pointwise", info, used, params, lines, used.block)
+
+
+def _pointwise_body(info: GroupInfo, sched: Schedule, prefix: str = "", part: int = 0,
+                    bid: str = "blockIdx.x", nblk: str = "gridDim.x") -> tuple[list[Param], list[str], Schedule]:
+    """Parameters and body lines of a pointwise kernel (``bid``/``nblk``: this group's block index
+    and block count, which differ from CUDA's in a packed kernel)."""
     idx_t = sched.index
-    params, names = _buffer_params(info)
-    params.append(Param("n", f"const {idx_t}", "n"))
+    params, names = _buffer_params(info, prefix, part)
+    n = f"{prefix}n"
+    params.append(Param("n", f"const {idx_t}", n, None, part))
     out_params = [p for p in params if p.role == "out"]
     D = info.shape
     block, vec = sched.block, sched.vec
@@ -117,11 +128,11 @@ def emit_pointwise(info: GroupInfo, sched: Schedule) -> KernelSource:
     if vec > 1:
         checks = [f"((unsigned long long){p.name} & {vec * p.node.dtype.itemsize - 1}ULL)" for p in vec_in + out_params]
         w.line(f"const bool aligned = ({' | '.join(checks)}) == 0ULL;")
-    w.line(f"const {idx_t} stride = ({idx_t})gridDim.x * {block};")
-    w.open(f"for ({idx_t} e = ({idx_t})blockIdx.x * {block} + threadIdx.x; e * {vec} < n; e += stride)")
+    w.line(f"const {idx_t} stride = ({idx_t}){nblk} * {block};")
+    w.open(f"for ({idx_t} e = ({idx_t}){bid} * {block} + threadIdx.x; e * {vec} < {n}; e += stride)")
     w.line(f"const {idx_t} base = e * {vec};")
     if vec > 1:
-        w.open(f"if (aligned && base + {vec} <= n)")
+        w.open(f"if (aligned && base + {vec} <= {n})")
         for p in vec_in:
             st = ct.storage_type(p.node.dtype)
             w.line(f"const sl_vec<{st}, {vec}> vi_{p.name} = *reinterpret_cast<const sl_vec<{st}, {vec}>*>({p.name} + base);")
@@ -147,14 +158,41 @@ def emit_pointwise(info: GroupInfo, sched: Schedule) -> KernelSource:
         w.tmps.append({})
     w.open(f"for (int u = 0; u < {vec}; ++u)")
     w.line(f"const {idx_t} i = base + u;")
-    w.line("if (i >= n) break;")
+    w.line(f"if (i >= {n}) break;")
     body(w, False)
     w.close()
     if vec > 1:
         w.close()
     w.close()
     used = Schedule(sched.family, block=block, vec=vec, index=idx_t)
-    return _finish("pointwise", info, used, params, w.lines, block)
+    return params, w.lines, used
+
+
+def emit_packed(parts: list[tuple[GroupInfo, Schedule]]) -> KernelSource:
+    """Independent pointwise groups in one launch: block ranges of the grid select the group
+    (the blocks of each are kernel arguments, so any sizes share the kernel)."""
+    block = parts[0][1].block
+    if any(sched.block != block or sched.family != "pointwise" for _, sched in parts):
+        raise CodegenError("packed kernels take pointwise groups of one block size")
+    params: list[Param] = []
+    lines: list[str] = []
+    first = "0"
+    index = "int"
+    for j, (info, sched) in enumerate(parts):
+        p, body, used = _pointwise_body(info, sched, prefix=f"p{j}_", part=j, bid="bid", nblk="nblk")
+        params += p
+        params.append(Param("blocks", "const int", f"p{j}_blocks", None, j))
+        if used.index == "long long":
+            index = "long long"
+        end = f"p{j}_blocks" if first == "0" else f"{first} + p{j}_blocks"
+        lines.append(f"  {'if' if j == 0 else 'else if'} (blockIdx.x < {end}) {{")
+        lines.append(f"    const int bid = blockIdx.x - ({first});")
+        lines.append(f"    const int nblk = p{j}_blocks;")
+        lines += ["  " + line for line in body]
+        lines.append("  }")
+        first = end
+    sched = Schedule("packed", block=block, index=index)
+    return _finish("packed", parts[0][0], sched, params, lines, block)
 
 
 # --- reductions -----------------------------------------------------------------------------------

@@ -86,8 +86,10 @@ class KernelPlan:
         edge_schemes: the same as ``{(producer node, consumer node): scheme}``.
         estimated_time: the latency evaluator's estimate in seconds.
         key: the kernel's registry key once the runtime has compiled or found it.
+        parts: for a "packed" kernel, the pointwise kernels it launches together (their
+            ``info`` and ``launch`` say what each part computes and how many blocks it takes).
         params: the kernel's parameters (for the runtime).
-        info: the planner's :class:`GroupInfo`.
+        info: the planner's :class:`GroupInfo` (None for a packed kernel: see ``parts``).
         error: why code generation failed (the runtime then runs the group unfused).
     """
 
@@ -107,6 +109,7 @@ class KernelPlan:
     info: GroupInfo | None = field(default=None, repr=False)
     error: str | None = None
     key: str | None = None
+    parts: list[KernelPlan] = field(default_factory=list, repr=False)
 
     def __repr__(self) -> str:
         return f"KernelPlan({self.name}, {self.schedule}, grid={self.launch.grid}, block={self.launch.block}, {len(self.members)} nodes, ~{self.estimated_time * 1e6:.1f} µs)"

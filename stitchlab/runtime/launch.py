@@ -23,6 +23,10 @@ from . import stats
 from .interpreter import eval_node
 
 
+def _itype(kernel: KernelPlan) -> type:
+    return np.int64 if kernel.schedule.index == "long long" else np.int32
+
+
 def _acc_dtype(red: Node) -> np.dtype:
     return np.dtype(np.float32) if red.dtype == np.float16 else red.dtype
 
@@ -60,6 +64,14 @@ def _interpret_group(kernel: KernelPlan, slot: dict[int, int]) -> Any:
     return run
 
 
+def _sequence(runs: list[Any]) -> Any:
+    def run(env: list[Any]) -> None:
+        for r in runs:
+            r(env)
+
+    return run
+
+
 def build_executable(plan: Plan) -> Any:
     """The callable ``buffers -> outputs`` that runs ``plan`` on the current GPU."""
     import cupy as cp
@@ -75,10 +87,12 @@ def build_executable(plan: Plan) -> Any:
 
     steps: list[tuple[Any, ...]] = []
     for kernel in plan.kernels:
-        info = kernel.info
-        assert info is not None
-        for n, _ in info.outputs:
-            slot[id(n)] = new_slot()
+        parts = kernel.parts or [kernel]
+        for part in parts:
+            assert part.info is not None
+            for n, _ in part.info.outputs:
+                slot[id(n)] = new_slot()
+        n_members = sum(len(part.info.members) for part in parts)  # type: ignore[union-attr]
         step = None
         if kernel.source and kernel.error is None:
             comps = kreg.components(kernel, arch)
@@ -93,7 +107,7 @@ def build_executable(plan: Plan) -> Any:
                 first = str(exc).strip().splitlines()[:6]
                 warnings.warn(
                     f"stitchlab: kernel {kernel.name} (registry key {key}) could not be built; "
-                    f"running its {len(info.members)} node(s) unfused: " + " | ".join(first),
+                    f"running its {n_members} node(s) unfused: " + " | ".join(first),
                     RuntimeWarning,
                     stacklevel=2,
                 )
@@ -106,7 +120,8 @@ def build_executable(plan: Plan) -> Any:
         if step is None:
             if kernel.schedule.family != "interpreted":
                 stats.bump("fallbacks")
-            step = ("interp", _interpret_group(kernel, slot))
+            runs = [_interpret_group(part, slot) for part in parts]
+            step = ("interp", runs[0] if len(runs) == 1 else _sequence(runs))
         steps.append(step)
 
     out_slots: list[tuple[int, tuple[int, ...] | None]] = []
@@ -155,28 +170,33 @@ def build_executable(plan: Plan) -> Any:
 
 
 def _kernel_step(kernel: KernelPlan, fn: Any, slot: dict[int, int], new_slot: Any, cp: Any) -> tuple[Any, ...]:
-    info = kernel.info
-    assert info is not None
+    parts = kernel.parts or [kernel]
+    infos = [part.info for part in parts]
+    assert all(i is not None for i in infos)
+    info = infos[0]
     launch = kernel.launch
-    itype = np.int64 if kernel.schedule.index == "long long" else np.int32
-    allocs = [(slot[id(n)], n.shape, n.dtype) for n, _ in info.outputs]
+    allocs = [(slot[id(n)], n.shape, n.dtype) for i in infos for n, _ in i.outputs]  # type: ignore[union-attr]
     args: list[int] = []
     ws: list[tuple[int, int, np.dtype]] = []
-    R, K = info.rows, info.cols
+    R, K = info.rows, info.cols  # type: ignore[union-attr]
     for p in kernel.params:
         if p.role in ("in", "out"):
             args.append(slot[id(p.node)])
         elif p.role == "n":
-            args.append(new_slot(itype(math.prod(info.shape))))
+            part = parts[p.part]
+            itype = np.int64 if part.schedule.index == "long long" else np.int32
+            args.append(new_slot(itype(math.prod(part.info.shape))))  # type: ignore[union-attr]
+        elif p.role == "blocks":
+            args.append(new_slot(np.int32(parts[p.part].launch.grid[0])))
         elif p.role == "R":
-            args.append(new_slot(itype(R)))
+            args.append(new_slot(_itype(kernel)(R)))
         elif p.role == "K":
-            args.append(new_slot(itype(K)))
+            args.append(new_slot(_itype(kernel)(K)))
         elif p.role == "G":
             args.append(new_slot(np.int32(launch.split)))
         elif p.role == "ws":
             s = new_slot()
-            ws.append((s, R * launch.split, _acc_dtype(p.node)))
+            ws.append((s, max(R * launch.split, 1), _acc_dtype(p.node)))
             args.append(s)
         elif p.role == "counter":
             args.append(new_slot(cp.zeros(max(R, 1), dtype=np.uint32)))

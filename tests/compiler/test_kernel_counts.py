@@ -100,3 +100,21 @@ def test_few_long_rows_split_over_blocks() -> None:
     plan = sl.explain(z)
     assert any(k.schedule.family == "row_split" and k.launch.split > 1 for k in plan.kernels)
     assert len(plan.kernels) <= 4
+
+
+def test_independent_small_groups_are_packed_into_one_launch() -> None:
+    a = sl.asarray(np.random.rand(7, 33).astype(np.float32))
+    b = sl.asarray(np.random.rand(100).astype(np.float64))
+    c = sl.asarray(np.arange(10, dtype=np.int8))
+    plan = sl.explain(sl.exp(a) * 2, sl.sin(b) + 1, c * 3)
+    (k,) = plan.kernels
+    assert k.schedule.family == "packed" and len(k.parts) == 3
+    assert k.launch.grid[0] == sum(p.launch.grid[0] for p in k.parts)
+    assert {n.op for n in k.nodes} == {"exp", "multiply", "sin", "add"}
+
+
+def test_large_independent_groups_are_not_packed() -> None:
+    a = sl.asarray(np.broadcast_to(np.float32(1), (4096, 4096)))
+    b = sl.asarray(np.broadcast_to(np.float32(2), (4096, 4096)))
+    plan = sl.explain(sl.exp(a), sl.sin(b))
+    assert [k.schedule.family for k in plan.kernels] == ["pointwise", "pointwise"]

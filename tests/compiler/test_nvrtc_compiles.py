@@ -114,3 +114,13 @@ def test_long_long_indexing_for_more_than_2_31_elements() -> None:
     assert "const long long n" in k.source
     _compile(k.source, k.name)
     del x
+
+
+def test_packed_kernel_compiles() -> None:
+    a = sl.asarray(np.random.rand(7, 33).astype(np.float16))
+    b = sl.asarray(np.random.rand(100).astype(np.float64))
+    c = sl.asarray(np.arange(10, dtype=np.uint8))
+    plan = sl.explain(sl.exp(a) * 2, sl.sin(b) + 1, (c * 3).T, sl.asarray(np.ones(5, bool)) | True)
+    (k,) = plan.kernels
+    assert k.schedule.family == "packed"
+    _compile(k.source, k.name)

@@ -205,6 +205,25 @@ def test_integer_and_bool_programs_match_numpy_exactly(dtype: str, shape: tuple[
             assert np.array_equal(f, u), f"{dtype} {shape} output {k}: fused != unfused"
 
 
+def test_packed_independent_groups_match_numpy() -> None:
+    import cupy as cp
+
+    rng = np.random.default_rng(11)
+    a = rng.random((7, 33)).astype(np.float32)
+    b = rng.random(1001)
+    c = rng.integers(-100, 100, (3, 5)).astype(np.int16)
+    outs = [sl.exp(sl.asarray(cp.asarray(a))) * 2, sl.sin(sl.asarray(cp.asarray(b))) + 1,
+            sl.asarray(cp.asarray(c)).T * 3]
+    assert sl.explain(*outs).kernels[0].schedule.family == "packed"
+    fused, unfused, plan = _fused_and_unfused(outs)
+    assert len(plan.kernels) == 1
+    np.testing.assert_allclose(fused[0], np.exp(a) * 2, rtol=1e-6)
+    np.testing.assert_allclose(fused[1], np.sin(b) + 1, rtol=1e-13)
+    assert np.array_equal(fused[2], c.T * 3)
+    for f, u in zip(fused, unfused):
+        assert np.array_equal(f, u) or np.allclose(f, u, rtol=1e-6)
+
+
 def test_more_than_2_31_elements_use_64_bit_indexing() -> None:
     import cupy as cp
 
