@@ -44,6 +44,8 @@ class SchemeCost:
         extra_flops: arithmetic this scheme adds over the baseline (rebuilding gradients).
         extra_memory_bytes: memory this scheme holds over the baseline (held activations,
             gathered factors or rows).
+        collectives: collective operations this scheme issues (each has a fixed overhead:
+            negotiation, launch); the dense all-reduce issues one.
     """
 
     scheme: str
@@ -53,6 +55,7 @@ class SchemeCost:
     baseline_messages: int
     extra_flops: float
     extra_memory_bytes: float
+    collectives: int = 1
 
     @property
     def saved_bytes(self) -> float:
@@ -65,7 +68,11 @@ class SchemeCost:
         return self.saved_bytes > 0
 
     def time_saved(
-        self, bandwidth_bytes_per_s: float, flops_per_s: float, latency_s: float = 0.0
+        self,
+        bandwidth_bytes_per_s: float,
+        flops_per_s: float,
+        latency_s: float = 0.0,
+        op_overhead_s: float = 0.0,
     ) -> float:
         """Seconds per step saved by the scheme (negative: it costs time).
 
@@ -73,11 +80,13 @@ class SchemeCost:
             bandwidth_bytes_per_s: link bandwidth each rank sends at.
             flops_per_s: arithmetic rate for rebuilding gradients.
             latency_s: latency of one message.
+            op_overhead_s: fixed cost of one collective operation.
         """
         _positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s)
         _positive("flops_per_s", flops_per_s)
         comm = self.saved_bytes / bandwidth_bytes_per_s
         comm += (self.baseline_messages - self.messages) * latency_s
+        comm += (1 - self.collectives) * op_overhead_s
         return comm - self.extra_flops / flops_per_s
 
 
@@ -177,6 +186,7 @@ def sfb_cost(
         baseline_messages=2 * (p - 1),
         extra_flops=flops,
         extra_memory_bytes=gathered,
+        collectives=2,
     )
 
 
@@ -220,6 +230,7 @@ def sparse_cost(
         baseline_messages=2 * (p - 1),
         extra_flops=float(rows * embedding_dim),  # the scatter-add of gathered rows
         extra_memory_bytes=float(gathered),
+        collectives=2,
     )
 
 

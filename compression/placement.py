@@ -28,6 +28,7 @@ def place_sfb(
     bandwidth_bytes_per_s: float,
     flops_per_s: float,
     latency_s: float = 0.0,
+    op_overhead_s: float = 0.0,
 ) -> list[str]:
     """Choose the layers to apply SFB to under a memory budget.
 
@@ -37,6 +38,7 @@ def place_sfb(
         bandwidth_bytes_per_s: per-rank link bandwidth.
         flops_per_s: arithmetic rate of the rebuild.
         latency_s: latency of one message.
+        op_overhead_s: fixed cost of one collective operation.
 
     Returns:
         The chosen layer names, sorted.
@@ -47,7 +49,7 @@ def place_sfb(
     for name, cost in candidates.items():
         if cost.scheme != "sfb":
             raise ValueError(f"candidate {name!r} has scheme {cost.scheme!r}; expected 'sfb'")
-        s = cost.time_saved(bandwidth_bytes_per_s, flops_per_s, latency_s)
+        s = cost.time_saved(bandwidth_bytes_per_s, flops_per_s, latency_s, op_overhead_s)
         if s > 0:
             names.append(name)
             saved.append(s)

@@ -51,6 +51,7 @@ def default_planner(
         bandwidth_bytes_per_s=profile.bandwidth_bytes_per_s,
         flops_per_s=profile.flops_per_s,
         latency_s=profile.latency_s,
+        op_overhead_s=profile.op_overhead_s,
         memory_budget_bytes=memory_budget_bytes,
     )
     schemes = {n: s for n, s in current.schemes.items() if s == "hierarchical"}

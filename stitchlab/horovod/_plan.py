@@ -18,9 +18,11 @@ from stitchlab.compression.cost import sfb_cost, sparse_cost
 from stitchlab.compression.placement import place_sfb
 from stitchlab.topology.strategy import Strategy
 
-#: used by :func:`auto_strategy` when nothing was measured: a 10 Gbit/s link, 50 µs per message
+#: used by :func:`auto_strategy` when nothing was measured: a 10 Gbit/s link, 20 µs per message,
+#: 200 µs fixed cost per collective operation
 DEFAULT_BANDWIDTH_BYTES_PER_S = 1.25e9
-DEFAULT_LATENCY_S = 50e-6
+DEFAULT_LATENCY_S = 20e-6
+DEFAULT_OP_OVERHEAD_S = 200e-6
 #: and a CPU core's order of matrix-multiply throughput
 DEFAULT_FLOPS_PER_S = 5e10
 
@@ -118,6 +120,7 @@ def auto_strategy(
     bandwidth_bytes_per_s: float = DEFAULT_BANDWIDTH_BYTES_PER_S,
     flops_per_s: float = DEFAULT_FLOPS_PER_S,
     latency_s: float = DEFAULT_LATENCY_S,
+    op_overhead_s: float = DEFAULT_OP_OVERHEAD_S,
     memory_budget_bytes: float = math.inf,
 ) -> tuple[Strategy, dict[str, str]]:
     """Build a strategy from the compression cost model (the planner will replace the internals).
@@ -134,7 +137,8 @@ def auto_strategy(
         batch_shares: samples per rank (default: even).
         layer_tokens: linear layer name -> rows of its input in one optimizer step, all ranks.
         embedding_rows: embedding name -> distinct rows touched in one step, summed over ranks.
-        bandwidth_bytes_per_s, flops_per_s, latency_s: machine rates (measured by the profiler).
+        bandwidth_bytes_per_s, flops_per_s, latency_s, op_overhead_s: machine rates and the
+            fixed cost of one collective (measured by the profiler).
         memory_budget_bytes: extra memory SFB may hold per rank.
 
     Returns:
@@ -158,7 +162,7 @@ def auto_strategy(
                 bias=module.bias is not None,
                 itemsize=module.weight.element_size(),
             )
-            saved = cost.time_saved(bandwidth_bytes_per_s, flops_per_s, latency_s)
+            saved = cost.time_saved(bandwidth_bytes_per_s, flops_per_s, latency_s, op_overhead_s)
             if world_size > 1 and saved > 0:
                 candidates[name] = cost
             reasons[name] = (
@@ -178,17 +182,19 @@ def auto_strategy(
                 itemsize=module.weight.element_size(),
             )
             density = embedding_rows[name] / (world_size * module.num_embeddings)
-            if world_size > 1 and cost.pays:
+            saved = cost.time_saved(bandwidth_bytes_per_s, flops_per_s, latency_s, op_overhead_s)
+            if world_size > 1 and saved > 0:
                 schemes[name] = "sparse"
                 verdict = "sparse"
             else:
                 verdict = "allreduce"
             reasons[name] = (
                 f"{verdict}: {density:.1%} of rows touched per rank, (index, value) all-gather "
-                f"moves {_mb(cost.traffic_bytes)} against {_mb(cost.baseline_bytes)}"
+                f"moves {_mb(cost.traffic_bytes)} against {_mb(cost.baseline_bytes)}, saving "
+                f"{saved * 1e3:.3f} ms per step"
             )
     chosen = place_sfb(
-        candidates, memory_budget_bytes, bandwidth_bytes_per_s, flops_per_s, latency_s
+        candidates, memory_budget_bytes, bandwidth_bytes_per_s, flops_per_s, latency_s, op_overhead_s
     )
     for name in candidates:
         if name in chosen:

@@ -2,9 +2,9 @@
 
 The profiler times each layer's forward pass (backward is taken as twice that), counts the
 tokens every linear layer sees and the distinct rows every embedding touches, times how long a
-step blocks in ``synchronize()``, and measures the collective's latency and bandwidth with two
-probe all-reduces (an α-β fit). Everything is averaged (times) or summed (tokens, rows) over
-ranks, so every rank holds the same :class:`Profile`.
+step blocks in ``synchronize()``, and measures the all-reduce bandwidth, the marginal cost of one
+more collective and the matrix-multiply rate with probes. Everything is averaged (times) or
+summed (tokens, rows) over ranks, so every rank holds the same :class:`Profile`.
 """
 
 from __future__ import annotations
@@ -55,7 +55,16 @@ class Profile:
     bandwidth_bytes_per_s: float
     latency_s: float
     flops_per_s: float
+    op_overhead_s: float = 0.0
     layers: dict[str, LayerProfile] = field(default_factory=dict)
+
+    def rates(self) -> str:
+        """The measured machine rates the planner used, in words."""
+        return (
+            f"all-reduce bandwidth {self.bandwidth_bytes_per_s / 1e9:.3g} GB/s, "
+            f"{self.op_overhead_s * 1e6:.1f} µs per extra collective, "
+            f"rebuild matmul {self.flops_per_s / 1e9:.3g} GFLOP/s"
+        )
 
     def _repr_html_(self) -> str:
         e = html.escape
@@ -67,9 +76,8 @@ class Profile:
         )
         return (
             f"<div><b>Profile of {self.steps} step(s) on {self.world_size} rank(s)</b>: "
-            f"step {self.step_s * 1e3:.2f} ms, blocked in synchronize {self.sync_s * 1e3:.2f} ms, "
-            f"bandwidth {self.bandwidth_bytes_per_s / 1e9:.3g} GB/s, latency "
-            f"{self.latency_s * 1e6:.1f} µs, {self.flops_per_s / 1e9:.3g} GFLOP/s"
+            f"step {self.step_s * 1e3:.2f} ms, blocked in synchronize {self.sync_s * 1e3:.2f} ms; "
+            f"{html.escape(self.rates())}"
             "<table><tr><th>layer</th><th>kind</th><th>forward ms</th><th>tokens</th>"
             "<th>rows</th><th>grad MB</th><th>all-reduce ms (est.)</th></tr>"
             f"{rows}</table></div>"
@@ -100,6 +108,8 @@ class PlanChange:
 
     def __str__(self) -> str:
         lines = [f"re-plan ({self.trigger}): world {self.old.world_size} -> {self.new.world_size}"]
+        if self.profile is not None:
+            lines.append(f"   measured: {self.profile.rates()}")
         changed = self.changed_layers()
         for name in sorted(set(self.reasons) | set(changed)):
             before, after = self.old.scheme(name), self.new.scheme(name)
@@ -124,9 +134,10 @@ class PlanChange:
                 f"<p>batch shares {e(str(self.old.batch_shares))} → "
                 f"{e(str(self.new.batch_shares))}</p>"
             )
+        measured = f"<p>measured: {e(self.profile.rates())}</p>" if self.profile else ""
         return (
             f"<div><b>Re-plan</b> ({e(self.trigger)}): {len(changed)} layer(s) changed, world "
-            f"{self.old.world_size} → {self.new.world_size}{shares}"
+            f"{self.old.world_size} → {self.new.world_size}{shares}{measured}"
             "<table><tr><th>layer</th><th>before</th><th>after</th><th>why</th></tr>"
             f"{body}</table></div>"
         )
@@ -237,62 +248,95 @@ class StepProfiler:
             dtype=torch.int64,
         )
         counts = hvd.allreduce(counts, op=hvd.Sum, name="stitchlab.profile.counts")
-        bandwidth, latency = measure_collective()
-        flop = 0.0
-        fwd_linear = 0.0
+        bandwidth, overhead = measure_collective()
+        modules = dict(self.model.named_modules())
+        biggest = None
         for i, n in enumerate(names):
             layer = self.layers[n]
             layer.forward_s = float(times[2 + i])
             layer.tokens = int(counts[i]) // steps
             layer.rows = int(counts[len(names) + i]) // steps
-            layer.allreduce_s = _ring_allreduce_s(layer.grad_bytes, size, bandwidth, latency)
+            layer.allreduce_s = _ring_allreduce_s(layer.grad_bytes, size, bandwidth, overhead)
             if layer.kind == "linear":
-                module = dict(self.model.named_modules())[n]
-                flop += 2.0 * layer.tokens / size * module.in_features * module.out_features
-                fwd_linear += layer.forward_s
-        flops = flop / fwd_linear if fwd_linear > 0 and flop > 0 else 5e10
+                m = modules[n]
+                shape = (m.out_features, max(layer.tokens, 1), m.in_features)
+                if biggest is None or shape[0] * shape[2] > biggest[0] * biggest[2]:
+                    biggest = shape
+        flops = measure_matmul(biggest) if biggest is not None else 5e10
         return Profile(
             steps=self.steps,
             world_size=size,
             step_s=float(times[0]),
             sync_s=float(times[1]),
             bandwidth_bytes_per_s=bandwidth,
-            latency_s=latency,
+            latency_s=0.0,
             flops_per_s=flops,
+            op_overhead_s=overhead,
             layers={n: self.layers[n] for n in names},
         )
 
 
-def _ring_allreduce_s(nbytes: float, p: int, bandwidth: float, latency: float) -> float:
+def _ring_allreduce_s(nbytes: float, p: int, bandwidth: float, overhead: float) -> float:
     if p == 1:
         return 0.0
-    return 2 * (p - 1) * latency + 2 * (p - 1) / p * nbytes / bandwidth
+    return overhead + 2 * (p - 1) / p * nbytes / bandwidth
 
 
-def measure_collective(repeats: int = 3) -> tuple[float, float]:
-    """Per-rank bandwidth (bytes/s) and per-message latency (s) of a ring all-reduce, fitted to
-    timed all-reduces of 1 KiB and 4 MiB (median of ``repeats``), identical on every rank."""
+def measure_matmul(shape: tuple[int, int, int], repeats: int = 3) -> float:
+    """FLOP/s of the SFB rebuild ``δᵀ·X`` for ``(out, tokens, in)``, the fastest of ``repeats``,
+    averaged over ranks."""
+    k, t, m = shape
+    dy, x = torch.randn(t, k), torch.randn(t, m)
+    samples = []
+    for _ in range(repeats + 1):
+        start = time.perf_counter()
+        dy.t().mm(x)
+        samples.append(time.perf_counter() - start)
+    best = min(samples[1:])
+    rate = torch.tensor([2.0 * k * t * m / max(best, 1e-9)], dtype=torch.float64)
+    return float(hvd.allreduce(rate, op=hvd.Average, name="stitchlab.probe.matmul"))
+
+
+def measure_collective(repeats: int = 7) -> tuple[float, float]:
+    """Per-rank all-reduce bandwidth (bytes/s) and the marginal cost of one more collective
+    operation (s), identical on every rank.
+
+    The bandwidth is the slope between timed all-reduces of 1 KiB and 4 MiB; the marginal cost is
+    the time two small all-reduces issued together take over one (Horovod negotiates operations
+    issued together in one cycle, so this is far below a lone operation's latency). Each time is
+    the minimum of ``repeats`` after a warm-up: on a shared machine noise only adds time.
+    """
     p = hvd.size()
     if p == 1:
         return 1e12, 0.0
-    sizes = (256, 1 << 20)  # float32 elements
-    medians = []
-    for n in sizes:
-        t = torch.zeros(n)
+
+    def timed(sizes: tuple[int, ...], tag: str) -> float:
+        tensors = [torch.zeros(n) for n in sizes]
         samples = []
         for i in range(repeats + 1):
             hvd.barrier()
             start = time.perf_counter()
-            hvd.allreduce(t, name=f"stitchlab.probe.{n}.{i}", op=hvd.Sum)
+            handles = [
+                # the same names every round, as in training (Horovod caches their negotiation)
+                hvd.allreduce_async(t, name=f"stitchlab.probe.{tag}.{j}", op=hvd.Sum)
+                for j, t in enumerate(tensors)
+            ]
+            for h in handles:
+                hvd.synchronize(h)
             samples.append(time.perf_counter() - start)
-        medians.append(sorted(samples[1:])[len(samples[1:]) // 2])
+        return min(samples[1:])
+
+    small, large = 256, 1 << 20  # float32 elements
+    one = timed((small,), "one")
+    two = timed((small, small), "two")
+    big = timed((large,), "big")
     factor = 2 * (p - 1) / p
-    nbytes = [4 * n * factor for n in sizes]
-    slope = (medians[1] - medians[0]) / (nbytes[1] - nbytes[0])
+    slope = (big - one) / (4 * (large - small) * factor)
     bandwidth = 1.0 / slope if slope > 0 else 1e12
-    latency = max((medians[0] - nbytes[0] / bandwidth) / (2 * (p - 1)), 0.0)
+    overhead = min(max(two - one, 0.0), one)  # never more than issuing it alone
     both = hvd.allreduce(
-        torch.tensor([bandwidth, latency], dtype=torch.float64), op=hvd.Average,
+        torch.tensor([bandwidth, overhead], dtype=torch.float64),
+        op=hvd.Average,
         name="stitchlab.probe.fit",
     )
     return float(both[0]), float(both[1])

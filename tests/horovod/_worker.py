@@ -229,15 +229,17 @@ def check_auto_replan(world: int) -> dict:
         def __init__(self):
             super().__init__()
             torch.manual_seed(1)
-            self.wide = nn.Linear(256, 256)
-            self.out = nn.Linear(256, 3)
+            self.wide = nn.Linear(1024, 1024)  # 1 row per rank: SFB pays
+            self.mix = nn.Linear(32, 32)  # 32 tokens per rank of 32 features: SFB cannot pay
+            self.out = nn.Linear(1024, 3)
 
         def forward(self, x):
-            return self.out(torch.relu(self.wide(x)))
+            h = torch.relu(self.wide(x)).view(-1, 32, 32)
+            return self.out(torch.tanh(self.mix(h)).flatten(1))
 
     def data(s):
         g = torch.Generator().manual_seed(7 * s + hvd.rank())
-        return torch.randn(2, 256, generator=g), torch.randint(0, 3, (2,), generator=g)
+        return torch.randn(1, 1024, generator=g), torch.randint(0, 3, (1,), generator=g)
 
     def run(make):
         model = Wide()
@@ -274,6 +276,8 @@ def check_auto_replan(world: int) -> dict:
         "params_rel": max(rel.values()),
         "adam_steps": [int(s["step"]) for s in opt.state.values()],
         "summary_html": change._repr_html_() if change else "",
+        "summary": str(change),
+        "profile": repr(opt.profile),
         "tokens_wide": opt.profile.layers["wide"].tokens if opt.profile else None,
     }
 

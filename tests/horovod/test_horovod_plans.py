@@ -84,6 +84,7 @@ def test_auto_strategy_puts_sfb_where_it_pays_and_sparse_on_low_density_embeddin
         embedding_rows={"emb": 40},
         bandwidth_bytes_per_s=1e9,
         flops_per_s=1e11,
+        op_overhead_s=0.0,
     )
     assert strategy.schemes == {"emb": "sparse", "wide": "sfb", "narrow": "sfb"}
     assert reasons["wide"].startswith("sfb:")
@@ -95,10 +96,25 @@ def test_auto_strategy_puts_sfb_where_it_pays_and_sparse_on_low_density_embeddin
 
 def test_auto_strategy_respects_the_memory_budget():
     model = Net()
-    kwargs = dict(layer_tokens={"wide": 16, "narrow": 4}, bandwidth_bytes_per_s=1e9, flops_per_s=1e11)
+    kwargs = dict(
+        layer_tokens={"wide": 16, "narrow": 4},
+        bandwidth_bytes_per_s=1e9,
+        flops_per_s=1e11,
+        op_overhead_s=0.0,
+    )
     tight, reasons = auto_strategy(model, 4, memory_budget_bytes=4 * (2048 + 8) * 4, **kwargs)
     assert tight.schemes == {"narrow": "sfb"}
     assert "memory budget" in reasons["wide"]
+
+
+def test_auto_strategy_counts_the_overhead_of_a_second_collective():
+    # 73.7 kB saved on "narrow" is worth 74 µs at 1 GB/s: less than one extra collective's 200 µs
+    strategy, reasons = auto_strategy(
+        Net(), 4, layer_tokens={"narrow": 4}, bandwidth_bytes_per_s=1e9, flops_per_s=1e11,
+        op_overhead_s=200e-6,
+    )
+    assert strategy.schemes == {}
+    assert "saving -0.1" in reasons["narrow"]
 
 
 def test_auto_strategy_on_one_rank_compresses_nothing():
@@ -206,3 +222,26 @@ def test_plan_summary_escapes_html():
     assert "allreduce -> sfb" in str(change)
     profile = Profile(1, 1, 0.1, 0.0, 1e9, 1e-5, 1e10)
     assert "Profile of 1 step" in profile._repr_html_()
+
+
+def test_elastic_reset_replans_for_the_new_world_size(single_rank, monkeypatch):
+    model = Net()
+    seen = []
+
+    class Recorder:
+        def on_plan(self, change):
+            seen.append(change)
+
+    opt = DistributedOptimizer(
+        torch.optim.SGD(model.parameters(), lr=0.1),
+        model,
+        Strategy(["cpu"], [1], schemes={"wide": "sfb"}),
+        callbacks=[Recorder()],
+    )
+    opt.on_reset()  # same world size: nothing to do
+    assert seen == []
+    monkeypatch.setattr(hvd, "size", lambda: 2)  # as after Horovod elastic added a worker
+    opt.on_reset()
+    assert opt.strategy.world_size == 2
+    assert opt.strategy.schemes == {"wide": "sfb"}, "kept: no profile to re-plan from"
+    assert "world size changed from 1 to 2" in seen[-1].trigger
