@@ -7,6 +7,7 @@ discovery and calibration import it when called.
 
 from . import collectives, presets
 from .devices import DEVICE_KINDS, LINK_KINDS, SWITCH_KINDS, Device, DeviceTopology, Link, Switch
+from .discovery import discover
 from .errors import DocumentError, DoesNotFitError, ProfileError, TopologyError
 from .profile import LayerProfile, ModelProfile, ParamInfo
 from .simulator import CommRecord, Event, SimResult, simulate
@@ -17,5 +18,5 @@ __all__ = [
     "Device", "DeviceTopology", "Link", "Switch", "Strategy",
     "LayerProfile", "ModelProfile", "ParamInfo", "CommRecord", "Event", "SimResult", "simulate",
     "DocumentError", "DoesNotFitError", "ProfileError", "TopologyError",
-    "collectives", "presets",
+    "collectives", "presets", "discover",
 ]

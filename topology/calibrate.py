@@ -72,7 +72,7 @@ def cpu_topology_from_fit(ab: AlphaBeta, processes: int, flops: float,
                           memory: int | None = None) -> DeviceTopology:
     """A CPU topology of ``processes`` devices whose ring all-reduce has exactly α and β (each ring
     step crosses two links through the ``cpu`` switch: latency α/2 each, bandwidth 1/β)."""
-    from .discover import cpu_topology
+    from .discovery import cpu_topology
 
     return cpu_topology(processes, flops=flops * processes, memory=memory,
                         bandwidth=1.0 / ab.beta if ab.beta > 0 else 1e15, latency=ab.alpha / 2)

@@ -47,7 +47,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
 
 def _cmd_discover(args: argparse.Namespace) -> int:
-    from .discover import discover
+    from .discovery import discover
 
     topo = discover()
     if args.save:

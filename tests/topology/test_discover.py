@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 from stitchlab.topology import DocumentError
 from stitchlab.topology import collectives as c
-from stitchlab.topology.discover import (
+from stitchlab.topology.discovery import (
     cpu_topology,
     discover,
     parse_topo_matrix,

@@ -189,7 +189,7 @@ def test_sfb_rebuild_runs_at_the_profiles_matmul_efficiency():
 
 
 def test_cpu_devices_do_not_overlap_by_default(profile):
-    from stitchlab.topology.discover import cpu_topology
+    from stitchlab.topology.discovery import cpu_topology
 
     topo = cpu_topology(2, flops=2e12, memory=2**34, bandwidth=1e9, latency=5e-6, host="h")
     st = Strategy(topo.ids, [8, 8])
