@@ -37,6 +37,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--prior", choices=["gnn", "uniform"], default="gnn",
                    help="MCTS prior: the shipped GNN (default) or uniform")
     p.add_argument("--weights", default=None, help="GNN weights file instead of the shipped one")
+    p.add_argument("--all-devices", action="store_true",
+                   help="keep every device (a job of fixed world size)")
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
     p.add_argument("--out", default=None,
                    help="write the plan JSON here (with 'train': the weights file, required)")
@@ -65,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
         from .planner import plan
 
         result = plan(args.topology, args.model, global_batch=args.global_batch,
-                      budget=args.budget, seed=args.seed, prior=args.prior, weights=args.weights)
+                      budget=args.budget, seed=args.seed, prior=args.prior, weights=args.weights,
+                      all_devices=args.all_devices)
     except (ValueError, TopologyError, ProfileError) as exc:
         print(f"stitchlab plan: error: {exc}", file=sys.stderr)
         return 2

@@ -288,3 +288,18 @@ def test_cli_bad_preset_exits_2_naming_it(tmp_path: Path) -> None:
                           "--model", str(prof)], capture_output=True, text=True)
     assert out.returncode == 2
     assert "nope-42" in out.stderr
+
+
+def test_cli_train_writes_loadable_weights(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    from stitchlab.topology.planner import gnn
+
+    out = tmp_path / "w.npz"
+    res = subprocess.run([sys.executable, "-m", "stitchlab", "plan", "train", "--seed", "1",
+                          "--cases", "3", "--epochs", "1", "--out", str(out)],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    model, meta = gnn.load(out)
+    assert meta["training"]["seed"] == 1 and meta["training"]["cases"] == 3
+    p = plan(HETERO, mlp_profile(2, 512, 32), budget=8, weights=out)
+    assert p.speedup >= 1.0

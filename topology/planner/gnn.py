@@ -4,10 +4,11 @@ decision is the prior of the tree search.
 
 Architecture (about 17 k parameters):
 
-1. encoders: one linear layer + ReLU for layer nodes, one for device nodes, to ``hidden`` wide;
+1. encoders: one linear layer + SiLU for layer nodes, one for device nodes, to ``hidden`` wide;
 2. ``rounds`` rounds of message passing with shared weights: a message
-   ``relu(W_m·[h_src, e])`` per edge, averaged at the destination (``index_add_``), and a residual
-   update ``h + relu(W_u·[h, m̄])``;
+   ``silu(W_m·[h_src, e])`` per edge, averaged at the destination (``index_add_``), and a residual
+   update ``h + tanh(W_u·[h, m̄])`` (each round moves a state by at most 1, so activations stay
+   bounded without normalizing away magnitudes);
 3. readout: mean and max over layer nodes and over device nodes (``4·hidden``);
 4. option head: an MLP over ``[readout, one-hot decision, option features]`` → one logit.
 
@@ -31,7 +32,7 @@ from .features import DEVICE_FEATURES, EDGE_FEATURES, LAYER_FEATURES, JointGraph
 from .space import DECISIONS, N_OPTION_FEATURES, PlanError, SearchSpace
 
 WEIGHTS_NAME = "planner_gnn.npz"
-FORMAT = "stitchlab.planner-gnn/1"
+FORMAT = "stitchlab.planner-gnn/2"
 #: share of the prior spread evenly, so that no option is ever ruled out
 UNIFORM_MIX = 0.1
 
@@ -51,22 +52,22 @@ class PlannerGNN(nn.Module):
 
     def forward(self, g: dict[str, torch.Tensor]) -> torch.Tensor:
         """Logits of all options (in the order of ``JointGraph.option_x``)."""
-        h = torch.cat([torch.relu(self.enc_layer(g["layer_x"])),
-                       torch.relu(self.enc_device(g["device_x"]))])
+        act = torch.nn.functional.silu  # smooth: no unit can die, unlike ReLU
+        h = torch.cat([act(self.enc_layer(g["layer_x"])), act(self.enc_device(g["device_x"]))])
         src, dst = g["src"], g["dst"]
         deg = torch.zeros(h.shape[0]).index_add_(0, dst, torch.ones(dst.shape[0]))
         deg = deg.clamp(min=1.0).unsqueeze(1)
         for _ in range(self.rounds):
-            m = torch.relu(self.msg(torch.cat([h[src], g["edge_x"]], 1)))
+            m = act(self.msg(torch.cat([h[src], g["edge_x"]], 1)))
             agg = torch.zeros_like(h).index_add_(0, dst, m) / deg
-            h = h + torch.relu(self.upd(torch.cat([h, agg], 1)))
+            h = h + torch.tanh(self.upd(torch.cat([h, agg], 1)))
         n_layers = g["layer_x"].shape[0]
         hl, hd = h[:n_layers], h[n_layers:]
         pooled = torch.cat([hl.mean(0), hl.max(0).values, hd.mean(0), hd.max(0).values])
         n_opt = g["option_x"].shape[0]
         dec = torch.nn.functional.one_hot(g["option_decision"], len(DECISIONS)).float()
         z = torch.cat([pooled.expand(n_opt, -1), dec, g["option_x"]], 1)
-        return self.head2(torch.relu(self.head1(z))).squeeze(1)
+        return self.head2(act(self.head1(z))).squeeze(1)
 
 
 def tensors(graph: JointGraph) -> dict[str, torch.Tensor]:

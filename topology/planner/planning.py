@@ -59,7 +59,8 @@ def resolve_profile(profile: ModelProfile | str | Path) -> ModelProfile:
 
 def plan(topology: DeviceTopology | str | Path, profile: ModelProfile | str | Path, *,
          global_batch: int | None = None, budget: int = 200, seed: int = 0,
-         prior: str = "gnn", weights: str | Path | None = None, explain: bool = True) -> Plan:
+         prior: str = "gnn", weights: str | Path | None = None, explain: bool = True,
+         all_devices: bool = False) -> Plan:
     """Plan data-parallel training of ``profile`` on ``topology``.
 
     Args:
@@ -72,6 +73,7 @@ def plan(topology: DeviceTopology | str | Path, profile: ModelProfile | str | Pa
         prior: ``"gnn"`` (the shipped or ``weights`` network) or ``"uniform"`` (plain MCTS).
         weights: a weights file from ``stitchlab plan train`` instead of the shipped one.
         explain: simulate each decision away to say what it is worth (a few more calls).
+        all_devices: keep every device of the topology (for a job of fixed world size).
 
     Returns:
         The :class:`Plan`.
@@ -93,7 +95,7 @@ def plan(topology: DeviceTopology | str | Path, profile: ModelProfile | str | Pa
     t_start = time.perf_counter()
     topo = resolve_topology(topology)
     prof = resolve_profile(profile)
-    space = SearchSpace(topo, prof, global_batch)
+    space = SearchSpace(topo, prof, global_batch, all_devices)
     if prior == "gnn":
         from . import gnn
 

@@ -51,14 +51,14 @@ from ..strategy import Strategy
 MiB = 2**20
 #: Horovod's default fusion threshold (HOROVOD_FUSION_THRESHOLD): the baseline's bucket size.
 BASELINE_BUCKET_BYTES = 64 * MiB
-BUCKET_CHOICES_MIB = (1, 4, 16, 64, 256)
+BUCKET_CHOICES_MIB = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 DECISIONS = ("devices", "shares", "reduction", "buckets", "sparse", "sfb")
 SHARE_MODES = ("even", "halfway", "balanced")
 REDUCTIONS = ("ring", "host", "island")
 N_OPTION_FEATURES = 6
 #: fraction of a device's memory the planner lets a plan use (allocator slack, CUDA context)
 MEMORY_FRACTION = 0.95
-MAX_DEVICE_SETS = 6
+MAX_DEVICE_SETS = 8
 
 
 class PlanError(ValueError):
@@ -112,6 +112,8 @@ class SearchSpace:
         profile: the model profile.
         global_batch: samples per step over all ranks (default ``profile.batch_size`` times the
             number of devices: the plain data-parallel baseline with the profiled batch per device).
+        all_devices: keep every device (a job whose world size is fixed); the ``devices``
+            decision then has one option.
 
     Raises:
         PlanError: an empty profile or a non-positive global batch.
@@ -119,7 +121,7 @@ class SearchSpace:
     """
 
     def __init__(self, topo: DeviceTopology, profile: ModelProfile,
-                 global_batch: int | None = None) -> None:
+                 global_batch: int | None = None, all_devices: bool = False) -> None:
         if not isinstance(topo, DeviceTopology):
             raise PlanError(f"topology must be a DeviceTopology, got {type(topo).__name__}")
         if not isinstance(profile, ModelProfile):
@@ -136,6 +138,7 @@ class SearchSpace:
             raise PlanError(f"global_batch={global_batch!r} must be a positive integer number of "
                             "samples per step")
         self.global_batch = int(global_batch)
+        self.all_devices = all_devices
         hosts = topo.hosts()
         self.order: list[str] = [d for ids in hosts.values() for d in ids]
         self.static_bytes = profile.param_bytes * (2 + profile.optimizer_state_factor)
@@ -414,14 +417,20 @@ class SearchSpace:
     def _device_sets(self) -> list[tuple[str, list[str]]]:
         topo, order = self.topo, self.order
         sets: list[tuple[str, list[str]]] = [("all devices", list(order))]
+        if self.all_devices:
+            return sets
         tiers = sorted({topo.device(d).flops for d in order}, reverse=True)
         for t in tiers[:-1]:
             keep = [d for d in order if topo.device(d).flops >= t]
             sets.append((f"devices >= {t / 1e12:g} TFLOP/s", keep))
         hosts = self.topo.hosts()
         if len(hosts) > 1:
-            best = max(hosts, key=lambda h: sum(topo.device(d).flops for d in hosts[h]))
-            sets.append((f"host {best}", [d for d in order if topo.device(d).host == best]))
+            # the k strongest hosts (by FLOP/s), k = 1 .. hosts - 1
+            ranked = sorted(hosts, key=lambda h: -sum(topo.device(d).flops for d in hosts[h]))
+            for k in range(1, len(ranked)):
+                keep_hosts = set(ranked[:k])
+                label = f"host {ranked[0]}" if k == 1 else f"{k} fastest hosts"
+                sets.append((label, [d for d in order if topo.device(d).host in keep_hosts]))
         islands = [i for i in topo.islands() if len(i) > 1]
         if len(islands) > 1:
             best_i = max(islands, key=lambda i: sum(topo.device(d).flops for d in i))

@@ -86,7 +86,7 @@ def make_examples(seed: int, count: int, max_devices: int = 16,
     return out
 
 
-def fit(examples: Sequence[Example], seed: int = 0, epochs: int = 60, lr: float = 2e-3,
+def fit(examples: Sequence[Example], seed: int = 0, epochs: int = 60, lr: float = 3e-3,
         hidden: int = 32, rounds: int = 3, log: bool = False):
     """Fit a :class:`~.gnn.PlannerGNN` to ``examples``; returns (model, final mean loss)."""
     import torch
