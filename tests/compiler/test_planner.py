@@ -162,3 +162,25 @@ def test_new_batch_size_gives_the_same_kernel_source() -> None:
 
     assert src(64) == src(100)  # few rows: planned as they are
     assert src(1000) == src(8192) == src(50000)  # many rows: one shape class
+
+
+def test_notebook_views_read_the_plan() -> None:
+    pytest.importorskip("stitchlab.notebook")
+    from stitchlab.notebook import plan_view
+
+    x = sl.asarray(np.random.rand(64, 100).astype(np.float32))
+    e = sl.exp(x - x.max(axis=-1, keepdims=True))
+    plan = sl.explain(e / e.sum(axis=-1, keepdims=True))
+    view = plan_view(plan)
+    assert len(view.kernels) == 1 and view.kernels[0].source == plan.kernels[0].source
+    assert {"register", "shared"} <= {e.scheme for e in view.edges} or {"register", "warp"} <= {e.scheme for e in view.edges}
+    assert len(view.candidates) == len(plan.candidates)
+
+
+def test_import_stays_light() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, stitchlab; print('cupy' in sys.modules, 'torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]
