@@ -25,7 +25,8 @@ import numpy as np
 
 from ..ir.node import Node
 from ..ir.ops import OPS, Kind
-from ..plan.groups import FREE_OPS as _FREE, LEAF_OPS, GroupInfo, squeeze
+from ..plan.groups import FREE_OPS as _FREE
+from ..plan.groups import GroupInfo, squeeze
 from . import ctypes as ct
 
 
@@ -134,7 +135,7 @@ class Writer:
             return idx.lin
         assert idx.dims is not None
         terms = []
-        for d, s, e in zip(idx.shape, strides(idx.shape), idx.dims):
+        for d, s, e in zip(idx.shape, strides(idx.shape), idx.dims, strict=False):
             if d == 1 or e == "0":
                 continue
             terms.append(e if s == 1 else f"({e}) * ({self.idx_t}){s}")
@@ -149,7 +150,7 @@ class Writer:
             lin = self.tmp(lin)
         out = []
         first = next((k for k, d in enumerate(idx.shape) if d != 1), None)
-        for k, (d, s) in enumerate(zip(idx.shape, strides(idx.shape))):
+        for k, (d, s) in enumerate(zip(idx.shape, strides(idx.shape), strict=False)):
             if d == 1:
                 out.append("0")
                 continue
@@ -217,7 +218,7 @@ class Writer:
                 assert self.row_index is not None
                 return self.value(src, self.row_index)
             dims = self.dims(idx)
-            sub = tuple("0" if s == 1 and d != 1 else e for s, d, e in zip(src.shape, node.shape, dims))
+            sub = tuple("0" if s == 1 and d != 1 else e for s, d, e in zip(src.shape, node.shape, dims, strict=False))
             return self.value(src, Index(src.shape, dims=sub))
         if op == "reshape":
             src = node.inputs[0]
@@ -236,7 +237,7 @@ class Writer:
             src = node.inputs[0]
             dims = self.dims(idx)
             sub = []
-            for e, start, step in zip(dims, node.attr("starts"), node.attr("steps")):
+            for e, start, step in zip(dims, node.attr("starts"), node.attr("steps"), strict=False):
                 if start == 0 and step == 1:
                     sub.append(e)
                 elif step == 1:

@@ -29,9 +29,9 @@ import numpy as np
 
 from ..ir.node import Node
 from ..plan.cost import Schedule
-from ..plan.groups import FULL, ROW, GroupInfo, squeeze
+from ..plan.groups import FULL, ROW, GroupInfo
 from . import ctypes as ct
-from .elemental import CodegenError, Index, Writer, leaf_params, strides
+from .elemental import CodegenError, Index, Writer, leaf_params
 from .preamble import PREAMBLE
 
 #: Bumped whenever generated code changes meaning: part of every registry key.
@@ -209,7 +209,7 @@ def _full_index(w: Writer, info: GroupInfo, r: str, c: str, K: str, R: str) -> I
     dims = ["0"] * len(S)
     for axes, src in ((kept, r), (red, c)):
         sub = Index(tuple(S[i] for i in axes), lin=src)
-        for a, e in zip(axes, w.dims(sub)):
+        for a, e in zip(axes, w.dims(sub), strict=False):
             dims[a] = e
     return Index(S, dims=tuple(dims), tag="full")
 

@@ -128,7 +128,7 @@ def delta_cost(info: GroupInfo, dev: DeviceProfile) -> float:
         factor = _reread_factor(info, cached)
         if not cached and info.inner_reduced and factor > 1:
             factor = 1.0 + 0.35 * (factor - 1.0)  # re-reads of a row mostly hit L2
-        threads = rows * min(cols, 1024) if (info.phases > 1 or any(l == FULL for _, l in info.outputs)) else size
+        threads = rows * min(cols, 1024) if (info.phases > 1 or any(lvl == FULL for _, lvl in info.outputs)) else size
         if not info.inner_reduced:
             threads = rows * min(cols, 32)
     else:
@@ -193,7 +193,7 @@ def _pointwise(info: GroupInfo, dev: DeviceProfile, n_eval: int | None = None) -
 def _cache_choice(info: GroupInfo, team: int, block: int, dev: DeviceProfile) -> tuple[str, int, int]:
     """(cache kind, registers per thread, shared bytes per block) for a row schedule."""
     leaves = _full_leaves(info)
-    multi = info.phases > 1 or any(l == FULL for _, l in info.outputs)
+    multi = info.phases > 1 or any(lvl == FULL for _, lvl in info.outputs)
     if not leaves or not multi:
         return "none", BASE_REGS, 0
     per_elem_words = sum(_reg_words(i) for i in leaves)
@@ -214,7 +214,7 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
     if R_eval is not None:
         scale, R = R_eval / max(R, 1), R_eval
     index = _index_type(info)
-    multi = info.phases > 1 or any(l == FULL for _, l in info.outputs)
+    multi = info.phases > 1 or any(lvl == FULL for _, lvl in info.outputs)
     full_leaves = _full_leaves(info)
     total_in = sum(nbytes(i) for i in info.inputs) * scale
     total_out = sum(nbytes(o) for o, _ in info.outputs) * scale
@@ -263,7 +263,7 @@ def _column(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> l
     if R_eval is not None:
         R = R_eval
     index = _index_type(info)
-    passes = info.phases + (1 if any(l == FULL for _, l in info.outputs) else 0)
+    passes = info.phases + (1 if any(lvl == FULL for _, lvl in info.outputs) else 0)
     full_leaves = _full_leaves(info)
     moved = sum(nbytes(i) for i in full_leaves) * max(1, passes) + sum(nbytes(i) for i in info.inputs if i not in full_leaves) + sum(nbytes(o) for o, _ in info.outputs)
     work = R * K * _elem_work(info) * (1.5 if info.phases > 1 else 1.0)

@@ -42,7 +42,7 @@ def main() -> None:
         res = exe(bufs)
         moved = sum(b.nbytes for b in bufs) + sum(r.nbytes for r in res)
 
-        def timed(f, reps=5, inner=20):
+        def timed(f, reps=5, inner=20, bufs=bufs):
             # device time: many calls between two events keep the GPU busy, so the host's
             # per-call overhead (allocation, launch) does not show as idle time between events
             for _ in range(3):

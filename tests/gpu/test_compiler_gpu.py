@@ -125,7 +125,7 @@ def test_workload_matches_float64_reference_and_unfused(name: str, dtype: str, s
     fused, unfused, plan = _fused_and_unfused(outs)
     ref = _reference(build, args)
     ref16 = _reference_same_dtype(build, args) if dtype == "float16" else None
-    for k, (f, u, r) in enumerate(zip(fused, unfused, ref)):
+    for k, (f, u, r) in enumerate(zip(fused, unfused, ref, strict=True)):
         what = f"{name} {dtype} {shape} output {k}"
         if ref16 is not None:
             _close_f16(f, r, ref16[k], what + " vs float64")
@@ -149,7 +149,7 @@ def test_nan_and_inf_inputs_propagate_like_numpy(name: str) -> None:
     outs = build(*[cp.asarray(a) for a in args])
     fused, unfused, _ = _fused_and_unfused(outs)
     ref = _reference(build, args)
-    for f, u, r in zip(fused, unfused, ref):
+    for f, u, r in zip(fused, unfused, ref, strict=True):
         assert np.array_equal(np.isnan(f), np.isnan(r)), f"{name}: NaN positions differ"
         _close(f, r, 1e-5, f"{name} with NaN/Inf")
         _close(f, u.astype(np.float64), 1e-5, f"{name} with NaN/Inf fused vs unfused")
@@ -196,7 +196,7 @@ def test_integer_and_bool_programs_match_numpy_exactly(dtype: str, shape: tuple[
             ref = [o.get() for o in progs(*(sl.asarray(a) for a in (x, y, v)))]
     finally:
         sl.set_backend("cupy")
-    for k, (f, u, r) in enumerate(zip(fused, unfused, ref)):
+    for k, (f, u, r) in enumerate(zip(fused, unfused, ref, strict=True)):
         assert f.dtype == r.dtype, f"output {k}: dtype {f.dtype} != {r.dtype}"
         if r.dtype.kind == "f":
             np.testing.assert_allclose(f, r, rtol=1e-6, err_msg=f"output {k}")
@@ -220,7 +220,7 @@ def test_packed_independent_groups_match_numpy() -> None:
     np.testing.assert_allclose(fused[0], np.exp(a) * 2, rtol=1e-6)
     np.testing.assert_allclose(fused[1], np.sin(b) + 1, rtol=1e-13)
     assert np.array_equal(fused[2], c.T * 3)
-    for f, u in zip(fused, unfused):
+    for f, u in zip(fused, unfused, strict=True):
         assert np.array_equal(f, u) or np.allclose(f, u, rtol=1e-6)
 
 
