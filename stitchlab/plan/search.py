@@ -50,7 +50,7 @@ class _Evaluator:
         self._info: dict[frozenset[int], GroupInfo | None] = {}
         self._cost: dict[frozenset[int], float] = {}
 
-    def info(self, members: frozenset[int], consumers_known: frozenset[int] | None = None) -> GroupInfo | None:
+    def info(self, members: frozenset[int]) -> GroupInfo | None:
         if members not in self._info:
             self._info[members] = analyze(self.view, members)
         return self._info[members]

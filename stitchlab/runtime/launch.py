@@ -134,7 +134,6 @@ def build_executable(plan: Plan) -> Any:
     n_inputs = len(graph.inputs)
     empty = cp.empty
     bump = stats.bump
-    contiguous_in = [None] * n_inputs
 
     def run(buffers: Sequence[Any]) -> list[Any]:
         env = list(env0)
@@ -164,7 +163,6 @@ def build_executable(plan: Plan) -> Any:
             out.append(v if shape is None else v.reshape(shape))
         return out
 
-    del contiguous_in
     run.plan = plan  # type: ignore[attr-defined]
     return run
 
