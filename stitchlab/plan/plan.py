@@ -152,6 +152,14 @@ class Plan:
         return self.summary()
 
     def _repr_html_(self) -> str:
+        """The plan picture, kernel table, sources and candidates (``stitchlab.notebook``)."""
+        try:
+            from ..notebook.html import plan_html
+        except ImportError:
+            return self._table_html()
+        return plan_html(self)
+
+    def _table_html(self) -> str:
         rows = "".join(
             f"<tr><td>{html.escape(k.name)}</td><td>{html.escape(str(k.schedule))}</td>"
             f"<td>{len(k.members)}</td><td>{k.estimated_time * 1e6:.1f} µs</td></tr>"

@@ -8,6 +8,7 @@ output shapes are fixed. A call then allocates outputs, fills the environment an
 
 from __future__ import annotations
 
+import contextlib
 import math
 import warnings
 from collections.abc import Sequence
@@ -64,6 +65,21 @@ def _interpret_group(kernel: KernelPlan, slot: dict[int, int]) -> Any:
     return run
 
 
+class _NoBar:
+    def update(self, n: int = 1) -> None:
+        pass
+
+
+def _progress(total: int) -> Any:
+    """A progress bar over a batch of kernel builds (``stitchlab.notebook.progress``): it shows
+    only when the batch takes longer than half a second, i.e. when NVRTC compiles."""
+    try:
+        from ..notebook.progress import progress
+    except ImportError:
+        return contextlib.nullcontext(_NoBar())
+    return progress(total, "compiling kernels")
+
+
 def _sequence(runs: list[Any]) -> Any:
     def run(env: list[Any]) -> None:
         for r in runs:
@@ -86,43 +102,45 @@ def build_executable(plan: Plan) -> Any:
         return len(env0) - 1
 
     steps: list[tuple[Any, ...]] = []
-    for kernel in plan.kernels:
-        parts = kernel.parts or [kernel]
-        for part in parts:
-            assert part.info is not None
-            for n, _ in part.info.outputs:
-                slot[id(n)] = new_slot()
-        n_members = sum(len(part.info.members) for part in parts)  # type: ignore[union-attr]
-        step = None
-        if kernel.source and kernel.error is None:
-            comps = kreg.components(kernel, arch)
-            try:
-                key, cubin, _hit = kreg.fetch(kernel, arch)
-                kernel.key = key
-                fn = kreg.load(key, cubin, kernel.name)
-                step = _kernel_step(kernel, fn, slot, new_slot, cp)
-            except Exception as exc:  # compile or load failure: run the group unfused
-                key = kreg.key_of(comps)
-                kernel.key = key
-                first = str(exc).strip().splitlines()[:6]
+    with _progress(len(plan.kernels)) as bar:
+        for kernel in plan.kernels:
+            parts = kernel.parts or [kernel]
+            for part in parts:
+                assert part.info is not None
+                for n, _ in part.info.outputs:
+                    slot[id(n)] = new_slot()
+            n_members = sum(len(part.info.members) for part in parts)  # type: ignore[union-attr]
+            step = None
+            if kernel.source and kernel.error is None:
+                comps = kreg.components(kernel, arch)
+                try:
+                    key, cubin, _hit = kreg.fetch(kernel, arch)
+                    kernel.key = key
+                    fn = kreg.load(key, cubin, kernel.name)
+                    step = _kernel_step(kernel, fn, slot, new_slot, cp)
+                except Exception as exc:  # compile or load failure: run the group unfused
+                    key = kreg.key_of(comps)
+                    kernel.key = key
+                    first = str(exc).strip().splitlines()[:6]
+                    warnings.warn(
+                        f"stitchlab: kernel {kernel.name} (registry key {key}) could not be built; "
+                        f"running its {n_members} node(s) unfused: " + " | ".join(first),
+                        RuntimeWarning,
+                        stacklevel=2,
+                    )
+            elif kernel.error is not None:
                 warnings.warn(
-                    f"stitchlab: kernel {kernel.name} (registry key {key}) could not be built; "
-                    f"running its {n_members} node(s) unfused: " + " | ".join(first),
+                    f"stitchlab: no CUDA code for group {kernel.name} ({kernel.error}); running it unfused",
                     RuntimeWarning,
                     stacklevel=2,
                 )
-        elif kernel.error is not None:
-            warnings.warn(
-                f"stitchlab: no CUDA code for group {kernel.name} ({kernel.error}); running it unfused",
-                RuntimeWarning,
-                stacklevel=2,
-            )
-        if step is None:
-            if kernel.schedule.family != "interpreted":
-                stats.bump("fallbacks")
-            runs = [_interpret_group(part, slot) for part in parts]
-            step = ("interp", runs[0] if len(runs) == 1 else _sequence(runs))
-        steps.append(step)
+            if step is None:
+                if kernel.schedule.family != "interpreted":
+                    stats.bump("fallbacks")
+                runs = [_interpret_group(part, slot) for part in parts]
+                step = ("interp", runs[0] if len(runs) == 1 else _sequence(runs))
+            steps.append(step)
+            bar.update()
 
     out_slots: list[tuple[int, tuple[int, ...] | None]] = []
     for k, node in enumerate(graph.outputs):

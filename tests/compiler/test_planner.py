@@ -184,3 +184,11 @@ def test_import_stays_light() -> None:
     code = "import sys, stitchlab; print('cupy' in sys.modules, 'torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]
+
+
+def test_plan_html_is_the_plan_picture_and_escapes_names() -> None:
+    x = sl.asarray(np.random.rand(8, 16).astype(np.float32))
+    plan = sl.explain(sl.exp(x - x.max(axis=1, keepdims=True)))
+    html = plan._repr_html_()
+    assert "<svg" in html and plan.kernels[0].name in html
+    assert "<script>" not in plan._table_html()
