@@ -532,8 +532,8 @@ def _drawable(cand: Any, graph: Any, key: str) -> Any:
 def _group_sets(obj: Any) -> frozenset[frozenset[int]] | None:
     """The groups of a plan or candidate as sets of node ids (to find the candidate a plan used)."""
     ks = _attr(obj, ("kernels",))
-    if isinstance(ks, (list, tuple)):
-        groups = [_kernel_nodes(k) for k in ks]
+    if isinstance(ks, (list, tuple)):  # a packed kernel (several groups in one launch) counts its parts
+        groups = [_kernel_nodes(p) for k in ks for p in (getattr(k, "parts", None) or [k])]
     else:
         groups = list(_attr(obj, ("groups",), ()) or ())
     if not groups:
