@@ -11,7 +11,9 @@ MCTS (PUCT, as in AlphaZero): decisions are taken in the order of
 ``Q/Q_best + c·P·√N_parent/(1+N_child)`` where ``P`` is the prior (the GNN's, or uniform) and ``Q``
 the mean value ``t_baseline / t`` of the simulations through that child; descent stops at the first
 child never tried, the remaining decisions are sampled from the prior (the rollout) and the full
-strategy is simulated.
+strategy is simulated. When ten iterations in a row produce only strategies already simulated (a
+peaked prior on a small space), the prior used for selection and rollouts drifts toward uniform,
+so the budget is still spent on new strategies.
 """
 
 from __future__ import annotations
@@ -114,8 +116,11 @@ def mcts(space: SearchSpace, budget: int, prior: Prior | None = None, seed: int 
     stats: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
     v_best = 1e-12
     iters = 0
-    while track.used < budget and iters < 20 * budget + 100:
+    stale = 0  # iterations in a row that simulated nothing new
+    uniform = [np.full(k, 1.0 / k) for k in sizes]
+    while track.used < budget and iters < 50 * budget + 100:
         iters += 1
+        eps = min(1.0, stale / 10)
         prefix: tuple[int, ...] = ()
         path = []
         while len(prefix) < depth:
@@ -125,14 +130,19 @@ def mcts(space: SearchSpace, budget: int, prior: Prior | None = None, seed: int 
                 st = stats[prefix] = (np.zeros(sizes[d]), np.zeros(sizes[d]))
             n, w = st
             q = np.where(n > 0, w / np.maximum(n, 1) / v_best, 0.0)
-            u = c_puct * probs[d] * math.sqrt(n.sum() + 1) / (1 + n)
+            p_sel = probs[d] if stale < 10 else (1 - eps) * probs[d] + eps * uniform[d]
+            u = c_puct * p_sel * math.sqrt(n.sum() + 1) / (1 + n)
             a = int(np.argmax(q + u + rng.random(sizes[d]) * 1e-9))
             path.append((prefix, a))
             prefix = prefix + (a,)
             if n[a] == 0:
                 break
-        rest = tuple(int(rng.choice(sizes[d], p=probs[d])) for d in range(len(prefix), depth))
+        # rollout: sample from the prior, drifting to uniform while nothing new comes out
+        rest = tuple(int(rng.choice(sizes[d], p=(1 - eps) * probs[d] + eps * uniform[d]))
+                     for d in range(len(prefix), depth))
+        before = track.used
         t = track.eval(prefix + rest)
+        stale = 0 if track.used > before else stale + 1
         v = t0 / t if math.isfinite(t) and t > 0 else 0.0
         v_best = max(v_best, v)
         for node, a in path:
