@@ -178,7 +178,10 @@ def _text(value: Any) -> str:
     if is_dataclass(value) and not isinstance(value, type) and type(value).__str__ is object.__str__:
         # e.g. a launch configuration: its fields, leaving out zeros ("grid=(64, 1, 1) block=(256, 1, 1)")
         shown = {f.name: getattr(value, f.name) for f in fields(value)}
-        return " ".join(f"{k}={v}" for k, v in shown.items() if v not in (0, None, "", ()))
+        return " ".join(
+            f"{k}={'×'.join(str(d) for d in v) if isinstance(v, tuple) else v}"
+            for k, v in shown.items() if v not in (0, None, "", ())
+        )
     name = getattr(value, "name", None)
     if isinstance(name, str):
         return name

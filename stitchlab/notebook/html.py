@@ -152,7 +152,7 @@ def kernel_table(view: PlanView) -> str:
         op_text = ", ".join(n.op for n in ops[:8]) + (f", … ({len(ops)})" if len(ops) > 8 else "")
         cached = {True: "yes", False: "no", None: "—"}[k.cached]
         rows.append(
-            f'<tr data-kernel="{k.index}"><td><span class="sl-swatch" style="background:{kernel_colour(k.index)}"></span>{k.index}</td>'
+            f'<tr data-kernel="{k.index}"><td style="white-space:nowrap"><span class="sl-swatch" style="background:{kernel_colour(k.index)}"></span>{k.index}</td>'
             f"<td><code>{escape(k.name)}</code></td><td>{escape(k.schedule or '—')}</td>"
             f"<td><code>{escape(k.launch or '—')}</code></td><td>{escape(op_text)}</td>"
             f"<td>{escape(_fmt_us(k.estimated_us))}</td>"
