@@ -7,8 +7,10 @@ Measured profiles time real training steps on the real device with hooks:
   modules and functions count with the layer before them and the sums equal the measured forward;
 * backward: a post-accumulate-grad hook on every parameter stamps when its gradient is ready (what
   DDP and Horovod react to); a layer's backward time is the time from the previous layer's
-  gradients (in reverse forward order) to its own, so the prefix sums the simulator builds are the
-  measured ready times;
+  gradients to its own, so the prefix sums the simulator builds are the measured ready times.
+  Layers are listed in reverse order of readiness — forward order for a sequential model — which
+  also places a module used only through its weights (``out_proj`` of ``nn.MultiheadAttention``)
+  where its gradient becomes ready; frozen parameters are marked ``trainable=False``;
 * activations: a saved-tensors hook counts the bytes autograd keeps for backward while each layer
   runs (parameters and repeats of one storage excluded);
 * linear layers: ``in_features``, ``out_features`` and the rows of their input (tokens);
@@ -206,7 +208,8 @@ def _params(model: Any, layers: dict[str, Any]) -> dict[str, list[ParamInfo]]:
                 continue
             taken.add(id(p))
             out[lname].append(ParamInfo(names[id(p)], tuple(p.shape),
-                                        str(p.dtype).removeprefix("torch.")))
+                                        str(p.dtype).removeprefix("torch."),
+                                        trainable=bool(p.requires_grad)))
     return out
 
 
@@ -307,7 +310,12 @@ def profile_module(
                 continue
             _charge_forward(rec, t0, t_fwd, fwd_runs)
             _charge_backward(rec, t_fwd, t_bwd, bwd_runs)
-        order = rec.order + [n for n in layers if n not in rec.order]
+        # layers in reverse order of gradient readiness (forward order for a sequential model);
+        # this also places layers whose module is never called (an attention block's out_proj,
+        # used through its weight) where their gradients actually become ready
+        ready = sorted(rec.ready, key=rec.ready.__getitem__)
+        order = list(reversed(ready)) + [n for n in rec.order if n not in rec.ready]
+        order += [n for n in layers if n not in order]
         tokens, saved = dict(rec.tokens), dict(rec.saved)
         touched = {k: int(v.numel()) for k, v in rec.touched.items()}
     finally:
@@ -373,14 +381,14 @@ def _charge_forward(rec: _Recorder, t0: float, t_end: float, runs: dict[str, lis
 
 def _charge_backward(rec: _Recorder, t0: float, t_end: float,
                      runs: dict[str, list[float]]) -> None:
-    """Backward time of each layer, walking layers in reverse forward order so that the running
-    sum of times equals each layer's gradient-ready time."""
+    """Backward time of each layer: the gap from the previous layer's gradients being ready (in
+    the order they became ready) to its own, so that running sums give each layer's ready time;
+    the time after the last gradient goes to the last layer."""
     last = t0
-    order = [n for n in reversed(rec.order) if n in rec.ready]
+    order = sorted(rec.ready, key=rec.ready.__getitem__)
     for k, name in enumerate(order):
-        ready = max(rec.ready[name], last)
-        end = t_end if k == len(order) - 1 else ready
-        runs[name].append(end - last)
+        end = t_end if k == len(order) - 1 else rec.ready[name]
+        runs[name].append(max(0.0, end - last))
         last = end
 
 

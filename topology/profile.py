@@ -30,11 +30,13 @@ DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8, "int64":
 
 @dataclass(frozen=True)
 class ParamInfo:
-    """One parameter tensor: qualified name (``"encoder.0.weight"``), shape and dtype."""
+    """One parameter tensor: qualified name (``"encoder.0.weight"``), shape, dtype and whether it
+    is trained (frozen parameters have no gradient to exchange and no optimizer state)."""
 
     name: str
     shape: tuple[int, ...]
     dtype: str = "float32"
+    trainable: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "shape", tuple(int(s) for s in self.shape))
@@ -105,6 +107,10 @@ class LayerProfile:
         return sum(p.nbytes for p in self.params)
 
     @property
+    def trainable_bytes(self) -> int:
+        return sum(p.nbytes for p in self.params if p.trainable)
+
+    @property
     def itemsize(self) -> int:
         return DTYPE_BYTES[self.params[0].dtype] if self.params else 4
 
@@ -118,7 +124,8 @@ class ModelProfile:
         batch_size: samples per step the times were taken at.
         device: where it was measured (``"cpu"``, ``"NVIDIA H200"``).
         device_flops: that device's speed in FLOP/s (the same measure as ``Device.flops``).
-        layers: in forward order.
+        layers: in forward order (measured profiles: reverse order of gradient readiness, which is
+            forward order for a sequential model).
         optimizer_time: seconds of one optimizer step on that device.
         optimizer_state_factor: optimizer state bytes per parameter byte (Adam: 2, SGD with
             momentum: 1, plain SGD: 0).
@@ -178,6 +185,10 @@ class ModelProfile:
         return sum(ln.param_bytes for ln in self.layers)
 
     @property
+    def trainable_bytes(self) -> int:
+        return sum(ln.trainable_bytes for ln in self.layers)
+
+    @property
     def activation_bytes(self) -> int:
         return sum(ln.activation_bytes for ln in self.layers)
 
@@ -202,10 +213,11 @@ class ModelProfile:
     def memory_needed(self, batch: float) -> dict[str, float]:
         """Bytes a data-parallel replica needs at ``batch`` samples, by category."""
         weights = float(self.param_bytes)
+        trained = float(self.trainable_bytes)
         return {
             "weights": weights,
-            "gradients": weights,
-            "optimizer": weights * self.optimizer_state_factor,
+            "gradients": trained,
+            "optimizer": trained * self.optimizer_state_factor,
             "activations": self.activation_bytes * batch / self.batch_size,
         }
 
@@ -316,6 +328,7 @@ SCHEMA: dict[str, Any] = {
                 "name": {"type": "string", "minLength": 1},
                 "shape": {"type": "array", "items": {"type": "integer", "minimum": 0}},
                 "dtype": {"enum": list(DTYPE_BYTES)},
+                "trainable": {"type": "boolean"},
             },
         },
         "layer": {

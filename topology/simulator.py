@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from . import collectives, compression_costs
 from .devices import DeviceTopology
 from .errors import DoesNotFitError, ProfileError
-from .profile import ModelProfile
+from .profile import ModelProfile, ParamInfo
 from .strategy import Strategy
 
 ALLREDUCE_ALGORITHMS = ("ring", "tree", "auto")
@@ -153,13 +153,15 @@ def _buckets(profile: ModelProfile, strategy: Strategy, bucket_bytes: float,
             owner = profile.owner(pname)
             if strategy.scheme(owner) in ("sfb", "sparse"):
                 continue  # travels by all-gather instead
+            if not _param(profile, owner, pname).trainable:
+                continue  # frozen: no gradient
             if pname in placed:
                 raise ProfileError(f"parameter {pname!r} is in two buckets; list it once")
             placed.add(pname)
             schemes.add(strategy.scheme(owner))
             if owner not in layers:
                 layers.append(owner)
-            nbytes += _param_bytes(profile, owner, pname)
+            nbytes += _param(profile, owner, pname).nbytes
         if len(schemes) > 1:
             raise ProfileError(
                 f"bucket {i} mixes schemes {sorted(schemes)} (layers {layers}); a bucket is one "
@@ -176,7 +178,7 @@ def _buckets(profile: ModelProfile, strategy: Strategy, bucket_bytes: float,
         if scheme in ("sfb", "sparse"):
             continue
         for p in layer.params:
-            if p.name in placed:
+            if p.name in placed or not p.trainable:
                 continue
             if cur is not None and (cur.scheme != scheme or cur.nbytes + p.nbytes > cap):
                 units.append(cur)
@@ -204,6 +206,8 @@ def ddp_buckets(profile: ModelProfile, bucket_bytes: float = 25 * 2**20,
     size, cap = 0.0, first_bucket_bytes
     for layer in reversed(profile.layers):
         for p in reversed(layer.params):
+            if not p.trainable:
+                continue
             cur.append(p.name)
             size += p.nbytes
             if size >= cap:
@@ -214,10 +218,10 @@ def ddp_buckets(profile: ModelProfile, bucket_bytes: float = 25 * 2**20,
     return buckets
 
 
-def _param_bytes(profile: ModelProfile, layer: str, pname: str) -> int:
+def _param(profile: ModelProfile, layer: str, pname: str) -> ParamInfo:
     for p in profile.layer(layer).params:
         if p.name == pname:
-            return p.nbytes
+            return p
     raise ProfileError(f"parameter {pname!r} is not in layer {layer!r} of the profile")
 
 
@@ -341,8 +345,8 @@ def simulate(
         events += [Event("comm", c.name, c.scheme, c.start, c.end) for c in comm]
 
     # memory
-    weights = float(profile.param_bytes)
-    static = weights * (2 + profile.optimizer_state_factor)
+    trained = float(profile.trainable_bytes)
+    static = profile.param_bytes + trained * (1 + profile.optimizer_state_factor)
     fusion = max((u.nbytes for u in units if u.gather is None), default=0.0)
     gather_buf = sum(u.gather.buffer_bytes for u in units if u.gather is not None)
     peaks: dict[str, float] = {}

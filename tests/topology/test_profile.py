@@ -92,3 +92,21 @@ def test_bad_profiles_are_named():
     with pytest.raises(ProfileError, match="'w' appears in layers 'a' and 'b'"):
         ModelProfile("m", 1, "cpu", 1e9, [LayerProfile("a", params=[p]),
                                            LayerProfile("b", params=[p])])
+
+
+def test_frozen_parameters_and_modules_used_through_their_weights():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Embedding(100, 16), nn.TransformerEncoderLayer(16, 2, 32, batch_first=True),
+                          nn.Linear(16, 4))
+    model[0].weight.requires_grad_(False)
+    prof = ModelProfile.from_module(model, torch.randint(0, 100, (4, 8)), steps=1,
+                                    device_flops=1e10)
+    names = [layer.name for layer in prof.layers]
+    # MultiheadAttention calls out_proj through its weight: it sits where its gradient is ready
+    assert names.index("1.self_attn") < names.index("1.self_attn.out_proj") < names.index("1.norm1")
+    emb = prof.layer("0")
+    assert [p.trainable for p in emb.params] == [False]
+    assert prof.trainable_bytes == prof.param_bytes - 100 * 16 * 4
+    need = prof.memory_needed(4)
+    assert need["gradients"] == prof.trainable_bytes
+    assert ModelProfile.from_json(prof.to_json()).layer("0").params[0].trainable is False

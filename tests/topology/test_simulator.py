@@ -199,3 +199,12 @@ def test_cpu_devices_do_not_overlap_by_default(profile):
     assert simulate(topo, profile, st, bucket_bytes=20000, overlap=True).comm[0].start < 4.5e-3
     with pytest.raises(ValueError, match="overlap='sometimes'"):
         simulate(topo, profile, st, overlap="sometimes")
+
+
+def test_frozen_parameters_are_not_exchanged():
+    prof = tiny_profile()
+    fc1 = prof.layer("fc1")
+    fc1.params = [ParamInfo(p.name, p.shape, p.dtype, trainable=False) for p in fc1.params]
+    res = simulate(pair(), prof, Strategy(["d0", "d1"], [8, 8]))
+    assert [c.nbytes for c in res.comm] == [10280]
+    assert res.memory_peak["d0"] == pytest.approx(ALL + 10280 * 3 + (8 * 256 * 4 + 8 * 10 * 4) + 10280)
