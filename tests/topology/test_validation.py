@@ -1,7 +1,6 @@
 """Simulated against measured: a real 2-process data-parallel run on this CPU machine."""
 
 import pytest
-
 from stitchlab.topology._launch import horovodrun
 from stitchlab.topology.validation import validate
 
@@ -13,7 +12,7 @@ BOUND = 0.6
 
 
 def _check(**kwargs):
-    for attempt in range(2):
+    for _attempt in range(2):
         res = validate(np=2, width=1024, depth=3, batch=32, steps=5, warmup=2, **kwargs)
         print(res)
         assert res["measured_ms"] > 0 and res["simulated_ms"] > 0
