@@ -78,9 +78,14 @@ def cpu_topology_from_fit(ab: AlphaBeta, processes: int, flops: float,
                         bandwidth=1.0 / ab.beta if ab.beta > 0 else 1e15, latency=ab.alpha / 2)
 
 
-def _time_allreduce(sizes: Sequence[int], reps: int, horovod: bool) -> list[tuple[int, float]]:
-    """Median seconds of one all-reduce per size, in an initialized process group (or Horovod)."""
+def _time_allreduce(sizes: Sequence[int], reps: int, horovod: bool,
+                    device: object = None) -> list[tuple[int, float]]:
+    """Median seconds of one all-reduce per size, in an initialized process group (or Horovod),
+    of tensors on ``device`` (default CPU; on CUDA each timing waits for the device)."""
     import torch
+
+    device = torch.device(device or "cpu")
+    sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
 
     if horovod:
         import horovod.torch as hvd
@@ -99,14 +104,17 @@ def _time_allreduce(sizes: Sequence[int], reps: int, horovod: bool) -> list[tupl
         barrier = dist.barrier
     points = []
     for n in sizes:
-        t = torch.ones(max(1, n // 4), dtype=torch.float32)
+        t = torch.ones(max(1, n // 4), dtype=torch.float32, device=device)
         for _ in range(2):
             allreduce(t)
+        sync()
         samples = []
         for _ in range(reps * max(1, min(8, 2**20 // max(n, 1)))):  # more of the small ones
             barrier()
+            sync()
             start = time.perf_counter()
             allreduce(t)
+            sync()
             samples.append(time.perf_counter() - start)
         points.append((n, statistics.median(samples)))
     barrier()

@@ -1,16 +1,22 @@
 """Simulated against measured: one data-parallel training step on this machine.
 
 ``python -m stitchlab.topology.validation`` (options: ``--np``, ``--width``, ``--depth``,
-``--batch``, ``--steps``, ``--horovod``, ``--json FILE``):
+``--batch``, ``--steps``, ``--horovod``, ``--backend``, ``--repeat``, ``--json FILE``) starts ``np``
+processes that each
 
-1. profiles an MLP (``depth`` linear layers of ``width``², ReLU) at the per-rank batch in this
-   process with one thread (:meth:`ModelProfile.from_module`, SGD with momentum);
-2. fits α and β of gloo all-reduce between ``np`` local processes (:mod:`.calibrate`);
-3. trains the same model for real: ``np`` processes, one thread each, DistributedDataParallel over
-   gloo (or Horovod's DistributedOptimizer under ``horovodrun --gloo`` with ``--horovod``), and
-   takes the median step time of rank 0 after warm-up;
-4. simulates the step on a CPU topology built from the fit, with DDP's buckets
-   (:func:`ddp_buckets`) or Horovod's fusion buffer, and prints both times and the error.
+1. time all-reduces of 4 KiB–32 MiB (→ α and β, :mod:`.calibrate`);
+2. alternate a *profile* step of a private replica of an MLP (``depth`` linear layers of
+   ``width``², ReLU; :meth:`ModelProfile.from_module`, no communication) with a real training
+   step: DistributedDataParallel (gloo on CPU, one thread per process; or NCCL on one GPU per
+   process with ``--backend nccl``), or Horovod's DistributedOptimizer under ``horovodrun --gloo``
+   with ``--horovod``;
+
+then simulates the step (CPU: a topology from the fit; NCCL: the ``--topology`` preset, default
+``h200-2gpu``, with its links set to the fit) with DDP's buckets (:func:`ddp_buckets`) or
+Horovod's fusion buffer, and prints measured and simulated times and the error.
+
+The NCCL path has not been run yet (this project's CPU machine has no GPU): treat its first run
+as a test of the script too.
 """
 
 from __future__ import annotations
@@ -37,21 +43,37 @@ def build_mlp(width: int, depth: int) -> Any:
     return torch.nn.Sequential(*layers)
 
 
-def _batch(width: int, batch: int, seed: int) -> tuple[Any, Any]:
+def _batch(width: int, batch: int, seed: int, device: Any = "cpu") -> tuple[Any, Any]:
     import torch
 
     g = torch.Generator().manual_seed(seed)
-    return torch.randn(batch, width, generator=g), torch.randn(batch, width, generator=g)
+    x, y = torch.randn(batch, width, generator=g), torch.randn(batch, width, generator=g)
+    return x.to(device), y.to(device)
 
 
 def _worker(out: str, width: int, depth: int, batch: int, steps: int, warmup: int,
-            horovod: bool) -> None:
+            horovod: bool, backend: str = "gloo", device_flops: float = 1e10) -> None:
     """One rank: time all-reduces, profile the model (no communication), then train it."""
+    import os
+
     import torch
 
     from . import calibrate
 
-    torch.set_num_threads(1)
+    cuda = backend == "nccl"
+    if cuda:
+        local = int(os.environ.get("LOCAL_RANK", "0"))
+        torch.cuda.set_device(local)
+        device = torch.device("cuda", local)
+
+        def sync() -> None:
+            torch.cuda.synchronize(device)
+    else:
+        torch.set_num_threads(1)
+        device = torch.device("cpu")
+
+        def sync() -> None:
+            pass
     if horovod:
         import horovod.torch as hvd
 
@@ -61,7 +83,7 @@ def _worker(out: str, width: int, depth: int, batch: int, steps: int, warmup: in
     else:
         import torch.distributed as dist
 
-        dist.init_process_group("gloo")
+        dist.init_process_group(backend)
         rank = dist.get_rank()
 
         def gather(obj: Any) -> list[Any]:
@@ -69,31 +91,34 @@ def _worker(out: str, width: int, depth: int, batch: int, steps: int, warmup: in
             dist.all_gather_object(got, obj)
             return got
 
-    points = calibrate._time_allreduce(calibrate.DEFAULT_SIZES, 8, horovod)
-    model = build_mlp(width, depth)
+    points = calibrate._time_allreduce(calibrate.DEFAULT_SIZES, 8, horovod, device)
+    model = build_mlp(width, depth).to(device)
     if horovod:
         opt = torch.optim.SGD(model.parameters(), lr=1e-4, momentum=0.9)
         opt = hvd.DistributedOptimizer(opt, named_parameters=model.named_parameters())
         hvd.broadcast_parameters(model.state_dict(), root_rank=0)
         net = model
     else:
-        net = torch.nn.parallel.DistributedDataParallel(model)
+        net = torch.nn.parallel.DistributedDataParallel(
+            model, device_ids=[device.index] if cuda else None)
         opt = torch.optim.SGD(net.parameters(), lr=1e-4, momentum=0.9)
-    x, y = _batch(width, batch, seed=rank)
+    x, y = _batch(width, batch, seed=rank, device=device)
     # Profile steps (a separate replica, no communication) alternate with training steps, so
     # both see the same share of the CPU while the other ranks and anything else run.
-    twin = build_mlp(width, depth)
+    twin = build_mlp(width, depth).to(device)
     twin_opt = torch.optim.SGD(twin.parameters(), lr=1e-4, momentum=0.9)
     times, profiles_here = [], []
     for i in range(warmup + steps):
         prof = ModelProfile.from_module(
             twin, x, steps=1, warmup=0, optimizer=twin_opt, name=f"mlp{depth}x{width}",
-            device_flops=1e10, loss_fn=lambda out: torch.nn.functional.mse_loss(out, y))
+            device_flops=device_flops, loss_fn=lambda out: torch.nn.functional.mse_loss(out, y))
+        sync()
         start = time.perf_counter()
         opt.zero_grad()  # Horovod's optimizer takes no set_to_none
         loss = torch.nn.functional.mse_loss(net(x), y)
         loss.backward()
         opt.step()
+        sync()
         times.append(time.perf_counter() - start)
         if i >= warmup:
             profiles_here.append(prof)
@@ -118,74 +143,84 @@ def median_profile(profiles: list[ModelProfile]) -> ModelProfile:
     return first
 
 
-def profile_mlp(width: int, depth: int, batch: int, steps: int = 3) -> ModelProfile:
-    """The measured profile of the validation model at one rank's batch, one thread, on a nominal
-    10 GFLOP/s device (only ratios of speeds matter here)."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        model = build_mlp(width, depth)
-        x, y = _batch(width, batch, seed=0)
-        opt = torch.optim.SGD(model.parameters(), lr=1e-4, momentum=0.9)
-        return ModelProfile.from_module(
-            model, x, steps=steps, optimizer=opt, name=f"mlp{depth}x{width}", device_flops=1e10,
-            loss_fn=lambda out: torch.nn.functional.mse_loss(out, y))
-    finally:
-        torch.set_num_threads(threads)
-
-
-def simulate_step(profiles: list[ModelProfile], ab: Any, batch: int, horovod: bool,
+def simulate_step(profiles: list[ModelProfile], base: Any, batch: int, horovod: bool,
                   overlap: bool | str = "auto") -> Any:
-    """Simulate the validation step: a CPU topology from the all-reduce fit, each rank as fast as
-    its own profile says (the processes share cores with whatever else runs), rank 0's per-layer
-    profile, DDP's buckets (or Horovod's 128 MiB fusion buffer)."""
-    from . import calibrate
+    """Simulate the validation step on ``base`` (a calibrated topology with one device per rank):
+    each rank as fast as its own profile says relative to rank 0 (processes share the machine
+    with whatever else runs), rank 0's per-layer profile, DDP's buckets (or Horovod's 128 MiB
+    fusion buffer)."""
     from .devices import Device, DeviceTopology
     from .simulator import ddp_buckets, simulate
     from .strategy import Strategy
 
     profile = profiles[0]
-    base = calibrate.cpu_topology_from_fit(ab, len(profiles), profile.device_flops)
     total = [p.forward_time + p.backward_time for p in profiles]
-    devices = [Device(d.id, d.kind, profile.device_flops * total[0] / total[i], d.memory, d.host,
-                      d.name) for i, d in enumerate(base.devices)]
+    ref = base.devices[0].flops
+    devices = [Device(d.id, d.kind, ref * total[0] / total[i], d.memory, d.host, d.name)
+               if i < len(profiles) else d for i, d in enumerate(base.devices)]
     topo = DeviceTopology(devices, base.links, base.switches, base.name, base.description)
+    ids = topo.ids[: len(profiles)]
     if horovod:
-        strategy = Strategy(topo.ids, [batch] * len(profiles))
+        strategy = Strategy(ids, [batch] * len(profiles))
         return simulate(topo, profile, strategy, overlap=overlap, bucket_bytes=128 * 2**20)
-    strategy = Strategy(topo.ids, [batch] * len(profiles), buckets=ddp_buckets(profile))
+    strategy = Strategy(ids, [batch] * len(profiles), buckets=ddp_buckets(profile))
     return simulate(topo, profile, strategy, overlap=overlap)
+
+
+def _calibrated(backend: str, np: int, ab: Any, topology: str) -> Any:
+    """The topology to simulate on: CPU processes from the fit, or a GPU preset whose links carry
+    the fit (a ring step between GPUs crosses two links: latency α/2 each, bandwidth 1/β)."""
+    from . import calibrate, presets
+
+    if backend != "nccl":
+        return calibrate.cpu_topology_from_fit(ab, np, 1e10)
+    topo = presets.get(topology)
+    if len(topo.devices) < np:
+        raise ValueError(f"preset {topology!r} has {len(topo.devices)} devices, need {np}")
+    return topo.with_link_params(bandwidth=1.0 / ab.beta if ab.beta > 0 else 1e15,
+                                 latency=ab.alpha / 2)
 
 
 def validate(np: int = 2, width: int = 2048, depth: int = 4, batch: int = 16, steps: int = 10,
              warmup: int = 3, horovod: bool = False, overlap: bool | str = "auto",
-             keep_raw: bool = False) -> dict[str, Any]:
+             keep_raw: bool = False, backend: str = "gloo",
+             topology: str = "h200-2gpu") -> dict[str, Any]:
     """Run the comparison; returns measured and simulated step times and the relative error.
 
     ``error`` compares the median measured step with the step simulated from the median
     profiles; ``paired_error`` is the median over steps of each step against the step simulated
     from the profiles taken just before it (less sensitive to load that drifts during the run).
+    ``backend="nccl"`` runs on one GPU per process and simulates on preset ``topology``.
     ``keep_raw`` adds the workers' raw output (step times, all-reduce points, per-step profiles).
     """
     from . import calibrate
     from ._launch import run_workers
 
+    if backend not in ("gloo", "nccl"):
+        raise ValueError(f"backend={backend!r}; expected 'gloo' or 'nccl'")
+    if horovod and backend != "gloo":
+        raise ValueError("the Horovod comparison runs over Gloo only")
+    flops = 1e10
+    if backend == "nccl":
+        from . import presets
+
+        flops = presets.get(topology).devices[0].flops
     args = ["--width", str(width), "--depth", str(depth), "--batch", str(batch),
-            "--steps", str(steps), "--warmup", str(warmup)]
+            "--steps", str(steps), "--warmup", str(warmup), "--backend", backend,
+            "--device-flops", repr(flops)]
     real = run_workers("stitchlab.topology.validation", args, np, horovod=horovod)
     measured = statistics.median(real["step_times"])
     ab = calibrate.fit_ring_allreduce([tuple(p) for p in real["points"]], np)
+    base = _calibrated(backend, np, ab, topology)
     profiles = [ModelProfile.from_dict(p) for p in real["profiles"]]
-    sim = simulate_step(profiles, ab, batch, horovod, overlap)
-    overlapped = simulate_step(profiles, ab, batch, horovod, overlap=True)
+    sim = simulate_step(profiles, base, batch, horovod, overlap)
+    overlapped = simulate_step(profiles, base, batch, horovod, overlap=True)
     paired = []
     for i, step in enumerate(real["step_times"]):
         here = [ModelProfile.from_dict(per_rank[i]) for per_rank in real["per_step_profiles"]]
-        paired.append((simulate_step(here, ab, batch, horovod, overlap).step_time - step) / step)
+        paired.append((simulate_step(here, base, batch, horovod, overlap).step_time - step) / step)
     return {
-        "backend": "horovod-gloo" if horovod else "torch-ddp-gloo",
+        "backend": ("horovod-" if horovod else "torch-ddp-") + backend,
         "processes": np, "model": profiles[0].name, "batch_per_rank": batch,
         "param_mib": profiles[0].param_bytes / 2**20,
         "alpha_us": ab.alpha * 1e6, "bandwidth_gbs": ab.bandwidth / 1e9,
@@ -224,6 +259,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--horovod", action="store_true")
+    ap.add_argument("--backend", choices=["gloo", "nccl"], default="gloo",
+                    help="nccl: one GPU per process (not yet run on a GPU machine)")
+    ap.add_argument("--topology", default="h200-2gpu", help="preset to simulate on with nccl")
+    ap.add_argument("--device-flops", type=float, default=1e10, help=argparse.SUPPRESS)
     ap.add_argument("--overlap", choices=["auto", "yes", "no"], default="auto",
                     help="simulate with/without overlapping communication and backward "
                          "(auto: not on CPUs)")
@@ -234,12 +273,14 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.worker:
         _worker(args.out, args.width, args.depth, args.batch, args.steps, args.warmup,
-                args.horovod)
+                args.horovod, args.backend, args.device_flops)
         return 0
     results = []
     for i in range(args.repeat):
         result = validate(args.np, args.width, args.depth, args.batch, args.steps, args.warmup,
-                          args.horovod, overlap={"auto": "auto", "yes": True, "no": False}[args.overlap])
+                          args.horovod,
+                          overlap={"auto": "auto", "yes": True, "no": False}[args.overlap],
+                          backend=args.backend, topology=args.topology)
         results.append(result)
         if args.repeat > 1:
             print(f"--- run {i + 1} of {args.repeat}")

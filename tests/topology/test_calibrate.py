@@ -33,3 +33,23 @@ def test_gloo_allreduce_measurement_fits_alpha_beta():
     assert [n for n, _ in pts] == [4096, 2**20, 8 * 2**20]
     ab = fit_ring_allreduce(pts, 2)
     assert ab.beta > 0 and 1e6 < ab.bandwidth < 1e12
+
+
+def test_gpu_preset_calibrated_for_the_nccl_validation():
+    from stitchlab.topology.collectives import AlphaBeta
+    from stitchlab.topology.validation import _calibrated
+
+    ab = AlphaBeta(2e-5, 1 / 300e9)
+    topo = _calibrated("nccl", 2, ab, "h200-2gpu")
+    assert c.ring_allreduce(1e8, topo) == pytest.approx(c.ring_allreduce(1e8, 2, alpha=2e-5, beta=1 / 300e9))
+    with pytest.raises(ValueError, match="has 2 devices, need 4"):
+        _calibrated("nccl", 4, ab, "h200-2gpu")
+
+
+def test_validation_rejects_bad_backends():
+    from stitchlab.topology.validation import validate
+
+    with pytest.raises(ValueError, match="backend='mpi'"):
+        validate(backend="mpi")
+    with pytest.raises(ValueError, match="Horovod comparison runs over Gloo only"):
+        validate(backend="nccl", horovod=True)
