@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+from operator import index as operator_index
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,12 +26,6 @@ def _shape(shape: Any) -> tuple[int, ...]:
     if any(s < 0 for s in out):
         raise ValueError(f"negative dimensions are not allowed: {shape!r}")
     return out
-
-
-def operator_index(x: Any) -> int:
-    import operator
-
-    return operator.index(x)
 
 
 def _leaf(buf: Any, device: str) -> LazyArray:
