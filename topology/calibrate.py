@@ -152,8 +152,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     if args.worker:
+        from ._launch import exit_worker
+
         _worker(args.out, sizes, args.reps, args.horovod)
-        return 0
+        exit_worker()
     points = measure_allreduce(args.np, sizes, args.reps, args.horovod)
     ab = fit_ring_allreduce(points, args.np)
     for n, t in points:

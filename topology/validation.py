@@ -130,6 +130,7 @@ def _worker(out: str, width: int, depth: int, batch: int, steps: int, warmup: in
             json.dump({"step_times": times[warmup:], "points": points, "profiles": profiles,
                        "per_step_profiles": per_step}, fh)
     if not horovod:
+        dist.barrier()
         dist.destroy_process_group()
 
 
@@ -272,9 +273,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
+        from ._launch import exit_worker
+
         _worker(args.out, args.width, args.depth, args.batch, args.steps, args.warmup,
                 args.horovod, args.backend, args.device_flops)
-        return 0
+        exit_worker()
     results = []
     for i in range(args.repeat):
         result = validate(args.np, args.width, args.depth, args.batch, args.steps, args.warmup,

@@ -1,7 +1,19 @@
 import time
 
 import pytest
-from stitchlab.topology import DoesNotFitError, ProfileError, Strategy, presets, simulate
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from stitchlab.topology import (
+    Device,
+    DeviceTopology,
+    DoesNotFitError,
+    Link,
+    ProfileError,
+    Strategy,
+    Switch,
+    presets,
+    simulate,
+)
 from stitchlab.topology import collectives as c
 from stitchlab.topology.profile import LayerProfile, ModelProfile, ParamInfo
 
@@ -208,3 +220,24 @@ def test_frozen_parameters_are_not_exchanged():
     res = simulate(pair(), prof, Strategy(["d0", "d1"], [8, 8]))
     assert [c.nbytes for c in res.comm] == [10280]
     assert res.memory_peak["d0"] == pytest.approx(ALL + 10280 * 3 + (8 * 256 * 4 + 8 * 10 * 4) + 10280)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    shares=st.lists(st.integers(0, 64), min_size=2, max_size=6).filter(lambda s: sum(s) > 0),
+    bw=st.floats(1e8, 1e12),
+    sfb=st.booleans(),
+)
+def test_step_bounds_and_slower_links_never_help(shares, bw, sfb):
+    prof = tiny_profile()
+    devs = [Device(f"g{i}", "gpu", 1e12 * (1 + i % 2), 2**34) for i in range(len(shares))]
+    sw = [Switch("sw", "nvswitch")]
+    fast = DeviceTopology(devs, [Link(d.id, "sw", bw, 1e-6, "nvswitch") for d in devs], sw)
+    slow = DeviceTopology(devs, [Link(d.id, "sw", bw / 4, 1e-6, "nvswitch") for d in devs], sw)
+    st_ = Strategy([d.id for d in devs], shares, schemes={"fc1": "sfb"} if sfb else {})
+    a, b = simulate(fast, prof, st_), simulate(slow, prof, st_)
+    assert a.step_time >= max(a.compute.values()) - 1e-12
+    assert a.step_time >= max(c.end for c in a.comm) - 1e-12
+    assert b.step_time >= a.step_time - 1e-12
+    starts = [c.start for c in a.comm]
+    assert starts == sorted(starts) and all(c.start >= c.ready for c in a.comm)
