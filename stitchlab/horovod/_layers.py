@@ -29,7 +29,9 @@ class _Reducer:
 
     scheme = ""
 
-    def __init__(self, name: str, anchor: nn.Parameter, passes_per_step: int, weight: float) -> None:
+    def __init__(
+        self, name: str, anchor: nn.Parameter, passes_per_step: int, weight: float
+    ) -> None:
         self.name = name
         self.passes_per_step = passes_per_step
         self.weight = weight  # this rank's share of the global batch
@@ -202,7 +204,7 @@ class HierarchicalReducer(_Reducer):
                     process_set=self.inner,
                 )
             )
-        for i, (p, h) in enumerate(zip(self.params, handles)):
+        for i, (p, h) in enumerate(zip(self.params, handles, strict=True)):
             partial = hvd.synchronize(h)
             total = hvd.allreduce(
                 partial,

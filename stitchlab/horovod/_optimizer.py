@@ -46,8 +46,8 @@ def default_planner(
         model,
         current.world_size,
         batch_shares=current.batch_shares,
-        layer_tokens={n: l.tokens for n, l in profile.layers.items() if l.kind == "linear"},
-        embedding_rows={n: l.rows for n, l in profile.layers.items() if l.kind == "embedding"},
+        layer_tokens={n: p.tokens for n, p in profile.layers.items() if p.kind == "linear"},
+        embedding_rows={n: p.rows for n, p in profile.layers.items() if p.kind == "embedding"},
         bandwidth_bytes_per_s=profile.bandwidth_bytes_per_s,
         flops_per_s=profile.flops_per_s,
         latency_s=profile.latency_s,
@@ -122,17 +122,25 @@ class DistributedOptimizer(torch.optim.Optimizer):
                 "optimizer is already a distributed optimizer; pass the local torch optimizer"
             )
         if not isinstance(optimizer, torch.optim.Optimizer):
-            raise TypeError(f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}")
+            raise TypeError(
+                f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}"
+            )
         if not isinstance(model, nn.Module):
             raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
-        if int(backward_passes_per_step) != backward_passes_per_step or backward_passes_per_step < 1:
+        if (
+            int(backward_passes_per_step) != backward_passes_per_step
+            or backward_passes_per_step < 1
+        ):
             raise ValueError(
                 f"backward_passes_per_step must be a positive integer, got {backward_passes_per_step!r}"
             )
         named = list(model.named_parameters())
         model_ids = {id(p) for _, p in named}
         stray = [
-            tuple(p.shape) for g in optimizer.param_groups for p in g["params"] if id(p) not in model_ids
+            tuple(p.shape)
+            for g in optimizer.param_groups
+            for p in g["params"]
+            if id(p) not in model_ids
         ]
         if stray:
             raise ValueError(
@@ -154,15 +162,23 @@ class DistributedOptimizer(torch.optim.Optimizer):
         shares = None
         if local_batch_size is not None:
             if int(local_batch_size) != local_batch_size or local_batch_size < 0:
-                raise ValueError(f"local_batch_size must be a non-negative integer, got {local_batch_size!r}")
+                raise ValueError(
+                    f"local_batch_size must be a non-negative integer, got {local_batch_size!r}"
+                )
             shares = [int(s) for s in hvd.allgather_object(int(local_batch_size))]
         if plan is None or (isinstance(plan, str) and plan == "auto"):
             strategy = even_strategy(size, shares)
         elif isinstance(plan, str):
-            raise ValueError(f"plan must be None, 'auto', a Strategy or a Plan; got the string {plan!r}")
+            raise ValueError(
+                f"plan must be None, 'auto', a Strategy or a Plan; got the string {plan!r}"
+            )
         else:
             strategy = as_strategy(plan)
-            if shares is not None and strategy.world_size == size and shares != strategy.batch_shares:
+            if (
+                shares is not None
+                and strategy.world_size == size
+                and shares != strategy.batch_shares
+            ):
                 raise ValueError(
                     f"local_batch_size gives shares {shares} but the plan says "
                     f"{strategy.batch_shares}; feed each rank its plan share "
@@ -212,7 +228,10 @@ class DistributedOptimizer(torch.optim.Optimizer):
         return getattr(inner, name)
 
     def __repr__(self) -> str:
-        schemes = {s: sum(v == s for v in self.strategy.schemes.values()) for s in set(self.strategy.schemes.values())}
+        schemes = {
+            s: sum(v == s for v in self.strategy.schemes.values())
+            for s in set(self.strategy.schemes.values())
+        }
         return (
             f"stitchlab.horovod.DistributedOptimizer({type(self._base).__name__}, "
             f"world={self.strategy.world_size}, shares={self.strategy.batch_shares}, "
@@ -286,7 +305,9 @@ class DistributedOptimizer(torch.optim.Optimizer):
         return loss
 
     # ----------------------------------------------------------------- planning
-    def replan(self, strategy: Any, trigger: str = "user", reasons: dict[str, str] | None = None) -> None:
+    def replan(
+        self, strategy: Any, trigger: str = "user", reasons: dict[str, str] | None = None
+    ) -> None:
         """Switch to another plan between steps, keeping the optimizer state (collective: every
         rank must call it with the same plan)."""
         new = as_strategy(strategy)
@@ -313,7 +334,9 @@ class DistributedOptimizer(torch.optim.Optimizer):
         else:
             new.schemes = keep
         new.buckets = [list(b) for b in old.buckets]
-        self.replan(new, trigger=f"world size changed from {old.world_size} to {size}", reasons=reasons)
+        self.replan(
+            new, trigger=f"world size changed from {old.world_size} to {size}", reasons=reasons
+        )
 
     def _plan_from_profile(self, current: Strategy) -> tuple[Strategy, dict[str, str]]:
         assert self.profile is not None
@@ -321,7 +344,9 @@ class DistributedOptimizer(torch.optim.Optimizer):
             if self._planner is not None:
                 new, reasons = self._planner(self.profile, current, self._model)
             else:
-                new, reasons = default_planner(self.profile, current, self._model, self._memory_budget)
+                new, reasons = default_planner(
+                    self.profile, current, self._model, self._memory_budget
+                )
             payload = json.dumps({"strategy": new.to_dict(), "reasons": reasons})
         else:
             payload = None
@@ -340,7 +365,9 @@ class DistributedOptimizer(torch.optim.Optimizer):
         self.profile = profiler.finish()
         notify(self._callbacks, "on_profile", self.profile)
         new, reasons = self._plan_from_profile(self.strategy)
-        self.replan(new, trigger=f"profile of the first {self._profile_steps} step(s)", reasons=reasons)
+        self.replan(
+            new, trigger=f"profile of the first {self._profile_steps} step(s)", reasons=reasons
+        )
 
     def _apply(self, strategy: Strategy, state: Any) -> None:
         """Build the reducers and the Horovod optimizer for ``strategy``; keep ``state``."""
@@ -422,7 +449,9 @@ def _hierarchy_sets(groups: list[list[int]], rank: int) -> tuple[Any, Any]:
     gi, i = position[rank]
     sets = {}
     # every rank registers every set, in the same order (Horovod requires it)
-    wanted = [sorted(g) for g in groups] + [sorted(g[j] for g in groups) for j in range(len(groups[0]))]
+    wanted = [sorted(g) for g in groups] + [
+        sorted(g[j] for g in groups) for j in range(len(groups[0]))
+    ]
     for ranks in wanted:
         key = tuple(ranks)
         if key not in _PROCESS_SETS:

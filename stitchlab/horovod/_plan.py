@@ -194,7 +194,12 @@ def auto_strategy(
                 f"{saved * 1e3:.3f} ms per step"
             )
     chosen = place_sfb(
-        candidates, memory_budget_bytes, bandwidth_bytes_per_s, flops_per_s, latency_s, op_overhead_s
+        candidates,
+        memory_budget_bytes,
+        bandwidth_bytes_per_s,
+        flops_per_s,
+        latency_s,
+        op_overhead_s,
     )
     for name in candidates:
         if name in chosen:

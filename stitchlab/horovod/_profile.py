@@ -69,10 +69,10 @@ class Profile:
     def _repr_html_(self) -> str:
         e = html.escape
         rows = "".join(
-            f"<tr><td>{e(l.name)}</td><td>{e(l.kind)}</td><td>{l.forward_s * 1e3:.3f}</td>"
-            f"<td>{l.tokens}</td><td>{l.rows}</td><td>{l.grad_bytes / 1e6:.3f}</td>"
-            f"<td>{l.allreduce_s * 1e3:.3f}</td></tr>"
-            for l in self.layers.values()
+            f"<tr><td>{e(lp.name)}</td><td>{e(lp.kind)}</td><td>{lp.forward_s * 1e3:.3f}</td>"
+            f"<td>{lp.tokens}</td><td>{lp.rows}</td><td>{lp.grad_bytes / 1e6:.3f}</td>"
+            f"<td>{lp.allreduce_s * 1e3:.3f}</td></tr>"
+            for lp in self.layers.values()
         )
         return (
             f"<div><b>Profile of {self.steps} step(s) on {self.world_size} rank(s)</b>: "
@@ -301,7 +301,7 @@ def measure_collective(repeats: int = 7) -> tuple[float, float]:
     """Per-rank all-reduce bandwidth (bytes/s) and the marginal cost of one more collective
     operation (s), identical on every rank.
 
-    The bandwidth is the slope between timed all-reduces of 1 KiB and 4 MiB; the marginal cost is
+    The bandwidth is that of a 4 MiB all-reduce (its fixed cost included); the marginal cost is
     the time two small all-reduces issued together take over one (Horovod negotiates operations
     issued together in one cycle, so this is far below a lone operation's latency). Each time is
     the minimum of ``repeats`` after a warm-up: on a shared machine noise only adds time.
@@ -313,7 +313,7 @@ def measure_collective(repeats: int = 7) -> tuple[float, float]:
     def timed(sizes: tuple[int, ...], tag: str) -> float:
         tensors = [torch.zeros(n) for n in sizes]
         samples = []
-        for i in range(repeats + 1):
+        for _ in range(repeats + 1):
             hvd.barrier()
             start = time.perf_counter()
             handles = [
@@ -330,9 +330,8 @@ def measure_collective(repeats: int = 7) -> tuple[float, float]:
     one = timed((small,), "one")
     two = timed((small, small), "two")
     big = timed((large,), "big")
-    factor = 2 * (p - 1) / p
-    slope = (big - one) / (4 * (large - small) * factor)
-    bandwidth = 1.0 / slope if slope > 0 else 1e12
+    # bandwidth from the large probe alone: a slope between two noisy times is far less stable
+    bandwidth = 2 * (p - 1) / p * 4 * large / max(big, 1e-9)
     overhead = min(max(two - one, 0.0), one)  # never more than issuing it alone
     both = hvd.allreduce(
         torch.tensor([bandwidth, overhead], dtype=torch.float64),

@@ -7,17 +7,16 @@ pytest side (test_exactness.py) asserts on it. A check that raises records its e
 
 from __future__ import annotations
 
-import copy
 import json
 import sys
 import traceback
 
 import horovod.torch as hvd
 import torch
+from stitchlab.topology.strategy import Strategy
 from torch import nn
 
 from stitchlab.horovod import DistributedOptimizer
-from stitchlab.topology.strategy import Strategy
 
 VOCAB, DIM, SEQ = 64, 8, 5
 
@@ -149,7 +148,9 @@ def check_local_batch_size(world: int) -> dict:
     rank = hvd.rank()
     n = 1 + rank
     model = fresh_model()
-    opt = DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), model, local_batch_size=n)
+    opt = DistributedOptimizer(
+        torch.optim.SGD(model.parameters(), lr=0.1), model, local_batch_size=n
+    )
     loss_fn(model, *batch(0, rank, n)).backward()
     opt.synchronize()
     full = fresh_model().double()

@@ -9,9 +9,8 @@ from types import SimpleNamespace
 import pytest
 
 torch = pytest.importorskip("torch")
-from torch import nn  # noqa: E402
-
 from stitchlab.topology.strategy import Strategy  # noqa: E402
+from torch import nn  # noqa: E402
 
 try:
     import horovod.torch as hvd
@@ -53,7 +52,9 @@ def _run(code: str) -> subprocess.CompletedProcess:
 
 
 def test_importing_stitchlab_does_not_import_torch_or_horovod():
-    out = _run("import sys, stitchlab; print([m for m in ('torch', 'horovod') if m in sys.modules])")
+    out = _run(
+        "import sys, stitchlab; print([m for m in ('torch', 'horovod') if m in sys.modules])"
+    )
     assert out.stdout.strip() == "[]", out.stderr
 
 
@@ -110,7 +111,11 @@ def test_auto_strategy_respects_the_memory_budget():
 def test_auto_strategy_counts_the_overhead_of_a_second_collective():
     # 73.7 kB saved on "narrow" is worth 74 µs at 1 GB/s: less than one extra collective's 200 µs
     strategy, reasons = auto_strategy(
-        Net(), 4, layer_tokens={"narrow": 4}, bandwidth_bytes_per_s=1e9, flops_per_s=1e11,
+        Net(),
+        4,
+        layer_tokens={"narrow": 4},
+        bandwidth_bytes_per_s=1e9,
+        flops_per_s=1e11,
         op_overhead_s=200e-6,
     )
     assert strategy.schemes == {}
@@ -139,7 +144,9 @@ def test_plans_that_do_not_fit_the_model_are_rejected(strategy, fragment):
 
 def test_optimizer_accepts_a_plan_object_carrying_a_strategy(single_rank):
     model = Net()
-    plan = SimpleNamespace(strategy=Strategy(["cpu"], [8], schemes={"wide": "sfb", "emb": "sparse"}))
+    plan = SimpleNamespace(
+        strategy=Strategy(["cpu"], [8], schemes={"wide": "sfb", "emb": "sparse"})
+    )
     opt = DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), model, plan)
     ids = torch.randint(0, 1000, (8, 3))
     model(ids).sum().backward()
@@ -173,8 +180,10 @@ def test_optimizer_rejects_bad_arguments(single_rank):
 
 def test_too_many_backward_passes_is_an_error_not_a_wrong_gradient(single_rank):
     model = Net()
-    opt = DistributedOptimizer(
-        torch.optim.SGD(model.parameters(), lr=0.1), model, Strategy(["cpu"], [1], schemes={"wide": "sfb"})
+    _opt = DistributedOptimizer(
+        torch.optim.SGD(model.parameters(), lr=0.1),
+        model,
+        Strategy(["cpu"], [1], schemes={"wide": "sfb"}),
     )
     ids = torch.randint(0, 1000, (2, 3))
     model(ids).sum().backward()
@@ -215,7 +224,9 @@ def test_replan_keeps_the_optimizer_state(single_rank):
 def test_plan_summary_escapes_html():
     old = Strategy(["a"], [1])
     new = Strategy(["a"], [1], schemes={"<script>": "sfb"})
-    change = PlanChange("<b>trigger</b>", old, new, {"<script>": "sfb: <img src=x onerror=alert(1)>"})
+    change = PlanChange(
+        "<b>trigger</b>", old, new, {"<script>": "sfb: <img src=x onerror=alert(1)>"}
+    )
     page = change._repr_html_()
     assert "<script>" not in page and "<img" not in page and "<b>trigger" not in page
     assert "&lt;script&gt;" in page and "&lt;img" in page
