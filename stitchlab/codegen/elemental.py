@@ -90,6 +90,29 @@ class Writer:
         #: pragmas written right before a loop header
         self.pragma_for: dict[str, str] = {}
         self.skeys: dict[int, tuple[int, str]] = {}
+        #: cross-phase register cache of computed full values: node id -> array name; ``slot`` is
+        #: the array index of the current element (a compile-time constant in unrolled loops)
+        self.value_cache: dict[int, str] = {}
+        self.slot = "t"
+        #: loop counter and, per member node, the loops it was evaluated in at the full index
+        #: (a probe pass uses this to find values worth caching across phases)
+        self.loop_no = 0
+        self.full_evals: dict[int, set[int]] = {}
+        #: divide by a row value as a multiply by its reciprocal, computed once per row
+        self.row_reciprocal = False
+        self.reciprocals: dict[str, str] = {}
+        #: where lines computed once per row may be inserted while a loop is being written
+        self.hoist_at: int | None = None
+        self.hoist_depth = 1
+        #: row schedules with vectors: buffers read at the element's column index (``col``) are
+        #: loaded as one vector per chunk, written at ``vec_at`` (the start of the chunk's body)
+        self.side_vec: dict[int, str] = {}
+        self.col = ""
+        self.vec_at: int | None = None
+        self.vec_depth = 1
+        self.vec_base = ""
+        self.vec_width = 1
+        self.side_loaded: dict[int, str] = {}
 
     # --- lines and scopes ------------------------------------------------------------------------
     def line(self, text: str) -> None:
@@ -172,6 +195,16 @@ class Writer:
                 return self.assign(reg, f"sl_load(&{self.vector_src[id(node)]})")
             if id(node) in self.cache_read and id(node) in self.filled:
                 return self.assign(reg, self.cache_read[id(node)])
+        if id(node) in self.side_vec and self.vec_at is not None and self.linear(idx).strip("()") == self.col:
+            vname = self.side_loaded.get(id(node))
+            if vname is None:
+                vname = f"sv_{name}"
+                st = ct.storage_type(node.dtype)
+                text = f"const sl_vec<{st}, {self.vec_width}> {vname} = sl_load_vec<{st}, {self.vec_width}>({name} + {self.vec_base}, aligned);"
+                self._insert(self.vec_at, self.vec_depth, text)
+                self.vec_at += 1
+                self.side_loaded[id(node)] = vname
+            return self.assign(reg, f"sl_load(&{vname}.v[u])")
         var = self.assign(reg, f"sl_load({name} + {self.linear(idx)})")
         if idx.tag == "full" and id(node) in self.cache_fill:
             self.line(self.cache_fill[id(node)].format(var) + ";")
@@ -189,9 +222,54 @@ class Writer:
         found = self._lookup(key)
         if found is not None:
             return found
-        result = self._compute(node, idx)
+        cached = self.value_cache.get(id(node)) if idx.tag == "full" else None
+        if cached is not None and id(node) in self.filled:
+            result = f"{cached}[{self.slot}]"
+        else:
+            result = self._compute(node, idx)
+            if cached is not None:
+                self.line(f"{cached}[{self.slot}] = {result};")
+                self.filling.add(id(node))
         self.scopes[-1][key] = result
         return result
+
+    def hoist(self, ctype: str, expr: str) -> str:
+        """A variable holding ``expr`` (which reads only row values), written before the loop
+        being emitted when there is one, so it is computed once per row."""
+        name = self.fresh("h")
+        text = f"const {ctype} {name} = {expr};"
+        if self.hoist_at is None:
+            self.line(text)
+        else:
+            self._insert(self.hoist_at, self.hoist_depth, text)
+            self.hoist_at += 1
+        return name
+
+    def _insert(self, at: int, depth: int, text: str) -> None:
+        """Insert a line at position ``at``, keeping the other insertion points in place."""
+        self.lines.insert(at, "  " * depth + text)
+        if self.hoist_at is not None and self.hoist_at > at:
+            self.hoist_at += 1
+        if self.vec_at is not None and self.vec_at > at:
+            self.vec_at += 1
+
+    def _reciprocal_divide(self, node: Node, idx: Index) -> str | None:
+        """``a / d`` as ``a * (1 / d)`` when ``d`` is a row value, i.e. a variable computed once per
+        row before the loop (the reciprocal too, hoisted before the loop): a multiply per element
+        instead of an IEEE division, at most about 1 ulp apart."""
+        a, d = node.inputs
+        if not (self.row_reciprocal and idx.tag == "full" and node.dtype.kind == "f"
+                and a.dtype == node.dtype and d.dtype == node.dtype):
+            return None
+        dv = self.value(d, idx)
+        if dv not in self.scopes[0].values() or not dv.isidentifier():
+            return None
+        rcp = self.reciprocals.get(dv)
+        if rcp is None:
+            reg = ct.register_type(node.dtype)
+            rcp = self.hoist(reg, f"({reg})1 / {dv}")
+            self.reciprocals[dv] = rcp
+        return f"({self.value(a, idx)} * {rcp})"
 
     def _compute(self, node: Node, idx: Index) -> str:
         info = self.info
@@ -246,9 +324,14 @@ class Writer:
                     sub.append(f"({start} + ({e}) * ({self.idx_t})({step}))")
             return self.value(src, Index(src.shape, dims=tuple(sub)))
         reg = ct.register_type(node.dtype)
+        if idx.tag == "full":
+            self.full_evals.setdefault(id(node), set()).add(self.loop_no)
+        recip = self._reciprocal_divide(node, idx) if op == "divide" else None
         if op == "astype":
             x = self.value(node.inputs[0], idx)
             expr = f"sl_cast<{reg}>({x})"
+        elif recip is not None:
+            expr = recip
         else:
             args = [self.value(i, idx) for i in canonical_inputs(node, self.skeys)]
             ref = node.inputs[1] if op == "where" else node.inputs[0]

@@ -40,6 +40,14 @@ template <class T> __device__ __forceinline__ T sl_to_storage_as(T*, T v) { retu
 
 // 16-byte (or narrower) vectors of N elements
 template <class T, int N> struct __align__(sizeof(T) * N) sl_vec { T v[N]; };
+// N consecutive elements: one vector access when aligned, else N scalar loads
+template <class T, int N> __device__ __forceinline__ sl_vec<T, N> sl_load_vec(const T* p, bool aligned) {
+  if (aligned) return *reinterpret_cast<const sl_vec<T, N>*>(p);
+  sl_vec<T, N> v;
+#pragma unroll
+  for (int u = 0; u < N; ++u) v.v[u] = p[u];
+  return v;
+}
 
 // NumPy's astype: to bool is "!= 0" (NaN is true); float to unsigned goes through int64
 template <class To, class From> __device__ __forceinline__ To sl_cast(From x) {
@@ -193,6 +201,16 @@ template <class T, class Op> __device__ __forceinline__ T sl_block_allreduce(T v
   v = sl_warp_allreduce(v, op);
   __syncthreads();
   return v;
+}
+// the same for a buffer used once per launch: no barrier after the read (saves one __syncthreads)
+template <class T, class Op> __device__ __forceinline__ T sl_block_allreduce_once(T v, Op op, T ident, T* smem) {
+  v = sl_warp_allreduce(v, op);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0) smem[warp] = v;
+  __syncthreads();
+  const int nwarps = (blockDim.x + 31) >> 5;
+  v = lane < nwarps ? smem[lane] : ident;
+  return sl_warp_allreduce(v, op);
 }
 // ---- end of preamble -----------------------------------------------------------------------
 """

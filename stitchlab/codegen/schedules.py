@@ -21,21 +21,35 @@ a new batch size compiles nothing new.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..ir.node import Node
-from ..plan.cost import Schedule
-from ..plan.groups import FULL, ROW, GroupInfo
+from ..ir.ops import OPS
+from ..plan.cost import CACHE_REG_BUDGET, Schedule
+from ..plan.groups import FULL, ROW, GroupInfo, squeeze
 from . import ctypes as ct
 from .elemental import CodegenError, Index, Writer, leaf_params
 from .preamble import PREAMBLE
 
 #: Bumped whenever generated code changes meaning: part of every registry key.
-CODEGEN_VERSION = "1"
+CODEGEN_VERSION = "2"
+
+#: Emitter switches, all on by default; ``benchmarks/kernel_sweep.py`` turns each off in turn to
+#: measure what it is worth: keep expensive full values in registers across phases, divide by a
+#: row value as a multiply by its reciprocal, one barrier per block reduction, column passes in
+#: alternating directions.
+OPTIONS: dict[str, bool] = {"cache_values": True, "reciprocal": True, "single_sync": True, "reverse_passes": True}
+#: A full value that two or more phases compute is kept in registers when its op costs at least
+#: this much (an add costs 1; exp, log, tanh 4-8) and the row cache budget has room.
+CACHE_VALUE_COST = 3
+#: Unroll factor of a column pass (rows in flight per thread).
+COLUMN_UNROLL = 16
 
 _OPS = {"sum": "sl_op_sum", "prod": "sl_op_prod", "max": "sl_op_max", "min": "sl_op_min", "any": "sl_op_any", "all": "sl_op_all"}
 
@@ -202,11 +216,16 @@ def _full_index(w: Writer, info: GroupInfo, r: str, c: str, K: str, R: str) -> I
     kept = [i for i in range(len(S)) if i not in red]
     big_kept = [i for i in kept if S[i] != 1]
     big_red = [i for i in red if S[i] != 1]
-    if not big_kept or not big_red or max(big_kept) < min(big_red):  # rows are contiguous
-        return Index(S, lin=f"({r} * ({w.idx_t}){K} + {c})", tag="full")
-    if max(big_red) < min(big_kept):  # columns: the kept axes are the contiguous ones
-        return Index(S, lin=f"({c} * ({w.idx_t}){R} + {r})", tag="full")
+    simple = len(big_kept) <= 1 and len(big_red) <= 1
     dims = ["0"] * len(S)
+    if simple:  # per-axis indices are r and c themselves: no division to recover them
+        for axes, src in ((big_kept, r), (big_red, c)):
+            if axes:
+                dims[axes[0]] = src
+    if not big_kept or not big_red or max(big_kept) < min(big_red):  # rows are contiguous
+        return Index(S, lin=f"({r} * ({w.idx_t}){K} + {c})", dims=tuple(dims) if simple else None, tag="full")
+    if max(big_red) < min(big_kept):  # columns: the kept axes are the contiguous ones
+        return Index(S, lin=f"({c} * ({w.idx_t}){R} + {r})", dims=tuple(dims) if simple else None, tag="full")
     for axes, src in ((kept, r), (red, c)):
         sub = Index(tuple(S[i] for i in axes), lin=src)
         for a, e in zip(axes, w.dims(sub), strict=False):
@@ -243,9 +262,43 @@ def _max_depth(info: GroupInfo, n: Node) -> int:
     return best
 
 
-def _emit_phases(w: Writer, info: GroupInfo, loop: str, combine: Callable[[Writer, list[tuple[Node, str]]], None]) -> None:
+@dataclass
+class _Loop:
+    """How a pass over the reduced elements is written: ``open``/``close`` write the loop headers
+    (``make_full`` of the writer then gives the element's index); ``store_open``/``store_close``/
+    ``store`` replace them for the pass that stores the full outputs (vectorized stores)."""
+
+    open: Callable[[Writer], None]
+    close: Callable[[Writer], None]
+    store_open: Callable[[Writer, list[tuple[int, Node]]], None] | None = None
+    store_close: Callable[[Writer, list[tuple[int, Node]]], None] | None = None
+    store: Callable[[Writer, int, str, Index], None] | None = None
+
+
+def _simple_loop(header: str, pragma: str | None = None, guard: str | None = None, body_first: str | None = None) -> _Loop:
+    def open_(w: Writer) -> None:
+        if guard:
+            w.open(guard)
+        if pragma:
+            w.line(pragma)
+        w.open(header)
+        if body_first:
+            w.line(body_first)
+
+    def close(w: Writer) -> None:
+        w.close()
+        if guard:
+            w.close()
+
+    return _Loop(open_, close)
+
+
+def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], _Loop],
+                 combine: Callable[[Writer, list[tuple[Node, str]]], None]) -> None:
     """The phases of a reduction group: one loop per depth (its reductions accumulate, then
-    ``combine`` reduces each accumulator over the team), then a loop storing the full outputs."""
+    ``combine`` reduces each accumulator over the team), then a loop storing the full outputs.
+    ``loop`` may depend on the pass number (0, 1, …: e.g. alternating directions)."""
+    loop_of = loop if callable(loop) and not isinstance(loop, _Loop) else (lambda _k: loop)
     emitted: set[int] = set()
     row = w.row_index
     assert row is not None
@@ -259,12 +312,16 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: str, combine: Callable[[Write
             a = w.fresh("acc")
             accs.append((r, a))
             w.line(f"{_acc_type(r)} {a} = {ct.identity_literal(r.op, r.dtype)};")
-        w.open(loop)
+        lp = loop_of(d - 1)
+        w.loop_no += 1
+        w.hoist_at, w.hoist_depth = len(w.lines), w.depth
+        lp.open(w)
         full = w.make_full()
         for r, a in accs:
             v = w.value(r.inputs[0], full)
             w.line(f"{a} = {_OPS[r.op]}()({a}, {v});")
-        w.close()
+        lp.close(w)
+        w.hoist_at = None
         w.filled |= w.filling
         combine(w, accs)
         for r, a in accs:
@@ -277,12 +334,25 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: str, combine: Callable[[Write
             emitted.add(id(n))
     full_outs = [(k, o) for k, (o, lvl) in enumerate(info.outputs) if lvl == FULL]
     if full_outs:
-        w.open(loop)
+        lp = loop_of(info.phases)
+        w.loop_no += 1
+        w.hoist_at, w.hoist_depth = len(w.lines), w.depth
+        if lp.store_open is not None:
+            lp.store_open(w, full_outs)
+        else:
+            lp.open(w)
         full = w.make_full()
         for k, o in full_outs:
             v = w.value(o, full)
-            w.line(f"sl_store(out{k} + {w.linear(full)}, {v});")
-        w.close()
+            if lp.store is not None:
+                lp.store(w, k, v, full)
+            else:
+                w.line(f"sl_store(out{k} + {w.linear(full)}, {v});")
+        if lp.store_close is not None:
+            lp.store_close(w, full_outs)
+        else:
+            lp.close(w)
+        w.hoist_at = None
 
 
 def _row_outputs(w: Writer, info: GroupInfo, guard: str, r: str) -> None:
@@ -300,48 +370,209 @@ def _cached_leaves(info: GroupInfo, params: list[Param]) -> list[Param]:
     return [p for p in params if p.role == "in" and p.node.shape == info.shape]
 
 
+def _rows_contiguous(info: GroupInfo) -> bool:
+    """True when element ``c`` of row ``r`` is at ``r * K + c`` (the reduced axes are the
+    innermost non-trivial ones)."""
+    S, red = info.shape, info.red_axes
+    big_kept = [i for i in range(len(S)) if i not in red and S[i] != 1]
+    big_red = [i for i in red if S[i] != 1]
+    return not big_kept or not big_red or max(big_kept) < min(big_red)
+
+
+def row_vector_width(info: GroupInfo, vec: int) -> int:
+    """The vector width a row schedule asking for ``vec`` gets: 1 unless every row is contiguous,
+    ``vec`` divides the row length and no cached buffer is bool (16-byte loads of the cached
+    inputs and stores of the full outputs, ``vec`` elements each)."""
+    if vec <= 1 or not _rows_contiguous(info) or info.cols % vec:
+        return 1
+    nodes = [i for i in info.inputs if i.shape == info.shape] + [o for o, lvl in info.outputs if lvl == FULL]
+    if any(n.dtype == np.bool_ for n in nodes):
+        return 1
+    return vec
+
+
 def emit_row(info: GroupInfo, sched: Schedule) -> KernelSource:
-    """``row_warp`` and ``row_block``: a team of threads per row, phases stitched in registers."""
+    """``row_warp`` and ``row_block``: a team of threads per row, phases stitched in registers.
+
+    With ``cache=registers`` every row input is loaded into registers up front (all loads in
+    flight before the first reduction; 16-byte vectors when ``sched.vec`` > 1 and the pointers are
+    aligned, checked in the kernel), values that several phases compute and that are expensive
+    (``exp`` in softmax) are kept in registers too, and the full outputs are stored as vectors.
+    """
     idx_t = sched.index
     params, names = _buffer_params(info)
     params.append(Param("R", f"const {idx_t}", "R"))
+    cache = sched.cache
+    vec = row_vector_width(info, sched.vec) if cache == "registers" else 1
+    sched = dataclasses.replace(sched, vec=vec)
+    leaves = _cached_leaves(info, params) if cache != "none" else []
+    probe = _row_body(info, sched, params, names, leaves, [])
+    values: list[Node] = []
+    if cache == "registers":
+        leaves = [p for p in leaves if id(p.node) in probe.full_loads]
+        if OPTIONS["cache_values"]:
+            team = 32 if sched.family == "row_warp" else sched.block
+            slots = -(-info.cols // (team * vec)) * vec
+            words = sum(_reg_words(p.node) for p in leaves) * slots
+            for n in info.members:
+                if len(probe.full_evals.get(id(n), ())) >= 2 and OPS[n.op].cost >= CACHE_VALUE_COST:
+                    if words + _reg_words(n) * slots <= CACHE_REG_BUDGET:
+                        values.append(n)
+                        words += _reg_words(n) * slots
+    w = _row_body(info, sched, params, names, leaves, values)
+    return _finish(sched.family, info, sched, params, w.lines, sched.block)
+
+
+def _reg_words(n: Node) -> int:
+    return 2 if n.dtype.itemsize == 8 else 1
+
+
+def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict[int, str],
+              leaves: list[Param], values: list[Node]) -> Writer:
+    idx_t = sched.index
     team = 32 if sched.family == "row_warp" else sched.block
-    block = sched.block
+    block, vec, cache = sched.block, sched.vec, sched.cache
     rows_per_block = block // team
     K = info.cols
     w = Writer(info, idx_t, names)
+    w.row_reciprocal = OPTIONS["reciprocal"]
     if team > 32:
         for k, r in enumerate(info.reductions):
             w.line(f"__shared__ {_acc_type(r)} sred{k}[32];")
     w.line(f"const int lane = threadIdx.x % {team};")
     w.line(f"const {idx_t} r = ({idx_t})blockIdx.x * {rows_per_block} + threadIdx.x / {team};")
     w.line("if (r >= R) return;")
-    nt = -(-K // team)
-    if sched.cache == "registers":
-        loop = f"for (int t = 0; t < {nt}; ++t) if (lane + t * {team} < {K})"
-        w.pragma_for[loop] = "#pragma unroll"
-    else:
-        loop = f"for ({idx_t} c = lane; c < {K}; c += {team})"
-    if sched.cache != "none":
-        for p in _cached_leaves(info, params):
-            reg = ct.register_type(p.node.dtype)
-            cname = f"cache_{p.name}"
-            if sched.cache == "registers":
-                w.line(f"{reg} {cname}[{nt}];")
-                w.cache_read[id(p.node)] = f"{cname}[t]"
-                w.cache_fill[id(p.node)] = cname + "[t] = {}"
+    w.row_index = Index(info.keep_shape, lin="r", tag="row")
+    out_full = [(k, o) for k, (o, lvl) in enumerate(info.outputs) if lvl == FULL]
+    if cache == "registers":
+        nt = -(-K // (team * vec))
+        slots = nt * vec
+        w.slot = f"t * {vec} + u" if vec > 1 else "t"
+        chunk = f"(lane + t * {team})"
+        guard = f"if ({chunk} * {vec} < {K})" if vec > 1 else f"if ({chunk} < {K})"
+        rowbase = f"r * ({idx_t}){K} + {chunk} * {vec}"
+        for p in leaves:
+            w.line(f"{ct.register_type(p.node.dtype)} cache_{p.name}[{slots}];")
+            w.cache_read[id(p.node)] = f"cache_{p.name}[{w.slot}]"
+        for n in values:
+            name = w.fresh("vc")
+            w.line(f"{ct.register_type(n.dtype)} {name}[{slots}];")
+            w.value_cache[id(n)] = name
+        if vec > 1:
+            # buffers read at the column index (layernorm's weight and bias): one vector per chunk
+            leaf_ids = {id(p.node) for p in leaves}
+            side = [p for p in params if p.role == "in" and id(p.node) not in leaf_ids and p.node.dtype != np.bool_
+                    and len(squeeze(p.node.shape)) == 1 and math.prod(p.node.shape) >= K]
+            w.side_vec = {id(p.node): p.name for p in side}
+            w.vec_width = vec
+            ptrs = [p.name for p in leaves + side] + [f"out{k}" for k, _ in out_full]
+            if ptrs:
+                checks = [f"(unsigned long long){p}" for p in ptrs]
+                w.line(f"const bool aligned = (({' | '.join(checks)}) & {vec * max(_itemsize(info, ptrs, params)) - 1}ULL) == 0ULL;")
             else:
+                w.line("const bool aligned = true;")
+        if leaves:
+            # every cached input of the row loaded up front: all loads in flight at once
+            if vec > 1:
+                w.open("if (aligned)")
+                w.line("#pragma unroll")
+                w.open(f"for (int t = 0; t < {nt}; ++t) {guard}")
+                for p in leaves:
+                    st = ct.storage_type(p.node.dtype)
+                    w.line(f"const sl_vec<{st}, {vec}> ld_{p.name} = *reinterpret_cast<const sl_vec<{st}, {vec}>*>({p.name} + {rowbase});")
+                for p in leaves:
+                    w.line("#pragma unroll")
+                    w.line(f"for (int u = 0; u < {vec}; ++u) cache_{p.name}[t * {vec} + u] = sl_load(&ld_{p.name}.v[u]);")
+                w.close()
+                w.close()
+                w.open("else")
+                w.line("#pragma unroll")
+                w.open(f"for (int t = 0; t < {nt}; ++t) {guard}")
+                for p in leaves:
+                    w.line("#pragma unroll")
+                    w.line(f"for (int u = 0; u < {vec}; ++u) cache_{p.name}[t * {vec} + u] = sl_load({p.name} + {rowbase} + u);")
+                w.close()
+                w.close()
+            else:
+                w.line("#pragma unroll")
+                w.open(f"for (int t = 0; t < {nt}; ++t) {guard}")
+                full = _full_index(w, info, "r", f"{chunk}", str(K), str(info.rows))
+                lin = w.linear(full)
+                for p in leaves:
+                    w.line(f"cache_{p.name}[t] = sl_load({p.name} + {lin});")
+                w.close()
+            w.filled |= {id(p.node) for p in leaves}
+
+        def chunk_start(w: Writer) -> None:
+            if vec > 1:
+                w.vec_at, w.vec_depth, w.vec_base, w.side_loaded = len(w.lines), w.depth, f"{chunk} * {vec}", {}
+
+        def open_(w: Writer) -> None:
+            w.line("#pragma unroll")
+            w.open(f"for (int t = 0; t < {nt}; ++t) {guard}")
+            chunk_start(w)
+            if vec > 1:
+                w.line("#pragma unroll")
+                w.open(f"for (int u = 0; u < {vec}; ++u)")
+
+        def close(w: Writer) -> None:
+            w.close()
+            if vec > 1:
+                w.close()
+            w.vec_at = None
+
+        def make_full() -> Index:
+            c = w.tmp(f"{chunk} * {vec} + u" if vec > 1 else chunk)
+            w.col = c
+            return _full_index(w, info, "r", c, str(K), str(info.rows))
+
+        loop = _Loop(open_, close)
+        if vec > 1:
+            def store_open(w: Writer, outs: list[tuple[int, Node]]) -> None:
+                w.line("#pragma unroll")
+                w.open(f"for (int t = 0; t < {nt}; ++t) {guard}")
+                for k, o in outs:
+                    w.line(f"sl_vec<{ct.storage_type(o.dtype)}, {vec}> vo{k};")
+                chunk_start(w)
+                w.line("#pragma unroll")
+                w.open(f"for (int u = 0; u < {vec}; ++u)")
+
+            def store(w: Writer, k: int, v: str, full: Index) -> None:
+                w.line(f"sl_store(&vo{k}.v[u], {v});")
+
+            def store_close(w: Writer, outs: list[tuple[int, Node]]) -> None:
+                w.close()
+                base = w.tmp(rowbase)
+                w.open("if (aligned)")
+                for k, o in outs:
+                    st = ct.storage_type(o.dtype)
+                    w.line(f"*reinterpret_cast<sl_vec<{st}, {vec}>*>(out{k} + {base}) = vo{k};")
+                w.close()
+                w.open("else")
+                for k, _ in outs:
+                    w.line("#pragma unroll")
+                    w.line(f"for (int u = 0; u < {vec}; ++u) out{k}[{base} + u] = vo{k}.v[u];")
+                w.close()
+                w.close()
+                w.vec_at = None
+
+            loop = _Loop(open_, close, store_open, store_close, store)
+    else:
+        if cache == "shared":
+            for p in leaves:
+                reg = ct.register_type(p.node.dtype)
+                cname = f"cache_{p.name}"
                 w.line(f"__shared__ {reg} {cname}_s[{rows_per_block * K}];")
                 w.line(f"{reg}* {cname} = {cname}_s + (threadIdx.x / {team}) * {K};")
                 w.cache_read[id(p.node)] = f"{cname}[c]"
                 w.cache_fill[id(p.node)] = cname + "[c] = {}"
-    w.row_index = Index(info.keep_shape, lin="r", tag="row")
+        loop = _simple_loop(f"for ({idx_t} c = lane; c < {K}; c += {team})", "#pragma unroll 4")
 
-    def make_full() -> Index:
-        c = w.tmp(f"lane + t * {team}") if sched.cache == "registers" else "c"
-        return _full_index(w, info, "r", c, str(K), str(info.rows))
+        def make_full() -> Index:
+            return _full_index(w, info, "r", "c", str(K), str(info.rows))
 
     w.make_full = make_full
+    once = "_once" if OPTIONS["single_sync"] else ""
 
     def combine(w: Writer, accs: list[tuple[Node, str]]) -> None:
         for r, a in accs:
@@ -350,11 +581,17 @@ def emit_row(info: GroupInfo, sched: Schedule) -> KernelSource:
             else:
                 k = info.reductions.index(r)
                 ident = f"({_acc_type(r)}){ct.identity_literal(r.op, r.dtype)}"
-                w.line(f"{a} = sl_block_allreduce({a}, {_OPS[r.op]}(), {ident}, sred{k});")
+                # each buffer is used once per block (one row per block): no trailing barrier
+                w.line(f"{a} = sl_block_allreduce{once}({a}, {_OPS[r.op]}(), {ident}, sred{k});")
 
     _emit_phases(w, info, loop, combine)
     _row_outputs(w, info, "lane == 0", "r")
-    return _finish(sched.family, info, sched, params, w.lines, block)
+    return w
+
+
+def _itemsize(info: GroupInfo, ptrs: list[str], params: list[Param]) -> list[int]:
+    by_name = {p.name: p.node.dtype.itemsize for p in params if p.node is not None}
+    return [by_name[p] for p in ptrs]
 
 
 def emit_row_split(info: GroupInfo, sched: Schedule) -> KernelSource:
@@ -369,6 +606,7 @@ def emit_row_split(info: GroupInfo, sched: Schedule) -> KernelSource:
     params.append(Param("counter", "unsigned int* __restrict__", "counters"))
     block = sched.block
     w = Writer(info, idx_t, names)
+    w.row_reciprocal = OPTIONS["reciprocal"]
     for k, r in enumerate(info.reductions):
         w.line(f"__shared__ {_acc_type(r)} sred{k}[32];")
     w.line("__shared__ bool s_last;")
@@ -379,13 +617,15 @@ def emit_row_split(info: GroupInfo, sched: Schedule) -> KernelSource:
     w.line(f"const {idx_t} c1 = c0 + chunk < K ? c0 + chunk : K;")
     w.row_index = Index(info.keep_shape, lin="r", tag="row")
     w.make_full = lambda: _full_index(w, info, "r", "c", "K", str(info.rows))
-    loop = f"for ({idx_t} c = c0 + threadIdx.x; c < c1; c += {block})"
+    loop = _simple_loop(f"for ({idx_t} c = c0 + threadIdx.x; c < c1; c += {block})", "#pragma unroll 4")
+    # barriers separate every use of a buffer (the atomic handshake has two): no trailing barrier
+    once = "_once" if OPTIONS["single_sync"] else ""
 
     def combine(w: Writer, accs: list[tuple[Node, str]]) -> None:
         for r, a in accs:
             k = info.reductions.index(r)
             ident = f"({_acc_type(r)}){ct.identity_literal(r.op, r.dtype)}"
-            w.line(f"{a} = sl_block_allreduce({a}, {_OPS[r.op]}(), {ident}, sred{k});")
+            w.line(f"{a} = sl_block_allreduce{once}({a}, {_OPS[r.op]}(), {ident}, sred{k});")
             w.line(f"if (threadIdx.x == 0) ws{k}[r * G + g] = {a};")
         # the last block of the row to finish combines every block's partial results
         w.line("__threadfence();")
@@ -400,7 +640,7 @@ def emit_row_split(info: GroupInfo, sched: Schedule) -> KernelSource:
             ident = f"({acc}){ct.identity_literal(r.op, r.dtype)}"
             w.line(f"{a} = {ident};")
             w.line(f"for (int j = threadIdx.x; j < G; j += {block}) {a} = {_OPS[r.op]}()({a}, *(volatile {acc}*)(ws{k} + r * G + j));")
-            w.line(f"{a} = sl_block_allreduce({a}, {_OPS[r.op]}(), {ident}, sred{k});")
+            w.line(f"{a} = sl_block_allreduce{once}({a}, {_OPS[r.op]}(), {ident}, sred{k});")
         w.line("if (threadIdx.x == 0) counters[r] = 0u;")
 
     _emit_phases(w, info, loop, combine)
@@ -409,12 +649,18 @@ def emit_row_split(info: GroupInfo, sched: Schedule) -> KernelSource:
 
 
 def emit_column(info: GroupInfo, sched: Schedule) -> KernelSource:
-    """``column``: reductions over outer axes; 32 kept indices per block, ``ty`` threads per column."""
+    """``column``: reductions over outer axes; 32 kept indices per block, ``ty`` threads per column.
+
+    Each pass is unrolled so that several rows' loads are in flight per thread, and passes
+    alternate direction (down, up, down…): the tile rows a block read last are still in L2 when
+    the next pass starts, so a multi-pass group re-reads part of its tile from L2, not memory.
+    """
     idx_t = sched.index
     params, names = _buffer_params(info)
     params += [Param("R", f"const {idx_t}", "R"), Param("K", f"const {idx_t}", "K")]
     ty = sched.ty
     w = Writer(info, idx_t, names)
+    w.row_reciprocal = OPTIONS["reciprocal"]
     for k, r in enumerate(info.reductions):
         w.line(f"__shared__ {_acc_type(r)} scol{k}[{ty}][33];")
     w.line(f"const {idx_t} r0 = ({idx_t})blockIdx.x * 32 + threadIdx.x;")
@@ -422,7 +668,13 @@ def emit_column(info: GroupInfo, sched: Schedule) -> KernelSource:
     w.line(f"const {idx_t} r = valid ? r0 : 0;")
     w.row_index = Index(info.keep_shape, lin="r", tag="row")
     w.make_full = lambda: _full_index(w, info, "r", "c", "K", str(info.rows))
-    loop = f"if (valid) for ({idx_t} c = threadIdx.y; c < K; c += {ty})"
+    header = f"for ({idx_t} cc = threadIdx.y; cc < K; cc += {ty})"
+    # unrolled: COLUMN_UNROLL loads in flight per thread (one block of 32 x ty threads per SM)
+    forward = _simple_loop(header, f"#pragma unroll {COLUMN_UNROLL}", "if (valid)", f"const {idx_t} c = cc;")
+    backward = _simple_loop(header, f"#pragma unroll {COLUMN_UNROLL}", "if (valid)", f"const {idx_t} c = K - 1 - cc;")
+
+    def loop(k: int) -> _Loop:
+        return backward if OPTIONS["reverse_passes"] and k % 2 else forward
 
     def combine(w: Writer, accs: list[tuple[Node, str]]) -> None:
         for r, a in accs:
@@ -433,7 +685,8 @@ def emit_column(info: GroupInfo, sched: Schedule) -> KernelSource:
             w.line(f"if (threadIdx.y == 0) {{ for (int j = 1; j < {ty}; ++j) {a} = {op}()({a}, scol{k}[j][threadIdx.x]); scol{k}[0][threadIdx.x] = {a}; }}")
             w.line("__syncthreads();")
             w.line(f"{a} = scol{k}[0][threadIdx.x];")
-            w.line("__syncthreads();")
+            if not OPTIONS["single_sync"]:  # each buffer is used once: no barrier after the read
+                w.line("__syncthreads();")
 
     _emit_phases(w, info, loop, combine)
     _row_outputs(w, info, "valid && threadIdx.y == 0", "r")

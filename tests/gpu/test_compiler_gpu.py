@@ -82,6 +82,8 @@ SHAPES = {
     "long_rows": (3, 70000),
     "many_short_rows": (4099, 24),
     "medium": (257, 4099),
+    "vector_rows": (300, 4096),  # many rows of a multiple of 4: 16-byte row loads and stores
+    "short_vector_rows": (40, 1024),
     "empty_rows": (0, 16),
 }
 
@@ -203,6 +205,28 @@ def test_integer_and_bool_programs_match_numpy_exactly(dtype: str, shape: tuple[
         else:
             assert np.array_equal(f, r), f"{dtype} {shape} output {k}: {f.ravel()[:8]} != {r.ravel()[:8]}"
             assert np.array_equal(f, u), f"{dtype} {shape} output {k}: fused != unfused"
+
+
+@pytest.mark.parametrize("name", ["softmax", "layernorm", "add_layernorm", "rmsnorm"])
+def test_row_kernels_on_misaligned_buffers_take_the_scalar_path(name: str) -> None:
+    import cupy as cp
+
+    build, _, kinds = WORKLOADS[name]
+    rows, cols = 300, 1024
+    host = make_args(kinds, rows, cols, np.float32, seed=5)
+    args = []
+    for a in host:  # each buffer starts 4 bytes past a 16-byte boundary
+        base = cp.empty(a.size + 1, dtype=a.dtype)
+        view = base[1:].reshape(a.shape)
+        view[...] = cp.asarray(a)
+        args.append(view)
+    outs = build(*args)
+    plan = sl.explain(*outs)
+    assert plan.kernels[0].schedule.vec == 4, plan.summary()
+    got = sl.compute(*outs)
+    ref = _reference(build, host)
+    for k, (g, r) in enumerate(zip(got, ref, strict=True)):
+        _close(cp.asnumpy(g), r, RTOL["float32"], f"{name} misaligned output {k}")
 
 
 def test_packed_independent_groups_match_numpy() -> None:

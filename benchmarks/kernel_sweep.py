@@ -1,0 +1,171 @@
+"""Time variants of the stitched kernels of the compiler's workloads on the GPU (to tune the
+emitters and the latency evaluator).
+
+For each workload of ``tests/compiler/workloads.py`` at one shape, every schedule the latency
+evaluator considers for its first kernel is emitted, launched back to back between two CUDA
+events and timed (median of several loops), next to the evaluator's estimate; row schedules also
+without 16-byte vectors, pointwise ones also with 8 elements per thread and a full grid, and the
+evaluator's choice once with each emitter switch (``stitchlab.codegen.schedules.OPTIONS``) off.
+Every variant's output is compared with the chosen plan's.
+
+    python3 benchmarks/kernel_sweep.py --out /tmp/sweep [--shape 8192,4096] [--workloads softmax,logsumexp]
+
+Writes ``kernel_sweep.json`` to ``--out`` and prints one line per variant (best first per workload).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib.util
+import json
+import math
+import pathlib
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def _workloads() -> Any:
+    spec = importlib.util.spec_from_file_location("sl_workloads", ROOT / "tests" / "compiler" / "workloads.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _device_us(exe: Any, bufs: list[Any], cp: Any, loops: int = 7, inner: int = 10) -> float:
+    for _ in range(3):
+        exe(bufs)
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    times = []
+    for _ in range(loops):
+        start.record()
+        for _ in range(inner):  # back to back: the host's per-call cost hides behind device work
+            exe(bufs)
+        stop.record()
+        stop.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, stop) * 1e3 / inner)
+    return float(np.median(times))
+
+
+def _variants(k0: Any, dev: Any) -> list[tuple[str, Any, Any, dict[str, bool]]]:
+    """(label, schedule, launch, emitter options) to try for kernel ``k0``."""
+    from stitchlab.plan.cost import Launch, schedules
+
+    out: list[tuple[str, Any, Any, dict[str, bool]]] = []
+    info = k0.info
+    ests = schedules(info, dev)
+    for est in ests:
+        out.append(("", est.schedule, est.launch, {}))
+        s = est.schedule
+        if s.family in ("row_block", "row_warp") and s.vec > 1:
+            out.append(("scalar", dataclasses.replace(s, vec=1), est.launch, {}))
+    if info.kind == "pointwise":
+        n = math.prod(info.shape)
+        for block in (128, 256, 512):
+            for vec in (4, 8):
+                grid = max(1, math.ceil(n / (block * vec)))
+                out.append(("full grid", dataclasses.replace(ests[0].schedule, block=block, vec=vec), Launch((grid, 1, 1), (block, 1, 1)), {}))
+                if vec == 8:
+                    capped = min(grid, dev.sms * (2048 // block) * 4)
+                    out.append(("capped grid", dataclasses.replace(ests[0].schedule, block=block, vec=vec), Launch((capped, 1, 1), (block, 1, 1)), {}))
+    from stitchlab.codegen.schedules import OPTIONS
+
+    for name in OPTIONS:
+        out.append((f"{name} off", k0.schedule, k0.launch, {name: False}))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", default="kernel-sweep")
+    ap.add_argument("--shape", default="8192,4096")
+    ap.add_argument("--workloads", default="all")
+    ap.add_argument("--dtype", default="float32")
+    args = ap.parse_args(argv)
+
+    import cupy as cp
+
+    import stitchlab as sl
+    from stitchlab.codegen import schedules as sched_mod
+    from stitchlab.codegen.schedules import emit
+    from stitchlab.ir.graph import build_graph
+    from stitchlab.runtime import _instance
+    from stitchlab.runtime.launch import build_executable
+
+    wl = _workloads()
+    rows, cols = (int(v) for v in args.shape.split(","))
+    names = list(wl.WORKLOADS) if args.workloads == "all" else args.workloads.split(",")
+    sl.set_backend("cupy")
+    backend = _instance("cupy")
+    out_dir = pathlib.Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    results: list[dict[str, Any]] = []
+    t0 = time.perf_counter()
+    for name in names:
+        build, _, kinds = wl.WORKLOADS[name]
+        host = wl.make_args(kinds, rows, cols, np.dtype(args.dtype), seed=1)
+        if name == "adam":
+            host[3] = np.abs(host[3])
+        graph, sources = build_graph([o._node for o in build(*[cp.asarray(a) for a in host])])
+        bufs = [s.value for s in sources]
+        exe0 = backend.plan(graph)
+        plan = exe0.plan
+        ref = [o.get() for o in exe0(bufs)]
+        moved = sum(b.nbytes for b in bufs) + sum(r.nbytes for r in ref)
+        k0 = plan.kernels[0]
+        for label, sched, launch, opts in _variants(k0, plan.device):
+            saved = dict(sched_mod.OPTIONS)
+            sched_mod.OPTIONS.update(opts)
+            try:
+                ks = emit(k0.info, sched)
+            except Exception as exc:  # noqa: BLE001 - a variant that cannot be written is reported
+                print(f"{name}: {sched} {label}: emit failed: {exc}")
+                continue
+            finally:
+                sched_mod.OPTIONS.clear()
+                sched_mod.OPTIONS.update(saved)
+            k = dataclasses.replace(k0, name=ks.name, source=ks.source, params=ks.params, schedule=ks.schedule, launch=launch)
+            p = dataclasses.replace(plan, kernels=[k] + plan.kernels[1:])
+            try:
+                exe = build_executable(p)
+                got = [o.get() for o in exe(bufs)]
+                err = max(float(np.max(np.abs(g.astype(np.float64) - r)) / max(1.0, float(np.max(np.abs(r))))) for g, r in zip(got, ref, strict=True))
+                us = _device_us(exe, bufs, cp)
+            except Exception as exc:  # noqa: BLE001
+                print(f"{name}: {sched} {label}: failed: {str(exc).splitlines()[0]}")
+                continue
+            est = next((e.seconds for e in __import__("stitchlab.plan.cost", fromlist=["schedules"]).schedules(k0.info, plan.device)
+                        if e.schedule == sched), float("nan"))
+            results.append({
+                "workload": name, "schedule": str(ks.schedule), "label": label, "grid": list(launch.grid),
+                "block": list(launch.block), "measured_us": us, "estimated_us": est * 1e6,
+                "floor_us": moved / 4.27e12 * 1e6, "floor_ratio": moved / 4.27e12 / (us * 1e-6),
+                "chosen": label == "" and ks.schedule == k0.schedule, "max_rel_diff": err,
+                "kernels": len(plan.kernels),
+            })
+        rs = sorted((r for r in results if r["workload"] == name), key=lambda r: r["measured_us"])
+        for r in rs:
+            mark = "*" if r["chosen"] else " "
+            print(f"{name:17s}{mark}{r['measured_us']:8.1f} us {r['floor_ratio']:5.2f} est {r['estimated_us']:7.1f}  "
+                  f"{r['schedule']} {r['label']} grid={r['grid'][0]} diff={r['max_rel_diff']:.1e}")
+        (out_dir / "kernel_sweep.json").write_text(json.dumps({"shape": [rows, cols], "dtype": args.dtype, "results": results,
+                                                               "elapsed_s": time.perf_counter() - t0}, indent=1))
+    print("best per workload:")
+    for name in names:
+        rs = [r for r in results if r["workload"] == name]
+        if rs:
+            best = min(rs, key=lambda r: r["measured_us"])
+            chosen = next((r for r in rs if r["chosen"]), None)
+            print(f"  {name:17s} best {best['measured_us']:7.1f} ({best['floor_ratio']:.2f}) {best['schedule']} {best['label']}"
+                  f" | chosen {chosen['measured_us'] if chosen else float('nan'):7.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
