@@ -100,7 +100,8 @@ def _guard(func: Any) -> Any:
 def register(subparsers: Any) -> None:
     """Add ``topology`` and its subcommands to the core CLI's subparsers."""
     top = subparsers.add_parser("topology", help="device topologies, presets, discovery, simulate",
-                                description=__doc__.split("\n\n")[0])
+                                description="Device topologies: list and show presets, discover "
+                                            "this machine, validate JSON files, simulate a step.")
     sub = top.add_subparsers(dest="topology_command", required=True)
     p = sub.add_parser("presets", help="list preset topologies")
     p.set_defaults(func=_guard(_cmd_presets))
