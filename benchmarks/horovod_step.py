@@ -13,8 +13,9 @@ Run (2 Gloo processes on the CPU; the script relaunches itself under horovodrun)
 
 or directly ``horovodrun --gloo -np 2 -H localhost:2 .venv/bin/python benchmarks/horovod_step.py``.
 For GPUs with NCCL pass ``--device cuda`` under a horovodrun of your own. Rank 0 prints a
-Markdown table (median step time over ``--steps`` steps after ``--warmup`` steps; the planned
-optimizer profiles its first 3 steps and re-plans inside the warm-up).
+Markdown table: median step time over ``--steps`` steps after ``--warmup`` steps, plain and
+planned steps alternating so both see the same machine load (the planned optimizer profiles its
+first 3 steps and re-plans inside the warm-up).
 """
 
 from __future__ import annotations
@@ -33,9 +34,19 @@ def _relaunch(args: argparse.Namespace) -> int:
     runner = Path(sys.executable).with_name("horovodrun")
     runner = str(runner) if runner.exists() else shutil.which("horovodrun")
     if runner is None:
-        sys.exit("horovodrun not found: build Horovod with `make install` (scripts/install-horovod.sh)")
-    cmd = [runner, "--gloo", "-np", str(args.np), "-H", f"localhost:{args.np}",
-           sys.executable, *sys.argv]
+        sys.exit(
+            "horovodrun not found: build Horovod with `make install` (scripts/install-horovod.sh)"
+        )
+    cmd = [
+        runner,
+        "--gloo",
+        "-np",
+        str(args.np),
+        "-H",
+        f"localhost:{args.np}",
+        sys.executable,
+        *sys.argv,
+    ]
     return subprocess.call(cmd, env=dict(os.environ, OMP_NUM_THREADS=str(args.threads)))
 
 
@@ -75,7 +86,7 @@ def main() -> None:
             layers += [nn.Linear(256, 256), nn.ReLU()]
         return nn.Sequential(*layers, nn.Linear(256, 10)), (64, 16, 256)  # 1024 tokens per rank
 
-    def run(make, kind: str) -> tuple[float, dict[str, str]]:
+    def build(make, kind: str):
         torch.manual_seed(0)
         model, shape = make()
         model.to(device)
@@ -86,37 +97,54 @@ def main() -> None:
             opt = DistributedOptimizer(sgd, model, plan="auto", profile_steps=3)
         hvd.broadcast_parameters(model.state_dict(), root_rank=0)
         gen = torch.Generator().manual_seed(hvd.rank())
-        x = torch.randn(*shape, generator=gen).to(device)
-        times = []
-        for step in range(args.warmup + args.steps):
-            hvd.barrier()
-            start = time.perf_counter()
-            opt.zero_grad()
-            model(x).square().mean().backward()
-            opt.step()
-            if device.type == "cuda":
-                torch.cuda.synchronize()
-            times.append(time.perf_counter() - start)
-        schemes = opt.strategy.schemes if kind == "planned" else {}
-        # every rank's median, then the slowest rank's (the step is as slow as the slowest)
-        median = torch.tensor([statistics.median(times[args.warmup:])], dtype=torch.float64)
-        return float(hvd.allreduce(median, op=hvd.Max, name=f"bench.{kind}")), schemes
+        return model, opt, torch.randn(*shape, generator=gen).to(device)
+
+    def step(model, opt, x) -> float:
+        hvd.barrier()
+        start = time.perf_counter()
+        opt.zero_grad()
+        model(x).square().mean().backward()
+        opt.step()
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        return time.perf_counter() - start
+
+    def compare(make) -> tuple[float, float, dict[str, str]]:
+        """Alternate plain and planned steps, so both see the same machine load."""
+        plain, planned = build(make, "horovod"), build(make, "planned")
+        times: dict[str, list[float]] = {"horovod": [], "planned": []}
+        for i in range(args.warmup + args.steps):
+            pair = [("horovod", plain), ("planned", planned)]
+            for kind, setup in pair if i % 2 else pair[::-1]:  # which goes first alternates too
+                t = step(*setup)
+                if i >= args.warmup:
+                    times[kind].append(t)
+        # every rank's median, then the slowest rank's (a step is as slow as the slowest rank)
+        medians = torch.tensor(
+            [statistics.median(times["horovod"]), statistics.median(times["planned"])],
+            dtype=torch.float64,
+        )
+        medians = hvd.allreduce(medians, op=hvd.Max, name="bench.medians")
+        return float(medians[0]), float(medians[1]), planned[1].strategy.schemes
 
     makers = {"wide": wide_model, "narrow": narrow_model}
     rows = []
     for name in args.models.split(","):
-        plain, _ = run(makers[name], "horovod")
-        planned, schemes = run(makers[name], "planned")
+        plain, planned, schemes = compare(makers[name])
         sfb = sorted(n for n, s in schemes.items() if s == "sfb")
         rows.append((name, plain, planned, sfb))
     if hvd.rank() == 0:
-        print(f"\n{hvd.size()} ranks, device {args.device}, {args.threads} thread(s) per rank, "
-              f"median of {args.steps} steps after {args.warmup}")
+        print(
+            f"\n{hvd.size()} ranks, device {args.device}, {args.threads} thread(s) per rank, "
+            f"median of {args.steps} steps after {args.warmup}"
+        )
         print("| model | plain Horovod (ms) | stitchlab plan='auto' (ms) | speed-up | SFB layers |")
         print("|---|---|---|---|---|")
         for name, plain, planned, sfb in rows:
-            print(f"| {name} | {plain * 1e3:.1f} | {planned * 1e3:.1f} | {plain / planned:.2f}x | "
-                  f"{', '.join(sfb) or 'none'} |")
+            print(
+                f"| {name} | {plain * 1e3:.1f} | {planned * 1e3:.1f} | {plain / planned:.2f}x | "
+                f"{', '.join(sfb) or 'none'} |"
+            )
 
 
 if __name__ == "__main__":
