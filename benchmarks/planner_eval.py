@@ -158,6 +158,21 @@ def summarize(rows: list[dict[str, Any]], budget: int, quality_budget: int) -> d
     }
 
 
+def markdown(res: dict[str, Any]) -> str:
+    """The per-case table of ``docs/planner.md`` from a results dict."""
+    head = ("| case | devices | baseline ms | plan ms | speed-up | plan, all devices kept | "
+            "exhaustive ms | MCTS+GNN ms | MCTS ms | random ms | greedy ms | plan s |\n"
+            "|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+    lines = []
+    for r in res["rows"]:
+        lines.append(
+            f"| {r['case']} | {r['devices']} | {r['baseline_ms']:.2f} | {r['plan_ms']:.3f} | "
+            f"{r['plan_speedup']:.2f}x | {r['all_devices_plan_speedup']:.2f}x | "
+            f"{r['exhaustive_ms']:.3f} | {r['mcts+gnn_ms_mean']:.3f} | {r['mcts_ms_mean']:.3f} | "
+            f"{r['random_ms_mean']:.3f} | {r['greedy_ms']:.3f} | {r['plan_seconds']:.2f} |")
+    return head + "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--budget", type=int, default=48, help="simulator calls per search")
@@ -167,7 +182,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quality-budget", type=int, default=150,
                    help="simulator calls allowed when measuring calls-to-quality")
     p.add_argument("--out", default=None, help="write results JSON here")
+    p.add_argument("--markdown", default=None,
+                   help="print the table of an existing results JSON and exit")
     args = p.parse_args(argv)
+    if args.markdown:
+        with open(args.markdown, encoding="utf-8") as fh:
+            print(markdown(json.load(fh)))
+        return 0
     t0 = time.perf_counter()
     res = evaluate(args.budget, args.seeds, args.quality, args.quality_budget)
     res["summary"] = summarize(res["rows"], args.budget, args.quality_budget)
