@@ -136,7 +136,7 @@ def main() -> None:
     if hvd.rank() == 0:
         print(
             f"\n{hvd.size()} ranks, device {args.device}, {args.threads} thread(s) per rank, "
-            f"median of {args.steps} steps after {args.warmup}"
+            f"median of {args.steps} alternating steps after {args.warmup} warm-up"
         )
         print("| model | plain Horovod (ms) | stitchlab plan='auto' (ms) | speed-up | SFB layers |")
         print("|---|---|---|---|---|")
