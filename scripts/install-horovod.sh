@@ -73,7 +73,7 @@ export HOROVOD_CPU_OPERATIONS=gloo
 export MAKEFLAGS="-j$(nproc 2>/dev/null || echo 2)"
 
 # --no-deps: the runtime dependencies are installed above; pip must not touch torch.
-"${PIP[@]}" install -q --no-build-isolation --no-deps --no-cache-dir "${PIN[@]}" "$SRC" \
+"${PIP[@]}" install -q --no-build-isolation --no-deps --force-reinstall --no-cache-dir "${PIN[@]}" "$SRC" \
     || die "building horovod $HOROVOD_VERSION failed (see the compiler output above)"
 
 "$PY" - <<'EOF' || die "horovod installed but 'import horovod.torch' fails (see above)"

@@ -59,7 +59,9 @@ def _launch(np_: int, out: Path) -> dict:
     if proc.returncode != 0 or not out.exists():
         log = out.with_suffix(".log")
         log.write_text(proc.stdout + "\n--- stderr\n" + proc.stderr)
-        first = [ln for ln in (proc.stdout + proc.stderr).splitlines() if "rror" in ln or "WARN" in ln]
+        first = [
+            ln for ln in (proc.stdout + proc.stderr).splitlines() if "rror" in ln or "WARN" in ln
+        ]
         pytest.fail(
             f"{' '.join(cmd)} exited {proc.returncode} (full output in {log})\n--- first errors\n"
             + "\n".join(first[:15])
