@@ -35,7 +35,7 @@ import time
 from typing import Any
 
 from stitchlab.topology.planner import SearchSpace, exhaustive, greedy, mcts, plan, random_search
-from stitchlab.topology.planner.cases import eval_cases
+from stitchlab.topology.planner.cases import Case, eval_cases
 
 
 def _geomean(xs: list[float]) -> float:
@@ -68,7 +68,7 @@ def evaluate(budget: int, seeds: int, quality: float, quality_budget: int) -> di
         plan_seconds = time.perf_counter() - t0
         base = p.baseline_time
 
-        def fresh() -> SearchSpace:
+        def fresh(case: Case = case) -> SearchSpace:
             return SearchSpace(case.topo, case.profile)
 
         ex_space = fresh()

@@ -152,25 +152,27 @@ def _explain(space: SearchSpace, assignment: tuple[int, ...], sfb: list[str],
     strategy = space.build(assignment, sfb)
     assert strategy is not None
     sparse = sorted(n for n, s in strategy.schemes.items() if s == "sparse")
+    sfb_k = [x.key for x in space.decisions].index("sfb")
+
+    def time_of(k: int, o: int) -> float:
+        """The plan with decision ``k`` set to option ``o`` (pruned SFB layers kept if SFB
+        stays on)."""
+        alt = list(assignment)
+        alt[k] = o
+        keep_sfb = sfb if k != sfb_k and alt[sfb_k] else None
+        return space.evaluate(tuple(alt), keep_sfb).step_time
+
     for k, d in enumerate(space.decisions):
         if len(d.options) < 2:
             continue
         chosen = assignment[k]
-
-        def time_of(o: int) -> float:
-            alt = list(assignment)
-            alt[k] = o
-            keep_sfb = sfb if d.key != "sfb" and alt[[x.key for x in space.decisions]
-                                                      .index("sfb")] else None
-            return space.evaluate(tuple(alt), keep_sfb).step_time
-
         if chosen != d.default:
             alt_o = d.default
         else:
             others = [o for o in range(len(d.options)) if o != chosen]
-            alt_o = min(others, key=time_of)
+            alt_o = min(others, key=lambda o, k=k: time_of(k, o))
         out.append(DecisionRecord(d.key, d.options[chosen].label, d.options[alt_o].label, best,
-                                  time_of(alt_o)))
+                                  time_of(k, alt_o)))
     for name in sfb:
         t = space.evaluate(assignment, [n for n in sfb if n != name]).step_time
         out.append(DecisionRecord("sfb layer", f"{name}: sfb", f"{name}: all-reduce", best, t))
