@@ -303,3 +303,13 @@ def test_cli_train_writes_loadable_weights(tmp_path: Path) -> None:
     assert meta["training"]["seed"] == 1 and meta["training"]["cases"] == 3
     p = plan(HETERO, mlp_profile(2, 512, 32), budget=8, weights=out)
     assert p.speedup >= 1.0
+
+
+@pytest.mark.parametrize("module", ["space", "result", "planning", ""])
+def test_docstring_examples_run(module: str) -> None:
+    import doctest
+    import importlib
+
+    name = "stitchlab.topology.planner" + (f".{module}" if module else "")
+    result = doctest.testmod(importlib.import_module(name))
+    assert result.failed == 0 and result.attempted > 0
