@@ -83,6 +83,8 @@ class Writer:
         self.cache_read: dict[int, str] = {}
         self.cache_fill: dict[int, str] = {}
         self.filled: set[int] = set()
+        #: False inside a loop over elements the caches do not hold (a column's streamed part)
+        self.cache_on = True
         self.filling: set[int] = set()
         self.vector_src: dict[int, str] = {}
         #: the schedule's domain index of the current loop iteration
@@ -101,6 +103,8 @@ class Writer:
         #: divide by a row value as a multiply by its reciprocal, computed once per row
         self.row_reciprocal = False
         self.reciprocals: dict[str, str] = {}
+        #: divide by a constant as a multiply by its reciprocal
+        self.const_reciprocal = False
         #: where lines computed once per row may be inserted while a loop is being written
         self.hoist_at: int | None = None
         self.hoist_depth = 1
@@ -193,7 +197,7 @@ class Writer:
             self.full_loads.add(id(node))
             if id(node) in self.vector_src:
                 return self.assign(reg, f"sl_load(&{self.vector_src[id(node)]})")
-            if id(node) in self.cache_read and id(node) in self.filled:
+            if id(node) in self.cache_read and id(node) in self.filled and self.cache_on:
                 return self.assign(reg, self.cache_read[id(node)])
         if id(node) in self.side_vec and self.vec_at is not None and self.linear(idx).strip("()") == self.col:
             vname = self.side_loaded.get(id(node))
@@ -206,7 +210,7 @@ class Writer:
                 self.side_loaded[id(node)] = vname
             return self.assign(reg, f"sl_load(&{vname}.v[u])")
         var = self.assign(reg, f"sl_load({name} + {self.linear(idx)})")
-        if idx.tag == "full" and id(node) in self.cache_fill:
+        if idx.tag == "full" and id(node) in self.cache_fill and self.cache_on:
             self.line(self.cache_fill[id(node)].format(var) + ";")
             self.filling.add(id(node))
         return var
@@ -258,8 +262,20 @@ class Writer:
         row before the loop (the reciprocal too, hoisted before the loop): a multiply per element
         instead of an IEEE division, at most about 1 ulp apart."""
         a, d = node.inputs
-        if not (self.row_reciprocal and idx.tag == "full" and node.dtype.kind == "f"
-                and a.dtype == node.dtype and d.dtype == node.dtype):
+        if not (node.dtype.kind == "f" and a.dtype == node.dtype and d.dtype == node.dtype):
+            return None
+        c = d
+        while c.op in ("broadcast", "reshape") and id(c) not in self.members:
+            c = c.inputs[0]
+        if c.op == "const" and c.dtype == node.dtype and self.const_reciprocal:
+            # a constant divisor: multiply by its reciprocal where that is a normal number of the
+            # dtype (a power of two gives the same bits; others are at most about 1 ulp apart)
+            value = float(c.attr("value"))
+            finfo = np.finfo(node.dtype)
+            if value != 0 and math.isfinite(value) and finfo.tiny <= abs(1.0 / value) <= finfo.max:
+                return f"({self.value(a, idx)} * {ct.literal(1.0 / value, node.dtype)})"
+            return None
+        if not (self.row_reciprocal and idx.tag == "full"):
             return None
         dv = self.value(d, idx)
         if dv not in self.scopes[0].values() or not dv.isidentifier():

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..ir.node import Node
 from ..ir.ops import OPS
-from ..plan.cost import CACHE_REG_BUDGET, Schedule
+from ..plan.cost import CACHE_REG_BUDGET, COLUMN_CACHE, Schedule
 from ..plan.groups import FULL, ROW, GroupInfo, squeeze
 from . import ctypes as ct
 from .elemental import CodegenError, Index, Writer, leaf_params
@@ -133,12 +133,14 @@ def _pointwise_body(info: GroupInfo, sched: Schedule, prefix: str = "", part: in
 
     # scalar pass first: it tells which buffers are read at the domain index (vectorizable)
     probe = Writer(info, idx_t, names)
+    probe.const_reciprocal = OPTIONS["reciprocal"]
     body(probe, False)
     vec_in = [p for p in params if p.role == "in" and id(p.node) in probe.full_loads]
     if vec > 1 and not (vec_in or out_params):
         vec = 1
 
     w = Writer(info, idx_t, names)
+    w.const_reciprocal = OPTIONS["reciprocal"]
     if vec > 1:
         checks = [f"((unsigned long long){p.name} & {vec * p.node.dtype.itemsize - 1}ULL)" for p in vec_in + out_params]
         w.line(f"const bool aligned = ({' | '.join(checks)}) == 0ULL;")
@@ -273,9 +275,11 @@ class _Loop:
     store_open: Callable[[Writer, list[tuple[int, Node]]], None] | None = None
     store_close: Callable[[Writer, list[tuple[int, Node]]], None] | None = None
     store: Callable[[Writer, int, str, Index], None] | None = None
+    cache_on: bool = True
 
 
-def _simple_loop(header: str, pragma: str | None = None, guard: str | None = None, body_first: str | None = None) -> _Loop:
+def _simple_loop(header: str, pragma: str | None = None, guard: str | None = None, body_first: str | None = None,
+                 inner_guard: str | None = None, cache_on: bool = True) -> _Loop:
     def open_(w: Writer) -> None:
         if guard:
             w.open(guard)
@@ -284,21 +288,26 @@ def _simple_loop(header: str, pragma: str | None = None, guard: str | None = Non
         w.open(header)
         if body_first:
             w.line(body_first)
+        if inner_guard:
+            w.open(inner_guard)
 
     def close(w: Writer) -> None:
+        if inner_guard:
+            w.close()
         w.close()
         if guard:
             w.close()
 
-    return _Loop(open_, close)
+    return _Loop(open_, close, cache_on=cache_on)
 
 
-def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], _Loop],
+def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[_Loop]],
                  combine: Callable[[Writer, list[tuple[Node, str]]], None]) -> None:
-    """The phases of a reduction group: one loop per depth (its reductions accumulate, then
-    ``combine`` reduces each accumulator over the team), then a loop storing the full outputs.
-    ``loop`` may depend on the pass number (0, 1, …: e.g. alternating directions)."""
-    loop_of = loop if callable(loop) and not isinstance(loop, _Loop) else (lambda _k: loop)
+    """The phases of a reduction group: one pass per depth (its reductions accumulate, then
+    ``combine`` reduces each accumulator over the team), then a pass storing the full outputs.
+    ``loop`` may depend on the pass number (0, 1, …) and give several loops that together cover
+    the elements (a column's register-cached head and streamed rest, in alternating order)."""
+    loops_of = loop if callable(loop) and not isinstance(loop, _Loop) else (lambda _k: [loop])
     emitted: set[int] = set()
     row = w.row_index
     assert row is not None
@@ -312,15 +321,17 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], _Loop
             a = w.fresh("acc")
             accs.append((r, a))
             w.line(f"{_acc_type(r)} {a} = {ct.identity_literal(r.op, r.dtype)};")
-        lp = loop_of(d - 1)
         w.loop_no += 1
         w.hoist_at, w.hoist_depth = len(w.lines), w.depth
-        lp.open(w)
-        full = w.make_full()
-        for r, a in accs:
-            v = w.value(r.inputs[0], full)
-            w.line(f"{a} = {_OPS[r.op]}()({a}, {v});")
-        lp.close(w)
+        for lp in loops_of(d - 1):
+            w.cache_on = lp.cache_on
+            lp.open(w)
+            full = w.make_full()
+            for r, a in accs:
+                v = w.value(r.inputs[0], full)
+                w.line(f"{a} = {_OPS[r.op]}()({a}, {v});")
+            lp.close(w)
+        w.cache_on = True
         w.hoist_at = None
         w.filled |= w.filling
         combine(w, accs)
@@ -334,24 +345,26 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], _Loop
             emitted.add(id(n))
     full_outs = [(k, o) for k, (o, lvl) in enumerate(info.outputs) if lvl == FULL]
     if full_outs:
-        lp = loop_of(info.phases)
         w.loop_no += 1
         w.hoist_at, w.hoist_depth = len(w.lines), w.depth
-        if lp.store_open is not None:
-            lp.store_open(w, full_outs)
-        else:
-            lp.open(w)
-        full = w.make_full()
-        for k, o in full_outs:
-            v = w.value(o, full)
-            if lp.store is not None:
-                lp.store(w, k, v, full)
+        for lp in loops_of(info.phases):
+            w.cache_on = lp.cache_on
+            if lp.store_open is not None:
+                lp.store_open(w, full_outs)
             else:
-                w.line(f"sl_store(out{k} + {w.linear(full)}, {v});")
-        if lp.store_close is not None:
-            lp.store_close(w, full_outs)
-        else:
-            lp.close(w)
+                lp.open(w)
+            full = w.make_full()
+            for k, o in full_outs:
+                v = w.value(o, full)
+                if lp.store is not None:
+                    lp.store(w, k, v, full)
+                else:
+                    w.line(f"sl_store(out{k} + {w.linear(full)}, {v});")
+            if lp.store_close is not None:
+                lp.store_close(w, full_outs)
+            else:
+                lp.close(w)
+        w.cache_on = True
         w.hoist_at = None
 
 
@@ -435,7 +448,7 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
     rows_per_block = block // team
     K = info.cols
     w = Writer(info, idx_t, names)
-    w.row_reciprocal = OPTIONS["reciprocal"]
+    w.row_reciprocal = w.const_reciprocal = OPTIONS["reciprocal"]
     if team > 32:
         for k, r in enumerate(info.reductions):
             w.line(f"__shared__ {_acc_type(r)} sred{k}[32];")
@@ -606,7 +619,7 @@ def emit_row_split(info: GroupInfo, sched: Schedule) -> KernelSource:
     params.append(Param("counter", "unsigned int* __restrict__", "counters"))
     block = sched.block
     w = Writer(info, idx_t, names)
-    w.row_reciprocal = OPTIONS["reciprocal"]
+    w.row_reciprocal = w.const_reciprocal = OPTIONS["reciprocal"]
     for k, r in enumerate(info.reductions):
         w.line(f"__shared__ {_acc_type(r)} sred{k}[32];")
     w.line("__shared__ bool s_last;")
@@ -652,15 +665,17 @@ def emit_column(info: GroupInfo, sched: Schedule) -> KernelSource:
     """``column``: reductions over outer axes; 32 kept indices per block, ``ty`` threads per column.
 
     Each pass is unrolled so that several rows' loads are in flight per thread, and passes
-    alternate direction (down, up, down…): the tile rows a block read last are still in L2 when
-    the next pass starts, so a multi-pass group re-reads part of its tile from L2, not memory.
+    alternate direction (down, up, down…): the rows a block read last are still in L2 when the
+    next pass starts, so later passes re-read part of the tile from L2, not memory. With
+    ``cache=registers`` the first ``COLUMN_CACHE`` rows of each thread stay in registers from the
+    first pass on (read at the end of a pass going up and at the start of one going down).
     """
     idx_t = sched.index
     params, names = _buffer_params(info)
     params += [Param("R", f"const {idx_t}", "R"), Param("K", f"const {idx_t}", "K")]
     ty = sched.ty
     w = Writer(info, idx_t, names)
-    w.row_reciprocal = OPTIONS["reciprocal"]
+    w.row_reciprocal = w.const_reciprocal = OPTIONS["reciprocal"]
     for k, r in enumerate(info.reductions):
         w.line(f"__shared__ {_acc_type(r)} scol{k}[{ty}][33];")
     w.line(f"const {idx_t} r0 = ({idx_t})blockIdx.x * 32 + threadIdx.x;")
@@ -668,13 +683,26 @@ def emit_column(info: GroupInfo, sched: Schedule) -> KernelSource:
     w.line(f"const {idx_t} r = valid ? r0 : 0;")
     w.row_index = Index(info.keep_shape, lin="r", tag="row")
     w.make_full = lambda: _full_index(w, info, "r", "c", "K", str(info.rows))
-    header = f"for ({idx_t} cc = threadIdx.y; cc < K; cc += {ty})"
+    nc = COLUMN_CACHE if sched.cache == "registers" else 0
+    head = None
+    if nc:
+        for p in _cached_leaves(info, params):
+            w.line(f"{ct.register_type(p.node.dtype)} cache_{p.name}[{nc}];")
+            w.cache_read[id(p.node)] = f"cache_{p.name}[j]"
+            w.cache_fill[id(p.node)] = f"cache_{p.name}[j] = {{}}"
+        head = _simple_loop(f"for (int j = 0; j < {nc}; ++j)", "#pragma unroll", "if (valid)",
+                            f"const {idx_t} c = threadIdx.y + ({idx_t})j * {ty};", "if (c < K)")
+    first = nc * ty
+    header = f"for ({idx_t} cc = threadIdx.y + {first}; cc < K; cc += {ty})"
     # unrolled: COLUMN_UNROLL loads in flight per thread (one block of 32 x ty threads per SM)
-    forward = _simple_loop(header, f"#pragma unroll {COLUMN_UNROLL}", "if (valid)", f"const {idx_t} c = cc;")
-    backward = _simple_loop(header, f"#pragma unroll {COLUMN_UNROLL}", "if (valid)", f"const {idx_t} c = K - 1 - cc;")
+    pragma = f"#pragma unroll {COLUMN_UNROLL}"
+    forward = _simple_loop(header, pragma, "if (valid)", f"const {idx_t} c = cc;", cache_on=False)
+    backward = _simple_loop(header, pragma, "if (valid)", f"const {idx_t} c = K - 1 + {first} - cc;", cache_on=False)
 
-    def loop(k: int) -> _Loop:
-        return backward if OPTIONS["reverse_passes"] and k % 2 else forward
+    def loops(k: int) -> list[_Loop]:
+        if OPTIONS["reverse_passes"] and k % 2:
+            return [backward, head] if head else [backward]
+        return [head, forward] if head else [forward]
 
     def combine(w: Writer, accs: list[tuple[Node, str]]) -> None:
         for r, a in accs:
@@ -688,7 +716,7 @@ def emit_column(info: GroupInfo, sched: Schedule) -> KernelSource:
             if not OPTIONS["single_sync"]:  # each buffer is used once: no barrier after the read
                 w.line("__syncthreads();")
 
-    _emit_phases(w, info, loop, combine)
+    _emit_phases(w, info, loops, combine)
     _row_outputs(w, info, "valid && threadIdx.y == 0", "r")
     return _finish("column", info, sched, params, w.lines, 32 * ty)
 

@@ -28,6 +28,8 @@ from .groups import FULL, GroupInfo
 CACHE_REG_BUDGET = 64
 #: Loads (16-byte where the row allows) a row-schedule thread should issue up front (measured).
 LOADS_IN_FLIGHT = 8
+#: Rows per thread a column schedule with ``cache=registers`` keeps in registers across passes.
+COLUMN_CACHE = 32
 #: Base registers of a kernel thread (indices, pointers, accumulators).
 BASE_REGS = 32
 #: Elementwise work rate of the whole GPU in "add-equivalents" per second (a rough number:
@@ -275,21 +277,31 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
 
 def _column(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list[Estimate]:
     R, K = info.rows, info.cols
+    scale = 1.0
     if R_eval is not None:
-        R = R_eval
+        scale, R = R_eval / max(R, 1), R_eval
     index = _index_type(info)
     passes = info.phases + (1 if any(lvl == FULL for _, lvl in info.outputs) else 0)
     full_leaves = _full_leaves(info)
-    moved = sum(nbytes(i) for i in full_leaves) * max(1, passes) + sum(nbytes(i) for i in info.inputs if i not in full_leaves) + sum(nbytes(o) for o, _ in info.outputs)
+    full_bytes = sum(nbytes(i) for i in full_leaves) * scale
+    other = (sum(nbytes(i) for i in info.inputs if i not in full_leaves) + sum(nbytes(o) for o, _ in info.outputs)) * scale
     work = R * K * _elem_work(info) * (1.5 if info.phases > 1 else 1.0)
+    # passes alternate direction: a re-read pass starts with what the last one read, still in L2
+    l2_share = min(1.0, 0.5 * dev.l2_bytes / max(full_bytes, 1.0))
+    words = sum(_reg_words(i) for i in full_leaves)
     out = []
     for ty in (4, 8, 16, 32):
-        blocks = math.ceil(R / 32)
-        threads = 32 * ty
-        smem = 32 * ty * 8 * max(1, len(info.reductions))
-        secs, detail = _timed(dev, blocks, threads, BASE_REGS, smem, moved / max(blocks, 1), work / max(blocks, 1))
-        sched = Schedule("column", block=32, ty=ty, index=index)
-        out.append(Estimate(sched, Launch((blocks if R else 0, 1, 1), (32, ty, 1), 0), secs, detail))
+        for cache in ("none", "registers") if passes > 1 and full_leaves else ("none",):
+            cached = min(1.0, COLUMN_CACHE * ty / max(K, 1)) if cache == "registers" else 0.0
+            reread = max(0.0, 1.0 - cached - l2_share)
+            moved = full_bytes * (1 + (passes - 1) * reread) + other
+            regs = BASE_REGS + (COLUMN_CACHE * words if cache == "registers" else 0)
+            blocks = math.ceil(R / 32)
+            threads = 32 * ty
+            smem = 32 * ty * 8 * max(1, len(info.reductions))
+            secs, detail = _timed(dev, blocks, threads, regs, smem, moved / max(blocks, 1), work / max(blocks, 1))
+            sched = Schedule("column", block=32, ty=ty, cache=cache, index=index)
+            out.append(Estimate(sched, Launch((blocks if R else 0, 1, 1), (32, ty, 1), 0), secs, detail))
     return out
 
 

@@ -84,6 +84,7 @@ SHAPES = {
     "medium": (257, 4099),
     "vector_rows": (300, 4096),  # many rows of a multiple of 4: 16-byte row loads and stores
     "short_vector_rows": (40, 1024),
+    "tall": (3000, 300),  # columns longer than the register-cached head of a column schedule
     "empty_rows": (0, 16),
 }
 
