@@ -32,6 +32,7 @@ import numpy as np
 from ..ir.node import Node
 from ..ir.ops import OPS
 from ..plan.cost import CACHE_REG_BUDGET, COLUMN_CACHE, Schedule
+from ..plan.cost import row_vector_width as cost_row_vector_width
 from ..plan.groups import FULL, ROW, GroupInfo, squeeze
 from . import ctypes as ct
 from .elemental import CodegenError, Index, Writer, leaf_params
@@ -383,25 +384,10 @@ def _cached_leaves(info: GroupInfo, params: list[Param]) -> list[Param]:
     return [p for p in params if p.role == "in" and p.node.shape == info.shape]
 
 
-def _rows_contiguous(info: GroupInfo) -> bool:
-    """True when element ``c`` of row ``r`` is at ``r * K + c`` (the reduced axes are the
-    innermost non-trivial ones)."""
-    S, red = info.shape, info.red_axes
-    big_kept = [i for i in range(len(S)) if i not in red and S[i] != 1]
-    big_red = [i for i in red if S[i] != 1]
-    return not big_kept or not big_red or max(big_kept) < min(big_red)
-
-
 def row_vector_width(info: GroupInfo, vec: int) -> int:
-    """The vector width a row schedule asking for ``vec`` gets: 1 unless every row is contiguous,
-    ``vec`` divides the row length and no cached buffer is bool (16-byte loads of the cached
-    inputs and stores of the full outputs, ``vec`` elements each)."""
-    if vec <= 1 or not _rows_contiguous(info) or info.cols % vec:
-        return 1
-    nodes = [i for i in info.inputs if i.shape == info.shape] + [o for o, lvl in info.outputs if lvl == FULL]
-    if any(n.dtype == np.bool_ for n in nodes):
-        return 1
-    return vec
+    """The vector width a row schedule asking for ``vec`` gets: ``vec`` when it is the width the
+    latency evaluator allows for the group (:func:`stitchlab.plan.cost.row_vector_width`), else 1."""
+    return vec if vec > 1 and vec == cost_row_vector_width(info) else 1
 
 
 def emit_row(info: GroupInfo, sched: Schedule) -> KernelSource:

@@ -217,6 +217,26 @@ def _cache_choice(info: GroupInfo, team: int, block: int, dev: DeviceProfile) ->
     return "none", BASE_REGS, 0
 
 
+def rows_contiguous(info: GroupInfo) -> bool:
+    """True when element ``c`` of row ``r`` is at ``r * K + c`` (the reduced axes are the
+    innermost non-trivial ones)."""
+    S, red = info.shape, info.red_axes
+    big_kept = [i for i in range(len(S)) if i not in red and S[i] != 1]
+    big_red = [i for i in red if S[i] != 1]
+    return not big_kept or not big_red or max(big_kept) < min(big_red)
+
+
+def row_vector_width(info: GroupInfo) -> int:
+    """Elements per 16-byte access of a row schedule's cached inputs and full outputs: 16 over
+    the widest of them, when every row is contiguous and that width divides the row length;
+    else 1. One-byte types (bool, int8, uint8) stay scalar."""
+    nodes = _full_leaves(info) + [o for o, lvl in info.outputs if lvl == FULL]
+    if not nodes or not rows_contiguous(info) or any(n.dtype.itemsize < 2 for n in nodes):
+        return 1
+    vec = max(1, 16 // max(n.dtype.itemsize for n in nodes))
+    return vec if info.cols % vec == 0 else 1
+
+
 def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list[Estimate]:
     R, K = info.rows, info.cols
     scale = 1.0
@@ -229,8 +249,7 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
     total_out = sum(nbytes(o) for o, _ in info.outputs) * scale
     work = R * K * _elem_work(info) * (1.5 if info.phases > 1 else 1.0)
     out = []
-    widest = max([i.dtype.itemsize for i in full_leaves] + [o.dtype.itemsize for o, lvl in info.outputs if lvl == FULL] + [1])
-    row_vec = max(1, 16 // widest) if K % max(1, 16 // widest) == 0 else 1
+    row_vec = row_vector_width(info)
     configs = [("row_warp", 32, b) for b in (128, 256)] + [("row_block", b, b) for b in (128, 256, 512, 1024)]
     for family, team, block in configs:
         cache, regs, smem = _cache_choice(info, team, block, dev)
@@ -251,7 +270,7 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
             # 69.6 us with 128-thread blocks, 76.1 with 256, 82.4 with 512, 98.9 with 1024;
             # logsumexp 37.4 / 49.1 / 59.5 / 83.3): each halving below costs ~15 %; more cost
             # registers, hence resident rows
-            loads = math.ceil(K / (team * row_vec)) * max(1, len(full_leaves))
+            loads = max(1, math.ceil(K / (team * row_vec)) * len(full_leaves))
             if loads < LOADS_IN_FLIGHT:
                 secs *= 1.0 + 0.15 * math.log2(LOADS_IN_FLIGHT / loads)
             else:
