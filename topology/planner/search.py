@@ -28,6 +28,9 @@ import numpy as np
 from .space import SearchSpace
 
 Prior = Sequence[np.ndarray]
+#: weight of the mean value in Q; the rest is the best value found below the child (the simulator
+#: is deterministic, so a child's best leaf is a fact, not noise)
+MEAN_WEIGHT = 0.5
 
 
 @dataclass
@@ -113,7 +116,7 @@ def mcts(space: SearchSpace, budget: int, prior: Prior | None = None, seed: int 
     if not math.isfinite(t0):
         t0 = 1.0
     depth = len(sizes)
-    stats: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
+    stats: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
     v_best = 1e-12
     iters = 0
     stale = 0  # iterations in a row that simulated nothing new
@@ -127,9 +130,11 @@ def mcts(space: SearchSpace, budget: int, prior: Prior | None = None, seed: int 
             d = len(prefix)
             st = stats.get(prefix)
             if st is None:
-                st = stats[prefix] = (np.zeros(sizes[d]), np.zeros(sizes[d]))
-            n, w = st
-            q = np.where(n > 0, w / np.maximum(n, 1) / v_best, 0.0)
+                st = stats[prefix] = (np.zeros(sizes[d]), np.zeros(sizes[d]), np.zeros(sizes[d]))
+            n, w, top = st
+            # deterministic objective: blend the mean with the best value seen below the child
+            q = np.where(n > 0, (MEAN_WEIGHT * w / np.maximum(n, 1)
+                                 + (1 - MEAN_WEIGHT) * top) / v_best, 0.0)
             p_sel = probs[d] if stale < 10 else (1 - eps) * probs[d] + eps * uniform[d]
             u = c_puct * p_sel * math.sqrt(n.sum() + 1) / (1 + n)
             a = int(np.argmax(q + u + rng.random(sizes[d]) * 1e-9))
@@ -146,9 +151,10 @@ def mcts(space: SearchSpace, budget: int, prior: Prior | None = None, seed: int 
         v = t0 / t if math.isfinite(t) and t > 0 else 0.0
         v_best = max(v_best, v)
         for node, a in path:
-            n, w = stats[node]
+            n, w, top = stats[node]
             n[a] += 1
             w[a] += v
+            top[a] = max(top[a], v)
     return track.result()
 
 
