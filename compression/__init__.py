@@ -18,8 +18,10 @@ from .cost import (
     ring_allreduce_bytes,
     sfb_break_even_tokens,
     sfb_cost,
+    sfb_gather_bytes,
     sparse_break_even_density,
     sparse_cost,
+    sparse_gather_bytes,
 )
 from .placement import place_sfb
 
@@ -33,6 +35,8 @@ __all__ = [
     "ring_allreduce_bytes",
     "sfb_break_even_tokens",
     "sfb_cost",
+    "sfb_gather_bytes",
     "sparse_break_even_density",
     "sparse_cost",
+    "sparse_gather_bytes",
 ]

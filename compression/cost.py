@@ -246,3 +246,25 @@ def sparse_break_even_density(
     p = _world(world_size)
     row = embedding_dim * itemsize
     return 2.0 * row / (p * (row + index_itemsize))
+
+
+def sfb_gather_bytes(
+    rows_per_rank: list[float], in_features: int, out_features: int, itemsize: int = 4
+) -> list[float]:
+    """Bytes each rank contributes to SFB's all-gathers: ``b_r·(m+k)·s`` (uneven ranks allowed).
+
+    The per-rank view of :func:`sfb_cost` that a simulator needs
+    (``stitchlab.topology.compression_costs``); the rebuild is ``2·Σb_r·m·k`` FLOPs on every rank.
+    """
+    return [float(b) * (in_features + out_features) * itemsize for b in rows_per_rank]
+
+
+def sparse_gather_bytes(
+    rows_per_rank: list[float],
+    embedding_dim: int,
+    itemsize: int = 4,
+    index_itemsize: int = INDEX_ITEMSIZE,
+) -> list[float]:
+    """Bytes each rank contributes to the sparse (index, value) all-gathers:
+    ``rows_r·(d·s + i)``."""
+    return [float(r) * (embedding_dim * itemsize + index_itemsize) for r in rows_per_rank]

@@ -70,4 +70,4 @@ def place_sfb(
     )
     if not result.success:  # cannot happen for a feasible knapsack (x = 0 fits); be loud anyway
         raise RuntimeError(f"SFB placement integer program failed: {result.message}")
-    return sorted(n for n, x in zip(names, result.x) if x > 0.5)
+    return sorted(n for n, x in zip(names, result.x, strict=True) if x > 0.5)

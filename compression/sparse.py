@@ -54,7 +54,11 @@ def decode_rows(
     dim = values[0].shape[1]
     out_dtype = values[0].dtype
     acc = torch.zeros((num_rows, dim), dtype=torch.float64, device=values[0].device)
-    for idx, val in zip(indices, values):
+    if len(indices) != len(values):
+        raise ValueError(
+            f"decode_rows got {len(indices)} index pieces but {len(values)} value pieces"
+        )
+    for idx, val in zip(indices, values, strict=True):
         if idx.numel() and (int(idx.min()) < 0 or int(idx.max()) >= num_rows):
             raise ValueError(
                 f"row index out of range [0, {num_rows}): min {int(idx.min())}, max {int(idx.max())}"
@@ -68,7 +72,9 @@ class EmbeddingRows:
 
     def __init__(self, layer: nn.Embedding) -> None:
         if not isinstance(layer, nn.Embedding):
-            raise TypeError(f"sparse encoding needs an nn.Embedding layer, got {type(layer).__name__}")
+            raise TypeError(
+                f"sparse encoding needs an nn.Embedding layer, got {type(layer).__name__}"
+            )
         self.layer = layer
         self._rows: list[torch.Tensor] = []
         self._handle = layer.register_forward_hook(self._forward_hook)

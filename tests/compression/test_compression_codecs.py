@@ -5,10 +5,9 @@ from __future__ import annotations
 import pytest
 
 torch = pytest.importorskip("torch")
-from torch import nn  # noqa: E402
-
 from stitchlab.compression.sfb import LinearFactors, linear_grads  # noqa: E402
 from stitchlab.compression.sparse import EmbeddingRows, decode_rows, encode_rows  # noqa: E402
+from torch import nn  # noqa: E402
 
 
 def _rel(a, b):
@@ -84,7 +83,9 @@ def test_sparse_rows_rebuild_the_embedding_gradient_exactly():
 def test_sparse_merge_is_the_exactly_rounded_sum_in_any_order():
     torch.manual_seed(3)
     pieces = [(torch.randint(0, 8, (5,)).unique(), None) for _ in range(4)]
-    pieces = [(i, torch.randn(len(i), 3) * 10.0 ** torch.randint(-4, 4, (len(i), 1))) for i, _ in pieces]
+    pieces = [
+        (i, torch.randn(len(i), 3) * 10.0 ** torch.randint(-4, 4, (len(i), 1))) for i, _ in pieces
+    ]
     dense = torch.zeros(8, 3, dtype=torch.float64)
     for i, v in pieces:
         dense.index_add_(0, i, v.double())

@@ -8,7 +8,6 @@ import subprocess
 import sys
 
 import pytest
-
 from stitchlab.compression import (
     allgather_time,
     allreduce_cost,
@@ -115,9 +114,24 @@ def test_placement_integer_program_is_optimal_under_the_memory_budget():
     chosen = place_sfb(costs, budget, bw, flops)
     assert sum(mem[n] for n in chosen) <= budget
     best = max(
-        (s for r in range(len(costs) + 1) for s in itertools.combinations(costs, r)
-         if sum(mem[n] for n in s) <= budget),
+        (
+            s
+            for r in range(len(costs) + 1)
+            for s in itertools.combinations(costs, r)
+            if sum(mem[n] for n in s) <= budget
+        ),
         key=lambda s: sum(saved[n] for n in s),
     )
     assert sum(saved[n] for n in chosen) == pytest.approx(sum(saved[n] for n in best))
     assert place_sfb(costs, 0, bw, flops) == []
+
+
+def test_per_rank_gather_bytes_add_up_to_the_scheme_traffic():
+    from stitchlab.compression import sfb_gather_bytes, sparse_gather_bytes
+
+    rows = [3, 5, 0, 8]
+    sfb = sfb_cost(64, 32, tokens=sum(rows), world_size=4)
+    assert sum(sfb_gather_bytes(rows, 64, 32)) == pytest.approx(sfb.extra_memory_bytes)
+    assert sum(sfb_gather_bytes(rows, 64, 32)) * 3 / 4 == pytest.approx(sfb.traffic_bytes)
+    sp = sparse_cost(1000, 16, rows=sum(rows), world_size=4)
+    assert sum(sparse_gather_bytes(rows, 16)) == pytest.approx(sp.extra_memory_bytes)
