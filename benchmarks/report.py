@@ -80,9 +80,9 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
             out.append({
                 "name": f"{tag}: stitchlab time ≤ torch.compile on every workload",
                 "bound": "ratio ≤ 1.00 each",
-                "measured": f"worst {worst} {both[worst]:.2f}×; {len(both) - len(missed)}/{len(both)} within",
+                "measured": f"worst {worst} {both[worst]:.3f}×; {len(both) - len(missed)}/{len(both)} within",
                 "ok": not missed,
-                "note": ("missed on " + ", ".join(f"{w} ({r:.2f}× torch.compile's time)" for w, r in
+                "note": ("missed on " + ", ".join(f"{w} ({r:.3f}× torch.compile's time)" for w, r in
                                                   sorted(missed.items(), key=lambda kv: -kv[1])))
                 if missed else "",
             })
