@@ -23,11 +23,14 @@ def cpu_results(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
     before = sl.get_backend()
     out = tmp_path_factory.mktemp("bench")
-    try:
-        run.main(["--cpu", "--out", str(out), "--impls", "stitchlab,numpy", "--dtypes", "float32,float16,bfloat16",
-                  "--samples", "2", "--reps", "5", "--no-startup", "--no-png"])
-    finally:
-        sl.set_backend(before)
+    with pytest.MonkeyPatch.context() as mp:  # --cpu sets STITCHLAB_BACKEND: restore it after
+        mp.setenv("STITCHLAB_BACKEND", "numpy")
+        try:
+            run.main(["--cpu", "--out", str(out), "--impls", "stitchlab,numpy",
+                      "--dtypes", "float32,float16,bfloat16", "--samples", "2", "--reps", "5",
+                      "--no-startup", "--no-png"])
+        finally:
+            sl.set_backend(before)
     results = json.loads((out / "results.json").read_text())
     results["_out"] = str(out)
     return results
