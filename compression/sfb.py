@@ -53,52 +53,41 @@ class LinearFactors:
     """Captures the factors of an ``nn.Linear``: its input in a forward hook, its output
     gradient in a hook on the output tensor.
 
-    Every forward call in grad mode adds one (input, output-gradient) pair, so a layer used several
-    times per step (weight sharing) or over several accumulated backward passes is covered:
-    :meth:`take` returns all pairs stacked, in call order.
+    Every forward call whose output gets a gradient adds one (input, output-gradient) pair, so a
+    layer used several times per step (weight sharing) or over several accumulated backward
+    passes is covered: :meth:`take` returns all pairs stacked. A forward whose output never gets a
+    gradient (evaluation without ``no_grad``) adds nothing, as it adds nothing to autograd's
+    gradient either.
     """
 
     def __init__(self, layer: nn.Linear) -> None:
         if not isinstance(layer, nn.Linear):
             raise TypeError(f"SFB needs an nn.Linear layer, got {type(layer).__name__}")
         self.layer = layer
-        self._inputs: list[torch.Tensor] = []
-        self._grads: list[torch.Tensor | None] = []
+        self._pairs: list[tuple[torch.Tensor, torch.Tensor]] = []
         self._handle = layer.register_forward_hook(self._forward_hook)
 
     def _forward_hook(self, module: nn.Module, args: tuple, output: torch.Tensor) -> None:
         if not (torch.is_grad_enabled() and output.requires_grad):
-            return  # evaluation: no gradient will come
-        slot = len(self._grads)
-        self._inputs.append(args[0].detach().reshape(-1, self.layer.in_features))
-        self._grads.append(None)
+            return  # no gradient will come
+        x = args[0].detach().reshape(-1, self.layer.in_features)
 
         def grad_hook(grad: torch.Tensor) -> None:
-            self._grads[slot] = grad.detach().reshape(-1, self.layer.out_features)
+            self._pairs.append((x, grad.detach().reshape(-1, self.layer.out_features)))
 
         output.register_hook(grad_hook)
 
     @property
-    def pending(self) -> int:
-        """Forward calls whose output gradient has not arrived yet."""
-        return sum(g is None for g in self._grads)
-
-    @property
     def rows(self) -> int:
         """Rows (tokens) captured so far."""
-        return sum(int(x.shape[0]) for x in self._inputs)
+        return sum(int(x.shape[0]) for x, _ in self._pairs)
 
     def take(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Return ``(X, δ)`` stacked over the captured calls and forget them."""
-        if self.pending:
-            raise RuntimeError(
-                f"{self.pending} forward call(s) of {self.layer} got no output gradient: was "
-                "backward() run on every forward output?"
-            )
         w = self.layer.weight
-        if self._inputs:
-            x = torch.cat(self._inputs).to(w.dtype)
-            dy = torch.cat([g for g in self._grads if g is not None]).to(w.dtype)
+        if self._pairs:
+            x = torch.cat([x for x, _ in self._pairs]).to(w.dtype)
+            dy = torch.cat([g for _, g in self._pairs]).to(w.dtype)
         else:
             x = w.new_zeros((0, self.layer.in_features))
             dy = w.new_zeros((0, self.layer.out_features))
@@ -106,8 +95,7 @@ class LinearFactors:
         return x, dy
 
     def clear(self) -> None:
-        self._inputs.clear()
-        self._grads.clear()
+        self._pairs.clear()
 
     def remove(self) -> None:
         """Detach the hook from the layer."""
