@@ -73,3 +73,12 @@ def test_bad_jit_use():
         sl.jit(3)
     with pytest.raises(TypeError, match="must return stitchlab arrays"):
         sl.jit(lambda x: 3)(np.ones(2))
+
+
+def test_arguments_the_backend_cannot_take_as_they_are_go_through_asarray():
+    f = sl.jit(lambda x: x + 1)
+    swapped = np.arange(3, dtype=">f4")  # not native byte order: converted, never misread
+    np.testing.assert_array_equal(f(swapped.astype(np.float32)).get(), [1, 2, 3])
+    with pytest.raises(TypeError, match="complex128"):
+        f(np.ones(2, np.complex128))
+    np.testing.assert_array_equal(f([1, 2]).get(), [2, 3])

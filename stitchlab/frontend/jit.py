@@ -6,9 +6,11 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 
 from .. import runtime
-from ..ir.dtypes import as_dtype, is_weak
+from ..ir.dtypes import SUPPORTED, as_dtype, is_weak
 from ..ir.graph import Graph, build_graph
 from ..ir.node import Node
 from ..runtime import stats
@@ -62,6 +64,28 @@ def _unflatten(leaves: list[Any], spec: Any) -> Any:
     return kind(out)
 
 
+_SUPPORTED_DTYPES = frozenset(SUPPORTED.values())
+_cuda_devices: dict[int, str] = {}
+
+
+def _direct_device(a: Any) -> str | None:
+    """The device of ``a`` if it is a NumPy (on the numpy backend) or CuPy array of a supported
+    dtype, which :func:`asarray` would use without a copy; else None (take the general path)."""
+    if type(a) is np.ndarray:
+        if a.dtype in _SUPPORTED_DTYPES and runtime.get_backend() == "numpy":
+            return "cpu"
+        return None
+    if type(a).__module__.startswith("cupy") and hasattr(a, "__cuda_array_interface__"):
+        if a.dtype not in _SUPPORTED_DTYPES:
+            return None
+        ident = a.device.id
+        device = _cuda_devices.get(ident)
+        if device is None:
+            device = _cuda_devices[ident] = f"cuda:{ident}"
+        return device
+    return None
+
+
 class Jitted:
     """A function traced once per input signature (see :func:`jit`)."""
 
@@ -76,6 +100,11 @@ class Jitted:
             if is_weak(a):
                 sig.append((type(a), a))
                 bufs.append(None)
+                continue
+            device = _direct_device(a)
+            if device is not None:  # hot path: a buffer the backend takes as it is
+                sig.append((a.shape, a.dtype, device))
+                bufs.append(a)
                 continue
             x = a if isinstance(a, LazyArray) else asarray(a)
             buf = runtime.evaluate([x._node])[0]
