@@ -1,14 +1,16 @@
-"""Traffic and extra compute of the lossless compression schemes — **the seam** for
-``stitchlab.compression``.
+"""Traffic and extra compute of the lossless compression schemes, per rank, for the simulator.
 
 The simulator asks :func:`scheme_traffic` (through :func:`current`) what a layer under scheme
-``"sfb"`` or ``"sparse"`` sends and computes. The formulas here are placeholders written inside
-topology until the compression module's cost model exists; that module replaces them with one call::
+``"sfb"`` or ``"sparse"`` sends and computes. The byte counts are ``stitchlab.compression``'s
+cost model (:func:`~stitchlab.compression.cost.sfb_gather_bytes`,
+:func:`~stitchlab.compression.cost.sparse_gather_bytes`), the one the SFB integer program and the
+Horovod integration use; this module maps a layer profile onto it. Another model can be tried
+with one call::
 
     from stitchlab.topology import compression_costs
     compression_costs.register(my_scheme_traffic)   # same signature as scheme_traffic
 
-and :func:`reset` restores these defaults.
+and :func:`reset` restores the default.
 
 Formulas (layer with weight n×m, ``b_r`` input rows on rank ``r``, itemsize ``w`` bytes):
 
@@ -26,10 +28,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ..compression import cost
 from .errors import ProfileError
 from .profile import LayerProfile
 
-INDEX_BYTES = 8
+INDEX_BYTES = cost.INDEX_ITEMSIZE
 
 
 @dataclass(frozen=True)
@@ -66,7 +69,7 @@ def scheme_traffic(layer: LayerProfile, scheme: str, rank_batches: Sequence[floa
             )
         m, n = layer.in_features, layer.out_features
         rows = [layer.tokens * b / profile_batch for b in rank_batches]
-        sizes = [r * (m + n) * w for r in rows]
+        sizes = cost.sfb_gather_bytes(rows, m, n, w)
         flops = 2.0 * sum(rows) * m * n
         return SchemeTraffic(sizes, [flops] * len(rows), sum(sizes))
     if scheme == "sparse":
@@ -76,8 +79,8 @@ def scheme_traffic(layer: LayerProfile, scheme: str, rank_batches: Sequence[floa
                 "profile; scheme 'sparse' applies to embeddings only — use 'allreduce' for it"
             )
         v, d, rho = layer.num_embeddings, layer.embedding_dim, layer.grad_density
-        sizes = [v * (1 - (1 - rho) ** (b / profile_batch)) * (INDEX_BYTES + d * w)
-                 for b in rank_batches]
+        rows = [v * (1 - (1 - rho) ** (b / profile_batch)) for b in rank_batches]
+        sizes = cost.sparse_gather_bytes(rows, d, w, INDEX_BYTES)
         return SchemeTraffic(sizes, [0.0] * len(sizes), sum(sizes))
     raise ProfileError(f"scheme {scheme!r} has no traffic model; expected 'sfb' or 'sparse'")
 
