@@ -9,6 +9,7 @@
 #   BENCH_ARGS="..."      extra arguments for benchmarks/run.py (e.g. "--sizes large --dtypes float32 --budget-s 300")
 #   STITCHLAB_COMMIT=...  commit id to record (the device machine's copy of the tree has no .git)
 #   PYTEST_ARGS="..."     extra arguments for pytest
+#   GPU_CHECK_NOTEBOOKS=1 also execute examples/*.ipynb's code cells (scripts/run-notebooks.py)
 #   GPU_CHECK_NCU=a,b     also profile these workloads' stitchlab kernels with Nsight Compute
 #                         (large float32, --clock-control none) into $OUT/ncu.txt; NCU_TIMEOUT_S (90)
 set -u -o pipefail
@@ -80,6 +81,14 @@ if [ "${GPU_CHECK_TESTS:-1}" != "0" ]; then
     fi
 fi
 
+# 3b. optional: the example notebooks' code, executed in-process (no Jupyter on the GPU machine)
+rc_nb=0
+if [ "${GPU_CHECK_NOTEBOOKS:-0}" != "0" ]; then
+    step "notebooks"
+    python3 "$REPO/scripts/run-notebooks.py" "$REPO"/examples/*.ipynb 2>&1 | tee "$OUT/notebooks.log"
+    rc_nb=$?
+fi
+
 # 4. optional: Nsight Compute over stitchlab's kernels of a few workloads (clocks left alone)
 if [ -n "${GPU_CHECK_NCU:-}" ]; then
     step "ncu: $GPU_CHECK_NCU"
@@ -105,6 +114,6 @@ if [ "${GPU_CHECK_BENCH:-1}" != "0" ]; then
     fi
 fi
 
-step "done: tests rc=$rc_tests, benchmarks rc=$rc_bench; results in $OUT"
+step "done: tests rc=$rc_tests, notebooks rc=$rc_nb, benchmarks rc=$rc_bench; results in $OUT"
 ls -la "$OUT"
-[ "$rc_tests" = "0" ] && [ "$rc_bench" = "0" ]
+[ "$rc_tests" = "0" ] && [ "$rc_nb" = "0" ] && [ "$rc_bench" = "0" ]

@@ -373,3 +373,19 @@ def test_deep_chains_do_not_hit_the_recursion_limit():
     for _ in range(5000):
         x = x + 1
     np.testing.assert_array_equal(x.get(), np.full(4, 5001, np.float32))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int8", "int64", "uint8", "bool"])
+@pytest.mark.parametrize("exponent", [2, 0.5, 1, 2.0, 3, -1.0])
+def test_scalar_powers_match_numpy_and_use_the_cheaper_op(dtype, exponent):
+    a = np.arange(-3, 4).astype(dtype) if dtype[0] not in "ub" else np.arange(7).astype(dtype)
+    with np.errstate(all="ignore"):
+        try:
+            expected = a ** exponent
+        except ValueError:  # integers to negative powers
+            return
+    got = sl.asarray(a) ** exponent
+    assert got.dtype == expected.dtype
+    np.testing.assert_array_equal(got.get(), expected)
+    if exponent == 2 and dtype.startswith("float"):
+        assert got._node.op == "square"

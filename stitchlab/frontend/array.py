@@ -263,8 +263,15 @@ class LazyArray:
     __rmatmul__ = __matmul__
 
 
+#: ``x ** c`` for these Python scalars is the cheaper op, as NumPy's own ``ndarray.__pow__`` does
+_FAST_POWERS = {2: "square", 0.5: "sqrt", 1: "positive"}
+
+
 def _binary(opname: str) -> Any:
     def forward(self: LazyArray, other: Any) -> LazyArray:
+        if opname == "power" and type(other) in (int, float) and other in _FAST_POWERS:
+            if self.dtype.kind == "f" or (self.dtype.kind in "iu" and type(other) is int):
+                return LazyArray(build.elementwise(_FAST_POWERS[other], self._node))
         return LazyArray(build.elementwise(opname, self._node, node_of(other)))
 
     def reflected(self: LazyArray, other: Any) -> LazyArray:
