@@ -270,7 +270,8 @@ _FAST_POWERS = {2: "square", 0.5: "sqrt", 1: "positive"}
 def _binary(opname: str) -> Any:
     def forward(self: LazyArray, other: Any) -> LazyArray:
         if opname == "power" and type(other) in (int, float) and other in _FAST_POWERS:
-            if self.dtype.kind == "f" or (self.dtype.kind in "iu" and type(other) is int):
+            # NumPy: floats take every fast power; integers and bools only an integer 2
+            if self.dtype.kind == "f" or (type(other) is int and other == 2):
                 return LazyArray(build.elementwise(_FAST_POWERS[other], self._node))
         return LazyArray(build.elementwise(opname, self._node, node_of(other)))
 
