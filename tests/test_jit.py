@@ -82,3 +82,13 @@ def test_arguments_the_backend_cannot_take_as_they_are_go_through_asarray():
     with pytest.raises(TypeError, match="complex128"):
         f(np.ones(2, np.complex128))
     np.testing.assert_array_equal(f([1, 2]).get(), [2, 3])
+
+
+def test_a_retrace_is_logged_with_its_reason(caplog):
+    import logging
+
+    f = sl.jit(softmax)
+    f(np.ones((2, 8), np.float32))
+    with caplog.at_level(logging.INFO, logger="stitchlab"):
+        f(np.ones((2, 8), np.float64))
+    assert "argument 0: dtype float32 -> float64" in caplog.text

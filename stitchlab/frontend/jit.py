@@ -86,6 +86,24 @@ def _direct_device(a: Any) -> str | None:
     return None
 
 
+def _why(old: tuple[Any, ...], new: tuple[Any, ...]) -> str:
+    """What differs between two signatures, for the recompile log."""
+    if len(old) != len(new):
+        return f"{len(new)} arguments instead of {len(old)}"
+    names = ("shape", "dtype", "device")
+    changes = []
+    for pos, (a, b) in enumerate(zip(old, new)):
+        if a == b:
+            continue
+        if isinstance(a[0], type) or isinstance(b[0], type):  # Python scalars, part of the signature by value
+            changes.append(f"argument {pos}: scalar {a[-1]!r} -> {b[-1]!r}")
+            continue
+        for name, x, y in zip(names, a, b):
+            if x != y:
+                changes.append(f"argument {pos}: {name} {x} -> {y}")
+    return "new input signature (" + "; ".join(changes) + ")"
+
+
 class Jitted:
     """A function traced once per input signature (see :func:`jit`)."""
 
@@ -135,6 +153,10 @@ class Jitted:
         sig, bufs = self._signature(args)
         trace = self.traces.get(sig)
         if trace is None:
+            if self.traces:
+                from .._log import log_recompile
+
+                log_recompile(getattr(self.fn, "__name__", "jit function"), _why(next(reversed(self.traces)), sig))
             trace = self.traces[sig] = self._trace(sig, args)
         inputs = [bufs[b] if isinstance(b, int) else b for b in trace.binding]
         outs = trace.executable(inputs)
