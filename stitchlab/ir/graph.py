@@ -56,7 +56,7 @@ class Graph:
         return len(self.nodes)
 
 
-def _postorder(roots: Sequence[Node]) -> list[Node]:
+def postorder(roots: Sequence[Node]) -> list[Node]:
     """Unique nodes reachable from ``roots``, inputs first (iterative: deep chains are fine)."""
     seen: set[int] = set()
     order: list[Node] = []
@@ -105,7 +105,7 @@ def build_graph(outputs: Sequence[Node]) -> tuple[Graph, tuple[Node, ...]]:
     table: dict[tuple[Any, ...], Node] = {}
     source_of: dict[int, Node] = {}  # id(canonical input) -> original leaf
 
-    for node in _postorder(outputs):
+    for node in postorder(outputs):
         if node.is_leaf:
             key = _leaf_key(node)
             c = table.get(key)
@@ -132,7 +132,7 @@ def build_graph(outputs: Sequence[Node]) -> tuple[Graph, tuple[Node, ...]]:
         canon[id(node)] = c
 
     outs = tuple(canon[id(o)] for o in outputs)
-    nodes = _postorder(outs)
+    nodes = postorder(outs)
     inputs = tuple(n for n in nodes if n.op == "input")
     slot = {id(n): k for k, n in enumerate(inputs)}
     pos = {id(n): k for k, n in enumerate(nodes)}

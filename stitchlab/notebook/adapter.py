@@ -31,9 +31,11 @@ in the order given, so a stand-in with other names works too):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any
+
+from ..ir.graph import postorder
 
 #: Stitching schemes of an edge inside a kernel, from cheapest to dearest (DESIGN §2.2).
 SCHEMES = ("register", "warp", "shared", "global")
@@ -204,29 +206,6 @@ def _measured(obj: Any) -> float | None:
         return float(us)
     seconds = _attr(obj, ("measured_time", "measured_seconds"))
     return float(seconds) * 1e6 if isinstance(seconds, (int, float)) else None
-
-
-def _postorder(roots: Iterable[Any]) -> list[Any]:
-    seen: set[int] = set()
-    order: list[Any] = []
-    for root in roots:
-        if id(root) in seen:
-            continue
-        seen.add(id(root))
-        stack = [(root, 0)]
-        while stack:
-            node, i = stack[-1]
-            inputs = getattr(node, "inputs", ())
-            if i < len(inputs):
-                stack[-1] = (node, i + 1)
-                child = inputs[i]
-                if id(child) not in seen:
-                    seen.add(id(child))
-                    stack.append((child, 0))
-            else:
-                stack.pop()
-                order.append(node)
-    return order
 
 
 def _kind(node: Any) -> str:
@@ -451,7 +430,7 @@ def plan_view(plan: Any, *, registry_keys: set[str] | None = None, _candidates: 
     if graph is not None and getattr(graph, "nodes", None):
         ordered = list(graph.nodes)
     else:
-        ordered = _postorder([n for group in members for n in group] + outputs)
+        ordered = postorder([n for group in members for n in group] + outputs)
     _assign_free_nodes(ordered, kernel_of)
     if not outputs:
         used = {id(i) for n in ordered for i in getattr(n, "inputs", ())}
