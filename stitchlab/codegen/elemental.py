@@ -387,21 +387,31 @@ def leaf_params(info: GroupInfo) -> list[Node]:
 
 def structure_key(n: Node, memo: dict[int, tuple[int, str]]) -> tuple[int, str]:
     """A key of ``n``'s structure that ignores the outermost extent of every shape (constants sort
-    last). Used to order the operands of commutative ops the same way for every batch size."""
+    last). Used to order the operands of commutative ops the same way for every batch size.
+    Iterative (deep chains are fine); nodes already in ``memo`` are not visited again."""
     found = memo.get(id(n))
     if found is not None:
         return found
-    if n.op == "const":
-        key = (1, repr((n.dtype.str, n.attr("value"))))
-    else:
-        attrs = tuple((k, v[1:] if k == "shape" else v) for k, v in n.attrs)
-        ins = [structure_key(i, memo)[1] for i in n.inputs]
-        if OPS[n.op].commutative:
-            ins.sort()
-        text = repr((n.op, n.dtype.str, n.shape[1:], len(n.shape), attrs, ins))
-        key = (0, hashlib.sha256(text.encode()).hexdigest()[:16])
-    memo[id(n)] = key
-    return key
+    stack: list[tuple[Node, bool]] = [(n, False)]
+    while stack:
+        m, ready = stack.pop()
+        if id(m) in memo:
+            continue
+        if not ready:
+            stack.append((m, True))
+            stack.extend((i, False) for i in m.inputs if id(i) not in memo)
+            continue
+        if m.op == "const":
+            key = (1, repr((m.dtype.str, m.attr("value"))))
+        else:
+            attrs = tuple((k, v[1:] if k == "shape" else v) for k, v in m.attrs)
+            ins = [memo[id(i)][1] for i in m.inputs]
+            if OPS[m.op].commutative:
+                ins.sort()
+            text = repr((m.op, m.dtype.str, m.shape[1:], len(m.shape), attrs, ins))
+            key = (0, hashlib.sha256(text.encode()).hexdigest()[:16])
+        memo[id(m)] = key
+    return memo[id(n)]
 
 
 def canonical_inputs(n: Node, memo: dict[int, tuple[int, str]]) -> list[Node]:

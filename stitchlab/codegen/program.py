@@ -7,7 +7,10 @@ No GPU is needed: the device profile may be a preset.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import sys
+from collections.abc import Iterator
 
 from ..ir.graph import Graph
 from ..plan.cost import Launch, Schedule, choose_schedule, schedules
@@ -164,6 +167,17 @@ def _override(key: str) -> int | None:
     return plan_override(key)
 
 
+@contextlib.contextmanager
+def _deep_recursion(limit: int) -> Iterator[None]:
+    """Raise Python's recursion limit to ``limit`` for the block (never lower it)."""
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(before, limit))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(before)
+
+
 def build_plan(graph: Graph, dev: DeviceProfile, beam: int = 4, top_k: int = 3) -> Plan:
     """Plan ``graph`` for ``dev`` and generate every kernel's source."""
     view = GraphView(graph)
@@ -172,7 +186,8 @@ def build_plan(graph: Graph, dev: DeviceProfile, beam: int = 4, top_k: int = 3) 
     if choice is not None and choice < len(cands):  # the user picked a candidate in a notebook
         best = cands[choice]
     infos = group_infos(view, dev, best)
-    kernels = _pack([_kernel(view, info, dev) for info in infos], view, dev)
+    with _deep_recursion(4 * len(graph.nodes) + 1000):  # the emitters recurse along operand chains
+        kernels = _pack([_kernel(view, info, dev) for info in infos], view, dev)
     pos = view.pos
     by_id = {id(n): n for n in graph.nodes}
     candidates = [

@@ -192,3 +192,19 @@ def test_plan_html_is_the_plan_picture_and_escapes_names() -> None:
     html = plan._repr_html_()
     assert "<svg" in html and plan.kernels[0].name in html
     assert "<script>" not in plan._table_html()
+
+
+def test_deep_operand_chains_plan_without_hitting_the_recursion_limit():
+    import sys
+
+    import numpy as np
+
+    import stitchlab as sl
+
+    x = sl.asarray(np.ones((8, 32), np.float32))
+    y = x
+    for _ in range(400):  # about 1200 IR nodes, deeper than Python's default recursion limit
+        y = sl.exp(y) * 0.5 + x
+    limit = sys.getrecursionlimit()
+    assert sl.explain(y).kernels
+    assert sys.getrecursionlimit() == limit
