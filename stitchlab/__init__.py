@@ -57,6 +57,7 @@ from .frontend.creation import (
     zeros_like,
 )
 from .frontend.jit import jit
+from . import _log  # noqa: F401,E402  (STITCHLAB_LOG takes effect at import)
 from .explain import Plan, explain
 from .ir.dtypes import SUPPORTED as _SUPPORTED
 from .runtime import get_backend, set_backend
