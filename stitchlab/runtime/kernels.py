@@ -1,8 +1,7 @@
 """Kernels through the registry: key components, compile on a miss, load the cubin once.
 
-The registry is ``stitchlab.registry.default_registry()``; where that package cannot be imported
-(a checkout run from source without the mapped package), an in-memory stand-in with the same
-``get_or_build(components, build) -> Entry(key, blob, meta, hit)`` call takes its place.
+The registry is ``stitchlab.registry.default_registry()`` (``STITCHLAB_CACHE_DIR=:memory:`` keeps
+it in memory); the runtime uses only its ``get_or_build(components, build)`` call.
 """
 
 from __future__ import annotations
@@ -10,66 +9,23 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
 from ..codegen.preamble import PREAMBLE_DIGEST
 from ..codegen.schedules import CODEGEN_VERSION
 from ..plan.plan import KernelPlan
+from ..registry import default_registry, make_key
 from . import nvrtc, stats
 
 
-@dataclass(frozen=True)
-class _Entry:
-    key: str
-    blob: bytes
-    meta: dict[str, Any]
-    hit: bool
-
-
-class MemoryRegistry:
-    """In-process stand-in for :func:`stitchlab.registry.default_registry` (same narrow call)."""
-
-    def __init__(self) -> None:
-        self._entries: dict[str, tuple[bytes, dict[str, Any]]] = {}
-
-    @staticmethod
-    def make_key(components: Mapping[str, str]) -> str:
-        text = json.dumps(dict(components), sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(text.encode()).hexdigest()
-
-    def get_or_build(self, components: Mapping[str, str], build: Callable[[], tuple[bytes, dict[str, Any]]]) -> _Entry:
-        key = self.make_key(components)
-        found = self._entries.get(key)
-        if found is not None:
-            return _Entry(key, found[0], found[1], True)
-        blob, meta = build()
-        self._entries[key] = (blob, meta)
-        return _Entry(key, blob, meta, False)
-
-
-_standin: MemoryRegistry | None = None
-
-
 def registry() -> Any:
-    """The kernel registry: the real one if importable, else the in-memory stand-in."""
-    global _standin
-    try:
-        from stitchlab.registry import default_registry
-    except ImportError:
-        if _standin is None:
-            _standin = MemoryRegistry()
-        return _standin
+    """The kernel registry (``stitchlab.registry.default_registry()``)."""
     return default_registry()
 
 
 def key_of(components: Mapping[str, str]) -> str:
     """The registry key of ``components`` (for messages about a kernel that failed to build)."""
-    try:
-        from stitchlab.registry import make_key
-    except ImportError:
-        return MemoryRegistry.make_key(components)
     return make_key(components)
 
 
