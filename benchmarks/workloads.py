@@ -215,13 +215,16 @@ def _make_silu(rng: np.random.Generator, shape: tuple[int, int], dtype: np.dtype
 
 
 def groupnorm_shape(shape: tuple[int, int]) -> tuple[int, int, int, int]:
-    """(batch, spatial, channels, groups) with batch*spatial == rows, channels == columns."""
+    """(batch, spatial, channels, groups) with batch*spatial == rows, channels == columns.
+
+    The spatial extent depends only on the size class (256 positions from 512 rows on, else 32),
+    so doubling the rows doubles the batch, as a new batch size does in a real model."""
     rows, cols = shape
-    batch = max(2, rows // 256)
-    while rows % batch:
-        batch -= 1
+    spatial = 256 if rows >= 512 else 32
+    while rows % spatial:
+        spatial //= 2
     groups = 32 if cols >= 1024 else max(2, cols // 32)
-    return batch, rows // batch, cols, groups
+    return rows // spatial, spatial, cols, groups
 
 
 def _make_groupnorm(rng: np.random.Generator, shape: tuple[int, int], dtype: np.dtype) -> Case:

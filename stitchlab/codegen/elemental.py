@@ -105,6 +105,9 @@ class Writer:
         self.reciprocals: dict[str, str] = {}
         #: divide by a constant as a multiply by its reciprocal
         self.const_reciprocal = False
+        #: C expression of the group's reduced extent when it is a kernel argument (mean and
+        #: variance divisors use it: ``_count_divide``), else None
+        self.reduced_count: str | None = None
         #: where lines computed once per row may be inserted while a loop is being written
         self.hoist_at: int | None = None
         self.hoist_depth = 1
@@ -257,6 +260,31 @@ class Writer:
         if self.vec_at is not None and self.vec_at > at:
             self.vec_at += 1
 
+    def _count_divide(self, node: Node, idx: Index) -> str | None:
+        """A mean's or variance's ``reduction / (count - ddof)`` (a count constant, see
+        ``stitchlab.frontend.build.count``) where the schedule's reduced extent is the runtime
+        argument ``reduced_count``: divide by that argument, so one kernel serves every extent.
+        Only when the numerator is a reduction of this group over all of its reduced elements."""
+        if self.reduced_count is None:
+            return None
+        a, d = node.inputs
+        while d.op in ("broadcast", "reshape") and id(d) not in self.members:
+            d = d.inputs[0]
+        ddof = d.attr("count_ddof") if d.op == "const" else None
+        if ddof is None or d.dtype != node.dtype or node.dtype.kind != "f":
+            return None
+        r = a
+        while r.op in ("broadcast", "reshape"):
+            r = r.inputs[0]
+        if r not in self.info.reductions:
+            return None
+        reduced = math.prod(r.inputs[0].shape) // max(1, math.prod(r.shape))
+        if reduced != self.info.cols or float(d.attr("value")) != float(max(reduced - ddof, 0)):
+            return None
+        reg = ct.register_type(node.dtype)
+        count = f"({self.reduced_count} - {ddof})" if ddof else self.reduced_count
+        return f"({self.value(a, idx)} / ({reg})({count}))"
+
     def _reciprocal_divide(self, node: Node, idx: Index) -> str | None:
         """``a / d`` as ``a * (1 / d)`` when ``d`` is a row value, i.e. a variable computed once per
         row before the loop (the reciprocal too, hoisted before the loop): a multiply per element
@@ -342,7 +370,11 @@ class Writer:
         reg = ct.register_type(node.dtype)
         if idx.tag == "full":
             self.full_evals.setdefault(id(node), set()).add(self.loop_no)
-        recip = self._reciprocal_divide(node, idx) if op == "divide" else None
+        recip = None
+        if op == "divide":
+            recip = self._count_divide(node, idx)
+            if recip is None:
+                recip = self._reciprocal_divide(node, idx)
         if op == "astype":
             x = self.value(node.inputs[0], idx)
             expr = f"sl_cast<{reg}>({x})"
@@ -401,8 +433,9 @@ def structure_key(n: Node, memo: dict[int, tuple[int, str]]) -> tuple[int, str]:
             stack.append((m, True))
             stack.extend((i, False) for i in m.inputs if id(i) not in memo)
             continue
-        if m.op == "const":
-            key = (1, repr((m.dtype.str, m.attr("value"))))
+        if m.op == "const":  # a count constant's value follows the extents: keyed by its ddof
+            ddof = m.attr("count_ddof")
+            key = (1, repr((m.dtype.str, m.attr("value") if ddof is None else ("count", ddof))))
         else:
             attrs = tuple((k, v[1:] if k == "shape" else v) for k, v in m.attrs)
             ins = [memo[id(i)][1] for i in m.inputs]

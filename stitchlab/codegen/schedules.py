@@ -606,6 +606,7 @@ def emit_row_split(info: GroupInfo, sched: Schedule) -> KernelSource:
     block = sched.block
     w = Writer(info, idx_t, names)
     w.row_reciprocal = w.const_reciprocal = OPTIONS["reciprocal"]
+    w.reduced_count = "K"
     for k, r in enumerate(info.reductions):
         w.line(f"__shared__ {_acc_type(r)} sred{k}[32];")
     w.line("__shared__ bool s_last;")
@@ -662,6 +663,7 @@ def emit_column(info: GroupInfo, sched: Schedule) -> KernelSource:
     ty = sched.ty
     w = Writer(info, idx_t, names)
     w.row_reciprocal = w.const_reciprocal = OPTIONS["reciprocal"]
+    w.reduced_count = "K"
     for k, r in enumerate(info.reductions):
         w.line(f"__shared__ {_acc_type(r)} scol{k}[{ty}][33];")
     w.line(f"const {idx_t} r0 = ({idx_t})blockIdx.x * 32 + threadIdx.x;")

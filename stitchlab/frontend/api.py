@@ -106,6 +106,11 @@ def _count(x: LazyArray, axis: Any) -> int:
     return math.prod(x.shape[i] for i in axes)
 
 
+def _divisor(x: LazyArray, axis: Any, ddof: int, work: np.dtype) -> LazyArray:
+    """``count - ddof`` of ``x``'s elements along ``axis``, as a count constant (build.count)."""
+    return LazyArray(build.count(_count(x, axis), ddof, work))
+
+
 def _float_work(dtype: np.dtype, requested: Any) -> tuple[np.dtype, np.dtype]:
     """(dtype to compute in, dtype to return) for mean/var/std, as NumPy chooses them."""
     if requested is not None:
@@ -123,7 +128,7 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) ->
     x = asarray(a)
     work, out = _float_work(x.dtype, dtype)
     total = x.astype(work).sum(axis, keepdims=keepdims)
-    return (total / _count(x, axis)).astype(out)
+    return (total / _divisor(x, axis, 0, work)).astype(out)
 
 
 def var(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False) -> LazyArray:
@@ -131,10 +136,9 @@ def var(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bo
     x = asarray(a)
     work, out = _float_work(x.dtype, dtype)
     xf = x.astype(work)
-    n = _count(x, axis)
-    centered = xf - xf.sum(axis, keepdims=True) / n
+    centered = xf - xf.sum(axis, keepdims=True) / _divisor(x, axis, 0, work)
     sq = centered * centered
-    return (sq.sum(axis, keepdims=keepdims) / float(builtins.max(n - ddof, 0))).astype(out)
+    return (sq.sum(axis, keepdims=keepdims) / _divisor(x, axis, ddof, work)).astype(out)
 
 
 def std(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False) -> LazyArray:

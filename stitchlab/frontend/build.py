@@ -70,6 +70,15 @@ def const(value: Any, dtype: np.dtype) -> Node:
     return Node("const", (), (), dtype, make_attrs(value=item))
 
 
+def count(n: int, ddof: int, dtype: np.dtype) -> Node:
+    """The divisor ``n - ddof`` of a mean or variance: a constant that also records that it is
+    the element count of the reduction it divides (less ``ddof``), so that a kernel whose reduced
+    extent is a runtime argument divides by that argument instead (one kernel for every batch
+    size; ``stitchlab.codegen.elemental``)."""
+    item = np.asarray(float(max(n - ddof, 0))).astype(dtype).item()
+    return Node("const", (), (), dtype, make_attrs(value=item, count_ddof=int(ddof)))
+
+
 def astype(x: Node, dtype: np.dtype) -> Node:
     if x.dtype == dtype:
         return x

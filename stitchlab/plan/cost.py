@@ -128,7 +128,9 @@ def delta_cost(info: GroupInfo, dev: DeviceProfile) -> float:
     if info.kind == "reduce":
         # the row stays on chip if a block's share of registers/shared memory holds it
         per_row = sum(i.dtype.itemsize for i in _full_leaves(info)) * cols
-        cached = per_row <= 96 * 1024 if info.inner_reduced else False
+        # (a column schedule's register cache holds COLUMN_CACHE rows for each of up to 32
+        # threads along the reduced axis)
+        cached = per_row <= 96 * 1024 if info.inner_reduced else cols <= COLUMN_CACHE * 32
         factor = _reread_factor(info, cached)
         if not cached and info.inner_reduced and factor > 1:
             factor = 1.0 + 0.35 * (factor - 1.0)  # re-reads of a row mostly hit L2
@@ -188,7 +190,8 @@ def _pointwise(info: GroupInfo, dev: DeviceProfile, n_eval: int | None = None) -
             # bias+GELU 67.3 us against 76.8 with a grid of 4 blocks per resident slot, Adam
             # 231 against 251 (the scheduler keeps every SM's loads in flight across blocks)
             grid = needed
-            secs, detail = _timed(dev, grid, block, BASE_REGS + 8 * v, 0, total / grid, work / grid)
+            # a thread holds v elements of every buffer: 2 registers per 4 bytes of a vector
+            secs, detail = _timed(dev, grid, block, BASE_REGS + 2 * v * item, 0, total / grid, work / grid)
             if v == 1 and vec > 1:
                 secs *= 1.05  # narrower accesses issue more instructions per byte
             sched = Schedule("pointwise", block=block, vec=v, index=index)
@@ -250,7 +253,7 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
     work = R * K * _elem_work(info) * (1.5 if info.phases > 1 else 1.0)
     out = []
     row_vec = row_vector_width(info)
-    configs = [("row_warp", 32, b) for b in (128, 256)] + [("row_block", b, b) for b in (128, 256, 512, 1024)]
+    configs = [("row_warp", 32, b) for b in (128, 256)] + [("row_block", b, b) for b in (128, 256, 512, 1024, 64)]
     for family, team, block in configs:
         cache, regs, smem = _cache_choice(info, team, block, dev)
         reread = 1.0 if cache != "none" else _reread_factor(info, False)

@@ -164,6 +164,39 @@ def test_new_batch_size_gives_the_same_kernel_source() -> None:
     assert src(1000) == src(8192) == src(50000)  # many rows: one shape class
 
 
+def _colnorm(x: sl.LazyArray, ddof: int = 0) -> sl.LazyArray:
+    return (x - x.mean(axis=0)) / x.std(axis=0, ddof=ddof)
+
+
+@pytest.mark.parametrize("ddof", [0, 1])
+def test_column_mean_and_var_divide_by_the_runtime_extent(ddof: int) -> None:
+    """Column normalization's batch is its reduced axis: the mean's and the variance's divisors
+    are the kernel's runtime ``K``, so every batch size of a shape class shares one kernel."""
+    def src(rows: int) -> str:
+        x = sl.asarray(np.random.rand(rows, 512).astype(np.float32))
+        (k,) = sl.explain(_colnorm(x, ddof)).kernels
+        assert k.schedule.family == "column"
+        return k.source
+
+    s = src(64)
+    assert s == src(128) == src(100)
+    assert "/ (float)(K)" in s
+    assert ("/ (float)((K - 1))" in s) == (ddof == 1)
+
+
+def test_a_count_divisor_stays_a_literal_where_it_is_not_the_reduced_extent() -> None:
+    """A mean divided by a count that is not this kernel's reduced extent (here the mean of a
+    stitched row reduction read in a column kernel is not involved): a literal, as before."""
+    x = sl.asarray(np.random.rand(64, 512).astype(np.float32))
+    (k,) = sl.explain(x - x.mean(axis=-1, keepdims=True)).kernels
+    assert k.schedule.family.startswith("row") and "(float)(K)" not in k.source
+    # the count constant is a plain constant for the interpreter and NumPy semantics
+    got = (x - x.mean(axis=-1, keepdims=True)).get()
+    a = x.get()
+    np.testing.assert_allclose(got, a - a.mean(axis=-1, keepdims=True), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(x.var(axis=0, ddof=1).get(), a.var(axis=0, ddof=1), rtol=1e-5)
+
+
 def test_notebook_views_read_the_plan() -> None:
     pytest.importorskip("stitchlab.notebook")
     from stitchlab.notebook import plan_view

@@ -294,6 +294,29 @@ def test_jit_second_call_compiles_nothing_and_new_batch_reuses_kernels() -> None
     assert out.shape == (64, 768)
 
 
+@pytest.mark.parametrize("ddof", [0, 1])
+def test_column_normalization_at_a_new_batch_size_compiles_nothing(ddof: int) -> None:
+    """The batch of column normalization is its reduced axis: the mean and variance divisors are
+    the kernel's runtime extent, so a new batch size reuses the kernel and stays exact."""
+    import cupy as cp
+
+    @sl.jit
+    def colnorm(x):
+        return (x - x.mean(axis=0)) / x.std(axis=0, ddof=ddof)
+
+    rng = np.random.default_rng(3)
+    first = rng.standard_normal((256, 384)).astype(np.float32) * 2 + 1
+    colnorm(cp.asarray(first))
+    s1 = sl.stats()
+    for rows in (512, 300, 1000):
+        a = rng.standard_normal((rows, 384)).astype(np.float32) * 2 + 1
+        got = colnorm(cp.asarray(a)).get()
+        ref = (a.astype(np.float64) - a.mean(0, dtype=np.float64)) / a.astype(np.float64).std(0, ddof=ddof)
+        _close(got, ref, 2e-5, f"column normalization, {rows} rows, ddof={ddof}")
+    s2 = sl.stats()
+    assert s2["nvrtc_compiles"] == s1["nvrtc_compiles"], "a new batch size compiled a kernel"
+
+
 def test_failed_compile_falls_back_unfused_with_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
     import cupy as cp
 
