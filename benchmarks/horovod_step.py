@@ -12,15 +12,19 @@ Run (2 Gloo processes on the CPU; the script relaunches itself under horovodrun)
     .venv/bin/python benchmarks/horovod_step.py --np 2
 
 or directly ``horovodrun --gloo -np 2 -H localhost:2 .venv/bin/python benchmarks/horovod_step.py``.
-For GPUs with NCCL pass ``--device cuda`` under a horovodrun of your own. Rank 0 prints a
+For GPUs pass ``--device cuda``: each rank takes GPU ``local_rank``, and a Horovod built with
+NCCL (``STITCHLAB_HOROVOD_NCCL=1 scripts/install-horovod.sh``) moves the GPU tensors with NCCL
+(Gloo still coordinates). ``--models wide:8192`` sets the wide model's width. Rank 0 prints a
 Markdown table: median step time over ``--steps`` steps after ``--warmup`` steps, plain and
 planned steps alternating so both see the same machine load (the planned optimizer profiles its
-first 3 steps and re-plans inside the warm-up).
+first 3 steps and re-plans inside the warm-up); ``--json FILE`` also writes every step time,
+the plan and what the planner measured.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -28,6 +32,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 
 def _relaunch(args: argparse.Namespace) -> int:
@@ -50,15 +55,43 @@ def _relaunch(args: argparse.Namespace) -> int:
     return subprocess.call(cmd, env=dict(os.environ, OMP_NUM_THREADS=str(args.threads)))
 
 
-def main() -> None:
+MODELS = ("wide", "narrow")
+
+
+def parse_models(spec: str) -> list[tuple[str, int | None]]:
+    """``"wide,narrow,wide:8192"`` -> ``[("wide", None), ("narrow", None), ("wide", 8192)]``."""
+    models: list[tuple[str, int | None]] = []
+    for item in spec.split(","):
+        name, _, width = item.strip().partition(":")
+        if name not in MODELS:
+            raise ValueError(f"unknown model {name!r} in --models {spec!r}; expected one of {MODELS}")
+        if width and not (width.isdigit() and int(width) > 0):
+            raise ValueError(f"bad width {width!r} in --models {spec!r}; expected e.g. wide:8192")
+        models.append((name, int(width) if width else None))
+    return models
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--np", type=int, default=2, help="processes when relaunching (default 2)")
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=6)
     parser.add_argument("--threads", type=int, default=1, help="torch threads per process")
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--models", default="wide,narrow")
-    args = parser.parse_args()
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
+                        help="cuda: one GPU per rank (local rank), NCCL if Horovod has it")
+    parser.add_argument("--models", default="wide,narrow",
+                        help="comma-separated: wide, narrow; wide:WIDTH for another width (2048)")
+    parser.add_argument("--json", help="rank 0 also writes the results here")
+    args = parser.parse_args(argv)
+    try:
+        args.model_list = parse_models(args.models)
+    except ValueError as e:
+        parser.error(str(e))
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
     if "HOROVOD_RANK" not in os.environ and "OMPI_COMM_WORLD_RANK" not in os.environ:
         sys.exit(_relaunch(args))
 
@@ -74,17 +107,17 @@ def main() -> None:
     if device.type == "cuda":
         torch.cuda.set_device(hvd.local_rank())
 
-    def wide_model() -> tuple[nn.Module, tuple[int, ...]]:
+    def wide_model(width: int = 2048) -> tuple[nn.Module, tuple[int, ...]]:
         layers = []
         for _ in range(3):
-            layers += [nn.Linear(2048, 2048), nn.ReLU()]
-        return nn.Sequential(*layers, nn.Linear(2048, 10)), (4, 2048)  # 4 samples per rank
+            layers += [nn.Linear(width, width), nn.ReLU()]
+        return nn.Sequential(*layers, nn.Linear(width, 10)), (4, width)  # 4 samples per rank
 
-    def narrow_model() -> tuple[nn.Module, tuple[int, ...]]:
+    def narrow_model(width: int = 256) -> tuple[nn.Module, tuple[int, ...]]:
         layers = []
         for _ in range(3):
-            layers += [nn.Linear(256, 256), nn.ReLU()]
-        return nn.Sequential(*layers, nn.Linear(256, 10)), (64, 16, 256)  # 1024 tokens per rank
+            layers += [nn.Linear(width, width), nn.ReLU()]
+        return nn.Sequential(*layers, nn.Linear(width, 10)), (64, 16, width)  # 1024 tokens per rank
 
     def build(make, kind: str):
         torch.manual_seed(0)
@@ -109,7 +142,7 @@ def main() -> None:
             torch.cuda.synchronize()
         return time.perf_counter() - start
 
-    def compare(make) -> tuple[float, float, dict[str, str]]:
+    def compare(make) -> tuple[float, float, Any, dict[str, list[float]]]:
         """Alternate plain and planned steps, so both see the same machine load."""
         plain, planned = build(make, "horovod"), build(make, "planned")
         times: dict[str, list[float]] = {"horovod": [], "planned": []}
@@ -125,14 +158,28 @@ def main() -> None:
             dtype=torch.float64,
         )
         medians = hvd.allreduce(medians, op=hvd.Max, name="bench.medians")
-        return float(medians[0]), float(medians[1]), planned[1].strategy.schemes
+        return float(medians[0]), float(medians[1]), planned[1], times
 
     makers = {"wide": wide_model, "narrow": narrow_model}
-    rows = []
-    for name in args.models.split(","):
-        plain, planned, schemes = compare(makers[name])
-        sfb = sorted(n for n, s in schemes.items() if s == "sfb")
-        rows.append((name, plain, planned, sfb))
+    rows: list[dict[str, Any]] = []
+    for name, width in args.model_list:
+        make = (lambda m=makers[name], w=width: m(w)) if width else makers[name]
+        plain, planned, opt, times = compare(make)
+        sfb = sorted(n for n, s in opt.strategy.schemes.items() if s == "sfb")
+        change = opt.history[-1] if opt.history else None
+        prof = change.profile if change is not None else None
+        rows.append({
+            "model": name + (f":{width}" if width else ""),
+            "plain_ms": plain * 1e3, "planned_ms": planned * 1e3, "speedup": plain / planned,
+            "sfb_layers": sfb,
+            "reasons": dict(change.reasons) if change is not None else {},
+            "planner_measured": None if prof is None else {
+                "allreduce_bandwidth_gbs": prof.bandwidth_bytes_per_s / 1e9,
+                "extra_collective_us": prof.op_overhead_s * 1e6,
+                "rebuild_matmul_gflops": prof.flops_per_s / 1e9,
+            },
+            "rank0_step_ms": {k: [t * 1e3 for t in v] for k, v in times.items()},
+        })
     if hvd.rank() == 0:
         print(
             f"\n{hvd.size()} ranks, device {args.device}, {args.threads} thread(s) per rank, "
@@ -140,11 +187,30 @@ def main() -> None:
         )
         print("| model | plain Horovod (ms) | stitchlab plan='auto' (ms) | speed-up | SFB layers |")
         print("|---|---|---|---|---|")
-        for name, plain, planned, sfb in rows:
+        for r in rows:
             print(
-                f"| {name} | {plain * 1e3:.1f} | {planned * 1e3:.1f} | {plain / planned:.2f}x | "
-                f"{', '.join(sfb) or 'none'} |"
+                f"| {r['model']} | {r['plain_ms']:.2f} | {r['planned_ms']:.2f} | "
+                f"{r['speedup']:.2f}x | {', '.join(r['sfb_layers']) or 'none'} |"
             )
+        if args.json:
+            with open(args.json, "w") as fh:
+                json.dump({"benchmark": "horovod_step", "ranks": hvd.size(), "device": args.device,
+                           "gpus": _gpu_names(torch) if device.type == "cuda" else [],
+                           "threads": args.threads, "steps": args.steps, "warmup": args.warmup,
+                           "commit": os.environ.get("STITCHLAB_COMMIT", "unknown"),
+                           "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+                           "torch": torch.__version__,
+                           "horovod": __import__("horovod").__version__,
+                           "nccl_built": bool(hvd.nccl_built()),
+                           "nccl_env": {k: os.environ.get(k) for k in _NCCL_ENV},
+                           "rows": rows}, fh, indent=2)
+
+
+_NCCL_ENV = ("NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS")
+
+
+def _gpu_names(torch: Any) -> list[str]:
+    return [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
 
 
 if __name__ == "__main__":

@@ -20,41 +20,15 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$REPO"
 OUT="${OUT:-$REPO/gpu-results}"
 mkdir -p "$OUT"
-SITE=/tmp/site
-SHIM=/tmp/stitchlab-shim
-export PYTHONUNBUFFERED=1
 export STITCHLAB_CACHE_DIR="${STITCHLAB_CACHE_DIR:-/tmp/stitchlab-cache}"
 
 step() { printf '\n=== %s (%s) ===\n' "$1" "$(date -u +%H:%M:%S)"; }
 
-# 1. wheels carried in .whl/ (diskcache and any other pure-Python package the machine lacks)
+# 1. wheels carried in .whl/, the stitchlab package shim, PYTHONPATH, a neutral cwd, the commit
+#    (shared with x2-check.sh)
 step "install carried wheels"
-if compgen -G ".whl/*.whl" >/dev/null; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-        --target "$SITE" .whl/*.whl || { echo "wheel install failed"; exit 2; }
-    ls .whl
-else
-    echo "no .whl/*.whl carried: stitchlab.registry needs diskcache (see docs/gpu-check.md)"
-fi
-
-# setup.py maps registry/, topology/, compression/ to stitchlab.registry etc.; a plain
-# PYTHONPATH=<repo> cannot see that mapping, so build the same package tree out of symlinks.
-rm -rf "$SHIM" && mkdir -p "$SHIM/stitchlab"
-for f in stitchlab/* stitchlab/.[!.]*; do
-    [ -e "$f" ] && ln -s "$REPO/$f" "$SHIM/stitchlab/$(basename "$f")"
-done
-for d in registry topology compression; do
-    [ -d "$d" ] && [ ! -e "$SHIM/stitchlab/$d" ] && ln -s "$REPO/$d" "$SHIM/stitchlab/$d"
-done
-export PYTHONPATH="$SITE:$SHIM:$REPO${PYTHONPATH:+:$PYTHONPATH}"
-# `python3 -m` puts the current directory first on sys.path, where the unmapped stitchlab/ folder
-# would hide the shim: run everything from a neutral directory.
-RUNDIR=/tmp/gpu-check-cwd
-mkdir -p "$RUNDIR"
-cd "$RUNDIR"
-
-COMMIT="${STITCHLAB_COMMIT:-$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)}"
-export STITCHLAB_COMMIT="$COMMIT"
+# shellcheck source=scripts/device-env.sh
+source "$REPO/scripts/device-env.sh" || exit 2
 
 # 2. the machine
 step "machine"

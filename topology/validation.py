@@ -1,22 +1,22 @@
 """Simulated against measured: one data-parallel training step on this machine.
 
 ``python -m stitchlab.topology.validation`` (options: ``--np``, ``--width``, ``--depth``,
-``--batch``, ``--steps``, ``--horovod``, ``--backend``, ``--repeat``, ``--json FILE``) starts ``np``
-processes that each
+``--batch``, ``--steps``, ``--horovod``, ``--backend``, ``--repeat``, ``--json FILE``, ``--raw``)
+starts ``np`` processes that each
 
 1. time all-reduces of 4 KiB–32 MiB (→ α and β, :mod:`.calibrate`);
 2. alternate a *profile* step of a private replica of an MLP (``depth`` linear layers of
    ``width``², ReLU; :meth:`ModelProfile.from_module`, no communication) with a real training
    step: DistributedDataParallel (gloo on CPU, one thread per process; or NCCL on one GPU per
    process with ``--backend nccl``), or Horovod's DistributedOptimizer under ``horovodrun --gloo``
-   with ``--horovod``;
+   with ``--horovod`` (its GPU tensors go through NCCL with ``--backend nccl``, which needs a
+   Horovod built with NCCL);
 
 then simulates the step (CPU: a topology from the fit; NCCL: the ``--topology`` preset, default
 ``h200-2gpu``, with its links set to the fit) with DDP's buckets (:func:`ddp_buckets`) or
 Horovod's fusion buffer, and prints measured and simulated times and the error.
-
-The NCCL path has not been run yet (this project's CPU machine has no GPU): treat its first run
-as a test of the script too.
+:func:`summarize` does the simulation part alone, from the workers' raw output (``--raw`` keeps
+it in the JSON), so a model change can be checked against old measurements without new runs.
 """
 
 from __future__ import annotations
@@ -62,7 +62,8 @@ def _worker(out: str, width: int, depth: int, batch: int, steps: int, warmup: in
 
     cuda = backend == "nccl"
     if cuda:
-        local = int(os.environ.get("LOCAL_RANK", "0"))
+        # torch.distributed's launcher sets LOCAL_RANK, horovodrun HOROVOD_LOCAL_RANK
+        local = int(os.environ.get("HOROVOD_LOCAL_RANK", os.environ.get("LOCAL_RANK", "0")))
         torch.cuda.set_device(local)
         device = torch.device("cuda", local)
 
@@ -194,13 +195,17 @@ def validate(np: int = 2, width: int = 2048, depth: int = 4, batch: int = 16, st
     ``backend="nccl"`` runs on one GPU per process and simulates on preset ``topology``.
     ``keep_raw`` adds the workers' raw output (step times, all-reduce points, per-step profiles).
     """
-    from . import calibrate
     from ._launch import run_workers
 
     if backend not in ("gloo", "nccl"):
         raise ValueError(f"backend={backend!r}; expected 'gloo' or 'nccl'")
-    if horovod and backend != "gloo":
-        raise ValueError("the Horovod comparison runs over Gloo only")
+    if horovod and backend == "nccl":
+        import horovod.torch as hvd
+
+        if not hvd.nccl_built():
+            raise ValueError("the Horovod comparison over NCCL needs a Horovod built with NCCL: "
+                             "STITCHLAB_HOROVOD_NCCL=1 bash scripts/install-horovod.sh "
+                             "(docs/distributed.md)")
     flops = 1e10
     if backend == "nccl":
         from . import presets
@@ -210,6 +215,21 @@ def validate(np: int = 2, width: int = 2048, depth: int = 4, batch: int = 16, st
             "--steps", str(steps), "--warmup", str(warmup), "--backend", backend,
             "--device-flops", repr(flops)]
     real = run_workers("stitchlab.topology.validation", args, np, horovod=horovod)
+    return summarize(real, np=np, batch=batch, horovod=horovod, overlap=overlap,
+                     backend=backend, topology=topology, keep_raw=keep_raw)
+
+
+def summarize(real: dict[str, Any], *, np: int, batch: int, horovod: bool = False,
+              overlap: bool | str = "auto", backend: str = "gloo",
+              topology: str = "h200-2gpu", keep_raw: bool = False) -> dict[str, Any]:
+    """Fit α and β to the workers' all-reduce times, simulate the step from their profiles and
+    compare with their measured step times (the second half of :func:`validate`).
+
+    ``real`` is what rank 0 wrote: ``step_times``, ``points``, ``profiles`` (per rank, medians)
+    and ``per_step_profiles`` (per rank, per measured step).
+    """
+    from . import calibrate
+
     measured = statistics.median(real["step_times"])
     ab = calibrate.fit_ring_allreduce([tuple(p) for p in real["points"]], np)
     base = _calibrated(backend, np, ab, topology)
@@ -261,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--horovod", action="store_true")
     ap.add_argument("--backend", choices=["gloo", "nccl"], default="gloo",
-                    help="nccl: one GPU per process (not yet run on a GPU machine)")
+                    help="nccl: one GPU per process")
     ap.add_argument("--topology", default="h200-2gpu", help="preset to simulate on with nccl")
     ap.add_argument("--device-flops", type=float, default=1e10, help=argparse.SUPPRESS)
     ap.add_argument("--overlap", choices=["auto", "yes", "no"], default="auto",
@@ -269,6 +289,8 @@ def main(argv: list[str] | None = None) -> int:
                          "(auto: not on CPUs)")
     ap.add_argument("--repeat", type=int, default=1, help="run the whole comparison N times")
     ap.add_argument("--json", help="also write the result here")
+    ap.add_argument("--raw", action="store_true",
+                    help="keep the workers' raw output in the result (for summarize())")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -283,11 +305,13 @@ def main(argv: list[str] | None = None) -> int:
         result = validate(args.np, args.width, args.depth, args.batch, args.steps, args.warmup,
                           args.horovod,
                           overlap={"auto": "auto", "yes": True, "no": False}[args.overlap],
-                          backend=args.backend, topology=args.topology)
+                          keep_raw=args.raw, backend=args.backend, topology=args.topology)
         results.append(result)
         if args.repeat > 1:
             print(f"--- run {i + 1} of {args.repeat}")
         for key, value in result.items():
+            if key == "raw":
+                continue
             print(f"{key:28s} {value:.4g}" if isinstance(value, float) else f"{key:28s} {value}")
     if args.repeat > 1:
         for key in ("error", "paired_error", "error_with_overlap"):

@@ -51,5 +51,13 @@ def test_validation_rejects_bad_backends():
 
     with pytest.raises(ValueError, match="backend='mpi'"):
         validate(backend="mpi")
-    with pytest.raises(ValueError, match="Horovod comparison runs over Gloo only"):
+
+
+def test_horovod_over_nccl_needs_a_horovod_built_with_nccl():
+    from stitchlab.topology.validation import validate
+
+    hvd = pytest.importorskip("horovod.torch")
+    if hvd.nccl_built():
+        pytest.skip("this Horovod has NCCL")
+    with pytest.raises(ValueError, match="needs a Horovod built with NCCL: STITCHLAB_HOROVOD_NCCL=1"):
         validate(backend="nccl", horovod=True)
