@@ -45,7 +45,9 @@ def _log(prog: object) -> str:
     from cuda.bindings import nvrtc
 
     _, size = nvrtc.nvrtcGetProgramLogSize(prog)
-    buf = b" " * size
+    # a fresh writable buffer: ``b" " * 1`` is CPython's shared one-byte object, and writing
+    # NVRTC's terminating zero into it turned every b" " in the process into b"\x00"
+    buf = bytearray(size)
     nvrtc.nvrtcGetProgramLog(prog, buf)
     return buf.decode(errors="replace").rstrip("\x00 \n")
 
@@ -75,7 +77,7 @@ def compile_cubin(source: str, name: str, arch: str = "sm_90") -> tuple[bytes, s
         log = _log(prog)
         err, size = nvrtc.nvrtcGetCUBINSize(prog)
         _check(err, "nvrtcGetCUBINSize", prog)
-        cubin = b" " * size
+        cubin = bytearray(size)
         _check(nvrtc.nvrtcGetCUBIN(prog, cubin), "nvrtcGetCUBIN", prog)
         return bytes(cubin), log
     finally:

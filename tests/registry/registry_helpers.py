@@ -81,11 +81,11 @@ def compile_cubin(nvrtc: Any, source: str) -> bytes:
     (err,) = nvrtc.nvrtcCompileProgram(prog, 1, [b"--gpu-architecture=sm_90"])
     assert err == nvrtc.nvrtcResult.NVRTC_SUCCESS, err
     err, size = nvrtc.nvrtcGetCUBINSize(prog)
-    buffer = b" " * size
+    buffer = bytearray(size)  # never b" " * size: that can be CPython's shared one-byte object
     (err,) = nvrtc.nvrtcGetCUBIN(prog, buffer)
     assert err == nvrtc.nvrtcResult.NVRTC_SUCCESS, err
     nvrtc.nvrtcDestroyProgram(prog)
-    return buffer
+    return bytes(buffer)
 
 
 def start_workers(
