@@ -87,8 +87,9 @@ class Writer:
         self.cache_on = True
         self.filling: set[int] = set()
         self.vector_src: dict[int, str] = {}
-        #: the schedule's domain index of the current loop iteration
+        #: the schedule's domain index of the current loop iteration, and the last one it made
         self.make_full: Callable[[], Index] = lambda: Index(info.shape, lin="i", tag="full")
+        self.full_index: Index | None = None
         #: pragmas written right before a loop header
         self.pragma_for: dict[str, str] = {}
         self.skeys: dict[int, tuple[int, str]] = {}
@@ -225,6 +226,10 @@ class Writer:
 
     def value(self, node: Node, idx: Index) -> str:
         """A C expression (usually a variable) for ``node`` at ``idx``."""
+        if idx.tag == "full" and node.shape != idx.shape:
+            # a full value of another shape (a reshape of the domain): the same linear index
+            full = self.full_index
+            idx = full if full is not None and full.shape == node.shape else Index(node.shape, lin=self.linear(idx), tag="full")
         key = (id(node), idx.key())
         found = self._lookup(key)
         if found is not None:
@@ -344,6 +349,8 @@ class Writer:
             return self.value(src, Index(src.shape, dims=sub))
         if op == "reshape":
             src = node.inputs[0]
+            if idx.tag == "full":  # row-major order is kept: the element at the same linear index
+                return self.value(src, idx)
             if idx.tag == "row" and squeeze(src.shape) == squeeze(node.shape):
                 return self.value(src, Index(src.shape, lin=idx.lin, tag="row"))
             return self.value(src, Index(src.shape, lin=self.linear(idx)))

@@ -327,7 +327,7 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
         for lp in loops_of(d - 1):
             w.cache_on = lp.cache_on
             lp.open(w)
-            full = w.make_full()
+            full = w.full_index = w.make_full()
             for r, a in accs:
                 v = w.value(r.inputs[0], full)
                 w.line(f"{a} = {_OPS[r.op]}()({a}, {v});")
@@ -354,7 +354,7 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
                 lp.store_open(w, full_outs)
             else:
                 lp.open(w)
-            full = w.make_full()
+            full = w.full_index = w.make_full()
             for k, o in full_outs:
                 v = w.value(o, full)
                 if lp.store is not None:

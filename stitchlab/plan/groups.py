@@ -235,8 +235,10 @@ def analyze(view: GraphView, member_ids: frozenset[int] | set[int]) -> GroupInfo
     levels: dict[int, str] = {}
     seen: set[tuple[int, str]] = set()
     stack: list[tuple[Node, str]] = []
+    size = math.prod(S)
     for o in outs:
-        if o.shape == S:
+        if o.shape == S or (math.prod(o.shape) == size and squeeze(o.shape) != keep_sq):
+            # (a full value of another shape: a contiguous reshape of the domain, see below)
             stack.append((o, FULL))
             info.outputs.append((o, FULL))
         elif squeeze(o.shape) == keep_sq:
@@ -252,6 +254,8 @@ def analyze(view: GraphView, member_ids: frozenset[int] | set[int]) -> GroupInfo
             continue
         seen.add((id(n), ctx))
         if ctx == OTHER and id(n) in rowdep:
+            return None
+        if ctx == FULL and math.prod(n.shape) != size:
             return None
         prev = levels.get(id(n))
         if prev is not None and prev != ctx and id(n) in rowdep and S != keep:
@@ -271,6 +275,10 @@ def analyze(view: GraphView, member_ids: frozenset[int] | set[int]) -> GroupInfo
             src = n.inputs[0]
             if ctx == ROW and squeeze(src.shape) == keep_sq:
                 stack.append((src, ROW))
+            elif ctx == FULL and S != keep:
+                # a reshape keeps the row-major order: the element at the domain's linear index
+                # (GroupNorm's (B, HW, G, C/G) domain stored as (B, HW, C))
+                stack.append((src, FULL))
             else:
                 stack.append((src, OTHER))
         elif n.op in ("transpose", "slice"):

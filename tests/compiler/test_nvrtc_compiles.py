@@ -124,3 +124,33 @@ def test_packed_kernel_compiles() -> None:
     (k,) = plan.kernels
     assert k.schedule.family == "packed"
     _compile(k.source, k.name)
+
+
+def test_compiling_leaves_python_bytes_objects_intact() -> None:
+    """NVRTC writes its log and cubin into buffers we pass: they must be fresh bytearrays. A one-byte
+    ``b" " * 1`` is CPython's shared object, and NVRTC's terminating zero turned every ``b" "`` of
+    the process into ``b"\\x00"`` (f-strings then lost their spaces)."""
+    cubin, log = compile_cubin('extern "C" __global__ void k(float* x) { x[0] = 1.0f; }', "k", "sm_90")
+    assert cubin[:4] == b"\x7fELF" and log == ""
+    # (compare byte values: every one-byte bytes object is the same shared object)
+    assert bytes([32])[0] == 32 and b" "[0] == 32 and " ".encode()[0] == 32
+
+
+def test_a_groupnorm_with_its_affine_compiles_as_one_kernel() -> None:
+    """GroupNorm over channels-last (B, HW, C) reduced over (HW, C/G) of (B, HW, G, C/G), stored
+    as (B, HW, C) with a per-channel affine: one row kernel (the output is a reshape of its domain)."""
+    rng = np.random.default_rng(2)
+    x = sl.asarray(rng.standard_normal((2, 12, 16)).astype(np.float32))
+    g = sl.asarray(rng.standard_normal(16).astype(np.float32))
+    b = sl.asarray(rng.standard_normal(16).astype(np.float32))
+    x4 = x.reshape(2, 12, 4, 4)
+    d = x4 - x4.mean(axis=(1, 3), keepdims=True)
+    y = d * sl.rsqrt((d * d).mean(axis=(1, 3), keepdims=True) + 1e-5)
+    out = y.reshape(2, 12, 16) * g + b
+    plan = sl.explain(out)
+    assert len(plan.kernels) == 1 and plan.kernels[0].schedule.family.startswith("row"), plan.summary()
+    _compile(plan.kernels[0].source, plan.kernels[0].name)
+    a = x.get().reshape(2, 12, 4, 4).astype(np.float64)
+    dd = a - a.mean(axis=(1, 3), keepdims=True)
+    ref = (dd / np.sqrt((dd * dd).mean(axis=(1, 3), keepdims=True) + 1e-5)).reshape(2, 12, 16) * g.get() + b.get()
+    np.testing.assert_allclose(out.get(), ref, rtol=1e-5, atol=1e-5)
