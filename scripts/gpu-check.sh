@@ -12,6 +12,8 @@
 #   GPU_CHECK_NOTEBOOKS=1 also run examples/*.ipynb in Jupyter kernels (scripts/run-notebooks.py)
 #                         into $OUT/notebooks/ and $OUT/notebooks.log; NOTEBOOK_BACKEND (cupy) is
 #                         the stitchlab backend each notebook must use
+#   GPU_CHECK_SWEEP="float16:layernorm,adam;float32:groupnorm"
+#                         also time every schedule of these workloads (benchmarks/kernel_sweep.py)
 #   GPU_CHECK_NCU=a,b     also profile these workloads' stitchlab kernels with Nsight Compute
 #                         (large float32, --clock-control none) into $OUT/ncu.txt; NCU_TIMEOUT_S (90)
 set -u -o pipefail
@@ -88,6 +90,17 @@ if [ -n "${GPU_CHECK_NCU:-}" ]; then
 fi
 
 # 5. benchmarks: results.json, results.md, results.png (matplotlib is on the machine's image)
+if [ -n "${GPU_CHECK_SWEEP:-}" ]; then
+    # schedule sweeps (benchmarks/kernel_sweep.py): "dtype:workload,workload;dtype:workload"
+    IFS=';' read -r -a sweeps <<<"$GPU_CHECK_SWEEP"
+    for entry in "${sweeps[@]}"; do
+        dt="${entry%%:*}"; wls="${entry#*:}"
+        step "schedule sweep $dt: $wls"
+        python3 "$REPO/benchmarks/kernel_sweep.py" --dtype "$dt" --workloads "$wls" \
+            --out "$OUT/sweep-$dt" 2>&1 | tee -a "$OUT/sweep.log"
+    done
+fi
+
 if [ "${GPU_CHECK_BENCH:-1}" != "0" ]; then
     step "benchmarks"
     # shellcheck disable=SC2086

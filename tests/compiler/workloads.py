@@ -63,6 +63,19 @@ def column_norm(x: Any) -> list[Any]:
     return [(x - x.mean(0)) / x.std(0)]
 
 
+def groupnorm(x: Any, w: Any, b: Any, eps: float = 1e-5) -> list[Any]:
+    """GroupNorm of channels-last activations: x (rows, C) is (B, HW, C) with B = 2 where the rows
+    allow; statistics over (HW, C/G) of (B, HW, G, C/G); per-channel affine."""
+    x = sl.asarray(x)
+    rows, cols = x.shape
+    batch = 2 if rows % 2 == 0 and rows else 1
+    groups = 32 if cols % 32 == 0 and cols >= 1024 else (4 if cols % 4 == 0 else 1)
+    x4 = x.reshape(batch, rows // batch, groups, cols // groups)
+    d = x4 - x4.mean(axis=(1, 3), keepdims=True)
+    y = d * sl.rsqrt((d * d).mean(axis=(1, 3), keepdims=True) + eps)
+    return [y.reshape(rows, cols) * sl.asarray(w) + sl.asarray(b)]
+
+
 def elementwise_chain(x: Any, y: Any) -> list[Any]:
     x, y = sl.asarray(x), sl.asarray(y)
     return [sl.maximum(sl.sin(x) * 2.0 + y, sl.cos(y) - 0.5) / (1 + sl.exp(-x))]
@@ -78,6 +91,7 @@ WORKLOADS: dict[str, tuple[Callable[..., list[Any]], int, str]] = {
     "logsumexp": (logsumexp_rows, 1, "m"),
     "adam": (adam, 1, "mmmm"),
     "column_norm": (column_norm, 2, "m"),
+    "groupnorm": (groupnorm, 1, "mvv"),
     "elementwise_chain": (elementwise_chain, 1, "mm"),
 }
 
