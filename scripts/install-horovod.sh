@@ -57,9 +57,11 @@ if [ -n "$TARGET" ]; then
     export PYTHONPATH="$TARGET${PYTHONPATH:+:$PYTHONPATH}"
 fi
 
-# What "already built" means: horovod.torch imports (and, for the NCCL build, has NCCL).
-CHECK='import horovod.torch'
-[ "$NCCL" = 1 ] && CHECK='import horovod.torch as h; assert h.nccl_built()'
+# What "already built" means: horovod.torch imports (and, for the NCCL build, has NCCL; with a
+# target folder, from that folder).
+CHECK='import horovod.torch as h'
+[ "$NCCL" = 1 ] && CHECK="$CHECK; assert h.nccl_built()"
+[ -n "$TARGET" ] && CHECK="$CHECK; import os; assert os.path.realpath(h.__file__).startswith('$TARGET/')"
 if [ "$DRY_RUN" != 1 ] && "$PY" -c "$CHECK" >/dev/null 2>&1; then
     echo "install-horovod.sh: horovod.torch already importable with $PY${TARGET:+ (from $TARGET)}; nothing to do"
     exit 0
@@ -132,6 +134,23 @@ if ! "$PY" -c 'import distutils.sysconfig, distutils.spawn' >/dev/null 2>&1; the
         || die "could not patch distutils out of Horovod's source"
 fi
 
+# Offline (HOROVOD_SDIST), setuptools would try to download Horovod's setup_requires; all are
+# already installed (checked above) except cffi, a leftover requirement of Horovod's pre-1.0
+# PyTorch API that no code in 0.28.1 imports. Drop it where it is missing.
+if [ -n "$SDIST_GIVEN" ] && ! "$PY" -c 'import cffi' >/dev/null 2>&1; then
+    grep -q "require_list.append('cffi>=1.4.0')" "$SRC/setup.py" \
+        || die "$SRC/setup.py has no cffi requirement to drop; the sdist differs from the one this script expects"
+    sed -i "s/require_list.append('cffi>=1.4.0')/pass  # cffi: unused by horovod 0.28.1 (install-horovod.sh)/" "$SRC/setup.py"
+    echo "install-horovod.sh: no cffi in $PY: dropped Horovod's unused cffi requirement"
+fi
+
+# GCC 13 and later no longer include <cstdint> through other standard headers; parts of the
+# bundled gloo use uint8_t and friends without including it.
+gcc_major="$(c++ -dumpversion 2>/dev/null | cut -d. -f1)"
+if [ "${gcc_major:-0}" -ge 13 ] 2>/dev/null; then
+    export CXXFLAGS="${CXXFLAGS:-} -include cstdint"
+fi
+
 export CMAKE_POLICY_VERSION_MINIMUM=3.5
 export HOROVOD_WITH_PYTORCH=1 HOROVOD_WITH_GLOO=1
 export HOROVOD_WITHOUT_MPI=1 HOROVOD_WITHOUT_TENSORFLOW=1 HOROVOD_WITHOUT_MXNET=1
@@ -191,7 +210,7 @@ fi
 
 if [ "$DRY_RUN" = 1 ]; then
     echo "install-horovod.sh: dry run: patched source in $SRC; would build with:"
-    env | grep -E '^(HOROVOD_|CMAKE_POLICY|CUDA_HOME|LDFLAGS)' | sort | sed 's/^/  /'
+    env | grep -E '^(HOROVOD_|CMAKE_POLICY|CUDA_HOME|LDFLAGS|CXXFLAGS)' | sort | sed 's/^/  /'
     echo "  pip install --no-build-isolation --no-deps --force-reinstall --no-cache-dir ${INSTALL_TO[*]:-} $SRC"
     exit 0
 fi

@@ -52,6 +52,7 @@ def _fake_sdist(tmp_path: Path) -> Path:
             "set(CMAKE_CXX_STANDARD 14)\nexecute_process(COMMAND ${PY_EXE} -c "
             '"from distutils.sysconfig import get_python_inc; print(get_python_inc())")\n'
         )
+    (src / "setup.py").write_text("if True:\n    require_list.append('cffi>=1.4.0')\n")
     (src / "horovod/runner").mkdir(parents=True)
     (src / "horovod/runner/js_run.py").write_text("from distutils.spawn import find_executable\n")
     sdist = tmp_path / "horovod-0.28.1.tar.gz"
@@ -120,6 +121,8 @@ def test_nccl_dry_run_patches_the_sdist_and_points_the_build_at_cuda_and_the_ncc
         assert "set(CMAKE_CXX_STANDARD 17)" in (src / rel).read_text()
     import importlib.util
 
+    if importlib.util.find_spec("cffi") is None:  # offline: the unused requirement is dropped
+        assert "cffi" not in (src / "setup.py").read_text().split("#")[0]
     if importlib.util.find_spec("distutils") is None:  # Python >= 3.12 without setuptools' shim
         assert "distutils" not in (src / "horovod/torch/CMakeLists.txt").read_text()
         assert "shutil import which" in (src / "horovod/runner/js_run.py").read_text()
