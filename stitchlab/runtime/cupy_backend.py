@@ -2,20 +2,25 @@
 
 A graph is planned by the stitching compiler (:func:`stitchlab.codegen.build_plan`), its kernels
 come from the kernel registry (NVRTC on a miss) and run on the current CuPy stream with outputs
-from CuPy's memory pool (:mod:`stitchlab.runtime.launch`). With ``STITCHLAB_FUSE=0`` graphs run op
+from CuPy's memory pool (:mod:`stitchlab.runtime.launch`). What the executable needs is kept in the
+registry too (:mod:`stitchlab.runtime.plan_cache`), so a new process skips planning. With ``STITCHLAB_FUSE=0`` graphs run op
 by op through the reference interpreter with CuPy instead (the path a group also takes when its
 kernel cannot be built).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Sequence
 from typing import Any
 
 from ..ir.graph import Graph
+from . import stats
 from .backend import Backend, Executable
 from .interpreter import interpret
+
+log = logging.getLogger("stitchlab.runtime")
 
 
 def _cupy() -> Any:
@@ -41,14 +46,31 @@ class CupyBackend(Backend):
         return buf.get()
 
     def plan(self, graph: Graph) -> Executable:
+        """The fused executable of ``graph``: from its recipe in the plan cache when one is stored
+        (:mod:`stitchlab.runtime.plan_cache`), else planned, compiled and then stored there."""
         self._follow_overrides()
-        if os.environ.get("STITCHLAB_FUSE", "1") != "0":
-            from ..codegen.program import build_plan
-            from ..plan.device import current_profile
-            from .launch import build_executable
+        if os.environ.get("STITCHLAB_FUSE", "1") == "0":
+            return self.plan_unfused(graph)
+        from ..plan.device import current_profile
+        from . import plan_cache
+        from .launch import build_executable, executable_from_recipe
 
-            return build_executable(build_plan(graph, current_profile(True)))
-        return self.plan_unfused(graph)
+        dev = current_profile(True)
+        cacheable = not plan_cache.overridden(graph.key)  # a notebook's chosen candidate bypasses it
+        if cacheable:
+            recipe = plan_cache.load(graph, dev)
+            if recipe is not None:
+                exe = executable_from_recipe(graph, recipe, dev)
+                if exe is not None:
+                    stats.bump("plans_loaded")
+                    log.debug("plan of graph %s from the plan cache (%d kernels)", graph.key[:12], len(recipe["kernels"]))
+                    return exe
+        from ..codegen.program import build_plan
+
+        exe = build_executable(build_plan(graph, dev))
+        if cacheable and exe.recipe is not None:
+            plan_cache.store(graph, dev, exe.recipe)
+        return exe
 
     def _follow_overrides(self) -> None:
         """Drop a graph's cached executable when a user picks another candidate plan for it."""

@@ -72,6 +72,15 @@ def fetch(kernel: KernelPlan, arch: str) -> tuple[str, bytes, bool]:
     return entry.key, entry.blob, entry.hit
 
 
+def log_hit(name: str, key: str, seconds: float) -> None:
+    """Log a kernel found in the registry (as :func:`fetch` does for a hit)."""
+    try:
+        from .._log import log_compile
+    except ImportError:
+        return
+    log_compile(name, key, "hit", seconds)
+
+
 _functions: dict[tuple[str, int], tuple[Any, Any]] = {}
 
 

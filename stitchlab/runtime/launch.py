@@ -4,33 +4,35 @@ Everything that does not depend on the input buffers is computed once, when the 
 built: the kernels are fetched from the registry and loaded, each launch's argument list is a
 list of slots of one flat environment (inputs, intermediate buffers, sizes as NumPy scalars), and
 output shapes are fixed. A call then allocates outputs, fills the environment and launches.
+
+A plan is first lowered to a *recipe* (:mod:`stitchlab.runtime.plan_cache`: per kernel its
+registry key, launch and arguments as graph positions and constants), which is then assembled
+into the callable. A process that finds a graph's recipe in the registry assembles it directly
+(:func:`executable_from_recipe`), with no plan search and no code generation. A plan with only one
+kernel gets a call path of its own: the kernel's argument tuple is filled in place.
 """
 
 from __future__ import annotations
 
 import contextlib
-import math
+import logging
+import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from ..ir.graph import Graph
 from ..ir.node import Node
+from ..plan.device import DeviceProfile
 from ..plan.groups import FREE_OPS
 from ..plan.plan import KernelPlan, Plan
 from . import kernels as kreg
-from . import stats
+from . import plan_cache, stats
 from .interpreter import eval_node
 
-
-def _itype(kernel: KernelPlan) -> type:
-    return np.int64 if kernel.schedule.index == "long long" else np.int32
-
-
-def _acc_dtype(red: Node) -> np.dtype:
-    return np.dtype(np.float32) if red.dtype == np.float16 else red.dtype
-
+log = logging.getLogger("stitchlab.runtime")
 
 def _interpret_group(kernel: KernelPlan, slot: dict[int, int]) -> Any:
     """A step that evaluates the kernel's nodes one by one with CuPy (the unfused fallback)."""
@@ -80,6 +82,7 @@ def _progress(total: int) -> Any:
     return progress(total, "compiling kernels")
 
 
+
 def _sequence(runs: list[Any]) -> Any:
     def run(env: list[Any]) -> None:
         for r in runs:
@@ -88,38 +91,30 @@ def _sequence(runs: list[Any]) -> Any:
     return run
 
 
-def build_executable(plan: Plan) -> Any:
-    """The callable ``buffers -> outputs`` that runs ``plan`` on the current GPU."""
+def build_executable(plan: Plan) -> CupyExecutable:
+    """The executable that runs ``plan`` on the current GPU (compiling its kernels if needed).
+
+    ``exe.recipe`` is the plan's recipe for the plan cache, or None when a group runs unfused.
+    """
     import cupy as cp
 
     graph = plan.graph
     arch = plan.device.arch
-    env0: list[Any] = [None] * len(graph.inputs)
-    slot: dict[int, int] = {id(n): k for k, n in enumerate(graph.inputs)}
-
-    def new_slot(value: Any = None) -> int:
-        env0.append(value)
-        return len(env0) - 1
-
+    pos = {id(n): k for k, n in enumerate(graph.nodes)}
     steps: list[tuple[Any, ...]] = []
     with _progress(len(plan.kernels)) as bar:
         for kernel in plan.kernels:
             parts = kernel.parts or [kernel]
-            for part in parts:
-                assert part.info is not None
-                for n, _ in part.info.outputs:
-                    slot[id(n)] = new_slot()
-            n_members = sum(len(part.info.members) for part in parts)  # type: ignore[union-attr]
+            n_members = sum(len(part.info.members) for part in parts if part.info is not None)
             step = None
             if kernel.source and kernel.error is None:
-                comps = kreg.components(kernel, arch)
                 try:
                     key, cubin, _hit = kreg.fetch(kernel, arch)
                     kernel.key = key
                     fn = kreg.load(key, cubin, kernel.name)
-                    step = _kernel_step(kernel, fn, slot, new_slot, cp)
+                    step = ("k", plan_cache.lower_kernel(kernel, key, pos), fn)
                 except Exception as exc:  # compile or load failure: run the group unfused
-                    key = kreg.key_of(comps)
+                    key = kreg.key_of(kreg.components(kernel, arch))
                     kernel.key = key
                     first = str(exc).strip().splitlines()[:6]
                     warnings.warn(
@@ -137,86 +132,259 @@ def build_executable(plan: Plan) -> Any:
             if step is None:
                 if kernel.schedule.family != "interpreted":
                     stats.bump("fallbacks")
-                runs = [_interpret_group(part, slot) for part in parts]
-                step = ("interp", runs[0] if len(runs) == 1 else _sequence(runs))
+                step = ("interp", kernel)
             steps.append(step)
             bar.update()
+    outputs = plan_cache.outputs_of(plan)
+    recipe = None
+    if steps and all(s[0] == "k" for s in steps):
+        recipe = plan_cache.make_recipe(graph, [s[1] for s in steps], outputs)
+    return _assemble(graph, plan.device, steps, outputs, cp, plan=plan, recipe=recipe)
 
-    out_slots: list[tuple[int, tuple[int, ...] | None]] = []
-    for k, node in enumerate(graph.outputs):
-        if k in plan.views:
-            base = graph.nodes[plan.views[k]]
-            out_slots.append((slot[id(base)], node.shape if base.shape != node.shape else None))
-        else:
-            out_slots.append((slot[id(node)], None))
+
+def executable_from_recipe(graph: Graph, recipe: dict[str, Any], device: DeviceProfile) -> CupyExecutable | None:
+    """The executable of ``graph`` from its recipe (already validated against ``graph``), or None
+    when a kernel of it is no longer in the registry or cannot be loaded (plan it again then)."""
+    import cupy as cp
+
+    reg = kreg.registry()
+    found = []
+    for kern in recipe["kernels"]:
+        start = time.perf_counter()
+        entry = reg.get(kern["key"])
+        if entry is None or entry.meta.get("name", kern["name"]) != kern["name"]:
+            log.debug("plan cache: kernel %s (key %s) is not in the registry; planning again", kern["name"], kern["key"][:12])
+            return None
+        found.append((kern, entry, time.perf_counter() - start))
+    steps = []
+    for kern, entry, _ in found:
+        try:
+            fn = kreg.load(kern["key"], entry.blob, kern["name"])
+        except Exception as exc:  # noqa: BLE001 - planning again reports it the usual way
+            log.debug("plan cache: kernel %s does not load (%s); planning again", kern["name"], exc)
+            return None
+        steps.append(("k", kern, fn))
+    for kern, _, seconds in found:
+        stats.bump("registry_hits")
+        kreg.log_hit(kern["name"], kern["key"], seconds)
+    return _assemble(graph, device, steps, recipe["outputs"], cp, plan=None, recipe=recipe)
+
+
+class CupyExecutable:
+    """The executable of one graph on the cupy backend: ``exe(buffers)`` takes the input buffers
+    in slot order and returns the output buffers.
+
+    Attributes:
+        graph: the graph it runs.
+        device: the device profile it was planned for.
+        recipe: its plan-cache recipe (None when a group runs unfused).
+        plan: the :class:`~stitchlab.plan.plan.Plan` (planned on first access when the executable
+            was assembled from a stored recipe).
+    """
+
+    __slots__ = ("graph", "device", "recipe", "_plan", "_run", "_bind")
+
+    def __init__(self, graph: Graph, device: DeviceProfile, run: Callable[[Sequence[Any]], list[Any]],
+                 bind: Callable[[list[Any], int], Callable[[tuple[Any, ...]], list[Any]]],
+                 plan: Plan | None, recipe: dict[str, Any] | None) -> None:
+        self.graph = graph
+        self.device = device
+        self.recipe = recipe
+        self._plan = plan
+        self._run = run
+        self._bind = bind
+
+    def __call__(self, buffers: Sequence[Any]) -> list[Any]:
+        return self._run(buffers)
+
+    def bind(self, binding: list[Any], n_args: int) -> Callable[[tuple[Any, ...]], list[Any]]:
+        """A call taking a tuple of ``n_args`` arguments instead of the input buffers.
+
+        Args:
+            binding: per input slot, the position of its argument (an int) or a fixed buffer.
+            n_args: how many arguments a call passes.
+        """
+        return self._bind(binding, n_args)
+
+    @property
+    def plan(self) -> Plan:
+        """The plan this executable runs (planned now if it was assembled from a recipe)."""
+        if self._plan is None:
+            from ..codegen.program import build_plan
+
+            plan = build_plan(self.graph, self.device)
+            kernels = self.recipe["kernels"] if self.recipe is not None else []
+            if [k.name for k in plan.kernels] == [k["name"] for k in kernels]:
+                for k, r in zip(plan.kernels, kernels, strict=True):
+                    k.key = r["key"]
+            self._plan = plan
+        return self._plan
+
+
+def _contiguous(b: Any) -> bool:
+    try:
+        return b._c_contiguous  # CuPy's flag itself: ``b.flags`` builds an object on each access
+    except AttributeError:
+        return b.flags.c_contiguous
+
+
+def _assemble(graph: Graph, device: DeviceProfile, steps: list[tuple[Any, ...]], outputs: list[list[Any]],
+              cp: Any, plan: Plan | None, recipe: dict[str, Any] | None) -> CupyExecutable:
+    """The executable of ``steps``: ``("k", recipe kernel entry, loaded function)`` or
+    ``("interp", KernelPlan)`` (a group run unfused)."""
+    nodes = graph.nodes
     n_inputs = len(graph.inputs)
+    env0: list[Any] = [None] * n_inputs
+    index = {id(n): k for k, n in enumerate(nodes)}
+    slot_at = {index[id(n)]: k for k, n in enumerate(graph.inputs)}  # graph position -> env slot
+
+    def new_slot(value: Any = None) -> int:
+        env0.append(value)
+        return len(env0) - 1
+
+    runs: list[tuple[Any, ...]] = []
+    for step in steps:
+        if step[0] == "k":
+            _, kern, fn = step
+            for p in kern["stores"]:
+                slot_at[p] = new_slot()
+            allocs = [(slot_at[p], nodes[p].shape, nodes[p].dtype) for p in kern["stores"]]
+            args: list[int] = []
+            for role, a, b in kern["params"]:
+                if role in ("in", "out"):
+                    args.append(slot_at[a])
+                elif role == "ws":
+                    s = new_slot()
+                    allocs.append((s, b, np.dtype(a)))
+                    args.append(s)
+                elif role == "counter":
+                    args.append(new_slot(cp.zeros(b, dtype=np.dtype(a))))
+                else:  # a size, as the kernel's scalar type
+                    args.append(new_slot(np.dtype(a).type(b)))
+            grid = tuple(kern["grid"]) if kern["grid"][0] > 0 else None
+            runs.append(("k", fn, grid, tuple(kern["block"]), kern["shared_mem"], allocs, args))
+        else:
+            kernel = step[1]
+            for part in kernel.parts or [kernel]:
+                assert part.info is not None
+                for n, _ in part.info.outputs:
+                    slot_at[index[id(n)]] = new_slot()
+            slot = {id(nodes[p]): s for p, s in slot_at.items()}
+            group = [_interpret_group(part, slot) for part in kernel.parts or [kernel]]
+            runs.append(("interp", group[0] if len(group) == 1 else _sequence(group)))
+    out_slots = [(slot_at[p], tuple(shape) if shape is not None else None) for p, shape in outputs]
+
+    one = None
+    if len(runs) == 1 and runs[0][0] == "k" and runs[0][2] is not None:
+        one = _one_kernel(runs[0], env0, n_inputs, out_slots, cp)
+    if one is not None:
+        run = one(list(range(n_inputs)))
+        bind = _binder(one)
+    else:
+        run = _steps(runs, env0, n_inputs, out_slots, cp)
+        bind = _binder(None, run)
+    return CupyExecutable(graph, device, run, bind, plan, recipe)
+
+
+def _positions(binding: list[Any], n_args: int) -> tuple[list[int], tuple[Any, ...]]:
+    """Argument positions of each input slot; fixed buffers are numbered after the arguments."""
+    positions, fixed = [], []
+    for b in binding:
+        if isinstance(b, int):
+            positions.append(b)
+        else:
+            positions.append(n_args + len(fixed))
+            fixed.append(b)
+    return positions, tuple(fixed)
+
+
+def _binder(one: Any, run: Any = None) -> Callable[[list[Any], int], Callable[[tuple[Any, ...]], list[Any]]]:
+    def bind(binding: list[Any], n_args: int) -> Callable[[tuple[Any, ...]], list[Any]]:
+        positions, fixed = _positions(binding, n_args)
+        if one is not None:
+            call = one(positions)
+            if not fixed:
+                return call
+            return lambda args: call(args + fixed)
+
+        def bound(args: tuple[Any, ...]) -> list[Any]:
+            if fixed:
+                args = args + fixed
+            return run([args[p] for p in positions])
+
+        return bound
+
+    return bind
+
+
+def _steps(runs: list[tuple[Any, ...]], env0: list[Any], n_inputs: int,
+           out_slots: list[tuple[int, tuple[int, ...] | None]], cp: Any) -> Callable[[Sequence[Any]], list[Any]]:
+    """The general call: fill the environment, run each step, count launches."""
     empty = cp.empty
-    bump = stats.bump
+    ascontiguousarray = cp.ascontiguousarray
+    counters = stats.counters
 
     def run(buffers: Sequence[Any]) -> list[Any]:
-        env = list(env0)
+        env = env0.copy()
         for k in range(n_inputs):
             b = buffers[k]
-            if not b.flags.c_contiguous:
-                b = cp.ascontiguousarray(b)
+            if not _contiguous(b):
+                b = ascontiguousarray(b)
             env[k] = b
         launched = 0
-        for step in steps:
+        for step in runs:
             if step[0] == "k":
-                _, fn, grid, block, smem, allocs, args, ws = step
+                _, fn, grid, block, smem, allocs, args = step
                 for s, shape, dtype in allocs:
                     env[s] = empty(shape, dtype)
-                for s, size, dtype in ws:
-                    env[s] = empty(size, dtype)
                 if grid is not None:
-                    fn(grid, block, tuple([env[a] for a in args]), shared_mem=smem)
+                    fn(grid, block, tuple([env[a] for a in args]), smem)
                     launched += 1
             else:
                 step[1](env)
         if launched:
-            bump("launches", launched)
-        out = []
-        for s, shape in out_slots:
-            v = env[s]
-            out.append(v if shape is None else v.reshape(shape))
-        return out
+            counters["launches"] += launched
+        return [env[s] if shape is None else env[s].reshape(shape) for s, shape in out_slots]
 
-    run.plan = plan  # type: ignore[attr-defined]
     return run
 
 
-def _kernel_step(kernel: KernelPlan, fn: Any, slot: dict[int, int], new_slot: Any, cp: Any) -> tuple[Any, ...]:
-    parts = kernel.parts or [kernel]
-    infos = [part.info for part in parts]
-    assert all(i is not None for i in infos)
-    info = infos[0]
-    launch = kernel.launch
-    allocs = [(slot[id(n)], n.shape, n.dtype) for i in infos for n, _ in i.outputs]  # type: ignore[union-attr]
-    args: list[int] = []
-    ws: list[tuple[int, int, np.dtype]] = []
-    R, K = info.rows, info.cols  # type: ignore[union-attr]
-    for p in kernel.params:
-        if p.role in ("in", "out"):
-            args.append(slot[id(p.node)])
-        elif p.role == "n":
-            part = parts[p.part]
-            itype = np.int64 if part.schedule.index == "long long" else np.int32
-            args.append(new_slot(itype(math.prod(part.info.shape))))  # type: ignore[union-attr]
-        elif p.role == "blocks":
-            args.append(new_slot(np.int32(parts[p.part].launch.grid[0])))
-        elif p.role == "R":
-            args.append(new_slot(_itype(kernel)(R)))
-        elif p.role == "K":
-            args.append(new_slot(_itype(kernel)(K)))
-        elif p.role == "G":
-            args.append(new_slot(np.int32(launch.split)))
-        elif p.role == "ws":
-            s = new_slot()
-            ws.append((s, max(R * launch.split, 1), _acc_dtype(p.node)))
-            args.append(s)
-        elif p.role == "counter":
-            args.append(new_slot(cp.zeros(max(R, 1), dtype=np.uint32)))
-        else:
-            raise ValueError(f"unknown kernel parameter role {p.role!r}")
-    grid = launch.grid if launch.grid[0] > 0 else None
-    return ("k", fn, grid, launch.block, launch.shared_mem, allocs, args, ws)
+def _one_kernel(step: tuple[Any, ...], env0: list[Any], n_inputs: int, out_slots: list[tuple[int, tuple[int, ...] | None]], cp: Any) -> Any:
+    """For a plan of one launched kernel: ``make(positions)`` gives a call that fills the kernel's
+    argument list directly from its sources (``positions[k]``: where input slot ``k`` is found),
+    or None when an output is not one of the kernel's arguments (then the general call runs)."""
+    _, fn, grid, block, smem, allocs, args = step
+    template = [env0[s] if s >= n_inputs else None for s in args]
+    at = {s: j for j, s in enumerate(args)}
+    if any(s not in at for s, _ in out_slots) or any(s not in at for s, _, _ in allocs):
+        return None
+    reads = [(at_j, s) for at_j, s in enumerate(args) if s < n_inputs]
+    if len({s for _, s in reads}) != n_inputs:
+        return None  # an input the kernel does not read (its contiguity would go unchecked)
+    news = [(at[s], shape, dtype) for s, shape, dtype in allocs]
+    outs = [(at[s], shape) for s, shape in out_slots]
+    empty = cp.empty
+    ascontiguousarray = cp.ascontiguousarray
+    counters = stats.counters
+
+    def make(positions: list[int]) -> Callable[[Sequence[Any]], list[Any]]:
+        ins = [(j, positions[s]) for j, s in reads]
+
+        def call(src: Sequence[Any]) -> list[Any]:
+            a = template.copy()
+            for j, k in ins:
+                b = src[k]
+                try:
+                    contiguous = b._c_contiguous  # see _contiguous
+                except AttributeError:
+                    contiguous = b.flags.c_contiguous
+                a[j] = b if contiguous else ascontiguousarray(b)
+            for j, shape, dtype in news:
+                a[j] = empty(shape, dtype)
+            fn(grid, block, tuple(a), smem)
+            counters["launches"] += 1
+            return [a[j] if shape is None else a[j].reshape(shape) for j, shape in outs]
+
+        return call
+
+    return make

@@ -10,6 +10,7 @@ NAMES = (
     "traces",             # sl.jit traces (a new input signature)
     "plans",              # graphs planned (a new graph structure on a backend)
     "plan_cache_hits",    # evaluations that reused a planned graph
+    "plans_loaded",       # graphs whose plan came from a recipe in the registry (no search, no codegen)
     "nvrtc_compiles",     # kernels compiled by NVRTC
     "registry_hits",      # kernels found in the kernel registry
     "registry_misses",    # kernels the registry did not have
