@@ -381,7 +381,7 @@ def _row_outputs(w: Writer, info: GroupInfo, guard: str, r: str) -> None:
 
 
 def _cached_leaves(info: GroupInfo, params: list[Param]) -> list[Param]:
-    return [p for p in params if p.role == "in" and p.node.shape == info.shape]
+    return [p for p in params if p.role == "in" and info.is_full_leaf(p.node)]
 
 
 def row_vector_width(info: GroupInfo, vec: int) -> int:

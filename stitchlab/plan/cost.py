@@ -97,7 +97,7 @@ def _reg_words(n: Node) -> int:
 
 def _full_leaves(info: GroupInfo) -> list[Node]:
     """Inputs read at the full index (same shape as the domain): the ones a row cache holds."""
-    return [i for i in info.inputs if i.shape == info.shape]
+    return [i for i in info.inputs if info.is_full_leaf(i)]
 
 
 def _elem_work(info: GroupInfo) -> float:

@@ -137,6 +137,12 @@ class GroupInfo:
     inputs: list[Node] = field(default_factory=list)
     levels: dict[int, str] = field(default_factory=dict)
     rowdep: set[int] = field(default_factory=set)
+    #: ids of inputs of another shape read at the full index through reshapes (row-major order)
+    full_reads: set[int] = field(default_factory=set)
+
+    def is_full_leaf(self, n: Node) -> bool:
+        """True when input ``n`` is read once per element of the domain, at its linear index."""
+        return n.shape == self.shape or id(n) in self.full_reads
 
     @property
     def phases(self) -> int:
@@ -251,6 +257,8 @@ def analyze(view: GraphView, member_ids: frozenset[int] | set[int]) -> GroupInfo
         if (id(n), ctx) in seen:
             continue
         if n.op in LEAF_OPS or (view.is_real(n) and id(n) not in members):
+            if ctx == FULL and n.shape != S and (n.op == "input" or view.is_real(n)):
+                info.full_reads.add(id(n))
             continue
         seen.add((id(n), ctx))
         if ctx == OTHER and id(n) in rowdep:
