@@ -144,11 +144,17 @@ if [ -n "$SDIST_GIVEN" ] && ! "$PY" -c 'import cffi' >/dev/null 2>&1; then
     echo "install-horovod.sh: no cffi in $PY: dropped Horovod's unused cffi requirement"
 fi
 
-# GCC 13 and later no longer include <cstdint> through other standard headers; parts of the
-# bundled gloo use uint8_t and friends without including it.
+# GCC 13 and later no longer include <cstdint>, <string>, <cstdio>, <cstdlib> and <system_error>
+# through other standard headers, and <stdexcept> goes with them. Horovod 0.28.1 relies on that
+# (seen with GCC 13.3: std::string in horovod/common/group_table.h, std::logic_error in
+# common.h, std::invalid_argument in torch/handle_manager.cc), as may the bundled gloo
+# (uint8_t). Force-include them into every C++ file rather than patch the sources one by one.
 gcc_major="$(c++ -dumpversion 2>/dev/null | cut -d. -f1)"
 if [ "${gcc_major:-0}" -ge 13 ] 2>/dev/null; then
-    export CXXFLAGS="${CXXFLAGS:-} -include cstdint"
+    for h in cstdint cstdio cstdlib string stdexcept system_error; do
+        CXXFLAGS="${CXXFLAGS:-} -include $h"
+    done
+    export CXXFLAGS
 fi
 
 export CMAKE_POLICY_VERSION_MINIMUM=3.5
