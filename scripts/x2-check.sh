@@ -126,7 +126,7 @@ build_horovod() {
 
 export REPO OUT HVD_SITE
 export -f machine hvd_check build_horovod   # timeout runs programs: the phases below run them through bash -c
-phase machine 60 bash -c machine 2>&1 | tee "$OUT/machine.txt"
+wanted machine && phase machine 60 bash -c machine 2>&1 | tee "$OUT/machine.txt"
 # shellcheck disable=SC2086
 phase validate 210 "$PY" -m stitchlab.topology.validation --backend nccl $VALIDATE_ARGS --repeat 3 \
     --raw --json "$OUT/validation-ddp.json"
