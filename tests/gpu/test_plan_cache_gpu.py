@@ -39,7 +39,9 @@ def _child_module() -> Any:
 
 def _run(mode: str, cache: pathlib.Path, out: pathlib.Path) -> dict[str, int]:
     env = dict(os.environ, STITCHLAB_CACHE_DIR=str(cache), STITCHLAB_BACKEND="cupy")
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    # the repository last: where stitchlab is installed (or, on the GPU machine, a package shim
+    # of the tree is on PYTHONPATH) that must win over the unmapped stitchlab/ folder
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH", ""), str(ROOT)) if p)
     res = subprocess.run([sys.executable, str(CHILD), mode, str(out)], env=env, capture_output=True, text=True,
                          timeout=900)
     assert res.returncode == 0, f"{mode} process failed:\n{res.stdout[-2000:]}\n{res.stderr[-4000:]}"
