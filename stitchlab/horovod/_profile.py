@@ -180,6 +180,11 @@ class StepProfiler:
         self.steps = 0
         self.step_seconds = 0.0
         self.sync_seconds = 0.0
+        # the probes and timings run where the model runs: a CUDA model is timed with CUDA events
+        # and its collective probe all-reduces CUDA tensors (NCCL), not host ones (Gloo)
+        self.device = next((p.device for p in model.parameters()), torch.device("cpu"))
+        self._cuda = self.device.type == "cuda"
+        self._events: list[tuple[str, Any, Any]] = []
         self._step_start = time.perf_counter()
         for name, module in model.named_modules():
             own = [p for p in module.parameters(recurse=False) if p.requires_grad]
@@ -200,14 +205,26 @@ class StepProfiler:
 
     def _pre(self, name: str):
         def hook(module: nn.Module, args: tuple) -> None:
-            self._starts[name] = time.perf_counter()
+            if self._cuda:
+                start = torch.cuda.Event(enable_timing=True)
+                start.record()
+                self._starts[name] = start  # type: ignore[assignment]
+            else:
+                self._starts[name] = time.perf_counter()
 
         return hook
 
     def _post(self, name: str):
         def hook(module: nn.Module, args: tuple, output: Any) -> None:
             layer = self.layers[name]
-            layer.forward_s += time.perf_counter() - self._starts.pop(name, time.perf_counter())
+            start = self._starts.pop(name, None)
+            if self._cuda:
+                if start is not None:
+                    end = torch.cuda.Event(enable_timing=True)
+                    end.record()
+                    self._events.append((name, start, end))  # read at the end of the step
+            else:
+                layer.forward_s += time.perf_counter() - (start if start is not None else time.perf_counter())
             if not torch.is_grad_enabled():
                 return
             if layer.kind == "linear":
@@ -218,6 +235,11 @@ class StepProfiler:
         return hook
 
     def end_step(self, sync_seconds: float) -> None:
+        if self._cuda:
+            torch.cuda.synchronize(self.device)
+            for name, start, end in self._events:
+                self.layers[name].forward_s += start.elapsed_time(end) / 1e3
+            self._events.clear()
         now = time.perf_counter()
         self.steps += 1
         self.step_seconds += now - self._step_start
@@ -248,7 +270,7 @@ class StepProfiler:
             dtype=torch.int64,
         )
         counts = hvd.allreduce(counts, op=hvd.Sum, name="stitchlab.profile.counts")
-        bandwidth, overhead = measure_collective()
+        bandwidth, overhead = measure_collective(device=self.device)
         modules = dict(self.model.named_modules())
         biggest = None
         for i, n in enumerate(names):
@@ -262,7 +284,7 @@ class StepProfiler:
                 shape = (m.out_features, max(layer.tokens, 1), m.in_features)
                 if biggest is None or shape[0] * shape[2] > biggest[0] * biggest[2]:
                     biggest = shape
-        flops = measure_matmul(biggest) if biggest is not None else 5e10
+        flops = measure_matmul(biggest, device=self.device) if biggest is not None else 5e10
         return Profile(
             steps=self.steps,
             world_size=size,
@@ -282,24 +304,33 @@ def _ring_allreduce_s(nbytes: float, p: int, bandwidth: float, overhead: float) 
     return overhead + 2 * (p - 1) / p * nbytes / bandwidth
 
 
-def measure_matmul(shape: tuple[int, int, int], repeats: int = 3) -> float:
-    """FLOP/s of the SFB rebuild ``δᵀ·X`` for ``(out, tokens, in)``, the fastest of ``repeats``,
-    averaged over ranks."""
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def measure_matmul(shape: tuple[int, int, int], repeats: int = 3, device: Any = None) -> float:
+    """FLOP/s of the SFB rebuild ``δᵀ·X`` for ``(out, tokens, in)`` on ``device`` (the model's;
+    default the CPU), the fastest of ``repeats``, averaged over ranks."""
+    device = torch.device(device if device is not None else "cpu")
     k, t, m = shape
-    dy, x = torch.randn(t, k), torch.randn(t, m)
+    dy, x = torch.randn(t, k, device=device), torch.randn(t, m, device=device)
     samples = []
     for _ in range(repeats + 1):
+        _sync(device)
         start = time.perf_counter()
         dy.t().mm(x)
+        _sync(device)
         samples.append(time.perf_counter() - start)
     best = min(samples[1:])
     rate = torch.tensor([2.0 * k * t * m / max(best, 1e-9)], dtype=torch.float64)
     return float(hvd.allreduce(rate, op=hvd.Average, name="stitchlab.probe.matmul"))
 
 
-def measure_collective(repeats: int = 7) -> tuple[float, float]:
+def measure_collective(repeats: int = 7, device: Any = None) -> tuple[float, float]:
     """Per-rank all-reduce bandwidth (bytes/s) and the marginal cost of one more collective
-    operation (s), identical on every rank.
+    operation (s), identical on every rank, for tensors on ``device`` (the model's, whose
+    gradients the plan reduces: NCCL for CUDA tensors; default the CPU).
 
     The bandwidth is that of a 4 MiB all-reduce (its fixed cost included); the marginal cost is
     the time two small all-reduces issued together take over one (Horovod negotiates operations
@@ -310,19 +341,23 @@ def measure_collective(repeats: int = 7) -> tuple[float, float]:
     if p == 1:
         return 1e12, 0.0
 
+    device = torch.device(device if device is not None else "cpu")
+
     def timed(sizes: tuple[int, ...], tag: str) -> float:
-        tensors = [torch.zeros(n) for n in sizes]
+        tensors = [torch.zeros(n, device=device) for n in sizes]
         samples = []
         for _ in range(repeats + 1):
+            _sync(device)
             hvd.barrier()
             start = time.perf_counter()
             handles = [
                 # the same names every round, as in training (Horovod caches their negotiation)
-                hvd.allreduce_async(t, name=f"stitchlab.probe.{tag}.{j}", op=hvd.Sum)
+                hvd.allreduce_async(t, name=f"stitchlab.probe.{tag}.{device.type}.{j}", op=hvd.Sum)
                 for j, t in enumerate(tensors)
             ]
             for h in handles:
                 hvd.synchronize(h)
+            _sync(device)
             samples.append(time.perf_counter() - start)
         return min(samples[1:])
 

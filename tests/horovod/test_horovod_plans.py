@@ -256,3 +256,31 @@ def test_elastic_reset_replans_for_the_new_world_size(single_rank, monkeypatch):
     assert opt.strategy.world_size == 2
     assert opt.strategy.schemes == {"wide": "sfb"}, "kept: no profile to re-plan from"
     assert "world size changed from 1 to 2" in seen[-1].trigger
+
+
+def test_profile_probes_and_timings_run_on_the_models_device(single_rank, monkeypatch):
+    """The collective and matmul probes use the device of the model's parameters (a CUDA model's
+    gradients are reduced with NCCL; probing host tensors measured Gloo and a host matmul)."""
+    from stitchlab.horovod import _profile
+
+    seen = {}
+
+    def collective(repeats=7, device=None):
+        seen["collective"] = device
+        return 1e9, 1e-5
+
+    def matmul(shape, repeats=3, device=None):
+        seen["matmul"] = device
+        return 1e11
+
+    monkeypatch.setattr(_profile, "measure_collective", collective)
+    monkeypatch.setattr(_profile, "measure_matmul", matmul)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 4))
+    profiler = _profile.StepProfiler(model)
+    model(torch.randn(2, 8)).sum().backward()
+    profiler.end_step(0.0)
+    profile = profiler.finish()
+    assert seen == {"collective": torch.device("cpu"), "matmul": torch.device("cpu")}
+    assert profile.layers["0"].forward_s > 0 and profile.flops_per_s == 1e11
+    # the real probes accept the device too (CPU here)
+    assert _profile.measure_matmul((4, 2, 8), device="cpu") > 0
