@@ -361,12 +361,23 @@ def measure_collective(repeats: int = 7, device: Any = None) -> tuple[float, flo
             samples.append(time.perf_counter() - start)
         return min(samples[1:])
 
-    small, large = 256, 1 << 20  # float32 elements
+    small = 256  # float32 elements
     one = timed((small,), "one")
     two = timed((small, small), "two")
-    big = timed((large,), "big")
-    # bandwidth from the large probe alone: a slope between two noisy times is far less stable
-    bandwidth = 2 * (p - 1) / p * 4 * large / max(big, 1e-9)
+    if device.type == "cuda":
+        # NCCL moves 4 MiB in tens of microseconds, far below Horovod's cycle (about 1 ms, paid
+        # once per cycle, not per tensor): a 256 MiB probe, and the bandwidth from its time over
+        # the small probe's, so the cycle cancels (measured on 2 H200s: 4 MiB alone gave 5 GB/s)
+        large = 1 << 26
+        big = timed((large,), "big")
+        moving = big - one if big - one > 0.25 * big else big  # (noise: never an absurd slope)
+        bandwidth = 2 * (p - 1) / p * 4 * (large - small) / max(moving, 1e-9)
+    else:
+        # host tensors (Gloo): the large probe alone; a slope between two noisy times is far
+        # less stable there, and Gloo's own fixed cost is small against 4 MiB
+        large = 1 << 20
+        big = timed((large,), "big")
+        bandwidth = 2 * (p - 1) / p * 4 * large / max(big, 1e-9)
     overhead = min(max(two - one, 0.0), one)  # never more than issuing it alone
     both = hvd.allreduce(
         torch.tensor([bandwidth, overhead], dtype=torch.float64),
