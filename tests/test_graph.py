@@ -81,7 +81,7 @@ def test_structural_key_is_stable_across_processes_and_hash_seeds():
 
 
 def test_every_op_has_a_kind_and_elementwise_ops_a_cuda_expression():
-    for name, op in OPS.items():
+    for op in OPS.values():
         assert isinstance(op.kind, Kind)
         if op.kind is Kind.ELEMENTWISE:
             for kind in "fiub":

@@ -125,7 +125,9 @@ class LazyArray:
         return array_html(self)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        from ..notebook.html import array_mimebundle  # Jupyter asks this first: no evaluating __repr__
+        # Jupyter asks this first: no evaluating __repr__
+        from ..notebook.html import array_mimebundle
+
         return array_mimebundle(self)
 
     def _scalar(self, kind: str) -> Any:

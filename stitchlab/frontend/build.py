@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ir.dtypes import as_dtype, is_weak
+from ..ir.dtypes import as_dtype
 from ..ir.node import Node, Shape, make_attrs
 from ..ir.ops import COMPARISONS, OPS, Kind
 
@@ -91,7 +91,7 @@ def broadcast_to(x: Node, shape: Shape) -> Node:
     if x.shape == shape:
         return x
     if len(x.shape) > len(shape) or any(
-        a != b and a != 1 for a, b in zip(x.shape[::-1], shape[::-1])
+        a != b and a != 1 for a, b in zip(x.shape[::-1], shape[::-1], strict=False)
     ):
         raise ValueError(
             f"cannot broadcast an array of shape {x.shape} to shape {shape}: each axis must "
@@ -128,7 +128,6 @@ def _describe(a: Operand) -> str:
 
 def elementwise(opname: str, *args: Operand) -> Node:
     """Build an elementwise node with NumPy's dtype and broadcasting rules."""
-    op = OPS[opname]
     nodes = [a for a in args if isinstance(a, Node)]
     device = common_device(nodes, opname)
     if opname == "where":
@@ -144,7 +143,7 @@ def elementwise(opname: str, *args: Operand) -> Node:
             listed = ", ".join(_describe(a) for a in args)
             raise TypeError(f"ufunc '{opname}' not supported for the input types ({listed}): {exc}") from None
         out_dtype = as_dtype(out_dtype)
-        for a, dt in zip(args, loop):
+        for a, dt in zip(args, loop, strict=False):
             if not isinstance(a, Node) and not _fits(a, dt):
                 if opname in COMPARISONS:  # NumPy compares out-of-range integers exactly
                     other = next(n for n in args if isinstance(n, Node))
@@ -155,7 +154,7 @@ def elementwise(opname: str, *args: Operand) -> Node:
                 raise OverflowError(f"Python integer {a} out of bounds for {dt}")
     shape = broadcast_shapes(*(a.shape for a in nodes)) if nodes else ()
     ins = []
-    for a, dt in zip(args, loop):
+    for a, dt in zip(args, loop, strict=False):
         dt = np.dtype(dt)
         n = astype(a, dt) if isinstance(a, Node) else const(a, dt)
         ins.append(broadcast_to(n, shape))

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 import math
-from operator import index as operator_index
 from collections.abc import Sequence
+from operator import index as operator_index
 from typing import Any
 
 import numpy as np

@@ -54,7 +54,7 @@ def _unflatten(leaves: list[Any], spec: Any) -> Any:
         return leaves[0]
     if spec[0] is dict:
         _, keys, inner = spec
-        return dict(zip(keys, _unflatten(leaves, inner)))
+        return dict(zip(keys, _unflatten(leaves, inner), strict=False))
     kind, parts = spec
     out, i = [], 0
     for n, s in parts:
@@ -91,13 +91,13 @@ def _why(old: tuple[Any, ...], new: tuple[Any, ...]) -> str:
         return f"{len(new)} arguments instead of {len(old)}"
     names = ("shape", "dtype", "device")
     changes = []
-    for pos, (a, b) in enumerate(zip(old, new)):
+    for pos, (a, b) in enumerate(zip(old, new, strict=False)):
         if a == b:
             continue
         if isinstance(a[0], type) or isinstance(b[0], type):  # Python scalars, part of the signature by value
             changes.append(f"argument {pos}: scalar {a[-1]!r} -> {b[-1]!r}")
             continue
-        for name, x, y in zip(names, a, b):
+        for name, x, y in zip(names, a, b, strict=False):
             if x != y:
                 changes.append(f"argument {pos}: {name} {x} -> {y}")
     return "new input signature (" + "; ".join(changes) + ")"
@@ -164,7 +164,7 @@ class Jitted:
         stats.bump("traces")
         tracers: list[Any] = []
         placeholders: dict[int, int] = {}
-        for pos, (a, s) in enumerate(zip(args, sig)):
+        for pos, (a, s) in enumerate(zip(args, sig, strict=False)):
             if is_weak(a):
                 tracers.append(a)
                 continue

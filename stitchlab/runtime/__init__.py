@@ -87,7 +87,7 @@ def evaluate(nodes: Sequence[Node]) -> list[Any]:
         backend = for_device(device)
         outs = backend.executable(graph)([leaf.value for leaf in sources])
         stats.bump("evaluations")
-        for node, buf in zip(pending, outs):
+        for node, buf in zip(pending, outs, strict=False):
             node.materialize(buf)
     return [n.value for n in nodes]
 

@@ -19,7 +19,7 @@ from ..ir.ops import OPS
 
 def _slices(node: Node) -> tuple[slice, ...]:
     out = []
-    for start, step, n in zip(node.attr("starts"), node.attr("steps"), node.shape):
+    for start, step, n in zip(node.attr("starts"), node.attr("steps"), node.shape, strict=False):
         stop = start + step * n
         out.append(slice(start, None if stop < 0 else stop, step))
     return tuple(out)
@@ -58,7 +58,7 @@ def eval_node(node: Node, args: list[Any], xp: ModuleType) -> Any:
 def interpret(graph: Graph, buffers: Sequence[Any], xp: ModuleType = np) -> list[Any]:
     """Evaluate ``graph`` with its input slots bound to ``buffers``; one array per output."""
     env: dict[int, Any] = {}
-    for node, buf in zip(graph.inputs, buffers):
+    for node, buf in zip(graph.inputs, buffers, strict=False):
         env[id(node)] = buf
     with np.errstate(all="ignore"):
         for node in graph.nodes:

@@ -39,7 +39,7 @@ class NumpyBackend(Backend):
         def run(buffers: Sequence[Any]) -> list[Any]:
             outs = interpret(graph, buffers, np)
             result = []
-            for out, owned in zip(outs, owned_outputs):
+            for out, owned in zip(outs, owned_outputs, strict=False):
                 if owned and (out.base is not None or not out.flags.c_contiguous):
                     out = np.array(out, order="C")  # a view of an input: own the result
                 if owned:
