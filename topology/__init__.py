@@ -10,13 +10,14 @@ from .devices import DEVICE_KINDS, LINK_KINDS, SWITCH_KINDS, Device, DeviceTopol
 from .discovery import discover
 from .errors import DocumentError, DoesNotFitError, ProfileError, TopologyError
 from .profile import LayerProfile, ModelProfile, ParamInfo
-from .simulator import CommRecord, Event, SimResult, simulate
+from .simulator import CommRecord, Event, HorovodCycle, SimResult, simulate
 from .strategy import SCHEMES, Strategy
 
 __all__ = [
     "DEVICE_KINDS", "LINK_KINDS", "SWITCH_KINDS", "SCHEMES",
     "Device", "DeviceTopology", "Link", "Switch", "Strategy",
-    "LayerProfile", "ModelProfile", "ParamInfo", "CommRecord", "Event", "SimResult", "simulate",
+    "LayerProfile", "ModelProfile", "ParamInfo", "CommRecord", "Event", "HorovodCycle", "SimResult",
+    "simulate",
     "DocumentError", "DoesNotFitError", "ProfileError", "TopologyError",
     "collectives", "presets", "discover",
 ]

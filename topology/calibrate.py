@@ -5,6 +5,9 @@ processes (torch.distributed with gloo, or Horovod with Gloo when ``horovodrun``
 ``fit_ring_allreduce`` fits ``t = 2(p-1)·α + 2(p-1)/p·n·β`` by least squares weighted by 1/t
 (between absolute and relative error, so neither the largest nor the noisy smallest sizes rule);
 ``cpu_topology_from_fit`` turns the fit into a CPU topology whose ring has exactly that α and β.
+``fit_horovod_cycle`` reads the same kind of measurements taken through Horovod, whose lone
+all-reduce waits for the background loop's next tick: the fitted intercept is the cycle (paid per
+negotiation round, :class:`~stitchlab.topology.simulator.HorovodCycle`), not a per-message α.
 
 Command line: ``python -m stitchlab.topology.calibrate [--np 2] [--horovod]`` prints the fit.
 """
@@ -17,6 +20,7 @@ import statistics
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from .collectives import AlphaBeta
 from .devices import DeviceTopology
@@ -56,6 +60,93 @@ def fit_ring_allreduce(measurements: Sequence[tuple[float, float]], world_size: 
     if beta < 0:
         alpha, beta = r1 / s11, 0.0
     return AlphaBeta(alpha, beta)
+
+
+@dataclass(frozen=True)
+class HorovodFit:
+    """Horovod's loop and links as its calibration all-reduces show them (:func:`fit_horovod_cycle`).
+
+    Attributes:
+        cycle: seconds per negotiation round: ``HOROVOD_CYCLE_TIME`` when it is known, else the
+            flat time of a lone small all-reduce (the fitted intercept).
+        overhead: seconds a round costs beyond a known ``cycle`` (intercept minus cycle, >= 0);
+            0 when the cycle is the intercept.
+        beta: seconds per byte of a ring all-reduce's transfer: the slope of time over size,
+            the cycle removed (``2(p-1)/p · n · beta``).
+        intercept: the fitted time of a lone all-reduce of zero bytes.
+        missed_ticks: probe sizes (bytes) left out because they took about a cycle or more
+            longer than the fit: their negotiation missed a tick and waited for the next.
+        residual: root-mean-square difference between the kept probes and the fit (seconds), the
+            noise against which a transfer time is resolved.
+        largest: the largest probe kept (bytes).
+    """
+
+    cycle: float
+    overhead: float
+    beta: float
+    intercept: float
+    missed_ticks: tuple[int, ...]
+    residual: float
+    largest: float
+
+    @property
+    def bandwidth(self) -> float:
+        return float("inf") if self.beta == 0 else 1.0 / self.beta
+
+    def transfer(self, nbytes: float, world_size: int) -> float:
+        """The fitted transfer time of an all-reduce of ``nbytes``, cycle excluded."""
+        return 2 * (world_size - 1) / world_size * nbytes * self.beta
+
+
+def fit_horovod_cycle(measurements: Sequence[tuple[float, float]], world_size: int,
+                      cycle_time: float | None = None) -> HorovodFit:
+    """Cycle and bandwidth from all-reduces timed through Horovod, one at a time.
+
+    A lone Horovod all-reduce waits for the background loop's next tick, is negotiated and then
+    sent, so its time is ``intercept + 2(p-1)/p · n · β``. The intercept and β come from the same
+    least-squares fit as :func:`fit_ring_allreduce` (weighted by 1/t); the intercept is the
+    per-round cost, not a per-message latency. A probe that missed a tick (its negotiation came a
+    cycle later) took about a cycle more than the fit: one that is late by more than half a cycle
+    *and* by more than half its fitted time is left out (the worst first) and the fit repeated,
+    while two or more sizes remain. The second condition keeps large probes whose transfer
+    dominates (Gloo on CPUs): their ordinary noise can exceed half a cycle.
+
+    Args:
+        measurements: ``[(n_bytes, seconds), ...]``, each the median of lone all-reduces.
+        world_size: ranks taking part.
+        cycle_time: ``HOROVOD_CYCLE_TIME`` in seconds, when the run recorded it; the rest of the
+            intercept becomes the round's ``overhead``.
+
+    Example:
+        >>> pts = [(n, 1e-3 + n / 300e9) for n in (4096, 2**20, 32 * 2**20)] + [(16 * 2**20, 2.1e-3)]
+        >>> fit = fit_horovod_cycle(pts, 2)
+        >>> round(fit.cycle * 1e6, 1), round(fit.bandwidth / 1e9), fit.missed_ticks
+        (1000.0, 300, (16777216,))
+    """
+    p = world_size
+    k = 2 * (p - 1) / p
+    kept = [(float(n), float(t)) for n, t in measurements]
+    missed: list[int] = []
+    while True:
+        ab = fit_ring_allreduce(kept, p)
+        intercept = 2 * (p - 1) * ab.alpha
+        cycle = cycle_time if cycle_time is not None else intercept
+        late = [(t - intercept - k * n * ab.beta, n, t) for n, t in kept]
+        missing = [x for x in late if x[0] > cycle / 2 and x[0] > (x[2] - x[0]) / 2]
+        if cycle <= 0 or not missing:
+            break
+        worst = max(missing)
+        rest = [(n, t) for n, t in kept if (n, t) != (worst[1], worst[2])]
+        if len({n for n, _ in rest}) < 2:
+            break
+        missed.append(int(worst[1]))
+        kept = rest
+    residual = (sum(r * r for r, _, _ in late) / len(late)) ** 0.5
+    return HorovodFit(
+        cycle=cycle,
+        overhead=max(0.0, intercept - cycle) if cycle_time is not None else 0.0,
+        beta=ab.beta, intercept=intercept, missed_ticks=tuple(sorted(missed)),
+        residual=residual, largest=max(n for n, _ in kept))
 
 
 def measure_allreduce(world_size: int = 2, sizes: Sequence[int] = DEFAULT_SIZES, reps: int = 8,

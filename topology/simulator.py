@@ -13,6 +13,9 @@ Model of one step (all ranks run the same layers on their own batch share):
    topology (ring, tree or hierarchical over ``strategy.groups``, bottleneck-link aware, see
    :mod:`stitchlab.topology.collectives`). Layers under ``"sfb"`` or ``"sparse"`` leave the buckets
    and each all-gathers what :mod:`stitchlab.topology.compression_costs` says.
+   With ``horovod=HorovodCycle(...)`` gradients go the way Horovod's background thread sends them
+   instead: negotiated at the loop's ticks, one every cycle, and the tensors of one tick fused into
+   buffers of at most the fusion threshold (:class:`HorovodCycle`).
 3. **After the exchange**, each rank rebuilds the SFB gradients (extra compute on its queue, at
    the matmul efficiency the profile's linear layers achieved) and runs the optimizer. The step
    ends when the last rank is done.
@@ -34,6 +37,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -47,11 +51,60 @@ ALLREDUCE_ALGORITHMS = ("ring", "tree", "auto")
 
 
 @dataclass(frozen=True)
+class HorovodCycle:
+    """Horovod's background loop, for ``simulate(..., horovod=HorovodCycle(...))``.
+
+    Horovod does not send a gradient when it is ready. Its background thread wakes once per
+    ``cycle_time`` (``HOROVOD_CYCLE_TIME``; 1 ms since Horovod 0.21), whether or not there is work
+    (the loop sleeps until a cycle after the previous tick); at a tick the ranks negotiate the
+    tensors all of them submitted since, and the tensors of that tick are fused, in the order they
+    became ready, into buffers of at most ``fusion_bytes`` (``HOROVOD_FUSION_THRESHOLD``; 128 MiB
+    since 0.21; a larger tensor goes alone). The transfers are queued on the communication stream,
+    behind the previous ticks' transfers, so the cycle is paid once per round of negotiation, not
+    once per buffer.
+
+    Attributes:
+        cycle_time: seconds between ticks.
+        fusion_bytes: the fusion threshold in bytes.
+        overhead: seconds a round spends after its tick before its first transfer can start
+            (negotiation, launch), when ``cycle_time`` is known apart from it; 0 when the
+            calibrated cycle includes it.
+        first_tick: when the first tick after the first gradient comes, in cycles: 1.0 (default)
+            a full cycle later, as for a lone all-reduce issued just after a tick (what the
+            calibration measures: it starts each timing right after a barrier, itself an
+            operation of the loop); 0.5 the mean wait of a loop whose phase is random. The
+            later ticks follow every ``cycle_time``.
+
+    Example:
+        >>> HorovodCycle(1e-3).fusion_bytes == 128 * 2**20
+        True
+    """
+
+    cycle_time: float
+    fusion_bytes: float = 128 * 2**20
+    overhead: float = 0.0
+    first_tick: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not self.cycle_time >= 0 or not self.overhead >= 0:
+            raise ValueError(f"HorovodCycle(cycle_time={self.cycle_time!r}, "
+                             f"overhead={self.overhead!r}): both must be >= 0 seconds")
+        if not self.fusion_bytes >= 0:
+            raise ValueError(f"HorovodCycle(fusion_bytes={self.fusion_bytes!r}) must be >= 0 "
+                             "(0: no fusion, as HOROVOD_FUSION_THRESHOLD=0)")
+        if not 0 < self.first_tick <= 1:
+            raise ValueError(f"HorovodCycle(first_tick={self.first_tick!r}) must be in (0, 1] "
+                             "cycles (1: a full cycle after the first gradient)")
+
+
+@dataclass(frozen=True)
 class CommRecord:
     """One collective of the step: a bucket all-reduce or a layer's all-gather.
 
     ``nbytes`` is the all-reduced message (bucket) or the total gathered bytes; ``ready`` is when
-    its data was ready on every rank; ``start``/``end`` on the communication queue.
+    its data was ready on every rank; ``start``/``end`` on the communication queue. Under
+    :class:`HorovodCycle`, ``tick`` is the tick of Horovod's loop that negotiated it (``None``
+    otherwise) and a record is one fusion buffer.
     """
 
     name: str
@@ -61,6 +114,7 @@ class CommRecord:
     ready: float
     start: float
     end: float
+    tick: float | None = None
 
     @property
     def duration(self) -> float:
@@ -237,6 +291,7 @@ def simulate(
     overlap: bool | str = "auto",
     timeline: bool = True,
     on_oom: str = "flag",
+    horovod: HorovodCycle | None = None,
 ) -> SimResult:
     """Simulate one training step of ``profile`` under ``strategy`` on ``topo``.
 
@@ -254,6 +309,11 @@ def simulate(
             cores that compute (measured: docs/topology.md, section 6).
         timeline: record spans in ``SimResult.timeline`` (turn off in search loops).
         on_oom: ``"flag"`` (set ``oom``) or ``"raise"`` (:class:`DoesNotFitError`).
+        horovod: simulate Horovod's background loop (:class:`HorovodCycle`): each parameter not
+            in ``strategy.buckets`` is its own tensor, negotiated at the first tick after it is
+            ready on every rank and fused with that tick's other tensors up to the fusion
+            threshold (``bucket_bytes`` and ``first_bucket_bytes`` are not used). Default: no
+            cycle; a bucket is sent as soon as it is ready (DDP, NCCL).
 
     Returns:
         A :class:`SimResult`.
@@ -290,7 +350,10 @@ def simulate(
     s_max = max(scale)
 
     # communication units, in the order their data becomes ready
-    units = _buckets(profile, strategy, bucket_bytes, first_bucket_bytes)
+    if horovod is not None:  # one unit per tensor: fusion happens per tick, below
+        units = _buckets(profile, strategy, 0.0, None)
+    else:
+        units = _buckets(profile, strategy, bucket_bytes, first_bucket_bytes)
     backward = list(reversed(profile.layers))
     traffic = compression_costs.current()
     for j, layer in enumerate(backward):
@@ -301,22 +364,28 @@ def simulate(
     units.sort(key=lambda u: u.ready_index)
 
     groups = [tuple(ids[r] for r in g) for g in strategy.groups] if strategy.groups else None
-    comm: list[CommRecord] = []
-    free = 0.0
     backward_end = s_max * (fwd + bwd_total)
-    for u in units:
-        ready = s_max * (fwd + bwd_done[u.ready_index]) if overlap else backward_end
-        cost = _cost(topo, ids, u, allreduce, groups)
-        start = max(ready, free)
-        free = start + cost
-        comm.append(CommRecord(u.name, u.scheme, tuple(u.layers), u.nbytes, ready, start, free))
-    comm_end = free
+    ready_at = [s_max * (fwd + bwd_done[u.ready_index]) if overlap else backward_end
+                for u in units]
+    sent: list[tuple[CommRecord, _Unit]] = []  # each collective and what it carries
+    if horovod is not None:
+        sent = _horovod_rounds(topo, ids, units, ready_at, horovod, allreduce, groups)
+    else:
+        free = 0.0
+        for u, ready in zip(units, ready_at, strict=True):
+            cost = _cost(topo, ids, u, allreduce, groups)
+            start = max(ready, free)
+            free = start + cost
+            sent.append((CommRecord(u.name, u.scheme, tuple(u.layers), u.nbytes, ready, start,
+                                    free), u))
+    comm = [c for c, _ in sent]
+    comm_end = max((c.end for c in comm), default=0.0)
 
     # per rank: rebuild SFB gradients, then the optimizer
     events: list[Event] = []
     busy: dict[str, float] = {}
     finish = 0.0
-    gathers = [(c, u) for c, u in zip(comm, units, strict=True) if u.gather is not None]
+    gathers = [(c, u) for c, u in sent if u.gather is not None]
     efficiency = profile.matmul_efficiency() if gathers else 1.0
     for r, dev in enumerate(devs):
         f_end = scale[r] * fwd
@@ -347,8 +416,8 @@ def simulate(
     # memory
     trained = float(profile.trainable_bytes)
     static = profile.param_bytes + trained * (1 + profile.optimizer_state_factor)
-    fusion = max((u.nbytes for u in units if u.gather is None), default=0.0)
-    gather_buf = sum(u.gather.buffer_bytes for u in units if u.gather is not None)
+    fusion = max((u.nbytes for _, u in sent if u.gather is None), default=0.0)
+    gather_buf = sum(u.gather.buffer_bytes for _, u in sent if u.gather is not None)
     peaks: dict[str, float] = {}
     limits: dict[str, float] = {}
     oom_devices = []
@@ -378,6 +447,71 @@ def simulate(
         oom_devices=oom_devices,
         timeline=events,
     )
+
+
+def _tick_index(ready: float, first_tick: float, cycle: float) -> int:
+    """Index of the first tick at or after ``ready`` (ticks at ``first_tick + k·cycle``)."""
+    if ready <= first_tick or cycle <= 0:
+        return 0
+    return math.ceil((ready - first_tick) / cycle - 1e-9)
+
+
+def _fuse(units: list[_Unit], threshold: float) -> list[list[int]]:
+    """Horovod's tensor fusion of one tick's tensors (given in the order they became ready), as
+    lists of positions: a buffer takes the first tensor left and then each later one (an
+    all-reduce of the same scheme) that still fits under ``threshold``; those that do not fit
+    wait for the next buffer. A tensor above the threshold goes alone; all-gathers are not
+    fused."""
+    left = list(range(len(units)))
+    buffers: list[list[int]] = []
+    while left:
+        head = units[left[0]]
+        buf, size, rest = [left[0]], head.nbytes, []
+        for i in left[1:]:
+            u = units[i]
+            if (head.gather is None and u.gather is None and u.scheme == head.scheme
+                    and size + u.nbytes <= threshold):
+                buf.append(i)
+                size += u.nbytes
+            else:
+                rest.append(i)
+        buffers.append(buf)
+        left = rest
+    return buffers
+
+
+def _horovod_rounds(topo: DeviceTopology, ids: tuple[str, ...], units: list[_Unit],
+                    ready_at: list[float], cycle: HorovodCycle, algorithm: str,
+                    groups: Sequence[tuple[str, ...]] | None) -> list[tuple[CommRecord, _Unit]]:
+    """The collectives Horovod's loop issues: tensors grouped by the tick that negotiates them,
+    fused per tick, each buffer queued on the one communication queue after its tick (plus the
+    round's ``overhead``) and after the buffers before it."""
+    if not units:
+        return []
+    first = min(ready_at) + cycle.first_tick * cycle.cycle_time
+    rounds: dict[float, list[int]] = {}
+    for i, ready in enumerate(ready_at):
+        if cycle.cycle_time > 0:
+            tick = first + _tick_index(ready, first, cycle.cycle_time) * cycle.cycle_time
+        else:  # no loop to wait for: the tensors ready together go together
+            tick = ready
+        rounds.setdefault(tick, []).append(i)
+    sent: list[tuple[CommRecord, _Unit]] = []
+    free = 0.0
+    for k, tick in enumerate(sorted(rounds)):
+        members = sorted(rounds[tick], key=lambda i: (ready_at[i], i))
+        for j, buf in enumerate(_fuse([units[i] for i in members], cycle.fusion_bytes)):
+            parts = [units[members[b]] for b in buf]
+            gather = parts[0].gather if len(parts) == 1 else None
+            fused = _Unit(parts[0].name if gather is not None else f"round{k}.{j}",
+                          parts[0].scheme, list(dict.fromkeys(ln for u in parts for ln in u.layers)),
+                          sum(u.nbytes for u in parts), max(u.ready_index for u in parts), gather)
+            start = max(tick + cycle.overhead, free)
+            free = start + _cost(topo, ids, fused, algorithm, groups)
+            ready = max(ready_at[members[b]] for b in buf)
+            sent.append((CommRecord(fused.name, fused.scheme, tuple(fused.layers), fused.nbytes,
+                                    ready, start, free, tick), fused))
+    return sent
 
 
 def _cost(topo: DeviceTopology, ids: tuple[str, ...], u: _Unit, algorithm: str,
