@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from stitchlab.topology import collectives as c
-from stitchlab.topology.validation import simulate_step, summarize, _calibrated
+from stitchlab.topology.validation import _calibrated, simulate_step, summarize
 
 from .conftest import tiny_profile
 
