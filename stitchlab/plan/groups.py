@@ -70,7 +70,8 @@ class GraphView:
                 promoted.add(id(out))
         self.promoted = promoted
         self.real = [n for n in graph.nodes if self.is_real(n)]
-        self.real_ids = {id(n) for n in self.real}
+        self.real_by_id = {id(n): n for n in self.real}
+        self.real_ids = self.real_by_id.keys()
         self.must_store = {id(n) for n in self.views.values() if id(n) in self.real_ids}
         self.must_store |= {id(o) for k, o in enumerate(graph.outputs) if k not in self.views}
         self.producers: dict[int, list[Node]] = {}
@@ -197,8 +198,11 @@ def _group_io(view: GraphView, members: set[int], nodes: list[Node]) -> tuple[li
 def analyze(view: GraphView, member_ids: frozenset[int] | set[int]) -> GroupInfo | None:
     """The :class:`GroupInfo` of the group of real nodes ``member_ids``, or None if it is illegal."""
     members = set(member_ids)
-    nodes = [n for n in view.real if id(n) in members]
-    if not nodes or len(nodes) > MAX_GROUP_NODES:
+    if not members or len(members) > MAX_GROUP_NODES:
+        return None
+    by_id, pos = view.real_by_id, view.pos
+    nodes = sorted((by_id[m] for m in members if m in by_id), key=lambda n: pos[id(n)])  # topological
+    if not nodes:
         return None
     outs, ins = _group_io(view, members, nodes)
     reds = [n for n in nodes if OPS[n.op].kind is Kind.REDUCE]

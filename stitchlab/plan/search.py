@@ -114,7 +114,11 @@ def _options(view: GraphView, ev: _Evaluator, groups: Partition, node_id: int) -
             continue
         rest = tuple(m for g, m in enumerate(groups) if g not in merge)
         new = rest + (merged,)
-        if merge and not _acyclic(view, new):
+        # the node's producers are not placed yet (consumers first), so a new cycle needs an edge
+        # out of the node into another group, or two merged groups: joining the group that holds
+        # every consumer of the node cannot make one (a chain is never checked)
+        sole = len(merge) == 1 and len(consumer_groups) == 1
+        if merge and not sole and not _acyclic(view, new):
             continue
         out.append((sum(ev.cost(m) for m in new), new))
     out.sort(key=lambda t: (t[0], len(t[1])))
