@@ -24,6 +24,7 @@ demo: install
 	$(BIN)/stitchlab demo
 
 test: install
+	$(BIN)/ruff check stitchlab registry topology compression tests
 	$(BIN)/python -m pytest -n 2 -p no:cacheprovider
 
 lint: install
