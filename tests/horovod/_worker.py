@@ -257,15 +257,27 @@ def check_auto_replan(world: int) -> dict:
             torch.optim.Adam(m.parameters(), lr=0.01), named_parameters=m.named_parameters()
         )
     )
-    got, opt = run(
-        lambda m: DistributedOptimizer(
-            torch.optim.Adam(m.parameters(), lr=0.01),
-            m,
-            plan="auto",
-            profile_steps=2,
-            callbacks=[Recorder()],
+    # The decision rests on the probes' rates, which a loaded CI machine makes noisy (a run once
+    # measured 1 GFLOP/s for the rebuild and planned no SFB): fix them here, so that what this
+    # checks is the profile -> plan -> apply path. The probes are tested on their own
+    # (test_horovod_plans.py); the layer timings and token counts are still measured.
+    from stitchlab.horovod import _profile
+
+    probes = _profile.measure_collective, _profile.measure_matmul
+    _profile.measure_collective = lambda repeats=7, device=None: (1e9, 5e-5)  # 1 GB/s, 50 µs
+    _profile.measure_matmul = lambda shape, repeats=3, device=None: 5e10  # 50 GFLOP/s
+    try:
+        got, opt = run(
+            lambda m: DistributedOptimizer(
+                torch.optim.Adam(m.parameters(), lr=0.01),
+                m,
+                plan="auto",
+                profile_steps=2,
+                callbacks=[Recorder()],
+            )
         )
-    )
+    finally:
+        _profile.measure_collective, _profile.measure_matmul = probes
     rel = rel_errors(
         {n: p.detach() for n, p in got.named_parameters()},
         {n: p.detach() for n, p in ref.named_parameters()},
