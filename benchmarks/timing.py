@@ -50,7 +50,10 @@ class CupyClock:
             call()
         self.end.record()
         self.end.synchronize()
-        return self.cupy.cuda.get_elapsed_time(self.start, self.end) * 1e3
+        return self._elapsed_ms() * 1e3
+
+    def _elapsed_ms(self) -> float:
+        return self.cupy.cuda.get_elapsed_time(self.start, self.end)
 
 
 class TorchClock(CupyClock):
@@ -66,14 +69,8 @@ class TorchClock(CupyClock):
         self.start = torch.cuda.Event(enable_timing=True)
         self.end = torch.cuda.Event(enable_timing=True)
 
-    def time_loop_us(self, call: Callable[[], Any], n: int) -> float:
-        self.sync()
-        self.start.record()
-        for _ in range(n):
-            call()
-        self.end.record()
-        self.end.synchronize()
-        return self.start.elapsed_time(self.end) * 1e3
+    def _elapsed_ms(self) -> float:
+        return self.start.elapsed_time(self.end)
 
 
 def device_time(call: Callable[[], Any], clock: Any, target_us: float = 3000.0, samples: int = 15,

@@ -83,6 +83,14 @@ def _acc_type(red: Node) -> str:
     return ct.register_type(red.dtype)
 
 
+def _reduction_writer(info: GroupInfo, idx_t: str, names: dict[int, str], reduced_count: str | None = None) -> Writer:
+    """The writer of a reduction kernel (``reduced_count``: the runtime reduced extent, if any)."""
+    w = Writer(info, idx_t, names)
+    w.row_reciprocal = w.const_reciprocal = OPTIONS["reciprocal"]
+    w.reduced_count = reduced_count
+    return w
+
+
 def _buffer_params(info: GroupInfo, prefix: str = "", part: int = 0) -> tuple[list[Param], dict[int, str]]:
     params: list[Param] = []
     names: dict[int, str] = {}
@@ -433,8 +441,7 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
     block, vec, cache = sched.block, sched.vec, sched.cache
     rows_per_block = block // team
     K = info.cols
-    w = Writer(info, idx_t, names)
-    w.row_reciprocal = w.const_reciprocal = OPTIONS["reciprocal"]
+    w = _reduction_writer(info, idx_t, names)
     if team > 32:
         for k, r in enumerate(info.reductions):
             w.line(f"__shared__ {_acc_type(r)} sred{k}[32];")
@@ -604,9 +611,7 @@ def emit_row_split(info: GroupInfo, sched: Schedule) -> KernelSource:
         params.append(Param("ws", f"{_acc_type(r)}* __restrict__", f"ws{k}", r))
     params.append(Param("counter", "unsigned int* __restrict__", "counters"))
     block = sched.block
-    w = Writer(info, idx_t, names)
-    w.row_reciprocal = w.const_reciprocal = OPTIONS["reciprocal"]
-    w.reduced_count = "K"
+    w = _reduction_writer(info, idx_t, names, "K")
     for k, r in enumerate(info.reductions):
         w.line(f"__shared__ {_acc_type(r)} sred{k}[32];")
     w.line("__shared__ bool s_last;")
@@ -661,9 +666,7 @@ def emit_column(info: GroupInfo, sched: Schedule) -> KernelSource:
     params, names = _buffer_params(info)
     params += [Param("R", f"const {idx_t}", "R"), Param("K", f"const {idx_t}", "K")]
     ty = sched.ty
-    w = Writer(info, idx_t, names)
-    w.row_reciprocal = w.const_reciprocal = OPTIONS["reciprocal"]
-    w.reduced_count = "K"
+    w = _reduction_writer(info, idx_t, names, "K")
     for k, r in enumerate(info.reductions):
         w.line(f"__shared__ {_acc_type(r)} scol{k}[{ty}][33];")
     w.line(f"const {idx_t} r0 = ({idx_t})blockIdx.x * 32 + threadIdx.x;")

@@ -240,11 +240,17 @@ def row_vector_width(info: GroupInfo) -> int:
     return vec if info.cols % vec == 0 else 1
 
 
-def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list[Estimate]:
+def _outer(info: GroupInfo, R_eval: int | None) -> tuple[int, int, float]:
+    """(R, K, scale): the kept extent to estimate at (``R_eval``, else the group's own), the
+    reduced extent, and the factor the group's byte counts scale by."""
     R, K = info.rows, info.cols
-    scale = 1.0
-    if R_eval is not None:
-        scale, R = R_eval / max(R, 1), R_eval
+    if R_eval is None:
+        return R, K, 1.0
+    return R_eval, K, R_eval / max(R, 1)
+
+
+def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list[Estimate]:
+    R, K, scale = _outer(info, R_eval)
     index = _index_type(info)
     multi = info.phases > 1 or any(lvl == FULL for _, lvl in info.outputs)
     full_leaves = _full_leaves(info)
@@ -298,10 +304,7 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
 
 
 def _column(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list[Estimate]:
-    R, K = info.rows, info.cols
-    scale = 1.0
-    if R_eval is not None:
-        scale, R = R_eval / max(R, 1), R_eval
+    R, K, scale = _outer(info, R_eval)
     index = _index_type(info)
     passes = info.phases + (1 if any(lvl == FULL for _, lvl in info.outputs) else 0)
     full_leaves = _full_leaves(info)
