@@ -52,24 +52,6 @@ CACHE_VALUE_COST = 3
 #: Unroll factor of a column pass (rows in flight per thread).
 COLUMN_UNROLL = 16
 
-#: Device functions of kernels whose blocks form thread-block clusters (sm_90 and later): the
-#: block's rank in its cluster, a barrier over the cluster's threads (release/acquire: shared
-#: memory written before it is visible to every block of the cluster after it), and the address
-#: of the same shared variable in another block of the cluster (``mapa``: a generic address, read
-#: with an ordinary load). Only cluster kernels carry it, so the others' sources are unchanged.
-CLUSTER_PREAMBLE = r"""
-// ---- thread-block clusters ------------------------------------------------------------------
-__device__ __forceinline__ unsigned sl_cluster_rank() {
-  unsigned r; asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); return r;
-}
-__device__ __forceinline__ void sl_cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-template <class T> __device__ __forceinline__ const T* sl_cluster_map(const T* p, unsigned rank) {
-  const T* q; asm volatile("mapa.u64 %0, %1, %2;" : "=l"(q) : "l"(p), "r"(rank)); return q;
-}
-"""
-
 _OPS = {"sum": "sl_op_sum", "prod": "sl_op_prod", "max": "sl_op_max", "min": "sl_op_min", "any": "sl_op_any", "all": "sl_op_all"}
 
 
@@ -124,13 +106,11 @@ def _buffer_params(info: GroupInfo, prefix: str = "", part: int = 0) -> tuple[li
 def _finish(family: str, info: GroupInfo, sched: Schedule, params: list[Param], body: list[str], launch_bounds: int) -> KernelSource:
     sig = ", ".join(f"{p.ctype} {p.name}" for p in params)
     text = "\n".join(body)
-    cluster = f"__cluster_dims__({sched.cluster}, 1, 1) " if sched.cluster > 1 else ""
-    head = f'extern "C" __global__ void {cluster}__launch_bounds__({launch_bounds}) NAME({sig}) {{\n'
+    head = f'extern "C" __global__ void __launch_bounds__({launch_bounds}) NAME({sig}) {{\n'
     kernel = head + text + "\n}\n"
     digest = hashlib.sha256(kernel.encode()).hexdigest()[:12]
     name = f"sl_{family}_{digest}"
-    preamble = PREAMBLE + CLUSTER_PREAMBLE if sched.cluster > 1 else PREAMBLE
-    return KernelSource(name, preamble + "\n" + kernel.replace("NAME(", name + "(", 1), tuple(params), sched, digest)
+    return KernelSource(name, PREAMBLE + "\n" + kernel.replace("NAME(", name + "(", 1), tuple(params), sched, digest)
 
 
 # --- pointwise ------------------------------------------------------------------------------------
@@ -681,30 +661,15 @@ def emit_column(info: GroupInfo, sched: Schedule) -> KernelSource:
     next pass starts, so later passes re-read part of the tile from L2, not memory. With
     ``cache=registers`` the first ``COLUMN_CACHE`` rows of each thread stay in registers from the
     first pass on (read at the end of a pass going up and at the start of one going down).
-
-    With ``cluster=S`` the ``S`` blocks of a thread-block cluster share 32 columns and split the
-    reduced axis into ``S`` consecutive chunks: each block reduces its chunk, publishes the partial
-    results in its shared memory, and after a cluster barrier every block combines the ``S``
-    partials in rank order (the same order in every block, so they agree bit for bit). A chunk
-    short enough for the register cache is read from memory once.
     """
     idx_t = sched.index
     params, names = _buffer_params(info)
     params += [Param("R", f"const {idx_t}", "R"), Param("K", f"const {idx_t}", "K")]
-    ty, S = sched.ty, sched.cluster
+    ty = sched.ty
     w = _reduction_writer(info, idx_t, names, "K")
     for k, r in enumerate(info.reductions):
         w.line(f"__shared__ {_acc_type(r)} scol{k}[{ty}][33];")
-    if S > 1:
-        w.line("const unsigned crank = sl_cluster_rank();")
-        w.line(f"const {idx_t} r0 = ({idx_t})(blockIdx.x / {S}) * 32 + threadIdx.x;")
-        w.line(f"const {idx_t} chunk = (K + {S - 1}) / {S};")
-        w.line(f"const {idx_t} c_lo = ({idx_t})crank * chunk;")
-        w.line(f"const {idx_t} c_hi = c_lo + chunk < K ? c_lo + chunk : K;")
-        lo, hi = "c_lo + ", "c_hi"
-    else:
-        w.line(f"const {idx_t} r0 = ({idx_t})blockIdx.x * 32 + threadIdx.x;")
-        lo, hi = "", "K"
+    w.line(f"const {idx_t} r0 = ({idx_t})blockIdx.x * 32 + threadIdx.x;")
     w.line("const bool valid = r0 < R;")
     w.line(f"const {idx_t} r = valid ? r0 : 0;")
     w.row_index = Index(info.keep_shape, lin="r", tag="row")
@@ -717,13 +682,13 @@ def emit_column(info: GroupInfo, sched: Schedule) -> KernelSource:
             w.cache_read[id(p.node)] = f"cache_{p.name}[j]"
             w.cache_fill[id(p.node)] = f"cache_{p.name}[j] = {{}}"
         head = _simple_loop(f"for (int j = 0; j < {nc}; ++j)", "#pragma unroll", "if (valid)",
-                            f"const {idx_t} c = {lo}threadIdx.y + ({idx_t})j * {ty};", f"if (c < {hi})")
+                            f"const {idx_t} c = threadIdx.y + ({idx_t})j * {ty};", "if (c < K)")
     first = nc * ty
-    header = f"for ({idx_t} cc = {lo}threadIdx.y + {first}; cc < {hi}; cc += {ty})"
+    header = f"for ({idx_t} cc = threadIdx.y + {first}; cc < K; cc += {ty})"
     # unrolled: COLUMN_UNROLL loads in flight per thread (one block of 32 x ty threads per SM)
     pragma = f"#pragma unroll {COLUMN_UNROLL}"
     forward = _simple_loop(header, pragma, "if (valid)", f"const {idx_t} c = cc;", cache_on=False)
-    backward = _simple_loop(header, pragma, "if (valid)", f"const {idx_t} c = {hi} - 1 + {lo}{first} - cc;", cache_on=False)
+    backward = _simple_loop(header, pragma, "if (valid)", f"const {idx_t} c = K - 1 + {first} - cc;", cache_on=False)
 
     def loops(k: int) -> list[_Loop]:
         if OPTIONS["reverse_passes"] and k % 2:
@@ -737,22 +702,13 @@ def emit_column(info: GroupInfo, sched: Schedule) -> KernelSource:
             w.line(f"scol{k}[threadIdx.y][threadIdx.x] = {a};")
             w.line("__syncthreads();")
             w.line(f"if (threadIdx.y == 0) {{ for (int j = 1; j < {ty}; ++j) {a} = {op}()({a}, scol{k}[j][threadIdx.x]); scol{k}[0][threadIdx.x] = {a}; }}")
-            if S > 1:
-                # every block's partial is in its scol[0] (each buffer is written once per launch)
-                w.line("sl_cluster_sync();")
-                w.line(f"{a} = {ct.identity_literal(r.op, r.dtype)};")
-                w.line("#pragma unroll")
-                w.line(f"for (unsigned j = 0; j < {S}u; ++j) {a} = {op}()({a}, *sl_cluster_map(&scol{k}[0][threadIdx.x], j));")
-                continue
             w.line("__syncthreads();")
             w.line(f"{a} = scol{k}[0][threadIdx.x];")
             if not OPTIONS["single_sync"]:  # each buffer is used once: no barrier after the read
                 w.line("__syncthreads();")
 
     _emit_phases(w, info, loops, combine)
-    _row_outputs(w, info, "valid && threadIdx.y == 0" + (" && crank == 0" if S > 1 else ""), "r")
-    if S > 1:
-        w.line("sl_cluster_sync();  // no block leaves while another may still read its shared memory")
+    _row_outputs(w, info, "valid && threadIdx.y == 0", "r")
     return _finish("column", info, sched, params, w.lines, 32 * ty)
 
 

@@ -32,8 +32,6 @@ LOADS_IN_FLIGHT = 8
 COLUMN_CACHE = 32
 #: Base registers of a kernel thread (indices, pointers, accumulators).
 BASE_REGS = 32
-#: Seconds a cluster barrier between two phases costs a wave of blocks (to be calibrated).
-CLUSTER_SYNC_S = 0.5e-6
 #: Elementwise work rate of the whole GPU in "add-equivalents" per second (a rough number:
 #: H100/H200 issue ~6.7e13 fp32 lane-ops/s; transcendental ops are weighted by their op cost).
 COMPUTE_RATE = 4.0e13
@@ -50,9 +48,6 @@ class Schedule:
         cache: where a row's inputs stay between phases: "registers", "shared" or "none".
         ty: threads along the reduced axis per column ("column" only).
         index: C type of index arithmetic, "int" or "long long".
-        cluster: blocks of one thread-block cluster that split the reduced axis between them and
-            combine their partial results through distributed shared memory (sm_90 and later;
-            1: no cluster).
     """
 
     family: str
@@ -61,16 +56,12 @@ class Schedule:
     cache: str = "none"
     ty: int = 1
     index: str = "int"
-    cluster: int = 1
 
     def params(self) -> dict[str, Any]:
-        out = {"family": self.family, "block": self.block, "vec": self.vec, "cache": self.cache, "ty": self.ty, "index": self.index}
-        if self.cluster != 1:  # (absent otherwise: registry keys of earlier kernels stay valid)
-            out["cluster"] = self.cluster
-        return out
+        return {"family": self.family, "block": self.block, "vec": self.vec, "cache": self.cache, "ty": self.ty, "index": self.index}
 
     def __str__(self) -> str:
-        extra = {"vec": self.vec, "cache": self.cache, "ty": self.ty, "cluster": self.cluster}
+        extra = {"vec": self.vec, "cache": self.cache, "ty": self.ty}
         shown = ", ".join(f"{k}={v}" for k, v in extra.items() if v not in (1, "none"))
         return f"{self.family}(block={self.block}{', ' + shown if shown else ''}, index={self.index})"
 
@@ -138,14 +129,14 @@ def delta_cost(info: GroupInfo, dev: DeviceProfile) -> float:
         # the row stays on chip if a block's share of registers/shared memory holds it
         per_row = sum(i.dtype.itemsize for i in _full_leaves(info)) * cols
         # (a column schedule's register cache holds COLUMN_CACHE rows for each of up to 32
-        # threads along the reduced axis, in each block of a cluster)
-        cached = per_row <= 96 * 1024 if info.inner_reduced else cols <= COLUMN_CACHE * 32 * max(column_clusters(dev))
+        # threads along the reduced axis)
+        cached = per_row <= 96 * 1024 if info.inner_reduced else cols <= COLUMN_CACHE * 32
         factor = _reread_factor(info, cached)
         if not cached and info.inner_reduced and factor > 1:
             factor = 1.0 + 0.35 * (factor - 1.0)  # re-reads of a row mostly hit L2
         threads = rows * min(cols, 1024) if (info.phases > 1 or any(lvl == FULL for _, lvl in info.outputs)) else size
-        if not info.inner_reduced:  # up to 32 threads per column in each block of a cluster
-            threads = rows * min(cols, 32 * max(column_clusters(dev)))
+        if not info.inner_reduced:
+            threads = rows * min(cols, 32)
     else:
         factor = 1.0
         threads = size
@@ -249,13 +240,13 @@ def row_vector_width(info: GroupInfo) -> int:
     return vec if info.cols % vec == 0 else 1
 
 
-def _outer(info: GroupInfo, R_eval: int | None, K_eval: int | None = None) -> tuple[int, int, float]:
-    """(R, K, scale): the kept and reduced extents to estimate at (``R_eval``, ``K_eval``, else
-    the group's own) and the factor the group's byte counts scale by."""
+def _outer(info: GroupInfo, R_eval: int | None) -> tuple[int, int, float]:
+    """(R, K, scale): the kept extent to estimate at (``R_eval``, else the group's own), the
+    reduced extent, and the factor the group's byte counts scale by."""
     R, K = info.rows, info.cols
-    R2 = R if R_eval is None else R_eval
-    K2 = K if K_eval is None else K_eval
-    return R2, K2, (R2 / max(R, 1)) * (K2 / max(K, 1))
+    if R_eval is None:
+        return R, K, 1.0
+    return R_eval, K, R_eval / max(R, 1)
 
 
 def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list[Estimate]:
@@ -312,8 +303,8 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
     return out
 
 
-def _column(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None, K_eval: int | None = None) -> list[Estimate]:
-    R, K, scale = _outer(info, R_eval, K_eval)
+def _column(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list[Estimate]:
+    R, K, scale = _outer(info, R_eval)
     index = _index_type(info)
     passes = info.phases + (1 if any(lvl == FULL for _, lvl in info.outputs) else 0)
     full_leaves = _full_leaves(info)
@@ -324,31 +315,19 @@ def _column(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None, K_ev
     l2_share = min(1.0, 0.5 * dev.l2_bytes / max(full_bytes, 1.0))
     words = sum(_reg_words(i) for i in full_leaves)
     out = []
-    clusters = column_clusters(dev)
     for ty in (4, 8, 16, 32):
         for cache in ("none", "registers") if passes > 1 and full_leaves else ("none",):
-            for S in clusters:
-                cached = min(1.0, COLUMN_CACHE * ty * S / max(K, 1)) if cache == "registers" else 0.0
-                reread = max(0.0, 1.0 - cached - l2_share)
-                moved = full_bytes * (1 + (passes - 1) * reread) + other
-                regs = BASE_REGS + (COLUMN_CACHE * words if cache == "registers" else 0)
-                blocks = math.ceil(R / 32) * S
-                threads = 32 * ty
-                smem = 32 * ty * 8 * max(1, len(info.reductions))
-                secs, detail = _timed(dev, blocks, threads, regs, smem, moved / max(blocks, 1), work / max(blocks, 1))
-                if S > 1:
-                    # each phase ends in a cluster barrier that drains the SM's loads
-                    secs += detail.get("waves", 1) * info.phases * CLUSTER_SYNC_S
-                sched = Schedule("column", block=32, ty=ty, cache=cache, index=index, cluster=S)
-                out.append(Estimate(sched, Launch((blocks if R else 0, 1, 1), (32, ty, 1), 0), secs, detail))
+            cached = min(1.0, COLUMN_CACHE * ty / max(K, 1)) if cache == "registers" else 0.0
+            reread = max(0.0, 1.0 - cached - l2_share)
+            moved = full_bytes * (1 + (passes - 1) * reread) + other
+            regs = BASE_REGS + (COLUMN_CACHE * words if cache == "registers" else 0)
+            blocks = math.ceil(R / 32)
+            threads = 32 * ty
+            smem = 32 * ty * 8 * max(1, len(info.reductions))
+            secs, detail = _timed(dev, blocks, threads, regs, smem, moved / max(blocks, 1), work / max(blocks, 1))
+            sched = Schedule("column", block=32, ty=ty, cache=cache, index=index)
+            out.append(Estimate(sched, Launch((blocks if R else 0, 1, 1), (32, ty, 1), 0), secs, detail))
     return out
-
-
-def column_clusters(dev: DeviceProfile) -> tuple[int, ...]:
-    """Cluster sizes a column schedule may use on ``dev``: up to the portable 8 blocks from
-    compute capability 9.0 on, else none (1)."""
-    digits = "".join(ch for ch in dev.arch if ch.isdigit())
-    return (1, 2, 4, 8) if digits and int(digits) >= 90 else (1,)
 
 
 #: Outer extents from this many per SM on are planned as one shape class ("many rows"), so a new
@@ -356,15 +335,11 @@ def column_clusters(dev: DeviceProfile) -> tuple[int, ...]:
 MANY_PER_SM = 2
 #: The outer extent the "many rows" class is evaluated at.
 MANY = 1 << 22
-#: The reduced extent every column schedule is chosen at: a column group's reduced axis is usually
-#: its batch, so the kernel must not change with it (the estimate returned is for the own extent).
-COLUMN_K = 8192
 
 
-def schedules(info: GroupInfo, dev: DeviceProfile, outer: int | None = None, reduced: int | None = None) -> list[Estimate]:
+def schedules(info: GroupInfo, dev: DeviceProfile, outer: int | None = None) -> list[Estimate]:
     """Every schedule the latency evaluator considers for ``info``, cheapest first
-    (``outer``, ``reduced``: evaluate at these kept and reduced extents instead of the group's
-    own; ``reduced`` applies to column groups only)."""
+    (``outer``: evaluate at this outer extent instead of the group's own)."""
     if info.kind == "interpreted":
         est = [Estimate(Schedule("interpreted"), Launch((0, 1, 1), (0, 1, 1)), delta_cost(info, dev))]
     elif info.kind == "pointwise":
@@ -372,7 +347,7 @@ def schedules(info: GroupInfo, dev: DeviceProfile, outer: int | None = None, red
     elif info.inner_reduced:
         est = _row(info, dev, outer)
     else:
-        est = _column(info, dev, outer, reduced)
+        est = _column(info, dev, outer)
     est.sort(key=lambda e: e.seconds)
     return est
 
@@ -388,12 +363,11 @@ def choose_schedule(info: GroupInfo, dev: DeviceProfile) -> Estimate:
     own = schedules(info, dev)
     if info.kind == "interpreted":
         return own[0]
-    column = info.kind == "reduce" and not info.inner_reduced
     size = math.prod(info.shape) // 1024 if info.kind == "pointwise" else info.rows
-    if size < MANY_PER_SM * dev.sms and not column:
+    if size < MANY_PER_SM * dev.sms:
         return own[0]
-    outer = MANY * 1024 if info.kind == "pointwise" else MANY if size >= MANY_PER_SM * dev.sms else None
-    best = schedules(info, dev, outer, COLUMN_K if column else None)[0].schedule
+    outer = MANY * 1024 if info.kind == "pointwise" else MANY
+    best = schedules(info, dev, outer)[0].schedule
     for est in own:
         if est.schedule == best:
             return est
