@@ -15,7 +15,8 @@
 #   GPU_CHECK_SWEEP="float16:layernorm,adam;float32:groupnorm"
 #                         also time every schedule of these workloads (benchmarks/kernel_sweep.py)
 #   GPU_CHECK_NCU=a,b     also profile these workloads' stitchlab kernels with Nsight Compute
-#                         (large float32, --clock-control none) into $OUT/ncu.txt; NCU_TIMEOUT_S (90)
+#                         (large, --clock-control none) into $OUT/ncu.txt; NCU_TIMEOUT_S (90),
+#                         NCU_DTYPE (float32)
 set -u -o pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -83,7 +84,8 @@ if [ -n "${GPU_CHECK_NCU:-}" ]; then
     if [ -n "$NCU" ]; then
         timeout "${NCU_TIMEOUT_S:-90}" "$NCU" --clock-control none --profile-from-start off -k regex:^sl_ \
             --section SpeedOfLight --section LaunchStats --section Occupancy \
-            python3 "$REPO/benchmarks/ncu_profile.py" --workloads "$GPU_CHECK_NCU" 2>&1 | tee "$OUT/ncu.txt"
+            python3 "$REPO/benchmarks/ncu_profile.py" --workloads "$GPU_CHECK_NCU" \
+            --dtype "${NCU_DTYPE:-float32}" 2>&1 | tee "$OUT/ncu.txt"
     else
         echo "ncu not found" | tee "$OUT/ncu.txt"
     fi
