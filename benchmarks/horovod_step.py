@@ -17,8 +17,9 @@ NCCL (``STITCHLAB_HOROVOD_NCCL=1 scripts/install-horovod.sh``) moves the GPU ten
 (Gloo still coordinates). ``--models wide:8192`` sets the wide model's width. Rank 0 prints a
 Markdown table: median step time over ``--steps`` steps after ``--warmup`` steps, plain and
 planned steps alternating so both see the same machine load (the planned optimizer profiles its
-first 3 steps and re-plans inside the warm-up); ``--json FILE`` also writes every step time,
-the plan and what the planner measured.
+first 3 steps and re-plans inside the warm-up), then, per model, the rates the planner's probes
+measured (bandwidth, rebuild rate, the fixed cost of an all-gathering layer); ``--json FILE``
+also writes every step time, the plan, the planner's reasons and what it measured.
 """
 
 from __future__ import annotations
@@ -177,7 +178,11 @@ def main(argv: list[str] | None = None) -> None:
                 "allreduce_bandwidth_gbs": prof.bandwidth_bytes_per_s / 1e9,
                 "extra_collective_us": prof.op_overhead_s * 1e6,
                 "rebuild_matmul_gflops": prof.flops_per_s / 1e9,
+                "gather_layer_us": None if prof.gather_overhead_s is None
+                else prof.gather_overhead_s * 1e6,
+                "gather_step_us": prof.gather_step_s * 1e6,
             },
+            "planner_rates": prof.rates() if prof is not None else "",
             "rank0_step_ms": {k: [t * 1e3 for t in v] for k, v in times.items()},
         })
     if hvd.rank() == 0:
@@ -192,6 +197,8 @@ def main(argv: list[str] | None = None) -> None:
                 f"| {r['model']} | {r['plain_ms']:.2f} | {r['planned_ms']:.2f} | "
                 f"{r['speedup']:.2f}x | {', '.join(r['sfb_layers']) or 'none'} |"
             )
+        for r in rows:  # what the planner's probes measured: why SFB is on or off
+            print(f"{r['model']}: {r['planner_rates']}")
         if args.json:
             with open(args.json, "w") as fh:
                 json.dump({"benchmark": "horovod_step", "ranks": hvd.size(), "device": args.device,

@@ -11,9 +11,15 @@ extra memory of
 
 Ring collectives over ``p`` ranks: an all-reduce of ``n`` bytes sends ``2(p-1)/p·n`` bytes per
 rank in ``2(p-1)`` messages; an all-gather whose result has ``n`` bytes sends ``(p-1)/p·n`` in
-``p-1`` messages. SFB therefore pays when ``T·(m+k) < 2·(m·k + k)`` with ``T`` the tokens of the
-whole step (all ranks), ``m`` the in- and ``k`` the out-features — DESIGN §1's
+``p-1`` messages. SFB therefore sends fewer bytes when ``T·(m+k) < 2·(m·k + k)`` with ``T`` the
+tokens of the whole step (all ranks), ``m`` the in- and ``k`` the out-features — DESIGN §1's
 ``b·(m+n) < 2·m·n / p`` with ``T = p·b``.
+
+Fewer bytes is not yet less time: :meth:`SchemeCost.time_saved` also charges the rebuild
+arithmetic and a fixed cost per layer. For the schemes that all-gather (SFB and sparse) that fixed
+cost is best measured (``gather_overhead_s``: what one more such layer adds to a step, the
+Horovod profiler's probe); a step that all-gathers at all also pays ``gather_step_s`` once, which
+:func:`gathering_pays` weighs against the chosen layers' summed savings.
 
 Example:
     >>> c = sfb_cost(in_features=4096, out_features=4096, tokens=64, world_size=2)
@@ -25,6 +31,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 #: bytes of one gathered row index (torch.int64)
@@ -46,6 +53,8 @@ class SchemeCost:
             gathered factors or rows).
         collectives: collective operations this scheme issues (each has a fixed overhead:
             negotiation, launch); the dense all-reduce issues one.
+        gathers: whether the scheme all-gathers per layer (SFB: ``X`` and ``δ``; sparse: indices
+            and rows), so that a measured per-layer all-gather cost applies to it.
     """
 
     scheme: str
@@ -56,6 +65,7 @@ class SchemeCost:
     extra_flops: float
     extra_memory_bytes: float
     collectives: int = 1
+    gathers: bool = False
 
     @property
     def saved_bytes(self) -> float:
@@ -67,27 +77,70 @@ class SchemeCost:
         """True when the scheme sends fewer bytes than the dense all-reduce."""
         return self.saved_bytes > 0
 
+    def fixed_cost_s(
+        self, op_overhead_s: float = 0.0, gather_overhead_s: float | None = None
+    ) -> float:
+        """Fixed seconds per step this scheme adds for one layer over the dense all-reduce.
+
+        A scheme that all-gathers costs the measured ``gather_overhead_s`` when it is given (it
+        already holds every collective the layer issues); otherwise, and for the other schemes,
+        each collective beyond the one all-reduce costs ``op_overhead_s``.
+
+        Example:
+            >>> c = sfb_cost(2048, 2048, tokens=8, world_size=2)
+            >>> c.fixed_cost_s(op_overhead_s=50e-6), c.fixed_cost_s(50e-6, gather_overhead_s=3e-4)
+            (5e-05, 0.0003)
+        """
+        if gather_overhead_s is not None and self.gathers:
+            _non_negative("gather_overhead_s", gather_overhead_s)
+            return float(gather_overhead_s)
+        return (self.collectives - 1) * op_overhead_s
+
     def time_saved(
         self,
         bandwidth_bytes_per_s: float,
         flops_per_s: float,
         latency_s: float = 0.0,
         op_overhead_s: float = 0.0,
+        gather_overhead_s: float | None = None,
     ) -> float:
         """Seconds per step saved by the scheme (negative: it costs time).
+
+        ``saved bytes / bandwidth + saved messages · latency - fixed cost - extra FLOPs / rate``,
+        with the fixed cost of :meth:`fixed_cost_s`.
 
         Args:
             bandwidth_bytes_per_s: link bandwidth each rank sends at.
             flops_per_s: arithmetic rate for rebuilding gradients.
             latency_s: latency of one message.
-            op_overhead_s: fixed cost of one collective operation.
+            op_overhead_s: fixed cost of one more collective operation.
+            gather_overhead_s: measured fixed cost one all-gathering layer (SFB, sparse) adds to
+                a step; replaces the ``op_overhead_s`` estimate for those schemes. ``None``: not
+                measured.
         """
         _positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s)
         _positive("flops_per_s", flops_per_s)
         comm = self.saved_bytes / bandwidth_bytes_per_s
         comm += (self.baseline_messages - self.messages) * latency_s
-        comm += (1 - self.collectives) * op_overhead_s
+        comm -= self.fixed_cost_s(op_overhead_s, gather_overhead_s)
         return comm - self.extra_flops / flops_per_s
+
+
+def gathering_pays(saved_s: Iterable[float], gather_step_s: float) -> bool:
+    """Whether layers that all-gather, saving ``saved_s`` seconds each (from
+    :meth:`SchemeCost.time_saved`), together beat ``gather_step_s``: the fixed cost a step pays
+    once when any layer all-gathers (Horovod fuses the all-gathers issued together into one
+    operation, so only the first layer pays it).
+
+    Choosing the layers with a positive saving (under the memory budget) and then keeping them
+    only when this holds is exact: any other non-empty choice saves less and pays the same.
+
+    Example:
+        >>> gathering_pays([40e-6, 30e-6], gather_step_s=100e-6)
+        False
+    """
+    _non_negative("gather_step_s", gather_step_s)
+    return sum(saved_s) > gather_step_s
 
 
 def _positive(name: str, value: float) -> None:
@@ -187,6 +240,7 @@ def sfb_cost(
         extra_flops=flops,
         extra_memory_bytes=gathered,
         collectives=2,
+        gathers=True,
     )
 
 
@@ -231,6 +285,7 @@ def sparse_cost(
         extra_flops=float(rows * embedding_dim),  # the scatter-add of gathered rows
         extra_memory_bytes=float(gathered),
         collectives=2,
+        gathers=True,
     )
 
 

@@ -29,8 +29,14 @@ def place_sfb(
     flops_per_s: float,
     latency_s: float = 0.0,
     op_overhead_s: float = 0.0,
+    gather_overhead_s: float | None = None,
 ) -> list[str]:
     """Choose the layers to apply SFB to under a memory budget.
+
+    Each layer's saving is :meth:`.cost.SchemeCost.time_saved` with the same rates (the planner
+    in ``stitchlab.horovod`` ranks layers by that very number). The fixed cost a step pays once
+    for all-gathering at all is shared with sparse layers, so the caller weighs it against the
+    chosen layers' total with :func:`.cost.gathering_pays`.
 
     Args:
         candidates: layer name -> its SFB :class:`SchemeCost` (from :func:`.cost.sfb_cost`).
@@ -38,7 +44,9 @@ def place_sfb(
         bandwidth_bytes_per_s: per-rank link bandwidth.
         flops_per_s: arithmetic rate of the rebuild.
         latency_s: latency of one message.
-        op_overhead_s: fixed cost of one collective operation.
+        op_overhead_s: fixed cost of one more collective operation.
+        gather_overhead_s: measured fixed cost one SFB layer adds to a step (replaces the
+            ``op_overhead_s`` estimate; ``None``: not measured).
 
     Returns:
         The chosen layer names, sorted.
@@ -49,7 +57,9 @@ def place_sfb(
     for name, cost in candidates.items():
         if cost.scheme != "sfb":
             raise ValueError(f"candidate {name!r} has scheme {cost.scheme!r}; expected 'sfb'")
-        s = cost.time_saved(bandwidth_bytes_per_s, flops_per_s, latency_s, op_overhead_s)
+        s = cost.time_saved(
+            bandwidth_bytes_per_s, flops_per_s, latency_s, op_overhead_s, gather_overhead_s
+        )
         if s > 0:
             names.append(name)
             saved.append(s)

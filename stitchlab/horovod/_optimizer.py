@@ -53,6 +53,8 @@ def default_planner(
         latency_s=profile.latency_s,
         op_overhead_s=profile.op_overhead_s,
         memory_budget_bytes=memory_budget_bytes,
+        gather_overhead_s=profile.gather_overhead_s,
+        gather_step_s=profile.gather_step_s,
     )
     schemes = {n: s for n, s in current.schemes.items() if s == "hierarchical"}
     schemes.update(auto.schemes)

@@ -14,7 +14,7 @@ from typing import Any
 
 from torch import nn
 
-from stitchlab.compression.cost import sfb_cost, sparse_cost
+from stitchlab.compression.cost import SchemeCost, gathering_pays, sfb_cost, sparse_cost
 from stitchlab.compression.placement import place_sfb
 from stitchlab.topology.strategy import Strategy
 
@@ -122,14 +122,18 @@ def auto_strategy(
     latency_s: float = DEFAULT_LATENCY_S,
     op_overhead_s: float = DEFAULT_OP_OVERHEAD_S,
     memory_budget_bytes: float = math.inf,
+    gather_overhead_s: float | None = None,
+    gather_step_s: float = 0.0,
 ) -> tuple[Strategy, dict[str, str]]:
     """Build a strategy from the compression cost model (the planner will replace the internals).
 
-    SFB goes to the linear layers where it saves time (traffic saved minus rebuild arithmetic),
-    chosen under the memory budget by the integer program of
+    SFB goes to the linear layers where it saves time (traffic saved minus rebuild arithmetic
+    minus the layer's fixed cost), chosen under the memory budget by the integer program of
     :func:`stitchlab.compression.placement.place_sfb`; sparse encoding goes to embeddings whose
-    touched rows make the (index, value) all-gather cheaper than the dense all-reduce. Layers not
-    measured stay on all-reduce.
+    touched rows make the (index, value) all-gather save time over the dense all-reduce. Both
+    are kept only when together they save more than ``gather_step_s``, what a step pays once for
+    all-gathering at all (:func:`stitchlab.compression.cost.gathering_pays`). Layers not measured
+    stay on all-reduce.
 
     Args:
         model: the model.
@@ -138,8 +142,12 @@ def auto_strategy(
         layer_tokens: linear layer name -> rows of its input in one optimizer step, all ranks.
         embedding_rows: embedding name -> distinct rows touched in one step, summed over ranks.
         bandwidth_bytes_per_s, flops_per_s, latency_s, op_overhead_s: machine rates and the
-            fixed cost of one collective (measured by the profiler).
+            fixed cost of one more collective (measured by the profiler).
         memory_budget_bytes: extra memory SFB may hold per rank.
+        gather_overhead_s: fixed cost one SFB or sparse layer adds to a step (the profiler's
+            :func:`~stitchlab.horovod._profile.measure_gather`); replaces ``op_overhead_s`` for
+            them. ``None``: not measured, ``op_overhead_s`` per extra collective instead.
+        gather_step_s: fixed cost a step pays once when any layer all-gathers.
 
     Returns:
         ``(strategy, reasons)``: reasons maps each candidate layer to why it got its scheme.
@@ -149,6 +157,8 @@ def auto_strategy(
     reasons: dict[str, str] = {}
     schemes: dict[str, str] = {}
     candidates = {}
+    saved_by: dict[str, float] = {}  # layers that all-gather: their time saved per step
+    rates = (bandwidth_bytes_per_s, flops_per_s, latency_s, op_overhead_s, gather_overhead_s)
     for name, module in model.named_modules():
         if isinstance(module, nn.Linear) and module.weight.requires_grad:
             if name not in layer_tokens:
@@ -162,13 +172,14 @@ def auto_strategy(
                 bias=module.bias is not None,
                 itemsize=module.weight.element_size(),
             )
-            saved = cost.time_saved(bandwidth_bytes_per_s, flops_per_s, latency_s, op_overhead_s)
+            saved = cost.time_saved(*rates)
             if world_size > 1 and saved > 0:
                 candidates[name] = cost
+                saved_by[name] = saved
             reasons[name] = (
                 f"allreduce: SFB would move {_mb(cost.traffic_bytes)} instead of "
                 f"{_mb(cost.baseline_bytes)} for {layer_tokens[name]} tokens, saving "
-                f"{saved * 1e3:.3f} ms per step"
+                f"{saved * 1e3:.3f} ms per step{_fixed(cost, op_overhead_s, gather_overhead_s)}"
             )
         elif isinstance(module, nn.Embedding) and module.weight.requires_grad:
             if name not in embedding_rows:
@@ -182,34 +193,48 @@ def auto_strategy(
                 itemsize=module.weight.element_size(),
             )
             density = embedding_rows[name] / (world_size * module.num_embeddings)
-            saved = cost.time_saved(bandwidth_bytes_per_s, flops_per_s, latency_s, op_overhead_s)
+            saved = cost.time_saved(*rates)
             if world_size > 1 and saved > 0:
                 schemes[name] = "sparse"
+                saved_by[name] = saved
                 verdict = "sparse"
             else:
                 verdict = "allreduce"
             reasons[name] = (
                 f"{verdict}: {density:.1%} of rows touched per rank, (index, value) all-gather "
                 f"moves {_mb(cost.traffic_bytes)} against {_mb(cost.baseline_bytes)}, saving "
-                f"{saved * 1e3:.3f} ms per step"
+                f"{saved * 1e3:.3f} ms per step{_fixed(cost, op_overhead_s, gather_overhead_s)}"
             )
-    chosen = place_sfb(
-        candidates,
-        memory_budget_bytes,
-        bandwidth_bytes_per_s,
-        flops_per_s,
-        latency_s,
-        op_overhead_s,
-    )
+    chosen = place_sfb(candidates, memory_budget_bytes, *rates)
     for name in candidates:
         if name in chosen:
             schemes[name] = "sfb"
             reasons[name] = "sfb" + reasons[name][len("allreduce") :]
         else:
             reasons[name] += " (left off: over the memory budget)"
+            del saved_by[name]
+    if saved_by and not gathering_pays(saved_by.values(), gather_step_s):
+        why = (
+            f" (left off: the all-gathering layers together save "
+            f"{sum(saved_by.values()) * 1e3:.3f} ms per step, not more than the "
+            f"{gather_step_s * 1e3:.3f} ms a step pays once for all-gathering at all)"
+        )
+        for name in saved_by:
+            scheme = schemes.pop(name)
+            reasons[name] = "allreduce" + reasons[name][len(scheme) :] + why
     strategy = even_strategy(world_size, batch_shares)
     strategy.schemes = schemes
     return strategy, reasons
+
+
+def _fixed(cost: SchemeCost, op_overhead_s: float, gather_overhead_s: float | None) -> str:
+    """The fixed cost in a reason, when there is one."""
+    fixed = cost.fixed_cost_s(op_overhead_s, gather_overhead_s)
+    if not fixed:
+        return ""
+    measured = cost.gathers and gather_overhead_s is not None
+    what = "measured all-gather cost" if measured else "cost of its extra collective"
+    return f" after the {what} of {fixed * 1e3:.3f} ms"
 
 
 def _mb(nbytes: float) -> str:

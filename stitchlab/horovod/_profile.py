@@ -3,8 +3,9 @@
 The profiler times each layer's forward pass (backward is taken as twice that), counts the
 tokens every linear layer sees and the distinct rows every embedding touches, times how long a
 step blocks in ``synchronize()``, and measures the all-reduce bandwidth, the marginal cost of one
-more collective and the matrix-multiply rate with probes. Everything is averaged (times) or
-summed (tokens, rows) over ranks, so every rank holds the same :class:`Profile`.
+more collective, what an all-gathering (SFB or sparse) layer adds to a step and the
+matrix-multiply rate with probes. Everything is averaged (times) or summed (tokens, rows) over
+ranks, so every rank holds the same :class:`Profile`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import torch
 from torch import nn
 
 from stitchlab.topology.strategy import Strategy
+
+from ._layers import SFBReducer
 
 
 @dataclass
@@ -46,7 +49,26 @@ class LayerProfile:
 
 @dataclass
 class Profile:
-    """What the first steps measured. Every rank holds the same values."""
+    """What the first steps measured. Every rank holds the same values.
+
+    Attributes:
+        steps: profiled steps.
+        world_size: ranks.
+        step_s: wall time of one step (mean over steps and ranks).
+        sync_s: time one step blocked in ``synchronize()``.
+        bandwidth_bytes_per_s: per-rank all-reduce bandwidth (:func:`measure_collective`).
+        latency_s: latency of one message (0: folded into the other terms).
+        flops_per_s: rate of the SFB rebuild matmul (:func:`measure_matmul`).
+        op_overhead_s: marginal cost of one more all-reduce issued with the others.
+        gather_overhead_s: what one more all-gathering layer (SFB or sparse) adds to a step: its
+            hooks, its two all-gathers issued and waited on as the optimizer does, the rebuild of
+            a small layer (:func:`measure_gather`). The planner charges it to every SFB and
+            sparse layer instead of ``op_overhead_s``. ``None``: not measured.
+        gather_step_s: what a step pays once when any layer all-gathers (the first layer's cost
+            beyond ``gather_overhead_s``: Horovod fuses the all-gathers issued together into one
+            operation).
+        layers: per-layer measurements by module name.
+    """
 
     steps: int
     world_size: int
@@ -57,14 +79,22 @@ class Profile:
     flops_per_s: float
     op_overhead_s: float = 0.0
     layers: dict[str, LayerProfile] = field(default_factory=dict)
+    gather_overhead_s: float | None = None
+    gather_step_s: float = 0.0
 
     def rates(self) -> str:
         """The measured machine rates the planner used, in words."""
-        return (
+        text = (
             f"all-reduce bandwidth {self.bandwidth_bytes_per_s / 1e9:.3g} GB/s, "
             f"{self.op_overhead_s * 1e6:.1f} µs per extra collective, "
             f"rebuild matmul {self.flops_per_s / 1e9:.3g} GFLOP/s"
         )
+        if self.gather_overhead_s is not None:
+            text += (
+                f", all-gathering layer (SFB, sparse) {self.gather_overhead_s * 1e6:.1f} µs each"
+                f" + {self.gather_step_s * 1e6:.1f} µs once per step"
+            )
+        return text
 
     def _repr_html_(self) -> str:
         e = html.escape
@@ -285,6 +315,9 @@ class StepProfiler:
                 if biggest is None or shape[0] * shape[2] > biggest[0] * biggest[2]:
                     biggest = shape
         flops = measure_matmul(biggest, device=self.device) if biggest is not None else 5e10
+        gather_layer, gather_step = None, 0.0
+        if any(self.layers[n].kind in ("linear", "embedding") for n in names):
+            gather_layer, gather_step = measure_gather(device=self.device)
         return Profile(
             steps=self.steps,
             world_size=size,
@@ -295,6 +328,8 @@ class StepProfiler:
             flops_per_s=flops,
             op_overhead_s=overhead,
             layers={n: self.layers[n] for n in names},
+            gather_overhead_s=gather_layer,
+            gather_step_s=gather_step,
         )
 
 
@@ -314,7 +349,8 @@ def measure_matmul(shape: tuple[int, int, int], repeats: int = 3, device: Any = 
     default the CPU), the fastest of ``repeats``, averaged over ranks."""
     device = torch.device(device if device is not None else "cpu")
     k, t, m = shape
-    dy, x = torch.randn(t, k, device=device), torch.randn(t, m, device=device)
+    gen = torch.Generator().manual_seed(0)  # not the global one: training's stream stays as is
+    dy, x = (torch.randn(t, n, generator=gen).to(device) for n in (k, m))
     samples = []
     for _ in range(repeats + 1):
         _sync(device)
@@ -334,8 +370,10 @@ def measure_collective(repeats: int = 7, device: Any = None) -> tuple[float, flo
 
     The bandwidth is that of a 4 MiB all-reduce (its fixed cost included); the marginal cost is
     the time two small all-reduces issued together take over one (Horovod negotiates operations
-    issued together in one cycle, so this is far below a lone operation's latency). Each time is
-    the minimum of ``repeats`` after a warm-up: on a shared machine noise only adds time.
+    issued together in one cycle and fuses them into one, so this is far below a lone operation's
+    latency, and near zero on GPUs). It is not what an SFB or sparse layer costs: their
+    all-gathers are not fused with the all-reduce; :func:`measure_gather` measures that. Each
+    time is the minimum of ``repeats`` after a warm-up: on a shared machine noise only adds time.
     """
     p = hvd.size()
     if p == 1:
@@ -385,3 +423,93 @@ def measure_collective(repeats: int = 7, device: Any = None) -> tuple[float, flo
         name="stitchlab.probe.fit",
     )
     return float(both[0]), float(both[1])
+
+
+#: float32 elements of the all-reduce standing in for the rest of the gradients in
+#: :func:`measure_gather`: 1 MiB on the host (Gloo); 4 MiB on a GPU, tens of microseconds over
+#: NVLink, a real NCCL operation that does not hide the all-gathering layers' host-side work
+_GATHER_PROBE_ALLREDUCE = {"cpu": 1 << 18, "cuda": 1 << 20}
+#: the probe's layers: small, so that their traffic and arithmetic are negligible (those are
+#: charged by bytes over bandwidth and FLOPs over rate) and what remains is the fixed cost
+_GATHER_PROBE_FEATURES, _GATHER_PROBE_ROWS = 16, 2
+
+
+def measure_gather(repeats: int = 7, device: Any = None) -> tuple[float, float]:
+    """What all-gathering layers (SFB, sparse) add to a step on ``device`` (the model's), as
+    ``(per layer, once per step)`` seconds, identical on every rank.
+
+    Times one step-like round: an all-reduce standing in for the rest of the gradients is
+    issued, then the forward and backward pass of two small ``nn.Linear`` layers, then the
+    all-reduce is waited on and the layers are finished, as ``DistributedOptimizer.synchronize``
+    does. In the rounds with SFB the layers carry the optimizer's own :class:`SFBReducer`, so
+    their hooks issue the two all-gathers and ``finish()`` waits on them and rebuilds the
+    gradient, exactly as in training. With ``t0``, ``t1``, ``t2`` the rounds with 0, 1 and 2 SFB
+    layers, the second layer's ``t2 - t1`` is the per-layer cost and the first layer's excess
+    ``t1 - t0 - (t2 - t1)`` the once-per-step cost (Horovod fuses the all-gathers issued in one
+    cycle into one operation; the first pays for that operation, the others only for their
+    part of it). See :func:`_split_gather_cost` for the noise guards.
+
+    Each time is the minimum over ``repeats`` rounds after a warm-up round, the three kinds of
+    round interleaved so that all see the same machine load.
+    """
+    if hvd.size() == 1:
+        return 0.0, 0.0
+    device = torch.device(device if device is not None else "cpu")
+    rest = torch.zeros(_GATHER_PROBE_ALLREDUCE.get(device.type, 1 << 18), device=device)
+    f = _GATHER_PROBE_FEATURES
+    with torch.random.fork_rng(devices=[]):  # leave the training's random stream alone
+        layers = nn.Sequential(nn.Linear(f, f), nn.Linear(f, f)).to(device)
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(_GATHER_PROBE_ROWS, f, generator=gen).to(device)
+
+    def timed(sfb_layers: int) -> float:
+        reducers = [
+            SFBReducer(f"stitchlab.probe.gather.{device.type}.{j}", layers[j], 1, 0.5)
+            for j in range(sfb_layers)
+        ]
+        try:
+            layers.zero_grad(set_to_none=True)
+            _sync(device)
+            hvd.barrier()
+            start = time.perf_counter()
+            handle = hvd.allreduce_async(
+                rest, name=f"stitchlab.probe.gather.rest.{device.type}", op=hvd.Sum
+            )
+            with torch.enable_grad():
+                layers(x).sum().backward()
+            hvd.synchronize(handle)
+            for r in reducers:
+                r.finish()
+            _sync(device)
+            return time.perf_counter() - start
+        finally:
+            for r in reducers:
+                r.remove()
+
+    samples: list[list[float]] = [[], [], []]
+    for _ in range(repeats + 1):
+        for k in (0, 1, 2):
+            samples[k].append(timed(k))
+    t0, t1, t2 = (min(s[1:]) for s in samples)
+    per_layer, per_step = _split_gather_cost(t0, t1, t2)
+    both = hvd.allreduce(
+        torch.tensor([per_layer, per_step], dtype=torch.float64),
+        op=hvd.Average,
+        name="stitchlab.probe.gather.fit",
+    )
+    return float(both[0]), float(both[1])
+
+
+def _split_gather_cost(t0: float, t1: float, t2: float) -> tuple[float, float]:
+    """``(per layer, once per step)`` from the round times with 0, 1 and 2 all-gathering layers.
+
+    Never negative, and one layer costs ``max(t1 - t0, 0)``, two ``max(t2 - t0, 0)``, whenever
+    the second layer costs no more than the first; when it seems to cost more (noise: the first
+    cannot be cheaper, it pays for the fused operation), both cost their mean and nothing is
+    paid once per step.
+    """
+    first = max(t1 - t0, 0.0)
+    second = max(t2 - t1, 0.0)
+    if second >= first:
+        return max(t2 - t0, 0.0) / 2, 0.0
+    return second, first - second

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sys
 import traceback
+from contextlib import contextmanager
 
 import horovod.torch as hvd
 import torch
@@ -257,27 +258,22 @@ def check_auto_replan(world: int) -> dict:
             torch.optim.Adam(m.parameters(), lr=0.01), named_parameters=m.named_parameters()
         )
     )
-    # The decision rests on the probes' rates, which a loaded CI machine makes noisy (a run once
-    # measured 1 GFLOP/s for the rebuild and planned no SFB): fix them here, so that what this
-    # checks is the profile -> plan -> apply path. The probes are tested on their own
-    # (test_horovod_plans.py); the layer timings and token counts are still measured.
-    from stitchlab.horovod import _profile
 
-    probes = _profile.measure_collective, _profile.measure_matmul
-    _profile.measure_collective = lambda repeats=7, device=None: (1e9, 5e-5)  # 1 GB/s, 50 µs
-    _profile.measure_matmul = lambda shape, repeats=3, device=None: 5e10  # 50 GFLOP/s
-    try:
-        got, opt = run(
-            lambda m: DistributedOptimizer(
-                torch.optim.Adam(m.parameters(), lr=0.01),
-                m,
-                plan="auto",
-                profile_steps=2,
-                callbacks=[Recorder()],
-            )
+    def auto(model, callbacks=()):
+        return DistributedOptimizer(
+            torch.optim.Adam(model.parameters(), lr=0.01),
+            model,
+            plan="auto",
+            profile_steps=2,
+            callbacks=list(callbacks),
         )
-    finally:
-        _profile.measure_collective, _profile.measure_matmul = probes
+
+    # 100 µs per all-gathering layer and 100 µs once per step: far below the 4 ms SFB saves
+    with fixed_probes(gather=(1e-4, 1e-4)):
+        got, opt = run(lambda m: auto(m, [Recorder()]))
+    # a step that pays 20 ms once for all-gathering at all: SFB's 4 ms do not make up for it
+    with fixed_probes(gather=(1e-4, 20e-3)):
+        _, costly = run(auto)
     rel = rel_errors(
         {n: p.detach() for n, p in got.named_parameters()},
         {n: p.detach() for n, p in ref.named_parameters()},
@@ -292,6 +288,46 @@ def check_auto_replan(world: int) -> dict:
         "summary": str(change),
         "profile": repr(opt.profile),
         "tokens_wide": opt.profile.layers["wide"].tokens if opt.profile else None,
+        "profile_gather": [opt.profile.gather_overhead_s, opt.profile.gather_step_s],
+        "costly_schemes": costly.strategy.schemes,
+        "costly_reasons": costly.history[-1].reasons if costly.history else {},
+    }
+
+
+@contextmanager
+def fixed_probes(gather: tuple[float, float]):
+    """Fix the probes' rates, so that the planner's decision is deterministic.
+
+    The decision rests on the probes' rates, which a loaded CI machine makes noisy (a run once
+    measured 1 GFLOP/s for the rebuild and planned no SFB): fixed here, what the auto checks test
+    is the profile -> plan -> apply path. The probes are tested on their own (check_gather_probe
+    and test_horovod_plans.py); the layer timings and token counts are still measured.
+    """
+    from stitchlab.horovod import _profile
+
+    probes = _profile.measure_collective, _profile.measure_matmul, _profile.measure_gather
+    _profile.measure_collective = lambda repeats=7, device=None: (1e9, 5e-5)  # 1 GB/s, 50 µs
+    _profile.measure_matmul = lambda shape, repeats=3, device=None: 5e10  # 50 GFLOP/s
+    _profile.measure_gather = lambda repeats=7, device=None: gather
+    try:
+        yield
+    finally:
+        _profile.measure_collective, _profile.measure_matmul, _profile.measure_gather = probes
+
+
+def check_gather_probe(world: int) -> dict:
+    """The real all-gather probe under Gloo: every rank gets the same two non-negative numbers,
+    and Horovod works as before afterwards (the probe's reducers are gone)."""
+    from stitchlab.horovod._profile import measure_gather
+
+    state = torch.get_rng_state()
+    per_layer, per_step = measure_gather(repeats=3)
+    seen = hvd.allgather_object((per_layer, per_step))
+    after = hvd.allreduce(torch.ones(3), op=hvd.Sum, name="after.gather.probe")
+    return {
+        "per_rank": seen,
+        "allreduce_after": after.tolist(),
+        "rng_untouched": bool(torch.equal(torch.get_rng_state(), state)),
     }
 
 
@@ -331,6 +367,7 @@ CHECKS = {
     "local_batch_size": check_local_batch_size,
     "training": check_training,
     "auto_replan": check_auto_replan,
+    "gather_probe": check_gather_probe,
     "hierarchical": check_hierarchical,
 }
 

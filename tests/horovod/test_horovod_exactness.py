@@ -162,6 +162,26 @@ def test_auto_plan_profiles_replans_and_keeps_optimizer_state(run):
     assert "<td>wide</td><td>allreduce</td><td>sfb</td>" in auto["summary_html"]
 
 
+def test_auto_plan_uses_the_measured_gather_cost(run):
+    auto = run["auto_replan"]
+    assert auto["profile_gather"] == [1e-4, 1e-4], "the probe's numbers reach the Profile"
+    assert "100.0 µs each + 100.0 µs once per step" in auto["summary"], auto["summary"]
+    assert "measured all-gather cost of 0.100 ms" in auto["summary"]
+    # the same model and rates, but a step pays 20 ms once for all-gathering: SFB left off
+    assert auto["costly_schemes"] == {}, auto["costly_reasons"]
+    assert "20.000 ms a step pays once" in auto["costly_reasons"]["wide"]
+
+
+def test_gather_probe_gives_every_rank_the_same_non_negative_costs(run):
+    probe = run["gather_probe"]
+    per_rank = [tuple(v) for v in probe["per_rank"]]
+    assert len(per_rank) == run["world"] and len(set(per_rank)) == 1, per_rank
+    per_layer, per_step = per_rank[0]
+    assert 0.0 <= per_layer < 1.0 and 0.0 <= per_step < 1.0, per_rank[0]
+    assert probe["allreduce_after"] == [float(run["world"])] * 3
+    assert probe["rng_untouched"], "the probe must not move training's random stream"
+
+
 def test_hierarchical_process_sets_and_buckets_equal_plain_horovod(run4):
     # groups [[0, 1], [2, 3]]: reduce inside each pair, then across pairs
     _assert_close(run4["hierarchical"]["rel"], "hierarchical")

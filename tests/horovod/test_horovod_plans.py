@@ -22,10 +22,13 @@ except ImportError:
     )
 from stitchlab.horovod import (  # noqa: E402
     DistributedOptimizer,
+    LayerProfile,
     PlanChange,
     Profile,
     auto_strategy,
     check_strategy,
+    default_planner,
+    even_strategy,
 )
 
 
@@ -120,6 +123,73 @@ def test_auto_strategy_counts_the_overhead_of_a_second_collective():
     )
     assert strategy.schemes == {}
     assert "saving -0.1" in reasons["narrow"]
+
+
+def _wide(width: int) -> nn.Module:
+    """benchmarks/horovod_step.py's "wide" model."""
+    layers = []
+    for _ in range(3):
+        layers += [nn.Linear(width, width), nn.ReLU()]
+    return nn.Sequential(*layers, nn.Linear(width, 10))
+
+
+#: two H200s over NVLink as the profiler measured them in issue #8
+NVLINK = dict(bandwidth_bytes_per_s=250e9, flops_per_s=1e13, op_overhead_s=0.0)
+WIDE_TOKENS = {"0": 8, "2": 8, "4": 8, "6": 8}  # 4 samples per rank, 2 ranks
+
+
+def test_measured_gather_cost_leaves_sfb_off_the_2048_wide_model():
+    unmeasured, reasons = auto_strategy(_wide(2048), 2, layer_tokens=WIDE_TOKENS, **NVLINK)
+    assert set(unmeasured.schemes) == {"0", "2", "4", "6"}, "issue #8: SFB on every layer"
+    strategy, reasons = auto_strategy(
+        _wide(2048), 2, layer_tokens=WIDE_TOKENS, gather_overhead_s=280e-6, **NVLINK
+    )
+    assert strategy.schemes == {}
+    assert reasons["0"].startswith("allreduce:")
+    assert "after the measured all-gather cost of 0.280 ms" in reasons["0"], reasons["0"]
+
+
+def test_measured_gather_cost_keeps_sfb_on_the_8192_wide_model():
+    strategy, reasons = auto_strategy(
+        _wide(8192), 2, layer_tokens=WIDE_TOKENS, gather_overhead_s=280e-6, **NVLINK
+    )
+    assert set(strategy.schemes) == {"0", "2", "4"}, "the 8192 x 10 head saves too little"
+    assert set(strategy.schemes.values()) == {"sfb"}
+    assert reasons["0"].startswith("sfb:") and "0.280 ms" in reasons["0"]
+
+
+def test_the_once_per_step_gather_cost_counts_sfb_and_sparse_layers_together():
+    model = Net()
+    kwargs = dict(
+        layer_tokens={"wide": 16, "narrow": 4},
+        embedding_rows={"emb": 40},
+        bandwidth_bytes_per_s=1e9,
+        flops_per_s=1e11,
+        gather_overhead_s=0.0,
+    )
+    each, _ = auto_strategy(model, 4, **kwargs)
+    assert each.schemes == {"emb": "sparse", "wide": "sfb", "narrow": "sfb"}
+    # the three together save about 1.1 ms: a step that pays 1 ms once still gains
+    paid, _ = auto_strategy(model, 4, gather_step_s=1e-3, **kwargs)
+    assert paid.schemes == each.schemes
+    off, reasons = auto_strategy(model, 4, gather_step_s=5e-3, **kwargs)
+    assert off.schemes == {}
+    for name in ("emb", "wide", "narrow"):
+        assert reasons[name].startswith("allreduce:"), reasons[name]
+        assert "5.000 ms a step pays once" in reasons[name]
+
+
+def test_default_planner_plans_with_the_profiled_gather_cost():
+    model = _wide(2048)
+    layers = {n: LayerProfile(n, "linear", tokens=t) for n, t in WIDE_TOKENS.items()}
+    rates = dict(bandwidth_bytes_per_s=250e9, latency_s=0.0, flops_per_s=1e13)
+    profile = Profile(3, 2, 3e-3, 1e-3, **rates, layers=layers)
+    assert profile.gather_overhead_s is None, "a Profile made by hand: not measured"
+    unmeasured, _ = default_planner(profile, even_strategy(2), model)
+    assert set(unmeasured.schemes) == {"0", "2", "4", "6"}
+    profile.gather_overhead_s = 280e-6
+    measured, reasons = default_planner(profile, even_strategy(2), model)
+    assert measured.schemes == {}, reasons
 
 
 def test_auto_strategy_on_one_rank_compresses_nothing():
@@ -273,14 +343,68 @@ def test_profile_probes_and_timings_run_on_the_models_device(single_rank, monkey
         seen["matmul"] = device
         return 1e11
 
+    def gather(repeats=7, device=None):
+        seen["gather"] = device
+        return 2.5e-4, 1e-4
+
+    real_matmul, real_gather = _profile.measure_matmul, _profile.measure_gather
     monkeypatch.setattr(_profile, "measure_collective", collective)
     monkeypatch.setattr(_profile, "measure_matmul", matmul)
+    monkeypatch.setattr(_profile, "measure_gather", gather)
     model = torch.nn.Sequential(torch.nn.Linear(8, 4))
     profiler = _profile.StepProfiler(model)
     model(torch.randn(2, 8)).sum().backward()
     profiler.end_step(0.0)
     profile = profiler.finish()
-    assert seen == {"collective": torch.device("cpu"), "matmul": torch.device("cpu")}
+    cpu = torch.device("cpu")
+    assert seen == {"collective": cpu, "matmul": cpu, "gather": cpu}
     assert profile.layers["0"].forward_s > 0 and profile.flops_per_s == 1e11
-    # the real probes accept the device too (CPU here)
-    assert _profile.measure_matmul((4, 2, 8), device="cpu") > 0
+    assert (profile.gather_overhead_s, profile.gather_step_s) == (2.5e-4, 1e-4)
+    assert "250.0 µs each + 100.0 µs once per step" in profile.rates()
+    assert "250.0 µs each" in profile._repr_html_()
+    # the real probes accept the device too (CPU here; one rank: no all-gather to measure)
+    state = torch.get_rng_state()
+    assert real_matmul((4, 2, 8), device="cpu") > 0
+    assert real_gather(device="cpu") == (0.0, 0.0)
+    assert torch.equal(torch.get_rng_state(), state), "probes must not move training's RNG"
+
+
+def test_a_model_without_linear_or_embedding_layers_skips_the_gather_probe(
+    single_rank, monkeypatch
+):
+    from stitchlab.horovod import _profile
+
+    def gather(repeats=7, device=None):
+        raise AssertionError("no layer could all-gather: the probe must not run")
+
+    monkeypatch.setattr(_profile, "measure_gather", gather)
+    model = torch.nn.Sequential(torch.nn.Conv1d(2, 2, 1))
+    profiler = _profile.StepProfiler(model)
+    model(torch.randn(1, 2, 3)).sum().backward()
+    profiler.end_step(0.0)
+    profile = profiler.finish()
+    assert profile.gather_overhead_s is None
+    assert "all-gathering" not in profile.rates()
+
+
+@pytest.mark.parametrize(
+    "times, expected",
+    [
+        # the second layer costs less than the first: the rest is paid once per step
+        ((1.0, 1.5, 1.7), (0.2, 0.3)),
+        # no sign of a shared part: each layer costs the same
+        ((1.0, 1.3, 1.6), (0.3, 0.0)),
+        # noise: the second layer seems dearer than the first -> both at their mean
+        ((1.0, 1.1, 1.5), (0.25, 0.0)),
+        # noise: a round with a layer came out faster than the one without
+        ((1.0, 0.9, 1.2), (0.1, 0.0)),
+        ((1.0, 0.9, 0.8), (0.0, 0.0)),
+        ((1.0, 1.4, 1.3), (0.0, 0.4)),
+    ],
+)
+def test_gather_probe_splits_its_times_without_negative_costs(times, expected):
+    from stitchlab.horovod._profile import _split_gather_cost
+
+    per_layer, per_step = _split_gather_cost(*times)
+    assert per_layer == pytest.approx(expected[0]) and per_step == pytest.approx(expected[1])
+    assert per_layer >= 0 and per_step >= 0
