@@ -1,8 +1,9 @@
 """C types of the NumPy dtypes the compiler supports.
 
 Every value lives in a *register type*: the dtype's own C type, except float16 which is stored as
-``sl_half`` (16 bits) and computed in ``float``. bfloat16 is not handled: NumPy has no bfloat16
-dtype, so no array of the front end can hold one.
+``sl_half`` (16 bits) and computed in ``float``, or held as its 16 bits (:data:`HALF`) between the
+ops that compute it natively (see :mod:`stitchlab.codegen.elemental`). bfloat16 is not handled:
+NumPy has no bfloat16 dtype, so no array of the front end can hold one.
 """
 
 from __future__ import annotations
@@ -25,6 +26,10 @@ _STORAGE = {
     "float32": "float",
     "float64": "double",
 }
+
+
+#: C type of a float16 value held as its 16 bits (in memory and in registers)
+HALF = "sl_half"
 
 
 def storage_type(dtype: np.dtype) -> str:
@@ -68,6 +73,12 @@ def literal(value: object, dtype: np.dtype) -> str:
     if v == -(2**63):
         return "((long long)(-9223372036854775807LL - 1))"
     return f"(({ctype}){v}LL)"
+
+
+def half_literal(value: object) -> str:
+    """A C expression of type :data:`HALF` holding ``value`` rounded to float16 (its bit pattern)."""
+    bits = int(np.array(float(value), dtype=np.float16).view(np.uint16))  # type: ignore[arg-type]
+    return f"sl_half{{0x{bits:04x}}}"
 
 
 def identity_literal(opname: str, dtype: np.dtype) -> str:

@@ -12,6 +12,13 @@ reduction group. Through a broadcast over exactly the reduced axes a full index 
 index, and the value is the row variable the schedule computed after the reduction (register
 stitching); a value that depends on a reduction is never read through any other index map (the
 planner only forms groups where that holds).
+
+float16 values have two forms: held in ``float`` (what the caches, accumulators and float ops
+use) or as their 16 bits (``sl_half``: loads, stores, and the ops with a ``cuda_half`` template in
+the op table, which give NumPy's bits with one half instruction). Each node is computed in the form
+its op produces; a consumer that needs the other form converts it once (``as_float``/``as_half``,
+memoized like other temporaries). An op computed in float that yields float16 rounds once, with
+one ``cvt`` to half bits; a float16 output is stored as the bits it holds.
 """
 
 from __future__ import annotations
@@ -121,6 +128,10 @@ class Writer:
         self.vec_base = ""
         self.vec_width = 1
         self.side_loaded: dict[int, str] = {}
+        #: the C expressions (variables, literals) holding float16 values as half bits
+        self.halves: set[str] = set()
+        #: nodes the schedule accumulates in reductions: ``value`` gives them in float
+        self.accumulated = {id(r.inputs[0]) for r in info.reductions}
 
     # --- lines and scopes ------------------------------------------------------------------------
     def line(self, text: str) -> None:
@@ -197,9 +208,14 @@ class Writer:
         if name is None:
             raise CodegenError(f"node {node!r} is neither computed by the group nor one of its inputs")
         reg = ct.register_type(node.dtype)
+        # float16 is loaded as its bits, except into a cache (whose elements are floats)
+        fill = idx.tag == "full" and id(node) in self.cache_fill and self.cache_on
+        bits = node.dtype == np.float16 and not fill
         if idx.tag == "full":
             self.full_loads.add(id(node))
             if id(node) in self.vector_src:
+                if bits:
+                    return self.assign_half(self.vector_src[id(node)])
                 return self.assign(reg, f"sl_load(&{self.vector_src[id(node)]})")
             if id(node) in self.cache_read and id(node) in self.filled and self.cache_on:
                 return self.assign(reg, self.cache_read[id(node)])
@@ -212,9 +228,13 @@ class Writer:
                 self._insert(self.vec_at, self.vec_depth, text)
                 self.vec_at += 1
                 self.side_loaded[id(node)] = vname
+            if bits:
+                return self.assign_half(f"{vname}.v[u]")
             return self.assign(reg, f"sl_load(&{vname}.v[u])")
+        if bits:
+            return self.assign_half(f"{name}[{self.linear(idx)}]")
         var = self.assign(reg, f"sl_load({name} + {self.linear(idx)})")
-        if idx.tag == "full" and id(node) in self.cache_fill and self.cache_on:
+        if fill:
             self.line(self.cache_fill[id(node)].format(var) + ";")
             self.filling.add(id(node))
         return var
@@ -224,8 +244,48 @@ class Writer:
         self.line(f"const {ctype} {name} = {expr};")
         return name
 
+    def assign_half(self, expr: str) -> str:
+        """A variable holding ``expr``, a float16 value as half bits."""
+        name = self.assign(ct.HALF, expr)
+        self.halves.add(name)
+        return name
+
+    def as_float(self, expr: str) -> str:
+        """``expr`` in float: a value held as half bits is converted (once per scope)."""
+        return self._convert(expr, "sl_h2f", "float", "sl_f2h") if expr in self.halves else expr
+
+    def as_half(self, expr: str) -> str:
+        """``expr``, a float16 value, as half bits: one held in float is converted (exactly: it
+        holds a float16 value; once per scope)."""
+        return expr if expr in self.halves else self._convert(expr, "sl_f2h", ct.HALF, "sl_h2f")
+
+    def _convert(self, expr: str, fn: str, ctype: str, inverse: str) -> str:
+        """A variable holding ``fn(expr)``, memoized with the temporaries; the inverse conversion
+        of the new variable is recorded as ``expr`` itself. A row value read in a loop is converted
+        once per row, before the loop."""
+        text = f"{fn}({expr})"
+        for scope in reversed(self.tmps):
+            if text in scope:
+                return scope[text]
+        if self.hoist_at is not None and expr in self.scopes[0].values():
+            name, memo = self.hoist(ctype, text), self.tmps[0]
+        else:
+            name, memo = self.assign(ctype, text), self.tmps[-1]
+        if ctype == ct.HALF:
+            self.halves.add(name)
+        memo[text] = name
+        memo[f"{inverse}({name})"] = expr
+        return name
+
     def value(self, node: Node, idx: Index) -> str:
-        """A C expression (usually a variable) for ``node`` at ``idx``."""
+        """A C expression (usually a variable) for ``node`` at ``idx``, in the node's register
+        type or, for float16, possibly as half bits (``sl_store`` takes both); the inputs of the
+        group's reductions are always given in float, the accumulators' type."""
+        v = self._value(node, idx)
+        return self.as_float(v) if id(node) in self.accumulated else v
+
+    def _value(self, node: Node, idx: Index) -> str:
+        """``node`` at ``idx`` in the form its op computes it (memoized per scope)."""
         if idx.tag == "full" and node.shape != idx.shape:
             # a full value of another shape (a reshape of the domain): the same linear index
             full = self.full_index
@@ -240,7 +300,7 @@ class Writer:
         else:
             result = self._compute(node, idx)
             if cached is not None:
-                self.line(f"{cached}[{self.slot}] = {result};")
+                self.line(f"{cached}[{self.slot}] = {self.as_float(result)};")
                 self.filling.add(id(node))
         self.scopes[-1][key] = result
         return result
@@ -288,7 +348,7 @@ class Writer:
             return None
         reg = ct.register_type(node.dtype)
         count = f"({self.reduced_count} - {ddof})" if ddof else self.reduced_count
-        return f"({self.value(a, idx)} / ({reg})({count}))"
+        return f"({self.as_float(self._value(a, idx))} / ({reg})({count}))"
 
     def _reciprocal_divide(self, node: Node, idx: Index) -> str | None:
         """``a / d`` as ``a * (1 / d)`` when ``d`` is a row value, i.e. a variable computed once per
@@ -306,30 +366,38 @@ class Writer:
             value = float(c.attr("value"))
             finfo = np.finfo(node.dtype)
             if value != 0 and math.isfinite(value) and finfo.tiny <= abs(1.0 / value) <= finfo.max:
-                return f"({self.value(a, idx)} * {ct.literal(1.0 / value, node.dtype)})"
+                return f"({self.as_float(self._value(a, idx))} * {ct.literal(1.0 / value, node.dtype)})"
             return None
         if not (self.row_reciprocal and idx.tag == "full"):
             return None
-        dv = self.value(d, idx)
+        dv = self._value(d, idx)
         if dv not in self.scopes[0].values() or not dv.isidentifier():
             return None
         rcp = self.reciprocals.get(dv)
         if rcp is None:
             reg = ct.register_type(node.dtype)
-            rcp = self.hoist(reg, f"({reg})1 / {dv}")
+            rcp = self.hoist(reg, f"({reg})1 / {self.as_float(dv)}")
             self.reciprocals[dv] = rcp
-        return f"({self.value(a, idx)} * {rcp})"
+        return f"({self.as_float(self._value(a, idx))} * {rcp})"
 
     def _compute(self, node: Node, idx: Index) -> str:
         info = self.info
         op = node.op
         if op == "const":
-            return ct.literal(node.attr("value"), node.dtype)
+            lit = ct.literal(node.attr("value"), node.dtype)
+            if node.dtype == np.float16:  # the float literal and its half bits are one value
+                half = ct.half_literal(node.attr("value"))
+                self.halves.add(half)
+                self.tmps[0][f"sl_f2h({lit})"] = half
+                self.tmps[0][f"sl_h2f({half})"] = lit
+            return lit
         if op == "iota":
             lin = self.linear(idx)
             work = "double" if node.dtype.kind == "f" else "long long"
             start, step = node.attr("start"), node.attr("step")
             expr = f"({work}){start!r} + ({work})({lin}) * ({work}){step!r}"
+            if node.dtype == np.float16:
+                return self.assign_half(f"sl_f2h(sl_cast<float>({expr}))")
             return self.assign(ct.register_type(node.dtype), f"sl_cast<{ct.register_type(node.dtype)}>({expr})")
         if id(node) not in self.members and (op == "input" or id(node) in self.params or op not in _FREE):
             return self.load(node, idx)
@@ -343,17 +411,17 @@ class Writer:
             src = node.inputs[0]
             if idx.tag == "full" and info.kind == "reduce" and src.shape == info.keep_shape and node.shape == info.shape:
                 assert self.row_index is not None
-                return self.value(src, self.row_index)
+                return self._value(src, self.row_index)
             dims = self.dims(idx)
             sub = tuple("0" if s == 1 and d != 1 else e for s, d, e in zip(src.shape, node.shape, dims, strict=False))
-            return self.value(src, Index(src.shape, dims=sub))
+            return self._value(src, Index(src.shape, dims=sub))
         if op == "reshape":
             src = node.inputs[0]
             if idx.tag == "full":  # row-major order is kept: the element at the same linear index
-                return self.value(src, idx)
+                return self._value(src, idx)
             if idx.tag == "row" and squeeze(src.shape) == squeeze(node.shape):
-                return self.value(src, Index(src.shape, lin=idx.lin, tag="row"))
-            return self.value(src, Index(src.shape, lin=self.linear(idx)))
+                return self._value(src, Index(src.shape, lin=idx.lin, tag="row"))
+            return self._value(src, Index(src.shape, lin=self.linear(idx)))
         if op == "transpose":
             src = node.inputs[0]
             perm = node.attr("perm")
@@ -361,7 +429,7 @@ class Writer:
             sub = ["0"] * len(perm)
             for i, p in enumerate(perm):
                 sub[p] = dims[i]
-            return self.value(src, Index(src.shape, dims=tuple(sub)))
+            return self._value(src, Index(src.shape, dims=tuple(sub)))
         if op == "slice":
             src = node.inputs[0]
             dims = self.dims(idx)
@@ -373,7 +441,7 @@ class Writer:
                     sub.append(f"({e} + {start})")
                 else:
                     sub.append(f"({start} + ({e}) * ({self.idx_t})({step}))")
-            return self.value(src, Index(src.shape, dims=tuple(sub)))
+            return self._value(src, Index(src.shape, dims=tuple(sub)))
         reg = ct.register_type(node.dtype)
         if idx.tag == "full":
             self.full_evals.setdefault(id(node), set()).add(self.loop_no)
@@ -383,23 +451,29 @@ class Writer:
             if recip is None:
                 recip = self._reciprocal_divide(node, idx)
         if op == "astype":
-            x = self.value(node.inputs[0], idx)
+            x = self.as_float(self._value(node.inputs[0], idx))
             expr = f"sl_cast<{reg}>({x})"
         elif recip is not None:
             expr = recip
         else:
-            args = [self.value(i, idx) for i in canonical_inputs(node, self.skeys)]
+            ins = canonical_inputs(node, self.skeys)
+            operands = node.inputs[1:] if op == "where" else node.inputs
+            half = OPS[op].cuda_half if node.dtype == np.float16 else None
+            if half is not None and all(i.dtype == np.float16 for i in operands):
+                # NumPy's float16 result with one half instruction (or a move of bits)
+                vals = [self._value(i, idx) for i in ins]
+                args = [self.as_half(v) if i.dtype == np.float16 else v for i, v in zip(ins, vals, strict=True)]
+                return self.assign_half(half.format(*args))
+            args = [self.as_float(self._value(i, idx)) for i in ins]
             ref = node.inputs[1] if op == "where" else node.inputs[0]
             try:
                 template = OPS[op].cuda_expr(ref.dtype.kind)
             except NotImplementedError as exc:
                 raise CodegenError(str(exc)) from None
             expr = template.format(*args)
-        if node.dtype == np.float16:
-            expr = f"sl_round_half((float)({expr}))"
-        else:
-            expr = f"({reg})({expr})"
-        return self.assign(reg, expr)
+        if node.dtype == np.float16:  # computed in float: rounded once, to half bits
+            return self.assign_half(f"sl_f2h((float)({expr}))")
+        return self.assign(reg, f"({reg})({expr})")
 
 
 def leaf_params(info: GroupInfo) -> list[Node]:

@@ -3,8 +3,9 @@
 The op table's CUDA templates name these ``sl_*`` functions; they give NumPy's semantics where C's
 differ: Python-style floor division and modulo (integer division by zero gives 0, as NumPy),
 NaN-propagating maximum/minimum, NumPy's casts to bool, integer powers. float16 is stored as
-``sl_half`` and converted with PTX ``cvt`` instructions, so no CUDA header is needed and NVRTC
-compiles the kernels with no include path at all (on a CPU-only machine too).
+``sl_half``, converted with PTX ``cvt`` instructions and added, subtracted and multiplied with PTX
+half instructions (``sl_hadd``…), so no CUDA header is needed and NVRTC compiles the kernels with
+no include path at all (on a CPU-only machine too).
 """
 
 from __future__ import annotations
@@ -20,8 +21,24 @@ __device__ __forceinline__ float sl_h2f(sl_half h) {
 __device__ __forceinline__ sl_half sl_f2h(float f) {
   sl_half h; asm("{ cvt.rn.f16.f32 %0, %1; }" : "=h"(h.x) : "f"(f)); return h;
 }
-// round a float to the nearest float16 (a float16 node's value, held in float)
+// round a float to the nearest float16 (a float16 reduction's result, held in float)
 __device__ __forceinline__ float sl_round_half(float f) { return sl_h2f(sl_f2h(f)); }
+// float16 arithmetic on half bits (sm_53 and later). For +, - and * of two float16 values the
+// float result rounded to float16 is the correctly rounded one (float carries 24 >= 2*11+2
+// bits), so one half instruction gives NumPy's bits. The explicit .rn keeps ptxas from fusing a
+// multiply and an add into an fma, whose single rounding would differ.
+__device__ __forceinline__ sl_half sl_hadd(sl_half a, sl_half b) {
+  sl_half r; asm("{ add.rn.f16 %0, %1, %2; }" : "=h"(r.x) : "h"(a.x), "h"(b.x)); return r;
+}
+__device__ __forceinline__ sl_half sl_hsub(sl_half a, sl_half b) {
+  sl_half r; asm("{ sub.rn.f16 %0, %1, %2; }" : "=h"(r.x) : "h"(a.x), "h"(b.x)); return r;
+}
+__device__ __forceinline__ sl_half sl_hmul(sl_half a, sl_half b) {
+  sl_half r; asm("{ mul.rn.f16 %0, %1, %2; }" : "=h"(r.x) : "h"(a.x), "h"(b.x)); return r;
+}
+// sign-bit operations, as NumPy's float16 negative and absolute (NaN keeps its payload)
+__device__ __forceinline__ sl_half sl_hneg(sl_half a) { return sl_half{(unsigned short)(a.x ^ 0x8000u)}; }
+__device__ __forceinline__ sl_half sl_habs(sl_half a) { return sl_half{(unsigned short)(a.x & 0x7fffu)}; }
 
 template <class T> struct sl_is_float { static constexpr bool value = false; };
 template <> struct sl_is_float<float> { static constexpr bool value = true; };

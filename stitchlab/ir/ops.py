@@ -10,6 +10,12 @@ the op's *compute type*: the dtype itself, except float16/bfloat16 which compute
 template may be a dict keyed by dtype kind (``"f"`` float, ``"i"`` signed, ``"u"`` unsigned,
 ``"b"`` bool) with ``"*"`` as the fallback. Names prefixed ``sl_`` are device functions of the
 code generator's preamble (overloaded for every compute type).
+
+An op whose float16 result NumPy's float32-then-round gives exactly as one half-precision
+instruction (add, subtract, multiply: float32 has enough bits that the double rounding is
+innocuous) or that only moves bits (negative, absolute, where) also has a ``cuda_half`` template,
+over float16 operands held as their 16 bits (``sl_half``); the code generator then skips the
+conversions to float and back.
 """
 
 from __future__ import annotations
@@ -48,6 +54,8 @@ class OpDef:
         commutative: inputs may be reordered (canonical form sorts them).
         cost: rough relative cost per element (1 = an add), for the planner's cost model.
         identity: for reductions, the identity as a Python value (None: no identity).
+        cuda_half: CUDA C template over float16 operands held as ``sl_half`` giving NumPy's
+            float16 result bit for bit (None: the op computes in float).
     """
 
     name: str
@@ -59,6 +67,7 @@ class OpDef:
     commutative: bool = False
     cost: float = 1.0
     identity: Any = None
+    cuda_half: str | None = None
 
     def cuda_expr(self, kind: str) -> str:
         """The CUDA template for compute-dtype kind ``kind`` ("f", "i", "u" or "b")."""
@@ -102,9 +111,10 @@ E, R = Kind.ELEMENTWISE, Kind.REDUCE
 F = "f"
 
 # --- unary elementwise -----------------------------------------------------------------------
-_op("negative", E, 1, np.negative, ufunc=np.negative, cuda={"b": "(!{0})", "*": "(-{0})"})
-_op("positive", E, 1, np.positive, ufunc=np.positive, cuda="{0}")
-_op("absolute", E, 1, np.absolute, ufunc=np.absolute, cuda={"f": "fabs({0})", "u": "{0}", "b": "{0}", "*": "sl_abs({0})"})
+_op("negative", E, 1, np.negative, ufunc=np.negative, cuda={"b": "(!{0})", "*": "(-{0})"}, cuda_half="sl_hneg({0})")
+_op("positive", E, 1, np.positive, ufunc=np.positive, cuda="{0}", cuda_half="{0}")
+_op("absolute", E, 1, np.absolute, ufunc=np.absolute, cuda={"f": "fabs({0})", "u": "{0}", "b": "{0}", "*": "sl_abs({0})"},
+    cuda_half="sl_habs({0})")
 _op("exp", E, 1, np.exp, ufunc=np.exp, cuda="exp({0})", cost=4)
 _op("exp2", E, 1, np.exp2, ufunc=np.exp2, cuda="exp2({0})", cost=4)
 _op("expm1", E, 1, np.expm1, ufunc=np.expm1, cuda="expm1({0})", cost=6)
@@ -114,7 +124,7 @@ _op("log10", E, 1, np.log10, ufunc=np.log10, cuda="log10({0})", cost=4)
 _op("log1p", E, 1, np.log1p, ufunc=np.log1p, cuda="log1p({0})", cost=6)
 _op("sqrt", E, 1, np.sqrt, ufunc=np.sqrt, cuda="sqrt({0})", cost=2)
 _op("rsqrt", E, 1, _rsqrt, ufunc=np.sqrt, cuda="rsqrt({0})", cost=2)
-_op("square", E, 1, np.square, ufunc=np.square, cuda="({0} * {0})")
+_op("square", E, 1, np.square, ufunc=np.square, cuda="({0} * {0})", cuda_half="sl_hmul({0}, {0})")
 _op("reciprocal", E, 1, np.reciprocal, ufunc=np.reciprocal, cuda={"f": "(1 / {0})", "*": "sl_int_reciprocal({0})"}, cost=2)
 _op("sin", E, 1, np.sin, ufunc=np.sin, cuda="sin({0})", cost=6)
 _op("cos", E, 1, np.cos, ufunc=np.cos, cuda="cos({0})", cost=6)
@@ -140,9 +150,11 @@ _op("isfinite", E, 1, np.isfinite, ufunc=np.isfinite, cuda={"f": "isfinite({0})"
 _op("astype", E, 1, None, cuda="sl_cast")
 
 # --- binary elementwise ----------------------------------------------------------------------
-_op("add", E, 2, np.add, ufunc=np.add, cuda={"b": "({0} || {1})", "*": "({0} + {1})"}, commutative=True)
-_op("subtract", E, 2, np.subtract, ufunc=np.subtract, cuda="({0} - {1})")
-_op("multiply", E, 2, np.multiply, ufunc=np.multiply, cuda={"b": "({0} && {1})", "*": "({0} * {1})"}, commutative=True)
+_op("add", E, 2, np.add, ufunc=np.add, cuda={"b": "({0} || {1})", "*": "({0} + {1})"}, commutative=True,
+    cuda_half="sl_hadd({0}, {1})")
+_op("subtract", E, 2, np.subtract, ufunc=np.subtract, cuda="({0} - {1})", cuda_half="sl_hsub({0}, {1})")
+_op("multiply", E, 2, np.multiply, ufunc=np.multiply, cuda={"b": "({0} && {1})", "*": "({0} * {1})"}, commutative=True,
+    cuda_half="sl_hmul({0}, {1})")
 _op("divide", E, 2, np.true_divide, ufunc=np.true_divide, cuda="({0} / {1})", cost=2)
 _op("floor_divide", E, 2, np.floor_divide, ufunc=np.floor_divide, cuda="sl_floordiv({0}, {1})", cost=4)
 _op("remainder", E, 2, np.remainder, ufunc=np.remainder, cuda="sl_mod({0}, {1})", cost=4)
@@ -167,7 +179,7 @@ _op("bitwise_xor", E, 2, np.bitwise_xor, ufunc=np.bitwise_xor, cuda="({0} ^ {1})
 
 # --- ternary elementwise ---------------------------------------------------------------------
 #: where(condition: bool, x, y); x and y share the node's dtype.
-_op("where", E, 3, np.where, cuda="({0} ? {1} : {2})")
+_op("where", E, 3, np.where, cuda="({0} ? {1} : {2})", cuda_half="({0} ? {1} : {2})")
 
 # --- reductions (attrs: axes; output keeps reduced axes with extent 1) ------------------------
 _op("sum", R, 1, np.sum, cuda="({0} + {1})", identity=0)
