@@ -28,7 +28,9 @@ def test_commutative_operands_do_not_change_the_key():
     a, b = np.ones(3, np.float32), np.zeros(3, np.float32)
     x, y = sl.asarray(a), sl.asarray(b)
     assert graph_of(x * 2 + y).key == graph_of(y + 2 * x).key
-    assert graph_of(sl.maximum(x, y)).key == graph_of(sl.maximum(y, x)).key
+    assert graph_of(x * y + 1).key == graph_of(1 + y * x).key
+    # maximum is not: of -0.0 and +0.0 NumPy returns one by position (tests/test_signed_zero_and_casts.py)
+    assert graph_of(sl.maximum(sl.exp(x), y)).key != graph_of(sl.maximum(y, sl.exp(x))).key
     assert graph_of(sl.exp(x) - y).key != graph_of(x - sl.exp(y)).key  # subtract is not commutative
 
 

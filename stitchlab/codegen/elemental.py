@@ -18,7 +18,8 @@ use) or as their 16 bits (``sl_half``: loads, stores, and the ops with a ``cuda_
 the op table, which give NumPy's bits with one half instruction). Each node is computed in the form
 its op produces; a consumer that needs the other form converts it once (``as_float``/``as_half``,
 memoized like other temporaries). An op computed in float that yields float16 rounds once, with
-one ``cvt`` to half bits; a float16 output is stored as the bits it holds.
+one ``cvt`` to half bits (a float64 cast to float16 too: ``cvt.rn.f16.f64``, never through float);
+a float16 output is stored as the bits it holds.
 """
 
 from __future__ import annotations
@@ -396,8 +397,8 @@ class Writer:
             work = "double" if node.dtype.kind == "f" else "long long"
             start, step = node.attr("start"), node.attr("step")
             expr = f"({work}){start!r} + ({work})({lin}) * ({work}){step!r}"
-            if node.dtype == np.float16:
-                return self.assign_half(f"sl_f2h(sl_cast<float>({expr}))")
+            if node.dtype == np.float16:  # from double in one rounding, as NumPy's astype
+                return self.assign_half(f"sl_d2h({expr})")
             return self.assign(ct.register_type(node.dtype), f"sl_cast<{ct.register_type(node.dtype)}>({expr})")
         if id(node) not in self.members and (op == "input" or id(node) in self.params or op not in _FREE):
             return self.load(node, idx)
@@ -450,6 +451,10 @@ class Writer:
             recip = self._count_divide(node, idx)
             if recip is None:
                 recip = self._reciprocal_divide(node, idx)
+        if op == "astype" and node.dtype == np.float16 and node.inputs[0].dtype == np.float64:
+            # one rounding, as NumPy; through float it can round twice (other sources are exact in
+            # float, or, as integers beyond 2**24, overflow float16 either way)
+            return self.assign_half(f"sl_d2h({self._value(node.inputs[0], idx)})")
         if op == "astype":
             x = self.as_float(self._value(node.inputs[0], idx))
             expr = f"sl_cast<{reg}>({x})"

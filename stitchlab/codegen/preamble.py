@@ -2,9 +2,10 @@
 
 The op table's CUDA templates name these ``sl_*`` functions; they give NumPy's semantics where C's
 differ: Python-style floor division and modulo (integer division by zero gives 0, as NumPy),
-NaN-propagating maximum/minimum, NumPy's casts to bool, integer powers. float16 is stored as
-``sl_half``, converted with PTX ``cvt`` instructions and added, subtracted and multiplied with PTX
-half instructions (``sl_hadd``…), so no CUDA header is needed and NVRTC compiles the kernels with
+NaN-propagating maximum/minimum (with NumPy's operand on ties of -0.0 and +0.0), NumPy's casts to
+bool, integer powers. float16 is stored as ``sl_half``, converted with PTX ``cvt`` instructions
+(from double in one rounding: ``sl_d2h``) and added, subtracted and multiplied with PTX half
+instructions (``sl_hadd``…), so no CUDA header is needed and NVRTC compiles the kernels with
 no include path at all (on a CPU-only machine too).
 """
 
@@ -20,6 +21,11 @@ __device__ __forceinline__ float sl_h2f(sl_half h) {
 }
 __device__ __forceinline__ sl_half sl_f2h(float f) {
   sl_half h; asm("{ cvt.rn.f16.f32 %0, %1; }" : "=h"(h.x) : "f"(f)); return h;
+}
+// a double to the nearest float16 in one rounding, as NumPy (through float it can round twice:
+// 1 + 2^-11 + 2^-40 becomes the midpoint 1 + 2^-11 in float, then 1.0 instead of 1 + 2^-10)
+__device__ __forceinline__ sl_half sl_d2h(double d) {
+  sl_half h; asm("{ cvt.rn.f16.f64 %0, %1; }" : "=h"(h.x) : "d"(d)); return h;
 }
 // round a float to the nearest float16 (a float16 reduction's result, held in float)
 __device__ __forceinline__ float sl_round_half(float f) { return sl_h2f(sl_f2h(f)); }
@@ -93,19 +99,33 @@ template <class T> __device__ __forceinline__ T sl_sign(T x) {
   return (T)((T(0) < x) - (x < T(0)));
 }
 
+// NumPy's maximum/minimum: the first NaN operand as it is (payload, sign), else the larger
+// (smaller) value and, of two equal ones (-0.0 and +0.0), the second operand, as NumPy's float32
+// and float64 loops give on x86-64 (maxps/minps return their second operand on ties)
 template <class T> __device__ __forceinline__ T sl_maximum(T a, T b) {
   if constexpr (sl_is_float<T>::value) {
     if (a != a) return a;
     if (b != b) return b;
   }
-  return a >= b ? a : b;
+  return a > b ? a : b;
 }
 template <class T> __device__ __forceinline__ T sl_minimum(T a, T b) {
   if constexpr (sl_is_float<T>::value) {
     if (a != a) return a;
     if (b != b) return b;
   }
-  return a <= b ? a : b;
+  return a < b ? a : b;
+}
+// NumPy's float16 maximum/minimum (a C loop: "a >= b || isnan(a) ? a : b"): the first NaN
+// operand, else the larger (smaller) value and, of two equal ones, the first operand; the bits of
+// the chosen operand, nothing rounded
+__device__ __forceinline__ sl_half sl_hmax(sl_half a, sl_half b) {
+  const float fa = sl_h2f(a), fb = sl_h2f(b);
+  return (fa >= fb || fa != fa) ? a : b;
+}
+__device__ __forceinline__ sl_half sl_hmin(sl_half a, sl_half b) {
+  const float fa = sl_h2f(a), fb = sl_h2f(b);
+  return (fa <= fb || fa != fa) ? a : b;
 }
 
 // Python/NumPy floor division and modulo

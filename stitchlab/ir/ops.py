@@ -13,7 +13,8 @@ code generator's preamble (overloaded for every compute type).
 
 An op whose float16 result NumPy's float32-then-round gives exactly as one half-precision
 instruction (add, subtract, multiply: float32 has enough bits that the double rounding is
-innocuous) or that only moves bits (negative, absolute, where) also has a ``cuda_half`` template,
+innocuous) or that only moves or selects bits (negative, absolute, where, maximum, minimum) also
+has a ``cuda_half`` template,
 over float16 operands held as their 16 bits (``sl_half``); the code generator then skips the
 conversions to float and back.
 """
@@ -51,7 +52,8 @@ class OpDef:
         numpy: reference implementation over NumPy (or CuPy) arrays.
         ufunc: NumPy ufunc whose ``resolve_dtypes`` gives the loop dtypes, or None.
         cuda: CUDA C expression template (see module docstring).
-        commutative: inputs may be reordered (canonical form sorts them).
+        commutative: inputs may be reordered (canonical form sorts them): only where the result
+            is the same bit for bit either way round (NaN payloads aside).
         cost: rough relative cost per element (1 = an add), for the planner's cost model.
         identity: for reductions, the identity as a Python value (None: no identity).
         cuda_half: CUDA C template over float16 operands held as ``sl_half`` giving NumPy's
@@ -159,10 +161,14 @@ _op("divide", E, 2, np.true_divide, ufunc=np.true_divide, cuda="({0} / {1})", co
 _op("floor_divide", E, 2, np.floor_divide, ufunc=np.floor_divide, cuda="sl_floordiv({0}, {1})", cost=4)
 _op("remainder", E, 2, np.remainder, ufunc=np.remainder, cuda="sl_mod({0}, {1})", cost=4)
 _op("power", E, 2, np.power, ufunc=np.power, cuda="sl_pow({0}, {1})", cost=8)
-_op("maximum", E, 2, np.maximum, ufunc=np.maximum, cuda="sl_maximum({0}, {1})", commutative=True)
-_op("minimum", E, 2, np.minimum, ufunc=np.minimum, cuda="sl_minimum({0}, {1})", commutative=True)
-_op("fmax", E, 2, np.fmax, ufunc=np.fmax, cuda={"f": "fmax({0}, {1})", "*": "sl_maximum({0}, {1})"}, commutative=True)
-_op("fmin", E, 2, np.fmin, ufunc=np.fmin, cuda={"f": "fmin({0}, {1})", "*": "sl_minimum({0}, {1})"}, commutative=True)
+# maximum/minimum/fmax/fmin are not commutative bit for bit: of two equal values (-0.0 and +0.0)
+# NumPy returns one by position, of two NaNs the first (payload and sign); so their operands are
+# never reordered. (add and multiply stay commutative: IEEE gives the same value either way round;
+# only the payload of a NaN made from two NaN operands may follow the order.)
+_op("maximum", E, 2, np.maximum, ufunc=np.maximum, cuda="sl_maximum({0}, {1})", cuda_half="sl_hmax({0}, {1})")
+_op("minimum", E, 2, np.minimum, ufunc=np.minimum, cuda="sl_minimum({0}, {1})", cuda_half="sl_hmin({0}, {1})")
+_op("fmax", E, 2, np.fmax, ufunc=np.fmax, cuda={"f": "fmax({0}, {1})", "*": "sl_maximum({0}, {1})"})
+_op("fmin", E, 2, np.fmin, ufunc=np.fmin, cuda={"f": "fmin({0}, {1})", "*": "sl_minimum({0}, {1})"})
 _op("arctan2", E, 2, np.arctan2, ufunc=np.arctan2, cuda="atan2({0}, {1})", cost=10)
 _op("equal", E, 2, np.equal, ufunc=np.equal, cuda="({0} == {1})", commutative=True)
 _op("not_equal", E, 2, np.not_equal, ufunc=np.not_equal, cuda="({0} != {1})", commutative=True)
