@@ -92,3 +92,41 @@ def test_empty_reductions_plan() -> None:
     x = sl.asarray(np.ones((0, 9), dtype=np.int32))
     plan = sl.explain((x * x).sum(), x.sum(axis=1))
     assert all(k.error is None for k in plan.kernels)
+
+
+def _loops(body: str) -> int:
+    return body.count("for (int cc =")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64"])
+def test_column_variance_shares_the_mean_pass(dtype: str) -> None:
+    """colnorm's variance is Welford's sum of squared deviations, accumulated in the mean's pass
+    and merged over the threads of a column: two passes over the input instead of three."""
+    k = _kernel("column_norm", rows=2048 if dtype == "float64" else 8192, dtype=dtype)
+    assert len(k.info.one_pass_variances()) == 1
+    body = _body(k.source)
+    assert _loops(body) == 2 and "swq0" in body
+    saved = dict(sched_mod.OPTIONS)
+    try:
+        sched_mod.OPTIONS["one_pass_variance"] = False
+        three = sched_mod.emit(k.info, k.schedule)
+    finally:
+        sched_mod.OPTIONS.clear()
+        sched_mod.OPTIONS.update(saved)
+    assert _loops(_body(three.source)) == 3 and "swq0" not in three.source
+
+
+@pytest.mark.parametrize("expr", [
+    lambda x: ((x - x.sum(0) / 7.0) ** 2).sum(0),  # not the mean: the divisor is not the count
+    lambda x: ((x - x.mean(0)) ** 3).sum(0),  # not squared deviations
+    lambda x: (x * x).sum(0) - x.sum(0),  # one phase
+])
+def test_column_reductions_that_are_not_a_variance_keep_their_passes(expr) -> None:
+    x = sl.asarray(np.ones((8192, 4096), np.float32))
+    for k in sl.explain(expr(x)).kernels:
+        assert not (k.info is not None and k.info.one_pass_variances())
+
+
+def test_row_variances_keep_their_phases() -> None:
+    # rows stay in registers between phases: nothing to save, and team merges stay simple
+    assert not _kernel("layernorm").info.one_pass_variances()
