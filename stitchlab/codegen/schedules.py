@@ -365,11 +365,9 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
                     for j in sources.get(id(r), []):
                         r2, n, m, q = wf[j]
                         t = _acc_type(r2)
-                        x, dv, rn = w.fresh("wx"), w.fresh("wd"), w.fresh("wr")
-                        # 1/n depends on the count alone, off the chain through the mean: per
-                        # element the chain is one subtract and one fused multiply-add
-                        w.line(f"const {t} {x} = {v}; {n} += ({t})1; const {t} {rn} = ({t})1 / {n}; "
-                               f"const {t} {dv} = {x} - {m}; {m} += {dv} * {rn}; {q} += {dv} * ({x} - {m});")
+                        x, dv = w.fresh("wx"), w.fresh("wd")
+                        w.line(f"const {t} {x} = {v}; {n} += ({t})1; const {t} {dv} = {x} - {m}; "
+                               f"{m} += {dv} / {n}; {q} += {dv} * ({x} - {m});")
                     w.line(f"{a} = {_OPS[r.op]}()({a}, {v});")
                 lp.close(w)
             passes += 1
