@@ -44,9 +44,8 @@ CODEGEN_VERSION = "2"
 #: Emitter switches, all on by default; ``benchmarks/kernel_sweep.py`` turns each off in turn to
 #: measure what it is worth: keep expensive full values in registers across phases, divide by a
 #: row value as a multiply by its reciprocal, one barrier per block reduction, column passes in
-#: alternating directions, column variances in the mean's pass (Welford).
-OPTIONS: dict[str, bool] = {"cache_values": True, "reciprocal": True, "single_sync": True, "reverse_passes": True,
-                            "one_pass_variance": True}
+#: alternating directions.
+OPTIONS: dict[str, bool] = {"cache_values": True, "reciprocal": True, "single_sync": True, "reverse_passes": True}
 #: A full value that two or more phases compute is kept in registers when its op costs at least
 #: this much (an add costs 1; exp, log, tanh 4-8) and the row cache budget has room.
 CACHE_VALUE_COST = 3
@@ -311,75 +310,40 @@ def _simple_loop(header: str, pragma: str | None = None, guard: str | None = Non
     return _Loop(open_, close, cache_on=cache_on)
 
 
-#: Merges the Welford accumulators ``(r2, count, mean, m2)`` of each thread over the team; gives
-#: ``id(r2)`` -> the variable holding the team's sum of squared deviations.
-WelfordMerge = Callable[[Writer, list[tuple[Node, str, str, str]]], dict[int, str]]
-
-
 def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[_Loop]],
-                 combine: Callable[[Writer, list[tuple[Node, str]]], None],
-                 welford: WelfordMerge | None = None) -> None:
+                 combine: Callable[[Writer, list[tuple[Node, str]]], None]) -> None:
     """The phases of a reduction group: one pass per depth (its reductions accumulate, then
     ``combine`` reduces each accumulator over the team), then a pass storing the full outputs.
     ``loop`` may depend on the pass number (0, 1, …) and give several loops that together cover
-    the elements (a column's register-cached head and streamed rest, in alternating order).
-
-    With ``welford`` (column groups), the variance reductions of
-    :meth:`~stitchlab.plan.groups.GroupInfo.one_pass_variances` are computed in the first pass:
-    each thread keeps Welford's running count, mean and sum of squared deviations of ``e``, and
-    ``welford`` merges them over the team (Chan's formula), so their phase costs no pass."""
+    the elements (a column's register-cached head and streamed rest, in alternating order)."""
     loops_of = loop if callable(loop) and not isinstance(loop, _Loop) else (lambda _k: [loop])
-    merged = info.one_pass_variances() if welford is not None else {}
     emitted: set[int] = set()
     row = w.row_index
     assert row is not None
     for n in _row_nodes_ready(info, 0, emitted):
         w.value(n, row)
         emitted.add(id(n))
-    passes = 0
     for d in range(1, info.phases + 1):
-        reds = [r for r in info.reductions if info.depth[id(r)] == d and id(r) not in merged]
+        reds = [r for r in info.reductions if info.depth[id(r)] == d]
         accs = []
         for r in reds:
             a = w.fresh("acc")
             accs.append((r, a))
             w.line(f"{_acc_type(r)} {a} = {ct.identity_literal(r.op, r.dtype)};")
-        wf: list[tuple[Node, str, str, str]] = []  # (r2, count, mean, m2) of each merged variance
-        sources: dict[int, list[int]] = {}
-        for r2 in info.reductions:
-            if id(r2) in merged and merged[id(r2)] in reds:
-                t = _acc_type(r2)
-                names = (w.fresh("wn"), w.fresh("wm"), w.fresh("wq"))
-                w.line(f"{t} {names[0]} = 0, {names[1]} = 0, {names[2]} = 0;")
-                sources.setdefault(id(merged[id(r2)]), []).append(len(wf))
-                wf.append((r2, *names))
-        if accs:
-            w.loop_no += 1
-            w.hoist_at, w.hoist_depth = len(w.lines), w.depth
-            for lp in loops_of(passes):
-                w.cache_on = lp.cache_on
-                lp.open(w)
-                full = w.full_index = w.make_full()
-                for r, a in accs:
-                    v = w.value(r.inputs[0], full)
-                    for j in sources.get(id(r), []):
-                        r2, n, m, q = wf[j]
-                        t = _acc_type(r2)
-                        x, dv = w.fresh("wx"), w.fresh("wd")
-                        w.line(f"const {t} {x} = {v}; {n} += ({t})1; const {t} {dv} = {x} - {m}; "
-                               f"{m} += {dv} / {n}; {q} += {dv} * ({x} - {m});")
-                    w.line(f"{a} = {_OPS[r.op]}()({a}, {v});")
-                lp.close(w)
-            passes += 1
-            w.cache_on = True
-            w.hoist_at = None
-            w.filled |= w.filling
-            combine(w, accs)
-        if wf:
-            assert welford is not None
-            for r2_id, m2 in welford(w, wf).items():
-                w.scopes[0][(r2_id, "row")] = m2
-                w.scopes[0][(r2_id, "full")] = m2
+        w.loop_no += 1
+        w.hoist_at, w.hoist_depth = len(w.lines), w.depth
+        for lp in loops_of(d - 1):
+            w.cache_on = lp.cache_on
+            lp.open(w)
+            full = w.full_index = w.make_full()
+            for r, a in accs:
+                v = w.value(r.inputs[0], full)
+                w.line(f"{a} = {_OPS[r.op]}()({a}, {v});")
+            lp.close(w)
+        w.cache_on = True
+        w.hoist_at = None
+        w.filled |= w.filling
+        combine(w, accs)
         for r, a in accs:
             if r.dtype == np.float16:
                 w.line(f"{a} = sl_round_half({a});")
@@ -392,7 +356,7 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
     if full_outs:
         w.loop_no += 1
         w.hoist_at, w.hoist_depth = len(w.lines), w.depth
-        for lp in loops_of(passes):
+        for lp in loops_of(info.phases):
             w.cache_on = lp.cache_on
             if lp.store_open is not None:
                 lp.store_open(w, full_outs)
@@ -743,32 +707,7 @@ def emit_column(info: GroupInfo, sched: Schedule) -> KernelSource:
             if not OPTIONS["single_sync"]:  # each buffer is used once: no barrier after the read
                 w.line("__syncthreads();")
 
-    def welford(w: Writer, items: list[tuple[Node, str, str, str]]) -> dict[int, str]:
-        out = {}
-        for k, (r2, n, m, q) in enumerate(items):
-            t = _acc_type(r2)
-            w.line(f"__shared__ {t} swn{k}[{ty}][33], swm{k}[{ty}][33], swq{k}[{ty}][33];")
-            w.line(f"swn{k}[threadIdx.y][threadIdx.x] = {n}; swm{k}[threadIdx.y][threadIdx.x] = {m}; "
-                   f"swq{k}[threadIdx.y][threadIdx.x] = {q};")
-            w.line("__syncthreads();")
-            # Chan et al.: merge (count, mean, m2) of the ty threads in order (deterministic)
-            w.open("if (threadIdx.y == 0)")
-            w.line(f"{t} cn = 0, cm = 0, cq = 0;")
-            w.open(f"for (int j = 0; j < {ty}; ++j)")
-            w.line(f"const {t} nb = swn{k}[j][threadIdx.x];")
-            w.line("if (nb == 0) continue;")
-            w.line(f"const {t} nab = cn + nb, dl = swm{k}[j][threadIdx.x] - cm;")
-            w.line(f"cm += dl * (nb / nab); cq += swq{k}[j][threadIdx.x] + dl * dl * (cn * nb / nab); cn = nab;")
-            w.close()
-            w.line(f"swq{k}[0][threadIdx.x] = cq;")
-            w.close()
-            w.line("__syncthreads();")
-            m2 = w.fresh("m2")
-            w.line(f"const {t} {m2} = swq{k}[0][threadIdx.x];")
-            out[id(r2)] = m2
-        return out
-
-    _emit_phases(w, info, loops, combine, welford if OPTIONS["one_pass_variance"] else None)
+    _emit_phases(w, info, loops, combine)
     _row_outputs(w, info, "valid && threadIdx.y == 0", "r")
     return _finish("column", info, sched, params, w.lines, 32 * ty)
 

@@ -27,8 +27,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from ..ir.graph import Graph
 from ..ir.node import Node
 from ..ir.ops import ARG_REDUCTIONS, OPS, Kind
@@ -151,29 +149,6 @@ class GroupInfo:
     def phases(self) -> int:
         return max(self.depth.values(), default=0)
 
-    def one_pass_variances(self) -> dict[int, Node]:
-        """``id(r2)`` -> ``r1`` for the second-phase reductions a column kernel computes in the
-        first pass, as Welford's running mean and sum of squared deviations (merged across threads
-        with Chan's formula), saving a pass over the domain; empty when that does not apply.
-
-        It applies when the group has two phases and every second-phase reduction is
-        ``sum((e - mean) * (e - mean))`` (or ``square``) with ``mean = r1 / count``, ``r1 =
-        sum(e)`` a first-phase reduction of the same ``e``, ``count`` the element count of ``r1``
-        (ddof 0), all in float32 or float64: the variance pattern of ``var``/``std``. Rows of a row
-        schedule stay in registers between phases, so only column groups use it.
-        """
-        if self.kind != "reduce" or self.inner_reduced or self.phases != 2:
-            return {}
-        out: dict[int, Node] = {}
-        for r2 in self.reductions:
-            if self.depth[id(r2)] != 2:
-                continue
-            r1 = _variance_of(r2, self)
-            if r1 is None:
-                return {}
-            out[id(r2)] = r1
-        return out
-
     @property
     def rows(self) -> int:
         """Kept extent R (number of reduction results per reduction); the domain size for pointwise."""
@@ -197,39 +172,6 @@ class GroupInfo:
             if self.shape[i] != 1:
                 return i in self.red_axes
         return True
-
-
-def _through_maps(n: Node) -> Node:
-    while n.op in ("broadcast", "reshape"):
-        n = n.inputs[0]
-    return n
-
-
-def _variance_of(r2: Node, info: GroupInfo) -> Node | None:
-    """The first-phase ``sum(e)`` whose mean ``r2`` sums the squared deviations from, or None
-    (the pattern of :meth:`GroupInfo.one_pass_variances`)."""
-    if r2.op != "sum" or r2.dtype not in (np.float32, np.float64):
-        return None
-    sq = r2.inputs[0]
-    if sq.op == "multiply" and sq.inputs[0] is sq.inputs[1]:
-        dev = sq.inputs[0]
-    elif sq.op == "square":
-        dev = sq.inputs[0]
-    else:
-        return None
-    if dev.op != "subtract" or dev.dtype != r2.dtype:
-        return None
-    e, mean = dev.inputs[0], _through_maps(dev.inputs[1])
-    if mean.op != "divide" or mean.dtype != r2.dtype:
-        return None
-    r1, count = _through_maps(mean.inputs[0]), _through_maps(mean.inputs[1])
-    if r1.op != "sum" or r1 not in info.reductions or info.depth[id(r1)] != 1 or r1.inputs[0] is not e or r1.dtype != r2.dtype:
-        return None
-    if count.op != "const" or count.attr("count_ddof") != 0:
-        return None
-    if float(count.attr("value")) != float(info.cols):
-        return None
-    return r1
 
 
 def _group_io(view: GraphView, members: set[int], nodes: list[Node]) -> tuple[list[Node], list[Node]]:
