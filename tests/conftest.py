@@ -25,12 +25,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 item.add_marker(skip)
 
 
-@pytest.fixture
-def numpy_backend():
-    """Run the test on the numpy backend and restore the previous backend after."""
+def _on_backend(name: str):
     import stitchlab as sl
 
     before = sl.get_backend()
-    sl.set_backend("numpy")
-    yield
-    sl.set_backend(before)
+    sl.set_backend(name)
+    try:
+        yield
+    finally:
+        sl.set_backend(before)
+
+
+@pytest.fixture
+def cupy_backend():
+    """Run the test on the cupy backend and restore the previous backend after."""
+    yield from _on_backend("cupy")
+
+
+@pytest.fixture
+def numpy_backend():
+    """Run the test on the numpy backend and restore the previous backend after."""
+    yield from _on_backend("numpy")

@@ -18,13 +18,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from floatbits import bits, compile_or_fail, kernel_body, nan_with_payload, ptx_of
 
 import stitchlab as sl
 from stitchlab.ir import OPS, build_graph
 
 FLOATS = [np.float16, np.float32, np.float64]
-UINT = {np.dtype(np.float16): np.uint16, np.dtype(np.float32): np.uint32, np.dtype(np.float64): np.uint64}
-
 #: float64 values whose float16 rounding differs when it goes through float32: just above the
 #: midpoint of 1 and 1 + 2**-10; just below the overflow threshold 65520; just above half the
 #: smallest subnormal (and their negatives)
@@ -32,24 +31,10 @@ DOUBLE_ROUNDING = np.array([1 + 2.0**-11 + 2.0**-40, 65519.99999, 2.0**-25 + 2.0
 DOUBLE_ROUNDING = np.concatenate([DOUBLE_ROUNDING, -DOUBLE_ROUNDING])
 
 
-def _bits(a: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(a).view(UINT[a.dtype])
-
-
-def _nan(dtype: Any, payload: int, negative: bool = False) -> Any:
-    """A quiet NaN of ``dtype`` with ``payload`` in its low mantissa bits."""
-    dt = np.dtype(dtype)
-    uint = UINT[dt]
-    bits = np.array(np.nan, dt).view(uint) | uint(payload)
-    if negative:
-        bits |= uint(1) << uint(8 * dt.itemsize - 1)
-    return bits.view(dt)
-
-
 def order_cases(dtype: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(a, b, c)`` where ``a - c`` and ``b`` are signed zeros of both signs, NaNs with distinct
     payloads and signs, and ordinary values."""
-    n1, n2 = _nan(dtype, 1), _nan(dtype, 2, negative=True)
+    n1, n2 = nan_with_payload(dtype, 1), nan_with_payload(dtype, 2, negative=True)
     a = np.array([1.0, -0.0, 0.0, -0.0, 0.0, n1, n1, 2.0, 3.0, -1.0], dtype)
     b = np.array([0.0, 0.0, -0.0, -0.0, 0.0, n2, 1.0, n2, 1.0, -2.0], dtype)
     c = np.zeros_like(a)
@@ -86,7 +71,7 @@ def test_maximum_of_signed_zeros_and_nans_is_numpys_on_the_numpy_backend(
         ]:
             g = got.get()
             assert g.dtype == want.dtype
-            assert np.array_equal(_bits(g), _bits(want)), f"{what}: bits {_bits(g)} want {_bits(want)}"
+            assert np.array_equal(bits(g), bits(want)), f"{what}: bits {bits(g)} want {bits(want)}"
 
 
 def test_both_orders_in_one_graph_stay_two_nodes(numpy_backend: None) -> None:
@@ -95,8 +80,8 @@ def test_both_orders_in_one_graph_stay_two_nodes(numpy_backend: None) -> None:
     g = build_graph([sl.maximum(x, y)._node, sl.maximum(y, x)._node])[0]
     assert [n.op for n in g.nodes].count("maximum") == 2
     p, q = sl.compute(sl.maximum(x, y), sl.maximum(y, x))
-    assert np.array_equal(_bits(np.asarray(p)), _bits(np.maximum(a, b)))
-    assert np.array_equal(_bits(np.asarray(q)), _bits(np.maximum(b, a)))
+    assert np.array_equal(bits(np.asarray(p)), bits(np.maximum(a, b)))
+    assert np.array_equal(bits(np.asarray(q)), bits(np.maximum(b, a)))
 
 
 # --- float64 -> float16 rounds once ---------------------------------------------------------------
@@ -105,15 +90,15 @@ def test_double_rounding_cases_differ_through_float32() -> None:
     with np.errstate(over="ignore"):
         direct = DOUBLE_ROUNDING.astype(np.float16)
         twice = DOUBLE_ROUNDING.astype(np.float32).astype(np.float16)
-    assert (_bits(direct) != _bits(twice)).all()
+    assert (bits(direct) != bits(twice)).all()
 
 
 def test_float64_to_float16_rounds_once_on_the_numpy_backend(numpy_backend: None) -> None:
     x = sl.asarray(DOUBLE_ROUNDING)
     with np.errstate(over="ignore"):
         want = DOUBLE_ROUNDING.astype(np.float16)
-        assert np.array_equal(_bits(x.astype(np.float16).get()), _bits(want))
-        assert np.array_equal(_bits((x * 1.0).astype(np.float16).get()), _bits(want))
+        assert np.array_equal(bits(x.astype(np.float16).get()), bits(want))
+        assert np.array_equal(bits((x * 1.0).astype(np.float16).get()), bits(want))
 
 
 def test_integers_to_float16_through_float32_round_once() -> None:
@@ -126,43 +111,10 @@ def test_integers_to_float16_through_float32_round_once() -> None:
     ubig = np.array([2**64 - 1, 2**32 + 1, 65519, 65520], np.uint64)
     with np.errstate(over="ignore"):
         for v in (r, big, ubig, r.astype(np.int32)):
-            assert np.array_equal(_bits(v.astype(np.float16)), _bits(v.astype(np.float32).astype(np.float16)))
+            assert np.array_equal(bits(v.astype(np.float16)), bits(v.astype(np.float32).astype(np.float16)))
 
 
 # --- the generated CUDA (NVRTC, no GPU) -----------------------------------------------------------
-def _ptx(source: str) -> str:
-    nvrtc = pytest.importorskip("cuda.bindings.nvrtc", reason="NVRTC (pip cuda-bindings) is not installed")
-    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), b"k.cu", 0, [], [])
-    try:
-        opts = [b"--gpu-architecture=compute_90", b"--std=c++17", b"--device-as-default-execution-space"]
-        (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
-        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-            _, size = nvrtc.nvrtcGetProgramLogSize(prog)
-            log = bytearray(size)
-            nvrtc.nvrtcGetProgramLog(prog, log)
-            pytest.fail(f"NVRTC: {log.decode(errors='replace')}")
-        _, size = nvrtc.nvrtcGetPTXSize(prog)
-        buf = bytearray(size)
-        nvrtc.nvrtcGetPTX(prog, buf)
-        return buf.decode().rstrip("\x00")
-    finally:
-        nvrtc.nvrtcDestroyProgram(prog)
-
-
-def _compile(source: str, name: str) -> None:
-    pytest.importorskip("cuda.bindings.nvrtc", reason="NVRTC (pip cuda-bindings) is not installed")
-    from stitchlab.runtime.nvrtc import CompileError, compile_cubin
-
-    try:
-        compile_cubin(source, name, "sm_90")
-    except CompileError as exc:
-        pytest.fail(f"{exc}\n--- source ---\n{source[source.index('extern'):]}")
-
-
-def _body(source: str) -> str:
-    return source[source.index('extern "C"'):]
-
-
 @pytest.mark.parametrize(
     "build",
     [
@@ -173,14 +125,14 @@ def _body(source: str) -> str:
     ],
     ids=["astype", "expr", "half-chain", "linspace"],
 )
-def test_float64_to_float16_is_one_cvt_in_ptx(build: Any) -> None:
+def test_float64_to_float16_is_one_cvt_inptx(build: Any) -> None:
     x = sl.asarray(np.linspace(-3, 3, 8 * 40).reshape(8, 40))
     (k,) = sl.explain(build(x)).kernels
-    assert "sl_d2h(" in _body(k.source)
-    ptx = _ptx(k.source)
+    assert "sl_d2h(" in kernel_body(k.source)
+    ptx = ptx_of(k.source)
     assert "cvt.rn.f16.f64" in ptx
     assert "cvt.rn.f32.f64" not in ptx, "a float64 value rounds to float32 on its way to float16"
-    _compile(k.source, k.name)
+    compile_or_fail(k.source, k.name)
 
 
 def test_float16_iota_converts_from_double_once() -> None:
@@ -188,9 +140,9 @@ def test_float16_iota_converts_from_double_once() -> None:
 
     y = _iota(40, 0.1, 1 / 3, np.dtype(np.float16)) * 2.0
     (k,) = sl.explain(y).kernels
-    ptx = _ptx(k.source)
+    ptx = ptx_of(k.source)
     assert "cvt.rn.f16.f64" in ptx and "cvt.rn.f32.f64" not in ptx
-    _compile(k.source, k.name)
+    compile_or_fail(k.source, k.name)
 
 
 def test_maximum_keeps_its_operand_order_in_generated_code() -> None:
@@ -200,11 +152,11 @@ def test_maximum_keeps_its_operand_order_in_generated_code() -> None:
         for first_exp in (True, False):
             out = fn(sl.exp(x), y) if first_exp else fn(y, sl.exp(x))
             (k,) = sl.explain(out).kernels
-            body = _body(k.source)
+            body = kernel_body(k.source)
             exp_var = re.search(r"(\w+) = \(float\)\(exp\(", body).group(1)
             first, second = re.search(rf"\b{dev}\((\w+), (\w+)\)", body).groups()
             assert (first, second)[0 if first_exp else 1] == exp_var, (fn.__name__, body)
-            _compile(k.source, k.name)
+            compile_or_fail(k.source, k.name)
 
 
 @pytest.mark.parametrize("name", ["maximum", "minimum"])
@@ -213,7 +165,7 @@ def test_float16_maximum_selects_half_bits_without_rounding(name: str) -> None:
     ``sl_hmax``/``sl_hmin``; no conversion back to float16 is needed."""
     x, y = (sl.asarray(np.ones((8, 40), np.float16)) for _ in range(2))
     (k,) = sl.explain(getattr(sl, name)(x, y)).kernels
-    body = _body(k.source)
+    body = kernel_body(k.source)
     assert f"sl_h{name[:3]}(" in body and "sl_f2h(" not in body, body
-    assert "cvt.rn.f16.f32" not in _ptx(k.source)
-    _compile(k.source, k.name)
+    assert "cvt.rn.f16.f32" not in ptx_of(k.source)
+    compile_or_fail(k.source, k.name)

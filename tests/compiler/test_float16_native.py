@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from floatbits import compile_or_fail, kernel_body, ptx_of
 
 import stitchlab as sl
 from stitchlab.codegen import emit
@@ -27,44 +28,6 @@ from stitchlab.plan.cost import Schedule
 from .workloads import bias_gelu
 
 F16 = np.float16
-
-
-def _body(source: str) -> str:
-    return source[source.index('extern "C"'):]
-
-
-def _nvrtc() -> Any:
-    return pytest.importorskip("cuda.bindings.nvrtc", reason="NVRTC (pip cuda-bindings) is not installed")
-
-
-def _ptx(source: str) -> str:
-    """The PTX NVRTC makes of ``source`` for compute_90 (what ptxas turns into the cubin)."""
-    nvrtc = _nvrtc()
-    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), b"k.cu", 0, [], [])
-    try:
-        opts = [b"--gpu-architecture=compute_90", b"--std=c++17", b"--device-as-default-execution-space"]
-        (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
-        if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-            _, size = nvrtc.nvrtcGetProgramLogSize(prog)
-            log = bytearray(size)
-            nvrtc.nvrtcGetProgramLog(prog, log)
-            pytest.fail(f"NVRTC: {log.decode(errors='replace')}\n--- source ---\n{_body(source)}")
-        _, size = nvrtc.nvrtcGetPTXSize(prog)
-        buf = bytearray(size)
-        nvrtc.nvrtcGetPTX(prog, buf)
-        return buf.decode().rstrip("\x00")
-    finally:
-        nvrtc.nvrtcDestroyProgram(prog)
-
-
-def _compile(source: str, name: str) -> None:
-    _nvrtc()
-    from stitchlab.runtime.nvrtc import CompileError, compile_cubin
-
-    try:
-        compile_cubin(source, name, "sm_90")
-    except CompileError as exc:
-        pytest.fail(f"{exc}\n--- source ---\n{_body(source)}")
 
 
 def _f16(*shapes: tuple[int, ...], seed: int = 0) -> list[np.ndarray]:
@@ -76,21 +39,21 @@ def _f16(*shapes: tuple[int, ...], seed: int = 0) -> list[np.ndarray]:
 def test_bias_gelu_float16_converts_only_around_tanh() -> None:
     x, b = _f16((256, 4096), (4096,))
     (k,) = sl.explain(*bias_gelu(x, b)).kernels
-    body = _body(k.source)
+    body = kernel_body(k.source)
     assert k.schedule.family == "pointwise" and k.schedule.vec > 1
     # two element paths (16-byte vectors, scalar tail), each: loads and the store move bits, the
     # ten add/multiply ops are half instructions, one conversion into tanh and one out of it
     assert body.count("sl_h2f(") == 2 and body.count("sl_f2h(") == 2, body
     assert body.count("sl_hadd(") == 6 and body.count("sl_hmul(") == 12, body
     assert "sl_round_half" not in body and "sl_load(" not in body and "float v" in body
-    _compile(k.source, k.name)
+    compile_or_fail(k.source, k.name)
 
 
 def test_half_instructions_round_each_op_and_are_never_fused() -> None:
     a, b, c = _f16((8, 40), (8, 40), (8, 40), seed=1)
     x, y, z = (sl.asarray(v) for v in (a, b, c))
     (k,) = sl.explain(x * y + z - x * z).kernels
-    ptx = _ptx(k.source)
+    ptx = ptx_of(k.source)
     assert "mul.rn.f16" in ptx and "add.rn.f16" in ptx and "sub.rn.f16" in ptx
     assert "fma" not in ptx.replace("fma.rn.f32", "")  # no fused half multiply-add
     assert "cvt.f32.f16" not in ptx and "cvt.rn.f16.f32" not in ptx  # no float anywhere
@@ -101,14 +64,14 @@ def test_float_ops_round_once_and_their_float16_inputs_convert_once() -> None:
     x, y = (sl.asarray(v) for v in (a, b))
     s = x + y
     (k,) = sl.explain(sl.exp(s) / s + s * 2).kernels
-    paths = _body(k.source).split("} else {")
+    paths = kernel_body(k.source).split("} else {")
     assert len(paths) == 2  # 16-byte vectors, scalar tail
     for path in paths:
         # s converted once for exp and the division; exp(s) once for the division; two roundings
         converted = re.findall(r"sl_h2f\((\w+)\)", path)
         assert len(converted) == len(set(converted)) == 2, path
         assert path.count("sl_f2h(") == 2 and path.count("sl_hadd(") == 2 and path.count("sl_hmul(") == 1, path
-    _compile(k.source, k.name)
+    compile_or_fail(k.source, k.name)
 
 
 def _chains(xp: Any, a: Any, b: Any, c: Any) -> list[Any]:
@@ -127,7 +90,7 @@ def test_float16_chains_compile_for_every_schedule() -> None:
     a, b, c = _f16((6, 37), (6, 37), (6, 37), seed=3)
     x, y, z = (sl.asarray(v) for v in (a, b, c))
     for k in sl.explain(*_chains(sl, x, y, z)).kernels:
-        _compile(k.source, k.name)
+        compile_or_fail(k.source, k.name)
     # row values (a maximum, a sum) entering half ops; 64 columns allow 16-byte row vectors
     x, y, z = (sl.asarray(v) for v in _f16((6, 64), (6, 64), (6, 64), seed=4))
     m = x.max(axis=1, keepdims=True)
@@ -139,7 +102,7 @@ def test_float16_chains_compile_for_every_schedule() -> None:
                   Schedule("row_warp", block=128, vec=8, cache="registers"), Schedule("column", block=32, ty=8)]:
         ks = emit(k.info, sched)
         assert (ks.schedule.vec == 8) == ("sl_vec<sl_half, 8>" in ks.source)
-        _compile(ks.source, ks.name)
+        compile_or_fail(ks.source, ks.name)
 
 
 # --- NumPy's bits on the GPU -------------------------------------------------------------------------
@@ -182,14 +145,6 @@ def _same_bits(got: np.ndarray, want: np.ndarray, what: str) -> None:
     bad = np.flatnonzero(g != w)
     assert bad.size == 0, (f"{what}: {bad.size} elements differ, e.g. got {got[~nan][bad[:4]]} "
                            f"want {want[~nan][bad[:4]]} (bits {g[bad[:4]]} vs {w[bad[:4]]})")
-
-
-@pytest.fixture
-def cupy_backend():
-    before = sl.get_backend()
-    sl.set_backend("cupy")
-    yield
-    sl.set_backend(before)
 
 
 def _on_gpu(build: Callable[..., list[Any]], arrays: list[np.ndarray]) -> list[np.ndarray]:

@@ -16,35 +16,22 @@ from typing import Any
 
 import numpy as np
 import pytest
+from floatbits import bits, nan_with_payload
 
 import stitchlab as sl
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cupy_backend")]
 
 FLOATS = [np.float16, np.float32, np.float64]
-UINT = {np.dtype(np.float16): np.uint16, np.dtype(np.float32): np.uint32, np.dtype(np.float64): np.uint64}
 
-
-@pytest.fixture(autouse=True)
-def cupy_backend():
-    before = sl.get_backend()
-    sl.set_backend("cupy")
-    yield
-    sl.set_backend(before)
-
-
-def _bits(a: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(a).view(UINT[a.dtype])
-
-
-def _same_bits(got: np.ndarray, want: np.ndarray, what: str, nan_payloads: bool = True) -> None:
+def _samebits(got: np.ndarray, want: np.ndarray, what: str, nan_payloads: bool = True) -> None:
     """Equal bit patterns; with ``nan_payloads=False`` a NaN only has to be a NaN (GPU arithmetic
     makes the canonical NaN, the CPU keeps an operand's payload)."""
     assert got.dtype == want.dtype and got.shape == want.shape, (what, got.dtype, got.shape, want.dtype, want.shape)
     nan = np.isnan(want)
     assert np.array_equal(np.isnan(got), nan), f"{what}: NaN positions differ"
     keep = np.ones(want.shape, bool) if nan_payloads else ~nan
-    g, w = _bits(got)[keep], _bits(want)[keep]
+    g, w = bits(got)[keep], bits(want)[keep]
     bad = np.flatnonzero(g != w)
     assert bad.size == 0, (f"{what}: {bad.size} elements differ, e.g. got {got[keep][bad[:4]]} want "
                            f"{want[keep][bad[:4]]} (bits {[hex(v) for v in g[bad[:4]]]} vs {[hex(v) for v in w[bad[:4]]]})")
@@ -81,13 +68,13 @@ def test_float64_to_float16_matches_numpy_bit_for_bit(shape: tuple[int, ...]) ->
     x = _near_half_midpoints(int(np.prod(shape)), seed=1).reshape(shape)
     with np.errstate(all="ignore"):
         want = x.astype(np.float16)
-        assert (_bits(want) != _bits(x.astype(np.float32).astype(np.float16))).sum() > 0  # the cases bite
-    _same_bits(_on_gpu(lambda a: a.astype(np.float16), x), want, f"astype {shape}", nan_payloads=False)
+        assert (bits(want) != bits(x.astype(np.float32).astype(np.float16))).sum() > 0  # the cases bite
+    _samebits(_on_gpu(lambda a: a.astype(np.float16), x), want, f"astype {shape}", nan_payloads=False)
     # fused behind a float64 op and in front of float16 ones
     with np.errstate(all="ignore"):
         want = (x * 1.0).astype(np.float16) * np.float16(2.0) + np.float16(1.0)
     got = _on_gpu(lambda a: (a * 1.0).astype(np.float16) * 2.0 + 1.0, x)
-    _same_bits(got, want, f"fused {shape}", nan_payloads=False)
+    _samebits(got, want, f"fused {shape}", nan_payloads=False)
 
 
 def test_float64_row_value_to_float16_matches_numpy() -> None:
@@ -97,24 +84,15 @@ def test_float64_row_value_to_float16_matches_numpy() -> None:
     with np.errstate(all="ignore"):
         want = (x - x.max(axis=1, keepdims=True)).astype(np.float16)
     got = _on_gpu(lambda a: (a - a.max(axis=1, keepdims=True)).astype(np.float16), x)
-    _same_bits(got, want, "row", nan_payloads=False)
+    _samebits(got, want, "row", nan_payloads=False)
 
 
 # --- maximum and minimum -----------------------------------------------------------------------------
-def _nan(dtype: Any, payload: int, negative: bool = False) -> Any:
-    dt = np.dtype(dtype)
-    uint = UINT[dt]
-    bits = np.array(np.nan, dt).view(uint) | uint(payload)
-    if negative:
-        bits |= uint(1) << uint(8 * dt.itemsize - 1)
-    return bits.view(dt)
-
-
 def _pairs(dtype: Any) -> tuple[np.ndarray, np.ndarray]:
     """Every ordered pair of special values: signed zeros, NaNs with distinct payloads and signs,
     infinities, equal and unequal finite values; tiled to 4099 elements (vector and tail paths)."""
     s = np.array([0.0, -0.0, np.inf, -np.inf, 1.0, -1.0, 2.0, 1.0, 0.5], dtype)
-    s = np.concatenate([s, np.array([_nan(dtype, 1), _nan(dtype, 2, negative=True)], dtype)])
+    s = np.concatenate([s, np.array([nan_with_payload(dtype, 1), nan_with_payload(dtype, 2, negative=True)], dtype)])
     a, b = np.repeat(s, s.size), np.tile(s, s.size)
     reps = -(-4099 // a.size)
     return np.tile(a, reps)[:4099], np.tile(b, reps)[:4099]
@@ -135,8 +113,8 @@ def test_maximum_matches_numpy_bit_for_bit(dtype: Any, name: str) -> None:
     _require_x86_tie_rule()
     a, b = _pairs(dtype)
     np_fn, sl_fn = getattr(np, name), getattr(sl, name)
-    _same_bits(_on_gpu(sl_fn, a, b), np_fn(a, b), f"{name}(a, b) {np.dtype(dtype)}")
-    _same_bits(_on_gpu(sl_fn, b, a), np_fn(b, a), f"{name}(b, a) {np.dtype(dtype)}")
+    _samebits(_on_gpu(sl_fn, a, b), np_fn(a, b), f"{name}(a, b) {np.dtype(dtype)}")
+    _samebits(_on_gpu(sl_fn, b, a), np_fn(b, a), f"{name}(b, a) {np.dtype(dtype)}")
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
@@ -154,8 +132,8 @@ def test_maximum_of_a_difference_keeps_numpys_signed_zero(dtype: Any, name: str)
 
     x, y, z = (sl.asarray(cp.asarray(v)) for v in (a, b, c))
     got1, got2 = (cp.asnumpy(v) for v in sl.compute(sl_fn(x - z, y), sl_fn(y, x - z)))
-    _same_bits(got1, want1, f"{name}(a - c, b)", nan_payloads=False)
-    _same_bits(got2, want2, f"{name}(b, a - c)", nan_payloads=False)
+    _samebits(got1, want1, f"{name}(a - c, b)", nan_payloads=False)
+    _samebits(got2, want2, f"{name}(b, a - c)", nan_payloads=False)
 
 
 @pytest.mark.parametrize("dtype", FLOATS)

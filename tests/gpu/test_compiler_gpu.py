@@ -31,18 +31,10 @@ def _load_workloads():
 _workloads = _load_workloads()
 WORKLOADS, make_args = _workloads.WORKLOADS, _workloads.make_args
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cupy_backend")]
 
 #: relative tolerance against the float64 reference, by dtype
 RTOL = {"float16": 2e-2, "float32": 2e-5, "float64": 1e-11}
-
-
-@pytest.fixture(autouse=True)
-def cupy_backend():
-    before = sl.get_backend()
-    sl.set_backend("cupy")
-    yield
-    sl.set_backend(before)
 
 
 def _fused_and_unfused(outs: list[sl.LazyArray]) -> tuple[list[np.ndarray], list[np.ndarray], object]:
