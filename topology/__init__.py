@@ -10,11 +10,11 @@ from .devices import DEVICE_KINDS, LINK_KINDS, SWITCH_KINDS, Device, DeviceTopol
 from .discovery import discover
 from .errors import DocumentError, DoesNotFitError, ProfileError, TopologyError
 from .profile import LayerProfile, ModelProfile, ParamInfo
-from .simulator import CommRecord, Event, HorovodCycle, SimResult, simulate
+from .simulator import HOROVOD_DEFAULTS, CommRecord, Event, HorovodCycle, SimResult, simulate
 from .strategy import SCHEMES, Strategy
 
 __all__ = [
-    "DEVICE_KINDS", "LINK_KINDS", "SWITCH_KINDS", "SCHEMES",
+    "DEVICE_KINDS", "LINK_KINDS", "SWITCH_KINDS", "SCHEMES", "HOROVOD_DEFAULTS",
     "Device", "DeviceTopology", "Link", "Switch", "Strategy",
     "LayerProfile", "ModelProfile", "ParamInfo", "CommRecord", "Event", "HorovodCycle", "SimResult",
     "simulate",

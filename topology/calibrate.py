@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from .collectives import AlphaBeta
 from .devices import DeviceTopology
+from .simulator import HOROVOD_DEFAULTS, HorovodCycle
 
 DEFAULT_SIZES = (4 * 2**10, 64 * 2**10, 2**20, 4 * 2**20, 16 * 2**20, 32 * 2**20)
 
@@ -96,6 +97,15 @@ class HorovodFit:
     def transfer(self, nbytes: float, world_size: int) -> float:
         """The fitted transfer time of an all-reduce of ``nbytes``, cycle excluded."""
         return 2 * (world_size - 1) / world_size * nbytes * self.beta
+
+    def cycle_model(self, fusion_bytes: float | None = None) -> HorovodCycle:
+        """The loop to simulate (``simulate(..., horovod=...)``, the planner's ``horovod=``):
+        this fit's cycle and round overhead, and ``fusion_bytes``
+        (``HOROVOD_FUSION_THRESHOLD`` when the run set it; default Horovod's 128 MiB). The
+        bandwidth is not in it: it belongs on the topology's links
+        (``topo.with_link_params(...)``)."""
+        fusion = HOROVOD_DEFAULTS.fusion_bytes if fusion_bytes is None else fusion_bytes
+        return HorovodCycle(self.cycle, fusion, self.overhead)
 
 
 def fit_horovod_cycle(measurements: Sequence[tuple[float, float]], world_size: int,

@@ -4,6 +4,7 @@ Usage::
 
     stitchlab plan --topology hetero-4fast-4slow-eth --model profile.json
     stitchlab plan --topology cluster.json --model profile.json --budget 400 --out plan.json
+    stitchlab plan --topology h200-2gpu --model profile.json --cycle-ms 1.02   # calibrated cycle
     stitchlab plan train --seed 0 --out planner_gnn.npz
 
 ``--topology`` takes a preset name (``stitchlab.topology.presets.names()``) or a topology JSON
@@ -17,6 +18,7 @@ import argparse
 import sys
 
 from .errors import ProfileError, TopologyError
+from .simulator import HOROVOD_DEFAULTS, HorovodCycle
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -39,6 +41,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--weights", default=None, help="GNN weights file instead of the shipped one")
     p.add_argument("--all-devices", action="store_true",
                    help="keep every device (a job of fixed world size)")
+    p.add_argument("--cycle-ms", type=float, default=None,
+                   help="Horovod's cycle (HOROVOD_CYCLE_TIME, or a calibrated cycle) in ms "
+                        "(default 1)")
+    p.add_argument("--fusion-mib", type=float, default=None,
+                   help="Horovod's fusion threshold (HOROVOD_FUSION_THRESHOLD) in MiB "
+                        "(default 128)")
+    p.add_argument("--fixed-buckets", action="store_true",
+                   help="simulate fixed buckets sent when ready (DDP) instead of Horovod's loop")
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
     p.add_argument("--out", default=None,
                    help="write the plan JSON here (with 'train': the weights file, required)")
@@ -46,6 +56,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--cases", type=int, default=400, help="train: training cases (default 400)")
     p.add_argument("--epochs", type=int, default=40, help="train: epochs (default 40)")
     p.set_defaults(func=run)
+
+
+def _horovod(args: argparse.Namespace) -> HorovodCycle | None:
+    """The loop ``--cycle-ms``/``--fusion-mib``/``--fixed-buckets`` ask for."""
+    if args.fixed_buckets:
+        if args.cycle_ms is not None or args.fusion_mib is not None:
+            raise ValueError("--fixed-buckets simulates no Horovod loop; drop --cycle-ms and "
+                             "--fusion-mib, or drop --fixed-buckets")
+        return None
+    cycle = HOROVOD_DEFAULTS.cycle_time if args.cycle_ms is None else args.cycle_ms * 1e-3
+    fusion = HOROVOD_DEFAULTS.fusion_bytes if args.fusion_mib is None else args.fusion_mib * 2**20
+    return HorovodCycle(cycle, fusion)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -68,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
 
         result = plan(args.topology, args.model, global_batch=args.global_batch,
                       budget=args.budget, seed=args.seed, prior=args.prior, weights=args.weights,
-                      all_devices=args.all_devices)
+                      all_devices=args.all_devices, horovod=_horovod(args))
     except (ValueError, TopologyError, ProfileError) as exc:
         print(f"stitchlab plan: error: {exc}", file=sys.stderr)
         return 2

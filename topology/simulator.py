@@ -15,7 +15,8 @@ Model of one step (all ranks run the same layers on their own batch share):
    and each all-gathers what :mod:`stitchlab.topology.compression_costs` says.
    With ``horovod=HorovodCycle(...)`` gradients go the way Horovod's background thread sends them
    instead: negotiated at the loop's ticks, one every cycle, and the tensors of one tick fused into
-   buffers of at most the fusion threshold (:class:`HorovodCycle`).
+   buffers of at most the fusion threshold (:class:`HorovodCycle`); ``strategy.buckets`` are then
+   Horovod groups (their tensors submitted together), not fusion buffers.
 3. **After the exchange**, each rank rebuilds the SFB gradients (extra compute on its queue, at
    the matmul efficiency the profile's linear layers achieved) and runs the optimizer. The step
    ends when the last rank is done.
@@ -95,6 +96,12 @@ class HorovodCycle:
         if not 0 < self.first_tick <= 1:
             raise ValueError(f"HorovodCycle(first_tick={self.first_tick!r}) must be in (0, 1] "
                              "cycles (1: a full cycle after the first gradient)")
+
+
+#: Horovod 0.28.1's own settings (``HOROVOD_CYCLE_TIME`` 1 ms, ``HOROVOD_FUSION_THRESHOLD``
+#: 128 MiB): the loop to simulate when no calibration says otherwise
+#: (:meth:`stitchlab.topology.calibrate.HorovodFit.cycle_model` gives a measured one).
+HOROVOD_DEFAULTS = HorovodCycle(1e-3)
 
 
 @dataclass(frozen=True)
@@ -192,7 +199,11 @@ class _Unit:
 
 
 def _buckets(profile: ModelProfile, strategy: Strategy, bucket_bytes: float,
-             first_bucket_bytes: float | None) -> list[_Unit]:
+             first_bucket_bytes: float | None, tensors: bool = False) -> list[_Unit]:
+    """The all-reduce units in backward order: one per bucket, or with ``tensors`` one per
+    parameter (Horovod's tensors), a bucket's parameters all ready when its last one is (a
+    Horovod group is submitted when all its gradients are; its tensors are then fused like any
+    others, up to the threshold)."""
     backward = list(reversed(profile.layers))
     position = {layer.name: i for i, layer in enumerate(backward)}
     for name in strategy.schemes:
@@ -203,6 +214,7 @@ def _buckets(profile: ModelProfile, strategy: Strategy, bucket_bytes: float,
         layers: list[str] = []
         nbytes = 0.0
         schemes = set()
+        members: list[tuple[str, float]] = []  # (layer, bytes) per parameter
         for pname in names:
             owner = profile.owner(pname)
             if strategy.scheme(owner) in ("sfb", "sparse"):
@@ -215,15 +227,21 @@ def _buckets(profile: ModelProfile, strategy: Strategy, bucket_bytes: float,
             schemes.add(strategy.scheme(owner))
             if owner not in layers:
                 layers.append(owner)
-            nbytes += _param(profile, owner, pname).nbytes
+            members.append((owner, _param(profile, owner, pname).nbytes))
+            nbytes += members[-1][1]
         if len(schemes) > 1:
             raise ProfileError(
                 f"bucket {i} mixes schemes {sorted(schemes)} (layers {layers}); a bucket is one "
                 "collective: split it, or give its layers the same scheme"
             )
-        if layers:
-            units.append(_Unit(f"bucket{i}", schemes.pop(), layers, nbytes,
-                               max(position[ln] for ln in layers)))
+        if not layers:
+            continue
+        scheme, ready = schemes.pop(), max(position[ln] for ln in layers)
+        if tensors:
+            units += [_Unit(f"bucket{i}.{k}", scheme, [ln], b, ready)
+                      for k, (ln, b) in enumerate(members)]
+        else:
+            units.append(_Unit(f"bucket{i}", scheme, layers, nbytes, ready))
     # the rest: greedy fusion in backward order, like DDP / Horovod's fusion buffer
     cur: _Unit | None = None
     cap = first_bucket_bytes if first_bucket_bytes is not None else bucket_bytes
@@ -309,11 +327,13 @@ def simulate(
             cores that compute (measured: docs/topology.md, section 6).
         timeline: record spans in ``SimResult.timeline`` (turn off in search loops).
         on_oom: ``"flag"`` (set ``oom``) or ``"raise"`` (:class:`DoesNotFitError`).
-        horovod: simulate Horovod's background loop (:class:`HorovodCycle`): each parameter not
-            in ``strategy.buckets`` is its own tensor, negotiated at the first tick after it is
-            ready on every rank and fused with that tick's other tensors up to the fusion
-            threshold (``bucket_bytes`` and ``first_bucket_bytes`` are not used). Default: no
-            cycle; a bucket is sent as soon as it is ready (DDP, NCCL).
+        horovod: simulate Horovod's background loop (:class:`HorovodCycle`): each parameter is
+            its own tensor, negotiated at the first tick after it is ready on every rank (a
+            parameter of a ``strategy.buckets`` entry, a Horovod group, when the group's last one
+            is) and fused with that tick's other tensors up to the fusion threshold
+            (``bucket_bytes`` and ``first_bucket_bytes`` are not used). One rank sends nothing
+            (Horovod's optimizer registers no hooks at size 1). Default: no cycle; a bucket is
+            sent as soon as it is ready (DDP, NCCL).
 
     Returns:
         A :class:`SimResult`.
@@ -350,8 +370,10 @@ def simulate(
     s_max = max(scale)
 
     # communication units, in the order their data becomes ready
+    if horovod is not None and len(ids) == 1:
+        horovod = None  # Horovod's optimizer registers no hooks at size 1: nothing is sent
     if horovod is not None:  # one unit per tensor: fusion happens per tick, below
-        units = _buckets(profile, strategy, 0.0, None)
+        units = _buckets(profile, strategy, 0.0, None, tensors=True)
     else:
         units = _buckets(profile, strategy, bucket_bytes, first_bucket_bytes)
     backward = list(reversed(profile.layers))

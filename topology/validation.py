@@ -39,9 +39,8 @@ from .simulator import HorovodCycle
 
 HOROVOD_ENV = ("HOROVOD_CYCLE_TIME", "HOROVOD_FUSION_THRESHOLD")
 HOROVOD_GPU_SIZES = (128 * 2**20, 256 * 2**20)  # added to the probes of Horovod over NCCL
-# Horovod's fusion threshold since 0.21 (0.28.1 is the last release); its cycle, 1 ms by default,
-# comes from the calibration unless HOROVOD_CYCLE_TIME was set
-HOROVOD_FUSION_DEFAULT = 128 * 2**20
+# The fusion threshold is HOROVOD_FUSION_THRESHOLD when recorded, else Horovod's default
+# (simulator.HOROVOD_DEFAULTS); the cycle comes from the calibration unless HOROVOD_CYCLE_TIME was set
 
 
 def build_mlp(width: int, depth: int) -> Any:
@@ -298,8 +297,7 @@ def summarize(real: dict[str, Any], *, np: int, batch: int, horovod: bool = Fals
         fit = calibrate.fit_horovod_cycle(
             points, np, float(recorded) * 1e-3 if recorded else None)
         base = _calibrated(backend, np, AlphaBeta(0.0, fit.beta), topology, keep_latency=True)
-        cycle = HorovodCycle(fit.cycle, float(fusion) if fusion else HOROVOD_FUSION_DEFAULT,
-                             fit.overhead)
+        cycle = fit.cycle_model(float(fusion) if fusion else None)
         extra = {
             "cycle_us": fit.cycle * 1e6,
             "cycle_from": "HOROVOD_CYCLE_TIME" if recorded else "flat all-reduce time",

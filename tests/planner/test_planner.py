@@ -12,7 +12,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from stitchlab.topology import Device, DeviceTopology, DoesNotFitError, Link, presets, simulate
+from stitchlab.topology import (
+    HOROVOD_DEFAULTS,
+    Device,
+    DeviceTopology,
+    DoesNotFitError,
+    Link,
+    presets,
+    simulate,
+)
 from stitchlab.topology.planner import (
     Plan,
     PlanError,
@@ -31,7 +39,6 @@ from stitchlab.topology.planner.cases import (
     training_cases,
     transformer_profile,
 )
-from stitchlab.topology.planner.space import BASELINE_BUCKET_BYTES
 
 HETERO = "hetero-4fast-4slow-eth"
 
@@ -83,12 +90,12 @@ def test_training_is_deterministic_with_a_seed() -> None:
 def test_plan_is_never_slower_than_plain_data_parallel(name: str) -> None:
     case = next(c for c in eval_cases() if c.name == name)
     p = plan(case.topo, case.profile, budget=12, seed=1, explain=False)
-    # re-simulate both from scratch: the plan's numbers are the simulator's
+    # re-simulate both from scratch: the plan's numbers are the simulator's, under Horovod's loop
     base = simulate(case.topo, case.profile,
                     SearchSpace(case.topo, case.profile).baseline(),
-                    bucket_bytes=BASELINE_BUCKET_BYTES, timeline=False)
-    mine = simulate(case.topo, case.profile, p.strategy, bucket_bytes=BASELINE_BUCKET_BYTES,
-                    timeline=False)
+                    timeline=False, horovod=HOROVOD_DEFAULTS)
+    mine = simulate(case.topo, case.profile, p.strategy, timeline=False,
+                    horovod=HOROVOD_DEFAULTS)
     assert not mine.oom
     assert mine.step_time == pytest.approx(p.step_time)
     assert mine.step_time <= base.step_time

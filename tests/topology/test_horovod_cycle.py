@@ -109,6 +109,32 @@ def test_one_tick_fuses_in_ready_order_up_to_the_threshold_like_horovod():
     assert [r.nbytes / MiB for r in unfused.comm] == [100, 30, 50, 200]
 
 
+def test_a_group_goes_when_its_last_tensor_is_ready_and_is_fused_up_to_the_threshold():
+    # a Horovod group (a strategy bucket) submits its tensors together once the last is ready;
+    # the loop then fuses them like any others: 60 + 60 MiB fit 128 MiB, the third does not
+    prof = chain((60 * 1024, 0.2 * MS), (60 * 1024, 1.5 * MS), (60 * 1024, 0.1 * MS))
+    grouped = Strategy(["d0", "d1"], [8, 8], buckets=[["l2.w", "l1.w", "l0.w"]])
+    res = simulate(pair(), prof, grouped, horovod=HorovodCycle(1 * MS))
+    assert [r.nbytes / MiB for r in res.comm] == [120, 60]
+    last_ready = FWD + 1.8 * MS  # the group waits for its last tensor, l0's
+    # the group is the first submission: its tick comes a cycle later, for all three
+    assert [r.tick for r in res.comm] == pytest.approx([last_ready + 1 * MS] * 2)
+    assert res.comm[0].ready == pytest.approx(last_ready)
+    # ungrouped, the first tensor goes a tick earlier, alone
+    alone = run(prof, HorovodCycle(1 * MS))
+    assert alone.comm[0].tick == pytest.approx(FWD + 0.2 * MS + 1 * MS)
+    assert alone.step_time < res.step_time
+
+
+def test_one_rank_under_horovod_sends_nothing_and_waits_for_no_tick():
+    # Horovod's DistributedOptimizer registers no gradient hooks at size 1
+    prof = chain((1024, 0.2 * MS), (1024, 0.3 * MS))
+    one = Strategy(["d0"], [8])
+    res = simulate(pair(), prof, one, horovod=HorovodCycle(1 * MS))
+    assert res.step_time == pytest.approx(FWD + 0.5 * MS)
+    assert all(r.duration == 0 and r.tick is None for r in res.comm)
+
+
 def test_without_overlap_everything_is_one_round_after_backward():
     prof = chain((100, 0.2 * MS), (100, 1.5 * MS), (200, 0.1 * MS))
     res = run(prof, HorovodCycle(1 * MS), overlap=False)

@@ -3,6 +3,7 @@
 Steps:
 
 1. :class:`~.space.SearchSpace` of the topology and profile (raises when the model cannot fit);
+   every strategy is simulated under Horovod's loop (``horovod``), as the plan will run;
 2. the prior: the shipped GNN's (``prior="gnn"``), or uniform (``prior="uniform"``);
 3. :func:`~.search.mcts` with ``budget`` simulator calls; SFB placement by the integer program
    happens inside, for every strategy whose ``sfb`` decision is on;
@@ -14,6 +15,7 @@ Steps:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from pathlib import Path
@@ -22,6 +24,7 @@ from .. import presets
 from ..devices import DeviceTopology
 from ..errors import DoesNotFitError
 from ..profile import ModelProfile
+from ..simulator import HOROVOD_DEFAULTS, HorovodCycle
 from .result import DecisionRecord, Plan
 from .search import mcts, prune_compression, uniform_prior
 from .space import PlanError, SearchSpace
@@ -60,7 +63,7 @@ def resolve_profile(profile: ModelProfile | str | Path) -> ModelProfile:
 def plan(topology: DeviceTopology | str | Path, profile: ModelProfile | str | Path, *,
          global_batch: int | None = None, budget: int = 200, seed: int = 0,
          prior: str = "gnn", weights: str | Path | None = None, explain: bool = True,
-         all_devices: bool = False) -> Plan:
+         all_devices: bool = False, horovod: HorovodCycle | None = HOROVOD_DEFAULTS) -> Plan:
     """Plan data-parallel training of ``profile`` on ``topology``.
 
     Args:
@@ -74,6 +77,11 @@ def plan(topology: DeviceTopology | str | Path, profile: ModelProfile | str | Pa
         weights: a weights file from ``stitchlab plan train`` instead of the shipped one.
         explain: simulate each decision away to say what it is worth (a few more calls).
         all_devices: keep every device of the topology (for a job of fixed world size).
+        horovod: Horovod's loop, under which every strategy is simulated (the model validated
+            against Horovod runs, docs/topology.md): Horovod's defaults (1 ms cycle, 128 MiB
+            fusion threshold) unless a calibration gives one
+            (``fit_horovod_cycle(...).cycle_model()``); ``None``: fixed buckets sent when ready,
+            as DDP. Recorded in ``Plan.search["horovod"]``.
 
     Returns:
         The :class:`Plan`.
@@ -95,7 +103,7 @@ def plan(topology: DeviceTopology | str | Path, profile: ModelProfile | str | Pa
     t_start = time.perf_counter()
     topo = resolve_topology(topology)
     prof = resolve_profile(profile)
-    space = SearchSpace(topo, prof, global_batch, all_devices)
+    space = SearchSpace(topo, prof, global_batch, all_devices, horovod)
     if prior == "gnn":
         from . import gnn
 
@@ -126,6 +134,7 @@ def plan(topology: DeviceTopology | str | Path, profile: ModelProfile | str | Pa
         search={"method": "mcts", "prior": prior, "budget": budget, "seed": seed,
                 "simulator_calls": search_sims, "explain_calls": space.sims - search_sims,
                 "space_size": space.size(),
+                "horovod": dataclasses.asdict(horovod) if horovod is not None else None,
                 "seconds": round(time.perf_counter() - t_start, 3)},
         hosts={d: topo.device(d).host for d in topo.ids})
 

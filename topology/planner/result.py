@@ -89,11 +89,13 @@ class Plan:
         strategy: what to run (devices, batch shares, groups, buckets, per-layer schemes).
         step_time: estimated seconds per step under ``strategy`` (the simulator's).
         baseline_time: the same for plain data parallelism (all devices, even shares, ring
-            all-reduce, 64 MiB fusion; ``inf`` when that does not fit in memory).
+            all-reduce, no groups; ``inf`` when that does not fit in memory).
         decisions: per decision, its choice and the time with and without it.
         topology: the topology's name; ``model``: the profile's name.
         global_batch: samples per step over all ranks.
-        search: how the plan was found (method, prior, budget, seed, simulator calls, seconds).
+        search: how the plan was found (method, prior, budget, seed, simulator calls, seconds)
+            and ``horovod``, the loop the strategies were simulated under (``HorovodCycle``
+            fields; ``None``: fixed buckets).
         hosts: device id -> host, for the views and for checks.
     """
 
@@ -213,7 +215,8 @@ class Plan:
                          f"{', ...' if len(left) > 4 else ''})")
         if s.groups:
             lines.append(f"  groups (reduce inside first): {s.groups}")
-        lines.append(f"  {len(s.buckets)} all-reduce buckets")
+        lines.append(f"  {len(s.buckets)} all-reduce buckets" if s.buckets
+                     else "  no explicit buckets")
         schemes: dict[str, list[str]] = {}
         for layer, scheme in s.schemes.items():
             schemes.setdefault(scheme, []).append(layer)
@@ -224,8 +227,14 @@ class Plan:
         for d in self.decisions:
             lines.append(f"    [{d.decision}] {d.reason()}")
         if self.search:
-            info = ", ".join(f"{k}={v}" for k, v in self.search.items())
+            info = ", ".join(f"{k}={v}" for k, v in self.search.items() if k != "horovod")
             lines.append(f"  search: {info}")
+        if "horovod" in self.search:
+            h = self.search["horovod"]
+            lines.append("  simulated with fixed buckets sent when ready (no Horovod loop)"
+                         if h is None else
+                         f"  simulated under Horovod's loop: cycle {h['cycle_time'] * 1e3:g} ms, "
+                         f"fusion threshold {h['fusion_bytes'] / 2**20:g} MiB")
         return "\n".join(lines)
 
     def __str__(self) -> str:

@@ -10,8 +10,8 @@ A point of the space is an *assignment*: one option index per :class:`Decision`,
   always capped by what fits in each device's memory;
 * ``reduction`` — device grouping: one flat ring over all ranks, or a hierarchy (reduce inside
   each host / NVLink island first, then across groups; dense layers get scheme ``hierarchical``);
-* ``buckets`` — tensor grouping: parameters fused into all-reduce buckets of 1 to 256 MiB in
-  backward order (Horovod ``groups``);
+* ``buckets`` — tensor grouping: no groups (plain Horovod), or parameters grouped in backward
+  order into buckets of 1 to 256 MiB (Horovod ``groups``);
 * ``sparse`` — (index, value) all-gather for embedding layers whose gathered rows are smaller
   than the dense gradient;
 * ``sfb`` — Sufficient Factor Broadcasting for the linear layers the integer program of
@@ -20,8 +20,19 @@ A point of the space is an *assignment*: one option index per :class:`Decision`,
 
 The global batch is fixed (default: the profile's batch on every device), so every strategy trains
 the same model on the same samples per step and step times compare directly. The baseline is plain
-data parallelism: all devices, even shares, one ring all-reduce with Horovod's 64 MiB fusion
-buffer, no compression.
+data parallelism: all devices, even shares, flat ring all-reduce, no groups, no compression.
+
+**Communication model.** A plan is applied through Horovod (:mod:`stitchlab.horovod`), so every
+strategy is simulated the way Horovod sends gradients, by the simulator's own model of its loop
+(``simulate(..., horovod=self.horovod)``, :class:`~stitchlab.topology.simulator.HorovodCycle`):
+each gradient waits for the next tick of the background loop, one tick's gradients are fused up
+to the fusion threshold, and a bucket is a Horovod group (its tensors submitted together when the
+last is ready), not a fusion buffer. The loop's parameters are ``horovod=`` — a calibrated one
+(:meth:`stitchlab.topology.calibrate.HorovodFit.cycle_model`), else Horovod's defaults
+(:data:`~stitchlab.topology.simulator.HOROVOD_DEFAULTS`: 1 ms cycle, 128 MiB threshold); the
+topology carries only links, so its calibrated bandwidth comes through them. ``horovod=None``
+simulates fixed buckets sent as soon as they are ready (DDP, plain NCCL; 64 MiB by default), the
+planner's model before Horovod's loop was modelled.
 
 Example:
     >>> from stitchlab.topology import presets
@@ -45,11 +56,12 @@ from .. import collectives, compression_costs
 from ..devices import DeviceTopology
 from ..errors import DoesNotFitError, ProfileError
 from ..profile import LayerProfile, ModelProfile
-from ..simulator import SimResult, simulate
+from ..simulator import HOROVOD_DEFAULTS, HorovodCycle, SimResult, simulate
 from ..strategy import Strategy
 
 MiB = 2**20
-#: Horovod's default fusion threshold (HOROVOD_FUSION_THRESHOLD): the baseline's bucket size.
+#: bucket size of the fixed-bucket model (``horovod=None``): its default ``buckets`` option and the
+#: fusion of parameters outside explicit buckets (Horovod's fusion threshold before 0.21)
 BASELINE_BUCKET_BYTES = 64 * MiB
 BUCKET_CHOICES_MIB = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 DECISIONS = ("devices", "shares", "reduction", "buckets", "sparse", "sfb")
@@ -114,6 +126,10 @@ class SearchSpace:
             number of devices: the plain data-parallel baseline with the profiled batch per device).
         all_devices: keep every device (a job whose world size is fixed); the ``devices``
             decision then has one option.
+        horovod: the Horovod loop every strategy is simulated under (default Horovod's own
+            settings, :data:`~stitchlab.topology.simulator.HOROVOD_DEFAULTS`; a calibrated one
+            from :meth:`~stitchlab.topology.calibrate.HorovodFit.cycle_model`); ``None``: fixed
+            buckets sent when ready (DDP, NCCL), and no ``no groups`` option.
 
     Raises:
         PlanError: an empty profile or a non-positive global batch.
@@ -121,16 +137,21 @@ class SearchSpace:
     """
 
     def __init__(self, topo: DeviceTopology, profile: ModelProfile,
-                 global_batch: int | None = None, all_devices: bool = False) -> None:
+                 global_batch: int | None = None, all_devices: bool = False,
+                 horovod: HorovodCycle | None = HOROVOD_DEFAULTS) -> None:
         if not isinstance(topo, DeviceTopology):
             raise PlanError(f"topology must be a DeviceTopology, got {type(topo).__name__}")
         if not isinstance(profile, ModelProfile):
             raise PlanError(f"profile must be a ModelProfile, got {type(profile).__name__}")
+        if horovod is not None and not isinstance(horovod, HorovodCycle):
+            raise PlanError(f"horovod must be a HorovodCycle or None, got {horovod!r}; a "
+                            "calibration's HorovodFit gives one with .cycle_model()")
         if not profile.layers or profile.param_bytes == 0:
             raise PlanError(f"model profile {profile.name!r} has no layers with parameters; "
                             "there is no gradient to communicate and nothing to plan")
         self.topo = topo
         self.profile = profile
+        self.horovod = horovod
         n = len(topo.devices)
         if global_batch is None:
             global_batch = profile.batch_size * n
@@ -323,6 +344,13 @@ class SearchSpace:
                 if layer.name not in schemes and layer.params:
                     schemes[layer.name] = dense
         cap = opt["buckets"]
+        buckets = self._buckets(cap, schemes) if cap is not None else []  # None: no groups
+        return Strategy(devices=list(devices), batch_shares=shares, groups=groups,
+                        buckets=buckets, schemes=schemes)
+
+    def _buckets(self, cap: float, schemes: dict[str, str]) -> list[list[str]]:
+        """Parameters in backward order, a bucket closed before it would exceed ``cap`` bytes
+        (layers under SFB or sparse travel by all-gather and are left out)."""
         buckets: list[list[str]] = []
         cur: list[str] = []
         size = 0.0
@@ -337,13 +365,13 @@ class SearchSpace:
                 size += p.nbytes
         if cur:
             buckets.append(cur)
-        return Strategy(devices=list(devices), batch_shares=shares, groups=groups,
-                        buckets=buckets, schemes=schemes)
+        return buckets
 
     def simulate(self, strategy: Strategy, timeline: bool = False) -> SimResult:
-        """Run the simulator on ``strategy`` with this space's settings (not cached, not counted)."""
+        """Run the simulator on ``strategy`` with this space's settings (not cached, not counted):
+        under :attr:`horovod` (Horovod's loop), or with fixed buckets when it is ``None``."""
         return simulate(self.topo, self.profile, strategy, bucket_bytes=BASELINE_BUCKET_BYTES,
-                        timeline=timeline)
+                        timeline=timeline, horovod=self.horovod)
 
     def evaluate_strategy(self, strategy: Strategy | None) -> Evaluation:
         """Simulate ``strategy`` once (cached on its JSON; each miss counts in ``self.sims``)."""
@@ -373,7 +401,8 @@ class SearchSpace:
         return tuple(d.default for d in self.decisions)
 
     def baseline(self) -> Strategy:
-        """Plain data parallelism: every device, even shares, ring all-reduce, no compression."""
+        """Plain data parallelism: every device, even shares, ring all-reduce, no groups, no
+        compression."""
         n = len(self.order)
         base, extra = divmod(self.global_batch, n)
         shares = [base + (1 if r < extra else 0) for r in range(n)]
@@ -492,11 +521,19 @@ class SearchSpace:
         decisions.append(Decision("reduction", "device grouping", tuple(opts), 0))
 
         opts = []
+        if self.horovod is not None:
+            # plain Horovod: each tensor on its own, the loop fuses a tick's up to the threshold
+            fusion = max(self.horovod.fusion_bytes, 1.0)
+            opts.append(Option(f"no groups ({fusion / MiB:g} MiB Horovod fusion)", None,
+                               (math.log2(max(fusion / MiB, 1.0)) / 8,
+                                _log10(prof.param_bytes / fusion) / 3, len(prof.layers) / 100,
+                                ratio_all / 3, 1.0, 0.0)))
         for mib in BUCKET_CHOICES_MIB:
             opts.append(Option(f"{mib} MiB buckets", mib * MiB,
                                (math.log2(mib) / 8, _log10(prof.param_bytes / (mib * MiB)) / 3,
                                 len(prof.layers) / 100, ratio_all / 3, 0.0, 0.0)))
-        default = BUCKET_CHOICES_MIB.index(BASELINE_BUCKET_BYTES // MiB)
+        default = 0 if self.horovod is not None else \
+            BUCKET_CHOICES_MIB.index(BASELINE_BUCKET_BYTES // MiB)
         decisions.append(Decision("buckets", "tensor grouping", tuple(opts), default))
 
         even = [self.global_batch / n_all] * n_all
