@@ -25,13 +25,17 @@ graph is planned again, never trusted. Plans that run a group unfused (a kernel 
 build, or an op no fused schedule covers) are not cached, and a plan the user picked in a notebook
 (:func:`stitchlab.notebook.hooks.set_plan_override`) neither reads nor writes the cache.
 
-Recipes planned in a process are written to a disk registry in one go, at exit (or by
-:func:`flush`), so that planning pays no registry write; the process itself finds them at once.
+A recipe is written to the registry as soon as its graph is planned (:func:`store`), so a process
+that is killed (SIGKILL, out of memory, a Jupyter kernel restarted while hung) or crashes loses
+none of its recipes. The write is one diskcache ``set`` per new graph (a SQLite transaction and a
+small file: a median 0.2-0.5 ms on an ext4 disk, against 1.3-9 ms of planning) and atomic:
+processes sharing a directory each see a complete record, the last one written (all are valid).
+Executing a planned graph never writes. A registry that cannot be written (read-only, full)
+degrades to memory with one warning and the computation goes on.
 """
 
 from __future__ import annotations
 
-import atexit
 import dataclasses
 import functools
 import hashlib
@@ -39,7 +43,7 @@ import json
 import logging
 import math
 import re
-import threading
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -357,23 +361,16 @@ def overridden(graph_key: str) -> bool:
     return plan_override(graph_key) is not None
 
 
-#: Recipes planned in this process and not yet written: record name -> (registry, record).
-_pending: dict[str, tuple[Any, dict[str, Any]]] = {}
-_pending_lock = threading.Lock()
-_flush_at_exit = False
-#: Write the pending recipes once this many have gathered (else at exit, or on :func:`flush`).
-FLUSH_EVERY = 64
+#: Set once a recipe could not be written for a reason the registry does not handle itself.
+_warned = False
 
 
 def load(graph: Graph, dev: DeviceProfile) -> dict[str, Any] | None:
     """The stored recipe of ``graph`` on ``dev``, validated; None when there is none or it does not fit."""
     comps = components(graph.key, dev)
     name = record_name(comps)
-    reg = _registry()
-    with _pending_lock:
-        pending = _pending.get(name)
     try:
-        record = pending[1] if pending is not None and pending[0] is reg else reg.get_record(RECORD_KIND, name)
+        record = _registry().get_record(RECORD_KIND, name)
     except ValueError as error:  # a payload that is not JSON
         log.debug("plan cache: record %s unreadable (%s); planning again", name[:12], error)
         return None
@@ -393,11 +390,12 @@ def load(graph: Graph, dev: DeviceProfile) -> dict[str, Any] | None:
 def store(graph: Graph, dev: DeviceProfile, recipe: dict[str, Any]) -> None:
     """Keep ``recipe`` (for ``graph`` on ``dev``) in the registry (checked first, as on load).
 
-    A registry on disk is written later, in one go (at exit, by :func:`flush`, or once
-    :data:`FLUSH_EVERY` recipes have gathered): a write costs about 0.5 ms, which planning a
-    graph in this process should not pay. This process finds its own recipes at once.
+    The record is written through to the disk at once, replacing any record of the same name (a
+    damaged one, or the equal recipe of another process). It never raises: the registry degrades
+    to memory with one warning when its directory cannot be written, and any other failure is
+    reported by one warning per process (the graph is then planned again by the next process).
     """
-    global _flush_at_exit
+    global _warned
     try:
         validate(recipe, graph)
     except RecipeError as error:
@@ -406,28 +404,25 @@ def store(graph: Graph, dev: DeviceProfile, recipe: dict[str, Any]) -> None:
     comps = components(graph.key, dev)
     name = record_name(comps)
     reg = _registry()
-    record = {"components": comps, "recipe": recipe}
-    if reg.mode == "memory":
-        reg.put_record(RECORD_KIND, name, record)
-        return
-    with _pending_lock:
-        _pending[name] = (reg, record)
-        full = len(_pending) >= FLUSH_EVERY
-        if not _flush_at_exit:
-            atexit.register(flush)  # runs before the registry's own exit hooks (registered earlier)
-            _flush_at_exit = True
-    if full:
-        flush()
+    try:
+        reg.put_record(RECORD_KIND, name, {"components": comps, "recipe": recipe})
+    except Exception as error:  # noqa: BLE001 - a lost recipe is only planned again
+        log.debug("plan cache: recipe %s not written (%s)", name[:12], error)
+        if not _warned:
+            _warned = True
+            warnings.warn(
+                f"stitchlab plan cache: could not store the recipe {name[:12]} in {reg!r} "
+                f"({type(error).__name__}: {error}); the computation goes on, but a new process "
+                f"plans this graph again",
+                RuntimeWarning,
+                stacklevel=3,
+            )
 
 
 def flush() -> int:
-    """Write the recipes this process has planned and not written yet; return how many."""
-    with _pending_lock:
-        items = list(_pending.items())
-        _pending.clear()
-    for name, (reg, record) in items:
-        try:
-            reg.put_record(RECORD_KIND, name, record)
-        except Exception as error:  # noqa: BLE001 - may run at exit; a lost recipe is only planned again
-            log.debug("plan cache: recipe %s not written (%s)", name[:12], error)
-    return len(items)
+    """Write the recipes not yet written; return how many.
+
+    Recipes are written when they are stored, so there is never anything left: this returns 0.
+    It remains for callers of the earlier version, which wrote recipes in batches at exit.
+    """
+    return 0
