@@ -42,7 +42,10 @@ def test_stress_many_processes_one_directory(cache_dir: Path) -> None:
     print(
         f"stress: {total_ops} operations, {len(set(i for r in results for i in r['builds']))} keys built"
     )
-    assert total_ops > 1000
+    # a floor that proves contention without timing the machine: each process overlapped the
+    # others for dozens of operations (an idle machine does several thousand in all; a loaded CI
+    # runner once did 865)
+    assert all(r["ops"] >= 25 for r in results), [r["ops"] for r in results]
     builds = collections.Counter(i for r in results for i in r["builds"])
     assert builds and max(builds.values()) == 1, (
         f"keys built more than once: {builds.most_common(3)}"
