@@ -172,6 +172,11 @@ class HierarchicalReducer(_Reducer):
 
     Both stages run in :meth:`finish`: stage one over the group's process set, stage two over the
     process set of the ranks holding the same position in every group.
+
+    Stage two's sets complete independently, so ranks leave :meth:`finish` at different times.
+    Before exiting, every rank must pass a global collective (``hvd.barrier()``): Horovod's
+    shutdown at exit is agreed over the global set and aborts the operations still pending in
+    other sets ("Horovod has been shut down" on the ranks still in stage two).
     """
 
     scheme = "hierarchical"

@@ -89,6 +89,10 @@ class DistributedOptimizer(torch.optim.Optimizer):
         callbacks: objects with any of ``on_profile``, ``on_plan``, ``on_apply``.
         planner: replaces :func:`default_planner`.
 
+    With ``"hierarchical"`` layers, a step's last all-reduces run over process sets, and ranks
+    return from ``step()`` at different times: call ``hvd.barrier()`` before the script exits,
+    or the first ranks to exit shut Horovod down under the others' pending all-reduce.
+
     Example (under ``horovodrun``)::
 
         hvd.init()

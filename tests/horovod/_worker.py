@@ -385,6 +385,13 @@ def main() -> None:
             if hvd.rank() == 0:
                 print(results[name]["error"], file=sys.stderr)
             raise
+    # Every rank stays until every rank is done. check_hierarchical ends in process-set
+    # all-reduces ([0, 2] and [1, 3]) that complete independently; Horovod's shutdown at exit is
+    # agreed over the global set and aborts a set's pending operations, so a pair leaving first
+    # made the other fail with "Horovod has been shut down" (about 1 launch in 10-25). Horovod
+    # 0.28.1, horovod/common/operations.cc: RunLoopOnce stops at the global set's shutdown flag,
+    # then BackgroundThreadLoop finalizes every process set with SHUT_DOWN_ERROR.
+    hvd.barrier()
     if hvd.rank() == 0:
         with open(sys.argv[1], "w") as f:
             json.dump(results, f, indent=1)
