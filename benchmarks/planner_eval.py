@@ -3,8 +3,8 @@
 For every evaluation case (:func:`stitchlab.topology.planner.cases.eval_cases`; none of them is in
 the GNN's training set) it measures, all on the same simulator:
 
-* plain data parallel (all devices, even shares, ring all-reduce, 64 MiB fusion: Horovod's
-  default) — the reference of every speed-up;
+* plain data parallel (all devices, even shares, ring all-reduce, no groups, under Horovod's
+  own loop: 1 ms cycle, 128 MiB fusion, ``HOROVOD_DEFAULTS``) — the reference of every speed-up;
 * the planner (:func:`stitchlab.topology.planner.plan`: MCTS with the GNN prior, SFB integer
   program, pruning);
 * with the same budget of simulator calls: MCTS without the prior (uniform), random search,
