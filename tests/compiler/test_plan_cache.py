@@ -311,8 +311,10 @@ def test_sl_explain_gives_the_full_plan_when_a_recipe_is_stored(standin: StandIn
     assert plan.kernels[0].source and plan.kernels[0].info is not None and plan.candidates
 
 
-_CHILD = r"""
-import json, sys
+#: The start of a child process of the plan-cache tests: fake cupy, the H200 preset, NVRTC
+#: replaced by a counter, and (argument ``warm``) planning refused.
+CHILD_PRELUDE = r"""
+import json, sys, time
 sys.path.insert(0, sys.argv[2])
 from benchmarks import fake_cupy
 cp = fake_cupy.install()
@@ -334,6 +336,9 @@ def refuse(*args, **kwargs):
 nvrtc.compile_cubin = compile_cubin
 if sys.argv[1] == "warm":
     program.build_plan = refuse
+"""
+
+_CHILD = CHILD_PRELUDE + r"""
 f = sl.jit(lambda x, w: (x - x.mean(axis=-1, keepdims=True)) * w)
 f(cp.empty((64, 768), np.float32), cp.empty(768, np.float32))
 print(json.dumps(sl.stats()))

@@ -26,35 +26,13 @@ from stitchlab.plan import preset
 from stitchlab.runtime import plan_cache
 
 from .standin import StandIn, fresh_backend
-from .test_plan_cache import _graph, _layernorm_graph
+from .test_plan_cache import CHILD_PRELUDE, _graph, _layernorm_graph
 
 ROOT = str(Path(__file__).resolve().parents[2])
 
 #: A process that runs three new signatures through ``sl.jit`` and prints its counters; then it
 #: waits to be killed (``cold``) or exits (``once``). ``warm`` refuses to plan.
-_CHILD = r"""
-import json, sys, time
-sys.path.insert(0, sys.argv[2])
-from benchmarks import fake_cupy
-cp = fake_cupy.install()
-import numpy as np
-import stitchlab as sl
-from stitchlab.codegen import program
-from stitchlab.plan import device
-from stitchlab.runtime import nvrtc, stats
-
-device._current = device.preset("H200")
-
-def compile_cubin(source, name, arch="sm_90"):
-    stats.bump("nvrtc_compiles")
-    return b"cubin of " + name.encode(), ""
-
-def refuse(*args, **kwargs):
-    raise AssertionError("a warm process planned a graph")
-
-nvrtc.compile_cubin = compile_cubin
-if sys.argv[1] == "warm":
-    program.build_plan = refuse
+_CHILD = CHILD_PRELUDE + r"""
 center = sl.jit(lambda x, w: (x - x.mean(axis=-1, keepdims=True)) * w)
 softmax = sl.jit(lambda x: sl.exp(x - x.max(axis=-1, keepdims=True)) / sl.exp(x - x.max(axis=-1, keepdims=True)).sum(axis=-1, keepdims=True))
 center(cp.empty((64, 768), np.float32), cp.empty(768, np.float32))
