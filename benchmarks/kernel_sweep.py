@@ -4,8 +4,9 @@ emitters and the latency evaluator).
 For each workload of ``tests/compiler/workloads.py`` at one shape, every schedule the latency
 evaluator considers for its first kernel is emitted, launched back to back between two CUDA
 events and timed (median of several loops), next to the evaluator's estimate; row schedules also
-without 16-byte vectors, pointwise ones also with 8 elements per thread and a full grid, and the
-evaluator's choice once with each emitter switch (``stitchlab.codegen.schedules.OPTIONS``) off.
+without 16-byte vectors, streamed row ones also unrolled 8 and 16 deep, pointwise ones also with
+8 elements per thread and a full grid, and the evaluator's choice once with each emitter switch
+(``stitchlab.codegen.schedules.OPTIONS``) off.
 Every variant's output is compared with the chosen plan's.
 
     python3 benchmarks/kernel_sweep.py --out /tmp/sweep [--shape 8192,4096] [--workloads softmax,logsumexp]
@@ -53,11 +54,11 @@ def _device_us(exe: Any, bufs: list[Any], cp: Any, loops: int = 7, inner: int = 
     return float(np.median(times))
 
 
-def _variants(k0: Any, dev: Any) -> list[tuple[str, Any, Any, dict[str, bool]]]:
+def _variants(k0: Any, dev: Any) -> list[tuple[str, Any, Any, dict[str, Any]]]:
     """(label, schedule, launch, emitter options) to try for kernel ``k0``."""
     from stitchlab.plan.cost import Launch, schedules
 
-    out: list[tuple[str, Any, Any, dict[str, bool]]] = []
+    out: list[tuple[str, Any, Any, dict[str, Any]]] = []
     info = k0.info
     ests = schedules(info, dev)
     for est in ests:
@@ -78,6 +79,10 @@ def _variants(k0: Any, dev: Any) -> list[tuple[str, Any, Any, dict[str, bool]]]:
 
     for name in OPTIONS:
         out.append((f"{name} off", k0.schedule, k0.launch, {name: False}))
+    for est in ests:
+        if est.schedule.family in ("row_block", "row_warp") and est.schedule.cache == "none":
+            for unroll in (8, 16):
+                out.append((f"unroll {unroll}", est.schedule, est.launch, {"ROW_STREAM_UNROLL": unroll}))
     return out
 
 
@@ -120,8 +125,9 @@ def main(argv: list[str] | None = None) -> int:
         moved = sum(b.nbytes for b in bufs) + sum(r.nbytes for r in ref)
         k0 = plan.kernels[0]
         for label, sched, launch, opts in _variants(k0, plan.device):
-            saved = dict(sched_mod.OPTIONS)
-            sched_mod.OPTIONS.update(opts)
+            saved, unroll = dict(sched_mod.OPTIONS), sched_mod.ROW_STREAM_UNROLL
+            sched_mod.OPTIONS.update({k: v for k, v in opts.items() if k in saved})
+            sched_mod.ROW_STREAM_UNROLL = opts.get("ROW_STREAM_UNROLL", unroll)
             try:
                 ks = emit(k0.info, sched)
             except Exception as exc:  # noqa: BLE001 - a variant that cannot be written is reported
@@ -130,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
             finally:
                 sched_mod.OPTIONS.clear()
                 sched_mod.OPTIONS.update(saved)
+                sched_mod.ROW_STREAM_UNROLL = unroll
             k = dataclasses.replace(k0, name=ks.name, source=ks.source, params=ks.params, schedule=ks.schedule, launch=launch)
             p = dataclasses.replace(plan, kernels=[k] + plan.kernels[1:])
             try:

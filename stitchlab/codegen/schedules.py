@@ -39,18 +39,22 @@ from .elemental import CodegenError, Index, Writer, leaf_params
 from .preamble import PREAMBLE
 
 #: Bumped whenever generated code changes meaning: part of every registry key.
-CODEGEN_VERSION = "2"
+CODEGEN_VERSION = "3"
 
 #: Emitter switches, all on by default; ``benchmarks/kernel_sweep.py`` turns each off in turn to
 #: measure what it is worth: keep expensive full values in registers across phases, divide by a
 #: row value as a multiply by its reciprocal, one barrier per block reduction, column passes in
-#: alternating directions.
-OPTIONS: dict[str, bool] = {"cache_values": True, "reciprocal": True, "single_sync": True, "reverse_passes": True}
+#: alternating directions, column variances in the mean's pass (Welford).
+OPTIONS: dict[str, bool] = {"cache_values": True, "reciprocal": True, "single_sync": True, "reverse_passes": True,
+                            "one_pass_variance": True}
 #: A full value that two or more phases compute is kept in registers when its op costs at least
 #: this much (an add costs 1; exp, log, tanh 4-8) and the row cache budget has room.
 CACHE_VALUE_COST = 3
 #: Unroll factor of a column pass (rows in flight per thread).
 COLUMN_UNROLL = 16
+#: Unroll of a row pass that streams from memory (rows too long to stay on chip); the sweep
+#: (``benchmarks/kernel_sweep.py``) also times 8 and 16.
+ROW_STREAM_UNROLL = 4
 
 _OPS = {"sum": "sl_op_sum", "prod": "sl_op_prod", "max": "sl_op_max", "min": "sl_op_min", "any": "sl_op_any", "all": "sl_op_all"}
 
@@ -311,44 +315,82 @@ def _simple_loop(header: str, pragma: str | None = None, guard: str | None = Non
 
 
 def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[_Loop]],
-                 combine: Callable[[Writer, list[tuple[Node, str]]], None]) -> None:
+                 combine: Callable[[Writer, list[tuple[Node, str]]], None], one_pass: bool = False) -> None:
     """The phases of a reduction group: one pass per depth (its reductions accumulate, then
     ``combine`` reduces each accumulator over the team), then a pass storing the full outputs.
     ``loop`` may depend on the pass number (0, 1, …) and give several loops that together cover
-    the elements (a column's register-cached head and streamed rest, in alternating order)."""
+    the elements (a column's register-cached head and streamed rest, in alternating order).
+
+    With ``one_pass`` (schedules whose passes re-read memory), the variances of
+    :meth:`~stitchlab.plan.groups.GroupInfo.one_pass_variances` cost no pass of their own: in
+    the mean's pass each thread keeps Welford's running count ``n``, mean ``m`` and sum of squared
+    deviations ``q`` of its elements ``e``. Once the team's mean ``mu`` is known, the thread's
+    sum of squared deviations from it is ``q + n (m - mu)^2`` (both terms non-negative: no
+    cancellation, unlike a sum of squares), and ``combine`` sums those like any other partial
+    sums. The running mean's ``1/n`` is the approximate reciprocal: its error only moves the
+    point ``q`` is taken about, which the correction term accounts for."""
     loops_of = loop if callable(loop) and not isinstance(loop, _Loop) else (lambda _k: [loop])
+    merged = info.one_pass_variances() if one_pass and OPTIONS["one_pass_variance"] else {}
     emitted: set[int] = set()
     row = w.row_index
     assert row is not None
-    for n in _row_nodes_ready(info, 0, emitted):
-        w.value(n, row)
-        emitted.add(id(n))
-    for d in range(1, info.phases + 1):
-        reds = [r for r in info.reductions if info.depth[id(r)] == d]
-        accs = []
-        for r in reds:
-            a = w.fresh("acc")
-            accs.append((r, a))
-            w.line(f"{_acc_type(r)} {a} = {ct.identity_literal(r.op, r.dtype)};")
-        w.loop_no += 1
-        w.hoist_at, w.hoist_depth = len(w.lines), w.depth
-        for lp in loops_of(d - 1):
-            w.cache_on = lp.cache_on
-            lp.open(w)
-            full = w.full_index = w.make_full()
-            for r, a in accs:
-                v = w.value(r.inputs[0], full)
-                w.line(f"{a} = {_OPS[r.op]}()({a}, {v});")
-            lp.close(w)
-        w.cache_on = True
-        w.hoist_at = None
-        w.filled |= w.filling
+
+    def finish(accs: list[tuple[Node, str]]) -> None:
         combine(w, accs)
         for r, a in accs:
             if r.dtype == np.float16:
                 w.line(f"{a} = sl_round_half({a});")
             w.scopes[0][(id(r), "row")] = a
             w.scopes[0][(id(r), "full")] = a
+
+    for n in _row_nodes_ready(info, 0, emitted):
+        w.value(n, row)
+        emitted.add(id(n))
+    passes = 0
+    for d in range(1, info.phases + 1):
+        reds = [r for r in info.reductions if info.depth[id(r)] == d and id(r) not in merged]
+        accs = []
+        for r in reds:
+            a = w.fresh("acc")
+            accs.append((r, a))
+            w.line(f"{_acc_type(r)} {a} = {ct.identity_literal(r.op, r.dtype)};")
+        # (variance, its mean, count, running mean, sum of squared deviations), by source reduction
+        wf: dict[int, list[tuple[Node, Node, str, str, str]]] = {}
+        for r2 in info.reductions:
+            if id(r2) in merged and merged[id(r2)][0] in reds:
+                t = _acc_type(r2)
+                n, m, q = w.fresh("wn"), w.fresh("wm"), w.fresh("wq")
+                w.line(f"{t} {n} = 0, {m} = 0, {q} = 0;")
+                wf.setdefault(id(merged[id(r2)][0]), []).append((r2, merged[id(r2)][1], n, m, q))
+        if accs:
+            w.loop_no += 1
+            w.hoist_at, w.hoist_depth = len(w.lines), w.depth
+            for lp in loops_of(passes):
+                w.cache_on = lp.cache_on
+                lp.open(w)
+                full = w.full_index = w.make_full()
+                for r, a in accs:
+                    v = w.value(r.inputs[0], full)
+                    for _r2, _mean, n, m, q in wf.get(id(r), []):
+                        dv = w.fresh("wd")
+                        # the chain through m is one subtract and one fused multiply-add per element
+                        w.line(f"{n} += 1.0f; const float {dv} = {v} - {m}; {m} = fmaf({dv}, __fdividef(1.0f, {n}), {m}); "
+                               f"{q} = fmaf({dv}, {v} - {m}, {q});")
+                    w.line(f"{a} = {_OPS[r.op]}()({a}, {v});")
+                lp.close(w)
+            passes += 1
+            w.cache_on = True
+            w.hoist_at = None
+            w.filled |= w.filling
+            finish(accs)
+        parts = []
+        for r2, mean, n, m, q in (item for items in wf.values() for item in items):
+            mu, a, dl = w.as_float(w.value(mean, row)), w.fresh("acc"), w.fresh("wd")
+            w.line(f"const float {dl} = {m} - {mu};")
+            w.line(f"float {a} = fmaf({n} * {dl}, {dl}, {q});")
+            parts.append((r2, a))
+        if parts:
+            finish(parts)
         for n in _row_nodes_ready(info, d, emitted):
             w.value(n, row)
             emitted.add(id(n))
@@ -356,7 +398,7 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
     if full_outs:
         w.loop_no += 1
         w.hoist_at, w.hoist_depth = len(w.lines), w.depth
-        for lp in loops_of(info.phases):
+        for lp in loops_of(passes):
             w.cache_on = lp.cache_on
             if lp.store_open is not None:
                 lp.store_open(w, full_outs)
@@ -572,7 +614,8 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
                 w.line(f"{reg}* {cname} = {cname}_s + (threadIdx.x / {team}) * {K};")
                 w.cache_read[id(p.node)] = f"{cname}[c]"
                 w.cache_fill[id(p.node)] = cname + "[c] = {}"
-        loop = _simple_loop(f"for ({idx_t} c = lane; c < {K}; c += {team})", "#pragma unroll 4")
+        unroll = ROW_STREAM_UNROLL if cache == "none" else 4
+        loop = _simple_loop(f"for ({idx_t} c = lane; c < {K}; c += {team})", f"#pragma unroll {unroll}")
 
         def make_full() -> Index:
             return _full_index(w, info, "r", "c", str(K), str(info.rows))
@@ -590,7 +633,8 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
                 # each buffer is used once per block (one row per block): no trailing barrier
                 w.line(f"{a} = sl_block_allreduce{once}({a}, {_OPS[r.op]}(), {ident}, sred{k});")
 
-    _emit_phases(w, info, loop, combine)
+    # a row held on chip costs nothing to read again; a streamed one is read once per pass
+    _emit_phases(w, info, loop, combine, one_pass=cache == "none")
     _row_outputs(w, info, "lane == 0", "r")
     return w
 
@@ -707,7 +751,7 @@ def emit_column(info: GroupInfo, sched: Schedule) -> KernelSource:
             if not OPTIONS["single_sync"]:  # each buffer is used once: no barrier after the read
                 w.line("__syncthreads();")
 
-    _emit_phases(w, info, loops, combine)
+    _emit_phases(w, info, loops, combine, one_pass=True)
     _row_outputs(w, info, "valid && threadIdx.y == 0", "r")
     return _finish("column", info, sched, params, w.lines, 32 * ty)
 

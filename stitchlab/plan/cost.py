@@ -111,11 +111,18 @@ def _index_type(info: GroupInfo) -> str:
     return "long long" if biggest >= 2**31 - 1 else "int"
 
 
+def _passes(info: GroupInfo) -> int:
+    """Passes of a reduction kernel that re-reads its domain: one per phase (variances share the
+    mean's pass, :meth:`GroupInfo.one_pass_variances`), plus one storing full outputs."""
+    phases = info.phases - (1 if info.one_pass_variances() else 0)
+    return phases + (1 if any(lvl == FULL for _, lvl in info.outputs) else 0)
+
+
 def _reread_factor(info: GroupInfo, cached: bool) -> float:
-    if info.kind != "reduce" or info.phases <= 1 and not any(lvl == FULL for _, lvl in info.outputs):
+    if info.kind != "reduce":
         return 1.0
-    passes = info.phases + (1 if any(lvl == FULL for _, lvl in info.outputs) else 0)
-    return 1.0 if cached else float(passes)
+    passes = _passes(info)
+    return 1.0 if cached or passes <= 1 else float(passes)
 
 
 def delta_cost(info: GroupInfo, dev: DeviceProfile) -> float:
@@ -308,7 +315,7 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
 def _column(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list[Estimate]:
     R, K, scale = _outer(info, R_eval)
     index = _index_type(info)
-    passes = info.phases + (1 if any(lvl == FULL for _, lvl in info.outputs) else 0)
+    passes = _passes(info)
     full_leaves = _full_leaves(info)
     full_bytes = sum(nbytes(i) for i in full_leaves) * scale
     other = (sum(nbytes(i) for i in info.inputs if i not in full_leaves) + sum(nbytes(o) for o, _ in info.outputs)) * scale

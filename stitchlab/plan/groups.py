@@ -27,6 +27,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..ir.graph import Graph
 from ..ir.node import Node
 from ..ir.ops import ARG_REDUCTIONS, OPS, Kind
@@ -149,6 +151,37 @@ class GroupInfo:
     def phases(self) -> int:
         return max(self.depth.values(), default=0)
 
+    def one_pass_variances(self) -> dict[int, tuple[Node, Node]]:
+        """``id(r2)`` -> ``(r1, mean)`` for the second-phase reductions that a schedule whose
+        passes re-read memory (column groups, rows too long to stay on chip) computes in the
+        first pass, saving a pass over the domain; empty when that does not apply.
+
+        It applies when the group has two phases and every second-phase reduction is
+        ``sum((e - mean) * (e - mean))`` (or ``square``) with ``mean = r1 / count`` and ``r1 =
+        sum(e)`` a first-phase reduction of the same ``e``, in float32 or float16: the variance
+        pattern of ``var``/``std`` (any ddof; ``count`` does not matter). Each thread keeps
+        Welford's running count, mean and sum of squared deviations of its elements in the first
+        pass; the kernel turns them into the sum of squared deviations from ``mean`` once ``mean``
+        is known (:func:`stitchlab.codegen.schedules._emit_phases`).
+
+        Numerics: the float32 result differs from the two-pass sum by rounding only (the order
+        of a reduction differs anyway). In float16 it is the sum of float deviations and squares,
+        where NumPy rounds each ``e - mean`` and its square to float16 before summing in float:
+        the two differ by less than one float16 ulp of the result, and the results after the
+        final rounding agree except near a rounding boundary.
+        """
+        if self.kind != "reduce" or self.phases != 2:
+            return {}
+        out: dict[int, tuple[Node, Node]] = {}
+        for r2 in self.reductions:
+            if self.depth[id(r2)] != 2:
+                continue
+            found = _variance_of(r2, self)
+            if found is None:
+                return {}
+            out[id(r2)] = found
+        return out
+
     @property
     def rows(self) -> int:
         """Kept extent R (number of reduction results per reduction); the domain size for pointwise."""
@@ -172,6 +205,45 @@ class GroupInfo:
             if self.shape[i] != 1:
                 return i in self.red_axes
         return True
+
+
+def _through_maps(n: Node) -> Node:
+    while n.op in ("broadcast", "reshape"):
+        n = n.inputs[0]
+    return n
+
+
+def _widened(n: Node) -> Node:
+    """``n`` without casts that widen float16 to float32 (exact: the value is the same)."""
+    while n.op == "astype" and n.dtype == np.float32 and n.inputs[0].dtype == np.float16:
+        n = n.inputs[0]
+    return n
+
+
+def _variance_of(r2: Node, info: GroupInfo) -> tuple[Node, Node] | None:
+    """The first-phase ``sum(e)`` and the ``mean`` that ``r2`` sums the squared deviations of
+    ``e`` from, or None (the pattern of :meth:`GroupInfo.one_pass_variances`). Casts from float16
+    to float32 around the sums are looked through (NumPy's float16 means accumulate in float32);
+    ``mean`` is the value the deviations are taken from (after its rounding to float16)."""
+    if r2.op != "sum" or r2.dtype not in (np.float32, np.float16):
+        return None
+    sq = _widened(r2.inputs[0])
+    if sq.op == "multiply" and sq.inputs[0] is sq.inputs[1]:
+        dev = sq.inputs[0]
+    elif sq.op == "square":
+        dev = sq.inputs[0]
+    else:
+        return None
+    if dev.op != "subtract" or dev.dtype not in (np.float32, np.float16):
+        return None
+    e, mean = dev.inputs[0], _through_maps(dev.inputs[1])
+    div = _through_maps(mean.inputs[0]) if mean.op == "astype" else mean
+    if div.op != "divide" or div.dtype not in (np.float32, np.float16) or _through_maps(div.inputs[1]).op != "const":
+        return None
+    r1 = _through_maps(div.inputs[0])
+    if r1.op != "sum" or r1 not in info.reductions or info.depth[id(r1)] != 1 or _widened(r1.inputs[0]) is not _widened(e):
+        return None
+    return r1, mean
 
 
 def _group_io(view: GraphView, members: set[int], nodes: list[Node]) -> tuple[list[Node], list[Node]]:

@@ -92,3 +92,60 @@ def test_empty_reductions_plan() -> None:
     x = sl.asarray(np.ones((0, 9), dtype=np.int32))
     plan = sl.explain((x * x).sum(), x.sum(axis=1))
     assert all(k.error is None for k in plan.kernels)
+
+
+def _passes(body: str) -> int:
+    """Loops over the reduced elements in a column or streamed row kernel."""
+    return len(re.findall(r"for \(int (cc|c) = (threadIdx\.y|lane)", body))
+
+
+def _three_passes(k, monkeypatch) -> str:
+    monkeypatch.setitem(sched_mod.OPTIONS, "one_pass_variance", False)
+    return _body(sched_mod.emit(k.info, k.schedule).source)
+
+
+@pytest.mark.parametrize(("name", "family", "dtype"), [
+    ("column_norm", "column", "float32"), ("column_norm", "column", "float16"),
+    ("groupnorm", "row_block", "float32"), ("groupnorm", "row_block", "float16"),
+])
+def test_variance_shares_the_mean_pass(name: str, family: str, dtype: str, monkeypatch) -> None:
+    """colnorm's and groupnorm's variances (re-read kernels) keep Welford's running sums in the
+    mean's pass: two passes over the input instead of three, and the evaluator counts two."""
+    k = _kernel(name, dtype=dtype)
+    assert k.schedule.family == family and k.schedule.cache == "none"
+    assert len(k.info.one_pass_variances()) == 1
+    body = _body(k.source)
+    assert _passes(body) == 2 and "__fdividef(1.0f, wn" in body
+    three = _three_passes(k, monkeypatch)
+    assert _passes(three) == 3 and "wn" not in three
+
+
+def test_float64_variance_keeps_its_pass() -> None:
+    k = _kernel("column_norm", rows=2048, dtype="float64")
+    assert not k.info.one_pass_variances() and _passes(_body(k.source)) == 3
+
+
+@pytest.mark.parametrize("expr", [
+    lambda x: ((x - x.mean(0)) ** 3).sum(0),  # not squared deviations
+    lambda x: ((x - x.max(0)) ** 2).sum(0),  # deviations from something other than a mean
+    lambda x: (x * x).sum(0) - x.sum(0),  # one phase
+])
+def test_reductions_that_are_not_a_variance_keep_their_passes(expr) -> None:
+    x = sl.asarray(np.ones((8192, 4096), np.float32))
+    for k in sl.explain(expr(x)).kernels:
+        assert not (k.info is not None and k.info.one_pass_variances())
+
+
+def test_any_constant_divisor_is_a_mean() -> None:
+    # sum((x - s / c)**2) = q + n (m - s / c)**2 per thread for any row value: ddof and sums
+    # over a constant work the same way
+    x = sl.asarray(np.ones((8192, 4096), np.float32))
+    (k,) = sl.explain(((x - x.sum(0) / 7.0) ** 2).sum(0)).kernels
+    assert k.info.one_pass_variances() and _passes(_body(k.source)) == 1
+
+
+def test_rows_held_on_chip_keep_their_phases() -> None:
+    # a cached row costs nothing to read again: the extra arithmetic would be pure cost
+    k = _kernel("layernorm")
+    assert k.schedule.cache == "registers" and k.info.one_pass_variances()
+    assert "wn" not in _body(k.source)

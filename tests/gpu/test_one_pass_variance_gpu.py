@@ -1,0 +1,101 @@
+"""Variances computed in the mean's pass (Welford's running sums per thread, corrected to the
+group's mean before the team's sum: ``GroupInfo.one_pass_variances``) against float64 NumPy, on
+data where a sum-of-squares formula would fail: a mean far larger than the spread, and an outlier
+in the first row (the first element each thread of column 0 sees).
+
+Run on the GPU machine: ``PYTHONPATH=. python3 -m pytest -m gpu tests/gpu -q``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import stitchlab as sl
+
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cupy_backend")]
+
+
+def _data(shape: tuple[int, int], offset: float, dtype: str, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape) * 0.5 + offset
+    if shape[0]:
+        x[0] += 40.0
+    return x.astype(dtype)
+
+
+def _one_pass(*arrays) -> bool:
+    plan = sl.explain(*arrays)
+    return any(k.info is not None and k.info.one_pass_variances() and "wn" in (k.source or "") for k in plan.kernels)
+
+
+@pytest.mark.parametrize("shape", [(8192, 256), (3000, 300), (33, 7), (1, 5), (4099, 24)])
+@pytest.mark.parametrize("offset", [0.0, 1e4])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_column_var_and_std_match_float64_numpy(shape: tuple[int, int], offset: float, dtype: str) -> None:
+    import cupy as cp
+
+    x = _data(shape, offset, dtype, seed=shape[0] + shape[1])
+    a = sl.asarray(cp.asarray(x))
+    if shape[0] >= 1024:  # a column kernel (float64 keeps its pass: the reciprocal is float32)
+        assert _one_pass(a.var(0)) == (dtype == "float32")
+    x64 = x.astype(np.float64)
+    with np.errstate(all="ignore"):
+        for ddof in (0, 1):
+            got_var = a.var(0, ddof=ddof).get()
+            got_norm = ((a - a.mean(0)) / a.std(0, ddof=ddof)).get()
+            want_var = x64.var(0, ddof=ddof)
+            want_norm = (x64 - x64.mean(0)) / x64.std(0, ddof=ddof)
+            # relative to the variance itself: the mean (1e4) is far larger than the spread (0.5)
+            tol = 2e-5 if dtype == "float32" else 1e-11
+            if shape[0] - ddof > 0:
+                np.testing.assert_allclose(got_var, want_var, rtol=tol * 10, atol=0)
+                ok = np.isfinite(want_norm)
+                np.testing.assert_allclose(got_norm[ok], want_norm[ok], rtol=tol * 50, atol=tol * 50)
+            else:
+                assert np.all(~np.isfinite(got_var)) or np.all(got_var == want_var)
+
+
+@pytest.mark.parametrize("cols", [300_000, 524_288 + 3])
+@pytest.mark.parametrize("offset", [0.0, 1e3])
+def test_streamed_row_variance_matches_float64_numpy(cols: int, offset: float) -> None:
+    """Rows too long to stay on chip (row_block, no cache) take the variance in the mean's pass."""
+    import cupy as cp
+
+    x = _data((6, cols), offset, "float32", seed=cols)
+    x[:, 0] += 40.0  # the first element of lane 0 of every row
+    a = sl.asarray(cp.asarray(x))
+    assert _one_pass(a.var(1))
+    x64 = x.astype(np.float64)
+    np.testing.assert_allclose(a.var(1).get(), x64.var(1), rtol=2e-4, atol=0)
+    got = ((a - a.mean(1, keepdims=True)) / a.std(1, keepdims=True)).get()
+    want = (x64 - x64.mean(1, keepdims=True)) / x64.std(1, keepdims=True)
+    np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-3)
+
+
+@pytest.mark.parametrize("workload", ["column_norm", "groupnorm"])
+def test_float16_norms_match_numpy(workload: str) -> None:
+    """float16 statistics from float sums: as close to float64 as NumPy's own float16 result, and
+    within float16 rounding of it."""
+    import cupy as cp
+
+    from tests.compiler.workloads import WORKLOADS, make_args
+
+    build, _, kinds = WORKLOADS[workload]
+    args = make_args(kinds, 4096, 1024, np.float16, seed=3)
+    args[0] = (args[0].astype(np.float32) + 100.0).astype(np.float16)  # mean 100, spread 2
+    dev = [sl.asarray(cp.asarray(v)) for v in args]
+    assert _one_pass(*build(*dev))
+    got = build(*dev)[0].get().astype(np.float64)
+    sl.set_backend("numpy")
+    try:
+        numpy16 = build(*args)[0].get().astype(np.float64)
+        want = build(*[v.astype(np.float64) for v in args])[0].get()
+    finally:
+        sl.set_backend("cupy")
+    err = np.linalg.norm(got - want) / np.linalg.norm(want)
+    err16 = np.linalg.norm(numpy16 - want) / np.linalg.norm(want)
+    assert err < max(2 * err16, 1e-3), (err, err16)
+    # within four float16 steps at the largest magnitude (one rounding of the statistics,
+    # carried through the affine ops)
+    assert np.max(np.abs(got - numpy16)) <= 2.0**-8 * max(4.0, float(np.max(np.abs(numpy16)))), (err, err16)
