@@ -56,21 +56,23 @@ def test_column_var_and_std_match_float64_numpy(shape: tuple[int, int], offset: 
                 assert np.all(~np.isfinite(got_var)) or np.all(got_var == want_var)
 
 
-@pytest.mark.parametrize("cols", [300_000, 524_288 + 3])
+@pytest.mark.parametrize("shape", [(64, 300_000), (65, 131_075), (6, 524_291)])
 @pytest.mark.parametrize("offset", [0.0, 1e3])
-def test_streamed_row_variance_matches_float64_numpy(cols: int, offset: float) -> None:
-    """Rows too long to stay on chip (row_block, no cache) take the variance in the mean's pass."""
+def test_streamed_row_variance_matches_float64_numpy(shape: tuple[int, int], offset: float) -> None:
+    """Rows too long to stay on chip (row_block, no cache) take the variance in the mean's pass;
+    few rows (6) are split over blocks instead, a kernel per phase."""
     import cupy as cp
 
-    x = _data((6, cols), offset, "float32", seed=cols)
+    x = _data(shape, offset, "float32", seed=shape[1])
     x[:, 0] += 40.0  # the first element of lane 0 of every row
     a = sl.asarray(cp.asarray(x))
-    assert _one_pass(a.var(1))
+    y = (a - a.mean(1, keepdims=True)) / a.std(1, keepdims=True)
+    if shape[0] > 8:
+        assert _one_pass(y)
     x64 = x.astype(np.float64)
     np.testing.assert_allclose(a.var(1).get(), x64.var(1), rtol=2e-4, atol=0)
-    got = ((a - a.mean(1, keepdims=True)) / a.std(1, keepdims=True)).get()
     want = (x64 - x64.mean(1, keepdims=True)) / x64.std(1, keepdims=True)
-    np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-3)
+    np.testing.assert_allclose(y.get(), want, rtol=2e-3, atol=2e-3)
 
 
 @pytest.mark.parametrize("workload", ["column_norm", "groupnorm"])
