@@ -700,8 +700,7 @@ def emit_row_split(info: GroupInfo, sched: Schedule) -> KernelSource:
 
 
 def emit_column(info: GroupInfo, sched: Schedule) -> KernelSource:
-    """``column``: reductions over outer axes; ``sched.block`` (32 or 16) kept indices per block,
-    ``ty`` threads per column.
+    """``column``: reductions over outer axes; 32 kept indices per block, ``ty`` threads per column.
 
     Each pass is unrolled so that several rows' loads are in flight per thread, and passes
     alternate direction (down, up, down…): the rows a block read last are still in L2 when the
@@ -712,13 +711,11 @@ def emit_column(info: GroupInfo, sched: Schedule) -> KernelSource:
     idx_t = sched.index
     params, names = _buffer_params(info)
     params += [Param("R", f"const {idx_t}", "R"), Param("K", f"const {idx_t}", "K")]
-    ty, width = sched.ty, sched.block
-    if width not in (16, 32):
-        raise CodegenError(f"column blocks are 16 or 32 kept indices wide, not {width}")
+    ty = sched.ty
     w = _reduction_writer(info, idx_t, names, "K")
     for k, r in enumerate(info.reductions):
-        w.line(f"__shared__ {_acc_type(r)} scol{k}[{ty}][{width + 1}];")
-    w.line(f"const {idx_t} r0 = ({idx_t})blockIdx.x * {width} + threadIdx.x;")
+        w.line(f"__shared__ {_acc_type(r)} scol{k}[{ty}][33];")
+    w.line(f"const {idx_t} r0 = ({idx_t})blockIdx.x * 32 + threadIdx.x;")
     w.line("const bool valid = r0 < R;")
     w.line(f"const {idx_t} r = valid ? r0 : 0;")
     w.row_index = Index(info.keep_shape, lin="r", tag="row")
@@ -758,7 +755,7 @@ def emit_column(info: GroupInfo, sched: Schedule) -> KernelSource:
 
     _emit_phases(w, info, loops, combine, one_pass=True)
     _row_outputs(w, info, "valid && threadIdx.y == 0", "r")
-    return _finish("column", info, sched, params, w.lines, width * ty)
+    return _finish("column", info, sched, params, w.lines, 32 * ty)
 
 
 def emit(info: GroupInfo, sched: Schedule) -> KernelSource:

@@ -324,16 +324,15 @@ def _column(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> l
     l2_share = min(1.0, 0.5 * dev.l2_bytes / max(full_bytes, 1.0))
     words = sum(_reg_words(i) for i in full_leaves)
     out = []
-    # (kept indices per block, threads per column); 16 x 64 doubles the blocks of 32 x 32
-    for width, ty in ((32, 4), (32, 8), (32, 16), (32, 32), (16, 64)):
-        for cache in ("none", "registers") if passes > 1 and full_leaves and width == 32 else ("none",):
+    for ty in (4, 8, 16, 32):
+        for cache in ("none", "registers") if passes > 1 and full_leaves else ("none",):
             cached = min(1.0, COLUMN_CACHE * ty / max(K, 1)) if cache == "registers" else 0.0
             reread = max(0.0, 1.0 - cached - l2_share)
             moved = full_bytes * (1 + (passes - 1) * reread) + other
             regs = BASE_REGS + (COLUMN_CACHE * words if cache == "registers" else 0)
-            blocks = math.ceil(R / width)
-            threads = width * ty
-            smem = threads * 8 * max(1, len(info.reductions))
+            blocks = math.ceil(R / 32)
+            threads = 32 * ty
+            smem = 32 * ty * 8 * max(1, len(info.reductions))
             secs, detail = _timed(dev, blocks, threads, regs, smem, moved / max(blocks, 1), work / max(blocks, 1))
             if cache == "registers" and cached < 1.0:
                 # a cache that holds part of the column costs registers (resident blocks, loads in
@@ -341,8 +340,8 @@ def _column(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> l
                 # an eighth): 136 us cached against 127-131 streamed in float32, 93 against 74 in
                 # float16; with 32x16 threads 181 against 136 and 147 against 89
                 secs *= 1.0 + COLUMN_PARTIAL_CACHE_PENALTY * passes
-            sched = Schedule("column", block=width, ty=ty, cache=cache, index=index)
-            out.append(Estimate(sched, Launch((blocks if R else 0, 1, 1), (width, ty, 1), 0), secs, detail))
+            sched = Schedule("column", block=32, ty=ty, cache=cache, index=index)
+            out.append(Estimate(sched, Launch((blocks if R else 0, 1, 1), (32, ty, 1), 0), secs, detail))
     return out
 
 
