@@ -29,7 +29,8 @@ PACK_BLOCK = 256
 
 
 def _team_scheme(sched: Schedule) -> str:
-    return {"row_warp": "warp", "row_block": "shared", "column": "shared", "row_split": "global"}.get(sched.family, "register")
+    return {"row_warp": "warp", "row_block": "shared", "column": "shared", "row_split": "global",
+            "column_split": "global"}.get(sched.family, "register")
 
 
 def _kernel(view: GraphView, info: GroupInfo, dev: DeviceProfile) -> KernelPlan:

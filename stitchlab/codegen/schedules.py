@@ -14,6 +14,9 @@
 * ``column``: reductions over outer axes (the kept axis is the contiguous one): 32 consecutive
   kept indices per block row give coalesced loads; ``ty`` threads split the reduced axis and
   combine through shared memory.
+* ``column_split``: one-phase column reductions of few columns (tall, narrow inputs): each tile
+  of 32 columns is split over several blocks along the reduced axis; the last block of a tile
+  combines their partial results, as ``row_split`` does for rows.
 
 Outer extents are kernel arguments (``n``; ``R``; ``R`` and ``K`` for columns and split rows), so
 a new batch size compiles nothing new.
@@ -742,20 +745,82 @@ def emit_column(info: GroupInfo, sched: Schedule) -> KernelSource:
         return [head, forward] if head else [forward]
 
     def combine(w: Writer, accs: list[tuple[Node, str]]) -> None:
-        for r, a in accs:
-            k = info.reductions.index(r)
-            op = _OPS[r.op]
-            w.line(f"scol{k}[threadIdx.y][threadIdx.x] = {a};")
-            w.line("__syncthreads();")
-            w.line(f"if (threadIdx.y == 0) {{ for (int j = 1; j < {ty}; ++j) {a} = {op}()({a}, scol{k}[j][threadIdx.x]); scol{k}[0][threadIdx.x] = {a}; }}")
-            w.line("__syncthreads();")
-            w.line(f"{a} = scol{k}[0][threadIdx.x];")
-            if not OPTIONS["single_sync"]:  # each buffer is used once: no barrier after the read
-                w.line("__syncthreads();")
+        _column_team_combine(w, info, accs, ty)
 
     _emit_phases(w, info, loops, combine, one_pass=True)
     _row_outputs(w, info, "valid && threadIdx.y == 0", "r")
     return _finish("column", info, sched, params, w.lines, 32 * ty)
+
+
+def _column_team_combine(w: Writer, info: GroupInfo, accs: list[tuple[Node, str]], ty: int) -> None:
+    """Combine each accumulator over the ``ty`` threads of its column (in ``threadIdx.y`` order,
+    through shared memory ``scol``); every thread of the column ends with the result."""
+    for r, a in accs:
+        k = info.reductions.index(r)
+        op = _OPS[r.op]
+        w.line(f"scol{k}[threadIdx.y][threadIdx.x] = {a};")
+        w.line("__syncthreads();")
+        w.line(f"if (threadIdx.y == 0) {{ for (int j = 1; j < {ty}; ++j) {a} = {op}()({a}, scol{k}[j][threadIdx.x]); scol{k}[0][threadIdx.x] = {a}; }}")
+        w.line("__syncthreads();")
+        w.line(f"{a} = scol{k}[0][threadIdx.x];")
+        if not OPTIONS["single_sync"]:  # each buffer is used once: no barrier after the read
+            w.line("__syncthreads();")
+
+
+def emit_column_split(info: GroupInfo, sched: Schedule) -> KernelSource:
+    """``column_split``: one-phase column reductions with few column tiles (a tall, narrow input:
+    ``x.sum(0)`` of 1M x 64), each tile of 32 kept indices over ``G`` blocks that split the
+    reduced axis. Each block combines its chunk over its ``ty`` threads per column and writes a
+    partial result per column; the last block of a tile (an atomic counter, as ``row_split``)
+    combines the ``G`` partials in order and finishes the epilogue."""
+    if info.phases != 1 or any(lvl == FULL for _, lvl in info.outputs):
+        raise CodegenError("column_split needs one phase and no per-element outputs")
+    idx_t = sched.index
+    params, names = _buffer_params(info)
+    params += [Param("R", f"const {idx_t}", "R"), Param("K", f"const {idx_t}", "K"), Param("G", "const int", "G")]
+    for k, r in enumerate(info.reductions):
+        params.append(Param("ws", f"{_acc_type(r)}* __restrict__", f"ws{k}", r))
+    params.append(Param("counter", "unsigned int* __restrict__", "counters"))
+    ty = sched.ty
+    w = _reduction_writer(info, idx_t, names, "K")
+    for k, r in enumerate(info.reductions):
+        w.line(f"__shared__ {_acc_type(r)} scol{k}[{ty}][33];")
+    w.line("__shared__ bool s_last;")
+    w.line(f"const {idx_t} tile = blockIdx.x / G;")
+    w.line("const int g = blockIdx.x % G;")
+    w.line(f"const {idx_t} r0 = tile * 32 + threadIdx.x;")
+    w.line("const bool valid = r0 < R;")
+    w.line(f"const {idx_t} r = valid ? r0 : 0;")
+    w.line(f"const {idx_t} chunk = ((K + G - 1) / G + {ty - 1}) / {ty} * {ty};")
+    w.line(f"const {idx_t} c0 = g * chunk;")
+    w.line(f"const {idx_t} c1 = c0 + chunk < K ? c0 + chunk : K;")
+    w.row_index = Index(info.keep_shape, lin="r", tag="row")
+    w.make_full = lambda: _full_index(w, info, "r", "c", "K", str(info.rows))
+    loop = _simple_loop(f"for ({idx_t} c = c0 + threadIdx.y; c < c1; c += {ty})", f"#pragma unroll {COLUMN_UNROLL}", "if (valid)")
+
+    def combine(w: Writer, accs: list[tuple[Node, str]]) -> None:
+        _column_team_combine(w, info, accs, ty)
+        for r, a in accs:
+            k = info.reductions.index(r)
+            w.line(f"if (valid && threadIdx.y == 0) ws{k}[r * G + g] = {a};")
+        # the last block of the tile to finish combines every block's partial results
+        w.line("__threadfence();")
+        w.line("__syncthreads();")
+        w.line("if (threadIdx.x == 0 && threadIdx.y == 0) s_last = atomicAdd(counters + tile, 1u) == (unsigned int)(G - 1);")
+        w.line("__syncthreads();")
+        w.line("if (!s_last) return;")
+        w.line("__threadfence();")
+        for r, a in accs:
+            k = info.reductions.index(r)
+            acc = _acc_type(r)
+            w.line(f"{a} = ({acc}){ct.identity_literal(r.op, r.dtype)};")
+            w.line(f"if (valid) for (int j = threadIdx.y; j < G; j += {ty}) {a} = {_OPS[r.op]}()({a}, *(volatile {acc}*)(ws{k} + r * G + j));")
+        _column_team_combine(w, info, accs, ty)
+        w.line("if (threadIdx.x == 0 && threadIdx.y == 0) counters[tile] = 0u;")
+
+    _emit_phases(w, info, loop, combine)
+    _row_outputs(w, info, "valid && threadIdx.y == 0", "r")
+    return _finish("column_split", info, sched, params, w.lines, 32 * ty)
 
 
 def emit(info: GroupInfo, sched: Schedule) -> KernelSource:
@@ -768,4 +833,6 @@ def emit(info: GroupInfo, sched: Schedule) -> KernelSource:
         return emit_row_split(info, sched)
     if sched.family == "column":
         return emit_column(info, sched)
+    if sched.family == "column_split":
+        return emit_column_split(info, sched)
     raise CodegenError(f"no emitter for schedule family {sched.family!r}")

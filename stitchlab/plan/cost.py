@@ -44,11 +44,12 @@ class Schedule:
     """How a kernel maps its domain onto threads.
 
     Attributes:
-        family: "pointwise", "row_warp", "row_block", "row_split", "column" or "interpreted".
-        block: threads per block (x); for "column" the block is (32, ty).
+        family: "pointwise", "row_warp", "row_block", "row_split", "column", "column_split" or
+            "interpreted".
+        block: threads per block (x); for "column" and "column_split" the block is (32, ty).
         vec: elements per thread per step in "pointwise" (16-byte accesses where aligned).
         cache: where a row's inputs stay between phases: "registers", "shared" or "none".
-        ty: threads along the reduced axis per column ("column" only).
+        ty: threads along the reduced axis per column ("column", "column_split").
         index: C type of index arithmetic, "int" or "long long".
     """
 
@@ -71,7 +72,8 @@ class Schedule:
 @dataclass(frozen=True)
 class Launch:
     """Launch dimensions: ``grid`` and ``block`` as 3-tuples, dynamic ``shared_mem`` bytes, and
-    ``split``: blocks per row of a "row_split" schedule (0 otherwise)."""
+    ``split``: blocks per row of a "row_split" schedule, per tile of 32 columns of a
+    "column_split" one (0 otherwise)."""
 
     grid: tuple[int, int, int]
     block: tuple[int, int, int]
@@ -125,6 +127,13 @@ def _reread_factor(info: GroupInfo, cached: bool) -> float:
     return 1.0 if cached or passes <= 1 else float(passes)
 
 
+def _column_splits(R: int, K: int, dev: DeviceProfile) -> bool:
+    """Whether a one-phase column group of ``R`` kept and ``K`` reduced indices may be split
+    over blocks along the reduced axis ("column_split"): fewer tiles of 32 columns than SMs,
+    and a reduced axis long enough to share."""
+    return 0 < R and math.ceil(R / 32) < dev.sms and K >= 1024
+
+
 def delta_cost(info: GroupInfo, dev: DeviceProfile) -> float:
     """Estimated seconds of one group for the plan search (the delta evaluator)."""
     if info.kind == "interpreted":
@@ -143,9 +152,14 @@ def delta_cost(info: GroupInfo, dev: DeviceProfile) -> float:
         factor = _reread_factor(info, cached)
         if not cached and info.inner_reduced and factor > 1:
             factor = 1.0 + 0.35 * (factor - 1.0)  # re-reads of a row mostly hit L2
-        threads = rows * min(cols, 1024) if (info.phases > 1 or any(lvl == FULL for _, lvl in info.outputs)) else size
+        multi = info.phases > 1 or any(lvl == FULL for _, lvl in info.outputs)
+        threads = rows * min(cols, 1024) if multi else size
         if not info.inner_reduced:
             threads = rows * min(cols, 32)
+            if not multi and _column_splits(rows, cols, dev) and threads < dev.sms * 512:
+                # too few columns to fill the GPU at 32 threads each (the SMs half empty):
+                # "column_split" spreads the reduced axis, 16 or more rows per thread
+                threads = max(threads, size // 16)
     else:
         factor = 1.0
         threads = size
@@ -342,6 +356,22 @@ def _column(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> l
                 secs *= 1.0 + COLUMN_PARTIAL_CACHE_PENALTY * passes
             sched = Schedule("column", block=32, ty=ty, cache=cache, index=index)
             out.append(Estimate(sched, Launch((blocks if R else 0, 1, 1), (32, ty, 1), 0), secs, detail))
+    tiles = math.ceil(R / 32)
+    if info.phases <= 1 and not any(lvl == FULL for _, lvl in info.outputs) and _column_splits(R, K, dev):
+        # few column tiles over a long reduced axis (x.sum(0) of 1M x 64 has 2): split each tile
+        # over blocks along the reduced axis, a chunk of at least 16 rows per thread; the last
+        # block of a tile combines the partial results
+        total = full_bytes + other
+        for ty in (8, 16, 32):
+            threads = 32 * ty
+            smem = threads * 8 * max(1, len(info.reductions))
+            occ = max(1, _occupancy(dev, threads, BASE_REGS, smem))
+            split = max(1, min(math.ceil(K / (ty * 16)), (dev.sms * occ) // tiles))
+            blocks = tiles * split
+            secs, detail = _timed(dev, blocks, threads, BASE_REGS, smem, total / blocks, work / blocks)
+            secs += dev.launch_overhead * 0.2  # the finishing pass
+            sched = Schedule("column_split", block=32, ty=ty, index=index)
+            out.append(Estimate(sched, Launch((blocks, 1, 1), (32, ty, 1), 0, split), secs, detail))
     return out
 
 
@@ -379,7 +409,8 @@ def choose_schedule(info: GroupInfo, dev: DeviceProfile) -> Estimate:
     if info.kind == "interpreted":
         return own[0]
     size = math.prod(info.shape) // 1024 if info.kind == "pointwise" else info.rows
-    if size < MANY_PER_SM * dev.sms:
+    # a column split's kernel is generic in R, K and its split (all arguments): nothing to share
+    if size < MANY_PER_SM * dev.sms or own[0].schedule.family == "column_split":
         return own[0]
     outer = MANY * 1024 if info.kind == "pointwise" else MANY
     best = schedules(info, dev, outer)[0].schedule

@@ -74,6 +74,24 @@ def test_full_reduction_is_one_kernel_split_over_blocks() -> None:
     assert k.launch.split > 1
 
 
+@pytest.mark.parametrize("shape", [(1 << 20, 64), (100_003, 7), (262_144, 256)])
+def test_tall_column_reductions_split_over_blocks(shape: tuple[int, int]) -> None:
+    """x.sum(0) of a tall, narrow array has 1-8 tiles of 32 columns: one block per tile would
+    leave the GPU idle, so each tile is split along the reduced axis over many blocks."""
+    x = sl.asarray(np.broadcast_to(np.float32(1.5), shape))
+    (k,) = sl.explain(x.sum(0)).kernels
+    assert k.schedule.family == "column_split" and k.launch.split > 1
+    assert k.launch.grid[0] == -(-shape[1] // 32) * k.launch.split >= 132
+    # batch-norm statistics: the variance is a second split kernel reading the mean
+    plan = sl.explain(x.mean(0), x.var(0))
+    assert [k.schedule.family for k in plan.kernels] == ["column_split", "column_split"]
+
+
+def test_wide_column_reductions_are_not_split() -> None:
+    x = sl.asarray(np.broadcast_to(np.float32(1.5), (8192, 8192)))  # 256 tiles: every SM busy
+    assert [k.schedule.family for k in sl.explain(x.sum(0)).kernels] == ["column"]
+
+
 def test_reduction_broadcast_back_over_whole_array_is_split_in_two() -> None:
     x = sl.asarray(np.ones((4096, 1024), np.float32))
     plan = sl.explain(x / x.sum())

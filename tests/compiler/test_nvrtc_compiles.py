@@ -94,6 +94,18 @@ def test_split_row_reduction_compiles(dtype: str) -> None:
         _compile(ks.source, ks.name)
 
 
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint32", "int64", "float16", "float32", "float64"])
+def test_split_column_reduction_compiles(dtype: str) -> None:
+    x, _, _ = _arrays(dtype)
+    outs = [x.any(axis=0)] if dtype == "bool" else [x.sum(axis=0), x.max(axis=0) * 2]
+    plan = sl.explain(*outs)
+    (k,) = plan.kernels
+    for index in ("int", "long long"):
+        for ty in (8, 32):
+            ks = emit(k.info, Schedule("column_split", block=32, ty=ty, index=index))
+            _compile(ks.source, ks.name)
+
+
 @pytest.mark.parametrize("dtype", ["int32", "float16", "float32", "float64"])
 def test_column_stitched_normalization_compiles(dtype: str) -> None:
     x, _, _ = _arrays(dtype, rows=50, cols=9)

@@ -83,3 +83,21 @@ def test_empty_domain_launches_nothing(recorder: _Recorder) -> None:
     x = sl.asarray(np.zeros((0, 16), np.float32))
     plan, res = _run([sl.exp(x) + 1])
     assert recorder.calls == [] and res[0].shape == (0, 16)
+
+
+def test_split_column_kernel_gets_a_workspace_per_partial_and_zeroed_counters(recorder: _Recorder) -> None:
+    x = sl.asarray(np.random.rand(50_000, 40).astype(np.float32))
+    plan, res = _run([x.sum(0), x.max(0)])
+    (k,) = plan.kernels
+    assert k.schedule.family == "column_split" and k.launch.split > 1
+    ((_, grid, block, args),) = recorder.calls
+    G = k.launch.split
+    by_role: dict[str, list[Any]] = {}
+    for p, a in zip(k.params, args, strict=True):
+        by_role.setdefault(p.role, []).append(a)
+    assert [int(v) for v in by_role["G"]] == [G] and grid == (2 * G, 1, 1) and block[0] == 32
+    assert [int(v) for v in by_role["R"] + by_role["K"]] == [40, 50_000]
+    assert [w.size for w in by_role["ws"]] == [40 * G, 40 * G]
+    ((counters,),) = [by_role["counter"]]
+    assert counters.dtype == np.uint32 and counters.size >= 2 and not counters.any()
+    assert [r.shape for r in res] == [(40,), (40,)]
