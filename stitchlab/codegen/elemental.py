@@ -330,7 +330,10 @@ class Writer:
         """A mean's or variance's ``reduction / (count - ddof)`` (a count constant, see
         ``stitchlab.frontend.build.count``) where the schedule's reduced extent is the runtime
         argument ``reduced_count``: divide by that argument, so one kernel serves every extent.
-        Only when the numerator is a reduction of this group over all of its reduced elements."""
+        Only when the numerator is a reduction over as many elements as this group reduces: one
+        of this group's, or a sum that an earlier kernel computed (the mean a split column
+        kernel recomputes from the sum a first kernel stored); the plan is made per shape, so the
+        extents agree wherever the kernel runs."""
         if self.reduced_count is None:
             return None
         a, d = node.inputs
@@ -342,7 +345,7 @@ class Writer:
         r = a
         while r.op in ("broadcast", "reshape"):
             r = r.inputs[0]
-        if r not in self.info.reductions:
+        if r not in self.info.reductions and not (r.op == "sum" and id(r) in self.params):
             return None
         reduced = math.prod(r.inputs[0].shape) // max(1, math.prod(r.shape))
         if reduced != self.info.cols or float(d.attr("value")) != float(max(reduced - ddof, 0)):

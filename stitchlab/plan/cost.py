@@ -362,7 +362,9 @@ def _column(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> l
         # over blocks along the reduced axis, a chunk of at least 16 rows per thread; the last
         # block of a tile combines the partial results
         total = full_bytes + other
-        for ty in (8, 16, 32):
+        # one shape of block only: the split and the grid follow the reduced extent, the kernel
+        # does not, so a new batch size compiles nothing
+        for ty in (8,):
             threads = 32 * ty
             smem = threads * 8 * max(1, len(info.reductions))
             occ = max(1, _occupancy(dev, threads, BASE_REGS, smem))

@@ -121,8 +121,16 @@ def _options(view: GraphView, ev: _Evaluator, groups: Partition, node_id: int) -
         if merge and not sole and not _acyclic(view, new):
             continue
         out.append((sum(ev.cost(m) for m in new), new))
-    out.sort(key=lambda t: (t[0], len(t[1])))
+    out.sort(key=_rank)
     return out
+
+
+def _rank(t: tuple[float, Partition]) -> tuple[float, int]:
+    """Order of partial plans: estimate, then fewer groups. Estimates equal to the picosecond are
+    ties, kept in the order the options were made (the same for every extent): otherwise the
+    last bits of two equal sums, which move with the extents, would pick between equal plans, and
+    a new batch size could get a new kernel for nothing."""
+    return round(t[0], 12), len(t[1])
 
 
 def _run(view: GraphView, ev: _Evaluator, beam: int, top_k: int) -> list[tuple[float, Partition]]:
@@ -136,7 +144,7 @@ def _run(view: GraphView, ev: _Evaluator, beam: int, top_k: int) -> list[tuple[f
                     pool[key] = (cost, new)
         if not pool:  # cannot happen: a group of one node is always legal
             raise RuntimeError(f"no legal group for node {node!r}")
-        states = sorted(pool.values(), key=lambda t: (t[0], len(t[1])))[:beam]
+        states = sorted(pool.values(), key=_rank)[:beam]
     return states
 
 
@@ -180,11 +188,11 @@ def search(view: GraphView, dev: DeviceProfile, beam: int = 4, top_k: int = 3) -
     greedy = Candidate(ggroups, gcost, "greedy")
     cands = [greedy]
     finished = [_merge_siblings(view, ev, groups) for _, groups in _run(view, ev, beam, top_k)]
-    for i, (cost, groups) in enumerate(sorted(finished, key=lambda t: (t[0], len(t[1])))):
+    for i, (cost, groups) in enumerate(sorted(finished, key=_rank)):
         if frozenset(groups) != frozenset(ggroups):
             cands.append(Candidate(groups, cost, f"beam #{i}"))
     ok = [c for c in cands if c.kernels <= greedy.kernels and c.cost <= greedy.cost * (1 + 1e-12)]
-    best = min(ok, key=lambda c: (c.cost, c.kernels))
+    best = min(ok, key=lambda c: (round(c.cost, 12), c.kernels))
     return best, cands
 
 

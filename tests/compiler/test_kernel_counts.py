@@ -87,6 +87,17 @@ def test_tall_column_reductions_split_over_blocks(shape: tuple[int, int]) -> Non
     assert [k.schedule.family for k in plan.kernels] == ["column_split", "column_split"]
 
 
+def test_tall_column_statistics_at_a_new_batch_size_reuse_their_kernels() -> None:
+    """The split and the grid follow the batch, the kernels do not: the same block shape, the
+    same partition (equal estimates are ties, not decided by rounding), and the mean that the
+    second kernel recomputes from the first one's sum divides by the runtime extent."""
+    names = set()
+    for rows in (1 << 18, 3 * (1 << 17) + 5, 1 << 20, 5000):
+        x = sl.asarray(np.broadcast_to(np.float32(1.5), (rows, 64)))
+        names.add(tuple(k.name for k in sl.explain(x.mean(0), x.var(0)).kernels))
+    assert len(names) == 1, names
+
+
 def test_wide_column_reductions_are_not_split() -> None:
     x = sl.asarray(np.broadcast_to(np.float32(1.5), (8192, 8192)))  # 256 tiles: every SM busy
     assert [k.schedule.family for k in sl.explain(x.sum(0)).kernels] == ["column"]

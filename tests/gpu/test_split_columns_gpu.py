@@ -45,7 +45,9 @@ def test_split_column_reductions_match_numpy(shape: tuple[int, int], dtype: str)
             # accumulation error (float32 for float16) over the column's absolute sum, plus the
             # rounding of the result to its dtype
             acc_eps = {"float16": 2.0**-24, "float32": 2.0**-24, "float64": 2.0**-53}[dtype]
-            bound = 64 * acc_eps * np.abs(x64).sum(0) + np.spacing(np.abs(x.sum(0)).astype(dtype)).astype(np.float64)
+            # (recursive summation: at most (n - 1) eps of the absolute sum for a chain of n; a
+            # thread's chain here is a few hundred elements)
+            bound = 512 * acc_eps * np.abs(x64).sum(0) + np.spacing(np.abs(x.sum(0)).astype(dtype)).astype(np.float64)
             assert np.all(np.abs(got[0].astype(np.float64) - x64.sum(0)) <= bound)
         np.testing.assert_allclose(got[3].astype(np.float64), x64.mean(0), rtol=2e-3 if dtype == "float16" else 1e-5,
                                    atol=1e-3 if dtype == "float16" else 1e-6)
