@@ -6,16 +6,17 @@ the GNN's training set) it measures, all on the same simulator:
 * plain data parallel (all devices, even shares, ring all-reduce, no groups, under Horovod's
   own loop: 1 ms cycle, 128 MiB fusion, ``HOROVOD_DEFAULTS``) — the reference of every speed-up;
 * the planner (:func:`stitchlab.topology.planner.plan`: MCTS with the GNN prior, SFB integer
-  program, pruning);
-* with the same budget of simulator calls: MCTS without the prior (uniform), random search,
-  greedy coordinate descent;
+  program, and the polish: coordinate descent from the tree's best, within the same budget);
+* with the same budget of simulator calls: the planner's search (tree + polish,
+  ``mcts(..., polish_share=POLISH_SHARE)``) with the GNN prior and without it (uniform), random
+  search, greedy coordinate descent;
 * exhaustive search over the decision space, and on the small cases also over every subset of the
   SFB candidate layers (a superset of what the planner can express);
-* simulator calls until a plan within ``--quality`` of the exhaustive optimum is found, MCTS with
-  and without the GNN prior, over several seeds;
+* simulator calls until a plan within ``--quality`` of the exhaustive optimum is found, the
+  planner's search with and without the GNN prior, over several seeds;
 * wall time of planning the 64-device cases.
 
-Run (about two minutes on 2 cores)::
+Run (about a quarter of an hour on 2 cores)::
 
     .venv/bin/python -m benchmarks.planner_eval --out benchmarks/results/planner_eval.json
 """
@@ -36,6 +37,7 @@ from typing import Any
 
 from stitchlab.topology.planner import SearchSpace, exhaustive, greedy, mcts, plan, random_search
 from stitchlab.topology.planner.cases import Case, eval_cases
+from stitchlab.topology.planner.search import POLISH_SHARE
 
 
 def _geomean(xs: list[float]) -> float:
@@ -86,6 +88,8 @@ def evaluate(budget: int, seeds: int, quality: float, quality_budget: int) -> di
             "space_size": ex_space.size(), "distinct_strategies": ex.sims,
             "baseline_ms": base * 1e3, "plan_ms": p.step_time * 1e3, "plan_speedup": p.speedup,
             "plan_seconds": round(plan_seconds, 3), "plan_sims": p.search["simulator_calls"],
+            "plan_polish_sims": p.search["polish_calls"],
+            "plan_explain_sims": p.search["explain_calls"],
             "plan_world_size": p.world_size,
             "exhaustive_ms": opt * 1e3, "exhaustive_sfb_subsets_ms":
                 None if ex_sfb is None else ex_sfb * 1e3,
@@ -99,12 +103,14 @@ def evaluate(budget: int, seeds: int, quality: float, quality_budget: int) -> di
                                               "mcts@opt": []}
         target = opt * (1 + quality)
         for seed in range(seeds):
-            r = mcts(fresh(), budget, pri, seed)
+            # the planner's search: the tree, then the polish, in one budget
+            r = mcts(fresh(), budget, pri, seed, polish_share=POLISH_SHARE)
             methods["mcts+gnn"].append(r.step_time)
-            methods["mcts"].append(mcts(fresh(), budget, None, seed).step_time)
+            methods["mcts"].append(
+                mcts(fresh(), budget, None, seed, polish_share=POLISH_SHARE).step_time)
             methods["random"].append(random_search(fresh(), budget, seed).step_time)
-            with_prior = mcts(fresh(), quality_budget, pri, seed)
-            without = mcts(fresh(), quality_budget, None, seed)
+            with_prior = mcts(fresh(), quality_budget, pri, seed, polish_share=POLISH_SHARE)
+            without = mcts(fresh(), quality_budget, None, seed, polish_share=POLISH_SHARE)
             reach["mcts+gnn"].append(with_prior.sims_to_reach(target))
             reach["mcts"].append(without.sims_to_reach(target))
             reach["mcts+gnn@opt"].append(with_prior.sims_to_reach(opt * (1 + 1e-9)))
@@ -155,6 +161,7 @@ def summarize(rows: list[dict[str, Any]], budget: int, quality_budget: int) -> d
                          / r["exhaustive_ms"] for r in rows])
             for m in ("mcts+gnn", "mcts", "random", "greedy")},
         "budget": budget,
+        "polish_share": POLISH_SHARE,
     }
 
 

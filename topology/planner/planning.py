@@ -7,10 +7,15 @@ Steps:
 2. the prior: the shipped GNN's (``prior="gnn"``), or uniform (``prior="uniform"``);
 3. :func:`~.search.mcts` with ``budget`` simulator calls; SFB placement by the integer program
    happens inside, for every strategy whose ``sfb`` decision is on;
-4. last step: :func:`~.search.prune_compression` drops SFB layers the simulator finds useless;
+4. within the same budget, the polish (:data:`~.search.POLISH_SHARE` of it kept back from the
+   tree): coordinate descent from the tree's best over every decision's other options and every
+   SFB / sparse layer switched back to all-reduce, moving while the simulator finds a single
+   change faster (SFB layers the simulator finds useless are dropped here);
 5. the plan is never slower than plain data parallelism: if the search found nothing better the
    plan *is* plain data parallelism;
-6. each decision is explained by simulating the plan without it.
+6. each decision is explained by simulating the plan without it: the same alternatives the
+   polish tried, so after a polish that finished they are simulated already (``explain_calls``
+   counts those that were not; they come on top of the budget and change nothing in the plan).
 """
 
 from __future__ import annotations
@@ -26,7 +31,15 @@ from ..errors import DoesNotFitError
 from ..profile import ModelProfile
 from ..simulator import HOROVOD_DEFAULTS, HorovodCycle
 from .result import DecisionRecord, Plan
-from .search import mcts, prune_compression, uniform_prior
+from .search import (
+    POLISH_SHARE,
+    Point,
+    compressed_layers,
+    mcts,
+    uniform_prior,
+    with_option,
+    without_layer,
+)
 from .space import PlanError, SearchSpace
 
 PRIORS = ("gnn", "uniform")
@@ -71,7 +84,8 @@ def plan(topology: DeviceTopology | str | Path, profile: ModelProfile | str | Pa
         profile: a :class:`ModelProfile` or a profile JSON file.
         global_batch: samples per step over all ranks (default: the profile's batch on every
             device).
-        budget: simulator calls for the search (the baseline's included).
+        budget: simulator calls for the search: the tree, the polish and the baseline's (the
+            explanations' calls come on top, ``Plan.search["explain_calls"]``).
         seed: the search's seed; the same inputs and seed give the same plan.
         prior: ``"gnn"`` (the shipped or ``weights`` network) or ``"uniform"`` (plain MCTS).
         weights: a weights file from ``stitchlab plan train`` instead of the shipped one.
@@ -111,10 +125,9 @@ def plan(topology: DeviceTopology | str | Path, profile: ModelProfile | str | Pa
         probs = gnn.prior(space, model)
     else:
         probs = uniform_prior(space)
-    result = mcts(space, budget, probs, seed, method=f"mcts+{prior}")
-    assignment = result.assignment
-    sfb, best = prune_compression(space, assignment)
-    strategy = space.build(assignment, sfb)
+    result = mcts(space, budget, probs, seed, method=f"mcts+{prior}", polish_share=POLISH_SHARE)
+    point, best = result.point, result.step_time
+    strategy = space.build(point.assignment, point.sfb, point.sparse)
     search_sims = space.sims
     base = space.evaluate_strategy(space.baseline())
     if not math.isfinite(best):
@@ -124,69 +137,61 @@ def plan(topology: DeviceTopology | str | Path, profile: ModelProfile | str | Pa
             f"(now {space.global_batch})")
     if strategy is None or best >= base.step_time:
         strategy, best = base.strategy, base.step_time
-        assignment, sfb = space.baseline_assignment, []
+        point = Point(space.baseline_assignment)
     else:
-        assignment = _normalize(space, assignment, sfb, strategy)
-    records = _explain(space, assignment, sfb, best) if explain else []
+        point = _normalize(space, point, strategy)
+    records = _explain(space, point, best) if explain else []
     return Plan(
         strategy=strategy, step_time=best, baseline_time=base.step_time, decisions=records,
         topology=topo.name or "topology", model=prof.name, global_batch=space.global_batch,
         search={"method": "mcts", "prior": prior, "budget": budget, "seed": seed,
-                "simulator_calls": search_sims, "explain_calls": space.sims - search_sims,
+                "simulator_calls": search_sims, "polish_calls": result.polish_sims,
+                "explain_calls": space.sims - search_sims,
                 "space_size": space.size(),
                 "horovod": dataclasses.asdict(horovod) if horovod is not None else None,
                 "seconds": round(time.perf_counter() - t_start, 3)},
         hosts={d: topo.device(d).host for d in topo.ids})
 
 
-def _normalize(space: SearchSpace, assignment: tuple[int, ...], sfb: list[str],
-               strategy: object) -> tuple[int, ...]:
+def _normalize(space: SearchSpace, point: Point, strategy: object) -> Point:
     """Put back the plain option of every decision that changes nothing in ``strategy`` (an SFB
-    decision whose layers were all pruned, a hierarchy over one group...)."""
-    out = list(assignment)
+    decision whose layers were all dropped, a hierarchy over one group...)."""
     for k, d in enumerate(space.decisions):
-        if out[k] == d.default:
+        if point.assignment[k] == d.default:
             continue
-        trial = out.copy()
-        trial[k] = d.default
-        keep = sfb if d.key != "sfb" else []
-        if space.build(tuple(trial), keep) == strategy:
-            out = trial
-    return tuple(out)
+        # the alternative as explained, else the same layers named one by one
+        alt = with_option(space, point, k, d.default)
+        sfb = () if d.key == "sfb" else tuple(compressed_layers(space, point, "sfb"))
+        sparse = () if d.key == "sparse" else tuple(compressed_layers(space, point, "sparse"))
+        for trial in (alt, Point(alt.assignment, sfb, sparse)):
+            if space.build(trial.assignment, trial.sfb, trial.sparse) == strategy:
+                point = trial
+                break
+    return point
 
 
-def _explain(space: SearchSpace, assignment: tuple[int, ...], sfb: list[str],
-             best: float) -> list[DecisionRecord]:
+def _explain(space: SearchSpace, point: Point, best: float) -> list[DecisionRecord]:
+    """Each decision against its alternative (the plain option, or the best other one when the
+    plan keeps the plain one) and each compressed layer against all-reduce, all simulated."""
     out: list[DecisionRecord] = []
-    strategy = space.build(assignment, sfb)
-    assert strategy is not None
-    sparse = sorted(n for n, s in strategy.schemes.items() if s == "sparse")
-    sfb_k = [x.key for x in space.decisions].index("sfb")
 
-    def time_of(k: int, o: int) -> float:
-        """The plan with decision ``k`` set to option ``o`` (pruned SFB layers kept if SFB
-        stays on)."""
-        alt = list(assignment)
-        alt[k] = o
-        keep_sfb = sfb if k != sfb_k and alt[sfb_k] else None
-        return space.evaluate(tuple(alt), keep_sfb).step_time
+    def time_of(p: Point) -> float:
+        return space.evaluate(p.assignment, p.sfb, p.sparse).step_time
 
     for k, d in enumerate(space.decisions):
         if len(d.options) < 2:
             continue
-        chosen = assignment[k]
+        chosen = point.assignment[k]
         if chosen != d.default:
             alt_o = d.default
         else:
             others = [o for o in range(len(d.options)) if o != chosen]
-            alt_o = min(others, key=lambda o, k=k: time_of(k, o))
+            alt_o = min(others, key=lambda o, k=k: time_of(with_option(space, point, k, o)))
         out.append(DecisionRecord(d.key, d.options[chosen].label, d.options[alt_o].label, best,
-                                  time_of(k, alt_o)))
-    for name in sfb:
-        t = space.evaluate(assignment, [n for n in sfb if n != name]).step_time
-        out.append(DecisionRecord("sfb layer", f"{name}: sfb", f"{name}: all-reduce", best, t))
-    for name in sparse:
-        t = space.evaluate(assignment, sfb, [n for n in sparse if n != name]).step_time
-        out.append(DecisionRecord("sparse layer", f"{name}: sparse", f"{name}: all-reduce",
-                                  best, t))
+                                  time_of(with_option(space, point, k, alt_o))))
+    for scheme in ("sfb", "sparse"):
+        for name in compressed_layers(space, point, scheme):
+            t = time_of(without_layer(space, point, scheme, name))
+            out.append(DecisionRecord(f"{scheme} layer", f"{name}: {scheme}",
+                                      f"{name}: all-reduce", best, t))
     return out
