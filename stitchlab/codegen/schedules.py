@@ -47,7 +47,7 @@ CODEGEN_VERSION = "3"
 #: Emitter switches, all on by default; ``benchmarks/kernel_sweep.py`` turns each off in turn to
 #: measure what it is worth: keep expensive full values in registers across phases, divide by a
 #: row value as a multiply by its reciprocal, one barrier per block reduction, column passes in
-#: alternating directions, column variances in the mean's pass (Welford).
+#: alternating directions, variances in the mean's pass (Welford; columns and streamed rows).
 OPTIONS: dict[str, bool] = {"cache_values": True, "reciprocal": True, "single_sync": True, "reverse_passes": True,
                             "one_pass_variance": True}
 #: A full value that two or more phases compute is kept in registers when its op costs at least
@@ -378,7 +378,7 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
                     v = w.value(r.inputs[0], full)
                     for _r2, _mean, n, k, m, q in wf.get(id(r), []):
                         x, dv = w.fresh("wx"), w.fresh("wd")
-                        # the chain through m is one subtract and one fused multiply-add per element
+                        # per element the chain through m is one subtract and one fused multiply-add
                         w.line(f"{k} = {n} == 0.0f ? {v} : {k}; {n} += 1.0f; const float {x} = {v} - {k}, {dv} = {x} - {m}; "
                                f"{m} = fmaf({dv}, __fdividef(1.0f, {n}), {m}); {q} = fmaf({dv}, {x} - {m}, {q});")
                     w.line(f"{a} = {_OPS[r.op]}()({a}, {v});")
@@ -649,6 +649,18 @@ def _itemsize(info: GroupInfo, ptrs: list[str], params: list[Param]) -> list[int
     return [by_name[p] for p in ptrs]
 
 
+def _last_block(w: Writer, counter: str, first_thread: str) -> None:
+    """The handshake of split reductions: after each block has written its partial results, only
+    the last of the ``G`` blocks sharing ``counters[counter]`` goes on (the others return), and
+    it sees every partial (fences around the atomic count)."""
+    w.line("__threadfence();")
+    w.line("__syncthreads();")
+    w.line(f"if ({first_thread}) s_last = atomicAdd(counters + {counter}, 1u) == (unsigned int)(G - 1);")
+    w.line("__syncthreads();")
+    w.line("if (!s_last) return;")
+    w.line("__threadfence();")
+
+
 def emit_row_split(info: GroupInfo, sched: Schedule) -> KernelSource:
     """``row_split``: one-phase reductions of few long rows, each row over ``G`` blocks."""
     if info.phases != 1 or any(lvl == FULL for _, lvl in info.outputs):
@@ -681,13 +693,7 @@ def emit_row_split(info: GroupInfo, sched: Schedule) -> KernelSource:
             ident = f"({_acc_type(r)}){ct.identity_literal(r.op, r.dtype)}"
             w.line(f"{a} = sl_block_allreduce{once}({a}, {_OPS[r.op]}(), {ident}, sred{k});")
             w.line(f"if (threadIdx.x == 0) ws{k}[r * G + g] = {a};")
-        # the last block of the row to finish combines every block's partial results
-        w.line("__threadfence();")
-        w.line("__syncthreads();")
-        w.line("if (threadIdx.x == 0) s_last = atomicAdd(counters + r, 1u) == (unsigned int)(G - 1);")
-        w.line("__syncthreads();")
-        w.line("if (!s_last) return;")
-        w.line("__threadfence();")
+        _last_block(w, "r", "threadIdx.x == 0")  # of the row
         for r, a in accs:
             k = info.reductions.index(r)
             acc = _acc_type(r)
@@ -803,13 +809,7 @@ def emit_column_split(info: GroupInfo, sched: Schedule) -> KernelSource:
         for r, a in accs:
             k = info.reductions.index(r)
             w.line(f"if (valid && threadIdx.y == 0) ws{k}[r * G + g] = {a};")
-        # the last block of the tile to finish combines every block's partial results
-        w.line("__threadfence();")
-        w.line("__syncthreads();")
-        w.line("if (threadIdx.x == 0 && threadIdx.y == 0) s_last = atomicAdd(counters + tile, 1u) == (unsigned int)(G - 1);")
-        w.line("__syncthreads();")
-        w.line("if (!s_last) return;")
-        w.line("__threadfence();")
+        _last_block(w, "tile", "threadIdx.x == 0 && threadIdx.y == 0")
         for r, a in accs:
             k = info.reductions.index(r)
             acc = _acc_type(r)
