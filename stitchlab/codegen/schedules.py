@@ -649,6 +649,21 @@ def _itemsize(info: GroupInfo, ptrs: list[str], params: list[Param]) -> list[int
     return [by_name[p] for p in ptrs]
 
 
+def _split_params(info: GroupInfo, sched: Schedule) -> tuple[list[Param], dict[int, str]]:
+    """Parameters of a split reduction (``row_split``, ``column_split``): the buffers, the extents
+    ``R`` and ``K``, the split ``G``, a workspace of ``R * G`` partial results per reduction and
+    the per-row (per-tile) counters of finished blocks."""
+    if info.phases != 1 or any(lvl == FULL for _, lvl in info.outputs):
+        raise CodegenError(f"{sched.family} needs one phase and no per-element outputs")
+    idx_t = sched.index
+    params, names = _buffer_params(info)
+    params += [Param("R", f"const {idx_t}", "R"), Param("K", f"const {idx_t}", "K"), Param("G", "const int", "G")]
+    for k, r in enumerate(info.reductions):
+        params.append(Param("ws", f"{_acc_type(r)}* __restrict__", f"ws{k}", r))
+    params.append(Param("counter", "unsigned int* __restrict__", "counters"))
+    return params, names
+
+
 def _last_block(w: Writer, counter: str, first_thread: str) -> None:
     """The handshake of split reductions: after each block has written its partial results, only
     the last of the ``G`` blocks sharing ``counters[counter]`` goes on (the others return), and
@@ -663,14 +678,8 @@ def _last_block(w: Writer, counter: str, first_thread: str) -> None:
 
 def emit_row_split(info: GroupInfo, sched: Schedule) -> KernelSource:
     """``row_split``: one-phase reductions of few long rows, each row over ``G`` blocks."""
-    if info.phases != 1 or any(lvl == FULL for _, lvl in info.outputs):
-        raise CodegenError("row_split needs one phase and no per-element outputs")
     idx_t = sched.index
-    params, names = _buffer_params(info)
-    params += [Param("R", f"const {idx_t}", "R"), Param("K", f"const {idx_t}", "K"), Param("G", "const int", "G")]
-    for k, r in enumerate(info.reductions):
-        params.append(Param("ws", f"{_acc_type(r)}* __restrict__", f"ws{k}", r))
-    params.append(Param("counter", "unsigned int* __restrict__", "counters"))
+    params, names = _split_params(info, sched)
     block = sched.block
     w = _reduction_writer(info, idx_t, names, "K")
     for k, r in enumerate(info.reductions):
@@ -779,14 +788,8 @@ def emit_column_split(info: GroupInfo, sched: Schedule) -> KernelSource:
     reduced axis. Each block combines its chunk over its ``ty`` threads per column and writes a
     partial result per column; the last block of a tile (an atomic counter, as ``row_split``)
     combines the ``G`` partials in order and finishes the epilogue."""
-    if info.phases != 1 or any(lvl == FULL for _, lvl in info.outputs):
-        raise CodegenError("column_split needs one phase and no per-element outputs")
     idx_t = sched.index
-    params, names = _buffer_params(info)
-    params += [Param("R", f"const {idx_t}", "R"), Param("K", f"const {idx_t}", "K"), Param("G", "const int", "G")]
-    for k, r in enumerate(info.reductions):
-        params.append(Param("ws", f"{_acc_type(r)}* __restrict__", f"ws{k}", r))
-    params.append(Param("counter", "unsigned int* __restrict__", "counters"))
+    params, names = _split_params(info, sched)
     ty = sched.ty
     w = _reduction_writer(info, idx_t, names, "K")
     for k, r in enumerate(info.reductions):
