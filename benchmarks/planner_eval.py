@@ -14,6 +14,8 @@ the GNN's training set) it measures, all on the same simulator:
   SFB candidate layers (a superset of what the planner can express);
 * simulator calls until a plan within ``--quality`` of the exhaustive optimum is found, the
   planner's search with and without the GNN prior, over several seeds;
+* what the polish buys: the tree search alone (``polish_share=0``) against the tree with the
+  polish, with and without the prior, at each of ``--sweep-budgets`` simulator calls;
 * wall time of planning the 64-device cases.
 
 Run (about a quarter of an hour on 2 cores)::
@@ -59,7 +61,8 @@ def _all_devices_best(space: SearchSpace) -> float:
                for rest in itertools.product(*[range(k) for k in sizes[1:]]))
 
 
-def evaluate(budget: int, seeds: int, quality: float, quality_budget: int) -> dict[str, Any]:
+def evaluate(budget: int, seeds: int, quality: float, quality_budget: int,
+             sweep_budgets: list[int]) -> dict[str, Any]:
     from stitchlab.topology.planner import gnn
 
     model = gnn.load()[0]
@@ -116,6 +119,16 @@ def evaluate(budget: int, seeds: int, quality: float, quality_budget: int) -> di
             reach["mcts+gnn@opt"].append(with_prior.sims_to_reach(opt * (1 + 1e-9)))
             reach["mcts@opt"].append(without.sims_to_reach(opt * (1 + 1e-9)))
         row["greedy_ms"] = greedy(fresh(), budget).step_time * 1e3
+        # the tree alone against the tree + polish: step times per seed
+        sweep: dict[str, dict[str, list[float]]] = {}
+        for b in sweep_budgets:
+            sweep[str(b)] = {
+                f"{name}{' polished' if share else ''}": [
+                    mcts(fresh(), b, prior, seed, polish_share=share).step_time * 1e3
+                    for seed in range(seeds)]
+                for name, prior in (("mcts+gnn", pri), ("mcts", None))
+                for share in (0.0, POLISH_SHARE)}
+        row["budget_sweep_ms"] = sweep
         for k, v in methods.items():
             row[f"{k}_ms_mean"] = statistics.fmean(v) * 1e3
         for k, v in reach.items():
@@ -162,7 +175,23 @@ def summarize(rows: list[dict[str, Any]], budget: int, quality_budget: int) -> d
             for m in ("mcts+gnn", "mcts", "random", "greedy")},
         "budget": budget,
         "polish_share": POLISH_SHARE,
+        "budget_sweep": sweep_summary(rows),
     }
+
+
+def sweep_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per sweep budget and search: geometric mean of step time over the exhaustive optimum, and
+    how many runs (cases x seeds) end at the optimum and within 2 % of it."""
+    out: dict[str, Any] = {}
+    for b in sorted(rows[0]["budget_sweep_ms"], key=int):
+        out[b] = {}
+        for m in rows[0]["budget_sweep_ms"][b]:
+            ratios = [t / r["exhaustive_ms"] for r in rows for t in r["budget_sweep_ms"][b][m]]
+            out[b][m] = {"geomean_ratio_to_exhaustive": _geomean(ratios), "runs": len(ratios),
+                         "at_optimum": sum(x <= 1 + 1e-9 for x in ratios),
+                         "within_2_percent": sum(x <= 1.02 for x in ratios),
+                         "worst_ratio": max(ratios)}
+    return out
 
 
 def markdown(res: dict[str, Any]) -> str:
@@ -177,7 +206,22 @@ def markdown(res: dict[str, Any]) -> str:
             f"{r['plan_speedup']:.2f}x | {r['all_devices_plan_speedup']:.2f}x | "
             f"{r['exhaustive_ms']:.3f} | {r['mcts+gnn_ms_mean']:.3f} | {r['mcts_ms_mean']:.3f} | "
             f"{r['random_ms_mean']:.3f} | {r['greedy_ms']:.3f} | {r['plan_seconds']:.2f} |")
-    return head + "\n".join(lines) + "\n"
+    return head + "\n".join(lines) + "\n" + sweep_markdown(res)
+
+
+def sweep_markdown(res: dict[str, Any]) -> str:
+    """The tree alone against the tree + polish, per budget, from a results dict."""
+    sweep = res.get("summary", {}).get("budget_sweep") or {}
+    if not sweep:
+        return ""
+    lines = ["", "| budget | search | runs at the optimum | within 2 % | geomean / optimum | worst |",
+             "|---|---|---|---|---|---|"]
+    for b in sorted(sweep, key=int):
+        for m, v in sorted(sweep[b].items()):
+            lines.append(f"| {b} | {m} | {v['at_optimum']}/{v['runs']} | "
+                         f"{v['within_2_percent']}/{v['runs']} | "
+                         f"{v['geomean_ratio_to_exhaustive']:.4f} | {v['worst_ratio']:.3f} |")
+    return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -188,6 +232,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="plan quality: within this fraction of the exhaustive optimum")
     p.add_argument("--quality-budget", type=int, default=150,
                    help="simulator calls allowed when measuring calls-to-quality")
+    p.add_argument("--sweep-budgets", default="16,24,48",
+                   help="budgets at which the tree alone and the tree + polish are compared")
     p.add_argument("--out", default=None, help="write results JSON here")
     p.add_argument("--markdown", default=None,
                    help="print the table of an existing results JSON and exit")
@@ -197,7 +243,8 @@ def main(argv: list[str] | None = None) -> int:
             print(markdown(json.load(fh)))
         return 0
     t0 = time.perf_counter()
-    res = evaluate(args.budget, args.seeds, args.quality, args.quality_budget)
+    sweep = [int(b) for b in args.sweep_budgets.split(",") if b.strip()]
+    res = evaluate(args.budget, args.seeds, args.quality, args.quality_budget, sweep)
     res["summary"] = summarize(res["rows"], args.budget, args.quality_budget)
     res["meta"] = {
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),

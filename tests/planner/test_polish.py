@@ -42,6 +42,17 @@ def test_no_explained_alternative_is_faster_than_the_plan(plan_64: Plan) -> None
     assert plan_64.search["explain_calls"] == 0
 
 
+@pytest.mark.parametrize("name", ["hetero-eth/transformer", "h200+a10-ib/recsys"])
+def test_the_plan_is_explained_by_what_the_polish_simulated(name: str) -> None:
+    # hetero-eth/transformer: the tree's best had SFB on with no layer and balanced shares over
+    # equal devices; the polish takes the plain options that build the same strategy, so the
+    # explanations are the neighbours it checked
+    case = _case(name)
+    p = plan(case.topo, case.profile, budget=48, seed=0)
+    assert p.search["explain_calls"] == 0
+    assert all(d.time_without >= d.time_with * (1 - 1e-12) for d in p.decisions)
+
+
 def test_polish_finds_the_one_decision_that_is_left() -> None:
     space = SearchSpace(presets.get("hetero-4fast-4slow-eth"), transformer_profile(2, 1024, 256, 8))
     opt = exhaustive(space)

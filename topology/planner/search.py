@@ -194,18 +194,20 @@ def _option_order(space: SearchSpace, k: int, probs: Prior | None) -> list[int]:
 
 
 def _descend(track: _Tracker, start: Point, until: int, probs: Prior | None = None,
-             layers: bool = True) -> Point:
+             polish: bool = True) -> Point:
     """Coordinate descent from ``start`` until a whole round changes nothing or ``until`` calls
-    are used: each decision's options in turn, moving to any that is faster; then (``layers``)
-    each SFB and sparse layer switched back to all-reduce, kept off when that is not slower (fewer
-    compressed layers for the same time). Returns where it stopped."""
+    are used: each decision's options in turn, moving to any that is faster. The polish
+    (``polish``) also takes a decision's plain option when it builds the very same strategy (a
+    hierarchy over one group, SFB with no layer: the plan then reads as it is explained), and
+    then switches each SFB and sparse layer back to all-reduce, kept off when that is not slower
+    (fewer compressed layers for the same time). Returns where it stopped."""
     space = track.space
     cur = start
     best = track.eval(cur)
     moved = True
     while moved and track.used < until:
         moved = False
-        for k in range(len(space.decisions)):
+        for k, d in enumerate(space.decisions):
             for o in _option_order(space, k, probs):
                 if track.used >= until:
                     return cur
@@ -213,9 +215,10 @@ def _descend(track: _Tracker, start: Point, until: int, probs: Prior | None = No
                     continue
                 cand = with_option(space, cur, k, o)
                 t = track.eval(cand)
-                if t < best * (1 - 1e-12):
+                if t < best * (1 - 1e-12) or (polish and o == d.default and t == best
+                                              and _same_strategy(space, cand, cur)):
                     cur, best, moved = cand, t, True
-        if not layers:
+        if not polish:
             continue
         for scheme in ("sfb", "sparse"):
             for name in compressed_layers(space, cur, scheme):
@@ -226,6 +229,10 @@ def _descend(track: _Tracker, start: Point, until: int, probs: Prior | None = No
                 if t <= best:
                     cur, best, moved = cand, t, True
     return cur
+
+
+def _same_strategy(space: SearchSpace, a: Point, b: Point) -> bool:
+    return space.build(a.assignment, a.sfb, a.sparse) == space.build(b.assignment, b.sfb, b.sparse)
 
 
 def polish(space: SearchSpace, start: Point | Sequence[int], budget: int,
@@ -248,7 +255,8 @@ def polish(space: SearchSpace, start: Point | Sequence[int], budget: int,
 
 def _adopt(track: _Tracker, end: Point) -> None:
     """Make the descent's end the best strategy when it is as fast (it dropped a compressed layer
-    at equal time; a faster one is the best already)."""
+    at equal time, or took a plain option that builds the same strategy; a faster one is the best
+    already)."""
     if end != track.best and track.space.evaluate(end.assignment, end.sfb,
                                                   end.sparse).step_time <= track.best_t:
         track.best = end
@@ -399,7 +407,7 @@ def greedy(space: SearchSpace, budget: int) -> SearchResult:
     """Coordinate descent from plain data parallelism: for each decision in turn keep its best
     option, repeated until nothing improves or the budget is spent."""
     track = _Tracker(space, "greedy")
-    _descend(track, Point(space.baseline_assignment), budget, layers=False)
+    _descend(track, Point(space.baseline_assignment), budget, polish=False)
     return track.result()
 
 
