@@ -13,9 +13,9 @@ For the chosen ranks the planner supplies
 * the memory budget: what the tightest rank has left after weights, gradients, optimizer state,
   its activations, the largest fusion bucket and the sparse buffers.
 
-The program's answer uses a model in which all communication is on the critical path; the planner
-afterwards checks each chosen layer in the simulator and drops those that do not help there
-(:func:`stitchlab.topology.planner.search.prune_compression`).
+The program's answer uses a model in which all communication is on the critical path; the
+planner's polish afterwards checks each chosen layer in the simulator, within the search budget,
+and drops those that do not help there (:func:`stitchlab.topology.planner.search.without_layer`).
 """
 
 from __future__ import annotations
