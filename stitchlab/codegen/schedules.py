@@ -664,6 +664,14 @@ def _split_params(info: GroupInfo, sched: Schedule) -> tuple[list[Param], dict[i
     return params, names
 
 
+def _split_chunk(w: Writer, idx_t: str, unit: int) -> None:
+    """Block ``g``'s share ``[c0, c1)`` of the ``K`` reduced indices: ``K / G`` rounded up to a
+    multiple of ``unit`` (the threads that step through it together)."""
+    w.line(f"const {idx_t} chunk = ((K + G - 1) / G + {unit - 1}) / {unit} * {unit};")
+    w.line(f"const {idx_t} c0 = g * chunk;")
+    w.line(f"const {idx_t} c1 = c0 + chunk < K ? c0 + chunk : K;")
+
+
 def _last_block(w: Writer, counter: str, first_thread: str) -> None:
     """The handshake of split reductions: after each block has written its partial results, only
     the last of the ``G`` blocks sharing ``counters[counter]`` goes on (the others return), and
@@ -687,9 +695,7 @@ def emit_row_split(info: GroupInfo, sched: Schedule) -> KernelSource:
     w.line("__shared__ bool s_last;")
     w.line(f"const {idx_t} r = blockIdx.x / G;")
     w.line("const int g = blockIdx.x % G;")
-    w.line(f"const {idx_t} chunk = ((K + G - 1) / G + {block - 1}) / {block} * {block};")
-    w.line(f"const {idx_t} c0 = g * chunk;")
-    w.line(f"const {idx_t} c1 = c0 + chunk < K ? c0 + chunk : K;")
+    _split_chunk(w, idx_t, block)
     w.row_index = Index(info.keep_shape, lin="r", tag="row")
     w.make_full = lambda: _full_index(w, info, "r", "c", "K", str(info.rows))
     loop = _simple_loop(f"for ({idx_t} c = c0 + threadIdx.x; c < c1; c += {block})", "#pragma unroll 4")
@@ -800,9 +806,7 @@ def emit_column_split(info: GroupInfo, sched: Schedule) -> KernelSource:
     w.line(f"const {idx_t} r0 = tile * 32 + threadIdx.x;")
     w.line("const bool valid = r0 < R;")
     w.line(f"const {idx_t} r = valid ? r0 : 0;")
-    w.line(f"const {idx_t} chunk = ((K + G - 1) / G + {ty - 1}) / {ty} * {ty};")
-    w.line(f"const {idx_t} c0 = g * chunk;")
-    w.line(f"const {idx_t} c1 = c0 + chunk < K ? c0 + chunk : K;")
+    _split_chunk(w, idx_t, ty)
     w.row_index = Index(info.keep_shape, lin="r", tag="row")
     w.make_full = lambda: _full_index(w, info, "r", "c", "K", str(info.rows))
     loop = _simple_loop(f"for ({idx_t} c = c0 + threadIdx.y; c < c1; c += {ty})", f"#pragma unroll {COLUMN_UNROLL}", "if (valid)")

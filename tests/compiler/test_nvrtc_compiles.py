@@ -83,27 +83,22 @@ def test_stitched_row_reductions_compile_under_every_schedule(dtype: str) -> Non
         _compile(ks.source, ks.name)
 
 
+SPLIT_SCHEDULES = {
+    1: [Schedule("row_split", block=256, index=i) for i in ("int", "long long")],
+    0: [Schedule("column_split", block=32, ty=ty, index=i) for i in ("int", "long long") for ty in (8, 32)],
+}
+
+
+@pytest.mark.parametrize("axis", [1, 0], ids=["rows", "columns"])
 @pytest.mark.parametrize("dtype", ["bool", "int8", "uint32", "int64", "float16", "float32", "float64"])
-def test_split_row_reduction_compiles(dtype: str) -> None:
+def test_split_reduction_compiles(dtype: str, axis: int) -> None:
     x, _, _ = _arrays(dtype)
-    outs = [x.any(axis=1)] if dtype == "bool" else [x.sum(axis=1), x.min(axis=1) * 2]
+    outs = [x.any(axis=axis)] if dtype == "bool" else [x.sum(axis=axis), x.min(axis=axis) * 2, x.max(axis=axis)]
     plan = sl.explain(*outs)
     (k,) = plan.kernels
-    for index in ("int", "long long"):
-        ks = emit(k.info, Schedule("row_split", block=256, index=index))
+    for sched in SPLIT_SCHEDULES[axis]:
+        ks = emit(k.info, sched)
         _compile(ks.source, ks.name)
-
-
-@pytest.mark.parametrize("dtype", ["bool", "int8", "uint32", "int64", "float16", "float32", "float64"])
-def test_split_column_reduction_compiles(dtype: str) -> None:
-    x, _, _ = _arrays(dtype)
-    outs = [x.any(axis=0)] if dtype == "bool" else [x.sum(axis=0), x.max(axis=0) * 2]
-    plan = sl.explain(*outs)
-    (k,) = plan.kernels
-    for index in ("int", "long long"):
-        for ty in (8, 32):
-            ks = emit(k.info, Schedule("column_split", block=32, ty=ty, index=index))
-            _compile(ks.source, ks.name)
 
 
 @pytest.mark.parametrize("dtype", ["int32", "float16", "float32", "float64"])
