@@ -16,7 +16,7 @@
 #                         also time every schedule of these workloads (benchmarks/kernel_sweep.py)
 #   GPU_CHECK_NCU=a,b     also profile these workloads' stitchlab kernels with Nsight Compute
 #                         (large, --clock-control none) into $OUT/ncu.txt; NCU_TIMEOUT_S (90),
-#                         NCU_DTYPE (float32)
+#                         NCU_DTYPE (float32), NCU_SECTIONS ("SpeedOfLight LaunchStats Occupancy")
 set -u -o pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -79,7 +79,7 @@ if [ -n "${GPU_CHECK_NCU:-}" ]; then
     NCU="$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)"
     if [ -n "$NCU" ]; then
         timeout "${NCU_TIMEOUT_S:-90}" "$NCU" --clock-control none --profile-from-start off -k regex:^sl_ \
-            --section SpeedOfLight --section LaunchStats --section Occupancy \
+            $(for s in ${NCU_SECTIONS:-SpeedOfLight LaunchStats Occupancy}; do printf -- '--section %s ' "$s"; done) \
             python3 "$REPO/benchmarks/ncu_profile.py" --workloads "$GPU_CHECK_NCU" \
             --dtype "${NCU_DTYPE:-float32}" 2>&1 | tee "$OUT/ncu.txt"
     else

@@ -35,6 +35,7 @@ import numpy as np
 from ..ir.node import Node
 from ..ir.ops import OPS
 from ..plan.cost import CACHE_REG_BUDGET, COLUMN_CACHE, Schedule
+from ..plan.cost import STREAM_UNROLL
 from ..plan.cost import row_vector_width as cost_row_vector_width
 from ..plan.groups import FULL, ROW, GroupInfo, squeeze
 from . import ctypes as ct
@@ -56,8 +57,8 @@ CACHE_VALUE_COST = 3
 #: Unroll factor of a column pass (rows in flight per thread).
 COLUMN_UNROLL = 16
 #: Unroll of a row pass that streams from memory (rows too long to stay on chip); the sweep
-#: (``benchmarks/kernel_sweep.py``) also times 8 and 16.
-ROW_STREAM_UNROLL = 4
+#: (``benchmarks/kernel_sweep.py``) also times 8 and 16; the latency evaluator assumes the default.
+ROW_STREAM_UNROLL = STREAM_UNROLL
 
 _OPS = {"sum": "sl_op_sum", "prod": "sl_op_prod", "max": "sl_op_max", "min": "sl_op_min", "any": "sl_op_any", "all": "sl_op_all"}
 
@@ -503,7 +504,10 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
         w.slot = f"t * {vec} + u" if vec > 1 else "t"
         chunk = f"(lane + t * {team})"
         guard = f"if ({chunk} * {vec} < {K})" if vec > 1 else f"if ({chunk} < {K})"
-        rowbase = f"r * ({idx_t}){K} + {chunk} * {vec}"
+
+        def rowbase() -> str:
+            """The offset of the chunk's first element (rows strided over memory: by index)."""
+            return w.linear(_full_index(w, info, "r", f"{chunk} * {vec}", str(K), str(info.rows)))
         for p in leaves:
             w.line(f"{ct.register_type(p.node.dtype)} cache_{p.name}[{slots}];")
             w.cache_read[id(p.node)] = f"cache_{p.name}[{w.slot}]"
@@ -530,9 +534,10 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
                 w.open("if (aligned)")
                 w.line("#pragma unroll")
                 w.open(f"for (int t = 0; t < {nt}; ++t) {guard}")
+                base = w.tmp(rowbase())
                 for p in leaves:
                     st = ct.storage_type(p.node.dtype)
-                    w.line(f"const sl_vec<{st}, {vec}> ld_{p.name} = *reinterpret_cast<const sl_vec<{st}, {vec}>*>({p.name} + {rowbase});")
+                    w.line(f"const sl_vec<{st}, {vec}> ld_{p.name} = *reinterpret_cast<const sl_vec<{st}, {vec}>*>({p.name} + {base});")
                 for p in leaves:
                     w.line("#pragma unroll")
                     w.line(f"for (int u = 0; u < {vec}; ++u) cache_{p.name}[t * {vec} + u] = sl_load(&ld_{p.name}.v[u]);")
@@ -541,9 +546,10 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
                 w.open("else")
                 w.line("#pragma unroll")
                 w.open(f"for (int t = 0; t < {nt}; ++t) {guard}")
+                base = w.tmp(rowbase())
                 for p in leaves:
                     w.line("#pragma unroll")
-                    w.line(f"for (int u = 0; u < {vec}; ++u) cache_{p.name}[t * {vec} + u] = sl_load({p.name} + {rowbase} + u);")
+                    w.line(f"for (int u = 0; u < {vec}; ++u) cache_{p.name}[t * {vec} + u] = sl_load({p.name} + {base} + u);")
                 w.close()
                 w.close()
             else:
@@ -595,7 +601,7 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
 
             def store_close(w: Writer, outs: list[tuple[int, Node]]) -> None:
                 w.close()
-                base = w.tmp(rowbase)
+                base = w.tmp(rowbase())
                 w.open("if (aligned)")
                 for k, o in outs:
                     st = ct.storage_type(o.dtype)

@@ -26,8 +26,10 @@ from .groups import FULL, GroupInfo
 
 #: Registers a thread may use for a row cache before the schedule spills to shared memory.
 CACHE_REG_BUDGET = 64
-#: Loads (16-byte where the row allows) a row-schedule thread should issue up front (measured).
+#: 16-byte loads' worth of row data a row-schedule thread should have in flight (measured).
 LOADS_IN_FLIGHT = 8
+#: Iterations of a streamed row loop the emitter unrolls (its loads in flight per thread).
+STREAM_UNROLL = 4
 #: Rows per thread a column schedule with ``cache=registers`` keeps in registers across passes.
 COLUMN_CACHE = 32
 #: Per pass, the extra time of a column schedule whose register cache holds part of each column.
@@ -254,13 +256,20 @@ def rows_contiguous(info: GroupInfo) -> bool:
 
 def row_vector_width(info: GroupInfo) -> int:
     """Elements per 16-byte access of a row schedule's cached inputs and full outputs: 16 over
-    the widest of them, when every row is contiguous and that width divides the row length;
-    else 1. One-byte types (bool, int8, uint8) stay scalar."""
+    the widest of them, when that many consecutive elements of a row are consecutive in memory
+    from an aligned offset; else 1. That holds when the rows are contiguous and the width divides
+    the row length, and also for rows strided over memory whose innermost axis is reduced and a
+    multiple of the width (GroupNorm's (HW, C/G) of channels-last (B, HW, G, C/G): runs of C/G
+    elements). One-byte types (bool, int8, uint8) stay scalar."""
     nodes = _full_leaves(info) + [o for o, lvl in info.outputs if lvl == FULL]
-    if not nodes or not rows_contiguous(info) or any(n.dtype.itemsize < 2 for n in nodes):
+    if not nodes or any(n.dtype.itemsize < 2 for n in nodes):
         return 1
     vec = max(1, 16 // max(n.dtype.itemsize for n in nodes))
-    return vec if info.cols % vec == 0 else 1
+    if rows_contiguous(info):
+        return vec if info.cols % vec == 0 else 1
+    big = [i for i, n in enumerate(info.shape) if n != 1]
+    inner = big[-1] if big else -1
+    return vec if inner in info.red_axes and info.shape[inner] % vec == 0 else 1
 
 
 def _outer(info: GroupInfo, R_eval: int | None) -> tuple[int, int, float]:
@@ -296,17 +305,23 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
                               moved / max(blocks, 1), work / max(blocks, 1))
         if family == "row_warp" and K > 32 * 64:
             secs *= 1.5  # one warp walks a long row: latency bound
+        # measured on the H200 (benchmarks/kernel_sweep.py, 8192x4096 float32, 16-byte row
+        # loads): about LOADS_IN_FLIGHT 16-byte loads issued up front per thread are best (softmax
+        # 69.6 us with 128-thread blocks, 76.1 with 256, 82.4 with 512, 98.9 with 1024;
+        # logsumexp 37.4 / 49.1 / 59.5 / 83.3): each halving below costs ~15 %; more cost
+        # registers, hence resident rows. Counted in bytes: 32 scalar float16 loads have what 4
+        # vectors have in flight (GroupNorm float16: 68.6 us scalar, 63.5 vectors), and a
+        # streamed loop has its unrolled iterations' loads in flight (GroupNorm streamed over
+        # 128 threads: 118 us, 1.9x the cached row)
+        row_bytes = sum(n.dtype.itemsize for n in full_leaves)
         if cache == "registers":
-            # measured on the H200 (benchmarks/kernel_sweep.py, 8192x4096 float32, 16-byte row
-            # loads): about LOADS_IN_FLIGHT loads issued up front per thread are best (softmax
-            # 69.6 us with 128-thread blocks, 76.1 with 256, 82.4 with 512, 98.9 with 1024;
-            # logsumexp 37.4 / 49.1 / 59.5 / 83.3): each halving below costs ~15 %; more cost
-            # registers, hence resident rows
-            loads = max(1, math.ceil(K / (team * row_vec)) * len(full_leaves))
-            if loads < LOADS_IN_FLIGHT:
-                secs *= 1.0 + 0.15 * math.log2(LOADS_IN_FLIGHT / loads)
-            else:
-                secs *= 1.0 + 0.03 * math.log2(loads / LOADS_IN_FLIGHT)
+            loads = max(1.0, math.ceil(K / team) * row_bytes / 16)
+        else:
+            loads = max(STREAM_UNROLL * row_bytes / 16, 1 / 16)
+        if full_leaves and loads < LOADS_IN_FLIGHT:
+            secs *= 1.0 + 0.15 * math.log2(LOADS_IN_FLIGHT / loads)
+        elif full_leaves:
+            secs *= 1.0 + 0.03 * math.log2(loads / LOADS_IN_FLIGHT)
         if block == 1024:
             secs *= 1.05  # block-wide barriers over 32 warps
         if family == "row_block" and K < block:

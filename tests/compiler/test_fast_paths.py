@@ -57,6 +57,37 @@ def test_odd_rows_and_byte_types_stay_scalar() -> None:
     assert k.schedule.vec == 1
 
 
+@pytest.mark.parametrize("dtype, vec", [("float16", 8), ("float32", 4)])
+def test_groupnorm_rows_strided_over_memory_are_cached_and_read_as_vectors(dtype: str, vec: int) -> None:
+    # each (batch, group) row is 256 runs of 128 channels, 4096 apart: runs of whole vectors.
+    # Measured (float16): 63.5 us cached with vectors, 68.6 scalar, 118 streamed over 128 threads
+    k = _kernel("groupnorm", dtype=dtype)
+    assert (k.schedule.family, k.schedule.block, k.schedule.cache, k.schedule.vec) == ("row_block", 1024, "registers", vec)
+    st = "sl_half" if dtype == "float16" else "float"
+    body = _body(k.source)
+    assert body.count(f"reinterpret_cast<const sl_vec<{st}, {vec}>*>(in0 + ") == 1
+    assert body.count(f"reinterpret_cast<sl_vec<{st}, {vec}>*>(out0 + ") == 1
+
+
+def test_strided_rows_whose_innermost_axis_is_kept_or_odd_stay_scalar() -> None:
+    x = sl.asarray(np.ones((64, 256, 8, 102), dtype=np.float32))
+    ks = sl.explain(x - x.mean(axis=(1, 3), keepdims=True)).kernels  # runs of 102: not whole vectors
+    assert all(k.schedule.vec == 1 for k in ks)
+    y = sl.asarray(np.ones((64, 256, 8, 128), dtype=np.float32))
+    ks = sl.explain(y - y.mean(axis=(1, 2), keepdims=True)).kernels  # innermost axis kept
+    assert all(k.schedule.vec == 1 for k in ks)
+
+
+def test_nan_propagating_max_and_min_are_selects_not_branches() -> None:
+    # a row's max reduction compiled to a branch per element (softmax, logsumexp, cross-entropy)
+    from stitchlab.codegen.preamble import PREAMBLE
+
+    for fn in ("sl_maximum", "sl_minimum"):
+        body = PREAMBLE[PREAMBLE.index(f"T {fn}("):]
+        body = body[:body.index("\n}\n")]
+        assert "return" in body and body.count("return") == 1, body
+
+
 def test_emitter_switches_change_the_source() -> None:
     k = _kernel("softmax")
     saved = dict(sched_mod.OPTIONS)

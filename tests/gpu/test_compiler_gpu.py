@@ -202,7 +202,7 @@ def test_integer_and_bool_programs_match_numpy_exactly(dtype: str, shape: tuple[
             assert np.array_equal(f, u), f"{dtype} {shape} output {k}: fused != unfused"
 
 
-@pytest.mark.parametrize("name", ["softmax", "layernorm", "add_layernorm", "rmsnorm"])
+@pytest.mark.parametrize("name", ["softmax", "layernorm", "add_layernorm", "rmsnorm", "groupnorm"])
 def test_row_kernels_on_misaligned_buffers_take_the_scalar_path(name: str) -> None:
     import cupy as cp
 
