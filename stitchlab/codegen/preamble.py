@@ -102,19 +102,23 @@ template <class T> __device__ __forceinline__ T sl_sign(T x) {
 // NumPy's maximum/minimum: the first NaN operand as it is (payload, sign), else the larger
 // (smaller) value and, of two equal ones (-0.0 and +0.0), the second operand, as NumPy's float32
 // and float64 loops give on x86-64 (maxps/minps return their second operand on ties)
+// (written as selects, not early returns: a reduction's chain of them compiles to compare-and-
+// select instructions instead of a branch per element)
 template <class T> __device__ __forceinline__ T sl_maximum(T a, T b) {
+  T r = a > b ? a : b;
   if constexpr (sl_is_float<T>::value) {
-    if (a != a) return a;
-    if (b != b) return b;
+    r = b != b ? b : r;
+    r = a != a ? a : r;
   }
-  return a > b ? a : b;
+  return r;
 }
 template <class T> __device__ __forceinline__ T sl_minimum(T a, T b) {
+  T r = a < b ? a : b;
   if constexpr (sl_is_float<T>::value) {
-    if (a != a) return a;
-    if (b != b) return b;
+    r = b != b ? b : r;
+    r = a != a ? a : r;
   }
-  return a < b ? a : b;
+  return r;
 }
 // NumPy's float16 maximum/minimum (a C loop: "a >= b || isnan(a) ? a : b"): the first NaN
 // operand, else the larger (smaller) value and, of two equal ones, the first operand; the bits of
