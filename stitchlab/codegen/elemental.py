@@ -50,6 +50,10 @@ class Index:
     lin: str | None = None
     dims: tuple[str, ...] | None = None
     tag: str | None = None
+    #: in a vector chunk (``Writer.vec_at`` set): a C expression ``b``, computable at the chunk's
+    #: start, with this index's linear value ``b + u`` for lane ``u``, ``b`` a multiple of the
+    #: vector width and the chunk's elements consecutive in memory (not part of the key)
+    lane: str | None = None
 
     def key(self) -> str:
         if self.tag:
@@ -128,7 +132,7 @@ class Writer:
         self.vec_depth = 1
         self.vec_base = ""
         self.vec_width = 1
-        self.side_loaded: dict[int, str] = {}
+        self.side_loaded: dict[tuple[int, str], str] = {}
         #: the C expressions (variables, literals) holding float16 values as half bits
         self.halves: set[str] = set()
         #: nodes the schedule accumulates in reductions: ``value`` gives them in float
@@ -220,15 +224,15 @@ class Writer:
                 return self.assign(reg, f"sl_load(&{self.vector_src[id(node)]})")
             if id(node) in self.cache_read and id(node) in self.filled and self.cache_on:
                 return self.assign(reg, self.cache_read[id(node)])
+        vname = None
         if id(node) in self.side_vec and self.vec_at is not None and self.linear(idx).strip("()") == self.col:
-            vname = self.side_loaded.get(id(node))
-            if vname is None:
-                vname = f"sv_{name}"
-                st = ct.storage_type(node.dtype)
-                text = f"const sl_vec<{st}, {self.vec_width}> {vname} = sl_load_vec<{st}, {self.vec_width}>({name} + {self.vec_base}, aligned);"
-                self._insert(self.vec_at, self.vec_depth, text)
-                self.vec_at += 1
-                self.side_loaded[id(node)] = vname
+            vname = self._side_vector(node, name, self.vec_base, "aligned")
+        elif idx.lane is not None and self.vec_at is not None and node.dtype.itemsize >= 2:
+            # a buffer broadcast along the leading axes (GroupNorm's weight, a bias): one vector
+            # per chunk, its own pointer's alignment checked
+            mask = self.vec_width * node.dtype.itemsize - 1
+            vname = self._side_vector(node, name, idx.lane, f"(((unsigned long long){name} & {mask}ULL) == 0ULL)")
+        if vname is not None:
             if bits:
                 return self.assign_half(f"{vname}.v[u]")
             return self.assign(reg, f"sl_load(&{vname}.v[u])")
@@ -239,6 +243,20 @@ class Writer:
             self.line(self.cache_fill[id(node)].format(var) + ";")
             self.filling.add(id(node))
         return var
+
+    def _side_vector(self, node: Node, name: str, offset: str, aligned: str) -> str:
+        """The variable holding the chunk's vector of ``name`` from ``offset``, loaded once per
+        chunk at ``vec_at``."""
+        key = (id(node), offset)
+        vname = self.side_loaded.get(key)
+        if vname is None:
+            vname = self.fresh(f"sv_{name}_")
+            st = ct.storage_type(node.dtype)
+            text = f"const sl_vec<{st}, {self.vec_width}> {vname} = sl_load_vec<{st}, {self.vec_width}>({name} + {offset}, {aligned});"
+            self._insert(self.vec_at, self.vec_depth, text)
+            self.vec_at += 1
+            self.side_loaded[key] = vname
+        return vname
 
     def assign(self, ctype: str, expr: str) -> str:
         name = self.fresh()
@@ -290,7 +308,7 @@ class Writer:
         if idx.tag == "full" and node.shape != idx.shape:
             # a full value of another shape (a reshape of the domain): the same linear index
             full = self.full_index
-            idx = full if full is not None and full.shape == node.shape else Index(node.shape, lin=self.linear(idx), tag="full")
+            idx = full if full is not None and full.shape == node.shape else Index(node.shape, lin=self.linear(idx), tag="full", lane=idx.lane)
         key = (id(node), idx.key())
         found = self._lookup(key)
         if found is not None:
@@ -384,6 +402,22 @@ class Writer:
             self.reciprocals[dv] = rcp
         return f"({self.as_float(self._value(a, idx))} * {rcp})"
 
+    def _broadcast_lane(self, src: Node, node: Node, idx: Index) -> str | None:
+        """The lane base of ``src`` broadcast to ``node`` at ``idx``: where ``src`` is 1 along
+        leading axes and whole along the rest (extent ``P``, a multiple of the vector width),
+        element ``b + u`` of ``node`` reads element ``b % P + u`` of ``src``."""
+        if idx.lane is None:
+            return None
+        k = len(node.shape)
+        while k > 0 and src.shape[k - 1] == node.shape[k - 1]:
+            k -= 1
+        if any(s != 1 for s in src.shape[:k]):
+            return None
+        P = math.prod(node.shape[k:])
+        if P % self.vec_width:
+            return None
+        return idx.lane if k == 0 else f"({idx.lane}) % ({self.idx_t}){P}"
+
     def _compute(self, node: Node, idx: Index) -> str:
         info = self.info
         op = node.op
@@ -418,14 +452,14 @@ class Writer:
                 return self._value(src, self.row_index)
             dims = self.dims(idx)
             sub = tuple("0" if s == 1 and d != 1 else e for s, d, e in zip(src.shape, node.shape, dims, strict=False))
-            return self._value(src, Index(src.shape, dims=sub))
+            return self._value(src, Index(src.shape, dims=sub, lane=self._broadcast_lane(src, node, idx)))
         if op == "reshape":
             src = node.inputs[0]
             if idx.tag == "full":  # row-major order is kept: the element at the same linear index
                 return self._value(src, idx)
             if idx.tag == "row" and squeeze(src.shape) == squeeze(node.shape):
                 return self._value(src, Index(src.shape, lin=idx.lin, tag="row"))
-            return self._value(src, Index(src.shape, lin=self.linear(idx)))
+            return self._value(src, Index(src.shape, lin=self.linear(idx), lane=idx.lane))
         if op == "transpose":
             src = node.inputs[0]
             perm = node.attr("perm")

@@ -34,8 +34,7 @@ import numpy as np
 
 from ..ir.node import Node
 from ..ir.ops import OPS
-from ..plan.cost import CACHE_REG_BUDGET, COLUMN_CACHE, Schedule
-from ..plan.cost import STREAM_UNROLL
+from ..plan.cost import CACHE_REG_BUDGET, COLUMN_CACHE, STREAM_UNROLL, Schedule
 from ..plan.cost import row_vector_width as cost_row_vector_width
 from ..plan.groups import FULL, ROW, GroupInfo, squeeze
 from . import ctypes as ct
@@ -140,7 +139,7 @@ def _pointwise_body(info: GroupInfo, sched: Schedule, prefix: str = "", part: in
     block, vec = sched.block, sched.vec
 
     def body(w: Writer, vector: bool) -> None:
-        full = Index(D, lin="i", tag="full")
+        full = Index(D, lin="i", tag="full", lane="base" if vector else None)
         for p in out_params:
             v = w.value(p.node, full)
             if vector:
@@ -172,6 +171,8 @@ def _pointwise_body(info: GroupInfo, sched: Schedule, prefix: str = "", part: in
         for p in out_params:
             st = ct.storage_type(p.node.dtype)
             w.line(f"sl_vec<{st}, {vec}> vo_{p.name};")
+        # buffers broadcast along leading axes (a bias) are loaded here, a vector per chunk
+        w.vec_at, w.vec_depth, w.vec_width = len(w.lines), w.depth, vec
         w.line("#pragma unroll")
         w.open(f"for (int u = 0; u < {vec}; ++u)")
         w.line(f"const {idx_t} i = base + u;")
@@ -179,6 +180,7 @@ def _pointwise_body(info: GroupInfo, sched: Schedule, prefix: str = "", part: in
         body(w, True)
         w.vector_src = {}
         w.close()
+        w.vec_at = None
         for p in out_params:
             st = ct.storage_type(p.node.dtype)
             w.line(f"*reinterpret_cast<sl_vec<{st}, {vec}>*>({p.name} + base) = vo_{p.name};")
@@ -562,8 +564,11 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
                 w.close()
             w.filled |= {id(p.node) for p in leaves}
 
+        lane: list[str | None] = [None]
+
         def chunk_start(w: Writer) -> None:
             if vec > 1:
+                lane[0] = w.tmp(rowbase())
                 w.vec_at, w.vec_depth, w.vec_base, w.side_loaded = len(w.lines), w.depth, f"{chunk} * {vec}", {}
 
         def open_(w: Writer) -> None:
@@ -583,7 +588,8 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
         def make_full() -> Index:
             c = w.tmp(f"{chunk} * {vec} + u" if vec > 1 else chunk)
             w.col = c
-            return _full_index(w, info, "r", c, str(K), str(info.rows))
+            full = _full_index(w, info, "r", c, str(K), str(info.rows))
+            return dataclasses.replace(full, lane=lane[0]) if vec > 1 and w.vec_at is not None else full
 
         loop = _Loop(open_, close)
         if vec > 1:

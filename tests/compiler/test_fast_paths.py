@@ -69,6 +69,20 @@ def test_groupnorm_rows_strided_over_memory_are_cached_and_read_as_vectors(dtype
     assert body.count(f"reinterpret_cast<sl_vec<{st}, {vec}>*>(out0 + ") == 1
 
 
+@pytest.mark.parametrize("name, dtype, vec", [("groupnorm", "float16", 8), ("groupnorm", "float32", 4),
+                                             ("bias_gelu", "float16", 8), ("bias_gelu", "float32", 4)])
+def test_buffers_broadcast_along_leading_axes_are_read_as_one_vector_per_chunk(name: str, dtype: str, vec: int) -> None:
+    # GroupNorm's weight and bias at (x % 4096) of the (B, HW, G, C/G) domain, a bias of a
+    # pointwise kernel: a vector per chunk instead of a scalar load per element (with its own
+    # alignment check: these pointers are not in the kernel's ``aligned``)
+    k = _kernel(name, dtype=dtype)
+    body = _body(k.source)
+    st = "sl_half" if dtype == "float16" else "float"
+    loads = re.findall(rf"sl_load_vec<{st}, {vec}>\((in\d) \+ \(\w+\) % \(int\)4096, \(\(\(unsigned long long\)\1 &", body)
+    assert sorted(loads) == (["in1", "in2"] if name == "groupnorm" else ["in1"]), body
+    assert not re.search(r"in[12]\[", body.split("} else {")[0]), "a scalar read of the broadcast buffer in the vector path"
+
+
 def test_strided_rows_whose_innermost_axis_is_kept_or_odd_stay_scalar() -> None:
     x = sl.asarray(np.ones((64, 256, 8, 102), dtype=np.float32))
     ks = sl.explain(x - x.mean(axis=(1, 3), keepdims=True)).kernels  # runs of 102: not whole vectors

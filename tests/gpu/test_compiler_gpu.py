@@ -202,8 +202,9 @@ def test_integer_and_bool_programs_match_numpy_exactly(dtype: str, shape: tuple[
             assert np.array_equal(f, u), f"{dtype} {shape} output {k}: fused != unfused"
 
 
-@pytest.mark.parametrize("name", ["softmax", "layernorm", "add_layernorm", "rmsnorm", "groupnorm"])
+@pytest.mark.parametrize("name", ["softmax", "layernorm", "add_layernorm", "rmsnorm", "groupnorm", "bias_gelu"])
 def test_row_kernels_on_misaligned_buffers_take_the_scalar_path(name: str) -> None:
+    # (bias_gelu: a pointwise kernel whose bias is read as a vector per chunk, its pointer checked)
     import cupy as cp
 
     build, _, kinds = WORKLOADS[name]
