@@ -124,13 +124,10 @@ class Writer:
         #: where lines computed once per row may be inserted while a loop is being written
         self.hoist_at: int | None = None
         self.hoist_depth = 1
-        #: row schedules with vectors: buffers read at the element's column index (``col``) are
-        #: loaded as one vector per chunk, written at ``vec_at`` (the start of the chunk's body)
-        self.side_vec: dict[int, str] = {}
-        self.col = ""
+        #: vectorized schedules: buffers broadcast along leading axes are loaded as one vector per
+        #: chunk (``Index.lane``), written at ``vec_at`` (the start of the chunk's body)
         self.vec_at: int | None = None
         self.vec_depth = 1
-        self.vec_base = ""
         self.vec_width = 1
         self.side_loaded: dict[tuple[int, str], str] = {}
         #: the C expressions (variables, literals) holding float16 values as half bits
@@ -224,15 +221,10 @@ class Writer:
                 return self.assign(reg, f"sl_load(&{self.vector_src[id(node)]})")
             if id(node) in self.cache_read and id(node) in self.filled and self.cache_on:
                 return self.assign(reg, self.cache_read[id(node)])
-        vname = None
-        if id(node) in self.side_vec and self.vec_at is not None and self.linear(idx).strip("()") == self.col:
-            vname = self._side_vector(node, name, self.vec_base, "aligned")
-        elif idx.lane is not None and self.vec_at is not None and node.dtype.itemsize >= 2:
-            # a buffer broadcast along the leading axes (GroupNorm's weight, a bias): one vector
-            # per chunk, its own pointer's alignment checked
-            mask = self.vec_width * node.dtype.itemsize - 1
-            vname = self._side_vector(node, name, idx.lane, f"(((unsigned long long){name} & {mask}ULL) == 0ULL)")
-        if vname is not None:
+        if idx.lane is not None and self.vec_at is not None and node.dtype.itemsize >= 2:
+            # a buffer broadcast along leading axes (layernorm's and GroupNorm's weight and bias,
+            # a bias): one vector per chunk
+            vname = self._side_vector(node, name, idx.lane)
             if bits:
                 return self.assign_half(f"{vname}.v[u]")
             return self.assign(reg, f"sl_load(&{vname}.v[u])")
@@ -244,14 +236,15 @@ class Writer:
             self.filling.add(id(node))
         return var
 
-    def _side_vector(self, node: Node, name: str, offset: str, aligned: str) -> str:
+    def _side_vector(self, node: Node, name: str, offset: str) -> str:
         """The variable holding the chunk's vector of ``name`` from ``offset``, loaded once per
-        chunk at ``vec_at``."""
+        chunk at ``vec_at`` (element by element where ``name`` is not aligned to the vector)."""
         key = (id(node), offset)
         vname = self.side_loaded.get(key)
         if vname is None:
             vname = self.fresh(f"sv_{name}_")
             st = ct.storage_type(node.dtype)
+            aligned = f"(((unsigned long long){name} & {self.vec_width * node.dtype.itemsize - 1}ULL) == 0ULL)"
             text = f"const sl_vec<{st}, {self.vec_width}> {vname} = sl_load_vec<{st}, {self.vec_width}>({name} + {offset}, {aligned});"
             self._insert(self.vec_at, self.vec_depth, text)
             self.vec_at += 1
@@ -406,7 +399,7 @@ class Writer:
         """The lane base of ``src`` broadcast to ``node`` at ``idx``: where ``src`` is 1 along
         leading axes and whole along the rest (extent ``P``, a multiple of the vector width),
         element ``b + u`` of ``node`` reads element ``b % P + u`` of ``src``."""
-        if idx.lane is None:
+        if idx.lane is None or len(src.shape) != len(node.shape):
             return None
         k = len(node.shape)
         while k > 0 and src.shape[k - 1] == node.shape[k - 1]:

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -36,7 +35,7 @@ from ..ir.node import Node
 from ..ir.ops import OPS
 from ..plan.cost import CACHE_REG_BUDGET, COLUMN_CACHE, STREAM_UNROLL, Schedule
 from ..plan.cost import row_vector_width as cost_row_vector_width
-from ..plan.groups import FULL, ROW, GroupInfo, squeeze
+from ..plan.groups import FULL, ROW, GroupInfo
 from . import ctypes as ct
 from .elemental import CodegenError, Index, Writer, leaf_params
 from .preamble import PREAMBLE
@@ -518,13 +517,8 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
             w.line(f"{ct.register_type(n.dtype)} {name}[{slots}];")
             w.value_cache[id(n)] = name
         if vec > 1:
-            # buffers read at the column index (layernorm's weight and bias): one vector per chunk
-            leaf_ids = {id(p.node) for p in leaves}
-            side = [p for p in params if p.role == "in" and id(p.node) not in leaf_ids and p.node.dtype != np.bool_
-                    and len(squeeze(p.node.shape)) == 1 and math.prod(p.node.shape) >= K]
-            w.side_vec = {id(p.node): p.name for p in side}
             w.vec_width = vec
-            ptrs = [p.name for p in leaves + side] + [f"out{k}" for k, _ in out_full]
+            ptrs = [p.name for p in leaves] + [f"out{k}" for k, _ in out_full]
             if ptrs:
                 checks = [f"(unsigned long long){p}" for p in ptrs]
                 w.line(f"const bool aligned = (({' | '.join(checks)}) & {vec * max(_itemsize(info, ptrs, params)) - 1}ULL) == 0ULL;")
@@ -569,7 +563,7 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
         def chunk_start(w: Writer) -> None:
             if vec > 1:
                 lane[0] = w.tmp(rowbase())
-                w.vec_at, w.vec_depth, w.vec_base, w.side_loaded = len(w.lines), w.depth, f"{chunk} * {vec}", {}
+                w.vec_at, w.vec_depth, w.side_loaded = len(w.lines), w.depth, {}
 
         def open_(w: Writer) -> None:
             w.line("#pragma unroll")
@@ -587,7 +581,6 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
 
         def make_full() -> Index:
             c = w.tmp(f"{chunk} * {vec} + u" if vec > 1 else chunk)
-            w.col = c
             full = _full_index(w, info, "r", c, str(K), str(info.rows))
             return dataclasses.replace(full, lane=lane[0]) if vec > 1 and w.vec_at is not None else full
 
