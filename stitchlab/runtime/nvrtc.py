@@ -8,6 +8,8 @@ Works on a machine with no GPU: only the NVRTC library is needed (pip ``cuda-bin
 from __future__ import annotations
 
 import functools
+import re
+from dataclasses import dataclass
 
 from . import stats
 
@@ -52,8 +54,9 @@ def _log(prog: object) -> str:
     return buf.decode(errors="replace").rstrip("\x00 \n")
 
 
-def compile_cubin(source: str, name: str, arch: str = "sm_90") -> tuple[bytes, str]:
-    """Compile ``source`` for ``arch`` (e.g. "sm_90"); returns (cubin, NVRTC log).
+def compile_cubin(source: str, name: str, arch: str = "sm_90", extra: tuple[str, ...] = ()) -> tuple[bytes, str]:
+    """Compile ``source`` for ``arch`` (e.g. "sm_90") with NVRTC options ``extra`` besides the
+    standard ones; returns (cubin, NVRTC log).
 
     Counts ``nvrtc_compiles`` in ``sl.stats()``.
 
@@ -71,7 +74,7 @@ def compile_cubin(source: str, name: str, arch: str = "sm_90") -> tuple[bytes, s
     err, prog = nvrtc.nvrtcCreateProgram(source.encode(), f"{name}.cu".encode(), 0, [], [])
     _check(err, "nvrtcCreateProgram")
     try:
-        opts = _options(arch)
+        opts = _options(arch) + [o.encode() for o in extra]
         result = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
         _check(result, "compilation", prog)
         log = _log(prog)
@@ -82,3 +85,30 @@ def compile_cubin(source: str, name: str, arch: str = "sm_90") -> tuple[bytes, s
         return bytes(cubin), log
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
+
+
+@dataclass(frozen=True)
+class ResourceUsage:
+    """What ptxas reports for one kernel: registers per thread, bytes spilled to local memory
+    (stores, loads) and the stack frame."""
+
+    registers: int
+    spill_stores: int
+    spill_loads: int
+    stack_frame: int
+
+
+def resource_usage(source: str, name: str, arch: str = "sm_90") -> ResourceUsage:
+    """Compile ``source`` with ``ptxas -v`` and read the kernel's register count and spills from
+    the log: no GPU needed (a regression check that a change of the emitters keeps kernels off
+    local memory, and that the latency evaluator's register estimate is not optimistic)."""
+    _, log = compile_cubin(source, name, arch, ("--ptxas-options=-v",))
+
+    def field(pattern: str) -> int:
+        m = re.search(pattern, log)
+        if m is None:
+            raise CompileError(f"ptxas -v output without {pattern!r}:\n{log}")
+        return int(m.group(1))
+
+    return ResourceUsage(field(r"Used (\d+) registers"), field(r"(\d+) bytes spill stores"),
+                         field(r"(\d+) bytes spill loads"), field(r"(\d+) bytes stack frame"))
