@@ -313,15 +313,16 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
         # vectors have in flight (GroupNorm float16: 68.6 us scalar, 63.5 vectors), and a
         # streamed loop has its unrolled iterations' loads in flight (GroupNorm streamed over
         # 128 threads: 118 us, 1.9x the cached row)
-        row_bytes = sum(n.dtype.itemsize for n in full_leaves)
-        if cache == "registers":
-            loads = max(1.0, math.ceil(K / team) * row_bytes / 16)
-        else:
-            loads = max(STREAM_UNROLL * row_bytes / 16, 1 / 16)
-        if full_leaves and loads < LOADS_IN_FLIGHT:
-            secs *= 1.0 + 0.15 * math.log2(LOADS_IN_FLIGHT / loads)
-        elif full_leaves:
-            secs *= 1.0 + 0.03 * math.log2(loads / LOADS_IN_FLIGHT)
+        if full_leaves:
+            row_bytes = sum(n.dtype.itemsize for n in full_leaves)
+            if cache == "registers":
+                loads = max(1.0, math.ceil(K / team) * row_bytes / 16)
+            else:
+                loads = STREAM_UNROLL * row_bytes / 16
+            if loads < LOADS_IN_FLIGHT:
+                secs *= 1.0 + 0.15 * math.log2(LOADS_IN_FLIGHT / loads)
+            else:
+                secs *= 1.0 + 0.03 * math.log2(loads / LOADS_IN_FLIGHT)
         if block == 1024:
             secs *= 1.05  # block-wide barriers over 32 warps
         if family == "row_block" and K < block:
