@@ -102,24 +102,13 @@ template <class T> __device__ __forceinline__ T sl_sign(T x) {
 // NumPy's maximum/minimum: the first NaN operand as it is (payload, sign), else the larger
 // (smaller) value and, of two equal ones (-0.0 and +0.0), the second operand, as NumPy's float32
 // and float64 loops give on x86-64 (maxps/minps return their second operand on ties)
-// (written as selects, not early returns: a reduction's chain of them compiles to compare-and-
-// select instructions instead of a branch per element)
-template <class T> __device__ __forceinline__ T sl_maximum(T a, T b) {
-  T r = a > b ? a : b;
-  if constexpr (sl_is_float<T>::value) {
-    r = b != b ? b : r;
-    r = a != a ? a : r;
-  }
-  return r;
+// (one select, not early returns: a reduction's chain of them compiles to two compares and a
+// select per element instead of a branch; a NaN b fails "a > b" and so is chosen unless a is NaN)
+template <class T> __device__ __forceinline__ bool sl_isnan(T a) {
+  if constexpr (sl_is_float<T>::value) { return a != a; } else { return false; }
 }
-template <class T> __device__ __forceinline__ T sl_minimum(T a, T b) {
-  T r = a < b ? a : b;
-  if constexpr (sl_is_float<T>::value) {
-    r = b != b ? b : r;
-    r = a != a ? a : r;
-  }
-  return r;
-}
+template <class T> __device__ __forceinline__ T sl_maximum(T a, T b) { return (a > b || sl_isnan(a)) ? a : b; }
+template <class T> __device__ __forceinline__ T sl_minimum(T a, T b) { return (a < b || sl_isnan(a)) ? a : b; }
 // NumPy's float16 maximum/minimum (a C loop: "a >= b || isnan(a) ? a : b"): the first NaN
 // operand, else the larger (smaller) value and, of two equal ones, the first operand; the bits of
 // the chosen operand, nothing rounded
