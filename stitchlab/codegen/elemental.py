@@ -497,6 +497,10 @@ class Writer:
             if half is not None and all(i.dtype == np.float16 for i in operands):
                 # NumPy's float16 result with one half instruction (or a move of bits)
                 vals = [self._value(i, idx) for i in ins]
+                if op in _SELECTS and not any(v in self.halves for i, v in zip(ins, vals, strict=True) if i.dtype == np.float16):
+                    # a selection among values all held in float (a cache, a constant) picks a
+                    # float16 value as it is: selecting the floats needs no conversion
+                    return self.assign("float", OPS[op].cuda_expr("f").format(*vals))
                 args = [self.as_half(v) if i.dtype == np.float16 else v for i, v in zip(ins, vals, strict=True)]
                 return self.assign_half(half.format(*args))
             args = [self.as_float(self._value(i, idx)) for i in ins]
@@ -509,6 +513,11 @@ class Writer:
         if node.dtype == np.float16:  # computed in float: rounded once, to half bits
             return self.assign_half(f"sl_f2h((float)({expr}))")
         return self.assign(reg, f"({reg})({expr})")
+
+
+#: float16 ops that pick one operand's value as it is (no rounding): computed in whichever form
+#: their operands are held in
+_SELECTS = frozenset({"where", "positive"})
 
 
 def leaf_params(info: GroupInfo) -> list[Node]:
