@@ -112,8 +112,7 @@ def _buffer_params(info: GroupInfo, prefix: str = "", part: int = 0) -> tuple[li
 def _finish(family: str, info: GroupInfo, sched: Schedule, params: list[Param], body: list[str], launch_bounds: int) -> KernelSource:
     sig = ", ".join(f"{p.ctype} {p.name}" for p in params)
     text = "\n".join(body)
-    cluster = f"__cluster_dims__({sched.cluster}, 1, 1) " if sched.cluster > 1 else ""
-    head = f'extern "C" __global__ void {cluster}__launch_bounds__({launch_bounds}) NAME({sig}) {{\n'
+    head = f'extern "C" __global__ void __launch_bounds__({launch_bounds}) NAME({sig}) {{\n'
     kernel = head + text + "\n}\n"
     digest = hashlib.sha256(kernel.encode()).hexdigest()[:12]
     name = f"sl_{family}_{digest}"
@@ -469,7 +468,7 @@ def emit_row(info: GroupInfo, sched: Schedule) -> KernelSource:
         leaves = [p for p in leaves if id(p.node) in probe.full_loads]
         if OPTIONS["cache_values"]:
             team = 32 if sched.family == "row_warp" else sched.block
-            slots = -(-(info.cols // sched.cluster) // (team * vec)) * vec
+            slots = -(-info.cols // (team * vec)) * vec
             words = sum(_reg_words(p.node) for p in leaves) * slots
             for n in info.members:
                 if len(probe.full_evals.get(id(n), ())) >= 2 and OPS[n.op].cost >= CACHE_VALUE_COST:
@@ -488,38 +487,28 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
               leaves: list[Param], values: list[Node]) -> Writer:
     idx_t = sched.index
     team = 32 if sched.family == "row_warp" else sched.block
-    block, vec, cache, S = sched.block, sched.vec, sched.cache, sched.cluster
+    block, vec, cache = sched.block, sched.vec, sched.cache
     rows_per_block = block // team
     K = info.cols
-    if S > 1 and (cache != "registers" or team != block or K % (S * vec)):
-        raise CodegenError(f"a row cluster needs a register cache, one row per block and rows of a multiple of {S * vec}")
-    part = K // S  # the elements of a row each block of a cluster holds
     w = _reduction_writer(info, idx_t, names)
     if team > 32:
         for k, r in enumerate(info.reductions):
             w.line(f"__shared__ {_acc_type(r)} sred{k}[32];")
     w.line(f"const int lane = threadIdx.x % {team};")
-    if S > 1:
-        for k, r in enumerate(info.reductions):
-            w.line(f"__shared__ {_acc_type(r)} scl{k};")
-        w.line(f"const {idx_t} r = ({idx_t})blockIdx.x / {S};")
-        w.line(f"const int g = (int)(blockIdx.x % {S});  // the block's rank in its cluster: elements [g * {part}, (g + 1) * {part})")
-    else:
-        w.line(f"const {idx_t} r = ({idx_t})blockIdx.x * {rows_per_block} + threadIdx.x / {team};")
+    w.line(f"const {idx_t} r = ({idx_t})blockIdx.x * {rows_per_block} + threadIdx.x / {team};")
     w.line("if (r >= R) return;")
     w.row_index = Index(info.keep_shape, lin="r", tag="row")
     out_full = [(k, o) for k, (o, lvl) in enumerate(info.outputs) if lvl == FULL]
     if cache == "registers":
-        nt = -(-part // (team * vec))
+        nt = -(-K // (team * vec))
         slots = nt * vec
         w.slot = f"t * {vec} + u" if vec > 1 else "t"
         chunk = f"(lane + t * {team})"
-        guard = f"if ({chunk} * {vec} < {part})" if vec > 1 else f"if ({chunk} < {part})"
-        first = f"g * {part} + " if S > 1 else ""  # the block's first element of the row
+        guard = f"if ({chunk} * {vec} < {K})" if vec > 1 else f"if ({chunk} < {K})"
 
         def rowbase() -> str:
             """The offset of the chunk's first element (rows strided over memory: by index)."""
-            return w.linear(_full_index(w, info, "r", f"{first}{chunk} * {vec}", str(K), str(info.rows)))
+            return w.linear(_full_index(w, info, "r", f"{chunk} * {vec}", str(K), str(info.rows)))
         for p in leaves:
             w.line(f"{ct.register_type(p.node.dtype)} cache_{p.name}[{slots}];")
             w.cache_read[id(p.node)] = f"cache_{p.name}[{w.slot}]"
@@ -562,7 +551,7 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
             else:
                 w.line("#pragma unroll")
                 w.open(f"for (int t = 0; t < {nt}; ++t) {guard}")
-                full = _full_index(w, info, "r", f"{first}{chunk}", str(K), str(info.rows))
+                full = _full_index(w, info, "r", f"{chunk}", str(K), str(info.rows))
                 lin = w.linear(full)
                 for p in leaves:
                     w.line(f"cache_{p.name}[t] = sl_load({p.name} + {lin});")
@@ -591,7 +580,7 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
             w.vec_at = None
 
         def make_full() -> Index:
-            c = w.tmp(f"{first}{chunk} * {vec} + u" if vec > 1 else f"{first}{chunk}")
+            c = w.tmp(f"{chunk} * {vec} + u" if vec > 1 else chunk)
             full = _full_index(w, info, "r", c, str(K), str(info.rows))
             return dataclasses.replace(full, lane=lane[0]) if vec > 1 and w.vec_at is not None else full
 
@@ -643,7 +632,6 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
 
     w.make_full = make_full
     once = "_once" if OPTIONS["single_sync"] else ""
-    pending = [False]  # a cluster barrier arrived at (done reading the peers) and not waited on
 
     def combine(w: Writer, accs: list[tuple[Node, str]]) -> None:
         for r, a in accs:
@@ -654,38 +642,11 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
                 ident = f"({_acc_type(r)}){ct.identity_literal(r.op, r.dtype)}"
                 # each buffer is used once per block (one row per block): no trailing barrier
                 w.line(f"{a} = sl_block_allreduce{once}({a}, {_OPS[r.op]}(), {ident}, sred{k});")
-        if S > 1:
-            _cluster_combine(w, info, accs, S, pending)
 
     # a row held on chip costs nothing to read again; a streamed one is read once per pass
     _emit_phases(w, info, loop, combine, one_pass=cache == "none")
-    _row_outputs(w, info, "lane == 0 && g == 0" if S > 1 else "lane == 0", "r")
-    if pending[0]:
-        w.line("__cluster_barrier_wait();  // the peers have read this block's shared memory")
+    _row_outputs(w, info, "lane == 0", "r")
     return w
-
-
-def _cluster_combine(w: Writer, info: GroupInfo, accs: list[tuple[Node, str]], S: int, pending: list[bool]) -> None:
-    """Combine each block's result (every thread holds it) over the ``S`` blocks of a cluster:
-    one thread publishes it in shared memory, and after a cluster barrier every block reads all
-    ``S`` through distributed shared memory and combines them in rank order (the same value in
-    every block). A block must not overwrite or release its shared memory while a peer may
-    still read it: the barrier's second half (``pending``) is waited on at the next combine or
-    at the kernel's end."""
-    for r, a in accs:
-        w.line(f"if (threadIdx.x == 0) scl{info.reductions.index(r)} = {a};")
-    if pending[0]:
-        w.line("__cluster_barrier_wait();")
-    w.line("__cluster_barrier_arrive();  // release: the results written above")
-    w.line("__cluster_barrier_wait();")
-    for r, a in accs:
-        k, acc = info.reductions.index(r), _acc_type(r)
-        w.line(f"{a} = *(const {acc}*)__cluster_map_shared_rank((void*)&scl{k}, 0u);")
-        w.line("#pragma unroll")
-        w.line(f"for (unsigned int j = 1; j < {S}u; ++j) "
-               f"{a} = {_OPS[r.op]}()({a}, *(const {acc}*)__cluster_map_shared_rank((void*)&scl{k}, j));")
-    w.line("__cluster_barrier_arrive_relaxed();")
-    pending[0] = True
 
 
 def _itemsize(info: GroupInfo, ptrs: list[str], params: list[Param]) -> list[int]:

@@ -34,10 +34,6 @@ STREAM_UNROLL = 4
 COLUMN_CACHE = 32
 #: Per pass, the extra time of a column schedule whose register cache holds part of each column.
 COLUMN_PARTIAL_CACHE_PENALTY = 0.1
-#: Blocks per thread-block cluster of a row schedule that splits its rows (compute capability 9.0).
-ROW_CLUSTER = 2
-#: Per phase, the extra time of a clustered row schedule (a cluster barrier and the peers' reads).
-CLUSTER_PHASE_PENALTY = 0.03
 #: Base registers of a kernel thread (indices, pointers, accumulators).
 BASE_REGS = 32
 #: Elementwise work rate of the whole GPU in "add-equivalents" per second (a rough number:
@@ -57,9 +53,6 @@ class Schedule:
         cache: where a row's inputs stay between phases: "registers", "shared" or "none".
         ty: threads along the reduced axis per column ("column", "column_split").
         index: C type of index arithmetic, "int" or "long long".
-        cluster: for "row_block" with a register cache, blocks per thread-block cluster that
-            share a row, each caching ``1 / cluster`` of it; their partial results combine
-            through distributed shared memory (1: one block per row).
     """
 
     family: str
@@ -68,16 +61,12 @@ class Schedule:
     cache: str = "none"
     ty: int = 1
     index: str = "int"
-    cluster: int = 1
 
     def params(self) -> dict[str, Any]:
-        out = {"family": self.family, "block": self.block, "vec": self.vec, "cache": self.cache, "ty": self.ty, "index": self.index}
-        if self.cluster > 1:  # the keys of kernels without clusters stay as they were
-            out["cluster"] = self.cluster
-        return out
+        return {"family": self.family, "block": self.block, "vec": self.vec, "cache": self.cache, "ty": self.ty, "index": self.index}
 
     def __str__(self) -> str:
-        extra = {"vec": self.vec, "cache": self.cache, "ty": self.ty, "cluster": self.cluster}
+        extra = {"vec": self.vec, "cache": self.cache, "ty": self.ty}
         shown = ", ".join(f"{k}={v}" for k, v in extra.items() if v not in (1, "none"))
         return f"{self.family}(block={self.block}{', ' + shown if shown else ''}, index={self.index})"
 
@@ -145,12 +134,6 @@ def _column_splits(R: int, K: int, dev: DeviceProfile) -> bool:
     over blocks along the reduced axis ("column_split"): fewer tiles of 32 columns than SMs,
     and a reduced axis long enough to share."""
     return 0 < R and math.ceil(R / 32) < dev.sms and K >= 1024
-
-
-def has_clusters(dev: DeviceProfile) -> bool:
-    """Thread-block clusters and distributed shared memory: compute capability 9.0 on."""
-    digits = dev.arch.removeprefix("sm_").rstrip("abf")
-    return digits.isdigit() and int(digits) >= 90
 
 
 def delta_cost(info: GroupInfo, dev: DeviceProfile) -> float:
@@ -241,15 +224,14 @@ def _pointwise(info: GroupInfo, dev: DeviceProfile, n_eval: int | None = None) -
     return out
 
 
-def _cache_choice(info: GroupInfo, team: int, block: int, dev: DeviceProfile, cols: int | None = None) -> tuple[str, int, int]:
-    """(cache kind, registers per thread, shared bytes per block) for a row schedule whose team
-    holds ``cols`` elements of a row (default: the whole row)."""
+def _cache_choice(info: GroupInfo, team: int, block: int, dev: DeviceProfile) -> tuple[str, int, int]:
+    """(cache kind, registers per thread, shared bytes per block) for a row schedule."""
     leaves = _full_leaves(info)
     multi = info.phases > 1 or any(lvl == FULL for _, lvl in info.outputs)
     if not leaves:
         return "none", BASE_REGS, 0
     per_elem_words = sum(_reg_words(i) for i in leaves)
-    nt = math.ceil((info.cols if cols is None else cols) / team)
+    nt = math.ceil(info.cols / team)
     regs = BASE_REGS + nt * per_elem_words
     if nt * per_elem_words <= CACHE_REG_BUDGET:
         # one phase too: loading the row into registers up front puts all its loads in flight
@@ -309,28 +291,16 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
     work = R * K * _elem_work(info) * (1.5 if info.phases > 1 else 1.0)
     out = []
     row_vec = row_vector_width(info)
-    configs = [("row_warp", 32, b, 1) for b in (128, 256)] + [("row_block", b, b, 1) for b in (128, 256, 512, 1024, 64)]
-    if multi and full_leaves and has_clusters(dev) and row_vec > 1 and K % (ROW_CLUSTER * row_vec) == 0 and not any(
-            _cache_choice(info, b, b, dev)[0] == "registers" and _occupancy(dev, b, _cache_choice(info, b, b, dev)[1], 0)
-            for b in (128, 256, 512, 1024)):
-        # a row too long for any one block's register cache (it would stream from memory, once
-        # per phase) split over the two blocks of a cluster, each caching half of it. Measured on
-        # the H200 (kernel_sweep): softmax 128 x 65536 float32 28.9 us against 50.3 streamed,
-        # rmsnorm 25.6 against 45.5; where one block can cache the row, a cluster is slower
-        # (GroupNorm 8192 x 4096 float32 83.2 against 79.6, rmsnorm 1024 x 32768 float16 45.2
-        # against 41.9), so it is not considered there
-        configs += [("row_block", b, b, ROW_CLUSTER) for b in (512, 1024)]
-    for family, team, block, S in configs:
-        cache, regs, smem = _cache_choice(info, team, block, dev, K // S)
-        if S > 1 and cache != "registers":
-            continue
+    configs = [("row_warp", 32, b) for b in (128, 256)] + [("row_block", b, b) for b in (128, 256, 512, 1024, 64)]
+    for family, team, block in configs:
+        cache, regs, smem = _cache_choice(info, team, block, dev)
         reread = 1.0 if cache != "none" else _reread_factor(info, False)
         if cache == "none" and reread > 1:
             reread = 1.0 + 0.35 * (reread - 1.0)
         full_bytes = sum(nbytes(i) for i in full_leaves) * scale
         moved = full_bytes * reread + (total_in - full_bytes) + total_out
         rows_per_block = block // team
-        blocks = math.ceil(R / rows_per_block) * S
+        blocks = math.ceil(R / rows_per_block)
         secs, detail = _timed(dev, blocks, block, regs, smem + 32 * 8 * max(1, len(info.reductions)),
                               moved / max(blocks, 1), work / max(blocks, 1))
         if family == "row_warp" and K > 32 * 64:
@@ -346,7 +316,7 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
         if full_leaves:
             row_bytes = sum(n.dtype.itemsize for n in full_leaves)
             if cache == "registers":
-                loads = max(1.0, math.ceil(K / S / team) * row_bytes / 16)
+                loads = max(1.0, math.ceil(K / team) * row_bytes / 16)
             else:
                 loads = STREAM_UNROLL * row_bytes / 16
             if loads < LOADS_IN_FLIGHT:
@@ -357,9 +327,7 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
             secs *= 1.05  # block-wide barriers over 32 warps
         if family == "row_block" and K < block:
             secs *= block / max(K, 1)  # idle threads
-        if S > 1:
-            secs *= 1.0 + CLUSTER_PHASE_PENALTY * info.phases  # a cluster barrier per phase
-        sched = Schedule(family, block=block, cache=cache, index=index, vec=row_vec if cache == "registers" else 1, cluster=S)
+        sched = Schedule(family, block=block, cache=cache, index=index, vec=row_vec if cache == "registers" else 1)
         out.append(Estimate(sched, Launch((blocks if R else 0, 1, 1), (block, 1, 1), 0), secs, detail))
     if not multi and R * 4 < dev.sms * 8 and K >= 4096:
         # few long rows: split each row over several blocks; the last block of a row finishes it

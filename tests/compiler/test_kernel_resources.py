@@ -18,7 +18,7 @@ from .workloads import WORKLOADS, make_args
 pytest.importorskip("cuda.bindings.nvrtc", reason="NVRTC (pip cuda-bindings) is not installed")
 
 
-@pytest.mark.parametrize("shape", [(8192, 4096), (4099, 24), (128, 65536)])
+@pytest.mark.parametrize("shape", [(8192, 4096), (4099, 24)])
 @pytest.mark.parametrize("dtype", ["float16", "float32"])
 @pytest.mark.parametrize("name", sorted(WORKLOADS))
 def test_kernels_do_not_spill(name: str, dtype: str, shape: tuple[int, int]) -> None:

@@ -111,21 +111,6 @@ def test_column_stitched_normalization_compiles(dtype: str) -> None:
     _compile(k.source, k.name)
 
 
-@pytest.mark.parametrize("dtype", ["int8", "int32", "uint64", "float16", "float32", "float64"])
-def test_row_cluster_schedule_compiles(dtype: str) -> None:
-    """Rows split over a 2-block cluster: every combine op and accumulator type, both index types."""
-    x, y, _ = _arrays(dtype, rows=6, cols=64)
-    outs = [(x - x.max(axis=1, keepdims=True)) * x.sum(axis=1, keepdims=True) + y * x.min(axis=1, keepdims=True),
-            x.prod(axis=1)]
-    (k,) = sl.explain(*outs).kernels
-    for block in (512, 1024):
-        for index in ("int", "long long"):
-            ks = emit(k.info, Schedule("row_block", block=block, vec=16 // np.dtype(dtype).itemsize if dtype != "int8" else 1,
-                                       cache="registers", index=index, cluster=2))
-            assert "__cluster_dims__(2, 1, 1)" in ks.source
-            _compile(ks.source, ks.name)
-
-
 def test_long_long_indexing_for_more_than_2_31_elements() -> None:
     x = sl.asarray(np.empty(0, np.float32))
     # planning only needs shapes: a lazy broadcast of a scalar to 2**31 + 5 elements
