@@ -99,7 +99,7 @@ def test_nan_propagating_max_and_min_are_selects_not_branches() -> None:
     for fn in ("sl_maximum", "sl_minimum"):
         start = PREAMBLE.index(f"T {fn}(")
         body = PREAMBLE[start:PREAMBLE.index("\n", start)]
-        # one select (three per element compiled to 3 compares and a select; one is 2 and 1)
+        # one select: 2 compares and a select per element (three selects compiled to 3 and 1)
         assert body.count("return") == 1 and body.count("?") == 1 and "if" not in body, body
 
 
