@@ -4,8 +4,9 @@ emitters and the latency evaluator).
 For each workload of ``tests/compiler/workloads.py`` at one shape, every schedule the latency
 evaluator considers for its first kernel is emitted, launched back to back between two CUDA
 events and timed (median of several loops), next to the evaluator's estimate; row schedules also
-without 16-byte vectors, streamed row ones also unrolled 8 and 16 deep, pointwise ones also with
-8 elements per thread and a full grid, and the evaluator's choice once with each emitter switch
+without 16-byte vectors, streamed row ones also unrolled 4, 8 or 16 deep (those other than the
+default), pointwise ones also with 8 elements per thread and a full grid, and the evaluator's
+choice once with each emitter switch
 (``stitchlab.codegen.schedules.OPTIONS``) off.
 Every variant's output is compared with the chosen plan's.
 
@@ -56,7 +57,7 @@ def _device_us(exe: Any, bufs: list[Any], cp: Any, loops: int = 7, inner: int = 
 
 def _variants(k0: Any, dev: Any) -> list[tuple[str, Any, Any, dict[str, Any]]]:
     """(label, schedule, launch, emitter options) to try for kernel ``k0``."""
-    from stitchlab.plan.cost import Launch, schedules
+    from stitchlab.plan.cost import Launch, schedules, stream_unroll
 
     out: list[tuple[str, Any, Any, dict[str, Any]]] = []
     info = k0.info
@@ -81,8 +82,9 @@ def _variants(k0: Any, dev: Any) -> list[tuple[str, Any, Any, dict[str, Any]]]:
         out.append((f"{name} off", k0.schedule, k0.launch, {name: False}))
     for est in ests:
         if est.schedule.family in ("row_block", "row_warp") and est.schedule.cache == "none":
-            for unroll in (8, 16):
-                out.append((f"unroll {unroll}", est.schedule, est.launch, {"ROW_STREAM_UNROLL": unroll}))
+            for unroll in (4, 8, 16):
+                if unroll != stream_unroll(info):  # the default is the plain variant
+                    out.append((f"unroll {unroll}", est.schedule, est.launch, {"ROW_STREAM_UNROLL": unroll}))
     return out
 
 

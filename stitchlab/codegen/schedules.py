@@ -33,7 +33,7 @@ import numpy as np
 
 from ..ir.node import Node
 from ..ir.ops import OPS
-from ..plan.cost import CACHE_REG_BUDGET, COLUMN_CACHE, STREAM_UNROLL, Schedule
+from ..plan.cost import CACHE_REG_BUDGET, COLUMN_CACHE, Schedule, stream_unroll
 from ..plan.cost import row_vector_width as cost_row_vector_width
 from ..plan.groups import FULL, ROW, GroupInfo
 from . import ctypes as ct
@@ -54,9 +54,10 @@ OPTIONS: dict[str, bool] = {"cache_values": True, "reciprocal": True, "single_sy
 CACHE_VALUE_COST = 3
 #: Unroll factor of a column pass (rows in flight per thread).
 COLUMN_UNROLL = 16
-#: Unroll of a row pass that streams from memory (rows too long to stay on chip); the sweep
-#: (``benchmarks/kernel_sweep.py``) also times 8 and 16; the latency evaluator assumes the default.
-ROW_STREAM_UNROLL = STREAM_UNROLL
+#: Unroll of a row pass that streams from memory (rows too long to stay on chip), when set; None:
+#: :func:`stitchlab.plan.cost.stream_unroll`, which the latency evaluator assumes. The sweep
+#: (``benchmarks/kernel_sweep.py``) also times 8 and 16.
+ROW_STREAM_UNROLL: int | None = None
 
 _OPS = {"sum": "sl_op_sum", "prod": "sl_op_prod", "max": "sl_op_max", "min": "sl_op_min", "any": "sl_op_any", "all": "sl_op_all"}
 
@@ -624,7 +625,7 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
                 w.line(f"{reg}* {cname} = {cname}_s + (threadIdx.x / {team}) * {K};")
                 w.cache_read[id(p.node)] = f"{cname}[c]"
                 w.cache_fill[id(p.node)] = cname + "[c] = {}"
-        unroll = ROW_STREAM_UNROLL if cache == "none" else 4
+        unroll = (ROW_STREAM_UNROLL or stream_unroll(info)) if cache == "none" else 4
         loop = _simple_loop(f"for ({idx_t} c = lane; c < {K}; c += {team})", f"#pragma unroll {unroll}")
 
         def make_full() -> Index:

@@ -174,6 +174,19 @@ def test_variance_shares_the_mean_pass(name: str, family: str, dtype: str, monke
     assert _passes(three) == _passes(body) + 1 and "wn" not in three
 
 
+@pytest.mark.parametrize(("dtype", "unroll"), [("float32", 8), ("float16", 8), ("float64", 4)])
+def test_streamed_rows_unroll_eight_deep(dtype: str, unroll: int) -> None:
+    """A row too long to stay on chip streams with 8 iterations' loads in flight (4 for float64,
+    whose streamed kernels spill at 8): measured on the H200, softmax 128 x 65536 float32 39.4 us
+    against 50.3 at 4."""
+    x = sl.asarray(np.zeros((128, 65536), dtype))
+    e = sl.exp(x - x.max(axis=1, keepdims=True))
+    (k,) = sl.explain(e / e.sum(axis=1, keepdims=True)).kernels
+    assert k.schedule.family == "row_block" and k.schedule.cache == "none"
+    pragmas = [line.strip() for line in _body(k.source).splitlines() if "#pragma" in line]
+    assert pragmas == [f"#pragma unroll {unroll}"] * 3, pragmas  # max, sum and store passes
+
+
 def test_float64_variance_keeps_its_pass() -> None:
     k = _kernel("column_norm", rows=2048, dtype="float64")
     assert not k.info.one_pass_variances() and _passes(_body(k.source)) == 3
