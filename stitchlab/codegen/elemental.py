@@ -505,8 +505,9 @@ class Writer:
                 return self.assign_half(half.format(*args))
             args = [self.as_float(self._value(i, idx)) for i in ins]
             ref = node.inputs[1] if op == "where" else node.inputs[0]
+            fast = OPS[op].cuda_f16 if node.dtype == np.float16 else None
             try:
-                template = OPS[op].cuda_expr(ref.dtype.kind)
+                template = fast or OPS[op].cuda_expr(ref.dtype.kind)
             except NotImplementedError as exc:
                 raise CodegenError(str(exc)) from None
             expr = template.format(*args)

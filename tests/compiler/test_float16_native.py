@@ -126,6 +126,18 @@ def test_selections_of_cached_float16_values_select_floats() -> None:
     compile_or_fail(k.source, k.name)
 
 
+def test_float16_exp_and_sigmoid_use_the_hardware_exp2() -> None:
+    """exp with a float16 result is one multiply and one MUFU.EX2 (``sl_exp_f16``): its error is
+    far below float16's step (the GPU test below checks every float16 input); float32 keeps
+    CUDA's accurate ``exp``."""
+    a = _f16((8, 40), seed=6)[0]
+    for x, fast in ((sl.asarray(a), True), (sl.asarray(a.astype(np.float32)), False)):
+        (k,) = sl.explain(sl.exp(x), sl.sigmoid(x) * 2).kernels
+        body = kernel_body(k.source)
+        assert body.count("sl_exp_f16(") == (4 if fast else 0), body  # exp and sigmoid, two paths
+        compile_or_fail(k.source, k.name)
+
+
 # --- NumPy's bits on the GPU -------------------------------------------------------------------------
 SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 65504, -65504, 65472, 32768, 256, 255.9,
                      2.0**-24, -(2.0**-24), 2.0**-14, 1023 * 2.0**-24, 1.0, -1.0, 0.5, 3.0], dtype=F16)
@@ -249,3 +261,33 @@ def test_bias_gelu_float16_matches_numpy(cupy_backend: None, shape: tuple[int, i
     assert ok.all(), f"{int((~ok).sum())} elements off, e.g. {got[~ok][:4]} vs {ref64[~ok][:4]}"
     same = float((got.view(np.uint16) == ref16.view(np.uint16)).mean())
     assert same >= 0.99, f"only {same:.4f} of the elements have NumPy's float16 bits"
+
+
+def _faithful(got: np.ndarray, exact: np.ndarray) -> np.ndarray:
+    """Where ``got`` (float16) is one of the two float16 values around ``exact`` (float64)."""
+    with np.errstate(all="ignore"):
+        near = exact.astype(F16)
+        toward = np.where(exact > near, F16(np.inf), F16(-np.inf)).astype(F16)
+        other = np.nextafter(near, toward)
+    nan = np.isnan(exact)
+    return np.where(nan, np.isnan(got), ((got == near) | (got == other)) & (np.signbit(got) == np.signbit(near)))
+
+
+@pytest.mark.gpu
+def test_float16_exp_and_sigmoid_are_faithful_for_every_float16(cupy_backend: None) -> None:
+    """Every float16 bit pattern: the hardware exp2 path is within one float16 step of the exact
+    value everywhere, and NumPy's float16 ``exp`` (float32 exp, rounded) almost everywhere."""
+    x = np.arange(1 << 16, dtype=np.uint16).view(F16)
+    got_exp, got_sig = _on_gpu(lambda v: [sl.exp(v), sl.sigmoid(v)], [x])
+    with np.errstate(all="ignore"):
+        x64 = x.astype(np.float64)
+        exact_exp, exact_sig = np.exp(x64), 1 / (1 + np.exp(-x64))
+        numpy_exp = np.exp(x)
+    for what, got, exact in (("exp", got_exp, exact_exp), ("sigmoid", got_sig, exact_sig)):
+        bad = np.flatnonzero(~_faithful(got, exact))
+        assert bad.size == 0, f"{what}: {bad.size} not faithful, e.g. x={x[bad[:4]]} got {got[bad[:4]]} exact {exact[bad[:4]]}"
+    nan = np.isnan(numpy_exp)
+    assert np.array_equal(np.isnan(got_exp), nan)
+    same = float((got_exp[~nan].view(np.uint16) == numpy_exp[~nan].view(np.uint16)).mean())
+    print(f"float16 exp: NumPy's bits for {same:.5f} of the non-NaN inputs")
+    assert same >= 0.995, f"exp: only {same:.5f} of float16 inputs give NumPy's bits"
