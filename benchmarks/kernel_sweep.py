@@ -3,10 +3,11 @@ emitters and the latency evaluator).
 
 For each workload of ``tests/compiler/workloads.py`` at one shape, every schedule the latency
 evaluator considers for its first kernel is emitted, launched back to back between two CUDA
-events and timed (median of several loops), next to the evaluator's estimate; row schedules also
-without 16-byte vectors, streamed row ones also unrolled 4, 8 or 16 deep (those other than the
-default), pointwise ones also with 8 elements per thread and a full grid, and the evaluator's
-choice once with each emitter switch
+events and timed (median of several loops), next to the evaluator's estimate. Also: row schedules
+without 16-byte vectors; streamed row ones unrolled 4, 8 or 16 deep and column ones 8 or 32 (those
+other than the default); register-cached row ones prefetching the row 1, 2, 4 or 8 × (SM count)
+ahead into L2, after the row's loads or after its first reduction, or not at all; pointwise ones with 8 elements
+per thread and a full grid; and the evaluator's choice once with each emitter switch
 (``stitchlab.codegen.schedules.OPTIONS``) off.
 Every variant's output is compared with the chosen plan's.
 
@@ -85,6 +86,17 @@ def _variants(k0: Any, dev: Any) -> list[tuple[str, Any, Any, dict[str, Any]]]:
             for unroll in (4, 8, 16):
                 if unroll != stream_unroll(info):  # the default is the plain variant
                     out.append((f"unroll {unroll}", est.schedule, est.launch, {"ROW_STREAM_UNROLL": unroll}))
+    if k0.schedule.family == "column":
+        for unroll in (8, 32):
+            out.append((f"unroll {unroll}", k0.schedule, k0.launch, {"COLUMN_UNROLL": unroll}))
+    if k0.schedule.family in ("row_block", "row_warp") and k0.schedule.cache == "registers":
+        if k0.schedule.prefetch:
+            out.append(("prefetch off", k0.schedule, k0.launch, {"ROW_PREFETCH": 0}))
+        for ahead in (1, 2, 4, 8):
+            for late in (False, True):
+                if (ahead * dev.sms, late) != (k0.schedule.prefetch, True):  # the default is the plain variant
+                    out.append((f"prefetch {ahead * dev.sms}{' late' if late else ''}", k0.schedule, k0.launch,
+                                {"ROW_PREFETCH": ahead * dev.sms, "ROW_PREFETCH_LATE": late}))
     return out
 
 
@@ -127,9 +139,11 @@ def main(argv: list[str] | None = None) -> int:
         moved = sum(b.nbytes for b in bufs) + sum(r.nbytes for r in ref)
         k0 = plan.kernels[0]
         for label, sched, launch, opts in _variants(k0, plan.device):
-            saved, unroll = dict(sched_mod.OPTIONS), sched_mod.ROW_STREAM_UNROLL
+            saved = dict(sched_mod.OPTIONS)
+            knobs = {a: getattr(sched_mod, a) for a in opts if a.isupper()}  # module-level settings
             sched_mod.OPTIONS.update({k: v for k, v in opts.items() if k in saved})
-            sched_mod.ROW_STREAM_UNROLL = opts.get("ROW_STREAM_UNROLL", unroll)
+            for a in knobs:
+                setattr(sched_mod, a, opts[a])
             try:
                 ks = emit(k0.info, sched)
             except Exception as exc:  # noqa: BLE001 - a variant that cannot be written is reported
@@ -138,7 +152,8 @@ def main(argv: list[str] | None = None) -> int:
             finally:
                 sched_mod.OPTIONS.clear()
                 sched_mod.OPTIONS.update(saved)
-                sched_mod.ROW_STREAM_UNROLL = unroll
+                for a, v in knobs.items():
+                    setattr(sched_mod, a, v)
             k = dataclasses.replace(k0, name=ks.name, source=ks.source, params=ks.params, schedule=ks.schedule, launch=launch)
             p = dataclasses.replace(plan, kernels=[k] + plan.kernels[1:])
             try:

@@ -92,6 +92,11 @@ template <class T> __device__ __forceinline__ T sl_int_reciprocal(T x) {
 
 template <class T> __device__ __forceinline__ T sl_sigmoid(T x) { return T(1) / (T(1) + exp(-x)); }
 
+// Brings the cache line holding *p into L2 (no register is written).
+template <class T> __device__ __forceinline__ void sl_prefetch_l2(const T* p) {
+  asm volatile("prefetch.global.L2 [%0];" :: "l"(p));
+}
+
 // exp for float16 results (cuda_f16 in the op table): MUFU.EX2 of x * log2(e), relative error
 // below 2**-18 where the float16 result is nonzero, against float16's 2**-11 step. Flushing
 // subnormal floats (ftz) is invisible after the rounding to float16.

@@ -58,6 +58,11 @@ COLUMN_UNROLL = 16
 #: :func:`stitchlab.plan.cost.stream_unroll`, which the latency evaluator assumes. The sweep
 #: (``benchmarks/kernel_sweep.py``) also times 8 and 16.
 ROW_STREAM_UNROLL: int | None = None
+#: Rows ahead that a register-cached row kernel prefetches into L2 (``Schedule.prefetch``), when
+#: set; and whether it does so after its first reduction (its loads have arrived: the default) or
+#: right after issuing its loads. The sweep times both, 1, 2, 4 and 8 waves ahead.
+ROW_PREFETCH: int | None = None
+ROW_PREFETCH_LATE = True
 
 _OPS = {"sum": "sl_op_sum", "prod": "sl_op_prod", "max": "sl_op_max", "min": "sl_op_min", "any": "sl_op_any", "all": "sl_op_all"}
 
@@ -500,6 +505,7 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
     w.line("if (r >= R) return;")
     w.row_index = Index(info.keep_shape, lin="r", tag="row")
     out_full = [(k, o) for k, (o, lvl) in enumerate(info.outputs) if lvl == FULL]
+    pending: list[Callable[[Writer], None]] = []  # emitted after the first combine
     if cache == "registers":
         nt = -(-K // (team * vec))
         slots = nt * vec
@@ -507,9 +513,9 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
         chunk = f"(lane + t * {team})"
         guard = f"if ({chunk} * {vec} < {K})" if vec > 1 else f"if ({chunk} < {K})"
 
-        def rowbase() -> str:
+        def rowbase(row: str = "r") -> str:
             """The offset of the chunk's first element (rows strided over memory: by index)."""
-            return w.linear(_full_index(w, info, "r", f"{chunk} * {vec}", str(K), str(info.rows)))
+            return w.linear(_full_index(w, info, row, f"{chunk} * {vec}", str(K), str(info.rows)))
         for p in leaves:
             w.line(f"{ct.register_type(p.node.dtype)} cache_{p.name}[{slots}];")
             w.cache_read[id(p.node)] = f"cache_{p.name}[{w.slot}]"
@@ -558,6 +564,26 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
                     w.line(f"cache_{p.name}[t] = sl_load({p.name} + {lin});")
                 w.close()
             w.filled |= {id(p.node) for p in leaves}
+
+            ahead = sched.prefetch if ROW_PREFETCH is None else ROW_PREFETCH
+
+            def prefetch(w: Writer) -> None:
+                """The row a later block will load, into L2 while this block works on its own."""
+                w.open("")
+                w.line(f"const {idx_t} rp = r + {ahead};")
+                w.open("if (rp < R)")
+                w.line("#pragma unroll")
+                w.open(f"for (int t = 0; t < {nt}; ++t) {guard}")
+                base = w.tmp(rowbase("rp"))
+                for p in leaves:
+                    w.line(f"sl_prefetch_l2({p.name} + {base});")
+                w.close()
+                w.close()
+                w.close()
+            if ahead and not ROW_PREFETCH_LATE:
+                prefetch(w)
+            elif ahead:
+                pending.append(prefetch)
 
         lane: list[str | None] = [None]
 
@@ -643,6 +669,8 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
                 ident = f"({_acc_type(r)}){ct.identity_literal(r.op, r.dtype)}"
                 # each buffer is used once per block (one row per block): no trailing barrier
                 w.line(f"{a} = sl_block_allreduce{once}({a}, {_OPS[r.op]}(), {ident}, sred{k});")
+        while pending:
+            pending.pop()(w)
 
     # a row held on chip costs nothing to read again; a streamed one is read once per pass
     _emit_phases(w, info, loop, combine, one_pass=cache == "none")
