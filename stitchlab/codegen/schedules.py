@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -46,9 +47,10 @@ CODEGEN_VERSION = "3"
 #: Emitter switches, all on by default; ``benchmarks/kernel_sweep.py`` turns each off in turn to
 #: measure what it is worth: keep expensive full values in registers across phases, divide by a
 #: row value as a multiply by its reciprocal, one barrier per block reduction, column passes in
-#: alternating directions, variances in the mean's pass (Welford; columns and streamed rows).
+#: alternating directions, variances in the mean's pass (Welford; columns and streamed rows), a
+#: row's one-hot sum read as the one element it picks.
 OPTIONS: dict[str, bool] = {"cache_values": True, "reciprocal": True, "single_sync": True, "reverse_passes": True,
-                            "one_pass_variance": True}
+                            "one_pass_variance": True, "one_hot_pick": True}
 #: A full value that two or more phases compute is kept in registers when its op costs at least
 #: this much (an add costs 1; exp, log, tanh 4-8) and the row cache budget has room.
 CACHE_VALUE_COST = 3
@@ -326,7 +328,8 @@ def _simple_loop(header: str, pragma: str | None = None, guard: str | None = Non
 
 
 def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[_Loop]],
-                 combine: Callable[[Writer, list[tuple[Node, str]]], None], one_pass: bool = False) -> None:
+                 combine: Callable[[Writer, list[tuple[Node, str]]], None], one_pass: bool = False,
+                 picks: dict[int, Callable[[Writer], str]] | None = None) -> None:
     """The phases of a reduction group: one pass per depth (its reductions accumulate, then
     ``combine`` reduces each accumulator over the team), then a pass storing the full outputs.
     ``loop`` may depend on the pass number (0, 1, …) and give several loops that together cover
@@ -341,15 +344,20 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
     known, the thread's sum of squared deviations from it is ``q + n (k + m - mu)^2`` (both terms
     non-negative: no cancellation, unlike a sum of squares), and ``combine`` sums those like any
     other partial sums. The running mean's ``1/n`` is the approximate reciprocal: its error only
-    moves the point ``q`` is taken about, which the correction term accounts for."""
+    moves the point ``q`` is taken about, which the correction term accounts for.
+
+    ``picks`` (by reduction id) write a reduction's result without a pass (:func:`_one_hot_picks`),
+    once the reductions of the phase before it are known."""
+    picks = picks or {}
     loops_of = loop if callable(loop) and not isinstance(loop, _Loop) else (lambda _k: [loop])
     merged = info.one_pass_variances() if one_pass and OPTIONS["one_pass_variance"] else {}
     emitted: set[int] = set()
     row = w.row_index
     assert row is not None
 
-    def finish(accs: list[tuple[Node, str]]) -> None:
-        combine(w, accs)
+    def finish(accs: list[tuple[Node, str]], combined: bool = False) -> None:
+        if not combined:
+            combine(w, accs)
         for r, a in accs:
             if r.dtype == np.float16:
                 w.line(f"{a} = sl_round_half({a});")
@@ -361,7 +369,7 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
         emitted.add(id(n))
     passes = 0
     for d in range(1, info.phases + 1):
-        reds = [r for r in info.reductions if info.depth[id(r)] == d and id(r) not in merged]
+        reds = [r for r in info.reductions if info.depth[id(r)] == d and id(r) not in merged and id(r) not in picks]
         accs = []
         for r in reds:
             a = w.fresh("acc")
@@ -404,6 +412,9 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
             parts.append((r2, a))
         if parts:
             finish(parts)
+        picked = [(r, picks[id(r)](w)) for r in info.reductions if info.depth[id(r)] == d and id(r) in picks]
+        if picked:
+            finish(picked, combined=True)
         for n in _row_nodes_ready(info, d, emitted):
             w.value(n, row)
             emitted.add(id(n))
@@ -672,10 +683,69 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
         while pending:
             pending.pop()(w)
 
+    def pick(red: Node) -> Callable[[Writer], str]:
+        b_node, a_node = found[id(red)]
+
+        def emit_pick(w: Writer) -> str:
+            b = w.value(b_node, w.row_index)
+            acc, t = w.fresh("acc"), _acc_type(red)
+            w.line(f"{t} {acc} = {ct.identity_literal('sum', red.dtype)};")
+            w.open(f"if ({b} >= 0 && {b} < {K})")
+            at = dataclasses.replace(_full_index(w, info, "r", f"({idx_t})({b})", str(K), str(info.rows)), tag=w.fresh("pick"))
+            w.line(f"{acc} = {_OPS['sum']}()({acc}, ({t})({w.as_float(w.value(a_node, at))}));")
+            w.close()
+            return acc
+        return emit_pick
+
+    found = _one_hot_picks(info) if OPTIONS["one_hot_pick"] else {}
+    picks = {id(r): pick(r) for r in info.reductions if id(r) in found}
     # a row held on chip costs nothing to read again; a streamed one is read once per pass
-    _emit_phases(w, info, loop, combine, one_pass=cache == "none")
+    _emit_phases(w, info, loop, combine, one_pass=cache == "none", picks=picks)
     _row_outputs(w, info, "lane == 0", "r")
     return w
+
+
+def _layout_source(n: Node) -> Node:
+    while n.op in ("broadcast", "reshape"):
+        n = n.inputs[0]
+    return n
+
+
+def _one_hot_picks(info: GroupInfo) -> dict[int, tuple[Node, Node]]:
+    """The row reductions ``sum(where(b == arange(K), a, 0))`` of a group whose rows are its last
+    axis (``K`` long), ``b`` an integer row value (constant along the row): cross-entropy's pick of
+    the target logit written with a one-hot mask. By the sum's id: ``(b, a)``.
+
+    At most one term of such a sum is not +0 (``arange`` takes each value once), so the sum is
+    ``0 + a[row, b]`` where ``0 <= b < K`` and 0 elsewhere, bit for bit in any order (``+0 + -0``
+    is ``+0``, as NumPy's sum gives): the kernel reads that one element instead of comparing,
+    selecting and adding for every element of the row."""
+    S = info.shape
+    K = info.cols
+    if not S or info.red_axes != (len(S) - 1,):
+        return {}
+    out = {}
+    members = {id(n) for n in info.members}
+    for r in info.reductions:
+        wh = r.inputs[0]
+        if r.op != "sum" or wh.op != "where" or id(wh) not in members or wh.dtype != r.dtype:
+            continue
+        cond, a, zero = wh.inputs
+        z = _layout_source(zero)
+        if z.op != "const" or float(z.attr("value")) != 0.0 or math.copysign(1.0, float(z.attr("value"))) < 0:
+            continue
+        if cond.op != "equal" or id(cond) not in members:
+            continue
+        for b, i in (cond.inputs, cond.inputs[::-1]):
+            it = _layout_source(i)
+            if not (it.op == "iota" and it.attr("start") == 0 and it.attr("step") == 1 and it.shape == (K,)
+                    and i.op == "broadcast" and i.inputs[0].shape[-1] == K and math.prod(i.inputs[0].shape) == K):
+                continue
+            if b.op != "broadcast" or b.inputs[0].shape != info.keep_shape or b.dtype.kind not in "iu" or b.dtype != i.dtype:
+                continue
+            out[id(r)] = (b.inputs[0], a)
+            break
+    return out
 
 
 def _itemsize(info: GroupInfo, ptrs: list[str], params: list[Param]) -> list[int]:
