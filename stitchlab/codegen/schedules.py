@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -346,7 +345,8 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
     other partial sums. The running mean's ``1/n`` is the approximate reciprocal: its error only
     moves the point ``q`` is taken about, which the correction term accounts for.
 
-    ``picks`` (by reduction id) write a reduction's result without a pass (:func:`_one_hot_picks`),
+    ``picks`` (by reduction id) write a reduction's result without a pass
+    (:meth:`~stitchlab.plan.groups.GroupInfo.one_hot_picks`),
     once the reductions of the phase before it are known."""
     picks = picks or {}
     loops_of = loop if callable(loop) and not isinstance(loop, _Loop) else (lambda _k: [loop])
@@ -697,55 +697,12 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
             return acc
         return emit_pick
 
-    found = _one_hot_picks(info) if OPTIONS["one_hot_pick"] else {}
+    found = info.one_hot_picks() if OPTIONS["one_hot_pick"] else {}
     picks = {id(r): pick(r) for r in info.reductions if id(r) in found}
     # a row held on chip costs nothing to read again; a streamed one is read once per pass
     _emit_phases(w, info, loop, combine, one_pass=cache == "none", picks=picks)
     _row_outputs(w, info, "lane == 0", "r")
     return w
-
-
-def _layout_source(n: Node) -> Node:
-    while n.op in ("broadcast", "reshape"):
-        n = n.inputs[0]
-    return n
-
-
-def _one_hot_picks(info: GroupInfo) -> dict[int, tuple[Node, Node]]:
-    """The row reductions ``sum(where(b == arange(K), a, 0))`` of a group whose rows are its last
-    axis (``K`` long), ``b`` an integer row value (constant along the row): cross-entropy's pick of
-    the target logit written with a one-hot mask. By the sum's id: ``(b, a)``.
-
-    At most one term of such a sum is not +0 (``arange`` takes each value once), so the sum is
-    ``0 + a[row, b]`` where ``0 <= b < K`` and 0 elsewhere, bit for bit in any order (``+0 + -0``
-    is ``+0``, as NumPy's sum gives): the kernel reads that one element instead of comparing,
-    selecting and adding for every element of the row."""
-    S = info.shape
-    K = info.cols
-    if not S or info.red_axes != (len(S) - 1,):
-        return {}
-    out = {}
-    members = {id(n) for n in info.members}
-    for r in info.reductions:
-        wh = r.inputs[0]
-        if r.op != "sum" or wh.op != "where" or id(wh) not in members or wh.dtype != r.dtype:
-            continue
-        cond, a, zero = wh.inputs
-        z = _layout_source(zero)
-        if z.op != "const" or float(z.attr("value")) != 0.0 or math.copysign(1.0, float(z.attr("value"))) < 0:
-            continue
-        if cond.op != "equal" or id(cond) not in members:
-            continue
-        for b, i in (cond.inputs, cond.inputs[::-1]):
-            it = _layout_source(i)
-            if not (it.op == "iota" and it.attr("start") == 0 and it.attr("step") == 1 and it.shape == (K,)
-                    and i.op == "broadcast" and i.inputs[0].shape[-1] == K and math.prod(i.inputs[0].shape) == K):
-                continue
-            if b.op != "broadcast" or b.inputs[0].shape != info.keep_shape or b.dtype.kind not in "iu" or b.dtype != i.dtype:
-                continue
-            out[id(r)] = (b.inputs[0], a)
-            break
-    return out
 
 
 def _itemsize(info: GroupInfo, ptrs: list[str], params: list[Param]) -> list[int]:

@@ -122,7 +122,12 @@ def stream_unroll(info: GroupInfo) -> int:
 
 
 def _elem_work(info: GroupInfo) -> float:
-    return sum(OPS[n.op].cost for n in info.members if n.op != "astype")
+    # a one-hot sum read as the element it picks costs no work per element (nor its mask)
+    picks, picked = info.one_hot_picks(), set()
+    for r in info.reductions:
+        if id(r) in picks:
+            picked |= {id(r), id(r.inputs[0]), id(r.inputs[0].inputs[0])}
+    return sum(OPS[n.op].cost for n in info.members if n.op != "astype" and id(n) not in picked)
 
 
 def _index_type(info: GroupInfo) -> str:

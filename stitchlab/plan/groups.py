@@ -182,6 +182,44 @@ class GroupInfo:
             out[id(r2)] = found
         return out
 
+    def one_hot_picks(self) -> dict[int, tuple[Node, Node]]:
+        """``id(r)`` -> ``(b, a)`` for the row reductions ``r = sum(where(b == arange(K), a, 0))``
+        of a group whose rows are its last axis (``K`` long), ``b`` an integer row value (constant
+        along the row, at the kept shape): cross-entropy's pick of the target logit written with a
+        one-hot mask.
+
+        At most one term of such a sum is not +0 (``arange`` takes each value once), so the sum
+        is ``0 + a[row, b]`` where ``0 <= b < K`` and 0 elsewhere, bit for bit in any order
+        (``+0 + -0`` is ``+0``, as NumPy's sum gives): row kernels read that one element instead
+        of comparing, selecting and adding for every element of the row
+        (:func:`stitchlab.codegen.schedules._emit_phases`), and the cost model does not count
+        that work."""
+        S, K = self.shape, self.cols
+        if self.kind != "reduce" or not S or self.red_axes != (len(S) - 1,):
+            return {}
+        out: dict[int, tuple[Node, Node]] = {}
+        members = {id(n) for n in self.members}
+        for r in self.reductions:
+            wh = r.inputs[0]
+            if r.op != "sum" or wh.op != "where" or id(wh) not in members or wh.dtype != r.dtype:
+                continue
+            cond, a, zero = wh.inputs
+            z = _layout_source(zero)
+            if z.op != "const" or float(z.attr("value")) != 0.0 or math.copysign(1.0, float(z.attr("value"))) < 0:
+                continue
+            if cond.op != "equal" or id(cond) not in members:
+                continue
+            for b, i in (cond.inputs, cond.inputs[::-1]):
+                it = _layout_source(i)
+                if not (it.op == "iota" and it.attr("start") == 0 and it.attr("step") == 1 and it.shape == (K,)
+                        and i.op == "broadcast" and i.inputs[0].shape[-1] == K and math.prod(i.inputs[0].shape) == K):
+                    continue
+                if b.op != "broadcast" or b.inputs[0].shape != self.keep_shape or b.dtype.kind not in "iu" or b.dtype != i.dtype:
+                    continue
+                out[id(r)] = (b.inputs[0], a)
+                break
+        return out
+
     @property
     def rows(self) -> int:
         """Kept extent R (number of reduction results per reduction); the domain size for pointwise."""
@@ -265,6 +303,13 @@ def _group_io(view: GraphView, members: set[int], nodes: list[Node]) -> tuple[li
             stack.extend(m.inputs)
     ins.sort(key=lambda n: view.pos[id(n)])
     return outs, ins
+
+
+def _layout_source(n: Node) -> Node:
+    """``n`` through its broadcasts and reshapes."""
+    while n.op in ("broadcast", "reshape"):
+        n = n.inputs[0]
+    return n
 
 
 def analyze(view: GraphView, member_ids: frozenset[int] | set[int]) -> GroupInfo | None:
