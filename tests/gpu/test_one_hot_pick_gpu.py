@@ -1,5 +1,5 @@
 """A row's one-hot sum, ``sum(where(t[:, None] == arange(K), a, 0))``, read as the element it picks
-(``stitchlab.codegen.schedules._one_hot_picks``): NumPy's bits on the GPU, with targets out of
+(``stitchlab.plan.groups.GroupInfo.one_hot_picks``): NumPy's bits on the GPU, with targets out of
 range, a picked -0.0, NaN and inf elsewhere in the row, rows held in registers by a warp or a
 block, and rows streamed from memory.
 
