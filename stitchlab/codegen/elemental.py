@@ -119,8 +119,12 @@ class Writer:
         #: divide by a constant as a multiply by its reciprocal
         self.const_reciprocal = False
         #: C expression of the group's reduced extent when it is a kernel argument (mean and
-        #: variance divisors use it: ``_count_divide``), else None
+        #: variance divisors use it: ``_count_divide``), else None; the extent it stands for at
+        #: this shape (None: the group's reduced extent), and whether to multiply by its
+        #: reciprocal (as a constant divisor is) instead of dividing
         self.reduced_count: str | None = None
+        self.reduced_extent: int | None = None
+        self.count_reciprocal = False
         #: where lines computed once per row may be inserted while a loop is being written
         self.hoist_at: int | None = None
         self.hoist_depth = 1
@@ -340,7 +344,9 @@ class Writer:
     def _count_divide(self, node: Node, idx: Index) -> str | None:
         """A mean's or variance's ``reduction / (count - ddof)`` (a count constant, see
         ``stitchlab.frontend.build.count``) where the schedule's reduced extent is the runtime
-        argument ``reduced_count``: divide by that argument, so one kernel serves every extent.
+        argument ``reduced_count``: divide by that argument, so one kernel serves every extent
+        (in a pointwise kernel, the leading extent of its domain: the mean of a batch that an
+        earlier kernel summed).
         Only when the numerator is a reduction over as many elements as this group reduces: one
         of this group's, or a sum that an earlier kernel computed (the mean a split column
         kernel recomputes from the sum a first kernel stored); the plan is made per shape, so the
@@ -359,10 +365,13 @@ class Writer:
         if r not in self.info.reductions and not (r.op == "sum" and id(r) in self.params):
             return None
         reduced = math.prod(r.inputs[0].shape) // max(1, math.prod(r.shape))
-        if reduced != self.info.cols or float(d.attr("value")) != float(max(reduced - ddof, 0)):
+        extent = self.info.cols if self.reduced_extent is None else self.reduced_extent
+        if reduced != extent or float(d.attr("value")) != float(max(reduced - ddof, 0)):
             return None
         reg = ct.register_type(node.dtype)
         count = f"({self.reduced_count} - {ddof})" if ddof else self.reduced_count
+        if self.count_reciprocal:  # loop-invariant: the compiler computes it once
+            return f"({self.as_float(self._value(a, idx))} * (({reg})1 / ({reg})({count})))"
         return f"({self.as_float(self._value(a, idx))} / ({reg})({count}))"
 
     def _reciprocal_divide(self, node: Node, idx: Index) -> str | None:

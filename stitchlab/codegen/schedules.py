@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -153,16 +154,24 @@ def _pointwise_body(info: GroupInfo, sched: Schedule, prefix: str = "", part: in
             else:
                 w.line(f"sl_store({p.name} + i, {v});")
 
+    def writer() -> Writer:
+        w = Writer(info, idx_t, names)
+        w.const_reciprocal = OPTIONS["reciprocal"]
+        if D and math.prod(D[1:]):
+            # a mean over the batch (the leading axis) that an earlier kernel summed divides by
+            # the batch read from n, not by a constant: one kernel serves every batch size
+            w.reduced_count, w.reduced_extent = f"({n} / ({idx_t}){math.prod(D[1:])})", D[0]
+            w.count_reciprocal = OPTIONS["reciprocal"]
+        return w
+
     # scalar pass first: it tells which buffers are read at the domain index (vectorizable)
-    probe = Writer(info, idx_t, names)
-    probe.const_reciprocal = OPTIONS["reciprocal"]
+    probe = writer()
     body(probe, False)
     vec_in = [p for p in params if p.role == "in" and id(p.node) in probe.full_loads]
     if vec > 1 and not (vec_in or out_params):
         vec = 1
 
-    w = Writer(info, idx_t, names)
-    w.const_reciprocal = OPTIONS["reciprocal"]
+    w = writer()
     if vec > 1:
         checks = [f"((unsigned long long){p.name} & {vec * p.node.dtype.itemsize - 1}ULL)" for p in vec_in + out_params]
         w.line(f"const bool aligned = ({' | '.join(checks)}) == 0ULL;")

@@ -98,6 +98,21 @@ def test_tall_column_statistics_at_a_new_batch_size_reuse_their_kernels() -> Non
     assert len(names) == 1, names
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_tall_column_normalization_at_a_new_batch_size_reuses_its_kernels(dtype: str) -> None:
+    """Two split kernels and a pointwise pass: the pointwise kernel's mean and variance divide the
+    sums by the batch read from its size argument (n / 64), not by a constant, so a new batch size
+    compiles nothing (it recompiled the pointwise kernel before)."""
+    names = set()
+    for rows in (1 << 18, 3 * (1 << 17) + 5, 1 << 20, 5000):
+        x = sl.asarray(np.broadcast_to(np.array(1.5, dtype), (rows, 64)))
+        plan = sl.explain((x - x.mean(0)) / x.std(0, ddof=1))
+        assert [k.schedule.family for k in plan.kernels] == ["column_split", "column_split", "pointwise"]
+        names.add(tuple(k.name for k in plan.kernels))
+        assert "(n / (int)64)" in plan.kernels[-1].source
+    assert len(names) == 1, names
+
+
 def test_wide_column_reductions_are_not_split() -> None:
     x = sl.asarray(np.broadcast_to(np.float32(1.5), (8192, 8192)))  # 256 tiles: every SM busy
     assert [k.schedule.family for k in sl.explain(x.sum(0)).kernels] == ["column"]
