@@ -692,7 +692,10 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
         while pending:
             pending.pop()(w)
 
+    found = info.one_hot_picks() if OPTIONS["one_hot_pick"] else {}
+
     def pick(red: Node) -> Callable[[Writer], str]:
+        """The writer of one-hot sum ``red``: ``a`` read at column ``b`` (0 outside the row)."""
         b_node, a_node = found[id(red)]
 
         def emit_pick(w: Writer) -> str:
@@ -706,7 +709,6 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
             return acc
         return emit_pick
 
-    found = info.one_hot_picks() if OPTIONS["one_hot_pick"] else {}
     picks = {id(r): pick(r) for r in info.reductions if id(r) in found}
     # a row held on chip costs nothing to read again; a streamed one is read once per pass
     _emit_phases(w, info, loop, combine, one_pass=cache == "none", picks=picks)

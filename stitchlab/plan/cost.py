@@ -350,7 +350,7 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
         # one resident block per SM holding its row in registers: its loads, reductions and
         # stores run in turn with no other block to fill the gaps, so it prefetches the row of
         # the block that will replace it into L2 (GroupNorm 8192x4096 on the H200: float16
-        # 51.3 -> 45.1 us; float32 within the sweep's noise, 79.2 -> 78.0)
+        # 51.3 -> 45.5 us; float32 within the sweeps' noise, 79.2 -> 78.0)
         prefetch = dev.sms if family == "row_block" and cache == "registers" and detail.get("occupancy") == 1 else 0
         sched = Schedule(family, block=block, cache=cache, index=index, vec=row_vec if cache == "registers" else 1,
                          prefetch=prefetch)
