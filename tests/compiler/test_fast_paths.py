@@ -285,3 +285,20 @@ def test_sums_that_are_not_a_single_pick_stay_per_element(variant: str) -> None:
         y = _one_hot_sum(sl, x, sl.asarray(np.arange(256, dtype=np.float32)))
     (k,) = sl.explain(y).kernels
     assert re.search(r"\(v\d+ == v\d+\)", _body(k.source))
+
+
+@pytest.mark.parametrize("dtype, tdtype, shape", [("float32", np.int64, (300, 40)), ("float64", np.int32, (64, 4096)),
+                                                  ("float16", np.int32, (8, 300_000))])
+def test_picks_of_computed_indices_and_values_compile(dtype: str, tdtype: type, shape: tuple[int, int]) -> None:
+    """The index a row value the kernel computes (t + 1), the value a full value of the group
+    (x * 2 - max): read at (row, index) outside every loop, in warp, block and streamed rows."""
+    x = sl.asarray(np.ones(shape, dtype))
+    t = sl.asarray(np.arange(shape[0], dtype=tdtype))
+    m = x.max(-1, keepdims=True)
+    y = _one_hot_sum(sl, x * 2 - m, t + 1) + m
+    kernels = sl.explain(y).kernels
+    assert any(len(k.info.one_hot_picks()) == 1 for k in kernels if k.info is not None)
+    from floatbits import compile_or_fail
+
+    for k in kernels:
+        compile_or_fail(k.source, k.name)
