@@ -1,7 +1,8 @@
 """A row's one-hot sum, ``sum(where(t[:, None] == arange(K), a, 0))``, read as the element it picks
 (``stitchlab.plan.groups.GroupInfo.one_hot_picks``): NumPy's bits on the GPU, with targets out of
-range, a picked -0.0, NaN and inf elsewhere in the row, rows held in registers by a warp or a
-block, and rows streamed from memory.
+range, a picked -0.0, NaN and inf elsewhere in the row; rows held in registers by a warp or a
+block, rows streamed from memory by a block (200 x 70000), and a few long rows split over blocks
+(40 x 100000: ``row_split``, which still evaluates the mask per element).
 
 Run on the GPU machine: ``PYTHONPATH=. python3 -m pytest -m gpu tests/gpu/test_one_hot_pick_gpu.py -q``.
 """
@@ -42,7 +43,7 @@ def _inputs(shape: tuple[int, int], dtype: str, tdtype: str, seed: int) -> tuple
     return x, t
 
 
-@pytest.mark.parametrize("shape", [(300, 1000), (64, 4096), (1000, 40), (5, 33), (40, 100_000)])
+@pytest.mark.parametrize("shape", [(300, 1000), (64, 4096), (1000, 40), (5, 33), (200, 70_000), (40, 100_000)])
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
 @pytest.mark.parametrize("tdtype", ["int32", "int64"])
 def test_one_hot_sums_match_numpy_bit_for_bit(shape: tuple[int, int], dtype: str, tdtype: str) -> None:
