@@ -25,6 +25,7 @@ a new batch size compiles nothing new.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import math
 from collections.abc import Callable
@@ -694,22 +695,19 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
 
     found = info.one_hot_picks() if OPTIONS["one_hot_pick"] else {}
 
-    def pick(red: Node) -> Callable[[Writer], str]:
-        """The writer of one-hot sum ``red``: ``a`` read at column ``b`` (0 outside the row)."""
+    def emit_pick(red: Node, w: Writer) -> str:
+        """One-hot sum ``red``: its ``a`` read at column ``b`` (0 where ``b`` is outside the row)."""
         b_node, a_node = found[id(red)]
+        b = w.value(b_node, w.row_index)
+        acc, t = w.fresh("acc"), _acc_type(red)
+        w.line(f"{t} {acc} = {ct.identity_literal('sum', red.dtype)};")
+        w.open(f"if ({b} >= 0 && {b} < {K})")
+        at = dataclasses.replace(_full_index(w, info, "r", f"({idx_t})({b})", str(K), str(info.rows)), tag=w.fresh("pick"))
+        w.line(f"{acc} = {_OPS['sum']}()({acc}, ({t})({w.as_float(w.value(a_node, at))}));")
+        w.close()
+        return acc
 
-        def emit_pick(w: Writer) -> str:
-            b = w.value(b_node, w.row_index)
-            acc, t = w.fresh("acc"), _acc_type(red)
-            w.line(f"{t} {acc} = {ct.identity_literal('sum', red.dtype)};")
-            w.open(f"if ({b} >= 0 && {b} < {K})")
-            at = dataclasses.replace(_full_index(w, info, "r", f"({idx_t})({b})", str(K), str(info.rows)), tag=w.fresh("pick"))
-            w.line(f"{acc} = {_OPS['sum']}()({acc}, ({t})({w.as_float(w.value(a_node, at))}));")
-            w.close()
-            return acc
-        return emit_pick
-
-    picks = {id(r): pick(r) for r in info.reductions if id(r) in found}
+    picks = {id(r): functools.partial(emit_pick, r) for r in info.reductions if id(r) in found}
     # a row held on chip costs nothing to read again; a streamed one is read once per pass
     _emit_phases(w, info, loop, combine, one_pass=cache == "none", picks=picks)
     _row_outputs(w, info, "lane == 0", "r")

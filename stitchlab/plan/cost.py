@@ -126,7 +126,7 @@ def _elem_work(info: GroupInfo) -> float:
     picks, picked = info.one_hot_picks(), set()
     for r in info.reductions:
         if id(r) in picks:
-            picked |= {id(r), id(r.inputs[0]), id(r.inputs[0].inputs[0])}
+            picked |= {id(r), id(r.inputs[0]), id(r.inputs[0].inputs[0])}  # the sum, its where, its ==
     return sum(OPS[n.op].cost for n in info.members if n.op != "astype" and id(n) not in picked)
 
 
