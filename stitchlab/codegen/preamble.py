@@ -228,10 +228,11 @@ struct sl_op_min { template <class T> __device__ __forceinline__ T operator()(T 
 struct sl_op_any { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return a || b; } };
 struct sl_op_all { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return a && b; } };
 
-// all lanes of a warp get the reduction of the warp's values
-template <class T, class Op> __device__ __forceinline__ T sl_warp_allreduce(T v, Op op) {
+// all lanes of a warp get the reduction of the warp's values; with W < 32, of each aligned group
+// of W lanes (a power of two)
+template <int W = 32, class T, class Op> __device__ __forceinline__ T sl_warp_allreduce(T v, Op op) {
 #pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v = op(v, sl_shfl_xor(v, o));
+  for (int o = W / 2; o > 0; o >>= 1) v = op(v, sl_shfl_xor(v, o));
   return v;
 }
 // all threads of a block get the reduction of the block's values; smem holds 32 values
@@ -246,15 +247,18 @@ template <class T, class Op> __device__ __forceinline__ T sl_block_allreduce(T v
   __syncthreads();
   return v;
 }
-// the same for a buffer used once per launch: no barrier after the read (saves one __syncthreads)
-template <class T, class Op> __device__ __forceinline__ T sl_block_allreduce_once(T v, Op op, T ident, T* smem) {
+// the same for a buffer used once per launch: no barrier after the read (saves one __syncthreads).
+// W, a power of two at least the block's warps: each group of W lanes reads the warps' results
+// and combines them in log2(W) steps, in the order the 32-lane version does (its other lanes
+// hold the identity)
+template <int W = 32, class T, class Op> __device__ __forceinline__ T sl_block_allreduce_once(T v, Op op, T ident, T* smem) {
   v = sl_warp_allreduce(v, op);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   if (lane == 0) smem[warp] = v;
   __syncthreads();
-  const int nwarps = (blockDim.x + 31) >> 5;
-  v = lane < nwarps ? smem[lane] : ident;
-  return sl_warp_allreduce(v, op);
+  const int nwarps = (blockDim.x + 31) >> 5, j = lane & (W - 1);
+  v = j < nwarps ? smem[j] : ident;
+  return sl_warp_allreduce<W>(v, op);
 }
 // ---- end of preamble -----------------------------------------------------------------------
 """

@@ -688,8 +688,10 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
             else:
                 k = info.reductions.index(r)
                 ident = f"({_acc_type(r)}){ct.identity_literal(r.op, r.dtype)}"
-                # each buffer is used once per block (one row per block): no trailing barrier
-                w.line(f"{a} = sl_block_allreduce{once}({a}, {_OPS[r.op]}(), {ident}, sred{k});")
+                # each buffer is used once per block (one row per block): no trailing barrier;
+                # the second stage combines the block's warps in log2(warps) steps
+                warps = f"<{1 << (-(-team // 32) - 1).bit_length()}>" if once else ""
+                w.line(f"{a} = sl_block_allreduce{once}{warps}({a}, {_OPS[r.op]}(), {ident}, sred{k});")
         while pending:
             pending.pop()(w)
 
