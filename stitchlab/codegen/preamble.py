@@ -223,8 +223,20 @@ template <class T> __device__ __forceinline__ T sl_shfl_xor(T v, int o) {
 // reduction combiners
 struct sl_op_sum { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return (T)(a + b); } };
 struct sl_op_prod { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return (T)(a * b); } };
-struct sl_op_max { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return sl_maximum(a, b); } };
-struct sl_op_min { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return sl_minimum(a, b); } };
+// max/min reductions over float accumulators (float32 and float16 data) are one FMNMX.NAN per
+// element (PTX max.NaN / min.NaN, sm_80 on): a NaN anywhere gives the canonical NaN, and of +0.0
+// and -0.0 max gives +0.0 and min -0.0 (IEEE 754-2019 maximum/minimum). The selects of
+// sl_maximum/sl_minimum cost two compares and a select; they keep the NaN's payload and pick by
+// position, which a reduction's combining order does not follow NumPy's anyway. The elementwise
+// maximum/minimum ops keep NumPy's operand semantics.
+struct sl_op_max {
+  template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return sl_maximum(a, b); }
+  __device__ __forceinline__ float operator()(float a, float b) const { float d; asm("max.NaN.f32 %0, %1, %2;" : "=f"(d) : "f"(a), "f"(b)); return d; }
+};
+struct sl_op_min {
+  template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return sl_minimum(a, b); }
+  __device__ __forceinline__ float operator()(float a, float b) const { float d; asm("min.NaN.f32 %0, %1, %2;" : "=f"(d) : "f"(a), "f"(b)); return d; }
+};
 struct sl_op_any { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return a || b; } };
 struct sl_op_all { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return a && b; } };
 

@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 import pytest
-from floatbits import compile_or_fail
+from floatbits import compile_or_fail, ptx_of
 
 import stitchlab as sl
 from stitchlab.codegen import schedules as sched_mod
@@ -312,3 +312,16 @@ def test_block_reductions_combine_the_warps_in_log2_warps_steps(name: str, block
     calls = re.findall(r"sl_block_allreduce_once<(\d+)>\(", _body(k.source))
     assert calls and set(calls) == {str(block // 32)}
     compile_or_fail(k.source, k.name)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_max_and_min_reductions_over_floats_are_one_nan_propagating_instruction(dtype: str) -> None:
+    # max.NaN / min.NaN (one FMNMX.NAN) instead of two compares and a select per element:
+    # logsumexp float16 24.0 -> 20.2 us on the H200; float64 keeps the selects (no max.NaN.f64)
+    x = sl.asarray(np.ones((256, 4096), dtype))
+    (k,) = sl.explain(x.max(-1), x.min(-1)).kernels
+    ptx = ptx_of(k.source)
+    fast = dtype != "float64"
+    assert ("max.NaN.f32" in ptx, "min.NaN.f32" in ptx) == (fast, fast)
+    (e,) = sl.explain(sl.maximum(x, x * 2)).kernels  # the elementwise op keeps NumPy's operands
+    assert "max.NaN" not in ptx_of(e.source)
