@@ -8,21 +8,15 @@ Run on the GPU machine: ``PYTHONPATH=. python3 -m pytest -m gpu tests/gpu/test_b
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
-import pathlib
 
 import numpy as np
 import pytest
+from compiler import workloads as _wl  # tests/ is on sys.path (tests/conftest.py)
 
 from stitchlab.codegen import schedules as sched_mod
 from stitchlab.ir.graph import build_graph
 
 pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cupy_backend")]
-
-_spec = importlib.util.spec_from_file_location("stitchlab_test_workloads_br", pathlib.Path(__file__).resolve().parents[1] / "compiler" / "workloads.py")
-assert _spec is not None and _spec.loader is not None
-_wl = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_wl)
 
 
 def _run(plan, k0, sched, launch, bufs, single_sync: bool) -> list[np.ndarray]:
