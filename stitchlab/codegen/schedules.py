@@ -43,7 +43,7 @@ from .elemental import CodegenError, Index, Writer, leaf_params
 from .preamble import PREAMBLE
 
 #: Bumped whenever generated code changes meaning: part of every registry key.
-CODEGEN_VERSION = "4"
+CODEGEN_VERSION = "5"
 
 #: Emitter switches, all on by default; ``benchmarks/kernel_sweep.py`` turns each off in turn to
 #: measure what it is worth: keep expensive full values in registers across phases, divide by a
@@ -177,7 +177,13 @@ def _pointwise_body(info: GroupInfo, sched: Schedule, prefix: str = "", part: in
         checks = [f"((unsigned long long){p.name} & {vec * p.node.dtype.itemsize - 1}ULL)" for p in vec_in + out_params]
         w.line(f"const bool aligned = ({' | '.join(checks)}) == 0ULL;")
     w.line(f"const {idx_t} stride = ({idx_t}){nblk} * {block};")
-    w.open(f"for ({idx_t} e = ({idx_t}){bid} * {block} + threadIdx.x; e * {vec} < {n}; e += stride)")
+    # the loop counts chunks of vec elements and never steps past the last one: with e * vec < n
+    # and e += stride, a grid as large as the domain took e * vec past the index type's range
+    # (1.07G to 2.1G elements with int indices), where it wrapped to a negative offset
+    chunks = n if vec == 1 else f"{prefix}chunks"
+    if vec > 1:
+        w.line(f"const {idx_t} {chunks} = {n} / {vec} + ({n} % {vec} != 0);")
+    w.open(f"for ({idx_t} e = ({idx_t}){bid} * {block} + threadIdx.x; e < {chunks}; e = e < {chunks} - stride ? e + stride : {chunks})")
     w.line(f"const {idx_t} base = e * {vec};")
     if vec > 1:
         w.open(f"if (aligned && base + {vec} <= {n})")

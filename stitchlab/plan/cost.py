@@ -130,9 +130,16 @@ def _elem_work(info: GroupInfo) -> float:
     return sum(OPS[n.op].cost for n in info.members if n.op != "astype" and id(n) not in picked)
 
 
+#: The largest extent that gets ``int`` index arithmetic. A kernel's indices run past its largest
+#: extent by up to one block's span (a thread's last vector, a loop counter one ``blockDim`` past
+#: the end), and that overshoot must not wrap around: at 2**31 - 4096 elements a vectorized loop
+#: condition overflowed and read out of bounds on the H200.
+INT_INDEX_LIMIT = 2**31 - 1 - 2**16
+
+
 def _index_type(info: GroupInfo) -> str:
     biggest = max([math.prod(info.shape)] + [math.prod(n.shape) for n in info.inputs] + [math.prod(o.shape) for o, _ in info.outputs])
-    return "long long" if biggest >= 2**31 - 1 else "int"
+    return "long long" if biggest > INT_INDEX_LIMIT else "int"
 
 
 def _passes(info: GroupInfo) -> int:

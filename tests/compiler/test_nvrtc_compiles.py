@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -121,6 +123,21 @@ def test_long_long_indexing_for_more_than_2_31_elements() -> None:
     assert "const long long n" in k.source
     _compile(k.source, k.name)
     del x
+
+
+def test_int_indices_stop_short_of_the_int32_limit() -> None:
+    # 2**31 - 4096 elements: within a block's span of the limit, so long long indices
+    near = sl.broadcast_to(sl.asarray(np.float32(1.5)), (2**31 - 4096,))
+    (k,) = sl.explain(sl.exp(near) + 1).kernels
+    assert k.schedule.index == "long long"
+    # past 2**30 elements int indices remain, and the grid-stride loop counts vector chunks and
+    # never steps past the last one (e * vec < n with e += stride wrapped around there)
+    past = sl.broadcast_to(sl.asarray(np.float32(1.5)), (2**30 + 2**29,))
+    (k,) = sl.explain(sl.exp(past) + 1).kernels
+    assert k.schedule.index == "int"
+    assert re.search(r"for \(int e = [^;]*; e < (\w+); e = e < \1 - stride \? e \+ stride : \1\)", k.source), k.source
+    assert not re.search(r"e \* \d+ < n", k.source)
+    _compile(k.source, k.name)
 
 
 def test_packed_kernel_compiles() -> None:
