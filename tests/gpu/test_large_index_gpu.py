@@ -6,7 +6,7 @@ elements that wrapped to a negative offset (an illegal address on the H200 at 2*
 elements). The loop now counts vector chunks and never steps past the last one, and extents
 within 2**16 of the int32 limit get ``long long`` indices (``stitchlab.plan.cost.INT_INDEX_LIMIT``).
 
-Each case needs up to 36 GB of free device memory and is skipped, with the reason, where there
+Each case needs up to 44 GB of free device memory and is skipped, with the reason, where there
 is less. Run on the GPU machine:
 ``PYTHONPATH=. python3 -m pytest -m gpu tests/gpu/test_large_index_gpu.py -q``.
 """
