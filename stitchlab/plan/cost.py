@@ -131,10 +131,12 @@ def _elem_work(info: GroupInfo) -> float:
 
 
 #: The largest extent that gets ``int`` index arithmetic. A kernel's indices run past its largest
-#: extent by up to one block's span (a thread's last vector, a loop counter one ``blockDim`` past
-#: the end), and that overshoot must not wrap around: at 2**31 - 4096 elements a vectorized loop
-#: condition overflowed and read out of bounds on the H200.
-INT_INDEX_LIMIT = 2**31 - 1 - 2**16
+#: extent, and that overshoot must not wrap around: a thread's last vector or a loop counter one
+#: ``blockDim`` past the end, and in split reductions the end of the last block's share,
+#: ``G * chunk``, up to ``G * block`` past the row (1056 blocks of 256 threads on the H200: 270K).
+#: 2**24 covers that on any GPU of up to 8192 SMs. (At 2**31 - 4096 elements a vectorized loop
+#: condition overflowed and read out of bounds on the H200.)
+INT_INDEX_LIMIT = 2**31 - 1 - 2**24
 
 
 def _index_type(info: GroupInfo) -> str:

@@ -140,6 +140,22 @@ def test_int_indices_stop_short_of_the_int32_limit() -> None:
     _compile(k.source, k.name)
 
 
+def test_split_rows_end_inside_the_index_range() -> None:
+    # the last block of a row split over G blocks ends at G * chunk, past the row by up to
+    # G * block elements: with int indices that end must not wrap (it would skip the block's share)
+    for n in (2**30 + 12345, 2**31 - 2**25, 2**31 - 2**17):
+        big = sl.broadcast_to(sl.asarray(np.float32(1.5)), (n,))
+        (k,) = sl.explain(sl.exp(big).sum()).kernels
+        assert k.schedule.family == "row_split"
+        G, unit = k.launch.split, k.schedule.block
+        chunk = ((n + G - 1) // G + unit - 1) // unit * unit  # as the kernel computes it
+        if k.schedule.index == "int":
+            assert G * chunk <= 2**31 - 1 and n + G - 1 <= 2**31 - 1, (n, G, chunk)
+        else:
+            assert n > 2**31 - 2**25, n  # long long only near the limit
+    assert k.schedule.index == "long long"  # 2**31 - 2**17: int would wrap there
+
+
 def test_packed_kernel_compiles() -> None:
     a = sl.asarray(np.random.rand(7, 33).astype(np.float16))
     b = sl.asarray(np.random.rand(100).astype(np.float64))

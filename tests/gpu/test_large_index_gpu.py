@@ -4,7 +4,7 @@ A pointwise kernel's grid covers its domain in one step per thread, so a counter
 the grid stride once more reached twice the domain; with ``int`` indices and more than 2**30
 elements that wrapped to a negative offset (an illegal address on the H200 at 2**31 - 4096
 elements). The loop now counts vector chunks and never steps past the last one, and extents
-within 2**16 of the int32 limit get ``long long`` indices (``stitchlab.plan.cost.INT_INDEX_LIMIT``).
+within 2**24 of the int32 limit get ``long long`` indices (``stitchlab.plan.cost.INT_INDEX_LIMIT``).
 
 Each case needs up to 44 GB of free device memory and is skipped, with the reason, where there
 is less. Run on the GPU machine:
