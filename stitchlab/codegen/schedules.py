@@ -180,8 +180,9 @@ def _pointwise_body(info: GroupInfo, sched: Schedule, prefix: str = "", part: in
     # the loop counts chunks of vec elements and never steps past the last one: with e * vec < n
     # and e += stride, a grid as large as the domain took e * vec past the index type's range
     # (1.07G to 2.1G elements with int indices), where it wrapped to a negative offset
-    chunks = n if vec == 1 else f"{prefix}chunks"
+    chunks = n
     if vec > 1:
+        chunks = f"{prefix}chunks"
         w.line(f"const {idx_t} {chunks} = {n} / {vec} + ({n} % {vec} != 0);")
     w.open(f"for ({idx_t} e = ({idx_t}){bid} * {block} + threadIdx.x; e < {chunks}; e = e < {chunks} - stride ? e + stride : {chunks})")
     w.line(f"const {idx_t} base = e * {vec};")
