@@ -139,7 +139,7 @@ _op("reciprocal", E, 1, np.reciprocal, ufunc=np.reciprocal, cuda={"f": "(1 / {0}
 _op("sin", E, 1, np.sin, ufunc=np.sin, cuda="sin({0})", cost=6)
 _op("cos", E, 1, np.cos, ufunc=np.cos, cuda="cos({0})", cost=6)
 _op("tan", E, 1, np.tan, ufunc=np.tan, cuda="tan({0})", cost=8)
-_op("tanh", E, 1, np.tanh, ufunc=np.tanh, cuda="tanh({0})", cost=6)
+_op("tanh", E, 1, np.tanh, ufunc=np.tanh, cuda="tanh({0})", cost=6, cuda_f16="sl_tanh_f16({0})")
 _op("sinh", E, 1, np.sinh, ufunc=np.sinh, cuda="sinh({0})", cost=8)
 _op("cosh", E, 1, np.cosh, ufunc=np.cosh, cuda="cosh({0})", cost=8)
 _op("arcsin", E, 1, np.arcsin, ufunc=np.arcsin, cuda="asin({0})", cost=8)

@@ -23,6 +23,7 @@ from floatbits import compile_or_fail, kernel_body, ptx_of
 
 import stitchlab as sl
 from stitchlab.codegen import emit
+from stitchlab.codegen.preamble import PREAMBLE
 from stitchlab.plan.cost import Schedule
 
 from .workloads import bias_gelu
@@ -136,6 +137,19 @@ def test_float16_exp_and_sigmoid_use_the_hardware_exp2() -> None:
         body = kernel_body(k.source)
         assert body.count("sl_exp_f16(") == (4 if fast else 0), body  # exp and sigmoid, two paths
         compile_or_fail(k.source, k.name)
+
+
+def test_float16_tanh_uses_the_hardware_tanh() -> None:
+    """tanh with a float16 result is the MUFU's ``tanh.approx.f32`` (``sl_tanh_f16``; CUDA's tanhf
+    before sm_75): faithful for every float16 input (the GPU test below); float32 keeps tanhf."""
+    a = _f16((8, 40), seed=7)[0]
+    for x, fast in ((sl.asarray(a), True), (sl.asarray(a.astype(np.float32)), False)):
+        (k,) = sl.explain(sl.tanh(x) * 2).kernels
+        body = kernel_body(k.source)
+        assert body.count("sl_tanh_f16(") == (2 if fast else 0), body  # two element paths
+        assert ("tanh(" in body.replace("sl_tanh_f16(", "")) == (not fast), body
+        compile_or_fail(k.source, k.name)
+    assert "tanh.approx.f32" in PREAMBLE and "__CUDA_ARCH__ >= 750" in PREAMBLE
 
 
 # --- NumPy's bits on the GPU -------------------------------------------------------------------------
@@ -274,20 +288,22 @@ def _faithful(got: np.ndarray, exact: np.ndarray) -> np.ndarray:
 
 
 @pytest.mark.gpu
-def test_float16_exp_and_sigmoid_are_faithful_for_every_float16(cupy_backend: None) -> None:
-    """Every float16 bit pattern: the hardware exp2 path is within one float16 step of the exact
-    value everywhere, and NumPy's float16 ``exp`` (float32 exp, rounded) almost everywhere."""
+def test_float16_exp_sigmoid_and_tanh_are_faithful_for_every_float16(cupy_backend: None) -> None:
+    """Every float16 bit pattern: the hardware exp2 and tanh paths are within one float16 step of
+    the exact value everywhere (signed zeros kept), and NumPy's float16 ``exp`` and ``tanh``
+    (float32 function, rounded) almost everywhere."""
     x = np.arange(1 << 16, dtype=np.uint16).view(F16)
-    got_exp, got_sig = _on_gpu(lambda v: [sl.exp(v), sl.sigmoid(v)], [x])
+    got_exp, got_sig, got_tanh = _on_gpu(lambda v: [sl.exp(v), sl.sigmoid(v), sl.tanh(v)], [x])
     with np.errstate(all="ignore"):
         x64 = x.astype(np.float64)
-        exact_exp, exact_sig = np.exp(x64), 1 / (1 + np.exp(-x64))
-        numpy_exp = np.exp(x)
-    for what, got, exact in (("exp", got_exp, exact_exp), ("sigmoid", got_sig, exact_sig)):
+        exact_exp, exact_sig, exact_tanh = np.exp(x64), 1 / (1 + np.exp(-x64)), np.tanh(x64)
+        numpy_exp, numpy_tanh = np.exp(x), np.tanh(x)
+    for what, got, exact in (("exp", got_exp, exact_exp), ("sigmoid", got_sig, exact_sig), ("tanh", got_tanh, exact_tanh)):
         bad = np.flatnonzero(~_faithful(got, exact))
         assert bad.size == 0, f"{what}: {bad.size} not faithful, e.g. x={x[bad[:4]]} got {got[bad[:4]]} exact {exact[bad[:4]]}"
-    nan = np.isnan(numpy_exp)
-    assert np.array_equal(np.isnan(got_exp), nan)
-    same = float((got_exp[~nan].view(np.uint16) == numpy_exp[~nan].view(np.uint16)).mean())
-    print(f"float16 exp: NumPy's bits for {same:.5f} of the non-NaN inputs")
-    assert same >= 0.995, f"exp: only {same:.5f} of float16 inputs give NumPy's bits"
+    for what, got, want, least in (("exp", got_exp, numpy_exp, 0.995), ("tanh", got_tanh, numpy_tanh, 0.998)):
+        nan = np.isnan(want)
+        assert np.array_equal(np.isnan(got), nan)
+        same = float((got[~nan].view(np.uint16) == want[~nan].view(np.uint16)).mean())
+        print(f"float16 {what}: NumPy's bits for {same:.5f} of the non-NaN inputs")
+        assert same >= least, f"{what}: only {same:.5f} of float16 inputs give NumPy's bits"
