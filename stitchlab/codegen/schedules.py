@@ -179,15 +179,11 @@ def _pointwise_body(info: GroupInfo, sched: Schedule, prefix: str = "", part: in
     w.line(f"const {idx_t} stride = ({idx_t}){nblk} * {block};")
     # the loop counts chunks of vec elements and never steps past the last one: with e * vec < n
     # and e += stride, a grid as large as the domain took e * vec past the index type's range
-    # (1.07G to 2.1G elements with int indices), where it wrapped to a negative offset. The count
-    # is a shift (vec is a power of two; n + vec - 1 stays below INT_INDEX_LIMIT's headroom): a
-    # signed division by vec cost bias + GELU float16 3.5 % on the H200
+    # (1.07G to 2.1G elements with int indices), where it wrapped to a negative offset
     chunks = n
     if vec > 1:
-        if vec & (vec - 1):
-            raise CodegenError(f"pointwise vector width {vec} is not a power of two")
         chunks = f"{prefix}chunks"
-        w.line(f"const {idx_t} {chunks} = ({n} + {vec - 1}) >> {vec.bit_length() - 1};")
+        w.line(f"const {idx_t} {chunks} = {n} / {vec} + ({n} % {vec} != 0);")
     w.open(f"for ({idx_t} e = ({idx_t}){bid} * {block} + threadIdx.x; e < {chunks}; e = e < {chunks} - stride ? e + stride : {chunks})")
     w.line(f"const {idx_t} base = e * {vec};")
     if vec > 1:

@@ -136,7 +136,6 @@ def test_int_indices_stop_short_of_the_int32_limit() -> None:
     (k,) = sl.explain(sl.exp(past) + 1).kernels
     assert k.schedule.index == "int"
     assert re.search(r"for \(int e = [^;]*; e < (\w+); e = e < \1 - stride \? e \+ stride : \1\)", k.source), k.source
-    assert re.search(r"const int \w*chunks = \(n \+ 3\) >> 2;", k.source), k.source  # a shift, not a signed division
     assert not re.search(r"e \* \d+ < n", k.source)
     _compile(k.source, k.name)
 
