@@ -34,7 +34,7 @@ def _room(nbytes: int) -> None:
         pytest.skip(f"needs {nbytes / 1e9:.0f} GB of free device memory, {free / 1e9:.0f} GB free")
 
 
-def _kernels(*arrays: sl.LazyArray) -> list[str]:
+def _index_types(*arrays: sl.LazyArray) -> list[str]:
     return [k.schedule.index for k in sl.explain(*arrays).kernels]
 
 
@@ -47,7 +47,7 @@ def test_elementwise_with_a_broadcast_bias(rows: int) -> None:
     x = rng.standard_normal((rows, COLS), dtype=cp.float32)
     b = rng.standard_normal(COLS, dtype=cp.float32)
     y = sl.asarray(x) * 2.0 + sl.asarray(b)
-    assert _kernels(y) == [ROWS[rows]]
+    assert _index_types(y) == [ROWS[rows]]
     got = cp.asarray(y)
     want = x * cp.float32(2.0) + b
     assert bool(cp.array_equal(got, want))  # same float32 operations in the same order
@@ -62,7 +62,7 @@ def test_column_normalization(rows: int) -> None:
     x = rng.standard_normal((rows, COLS), dtype=cp.float32) * cp.float32(1.5) + cp.float32(0.25)
     a = sl.asarray(x)
     y = (a - a.mean(0)) / a.std(0)
-    assert set(_kernels(y)) == {ROWS[rows]}
+    assert set(_index_types(y)) == {ROWS[rows]}
     got = cp.asarray(y)
     cols = slice(0, COLS, 97)  # the float64 reference on a sample of columns, every row
     xs = x[:, cols].astype(cp.float64)
