@@ -11,6 +11,7 @@ Use :func:`install` before stitchlab touches ``cupy``; it replaces ``sys.modules
 
 from __future__ import annotations
 
+import itertools
 import math
 import sys
 import types
@@ -29,6 +30,7 @@ class _Flags:
 
 class Device:
     __slots__ = ("id",)
+    compute_capability = "90"  # the H200's
 
     def __init__(self, device: int = 0) -> None:
         self.id = device
@@ -43,12 +45,27 @@ class Device:
         pass
 
 
+_addresses = itertools.count(1 << 32, 512)
+
+
 class _MemoryPointer:
     __slots__ = ("device_id", "ptr")
 
     def __init__(self, device_id: int) -> None:
         self.device_id = device_id
-        self.ptr = 0
+        self.ptr = next(_addresses)  # distinct per array, as a device address would be
+
+
+class Stream:
+    """CuPy's current stream: ``ptr`` is the handle (0: the legacy default stream)."""
+
+    __slots__ = ("ptr",)
+
+    def __init__(self, ptr: int = 0) -> None:
+        self.ptr = ptr
+
+
+_current_stream = Stream()
 
 
 class ndarray:  # noqa: N801 (CuPy's name)
@@ -95,7 +112,9 @@ class ndarray:  # noqa: N801 (CuPy's name)
     def reshape(self, *shape: Any) -> ndarray:
         if len(shape) == 1 and isinstance(shape[0], tuple):
             shape = shape[0]
-        return ndarray(shape, self.dtype)
+        out = ndarray(shape, self.dtype)
+        out.data = self.data  # a view: the same device address
+        return out
 
     def astype(self, dtype: Any) -> ndarray:
         return ndarray(self._shape, dtype)
@@ -154,6 +173,7 @@ class Function:
 
     def __init__(self, name: str) -> None:
         self.name = name
+        self.ptr = next(_addresses)  # the CUfunction handle
 
     def __call__(self, grid: tuple[int, ...], block: tuple[int, ...], args: tuple[Any, ...],
                  shared_mem: int = 0, stream: Any = None) -> None:
@@ -189,6 +209,8 @@ def make_module() -> types.ModuleType:
     cuda.Device = Device  # type: ignore[attr-defined]
     cuda.runtime = types.SimpleNamespace(getDeviceCount=lambda: 1, deviceSynchronize=lambda: None)  # type: ignore[attr-defined]
     cuda.function = types.SimpleNamespace(Module=Module, Function=Function)  # type: ignore[attr-defined]
+    cuda.Stream = Stream  # type: ignore[attr-defined]
+    cuda.get_current_stream = lambda: _current_stream  # type: ignore[attr-defined]
     cp.cuda = cuda  # type: ignore[attr-defined]
     for name, value in {"ndarray": ndarray, "empty": empty, "zeros": zeros, "empty_like": empty_like,
                         "ascontiguousarray": ascontiguousarray, "asarray": asarray, "RawKernel": RawKernel,

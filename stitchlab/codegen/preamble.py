@@ -287,6 +287,16 @@ template <int W = 32, class T, class Op> __device__ __forceinline__ T sl_block_a
   v = j < nwarps ? smem[j] : ident;
   return sl_warp_allreduce<W>(v, op);
 }
+// Programmatic dependent launch (sm_90 and later; stitchlab/runtime/pdl.py): launched with the
+// programmatic-stream-serialization attribute, a kernel may start while the kernel before it in
+// the stream drains its last blocks. Every generated kernel calls this first, before any load or
+// store: it waits until that kernel has finished and its writes are visible. Without the launch
+// attribute, and before sm_90, it does nothing.
+__device__ __forceinline__ void sl_grid_dependency_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
 // ---- end of preamble -----------------------------------------------------------------------
 """
 

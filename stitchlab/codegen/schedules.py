@@ -43,7 +43,7 @@ from .elemental import CodegenError, Index, Writer, leaf_params
 from .preamble import PREAMBLE
 
 #: Bumped whenever generated code changes meaning: part of every registry key.
-CODEGEN_VERSION = "5"
+CODEGEN_VERSION = "6"
 
 #: Emitter switches, all on by default; ``benchmarks/kernel_sweep.py`` turns each off in turn to
 #: measure what it is worth: keep expensive full values in registers across phases, divide by a
@@ -122,6 +122,7 @@ def _finish(family: str, info: GroupInfo, sched: Schedule, params: list[Param], 
     sig = ", ".join(f"{p.ctype} {p.name}" for p in params)
     text = "\n".join(body)
     head = f'extern "C" __global__ void __launch_bounds__({launch_bounds}) NAME({sig}) {{\n'
+    head += "  sl_grid_dependency_wait();  // the previous kernel's writes (stitchlab/runtime/pdl.py)\n"
     kernel = head + text + "\n}\n"
     digest = hashlib.sha256(kernel.encode()).hexdigest()[:12]
     name = f"sl_{family}_{digest}"

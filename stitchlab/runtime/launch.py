@@ -29,7 +29,7 @@ from ..plan.device import DeviceProfile
 from ..plan.groups import FREE_OPS
 from ..plan.plan import KernelPlan, Plan
 from . import kernels as kreg
-from . import plan_cache, stats
+from . import pdl, plan_cache, stats
 from .interpreter import eval_node
 
 log = logging.getLogger("stitchlab.runtime")
@@ -250,7 +250,10 @@ def _assemble(graph: Graph, device: DeviceProfile, steps: list[tuple[Any, ...]],
                 slot_at[p] = new_slot()
             allocs = [(slot_at[p], nodes[p].shape, nodes[p].dtype) for p in kern["stores"]]
             args: list[int] = []
+            pointers: list[int] = []
             for role, a, b in kern["params"]:
+                if role in ("in", "out", "ws", "counter"):
+                    pointers.append(len(args))
                 if role in ("in", "out"):
                     args.append(slot_at[a])
                 elif role == "ws":
@@ -261,8 +264,11 @@ def _assemble(graph: Graph, device: DeviceProfile, steps: list[tuple[Any, ...]],
                     args.append(new_slot(cp.zeros(b, dtype=np.dtype(a))))
                 else:  # a size, as the kernel's scalar type
                     args.append(new_slot(np.dtype(a).type(b)))
-            grid = tuple(kern["grid"]) if kern["grid"][0] > 0 else None
-            runs.append(("k", fn, grid, tuple(kern["block"]), kern["shared_mem"], allocs, args))
+            go = None
+            if kern["grid"][0] > 0:  # else nothing to launch (an empty output)
+                go = pdl.launcher(fn, kern["name"], kern["grid"], kern["block"], kern["shared_mem"],
+                                  [env0[s] for s in args], pointers)
+            runs.append(("k", go, allocs, args))
         else:
             kernel = step[1]
             for part in kernel.parts or [kernel]:
@@ -275,7 +281,7 @@ def _assemble(graph: Graph, device: DeviceProfile, steps: list[tuple[Any, ...]],
     out_slots = [(slot_at[p], tuple(shape) if shape is not None else None) for p, shape in outputs]
 
     one = None
-    if len(runs) == 1 and runs[0][0] == "k" and runs[0][2] is not None:
+    if len(runs) == 1 and runs[0][0] == "k" and runs[0][1] is not None:
         one = _one_kernel(runs[0], env0, n_inputs, out_slots, cp)
     if one is not None:
         run = one(list(range(n_inputs)))
@@ -334,11 +340,11 @@ def _steps(runs: list[tuple[Any, ...]], env0: list[Any], n_inputs: int,
         launched = 0
         for step in runs:
             if step[0] == "k":
-                _, fn, grid, block, smem, allocs, args = step
+                _, go, allocs, args = step
                 for s, shape, dtype in allocs:
                     env[s] = empty(shape, dtype)
-                if grid is not None:
-                    fn(grid, block, tuple([env[a] for a in args]), smem)
+                if go is not None:
+                    go([env[a] for a in args])
                     launched += 1
             else:
                 step[1](env)
@@ -353,7 +359,7 @@ def _one_kernel(step: tuple[Any, ...], env0: list[Any], n_inputs: int, out_slots
     """For a plan of one launched kernel: ``make(positions)`` gives a call that fills the kernel's
     argument list directly from its sources (``positions[k]``: where input slot ``k`` is found),
     or None when an output is not one of the kernel's arguments (then the general call runs)."""
-    _, fn, grid, block, smem, allocs, args = step
+    _, go, allocs, args = step
     template = [env0[s] if s >= n_inputs else None for s in args]
     at = {s: j for j, s in enumerate(args)}
     if any(s not in at for s, _ in out_slots) or any(s not in at for s, _, _ in allocs):
@@ -381,7 +387,7 @@ def _one_kernel(step: tuple[Any, ...], env0: list[Any], n_inputs: int, out_slots
                 a[j] = b if contiguous else ascontiguousarray(b)
             for j, shape, dtype in news:
                 a[j] = empty(shape, dtype)
-            fn(grid, block, tuple(a), smem)
+            go(a)
             counters["launches"] += 1
             return [a[j] if shape is None else a[j].reshape(shape) for j, shape in outs]
 
