@@ -3,7 +3,7 @@ kernels are launched with it, and a kernel that reads what the kernel before it 
 it. The chain below makes the dependency as tight as it gets: a row reduction over 8192 rows, then
 a kernel whose one block reads every one of those 8192 results (the last of them written by the
 first kernel's last blocks), then a kernel over a fresh input that reuses the pool's freed blocks;
-back to back, and from four threads on their own streams.
+back to back, from four threads on their own streams, and captured into a CUDA graph.
 
 What this cannot show is that the wait is needed: with it compiled out, the same chain gave 0 of 36
 wrong results in float32 and in float16, in each of two runs (``benchmarks/results/2026-11-30-h200-pdl-control-and-tests.log``).
@@ -60,7 +60,9 @@ def inputs(n: int, dtype: Any, seed: int = 0) -> tuple[list[Any], list[np.ndarra
 
     rng = np.random.default_rng(seed)
     host = [(rng.standard_normal((ROWS, COLS)) * (1 + k % 5)).astype(dtype) for k in range(n)]
-    return [cp.asarray(h) for h in host], host
+    xs = [cp.asarray(h) for h in host]
+    cp.cuda.Device().synchronize()  # copied on the legacy stream; the tests read them on others too
+    return xs, host
 
 
 def _check(outs: list[Any], host: list[np.ndarray], dtype: Any) -> None:
@@ -120,3 +122,25 @@ def test_threads_on_their_own_streams_get_their_own_results() -> None:
     assert not errors, errors
     for t in range(4):
         _check(results[t], host[t::4] * 5, np.float32)
+
+
+def test_a_captured_cuda_graph_replays_the_chain() -> None:
+    """Stream capture of PDL launches (programmatic edges in the graph), replayed twice."""
+    import cupy as cp
+
+    xs, host = inputs(3, np.float32, seed=2)
+    stream = cp.cuda.Stream(non_blocking=True)
+    with stream:
+        for _ in range(2):
+            chain(xs)  # traced, compiled, and the pool holds blocks for this stream
+        stream.synchronize()
+        stream.begin_capture()
+        outs = chain(xs)
+        graph = stream.end_capture()
+    for replay in range(2):
+        graph.launch(stream=stream)
+        stream.synchronize()
+        try:
+            _check(outs, host, np.float32)
+        except AssertionError as exc:
+            raise AssertionError(f"replay {replay}: {str(exc)[:300]}") from None
