@@ -157,7 +157,8 @@ def launcher(fn: Any, name: str, grid: Sequence[int], block: Sequence[int], shar
     ``template`` is the argument list with the fixed (non-pointer) arguments filled in.
     """
     if enabled():
-        fixed = {j: v for j, v in enumerate(template) if j not in set(pointers)}
+        at = set(pointers)
+        fixed = {j: v for j, v in enumerate(template) if j not in at}
         return Launcher(fn, name, grid, block, shared_mem, len(template), pointers, fixed)
     grid, block = tuple(grid), tuple(block)
 
