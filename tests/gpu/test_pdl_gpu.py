@@ -90,7 +90,7 @@ def test_kernels_are_launched_with_pdl_on_sm_90_and_newer(monkeypatch: pytest.Mo
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 def test_a_kernel_sees_all_of_the_previous_kernels_writes(dtype: Any) -> None:
     xs, host = inputs(12, dtype)
-    chain(xs[:1])  # traced and compiled outside the timed chain
+    chain(xs[:1])  # traced and compiled before the checked chain
     outs = []
     for _ in range(3):  # back to back, no synchronization in between
         outs += chain(xs)
