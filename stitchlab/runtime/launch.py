@@ -250,10 +250,7 @@ def _assemble(graph: Graph, device: DeviceProfile, steps: list[tuple[Any, ...]],
                 slot_at[p] = new_slot()
             allocs = [(slot_at[p], nodes[p].shape, nodes[p].dtype) for p in kern["stores"]]
             args: list[int] = []
-            pointers: list[int] = []
             for role, a, b in kern["params"]:
-                if role in ("in", "out", "ws", "counter"):
-                    pointers.append(len(args))
                 if role in ("in", "out"):
                     args.append(slot_at[a])
                 elif role == "ws":
@@ -267,7 +264,7 @@ def _assemble(graph: Graph, device: DeviceProfile, steps: list[tuple[Any, ...]],
             go = None
             if kern["grid"][0] > 0:  # else nothing to launch (an empty output)
                 go = pdl.launcher(fn, kern["name"], kern["grid"], kern["block"], kern["shared_mem"],
-                                  [env0[s] for s in args], pointers)
+                                  [env0[s] for s in args])
             runs.append(("k", go, allocs, args))
         else:
             kernel = step[1]

@@ -151,14 +151,15 @@ class Launcher:
 
 
 def launcher(fn: Any, name: str, grid: Sequence[int], block: Sequence[int], shared_mem: int,
-             template: Sequence[Any], pointers: Sequence[int]) -> Callable[[Sequence[Any]], None]:
+             template: Sequence[Any]) -> Callable[[Sequence[Any]], None]:
     """The launch of ``fn``: a :class:`Launcher` where PDL is :func:`enabled`, else CuPy's call.
 
-    ``template`` is the argument list with the fixed (non-pointer) arguments filled in.
+    ``template`` is the argument list with its fixed scalars (NumPy scalars) filled in; every other
+    entry is a buffer, given at each call.
     """
     if enabled():
-        at = set(pointers)
-        fixed = {j: v for j, v in enumerate(template) if j not in at}
+        fixed = {j: v for j, v in enumerate(template) if isinstance(v, np.generic)}
+        pointers = [j for j in range(len(template)) if j not in fixed]
         return Launcher(fn, name, grid, block, shared_mem, len(template), pointers, fixed)
     grid, block = tuple(grid), tuple(block)
 

@@ -169,7 +169,7 @@ def test_pdl_is_used_only_on_sm_90_with_the_driver_call_and_not_turned_off(
         monkeypatch.setattr(pdl, "_driver", False)
     assert pdl.enabled() is (case == "on")
     fn = _Function()
-    go = pdl.launcher(fn, "k", (2,), (64,), 0, [None, np.int32(5)], [0])
+    go = pdl.launcher(fn, "k", (2,), (64,), 0, [None, np.int32(5)])
     assert isinstance(go, pdl.Launcher) is (case == "on")
     arr = fake_cupy.ndarray((3,), np.float32)
     go([arr, np.int32(5)])
