@@ -57,15 +57,27 @@ class _MemoryPointer:
 
 
 class Stream:
-    """CuPy's current stream: ``ptr`` is the handle (0: the legacy default stream)."""
+    """CuPy's current stream: ``ptr`` is the handle (0: the legacy default stream); ``capturing``
+    is what ``is_capturing()`` answers (set it to play a CUDA graph capture)."""
 
-    __slots__ = ("ptr",)
+    __slots__ = ("ptr", "capturing")
 
     def __init__(self, ptr: int = 0) -> None:
         self.ptr = ptr
+        self.capturing = False
+
+    def is_capturing(self) -> bool:
+        return self.capturing
+
+    def __enter__(self) -> Stream:  # ``with stream:`` makes it the current stream, as in CuPy
+        _streams.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _streams.pop()
 
 
-_current_stream = Stream()
+_streams = [Stream()]
 
 
 class ndarray:  # noqa: N801 (CuPy's name)
@@ -210,7 +222,7 @@ def make_module() -> types.ModuleType:
     cuda.runtime = types.SimpleNamespace(getDeviceCount=lambda: 1, deviceSynchronize=lambda: None)  # type: ignore[attr-defined]
     cuda.function = types.SimpleNamespace(Module=Module, Function=Function)  # type: ignore[attr-defined]
     cuda.Stream = Stream  # type: ignore[attr-defined]
-    cuda.get_current_stream = lambda: _current_stream  # type: ignore[attr-defined]
+    cuda.get_current_stream = lambda: _streams[-1]  # type: ignore[attr-defined]
     cp.cuda = cuda  # type: ignore[attr-defined]
     for name, value in {"ndarray": ndarray, "empty": empty, "zeros": zeros, "empty_like": empty_like,
                         "ascontiguousarray": ascontiguousarray, "asarray": asarray, "RawKernel": RawKernel,

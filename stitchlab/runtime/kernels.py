@@ -93,5 +93,6 @@ def load(key: str, cubin: bytes, name: str) -> Any:
     if found is None:
         module = cupy.cuda.function.Module()
         module.load(cubin)
-        found = _functions[(key, dev)] = (module, module.get_function(name))  # the module stays alive
+        # the module stays alive; where threads load it at once, all use the first one stored
+        found = _functions.setdefault((key, dev), (module, module.get_function(name)))
     return found[1]

@@ -101,7 +101,7 @@ class Launcher:
     (``fixed``: NumPy scalars, at most 8 bytes each).
     """
 
-    __slots__ = ("name", "_function", "_grid", "_block", "_shared_mem", "_pointers", "_fixed", "_n",
+    __slots__ = ("name", "_fn", "_function", "_grid", "_block", "_shared_mem", "_pointers", "_fixed", "_n",
                  "_attrs", "_local", "_launch", "_stream")
 
     def __init__(self, fn: Any, name: str, grid: Sequence[int], block: Sequence[int], shared_mem: int,
@@ -109,6 +109,7 @@ class Launcher:
         import cupy
 
         self.name = name
+        self._fn = fn  # holds its module: the handle below is valid only while the module is loaded
         self._function = fn.ptr
         self._grid = tuple(grid) + (1,) * (3 - len(grid))
         self._block = tuple(block) + (1,) * (3 - len(block))

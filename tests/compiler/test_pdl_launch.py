@@ -7,7 +7,9 @@ GPU (``tests/gpu/test_pdl_gpu.py``)."""
 from __future__ import annotations
 
 import ctypes
+import gc
 import threading
+import weakref
 from typing import Any
 
 import numpy as np
@@ -20,6 +22,7 @@ from .standin import StandIn, fake_cupy
 from .workloads import WORKLOADS, make_args
 
 WAIT = "  sl_grid_dependency_wait();"
+_LOAD = kernels.load  # the real one: the standin fixture replaces it
 
 
 class _Driver:
@@ -127,8 +130,8 @@ def test_a_launch_passes_grid_block_stream_the_attribute_and_the_arguments(
     assert ctypes.c_int64.from_address(p[3]).value == 1 << 40
 
     x2 = standin.array((4, 8))
-    monkeypatch.setattr(fake_cupy._current_stream, "ptr", 0xABC)  # a `with stream:` block
-    go([x2, y, None, None])
+    with fake_cupy.Stream(0xABC):
+        go([x2, y, None, None])
     second = drv.calls[1]
     assert second["stream"] == 0xABC
     assert [_u64(a) for a in second["params"][:2]] == [x2.data.ptr, y.data.ptr] != [x.data.ptr, y.data.ptr]
@@ -145,6 +148,41 @@ def test_each_thread_fills_its_own_argument_slots(standin: StandIn) -> None:
     (a,), (b,) = drv.calls[0]["params"], drv.calls[1]["params"]
     assert a != b  # different slots: the driver call releases the GIL
     assert (_u64(a), _u64(b)) == (mine.data.ptr, theirs.data.ptr)
+
+
+def test_a_launcher_keeps_its_function_and_so_its_module_loaded(standin: StandIn) -> None:
+    fn = fake_cupy.Function("k")
+    ref = weakref.ref(fn)
+    go = pdl.Launcher(fn, "k", (1,), (32,), 0, 1, [0], {}, launch=_Driver())
+    del fn
+    gc.collect()
+    assert ref() is not None  # CuPy unloads a module when its last function goes: the handle would dangle
+    del go
+    gc.collect()
+    assert ref() is None
+
+
+def test_threads_loading_one_kernel_at_once_all_get_the_module_stored_first(
+        standin: StandIn, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Measured on the H200 before the fix: four threads making their first call of one function at
+    once launched with CUDA_ERROR_INVALID_HANDLE (a module loaded twice, the loser unloaded)."""
+    monkeypatch.setattr(kernels, "_functions", {})
+    inside = threading.Barrier(4)
+
+    class SlowModule(fake_cupy.Module):
+        def load(self, cubin: bytes) -> None:
+            inside.wait()  # all four threads are loading before any stores its module
+            super().load(cubin)
+
+    monkeypatch.setattr(standin.cupy.cuda.function, "Module", SlowModule)
+    got: list[Any] = []
+    threads = [threading.Thread(target=lambda: got.append(_LOAD("key", b"cubin", "k"))) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(got) == 4 and all(f is got[0] for f in got)
+    assert kernels._functions[("key", 0)][1] is got[0]
 
 
 def test_a_failed_launch_names_the_kernel_and_the_way_out(standin: StandIn) -> None:
