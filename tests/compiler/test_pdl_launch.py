@@ -42,6 +42,7 @@ class _Driver:
             "attrs": [(cfg.attrs[k].id, cfg.attrs[k].value[0]) for k in range(cfg.num_attrs)],
             "function": function,
             "params": list(params),
+            "values": [ctypes.c_uint64.from_address(p).value for p in params],  # each 8-byte slot, now
             "extra": extra,
         })
         return self.code
@@ -147,7 +148,8 @@ def test_each_thread_fills_its_own_argument_slots(standin: StandIn) -> None:
     worker.join()
     (a,), (b,) = drv.calls[0]["params"], drv.calls[1]["params"]
     assert a != b  # different slots: the driver call releases the GIL
-    assert (_u64(a), _u64(b)) == (mine.data.ptr, theirs.data.ptr)
+    # read when launched: the worker's slots are freed when it ends
+    assert (drv.calls[0]["values"], drv.calls[1]["values"]) == ([mine.data.ptr], [theirs.data.ptr])
 
 
 def test_a_launcher_keeps_its_function_and_so_its_module_loaded(standin: StandIn) -> None:
