@@ -31,6 +31,7 @@ from ..plan.plan import KernelPlan, Plan
 from . import kernels as kreg
 from . import pdl, plan_cache, stats
 from .interpreter import eval_node
+from .scratch import Scratch, capturing, keep_alive
 
 log = logging.getLogger("stitchlab.runtime")
 
@@ -243,6 +244,7 @@ def _assemble(graph: Graph, device: DeviceProfile, steps: list[tuple[Any, ...]],
         return len(env0) - 1
 
     runs: list[tuple[Any, ...]] = []
+    counters: list[tuple[int, int, np.dtype]] = []  # (slot, length, dtype) of every kernel's counters
     for step in steps:
         if step[0] == "k":
             _, kern, fn = step
@@ -253,12 +255,10 @@ def _assemble(graph: Graph, device: DeviceProfile, steps: list[tuple[Any, ...]],
             for role, a, b in kern["params"]:
                 if role in ("in", "out"):
                     args.append(slot_at[a])
-                elif role == "ws":
+                elif role in ("ws", "counter"):  # a call's own, or per stream (scratch.py)
                     s = new_slot()
-                    allocs.append((s, b, np.dtype(a)))
+                    (allocs if role == "ws" else counters).append((s, b, np.dtype(a)))
                     args.append(s)
-                elif role == "counter":
-                    args.append(new_slot(cp.zeros(b, dtype=np.dtype(a))))
                 else:  # a size, as the kernel's scalar type
                     args.append(new_slot(np.dtype(a).type(b)))
             go = None
@@ -276,15 +276,19 @@ def _assemble(graph: Graph, device: DeviceProfile, steps: list[tuple[Any, ...]],
             group = [_interpret_group(part, slot) for part in kernel.parts or [kernel]]
             runs.append(("interp", group[0] if len(group) == 1 else _sequence(group)))
     out_slots = [(slot_at[p], tuple(shape) if shape is not None else None) for p, shape in outputs]
+    outs = {s for s, _ in out_slots}
+    # the buffers a call allocates that are not its outputs: kept alive under graph capture
+    temporaries = [s for r in runs if r[0] == "k" for s, _, _ in r[2] if s not in outs]
+    scratch = Scratch(cp, counters, temporaries) if counters or temporaries else None
 
     one = None
     if len(runs) == 1 and runs[0][0] == "k" and runs[0][1] is not None:
-        one = _one_kernel(runs[0], env0, n_inputs, out_slots, cp)
+        one = _one_kernel(runs[0], env0, n_inputs, out_slots, cp, scratch)
     if one is not None:
         run = one(list(range(n_inputs)))
         bind = _binder(one)
     else:
-        run = _steps(runs, env0, n_inputs, out_slots, cp)
+        run = _steps(runs, env0, n_inputs, out_slots, cp, scratch)
         bind = _binder(None, run)
     return CupyExecutable(graph, device, run, bind, plan, recipe)
 
@@ -321,19 +325,34 @@ def _binder(one: Any, run: Any = None) -> Callable[[list[Any], int], Callable[[t
 
 
 def _steps(runs: list[tuple[Any, ...]], env0: list[Any], n_inputs: int,
-           out_slots: list[tuple[int, tuple[int, ...] | None]], cp: Any) -> Callable[[Sequence[Any]], list[Any]]:
-    """The general call: fill the environment, run each step, count launches."""
+           out_slots: list[tuple[int, tuple[int, ...] | None]], cp: Any,
+           scratch: Scratch | None) -> Callable[[Sequence[Any]], list[Any]]:
+    """The general call: fill the environment, run each step, count launches.
+
+    ``scratch``: the executable's counters and temporaries (None if it has neither), see
+    :mod:`stitchlab.runtime.scratch`."""
     empty = cp.empty
     ascontiguousarray = cp.ascontiguousarray
     counters = stats.counters
+    current_stream = cp.cuda.get_current_stream
 
     def run(buffers: Sequence[Any]) -> list[Any]:
         env = env0.copy()
+        copies = []
         for k in range(n_inputs):
             b = buffers[k]
             if not _contiguous(b):
                 b = ascontiguousarray(b)
+                copies.append(b)
             env[k] = b
+        captured, own, temporaries = False, [], ()
+        if scratch is not None:
+            own, captured = scratch.begin()
+            for s, c in zip(scratch.counter_slots, own, strict=True):
+                env[s] = c
+            temporaries = scratch.temporary_slots
+        elif copies:
+            captured = capturing(current_stream())
         launched = 0
         for step in runs:
             if step[0] == "k":
@@ -347,15 +366,20 @@ def _steps(runs: list[tuple[Any, ...]], env0: list[Any], n_inputs: int,
                 step[1](env)
         if launched:
             counters["launches"] += launched
-        return [env[s] if shape is None else env[s].reshape(shape) for s, shape in out_slots]
+        results = [env[s] if shape is None else env[s].reshape(shape) for s, shape in out_slots]
+        if captured:
+            keep_alive(results, [*copies, *own, *(env[s] for s in temporaries)])
+        return results
 
     return run
 
 
-def _one_kernel(step: tuple[Any, ...], env0: list[Any], n_inputs: int, out_slots: list[tuple[int, tuple[int, ...] | None]], cp: Any) -> Any:
+def _one_kernel(step: tuple[Any, ...], env0: list[Any], n_inputs: int, out_slots: list[tuple[int, tuple[int, ...] | None]],
+                cp: Any, scratch: Scratch | None) -> Any:
     """For a plan of one launched kernel: ``make(positions)`` gives a call that fills the kernel's
     argument list directly from its sources (``positions[k]``: where input slot ``k`` is found),
-    or None when an output is not one of the kernel's arguments (then the general call runs)."""
+    or None when an output is not one of the kernel's arguments (then the general call runs).
+    ``scratch`` as for :func:`_steps`."""
     _, go, allocs, args = step
     template = [env0[s] if s >= n_inputs else None for s in args]
     at = {s: j for j, s in enumerate(args)}
@@ -366,8 +390,12 @@ def _one_kernel(step: tuple[Any, ...], env0: list[Any], n_inputs: int, out_slots
         return None  # an input the kernel does not read (its contiguity would go unchecked)
     news = [(at[s], shape, dtype) for s, shape, dtype in allocs]
     outs = [(at[s], shape) for s, shape in out_slots]
+    own_at = [at[s] for s in scratch.counter_slots] if scratch is not None else []
+    temp_at = [at[s] for s in scratch.temporary_slots] if scratch is not None else []
+    begin = scratch.begin if scratch is not None else None
     empty = cp.empty
     ascontiguousarray = cp.ascontiguousarray
+    current_stream = cp.cuda.get_current_stream
     counters = stats.counters
 
     def make(positions: list[int]) -> Callable[[Sequence[Any]], list[Any]]:
@@ -375,18 +403,32 @@ def _one_kernel(step: tuple[Any, ...], env0: list[Any], n_inputs: int, out_slots
 
         def call(src: Sequence[Any]) -> list[Any]:
             a = template.copy()
+            copies = None
             for j, k in ins:
                 b = src[k]
                 try:
                     contiguous = b._c_contiguous  # see _contiguous
                 except AttributeError:
                     contiguous = b.flags.c_contiguous
-                a[j] = b if contiguous else ascontiguousarray(b)
+                if not contiguous:
+                    b = ascontiguousarray(b)
+                    copies = (copies or []) + [b]
+                a[j] = b
             for j, shape, dtype in news:
                 a[j] = empty(shape, dtype)
+            captured = False
+            if begin is not None:
+                own, captured = begin()
+                for j, c in zip(own_at, own, strict=True):
+                    a[j] = c
+            elif copies:
+                captured = capturing(current_stream())
             go(a)
             counters["launches"] += 1
-            return [a[j] if shape is None else a[j].reshape(shape) for j, shape in outs]
+            results = [a[j] if shape is None else a[j].reshape(shape) for j, shape in outs]
+            if captured:
+                keep_alive(results, (copies or []) + [a[j] for j in own_at + temp_at])
+            return results
 
         return call
 

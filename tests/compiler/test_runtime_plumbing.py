@@ -14,6 +14,8 @@ from stitchlab.ir.graph import build_graph
 from stitchlab.plan import preset
 from stitchlab.runtime import kernels, launch
 
+from .standin import fake_cupy
+
 cupy = pytest.importorskip("cupy")
 pytest.importorskip("cuda.bindings.nvrtc", reason="NVRTC (pip cuda-bindings) is not installed")
 
@@ -38,6 +40,7 @@ def recorder(monkeypatch: pytest.MonkeyPatch) -> _Recorder:
     monkeypatch.setattr(cupy, "empty", np.empty)
     monkeypatch.setattr(cupy, "zeros", np.zeros)
     monkeypatch.setattr(cupy, "ascontiguousarray", np.ascontiguousarray)
+    monkeypatch.setattr(cupy.cuda, "get_current_stream", lambda: fake_cupy.Stream())  # no device to ask
     return rec
 
 
