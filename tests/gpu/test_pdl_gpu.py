@@ -16,11 +16,11 @@ Run on the GPU machine: ``PYTHONPATH=. python3 -m pytest -m gpu tests/gpu/test_p
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import numpy as np
 import pytest
+from gpu_threads import on_own_streams
 
 import stitchlab as sl
 from stitchlab.runtime import pdl
@@ -98,28 +98,9 @@ def test_a_kernel_sees_all_of_the_previous_kernels_writes(dtype: Any) -> None:
 
 
 def test_threads_on_their_own_streams_get_their_own_results() -> None:
-    import cupy as cp
-
     xs, host = inputs(8, np.float32, seed=1)
     chain(xs[:1])
-    results: dict[int, list[Any]] = {}
-    errors: list[BaseException] = []
-
-    def work(t: int) -> None:
-        try:
-            with cp.cuda.Stream(non_blocking=True) as s:
-                mine = xs[t::4]
-                results[t] = [o for _ in range(5) for o in chain(mine)]
-                s.synchronize()
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    assert not errors, errors
+    results = on_own_streams(4, lambda t: [o for _ in range(5) for o in chain(xs[t::4])])
     for t in range(4):
         _check(results[t], host[t::4] * 5, np.float32)
 

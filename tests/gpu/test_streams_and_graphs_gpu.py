@@ -14,11 +14,11 @@ Run on the GPU machine: ``PYTHONPATH=. python3 -m pytest -m gpu tests/gpu/test_s
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import numpy as np
 import pytest
+from gpu_threads import on_own_streams
 
 import stitchlab as sl
 
@@ -56,25 +56,7 @@ def test_split_reductions_on_four_streams_at_once_each_get_their_own_results() -
     cp.cuda.Device().synchronize()
     assert _plan_families(sl.asarray(devs[0][0]).sum()) == ["row_split"]
     assert _plan_families(sl.asarray(devs[0][1]).sum(axis=0)) == ["column_split"]
-    results: dict[int, list[tuple[Any, Any]]] = {}
-    errors: list[BaseException] = []
-    start = threading.Barrier(4)
-
-    def work(t: int) -> None:
-        try:
-            with cp.cuda.Stream(non_blocking=True) as s:
-                start.wait()
-                results[t] = [(_total(devs[t][0]), _column_sums(devs[t][1])) for _ in range(40)]
-                s.synchronize()
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    assert not errors, errors
+    results = on_own_streams(4, lambda t: [(_total(devs[t][0]), _column_sums(devs[t][1])) for _ in range(40)])
     for t, (a, b) in hosts.items():
         want_total, want_cols = a.astype(np.float64).sum(), b.astype(np.float64).sum(axis=0)
         for k, (total, cols) in enumerate(results[t]):
