@@ -166,8 +166,9 @@ def test_a_launcher_keeps_its_function_and_so_its_module_loaded(standin: StandIn
 
 def test_threads_loading_one_kernel_at_once_all_get_the_module_stored_first(
         standin: StandIn, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Measured on the H200 before the fix: four threads making their first call of one function at
-    once launched with CUDA_ERROR_INVALID_HANDLE (a module loaded twice, the loser unloaded)."""
+    """On the H200 before the fix, four threads making their first call of one function at once
+    launched with CUDA_ERROR_INVALID_HANDLE; a module loaded twice, the first unloaded, is the
+    inferred cause that this checks."""
     monkeypatch.setattr(kernels, "_functions", {})
     inside = threading.Barrier(4)
 
