@@ -1,17 +1,22 @@
 """Host cost of stitchlab's call paths on a machine without a GPU, with a stand-in for CuPy
 (``benchmarks/fake_cupy.py``: arrays are shapes, a launch does nothing).
 
-Two measurements, each a fresh process:
+Three measurements, each a fresh process:
 
 * ``--mode call``: a cached ``sl.jit`` call of the one-kernel SiLU-gated product (64×512 float32,
   ``a * sigmoid(a) * b``) against the "bare" path the issue-9 target compares with (``empty_like``
   plus a ``RawKernel`` call). Only the Python on the host differs between the two, so the
   difference is what stitchlab adds per call; on the GPU both also pay the launch and the sync.
+* ``--mode split``: cached ``sl.jit`` calls whose plan has a split reduction (``x.sum()`` over 4M
+  float32: ``row_split``; ``x.sum(0)`` of a 1M×48 float32 array: ``column_split``), timed in turns
+  with the one-kernel SiLU-gated product above. These calls also use the split kernels' workspaces
+  and counters (``stitchlab/runtime/scratch.py``), and their outputs have fewer dimensions than the
+  reductions' nodes (0-d; ``(48,)`` for a ``(1, 48)`` node).
 * ``--mode warm``: per workload, the first ``sl.jit`` call minus the steady call in a new process
   over a registry that an earlier process filled (as ``benchmarks/startup.py`` measures it), i.e.
   tracing, planning (or the plan cache) and loading kernels.
 
-Usage: ``python benchmarks/jit_host_overhead.py [--mode call|warm|both] [--reps N]``
+Usage: ``python benchmarks/jit_host_overhead.py [--mode call|split|warm|both] [--reps N]``
 (NVRTC from the ``cuda-bindings`` pip packages compiles the kernels; no GPU is used).
 """
 
@@ -88,6 +93,38 @@ def mode_call(reps: int) -> dict[str, Any]:
             "ratio": jit_s / raw_s, "stats_per_call": per_call}
 
 
+def mode_split(reps: int) -> dict[str, Any]:
+    import numpy as np
+
+    cp = _setup()
+    import stitchlab as sl
+
+    a = cp.empty((64, 512), np.float32)
+    b = cp.empty((64, 512), np.float32)
+    x = cp.empty((1 << 22,), np.float32)
+    tall = cp.empty((1 << 20, 48), np.float32)
+    cases = {
+        "silu_gate 64x512": (lambda a, b: a * sl.sigmoid(a) * b, (a, b)),
+        "x.sum() 4M": (lambda x: x.sum(), (x,)),
+        "x.sum(0) 1Mx48": (lambda x: x.sum(0), (tall,)),
+    }
+    calls: dict[str, Any] = {}
+    out: dict[str, Any] = {}
+    for name, (body, args) in cases.items():
+        fn = sl.jit(body)
+        fn(*args)
+        before = sl.stats()
+        fn(*args)
+        after = sl.stats()
+        kernels = sl.explain(body(*[sl.asarray(v) for v in args])).kernels
+        out[name] = {"schedules": [k.schedule.family for k in kernels],
+                     "stats_per_call": {k: after[k] - before[k] for k in after if after[k] != before[k]}}
+        calls[name] = lambda fn=fn, args=args: fn(*args)
+    for name, seconds in _per_call(calls, reps).items():
+        out[name]["jit_us"] = seconds * 1e6
+    return out
+
+
 def mode_warm_child(workloads: list[str]) -> dict[str, Any]:
     import numpy as np
 
@@ -138,7 +175,7 @@ def mode_warm(workloads: list[str]) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--mode", default="both", choices=["call", "warm", "both", "warm-child"])
+    p.add_argument("--mode", default="both", choices=["call", "split", "warm", "both", "warm-child"])
     p.add_argument("--reps", type=int, default=2000, help="calls per timed block (30 blocks each)")
     p.add_argument("--workloads", default="softmax,layernorm,rmsnorm,bias_gelu,add_layernorm,colnorm,adam,"
                                           "logsumexp,cross_entropy,silu_gate,groupnorm,l2norm")
@@ -153,6 +190,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bare RawKernel path  {r['bare_us']:7.2f} us/call (empty_like + kernel call)")
         print(f"stitchlab adds       {r['extra_us']:7.2f} us/call; host ratio {r['ratio']:.2f}; "
               f"counters per call {r['stats_per_call']}")
+    if args.mode == "split":
+        for name, r in mode_split(args.reps).items():
+            print(f"cached sl.jit call {name:17s} {r['jit_us']:7.2f} us/call (host, fake CuPy); "
+                  f"kernels {r['schedules']}; counters per call {r['stats_per_call']}")
     if args.mode in ("warm", "both"):
         r = mode_warm(workloads)
         print(f"{'workload':14s} {'cold first ms':>13s} {'warm first ms':>13s} {'steady ms':>9s} "
