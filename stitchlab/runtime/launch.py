@@ -3,7 +3,8 @@
 Everything that does not depend on the input buffers is computed once, when the executable is
 built: the kernels are fetched from the registry and loaded, each launch's argument list is a
 list of slots of one flat environment (inputs, intermediate buffers, sizes as NumPy scalars), and
-output shapes are fixed. A call then allocates outputs, fills the environment and launches.
+output shapes are fixed. A call then allocates outputs, fills the environment and launches; split
+kernels' counters and workspaces are kept per stream (:mod:`stitchlab.runtime.scratch`).
 
 A plan is first lowered to a *recipe* (:mod:`stitchlab.runtime.plan_cache`: per kernel its
 registry key, launch and arguments as graph positions and constants), which is then assembled
@@ -245,6 +246,7 @@ def _assemble(graph: Graph, device: DeviceProfile, steps: list[tuple[Any, ...]],
 
     runs: list[tuple[Any, ...]] = []
     counters: list[tuple[int, int, np.dtype]] = []  # (slot, length, dtype) of every kernel's counters
+    workspaces: list[tuple[int, int, np.dtype]] = []  # and of its workspaces
     for step in steps:
         if step[0] == "k":
             _, kern, fn = step
@@ -255,9 +257,9 @@ def _assemble(graph: Graph, device: DeviceProfile, steps: list[tuple[Any, ...]],
             for role, a, b in kern["params"]:
                 if role in ("in", "out"):
                     args.append(slot_at[a])
-                elif role in ("ws", "counter"):  # a call's own, or per stream (scratch.py)
+                elif role in ("ws", "counter"):  # per stream, or a captured call's own (scratch.py)
                     s = new_slot()
-                    (allocs if role == "ws" else counters).append((s, b, np.dtype(a)))
+                    (workspaces if role == "ws" else counters).append((s, b, np.dtype(a)))
                     args.append(s)
                 else:  # a size, as the kernel's scalar type
                     args.append(new_slot(np.dtype(a).type(b)))
@@ -279,7 +281,7 @@ def _assemble(graph: Graph, device: DeviceProfile, steps: list[tuple[Any, ...]],
     outs = {s for s, _ in out_slots}
     # the buffers a call allocates that are not its outputs: kept alive under graph capture
     temporaries = [s for r in runs if r[0] == "k" for s, _, _ in r[2] if s not in outs]
-    scratch = Scratch(cp, counters, temporaries) if counters or temporaries else None
+    scratch = Scratch(cp, counters, workspaces, temporaries) if counters or workspaces or temporaries else None
 
     one = None
     if len(runs) == 1 and runs[0][0] == "k" and runs[0][1] is not None:
@@ -329,7 +331,7 @@ def _steps(runs: list[tuple[Any, ...]], env0: list[Any], n_inputs: int,
            scratch: Scratch | None) -> Callable[[Sequence[Any]], list[Any]]:
     """The general call: fill the environment, run each step, count launches.
 
-    ``scratch``: the executable's counters and temporaries (None if it has neither), see
+    ``scratch``: the executable's counters, workspaces and temporaries (None if it has none), see
     :mod:`stitchlab.runtime.scratch`."""
     empty = cp.empty
     ascontiguousarray = cp.ascontiguousarray
@@ -348,7 +350,7 @@ def _steps(runs: list[tuple[Any, ...]], env0: list[Any], n_inputs: int,
         captured, own, temporaries = False, [], ()
         if scratch is not None:
             own, captured = scratch.begin()
-            for s, c in zip(scratch.counter_slots, own, strict=True):
+            for s, c in zip(scratch.slots, own, strict=True):
                 env[s] = c
             temporaries = scratch.temporary_slots
         elif copies:
@@ -390,7 +392,7 @@ def _one_kernel(step: tuple[Any, ...], env0: list[Any], n_inputs: int, out_slots
         return None  # an input the kernel does not read (its contiguity would go unchecked)
     news = [(at[s], shape, dtype) for s, shape, dtype in allocs]
     outs = [(at[s], shape) for s, shape in out_slots]
-    own_at = [at[s] for s in scratch.counter_slots] if scratch is not None else []
+    own_at = [at[s] for s in scratch.slots] if scratch is not None else []
     temp_at = [at[s] for s in scratch.temporary_slots] if scratch is not None else []
     begin = scratch.begin if scratch is not None else None
     empty = cp.empty

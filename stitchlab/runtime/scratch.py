@@ -8,14 +8,30 @@ of one would count toward the other's rows, a row's last block would be missed, 
 never come back to zero. They are therefore kept per stream (calls on one stream run one after the
 other). A stream's counters stay allocated while the executable lives; they are a few bytes per row.
 
+*Workspaces.* A split kernel also has a workspace per reduction (``ws`` in a recipe, ``R * G``
+partial results): block ``g`` of row ``r`` writes its partial result at ``ws[r * G + g]`` before
+it counts itself finished, and only the row's last block reads the row's ``G`` entries, after the
+count. So a launch reads only what it wrote itself, never what an earlier launch left there. Each
+workspace is a parameter of one kernel only: it has no graph position, so it is never an output,
+never passed to another kernel of the call, and nothing reads it after that kernel has ended. It is
+free again once its kernel has ended, and on one stream the next call's kernel touches it only
+after that (stream order; with programmatic dependent launch a kernel may start before the one
+before it has ended, but every generated kernel first waits for that grid to finish,
+:mod:`stitchlab.runtime.pdl`). The workspaces are therefore kept per stream, with the counters,
+instead of being allocated per call: ``R * G`` accumulators per split reduction and stream (about
+4 KiB for the row split of a 4M-element sum, 100 KiB for the column split of a 1M×48 array), while
+the executable lives. Two streams running at once would overwrite each other's partial results,
+hence a set per stream.
+
 *Graph capture.* While a stream is captured into a CUDA graph, kernels are recorded, not run, and
 the graph keeps the address of every buffer they use. A call's temporaries (the results passed
-between its kernels, split reductions' partial results, contiguous copies of its inputs) go back to
-CuPy's pool when it returns, and a later allocation could then be handed memory that every replay
-of the graph overwrites. Under capture a call therefore gets counters of its own, and its
-temporaries and counters live as long as any of its outputs does: the outputs are what a graph's
-user keeps, to read what the replays compute. Steps that run unfused through CuPy operations
-(:func:`~stitchlab.runtime.launch._interpret_group`) allocate as CuPy does, outside this.
+between its kernels, contiguous copies of its inputs) go back to CuPy's pool when it returns, and a
+later allocation could then be handed memory that every replay of the graph overwrites. Under
+capture a call therefore gets counters and workspaces of its own (a replay may run while eager calls
+use the stream's set), and its temporaries, counters and workspaces live as long as any of its
+outputs does: the outputs are what a graph's user keeps, to read what the replays compute. Steps
+that run unfused through CuPy operations (:func:`~stitchlab.runtime.launch._interpret_group`)
+allocate as CuPy does, outside this.
 """
 
 from __future__ import annotations
@@ -45,32 +61,41 @@ def keep_alive(outputs: Sequence[Any], temporaries: list[Any]) -> None:
 
 
 class Scratch:
-    """The counters of one executable's split kernels, per stream; and whether a call is captured.
+    """The counters and workspaces of one executable's split kernels, per stream; and whether a
+    call is captured.
 
     Args:
         counters: per counter buffer, its slot in the executable's environment, length and dtype.
+        workspaces: per workspace, the same.
         temporaries: the slots of the buffers a call allocates that are not its outputs.
     """
 
-    __slots__ = ("counter_slots", "temporary_slots", "_specs", "_zeros", "_stream", "_by_stream")
+    __slots__ = ("slots", "temporary_slots", "_counters", "_workspaces", "_zeros", "_empty", "_stream", "_by_stream")
 
-    def __init__(self, cp: Any, counters: Sequence[tuple[int, int, Any]], temporaries: Sequence[int]) -> None:
-        self.counter_slots = [s for s, _, _ in counters]
+    def __init__(self, cp: Any, counters: Sequence[tuple[int, int, Any]], workspaces: Sequence[tuple[int, int, Any]],
+                 temporaries: Sequence[int]) -> None:
+        self.slots = [s for s, _, _ in counters] + [s for s, _, _ in workspaces]  # what begin() fills
         self.temporary_slots = list(temporaries)
-        self._specs = [(n, dtype) for _, n, dtype in counters]
+        self._counters = [(n, dtype) for _, n, dtype in counters]
+        self._workspaces = [(n, dtype) for _, n, dtype in workspaces]
         self._zeros = cp.zeros
+        self._empty = cp.empty
         self._stream = cp.cuda.get_current_stream
         self._by_stream: dict[int, list[Any]] = {}
 
+    def _new(self) -> list[Any]:
+        """A set of counters (zeroed, on the current stream) and workspaces, in the order of ``slots``."""
+        return [self._zeros(n, dtype) for n, dtype in self._counters] + [self._empty(n, dtype) for n, dtype in self._workspaces]
+
     def begin(self) -> tuple[list[Any], bool]:
-        """The counters this call uses, and whether its stream is being captured (then the counters
-        are the call's own, zeroed on the captured stream)."""
+        """The buffers for ``slots`` this call uses, and whether its stream is being captured (then
+        they are the call's own, the counters zeroed on the captured stream)."""
         stream = self._stream()
         if capturing(stream):
-            return [self._zeros(n, dtype) for n, dtype in self._specs], True
-        # keyed by the handle: a handle is reused only after its stream is destroyed, and counters
-        # are zero again once the work queued on a stream has run
-        counters = self._by_stream.get(stream.ptr)
-        if counters is None:
-            counters = self._by_stream[stream.ptr] = [self._zeros(n, dtype) for n, dtype in self._specs]
-        return counters, False
+            return self._new(), True
+        # keyed by the handle: a handle is reused only after its stream is destroyed, and the
+        # counters are zero again, and the workspaces free, once the work queued on a stream has run
+        buffers = self._by_stream.get(stream.ptr)
+        if buffers is None:
+            buffers = self._by_stream[stream.ptr] = self._new()
+        return buffers, False

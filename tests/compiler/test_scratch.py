@@ -1,6 +1,8 @@
-"""A call's counters and temporaries (``stitchlab/runtime/scratch.py``) on the CPU stand-in: split
-kernels' counters are per stream, and under CUDA graph capture a call's counters are its own and its
-temporaries live as long as its outputs. The GPU side is ``tests/gpu/test_streams_and_graphs_gpu.py``."""
+"""A call's counters, workspaces and temporaries (``stitchlab/runtime/scratch.py``) on the CPU
+stand-in: split kernels' counters and workspaces are per stream, and under CUDA graph capture a
+call's counters and workspaces are its own and live, with its temporaries, as long as its outputs.
+The GPU side is ``tests/gpu/test_streams_and_graphs_gpu.py``; ``test_split_results.py`` runs the
+same calls' launches in NumPy."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import gc
 import weakref
 from typing import Any
 
+import numpy as np
 import pytest
 
 import stitchlab as sl
@@ -24,8 +27,16 @@ def _colnorm(x: Any) -> Any:
     return (x - x.mean(0)) / x.std(0)  # tall and narrow: two split column kernels, then a pointwise one
 
 
+def _column_total(x: Any) -> Any:
+    return x.sum(0)  # tall and narrow: one column_split kernel
+
+
 def _counters(launch: Any) -> Any:
     return launch.args[-1]  # a split kernel's last parameter
+
+
+def _workspace(launch: Any) -> Any:
+    return launch.args[-2]  # a split kernel of one reduction: its workspace comes before the counters
 
 
 def _captured(ptr: int = 77) -> Any:
@@ -51,15 +62,61 @@ def test_calls_on_one_stream_share_its_counters_and_each_stream_has_its_own(stan
     assert c[0].dtype.kind == "u" and c[0].size >= 1
 
 
+@pytest.mark.parametrize(("body", "shape", "family"), [(_total, (1 << 22,), "row_split"),
+                                                    (_column_total, (1 << 20, 48), "column_split")])
+def test_calls_on_one_stream_share_its_workspaces_and_each_stream_has_its_own(
+        standin: StandIn, body: Any, shape: tuple[int, ...], family: str) -> None:
+    f = sl.jit(body)
+    x = standin.array(shape)
+    f(x)
+    f(x)
+    with fake_cupy.Stream(5):
+        f(x)
+        f(x)
+    with fake_cupy.Stream(6):
+        f(x)
+    f(x)
+    assert [k.name.startswith(f"sl_{family}") for k in standin.launches] == [True] * 6
+    ws = [_workspace(k) for k in standin.launches]
+    assert ws[0].dtype == np.float32 and ws[0].size > 1 and ws[0] is not _counters(standin.launches[0])
+    # a launch reads only the partials it wrote, and a stream runs its launches in order
+    assert ws[0] is ws[1] is ws[5] and ws[2] is ws[3]
+    assert len({id(ws[0]), id(ws[2]), id(ws[4])}) == 3  # streams that run at once never share them
+
+
+def test_a_cached_split_call_allocates_only_its_output(standin: StandIn, monkeypatch: pytest.MonkeyPatch) -> None:
+    allocated: list[Any] = []
+
+    def empty(shape: Any, dtype: Any = float, order: str = "C") -> Any:
+        allocated.append(shape)
+        return fake_cupy.empty(shape, dtype, order)
+
+    monkeypatch.setattr(standin.cupy, "empty", empty)
+    f = sl.jit(_total)
+    x = standin.array((1 << 22,))
+    f(x)  # traced, planned; the stream's workspaces allocated
+    standin.launches.clear()
+    allocated.clear()
+    out = f(x)
+    (launch,) = standin.launches
+    assert len(allocated) == 1 and out._node.value.data is launch.args[1].data
+
+
 def test_a_captured_call_keeps_its_counters_and_partials_while_its_output_lives(standin: StandIn) -> None:
     f = sl.jit(_total)
     x = standin.array((1 << 22,))
-    f(x)  # traced; the default stream's counters exist from now on
-    with _captured():
+    f(x)  # traced; the default stream's counters and workspaces exist from now on
+    with _captured(0):  # even on the handle of the stream eager calls use: a replay may run anywhere
         out = f(x)
-    launch = standin.launches[-1]
-    ws, counters = launch.args[-2], _counters(launch)
-    assert counters is not _counters(standin.launches[0])  # the graph's own: replays share no state
+        other = f(x)
+    launch = standin.launches[1]
+    ws, counters = _workspace(launch), _counters(launch)
+    # the graph's own: replays share no state with eager calls, nor with another captured call
+    assert counters is not _counters(standin.launches[0]) and ws is not _workspace(standin.launches[0])
+    assert counters is not _counters(standin.launches[2]) and ws is not _workspace(standin.launches[2])
+    f(x)
+    assert _workspace(standin.launches[3]) is _workspace(standin.launches[0])  # the stream's own again
+    del other
     refs = [weakref.ref(ws), weakref.ref(counters)]
     standin.launches.clear()
     del launch, ws, counters
@@ -68,16 +125,6 @@ def test_a_captured_call_keeps_its_counters_and_partials_while_its_output_lives(
     del out
     gc.collect()
     assert all(r() is None for r in refs)
-
-
-def test_outside_capture_a_calls_partials_go_back_to_the_pool(standin: StandIn) -> None:
-    f = sl.jit(_total)
-    x = standin.array((1 << 22,))
-    out = f(x)
-    ref = weakref.ref(standin.launches[-1].args[-2])
-    standin.launches.clear()
-    gc.collect()
-    assert ref() is None and out is not None
 
 
 def test_a_captured_multi_kernel_call_keeps_the_buffers_between_its_kernels(standin: StandIn) -> None:
