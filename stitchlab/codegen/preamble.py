@@ -92,6 +92,17 @@ template <class T> __device__ __forceinline__ T sl_int_reciprocal(T x) {
 
 template <class T> __device__ __forceinline__ T sl_sigmoid(T x) { return T(1) / (T(1) + exp(-x)); }
 
+// An aligned vector loaded with the streaming hint (.cs: evicted first). Row kernels that store
+// no full-size output load their rows with it (schedules.OPTIONS["cache_hints"], compiler.md §4).
+template <class T, int N> __device__ __forceinline__ sl_vec<T, N> sl_load_stream(const T* p) {
+  sl_vec<T, N> v;
+  if constexpr (sizeof(v) == 16) *reinterpret_cast<uint4*>(&v) = __ldcs(reinterpret_cast<const uint4*>(p));
+  else if constexpr (sizeof(v) == 8) *reinterpret_cast<uint2*>(&v) = __ldcs(reinterpret_cast<const uint2*>(p));
+  else if constexpr (sizeof(v) == 4) *reinterpret_cast<unsigned*>(&v) = __ldcs(reinterpret_cast<const unsigned*>(p));
+  else v = *reinterpret_cast<const sl_vec<T, N>*>(p);
+  return v;
+}
+
 // Brings the cache line holding *p into L2 (no register is written).
 template <class T> __device__ __forceinline__ void sl_prefetch_l2(const T* p) {
   asm volatile("prefetch.global.L2 [%0];" :: "l"(p));

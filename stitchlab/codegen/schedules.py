@@ -43,15 +43,16 @@ from .elemental import CodegenError, Index, Writer, leaf_params
 from .preamble import PREAMBLE
 
 #: Bumped whenever generated code changes meaning: part of every registry key.
-CODEGEN_VERSION = "6"
+CODEGEN_VERSION = "7"
 
 #: Emitter switches, all on by default; ``benchmarks/kernel_sweep.py`` turns each off in turn to
 #: measure what it is worth: keep expensive full values in registers across phases, divide by a
 #: row value as a multiply by its reciprocal, one barrier per block reduction, column passes in
 #: alternating directions, variances in the mean's pass (Welford; columns and streamed rows), a
-#: row's one-hot sum read as the one element it picks.
+#: row's one-hot sum read as the one element it picks, the streaming cache hint on the row loads of
+#: register-cached row kernels that store no full-size output (logsumexp, cross-entropy).
 OPTIONS: dict[str, bool] = {"cache_values": True, "reciprocal": True, "single_sync": True, "reverse_passes": True,
-                            "one_pass_variance": True, "one_hot_pick": True}
+                            "one_pass_variance": True, "one_hot_pick": True, "cache_hints": True}
 #: A full value that two or more phases compute is kept in registers when its op costs at least
 #: this much (an add costs 1; exp, log, tanh 4-8) and the row cache budget has room.
 CACHE_VALUE_COST = 3
@@ -567,9 +568,13 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
                 w.line("#pragma unroll")
                 w.open(f"for (int t = 0; t < {nt}; ++t) {guard}")
                 base = w.tmp(rowbase())
+                # Measured on the H200 (compiler.md §4): the streaming hint makes cross-entropy 4-5 %
+                # faster; where full-size outputs are stored, it (and on the stores) was slower
+                stream = OPTIONS["cache_hints"] and not out_full
                 for p in leaves:
                     st = ct.storage_type(p.node.dtype)
-                    w.line(f"const sl_vec<{st}, {vec}> ld_{p.name} = *reinterpret_cast<const sl_vec<{st}, {vec}>*>({p.name} + {base});")
+                    load = f"sl_load_stream<{st}, {vec}>" if stream else f"*reinterpret_cast<const sl_vec<{st}, {vec}>*>"
+                    w.line(f"const sl_vec<{st}, {vec}> ld_{p.name} = {load}({p.name} + {base});")
                 for p in leaves:
                     w.line("#pragma unroll")
                     w.line(f"for (int u = 0; u < {vec}; ++u) cache_{p.name}[t * {vec} + u] = sl_load(&ld_{p.name}.v[u]);")
