@@ -3,8 +3,10 @@
 Everything that does not depend on the input buffers is computed once, when the executable is
 built: the kernels are fetched from the registry and loaded, each launch's argument list is a
 list of slots of one flat environment (inputs, intermediate buffers, sizes as NumPy scalars), and
-output shapes are fixed. A call then allocates outputs, fills the environment and launches; split
-kernels' counters and workspaces are kept per stream (:mod:`stitchlab.runtime.scratch`).
+output shapes are fixed (an output returned in another shape than its node's, such as a full
+reduction's 0-d result, is allocated in that shape: no reshape per call). A call then allocates
+outputs, fills the environment and launches; split kernels' counters and workspaces are kept per
+stream (:mod:`stitchlab.runtime.scratch`).
 
 A plan is first lowered to a *recipe* (:mod:`stitchlab.runtime.plan_cache`: per kernel its
 registry key, launch and arguments as graph positions and constants), which is then assembled
@@ -247,6 +249,7 @@ def _assemble(graph: Graph, device: DeviceProfile, steps: list[tuple[Any, ...]],
     runs: list[tuple[Any, ...]] = []
     counters: list[tuple[int, int, np.dtype]] = []  # (slot, length, dtype) of every kernel's counters
     workspaces: list[tuple[int, int, np.dtype]] = []  # and of its workspaces
+    read: set[int] = set()  # the slots kernels read
     for step in steps:
         if step[0] == "k":
             _, kern, fn = step
@@ -257,6 +260,8 @@ def _assemble(graph: Graph, device: DeviceProfile, steps: list[tuple[Any, ...]],
             for role, a, b in kern["params"]:
                 if role in ("in", "out"):
                     args.append(slot_at[a])
+                    if role == "in":
+                        read.add(slot_at[a])
                 elif role in ("ws", "counter"):  # per stream, or a captured call's own (scratch.py)
                     s = new_slot()
                     (workspaces if role == "ws" else counters).append((s, b, np.dtype(a)))
@@ -278,6 +283,8 @@ def _assemble(graph: Graph, device: DeviceProfile, steps: list[tuple[Any, ...]],
             group = [_interpret_group(part, slot) for part in kernel.parts or [kernel]]
             runs.append(("interp", group[0] if len(group) == 1 else _sequence(group)))
     out_slots = [(slot_at[p], tuple(shape) if shape is not None else None) for p, shape in outputs]
+    if all(r[0] == "k" for r in runs):  # an unfused step reads its inputs with their shapes
+        out_slots = _allocate_as_returned(runs, out_slots, read)
     outs = {s for s, _ in out_slots}
     # the buffers a call allocates that are not its outputs: kept alive under graph capture
     temporaries = [s for r in runs if r[0] == "k" for s, _, _ in r[2] if s not in outs]
@@ -293,6 +300,30 @@ def _assemble(graph: Graph, device: DeviceProfile, steps: list[tuple[Any, ...]],
         run = _steps(runs, env0, n_inputs, out_slots, cp, scratch)
         bind = _binder(None, run)
     return CupyExecutable(graph, device, run, bind, plan, recipe)
+
+
+def _allocate_as_returned(runs: list[tuple[Any, ...]], out_slots: list[tuple[int, tuple[int, ...] | None]],
+                          read: set[int]) -> list[tuple[int, tuple[int, ...] | None]]:
+    """Allocate each buffer that is returned reshaped (a full reduction's ``(1,)`` node returned
+    0-d, a reduced axis dropped) in the shape it is returned in, so that a call does not reshape
+    it: a kernel sees only the buffer's address. Changes ``runs``' allocations in place and returns
+    the outputs without the reshapes no longer needed.
+
+    A buffer keeps its node's shape, and its output the reshape, when it is returned in two shapes,
+    read by a later kernel (as that kernel's input, of the node's shape) or not allocated by a
+    kernel (an input of the call).
+    """
+    shapes: dict[int, set[tuple[int, ...] | None]] = {}
+    for s, shape in out_slots:
+        shapes.setdefault(s, set()).add(shape)
+    allocated = {s for r in runs for s, _, _ in r[2]}
+    final = {s: next(iter(v)) for s, v in shapes.items()
+             if len(v) == 1 and None not in v and s in allocated and s not in read}
+    if not final:
+        return out_slots
+    for r in runs:
+        r[2][:] = [(s, final.get(s, shape), dtype) for s, shape, dtype in r[2]]
+    return [(s, None if s in final else shape) for s, shape in out_slots]
 
 
 def _positions(binding: list[Any], n_args: int) -> tuple[list[int], tuple[Any, ...]]:

@@ -131,7 +131,8 @@ def _setup(standin: StandIn, body: Callable[[Any], Any], shape: tuple[int, ...],
     for x, v in zip(xs, values, strict=True):
         device.put(x, v)
     f(xs[0])  # traced and planned
-    assert [k.schedule.family for k in sl.explain(body(sl.asarray(xs[0]))).kernels] == schedules
+    lazy = body(sl.asarray(xs[0]))
+    assert [k.schedule.family for k in sl.explain(*(lazy if isinstance(lazy, tuple) else (lazy,))).kernels] == schedules
     standin.launches.clear()
     return device, f, xs, values
 
@@ -188,3 +189,46 @@ def test_a_captured_split_call_replayed_while_eager_calls_run_matches_numpy(
     device.put(xs[0], values[0] * 2)  # a replay reads its input buffers anew
     device.run(graph)
     _check(device, graph_out, body, values[0] * 2)
+
+
+def _kept_and_read(x: Any) -> Any:
+    return x.sum(0), x - x.sum(0)  # the sums' (1, 48) buffer is returned as (48,) and read by the next kernel
+
+
+def _returned_twice(x: Any) -> Any:
+    return x.sum(0), x.sum(0).reshape(6, 8)  # one buffer returned in two shapes
+
+
+def _two_reductions(x: Any) -> Any:
+    return x.sum(0), x.max(1)
+
+
+def _row_totals(x: Any) -> Any:
+    return x.sum(1)
+
+
+RETURNED = [  # (body, input shape, the plan's schedules, whether each output is its kernel's buffer as allocated)
+    (_total, (1 << 20,), ["row_split"], [True]),
+    (_column_total, (50_000, 48), ["column_split"], [True]),
+    (_row_totals, (64, 512), ["row_block"], [True]),
+    (_two_reductions, (50_000, 48), ["column_split", "row_warp"], [True, True]),
+    (_kept_and_read, (50_000, 48), ["column_split", "pointwise"], [False, True]),
+    (_returned_twice, (50_000, 48), ["column_split"], [False, False]),
+]
+
+
+@pytest.mark.parametrize(("body", "shape", "schedules", "as_allocated"), RETURNED, ids=[c[0].__name__ for c in RETURNED])
+def test_a_reduction_is_allocated_in_the_shape_it_is_returned_in(
+        standin: StandIn, body: Callable[[Any], Any], shape: tuple[int, ...], schedules: list[str],
+        as_allocated: list[bool]) -> None:
+    device, f, xs, values = _setup(standin, body, shape, schedules, 1)
+    outs = f(xs[0])
+    outs = outs if isinstance(outs, tuple) else (outs,)
+    written = [a for k in standin.launches for a in k.args if isinstance(a, fake_cupy.ndarray)]
+    # as allocated: the very buffer a kernel wrote, no view made per call; else a view of it
+    assert [any(o._node.value is a for a in written) for o in outs] == as_allocated
+    device.run(standin.launches)
+    want = body(values[0])
+    for out, w in zip(outs, want if isinstance(want, tuple) else (want,), strict=True):
+        assert out.shape == w.shape
+        np.testing.assert_allclose(device.get(out), w, rtol=1e-4, atol=1e-4)
