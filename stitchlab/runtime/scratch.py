@@ -36,9 +36,14 @@ allocate as CuPy does, outside this.
 
 from __future__ import annotations
 
+import threading
 import weakref
 from collections.abc import Sequence
 from typing import Any
+
+#: ``cudaStreamPerThread``: the handle of the per-thread default stream (CuPy's ``Stream.ptds``,
+#: and its current stream when ``CUPY_CUDA_PER_THREAD_DEFAULT_STREAM=1``).
+PER_THREAD_STREAM = 2
 
 
 def capturing(stream: Any) -> bool:
@@ -81,7 +86,7 @@ class Scratch:
         self._zeros = cp.zeros
         self._empty = cp.empty
         self._stream = cp.cuda.get_current_stream
-        self._by_stream: dict[int, list[Any]] = {}
+        self._by_stream: dict[Any, list[Any]] = {}
 
     def _new(self) -> list[Any]:
         """A set of counters (zeroed, on the current stream) and workspaces, in the order of ``slots``."""
@@ -94,8 +99,12 @@ class Scratch:
         if capturing(stream):
             return self._new(), True
         # keyed by the handle: a handle is reused only after its stream is destroyed, and the
-        # counters are zero again, and the workspaces free, once the work queued on a stream has run
-        buffers = self._by_stream.get(stream.ptr)
+        # counters are zero again, and the workspaces free, once the work queued on a stream has run.
+        # The per-thread default stream's one handle names a stream of each thread's own.
+        key: Any = stream.ptr
+        if key == PER_THREAD_STREAM:
+            key = (key, threading.get_ident())
+        buffers = self._by_stream.get(key)
         if buffers is None:
-            buffers = self._by_stream[stream.ptr] = self._new()
+            buffers = self._by_stream[key] = self._new()
         return buffers, False

@@ -189,3 +189,32 @@ def test_temporaries_live_until_the_last_output_is_collected(n_outputs: int) -> 
         outs.pop()
     gc.collect()
     assert ref() is None
+
+
+class _OneStream:
+    """A ``cp`` whose current stream is always ``stream``, in every thread."""
+
+    def __init__(self, stream: Any) -> None:
+        self.zeros = self.empty = fake_cupy.zeros
+        self.cuda = type("cuda", (), {"get_current_stream": staticmethod(lambda: stream)})
+
+
+def _begin_in_threads(ptr: int) -> list[Any]:
+    import threading
+
+    s = scratch.Scratch(_OneStream(fake_cupy.Stream(ptr)), [(0, 4, np.uint32)], [(1, 8, np.float32)], [])
+    got: list[Any] = []
+    first = s.begin()[0]
+    t = threading.Thread(target=lambda: got.append(s.begin()[0]))
+    t.start()
+    t.join()
+    return [first, s.begin()[0], got[0]]
+
+
+def test_the_per_thread_default_stream_gives_each_thread_its_own_counters_and_workspaces() -> None:
+    # one handle (cudaStreamPerThread) names a different stream in each thread: they run at once
+    main, again, other = _begin_in_threads(scratch.PER_THREAD_STREAM)
+    assert main is again and all(a is not b for a, b in zip(main, other, strict=True))
+    # the legacy default stream is one stream for every thread: its calls run in order
+    main, again, other = _begin_in_threads(0)
+    assert main is again is other

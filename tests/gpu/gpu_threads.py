@@ -7,10 +7,11 @@ from collections.abc import Callable
 from typing import Any
 
 
-def on_own_streams(n: int, work: Callable[[int], Any]) -> dict[int, Any]:
+def on_own_streams(n: int, work: Callable[[int], Any], per_thread_default: bool = False) -> dict[int, Any]:
     """``{t: work(t)}`` for ``t`` in ``range(n)``: each call in a thread of its own, on a
-    non-blocking CuPy stream of its own, all starting together; each stream is synchronized before
-    its thread ends. Errors in the threads are raised here."""
+    non-blocking CuPy stream of its own (``per_thread_default``: on CuPy's per-thread default
+    stream, one handle that names a stream of each thread's own), all starting together; each
+    stream is synchronized before its thread ends. Errors in the threads are raised here."""
     import cupy as cp
 
     results: dict[int, Any] = {}
@@ -19,7 +20,7 @@ def on_own_streams(n: int, work: Callable[[int], Any]) -> dict[int, Any]:
 
     def run(t: int) -> None:
         try:
-            with cp.cuda.Stream(non_blocking=True) as s:
+            with cp.cuda.Stream.ptds if per_thread_default else cp.cuda.Stream(non_blocking=True) as s:
                 start.wait()
                 results[t] = work(t)
                 s.synchronize()

@@ -2,8 +2,9 @@
 graph (``stitchlab/runtime/scratch.py``), on the GPU.
 
 * Split kernels (``row_split``: a sum over 32M elements; ``column_split``: column sums of a tall,
-  narrow matrix) count their finished blocks in counters. Four threads on their own streams call
-  the same functions back to back; every result must match NumPy's.
+  narrow matrix) count their finished blocks in counters and keep partial results in workspaces.
+  Four threads on their own streams (or each on CuPy's per-thread default stream) call the same
+  functions back to back; every result must match NumPy's.
 * A captured call's temporaries (partial results, the statistics passed between the kernels of a
   tall column normalization) must not go back to CuPy's pool: after the capture the test allocates
   and fills arrays of many sizes on the same stream, replays the graph, and checks both that the
@@ -48,7 +49,8 @@ def _host(shape: tuple[int, ...], seed: int) -> np.ndarray:
     return np.random.default_rng(seed).random(shape, dtype=np.float32) + 0.5  # positive: sums do not cancel
 
 
-def test_split_reductions_on_four_streams_at_once_each_get_their_own_results() -> None:
+@pytest.mark.parametrize("per_thread_default", [False, True], ids=["own streams", "per-thread default stream"])
+def test_split_reductions_on_four_streams_at_once_each_get_their_own_results(per_thread_default: bool) -> None:
     import cupy as cp
 
     hosts = {t: (_host((1 << 25,), t), _host((1 << 20, 48), 10 + t)) for t in range(4)}
@@ -56,7 +58,8 @@ def test_split_reductions_on_four_streams_at_once_each_get_their_own_results() -
     cp.cuda.Device().synchronize()
     assert _plan_families(sl.asarray(devs[0][0]).sum()) == ["row_split"]
     assert _plan_families(sl.asarray(devs[0][1]).sum(axis=0)) == ["column_split"]
-    results = on_own_streams(4, lambda t: [(_total(devs[t][0]), _column_sums(devs[t][1])) for _ in range(40)])
+    results = on_own_streams(4, lambda t: [(_total(devs[t][0]), _column_sums(devs[t][1])) for _ in range(40)],
+                             per_thread_default)
     for t, (a, b) in hosts.items():
         want_total, want_cols = a.astype(np.float64).sum(), b.astype(np.float64).sum(axis=0)
         for k, (total, cols) in enumerate(results[t]):
