@@ -45,26 +45,9 @@ def _captured(ptr: int = 77) -> Any:
     return stream
 
 
-def test_calls_on_one_stream_share_its_counters_and_each_stream_has_its_own(standin: StandIn) -> None:
-    f = sl.jit(_total)
-    x = standin.array((1 << 22,))
-    f(x)
-    f(x)
-    with fake_cupy.Stream(5):
-        f(x)
-        f(x)
-    with fake_cupy.Stream(6):
-        f(x)
-    assert [k.name.startswith("sl_row_split") for k in standin.launches] == [True] * 5
-    c = [_counters(k) for k in standin.launches]
-    assert c[0] is c[1] and c[2] is c[3]  # the kernel sets them back to zero: reused on a stream
-    assert len({id(c[0]), id(c[2]), id(c[4])}) == 3  # concurrent streams never share them
-    assert c[0].dtype.kind == "u" and c[0].size >= 1
-
-
 @pytest.mark.parametrize(("body", "shape", "family"), [(_total, (1 << 22,), "row_split"),
                                                     (_column_total, (1 << 20, 48), "column_split")])
-def test_calls_on_one_stream_share_its_workspaces_and_each_stream_has_its_own(
+def test_calls_on_one_stream_share_its_counters_and_workspaces_and_each_stream_has_its_own(
         standin: StandIn, body: Any, shape: tuple[int, ...], family: str) -> None:
     f = sl.jit(body)
     x = standin.array(shape)
@@ -77,11 +60,15 @@ def test_calls_on_one_stream_share_its_workspaces_and_each_stream_has_its_own(
         f(x)
     f(x)
     assert [k.name.startswith(f"sl_{family}") for k in standin.launches] == [True] * 6
+    c = [_counters(k) for k in standin.launches]
     ws = [_workspace(k) for k in standin.launches]
-    assert ws[0].dtype == np.float32 and ws[0].size > 1 and ws[0] is not _counters(standin.launches[0])
-    # a launch reads only the partials it wrote, and a stream runs its launches in order
-    assert ws[0] is ws[1] is ws[5] and ws[2] is ws[3]
-    assert len({id(ws[0]), id(ws[2]), id(ws[4])}) == 3  # streams that run at once never share them
+    assert c[0].dtype.kind == "u" and c[0].size >= 1
+    assert ws[0].dtype == np.float32 and ws[0].size > 1 and ws[0] is not c[0]
+    # the kernel sets its counters back to zero, a launch reads only the partials it wrote, and a
+    # stream runs its launches in order: both are reused on a stream
+    for b in (c, ws):
+        assert b[0] is b[1] is b[5] and b[2] is b[3]
+        assert len({id(b[0]), id(b[2]), id(b[4])}) == 3  # streams that run at once never share them
 
 
 def test_a_cached_split_call_allocates_only_its_output(standin: StandIn, monkeypatch: pytest.MonkeyPatch) -> None:
