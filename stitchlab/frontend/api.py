@@ -1,20 +1,23 @@
 """NumPy-named functions of the ``stitchlab`` namespace.
 
 Elementwise functions are generated from the op table; reductions and layout functions are
-written out, composite ones (``mean``, ``var``, ``std``, ``logsumexp``, ``clip``) as graphs of
-primitive ops so the planner sees their structure.
+written out, composite ones (``mean``, ``var``, ``std``, ``logsumexp``, ``clip``, and the NumPy
+functions at the end: ``isclose``, ``nan_to_num``, the nan-reductions, ``ptp``, ``swapaxes``...)
+as graphs of primitive ops so the planner sees their structure and fuses them.
 """
 
 from __future__ import annotations
 
 import builtins
 import math
+import numbers
+import warnings
 from typing import Any
 
 import numpy as np
 
 from .. import runtime
-from ..ir.dtypes import as_dtype
+from ..ir.dtypes import as_dtype, is_weak
 from ..ir.ops import OPS, Kind
 from . import build
 from .array import LazyArray, node_of
@@ -213,6 +216,433 @@ def squeeze(a: Any, axis: Any = None) -> LazyArray:
             if x.shape[i] != 1:
                 raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
     return x.reshape(tuple(d for i, d in enumerate(x.shape) if i not in axes))
+
+
+# --- NumPy functions composed of the ops above ------------------------------------------------------
+# Each is a small graph of elementwise ops, where() and reductions, so a fused kernel does the work
+# (sl.nansum(x, axis=-1) is one row kernel, sl.isclose(a, b) one pointwise kernel). Where NumPy
+# computes in a particular dtype (isclose's tolerances, the nan-functions' divisions), the graph
+# does the same, so the numpy backend gives NumPy's bits.
+
+
+def _py_or_lazy(v: Any) -> Any:
+    """A Python scalar as it is (it promotes weakly, NEP 50), anything else as a lazy array."""
+    return v if is_weak(v) else asarray(v)
+
+
+def _isnan(v: Any) -> Any:
+    return math.isnan(v) if is_weak(v) else isnan(v)  # noqa: F821
+
+
+def _check_tolerances(rtol: Any, atol: Any) -> None:
+    """NumPy's check that ``rtol`` and ``atol`` are finite, reported as ``np.geterr()`` asks.
+
+    Only Python and NumPy values are checked: checking a lazy (or CuPy) tolerance would evaluate
+    it or copy it to the host.
+    """
+    concrete = [t for t in (atol, rtol) if isinstance(t, (bool, int, float, np.generic, np.ndarray))]
+    if builtins.all(np.all(np.isfinite(t)) for t in concrete):
+        return
+    msg = f"One of rtol or atol is not valid, atol: {atol}, rtol: {rtol}"
+    mode = np.geterr()["invalid"]
+    if mode == "warn":
+        warnings.warn(msg, RuntimeWarning, stacklevel=3)
+    elif mode == "raise":
+        raise FloatingPointError(msg)
+    elif mode == "print":
+        print(msg)
+
+
+def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bool = False) -> LazyArray:
+    """Elementwise ``|a - b| <= atol + rtol * |b|``, with NumPy's ``isclose`` semantics.
+
+    Infinities are close only to themselves (``inf`` and ``inf`` are, ``inf`` and a finite value
+    are not); NaN is close to nothing unless ``equal_nan``, then to NaN. The arithmetic follows
+    NumPy 2: ``b`` is made a float (integer and bool arrays become float64), and Python-scalar
+    tolerances promote weakly, so for ``float16`` inputs the tolerance ``atol + rtol * |b|`` is
+    computed and compared in ``float16`` as NumPy does (``atol=1e-8`` rounds to 0 there).
+
+    A non-finite ``rtol`` or ``atol`` is reported as NumPy does (``np.geterr()["invalid"]``:
+    a ``RuntimeWarning`` by default), unless the tolerance is a lazy or CuPy array: checking it
+    would evaluate it or copy it to the host.
+
+    Args:
+        a: array or Python scalar.
+        b: array or Python scalar, broadcast against ``a``.
+        rtol: relative tolerance (a scalar or an array broadcast against ``a`` and ``b``).
+        atol: absolute tolerance (likewise).
+        equal_nan: whether NaN in ``a`` and NaN in ``b`` at the same place count as close.
+
+    Returns:
+        A lazy ``bool`` array of the broadcast shape (0-d for two scalars, where NumPy returns a
+        NumPy bool).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> x = sl.asarray(np.array([1.0, np.inf, np.nan, 2.0]))
+        >>> sl.isclose(x, np.array([1.0 + 1e-9, np.inf, np.nan, 2.1])).get()
+        array([ True,  True, False, False])
+        >>> sl.isclose(x, np.array([1.0, np.inf, np.nan, 2.1]), equal_nan=True).get()
+        array([ True,  True,  True, False])
+    """
+    x = _py_or_lazy(a)
+    if is_weak(b):
+        y: Any = float(b)  # NumPy: a Python int or bool b becomes a Python float
+    else:
+        y = asarray(b)
+        y = y.astype(build.result_type(y._node, 1.0))  # integer and bool b: float64
+    _check_tolerances(rtol, atol)
+    rtol, atol = _py_or_lazy(rtol), _py_or_lazy(atol)
+    finite_y = math.isfinite(y) if is_weak(y) else isfinite(y)  # noqa: F821
+    # Python operators on purpose: two Python scalars combine in Python, as in NumPy's own code
+    close = ((abs(x - y) <= atol + rtol * abs(y)) & finite_y) | (x == y)
+    if equal_nan:
+        close = close | (_isnan(x) & _isnan(y))
+    return asarray(close)
+
+
+def allclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bool = False) -> bool:
+    """Whether every element of ``a`` is close to ``b``: ``bool(isclose(a, b, ...).all())``.
+
+    Unlike the other functions here this evaluates (like NumPy's it returns a Python ``bool``).
+    See :func:`isclose` for the arguments.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.allclose(sl.asarray(np.array([1e10, 1e-7])), np.array([1.00001e10, 1e-8]))
+        False
+    """
+    return builtins.bool(isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan).all())
+
+
+def _fill_value(value: Any, dtype: np.dtype, name: str) -> LazyArray:
+    """``value`` as a constant of ``dtype``, converted as NumPy's ``copyto`` converts it."""
+    if not isinstance(value, numbers.Real):
+        raise TypeError(f"nan_to_num: {name} must be a real number, got {value!r}")
+    with np.errstate(over="ignore"):  # out of range for float16: inf, as in NumPy
+        return LazyArray(build.const(np.asarray(value).astype(dtype).item(), dtype))
+
+
+def nan_to_num(
+    x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None, neginf: Any = None
+) -> LazyArray:
+    """NaN replaced by ``nan``, +inf by ``posinf``, -inf by ``neginf`` (NumPy's ``nan_to_num``).
+
+    Args:
+        x: array or scalar. Integer and bool input comes back unchanged.
+        copy: accepted for NumPy compatibility; stitchlab arrays are immutable, so the result is
+            always a new lazy array and ``x`` is never changed (``copy=False`` does not replace
+            in place: use the returned array).
+        nan: value for NaN.
+        posinf: value for +inf; default: the dtype's largest finite value (``np.finfo(dtype).max``).
+        neginf: value for -inf; default: the dtype's most negative finite value.
+
+    Returns:
+        A lazy array of ``x``'s shape and dtype; the replacement values are converted to that
+        dtype as NumPy converts them (too large for ``float16``: inf).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> x = sl.asarray(np.array([np.nan, np.inf, -np.inf, 1.5], np.float16))
+        >>> sl.nan_to_num(x).get()
+        array([ 0.00e+00,  6.55e+04, -6.55e+04,  1.50e+00], dtype=float16)
+    """
+    arr = asarray(x)
+    if arr.dtype.kind != "f":
+        return arr
+    info = np.finfo(arr.dtype)
+    fills = [
+        _fill_value(nan, arr.dtype, "nan"),
+        _fill_value(info.max if posinf is None else posinf, arr.dtype, "posinf"),
+        _fill_value(info.min if neginf is None else neginf, arr.dtype, "neginf"),
+    ]
+    out = where(arr == -math.inf, fills[2], arr)
+    out = where(arr == math.inf, fills[1], out)
+    return where(isnan(arr), fills[0], out)  # noqa: F821
+
+
+def _nan_dtype(x: LazyArray, dtype: Any, name: str) -> np.dtype:
+    """The dtype a nan-function over float ``x`` sums in and returns: ``dtype`` or ``x``'s own."""
+    if dtype is None:
+        return x.dtype
+    out = as_dtype(dtype)
+    if out.kind != "f":
+        raise TypeError(
+            f"{name}: dtype must be a float dtype for float input (NumPy: 'If a is inexact, then dtype "
+            f"must be inexact'), got {out}; use e.g. dtype=np.float64"
+        )
+    return out
+
+
+def nansum(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> LazyArray:
+    """Sum along ``axis`` treating NaN as zero (NumPy's ``nansum``).
+
+    An all-NaN or empty slice sums to 0. Integer and bool input: the plain :func:`sum`.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> x = sl.asarray(np.array([[1.0, np.nan], [np.nan, np.nan]]))
+        >>> sl.nansum(x, axis=1).get()
+        array([1., 0.])
+    """
+    x = asarray(a)
+    if x.dtype.kind == "f":
+        x = where(isnan(x), 0, x)  # noqa: F821
+    return x.sum(axis, dtype, keepdims)
+
+
+def _nan_extreme(opname: str, a: Any, axis: Any, keepdims: bool) -> LazyArray:
+    x = asarray(a)
+    axes = build.normalize_axes(axis, x.ndim)
+    if builtins.any(x.shape[i] == 0 for i in axes):  # NumPy names the ufunc it reduces with
+        raise ValueError(f"zero-size array to reduction operation f{opname} which has no identity")
+    if x.dtype.kind != "f":
+        return x.max(axis, keepdims) if opname == "max" else x.min(axis, keepdims)
+    nan = isnan(x)  # noqa: F821
+    if opname == "max":
+        extreme = where(nan, -math.inf, x).max(axis, keepdims)
+    else:
+        extreme = where(nan, math.inf, x).min(axis, keepdims)
+    return where(nan.all(axis, keepdims), math.nan, extreme)
+
+
+def nanmax(a: Any, axis: Any = None, keepdims: bool = False) -> LazyArray:
+    """Maximum along ``axis`` ignoring NaN (NumPy's ``nanmax``).
+
+    An all-NaN slice gives NaN, as in NumPy, but without NumPy's ``RuntimeWarning`` (the values
+    are not known when the expression is built). A zero result's sign follows :func:`max`.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> x = sl.asarray(np.array([[1.0, np.nan, 3.0], [np.nan, np.nan, np.nan]]))
+        >>> sl.nanmax(x, axis=1).get()
+        array([ 3., nan])
+    """
+    return _nan_extreme("max", a, axis, keepdims)
+
+
+def nanmin(a: Any, axis: Any = None, keepdims: bool = False) -> LazyArray:
+    """Minimum along ``axis`` ignoring NaN (NumPy's ``nanmin``); all-NaN slices as :func:`nanmax`.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.nanmin(sl.asarray(np.array([np.nan, 2.0, -1.0]))).get()
+        array(-1.)
+    """
+    return _nan_extreme("min", a, axis, keepdims)
+
+
+def nanmean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> LazyArray:
+    """Mean along ``axis`` of the elements that are not NaN (NumPy's ``nanmean``).
+
+    As in NumPy, float input is summed in its own dtype (or ``dtype``) and divided by the count in
+    ``float64``; an all-NaN or empty slice gives NaN (without NumPy's ``RuntimeWarning``).
+    Integer and bool input: the plain :func:`mean`.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.nanmean(sl.asarray(np.array([[1.0, np.nan, 3.0]])), axis=-1).get()
+        array([2.])
+    """
+    x = asarray(a)
+    if x.dtype.kind != "f":
+        return mean(x, axis, dtype, keepdims)
+    out = _nan_dtype(x, dtype, "nanmean")
+    nan = isnan(x)  # noqa: F821
+    count = (~nan).sum(axis, keepdims=keepdims)  # int64, as NumPy's intp count
+    total = where(nan, 0, x).sum(axis, out, keepdims)
+    return (total / count).astype(out)  # float64 division, as NumPy's _divide_by_count
+
+
+def nanvar(
+    a: Any, axis: Any = None, dtype: Any = None, ddof: Any = 0, keepdims: bool = False
+) -> LazyArray:
+    """Variance along ``axis`` of the elements that are not NaN (NumPy's ``nanvar``).
+
+    Follows NumPy's two passes dtype for dtype: the mean is summed in the input's dtype (or
+    ``dtype``) and divided by the count in ``float64``; the deviations are taken in the input's
+    dtype and their squares summed in ``dtype``. Where ``count - ddof <= 0`` (all-NaN slices among
+    them) the result is NaN, without NumPy's ``RuntimeWarning``. Integer and bool input: the plain
+    :func:`var`.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.nanvar(sl.asarray(np.array([1.0, np.nan, 3.0])), ddof=1).get()
+        array(2.)
+    """
+    return _nan_variance("nanvar", a, axis, dtype, ddof, keepdims)
+
+
+def _nan_variance(name: str, a: Any, axis: Any, dtype: Any, ddof: Any, keepdims: bool) -> LazyArray:
+    if not isinstance(ddof, numbers.Real):
+        raise TypeError(f"{name}: ddof must be a real number, got {ddof!r}")
+    x = asarray(a)
+    if x.dtype.kind != "f":
+        return var(x, axis, dtype, ddof=ddof, keepdims=keepdims)
+    out = _nan_dtype(x, dtype, name)
+    nan = isnan(x)  # noqa: F821
+    arr = where(nan, 0, x)
+    count = (~nan).sum(axis, keepdims=True)
+    avg = (arr.sum(axis, out, keepdims=True) / count).astype(out)
+    deviation = where(nan, 0, (arr - avg).astype(x.dtype))  # NumPy subtracts into the input's dtype
+    total = (deviation * deviation).sum(axis, out, keepdims)
+    dof = (count - ddof).reshape(total.shape)
+    return where(dof <= 0, math.nan, (total / dof).astype(out))
+
+
+def nanstd(
+    a: Any, axis: Any = None, dtype: Any = None, ddof: Any = 0, keepdims: bool = False
+) -> LazyArray:
+    """Standard deviation ignoring NaN: ``sqrt(nanvar(...))`` (NumPy's ``nanstd``).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.nanstd(sl.asarray(np.array([[1.0, np.nan, 3.0]])), axis=1).get()
+        array([1.])
+    """
+    return sqrt(_nan_variance("nanstd", a, axis, dtype, ddof, keepdims))  # noqa: F821
+
+
+def count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> LazyArray:
+    """Number of elements that are not zero along ``axis`` (NaN counts, ``-0.0`` does not).
+
+    Returns:
+        A lazy ``int64`` array (NumPy's ``intp``); 0-d for ``axis=None``, where NumPy returns a
+        NumPy integer.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.count_nonzero(sl.asarray(np.array([[0.0, -0.0, np.nan], [1.0, 2.0, 0.0]])), axis=1).get()
+        array([1, 2])
+    """
+    return asarray(a).astype(np.bool_).sum(axis, np.int64, keepdims)
+
+
+def ptp(a: Any, axis: Any = None, keepdims: bool = False) -> LazyArray:
+    """Range of values (maximum minus minimum) along ``axis``, in the input's dtype (NumPy's
+    ``ptp``: integers wrap around as NumPy's do, a NaN gives NaN).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.ptp(sl.asarray(np.array([[4, 9, 2], [1, 1, 1]])), axis=1).get()
+        array([7, 0])
+    """
+    x = asarray(a)
+    if x.dtype == np.bool_:
+        raise TypeError(
+            "ptp: boolean input is not supported (NumPy's subtract has no bool loop); "
+            "use sl.any(a, axis) & ~sl.all(a, axis), or a.astype(int) first"
+        )
+    return x.max(axis, keepdims) - x.min(axis, keepdims)
+
+
+def fabs(x: Any) -> LazyArray:
+    """Absolute value as a float (NumPy's ``fabs``): integer and bool input is converted to the
+    float NumPy's ``fabs`` converts it to (``int8``, ``uint8``, ``bool``: float16; ``int16``:
+    float32; wider: float64).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.fabs(sl.asarray(np.array([-3, 2], np.int16))).get()
+        array([3., 2.], dtype=float32)
+    """
+    arr = asarray(x)
+    _, float_dtype = np.fabs.resolve_dtypes((arr.dtype, None))
+    return absolute(arr.astype(float_dtype))  # noqa: F821
+
+
+def swapaxes(a: Any, axis1: int, axis2: int) -> LazyArray:
+    """``a`` with axes ``axis1`` and ``axis2`` interchanged (a lazy transpose).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.swapaxes(sl.asarray(np.zeros((2, 3, 4))), 0, -1).shape
+        (4, 3, 2)
+    """
+    x = asarray(a)
+    i = np.lib.array_utils.normalize_axis_index(axis1, x.ndim, "axis1")
+    j = np.lib.array_utils.normalize_axis_index(axis2, x.ndim, "axis2")
+    perm = list(range(x.ndim))
+    perm[i], perm[j] = perm[j], perm[i]
+    return x.transpose(perm)
+
+
+def moveaxis(a: Any, source: Any, destination: Any) -> LazyArray:
+    """``a`` with the axes ``source`` moved to the positions ``destination`` (int or sequence);
+    the other axes keep their order (a lazy transpose, NumPy's ``moveaxis``).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.moveaxis(sl.asarray(np.zeros((2, 3, 4))), 0, -1).shape
+        (3, 4, 2)
+    """
+    x = asarray(a)
+    src = np.lib.array_utils.normalize_axis_tuple(source, x.ndim, "source")
+    dst = np.lib.array_utils.normalize_axis_tuple(destination, x.ndim, "destination")
+    if len(src) != len(dst):
+        raise ValueError(
+            f"`source` and `destination` arguments must have the same number of elements "
+            f"(got source={source!r}, destination={destination!r})"
+        )
+    order = [n for n in range(x.ndim) if n not in src]
+    for d, s in sorted(zip(dst, src, strict=True)):
+        order.insert(d, s)
+    return x.transpose(order)
+
+
+def _atleast(ndim: int, arys: tuple[Any, ...]) -> LazyArray | tuple[LazyArray, ...]:
+    out = []
+    for ary in arys:
+        x = asarray(ary)
+        if x.ndim < ndim:
+            x = x.reshape((1,) * (ndim - x.ndim) + x.shape)  # a 1-d array becomes one row
+        out.append(x)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def atleast_1d(*arys: Any) -> LazyArray | tuple[LazyArray, ...]:
+    """Each argument as an array of at least one dimension (a scalar becomes shape ``(1,)``).
+
+    Returns:
+        One lazy array for one argument, else a tuple of them (NumPy 2 returns a tuple).
+
+    Example:
+        >>> import stitchlab as sl
+        >>> tuple(x.shape for x in sl.atleast_1d(1.0, sl.zeros((2, 3))))
+        ((1,), (2, 3))
+    """
+    return _atleast(1, arys)
+
+
+def atleast_2d(*arys: Any) -> LazyArray | tuple[LazyArray, ...]:
+    """Each argument as an array of at least two dimensions: a scalar becomes ``(1, 1)``, a 1-d
+    array of length n one row ``(1, n)``.
+
+    Returns:
+        One lazy array for one argument, else a tuple of them (NumPy 2 returns a tuple).
+
+    Example:
+        >>> import stitchlab as sl
+        >>> sl.atleast_2d(sl.zeros(3)).shape
+        (1, 3)
+    """
+    return _atleast(2, arys)
+
+
+def broadcast_arrays(*args: Any) -> tuple[LazyArray, ...]:
+    """The arguments broadcast against each other: lazy broadcasts, no copies.
+
+    Returns:
+        A tuple of lazy arrays of the common shape (NumPy 2 returns a tuple).
+
+    Example:
+        >>> import stitchlab as sl
+        >>> tuple(x.shape for x in sl.broadcast_arrays(sl.zeros((3, 1)), sl.zeros(4), 5))
+        ((3, 4), (3, 4), (3, 4))
+    """
+    arrays = [asarray(a) for a in args]
+    shape = build.broadcast_shapes(*(x.shape for x in arrays))
+    return tuple(LazyArray(build.broadcast_to(x._node, shape)) for x in arrays)
 
 
 def compute(*arrays: Any) -> tuple[Any, ...]:

@@ -195,6 +195,11 @@ class LazyArray:
 
     flatten = ravel
 
+    def swapaxes(self, axis1: int, axis2: int) -> LazyArray:
+        from . import api
+
+        return api.swapaxes(self, axis1, axis2)
+
     def squeeze(self, axis: Any = None) -> LazyArray:
         from . import api
 
