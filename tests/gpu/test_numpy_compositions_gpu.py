@@ -1,0 +1,166 @@
+"""The NumPy functions composed of stitchlab's ops (``isclose``, ``nan_to_num``, the nan-reductions,
+``count_nonzero``, ``ptp``, ``fabs``, the layout functions) on CuPy inputs, against NumPy on the
+host: rows held in registers (warp or block per row), long rows split over blocks, columns and
+whole arrays, with NaN, ±inf, -0.0 and all-NaN rows.
+
+Exact where the GPU's results are NumPy's (docs/user-guide.md): elementwise work, max/min
+(compared by value: NaN payloads and the sign of a zero maximum or minimum are documented to
+differ), counts. Sums, means and variances are compared with tolerances: the GPU adds in another
+order than NumPy, and float16 reductions accumulate in float32 and round once, where NumPy
+rounds partial sums to float16.
+
+Run on the GPU machine: ``PYTHONPATH=. python3 -m pytest -m gpu tests/gpu/test_numpy_compositions_gpu.py -q``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+
+import stitchlab as sl
+
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cupy_backend")]
+
+FLOATS = ["float16", "float32", "float64"]
+SHAPES = [(256, 1000), (64, 4096), (1000, 40), (40, 100_000)]
+#: relative tolerance of sums, means and variances, against a scale of the slice's magnitudes
+RTOL = {"float16": 4e-3, "float32": 2e-5, "float64": 1e-12}
+
+
+def _inputs(shape: tuple[int, int], dtype: str, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal(shape) * 3).astype(dtype)
+    x[::5, ::3] = np.nan
+    x[1::7, 2::11] = -0.0
+    x[2::9, 5] = np.inf
+    x[3::9, 6] = -np.inf
+    x[4::9, :] = np.nan  # all-NaN rows
+    x[:, 7] = np.nan  # a column of NaN only
+    return x
+
+
+def _numpy(name: str, *args: Any, **kwargs: Any) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.asarray(getattr(np, name)(*args, **kwargs))
+
+
+def _exact(got: Any, want: np.ndarray, what: str) -> None:
+    got = got.get()
+    assert got.dtype == want.dtype and got.shape == want.shape, (what, got.dtype, want.dtype, got.shape, want.shape)
+    np.testing.assert_array_equal(got, want, err_msg=what)
+
+
+def _scale(name: str, x: np.ndarray, axis: Any) -> np.ndarray:
+    """A bound on the magnitudes the reduction adds up, for its tolerance (float64)."""
+    x64 = x.astype(np.float64)
+    x64[~np.isfinite(x64)] = np.nan
+    if name == "nansum":
+        return _numpy("nansum", np.abs(x64), axis=axis)
+    if name == "nanmean":
+        return _numpy("nanmean", np.abs(x64), axis=axis)
+    mean_square = _numpy("nanmean", x64 * x64, axis=axis)
+    return np.sqrt(mean_square) if name == "nanstd" else mean_square
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_nan_sums_means_and_variances_match_numpy(shape: tuple[int, int], dtype: str) -> None:
+    import cupy as cp
+
+    x = _inputs(shape, dtype, seed=shape[0] + shape[1])
+    lazy = sl.asarray(cp.asarray(x))
+    for axis in (-1, 0, None):
+        for name, kwargs in [("nansum", {}), ("nanmean", {}), ("nanvar", {}), ("nanvar", {"ddof": 1}), ("nanstd", {})]:
+            what = f"{name}{kwargs} {shape} {dtype} axis={axis}"
+            want = _numpy(name, x, axis=axis, **kwargs)
+            got = getattr(sl, name)(lazy, axis=axis, **kwargs).get()
+            assert got.dtype == want.dtype and got.shape == want.shape, what
+            _close_to_scale(got, want, RTOL[dtype] * np.nan_to_num(_scale(name, x, axis)), what)
+
+
+def _close_to_scale(got: np.ndarray, want: np.ndarray, tol: np.ndarray, what: str) -> None:
+    """NaN and infinities where NumPy has them; finite values within ``tol`` of NumPy's."""
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    assert np.array_equal(np.isnan(g), np.isnan(w)), f"{what}: NaN positions differ"
+    finite = np.isfinite(w)
+    assert np.array_equal(g[~finite], w[~finite], equal_nan=True), f"{what}: infinities differ"
+    err = np.abs(g[finite] - w[finite])
+    bound = np.broadcast_to(tol, w.shape)[finite]
+    assert (err <= bound).all(), f"{what}: {np.count_nonzero(err > bound)} differ, worst {err.max()}"
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("dtype", FLOATS + ["int32", "uint8"])
+def test_nan_extremes_counts_and_ranges_are_numpys(shape: tuple[int, int], dtype: str) -> None:
+    import cupy as cp
+
+    if dtype in FLOATS:
+        x = _inputs(shape, dtype, seed=shape[0] * 3 + shape[1])
+    else:
+        x = np.random.default_rng(shape[0]).integers(0, 100, shape).astype(dtype)
+    lazy = sl.asarray(cp.asarray(x))
+    for axis in (-1, 0, None):
+        for name in ["nanmax", "nanmin", "count_nonzero", "ptp"]:
+            _exact(getattr(sl, name)(lazy, axis=axis), _numpy(name, x, axis=axis), f"{name} {shape} {dtype} axis={axis}")
+    if dtype not in FLOATS:  # integer nan-functions are the plain ones: exact sums too
+        for axis in (-1, 0, None):
+            _exact(sl.nansum(lazy, axis=axis), _numpy("nansum", x, axis=axis), f"nansum {dtype} axis={axis}")
+
+
+@pytest.mark.parametrize("dtype", FLOATS + ["int64", "bool"])
+def test_isclose_nan_to_num_and_fabs_are_numpys_bits(dtype: str) -> None:
+    import cupy as cp
+
+    rng = np.random.default_rng(7)
+    if dtype == "bool":
+        a, b = rng.random((300, 257)) < 0.5, rng.random((257,)) < 0.5
+    elif dtype == "int64":
+        a, b = rng.integers(-5, 5, (300, 257)), rng.integers(-5, 5, (257,))
+    else:
+        a = _inputs((300, 257), dtype, seed=11)
+        step = rng.choice([0, 1e-9, 1e-6, 1e-4, 1e-2], a.shape)
+        b = (a * (1 + step)).astype(dtype)[0]  # broadcast along rows
+        a[0] = b
+    la, lb = sl.asarray(cp.asarray(a)), sl.asarray(cp.asarray(b))
+    for kwargs in [{}, {"equal_nan": True}, {"rtol": 1e-3, "atol": 1e-3}]:
+        _exact(sl.isclose(la, lb, **kwargs), np.isclose(a, b, **kwargs), f"isclose {dtype} {kwargs}")
+        _exact(sl.isclose(lb, la, **kwargs), np.isclose(b, a, **kwargs), f"isclose reversed {dtype} {kwargs}")
+        _exact(sl.isclose(la, 1.0, **kwargs), np.isclose(a, 1.0, **kwargs), f"isclose scalar {dtype} {kwargs}")
+    assert sl.allclose(la, la, equal_nan=True) is True
+    assert sl.allclose(la, la) is bool(np.allclose(a, a))
+    _exact(sl.nan_to_num(la), _numpy("nan_to_num", a), f"nan_to_num {dtype}")
+    _exact(sl.nan_to_num(la, nan=-0.0, posinf=1e30, neginf=-7), _numpy("nan_to_num", a, nan=-0.0, posinf=1e30, neginf=-7),
+           f"nan_to_num values {dtype}")
+    got, want = sl.fabs(la).get(), np.fabs(a)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    assert not np.signbit(got).any(), "fabs leaves a sign bit set"
+
+
+def test_layout_functions_are_numpys_on_the_gpu() -> None:
+    import cupy as cp
+
+    a = np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5)
+    x = sl.asarray(cp.asarray(a))
+    _exact(sl.swapaxes(x, 0, -1), np.swapaxes(a, 0, -1), "swapaxes")
+    _exact(x.swapaxes(1, 2) + 1, a.swapaxes(1, 2) + 1, "swapaxes method")
+    _exact(sl.moveaxis(x, [0, 1], [2, 0]), np.moveaxis(a, [0, 1], [2, 0]), "moveaxis")
+    for g, w in zip(sl.broadcast_arrays(x[0, :, :1, :], sl.asarray(cp.asarray(a[1, 0])), 2.0),
+                    np.broadcast_arrays(a[0, :, :1, :], a[1, 0], 2.0), strict=True):
+        _exact(g, np.asarray(w), "broadcast_arrays")
+    _exact(sl.atleast_2d(x[0, 0, 0]), np.atleast_2d(a[0, 0, 0]), "atleast_2d")
+    _exact(sl.atleast_1d(x[0, 0, 0, 0]), np.atleast_1d(a[0, 0, 0, 0]), "atleast_1d")
+
+
+def test_compositions_run_as_one_kernel_on_the_gpu() -> None:
+    import cupy as cp
+
+    x = sl.asarray(cp.asarray(_inputs((1024, 4096), "float32", seed=5)))
+    y = sl.asarray(cp.asarray(_inputs((1024, 4096), "float32", seed=6)))
+    for out in [sl.nansum(x, axis=-1), sl.nanmean(x, axis=-1), sl.nanvar(x, axis=-1), sl.nanmax(x, axis=-1),
+                sl.isclose(x, y), sl.nan_to_num(x)]:
+        assert len(sl.explain(out).kernels) == 1
