@@ -17,11 +17,14 @@ SECTIONS = [
                              "full_like", "empty_like", "arange", "linspace"]),
     ("Evaluating, planning, tracing", "", ["compute", "explain", "jit"]),
     ("Reductions", "All take `axis` (int, tuple, negative or None) and `keepdims`, as in NumPy.",
-     ["sum", "prod", "mean", "max", "min", "amax", "amin", "var", "std", "any", "all", "argmax", "argmin", "logsumexp"]),
-    ("Layout and selection", "Index maps: lazy, no copy.", ["reshape", "ravel", "transpose", "expand_dims", "squeeze",
-                                                            "broadcast_to", "where", "clip", "astype"]),
+     ["sum", "prod", "mean", "max", "min", "amax", "amin", "var", "std", "any", "all", "argmax", "argmin", "logsumexp",
+      "nansum", "nanmax", "nanmin", "nanmean", "nanvar", "nanstd", "count_nonzero", "ptp"]),
+    ("Layout and selection", "Index maps: lazy, no copy.", ["reshape", "ravel", "transpose", "swapaxes", "moveaxis",
+                                                            "expand_dims", "squeeze", "atleast_1d", "atleast_2d",
+                                                            "broadcast_to", "broadcast_arrays", "where", "clip", "astype"]),
+    ("Comparing and cleaning values", "", ["isclose", "allclose", "nan_to_num"]),
     ("Elementwise functions", "NumPy's names and semantics (broadcasting, NumPy 2 type promotion); `sigmoid`, `rsqrt` and `erf` as in SciPy/CuPy.",
-     sorted(ELEMENTWISE)),
+     sorted(ELEMENTWISE + ["fabs"])),
     ("Backends and counters", "", ["get_backend", "set_backend", "stats", "reset_stats"]),
 ]
 
