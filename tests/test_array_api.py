@@ -200,6 +200,24 @@ def test_var_std_ddof(ddof):
     check(sl.asarray(A).std(axis=(0, 2), ddof=ddof), A.std(axis=(0, 2), ddof=ddof), rtol=1e-4)
 
 
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "uint16", "uint32", "bool"])
+@pytest.mark.parametrize("requested", ["float32", None])
+def test_var_of_integers_is_numpys_bit_for_bit(dtype, requested):
+    # NumPy subtracts the mean from the integers themselves: int32 and wider minus a float32 mean
+    # are float64 deviations, squared in float64 and summed in float32 (float32 deviations gave
+    # other last bits in 19 of 243 such cases)
+    rng = np.random.default_rng(1)
+    x = rng.integers(0, 2, (63, 41)).astype(bool) if dtype == "bool" else rng.integers(
+        max(np.iinfo(dtype).min, -(2**30)), min(np.iinfo(dtype).max, 2**30), (63, 41)).astype(dtype)
+    for axis in (0, 1, None):
+        for ddof in (0, 1):
+            want = np.var(x, axis=axis, dtype=requested, ddof=ddof)
+            got = sl.var(sl.asarray(x), axis=axis, dtype=requested, ddof=ddof).get()
+            assert got.dtype == want.dtype and np.array_equal(got, want), (axis, ddof)
+            assert np.array_equal(sl.std(sl.asarray(x), axis=axis, dtype=requested, ddof=ddof).get(),
+                                  np.std(x, axis=axis, dtype=requested, ddof=ddof))
+
+
 @pytest.mark.parametrize("axis", [None, 0, 1, -1])
 @pytest.mark.parametrize("keepdims", [False, True])
 def test_argmax_argmin(axis, keepdims):

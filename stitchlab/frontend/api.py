@@ -139,8 +139,16 @@ def var(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bo
     x = asarray(a)
     work, out = _float_work(x.dtype, dtype)
     xf = x.astype(work)
-    centered = xf - xf.sum(axis, keepdims=True) / _divisor(x, axis, 0, work)
-    sq = centered * centered
+    avg = xf.sum(axis, keepdims=True) / _divisor(x, axis, 0, work)
+    # NumPy subtracts the mean from the input itself: integers minus a float32 mean give float64
+    # deviations (int32 and wider), squared there and summed in the requested dtype
+    deviation_t = np.result_type(x.dtype, work) if x.dtype.kind in "biu" else work
+    if deviation_t != work:
+        centered = x.astype(deviation_t) - avg.astype(deviation_t)
+        sq = (centered * centered).astype(work)
+    else:
+        centered = xf - avg
+        sq = centered * centered
     return (sq.sum(axis, keepdims=keepdims) / _divisor(x, axis, ddof, work)).astype(out)
 
 
