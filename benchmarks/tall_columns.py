@@ -2,8 +2,9 @@
 batch-norm statistics (mean and variance per channel of channels-last activations) and column
 normalization, where few columns leave a one-block-per-32-columns kernel with few blocks.
 
-stitchlab (``sl.jit``), the same with the split over blocks turned off (the schedule before
-``column_split``), CuPy, torch eager and torch.compile, side by side in one process: device time
+stitchlab (``sl.jit``), the same planned with a kernel per phase (``stitchlab_phases``: before
+split kernels took a variance in its mean's pass) and with the split over blocks turned off
+(``stitchlab_nosplit``: the schedule before ``column_split``), CuPy, torch eager and torch.compile, side by side in one process: device time
 from CUDA events (median of ``--samples`` loops after a warm-up), random data, every result
 checked against float64 NumPy; the floor is the bytes read and written over the copy bandwidth
 measured in the same run.
@@ -54,9 +55,11 @@ def _reference(name: str, x: np.ndarray) -> list[np.ndarray]:
     return [np.asarray(o) for o in _programs("numpy")[name](x64)]
 
 
-def _nosplit(program: Callable[[Any], tuple[Any, ...]], x: Any) -> Callable[[], Any]:
-    """``program`` planned as before ``column_split`` existed (the split turned off in the cost
-    model while planning; built directly, past the plan caches)."""
+def _planned_with(program: Callable[[Any], tuple[Any, ...]], x: Any, name: str, rule: Callable[..., bool]) -> Callable[[], Any]:
+    """``program`` planned with the cost model's function ``name`` replaced by ``rule`` (built
+    directly, past the plan caches): ``_column_splits`` returning False plans it as before
+    ``column_split`` existed; ``_splittable`` of one phase only, as before split kernels took a
+    variance in its mean's pass (a kernel per phase)."""
     import stitchlab as sl
     from stitchlab.codegen.program import build_plan
     from stitchlab.ir.graph import build_graph
@@ -66,12 +69,12 @@ def _nosplit(program: Callable[[Any], tuple[Any, ...]], x: Any) -> Callable[[], 
 
     graph, sources = build_graph([o._node for o in program(sl.asarray(x))])
     device = _instance("cupy").plan(graph).plan.device
-    saved = cost._column_splits
-    cost._column_splits = lambda R, K, dev: False
+    saved = getattr(cost, name)
+    setattr(cost, name, rule)
     try:
         plan = build_plan(graph, device)
     finally:
-        cost._column_splits = saved
+        setattr(cost, name, saved)
     exe, bufs = build_executable(plan), [s.value for s in sources]
 
     def call() -> Any:
@@ -79,6 +82,11 @@ def _nosplit(program: Callable[[Any], tuple[Any, ...]], x: Any) -> Callable[[], 
 
     call.kernels = [str(k.schedule) + f" grid={k.launch.grid[0]}" for k in plan.kernels]  # type: ignore[attr-defined]
     return call
+
+
+def _one_phase(info: Any) -> bool:
+    """The split rule before variances shared their mean's pass in split kernels."""
+    return info.phases <= 1 and not any(lvl == "full" for _, lvl in info.outputs)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -113,7 +121,10 @@ def main(argv: list[str] | None = None) -> int:
             impls: dict[str, tuple[Callable[[], Any], Any, Callable[[Any], list[np.ndarray]]]] = {}
             sl_fn = sl.jit(_programs("sl")[name])
             impls["stitchlab"] = (lambda f=sl_fn, x=x_cp: f(x), CupyClock(), lambda o: [v.get() for v in o])
-            impls["stitchlab_nosplit"] = (_nosplit(_programs("sl")[name], x_cp), CupyClock(), lambda o: [v.get() for v in o])
+            impls["stitchlab_phases"] = (_planned_with(_programs("sl")[name], x_cp, "_splittable", _one_phase), CupyClock(),
+                                         lambda o: [v.get() for v in o])
+            impls["stitchlab_nosplit"] = (_planned_with(_programs("sl")[name], x_cp, "_column_splits", lambda R, K, dev: False),
+                                          CupyClock(), lambda o: [v.get() for v in o])
             cupy_fn = _programs("cupy")[name]
             impls["cupy"] = (lambda f=cupy_fn, x=x_cp: f(x), CupyClock(), lambda o: [v.get() for v in o])
             torch_fn = _programs("torch")[name]
@@ -132,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
                     if impl == "stitchlab":
                         plan = sl.explain(*_programs("sl")[name](sl.asarray(x_cp)))
                         row["kernels"] = [str(k.schedule) + f" grid={k.launch.grid[0]}" for k in plan.kernels]
-                    elif impl == "stitchlab_nosplit":
+                    elif impl in ("stitchlab_phases", "stitchlab_nosplit"):
                         row["kernels"] = call.kernels  # type: ignore[attr-defined]
                 except Exception as exc:  # noqa: BLE001 - a failure is a result
                     row["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
@@ -142,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
             (out / "tall_columns.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
             print(f"{shape} {name}: done at {meta['elapsed_s']:.0f} s", flush=True)
     print(f"{meta['date']} {meta['gpu']} commit {args.commit}; copy {bw / 1e12:.3f} TB/s; device us per call (floor/time)")
-    impl_names = ["stitchlab", "stitchlab_nosplit", "cupy", "torch", "torch_compile"]
+    impl_names = ["stitchlab", "stitchlab_phases", "stitchlab_nosplit", "cupy", "torch", "torch_compile"]
     print(f"{'shape':>14} {'program':9} {'floor':>7} " + " ".join(f"{n:>19}" for n in impl_names))
     for shape in SHAPES:
         for name in ("sum0", "bn_stats", "colnorm"):

@@ -108,6 +108,17 @@ template <class T> __device__ __forceinline__ void sl_prefetch_l2(const T* p) {
   asm volatile("prefetch.global.L2 [%0];" :: "l"(p));
 }
 
+// A partial result another block wrote before its __threadfence (split reductions' last block):
+// ld.global.cg reads L2, where the writes are, and unlike a volatile load lets several be in
+// flight at once. Types without an __ldcg overload (bool) load through volatile.
+template <class T> __device__ __forceinline__ T sl_load_cg(const T* p) { return *(const volatile T*)p; }
+__device__ __forceinline__ float sl_load_cg(const float* p) { return __ldcg(p); }
+__device__ __forceinline__ double sl_load_cg(const double* p) { return __ldcg(p); }
+__device__ __forceinline__ int sl_load_cg(const int* p) { return __ldcg(p); }
+__device__ __forceinline__ unsigned int sl_load_cg(const unsigned int* p) { return __ldcg(p); }
+__device__ __forceinline__ long long sl_load_cg(const long long* p) { return __ldcg(p); }
+__device__ __forceinline__ unsigned long long sl_load_cg(const unsigned long long* p) { return __ldcg(p); }
+
 // exp for float16 results (cuda_f16 in the op table): MUFU.EX2 of x * log2(e), relative error
 // below 2**-18 where the float16 result is nonzero, against float16's 2**-11 step. Flushing
 // subnormal floats (ftz) is invisible after the rounding to float16.

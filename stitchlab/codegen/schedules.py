@@ -43,7 +43,7 @@ from .elemental import CodegenError, Index, Writer, leaf_params
 from .preamble import PREAMBLE
 
 #: Bumped whenever generated code changes meaning: part of every registry key.
-CODEGEN_VERSION = "7"
+CODEGEN_VERSION = "8"
 
 #: Emitter switches, all on by default; ``benchmarks/kernel_sweep.py`` turns each off in turn to
 #: measure what it is worth: keep expensive full values in registers across phases, divide by a
@@ -347,7 +347,7 @@ def _simple_loop(header: str, pragma: str | None = None, guard: str | None = Non
 
 def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[_Loop]],
                  combine: Callable[[Writer, list[tuple[Node, str]]], None], one_pass: bool = False,
-                 picks: dict[int, Callable[[Writer], str]] | None = None) -> None:
+                 picks: dict[int, Callable[[Writer], str]] | None = None, split: _Split | None = None) -> None:
     """The phases of a reduction group: one pass per depth (its reductions accumulate, then
     ``combine`` reduces each accumulator over the team), then a pass storing the full outputs.
     ``loop`` may depend on the pass number (0, 1, …) and give several loops that together cover
@@ -366,7 +366,10 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
 
     ``picks`` (by reduction id) write a reduction's result without a pass
     (:meth:`~stitchlab.plan.groups.GroupInfo.one_hot_picks`),
-    once the reductions of the phase before it are known."""
+    once the reductions of the phase before it are known.
+
+    ``split`` (split schedules, whose blocks each reduce a chunk): the one-pass variances are
+    combined across blocks with :func:`_split_variances` instead of ``combine``."""
     picks = picks or {}
     loops_of = loop if callable(loop) and not isinstance(loop, _Loop) else (lambda _k: [loop])
     merged = info.one_pass_variances() if one_pass and OPTIONS["one_pass_variance"] else {}
@@ -422,7 +425,11 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
             w.cache_on = True
             w.hoist_at = None
             w.filled |= w.filling
-            finish(accs)
+            if split is not None and wf:
+                _split_variances(w, info, accs, [item for items in wf.values() for item in items], split, finish)
+                wf = {}
+            else:
+                finish(accs)
         parts = []
         for r2, mean, n, k, m, q in (item for items in wf.values() for item in items):
             mu, a, dl = w.as_float(w.value(mean, row)), w.fresh("acc"), w.fresh("wd")
@@ -734,12 +741,110 @@ def _itemsize(info: GroupInfo, ptrs: list[str], params: list[Param]) -> list[int
     return [by_name[p] for p in ptrs]
 
 
+@dataclass
+class _Split:
+    """How the blocks of a split schedule (``row_split``, ``column_split``) share a row or column:
+    ``team`` combines accumulators over the block's threads of it (each ends with the result);
+    block ``g`` writes its partial result of reduction ``k`` to ``ws{k}[slot]`` where ``guard``
+    holds; ``handshake`` lets only the last of the ``G`` blocks go on; that block's threads take
+    the partials ``ws{k}[slot_j]`` of the blocks ``j`` that ``gather`` (a loop header) gives
+    them, ``GATHER_UNROLL`` loads in flight; ``reset`` re-arms the counter for the next call."""
+
+    team: Callable[[Writer, list[tuple[Node, str]]], None]
+    guard: str
+    slot: str
+    handshake: Callable[[Writer], None]
+    gather: str
+    slot_j: str
+    reset: str
+
+
+#: Partial results each thread of a split reduction's last block has in flight (``sl_load_cg``,
+#: unrolled), instead of one volatile load at a time. (8 made ptxas spill the variance merge of
+#: column_split kernels: 4 bytes at 40 registers.)
+GATHER_UNROLL = 4
+
+
+def _split_combine(w: Writer, info: GroupInfo, accs: list[tuple[Node, str]], sp: _Split) -> None:
+    """Combine each accumulator over the block, write the block's partial results, and (the last
+    block) combine the ``G`` partials in block order."""
+    sp.team(w, accs)
+    for r, a in accs:
+        w.line(f"if ({sp.guard}) ws{info.reductions.index(r)}[{sp.slot}] = {a};")
+    sp.handshake(w)
+    for r, a in accs:
+        k, acc = info.reductions.index(r), _acc_type(r)
+        w.line(f"{a} = ({acc}){ct.identity_literal(r.op, r.dtype)};")
+        w.line(f"#pragma unroll {GATHER_UNROLL}")
+        w.line(f"{sp.gather} {a} = {_OPS[r.op]}()({a}, sl_load_cg(ws{k} + {sp.slot_j}));")
+    sp.team(w, accs)
+    w.line(sp.reset)
+
+
+def _split_variances(w: Writer, info: GroupInfo, accs: list[tuple[Node, str]],
+                     items: list[tuple[Node, Node, str, str, str, str]], sp: _Split,
+                     finish: Callable[..., None]) -> None:
+    """The one-pass variances of a split group (:func:`_emit_phases`), exact across blocks.
+
+    Each block sums its chunk (the mean's reduction) and, about its own mean ``S_b / n_b``, its
+    threads' squared deviations (Welford's ``q + n (k + m - mean_b)^2``), and writes both
+    partials. The last block, once the mean ``mu`` is known, adds ``M2_b + n_b (S_b / n_b -
+    mu)^2`` over the blocks in order (Chan's combination: every term non-negative, no
+    cancellation). ``n_b`` is the block's share of the reduced extent, from ``chunk``."""
+    sp.team(w, accs)
+    nb = w.fresh("nb")
+    w.line(f"const float {nb} = (float)(c1 > c0 ? c1 - c0 : 0);")
+    parts = []
+    for r2, _mean, n, k, m, q in items:
+        mb, dl, a = w.fresh("wmb"), w.fresh("wd"), w.fresh("acc")
+        total = next(a1 for r1, a1 in accs if r1 is _source_sum(info, r2))
+        w.line(f"const float {mb} = {nb} > 0.0f ? (float){total} / {nb} : 0.0f;")
+        w.line(f"const float {dl} = ({k} - {mb}) + {m};")
+        w.line(f"float {a} = fmaf({n} * {dl}, {dl}, {q});")
+        parts.append((r2, a))
+    sp.team(w, parts)
+    for r, a in accs + parts:
+        w.line(f"if ({sp.guard}) ws{info.reductions.index(r)}[{sp.slot}] = {a};")
+    sp.handshake(w)
+    for r, a in accs:
+        k, acc = info.reductions.index(r), _acc_type(r)
+        w.line(f"{a} = ({acc}){ct.identity_literal(r.op, r.dtype)};")
+        w.line(f"#pragma unroll {GATHER_UNROLL}")
+        w.line(f"{sp.gather} {a} = {_OPS[r.op]}()({a}, sl_load_cg(ws{k} + {sp.slot_j}));")
+    sp.team(w, accs)
+    finish(accs, combined=True)
+    merged = []
+    for (r2, mean, *_), (_, a) in zip(items, parts, strict=True):
+        k1, k2 = info.reductions.index(_source_sum(info, r2)), info.reductions.index(r2)
+        mu = w.as_float(w.value(mean, w.row_index))
+        w.line(f"{a} = 0.0f;")
+        w.line(f"#pragma unroll {GATHER_UNROLL}")
+        w.open(sp.gather)
+        w.line(f"const {w.idx_t} rest = K - ({w.idx_t})j * chunk;")
+        w.line("const float nj = rest <= 0 ? 0.0f : (float)(rest < chunk ? rest : chunk);")
+        # a block with no share wrote 0 and 0: its term is 0
+        w.line(f"const float sj = sl_load_cg(ws{k1} + {sp.slot_j}), qj = sl_load_cg(ws{k2} + {sp.slot_j});")
+        w.line(f"const float dj = nj > 0.0f ? sj / nj - {mu} : 0.0f;")
+        w.line(f"{a} = fmaf(nj * dj, dj, {a} + qj);")
+        w.close()
+        merged.append((r2, a))
+    sp.team(w, merged)
+    finish(merged, combined=True)
+    w.line(sp.reset)
+
+
+def _source_sum(info: GroupInfo, r2: Node) -> Node:
+    """The mean's reduction of one-pass variance ``r2``."""
+    return info.one_pass_variances()[id(r2)][0]
+
+
 def _split_params(info: GroupInfo, sched: Schedule) -> tuple[list[Param], dict[int, str]]:
     """Parameters of a split reduction (``row_split``, ``column_split``): the buffers, the extents
     ``R`` and ``K``, the split ``G``, a workspace of ``R * G`` partial results per reduction and
     the per-row (per-tile) counters of finished blocks."""
-    if info.phases != 1 or any(lvl == FULL for _, lvl in info.outputs):
-        raise CodegenError(f"{sched.family} needs one phase and no per-element outputs")
+    merged = info.one_pass_variances() if OPTIONS["one_pass_variance"] else {}
+    if info.phases - (1 if merged else 0) != 1 or any(lvl == FULL for _, lvl in info.outputs):
+        raise CodegenError(f"{sched.family} needs one phase (a variance may share its mean's) and no per-element outputs")
     idx_t = sched.index
     params, names = _buffer_params(info)
     params += [Param("R", f"const {idx_t}", "R"), Param("K", f"const {idx_t}", "K"), Param("G", "const int", "G")]
@@ -787,23 +892,15 @@ def emit_row_split(info: GroupInfo, sched: Schedule) -> KernelSource:
     # barriers separate every use of a buffer (the atomic handshake has two): no trailing barrier
     once = "_once" if OPTIONS["single_sync"] else ""
 
-    def combine(w: Writer, accs: list[tuple[Node, str]]) -> None:
+    def team(w: Writer, accs: list[tuple[Node, str]]) -> None:
         for r, a in accs:
             k = info.reductions.index(r)
             ident = f"({_acc_type(r)}){ct.identity_literal(r.op, r.dtype)}"
             w.line(f"{a} = sl_block_allreduce{once}({a}, {_OPS[r.op]}(), {ident}, sred{k});")
-            w.line(f"if (threadIdx.x == 0) ws{k}[r * G + g] = {a};")
-        _last_block(w, "r", "threadIdx.x == 0")  # of the row
-        for r, a in accs:
-            k = info.reductions.index(r)
-            acc = _acc_type(r)
-            ident = f"({acc}){ct.identity_literal(r.op, r.dtype)}"
-            w.line(f"{a} = {ident};")
-            w.line(f"for (int j = threadIdx.x; j < G; j += {block}) {a} = {_OPS[r.op]}()({a}, *(volatile {acc}*)(ws{k} + r * G + j));")
-            w.line(f"{a} = sl_block_allreduce{once}({a}, {_OPS[r.op]}(), {ident}, sred{k});")
-        w.line("if (threadIdx.x == 0) counters[r] = 0u;")
 
-    _emit_phases(w, info, loop, combine)
+    sp = _Split(team, "threadIdx.x == 0", "r * G + g", lambda w: _last_block(w, "r", "threadIdx.x == 0"),
+                f"for (int j = threadIdx.x; j < G; j += {block})", "r * G + j", "if (threadIdx.x == 0) counters[r] = 0u;")
+    _emit_phases(w, info, loop, lambda w, accs: _split_combine(w, info, accs, sp), one_pass=True, split=sp)
     _row_outputs(w, info, "threadIdx.x == 0", "r")
     return _finish("row_split", info, sched, params, w.lines, block)
 
@@ -895,22 +992,11 @@ def emit_column_split(info: GroupInfo, sched: Schedule) -> KernelSource:
     w.row_index = Index(info.keep_shape, lin="r", tag="row")
     w.make_full = lambda: _full_index(w, info, "r", "c", "K", str(info.rows))
     loop = _simple_loop(f"for ({idx_t} c = c0 + threadIdx.y; c < c1; c += {ty})", f"#pragma unroll {COLUMN_UNROLL}", "if (valid)")
-
-    def combine(w: Writer, accs: list[tuple[Node, str]]) -> None:
-        _column_team_combine(w, info, accs, ty)
-        for r, a in accs:
-            k = info.reductions.index(r)
-            w.line(f"if (valid && threadIdx.y == 0) ws{k}[r * G + g] = {a};")
-        _last_block(w, "tile", "threadIdx.x == 0 && threadIdx.y == 0")
-        for r, a in accs:
-            k = info.reductions.index(r)
-            acc = _acc_type(r)
-            w.line(f"{a} = ({acc}){ct.identity_literal(r.op, r.dtype)};")
-            w.line(f"if (valid) for (int j = threadIdx.y; j < G; j += {ty}) {a} = {_OPS[r.op]}()({a}, *(volatile {acc}*)(ws{k} + r * G + j));")
-        _column_team_combine(w, info, accs, ty)
-        w.line("if (threadIdx.x == 0 && threadIdx.y == 0) counters[tile] = 0u;")
-
-    _emit_phases(w, info, loop, combine)
+    sp = _Split(lambda w, accs: _column_team_combine(w, info, accs, ty), "valid && threadIdx.y == 0", "r * G + g",
+                lambda w: _last_block(w, "tile", "threadIdx.x == 0 && threadIdx.y == 0"),
+                f"for (int j = valid ? (int)threadIdx.y : G; j < G; j += {ty})", "r * G + j",
+                "if (threadIdx.x == 0 && threadIdx.y == 0) counters[tile] = 0u;")
+    _emit_phases(w, info, loop, lambda w, accs: _split_combine(w, info, accs, sp), one_pass=True, split=sp)
     _row_outputs(w, info, "valid && threadIdx.y == 0", "r")
     return _finish("column_split", info, sched, params, w.lines, 32 * ty)
 

@@ -151,6 +151,12 @@ def _passes(info: GroupInfo) -> int:
     return phases + (1 if any(lvl == FULL for _, lvl in info.outputs) else 0)
 
 
+def _splittable(info: GroupInfo) -> bool:
+    """Whether a split schedule ("row_split", "column_split") may serve ``info``: one pass over
+    the domain (a variance shares its mean's) and no per-element outputs."""
+    return _passes(info) <= 1
+
+
 def _reread_factor(info: GroupInfo, cached: bool) -> float:
     if info.kind != "reduce":
         return 1.0
@@ -158,8 +164,14 @@ def _reread_factor(info: GroupInfo, cached: bool) -> float:
     return 1.0 if cached or passes <= 1 else float(passes)
 
 
+def _row_splits(R: int, K: int, dev: DeviceProfile) -> bool:
+    """Whether a one-pass row group of ``R`` rows of ``K`` may split each row over blocks
+    ("row_split"): few rows, each long."""
+    return R * 4 < dev.sms * 8 and K >= 4096
+
+
 def _column_splits(R: int, K: int, dev: DeviceProfile) -> bool:
-    """Whether a one-phase column group of ``R`` kept and ``K`` reduced indices may be split
+    """Whether a one-pass column group of ``R`` kept and ``K`` reduced indices may be split
     over blocks along the reduced axis ("column_split"): fewer tiles of 32 columns than SMs,
     and a reduced axis long enough to share."""
     return 0 < R and math.ceil(R / 32) < dev.sms and K >= 1024
@@ -184,10 +196,11 @@ def delta_cost(info: GroupInfo, dev: DeviceProfile) -> float:
         if not cached and info.inner_reduced and factor > 1:
             factor = 1.0 + 0.35 * (factor - 1.0)  # re-reads of a row mostly hit L2
         multi = info.phases > 1 or any(lvl == FULL for _, lvl in info.outputs)
-        threads = rows * min(cols, 1024) if multi else size
+        one_pass = _splittable(info)
+        threads = rows * min(cols, 1024) if multi and not (one_pass and _row_splits(rows, cols, dev)) else size
         if not info.inner_reduced:
             threads = rows * min(cols, 32)
-            if not multi and _column_splits(rows, cols, dev) and threads < dev.sms * 512:
+            if one_pass and _column_splits(rows, cols, dev) and threads < dev.sms * 512:
                 # too few columns to fill the GPU at 32 threads each (the SMs half empty):
                 # "column_split" spreads the reduced axis, 16 or more rows per thread
                 threads = max(threads, size // 16)
@@ -313,7 +326,6 @@ def _outer(info: GroupInfo, R_eval: int | None) -> tuple[int, int, float]:
 def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list[Estimate]:
     R, K, scale = _outer(info, R_eval)
     index = _index_type(info)
-    multi = info.phases > 1 or any(lvl == FULL for _, lvl in info.outputs)
     full_leaves = _full_leaves(info)
     total_in = sum(nbytes(i) for i in info.inputs) * scale
     total_out = sum(nbytes(o) for o, _ in info.outputs) * scale
@@ -364,8 +376,9 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
         sched = Schedule(family, block=block, cache=cache, index=index, vec=row_vec if cache == "registers" else 1,
                          prefetch=prefetch)
         out.append(Estimate(sched, Launch((blocks if R else 0, 1, 1), (block, 1, 1), 0), secs, detail))
-    if not multi and R * 4 < dev.sms * 8 and K >= 4096:
+    if _splittable(info) and _row_splits(R, K, dev):
         # few long rows: split each row over several blocks; the last block of a row finishes it
+        # (a variance's second phase too, from each block's sum and squared deviations)
         for block in (256, 512, 1024):
             occ = max(1, _occupancy(dev, block, BASE_REGS, 32 * 8))
             split = max(1, min(math.ceil(K / (block * 4)), (dev.sms * occ) // max(R, 1)))
@@ -408,7 +421,7 @@ def _column(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> l
             sched = Schedule("column", block=32, ty=ty, cache=cache, index=index)
             out.append(Estimate(sched, Launch((blocks if R else 0, 1, 1), (32, ty, 1), 0), secs, detail))
     tiles = math.ceil(R / 32)
-    if info.phases <= 1 and not any(lvl == FULL for _, lvl in info.outputs) and _column_splits(R, K, dev):
+    if _splittable(info) and _column_splits(R, K, dev):
         # few column tiles over a long reduced axis (x.sum(0) of 1M x 64 has 2): split each tile
         # over blocks along the reduced axis, a chunk of at least 16 rows per thread; the last
         # block of a tile combines the partial results

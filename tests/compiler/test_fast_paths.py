@@ -195,8 +195,9 @@ def _three_passes(k, monkeypatch) -> str:
 
 
 def _standardize_rows(dtype: str):
-    """Rows of 300,000 elements (1.2 MB in float32): too long to stay on chip, streamed."""
-    x = sl.asarray(np.zeros((64, 300_000), dtype))
+    """Rows of 300,000 elements (1.2 MB in float32): too long to stay on chip, streamed; enough
+    of them to fill the GPU (fewer rows split each row's statistics over blocks instead)."""
+    x = sl.asarray(np.zeros((300, 300_000), dtype))
     plan = sl.explain((x - x.mean(1, keepdims=True)) / x.std(1, keepdims=True))
     return plan.kernels[0]
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -74,6 +76,16 @@ def test_full_reduction_is_one_kernel_split_over_blocks() -> None:
     assert k.launch.split > 1
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_statistics_of_a_whole_array_are_one_split_kernel(dtype: str) -> None:
+    """x.var() and x.std() with x.mean() of 16M elements: one row_split kernel, one pass over the
+    input (the variance's squared deviations are taken in the mean's pass)."""
+    x = sl.asarray(np.broadcast_to(np.array(1.5, dtype), (1 << 24,)))
+    (k,) = sl.explain(x.mean(), x.var(), x.std(ddof=1)).kernels
+    assert k.schedule.family == "row_split" and k.launch.split > 1
+    assert len(re.findall(r"for \(int c = c0 \+ threadIdx\.x", k.source)) == 1
+
+
 @pytest.mark.parametrize("shape", [(1 << 20, 64), (100_003, 7), (262_144, 256)])
 def test_tall_column_reductions_split_over_blocks(shape: tuple[int, int]) -> None:
     """x.sum(0) of a tall, narrow array has 1-8 tiles of 32 columns: one block per tile would
@@ -82,15 +94,17 @@ def test_tall_column_reductions_split_over_blocks(shape: tuple[int, int]) -> Non
     (k,) = sl.explain(x.sum(0)).kernels
     assert k.schedule.family == "column_split" and k.launch.split > 1
     assert k.launch.grid[0] == -(-shape[1] // 32) * k.launch.split >= 132
-    # batch-norm statistics: the variance is a second split kernel reading the mean
+    # batch-norm statistics: one split kernel, the variance in the mean's pass (each block's sum
+    # and squared deviations about its own mean, combined exactly by the last block)
     plan = sl.explain(x.mean(0), x.var(0))
-    assert [k.schedule.family for k in plan.kernels] == ["column_split", "column_split"]
+    assert [k.schedule.family for k in plan.kernels] == ["column_split"]
+    assert len(re.findall(r"for \(int c = c0 \+ threadIdx\.y", plan.kernels[0].source)) == 1  # one pass
 
 
 def test_tall_column_statistics_at_a_new_batch_size_reuse_their_kernels() -> None:
-    """The split and the grid follow the batch, the kernels do not: the same block shape, the
-    same partition (equal estimates are ties, not decided by rounding), and the mean that the
-    second kernel recomputes from the first one's sum divides by the runtime extent."""
+    """The split and the grid follow the batch, the kernel does not: the same block shape, the
+    same partition (equal estimates are ties, not decided by rounding), and the mean divides the
+    sum by the runtime extent."""
     names = set()
     for rows in (1 << 18, 3 * (1 << 17) + 5, 1 << 20, 5000):
         x = sl.asarray(np.broadcast_to(np.float32(1.5), (rows, 64)))
@@ -100,14 +114,14 @@ def test_tall_column_statistics_at_a_new_batch_size_reuse_their_kernels() -> Non
 
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
 def test_tall_column_normalization_at_a_new_batch_size_reuses_its_kernels(dtype: str) -> None:
-    """Two split kernels and a pointwise pass: the pointwise kernel's mean and variance divide the
-    sums by the batch read from its size argument (n / 64), not by a constant, so a new batch size
-    compiles nothing (it recompiled the pointwise kernel before)."""
+    """A split kernel (mean and variance in one pass) and a pointwise pass: the pointwise kernel's
+    mean and variance divide the sums by the batch read from its size argument (n / 64), not by a
+    constant, so a new batch size compiles nothing (it recompiled the pointwise kernel before)."""
     names = set()
     for rows in (1 << 18, 3 * (1 << 17) + 5, 1 << 20, 5000):
         x = sl.asarray(np.broadcast_to(np.array(1.5, dtype), (rows, 64)))
         plan = sl.explain((x - x.mean(0)) / x.std(0, ddof=1))
-        assert [k.schedule.family for k in plan.kernels] == ["column_split", "column_split", "pointwise"]
+        assert [k.schedule.family for k in plan.kernels] == ["column_split", "pointwise"]
         names.add(tuple(k.name for k in plan.kernels))
         assert "(n / (int)64)" in plan.kernels[-1].source
     assert len(names) == 1, names

@@ -103,6 +103,21 @@ def test_split_reduction_compiles(dtype: str, axis: int) -> None:
         _compile(ks.source, ks.name)
 
 
+@pytest.mark.parametrize("axis", [1, 0], ids=["rows", "columns"])
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_split_variance_in_the_means_pass_compiles(dtype: str, axis: int) -> None:
+    """mean, var and std of a split group: the variance shares the mean's pass (each block's
+    squared deviations about its own mean, combined exactly by the last block)."""
+    x, _, _ = _arrays(dtype)
+    plan = sl.explain(x.mean(axis=axis), x.var(axis=axis, ddof=1), x.std(axis=axis))
+    (k,) = plan.kernels
+    assert k.info is not None and k.info.one_pass_variances()
+    for sched in SPLIT_SCHEDULES[axis]:
+        ks = emit(k.info, sched)
+        assert ks.source.count("atomicAdd") == 1 and "nj * dj" in ks.source  # one handshake, Chan's merge
+        _compile(ks.source, ks.name)
+
+
 @pytest.mark.parametrize("dtype", ["int32", "float16", "float32", "float64"])
 def test_column_stitched_normalization_compiles(dtype: str) -> None:
     x, _, _ = _arrays(dtype, rows=50, cols=9)

@@ -30,7 +30,8 @@ def _one_pass(*arrays) -> bool:
 
 
 # (2048, 4096), (3001, 2500): column kernels; (8192, 256), (4099, 24): few columns, split over
-# blocks (a kernel per phase); (33, 7), (1, 5): tiny
+# blocks (float32: one kernel, the variance in the mean's pass; float64: a kernel per phase);
+# (33, 7), (1, 5): tiny
 @pytest.mark.parametrize("shape", [(2048, 4096), (3001, 2500), (33, 7), (1, 5), (8192, 256), (4099, 24)])
 @pytest.mark.parametrize("offset", [0.0, 1e4])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -66,7 +67,8 @@ def test_column_var_and_std_match_float64_numpy(shape: tuple[int, int], offset: 
 @pytest.mark.parametrize("offset", [0.0, 1e3])
 def test_streamed_row_variance_matches_float64_numpy(shape: tuple[int, int], offset: float) -> None:
     """Rows too long to stay on chip (row_block, no cache) take the variance in the mean's pass;
-    few rows (6) are split over blocks instead, a kernel per phase."""
+    few rows (6) are split over blocks instead: statistics in one split kernel, then the
+    normalization."""
     import cupy as cp
 
     x = _data(shape, offset, "float32", seed=shape[1])
@@ -79,6 +81,51 @@ def test_streamed_row_variance_matches_float64_numpy(shape: tuple[int, int], off
     np.testing.assert_allclose(a.var(1).get(), x64.var(1), rtol=2e-4, atol=0)
     want = (x64 - x64.mean(1, keepdims=True)) / x64.std(1, keepdims=True)
     np.testing.assert_allclose(y.get(), want, rtol=2e-3, atol=2e-3)
+
+
+# whole arrays and few long rows (row_split), tall, narrow columns (column_split): one kernel whose
+# blocks each take their chunk's sum and squared deviations about the chunk's mean in one pass, the
+# last block combining them exactly (Chan); the chunks end inside the data (odd extents)
+SPLIT_CASES = [((1 << 22,), None, "row_split"), ((3, 1 << 20), None, "row_split"), ((6, 524_291), 1, "row_split"),
+               ((8192, 256), 0, "column_split"), ((4099, 24), 0, "column_split"), ((100_003, 7), 0, "column_split")]
+
+
+@pytest.mark.parametrize(("shape", "axis", "family"), SPLIT_CASES)
+@pytest.mark.parametrize(("dtype", "offset"), [("float32", 0.0), ("float32", 1e4), ("float16", 0.0)])
+def test_split_statistics_take_one_pass_and_match_float64(shape, axis, family: str, dtype: str, offset: float) -> None:
+    import cupy as cp
+
+    x = _data(shape, offset, dtype, seed=sum(shape))
+    a = sl.asarray(cp.asarray(x))
+    plan = sl.explain(a.mean(axis), a.var(axis), a.std(axis, ddof=1))
+    assert [k.schedule.family for k in plan.kernels] == [family]
+    assert _one_pass(a.var(axis))
+    x64 = x.astype(np.float64)
+    # float32: relative to the variance (the mean 1e4 is far larger than the spread 0.5);
+    # float16: the result's rounding (2**-11) and the float16 mean's
+    tol = 2e-4 if dtype == "float32" else 4e-3
+    for ddof in (0, 1):
+        np.testing.assert_allclose(a.var(axis, ddof=ddof).get(), x64.var(axis, ddof=ddof), rtol=tol, atol=0)
+        np.testing.assert_allclose(a.std(axis, ddof=ddof).get(), x64.std(axis, ddof=ddof), rtol=tol, atol=0)
+    np.testing.assert_allclose(a.mean(axis).get(), x64.mean(axis), rtol=tol, atol=tol * 1e-2)
+
+
+@pytest.mark.parametrize(("shape", "axis", "family"), SPLIT_CASES[::2])
+def test_split_statistics_keep_nan_and_inf_where_numpy_does(shape, axis, family: str) -> None:
+    import cupy as cp
+
+    x = _data(shape, 0.0, "float32", seed=1)
+    flat = x.reshape(-1, shape[-1]) if len(shape) > 1 else x.reshape(1, -1)
+    flat[-1, 5] = np.nan  # in the last chunk
+    flat[0, 3] = np.inf
+    a = sl.asarray(cp.asarray(x))
+    assert [k.schedule.family for k in sl.explain(a.var(axis)).kernels] == [family]
+    with np.errstate(all="ignore"):
+        want = x.astype(np.float64).var(axis)
+    got = a.var(axis).get()
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    ok = np.isfinite(want)
+    np.testing.assert_allclose(got[ok], want[ok], rtol=2e-4, atol=0)
 
 
 def _column_norm(x):
