@@ -432,7 +432,13 @@ def _column(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> l
             threads = 32 * ty
             smem = threads * 8 * max(1, len(info.reductions))
             occ = max(1, _occupancy(dev, threads, BASE_REGS, smem))
-            split = max(1, min(math.ceil(K / (ty * 16)), (dev.sms * occ) // tiles))
+            # half the resident blocks, at least 64 rows per thread, at most 32 partials for each
+            # of the last block's threads to gather: measured on the H200 over G at runtime
+            # (benchmarks/results/2026-12-01-h200-d923eeb-split-g-probe.log), one-pass mean and
+            # variance of 1M x 64 float32 take 86 us at G = 256 against 124 at the full
+            # occupancy's 528, 256K x 256 73 at G = 64 against 93 at 132, 100 003 x 7 14-15 at
+            # G = 64-128 against 48 at 782
+            split = max(1, min(math.ceil(K / (ty * 64)), (dev.sms * max(1, occ // 2)) // tiles, 32 * ty))
             blocks = tiles * split
             secs, detail = _timed(dev, blocks, threads, BASE_REGS, smem, total / blocks, work / blocks)
             secs += dev.launch_overhead * 0.2  # the finishing pass

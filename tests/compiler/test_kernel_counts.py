@@ -94,6 +94,8 @@ def test_tall_column_reductions_split_over_blocks(shape: tuple[int, int]) -> Non
     (k,) = sl.explain(x.sum(0)).kernels
     assert k.schedule.family == "column_split" and k.launch.split > 1
     assert k.launch.grid[0] == -(-shape[1] // 32) * k.launch.split >= 132
+    # each of the last block's 8 threads per column gathers at most 32 partials (the tail)
+    assert k.launch.split <= 32 * k.launch.block[1]
     # batch-norm statistics: one split kernel, the variance in the mean's pass (each block's sum
     # and squared deviations about its own mean, combined exactly by the last block)
     plan = sl.explain(x.mean(0), x.var(0))
