@@ -90,6 +90,8 @@ class Writer:
         self.tmps: list[dict[str, str]] = [{}]
         self.counter = 0
         self.row_index: Index | None = None
+        #: the current element's position along the reduced axis (row schedules' passes; argmax)
+        self.reduced_pos: str | None = None
         self.full_loads: set[int] = set()
         #: leaf id -> callable(value_expr_of_global_load) -> expr, to route loads through a cache
         self.cache_read: dict[int, str] = {}

@@ -257,6 +257,37 @@ template <class T> __device__ __forceinline__ T sl_shfl_xor(T v, int o) {
   }
 }
 
+// argmax/argmin: a value and its position along the reduced axis (an int: fused rows are at most
+// 65536 long, groups.ARG_MAX_COLS). The combiners keep NumPy's index: the first extreme, a NaN
+// counting as the extreme (the first NaN wins); of equal values the smaller position.
+// Associative and commutative, so any combining order (warps, shuffles) gives that index.
+// step() adds one element to a thread's own pair: the combine's rule, for a value and its
+// position (no pair built per element).
+template <class V> struct sl_arg { V v; int i; };
+template <class V> __device__ __forceinline__ sl_arg<V> sl_shfl_xor(sl_arg<V> a, int o) {
+  return sl_arg<V>{sl_shfl_xor(a.v, o), __shfl_xor_sync(0xffffffffu, a.i, o)};
+}
+struct sl_op_argmax {
+  template <class V> __device__ __forceinline__ sl_arg<V> operator()(sl_arg<V> a, sl_arg<V> b) const {
+    const bool an = sl_isnan(a.v), bn = sl_isnan(b.v);
+    return (an != bn ? an : (an || a.v == b.v) ? a.i <= b.i : a.v > b.v) ? a : b;
+  }
+  template <class V> __device__ __forceinline__ sl_arg<V> step(sl_arg<V> a, V v, int i) const {
+    const bool an = sl_isnan(a.v), vn = sl_isnan(v);
+    return (an ? vn && i < a.i : vn || v > a.v || (v == a.v && i < a.i)) ? sl_arg<V>{v, i} : a;
+  }
+};
+struct sl_op_argmin {
+  template <class V> __device__ __forceinline__ sl_arg<V> operator()(sl_arg<V> a, sl_arg<V> b) const {
+    const bool an = sl_isnan(a.v), bn = sl_isnan(b.v);
+    return (an != bn ? an : (an || a.v == b.v) ? a.i <= b.i : a.v < b.v) ? a : b;
+  }
+  template <class V> __device__ __forceinline__ sl_arg<V> step(sl_arg<V> a, V v, int i) const {
+    const bool an = sl_isnan(a.v), vn = sl_isnan(v);
+    return (an ? vn && i < a.i : vn || v < a.v || (v == a.v && i < a.i)) ? sl_arg<V>{v, i} : a;
+  }
+};
+
 // reduction combiners
 struct sl_op_sum { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return (T)(a + b); } };
 struct sl_op_prod { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return (T)(a * b); } };

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..ir.node import Node
-from ..ir.ops import OPS
+from ..ir.ops import ARG_REDUCTIONS, OPS
 from ..plan.cost import CACHE_REG_BUDGET, COLUMN_CACHE, Schedule, stream_unroll
 from ..plan.cost import row_vector_width as cost_row_vector_width
 from ..plan.groups import FULL, ROW, GroupInfo
@@ -68,7 +68,8 @@ ROW_STREAM_UNROLL: int | None = None
 ROW_PREFETCH: int | None = None
 ROW_PREFETCH_LATE = True
 
-_OPS = {"sum": "sl_op_sum", "prod": "sl_op_prod", "max": "sl_op_max", "min": "sl_op_min", "any": "sl_op_any", "all": "sl_op_all"}
+_OPS = {"sum": "sl_op_sum", "prod": "sl_op_prod", "max": "sl_op_max", "min": "sl_op_min", "any": "sl_op_any", "all": "sl_op_all",
+        "argmax": "sl_op_argmax", "argmin": "sl_op_argmin"}
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,29 @@ class KernelSource:
 
 
 def _acc_type(red: Node) -> str:
+    """The accumulator's C type: the result's register type; for argmax/argmin a (value,
+    position) pair of the input's."""
+    if red.op in ARG_REDUCTIONS:
+        return f"sl_arg<{ct.register_type(red.inputs[0].dtype)}>"
     return ct.register_type(red.dtype)
+
+
+def _identity(red: Node) -> str:
+    """The accumulator's starting value: the op's identity; for argmax/argmin the max/min
+    identity at a position past every element (any element ties it and wins)."""
+    if red.op in ARG_REDUCTIONS:
+        ident = ct.identity_literal(red.op[3:], red.inputs[0].dtype)
+        return f"{_acc_type(red)}{{{ident}, 0x7fffffff}}"
+    return f"({_acc_type(red)}){ct.identity_literal(red.op, red.dtype)}"
+
+
+def _accumulate(w: Writer, red: Node, acc: str, v: str) -> None:
+    """``acc`` combined with element value ``v`` (argmax/argmin: at its reduced position)."""
+    if red.op in ARG_REDUCTIONS:
+        assert w.reduced_pos is not None, "argmax/argmin are fused into row schedules only"
+        w.line(f"{acc} = {_OPS[red.op]}().step({acc}, {v}, (int)({w.reduced_pos}));")
+        return
+    w.line(f"{acc} = {_OPS[red.op]}()({acc}, {v});")
 
 
 def _reduction_writer(info: GroupInfo, idx_t: str, names: dict[int, str], reduced_count: str | None = None) -> Writer:
@@ -383,8 +406,9 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
         for r, a in accs:
             if r.dtype == np.float16:
                 w.line(f"{a} = sl_round_half({a});")
-            w.scopes[0][(id(r), "row")] = a
-            w.scopes[0][(id(r), "full")] = a
+            val = f"{a}.i" if r.op in ARG_REDUCTIONS else a
+            w.scopes[0][(id(r), "row")] = val
+            w.scopes[0][(id(r), "full")] = val
 
     for n in _row_nodes_ready(info, 0, emitted):
         w.value(n, row)
@@ -396,7 +420,7 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
         for r in reds:
             a = w.fresh("acc")
             accs.append((r, a))
-            w.line(f"{_acc_type(r)} {a} = {ct.identity_literal(r.op, r.dtype)};")
+            w.line(f"{_acc_type(r)} {a} = {_identity(r)};")
         # (variance, its mean, count, running mean, sum of squared deviations), by source reduction
         wf: dict[int, list[tuple[Node, Node, str, str, str]]] = {}
         for r2 in info.reductions:
@@ -419,7 +443,7 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
                         # per element the chain through m is one subtract and one fused multiply-add
                         w.line(f"{k} = {n} == 0.0f ? {v} : {k}; {n} += 1.0f; const float {x} = {v} - {k}, {dv} = {x} - {m}; "
                                f"{m} = fmaf({dv}, __fdividef(1.0f, {n}), {m}); {q} = fmaf({dv}, {x} - {m}, {q});")
-                    w.line(f"{a} = {_OPS[r.op]}()({a}, {v});")
+                    _accumulate(w, r, a, v)
                 lp.close(w)
             passes += 1
             w.cache_on = True
@@ -648,7 +672,7 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
             w.vec_at = None
 
         def make_full() -> Index:
-            c = w.tmp(f"{chunk} * {vec} + u" if vec > 1 else chunk)
+            c = w.reduced_pos = w.tmp(f"{chunk} * {vec} + u" if vec > 1 else chunk)
             full = _full_index(w, info, "r", c, str(K), str(info.rows))
             return dataclasses.replace(full, lane=lane[0]) if vec > 1 and w.vec_at is not None else full
 
@@ -696,6 +720,7 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
         loop = _simple_loop(f"for ({idx_t} c = lane; c < {K}; c += {team})", f"#pragma unroll {unroll}")
 
         def make_full() -> Index:
+            w.reduced_pos = "c"
             return _full_index(w, info, "r", "c", str(K), str(info.rows))
 
     w.make_full = make_full
@@ -707,7 +732,7 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
                 w.line(f"{a} = sl_warp_allreduce({a}, {_OPS[r.op]}());")
             else:
                 k = info.reductions.index(r)
-                ident = f"({_acc_type(r)}){ct.identity_literal(r.op, r.dtype)}"
+                ident = _identity(r)
                 # each buffer is used once per block (one row per block): no trailing barrier;
                 # the second stage combines the block's warps in log2(warps) steps
                 warps = f"<{1 << (-(-team // 32) - 1).bit_length()}>" if once else ""
@@ -765,6 +790,16 @@ class _Split:
 GATHER_UNROLL = 4
 
 
+def _gather(w: Writer, info: GroupInfo, accs: list[tuple[Node, str]], sp: _Split) -> None:
+    """The last block: each accumulator combined over the ``G`` partial results, in block order."""
+    for r, a in accs:
+        k = info.reductions.index(r)
+        w.line(f"{a} = {_identity(r)};")
+        w.line(f"#pragma unroll {GATHER_UNROLL}")
+        w.line(f"{sp.gather} {a} = {_OPS[r.op]}()({a}, sl_load_cg(ws{k} + {sp.slot_j}));")
+    sp.team(w, accs)
+
+
 def _split_combine(w: Writer, info: GroupInfo, accs: list[tuple[Node, str]], sp: _Split) -> None:
     """Combine each accumulator over the block, write the block's partial results, and (the last
     block) combine the ``G`` partials in block order."""
@@ -772,12 +807,7 @@ def _split_combine(w: Writer, info: GroupInfo, accs: list[tuple[Node, str]], sp:
     for r, a in accs:
         w.line(f"if ({sp.guard}) ws{info.reductions.index(r)}[{sp.slot}] = {a};")
     sp.handshake(w)
-    for r, a in accs:
-        k, acc = info.reductions.index(r), _acc_type(r)
-        w.line(f"{a} = ({acc}){ct.identity_literal(r.op, r.dtype)};")
-        w.line(f"#pragma unroll {GATHER_UNROLL}")
-        w.line(f"{sp.gather} {a} = {_OPS[r.op]}()({a}, sl_load_cg(ws{k} + {sp.slot_j}));")
-    sp.team(w, accs)
+    _gather(w, info, accs, sp)
     w.line(sp.reset)
 
 
@@ -806,12 +836,7 @@ def _split_variances(w: Writer, info: GroupInfo, accs: list[tuple[Node, str]],
     for r, a in accs + parts:
         w.line(f"if ({sp.guard}) ws{info.reductions.index(r)}[{sp.slot}] = {a};")
     sp.handshake(w)
-    for r, a in accs:
-        k, acc = info.reductions.index(r), _acc_type(r)
-        w.line(f"{a} = ({acc}){ct.identity_literal(r.op, r.dtype)};")
-        w.line(f"#pragma unroll {GATHER_UNROLL}")
-        w.line(f"{sp.gather} {a} = {_OPS[r.op]}()({a}, sl_load_cg(ws{k} + {sp.slot_j}));")
-    sp.team(w, accs)
+    _gather(w, info, accs, sp)
     finish(accs, combined=True)
     merged = []
     for (r2, mean, *_), (_, a) in zip(items, parts, strict=True):
@@ -895,7 +920,7 @@ def emit_row_split(info: GroupInfo, sched: Schedule) -> KernelSource:
     def team(w: Writer, accs: list[tuple[Node, str]]) -> None:
         for r, a in accs:
             k = info.reductions.index(r)
-            ident = f"({_acc_type(r)}){ct.identity_literal(r.op, r.dtype)}"
+            ident = _identity(r)
             w.line(f"{a} = sl_block_allreduce{once}({a}, {_OPS[r.op]}(), {ident}, sred{k});")
 
     sp = _Split(team, "threadIdx.x == 0", "r * G + g", lambda w: _last_block(w, "r", "threadIdx.x == 0"),

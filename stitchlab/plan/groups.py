@@ -312,6 +312,22 @@ def _layout_source(n: Node) -> Node:
     return n
 
 
+#: argmax/argmin join a row group when each row is at most this long (a row kernel's block
+#: walks it; longer rows, e.g. the argmax of a whole large array, go to CuPy's own reduction).
+ARG_MAX_COLS = 1 << 16
+
+
+def _args_fusable(reds: list[Node]) -> bool:
+    """Whether a group with these reductions (argmax/argmin among them) can be a row kernel:
+    the reduced axes hold the innermost one of extent > 1 (rows, not columns: the position of
+    an element along the reduced axis is the row schedules' loop index) and rows of at most
+    ``ARG_MAX_COLS``."""
+    S, axes = reds[0].inputs[0].shape, reds[0].attr("axes")
+    inner = next((i for i in range(len(S) - 1, -1, -1) if S[i] != 1), None)
+    cols = math.prod(S[a] for a in axes)
+    return (inner is None or inner in axes) and len([a for a in axes if S[a] != 1]) <= 1 and cols <= ARG_MAX_COLS
+
+
 def analyze(view: GraphView, member_ids: frozenset[int] | set[int]) -> GroupInfo | None:
     """The :class:`GroupInfo` of the group of real nodes ``member_ids``, or None if it is illegal."""
     members = set(member_ids)
@@ -323,7 +339,7 @@ def analyze(view: GraphView, member_ids: frozenset[int] | set[int]) -> GroupInfo
         return None
     outs, ins = _group_io(view, members, nodes)
     reds = [n for n in nodes if OPS[n.op].kind is Kind.REDUCE]
-    if any(r.op in ARG_REDUCTIONS for r in reds):
+    if any(r.op in ARG_REDUCTIONS for r in reds) and not _args_fusable(reds):
         if len(nodes) == 1:
             return GroupInfo(nodes, "interpreted", nodes[0].shape, outputs=[(nodes[0], ROW)], inputs=ins)
         return None

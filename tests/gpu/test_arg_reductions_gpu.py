@@ -1,0 +1,93 @@
+"""argmax/argmin fused into row kernels (``sl_op_argmax``/``sl_op_argmin`` over ``sl_arg`` pairs)
+against NumPy, exactly: ties (the first position), NaN (the first NaN), rows of -inf/+inf, all
+equal rows, every row schedule (a warp per row, a block per row with 16-byte vectors, streamed long
+rows), float16/32/64, integers and bool; fused with what surrounds them (an accuracy, a softmax);
+and the arg reductions that stay with CuPy (columns, a middle axis, a whole long array).
+
+Run on the GPU machine: ``PYTHONPATH=. python3 -m pytest -m gpu tests/gpu/test_arg_reductions_gpu.py -q``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import stitchlab as sl
+
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cupy_backend")]
+
+SHAPES = [(1000, 37), (300, 4096), (64, 65_536), (257, 1000)]
+
+
+def _data(shape: tuple[int, int], dtype: str, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    if dtype == "bool":
+        x = rng.random(shape) < 0.02  # rows of all False among them
+        x[::7] = False
+        return x
+    x = rng.integers(-20, 20, shape)  # many ties
+    x = x.astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        x[1::5, 3] = np.nan
+        x[1::5, -2] = np.nan  # two NaNs: the first counts
+        x[2::9] = -np.inf
+        x[3::9] = np.inf
+        x[4::9, :] = 5  # all equal: position 0
+        x[5::9, -1] = 100  # the maximum last
+    else:
+        x[4::9, :] = 5
+    return x
+
+
+def _kernels(*arrays: sl.LazyArray) -> list[str]:
+    return [k.schedule.family for k in sl.explain(*arrays).kernels]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int8", "int32", "uint16", "int64", "bool"])
+def test_row_argmax_and_argmin_are_numpys(shape: tuple[int, int], dtype: str) -> None:
+    import cupy as cp
+
+    x = _data(shape, dtype, seed=shape[0] + shape[1])
+    a = sl.asarray(cp.asarray(x))
+    assert all(f.startswith("row_") for f in _kernels(a.argmax(-1), a.argmin(-1)))
+    for name in ("argmax", "argmin"):
+        got = getattr(a, name)(-1).get()
+        want = getattr(x, name)(-1)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want, err_msg=f"{name} {dtype} {shape}")
+        kept = getattr(a, name)(-1, keepdims=True).get()
+        np.testing.assert_array_equal(kept, getattr(x, name)(-1, keepdims=True))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_accuracy_and_softmax_argmax_fused(dtype: str) -> None:
+    import cupy as cp
+
+    rng = np.random.default_rng(1)
+    logits = (rng.standard_normal((4096, 1000)) * 3).astype(dtype)
+    labels = rng.integers(0, 1000, 4096)
+    labels[::3] = logits[::3].argmax(-1)  # a third right
+    x, t = sl.asarray(cp.asarray(logits)), sl.asarray(cp.asarray(labels))
+    hit = x.argmax(-1) == t
+    assert len(sl.explain(hit).kernels) == 1
+    np.testing.assert_array_equal(hit.get(), logits.argmax(-1) == labels)
+    assert float(hit.mean().get()) == pytest.approx(float((logits.argmax(-1) == labels).mean()), abs=1e-12)
+    e = sl.exp(x - x.max(-1, keepdims=True))
+    p = e / e.sum(-1, keepdims=True)
+    assert len(sl.explain(p.argmax(-1), p).kernels) == 1
+    # the argmax of the softmax as computed (float16 probabilities tie more often than logits)
+    probs = p.get()
+    np.testing.assert_array_equal(p.argmax(-1).get(), probs.argmax(-1))
+
+
+@pytest.mark.parametrize(("shape", "axis"), [((300, 4096), 0), ((8, 16, 100), 1), ((1 << 20,), None)])
+def test_arg_reductions_left_to_cupy_are_numpys(shape: tuple[int, ...], axis: int | None) -> None:
+    import cupy as cp
+
+    rng = np.random.default_rng(2)
+    x = rng.integers(-50, 50, shape).astype(np.float32)
+    a = sl.asarray(cp.asarray(x))
+    assert _kernels(a.argmax(axis)) == ["interpreted"]
+    np.testing.assert_array_equal(a.argmax(axis).get(), x.argmax(axis))
+    np.testing.assert_array_equal((a * 2).argmin(axis).get(), (x * 2).argmin(axis))
