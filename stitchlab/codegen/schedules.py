@@ -104,13 +104,15 @@ def _acc_type(red: Node) -> str:
     return ct.register_type(red.dtype)
 
 
-def _identity(red: Node) -> str:
-    """The accumulator's starting value: the op's identity; for argmax/argmin the max/min
-    identity at a position past every element (any element ties it and wins)."""
+def _identity(red: Node, cast: bool = True) -> str:
+    """The accumulator's starting value: the op's identity (``cast`` to the accumulator's type);
+    for argmax/argmin the max/min identity at a position past every element (any element ties it
+    and wins)."""
     if red.op in ARG_REDUCTIONS:
         ident = ct.identity_literal(red.op[3:], red.inputs[0].dtype)
         return f"{_acc_type(red)}{{{ident}, 0x7fffffff}}"
-    return f"({_acc_type(red)}){ct.identity_literal(red.op, red.dtype)}"
+    literal = ct.identity_literal(red.op, red.dtype)
+    return f"({_acc_type(red)}){literal}" if cast else literal
 
 
 def _accumulate(w: Writer, red: Node, acc: str, v: str) -> None:
@@ -420,7 +422,7 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
         for r in reds:
             a = w.fresh("acc")
             accs.append((r, a))
-            w.line(f"{_acc_type(r)} {a} = {_identity(r)};")
+            w.line(f"{_acc_type(r)} {a} = {_identity(r, cast=False)};")
         # (variance, its mean, count, running mean, sum of squared deviations), by source reduction
         wf: dict[int, list[tuple[Node, Node, str, str, str]]] = {}
         for r2 in info.reductions:
