@@ -792,6 +792,13 @@ class _Split:
 GATHER_UNROLL = 4
 
 
+def _publish(w: Writer, info: GroupInfo, accs: list[tuple[Node, str]], sp: _Split) -> None:
+    """Each block writes its partial results; then only the last block goes on."""
+    for r, a in accs:
+        w.line(f"if ({sp.guard}) ws{info.reductions.index(r)}[{sp.slot}] = {a};")
+    sp.handshake(w)
+
+
 def _gather(w: Writer, info: GroupInfo, accs: list[tuple[Node, str]], sp: _Split) -> None:
     """The last block: each accumulator combined over the ``G`` partial results, in block order."""
     for r, a in accs:
@@ -806,9 +813,7 @@ def _split_combine(w: Writer, info: GroupInfo, accs: list[tuple[Node, str]], sp:
     """Combine each accumulator over the block, write the block's partial results, and (the last
     block) combine the ``G`` partials in block order."""
     sp.team(w, accs)
-    for r, a in accs:
-        w.line(f"if ({sp.guard}) ws{info.reductions.index(r)}[{sp.slot}] = {a};")
-    sp.handshake(w)
+    _publish(w, info, accs, sp)
     _gather(w, info, accs, sp)
     w.line(sp.reset)
 
@@ -835,9 +840,7 @@ def _split_variances(w: Writer, info: GroupInfo, accs: list[tuple[Node, str]],
         w.line(f"float {a} = fmaf({n} * {dl}, {dl}, {q});")
         parts.append((r2, a))
     sp.team(w, parts)
-    for r, a in accs + parts:
-        w.line(f"if ({sp.guard}) ws{info.reductions.index(r)}[{sp.slot}] = {a};")
-    sp.handshake(w)
+    _publish(w, info, accs + parts, sp)
     _gather(w, info, accs, sp)
     finish(accs, combined=True)
     merged = []
