@@ -1,0 +1,115 @@
+"""The argmax/argmin combine rules of the preamble (``sl_arg``, ``sl_op_argmax``,
+``sl_op_argmin``), compiled as host C++ from the preamble's own text and run on the CPU against
+NumPy's argmax/argmin: elements added one at a time (``step``) and pairs combined as a random
+tree, both in a shuffled order of positions (the GPU's threads, shuffles and warps combine in
+orders the host cannot reproduce; the rules must not depend on it). Rows with ties, NaNs (the
+first counts), +-inf, all equal. The GPU itself checks the kernels in
+``tests/gpu/test_arg_reductions_gpu.py``."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from stitchlab.codegen.preamble import PREAMBLE
+
+CXX = shutil.which("c++") or shutil.which("g++")
+pytestmark = pytest.mark.skipif(CXX is None, reason="no host C++ compiler")
+
+
+def _preamble_part(start: str, end: str) -> str:
+    i = PREAMBLE.index(start)
+    return PREAMBLE[i:PREAMBLE.index(end, i) + len(end)]
+
+
+MAIN = r"""
+#include <cstdio>
+#include <vector>
+#include <cmath>
+#include <cstdlib>
+// every row: n, then n values, then a permutation of 0..n-1, then a tree order seed
+template <class Op> int by_steps(const std::vector<float>& x, const std::vector<int>& perm, float ident) {
+  sl_arg<float> a{ident, 0x7fffffff};
+  for (int p : perm) a = Op().step(a, x[p], p);
+  return a.i;
+}
+template <class Op> int by_tree(const std::vector<float>& x, const std::vector<int>& perm, unsigned seed, float ident) {
+  std::vector<sl_arg<float>> v;
+  v.push_back(sl_arg<float>{ident, 0x7fffffff});
+  for (int p : perm) v.push_back(sl_arg<float>{x[p], p});
+  while (v.size() > 1) {  // combine a pseudo-random neighbour pair, either operand first
+    seed = seed * 1103515245u + 12345u;
+    const size_t k = (seed >> 8) % (v.size() - 1);
+    v[k] = (seed >> 4) & 1 ? Op()(v[k], v[k + 1]) : Op()(v[k + 1], v[k]);
+    v.erase(v.begin() + k + 1);
+  }
+  return v[0].i;
+}
+int main() {
+  int n;
+  while (std::scanf("%d", &n) == 1) {
+    std::vector<float> x(n); std::vector<int> perm(n); unsigned seed;
+    for (auto& e : x) { char s[64]; std::scanf("%63s", s); e = std::strtof(s, nullptr); }
+    for (auto& p : perm) std::scanf("%d", &p);
+    std::scanf("%u", &seed);
+    std::printf("%d %d %d %d\n", by_steps<sl_op_argmax>(x, perm, -INFINITY), by_tree<sl_op_argmax>(x, perm, seed, -INFINITY),
+                by_steps<sl_op_argmin>(x, perm, INFINITY), by_tree<sl_op_argmin>(x, perm, seed, INFINITY));
+  }
+}
+"""
+
+
+def _rows(rng: np.random.Generator) -> list[np.ndarray]:
+    rows = []
+    for n in (1, 2, 3, 7, 33, 200):
+        for _ in range(40):
+            x = rng.integers(-3, 4, n).astype(np.float32)  # many ties
+            kind = rng.integers(0, 6)
+            if kind == 1:
+                x[rng.integers(0, n, 1 + n // 10)] = np.nan
+            elif kind == 2:
+                x[:] = -np.inf
+            elif kind == 3:
+                x[:] = np.inf
+            elif kind == 4:
+                x[rng.integers(0, n, 1 + n // 5)] = rng.choice([np.inf, -np.inf])
+            rows.append(x)
+    return rows
+
+
+def test_combine_rules_give_numpys_index_in_any_order(tmp_path: Path) -> None:
+    src = "#define __device__\n#define __forceinline__ inline\n#define __shfl_xor_sync(m, v, o) (v)\n"
+    src += _preamble_part("template <class T> struct sl_is_float", "template <> struct sl_is_float<double> { static constexpr bool value = true; };")
+    src += "\n" + _preamble_part("template <class T> __device__ __forceinline__ bool sl_isnan", "\n}\n")
+    src += "template <class T> T sl_shfl_xor(T v, int) { return v; }\n"
+    src += _preamble_part("template <class V> struct sl_arg", "// reduction combiners")
+    src += MAIN
+    (tmp_path / "arg.cpp").write_text(src)
+    exe = tmp_path / "arg"
+    built = subprocess.run([CXX, "-std=c++17", "-O1", "-o", str(exe), str(tmp_path / "arg.cpp")], capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr[-3000:]
+    rng = np.random.default_rng(0)
+    rows = _rows(rng)
+    lines = []
+    for x in rows:
+        perm = rng.permutation(len(x))
+        lines.append(f"{len(x)} {' '.join(repr(float(v)) for v in x)} {' '.join(map(str, perm))} {int(rng.integers(1, 2**31))}")
+    out = subprocess.run([str(exe)], input="\n".join(lines) + "\n", capture_output=True, text=True, check=True).stdout.split("\n")
+    for x, line in zip(rows, out, strict=False):
+        got = list(map(int, line.split()))
+        want = [int(np.argmax(x))] * 2 + [int(np.argmin(x))] * 2
+        assert got == want, (x.tolist(), got, want)
+    assert len([o for o in out if o]) == len(rows)
+
+
+def test_the_preamble_parts_exist() -> None:
+    """The test above reads the rules from the preamble's text by these markers."""
+    for marker in ("template <class V> struct sl_arg", "struct sl_op_argmax {", "struct sl_op_argmin {",
+                   "sl_arg<V> step(sl_arg<V> a, V v, int i) const"):
+        assert marker in PREAMBLE
+    assert re.search(r"struct sl_op_argmin \{.*?step", PREAMBLE, re.S)
