@@ -257,12 +257,16 @@ template <class T> __device__ __forceinline__ T sl_shfl_xor(T v, int o) {
   }
 }
 
-// argmax/argmin: a value and its position along the reduced axis (an int: fused rows are at most
-// 65536 long, groups.ARG_MAX_COLS). The combiners keep NumPy's index: the first extreme, a NaN
+// argmax/argmin: a value and its position along the reduced axis (an int below the identity's
+// 0x7fffffff: groups.ARG_MAX_COLS). The combiners keep NumPy's index: the first extreme, a NaN
 // counting as the extreme (the first NaN wins); of equal values the smaller position.
 // Associative and commutative, so any combining order (warps, shuffles) gives that index.
-// step() adds one element to a thread's own pair: the combine's rule, for a value and its
-// position (no pair built per element).
+// step() adds one element to a thread's own pair. A thread's elements come in increasing
+// positions (every row schedule's loops go up the row), so an element replaces the pair only
+// when it is strictly greater (smaller) or the thread's first NaN: one comparison and a NaN
+// test of the pair per element. An element equal to the identity never replaces it, so a row
+// whose every element is the identity (-inf for argmax) keeps the identity's position, which
+// sl_arg_index reads as the row's first element.
 template <class V> struct sl_arg { V v; int i; };
 template <class V> __device__ __forceinline__ sl_arg<V> sl_shfl_xor(sl_arg<V> a, int o) {
   return sl_arg<V>{sl_shfl_xor(a.v, o), __shfl_xor_sync(0xffffffffu, a.i, o)};
@@ -273,8 +277,7 @@ struct sl_op_argmax {
     return (an != bn ? an : (an || a.v == b.v) ? a.i <= b.i : a.v > b.v) ? a : b;
   }
   template <class V> __device__ __forceinline__ sl_arg<V> step(sl_arg<V> a, V v, int i) const {
-    const bool an = sl_isnan(a.v), vn = sl_isnan(v);
-    return (an ? vn && i < a.i : vn || v > a.v || (v == a.v && i < a.i)) ? sl_arg<V>{v, i} : a;
+    return (!(a.v >= v) && !sl_isnan(a.v)) ? sl_arg<V>{v, i} : a;
   }
 };
 struct sl_op_argmin {
@@ -283,10 +286,14 @@ struct sl_op_argmin {
     return (an != bn ? an : (an || a.v == b.v) ? a.i <= b.i : a.v < b.v) ? a : b;
   }
   template <class V> __device__ __forceinline__ sl_arg<V> step(sl_arg<V> a, V v, int i) const {
-    const bool an = sl_isnan(a.v), vn = sl_isnan(v);
-    return (an ? vn && i < a.i : vn || v < a.v || (v == a.v && i < a.i)) ? sl_arg<V>{v, i} : a;
+    return (!(a.v <= v) && !sl_isnan(a.v)) ? sl_arg<V>{v, i} : a;
   }
 };
+template <class V> __device__ __forceinline__ int sl_arg_index(sl_arg<V> a) { return a.i == 0x7fffffff ? 0 : a.i; }
+// a split row's partial pairs (row_split's workspace), read by its last block
+template <class V> __device__ __forceinline__ sl_arg<V> sl_load_cg(const sl_arg<V>* p) {
+  return sl_arg<V>{sl_load_cg(&p->v), sl_load_cg(&p->i)};
+}
 
 // reduction combiners
 struct sl_op_sum { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return (T)(a + b); } };

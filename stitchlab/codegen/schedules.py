@@ -43,7 +43,7 @@ from .elemental import CodegenError, Index, Writer, leaf_params
 from .preamble import PREAMBLE
 
 #: Bumped whenever generated code changes meaning: part of every registry key.
-CODEGEN_VERSION = "9"
+CODEGEN_VERSION = "10"
 
 #: Emitter switches, all on by default; ``benchmarks/kernel_sweep.py`` turns each off in turn to
 #: measure what it is worth: keep expensive full values in registers across phases, divide by a
@@ -408,7 +408,7 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
         for r, a in accs:
             if r.dtype == np.float16:
                 w.line(f"{a} = sl_round_half({a});")
-            val = f"{a}.i" if r.op in ARG_REDUCTIONS else a
+            val = f"sl_arg_index({a})" if r.op in ARG_REDUCTIONS else a
             w.scopes[0][(id(r), "row")] = val
             w.scopes[0][(id(r), "full")] = val
 
@@ -917,6 +917,7 @@ def emit_row_split(info: GroupInfo, sched: Schedule) -> KernelSource:
     w.line("const int g = blockIdx.x % G;")
     _split_chunk(w, idx_t, block)
     w.row_index = Index(info.keep_shape, lin="r", tag="row")
+    w.reduced_pos = "c"
     w.make_full = lambda: _full_index(w, info, "r", "c", "K", str(info.rows))
     loop = _simple_loop(f"for ({idx_t} c = c0 + threadIdx.x; c < c1; c += {block})", "#pragma unroll 4")
     # barriers separate every use of a buffer (the atomic handshake has two): no trailing barrier

@@ -312,9 +312,12 @@ def _layout_source(n: Node) -> Node:
     return n
 
 
-#: argmax/argmin join a row group when each row is at most this long (a row kernel's block
-#: walks it; longer rows, e.g. the argmax of a whole large array, go to CuPy's own reduction).
-ARG_MAX_COLS = 1 << 16
+#: argmax/argmin join a row group when each row is at most this long: positions are ints below
+#: the identity's 2**31 - 1 (preamble ``sl_arg``). Longer rows go to CuPy's own argmax. Measured
+#: on the H200 (2026-12-01, ``benchmarks/results/2026-12-01-h200-argmax-step-v2-probe.log``), a
+#: fused row beats CuPy's argmax at every length tried, up to one row of 2**24 (1.1 ms against
+#: 13.5; torch 0.03: one block walks the row, arg groups are not split).
+ARG_MAX_COLS = (1 << 31) - 2
 
 
 def _args_fusable(reds: list[Node]) -> bool:

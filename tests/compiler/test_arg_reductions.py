@@ -9,6 +9,7 @@ import pytest
 
 import stitchlab as sl
 from stitchlab.codegen import emit
+from stitchlab.plan import groups
 from stitchlab.plan.cost import Schedule
 from stitchlab.plan.groups import ARG_MAX_COLS
 
@@ -38,20 +39,52 @@ def test_softmax_and_its_argmax_share_the_kernel() -> None:
     assert {"argmin", "argmax", "sum", "max"} <= {n.op for n in plan.kernels[0].nodes}
 
 
-@pytest.mark.parametrize(("shape", "axis"), [((300, 4096), 0), ((8, 16, 100), 1), ((1 << 20,), None),
-                                             ((4, ARG_MAX_COLS + 1), 1)])
+@pytest.mark.parametrize(("shape", "axis"), [((300, 4096), 0), ((8, 16, 100), 1)])
 def test_other_arg_reductions_stay_with_cupy(shape: tuple[int, ...], axis: int | None) -> None:
-    """Over columns, a middle axis, or rows longer than ARG_MAX_COLS: one interpreted step (CuPy's
-    own argmax), not fused."""
+    """Over columns or a middle axis: one interpreted step (CuPy's own argmax), not fused."""
     x = sl.asarray(np.zeros(shape, np.float32))
     assert _families(x.argmax(axis)) == ["interpreted"]
     assert _families(sl.exp(x).argmin(axis)) == ["pointwise", "interpreted"]
 
 
-def test_few_long_rows_with_an_arg_reduction_are_not_split() -> None:
+def test_rows_of_any_int_length_are_fused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A whole array (flattened: a 1-D row), and a vocabulary's rows (128256), are row kernels;
+    rows longer than ARG_MAX_COLS (positions must stay below the identity's 2**31 - 1) go to
+    CuPy."""
+    assert ARG_MAX_COLS == 2**31 - 2
+    assert _families(sl.asarray(np.zeros(1 << 20, np.float32)).argmax()) == ["row_split"]
+    assert _families(sl.asarray(np.zeros((4, 5, 6), np.float32)).argmin())[0].startswith("row_")
+    assert _families(sl.asarray(np.zeros((8, 128256), np.float16)).argmax(-1))[0].startswith("row_")
+    monkeypatch.setattr(groups, "ARG_MAX_COLS", 1000)
+    x = sl.asarray(np.zeros((4, 1001), np.float32))
+    assert _families(x.argmax(-1)) == ["interpreted"]
+    assert _families(x[:, :1000].argmin(-1))[0].startswith("row_")
+
+
+def test_few_long_rows_with_an_arg_reduction_are_split() -> None:
+    """Each block of a row_split steps up its chunk's positions and writes its (value, position)
+    pair; the last block combines the pairs: one kernel with the sum, a workspace of pairs."""
     x = sl.asarray(np.zeros((4, 60_000), np.float32))
     assert _families(x.sum(-1)) == ["row_split"]
-    assert _families(x.argmax(-1), x.sum(-1)) == ["row_block"]
+    (k,) = sl.explain(x.argmax(-1), x.sum(-1), device="H200").kernels
+    assert k.schedule.family == "row_split"
+    assert "sl_arg<float>* __restrict__ ws" in k.source and "sl_load_cg(ws" in k.source
+    assert "sl_op_argmax().step(acc" in k.source and "(int)(c))" in k.source
+
+
+@pytest.mark.parametrize(("dtype", "words"), [("float16", 1), ("float32", 1), ("int8", 1), ("float64", 2), ("int64", 2)])
+def test_split_arg_workspace_holds_the_pairs(dtype: str, words: int) -> None:
+    """The recipe sizes a split argmax's workspace in int64 words: sizeof(sl_arg<V>) is 8 bytes
+    for values of at most 4 bytes (float16 pairs hold a float), 16 for 8-byte values."""
+    from stitchlab.runtime.plan_cache import lower_kernel
+
+    x = sl.asarray(np.zeros((3, 50_000), dtype))
+    plan = sl.explain(x.argmax(-1), device="H200")
+    (k,) = plan.kernels
+    assert k.schedule.family == "row_split" and k.launch.split > 1
+    pos = {id(n): i for i, n in enumerate(plan.graph.nodes)}
+    (ws,) = [p for p in lower_kernel(k, "key", pos)["params"] if p[0] == "ws"]
+    assert ws == ["ws", "int64", 3 * k.launch.split * words]
 
 
 ROW_SCHEDULES = [
@@ -80,11 +113,14 @@ def test_arg_kernels_compile_under_every_row_schedule(dtype: str) -> None:
         compile_cubin(ks.source, ks.name, "sm_90")
 
 
-def test_arg_identity_ties_with_every_element() -> None:
-    """The accumulator starts at the max/min identity at position 2**31 - 1: any element ties or
-    beats it and wins on position, so rows of -inf (argmax) or +inf (argmin) give index 0."""
+def test_arg_identity_is_read_as_the_first_position() -> None:
+    """The accumulator starts at the max/min identity at position 2**31 - 1; an element equal to
+    it never replaces it (each thread steps up its positions and keeps the first extreme), so a
+    row of -inf (argmax) or +inf (argmin) keeps that position, which ``sl_arg_index`` reads as 0."""
     x = sl.asarray(np.zeros((256, 64), np.float16))
     (k,) = sl.explain(x.argmax(-1), x.argmin(-1), device="H200").kernels
     assert "sl_arg<float> acc" in k.source
     assert "sl_arg<float>{(-__int_as_float(0x7f800000)), 0x7fffffff}" in k.source  # argmax: -inf
     assert "sl_arg<float>{(__int_as_float(0x7f800000)), 0x7fffffff}" in k.source  # argmin: +inf
+    body = k.source[k.source.index('extern "C"'):]
+    assert body.count("sl_arg_index(acc") == 2 and ".i)" not in body

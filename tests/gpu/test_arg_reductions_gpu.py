@@ -9,6 +9,8 @@ Run on the GPU machine: ``PYTHONPATH=. python3 -m pytest -m gpu tests/gpu/test_a
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -24,6 +26,7 @@ def _data(shape: tuple[int, int], dtype: str, seed: int) -> np.ndarray:
     if dtype == "bool":
         x = rng.random(shape) < 0.02  # rows of all False among them
         x[::7] = False
+        x[3::7] = True  # argmin's identity: position 0
         return x
     x = rng.integers(-20, 20, shape)  # many ties
     x = x.astype(dtype)
@@ -36,6 +39,10 @@ def _data(shape: tuple[int, int], dtype: str, seed: int) -> np.ndarray:
         x[5::9, -1] = 100  # the maximum last
     else:
         x[4::9, :] = 5
+        info = np.iinfo(dtype)
+        x[6::9, :] = info.min  # the identities, whole rows: position 0
+        x[7::9, :] = info.max
+        x[8::9, 1::3] = info.min
     return x
 
 
@@ -60,6 +67,39 @@ def test_row_argmax_and_argmin_are_numpys(shape: tuple[int, int], dtype: str) ->
         np.testing.assert_array_equal(kept, getattr(x, name)(-1, keepdims=True))
 
 
+@pytest.mark.parametrize("shape", [(257, 1000), (40, 4099)])
+@pytest.mark.parametrize("dtype", ["float16", "float32", "int32", "bool"])
+def test_every_row_schedule_gives_numpys_index(shape: tuple[int, int], dtype: str) -> None:
+    """Each schedule the evaluator considers for an argmax/argmin kernel (rows of 4099: split
+    over blocks too), and a block per row with the row in shared memory or streamed: each thread
+    steps up its own positions (vectors or not) and the pairs combine to NumPy's index."""
+    import cupy as cp
+
+    from stitchlab.codegen import emit
+    from stitchlab.ir.graph import build_graph
+    from stitchlab.plan.cost import Launch, Schedule, schedules
+    from stitchlab.runtime import _instance
+    from stitchlab.runtime.launch import build_executable
+
+    x = _data(shape, dtype, seed=7)
+    a = sl.asarray(cp.asarray(x))
+    graph, sources = build_graph([a.argmax(-1)._node, a.argmin(-1)._node])
+    bufs = [s.value for s in sources]
+    plan = _instance("cupy").plan(graph).plan
+    (k0,) = plan.kernels
+    rows = shape[0]
+    tried = [(e.schedule, e.launch) for e in schedules(k0.info, plan.device)]
+    tried += [(Schedule("row_block", block=b, cache=c), Launch((rows, 1, 1), (b, 1, 1))) for b, c in ((256, "shared"), (128, "none"))]
+    for sched, launch in tried:
+        ks = emit(k0.info, sched)
+        k = dataclasses.replace(k0, name=ks.name, source=ks.source, params=ks.params, schedule=ks.schedule, launch=launch)
+        got_max, got_min = (o.get() for o in build_executable(dataclasses.replace(plan, kernels=[k]))(bufs))
+        np.testing.assert_array_equal(got_max, x.argmax(-1), err_msg=f"argmax {sched}")
+        np.testing.assert_array_equal(got_min, x.argmin(-1), err_msg=f"argmin {sched}")
+    assert {s.family for s, _ in tried} == {"row_warp", "row_block"} | ({"row_split"} if shape[1] > 4096 else set())
+    assert {s.cache for s, _ in tried} == {"registers", "shared", "none"}
+
+
 @pytest.mark.parametrize("dtype", ["float16", "float32"])
 def test_accuracy_and_softmax_argmax_fused(dtype: str) -> None:
     import cupy as cp
@@ -81,7 +121,7 @@ def test_accuracy_and_softmax_argmax_fused(dtype: str) -> None:
     np.testing.assert_array_equal(p.argmax(-1).get(), probs.argmax(-1))
 
 
-@pytest.mark.parametrize(("shape", "axis"), [((300, 4096), 0), ((8, 16, 100), 1), ((1 << 20,), None)])
+@pytest.mark.parametrize(("shape", "axis"), [((300, 4096), 0), ((8, 16, 100), 1)])
 def test_arg_reductions_left_to_cupy_are_numpys(shape: tuple[int, ...], axis: int | None) -> None:
     import cupy as cp
 
@@ -91,3 +131,23 @@ def test_arg_reductions_left_to_cupy_are_numpys(shape: tuple[int, ...], axis: in
     assert _kernels(a.argmax(axis)) == ["interpreted"]
     np.testing.assert_array_equal(a.argmax(axis).get(), x.argmax(axis))
     np.testing.assert_array_equal((a * 2).argmin(axis).get(), (x * 2).argmin(axis))
+
+
+@pytest.mark.parametrize(("shape", "axis", "dtype"), [((1 << 20,), None, "float32"), ((3, 70_001), None, "float16"),
+                                                      ((5, 130_000), -1, "float16"), ((2, 1 << 21), 1, "float32")])
+def test_long_rows_and_whole_arrays_fused(shape: tuple[int, ...], axis: int | None, dtype: str) -> None:
+    """Rows of any length (one block walks each) and the argmax of a whole array (its flattened
+    row), with the maximum repeated, a NaN late in one row, -inf rows."""
+    import cupy as cp
+
+    rng = np.random.default_rng(3)
+    x = rng.integers(-1000, 1000, shape).astype(dtype)
+    flat = x.reshape(-1, shape[-1])
+    flat[0, [shape[-1] - 3, shape[-1] // 2]] = 5000  # two maxima far apart: the first counts
+    if flat.shape[0] > 1:
+        flat[1, -2] = np.nan
+        flat[-1] = -np.inf
+    a = sl.asarray(cp.asarray(x))
+    assert all(f.startswith("row_") for f in _kernels(a.argmax(axis), a.argmin(axis)))
+    for name in ("argmax", "argmin"):
+        np.testing.assert_array_equal(getattr(a, name)(axis).get(), getattr(x, name)(axis), err_msg=name)
