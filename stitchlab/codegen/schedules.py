@@ -35,7 +35,7 @@ import numpy as np
 
 from ..ir.node import Node
 from ..ir.ops import ARG_REDUCTIONS, OPS
-from ..plan.cost import CACHE_REG_BUDGET, COLUMN_CACHE, Schedule, stream_unroll
+from ..plan.cost import CACHE_REG_BUDGET, COLUMN_CACHE, STREAM_VEC_UNROLL, Schedule, stream_unroll
 from ..plan.cost import row_vector_width as cost_row_vector_width
 from ..plan.groups import FULL, ROW, GroupInfo
 from . import ctypes as ct
@@ -523,12 +523,14 @@ def emit_row(info: GroupInfo, sched: Schedule) -> KernelSource:
     flight before the first reduction; 16-byte vectors when ``sched.vec`` > 1 and the pointers are
     aligned, checked in the kernel), values that several phases compute and that are expensive
     (``exp`` in softmax) are kept in registers too, and the full outputs are stored as vectors.
+    With ``cache=none`` and ``sched.vec`` > 1 each pass streams the row in 16-byte chunks
+    (``STREAM_VEC_UNROLL`` in flight), loaded and stored as vectors where aligned.
     """
     idx_t = sched.index
     params, names = _buffer_params(info)
     params.append(Param("R", f"const {idx_t}", "R"))
     cache = sched.cache
-    vec = row_vector_width(info, sched.vec) if cache == "registers" else 1
+    vec = row_vector_width(info, sched.vec) if cache in ("registers", "none") else 1
     sched = dataclasses.replace(sched, vec=vec)
     leaves = _cached_leaves(info, params) if cache != "none" else []
     probe = _row_body(info, sched, params, names, leaves, [])
@@ -569,12 +571,18 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
     w.row_index = Index(info.keep_shape, lin="r", tag="row")
     out_full = [(k, o) for k, (o, lvl) in enumerate(info.outputs) if lvl == FULL]
     pending: list[Callable[[Writer], None]] = []  # emitted after the first combine
-    if cache == "registers":
+    if cache == "registers" or vec > 1:
+        # the row in chunks of vec consecutive elements, chunk t of lane at (lane + t * team) * vec:
+        # all nt chunks held in registers, or streamed (cache "none", 16-byte vectors) in a loop
         nt = -(-K // (team * vec))
         slots = nt * vec
         w.slot = f"t * {vec} + u" if vec > 1 else "t"
         chunk = f"(lane + t * {team})"
         guard = f"if ({chunk} * {vec} < {K})" if vec > 1 else f"if ({chunk} < {K})"
+        if cache == "registers":
+            header = ("#pragma unroll", f"for (int t = 0; t < {nt}; ++t) {guard}")
+        else:
+            header = (f"#pragma unroll {STREAM_VEC_UNROLL}", f"for (int t = 0; {chunk} * {vec} < {K}; ++t)")
 
         def rowbase(row: str = "r") -> str:
             """The offset of the chunk's first element (rows strided over memory: by index)."""
@@ -660,8 +668,8 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
                 w.vec_at, w.vec_depth, w.side_loaded = len(w.lines), w.depth, {}
 
         def open_(w: Writer) -> None:
-            w.line("#pragma unroll")
-            w.open(f"for (int t = 0; t < {nt}; ++t) {guard}")
+            w.line(header[0])
+            w.open(header[1])
             chunk_start(w)
             if vec > 1:
                 w.line("#pragma unroll")
@@ -681,8 +689,8 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
         loop = _Loop(open_, close)
         if vec > 1:
             def store_open(w: Writer, outs: list[tuple[int, Node]]) -> None:
-                w.line("#pragma unroll")
-                w.open(f"for (int t = 0; t < {nt}; ++t) {guard}")
+                w.line(header[0])
+                w.open(header[1])
                 for k, o in outs:
                     w.line(f"sl_vec<{ct.storage_type(o.dtype)}, {vec}> vo{k};")
                 chunk_start(w)

@@ -31,6 +31,8 @@ LOADS_IN_FLIGHT = 8
 #: Iterations of a streamed row loop the emitter unrolls (its loads in flight per thread); half
 #: that for 8-byte inputs (see :func:`stream_unroll`).
 STREAM_UNROLL = 8
+#: Chunks of 16 bytes (``Schedule.vec`` elements) a streamed row loop with vectors unrolls.
+STREAM_VEC_UNROLL = 4
 #: Rows per thread a column schedule with ``cache=registers`` keeps in registers across passes.
 COLUMN_CACHE = 32
 #: Per pass, the extra time of a column schedule whose register cache holds part of each column.
@@ -336,6 +338,11 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
     configs = [("row_warp", 32, b) for b in (128, 256)] + [("row_block", b, b) for b in (128, 256, 512, 1024, 64)]
     for family, team, block in configs:
         cache, regs, smem = _cache_choice(info, team, block, dev)
+        # streamed rows (cache "none") load 16-byte chunks of 2- and 4-byte elements (H200, rows of
+        # 32000-128256: float16 logsumexp 177 -> 122 us, layernorm float32 502 -> 427); float64
+        # ones measured slower so (softmax 272 x 70000: 403.7 us against 327.6 element by element;
+        # benchmarks/results/2026-12-01-h200-1befc88-stream-vec-probe.log)
+        vec = row_vec if cache == "registers" or (cache == "none" and row_vec >= 4) else 1
         reread = 1.0 if cache != "none" else _reread_factor(info, False)
         if cache == "none" and reread > 1:
             reread = 1.0 + 0.35 * (reread - 1.0)
@@ -359,6 +366,8 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
             row_bytes = sum(n.dtype.itemsize for n in full_leaves)
             if cache == "registers":
                 loads = max(1.0, math.ceil(K / team) * row_bytes / 16)
+            elif vec > 1:
+                loads = STREAM_VEC_UNROLL * vec * row_bytes / 16
             else:
                 loads = stream_unroll(info) * row_bytes / 16
             if loads < LOADS_IN_FLIGHT:
@@ -374,8 +383,7 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
         # the block that will replace it into L2 (GroupNorm 8192x4096 on the H200: float16
         # 51.3 -> 45.5 us; float32 within the sweeps' noise, 79.2 -> 78.0)
         prefetch = dev.sms if family == "row_block" and cache == "registers" and detail.get("occupancy") == 1 else 0
-        sched = Schedule(family, block=block, cache=cache, index=index, vec=row_vec if cache == "registers" else 1,
-                         prefetch=prefetch)
+        sched = Schedule(family, block=block, cache=cache, index=index, vec=vec, prefetch=prefetch)
         out.append(Estimate(sched, Launch((blocks if R else 0, 1, 1), (block, 1, 1), 0), secs, detail))
     if _splittable(info) and _row_splits(R, K, dev):
         # few long rows: split each row over several blocks; the last block of a row finishes it

@@ -185,8 +185,9 @@ def test_empty_reductions_plan() -> None:
 
 
 def _passes(body: str) -> int:
-    """Loops over the reduced elements in a column or streamed row kernel."""
-    return len(re.findall(r"for \(int (cc|c) = (threadIdx\.y|lane)", body))
+    """Loops over the reduced elements in a column or streamed row kernel (element by element,
+    or in 16-byte chunks ``t``)."""
+    return len(re.findall(r"for \(int (cc|c) = (threadIdx\.y|lane)|for \(int t = 0; \(lane \+ t", body))
 
 
 def _three_passes(k, monkeypatch) -> str:
@@ -221,15 +222,38 @@ def test_variance_shares_the_mean_pass(name: str, family: str, dtype: str, monke
 
 @pytest.mark.parametrize(("dtype", "unroll"), [("float32", 8), ("float16", 8), ("float64", 4)])
 def test_streamed_rows_unroll_eight_deep(dtype: str, unroll: int) -> None:
-    """A row too long to stay on chip streams with 8 iterations' loads in flight (4 for float64,
-    whose streamed kernels spill at 8): measured on the H200, softmax 128 x 65536 float32 39.4 us
-    against 50.3 at 4."""
+    """A row too long to stay on chip, of a length no 16-byte vector divides, streams element by
+    element with 8 iterations' loads in flight (4 for float64, whose streamed kernels spill at
+    8): measured on the H200, softmax 128 x 65536 float32 39.4 us against 50.3 at 4."""
+    x = sl.asarray(np.zeros((128, 65537), dtype))
+    e = sl.exp(x - x.max(axis=1, keepdims=True))
+    (k,) = sl.explain(e / e.sum(axis=1, keepdims=True)).kernels
+    assert k.schedule.family == "row_block" and k.schedule.cache == "none" and k.schedule.vec == 1
+    pragmas = [line.strip() for line in _body(k.source).splitlines() if "#pragma" in line]
+    assert pragmas == [f"#pragma unroll {unroll}"] * 3, pragmas  # max, sum and store passes
+
+
+@pytest.mark.parametrize(("dtype", "vec"), [("float32", 4), ("float16", 8)])
+def test_streamed_rows_load_16_byte_chunks(dtype: str, vec: int) -> None:
+    """Where the vector width divides the row, a streamed row loop steps over 16-byte chunks
+    (``STREAM_VEC_UNROLL`` in flight), each loaded as one vector where the pointer is aligned,
+    and its full output is stored as vectors. (float64 rows stream element by element: slower
+    in chunks on the H200, ``cost._row``.)"""
+    from stitchlab.plan.cost import STREAM_VEC_UNROLL
+
     x = sl.asarray(np.zeros((128, 65536), dtype))
     e = sl.exp(x - x.max(axis=1, keepdims=True))
     (k,) = sl.explain(e / e.sum(axis=1, keepdims=True)).kernels
-    assert k.schedule.family == "row_block" and k.schedule.cache == "none"
-    pragmas = [line.strip() for line in _body(k.source).splitlines() if "#pragma" in line]
-    assert pragmas == [f"#pragma unroll {unroll}"] * 3, pragmas  # max, sum and store passes
+    assert k.schedule.family == "row_block" and k.schedule.cache == "none" and k.schedule.vec == vec
+    body = _body(k.source)
+    pragmas = [line.strip() for line in body.splitlines() if "#pragma unroll " in line]
+    assert pragmas == [f"#pragma unroll {STREAM_VEC_UNROLL}"] * 3, pragmas  # max, sum and store passes
+    assert _passes(body) == 3
+    assert body.count(f"sl_load_vec<{'sl_half' if dtype == 'float16' else 'float'}, {vec}>(in0") == 3
+    assert "*reinterpret_cast<sl_vec<" in body and "out0 + " in body
+    x64 = sl.asarray(np.zeros((128, 65536), np.float64))
+    (k64,) = sl.explain(sl.exp(x64 - x64.max(axis=1, keepdims=True))).kernels
+    assert k64.schedule.cache == "none" and k64.schedule.vec == 1
 
 
 def test_float64_variance_keeps_its_pass() -> None:

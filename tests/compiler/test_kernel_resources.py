@@ -48,3 +48,14 @@ extern "C" __global__ void __launch_bounds__(1024, 2) spill(const float* __restr
     use = resource_usage(src, "spill")
     assert use.registers <= 32 and use.spill_stores > 0, use
     assert use.stack_frame > 0
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+@pytest.mark.parametrize("name", ["softmax", "layernorm", "add_layernorm", "logsumexp", "rmsnorm"])
+def test_streamed_16_byte_chunks_do_not_spill(name: str, dtype: str) -> None:
+    """Rows too long for the chip (70000) stream in 16-byte chunks, 4 in flight: no spill."""
+    build, _, kinds = WORKLOADS[name]
+    (k,) = sl.explain(*build(*make_args(kinds, 272, 70_000, dtype))).kernels
+    assert k.schedule.cache == "none" and k.schedule.vec > 1, k.schedule
+    use = resource_usage(k.source, k.name)
+    assert (use.spill_stores, use.spill_loads) == (0, 0), f"{k.name} {k.schedule}: {use}"
