@@ -314,9 +314,10 @@ def _layout_source(n: Node) -> Node:
 
 #: argmax/argmin join a row group when each row is at most this long: positions are ints below
 #: the identity's 2**31 - 1 (preamble ``sl_arg``). Longer rows go to CuPy's own argmax. Measured
-#: on the H200 (2026-12-01, ``benchmarks/results/2026-12-01-h200-argmax-step-v2-probe.log``), a
-#: fused row beats CuPy's argmax at every length tried, up to one row of 2**24 (1.1 ms against
-#: 13.5; torch 0.03: one block walks the row, arg groups are not split).
+#: on the H200 (2026-12-01, ``benchmarks/results/2026-12-01-h200-argmax-step-v2-probe.log`` and
+#: ``…-argmax-split-v3-probe.log``): a fused row beats CuPy's argmax at every length tried, and
+#: with few long rows split over blocks one row of 2**24 float32 takes 21.6 us (CuPy 55.6, torch
+#: 28.5).
 ARG_MAX_COLS = (1 << 31) - 2
 
 
