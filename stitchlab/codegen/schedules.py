@@ -48,7 +48,8 @@ CODEGEN_VERSION = "10"
 #: Emitter switches, all on by default; ``benchmarks/kernel_sweep.py`` turns each off in turn to
 #: measure what it is worth: keep expensive full values in registers across phases, divide by a
 #: row value as a multiply by its reciprocal, one barrier per block reduction, column passes in
-#: alternating directions, variances in the mean's pass (Welford; columns and streamed rows), a
+#: alternating directions, variances in the mean's pass (Welford; columns and streamed rows; split
+#: schedules, which have no second pass, keep it whatever the switch says), a
 #: row's one-hot sum read as the one element it picks, the streaming cache hint on the row loads of
 #: register-cached row kernels that store no full-size output (logsumexp, cross-entropy).
 OPTIONS: dict[str, bool] = {"cache_values": True, "reciprocal": True, "single_sync": True, "reverse_passes": True,
@@ -397,7 +398,7 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
     combined across blocks with :func:`_split_variances` instead of ``combine``."""
     picks = picks or {}
     loops_of = loop if callable(loop) and not isinstance(loop, _Loop) else (lambda _k: [loop])
-    merged = info.one_pass_variances() if one_pass and OPTIONS["one_pass_variance"] else {}
+    merged = info.one_pass_variances() if one_pass and (OPTIONS["one_pass_variance"] or split is not None) else {}
     emitted: set[int] = set()
     row = w.row_index
     assert row is not None
@@ -880,7 +881,7 @@ def _split_params(info: GroupInfo, sched: Schedule) -> tuple[list[Param], dict[i
     """Parameters of a split reduction (``row_split``, ``column_split``): the buffers, the extents
     ``R`` and ``K``, the split ``G``, a workspace of ``R * G`` partial results per reduction and
     the per-row (per-tile) counters of finished blocks."""
-    merged = info.one_pass_variances() if OPTIONS["one_pass_variance"] else {}
+    merged = info.one_pass_variances()  # whatever OPTIONS says: a split schedule has one pass
     if info.phases - (1 if merged else 0) != 1 or any(lvl == FULL for _, lvl in info.outputs):
         raise CodegenError(f"{sched.family} needs one phase (a variance may share its mean's) and no per-element outputs")
     idx_t = sched.index

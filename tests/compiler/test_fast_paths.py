@@ -375,3 +375,18 @@ def test_max_and_min_reductions_over_floats_are_one_nan_propagating_instruction(
     assert ("max.NaN.f32" in ptx, "min.NaN.f32" in ptx) == (fast, fast)
     (e,) = sl.explain(sl.maximum(x, x * 2)).kernels  # the elementwise op keeps NumPy's operands
     assert "max.NaN" not in ptx_of(e.source)
+
+
+def test_split_variances_ignore_the_one_pass_switch(monkeypatch) -> None:
+    """A split schedule has no second pass: with ``OPTIONS["one_pass_variance"]`` off (the sweep's
+    switch) its variance is still taken in the mean's pass, the same kernel (it was a
+    CodegenError)."""
+    x = sl.asarray(np.zeros(1 << 22, np.float32))
+    tall = sl.asarray(np.zeros((1 << 20, 64), np.float32))
+    for expr in (x.var(), tall.std(0)):
+        (k,) = sl.explain(expr).kernels
+        assert k.schedule.family in ("row_split", "column_split") and k.info.one_pass_variances()
+        on = sched_mod.emit(k.info, k.schedule).source
+        monkeypatch.setitem(sched_mod.OPTIONS, "one_pass_variance", False)
+        assert sched_mod.emit(k.info, k.schedule).source == on
+        monkeypatch.setitem(sched_mod.OPTIONS, "one_pass_variance", True)
