@@ -1,8 +1,9 @@
 """argmax/argmin fused into row kernels (``sl_op_argmax``/``sl_op_argmin`` over ``sl_arg`` pairs)
 against NumPy, exactly: ties (the first position), NaN (the first NaN), rows of -inf/+inf, all
-equal rows, every row schedule (a warp per row, a block per row with 16-byte vectors, streamed long
-rows), float16/32/64, integers and bool; fused with what surrounds them (an accuracy, a softmax);
-and the arg reductions that stay with CuPy (columns, a middle axis, a whole long array).
+equal rows, rows of the integer identities, every row schedule (a warp per row, a block per row
+with 16-byte vectors, rows in shared memory, streamed long rows, few long rows split over blocks),
+float16/32/64, integers and bool; long rows and whole arrays; fused with what surrounds them (an
+accuracy, a softmax); and the arg reductions that stay with CuPy (columns, a middle axis).
 
 Run on the GPU machine: ``PYTHONPATH=. python3 -m pytest -m gpu tests/gpu/test_arg_reductions_gpu.py -q``.
 """
@@ -136,8 +137,8 @@ def test_arg_reductions_left_to_cupy_are_numpys(shape: tuple[int, ...], axis: in
 @pytest.mark.parametrize(("shape", "axis", "dtype"), [((1 << 20,), None, "float32"), ((3, 70_001), None, "float16"),
                                                       ((5, 130_000), -1, "float16"), ((2, 1 << 21), 1, "float32")])
 def test_long_rows_and_whole_arrays_fused(shape: tuple[int, ...], axis: int | None, dtype: str) -> None:
-    """Rows of any length (one block walks each) and the argmax of a whole array (its flattened
-    row), with the maximum repeated, a NaN late in one row, -inf rows."""
+    """Rows of any length (few of them: split over blocks) and the argmax of a whole array (its
+    flattened row), with the maximum repeated, a NaN late in one row, -inf rows."""
     import cupy as cp
 
     rng = np.random.default_rng(3)
