@@ -34,6 +34,13 @@ def _split_rows() -> list[sl.LazyArray]:
     return [y / y.sum(axis=-1, keepdims=True), sl.logsumexp(y, axis=1)]
 
 
+def _split_args() -> list[sl.LazyArray]:
+    """Split argmax/argmin: workspaces of (value, position) pairs, 8 and 16 bytes a pair."""
+    y = sl.asarray(np.ones((3, 70000), np.float32))
+    z = sl.asarray(np.ones((2, 50000), np.float64))
+    return [y.argmax(-1), z.argmin(-1)]
+
+
 def _packed() -> list[sl.LazyArray]:
     a = sl.asarray(np.ones((7, 33), np.float32))
     b = sl.asarray(np.ones(100, np.float64))
@@ -43,6 +50,7 @@ def _packed() -> list[sl.LazyArray]:
 CASES = {name: (lambda b=build, k=kinds: b(*make_args(k, 64, 96))) for name, (build, _, kinds) in WORKLOADS.items()}
 CASES["split_rows"] = _split_rows
 CASES["packed_and_view"] = _packed
+CASES["split_args"] = _split_args
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
