@@ -105,10 +105,20 @@ def _acc_type(red: Node) -> str:
     return ct.register_type(red.dtype)
 
 
+def workspace_entry(red: Node) -> tuple[np.dtype, int]:
+    """How a split reduction's workspace holds one partial result of ``red`` (its accumulator,
+    :func:`_acc_type`): (element dtype, elements a partial). float16 accumulates in float32;
+    argmax/argmin pairs (``sl_arg``: a value and an int) are int64 words, one a pair, two where
+    the value is 8 bytes."""
+    if red.op in ARG_REDUCTIONS:
+        return np.dtype(np.int64), 2 if red.inputs[0].dtype.itemsize == 8 else 1
+    return (np.dtype(np.float32) if red.dtype == np.float16 else red.dtype), 1
+
+
 def _identity(red: Node, cast: bool = True) -> str:
     """The accumulator's starting value: the op's identity (``cast`` to the accumulator's type);
-    for argmax/argmin the max/min identity at a position past every element (any element ties it
-    and wins)."""
+    for argmax/argmin the max/min identity at position 2**31 - 1, past every element (``step``
+    never replaces it with an equal element; ``sl_arg_index`` reads it as position 0)."""
     if red.op in ARG_REDUCTIONS:
         ident = ct.identity_literal(red.op[3:], red.inputs[0].dtype)
         return f"{_acc_type(red)}{{{ident}, 0x7fffffff}}"

@@ -50,8 +50,6 @@ from typing import Any
 import numpy as np
 
 from ..ir.graph import Graph
-from ..ir.node import Node
-from ..ir.ops import ARG_REDUCTIONS
 from ..plan.device import DeviceProfile
 from ..plan.plan import KernelPlan, Plan
 
@@ -90,15 +88,6 @@ def _itype(kernel: KernelPlan) -> str:
     return "int64" if kernel.schedule.index == "long long" else "int32"
 
 
-def _workspace(red: Node, partials: int) -> tuple[np.dtype, int]:
-    """(dtype, length) of a split reduction's workspace of ``partials`` partial results: its
-    accumulator's type (float32 for float16); for argmax/argmin the (value, int position) pairs
-    (``sl_arg``), as int64 words: one a pair, two where the value is 8 bytes."""
-    if red.op in ARG_REDUCTIONS:
-        return np.dtype(np.int64), partials * (2 if red.inputs[0].dtype.itemsize == 8 else 1)
-    return (np.dtype(np.float32) if red.dtype == np.float16 else red.dtype), partials
-
-
 def lower_kernel(kernel: KernelPlan, key: str, pos: dict[int, int]) -> dict[str, Any]:
     """The recipe entry of one compiled kernel.
 
@@ -107,6 +96,8 @@ def lower_kernel(kernel: KernelPlan, key: str, pos: dict[int, int]) -> dict[str,
         key: the registry key of its cubin.
         pos: ``id(node) -> position`` in the plan's graph.
     """
+    from ..codegen.schedules import workspace_entry
+
     parts = kernel.parts or [kernel]
     infos = [part.info for part in parts]
     if any(i is None for i in infos):
@@ -129,8 +120,8 @@ def lower_kernel(kernel: KernelPlan, key: str, pos: dict[int, int]) -> dict[str,
         elif p.role == "G":
             params.append(["G", "int32", launch.split])
         elif p.role == "ws":
-            dtype, length = _workspace(p.node, max(R * launch.split, 1))
-            params.append(["ws", _name(dtype), length])
+            dtype, per_partial = workspace_entry(p.node)
+            params.append(["ws", _name(dtype), max(R * launch.split, 1) * per_partial])
         elif p.role == "counter":
             params.append(["counter", "uint32", max(R, 1)])
         else:
