@@ -47,7 +47,7 @@ setup(
     packages=_packages(),
     package_dir={name: folder for folder, name in _MAPPED.items()},
     package_data={"stitchlab.topology": ["presets/*.json", "weights/*"]},
-    install_requires=["numpy>=2.0", "diskcache>=5.6"],
+    install_requires=["numpy>=2.0", "diskcache>=5.6", "ml_dtypes>=0.5"],
     extras_require={
         "cuda13": ["cupy-cuda13x>=13.4"],
         "cuda12": ["cupy-cuda12x>=13.4"],

@@ -104,3 +104,13 @@ import numpy as _np  # noqa: E402
 for _name in _SUPPORTED:
     globals()[_name if _name != "bool" else "bool_"] = getattr(_np, _name if _name != "bool" else "bool_")
 del _name
+
+
+def __getattr__(name: str) -> object:
+    # sl.bfloat16 is ml_dtypes.bfloat16 (NumPy's bfloat16 scalar type, as CuPy uses), imported
+    # on first use so that ``import stitchlab`` stays light
+    if name == "bfloat16":
+        from .ir.dtypes import bfloat16
+
+        return bfloat16().type
+    raise AttributeError(f"module 'stitchlab' has no attribute {name!r}")

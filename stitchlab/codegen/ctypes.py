@@ -2,8 +2,8 @@
 
 Every value lives in a *register type*: the dtype's own C type, except float16 which is stored as
 ``sl_half`` (16 bits) and computed in ``float``, or held as its 16 bits (:data:`HALF`) between the
-ops that compute it natively (see :mod:`stitchlab.codegen.elemental`). bfloat16 is not handled:
-NumPy has no bfloat16 dtype, so no array of the front end can hold one.
+ops that compute it natively (see :mod:`stitchlab.codegen.elemental`), and bfloat16
+(``ml_dtypes.bfloat16``), stored as ``sl_bf16`` and always held in ``float``.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from ..ir.dtypes import is_float
 
 _STORAGE = {
     "bool": "bool",
@@ -25,6 +27,7 @@ _STORAGE = {
     "float16": "sl_half",
     "float32": "float",
     "float64": "double",
+    "bfloat16": "sl_bf16",
 }
 
 
@@ -41,13 +44,14 @@ def storage_type(dtype: np.dtype) -> str:
 
 
 def register_type(dtype: np.dtype) -> str:
-    """The C type a value is computed in (float for float16)."""
-    return "float" if np.dtype(dtype).name == "float16" else storage_type(dtype)
+    """The C type a value is computed in (float for float16 and bfloat16)."""
+    return "float" if np.dtype(dtype).name in ("float16", "bfloat16") else storage_type(dtype)
 
 
 def kind(dtype: np.dtype) -> str:
-    """The op-table template key of a dtype: "f", "i", "u" or "b"."""
-    return np.dtype(dtype).kind
+    """The op-table template key of a dtype: "f", "i", "u" or "b" (bfloat16: "f")."""
+    dt = np.dtype(dtype)
+    return "f" if is_float(dt) else dt.kind
 
 
 def literal(value: object, dtype: np.dtype) -> str:
@@ -56,7 +60,7 @@ def literal(value: object, dtype: np.dtype) -> str:
     ctype = register_type(dt)
     if dt.kind == "b":
         return "true" if value else "false"
-    if dt.kind == "f":
+    if is_float(dt):
         v = float(value)  # type: ignore[arg-type]
         if math.isnan(v):
             return f"(({ctype})__int_as_float(0x7fc00000))" if ctype == "float" else "__longlong_as_double(0x7ff8000000000000LL)"
@@ -95,7 +99,7 @@ def identity_literal(opname: str, dtype: np.dtype) -> str:
         return "true"
     if opname in ("max", "min"):
         low = opname == "max"
-        if dt.kind == "f":
+        if is_float(dt):
             return literal(-math.inf if low else math.inf, dt)
         if dt.kind == "b":
             return "false" if low else "true"

@@ -20,6 +20,10 @@ its op produces; a consumer that needs the other form converts it once (``as_flo
 memoized like other temporaries). An op computed in float that yields float16 rounds once, with
 one ``cvt`` to half bits (a float64 cast to float16 too: ``cvt.rn.f16.f64``, never through float);
 a float16 output is stored as the bits it holds.
+
+bfloat16 values are always held in ``float``: every op that yields bfloat16 computes in float and
+rounds once (``sl_round_bf16``, to nearest, ties to even), as ml_dtypes' NumPy loops compute in
+float32 and round; a float64 goes through float first, as ml_dtypes' cast does.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..ir.dtypes import finfo, is_bfloat16, is_float
 from ..ir.node import Node
 from ..ir.ops import OPS, Kind
 from ..plan.groups import FREE_OPS as _FREE
@@ -359,7 +364,7 @@ class Writer:
         while d.op in ("broadcast", "reshape") and id(d) not in self.members:
             d = d.inputs[0]
         ddof = d.attr("count_ddof") if d.op == "const" else None
-        if ddof is None or d.dtype != node.dtype or node.dtype.kind != "f":
+        if ddof is None or d.dtype != node.dtype or not is_float(node.dtype):
             return None
         r = a
         while r.op in ("broadcast", "reshape"):
@@ -381,7 +386,7 @@ class Writer:
         row before the loop (the reciprocal too, hoisted before the loop): a multiply per element
         instead of an IEEE division, at most about 1 ulp apart."""
         a, d = node.inputs
-        if not (node.dtype.kind == "f" and a.dtype == node.dtype and d.dtype == node.dtype):
+        if not (is_float(node.dtype) and a.dtype == node.dtype and d.dtype == node.dtype):
             return None
         c = d
         while c.op in ("broadcast", "reshape") and id(c) not in self.members:
@@ -390,8 +395,8 @@ class Writer:
             # a constant divisor: multiply by its reciprocal where that is a normal number of the
             # dtype (a power of two gives the same bits; others are at most about 1 ulp apart)
             value = float(c.attr("value"))
-            finfo = np.finfo(node.dtype)
-            if value != 0 and math.isfinite(value) and finfo.tiny <= abs(1.0 / value) <= finfo.max:
+            fi = finfo(node.dtype)
+            if value != 0 and math.isfinite(value) and float(fi.tiny) <= abs(1.0 / value) <= float(fi.max):
                 return f"({self.as_float(self._value(a, idx))} * {ct.literal(1.0 / value, node.dtype)})"
             return None
         if not (self.row_reciprocal and idx.tag == "full"):
@@ -435,11 +440,13 @@ class Writer:
             return lit
         if op == "iota":
             lin = self.linear(idx)
-            work = "double" if node.dtype.kind == "f" else "long long"
+            work = "double" if is_float(node.dtype) else "long long"
             start, step = node.attr("start"), node.attr("step")
             expr = f"({work}){start!r} + ({work})({lin}) * ({work}){step!r}"
             if node.dtype == np.float16:  # from double in one rounding, as NumPy's astype
                 return self.assign_half(f"sl_d2h({expr})")
+            if is_bfloat16(node.dtype):  # through float, as ml_dtypes' cast from float64
+                return self.assign("float", f"sl_round_bf16((float)({expr}))")
             return self.assign(ct.register_type(node.dtype), f"sl_cast<{ct.register_type(node.dtype)}>({expr})")
         if id(node) not in self.members and (op == "input" or id(node) in self.params or op not in _FREE):
             return self.load(node, idx)
@@ -516,14 +523,17 @@ class Writer:
                 return self.assign_half(half.format(*args))
             args = [self.as_float(self._value(i, idx)) for i in ins]
             ref = node.inputs[1] if op == "where" else node.inputs[0]
+            # (not for bfloat16: its float32 exponent range keeps results ex2.approx.ftz flushes)
             fast = OPS[op].cuda_f16 if node.dtype == np.float16 else None
             try:
-                template = fast or OPS[op].cuda_expr(ref.dtype.kind)
+                template = fast or OPS[op].cuda_expr(ct.kind(ref.dtype))
             except NotImplementedError as exc:
                 raise CodegenError(str(exc)) from None
             expr = template.format(*args)
         if node.dtype == np.float16:  # computed in float: rounded once, to half bits
             return self.assign_half(f"sl_f2h((float)({expr}))")
+        if is_bfloat16(node.dtype):  # computed in float: rounded once to bfloat16
+            return self.assign("float", f"sl_round_bf16((float)({expr}))")
         return self.assign(reg, f"({reg})({expr})")
 
 

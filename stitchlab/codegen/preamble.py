@@ -5,8 +5,9 @@ differ: Python-style floor division and modulo (integer division by zero gives 0
 NaN-propagating maximum/minimum (with NumPy's operand on ties of -0.0 and +0.0), NumPy's casts to
 bool, integer powers. float16 is stored as ``sl_half``, converted with PTX ``cvt`` instructions
 (from double in one rounding: ``sl_d2h``) and added, subtracted and multiplied with PTX half
-instructions (``sl_hadd``…), so no CUDA header is needed and NVRTC compiles the kernels with
-no include path at all (on a CPU-only machine too).
+instructions (``sl_hadd``…); bfloat16 is stored as ``sl_bf16`` and held in float. No CUDA
+header is needed, and NVRTC compiles the kernels with no include path at all (on a CPU-only
+machine too).
 """
 
 from __future__ import annotations
@@ -46,6 +47,23 @@ __device__ __forceinline__ sl_half sl_hmul(sl_half a, sl_half b) {
 __device__ __forceinline__ sl_half sl_hneg(sl_half a) { return sl_half{(unsigned short)(a.x ^ 0x8000u)}; }
 __device__ __forceinline__ sl_half sl_habs(sl_half a) { return sl_half{(unsigned short)(a.x & 0x7fffu)}; }
 
+// bfloat16 (ml_dtypes.bfloat16): the high 16 bits of a float. Values are held in float; a result
+// is rounded to the nearest bfloat16 (ties to even), as ml_dtypes rounds its float32 results.
+// Other types go through float first (a double rounds twice, as ml_dtypes' casts do).
+struct __align__(2) sl_bf16 { unsigned short x; };
+__device__ __forceinline__ float sl_bf2f(sl_bf16 b) { return __uint_as_float((unsigned int)b.x << 16); }
+__device__ __forceinline__ sl_bf16 sl_f2bf(float f) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  sl_bf16 b; asm("{ cvt.rn.bf16.f32 %0, %1; }" : "=h"(b.x) : "f"(f)); return b;
+#else
+  const unsigned int u = __float_as_uint(f);
+  if (f != f) return sl_bf16{(unsigned short)((u >> 16) | 0x40u)};
+  return sl_bf16{(unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16)};
+#endif
+}
+// a float rounded to the nearest bfloat16, held in float
+__device__ __forceinline__ float sl_round_bf16(float f) { return sl_bf2f(sl_f2bf(f)); }
+
 template <class T> struct sl_is_float { static constexpr bool value = false; };
 template <> struct sl_is_float<float> { static constexpr bool value = true; };
 template <> struct sl_is_float<double> { static constexpr bool value = true; };
@@ -59,6 +77,9 @@ template <class T, class V> __device__ __forceinline__ void sl_store(T* p, V v) 
 __device__ __forceinline__ void sl_store(sl_half* p, float v) { *p = sl_f2h(v); }
 template <class T> __device__ __forceinline__ T sl_from_storage(T v) { return v; }
 __device__ __forceinline__ float sl_from_storage(sl_half v) { return sl_h2f(v); }
+__device__ __forceinline__ float sl_load(const sl_bf16* p) { return sl_bf2f(*p); }
+template <class V> __device__ __forceinline__ void sl_store(sl_bf16* p, V v) { *p = sl_f2bf((float)v); }
+__device__ __forceinline__ float sl_from_storage(sl_bf16 v) { return sl_bf2f(v); }
 template <class T> __device__ __forceinline__ T sl_to_storage_as(T*, T v) { return v; }
 
 // 16-byte (or narrower) vectors of N elements

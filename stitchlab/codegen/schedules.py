@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..ir.dtypes import is_bfloat16, is_low_float
 from ..ir.node import Node
 from ..ir.ops import ARG_REDUCTIONS, OPS
 from ..plan.cost import CACHE_REG_BUDGET, COLUMN_CACHE, STREAM_VEC_UNROLL, Schedule, stream_unroll
@@ -107,12 +108,12 @@ def _acc_type(red: Node) -> str:
 
 def workspace_entry(red: Node) -> tuple[np.dtype, int]:
     """How a split reduction's workspace holds one partial result of ``red`` (its accumulator,
-    :func:`_acc_type`): (element dtype, elements a partial). float16 accumulates in float32;
+    :func:`_acc_type`): (element dtype, elements a partial). float16 and bfloat16 accumulate in float32;
     argmax/argmin pairs (``sl_arg``: a value and an int) are int64 words, one a pair, two where
     the value is 8 bytes."""
     if red.op in ARG_REDUCTIONS:
         return np.dtype(np.int64), 2 if red.inputs[0].dtype.itemsize == 8 else 1
-    return (np.dtype(np.float32) if red.dtype == np.float16 else red.dtype), 1
+    return (np.dtype(np.float32) if is_low_float(red.dtype) else red.dtype), 1
 
 
 def _identity(red: Node, cast: bool = True) -> str:
@@ -419,6 +420,8 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
         for r, a in accs:
             if r.dtype == np.float16:
                 w.line(f"{a} = sl_round_half({a});")
+            elif is_bfloat16(r.dtype):
+                w.line(f"{a} = sl_round_bf16({a});")
             val = f"sl_arg_index({a})" if r.op in ARG_REDUCTIONS else a
             w.scopes[0][(id(r), "row")] = val
             w.scopes[0][(id(r), "full")] = val

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .. import runtime
-from ..ir.dtypes import as_dtype, is_weak
+from ..ir.dtypes import as_dtype, finfo, is_float, is_low_float, is_weak
 from ..ir.ops import OPS, Kind
 from . import build
 from .array import LazyArray, node_of
@@ -118,16 +118,17 @@ def _float_work(dtype: np.dtype, requested: Any) -> tuple[np.dtype, np.dtype]:
     """(dtype to compute in, dtype to return) for mean/var/std, as NumPy chooses them."""
     if requested is not None:
         out = as_dtype(requested)
-        return (np.dtype("float32") if out == np.float16 else out), out
+        return (np.dtype("float32") if is_low_float(out) else out), out
     if dtype.kind in "biu":
         return np.dtype("float64"), np.dtype("float64")
-    if dtype == np.float16:
+    if is_low_float(dtype):
         return np.dtype("float32"), dtype
     return dtype, dtype
 
 
 def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> LazyArray:
-    """Arithmetic mean along ``axis`` (integers in float64, float16 accumulated in float32)."""
+    """Arithmetic mean along ``axis`` (integers in float64, float16 and bfloat16 accumulated in
+    float32)."""
     x = asarray(a)
     work, out = _float_work(x.dtype, dtype)
     total = x.astype(work).sum(axis, keepdims=keepdims)
@@ -356,13 +357,13 @@ def nan_to_num(
         array([ 0.00e+00,  6.55e+04, -6.55e+04,  1.50e+00], dtype=float16)
     """
     arr = asarray(x)
-    if arr.dtype.kind != "f":
+    if not is_float(arr.dtype):
         return arr
-    info = np.finfo(arr.dtype)
+    info = finfo(arr.dtype)
     fills = [
         _fill_value(nan, arr.dtype, "nan"),
-        _fill_value(info.max if posinf is None else posinf, arr.dtype, "posinf"),
-        _fill_value(info.min if neginf is None else neginf, arr.dtype, "neginf"),
+        _fill_value(float(info.max) if posinf is None else posinf, arr.dtype, "posinf"),
+        _fill_value(float(info.min) if neginf is None else neginf, arr.dtype, "neginf"),
     ]
     out = where(arr == -math.inf, fills[2], arr)
     out = where(arr == math.inf, fills[1], out)
@@ -374,7 +375,7 @@ def _nan_dtype(x: LazyArray, dtype: Any, name: str) -> np.dtype:
     if dtype is None:
         return x.dtype
     out = as_dtype(dtype)
-    if out.kind != "f":
+    if not is_float(out):
         raise TypeError(
             f"{name}: dtype must be a float dtype for float input (NumPy: 'If a is inexact, then dtype "
             f"must be inexact'), got {out}; use e.g. dtype=np.float64"
@@ -394,7 +395,7 @@ def nansum(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) 
         array([1., 0.])
     """
     x = asarray(a)
-    if x.dtype.kind == "f":
+    if is_float(x.dtype):
         x = where(isnan(x), 0, x)  # noqa: F821
     return x.sum(axis, dtype, keepdims)
 
@@ -404,7 +405,7 @@ def _nan_extreme(opname: str, a: Any, axis: Any, keepdims: bool) -> LazyArray:
     axes = build.normalize_axes(axis, x.ndim)
     if builtins.any(x.shape[i] == 0 for i in axes):  # NumPy names the ufunc it reduces with
         raise ValueError(f"zero-size array to reduction operation f{opname} which has no identity")
-    if x.dtype.kind != "f":
+    if not is_float(x.dtype):
         return x.max(axis, keepdims) if opname == "max" else x.min(axis, keepdims)
     nan = isnan(x)  # noqa: F821
     if opname == "max":
@@ -453,7 +454,7 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False)
         array([2.])
     """
     x = asarray(a)
-    if x.dtype.kind != "f":
+    if not is_float(x.dtype):
         return mean(x, axis, dtype, keepdims)
     out = _nan_dtype(x, dtype, "nanmean")
     nan = isnan(x)  # noqa: F821
@@ -485,7 +486,7 @@ def _nan_variance(name: str, a: Any, axis: Any, dtype: Any, ddof: Any, keepdims:
     if not isinstance(ddof, numbers.Real):
         raise TypeError(f"{name}: ddof must be a real number, got {ddof!r}")
     x = asarray(a)
-    if x.dtype.kind != "f":
+    if not is_float(x.dtype):
         return var(x, axis, dtype, ddof=ddof, keepdims=keepdims)
     out = _nan_dtype(x, dtype, name)
     nan = isnan(x)  # noqa: F821

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .. import runtime
-from ..ir.dtypes import as_dtype, is_weak
+from ..ir.dtypes import as_dtype, is_float, is_weak
 from ..ir.node import Node
 from . import build
 
@@ -107,6 +107,14 @@ class LazyArray:
         if not self.device.startswith("cuda"):
             raise AttributeError("__cuda_array_interface__: this array lives on the CPU (numpy backend)")
         return self._value().__cuda_array_interface__
+
+    def __cupy_get_ndarray__(self) -> Any:
+        """The value as a ``cupy.ndarray`` (what ``cupy.asarray`` calls first): the GPU array
+        itself, with its dtype; the CUDA array interface cannot say bfloat16 (its typestr is
+        "<V2"). An array of the numpy backend is copied to the current GPU."""
+        import cupy
+
+        return cupy.asarray(self._value())
 
     def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
         return self._value().__dlpack__(*args, **kwargs)
@@ -278,7 +286,7 @@ def _binary(opname: str) -> Any:
     def forward(self: LazyArray, other: Any) -> LazyArray:
         if opname == "power" and type(other) in (int, float) and other in _FAST_POWERS:
             # NumPy: floats take every fast power; integers and bools only an integer 2
-            if self.dtype.kind == "f" or (type(other) is int and other == 2):
+            if is_float(self.dtype) or (type(other) is int and other == 2):
                 return LazyArray(build.elementwise(_FAST_POWERS[other], self._node))
         return LazyArray(build.elementwise(opname, self._node, node_of(other)))
 

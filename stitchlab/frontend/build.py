@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ir.dtypes import as_dtype
+from ..ir.dtypes import as_dtype, is_bfloat16, is_float
 from ..ir.node import Node, Shape, make_attrs
 from ..ir.ops import COMPARISONS, OPS, Kind
 
@@ -122,6 +122,18 @@ def _weak_key(value: Any) -> Any:
     return np.dtype(bool) if isinstance(value, bool) else type(value)
 
 
+def _bfloat16_weak(args: Sequence[Operand], key: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``key`` with weak Python floats keyed as weak ints where a bfloat16 array takes part.
+
+    NEP 50 makes a Python float take the float dtype of the array it meets (``x * 0.5`` of a
+    float16 ``x`` is float16). ml_dtypes' bfloat16 promotes a Python float to float32 instead, and
+    ``result_type`` to float64; a weak int keeps bfloat16, so resolving with ``int`` in the float's
+    place gives the loop NEP 50 asks for (the float is then converted to that loop's dtype)."""
+    if float not in key or not any(isinstance(a, Node) and is_bfloat16(a.dtype) for a in args):
+        return key
+    return tuple(int if k is float else k for k in key)
+
+
 def _describe(a: Operand) -> str:
     return f"Python {type(a).__name__}" if not isinstance(a, Node) else f"dtype('{a.dtype}')"
 
@@ -137,6 +149,7 @@ def elementwise(opname: str, *args: Operand) -> Node:
         out_dtype = dtype
     else:
         key = tuple(a.dtype if isinstance(a, Node) else _weak_key(a) for a in args)
+        key = _bfloat16_weak(args, key)
         try:
             *loop, out_dtype = _resolve(opname, key)
         except (TypeError, np.exceptions.DTypePromotionError) as exc:
@@ -147,7 +160,7 @@ def elementwise(opname: str, *args: Operand) -> Node:
             if not isinstance(a, Node) and not _fits(a, dt):
                 if opname in COMPARISONS:  # NumPy compares out-of-range integers exactly
                     other = next(n for n in args if isinstance(n, Node))
-                    wide = np.dtype("float64") if other.dtype.kind == "f" else np.dtype("int64") if other.dtype.kind == "i" or a < 0 else np.dtype("uint64")
+                    wide = np.dtype("float64") if is_float(other.dtype) else np.dtype("int64") if other.dtype.kind == "i" or a < 0 else np.dtype("uint64")
                     if not _fits(a, wide):
                         wide = np.dtype("float64")
                     return elementwise(opname, *(astype(n, wide) if isinstance(n, Node) else n for n in args))
@@ -162,9 +175,12 @@ def elementwise(opname: str, *args: Operand) -> Node:
 
 
 def result_type(*args: Operand) -> np.dtype:
-    """NumPy's ``result_type`` with Python scalars weak (NEP 50)."""
+    """NumPy's ``result_type`` with Python scalars weak (NEP 50; for bfloat16 as
+    :func:`_bfloat16_weak` explains)."""
+    bf16 = any(isinstance(a, Node) and is_bfloat16(a.dtype) for a in args)
+    items = [a.dtype if isinstance(a, Node) else (0 if bf16 and type(a) is float else a) for a in args]
     try:
-        return as_dtype(np.result_type(*(a.dtype if isinstance(a, Node) else a for a in args)))
+        return as_dtype(np.result_type(*items))
     except np.exceptions.DTypePromotionError as exc:
         raise TypeError(str(exc)) from None
 

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from .. import runtime
-from ..ir.dtypes import as_dtype
+from ..ir.dtypes import as_dtype, bfloat16, is_bfloat16, is_float
 from ..ir.node import Node, make_attrs
 from . import build
 from .array import LazyArray
@@ -73,18 +73,34 @@ def array(obj: Any, dtype: Any = None, copy: bool = True) -> LazyArray:
     return _wrap(obj, dtype, copy=copy)
 
 
+def _torch_bfloat16(obj: Any) -> Any:
+    """A torch bfloat16 tensor as its bits (int16), which NumPy, CuPy and the CUDA array
+    interface all take (torch cannot give NumPy a bfloat16 array, and its CUDA array interface
+    says only "<V2"); None for anything else."""
+    if type(obj).__module__.split(".")[0] != "torch" or str(getattr(obj, "dtype", "")) != "torch.bfloat16":
+        return None
+    import torch
+
+    return obj.detach().view(torch.int16)
+
+
 def _wrap(obj: Any, dtype: Any, copy: bool) -> LazyArray:
     if dtype is not None:
         dtype = as_dtype(dtype)
+    bits = _torch_bfloat16(obj)
+    if bits is not None:  # the tensor's memory viewed as bfloat16, then converted
+        out = _wrap(bits, None, copy)
+        out = LazyArray(Node("input", (), out.shape, bfloat16(), value=out._node.value.view(bfloat16()), device=out._node.device))
+        return out if dtype is None else out.astype(dtype)
     backend = _backend_of(obj) if hasattr(obj, "__cuda_array_interface__") else runtime.current()
     try:
         buf = backend.from_object(obj, dtype=dtype, copy=copy)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"cannot make a stitchlab array from {type(obj).__name__}: {exc}") from None
-    if buf.dtype.kind in "OUSVcMm":
+    if buf.dtype.kind in "OUSVcMm" and not is_bfloat16(buf.dtype):
         raise TypeError(
             f"cannot make a stitchlab array from {type(obj).__name__} with dtype {buf.dtype}; "
-            f"supported dtypes are bool, integers and float16/32/64"
+            f"supported dtypes are bool, integers, float16/32/64 and bfloat16"
         )
     return _leaf(buf, backend.device())
 
@@ -156,7 +172,7 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> La
     n = max(0, math.ceil((stop - start) / step))
     natural = np.result_type(*(np.asarray(v).dtype for v in (start, stop, step)))
     dt = as_dtype(dtype) if dtype is not None else as_dtype(natural)
-    if dt.kind == "f" or natural.kind == "f":
+    if is_float(dt) or natural.kind == "f":
         return _iota(n, float(start), float(step), np.dtype("float64")).astype(dt)
     return _iota(n, int(start), int(step), dt)
 

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .. import runtime
-from ..ir.dtypes import SUPPORTED, WEAK_TYPES, as_dtype, is_weak
+from ..ir.dtypes import WEAK_TYPES, as_dtype, is_supported, is_weak
 from ..ir.graph import Graph, build_graph
 from ..ir.node import Node
 from ..runtime import stats
@@ -63,7 +63,6 @@ def _unflatten(leaves: list[Any], spec: Any) -> Any:
     return kind(out)
 
 
-_SUPPORTED_DTYPES = frozenset(SUPPORTED.values())
 _cuda_devices: dict[int, str] = {}
 
 
@@ -71,11 +70,11 @@ def _direct_device(a: Any) -> str | None:
     """The device of ``a`` if it is a NumPy (on the numpy backend) or CuPy array of a supported
     dtype, which :func:`asarray` would use without a copy; else None (take the general path)."""
     if type(a) is np.ndarray:
-        if a.dtype in _SUPPORTED_DTYPES and runtime.get_backend() == "numpy":
+        if is_supported(a.dtype) and runtime.get_backend() == "numpy":
             return "cpu"
         return None
     if type(a).__module__.startswith("cupy") and hasattr(a, "__cuda_array_interface__"):
-        if a.dtype not in _SUPPORTED_DTYPES:
+        if not is_supported(a.dtype):
             return None
         ident = a.device.id
         device = _cuda_devices.get(ident)

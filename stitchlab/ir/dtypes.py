@@ -2,6 +2,12 @@
 
 Promotion is NumPy's own: the front end asks NumPy's ufunc type resolution
 (``ufunc.resolve_dtypes``) which loop a call would use, so results match NumPy exactly.
+
+bfloat16 is ``ml_dtypes.bfloat16``, the NumPy dtype CuPy (v14 on) and JAX use; ml_dtypes is
+imported the first time a bfloat16 is asked for, so ``import stitchlab`` stays light. Its
+elementwise ops compute in float32 and round once to bfloat16, as ml_dtypes' NumPy loops do; its
+sums and means accumulate in float32 (as NumPy's float16 sums do; ml_dtypes' own reductions
+would round every partial sum to bfloat16) and round the result once.
 """
 
 from __future__ import annotations
@@ -10,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-#: Dtypes an array may have, by name. bfloat16 is not among them: NumPy has no bfloat16.
+#: Dtypes an array may have, by name (bfloat16 comes from ml_dtypes: :func:`bfloat16`).
 SUPPORTED: dict[str, np.dtype] = {
     name: np.dtype(name)
     for name in (
@@ -18,26 +24,66 @@ SUPPORTED: dict[str, np.dtype] = {
         "float16", "float32", "float64",
     )
 }
+_SUPPORTED_SET = frozenset(SUPPORTED.values())
 
 #: Python scalar types that take part in promotion as "weak" values.
 WEAK_TYPES = (bool, int, float)
 
 
+def bfloat16() -> np.dtype:
+    """The bfloat16 dtype (``ml_dtypes.bfloat16``); a TypeError naming the fix without ml_dtypes."""
+    try:
+        import ml_dtypes
+    except ImportError:
+        raise TypeError(
+            "bfloat16 needs the ml_dtypes package (NumPy's bfloat16 dtype, as CuPy and JAX use): "
+            "pip install ml-dtypes"
+        ) from None
+    return np.dtype(ml_dtypes.bfloat16)
+
+
+def is_bfloat16(dt: np.dtype) -> bool:
+    return dt.name == "bfloat16"
+
+
+def is_supported(dt: np.dtype) -> bool:
+    """True for a dtype arrays may have (little-endian or native)."""
+    return dt in _SUPPORTED_SET or dt.name == "bfloat16"
+
+
 def as_dtype(dtype: Any) -> np.dtype:
     """Return ``dtype`` as a supported ``numpy.dtype`` or raise a TypeError naming it."""
+    if isinstance(dtype, str) and dtype == "bfloat16":
+        return bfloat16()
     try:
         dt = np.dtype(dtype)
     except TypeError as exc:
         raise TypeError(f"data type {dtype!r} not understood") from exc
-    if dt.name not in SUPPORTED or dt.byteorder == ">":
+    if not is_supported(dt) or dt.byteorder == ">":
         raise TypeError(
-            f"stitchlab does not support dtype {dt}; supported dtypes are {', '.join(SUPPORTED)}"
+            f"stitchlab does not support dtype {dt}; supported dtypes are "
+            f"{', '.join(SUPPORTED)}, bfloat16"
         )
     return dt
 
 
 def is_float(dt: np.dtype) -> bool:
-    return dt.kind == "f"
+    """A floating dtype: float16/32/64 or bfloat16 (whose NumPy kind is "V")."""
+    return dt.kind == "f" or dt.name == "bfloat16"
+
+
+def is_low_float(dt: np.dtype) -> bool:
+    """float16 or bfloat16: stored in 16 bits, computed and accumulated in float32."""
+    return dt.itemsize == 2 and is_float(dt)
+
+
+def finfo(dt: np.dtype) -> Any:
+    """``numpy.finfo`` of a floating dtype (``ml_dtypes.finfo`` for bfloat16)."""
+    if dt.name == "bfloat16":
+        import ml_dtypes
+
+        return ml_dtypes.finfo(dt)
+    return np.finfo(dt)
 
 
 def is_weak(value: Any) -> bool:

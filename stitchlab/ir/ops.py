@@ -101,6 +101,17 @@ def _op(name: str, kind: Kind, nin: int, numpy: Callable[..., Any] | None, **kw:
     return op
 
 
+def _in_float32(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``fn`` over bfloat16 computed in float32 and rounded once, as the kernels compute it
+    (other dtypes as they are)."""
+    def wrapped(x: Any) -> Any:
+        if x.dtype.name == "bfloat16":
+            return fn(x.astype(np.float32)).astype(x.dtype)
+        return fn(x)
+    return wrapped
+
+
+@_in_float32
 def _erf(x: np.ndarray) -> np.ndarray:
     try:
         from scipy.special import erf
@@ -109,11 +120,13 @@ def _erf(x: np.ndarray) -> np.ndarray:
     return erf(x).astype(x.dtype, copy=False)
 
 
+@_in_float32
 def _sigmoid(x: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore"):
         return (1 / (1 + np.exp(-x))).astype(x.dtype, copy=False)
 
 
+@_in_float32
 def _rsqrt(x: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore"):
         return (1 / np.sqrt(x)).astype(x.dtype, copy=False)

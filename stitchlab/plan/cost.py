@@ -19,6 +19,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..ir.dtypes import is_low_float
 from ..ir.node import Node
 from ..ir.ops import OPS
 from .device import DeviceProfile
@@ -284,7 +285,7 @@ def _cache_choice(info: GroupInfo, team: int, block: int, dev: DeviceProfile) ->
     if not multi:
         return "none", BASE_REGS, 0
     rows_per_block = block // team
-    smem = rows_per_block * info.cols * sum(i.dtype.itemsize if i.dtype.itemsize != 2 or i.dtype.kind != "f" else 4 for i in leaves)
+    smem = rows_per_block * info.cols * sum(4 if is_low_float(i.dtype) else i.dtype.itemsize for i in leaves)
     if smem <= dev.smem_per_block:
         return "shared", BASE_REGS, smem
     return "none", BASE_REGS, 0

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..ir.dtypes import is_low_float
 from ..ir.graph import Graph
 from ..ir.node import Node
 from ..ir.ops import ARG_REDUCTIONS, OPS, Kind
@@ -158,7 +159,7 @@ class GroupInfo:
 
         It applies when the group has two phases and every second-phase reduction is
         ``sum((e - mean) * (e - mean))`` (or ``square``) with ``mean = r1 / count`` and ``r1 =
-        sum(e)`` a first-phase reduction of the same ``e``, in float32 or float16: the variance
+        sum(e)`` a first-phase reduction of the same ``e``, in float32, float16 or bfloat16: the variance
         pattern of ``var``/``std`` (any ddof; ``count`` does not matter). Each thread keeps
         Welford's running count, mean and sum of squared deviations of its elements in the first
         pass; the kernel turns them into the sum of squared deviations from ``mean`` once ``mean``
@@ -168,7 +169,7 @@ class GroupInfo:
         of a reduction differs anyway). In float16 it is the sum of float deviations and squares,
         where NumPy rounds each ``e - mean`` and its square to float16 before summing in float;
         ``tests/gpu/test_one_pass_variance_gpu.py`` bounds the normalised output within four
-        float16 steps of the same program run op by op.
+        float16 steps of the same program run op by op (bfloat16 likewise, in bfloat16 steps).
         """
         if self.kind != "reduce" or self.phases != 2:
             return {}
@@ -252,18 +253,24 @@ def _through_maps(n: Node) -> Node:
 
 
 def _widened(n: Node) -> Node:
-    """``n`` without casts that widen float16 to float32 (exact: the value is the same)."""
-    while n.op == "astype" and n.dtype == np.float32 and n.inputs[0].dtype == np.float16:
+    """``n`` without casts that widen float16 or bfloat16 to float32 (exact: the value is the same)."""
+    while n.op == "astype" and n.dtype == np.float32 and is_low_float(n.inputs[0].dtype):
         n = n.inputs[0]
     return n
+
+
+def _float32_computed(dt: np.dtype) -> bool:
+    """float32, or float16/bfloat16 (computed in float32)."""
+    return dt == np.float32 or is_low_float(dt)
 
 
 def _variance_of(r2: Node, info: GroupInfo) -> tuple[Node, Node] | None:
     """The first-phase ``sum(e)`` and the ``mean`` that ``r2`` sums the squared deviations of
     ``e`` from, or None (the pattern of :meth:`GroupInfo.one_pass_variances`). Casts from float16
-    to float32 around the sums are looked through (NumPy's float16 means accumulate in float32);
-    ``mean`` is the value the deviations are taken from (after its rounding to float16)."""
-    if r2.op != "sum" or r2.dtype not in (np.float32, np.float16):
+    (bfloat16) to float32 around the sums are looked through (NumPy's float16 means accumulate in
+    float32, and so do bfloat16 means); ``mean`` is the value the deviations are taken from (after
+    its rounding to float16 or bfloat16)."""
+    if r2.op != "sum" or not _float32_computed(r2.dtype):
         return None
     sq = _widened(r2.inputs[0])
     if sq.op == "multiply" and sq.inputs[0] is sq.inputs[1]:
@@ -272,11 +279,11 @@ def _variance_of(r2: Node, info: GroupInfo) -> tuple[Node, Node] | None:
         dev = sq.inputs[0]
     else:
         return None
-    if dev.op != "subtract" or dev.dtype not in (np.float32, np.float16):
+    if dev.op != "subtract" or not _float32_computed(dev.dtype):
         return None
     e, mean = dev.inputs[0], _through_maps(dev.inputs[1])
     div = _through_maps(mean.inputs[0]) if mean.op == "astype" else mean
-    if div.op != "divide" or div.dtype not in (np.float32, np.float16) or _through_maps(div.inputs[1]).op != "const":
+    if div.op != "divide" or not _float32_computed(div.dtype) or _through_maps(div.inputs[1]).op != "const":
         return None
     r1 = _through_maps(div.inputs[0])
     if r1.op != "sum" or r1 not in info.reductions or info.depth[id(r1)] != 1 or _widened(r1.inputs[0]) is not _widened(e):

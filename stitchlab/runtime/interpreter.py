@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..ir.dtypes import is_bfloat16, is_float
 from ..ir.graph import Graph
 from ..ir.node import Node
 from ..ir.ops import OPS
@@ -31,7 +32,7 @@ def eval_node(node: Node, args: list[Any], xp: ModuleType) -> Any:
     if op == "const":
         return xp.asarray(node.attr("value"), dtype=node.dtype)
     if op == "iota":
-        work = np.float64 if node.dtype.kind == "f" else np.int64
+        work = np.float64 if is_float(node.dtype) else np.int64
         start, step = node.attr("start"), node.attr("step")
         return (xp.arange(node.shape[0], dtype=work) * work(step) + work(start)).astype(node.dtype)
     if op == "astype":
@@ -49,7 +50,12 @@ def eval_node(node: Node, args: list[Any], xp: ModuleType) -> Any:
         (axis,) = node.attr("axes")
         return opdef.numpy(args[0], axis=axis, keepdims=True)
     if opdef.kind.value == "reduce":
-        return opdef.numpy(args[0], axis=node.attr("axes"), keepdims=True)
+        x = args[0]
+        if op in ("sum", "prod") and is_bfloat16(x.dtype):
+            # accumulated in float32 and rounded once, as the kernels do (and NumPy's float16
+            # sums); ml_dtypes' own reduction rounds every partial sum to bfloat16
+            return opdef.numpy(x.astype(np.float32), axis=node.attr("axes"), keepdims=True).astype(x.dtype)
+        return opdef.numpy(x, axis=node.attr("axes"), keepdims=True)
     if op == "where":
         return xp.where(*args)
     return opdef.numpy(*args)  # NumPy ufuncs dispatch to CuPy arrays (NEP 13/18)

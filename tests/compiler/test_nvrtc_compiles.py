@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import ml_dtypes  # noqa: F401  (registers the "bfloat16" dtype name with NumPy)
 import numpy as np
 import pytest
 
@@ -14,7 +15,7 @@ from stitchlab.runtime.nvrtc import CompileError, compile_cubin
 
 nvrtc = pytest.importorskip("cuda.bindings.nvrtc", reason="NVRTC (pip cuda-bindings) is not installed")
 
-DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32", "float64"]
+DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32", "float64", "bfloat16"]
 
 
 def _arrays(dtype: str, rows: int = 6, cols: int = 37) -> tuple[sl.LazyArray, sl.LazyArray, sl.LazyArray]:
@@ -92,7 +93,7 @@ SPLIT_SCHEDULES = {
 
 
 @pytest.mark.parametrize("axis", [1, 0], ids=["rows", "columns"])
-@pytest.mark.parametrize("dtype", ["bool", "int8", "uint32", "int64", "float16", "float32", "float64"])
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint32", "int64", "float16", "float32", "float64", "bfloat16"])
 def test_split_reduction_compiles(dtype: str, axis: int) -> None:
     x, _, _ = _arrays(dtype)
     outs = [x.any(axis=axis)] if dtype == "bool" else [x.sum(axis=axis), x.min(axis=axis) * 2, x.max(axis=axis)]
@@ -104,7 +105,7 @@ def test_split_reduction_compiles(dtype: str, axis: int) -> None:
 
 
 @pytest.mark.parametrize("axis", [1, 0], ids=["rows", "columns"])
-@pytest.mark.parametrize("dtype", ["float16", "float32"])
+@pytest.mark.parametrize("dtype", ["float16", "float32", "bfloat16"])
 def test_split_variance_in_the_means_pass_compiles(dtype: str, axis: int) -> None:
     """mean, var and std of a split group: the variance shares the mean's pass (each block's
     squared deviations about its own mean, combined exactly by the last block)."""
@@ -118,10 +119,10 @@ def test_split_variance_in_the_means_pass_compiles(dtype: str, axis: int) -> Non
         _compile(ks.source, ks.name)
 
 
-@pytest.mark.parametrize("dtype", ["int32", "float16", "float32", "float64"])
+@pytest.mark.parametrize("dtype", ["int32", "float16", "float32", "float64", "bfloat16"])
 def test_column_stitched_normalization_compiles(dtype: str) -> None:
     x, _, _ = _arrays(dtype, rows=50, cols=9)
-    xf = x.astype(np.float32) if dtype != "float64" else x
+    xf = x.astype(np.float32) if dtype not in ("float64", "bfloat16") else x
     plan = sl.explain((xf - xf.mean(0)) / (xf.std(0) + 1))
     (k,) = plan.kernels
     assert k.schedule.family == "column"
