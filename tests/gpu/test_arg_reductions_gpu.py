@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import ml_dtypes  # noqa: F401  (registers the "bfloat16" dtype name with NumPy)
 import numpy as np
 import pytest
 
@@ -31,7 +32,7 @@ def _data(shape: tuple[int, int], dtype: str, seed: int) -> np.ndarray:
         return x
     x = rng.integers(-20, 20, shape)  # many ties
     x = x.astype(dtype)
-    if np.dtype(dtype).kind == "f":
+    if np.dtype(dtype).kind == "f" or dtype == "bfloat16":
         x[1::5, 3] = np.nan
         x[1::5, -2] = np.nan  # two NaNs: the first counts
         x[2::9] = -np.inf
@@ -52,7 +53,7 @@ def _kernels(*arrays: sl.LazyArray) -> list[str]:
 
 
 @pytest.mark.parametrize("shape", SHAPES)
-@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int8", "int32", "uint16", "int64", "bool"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "int8", "int32", "uint16", "int64", "bool"])
 def test_row_argmax_and_argmin_are_numpys(shape: tuple[int, int], dtype: str) -> None:
     import cupy as cp
 
@@ -69,7 +70,7 @@ def test_row_argmax_and_argmin_are_numpys(shape: tuple[int, int], dtype: str) ->
 
 
 @pytest.mark.parametrize("shape", [(257, 1000), (40, 4099)])
-@pytest.mark.parametrize("dtype", ["float16", "float32", "int32", "bool"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "int32", "bool"])
 def test_every_row_schedule_gives_numpys_index(shape: tuple[int, int], dtype: str) -> None:
     """Each schedule the evaluator considers for an argmax/argmin kernel (rows of 4099: split
     over blocks too), and a block per row with the row in shared memory or streamed: each thread

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import warnings
 
+import ml_dtypes  # noqa: F401  (registers the "bfloat16" dtype name with NumPy)
 import numpy as np
 import pytest
 
@@ -34,7 +35,7 @@ WORKLOADS, make_args = _workloads.WORKLOADS, _workloads.make_args
 pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cupy_backend")]
 
 #: relative tolerance against the float64 reference, by dtype
-RTOL = {"float16": 2e-2, "float32": 2e-5, "float64": 1e-11}
+RTOL = {"float16": 2e-2, "bfloat16": 1.6e-1, "float32": 2e-5, "float64": 1e-11}
 
 
 def _fused_and_unfused(outs: list[sl.LazyArray]) -> tuple[list[np.ndarray], list[np.ndarray], object]:
@@ -90,21 +91,22 @@ def _reference_same_dtype(build, args: list[np.ndarray]) -> list[np.ndarray]:
         sl.set_backend("cupy")
 
 
-def _close_f16(got: np.ndarray, ref64: np.ndarray, ref16: np.ndarray, what: str) -> None:
-    """float16: each element must be close to the float64 result or to NumPy's own float16 one
-    (catastrophic cancellation in float16 is NumPy's behaviour too)."""
+def _close_f16(got: np.ndarray, ref64: np.ndarray, ref16: np.ndarray, what: str, dtype: str = "float16") -> None:
+    """float16 (bfloat16): each element must be close to the float64 result or to the numpy
+    backend's own float16 (bfloat16) one (catastrophic cancellation in 16 bits is NumPy's
+    behaviour too); the tolerance is about 40 steps of the dtype either way."""
     assert got.shape == ref64.shape, f"{what}: shape {got.shape} != {ref64.shape}"
     g = got.astype(np.float64)
     finite = np.isfinite(ref64)
     scale = max(1.0, float(np.abs(ref64[finite]).max())) if finite.any() else 1.0
-    tol = RTOL["float16"] * scale
-    ok = np.isclose(g, ref64, rtol=RTOL["float16"], atol=tol, equal_nan=True)
-    ok |= np.isclose(g, ref16.astype(np.float64), rtol=RTOL["float16"], atol=tol, equal_nan=True)
+    tol = RTOL[dtype] * scale
+    ok = np.isclose(g, ref64, rtol=RTOL[dtype], atol=tol, equal_nan=True)
+    ok |= np.isclose(g, ref16.astype(np.float64), rtol=RTOL[dtype], atol=tol, equal_nan=True)
     assert ok.all(), f"{what}: {int((~ok).sum())} elements differ, e.g. {g[~ok][:4]} vs {ref64[~ok][:4]}"
 
 
 @pytest.mark.parametrize("shape", sorted(SHAPES))
-@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
 @pytest.mark.parametrize("name", sorted(WORKLOADS))
 def test_workload_matches_float64_reference_and_unfused(name: str, dtype: str, shape: str) -> None:
     import zlib
@@ -119,11 +121,12 @@ def test_workload_matches_float64_reference_and_unfused(name: str, dtype: str, s
     outs = build(*[cp.asarray(a) for a in args])
     fused, unfused, plan = _fused_and_unfused(outs)
     ref = _reference(build, args)
-    ref16 = _reference_same_dtype(build, args) if dtype == "float16" else None
+    ref16 = _reference_same_dtype(build, args) if dtype in ("float16", "bfloat16") else None
     for k, (f, u, r) in enumerate(zip(fused, unfused, ref, strict=True)):
         what = f"{name} {dtype} {shape} output {k}"
+        assert f.dtype == u.dtype == ref16[k].dtype if ref16 is not None else True, (f.dtype, u.dtype)
         if ref16 is not None:
-            _close_f16(f, r, ref16[k], what + " vs float64")
+            _close_f16(f, r, ref16[k], what + " vs float64", dtype)
         else:
             _close(f, r, RTOL[dtype], what + " vs float64")
         _close(f, u.astype(np.float64), RTOL[dtype], what + " fused vs unfused")

@@ -7,6 +7,7 @@ Run on the GPU machine: ``PYTHONPATH=. python3 -m pytest -m gpu tests/gpu -q``.
 
 from __future__ import annotations
 
+import ml_dtypes  # noqa: F401  (registers the "bfloat16" dtype name with NumPy)
 import numpy as np
 import pytest
 
@@ -21,7 +22,7 @@ def _split(*arrays) -> bool:
 
 @pytest.mark.parametrize(("shape", "dtype"), [
     ((1 << 20, 64), "float32"), ((100_003, 7), "float32"), ((262_144, 256), "float64"),
-    ((70_001, 33), "float16"), ((50_000, 40), "int32"), ((4_099, 100), "float32"),
+    ((70_001, 33), "float16"), ((50_000, 40), "int32"), ((4_099, 100), "float32"), ((70_001, 33), "bfloat16"),
 ])
 def test_split_column_reductions_match_numpy(shape: tuple[int, int], dtype: str) -> None:
     import cupy as cp
@@ -30,7 +31,8 @@ def test_split_column_reductions_match_numpy(shape: tuple[int, int], dtype: str)
     if dtype == "int32":
         x = rng.integers(-50, 50, shape, dtype=np.int32)
     else:  # float16 sums of 70 001 values stay far below 65 504
-        x = (rng.standard_normal(shape) * (0.5 if dtype == "float16" else 3) + (0 if dtype == "float16" else 1)).astype(dtype)
+        low = dtype in ("float16", "bfloat16")
+        x = (rng.standard_normal(shape) * (0.5 if low else 3) + (0 if low else 1)).astype(dtype)
     a = sl.asarray(cp.asarray(x))
     outs = [a.sum(0), a.max(0), a.min(0), a.mean(0)]
     assert _split(outs[0]), sl.explain(outs[0]).summary()
@@ -42,15 +44,16 @@ def test_split_column_reductions_match_numpy(shape: tuple[int, int], dtype: str)
         if dtype == "int32":
             np.testing.assert_array_equal(got[0], x.sum(0))
         else:
-            # accumulation error (float32 for float16) over the column's absolute sum, plus the
-            # rounding of the result to its dtype
-            acc_eps = {"float16": 2.0**-24, "float32": 2.0**-24, "float64": 2.0**-53}[dtype]
+            # accumulation error (float32 for float16 and bfloat16) over the column's absolute
+            # sum, plus the rounding of the result to its dtype (bfloat16: NumPy's own sum would
+            # round each partial sum to bfloat16, so the bound is taken about the exact sum)
+            acc_eps = {"float16": 2.0**-24, "bfloat16": 2.0**-24, "float32": 2.0**-24, "float64": 2.0**-53}[dtype]
             # (recursive summation: at most (n - 1) eps of the absolute sum for a chain of n; a
             # thread's chain here is a few hundred elements)
-            bound = 512 * acc_eps * np.abs(x64).sum(0) + np.spacing(np.abs(x.sum(0)).astype(dtype)).astype(np.float64)
+            bound = 512 * acc_eps * np.abs(x64).sum(0) + np.spacing(np.abs(x64.sum(0)).astype(dtype)).astype(np.float64)
             assert np.all(np.abs(got[0].astype(np.float64) - x64.sum(0)) <= bound)
-        np.testing.assert_allclose(got[3].astype(np.float64), x64.mean(0), rtol=2e-3 if dtype == "float16" else 1e-5,
-                                   atol=1e-3 if dtype == "float16" else 1e-6)
+        tol = {"float16": (2e-3, 1e-3), "bfloat16": (1e-2, 4e-3)}.get(dtype, (1e-5, 1e-6))
+        np.testing.assert_allclose(got[3].astype(np.float64), x64.mean(0), rtol=tol[0], atol=tol[1])
 
 
 def test_bool_any_all_over_a_tall_array() -> None:
