@@ -72,7 +72,7 @@ class Inputs:
             if self.gpu:
                 self._torch = [torch.from_dlpack(a) for a in self.cupy]  # same memory as CuPy's
             else:
-                self._torch = [torch.from_numpy(np.ascontiguousarray(a)) for a in self.host]
+                self._torch = [_torch_from_host(torch, a) for a in self.host]
         return self._torch
 
 
@@ -80,11 +80,29 @@ def _tuple(out: Any) -> tuple[Any, ...]:
     return out if isinstance(out, tuple) else (out,)
 
 
+def _torch_from_host(torch: Any, a: np.ndarray) -> Any:
+    """A CPU tensor of ``a`` (bfloat16 through its bits: torch takes no NumPy bfloat16)."""
+    a = np.ascontiguousarray(a)
+    if a.dtype.name == "bfloat16":
+        return torch.from_numpy(a.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(a)
+
+
+def _torch_to_host(t: Any) -> np.ndarray:
+    t = t.detach().cpu()
+    if str(t.dtype) == "torch.bfloat16":
+        import ml_dtypes
+        import torch
+
+        return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+    return t.numpy()
+
+
 def _host_generic(out: Any) -> list[np.ndarray]:
     res = []
     for o in _tuple(out):
         if hasattr(o, "detach"):  # torch
-            res.append(o.detach().cpu().numpy())
+            res.append(_torch_to_host(o))
         elif hasattr(o, "get"):  # cupy, stitchlab
             res.append(np.asarray(o.get()))
         else:

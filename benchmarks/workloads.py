@@ -22,11 +22,6 @@ SIZES: dict[str, tuple[int, int]] = {
     "tiny": (16, 64),
 }
 
-#: Dtypes the harness knows; bfloat16 is refused with this reason (recorded in the results).
-BFLOAT16_REASON = (
-    "bfloat16 skipped: stitchlab's dtype table (stitchlab/ir/dtypes.py SUPPORTED) and NumPy have no "
-    "bfloat16, so neither the stitchlab path nor the float64 NumPy reference can hold it"
-)
 
 GELU_C = math.sqrt(2.0 / math.pi)
 
@@ -64,7 +59,7 @@ class Workload:
         """The float64 NumPy reference (integer inputs stay integers)."""
         from .ops import NUMPY
 
-        up = [a.astype(np.float64) if a.dtype.kind == "f" else a for a in case.inputs]
+        up = [a.astype(np.float64) if a.dtype.kind == "f" or a.dtype.name == "bfloat16" else a for a in case.inputs]
         return [np.asarray(o, dtype=np.float64) for o in self.body(NUMPY, *up, **case.params)]
 
 

@@ -38,7 +38,7 @@ def cpu_results(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 def test_every_workload_matches_its_float64_reference_on_the_numpy_backend(cpu_results: dict) -> None:
     cases = cpu_results["cases"]
-    assert {(c["workload"], c["dtype"]) for c in cases} == {(w, d) for w in WORKLOADS for d in ("float32", "float16")}
+    assert {(c["workload"], c["dtype"]) for c in cases} == {(w, d) for w in WORKLOADS for d in ("float32", "float16", "bfloat16")}
     for c in cases:
         for impl in ("stitchlab", "numpy"):
             r = c["impls"][impl]
@@ -53,8 +53,11 @@ def test_there_are_at_least_twelve_workloads_with_the_named_ones() -> None:
     assert named <= set(WORKLOADS) and len(WORKLOADS) >= 12
 
 
-def test_bfloat16_is_recorded_as_skipped_with_the_reason(cpu_results: dict) -> None:
-    assert any("bfloat16" in s["what"] and "NumPy" in s["why"] for s in cpu_results["skipped"])
+def test_bfloat16_runs_with_bfloat16_outputs(cpu_results: dict) -> None:
+    cases = [c for c in cpu_results["cases"] if c["dtype"] == "bfloat16"]
+    assert cases and not any("bfloat16" in s["what"] for s in cpu_results["skipped"])
+    for c in cases:  # every output of the stitchlab path is bfloat16 (cross-entropy's loss too)
+        assert set(c["impls"]["stitchlab"]["out_dtypes"]) == {"bfloat16"}, (c["workload"], c["impls"]["stitchlab"])
 
 
 def test_run_writes_json_with_provenance_and_markdown(cpu_results: dict) -> None:
