@@ -1,9 +1,9 @@
 """C types of the NumPy dtypes the compiler supports.
 
-Every value lives in a *register type*: the dtype's own C type, except float16 which is stored as
-``sl_half`` (16 bits) and computed in ``float``, or held as its 16 bits (:data:`HALF`) between the
-ops that compute it natively (see :mod:`stitchlab.codegen.elemental`), and bfloat16
-(``ml_dtypes.bfloat16``), stored as ``sl_bf16`` and always held in ``float``.
+Every value lives in a *register type*: the dtype's own C type, except float16 and bfloat16
+(``ml_dtypes.bfloat16``), which are stored as ``sl_half`` and ``sl_bf16`` (16 bits) and computed in
+``float``, or held as their 16 bits (:func:`bits_type`) between the ops that compute them natively
+(see :mod:`stitchlab.codegen.elemental`).
 """
 
 from __future__ import annotations
@@ -33,6 +33,18 @@ _STORAGE = {
 
 #: C type of a float16 value held as its 16 bits (in memory and in registers)
 HALF = "sl_half"
+#: the same for bfloat16
+BF16 = "sl_bf16"
+
+#: bits type -> (its conversion to float, exact; float -> bits, rounding; float holding a value of
+#: the type -> bits, exact)
+BITS_CONVERSIONS = {HALF: ("sl_h2f", "sl_f2h", "sl_f2h"), BF16: ("sl_bf2f", "sl_f2bf", "sl_bf16_of")}
+
+
+def bits_type(dtype: np.dtype) -> str | None:
+    """The C type holding a float16 or bfloat16 value as its 16 bits; None for other dtypes."""
+    name = np.dtype(dtype).name
+    return HALF if name == "float16" else BF16 if name == "bfloat16" else None
 
 
 def storage_type(dtype: np.dtype) -> str:
@@ -79,10 +91,11 @@ def literal(value: object, dtype: np.dtype) -> str:
     return f"(({ctype}){v}LL)"
 
 
-def half_literal(value: object) -> str:
-    """A C expression of type :data:`HALF` holding ``value`` rounded to float16 (its bit pattern)."""
-    bits = int(np.array(float(value), dtype=np.float16).view(np.uint16))  # type: ignore[arg-type]
-    return f"sl_half{{0x{bits:04x}}}"
+def bits_literal(value: object, dtype: np.dtype) -> str:
+    """A C expression of :func:`bits_type` holding ``value`` rounded to float16 or bfloat16 (its
+    bit pattern)."""
+    bits = int(np.array(float(value)).astype(dtype).view(np.uint16))  # type: ignore[arg-type]
+    return f"{bits_type(dtype)}{{0x{bits:04x}}}"
 
 
 def identity_literal(opname: str, dtype: np.dtype) -> str:

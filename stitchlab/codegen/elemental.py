@@ -16,14 +16,16 @@ planner only forms groups where that holds).
 float16 values have two forms: held in ``float`` (what the caches, accumulators and float ops
 use) or as their 16 bits (``sl_half``: loads, stores, and the ops with a ``cuda_half`` template in
 the op table, which give NumPy's bits with one half instruction). Each node is computed in the form
-its op produces; a consumer that needs the other form converts it once (``as_float``/``as_half``,
+its op produces; a consumer that needs the other form converts it once (``as_float``/``as_bits``,
 memoized like other temporaries). An op computed in float that yields float16 rounds once, with
 one ``cvt`` to half bits (a float64 cast to float16 too: ``cvt.rn.f16.f64``, never through float);
 a float16 output is stored as the bits it holds.
 
-bfloat16 values are always held in ``float``: every op that yields bfloat16 computes in float and
-rounds once (``sl_round_bf16``, to nearest, ties to even), as ml_dtypes' NumPy loops compute in
-float32 and round; a float64 goes through float first, as ml_dtypes' cast does.
+bfloat16 (``sl_bf16``) has the same two forms, with ml_dtypes' semantics: an op computed in float
+rounds once to bfloat16 bits (``sl_f2bf``: to nearest, ties to even), as ml_dtypes' NumPy loops
+compute in float32 and round; a float64 goes through float first, as ml_dtypes' cast does; +, -
+and * are one bfloat16 instruction (sm_90); bits to float is a shift and a float holding a
+bfloat16 value back to bits a truncation (``sl_bf16_of``: exact).
 """
 
 from __future__ import annotations
@@ -141,8 +143,9 @@ class Writer:
         self.vec_depth = 1
         self.vec_width = 1
         self.side_loaded: dict[tuple[int, str], str] = {}
-        #: the C expressions (variables, literals) holding float16 values as half bits
-        self.halves: set[str] = set()
+        #: the C expressions (variables, literals) holding float16 or bfloat16 values as their
+        #: bits, with their C type (``ct.HALF``, ``ct.BF16``)
+        self.bits: dict[str, str] = {}
         #: nodes the schedule accumulates in reductions: ``value`` gives them in float
         self.accumulated = {id(r.inputs[0]) for r in info.reductions}
 
@@ -221,14 +224,14 @@ class Writer:
         if name is None:
             raise CodegenError(f"node {node!r} is neither computed by the group nor one of its inputs")
         reg = ct.register_type(node.dtype)
-        # float16 is loaded as its bits, except into a cache (whose elements are floats)
+        # float16 and bfloat16 are loaded as their bits, except into a cache (whose elements are floats)
         fill = idx.tag == "full" and id(node) in self.cache_fill and self.cache_on
-        bits = node.dtype == np.float16 and not fill
+        bits = ct.bits_type(node.dtype) if not fill else None
         if idx.tag == "full":
             self.full_loads.add(id(node))
             if id(node) in self.vector_src:
                 if bits:
-                    return self.assign_half(self.vector_src[id(node)])
+                    return self.assign_bits(self.vector_src[id(node)], bits)
                 return self.assign(reg, f"sl_load(&{self.vector_src[id(node)]})")
             if id(node) in self.cache_read and id(node) in self.filled and self.cache_on:
                 return self.assign(reg, self.cache_read[id(node)])
@@ -237,10 +240,10 @@ class Writer:
             # a bias): one vector per chunk
             vname = self._side_vector(node, name, idx.lane)
             if bits:
-                return self.assign_half(f"{vname}.v[u]")
+                return self.assign_bits(f"{vname}.v[u]", bits)
             return self.assign(reg, f"sl_load(&{vname}.v[u])")
         if bits:
-            return self.assign_half(f"{name}[{self.linear(idx)}]")
+            return self.assign_bits(f"{name}[{self.linear(idx)}]", bits)
         var = self.assign(reg, f"sl_load({name} + {self.linear(idx)})")
         if fill:
             self.line(self.cache_fill[id(node)].format(var) + ";")
@@ -267,20 +270,27 @@ class Writer:
         self.line(f"const {ctype} {name} = {expr};")
         return name
 
-    def assign_half(self, expr: str) -> str:
-        """A variable holding ``expr``, a float16 value as half bits."""
-        name = self.assign(ct.HALF, expr)
-        self.halves.add(name)
+    def assign_bits(self, expr: str, ctype: str) -> str:
+        """A variable holding ``expr``, a float16 or bfloat16 value as its bits (C type ``ctype``)."""
+        name = self.assign(ctype, expr)
+        self.bits[name] = ctype
         return name
 
     def as_float(self, expr: str) -> str:
-        """``expr`` in float: a value held as half bits is converted (once per scope)."""
-        return self._convert(expr, "sl_h2f", "float", "sl_f2h") if expr in self.halves else expr
+        """``expr`` in float: a value held as bits is converted (once per scope)."""
+        ctype = self.bits.get(expr)
+        if ctype is None:
+            return expr
+        to_float, _, exact = ct.BITS_CONVERSIONS[ctype]
+        return self._convert(expr, to_float, "float", exact)
 
-    def as_half(self, expr: str) -> str:
-        """``expr``, a float16 value, as half bits: one held in float is converted (exactly: it
-        holds a float16 value; once per scope)."""
-        return expr if expr in self.halves else self._convert(expr, "sl_f2h", ct.HALF, "sl_h2f")
+    def as_bits(self, expr: str, ctype: str) -> str:
+        """``expr``, a float16 or bfloat16 value, as its bits (C type ``ctype``): one held in float
+        is converted (exactly: it holds a value of the type; once per scope)."""
+        if expr in self.bits:
+            return expr
+        to_float, _, exact = ct.BITS_CONVERSIONS[ctype]
+        return self._convert(expr, exact, ctype, to_float)
 
     def _convert(self, expr: str, fn: str, ctype: str, inverse: str) -> str:
         """A variable holding ``fn(expr)``, memoized with the temporaries; the inverse conversion
@@ -294,8 +304,8 @@ class Writer:
             name, memo = self.hoist(ctype, text), self.tmps[0]
         else:
             name, memo = self.assign(ctype, text), self.tmps[-1]
-        if ctype == ct.HALF:
-            self.halves.add(name)
+        if ctype in ct.BITS_CONVERSIONS:
+            self.bits[name] = ctype
         memo[text] = name
         memo[f"{inverse}({name})"] = expr
         return name
@@ -432,11 +442,13 @@ class Writer:
         op = node.op
         if op == "const":
             lit = ct.literal(node.attr("value"), node.dtype)
-            if node.dtype == np.float16:  # the float literal and its half bits are one value
-                half = ct.half_literal(node.attr("value"))
-                self.halves.add(half)
-                self.tmps[0][f"sl_f2h({lit})"] = half
-                self.tmps[0][f"sl_h2f({half})"] = lit
+            bits = ct.bits_type(node.dtype)
+            if bits is not None:  # the float literal and its bits are one value
+                to_float, _, exact = ct.BITS_CONVERSIONS[bits]
+                literal = ct.bits_literal(node.attr("value"), node.dtype)
+                self.bits[literal] = bits
+                self.tmps[0][f"{exact}({lit})"] = literal
+                self.tmps[0][f"{to_float}({literal})"] = lit
             return lit
         if op == "iota":
             lin = self.linear(idx)
@@ -444,9 +456,9 @@ class Writer:
             start, step = node.attr("start"), node.attr("step")
             expr = f"({work}){start!r} + ({work})({lin}) * ({work}){step!r}"
             if node.dtype == np.float16:  # from double in one rounding, as NumPy's astype
-                return self.assign_half(f"sl_d2h({expr})")
+                return self.assign_bits(f"sl_d2h({expr})", ct.HALF)
             if is_bfloat16(node.dtype):  # through float, as ml_dtypes' cast from float64
-                return self.assign("float", f"sl_round_bf16((float)({expr}))")
+                return self.assign_bits(f"sl_f2bf((float)({expr}))", ct.BF16)
             return self.assign(ct.register_type(node.dtype), f"sl_cast<{ct.register_type(node.dtype)}>({expr})")
         if id(node) not in self.members and (op == "input" or id(node) in self.params or op not in _FREE):
             return self.load(node, idx)
@@ -502,7 +514,7 @@ class Writer:
         if op == "astype" and node.dtype == np.float16 and node.inputs[0].dtype == np.float64:
             # one rounding, as NumPy; through float it can round twice (other sources are exact in
             # float, or, as integers beyond 2**24, overflow float16 either way)
-            return self.assign_half(f"sl_d2h({self._value(node.inputs[0], idx)})")
+            return self.assign_bits(f"sl_d2h({self._value(node.inputs[0], idx)})", ct.HALF)
         if op == "astype":
             x = self.as_float(self._value(node.inputs[0], idx))
             expr = f"sl_cast<{reg}>({x})"
@@ -511,33 +523,32 @@ class Writer:
         else:
             ins = canonical_inputs(node, self.skeys)
             operands = node.inputs[1:] if op == "where" else node.inputs
-            half = OPS[op].cuda_half if node.dtype == np.float16 else None
-            if half is not None and all(i.dtype == np.float16 for i in operands):
-                # NumPy's float16 result with one half instruction (or a move of bits)
+            bits = ct.bits_type(node.dtype)
+            half = OPS[op].cuda_half if bits is not None else None
+            if half is not None and all(i.dtype == node.dtype for i in operands):
+                # NumPy's (ml_dtypes') result with one 16-bit instruction (or a move of bits)
                 vals = [self._value(i, idx) for i in ins]
-                if op in _SELECTS and not any(v in self.halves for i, v in zip(ins, vals, strict=True) if i.dtype == np.float16):
+                if op in _SELECTS and not any(v in self.bits for i, v in zip(ins, vals, strict=True) if i.dtype == node.dtype):
                     # a selection among values all held in float (a cache, a constant) picks a
-                    # float16 value as it is: selecting the floats needs no conversion
+                    # 16-bit value as it is: selecting the floats needs no conversion
                     return self.assign("float", OPS[op].cuda_expr("f").format(*vals))
-                args = [self.as_half(v) if i.dtype == np.float16 else v for i, v in zip(ins, vals, strict=True)]
-                return self.assign_half(half.format(*args))
+                args = [self.as_bits(v, bits) if i.dtype == node.dtype else v for i, v in zip(ins, vals, strict=True)]
+                return self.assign_bits(half.format(*args), bits)
             args = [self.as_float(self._value(i, idx)) for i in ins]
             ref = node.inputs[1] if op == "where" else node.inputs[0]
-            # (not for bfloat16: its float32 exponent range keeps results ex2.approx.ftz flushes)
-            fast = OPS[op].cuda_f16 if node.dtype == np.float16 else None
+            fast = OPS[op].cuda_f16 if node.dtype == np.float16 else OPS[op].cuda_bf16 if bits is not None else None
             try:
                 template = fast or OPS[op].cuda_expr(ct.kind(ref.dtype))
             except NotImplementedError as exc:
                 raise CodegenError(str(exc)) from None
             expr = template.format(*args)
-        if node.dtype == np.float16:  # computed in float: rounded once, to half bits
-            return self.assign_half(f"sl_f2h((float)({expr}))")
-        if is_bfloat16(node.dtype):  # computed in float: rounded once to bfloat16
-            return self.assign("float", f"sl_round_bf16((float)({expr}))")
+        bits = ct.bits_type(node.dtype)
+        if bits is not None:  # computed in float: rounded once, to bits
+            return self.assign_bits(f"{ct.BITS_CONVERSIONS[bits][1]}((float)({expr}))", bits)
         return self.assign(reg, f"({reg})({expr})")
 
 
-#: float16 ops that pick one operand's value as it is (no rounding): computed in whichever form
+#: 16-bit float ops that pick one operand's value as it is (no rounding): computed in whichever form
 #: their operands are held in
 _SELECTS = frozenset({"where", "positive"})
 

@@ -63,6 +63,37 @@ __device__ __forceinline__ sl_bf16 sl_f2bf(float f) {
 }
 // a float rounded to the nearest bfloat16, held in float
 __device__ __forceinline__ float sl_round_bf16(float f) { return sl_bf2f(sl_f2bf(f)); }
+// the bits of a float that holds a bfloat16 value (its low half is zero): exact
+__device__ __forceinline__ sl_bf16 sl_bf16_of(float f) { return sl_bf16{(unsigned short)(__float_as_uint(f) >> 16)}; }
+// bfloat16 +, -, * on bits: the float result rounded once is the correctly rounded one (float
+// carries 24 >= 2*8+2 bits), so one bfloat16 instruction (sm_90) gives ml_dtypes' bits
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+__device__ __forceinline__ sl_bf16 sl_hadd(sl_bf16 a, sl_bf16 b) {
+  sl_bf16 r; asm("{ add.rn.bf16 %0, %1, %2; }" : "=h"(r.x) : "h"(a.x), "h"(b.x)); return r;
+}
+__device__ __forceinline__ sl_bf16 sl_hsub(sl_bf16 a, sl_bf16 b) {
+  sl_bf16 r; asm("{ sub.rn.bf16 %0, %1, %2; }" : "=h"(r.x) : "h"(a.x), "h"(b.x)); return r;
+}
+__device__ __forceinline__ sl_bf16 sl_hmul(sl_bf16 a, sl_bf16 b) {
+  sl_bf16 r; asm("{ mul.rn.bf16 %0, %1, %2; }" : "=h"(r.x) : "h"(a.x), "h"(b.x)); return r;
+}
+#else
+__device__ __forceinline__ sl_bf16 sl_hadd(sl_bf16 a, sl_bf16 b) { return sl_f2bf(sl_bf2f(a) + sl_bf2f(b)); }
+__device__ __forceinline__ sl_bf16 sl_hsub(sl_bf16 a, sl_bf16 b) { return sl_f2bf(sl_bf2f(a) - sl_bf2f(b)); }
+__device__ __forceinline__ sl_bf16 sl_hmul(sl_bf16 a, sl_bf16 b) { return sl_f2bf(__fmul_rn(sl_bf2f(a), sl_bf2f(b))); }
+#endif
+__device__ __forceinline__ sl_bf16 sl_hneg(sl_bf16 a) { return sl_bf16{(unsigned short)(a.x ^ 0x8000u)}; }
+__device__ __forceinline__ sl_bf16 sl_habs(sl_bf16 a) { return sl_bf16{(unsigned short)(a.x & 0x7fffu)}; }
+// ml_dtypes' maximum/minimum: the first operand if NaN or larger (smaller), else the second (of
+// two equal ones the second, as NumPy's float32 loops)
+__device__ __forceinline__ sl_bf16 sl_hmax(sl_bf16 a, sl_bf16 b) {
+  const float fa = sl_bf2f(a), fb = sl_bf2f(b);
+  return (fa > fb || fa != fa) ? a : b;
+}
+__device__ __forceinline__ sl_bf16 sl_hmin(sl_bf16 a, sl_bf16 b) {
+  const float fa = sl_bf2f(a), fb = sl_bf2f(b);
+  return (fa < fb || fa != fa) ? a : b;
+}
 
 template <class T> struct sl_is_float { static constexpr bool value = false; };
 template <> struct sl_is_float<float> { static constexpr bool value = true; };
@@ -78,7 +109,7 @@ __device__ __forceinline__ void sl_store(sl_half* p, float v) { *p = sl_f2h(v); 
 template <class T> __device__ __forceinline__ T sl_from_storage(T v) { return v; }
 __device__ __forceinline__ float sl_from_storage(sl_half v) { return sl_h2f(v); }
 __device__ __forceinline__ float sl_load(const sl_bf16* p) { return sl_bf2f(*p); }
-template <class V> __device__ __forceinline__ void sl_store(sl_bf16* p, V v) { *p = sl_f2bf((float)v); }
+__device__ __forceinline__ void sl_store(sl_bf16* p, float v) { *p = sl_f2bf(v); }
 __device__ __forceinline__ float sl_from_storage(sl_bf16 v) { return sl_bf2f(v); }
 template <class T> __device__ __forceinline__ T sl_to_storage_as(T*, T v) { return v; }
 
@@ -146,6 +177,15 @@ __device__ __forceinline__ unsigned long long sl_load_cg(const unsigned long lon
 __device__ __forceinline__ float sl_exp_f16(float x) {
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x * 1.44269504088896341f));
+  return y;
+}
+
+// exp for bfloat16 results (cuda_bf16 in the op table): MUFU.EX2 without flushing subnormals
+// (bfloat16 keeps float32's exponent range); relative error below 2**-17, against bfloat16's
+// 2**-8 step
+__device__ __forceinline__ float sl_exp_bf16(float x) {
+  float y;
+  asm("ex2.approx.f32 %0, %1;" : "=f"(y) : "f"(x * 1.44269504088896341f));
   return y;
 }
 

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .. import runtime
-from ..ir.dtypes import as_dtype, is_float, is_weak
+from ..ir.dtypes import as_dtype, is_bfloat16, is_float, is_weak
 from ..ir.node import Node
 from . import build
 
@@ -106,6 +106,13 @@ class LazyArray:
     def __cuda_array_interface__(self) -> dict[str, Any]:
         if not self.device.startswith("cuda"):
             raise AttributeError("__cuda_array_interface__: this array lives on the CPU (numpy backend)")
+        if is_bfloat16(self.dtype):
+            # its typestr would be "<V2" (raw bytes): CuPy and torch would take the values for
+            # opaque records. Without the attribute, cupy.asarray asks __cupy_get_ndarray__
+            raise AttributeError(
+                "__cuda_array_interface__: bfloat16 has no typestr in the CUDA array interface; "
+                "use torch.from_dlpack(x) or cupy.asarray(x)"
+            )
         return self._value().__cuda_array_interface__
 
     def __cupy_get_ndarray__(self) -> Any:

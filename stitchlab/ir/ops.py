@@ -24,6 +24,8 @@ faithful (within one float16 ulp of the exact value) and is NumPy's float16 resu
 fraction of a percent of elements: ``exp`` and ``sigmoid`` because the error is far below float16's
 step, ``tanh`` (the MUFU's tanh) as measured over every float16 input; the GPU test
 ``test_float16_exp_sigmoid_and_tanh_are_faithful_for_every_float16`` checks all three on every input.
+bfloat16 results take ``cuda_half`` (the same C functions, overloaded for ``sl_bf16``) and
+``cuda_bf16`` templates alike (``tests/gpu/test_bfloat16_gpu.py`` checks every bfloat16 input).
 """
 
 from __future__ import annotations
@@ -67,6 +69,8 @@ class OpDef:
             float16 result bit for bit (None: the op computes in float).
         cuda_f16: CUDA C float template used in place of ``cuda`` when the result is float16
             (rounded once to half): relative error at most ~2**-18, against float16's 2**-11 step.
+        cuda_bf16: the same for bfloat16 results (no flush of subnormals: bfloat16 has float32's
+            exponent range), within one bfloat16 step (2**-8) of the exact value.
     """
 
     name: str
@@ -80,6 +84,7 @@ class OpDef:
     identity: Any = None
     cuda_half: str | None = None
     cuda_f16: str | None = None
+    cuda_bf16: str | None = None
 
     def cuda_expr(self, kind: str) -> str:
         """The CUDA template for compute-dtype kind ``kind`` ("f", "i", "u" or "b")."""
@@ -140,7 +145,8 @@ _op("negative", E, 1, np.negative, ufunc=np.negative, cuda={"b": "(!{0})", "*": 
 _op("positive", E, 1, np.positive, ufunc=np.positive, cuda="{0}", cuda_half="{0}")
 _op("absolute", E, 1, np.absolute, ufunc=np.absolute, cuda={"f": "fabs({0})", "u": "{0}", "b": "{0}", "*": "sl_abs({0})"},
     cuda_half="sl_habs({0})")
-_op("exp", E, 1, np.exp, ufunc=np.exp, cuda="exp({0})", cost=4, cuda_f16="sl_exp_f16({0})")
+_op("exp", E, 1, np.exp, ufunc=np.exp, cuda="exp({0})", cost=4, cuda_f16="sl_exp_f16({0})",
+    cuda_bf16="sl_exp_bf16({0})")
 _op("exp2", E, 1, np.exp2, ufunc=np.exp2, cuda="exp2({0})", cost=4)
 _op("expm1", E, 1, np.expm1, ufunc=np.expm1, cuda="expm1({0})", cost=6)
 _op("log", E, 1, np.log, ufunc=np.log, cuda="log({0})", cost=4)
@@ -154,14 +160,15 @@ _op("reciprocal", E, 1, np.reciprocal, ufunc=np.reciprocal, cuda={"f": "(1 / {0}
 _op("sin", E, 1, np.sin, ufunc=np.sin, cuda="sin({0})", cost=6)
 _op("cos", E, 1, np.cos, ufunc=np.cos, cuda="cos({0})", cost=6)
 _op("tan", E, 1, np.tan, ufunc=np.tan, cuda="tan({0})", cost=8)
-_op("tanh", E, 1, np.tanh, ufunc=np.tanh, cuda="tanh({0})", cost=6, cuda_f16="sl_tanh_f16({0})")
+_op("tanh", E, 1, np.tanh, ufunc=np.tanh, cuda="tanh({0})", cost=6, cuda_f16="sl_tanh_f16({0})",
+    cuda_bf16="sl_tanh_f16({0})")
 _op("sinh", E, 1, np.sinh, ufunc=np.sinh, cuda="sinh({0})", cost=8)
 _op("cosh", E, 1, np.cosh, ufunc=np.cosh, cuda="cosh({0})", cost=8)
 _op("arcsin", E, 1, np.arcsin, ufunc=np.arcsin, cuda="asin({0})", cost=8)
 _op("arccos", E, 1, np.arccos, ufunc=np.arccos, cuda="acos({0})", cost=8)
 _op("arctan", E, 1, np.arctan, ufunc=np.arctan, cuda="atan({0})", cost=8)
 _op("sigmoid", E, 1, _sigmoid, ufunc=np.exp, cuda="sl_sigmoid({0})", cost=5,
-    cuda_f16="__fdividef(1.0f, 1.0f + sl_exp_f16(-{0}))")
+    cuda_f16="__fdividef(1.0f, 1.0f + sl_exp_f16(-{0}))", cuda_bf16="(1.0f / (1.0f + sl_exp_bf16(-{0})))")
 _op("erf", E, 1, _erf, ufunc=np.exp, cuda="erf({0})", cost=8)
 _op("floor", E, 1, np.floor, ufunc=np.floor, cuda={"f": "floor({0})", "*": "{0}"})
 _op("ceil", E, 1, np.ceil, ufunc=np.ceil, cuda={"f": "ceil({0})", "*": "{0}"})
