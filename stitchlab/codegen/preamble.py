@@ -52,11 +52,9 @@ __device__ __forceinline__ sl_half sl_habs(sl_half a) { return sl_half{(unsigned
 // Other types go through float first (a double rounds twice, as ml_dtypes' casts do).
 struct __align__(2) sl_bf16 { unsigned short x; };
 __device__ __forceinline__ float sl_bf2f(sl_bf16 b) { return __uint_as_float((unsigned int)b.x << 16); }
-// (the packed cvt.rn.bf16x2.f32 is F2FP, an ALU instruction; the scalar cvt.rn.bf16.f32 compiles
-// to F2F, a conversion at a quarter of the rate)
 __device__ __forceinline__ sl_bf16 sl_f2bf(float f) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  unsigned int u; asm("{ cvt.rn.bf16x2.f32 %0, %1, %1; }" : "=r"(u) : "f"(f)); return sl_bf16{(unsigned short)u};
+  sl_bf16 b; asm("{ cvt.rn.bf16.f32 %0, %1; }" : "=h"(b.x) : "f"(f)); return b;
 #else
   const unsigned int u = __float_as_uint(f);
   if (f != f) return sl_bf16{(unsigned short)((u >> 16) | 0x40u)};
