@@ -4,8 +4,12 @@ sums in float32), torch tensors in, and the kernels the compiler writes for it."
 
 from __future__ import annotations
 
+import bisect
 import builtins
+import functools
+import math
 import sys
+from fractions import Fraction
 
 import ml_dtypes
 import numpy as np
@@ -102,10 +106,42 @@ def test_sums_and_means_accumulate_in_float32() -> None:
     np.testing.assert_array_equal(sl.asarray(v).sum(-1).get().view(np.uint16), want.view(np.uint16))
 
 
-def test_float64_to_bfloat16_goes_through_float32_as_ml_dtypes() -> None:
-    d = np.array([1 + 2**-8 + 2**-30])  # above the midpoint; through float32 it becomes the midpoint
-    assert sl.asarray(d).astype(BF16).get().view(np.uint16) == d.astype(BF16).view(np.uint16)
-    assert float(d.astype(BF16)[0]) == 1.0
+@functools.cache
+def _finite_bfloat16() -> list[float]:
+    finite = np.arange(1 << 16, dtype=np.uint16).view(BF16)
+    return sorted({float(f) for f in finite[np.isfinite(finite.astype(np.float32))].astype(np.float64)})
+
+
+def _nearest_bfloat16(v: Fraction) -> float:
+    """The bfloat16 nearest ``v`` (ties to even; beyond the largest finite value plus half a
+    step: inf), found exactly among every finite bfloat16."""
+    vals = _finite_bfloat16()
+    top = Fraction(vals[-1]) + Fraction(2) ** (127 - 8)
+    if abs(v) >= top:
+        return math.copysign(math.inf, v)
+    i = bisect.bisect_left(vals, float(v))
+    near = [vals[k] for k in (i - 2, i - 1, i, i + 1) if 0 <= k < len(vals)]
+    return min(near, key=lambda c: (abs(Fraction(c) - v), int(np.array(c).astype(BF16).view(np.uint16)) & 1))
+
+
+def test_casts_to_bfloat16_round_once_whatever_ml_dtypes_does() -> None:
+    """float64 and 64-bit integers round once to bfloat16 (ml_dtypes 0.6 casts float64 through
+    float32, rounding twice; 0.7 casts int32 directly and int64 through float32)."""
+    d = np.array([1 + 2**-8 + 2**-30])  # just above a midpoint; through float32 it becomes the midpoint
+    assert float(sl.asarray(d).astype(BF16).get()[0]) == 1 + 2**-7
+    assert float(sl.asarray(d, dtype="bfloat16").get()[0]) == 1 + 2**-7
+    assert float(sl.full(1, 1 + 2**-8 + 2**-30, "bfloat16").get()[0]) == 1 + 2**-7
+    rng = np.random.default_rng(4)
+    mids = (rng.integers(1, 1 << 7, 300) * 2 + 1) * 2.0 ** rng.integers(-140, 120, 300) / 2**8  # bfloat16 midpoints
+    f64 = np.concatenate([mids, np.nextafter(mids, np.inf), np.nextafter(mids, -np.inf), -mids,
+                          rng.standard_normal(200) * 1e38, [3.4e38, 3.5e38, 1e300, 1e-50, -1e-50, 0.0]])
+    i64 = np.concatenate([rng.integers(-(1 << 62), 1 << 62, 300), [2**63 - 1, -(2**63), 2**40 + 2**32 + 1]]).astype(np.int64)
+    u64 = rng.integers(0, 1 << 63, 300, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+    i32 = rng.integers(-(1 << 31), 1 << 31, 300).astype(np.int32)
+    for src in (f64, i64, u64, i32):
+        got = sl.asarray(src).astype(BF16).get().astype(np.float64)
+        want = [_nearest_bfloat16(Fraction(int(v)) if src.dtype.kind in "iu" else Fraction(float(v))) for v in src]
+        np.testing.assert_array_equal(got, want, err_msg=str(src.dtype))
 
 
 def test_nan_to_num_and_finfo_limits() -> None:

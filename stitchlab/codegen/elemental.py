@@ -23,7 +23,8 @@ a float16 output is stored as the bits it holds.
 
 bfloat16 (``sl_bf16``) has the same two forms, with ml_dtypes' semantics: an op computed in float
 rounds once to bfloat16 bits (``sl_f2bf``: to nearest, ties to even), as ml_dtypes' NumPy loops
-compute in float32 and round; a float64 goes through float first, as ml_dtypes' cast does; +, -
+compute in float32 and round; a cast from float64 or a 32/64-bit integer rounds once too
+(``sl_d2bf``: through float rounded to odd; ``stitchlab.ir.dtypes.cast`` on the CPU); +, -
 and * are one bfloat16 instruction (sm_90); bits to float is a shift and a float holding a
 bfloat16 value back to bits a truncation (``sl_bf16_of``: exact).
 """
@@ -457,8 +458,8 @@ class Writer:
             expr = f"({work}){start!r} + ({work})({lin}) * ({work}){step!r}"
             if node.dtype == np.float16:  # from double in one rounding, as NumPy's astype
                 return self.assign_bits(f"sl_d2h({expr})", ct.HALF)
-            if is_bfloat16(node.dtype):  # through float, as ml_dtypes' cast from float64
-                return self.assign_bits(f"sl_f2bf((float)({expr}))", ct.BF16)
+            if is_bfloat16(node.dtype):  # from double in one rounding
+                return self.assign_bits(f"sl_d2bf({expr})", ct.BF16)
             return self.assign(ct.register_type(node.dtype), f"sl_cast<{ct.register_type(node.dtype)}>({expr})")
         if id(node) not in self.members and (op == "input" or id(node) in self.params or op not in _FREE):
             return self.load(node, idx)
@@ -515,6 +516,13 @@ class Writer:
             # one rounding, as NumPy; through float it can round twice (other sources are exact in
             # float, or, as integers beyond 2**24, overflow float16 either way)
             return self.assign_bits(f"sl_d2h({self._value(node.inputs[0], idx)})", ct.HALF)
+        if op == "astype" and is_bfloat16(node.dtype) and node.inputs[0].dtype.itemsize >= 4 and node.inputs[0].dtype != np.float32:
+            # one rounding from float64 and 32- and 64-bit integers (through float it can round
+            # twice; narrower types and float32 are exact in float)
+            src = node.inputs[0].dtype
+            fn = "sl_ll2bf" if src == np.int64 else "sl_ull2bf" if src == np.uint64 else "sl_d2bf"
+            arg = self._value(node.inputs[0], idx)
+            return self.assign_bits(f"{fn}({arg if fn != 'sl_d2bf' else f'(double)({arg})'})", ct.BF16)
         if op == "astype":
             x = self.as_float(self._value(node.inputs[0], idx))
             expr = f"sl_cast<{reg}>({x})"

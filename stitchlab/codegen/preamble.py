@@ -63,6 +63,22 @@ __device__ __forceinline__ sl_bf16 sl_f2bf(float f) {
 }
 // a float rounded to the nearest bfloat16, held in float
 __device__ __forceinline__ float sl_round_bf16(float f) { return sl_bf2f(sl_f2bf(f)); }
+// a double to the nearest bfloat16 in one rounding: to float toward zero with the lowest bit set
+// where that was inexact (rounding to odd: float keeps 16 bits more than bfloat16, so the second
+// rounding is the correct one; through float to nearest it could round twice)
+__device__ __forceinline__ sl_bf16 sl_d2bf(double d) {
+  const float f = __double2float_rz(d);
+  return sl_f2bf(__uint_as_float(__float_as_uint(f) | (unsigned int)((double)f != d && d == d)));
+}
+// 64-bit integers the same way: to double toward zero, odd where inexact, then sl_d2bf
+__device__ __forceinline__ sl_bf16 sl_ll2bf(long long x) {
+  const double d = __ll2double_rz(x);
+  return sl_d2bf(__longlong_as_double(__double_as_longlong(d) | (long long)((long long)d != x)));
+}
+__device__ __forceinline__ sl_bf16 sl_ull2bf(unsigned long long x) {
+  const double d = __ull2double_rz(x);
+  return sl_d2bf(__longlong_as_double(__double_as_longlong(d) | (long long)((unsigned long long)d != x)));
+}
 // the bits of a float that holds a bfloat16 value (its low half is zero): exact
 __device__ __forceinline__ sl_bf16 sl_bf16_of(float f) { return sl_bf16{(unsigned short)(__float_as_uint(f) >> 16)}; }
 // bfloat16 +, -, * on bits: the float result rounded once is the correctly rounded one (float

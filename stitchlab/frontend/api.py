@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .. import runtime
-from ..ir.dtypes import as_dtype, finfo, is_float, is_low_float, is_weak
+from ..ir.dtypes import as_dtype, cast, finfo, is_float, is_low_float, is_weak
 from ..ir.ops import OPS, Kind
 from . import build
 from .array import LazyArray, node_of
@@ -329,7 +329,7 @@ def _fill_value(value: Any, dtype: np.dtype, name: str) -> LazyArray:
     if not isinstance(value, numbers.Real):
         raise TypeError(f"nan_to_num: {name} must be a real number, got {value!r}")
     with np.errstate(over="ignore"):  # out of range for float16: inf, as in NumPy
-        return LazyArray(build.const(np.asarray(value).astype(dtype).item(), dtype))
+        return LazyArray(build.const(cast(np.asarray(value), dtype).item(), dtype))
 
 
 def nan_to_num(

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ir.dtypes import as_dtype, is_bfloat16, is_float
+from ..ir.dtypes import as_dtype, cast, is_bfloat16, is_float
 from ..ir.node import Node, Shape, make_attrs
 from ..ir.ops import COMPARISONS, OPS, Kind
 
@@ -66,7 +66,7 @@ def normalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
 # --- constants and casts -------------------------------------------------------------------------
 def const(value: Any, dtype: np.dtype) -> Node:
     """A 0-d constant of ``dtype`` (value converted as NumPy converts it)."""
-    item = np.asarray(value).astype(dtype).item() if dtype.kind != "b" else bool(value)
+    item = cast(np.asarray(value), dtype).item() if dtype.kind != "b" else bool(value)
     return Node("const", (), (), dtype, make_attrs(value=item))
 
 
@@ -75,7 +75,7 @@ def count(n: int, ddof: int, dtype: np.dtype) -> Node:
     the element count of the reduction it divides (less ``ddof``), so that a kernel whose reduced
     extent is a runtime argument divides by that argument instead (one kernel for every batch
     size; ``stitchlab.codegen.elemental``)."""
-    item = np.asarray(float(max(n - ddof, 0))).astype(dtype).item()
+    item = cast(np.asarray(float(max(n - ddof, 0))), dtype).item()
     return Node("const", (), (), dtype, make_attrs(value=item, count_ddof=int(ddof)))
 
 

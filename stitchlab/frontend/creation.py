@@ -92,6 +92,9 @@ def _wrap(obj: Any, dtype: Any, copy: bool) -> LazyArray:
         out = _wrap(bits, None, copy)
         out = LazyArray(Node("input", (), out.shape, bfloat16(), value=out._node.value.view(bfloat16()), device=out._node.device))
         return out if dtype is None else out.astype(dtype)
+    if dtype is not None and is_bfloat16(dtype):  # converted by stitchlab's cast (one rounding)
+        out = _wrap(obj, None, copy)
+        return out if out.dtype == dtype else out.astype(dtype)
     backend = _backend_of(obj) if hasattr(obj, "__cuda_array_interface__") else runtime.current()
     try:
         buf = backend.from_object(obj, dtype=dtype, copy=copy)

@@ -99,3 +99,38 @@ def weak_type(value: Any) -> type:
 def default_dtype(value: Any) -> np.dtype:
     """The dtype NumPy gives a Python scalar on its own (``np.asarray(value).dtype``)."""
     return np.asarray(value).dtype
+
+
+def cast(x: Any, dtype: np.dtype, xp: Any = np) -> Any:
+    """``x.astype(dtype)``, except that a cast to bfloat16 rounds once (to nearest, ties to even)
+    from every dtype, whatever ml_dtypes' version: ml_dtypes 0.6 casts float64 through float32
+    (two roundings), 0.7 float64 directly but int64 through float32. Values exact in float32 go
+    through it; the others are first rounded to odd in float32 (which keeps 16 more bits than
+    bfloat16, so the final rounding is the correct one), as the kernels' ``sl_d2bf`` does."""
+    if not is_bfloat16(dtype) or is_bfloat16(x.dtype):
+        return x.astype(dtype)
+    if x.dtype.itemsize <= 2 or x.dtype == np.float32:
+        return x.astype(np.float32).astype(dtype)
+    d = _int64_to_odd_double(x, xp) if x.dtype.kind in "iu" and x.dtype.itemsize == 8 else x.astype(np.float64)
+    return _to_odd_float(d, xp).astype(dtype)
+
+
+def _to_odd_float(d: Any, xp: Any) -> Any:
+    """float64 ``d`` rounded to float32 toward zero, its lowest bit set where that was inexact."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        f = d.astype(np.float32)
+        up = xp.abs(f.astype(np.float64)) > xp.abs(d)  # rounded away from zero (inf included)
+        f = xp.where(up, xp.nextafter(f, xp.zeros_like(f)), f)
+        inexact = (f.astype(np.float64) != d) & ~xp.isnan(d)
+        return (f.view(np.uint32) | inexact.astype(np.uint32)).view(np.float32)
+
+
+def _int64_to_odd_double(x: Any, xp: Any) -> Any:
+    """int64/uint64 ``x`` rounded to float64 toward zero, its lowest bit set where inexact."""
+    hi = (x >> 32).astype(np.float64) * 4294967296.0  # exact
+    lo = (x & 0xFFFFFFFF).astype(np.float64)  # exact
+    s = hi + lo
+    b = s - hi
+    err = (hi - (s - b)) + (lo - b)  # exactly x - s (TwoSum)
+    s = xp.where((err < 0) & (s > 0) | (err > 0) & (s < 0), xp.nextafter(s, xp.zeros_like(s)), s)
+    return (s.view(np.uint64) | (err != 0).astype(np.uint64)).view(np.float64)

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ir.dtypes import is_bfloat16, is_float
+from ..ir.dtypes import cast, is_bfloat16, is_float
 from ..ir.graph import Graph
 from ..ir.node import Node
 from ..ir.ops import OPS
@@ -34,9 +34,9 @@ def eval_node(node: Node, args: list[Any], xp: ModuleType) -> Any:
     if op == "iota":
         work = np.float64 if is_float(node.dtype) else np.int64
         start, step = node.attr("start"), node.attr("step")
-        return (xp.arange(node.shape[0], dtype=work) * work(step) + work(start)).astype(node.dtype)
+        return cast(xp.arange(node.shape[0], dtype=work) * work(step) + work(start), node.dtype, xp)
     if op == "astype":
-        return args[0].astype(node.dtype)
+        return cast(args[0], node.dtype, xp)
     if op == "broadcast":
         return xp.broadcast_to(args[0], node.shape)
     if op == "reshape":
@@ -73,6 +73,6 @@ def interpret(graph: Graph, buffers: Sequence[Any], xp: ModuleType = np) -> list
             value = eval_node(node, [env[id(i)] for i in node.inputs], xp)
             value = xp.asarray(value)
             if value.dtype != node.dtype:
-                value = value.astype(node.dtype)
+                value = cast(value, node.dtype, xp)
             env[id(node)] = value
     return [env[id(o)] for o in graph.outputs]

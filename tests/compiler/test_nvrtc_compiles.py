@@ -211,3 +211,15 @@ def test_a_groupnorm_with_its_affine_compiles_as_one_kernel() -> None:
     dd = a - a.mean(axis=(1, 3), keepdims=True)
     ref = (dd / np.sqrt((dd * dd).mean(axis=(1, 3), keepdims=True) + 1e-5)).reshape(2, 12, 16) * g.get() + b.get()
     np.testing.assert_allclose(out.get(), ref, rtol=1e-5, atol=1e-5)
+
+
+def test_casts_to_bfloat16_from_every_dtype_compile() -> None:
+    """float64 and 32/64-bit integers take the one-rounding casts (sl_d2bf, sl_ll2bf, sl_ull2bf)."""
+    outs = [sl.asarray(np.arange(12).astype(d)).astype("bfloat16") for d in DTYPES if d != "bfloat16"]
+    outs.append(sl.arange(5, dtype="bfloat16"))
+    plan = sl.explain(*outs)
+    text = "".join(k.source[k.source.index("extern"):] for k in plan.kernels)
+    for fn in ("sl_d2bf(", "sl_ll2bf(", "sl_ull2bf("):
+        assert fn in text, fn
+    for k in plan.kernels:
+        _compile(k.source, k.name)

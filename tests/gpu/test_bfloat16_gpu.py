@@ -1,7 +1,7 @@
 """bfloat16 (``ml_dtypes.bfloat16``) on the GPU: every elementwise result is float32 arithmetic
 rounded once to bfloat16, as ml_dtypes' NumPy loops compute it (bit for bit for the correctly
 rounded float32 operations, within one bfloat16 step for the transcendental ones, over every
-bfloat16 value); casts as ml_dtypes casts (a float64 through float32); sums accumulated in float32;
+bfloat16 value); casts to bfloat16 rounded once from every dtype; sums accumulated in float32;
 CuPy and torch arrays in and out.
 
 Run on the GPU machine: ``PYTHONPATH=. python3 -m pytest -m gpu tests/gpu/test_bfloat16_gpu.py -q``.
@@ -98,20 +98,25 @@ def test_transcendental_ops_are_faithful_for_every_bfloat16(op: str) -> None:
         assert not off.any(), (op, ALL[off][:8], got[off][:8], rounded[off][:8])
 
 
-def test_casts_are_ml_dtypes_casts() -> None:
+def test_casts_round_once_as_the_numpy_backend() -> None:
+    """To bfloat16: one rounding from every dtype (``stitchlab.ir.dtypes.cast``, whose exactness
+    tests/test_bfloat16.py checks); from bfloat16: ml_dtypes' casts."""
+    from stitchlab.ir.dtypes import cast
+
     rng = np.random.default_rng(1)
     bits = rng.integers(0, 1 << 32, 200_000, dtype=np.uint64).astype(np.uint32)
     f32 = bits.view(np.float32)  # every kind of float32: NaN, inf, subnormal, both zeros
     b = ALL.astype(np.float64)
     # float64 just above, at and below the midpoints between neighbouring bfloat16 values: through
-    # float32 (as ml_dtypes) the ones just above can round down
+    # float32 to nearest the ones just above would round down
     nxt = np.nextafter(ALL, np.array(np.inf, BF16)).astype(np.float64)
     mid = (b + nxt) / 2
     f64 = np.concatenate([mid, np.nextafter(mid, np.inf), np.nextafter(mid, -np.inf), rng.standard_normal(1000) * 1e30])
     ints = rng.integers(-(1 << 40), 1 << 40, 100_000)
-    for src in (f32, f64, ints, ints.astype(np.int32), (ints % 256).astype(np.uint8), ints % 3 == 0):
+    u64 = rng.integers(0, 1 << 63, 100_000, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+    for src in (f32, f64, ints, u64, ints.astype(np.int32), (ints % 256).astype(np.uint8), ints % 3 == 0):
         with np.errstate(all="ignore"):
-            _same_bits(_gpu(src).astype(BF16).get(), src.astype(BF16), f"{src.dtype} -> bfloat16")
+            _same_bits(_gpu(src).astype(BF16).get(), cast(src, BF16), f"{src.dtype} -> bfloat16")
     for to in (np.float32, np.float64, np.float16, np.bool_):
         with np.errstate(all="ignore"):
             want = ALL.astype(to)
