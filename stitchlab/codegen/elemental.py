@@ -519,10 +519,9 @@ class Writer:
         if op == "astype" and is_bfloat16(node.dtype) and node.inputs[0].dtype.itemsize >= 4 and node.inputs[0].dtype != np.float32:
             # one rounding from float64 and 32- and 64-bit integers (through float it can round
             # twice; narrower types and float32 are exact in float)
-            src = node.inputs[0].dtype
-            fn = "sl_ll2bf" if src == np.int64 else "sl_ull2bf" if src == np.uint64 else "sl_d2bf"
             arg = self._value(node.inputs[0], idx)
-            return self.assign_bits(f"{fn}({arg if fn != 'sl_d2bf' else f'(double)({arg})'})", ct.BF16)
+            calls = {"int64": f"sl_ll2bf({arg})", "uint64": f"sl_ull2bf({arg})"}
+            return self.assign_bits(calls.get(node.inputs[0].dtype.name, f"sl_d2bf((double)({arg}))"), ct.BF16)
         if op == "astype":
             x = self.as_float(self._value(node.inputs[0], idx))
             expr = f"sl_cast<{reg}>({x})"
