@@ -25,7 +25,7 @@ def run(code: str, cwd: Path | None = None, **env) -> str:
 
 def test_import_is_light_and_needs_no_gpu():
     loaded = run("import sys, stitchlab; print(' '.join(sorted(sys.modules)))").split()
-    for heavy in ("torch", "cupy", "ipywidgets", "horovod", "scipy", "tqdm", "diskcache"):
+    for heavy in ("torch", "cupy", "ipywidgets", "horovod", "scipy", "tqdm", "diskcache", "ml_dtypes"):
         assert heavy not in loaded, f"import stitchlab imported {heavy}"
 
 
