@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ..ir.dtypes import is_float
+from ..ir.dtypes import cast, is_float
 
 _STORAGE = {
     "bool": "bool",
@@ -94,7 +94,7 @@ def literal(value: object, dtype: np.dtype) -> str:
 def bits_literal(value: object, dtype: np.dtype) -> str:
     """A C expression of :func:`bits_type` holding ``value`` rounded to float16 or bfloat16 (its
     bit pattern)."""
-    bits = int(np.array(float(value)).astype(dtype).view(np.uint16))  # type: ignore[arg-type]
+    bits = int(cast(np.array(float(value)), np.dtype(dtype)).view(np.uint16))  # type: ignore[arg-type]
     return f"{bits_type(dtype)}{{0x{bits:04x}}}"
 
 

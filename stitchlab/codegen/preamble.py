@@ -5,7 +5,7 @@ differ: Python-style floor division and modulo (integer division by zero gives 0
 NaN-propagating maximum/minimum (with NumPy's operand on ties of -0.0 and +0.0), NumPy's casts to
 bool, integer powers. float16 is stored as ``sl_half``, converted with PTX ``cvt`` instructions
 (from double in one rounding: ``sl_d2h``) and added, subtracted and multiplied with PTX half
-instructions (``sl_hadd``…); bfloat16 is stored as ``sl_bf16`` and held in float. No CUDA
+instructions (``sl_hadd``…); bfloat16 likewise as ``sl_bf16`` (``sl_d2bf``, ``sl_hadd``…). No CUDA
 header is needed, and NVRTC compiles the kernels with no include path at all (on a CPU-only
 machine too).
 """
@@ -47,9 +47,9 @@ __device__ __forceinline__ sl_half sl_hmul(sl_half a, sl_half b) {
 __device__ __forceinline__ sl_half sl_hneg(sl_half a) { return sl_half{(unsigned short)(a.x ^ 0x8000u)}; }
 __device__ __forceinline__ sl_half sl_habs(sl_half a) { return sl_half{(unsigned short)(a.x & 0x7fffu)}; }
 
-// bfloat16 (ml_dtypes.bfloat16): the high 16 bits of a float. Values are held in float; a result
-// is rounded to the nearest bfloat16 (ties to even), as ml_dtypes rounds its float32 results.
-// Other types go through float first (a double rounds twice, as ml_dtypes' casts do).
+// bfloat16 (ml_dtypes.bfloat16): the high 16 bits of a float, held as those bits or in float (as
+// float16, codegen/elemental.py); a float result is rounded to the nearest bfloat16 (ties to
+// even), as ml_dtypes rounds its float32 results; doubles and 64-bit integers round once (sl_d2bf)
 struct __align__(2) sl_bf16 { unsigned short x; };
 __device__ __forceinline__ float sl_bf2f(sl_bf16 b) { return __uint_as_float((unsigned int)b.x << 16); }
 __device__ __forceinline__ sl_bf16 sl_f2bf(float f) {

@@ -38,6 +38,8 @@ from typing import Any
 
 import numpy as np
 
+from .dtypes import is_bfloat16
+
 
 class Kind(str, Enum):
     ELEMENTWISE = "elementwise"
@@ -110,7 +112,7 @@ def _in_float32(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """``fn`` over bfloat16 computed in float32 and rounded once, as the kernels compute it
     (other dtypes as they are)."""
     def wrapped(x: Any) -> Any:
-        if x.dtype.name == "bfloat16":
+        if is_bfloat16(x.dtype):
             return fn(x.astype(np.float32)).astype(x.dtype)
         return fn(x)
     return wrapped
