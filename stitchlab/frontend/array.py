@@ -25,6 +25,19 @@ def node_of(x: Any) -> Node | bool | int | float:
     return asarray(x)._node
 
 
+class _TypeLevel:
+    """``__array_ufunc__`` as NumPy finds it, on the type: the method. Read from an instance it
+    is None, and that is how CuPy reads it: ``cupy_array + x`` then defers to ``x.__radd__`` and
+    stays lazy (CuPy's own ``add`` would take x through its CUDA array interface, evaluating it)."""
+
+    def __init__(self, method: Any) -> None:
+        self.method = method
+        self.__doc__ = method.__doc__
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        return self.method if instance is None else None
+
+
 class LazyArray:
     """A lazily evaluated array with NumPy/CuPy semantics.
 
@@ -40,7 +53,6 @@ class LazyArray:
     """
 
     __slots__ = ("_node", "__weakref__")
-    __array_ufunc__ = None  # NumPy defers to our reflected operators (ndarray + LazyArray)
     __hash__ = None  # type: ignore[assignment]  # elementwise __eq__, like numpy
 
     def __init__(self, node: Node) -> None:
@@ -122,6 +134,21 @@ class LazyArray:
         import cupy
 
         return cupy.asarray(self._value())
+
+    @_TypeLevel
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        """``np.exp(x)``, ``ndarray + x``, ``np.add.reduce(x)``: the stitchlab op, lazily (NEP 13;
+        :mod:`stitchlab.frontend.protocols`)."""
+        from .protocols import array_ufunc
+
+        return array_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        """``np.mean(x, axis=0)``, ``np.where(c, x, y)``...: the stitchlab function, lazily (NEP 18;
+        :mod:`stitchlab.frontend.protocols`)."""
+        from .protocols import array_function
+
+        return array_function(func, args, kwargs)
 
     def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
         return self._value().__dlpack__(*args, **kwargs)

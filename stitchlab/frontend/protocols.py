@@ -1,0 +1,226 @@
+"""NumPy's dispatch protocols for ``LazyArray``: ``np.exp(x)``, ``np.mean(x, axis=0)``,
+``np.where(c, x, y)``, ``np.add.reduce(x)``, ``ndarray + x``... on a stitchlab array build the same
+lazy graph as ``sl.exp(x)``, ``sl.mean(x, axis=0)``..., so NumPy code fuses unchanged (NEP 13
+``__array_ufunc__``, NEP 18 ``__array_function__``; CuPy arrays answer the same protocols).
+
+* What stitchlab has no lazy version of runs in NumPy on the materialized values and returns
+  NumPy arrays, as NumPy did before the protocols existed (``np.concatenate([x, y])``,
+  ``np.cumsum(x)``, ``np.add.accumulate(x)``).
+* ``out=`` a NumPy or CuPy array: the value is computed and written into it (NumPy's ``out``
+  semantics and its ``same_kind`` casting rule; ``ndarray += x`` too). ``out=`` a stitchlab array
+  raises ``TypeError``: stitchlab arrays are immutable (so does ``np.add.at(x, ...)``).
+* Arguments without a lazy meaning raise ``TypeError`` naming them (``where=``, ``initial=``, a
+  ufunc's ``dtype=``, ``order="F"``...), with the way round them.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import numpy as np
+
+#: ufunc -> stitchlab reduction that ``ufunc.reduce`` is (NumPy's ``reduce`` defaults to axis 0)
+_REDUCE = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min",
+           np.logical_and: "all", np.logical_or: "any"}
+
+#: NumPy functions with a lazy stitchlab version of the same name and meaning
+_FUNCTIONS = (
+    "sum", "prod", "max", "min", "amax", "amin", "any", "all", "mean", "var", "std", "argmax",
+    "argmin", "where", "clip", "reshape", "transpose", "ravel", "expand_dims", "squeeze",
+    "isclose", "allclose", "nan_to_num", "nansum", "nanmax", "nanmin", "nanmean", "nanvar",
+    "nanstd", "count_nonzero", "ptp", "swapaxes", "moveaxis", "atleast_1d", "atleast_2d",
+    "broadcast_arrays", "broadcast_to", "zeros_like", "ones_like", "empty_like", "full_like",
+    "astype",
+)
+
+#: NumPy parameters that mean nothing for an immutable lazy array, whatever their value
+_IGNORED = {"copy", "subok"}
+
+#: NumPy keyword -> stitchlab parameter, where the names differ
+_RENAMES = {"clip": {"min": "a_min", "max": "a_max"}} | {
+    name: {"correction": "ddof"} for name in ("var", "std", "nanvar", "nanstd")  # the array API's name
+}
+
+_tables: tuple[dict[np.ufunc, Any], dict[Any, Any]] | None = None
+_signatures: dict[Any, inspect.Signature] = {}
+
+
+def _lazy_tables() -> tuple[dict[np.ufunc, Any], dict[Any, Any]]:
+    """(NumPy ufunc -> stitchlab function, NumPy function -> stitchlab function)."""
+    global _tables
+    if _tables is None:
+        from . import api, creation
+
+        def lazy(name: str) -> Any:
+            return getattr(api, name, None) or getattr(creation, name)
+
+        ufuncs = {getattr(np, n): lazy(n) for n in api.ELEMENTWISE + ["fabs"] if isinstance(getattr(np, n, None), np.ufunc)}
+        _tables = ufuncs, {getattr(np, n): lazy(n) for n in _FUNCTIONS if hasattr(np, n)}
+    return _tables
+
+
+def _signature(func: Any) -> inspect.Signature:
+    if func not in _signatures:
+        _signatures[func] = inspect.signature(func)
+    return _signatures[func]
+
+
+def _is_lazy(obj: Any) -> bool:
+    from .array import LazyArray
+
+    return isinstance(obj, LazyArray)
+
+
+def _contains_lazy(obj: Any) -> bool:
+    if isinstance(obj, (list, tuple)):
+        return any(_contains_lazy(o) for o in obj)
+    return _is_lazy(obj)
+
+
+def _materialize(obj: Any) -> Any:
+    """``obj`` with every stitchlab array in it (lists, tuples, dicts too) made a NumPy array."""
+    if _is_lazy(obj):
+        return np.asarray(obj)
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_materialize(o) for o in obj)
+    if isinstance(obj, dict):
+        return {k: _materialize(v) for k, v in obj.items()}
+    return obj
+
+
+def _immutable(name: str) -> TypeError:
+    return TypeError(
+        f"numpy.{name}(..., out=x): x is a stitchlab array, and stitchlab arrays are immutable; "
+        f"use the returned value instead (y = numpy.{name}(...)), or pass a NumPy/CuPy array as out"
+    )
+
+
+def _unsupported(name: str, param: str, hint: str = "") -> TypeError:
+    return TypeError(
+        f"numpy.{name}(..., {param}=...) on a stitchlab array: {param}= has no lazy equivalent"
+        + (f"; {hint}" if hint else "")
+        + f" (or materialize first: numpy.{name}(x.get(), ...))"
+    )
+
+
+def _outputs(name: str, out: Any) -> tuple[Any, ...] | None:
+    """The caller's output arrays (NumPy passes a ufunc's ``out`` as a tuple), or None."""
+    outs = out if isinstance(out, tuple) else (out,)
+    if all(o is None for o in outs):
+        return None
+    if _contains_lazy(outs):
+        raise _immutable(name)
+    return outs
+
+
+def _store(result: Any, outs: tuple[Any, ...] | None) -> Any:
+    """``result``, or, given output arrays, its value written into them (``same_kind`` casting,
+    broadcast to their shape, as NumPy's ``out``) and those arrays returned as NumPy does."""
+    if outs is None:
+        return result
+    results = result if isinstance(result, tuple) else (result,)
+    for target, value in zip(outs, results, strict=True):
+        if target is None:
+            continue
+        if hasattr(target, "__cuda_array_interface__"):
+            import cupy
+
+            cupy.copyto(target, cupy.asarray(value), casting="same_kind")
+        else:
+            np.copyto(target, np.asarray(value), casting="same_kind")
+    return outs if isinstance(result, tuple) else outs[0]
+
+
+def _fallback(func: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``func`` in NumPy on the materialized values."""
+    _outputs(name, kwargs.get("out"))
+    return func(*_materialize(args), **_materialize(kwargs))
+
+
+def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``LazyArray.__array_ufunc__``: a ufunc call (or ``reduce``) as the stitchlab op."""
+    name = ufunc.__name__
+    if method == "reduce" and ufunc in _REDUCE:
+        return _reduce(ufunc, inputs[0], dict(kwargs))
+    if method == "at" and _is_lazy(inputs[0]):
+        raise TypeError(
+            f"numpy.{name}.at(x, ...) changes x in place, and stitchlab arrays are immutable; "
+            f"build the new value instead (or materialize first: a = x.get(); numpy.{name}.at(a, ...))"
+        )
+    lazy = _lazy_tables()[0].get(ufunc) if method == "__call__" else None
+    if lazy is None:
+        return _fallback(getattr(ufunc, method), name if method == "__call__" else f"{name}.{method}", inputs, kwargs)
+    outs = _outputs(name, kwargs.pop("out", None))
+    if kwargs.pop("where", True) is not True:
+        raise _unsupported(name, "where", f"use numpy.where(mask, numpy.{name}(x), other)")
+    for key in ("dtype", "signature"):
+        if kwargs.pop(key, None) is not None:
+            raise _unsupported(name, key, f"cast the inputs instead: numpy.{name}(x.astype(dtype))")
+    if kwargs.pop("casting", "same_kind") != "same_kind":
+        raise _unsupported(name, "casting")
+    if kwargs.pop("order", "K") not in ("K", "C", "A"):
+        raise _unsupported(name, "order")
+    kwargs.pop("subok", None)
+    if kwargs:
+        raise _unsupported(name, next(iter(kwargs)))
+    return _store(lazy(*inputs), outs)
+
+
+def _reduce(ufunc: np.ufunc, a: Any, params: dict[str, Any]) -> Any:
+    """``ufunc.reduce(a, ...)`` (NumPy passes its arguments after the array by keyword)."""
+    from . import api
+
+    name = f"{ufunc.__name__}.reduce"
+    lazy = getattr(api, _REDUCE[ufunc])
+    axis, keepdims, dtype = params.pop("axis", 0), params.pop("keepdims", False), params.pop("dtype", None)
+    outs = _outputs(name, params.pop("out", None))
+    if params.pop("initial", np._NoValue) is not np._NoValue:
+        raise _unsupported(name, "initial")
+    if params.pop("where", True) is not True:
+        raise _unsupported(name, "where")
+    if params:
+        raise _unsupported(name, next(iter(params)))
+    if dtype is None:
+        return _store(lazy(a, axis, keepdims=keepdims), outs)
+    if ufunc not in (np.add, np.multiply):
+        raise _unsupported(name, "dtype")
+    return _store(lazy(a, axis, dtype, keepdims), outs)
+
+
+def array_function(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``LazyArray.__array_function__``: the NumPy function as its stitchlab version, where there
+    is one; otherwise NumPy's own on the materialized values."""
+    name = getattr(func, "__name__", str(func))
+    lazy = _lazy_tables()[1].get(func)
+    if lazy is None or (func is np.where and len(args) + len(kwargs) == 1):
+        # (one-argument where is nonzero(): its shape depends on the values)
+        return _fallback(func, name, args, kwargs)
+    bound = _signature(func).bind(*args, **kwargs)
+    params = _signature(lazy).parameters
+    renames = _RENAMES.get(name, {})
+    positional: list[Any] = []
+    keywords: dict[str, Any] = {}
+    outs = None
+    for i, (param, value) in enumerate(bound.arguments.items()):
+        p = bound.signature.parameters[param]
+        target = renames.get(param, param)
+        if p.kind is p.VAR_POSITIONAL:
+            positional.extend(value)
+        elif p.kind is p.VAR_KEYWORD:
+            if value:
+                raise _unsupported(name, next(iter(value)))
+        elif target in params:
+            keywords[target] = value
+        elif i == 0:  # broadcast_to(array, ...), empty_like(prototype, ...): the array itself
+            keywords[next(iter(params))] = value
+        elif param == "out":
+            outs = _outputs(name, value)
+        elif not (param in _IGNORED or value is p.default or _same(value, p.default) or (param == "where" and value is True)):
+            raise _unsupported(name, param)
+    return _store(lazy(*positional, **keywords), outs)
+
+
+def _same(value: Any, default: Any) -> bool:
+    """``value`` is a plain value equal to the parameter's default (``order="C"``)."""
+    return type(value) is type(default) and isinstance(value, (str, bool, int, float)) and value == default

@@ -1,0 +1,77 @@
+"""NumPy's dispatch protocols on CuPy-backed stitchlab arrays (``stitchlab/frontend/protocols.py``):
+NumPy-written code runs as stitchlab kernels on the GPU (one launch for a softmax written with
+``np.*``), CuPy operands keep results lazy on either side of an operator, ``out=`` CuPy and NumPy
+arrays are written, and what stitchlab lacks runs in NumPy on the values.
+
+Run on the GPU machine: ``PYTHONPATH=. python3 -m pytest -m gpu tests/gpu/test_numpy_protocols_gpu.py -q``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import stitchlab as sl
+
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cupy_backend")]
+
+
+def _softmax(x: Any) -> Any:
+    e = np.exp(x - np.max(x, axis=-1, keepdims=True))
+    return e / np.sum(e, axis=-1, keepdims=True)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_numpy_written_softmax_is_one_stitchlab_launch(dtype: str) -> None:
+    import cupy as cp
+
+    a = np.random.default_rng(1).standard_normal((512, 4096)).astype(dtype)
+    x = sl.asarray(cp.asarray(a))
+    y = _softmax(x)
+    assert isinstance(y, sl.LazyArray)
+    assert len(sl.explain(y).kernels) == 1
+    before = sl.stats()["launches"]
+    got = cp.asnumpy(cp.asarray(y)).astype(np.float64)
+    assert sl.stats()["launches"] == before + 1
+    want = _softmax(a.astype(np.float64))
+    np.testing.assert_allclose(got, want, rtol=2e-6 if dtype == "float32" else 2e-3, atol=1e-6 if dtype == "float32" else 1e-4)
+
+
+def test_cupy_operands_keep_results_lazy() -> None:
+    import cupy as cp
+
+    a = np.random.default_rng(2).standard_normal((64, 256)).astype(np.float32)
+    c = cp.asarray(a)
+    x = sl.asarray(cp.asarray(a * 2))
+    for got, want in [(c + x, a + a * 2), (x + c, a * 2 + a), (c * x, a * a * 2), (c / x, 0.5 + 0 * a),
+                      (c > x, a > a * 2), (np.maximum(x, c), np.maximum(a * 2, a))]:
+        assert isinstance(got, sl.LazyArray), type(got)
+        np.testing.assert_allclose(cp.asnumpy(cp.asarray(got)), want, rtol=1e-6)
+    # a CuPy array first in an explicit ufunc call: NumPy asks CuPy first, which takes x as a
+    # CuPy array (evaluated); the value is the same
+    np.testing.assert_allclose(cp.asnumpy(cp.asarray(np.maximum(c, x))), np.maximum(a, a * 2), rtol=1e-6)
+
+
+def test_out_cupy_and_numpy_arrays_are_written() -> None:
+    import cupy as cp
+
+    a = np.random.default_rng(3).standard_normal((128, 512)).astype(np.float32)
+    x = sl.asarray(cp.asarray(a))
+    dev = cp.zeros((128, 512), cp.float32)
+    assert np.exp(x, out=dev) is dev
+    np.testing.assert_allclose(cp.asnumpy(dev), np.exp(a), rtol=1e-6)
+    host = np.zeros(512, np.float32)
+    assert np.sum(x, axis=0, out=host) is host
+    np.testing.assert_allclose(host, a.sum(0), rtol=1e-5, atol=1e-5)
+
+
+def test_what_stitchlab_lacks_runs_in_numpy_on_the_values() -> None:
+    import cupy as cp
+
+    a = np.random.default_rng(4).standard_normal((16, 32)).astype(np.float32)
+    x = sl.asarray(cp.asarray(a))
+    got = np.concatenate([np.exp(x), x])
+    assert type(got) is np.ndarray
+    np.testing.assert_allclose(got, np.concatenate([np.exp(a), a]), rtol=1e-6)

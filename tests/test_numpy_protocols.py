@@ -1,0 +1,270 @@
+"""NumPy's dispatch protocols on stitchlab arrays (``stitchlab/frontend/protocols.py``):
+``np.exp(x)``, ``np.mean(x, axis=0)``, ``np.add.reduce(x)``, ``ndarray + x``... build the lazy
+graph stitchlab's own functions build (so NumPy-written code fuses: one kernel for a softmax
+written with ``np.*``); what stitchlab has no lazy version of runs in NumPy on the values; ``out=``
+NumPy arrays are written; ``out=`` stitchlab arrays and arguments without a lazy meaning raise
+``TypeError`` naming them. Values are checked against NumPy on the numpy backend.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+
+import stitchlab as sl
+from stitchlab.frontend import protocols
+
+pytestmark = pytest.mark.usefixtures("numpy_backend")
+
+RNG = np.random.default_rng(7)
+A = (RNG.standard_normal((5, 6)) * 2).astype(np.float32)
+B = (RNG.random((5, 6)) + 0.5).astype(np.float32)
+I = RNG.integers(-20, 20, (5, 6)).astype(np.int32)  # noqa: E741
+J = RNG.integers(1, 7, (5, 6)).astype(np.int32)
+
+
+def _same(got: Any, want: Any) -> None:
+    """A lazy result with NumPy's dtype, shape and values (NaN where NumPy has NaN)."""
+    assert isinstance(got, sl.LazyArray), type(got)
+    value = got.get()
+    want = np.asarray(want)
+    assert value.dtype == want.dtype and value.shape == want.shape
+    np.testing.assert_allclose(value.astype(np.float64), want.astype(np.float64), rtol=2e-6, atol=1e-6, equal_nan=True)
+
+
+def _ufunc_inputs(ufunc: np.ufunc) -> tuple[np.ndarray, ...]:
+    """Operands in the ufunc's domain: integers for the bitwise ops and shifts, positive floats
+    below 1 for the inverse trigonometric ones, else floats (B, positive, where a second operand
+    divides or is an exponent)."""
+    if ufunc.__name__ in ("bitwise_and", "bitwise_or", "bitwise_xor", "invert", "left_shift", "right_shift", "gcd", "lcm"):
+        return (I, J)[: ufunc.nin]
+    if ufunc.__name__ in ("arcsin", "arccos", "arctanh"):
+        return (B / 2,)
+    return (A, B)[: ufunc.nin]
+
+
+UFUNCS = sorted(protocols._lazy_tables()[0], key=lambda u: u.__name__)
+
+
+def test_the_common_ufuncs_are_lazy() -> None:
+    names = {u.__name__ for u in UFUNCS}
+    for name in ("exp", "log", "sqrt", "tanh", "add", "subtract", "multiply", "divide", "power", "maximum",
+                 "minimum", "greater", "equal", "logical_and", "isnan", "absolute", "fabs", "square", "sign"):
+        assert name in names, name
+
+
+@pytest.mark.parametrize("ufunc", UFUNCS, ids=lambda u: u.__name__)
+def test_ufunc_call_builds_the_stitchlab_op(ufunc: np.ufunc) -> None:
+    args = _ufunc_inputs(ufunc)
+    with np.errstate(all="ignore"):
+        want = ufunc(*args)
+        got = ufunc(*(sl.asarray(a) for a in args))
+        mixed = ufunc(args[0], *(sl.asarray(a) for a in args[1:])) if ufunc.nin == 2 else got
+    _same(got, want)
+    _same(mixed, want)  # ndarray first: NumPy hands the call to the stitchlab operand
+
+
+def test_operators_with_numpy_operands_stay_lazy_and_promote_as_numpy() -> None:
+    x = sl.asarray(A)
+    for got, want in [
+        (A + x, A + A), (B - x, B - A), (B * x, B * A), (np.float64(2.0) * x, np.float64(2.0) * A),
+        (np.float32(2.0) * x, np.float32(2.0) * A), (2.0 * x, 2.0 * A), (B > x, B > A), (B**x, B**A),
+    ]:
+        _same(got, want)
+
+
+@pytest.mark.parametrize("ufunc", list(protocols._REDUCE), ids=lambda u: u.__name__)
+@pytest.mark.parametrize("axis", [0, 1, None, (0, 1)])
+def test_ufunc_reduce(ufunc: np.ufunc, axis: Any) -> None:
+    a = A > 0 if ufunc in (np.logical_and, np.logical_or) else A
+    _same(ufunc.reduce(sl.asarray(a), axis=axis), ufunc.reduce(a, axis=axis))
+    _same(ufunc.reduce(sl.asarray(a), axis, keepdims=True), ufunc.reduce(a, axis, keepdims=True))
+
+
+def test_ufunc_reduce_defaults_to_axis_0_and_takes_dtype() -> None:
+    _same(np.add.reduce(sl.asarray(A)), np.add.reduce(A))
+    assert np.add.reduce(sl.asarray(A)).shape == (6,)
+    _same(np.add.reduce(sl.asarray(I), dtype=np.int64), np.add.reduce(I, dtype=np.int64))
+    _same(np.multiply.reduce(sl.asarray(B), 1, np.float64), np.multiply.reduce(B, 1, np.float64))
+
+
+FUNCTION_CASES: list[tuple[str, Any]] = [
+    ("sum", lambda m, x: m.sum(x, axis=0)),
+    ("sum-positional", lambda m, x: m.sum(x, 1, np.float64, None, True)),
+    ("prod", lambda m, x: m.prod(x, axis=1)),
+    ("max", lambda m, x: m.max(x, axis=-1, keepdims=True)),
+    ("min", lambda m, x: m.min(x)),
+    ("amax", lambda m, x: m.amax(x, 0)),
+    ("amin", lambda m, x: m.amin(x, 1)),
+    ("any", lambda m, x: m.any(x > 1, axis=0)),
+    ("all", lambda m, x: m.all(x > -5)),
+    ("mean", lambda m, x: m.mean(x, axis=0)),
+    ("var", lambda m, x: m.var(x, axis=1, ddof=1)),
+    ("var-correction", lambda m, x: m.var(x, axis=1, correction=1)),
+    ("std", lambda m, x: m.std(x, 0, keepdims=True)),
+    ("argmax", lambda m, x: m.argmax(x, axis=1)),
+    ("argmin", lambda m, x: m.argmin(x)),
+    ("where", lambda m, x: m.where(x > 0, x, 0.5)),
+    ("clip", lambda m, x: m.clip(x, -1, 1)),
+    ("clip-min-max", lambda m, x: m.clip(x, min=-0.5, max=0.5)),
+    ("reshape", lambda m, x: m.reshape(x, (3, 10))),
+    ("transpose", lambda m, x: m.transpose(x)),
+    ("ravel", lambda m, x: m.ravel(x)),
+    ("expand_dims", lambda m, x: m.expand_dims(x, 1)),
+    ("squeeze", lambda m, x: m.squeeze(m.expand_dims(x, 0))),
+    ("isclose", lambda m, x: m.isclose(x, x + 1e-6)),
+    ("nan_to_num", lambda m, x: m.nan_to_num(m.log(x), nan=-1.0)),
+    ("nansum", lambda m, x: m.nansum(m.log(x), axis=0)),
+    ("nanmax", lambda m, x: m.nanmax(m.log(x), axis=1)),
+    ("nanmin", lambda m, x: m.nanmin(m.log(x), axis=1)),
+    ("nanmean", lambda m, x: m.nanmean(m.log(x), axis=0)),
+    ("nanvar", lambda m, x: m.nanvar(m.log(x), axis=0, ddof=1)),
+    ("nanstd", lambda m, x: m.nanstd(m.log(x), axis=1)),
+    ("count_nonzero", lambda m, x: m.count_nonzero(x > 0, axis=0)),
+    ("ptp", lambda m, x: m.ptp(x, axis=1)),
+    ("swapaxes", lambda m, x: m.swapaxes(x, 0, 1)),
+    ("moveaxis", lambda m, x: m.moveaxis(x, 0, -1)),
+    ("broadcast_to", lambda m, x: m.broadcast_to(x[0], (3, 6))),
+    ("zeros_like", lambda m, x: m.zeros_like(x, dtype=np.float16)),
+    ("ones_like", lambda m, x: m.ones_like(x)),
+    ("full_like", lambda m, x: m.full_like(x, 3)),
+    ("astype", lambda m, x: m.astype(x, np.int16)),
+]
+
+
+@pytest.mark.parametrize("case", FUNCTION_CASES, ids=[c[0] for c in FUNCTION_CASES])
+def test_numpy_function_builds_the_stitchlab_function(case: tuple[str, Any]) -> None:
+    _, fn = case
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's all-NaN slices (stitchlab warns not)
+        _same(fn(np, sl.asarray(A)), fn(np, A))
+
+
+def test_functions_returning_tuples_or_bools() -> None:
+    x = sl.asarray(A)
+    for got, want in [(np.atleast_2d(x[0], x), np.atleast_2d(A[0], A)),
+                      (np.broadcast_arrays(x, x[0]), np.broadcast_arrays(A, A[0]))]:
+        assert len(got) == len(want)
+        for g, w in zip(got, want, strict=True):
+            _same(g, w)
+    assert np.allclose(x, A * (1 + 1e-6)) is True and np.allclose(x, A + 1) is False
+    empty = np.empty_like(x)
+    assert isinstance(empty, sl.LazyArray) and empty.shape == A.shape and empty.dtype == A.dtype
+
+
+def test_every_mapped_function_exists_in_stitchlab() -> None:
+    functions = protocols._lazy_tables()[1]
+    assert len(functions) == len(protocols._FUNCTIONS)
+    for np_func, lazy in functions.items():
+        assert lazy is getattr(sl, np_func.__name__), np_func.__name__
+
+
+def test_numpy_written_softmax_and_layernorm_fuse_into_one_kernel() -> None:
+    def softmax(x: Any) -> Any:
+        e = np.exp(x - np.max(x, axis=-1, keepdims=True))
+        return e / np.sum(e, axis=-1, keepdims=True)
+
+    def layernorm(x: Any, w: Any, b: Any) -> Any:
+        return (x - np.mean(x, -1, keepdims=True)) / np.sqrt(np.var(x, -1, keepdims=True) + 1e-5) * w + b
+
+    x = sl.asarray(A)
+    assert len(sl.explain(softmax(x)).kernels) == 1
+    assert len(sl.explain(layernorm(x, B[0], A[0])).kernels) == 1
+    _same(softmax(x), softmax(A))
+    _same(layernorm(x, B[0], A[0]), layernorm(A, B[0], A[0]))
+    jitted = sl.jit(softmax)
+    np.testing.assert_allclose(np.asarray(jitted(A)), softmax(A), rtol=1e-6)
+
+
+def test_what_stitchlab_lacks_runs_in_numpy_on_the_values() -> None:
+    x = sl.asarray(A)
+    for got, want in [
+        (np.concatenate([x, x]), np.concatenate([A, A])), (np.cumsum(x, axis=1), np.cumsum(A, axis=1)),
+        (np.add.accumulate(x), np.add.accumulate(A)), (np.logaddexp(x, A), np.logaddexp(A, A)),
+        (np.matmul(x, x.T), np.matmul(A, A.T)), (np.where(x > 0)[1], np.where(A > 0)[1]),
+        (np.sort(x, axis=0), np.sort(A, axis=0)),
+    ]:
+        assert type(got) is np.ndarray
+        np.testing.assert_array_equal(got, want)
+
+
+def test_out_numpy_arrays_are_written_and_returned() -> None:
+    x = sl.asarray(A)
+    buf = np.zeros_like(A)
+    assert np.exp(x, out=buf) is buf
+    np.testing.assert_allclose(buf, np.exp(A), rtol=1e-6)
+    col = np.zeros(6, np.float64)
+    assert np.sum(x, axis=0, out=col) is col
+    np.testing.assert_allclose(col, A.sum(0), rtol=1e-6)
+    row = np.zeros((5, 1), np.float32)
+    assert np.maximum.reduce(x, axis=1, keepdims=True, out=row) is row
+    np.testing.assert_array_equal(row, A.max(1, keepdims=True))
+    q, r = np.zeros_like(A), np.zeros_like(A)
+    assert np.divmod(x, 0.7, out=(q, r)) == (q, r)
+    np.testing.assert_array_equal(q, np.divmod(A, 0.7)[0])
+    acc = np.ones((5, 6))
+    same = acc
+    acc += x  # in place, as for any NumPy operand
+    assert acc is same and type(acc) is np.ndarray
+    np.testing.assert_allclose(acc, 1 + A.astype(np.float64), rtol=1e-6)
+
+
+def test_out_follows_numpy_casting() -> None:
+    with pytest.raises(TypeError, match="same_kind"):
+        np.add(sl.asarray(A), 1.0, out=np.zeros((5, 6), np.int32))
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: np.exp(x, out=x),
+    lambda x: np.sum(x, out=x[0]),
+    lambda x: np.cumsum(x, out=x),
+    lambda x: np.add.reduce(x, out=x[0]),
+], ids=["ufunc", "function", "numpy-function", "reduce"])
+def test_out_stitchlab_array_raises(call: Any) -> None:
+    x = sl.asarray(A)
+    with pytest.raises(TypeError, match="immutable"):
+        call(x)
+    np.testing.assert_array_equal(x.get(), A)
+
+
+def test_ufunc_at_raises_instead_of_changing_a_copy() -> None:
+    with pytest.raises(TypeError, match=r"numpy\.add\.at.*immutable"):
+        np.add.at(sl.asarray(A), [0], 1.0)
+
+
+@pytest.mark.parametrize("call, param", [
+    (lambda x: np.exp(x, where=A > 0), "where"),
+    (lambda x: np.exp(x, dtype=np.float64), "dtype"),
+    (lambda x: np.add(x, x, casting="unsafe"), "casting"),
+    (lambda x: np.sum(x, where=A > 0), "where"),
+    (lambda x: np.sum(x, initial=1.0), "initial"),
+    (lambda x: np.add.reduce(x, initial=1.0), "initial"),
+    (lambda x: np.maximum.reduce(x, dtype=np.float64), "dtype"),
+    (lambda x: np.reshape(x, (6, 5), order="F"), "order"),
+    (lambda x: np.ravel(x, order="F"), "order"),
+    (lambda x: np.mean(x, where=A > 0), "where"),
+])
+def test_arguments_without_a_lazy_meaning_raise_naming_them(call: Any, param: str) -> None:
+    with pytest.raises(TypeError, match=rf"{param}=\.\.\.\) on a stitchlab array: {param}= has no lazy equivalent.*x\.get\(\)"):
+        call(sl.asarray(A))
+
+
+def test_defaults_passed_explicitly_are_accepted() -> None:
+    x = sl.asarray(A)
+    _same(np.reshape(x, (6, 5), order="C"), A.reshape(6, 5))
+    _same(np.sum(x, axis=0, out=None, where=True), A.sum(0))
+    _same(np.exp(x, casting="same_kind", order="K", where=True, out=None), np.exp(A))
+    _same(np.astype(x, np.float16, copy=False), A.astype(np.float16))
+    _same(np.zeros_like(x, order="K", subok=True), np.zeros_like(A))
+
+
+def test_cupy_sees_no_array_ufunc_and_defers_to_the_reflected_operator() -> None:
+    # CuPy's operators read ``y.__array_ufunc__`` from the instance and defer to ``y.__radd__``
+    # only when it is None (else CuPy's own add would evaluate x through its CUDA array
+    # interface); NumPy reads it from the type. The GPU test checks ``cupy_array + x`` itself.
+    x = sl.asarray(A)
+    assert x.__array_ufunc__ is None
+    assert callable(type(x).__array_ufunc__)
