@@ -46,7 +46,7 @@ def _ufunc_inputs(ufunc: np.ufunc) -> tuple[np.ndarray, ...]:
     return (A, B)[: ufunc.nin]
 
 
-UFUNCS = sorted(protocols._lazy_tables()[0], key=lambda u: u.__name__)
+UFUNCS = sorted((u for u in protocols._lazy_tables()[0] if u is not np.matmul), key=lambda u: u.__name__)  # matmul: test_matmul.py
 
 
 def test_the_common_ufuncs_are_lazy() -> None:
@@ -180,11 +180,12 @@ def test_numpy_written_softmax_and_layernorm_fuse_into_one_kernel() -> None:
 
 
 def test_what_stitchlab_lacks_runs_in_numpy_on_the_values() -> None:
+    """(On the GPU it runs in CuPy: tests/gpu/test_numpy_protocols_gpu.py.)"""
     x = sl.asarray(A)
     for got, want in [
         (np.concatenate([x, x]), np.concatenate([A, A])), (np.cumsum(x, axis=1), np.cumsum(A, axis=1)),
         (np.add.accumulate(x), np.add.accumulate(A)), (np.logaddexp(x, A), np.logaddexp(A, A)),
-        (np.matmul(x, x.T), np.matmul(A, A.T)), (np.where(x > 0)[1], np.where(A > 0)[1]),
+        (np.where(x > 0)[1], np.where(A > 0)[1]),
         (np.sort(x, axis=0), np.sort(A, axis=0)),
     ]:
         assert type(got) is np.ndarray
@@ -202,6 +203,9 @@ def test_out_numpy_arrays_are_written_and_returned() -> None:
     row = np.zeros((5, 1), np.float32)
     assert np.maximum.reduce(x, axis=1, keepdims=True, out=row) is row
     np.testing.assert_array_equal(row, A.max(1, keepdims=True))
+    prod = np.zeros((5, 5), np.float32)
+    assert np.matmul(x, A.T, out=prod) is prod
+    np.testing.assert_allclose(prod, A @ A.T, rtol=1e-5)
     q, r = np.zeros_like(A), np.zeros_like(A)
     assert np.divmod(x, 0.7, out=(q, r)) == (q, r)
     np.testing.assert_array_equal(q, np.divmod(A, 0.7)[0])
@@ -233,6 +237,37 @@ def test_out_stitchlab_array_raises(call: Any) -> None:
 def test_ufunc_at_raises_instead_of_changing_a_copy() -> None:
     with pytest.raises(TypeError, match=r"numpy\.add\.at.*immutable"):
         np.add.at(sl.asarray(A), [0], 1.0)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: np.copyto(x, A), lambda x: np.put(x, [0], 1.0), lambda x: np.place(x, A > 0, 1.0),
+    lambda x: np.putmask(x, A > 0, 1.0), lambda x: np.fill_diagonal(x, 1.0),
+], ids=["copyto", "put", "place", "putmask", "fill_diagonal"])
+def test_numpy_functions_that_write_into_a_stitchlab_array_raise(call: Any) -> None:
+    x = sl.asarray(A.copy())
+    with pytest.raises(TypeError, match="writes into its first argument, and stitchlab arrays are immutable"):
+        call(x)
+    np.testing.assert_array_equal(x.get(), A)
+
+
+def test_functions_without_a_lazy_version_get_read_only_values() -> None:
+    # the numpy backend hands NumPy the array's own buffer: read-only, so nothing can change it
+    seen: list[bool] = []
+    sums = np.apply_along_axis(lambda r: seen.append(r.flags.writeable) or r.sum(), 1, sl.asarray(A))
+    assert seen and not any(seen)
+    np.testing.assert_allclose(sums, A.sum(1), rtol=1e-6)
+    b = np.zeros(3, np.float32)
+    np.copyto(b, sl.asarray(A[0, :3]))  # into a NumPy array: fine
+    np.testing.assert_array_equal(b, A[0, :3])
+
+
+def test_traced_arrays_cannot_be_materialized_by_numpy_functions() -> None:
+    @sl.jit
+    def f(x: Any) -> Any:
+        return sl.asarray(np.cumsum(x))
+
+    with pytest.raises(RuntimeError, match="cannot materialize a traced array inside sl.jit"):
+        f(A)
 
 
 @pytest.mark.parametrize("call, param", [

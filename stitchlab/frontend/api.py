@@ -60,6 +60,20 @@ def where(condition: Any, x: Any, y: Any) -> LazyArray:
     return LazyArray(build.elementwise("where", c, node_of(x), node_of(y)))
 
 
+def matmul(a: Any, b: Any) -> LazyArray:
+    """NumPy's ``matmul`` (``a @ b``), lazily: its own step of the plan, run by CuPy (cuBLAS) on
+    the GPU or NumPy on the CPU, never fused; the work before and after it fuses as usual.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> x = sl.asarray(np.ones((2, 3), np.float32))
+        >>> sl.tanh(x @ np.full((3, 4), 0.1, np.float32)).shape
+        (2, 4)
+    """
+    a, b = asarray(a), asarray(b)
+    return LazyArray(build.matmul(a._node, b._node))
+
+
 def clip(a: Any, a_min: Any = None, a_max: Any = None) -> LazyArray:
     """Limit values to ``[a_min, a_max]`` (NaN stays NaN, as in NumPy)."""
     if a_min is None and a_max is None:

@@ -304,12 +304,16 @@ class LazyArray:
         return api.clip(self, min, max)
 
     def __matmul__(self, other: Any) -> LazyArray:
-        raise TypeError(
-            "stitchlab fuses elementwise and reduction work, not matrix products; materialize and "
-            "use cupy.matmul / numpy.matmul on the values (x.get() or cupy.asarray(x))"
-        )
+        """``x @ w`` (:func:`stitchlab.matmul`): a plan step of its own, run by CuPy (cuBLAS) or
+        NumPy; the work around it fuses."""
+        from . import api
 
-    __rmatmul__ = __matmul__
+        return api.matmul(self, other)
+
+    def __rmatmul__(self, other: Any) -> LazyArray:
+        from . import api
+
+        return api.matmul(other, self)
 
 
 #: ``x ** c`` for these Python scalars is the cheaper op, as NumPy's own ``ndarray.__pow__`` does

@@ -174,6 +174,34 @@ def elementwise(opname: str, *args: Operand) -> Node:
     return Node(opname, tuple(ins), shape, out_dtype, device=device)
 
 
+def matmul(a: Node, b: Node) -> Node:
+    """``a @ b`` with NumPy's shapes (1-D operands promoted and their axis dropped, batch axes
+    broadcast), dtype and errors; a node of its own, never fused (:class:`~stitchlab.ir.ops.Kind`
+    ``CONTRACT``)."""
+    device = common_device([a, b], "matmul")
+    sig = "(n?,k),(k,m?)->(n?,m?)"
+    for i, x in enumerate((a, b)):
+        if not x.shape:
+            raise ValueError(
+                f"matmul: Input operand {i} does not have enough dimensions (has 0, gufunc core with "
+                f"signature {sig} requires 1)"
+            )
+    sa = (1, *a.shape) if len(a.shape) == 1 else a.shape
+    sb = (*b.shape, 1) if len(b.shape) == 1 else b.shape
+    if sa[-1] != sb[-2]:
+        raise ValueError(
+            f"matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
+            f"{sig} (size {sb[-2]} is different from {sa[-1]})"
+        )
+    batch = broadcast_shapes(sa[:-2], sb[:-2])
+    shape = batch + sa[-2:-1] * (len(a.shape) > 1) + sb[-1:] * (len(b.shape) > 1)
+    try:
+        dtype = as_dtype(np.matmul(np.zeros((1, 1), a.dtype), np.zeros((1, 1), b.dtype)).dtype)
+    except TypeError as exc:
+        raise TypeError(f"matmul not supported for the input types ({a.dtype}, {b.dtype}): {exc}") from None
+    return Node("matmul", (astype(a, dtype), astype(b, dtype)), tuple(shape), dtype, device=device)
+
+
 def result_type(*args: Operand) -> np.dtype:
     """NumPy's ``result_type`` with Python scalars weak (NEP 50; for bfloat16 as
     :func:`_bfloat16_weak` explains)."""

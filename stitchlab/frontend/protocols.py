@@ -3,9 +3,10 @@
 lazy graph as ``sl.exp(x)``, ``sl.mean(x, axis=0)``..., so NumPy code fuses unchanged (NEP 13
 ``__array_ufunc__``, NEP 18 ``__array_function__``; CuPy arrays answer the same protocols).
 
-* What stitchlab has no lazy version of runs in NumPy on the materialized values and returns
-  NumPy arrays, as NumPy did before the protocols existed (``np.concatenate([x, y])``,
-  ``np.cumsum(x)``, ``np.add.accumulate(x)``).
+* What stitchlab has no lazy version of (``np.concatenate([x, y])``, ``np.cumsum(x)``,
+  ``np.sort``, ``np.add.accumulate(x)``) runs on the evaluated values in the library that holds
+  them, CuPy on the GPU and NumPy on the CPU, and returns that library's arrays, as it would for
+  CuPy/NumPy arrays (NumPy on a host copy where CuPy lacks the function).
 * ``out=`` a NumPy or CuPy array: the value is computed and written into it (NumPy's ``out``
   semantics and its ``same_kind`` casting rule; ``ndarray += x`` too). ``out=`` a stitchlab array
   raises ``TypeError``: stitchlab arrays are immutable (so does ``np.add.at(x, ...)``).
@@ -55,7 +56,7 @@ def _lazy_tables() -> tuple[dict[np.ufunc, Any], dict[Any, Any]]:
         def lazy(name: str) -> Any:
             return getattr(api, name, None) or getattr(creation, name)
 
-        ufuncs = {getattr(np, n): lazy(n) for n in api.ELEMENTWISE + ["fabs"] if isinstance(getattr(np, n, None), np.ufunc)}
+        ufuncs = {getattr(np, n): lazy(n) for n in api.ELEMENTWISE + ["fabs", "matmul"] if isinstance(getattr(np, n, None), np.ufunc)}
         _tables = ufuncs, {getattr(np, n): lazy(n) for n in _FUNCTIONS if hasattr(np, n)}
     return _tables
 
@@ -78,15 +79,31 @@ def _contains_lazy(obj: Any) -> bool:
     return _is_lazy(obj)
 
 
-def _materialize(obj: Any) -> Any:
-    """``obj`` with every stitchlab array in it (lists, tuples, dicts too) made a NumPy array."""
+def _native(obj: Any, host: bool) -> Any:
+    """``obj`` with every stitchlab array in it (lists, tuples, dicts too) evaluated: the array of
+    the library that holds it (a CuPy array on the GPU, a read-only NumPy array on the CPU), or
+    with ``host`` a NumPy array."""
     if _is_lazy(obj):
-        return np.asarray(obj)
+        if host:
+            return np.asarray(obj)
+        value = obj._value()
+        if isinstance(value, np.ndarray):  # the backend's own buffer: NumPy must not write into it
+            value = value.view()
+            value.flags.writeable = False
+        return value
     if isinstance(obj, (list, tuple)):
-        return type(obj)(_materialize(o) for o in obj)
+        return type(obj)(_native(o, host) for o in obj)
     if isinstance(obj, dict):
-        return {k: _materialize(v) for k, v in obj.items()}
+        return {k: _native(v, host) for k, v in obj.items()}
     return obj
+
+
+def _on_gpu(obj: Any) -> bool:
+    if isinstance(obj, (list, tuple)):
+        return any(_on_gpu(o) for o in obj)
+    if isinstance(obj, dict):
+        return any(_on_gpu(o) for o in obj.values())
+    return _is_lazy(obj) and obj.device.startswith("cuda")
 
 
 def _immutable(name: str) -> TypeError:
@@ -132,10 +149,27 @@ def _store(result: Any, outs: tuple[Any, ...] | None) -> Any:
     return outs if isinstance(result, tuple) else outs[0]
 
 
+#: NumPy functions that write into an argument (by position, or by keyword)
+_IN_PLACE = {"copyto": "dst", "put": "a", "place": "arr", "putmask": "a", "fill_diagonal": "a",
+             "put_along_axis": "arr"}
+
+
 def _fallback(func: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """``func`` in NumPy on the materialized values."""
+    """``func`` on the evaluated values, run by the library that holds them: CuPy on the GPU
+    (NumPy hands it the call), NumPy on the CPU; where CuPy has no such function, NumPy on a host
+    copy. Returns what that library returns."""
     _outputs(name, kwargs.get("out"))
-    return func(*_materialize(args), **_materialize(kwargs))
+    if name in _IN_PLACE and _is_lazy(args[0] if args else kwargs.get(_IN_PLACE[name])):
+        raise TypeError(
+            f"numpy.{name} writes into its first argument, and stitchlab arrays are immutable; "
+            f"build the new value instead (sl.where(mask, value, x)), or materialize first: a = x.get()"
+        )
+    try:
+        return func(*_native(args, False), **_native(kwargs, False))
+    except TypeError:
+        if not (_on_gpu(args) or _on_gpu(kwargs)):
+            raise
+    return func(*_native(args, True), **_native(kwargs, True))
 
 
 def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

@@ -47,6 +47,7 @@ class Kind(str, Enum):
     BROADCAST = "broadcast"
     LAYOUT = "layout"
     SOURCE = "source"
+    CONTRACT = "contract"
 
 
 CudaExpr = str | dict[str, str] | None
@@ -58,7 +59,8 @@ class OpDef:
 
     Attributes:
         name: the op's name in the IR (NumPy's name where NumPy has the op).
-        kind: elementwise, reduce, broadcast, layout or source.
+        kind: elementwise, reduce, broadcast, layout, source or contract (a matrix product: never
+            fused, run by the array library as a plan step of its own).
         nin: number of inputs.
         numpy: reference implementation over NumPy (or CuPy) arrays.
         ufunc: NumPy ufunc whose ``resolve_dtypes`` gives the loop dtypes, or None.
@@ -240,6 +242,10 @@ _op("reshape", Kind.LAYOUT, 1, None)
 _op("transpose", Kind.LAYOUT, 1, None)
 #: attrs starts, steps: output index i on axis k reads input index starts[k] + i * steps[k].
 _op("slice", Kind.LAYOUT, 1, None)
+
+# --- contractions (run by CuPy/NumPy, one plan step each) ----------------------------------------
+#: NumPy's matmul of its two inputs (already cast to the result dtype): cuBLAS through CuPy.
+_op("matmul", Kind.CONTRACT, 2, np.matmul)
 
 # --- sources ---------------------------------------------------------------------------------
 #: a concrete buffer (or a placeholder while tracing).

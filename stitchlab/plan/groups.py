@@ -349,6 +349,10 @@ def analyze(view: GraphView, member_ids: frozenset[int] | set[int]) -> GroupInfo
     if not nodes:
         return None
     outs, ins = _group_io(view, members, nodes)
+    if any(OPS[n.op].kind is Kind.CONTRACT for n in nodes):  # a matrix product: a step of its own
+        if len(nodes) == 1:
+            return GroupInfo(nodes, "interpreted", nodes[0].shape, outputs=[(nodes[0], ROW)], inputs=ins)
+        return None
     reds = [n for n in nodes if OPS[n.op].kind is Kind.REDUCE]
     if any(r.op in ARG_REDUCTIONS for r in reds) and not _args_fusable(reds):
         if len(nodes) == 1:

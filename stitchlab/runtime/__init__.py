@@ -75,14 +75,14 @@ def for_device(device: str | None) -> Backend:
 def evaluate(nodes: Sequence[Node]) -> list[Any]:
     """Evaluate ``nodes`` (all on one device) in one graph; materialize them; return buffers."""
     pending = [n for n in nodes if n.op != "input"]
-    if pending:
-        graph, sources = build_graph(pending)
-        for leaf in sources:
-            if leaf.value is None:
-                raise RuntimeError(
-                    "cannot materialize a traced array inside sl.jit (bool(), .get(), print or "
-                    "similar on a traced value); move data-dependent code out of the jitted function"
-                )
+    graph, sources = build_graph(pending) if pending else (None, [])
+    if any(leaf.value is None for leaf in sources) or any(n.op == "input" and n.value is None for n in nodes):
+        raise RuntimeError(
+            "cannot materialize a traced array inside sl.jit (bool(), .get(), np.asarray, print, "
+            "a NumPy function without a lazy version, or similar on a traced value); move "
+            "data-dependent code out of the jitted function"
+        )
+    if graph is not None:
         device = next((n.device for n in graph.nodes if n.device is not None), None)
         backend = for_device(device)
         outs = backend.executable(graph)([leaf.value for leaf in sources])

@@ -23,6 +23,8 @@ SECTIONS = [
                                                             "expand_dims", "squeeze", "atleast_1d", "atleast_2d",
                                                             "broadcast_to", "broadcast_arrays", "where", "clip", "astype"]),
     ("Comparing and cleaning values", "", ["isclose", "allclose", "nan_to_num"]),
+    ("Matrix products", "A plan step of its own (CuPy/cuBLAS or NumPy), never fused; the work around it fuses.",
+     ["matmul"]),
     ("Elementwise functions", "NumPy's names and semantics (broadcasting, NumPy 2 type promotion); `sigmoid`, `rsqrt` and `erf` as in SciPy/CuPy.",
      sorted(ELEMENTWISE + ["fabs"])),
     ("Backends and counters", "", ["get_backend", "set_backend", "stats", "reset_stats"]),

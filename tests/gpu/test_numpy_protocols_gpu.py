@@ -1,7 +1,8 @@
 """NumPy's dispatch protocols on CuPy-backed stitchlab arrays (``stitchlab/frontend/protocols.py``):
 NumPy-written code runs as stitchlab kernels on the GPU (one launch for a softmax written with
 ``np.*``), CuPy operands keep results lazy on either side of an operator, ``out=`` CuPy and NumPy
-arrays are written, and what stitchlab lacks runs in NumPy on the values.
+arrays are written, what stitchlab lacks runs in CuPy on the device (NumPy on a host copy where
+CuPy lacks it too), and ``x @ w`` is a cuBLAS step of the plan with the work around it fused.
 
 Run on the GPU machine: ``PYTHONPATH=. python3 -m pytest -m gpu tests/gpu/test_numpy_protocols_gpu.py -q``.
 """
@@ -67,11 +68,57 @@ def test_out_cupy_and_numpy_arrays_are_written() -> None:
     np.testing.assert_allclose(host, a.sum(0), rtol=1e-5, atol=1e-5)
 
 
-def test_what_stitchlab_lacks_runs_in_numpy_on_the_values() -> None:
+def test_what_stitchlab_lacks_runs_in_cupy_on_the_device() -> None:
     import cupy as cp
 
     a = np.random.default_rng(4).standard_normal((16, 32)).astype(np.float32)
     x = sl.asarray(cp.asarray(a))
     got = np.concatenate([np.exp(x), x])
-    assert type(got) is np.ndarray
-    np.testing.assert_allclose(got, np.concatenate([np.exp(a), a]), rtol=1e-6)
+    assert isinstance(got, cp.ndarray)  # as for CuPy arrays: CuPy ran it
+    np.testing.assert_allclose(cp.asnumpy(got), np.concatenate([np.exp(a), a]), rtol=1e-6)
+    np.testing.assert_allclose(cp.asnumpy(np.cumsum(x, axis=1)), np.cumsum(a, axis=1), rtol=1e-5, atol=1e-5)
+
+
+def test_what_cupy_lacks_runs_in_numpy_on_a_host_copy(tmp_path: Any) -> None:
+    import cupy as cp
+
+    a = np.random.default_rng(5).standard_normal((4, 3)).astype(np.float32)
+    path = tmp_path / "x.txt"
+    np.savetxt(path, sl.asarray(cp.asarray(a)))  # CuPy has no savetxt
+    np.testing.assert_allclose(np.loadtxt(path), a, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_matmul_is_a_cublas_step_with_the_work_around_it_fused(dtype: str) -> None:
+    import cupy as cp
+
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((256, 512)).astype(np.float32)
+    w = (rng.standard_normal((512, 384)) / 16).astype(np.float32)
+    b = rng.standard_normal(384).astype(np.float32)
+    dt = sl.as_dtype(dtype)
+    x = sl.asarray(cp.asarray(a.astype(dt)))
+    y = sl.tanh((x * 2) @ cp.asarray(w.astype(dt)) + cp.asarray(b.astype(dt)))
+    families = [k.schedule.family for k in sl.explain(y).kernels]
+    assert families.count("interpreted") == 1 and len(families) == 3, families
+    want = np.tanh((a.astype(dt).astype(np.float64) * 2) @ w.astype(dt).astype(np.float64) + b.astype(dt).astype(np.float64))
+    got = cp.asnumpy(cp.asarray(y)).astype(np.float64)
+    assert y.dtype == np.matmul(a[:1, :1].astype(dt), w[:1, :1].astype(dt)).dtype  # bfloat16 @ bfloat16: float32
+    np.testing.assert_allclose(got, want, rtol=0, atol={"float32": 1e-4, "float16": 2e-2, "bfloat16": 2e-2}[dtype])
+
+
+def test_jit_replays_matmul_on_the_gpu() -> None:
+    import cupy as cp
+
+    @sl.jit
+    def dense(x: Any, w: Any, b: Any) -> Any:
+        return sl.maximum(x @ w + b, 0.0)
+
+    rng = np.random.default_rng(7)
+    w, b = cp.asarray(rng.standard_normal((64, 32)).astype(np.float32)), cp.asarray(rng.standard_normal(32).astype(np.float32))
+    sl.reset_stats()
+    for _ in range(3):
+        a = rng.standard_normal((128, 64)).astype(np.float32)
+        got = cp.asnumpy(cp.asarray(dense(cp.asarray(a), w, b)))
+        np.testing.assert_allclose(got, np.maximum(a @ cp.asnumpy(w) + cp.asnumpy(b), 0.0), rtol=1e-4, atol=1e-4)
+    assert sl.stats()["traces"] == 1
