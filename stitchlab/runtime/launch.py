@@ -39,15 +39,25 @@ from .scratch import Scratch, capturing, keep_alive
 log = logging.getLogger("stitchlab.runtime")
 
 def _interpret_group(kernel: KernelPlan, slot: dict[int, int]) -> Any:
-    """A step that evaluates the kernel's nodes one by one with CuPy (the unfused fallback)."""
+    """A step that evaluates the kernel's nodes one by one with CuPy (the unfused fallback, an
+    interpreted group). ``run(env, held)``: with a list ``held`` (a call being captured into a CUDA
+    graph) every array it allocates is appended to it, to be kept alive with the call's outputs:
+    a replay writes into them again."""
     import cupy as cp
 
     info = kernel.info
     assert info is not None
     members = {id(n) for n in info.members}
     outs = [(slot[id(n)], n) for n, _ in info.outputs]
+    matmul = any(n.op == "matmul" for n in info.members)
 
-    def run(env: list[Any]) -> None:
+    def run(env: list[Any], held: list[Any] | None = None) -> None:
+        if matmul and held is not None:
+            raise RuntimeError(
+                "a matrix product cannot be captured into a CUDA graph: CuPy does not call cuBLAS "
+                "while a stream is being captured. End the capture (stream.end_capture()), and "
+                "capture the work before and after the product separately, or run it uncaptured"
+            )
         memo: dict[int, Any] = {}
 
         def ev(n: Node) -> Any:
@@ -67,6 +77,10 @@ def _interpret_group(kernel: KernelPlan, slot: dict[int, int]) -> Any:
 
         for s, n in outs:
             env[s] = cp.ascontiguousarray(ev(n)).reshape(n.shape)  # 0-d stays 0-d
+            if held is not None:
+                held.append(env[s])
+        if held is not None:
+            held.extend(memo.values())
 
     return run
 
@@ -88,9 +102,9 @@ def _progress(total: int) -> Any:
 
 
 def _sequence(runs: list[Any]) -> Any:
-    def run(env: list[Any]) -> None:
+    def run(env: list[Any], held: list[Any] | None = None) -> None:
         for r in runs:
-            r(env)
+            r(env, held)
 
     return run
 
@@ -368,6 +382,7 @@ def _steps(runs: list[tuple[Any, ...]], env0: list[Any], n_inputs: int,
     ascontiguousarray = cp.ascontiguousarray
     counters = stats.counters
     current_stream = cp.cuda.get_current_stream
+    interpreted = any(r[0] != "k" for r in runs)
 
     def run(buffers: Sequence[Any]) -> list[Any]:
         env = env0.copy()
@@ -384,8 +399,9 @@ def _steps(runs: list[tuple[Any, ...]], env0: list[Any], n_inputs: int,
             for s, c in zip(scratch.slots, own, strict=True):
                 env[s] = c
             temporaries = scratch.temporary_slots
-        elif copies:
+        elif copies or interpreted:
             captured = capturing(current_stream())
+        held: list[Any] | None = [] if captured and interpreted else None  # what CuPy allocates
         launched = 0
         for step in runs:
             if step[0] == "k":
@@ -396,12 +412,12 @@ def _steps(runs: list[tuple[Any, ...]], env0: list[Any], n_inputs: int,
                     go([env[a] for a in args])
                     launched += 1
             else:
-                step[1](env)
+                step[1](env, held)
         if launched:
             counters["launches"] += launched
         results = [env[s] if shape is None else env[s].reshape(shape) for s, shape in out_slots]
         if captured:
-            keep_alive(results, [*copies, *own, *(env[s] for s in temporaries)])
+            keep_alive(results, [*copies, *own, *(env[s] for s in temporaries), *(held or ())])
         return results
 
     return run

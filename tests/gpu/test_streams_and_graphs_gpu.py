@@ -8,7 +8,9 @@ graph (``stitchlab/runtime/scratch.py``), on the GPU.
 * A captured call's temporaries (partial results, the statistics passed between the kernels of a
   tall column normalization) must not go back to CuPy's pool: after the capture the test allocates
   and fills arrays of many sizes on the same stream, replays the graph, and checks both that the
-  arrays still hold what was written to them and that the outputs are right.
+  arrays still hold what was written to them and that the outputs are right. The same for the
+  arrays CuPy allocates in an interpreted step (an argmax over columns); a matrix product under
+  capture raises a clear error (CuPy does not call cuBLAS while capturing).
 
 Run on the GPU machine: ``PYTHONPATH=. python3 -m pytest -m gpu tests/gpu/test_streams_and_graphs_gpu.py -q``.
 """
@@ -99,3 +101,69 @@ def test_a_captured_graph_keeps_its_temporaries_out_of_the_pool() -> None:
     np.testing.assert_allclose(float(total.get()), a_host.astype(np.float64).sum(), rtol=1e-5)
     b64 = b_host.astype(np.float64)
     np.testing.assert_allclose(normed.get(), (b64 - b64.mean(0)) / b64.std(0), rtol=2e-4, atol=2e-4)
+
+
+@sl.jit
+def _column_argmax(x: Any) -> Any:
+    return (x * 2).argmax(axis=0) + 1  # a kernel, the argmax over columns (interpreted: CuPy), a kernel
+
+
+def test_a_captured_graph_keeps_the_arrays_of_interpreted_steps_out_of_the_pool() -> None:
+    # what CuPy allocates inside an interpreted step (the argmax's result here, and any
+    # intermediate) is kept alive with the call's outputs, as the kernels' temporaries are
+    import cupy as cp
+
+    rng = np.random.default_rng(22)
+    x_host = rng.standard_normal((4096, 512)).astype(np.float32)
+    stream = cp.cuda.Stream(non_blocking=True)
+    with stream:
+        x = cp.asarray(x_host)
+        for _ in range(2):
+            _column_argmax(x)  # traced and compiled
+        assert _plan_families((sl.asarray(x) * 2).argmax(axis=0) + 1) == ["pointwise", "interpreted", "pointwise"]
+        spare = [cp.empty(1 << 24, cp.uint8) for _ in range(8)]
+        del spare
+        stream.synchronize()
+        stream.begin_capture()
+        try:
+            out = _column_argmax(x)
+        finally:
+            graph = stream.end_capture()
+        sizes = [int(n) for n in np.geomspace(64, 1 << 18, 40)] * 3
+        others = [cp.full(n, float(k), cp.float32) for k, n in enumerate(sizes)]
+        stream.synchronize()
+        x[...] = cp.asarray(x_host[::-1].copy())  # the replay reads x's current contents
+        for _ in range(2):
+            graph.launch(stream=stream)
+        stream.synchronize()
+    for k, o in enumerate(others):
+        assert bool((o == float(k)).all()), f"array {k} ({o.size} floats) was overwritten by a replay"
+    np.testing.assert_array_equal(cp.asnumpy(cp.asarray(out)), x_host[::-1].argmax(axis=0) + 1)
+
+
+@sl.jit
+def _dense(x: Any, w: Any, b: Any) -> Any:
+    return sl.tanh((x * 2) @ w + b)
+
+
+def test_a_matmul_under_capture_raises_a_clear_error() -> None:
+    import cupy as cp
+
+    rng = np.random.default_rng(23)
+    x = cp.asarray(rng.standard_normal((64, 32)).astype(np.float32))
+    w = cp.asarray(rng.standard_normal((32, 16)).astype(np.float32))
+    b = cp.asarray(rng.standard_normal(16).astype(np.float32))
+    stream = cp.cuda.Stream(non_blocking=True)
+    with stream:
+        _dense(x, w, b)
+        stream.synchronize()
+        stream.begin_capture()
+        try:
+            with pytest.raises(RuntimeError, match="cannot be captured into a CUDA graph: CuPy does not call cuBLAS"):
+                _dense(x, w, b)
+        finally:
+            stream.end_capture()
+        stream.synchronize()
+        got = cp.asnumpy(cp.asarray(_dense(x, w, b)))  # and the stream works on
+    want = np.tanh((cp.asnumpy(x) * 2) @ cp.asnumpy(w) + cp.asnumpy(b))
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
