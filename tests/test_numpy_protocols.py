@@ -184,7 +184,7 @@ def test_what_stitchlab_lacks_runs_in_numpy_on_the_values() -> None:
     x = sl.asarray(A)
     for got, want in [
         (np.concatenate([x, x]), np.concatenate([A, A])), (np.cumsum(x, axis=1), np.cumsum(A, axis=1)),
-        (np.add.accumulate(x), np.add.accumulate(A)), (np.logaddexp(x, A), np.logaddexp(A, A)),
+        (np.add.accumulate(x), np.add.accumulate(A)), (np.fmod(x, 0.7), np.fmod(A, 0.7)),
         (np.where(x > 0)[1], np.where(A > 0)[1]),
         (np.sort(x, axis=0), np.sort(A, axis=0)),
     ]:

@@ -508,7 +508,7 @@ class Writer:
         if idx.tag == "full":
             self.full_evals.setdefault(id(node), set()).add(self.loop_no)
         recip = None
-        if op == "divide":
+        if op == "divide" and not node.attr("exact"):  # exact: an IEEE division (round's)
             recip = self._count_divide(node, idx)
             if recip is None:
                 recip = self._reciprocal_divide(node, idx)

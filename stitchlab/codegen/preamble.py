@@ -220,6 +220,24 @@ __device__ __forceinline__ float sl_tanh_f16(float x) {
 #endif
 }
 
+// NumPy's logaddexp / logaddexp2 (npy_logaddexp): equal operands (infinities of one sign too)
+// give x + log(2) (x + 1); NaN propagates through the difference
+template <class T> __device__ __forceinline__ T sl_logaddexp(T x, T y) {
+  if (x == y) return x + (T)0.693147180559945309417232121458176568;
+  const T d = x - y;
+  if (d > 0) return x + log1p(exp(-d));
+  if (d <= 0) return y + log1p(exp(d));
+  return d;
+}
+template <class T> __device__ __forceinline__ T sl_logaddexp2(T x, T y) {
+  const T log2e = (T)1.442695040888963407359924681001892137;
+  if (x == y) return x + (T)1;
+  const T d = x - y;
+  if (d > 0) return x + log2e * log1p(exp2(-d));
+  if (d <= 0) return y + log2e * log1p(exp2(d));
+  return d;
+}
+
 template <class T> __device__ __forceinline__ T sl_sign(T x) {
   if constexpr (sl_is_float<T>::value) {
     if (x != x) return x;

@@ -11,13 +11,15 @@ from __future__ import annotations
 import builtins
 import math
 import numbers
+import operator
 import warnings
 from typing import Any
 
 import numpy as np
 
 from .. import runtime
-from ..ir.dtypes import as_dtype, cast, finfo, is_float, is_low_float, is_weak
+from ..ir.dtypes import as_dtype, cast, finfo, is_bfloat16, is_float, is_low_float, is_weak
+from ..ir.node import Node, make_attrs
 from ..ir.ops import OPS, Kind
 from . import build
 from .array import LazyArray, node_of
@@ -40,7 +42,10 @@ def _elementwise(opname: str, doc_name: str | None = None) -> Any:
     return fn
 
 
-_ALIASES = {"absolute": ["abs"], "divide": ["true_divide"], "remainder": ["mod"], "power": ["pow"]}
+_ALIASES = {"absolute": ["abs"], "divide": ["true_divide"], "remainder": ["mod"], "power": ["pow"],
+            # NumPy 2's array-API names
+            "arcsin": ["asin"], "arccos": ["acos"], "arctan": ["atan"], "arctan2": ["atan2"],
+            "arcsinh": ["asinh"], "arccosh": ["acosh"], "arctanh": ["atanh"], "invert": ["bitwise_not", "bitwise_invert"]}
 
 for _name, _op in OPS.items():
     if _op.kind is Kind.ELEMENTWISE and _name not in ("astype", "where"):
@@ -58,6 +63,63 @@ def where(condition: Any, x: Any, y: Any) -> LazyArray:
     if not isinstance(c, build.Node):
         c = node_of(asarray(c))
     return LazyArray(build.elementwise("where", c, node_of(x), node_of(y)))
+
+
+def _power_of_ten(n: int) -> float:
+    """10.0 ** n as NumPy's ``round`` computes it (exact to 1e22, then repeated products)."""
+    if n < 9:
+        return (1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8)[n]
+    ret = 1e9
+    for _ in range(n - 9):
+        ret *= 10.0
+    return ret
+
+
+def round(a: Any, decimals: Any = 0) -> LazyArray:  # noqa: A001
+    """Round to ``decimals`` decimals, halves to even (NumPy's ``round``/``around``), by NumPy's
+    own arithmetic: ``rint(x * 10**d) / 10**d`` in the array's dtype (``rint(x / 10**-d) *
+    10**-d`` for negative ``d``); integers come back unchanged for ``d >= 0`` and are rounded
+    through float64 otherwise; bool gives ``rint``'s float16 for ``d == 0`` and raises
+    ``TypeError`` otherwise, as in NumPy.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.round(sl.asarray(np.array([0.125, 2.5, -1.55])), 1).get()
+        array([ 0.1,  2.5, -1.6])
+    """
+    x = asarray(a)
+    d = operator.index(decimals)  # a float raises TypeError, as in NumPy
+    if d == 0 and x.dtype.kind not in "iu":
+        return rint(x)  # noqa: F821  (NumPy: bool gives float16)
+    if x.dtype.kind == "b":
+        raise TypeError(
+            "Cannot cast ufunc 'multiply' output from dtype('float64') to dtype('bool') with casting "
+            "rule 'same_kind' (round of a bool array, as in NumPy)"
+        )
+    f = _power_of_ten(abs(d))
+
+    def divide(v: LazyArray) -> LazyArray:
+        # an IEEE division, which the kernels' divide-by-a-constant rewrite (a multiply by the
+        # reciprocal, about 1 ulp apart) leaves alone: round's results are NumPy's bits
+        n = build.elementwise("divide", v._node, f)
+        return LazyArray(Node(n.op, n.inputs, n.shape, n.dtype, make_attrs(exact=True), device=n.device))
+
+    if x.dtype.kind in "iu":
+        if d >= 0:
+            return x
+        return (rint(divide(x.astype(np.float64))) * f).astype(x.dtype)  # noqa: F821
+    if is_bfloat16(x.dtype):
+        # NumPy's loops for bfloat16 (ml_dtypes) take a Python float as float64 and round the
+        # product once into the bfloat16 output
+        def scale(v: LazyArray, up: bool) -> LazyArray:
+            w = v.astype(np.float64)
+            return (w * f if up else divide(w)).astype(x.dtype)
+
+        return scale(rint(scale(x, d >= 0)), d < 0)  # noqa: F821
+    return divide(rint(x * f)) if d >= 0 else rint(divide(x)) * f  # noqa: F821
+
+
+around = round
 
 
 def matmul(a: Any, b: Any) -> LazyArray:

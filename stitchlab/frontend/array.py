@@ -298,6 +298,11 @@ class LazyArray:
 
         return api.argmin(self, axis, keepdims=keepdims)
 
+    def round(self, decimals: int = 0) -> LazyArray:
+        from . import api
+
+        return api.round(self, decimals)
+
     def clip(self, min: Any = None, max: Any = None) -> LazyArray:
         from . import api
 

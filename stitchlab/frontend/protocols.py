@@ -32,7 +32,7 @@ _FUNCTIONS = (
     "isclose", "allclose", "nan_to_num", "nansum", "nanmax", "nanmin", "nanmean", "nanvar",
     "nanstd", "count_nonzero", "ptp", "swapaxes", "moveaxis", "atleast_1d", "atleast_2d",
     "broadcast_arrays", "broadcast_to", "zeros_like", "ones_like", "empty_like", "full_like",
-    "astype",
+    "astype", "round", "around",
 )
 
 #: NumPy parameters that mean nothing for an immutable lazy array, whatever their value

@@ -26,7 +26,7 @@ SECTIONS = [
     ("Matrix products", "A plan step of its own (CuPy/cuBLAS or NumPy), never fused; the work around it fuses.",
      ["matmul"]),
     ("Elementwise functions", "NumPy's names and semantics (broadcasting, NumPy 2 type promotion); `sigmoid`, `rsqrt` and `erf` as in SciPy/CuPy.",
-     sorted(ELEMENTWISE + ["fabs"])),
+     sorted(ELEMENTWISE + ["fabs", "round", "around"])),
     ("Backends and counters", "", ["get_backend", "set_backend", "stats", "reset_stats"]),
 ]
 

@@ -1,0 +1,135 @@
+"""The inverse hyperbolic functions, ``cbrt``, ``rint``, ``round``, ``signbit``, ``hypot``, ``copysign``,
+``logaddexp`` and ``logaddexp2`` in kernels, against NumPy on the host, with NaN, ±inf, ±0,
+subnormals and large values among the inputs.
+
+Exact ops (``rint``, ``round``, ``signbit``, ``copysign``) are NumPy's bits (a NaN's payload
+aside: CUDA's functions return the canonical NaN); the others are within a few units in the last
+place of NumPy's own result (CUDA's and the host libm's functions differ in the last bit; for
+``logaddexp``, units of the larger operand: ``x + log1p(exp(y - x))`` cancels near zero), and
+NaN, ±inf and signed zeros where NumPy has them.
+
+Run on the GPU machine: ``PYTHONPATH=. python3 -m pytest -m gpu tests/gpu/test_more_ufuncs_gpu.py -q``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import stitchlab as sl
+
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cupy_backend")]
+
+FLOATS = ["float16", "bfloat16", "float32", "float64"]
+UNARY = {"arcsinh": None, "arccosh": (1.0, None), "arctanh": (-1.0, 1.0), "cbrt": None, "rint": None, "signbit": None}
+BINARY = ["hypot", "copysign", "logaddexp", "logaddexp2"]
+EXACT = {"rint", "signbit", "copysign"}
+ULPS = {"float16": 1, "bfloat16": 1, "float32": 4, "float64": 4}
+
+
+def _values(dtype: str, seed: int, domain: tuple[float | None, float | None] | None = None) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    x = np.concatenate([rng.standard_normal(4000) * 3, rng.standard_normal(1000) * 1e3, rng.random(500) * 2 - 1,
+                        [0.0, -0.0, np.inf, -np.inf, np.nan, 0.5, 1.5, 2.5, -0.5, -2.5, 1e-30, -1e-30, 1.0, -1.0]])
+    if domain is not None:
+        lo, hi = domain
+        x = np.where(np.isfinite(x), np.clip(x, lo, hi), x)
+    return x.astype(sl.as_dtype(dtype))
+
+
+def _bits(got: np.ndarray, want: np.ndarray, what: str) -> None:
+    """NumPy's bits, NaN payloads aside."""
+    assert got.dtype == want.dtype, (what, got.dtype, want.dtype)
+    if want.dtype.kind == "f" or want.dtype == sl.as_dtype("bfloat16"):
+        nan = np.isnan(want.astype(np.float64))
+        np.testing.assert_array_equal(np.isnan(got.astype(np.float64)), nan, err_msg=f"{what}: NaN positions")
+        got, want = got[~nan], want[~nan]
+    np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8), err_msg=f"{what}: bits")
+
+
+def _close(got: np.ndarray, want: np.ndarray, ulps: int, what: str, scale: np.ndarray | None = None) -> None:
+    assert got.dtype == want.dtype, (what, got.dtype, want.dtype)
+    if want.dtype == np.bool_:
+        np.testing.assert_array_equal(got, want, err_msg=what)
+        return
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    np.testing.assert_array_equal(np.isnan(g), np.isnan(w), err_msg=f"{what}: NaN positions")
+    finite = np.isfinite(w)
+    np.testing.assert_array_equal(g[~finite & ~np.isnan(w)], w[~finite & ~np.isnan(w)], err_msg=f"{what}: infinities")
+    ref = np.abs(want[finite]) if scale is None else np.maximum(np.abs(want[finite]), scale.astype(want.dtype)[finite])
+    step = np.spacing(ref).astype(np.float64)
+    err = np.abs(g[finite] - w[finite])
+    worst = float(np.max(err / step)) if err.size else 0.0
+    assert worst <= ulps, f"{what}: {worst:.1f} units in the last place from NumPy's result"
+    zeros = finite & (w == 0)
+    np.testing.assert_array_equal(np.signbit(g[zeros]), np.signbit(w[zeros]), err_msg=f"{what}: signed zeros")
+
+
+def _run(fn: Any, *args: np.ndarray) -> np.ndarray:
+    import cupy as cp
+
+    return cp.asnumpy(cp.asarray(fn(*(sl.asarray(cp.asarray(a)) for a in args))))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name", list(UNARY))
+def test_unary(name: str, dtype: str) -> None:
+    x = _values(dtype, 1, UNARY[name])
+    with np.errstate(all="ignore"):
+        want = getattr(np, name)(x)
+    got = _run(getattr(sl, name), x)
+    if name in EXACT:
+        _bits(got, want, f"{name} {dtype}")
+    else:
+        _close(got, want, ULPS[dtype], f"{name} {dtype}")
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name", BINARY)
+def test_binary(name: str, dtype: str) -> None:
+    x, y = _values(dtype, 2), _values(dtype, 3)[::-1].copy()
+    x[:8] = y[:8]  # equal operands (logaddexp's own case), infinities of one sign among them
+    with np.errstate(all="ignore"):
+        want = getattr(np, name)(x, y)
+    got = _run(getattr(sl, name), x, y)
+    if name in EXACT:
+        _bits(got, want, f"{name} {dtype}")
+    else:
+        scale = None
+        if name.startswith("logaddexp"):  # the larger finite operand
+            mags = np.abs(np.stack([x.astype(np.float64), y.astype(np.float64)]))
+            scale = np.where(np.isfinite(mags), mags, 0).max(axis=0)
+        _close(got, want, ULPS[dtype], f"{name} {dtype}", scale)
+
+
+def test_integer_inputs_take_numpys_float_loops() -> None:
+    x = np.arange(-50, 50, dtype=np.int32)
+    _close(_run(sl.cbrt, x), np.cbrt(x), 4, "cbrt int32")
+    _close(_run(sl.hypot, x, x[::-1].copy()), np.hypot(x, x[::-1]), 4, "hypot int32")
+    _bits(_run(sl.rint, x), np.rint(x), "rint int32")
+
+
+def test_a_logsumexp_of_pairs_fuses_into_one_kernel() -> None:
+    import cupy as cp
+
+    a = np.random.default_rng(4).standard_normal((256, 1024)).astype(np.float32)
+    x = sl.asarray(cp.asarray(a))
+    out = sl.logaddexp(x, x * 0.5).sum(axis=-1)
+    assert len(sl.explain(out).kernels) == 1
+    np.testing.assert_allclose(cp.asnumpy(cp.asarray(out)), np.logaddexp(a, a * 0.5).sum(-1), rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [*FLOATS, "int32", "int64", "uint8"])
+@pytest.mark.parametrize("decimals", [-2, 0, 1, 3])
+def test_round_is_numpys_bits(dtype: str, decimals: int) -> None:
+    if dtype in FLOATS:
+        x = _values(dtype, 5)
+    else:
+        info = np.iinfo(dtype)
+        x = np.random.default_rng(5).integers(max(info.min, -10**6), min(info.max, 10**6), 5000).astype(dtype)
+    with np.errstate(all="ignore"):
+        want = np.round(x, decimals)
+    got = _run(lambda t: sl.round(t, decimals), x)
+    _bits(got, want, f"round({dtype}, {decimals})")
