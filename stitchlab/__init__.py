@@ -109,6 +109,16 @@ for _name in _SUPPORTED:
 del _name
 
 
+_SUBPACKAGES = ("codegen", "compression", "frontend", "horovod", "ir", "notebook", "plan", "registry", "runtime", "topology")
+
+
+def __dir__() -> list[str]:
+    # tab completion (Jupyter, IPython): the public names, the dtypes and the subpackages, not
+    # what the modules above import for themselves (numpy, typing...)
+    dtypes = [n if n != "bool" else "bool_" for n in _SUPPORTED]
+    return sorted({*__all__, *dtypes, *_SUBPACKAGES, "bfloat16", "__version__"})
+
+
 def __getattr__(name: str) -> object:
     # sl.bfloat16 is ml_dtypes.bfloat16 (NumPy's bfloat16 scalar type, as CuPy uses), imported
     # on first use so that ``import stitchlab`` stays light
@@ -116,4 +126,8 @@ def __getattr__(name: str) -> object:
         from .ir.dtypes import bfloat16
 
         return bfloat16().type
+    if name in _SUBPACKAGES:  # sl.registry, sl.topology...: imported on first use
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'stitchlab' has no attribute {name!r}")

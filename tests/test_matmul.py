@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import stitchlab as sl
+from stitchlab.ir.dtypes import as_dtype
 
 pytestmark = pytest.mark.usefixtures("numpy_backend")
 
@@ -43,7 +44,7 @@ def test_dtypes_are_numpys(da: str, db: str) -> None:
     b = (RNG.standard_normal((4, 2)) * 3).astype(np.float32)
     if da == "bool":
         a, b = a > 0, b > 0
-    a, b = a.astype(sl.as_dtype(da)), b.astype(sl.as_dtype(db))
+    a, b = a.astype(as_dtype(da)), b.astype(as_dtype(db))
     want = np.matmul(a, b)  # bfloat16 @ bfloat16 is float32 in NumPy (ml_dtypes has no matmul loop)
     got = (sl.asarray(a) @ sl.asarray(b)).get()
     assert got.dtype == want.dtype

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import stitchlab as sl
+from stitchlab.ir.dtypes import as_dtype
 
 pytestmark = pytest.mark.usefixtures("numpy_backend")
 
@@ -49,11 +50,11 @@ def test_array_api_aliases(alias: str, name: str) -> None:
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "int8", "int32", "int64", "uint16"])
 @pytest.mark.parametrize("decimals", [-3, -1, 0, 1, 2, 5, 12, 30])
 def test_round_is_numpys_bits(dtype: str, decimals: int) -> None:
-    if np.dtype(sl.as_dtype(dtype)).kind in "iu":
+    if np.dtype(as_dtype(dtype)).kind in "iu":
         info = np.iinfo(dtype)
         x = RNG.integers(max(info.min, -10**6), min(info.max, 10**6), 3000).astype(dtype)
     else:
-        x = (RNG.standard_normal(3000) * np.array([1, 10, 1000, 0.01])[RNG.integers(0, 4, 3000)]).astype(sl.as_dtype(dtype))
+        x = (RNG.standard_normal(3000) * np.array([1, 10, 1000, 0.01])[RNG.integers(0, 4, 3000)]).astype(as_dtype(dtype))
         x[:5] = [np.nan, np.inf, -0.0, 2.5, -0.5]
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")

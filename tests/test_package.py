@@ -91,3 +91,14 @@ def test_arrays_of_two_devices_cannot_be_combined():
     gpu_like = sl.LazyArray(Node("input", (), (3,), np.dtype("float32"), value=object(), device="cuda:0"))
     with pytest.raises(ValueError, match="different devices \\(cpu and cuda:0\\)"):
         sl.asarray(np.ones(3, np.float32)) + gpu_like
+
+
+def test_tab_completion_lists_the_public_names_not_the_modules_imports():
+    import stitchlab as sl
+
+    names = dir(sl)
+    assert set(sl.__all__) <= set(names)
+    assert {"float32", "bfloat16", "registry", "topology", "__version__"} <= set(names)
+    assert not {"np", "Any", "builtins", "math", "warnings", "OPS", "node_of"} & set(names)
+    for name in names:
+        assert getattr(sl, name) is not None or name == "__version__"

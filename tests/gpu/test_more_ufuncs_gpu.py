@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import stitchlab as sl
+from stitchlab.ir.dtypes import as_dtype
 
 pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cupy_backend")]
 
@@ -36,13 +37,13 @@ def _values(dtype: str, seed: int, domain: tuple[float | None, float | None] | N
     if domain is not None:
         lo, hi = domain
         x = np.where(np.isfinite(x), np.clip(x, lo, hi), x)
-    return x.astype(sl.as_dtype(dtype))
+    return x.astype(as_dtype(dtype))
 
 
 def _bits(got: np.ndarray, want: np.ndarray, what: str) -> None:
     """NumPy's bits, NaN payloads aside."""
     assert got.dtype == want.dtype, (what, got.dtype, want.dtype)
-    if want.dtype.kind == "f" or want.dtype == sl.as_dtype("bfloat16"):
+    if want.dtype.kind == "f" or want.dtype == as_dtype("bfloat16"):
         nan = np.isnan(want.astype(np.float64))
         np.testing.assert_array_equal(np.isnan(got.astype(np.float64)), nan, err_msg=f"{what}: NaN positions")
         got, want = got[~nan], want[~nan]

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import stitchlab as sl
+from stitchlab.ir.dtypes import as_dtype
 
 pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cupy_backend")]
 
@@ -96,7 +97,7 @@ def test_matmul_is_a_cublas_step_with_the_work_around_it_fused(dtype: str) -> No
     a = rng.standard_normal((256, 512)).astype(np.float32)
     w = (rng.standard_normal((512, 384)) / 16).astype(np.float32)
     b = rng.standard_normal(384).astype(np.float32)
-    dt = sl.as_dtype(dtype)
+    dt = as_dtype(dtype)
     x = sl.asarray(cp.asarray(a.astype(dt)))
     y = sl.tanh((x * 2) @ cp.asarray(w.astype(dt)) + cp.asarray(b.astype(dt)))
     families = [k.schedule.family for k in sl.explain(y).kernels]
