@@ -43,7 +43,8 @@ def test_array_api_aliases(alias: str, name: str) -> None:
     assert getattr(np, alias) is getattr(np, name)  # NumPy 2: one ufunc, two names
     x = np.array([5, -3, 0], np.int32) if name == "invert" else np.array([0.25, -0.5, 0.75])
     args = (x, x[::-1].copy()) if name == "arctan2" else (x,)
-    _bits(getattr(sl, alias)(*(sl.asarray(a) for a in args)), getattr(np, name)(*args))
+    with np.errstate(invalid="ignore"):  # arccosh below 1: NaN
+        _bits(getattr(sl, alias)(*(sl.asarray(a) for a in args)), getattr(np, name)(*args))
     assert alias in sl.__all__
 
 
