@@ -17,6 +17,7 @@ lazy graph as ``sl.exp(x)``, ``sl.mean(x, axis=0)``..., so NumPy code fuses unch
 from __future__ import annotations
 
 import inspect
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -73,10 +74,16 @@ def _is_lazy(obj: Any) -> bool:
     return isinstance(obj, LazyArray)
 
 
-def _contains_lazy(obj: Any) -> bool:
+def _lazies(obj: Any) -> Iterator[Any]:
+    """The stitchlab arrays in ``obj`` (lists, tuples and dicts searched)."""
     if isinstance(obj, (list, tuple)):
-        return any(_contains_lazy(o) for o in obj)
-    return _is_lazy(obj)
+        for o in obj:
+            yield from _lazies(o)
+    elif isinstance(obj, dict):
+        for o in obj.values():
+            yield from _lazies(o)
+    elif _is_lazy(obj):
+        yield obj
 
 
 def _native(obj: Any, host: bool) -> Any:
@@ -96,14 +103,6 @@ def _native(obj: Any, host: bool) -> Any:
     if isinstance(obj, dict):
         return {k: _native(v, host) for k, v in obj.items()}
     return obj
-
-
-def _on_gpu(obj: Any) -> bool:
-    if isinstance(obj, (list, tuple)):
-        return any(_on_gpu(o) for o in obj)
-    if isinstance(obj, dict):
-        return any(_on_gpu(o) for o in obj.values())
-    return _is_lazy(obj) and obj.device.startswith("cuda")
 
 
 def _immutable(name: str) -> TypeError:
@@ -126,7 +125,7 @@ def _outputs(name: str, out: Any) -> tuple[Any, ...] | None:
     outs = out if isinstance(out, tuple) else (out,)
     if all(o is None for o in outs):
         return None
-    if _contains_lazy(outs):
+    if any(True for _ in _lazies(outs)):
         raise _immutable(name)
     return outs
 
@@ -167,7 +166,7 @@ def _fallback(func: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any
     try:
         return func(*_native(args, False), **_native(kwargs, False))
     except TypeError:
-        if not (_on_gpu(args) or _on_gpu(kwargs)):
+        if not any(x.device.startswith("cuda") for x in _lazies((args, kwargs))):
             raise
     return func(*_native(args, True), **_native(kwargs, True))
 
@@ -224,7 +223,7 @@ def _reduce(ufunc: np.ufunc, a: Any, params: dict[str, Any]) -> Any:
 
 def array_function(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """``LazyArray.__array_function__``: the NumPy function as its stitchlab version, where there
-    is one; otherwise NumPy's own on the materialized values."""
+    is one; otherwise the function itself on the values (:func:`_fallback`)."""
     name = getattr(func, "__name__", str(func))
     lazy = _lazy_tables()[1].get(func)
     if lazy is None or (func is np.where and len(args) + len(kwargs) == 1):
