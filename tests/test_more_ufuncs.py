@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import stitchlab as sl
-from stitchlab.ir.dtypes import as_dtype
+from stitchlab.ir.dtypes import as_dtype, cast
 
 pytestmark = pytest.mark.usefixtures("numpy_backend")
 
@@ -60,6 +60,8 @@ def test_round_is_numpys_bits(dtype: str, decimals: int) -> None:
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         want = np.round(x, decimals)
+        if dtype == "bfloat16":  # in float64, rounded once (ml_dtypes' own loops differ by version)
+            want = cast(np.round(x.astype(np.float64), decimals), x.dtype)
         for got in (sl.round(sl.asarray(x), decimals), sl.around(sl.asarray(x), decimals),
                     sl.asarray(x).round(decimals), np.round(sl.asarray(x), decimals), np.around(sl.asarray(x), decimals)):
             _bits(got, want)

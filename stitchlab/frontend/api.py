@@ -80,7 +80,8 @@ def round(a: Any, decimals: Any = 0) -> LazyArray:  # noqa: A001
     own arithmetic: ``rint(x * 10**d) / 10**d`` in the array's dtype (``rint(x / 10**-d) *
     10**-d`` for negative ``d``); integers come back unchanged for ``d >= 0`` and are rounded
     through float64 otherwise; bool gives ``rint``'s float16 for ``d == 0`` and raises
-    ``TypeError`` otherwise, as in NumPy.
+    ``TypeError`` otherwise, as in NumPy; bfloat16 is rounded in float64 and the result rounded
+    once to bfloat16.
 
     Example:
         >>> import numpy as np, stitchlab as sl
@@ -109,13 +110,9 @@ def round(a: Any, decimals: Any = 0) -> LazyArray:  # noqa: A001
             return x
         return (rint(divide(x.astype(np.float64))) * f).astype(x.dtype)  # noqa: F821
     if is_bfloat16(x.dtype):
-        # NumPy's loops for bfloat16 (ml_dtypes) take a Python float as float64 and round the
-        # product once into the bfloat16 output
-        def scale(v: LazyArray, up: bool) -> LazyArray:
-            w = v.astype(np.float64)
-            return (w * f if up else divide(w)).astype(x.dtype)
-
-        return scale(rint(scale(x, d >= 0)), d < 0)  # noqa: F821
+        # in float64, rounded once to bfloat16 (ml_dtypes' own bfloat16 loops round the scaled
+        # value to bfloat16 in one version and not in another)
+        return round(x.astype(np.float64), d).astype(x.dtype)
     return divide(rint(x * f)) if d >= 0 else rint(divide(x)) * f  # noqa: F821
 
 

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import stitchlab as sl
-from stitchlab.ir.dtypes import as_dtype
+from stitchlab.ir.dtypes import as_dtype, cast
 
 pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cupy_backend")]
 
@@ -132,5 +132,7 @@ def test_round_is_numpys_bits(dtype: str, decimals: int) -> None:
         x = np.random.default_rng(5).integers(max(info.min, -10**6), min(info.max, 10**6), 5000).astype(dtype)
     with np.errstate(all="ignore"):
         want = np.round(x, decimals)
+        if dtype == "bfloat16":  # in float64, rounded once (ml_dtypes' own loops differ by version)
+            want = cast(np.round(x.astype(np.float64), decimals), x.dtype)
     got = _run(lambda t: sl.round(t, decimals), x)
     _bits(got, want, f"round({dtype}, {decimals})")
