@@ -183,7 +183,7 @@ def test_what_stitchlab_lacks_runs_in_numpy_on_the_values() -> None:
     """(On the GPU it runs in CuPy: tests/gpu/test_numpy_protocols_gpu.py.)"""
     x = sl.asarray(A)
     for got, want in [
-        (np.concatenate([x, x]), np.concatenate([A, A])), (np.cumsum(x, axis=1), np.cumsum(A, axis=1)),
+        (np.diff(x, axis=1), np.diff(A, axis=1)), (np.cumsum(x, axis=1), np.cumsum(A, axis=1)),
         (np.add.accumulate(x), np.add.accumulate(A)), (np.fmod(x, 0.7), np.fmod(A, 0.7)),
         (np.where(x > 0)[1], np.where(A > 0)[1]),
         (np.sort(x, axis=0), np.sort(A, axis=0)),

@@ -133,6 +133,35 @@ def matmul(a: Any, b: Any) -> LazyArray:
     return LazyArray(build.matmul(a._node, b._node))
 
 
+def concatenate(arrays: Any, axis: Any = 0) -> LazyArray:
+    """Join arrays along an existing axis (NumPy's ``concatenate``; ``axis=None`` joins the
+    flattened arrays), lazily: its own step of the plan, run by CuPy or NumPy, never fused; the
+    work before and after it fuses as usual.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> x = sl.asarray(np.ones((2, 3), np.float32))
+        >>> sl.concatenate([x, x * 2], axis=-1).shape
+        (2, 6)
+    """
+    if isinstance(arrays, LazyArray) or not isinstance(arrays, (list, tuple)):
+        arrays = list(asarray(arrays))  # an array: its subarrays along the first axis, as NumPy
+    return LazyArray(build.concatenate([asarray(a)._node for a in arrays], axis))
+
+
+def stack(arrays: Any, axis: Any = 0) -> LazyArray:
+    """Join arrays of one shape along a new axis (NumPy's ``stack``), lazily (as
+    :func:`concatenate`)."""
+    if isinstance(arrays, LazyArray) or not isinstance(arrays, (list, tuple)):
+        arrays = list(asarray(arrays))
+    xs = [asarray(a) for a in arrays]
+    if not xs:
+        raise ValueError("need at least one array to stack")
+    if builtins.any(x.shape != xs[0].shape for x in xs):
+        raise ValueError("all input arrays must have the same shape")
+    return concatenate([expand_dims(x, axis) for x in xs], build.normalize_axis(axis, xs[0].ndim + 1))
+
+
 def clip(a: Any, a_min: Any = None, a_max: Any = None) -> LazyArray:
     """Limit values to ``[a_min, a_max]`` (NaN stays NaN, as in NumPy)."""
     if a_min is None and a_max is None:

@@ -202,6 +202,39 @@ def matmul(a: Node, b: Node) -> Node:
     return Node("matmul", (astype(a, dtype), astype(b, dtype)), tuple(shape), dtype, device=device)
 
 
+def concatenate(nodes: Sequence[Node], axis: int | None) -> Node:
+    """NumPy's ``concatenate`` (``axis=None``: of the flattened inputs) with its dtype (the
+    inputs' ``result_type``) and errors; a node of its own, never fused (``Kind.CONTRACT``)."""
+    if not nodes:
+        raise ValueError("need at least one array to concatenate")
+    if axis is None:
+        nodes, axis = [reshape(n, (-1,)) for n in nodes], 0
+    if any(not n.shape for n in nodes):
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    ndim = len(nodes[0].shape)
+    for i, n in enumerate(nodes):
+        if len(n.shape) != ndim:
+            raise ValueError(
+                f"all the input arrays must have same number of dimensions, but the array at index 0 "
+                f"has {ndim} dimension(s) and the array at index {i} has {len(n.shape)} dimension(s)"
+            )
+    axis = normalize_axis(axis, ndim)
+    for i, n in enumerate(nodes):
+        for d in range(ndim):
+            if d != axis and n.shape[d] != nodes[0].shape[d]:
+                raise ValueError(
+                    f"all the input array dimensions except for the concatenation axis must match "
+                    f"exactly, but along dimension {d}, the array at index 0 has size "
+                    f"{nodes[0].shape[d]} and the array at index {i} has size {n.shape[d]}"
+                )
+    device = common_device(nodes, "concatenate")
+    dtype = as_dtype(np.result_type(*(n.dtype for n in nodes)))
+    shape = list(nodes[0].shape)
+    shape[axis] = sum(n.shape[axis] for n in nodes)
+    return Node("concatenate", tuple(astype(n, dtype) for n in nodes), tuple(shape), dtype,
+                make_attrs(axis=axis), device=device)
+
+
 def result_type(*args: Operand) -> np.dtype:
     """NumPy's ``result_type`` with Python scalars weak (NEP 50; for bfloat16 as
     :func:`_bfloat16_weak` explains)."""

@@ -3,8 +3,8 @@
 lazy graph as ``sl.exp(x)``, ``sl.mean(x, axis=0)``..., so NumPy code fuses unchanged (NEP 13
 ``__array_ufunc__``, NEP 18 ``__array_function__``; CuPy arrays answer the same protocols).
 
-* What stitchlab has no lazy version of (``np.concatenate([x, y])``, ``np.cumsum(x)``,
-  ``np.sort``, ``np.add.accumulate(x)``) runs on the evaluated values in the library that holds
+* What stitchlab has no lazy version of (``np.cumsum(x)``, ``np.sort``,
+  ``np.add.accumulate(x)``) runs on the evaluated values in the library that holds
   them, CuPy on the GPU and NumPy on the CPU, and returns that library's arrays, as it would for
   CuPy/NumPy arrays (NumPy on a host copy where CuPy lacks the function).
 * ``out=`` a NumPy or CuPy array: the value is computed and written into it (NumPy's ``out``
@@ -33,7 +33,7 @@ _FUNCTIONS = (
     "isclose", "allclose", "nan_to_num", "nansum", "nanmax", "nanmin", "nanmean", "nanvar",
     "nanstd", "count_nonzero", "ptp", "swapaxes", "moveaxis", "atleast_1d", "atleast_2d",
     "broadcast_arrays", "broadcast_to", "zeros_like", "ones_like", "empty_like", "full_like",
-    "astype", "round", "around",
+    "astype", "round", "around", "concatenate", "stack",
 )
 
 #: NumPy parameters that mean nothing for an immutable lazy array, whatever their value

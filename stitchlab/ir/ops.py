@@ -59,9 +59,9 @@ class OpDef:
 
     Attributes:
         name: the op's name in the IR (NumPy's name where NumPy has the op).
-        kind: elementwise, reduce, broadcast, layout, source or contract (a matrix product: never
-            fused, run by the array library as a plan step of its own).
-        nin: number of inputs.
+        kind: elementwise, reduce, broadcast, layout, source or contract (a matrix product or a
+            concatenation: never fused, run by the array library as a plan step of its own).
+        nin: number of inputs (-1: any number).
         numpy: reference implementation over NumPy (or CuPy) arrays.
         ufunc: NumPy ufunc whose ``resolve_dtypes`` gives the loop dtypes, or None.
         cuda: CUDA C expression template (see module docstring).
@@ -253,9 +253,11 @@ _op("transpose", Kind.LAYOUT, 1, None)
 #: attrs starts, steps: output index i on axis k reads input index starts[k] + i * steps[k].
 _op("slice", Kind.LAYOUT, 1, None)
 
-# --- contractions (run by CuPy/NumPy, one plan step each) ----------------------------------------
+# --- contractions and joins (run by CuPy/NumPy, one plan step each) -----------------------------
 #: NumPy's matmul of its two inputs (already cast to the result dtype): cuBLAS through CuPy.
 _op("matmul", Kind.CONTRACT, 2, np.matmul)
+#: attrs axis: NumPy's concatenate of its inputs (any number, already cast to the result dtype).
+_op("concatenate", Kind.CONTRACT, -1, np.concatenate)
 
 # --- sources ---------------------------------------------------------------------------------
 #: a concrete buffer (or a placeholder while tracing).

@@ -58,6 +58,8 @@ def eval_node(node: Node, args: list[Any], xp: ModuleType) -> Any:
         return opdef.numpy(x, axis=node.attr("axes"), keepdims=True)
     if op == "where":
         return xp.where(*args)
+    if op == "concatenate":
+        return xp.concatenate(args, axis=node.attr("axis"))
     return opdef.numpy(*args)  # NumPy ufuncs dispatch to CuPy arrays (NEP 13/18)
 
 

@@ -1,0 +1,91 @@
+"""``sl.concatenate`` and ``sl.stack`` (and ``np.concatenate``/``np.stack`` on stitchlab arrays): a
+lazy node of its own (``Kind.CONTRACT``) run by the array library as one plan step; NumPy's
+shapes, dtypes and errors; the work around it fuses; ``sl.jit`` traces and replays it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import stitchlab as sl
+
+pytestmark = pytest.mark.usefixtures("numpy_backend")
+
+RNG = np.random.default_rng(9)
+A = RNG.standard_normal((4, 5)).astype(np.float32)
+B = RNG.integers(-5, 5, (4, 3)).astype(np.int16)
+C = RNG.standard_normal((4, 5)).astype(np.float64)
+
+
+def _same(got: Any, want: np.ndarray) -> None:
+    assert isinstance(got, sl.LazyArray)
+    value = got.get()
+    assert value.shape == want.shape and value.dtype == want.dtype
+    np.testing.assert_array_equal(value, want)
+
+
+@pytest.mark.parametrize("arrays, axis", [
+    ((A, B), 1), ((A, B), -1), ((A, A, A), 0), ((A, C), 0), ((A, B.astype(bool)), 1), ((A.T, C.T), 1),
+    ((A, B), None), ((A[:, :0], A), 1), ((A[0], A[1]), 0),
+])
+def test_concatenate_is_numpys(arrays: tuple[np.ndarray, ...], axis: Any) -> None:
+    want = np.concatenate(arrays, axis=axis)
+    _same(sl.concatenate([sl.asarray(a) for a in arrays], axis=axis), want)
+    _same(np.concatenate([sl.asarray(arrays[0]), *arrays[1:]], axis=axis), want)  # NumPy's function, lazily
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1, -3])
+def test_stack_is_numpys(axis: int) -> None:
+    want = np.stack([A, C, A], axis=axis)
+    _same(sl.stack([sl.asarray(A), C, sl.asarray(A)], axis=axis), want)
+    _same(np.stack([sl.asarray(A), C, A], axis=axis), want)
+
+
+def test_an_array_argument_is_joined_along_its_first_axis() -> None:
+    _same(sl.concatenate(sl.asarray(A)), np.concatenate(A))
+    _same(sl.stack(sl.asarray(A), axis=1), np.stack(A, axis=1))
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: sl.concatenate([]), "need at least one array to concatenate"),
+    (lambda: sl.concatenate([sl.asarray(np.float32(1)), A[0]]), "zero-dimensional arrays cannot be concatenated"),
+    (lambda: sl.concatenate([A, A[0]]), "all the input arrays must have same number of dimensions, but the array at index 0 has 2 dimension"),
+    (lambda: sl.concatenate([A, B], axis=0), "along dimension 1, the array at index 0 has size 5 and the array at index 1 has size 3"),
+    (lambda: sl.stack([A, B]), "all input arrays must have the same shape"),
+    (lambda: sl.stack([]), "need at least one array to stack"),
+])
+def test_errors_are_numpys(call: Any, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        call()
+    with pytest.raises(np.exceptions.AxisError):
+        sl.concatenate([A, A], axis=2)
+
+
+def test_a_plan_step_of_its_own_with_the_work_around_it_fused() -> None:
+    x = sl.asarray(RNG.standard_normal((64, 256)).astype(np.float32))
+    y = sl.tanh(sl.concatenate([x * 2, x + 1], axis=-1)).sum(axis=-1)
+    families = [k.schedule.family for k in sl.explain(y).kernels]
+    assert families == ["pointwise", "interpreted", "row_warp"] or (families.count("interpreted") == 1 and len(families) == 3), families
+    step = next(k for k in sl.explain(y).kernels if k.schedule.family == "interpreted")
+    assert [n.op for n in step.nodes] == ["concatenate"]
+    a = x.get().astype(np.float64)
+    np.testing.assert_allclose(y.get(), np.tanh(np.concatenate([a * 2, a + 1], axis=-1)).sum(-1), rtol=1e-5)
+
+
+def test_jit_traces_once_and_replays() -> None:
+    @sl.jit
+    def features(x: Any, y: Any) -> Any:
+        return sl.concatenate([sl.exp(x), y * 2], axis=1)
+
+    sl.reset_stats()
+    for k in range(3):
+        x, y = A + k, C - k
+        np.testing.assert_allclose(features(x, y).get(), np.concatenate([np.exp(x), y * 2], axis=1), rtol=1e-6)
+    assert sl.stats()["traces"] == 1
+
+
+def test_numpy_arguments_without_a_lazy_meaning_raise() -> None:
+    with pytest.raises(TypeError, match=r"dtype=\.\.\.\) on a stitchlab array"):
+        np.concatenate([sl.asarray(A), A], dtype=np.float64)
