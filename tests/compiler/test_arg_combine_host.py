@@ -10,22 +10,20 @@ itself checks the kernels in ``tests/gpu/test_arg_reductions_gpu.py``."""
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from stitchlab.codegen.preamble import PREAMBLE
 
-CXX = shutil.which("c++") or shutil.which("g++")
-pytestmark = pytest.mark.skipif(CXX is None, reason="no host C++ compiler")
+from .hostcxx import build, needs_cxx, preamble_part
+
+pytestmark = needs_cxx
 
 
 def _preamble_part(start: str, end: str) -> str:
-    i = PREAMBLE.index(start)
-    return PREAMBLE[i:PREAMBLE.index(end, i) + len(end)]
+    return preamble_part(start, end, include_end=True)
 
 
 MAIN = r"""
@@ -97,10 +95,7 @@ def test_combine_rules_give_numpys_index_in_the_kernels_orders(tmp_path: Path) -
     src += "template <class T> T sl_shfl_xor(T v, int) { return v; }\n"
     src += _preamble_part("template <class V> struct sl_arg", "// reduction combiners")
     src += MAIN
-    (tmp_path / "arg.cpp").write_text(src)
-    exe = tmp_path / "arg"
-    built = subprocess.run([CXX, "-std=c++17", "-O1", "-o", str(exe), str(tmp_path / "arg.cpp")], capture_output=True, text=True)
-    assert built.returncode == 0, built.stderr[-3000:]
+    exe = build(tmp_path, "arg", src)
     rng = np.random.default_rng(0)
     rows = _rows(rng)
     lines = []

@@ -6,7 +6,6 @@ casts of ``stitchlab.ir.dtypes.cast`` (``sl_d2bf``, ``sl_ll2bf``, ``sl_ull2bf``)
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -14,11 +13,11 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from stitchlab.codegen.preamble import PREAMBLE
 from stitchlab.ir.dtypes import cast
 
-CXX = shutil.which("c++") or shutil.which("g++")
-pytestmark = pytest.mark.skipif(CXX is None, reason="no host C++ compiler")
+from .hostcxx import build, needs_cxx, preamble_part
+
+pytestmark = needs_cxx
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
 # what the preamble takes from CUDA, for the host (rounding toward zero through the FPU's mode)
@@ -64,20 +63,10 @@ int main() {
 """
 
 
-def _bf16_part() -> str:
-    i = PREAMBLE.index("struct __align__(2) sl_bf16")
-    return PREAMBLE[i:PREAMBLE.index("template <class T> struct sl_is_float", i)]
-
-
 @pytest.fixture(scope="module")
 def host(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    d = tmp_path_factory.mktemp("bf16")
-    (d / "bf16.cpp").write_text(SHIMS + _bf16_part() + MAIN)
-    exe = d / "bf16"
-    built = subprocess.run([CXX, "-std=c++17", "-O1", "-frounding-math", "-o", str(exe), str(d / "bf16.cpp")],
-                           capture_output=True, text=True)
-    assert built.returncode == 0, built.stderr[-3000:]
-    return exe
+    part = preamble_part("struct __align__(2) sl_bf16", "template <class T> struct sl_is_float")
+    return build(tmp_path_factory.mktemp("bf16"), "bf16", SHIMS + part + MAIN, "-frounding-math")
 
 
 def _run(exe: Path, op: str, a: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:

@@ -6,17 +6,15 @@ On the GPU CUDA's ``exp``/``log1p`` sit under the same code (``tests/gpu/test_mo
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from stitchlab.codegen.preamble import PREAMBLE
+from .hostcxx import build, needs_cxx, preamble_part
 
-CXX = shutil.which("c++") or shutil.which("g++")
-pytestmark = pytest.mark.skipif(CXX is None, reason="no host C++ compiler")
+pytestmark = needs_cxx
 
 SHIMS = r"""
 #include <cmath>
@@ -47,20 +45,10 @@ int main() {
 """
 
 
-def _part() -> str:
-    i = PREAMBLE.index("// NumPy's logaddexp / logaddexp2")
-    return PREAMBLE[i:PREAMBLE.index("template <class T> __device__ __forceinline__ T sl_sign", i)]
-
-
 @pytest.fixture(scope="module")
 def host(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    d = tmp_path_factory.mktemp("logaddexp")
-    (d / "lae.cpp").write_text(SHIMS + _part() + MAIN)
-    exe = d / "lae"
-    built = subprocess.run([CXX, "-std=c++17", "-O1", "-fno-fast-math", "-o", str(exe), str(d / "lae.cpp")],
-                           capture_output=True, text=True)
-    assert built.returncode == 0, built.stderr[-3000:]
-    return exe
+    part = preamble_part("// NumPy's logaddexp / logaddexp2", "template <class T> __device__ __forceinline__ T sl_sign")
+    return build(tmp_path_factory.mktemp("logaddexp"), "lae", SHIMS + part + MAIN, "-fno-fast-math")
 
 
 def _operands(dtype: type) -> tuple[np.ndarray, np.ndarray]:
