@@ -59,6 +59,9 @@ def test_an_array_argument_is_joined_along_its_first_axis() -> None:
 def test_errors_are_numpys(call: Any, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_an_axis_out_of_range_is_numpys_axis_error() -> None:
     with pytest.raises(np.exceptions.AxisError):
         sl.concatenate([A, A], axis=2)
 
@@ -67,7 +70,7 @@ def test_a_plan_step_of_its_own_with_the_work_around_it_fused() -> None:
     x = sl.asarray(RNG.standard_normal((64, 256)).astype(np.float32))
     y = sl.tanh(sl.concatenate([x * 2, x + 1], axis=-1)).sum(axis=-1)
     families = [k.schedule.family for k in sl.explain(y).kernels]
-    assert families == ["pointwise", "interpreted", "row_warp"] or (families.count("interpreted") == 1 and len(families) == 3), families
+    assert families.count("interpreted") == 1 and len(families) == 3, families
     step = next(k for k in sl.explain(y).kernels if k.schedule.family == "interpreted")
     assert [n.op for n in step.nodes] == ["concatenate"]
     a = x.get().astype(np.float64)

@@ -19,7 +19,6 @@ import numpy as np
 
 from .. import runtime
 from ..ir.dtypes import as_dtype, cast, finfo, is_bfloat16, is_float, is_low_float, is_weak
-from ..ir.node import Node, make_attrs
 from ..ir.ops import OPS, Kind
 from . import build
 from .array import LazyArray, node_of
@@ -99,11 +98,8 @@ def round(a: Any, decimals: Any = 0) -> LazyArray:  # noqa: A001
         )
     f = _power_of_ten(abs(d))
 
-    def divide(v: LazyArray) -> LazyArray:
-        # an IEEE division, which the kernels' divide-by-a-constant rewrite (a multiply by the
-        # reciprocal, about 1 ulp apart) leaves alone: round's results are NumPy's bits
-        n = build.elementwise("divide", v._node, f)
-        return LazyArray(Node(n.op, n.inputs, n.shape, n.dtype, make_attrs(exact=True), device=n.device))
+    def divide(v: LazyArray) -> LazyArray:  # IEEE, so that round's results are NumPy's bits
+        return LazyArray(build.exact_divide(v._node, f))
 
     if x.dtype.kind in "iu":
         if d >= 0:

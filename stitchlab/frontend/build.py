@@ -235,6 +235,14 @@ def concatenate(nodes: Sequence[Node], axis: int | None) -> Node:
                 make_attrs(axis=axis), device=device)
 
 
+def exact_divide(x: Node, divisor: float) -> Node:
+    """``x / divisor`` as an IEEE division: the node is marked ``exact``, which the kernels'
+    rewrite of a division by a constant into a multiply by its reciprocal (about 1 ulp apart)
+    leaves alone."""
+    n = elementwise("divide", x, divisor)
+    return Node(n.op, n.inputs, n.shape, n.dtype, make_attrs(exact=True), device=n.device)
+
+
 def result_type(*args: Operand) -> np.dtype:
     """NumPy's ``result_type`` with Python scalars weak (NEP 50; for bfloat16 as
     :func:`_bfloat16_weak` explains)."""
