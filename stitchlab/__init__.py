@@ -63,6 +63,9 @@ from .frontend.api import (
     where,
 )
 from .frontend.array import LazyArray
+from .frontend import library as _library, manipulation as _manipulation
+from .frontend.library import *  # noqa: F401,F403  (take, cumsum, sort, dot...: library steps)
+from .frontend.manipulation import *  # noqa: F401,F403  (flip, tril, eye, split, tile, pad...)
 from .frontend.creation import (
     arange,
     array,
@@ -101,6 +104,8 @@ __all__ = sorted(
         "nanstd", "count_nonzero", "ptp", "fabs", "swapaxes", "moveaxis", "atleast_1d",
         "atleast_2d", "broadcast_arrays",
     }
+    | set(_library.__all__)
+    | set(_manipulation.__all__)
 )
 
 # dtypes by name, as in NumPy (sl.float32 is numpy.float32)

@@ -7,7 +7,8 @@ import importlib
 
 import pytest
 
-MODULES = ["stitchlab", "stitchlab.frontend.api", "stitchlab.frontend.array", "stitchlab.frontend.jit"]
+MODULES = ["stitchlab", "stitchlab.frontend.api", "stitchlab.frontend.array", "stitchlab.frontend.jit",
+           "stitchlab.frontend.library", "stitchlab.frontend.manipulation"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -183,10 +183,10 @@ def test_what_stitchlab_lacks_runs_in_numpy_on_the_values() -> None:
     """(On the GPU it runs in CuPy: tests/gpu/test_numpy_protocols_gpu.py.)"""
     x = sl.asarray(A)
     for got, want in [
-        (np.diff(x, axis=1), np.diff(A, axis=1)), (np.cumsum(x, axis=1), np.cumsum(A, axis=1)),
+        (np.median(x, axis=1), np.median(A, axis=1)), (np.nancumsum(x, axis=1), np.nancumsum(A, axis=1)),
         (np.add.accumulate(x), np.add.accumulate(A)), (np.fmod(x, 0.7), np.fmod(A, 0.7)),
         (np.where(x > 0)[1], np.where(A > 0)[1]),
-        (np.sort(x, axis=0), np.sort(A, axis=0)),
+        (np.unique(x), np.unique(A)),
     ]:
         assert type(got) is np.ndarray
         np.testing.assert_array_equal(got, want)
@@ -225,8 +225,9 @@ def test_out_follows_numpy_casting() -> None:
     lambda x: np.exp(x, out=x),
     lambda x: np.sum(x, out=x[0]),
     lambda x: np.cumsum(x, out=x),
+    lambda x: np.nancumsum(x, out=x),
     lambda x: np.add.reduce(x, out=x[0]),
-], ids=["ufunc", "function", "numpy-function", "reduce"])
+], ids=["ufunc", "function", "library-step", "numpy-function", "reduce"])
 def test_out_stitchlab_array_raises(call: Any) -> None:
     x = sl.asarray(A)
     with pytest.raises(TypeError, match="immutable"):
@@ -264,7 +265,7 @@ def test_functions_without_a_lazy_version_get_read_only_values() -> None:
 def test_traced_arrays_cannot_be_materialized_by_numpy_functions() -> None:
     @sl.jit
     def f(x: Any) -> Any:
-        return sl.asarray(np.cumsum(x))
+        return sl.asarray(np.median(x))
 
     with pytest.raises(RuntimeError, match="cannot materialize a traced array inside sl.jit"):
         f(A)

@@ -214,7 +214,13 @@ class LazyArray:
 
     # --- layout ----------------------------------------------------------------------------------
     def __getitem__(self, key: Any) -> LazyArray:
-        return LazyArray(build.getitem(self._node, key))
+        """Basic indexing (integers, slices, ``None``, ``...``) is a lazy view fused with its use;
+        one integer array (or list) among full slices, or a NumPy boolean mask, is a gather
+        (:func:`stitchlab.take`)."""
+        from .library import advanced_index
+
+        gathered = advanced_index(self, key)
+        return gathered if gathered is not None else LazyArray(build.getitem(self._node, key))
 
     def __setitem__(self, key: Any, value: Any) -> None:
         raise TypeError(
@@ -307,6 +313,51 @@ class LazyArray:
         from . import api
 
         return api.clip(self, min, max)
+
+    # --- library steps and views (stitchlab.frontend.library / .manipulation) ----------------------
+    def take(self, indices: Any, axis: Any = None, mode: str = "raise") -> LazyArray:
+        from . import library
+
+        return library.take(self, indices, axis, mode)
+
+    def cumsum(self, axis: Any = None, dtype: Any = None) -> LazyArray:
+        from . import library
+
+        return library.cumsum(self, axis, dtype)
+
+    def cumprod(self, axis: Any = None, dtype: Any = None) -> LazyArray:
+        from . import library
+
+        return library.cumprod(self, axis, dtype)
+
+    def argsort(self, axis: Any = -1, kind: Any = None, order: Any = None, *, stable: Any = None) -> LazyArray:
+        from . import library
+
+        return library.argsort(self, axis, kind, order, stable=stable)
+
+    def sort(self, axis: Any = -1, kind: Any = None, order: Any = None, *, stable: Any = None) -> None:
+        """NumPy's ``ndarray.sort`` sorts in place, which an immutable lazy array cannot."""
+        raise TypeError("stitchlab arrays are immutable: x.sort() cannot sort in place; use x = sl.sort(x, axis)")
+
+    def dot(self, b: Any) -> LazyArray:
+        from . import library
+
+        return library.dot(self, b)
+
+    def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> LazyArray:
+        from . import manipulation
+
+        return manipulation.diagonal(self, offset, axis1, axis2)
+
+    def trace(self, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None) -> LazyArray:
+        from . import manipulation
+
+        return manipulation.trace(self, offset, axis1, axis2, dtype)
+
+    def repeat(self, repeats: Any, axis: Any = None) -> LazyArray:
+        from . import manipulation
+
+        return manipulation.repeat(self, repeats, axis)
 
     def __matmul__(self, other: Any) -> LazyArray:
         """``x @ w`` (:func:`stitchlab.matmul`): a plan step of its own, run by CuPy (cuBLAS) or

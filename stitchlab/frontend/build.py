@@ -235,6 +235,60 @@ def concatenate(nodes: Sequence[Node], axis: int | None) -> Node:
                 make_attrs(axis=axis), device=device)
 
 
+def check_indices(indices: np.ndarray, n: int, axis: int) -> np.ndarray:
+    """Host positions along an axis of extent ``n``: NumPy's errors for a float array or a position
+    out of bounds, returned as non-negative int64."""
+    if indices.dtype.kind not in "iub":
+        raise IndexError(f"arrays used as indices must be of integer (or boolean) type, not {indices.dtype}")
+    idx = indices.astype(np.int64)
+    bad = (idx < -n) | (idx >= n)
+    if bad.any():
+        if n == 0:
+            raise IndexError("cannot do a non-empty take from an empty axes.")
+        raise IndexError(f"index {int(idx[bad].ravel()[0])} is out of bounds for axis {axis} with size {n}")
+    return np.where(idx < 0, idx + n, idx)
+
+
+def take(x: Node, indices: Node, axis: int, checked: bool) -> Node:
+    """NumPy's ``take`` along ``axis`` (already normalized): the result's shape is ``x.shape[:axis]
+    + indices.shape + x.shape[axis + 1:]``. ``checked``: the positions were validated on the host
+    (:func:`check_indices`); otherwise the step checks them when it runs. A node of its own, never
+    fused (``Kind.CONTRACT``)."""
+    if indices.dtype.kind not in "iub":
+        raise IndexError(f"arrays used as indices must be of integer (or boolean) type, not {indices.dtype}")
+    device = common_device([x, indices], "take")
+    shape = x.shape[:axis] + indices.shape + x.shape[axis + 1:]
+    return Node("take", (x, astype(indices, np.dtype(np.int64))), shape, x.dtype,
+                make_attrs(axis=axis, checked=checked), device=device)
+
+
+def scan(opname: str, x: Node, axis: int | None, dtype: Any) -> Node:
+    """NumPy's ``cumsum``/``cumprod``: ``axis=None`` scans the flattened array; the result dtype is
+    ``dtype`` or NumPy's (integers narrower than int64 and bool widen to int64/uint64)."""
+    if axis is None:
+        x, axis = reshape(x, (-1,)), 0
+    axis = normalize_axis(axis, len(x.shape))
+    if dtype is not None:
+        dt = as_dtype(dtype)
+    elif x.dtype.kind == "b" or (x.dtype.kind in "iu" and x.dtype.itemsize < 8):
+        dt = np.dtype(np.uint64 if x.dtype.kind == "u" else np.int64)
+    else:
+        dt = x.dtype
+    x = astype(x, dt)
+    return Node(opname, (x,), x.shape, dt, make_attrs(axis=axis), device=x.device)
+
+
+def sort(opname: str, x: Node, axis: int | None) -> Node:
+    """NumPy's ``sort``/``argsort`` along ``axis`` (``None``: of the flattened array)."""
+    if axis is None:
+        x, axis = reshape(x, (-1,)), 0
+    if not x.shape:
+        raise np.exceptions.AxisError(f"axis {axis} is out of bounds for array of dimension 0")
+    axis = normalize_axis(axis, len(x.shape))
+    dt = np.dtype(np.int64) if opname == "argsort" else x.dtype
+    return Node(opname, (x,), x.shape, dt, make_attrs(axis=axis), device=x.device)
+
+
 def exact_divide(x: Node, divisor: float) -> Node:
     """``x / divisor`` as an IEEE division: the node is marked ``exact``, which the kernels'
     rewrite of a division by a constant into a multiply by its reciprocal (about 1 ulp apart)

@@ -3,7 +3,7 @@
 lazy graph as ``sl.exp(x)``, ``sl.mean(x, axis=0)``..., so NumPy code fuses unchanged (NEP 13
 ``__array_ufunc__``, NEP 18 ``__array_function__``; CuPy arrays answer the same protocols).
 
-* What stitchlab has no lazy version of (``np.cumsum(x)``, ``np.sort``,
+* What stitchlab has no lazy version of (``np.median(x)``, ``np.unique``,
   ``np.add.accumulate(x)``) runs on the evaluated values in the library that holds
   them, CuPy on the GPU and NumPy on the CPU, and returns that library's arrays, as it would for
   CuPy/NumPy arrays (NumPy on a host copy where CuPy lacks the function).
@@ -34,6 +34,11 @@ _FUNCTIONS = (
     "nanstd", "count_nonzero", "ptp", "swapaxes", "moveaxis", "atleast_1d", "atleast_2d",
     "broadcast_arrays", "broadcast_to", "zeros_like", "ones_like", "empty_like", "full_like",
     "astype", "round", "around", "concatenate", "stack",
+    # library steps (stitchlab.frontend.library) and views/composites (.manipulation)
+    "take", "cumsum", "cumprod", "sort", "argsort", "dot", "tensordot", "inner", "vdot",
+    "flip", "fliplr", "flipud", "tril", "triu", "diagonal", "diag", "trace", "outer", "split",
+    "array_split", "hsplit", "vsplit", "dsplit", "tile", "repeat", "meshgrid", "diff", "roll",
+    "pad", "array_equal", "array_equiv", "average",
 )
 
 #: NumPy parameters that mean nothing for an immutable lazy array, whatever their value
@@ -52,10 +57,13 @@ def _lazy_tables() -> tuple[dict[np.ufunc, Any], dict[Any, Any]]:
     """(NumPy ufunc -> stitchlab function, NumPy function -> stitchlab function)."""
     global _tables
     if _tables is None:
-        from . import api, creation
+        from . import api, creation, library, manipulation
 
         def lazy(name: str) -> Any:
-            return getattr(api, name, None) or getattr(creation, name)
+            for module in (api, creation, library, manipulation):
+                if hasattr(module, name):
+                    return getattr(module, name)
+            raise AttributeError(name)
 
         ufuncs = {getattr(np, n): lazy(n) for n in api.ELEMENTWISE + ["fabs", "matmul"] if isinstance(getattr(np, n, None), np.ufunc)}
         _tables = ufuncs, {getattr(np, n): lazy(n) for n in _FUNCTIONS if hasattr(np, n)}

@@ -59,8 +59,9 @@ class OpDef:
 
     Attributes:
         name: the op's name in the IR (NumPy's name where NumPy has the op).
-        kind: elementwise, reduce, broadcast, layout, source or contract (a matrix product or a
-            concatenation: never fused, run by the array library as a plan step of its own).
+        kind: elementwise, reduce, broadcast, layout, source or contract (a matrix product, a
+            join, a gather, a scan or a sort: never fused, run by the array library as a plan
+            step of its own).
         nin: number of inputs (-1: any number).
         numpy: reference implementation over NumPy (or CuPy) arrays.
         ufunc: NumPy ufunc whose ``resolve_dtypes`` gives the loop dtypes, or None.
@@ -253,11 +254,22 @@ _op("transpose", Kind.LAYOUT, 1, None)
 #: attrs starts, steps: output index i on axis k reads input index starts[k] + i * steps[k].
 _op("slice", Kind.LAYOUT, 1, None)
 
-# --- contractions and joins (run by CuPy/NumPy, one plan step each) -----------------------------
+# --- library steps: products, joins, gathers, scans, sorts (run by CuPy/NumPy, one step each) ---
 #: NumPy's matmul of its two inputs (already cast to the result dtype): cuBLAS through CuPy.
 _op("matmul", Kind.CONTRACT, 2, np.matmul)
 #: attrs axis: NumPy's concatenate of its inputs (any number, already cast to the result dtype).
 _op("concatenate", Kind.CONTRACT, -1, np.concatenate)
+#: attrs axis, checked: input 0 at the int64 positions of input 1 along axis (NumPy's take);
+#: checked: the positions were validated and made non-negative when the node was built (host
+#: indices), else the step checks them against the axis when it runs.
+_op("take", Kind.CONTRACT, 2, np.take)
+#: attrs axis: running sum / product along axis (input already in the result dtype).
+_op("cumsum", Kind.CONTRACT, 1, np.cumsum)
+_op("cumprod", Kind.CONTRACT, 1, np.cumprod)
+#: attrs axis: sorted along axis (NaN last); argsort: the int64 positions that sort it, ties in
+#: index order (NumPy's kind="stable").
+_op("sort", Kind.CONTRACT, 1, np.sort)
+_op("argsort", Kind.CONTRACT, 1, np.argsort)
 
 # --- sources ---------------------------------------------------------------------------------
 #: a concrete buffer (or a placeholder while tracing).

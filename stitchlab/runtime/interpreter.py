@@ -26,6 +26,34 @@ def _slices(node: Node) -> tuple[slice, ...]:
     return tuple(out)
 
 
+_LIBRARY_STEPS = frozenset({"take", "cumsum", "cumprod", "sort", "argsort"})
+
+
+def _library_step(node: Node, args: list[Any], xp: ModuleType) -> Any:
+    """A gather, scan or sort, run by the array library (CuPy's ``take`` wraps positions around
+    instead of raising, so positions not checked when the node was built are checked here)."""
+    op, axis, x = node.op, node.attr("axis"), args[0]
+    if op == "take":
+        idx = args[1]
+        if not node.attr("checked"):
+            n = x.shape[axis]
+            bad = (idx < -n) | (idx >= n)
+            if bool(bad.any()):  # a host sync on the GPU: only for indices computed on the device
+                raise IndexError(
+                    f"index {int(idx[bad].ravel()[0])} is out of bounds for axis {axis} with size {n}"
+                )
+            idx = xp.where(idx < 0, idx + n, idx)
+        return xp.take(x, idx, axis=axis)
+    if is_bfloat16(x.dtype) or (x.dtype == np.float16 and op in ("cumsum", "cumprod")):
+        # in float32, each result rounded once (exact for sorting bfloat16, which CuPy cannot
+        # sort; for float16 scans more accurate than NumPy's, which round every partial result)
+        y = _library_step(node, [x.astype(np.float32)], xp)
+        return y if op == "argsort" else cast(y, x.dtype, xp)
+    if op == "argsort":
+        return xp.argsort(x, axis=axis, kind="stable") if xp is np else xp.argsort(x, axis=axis)
+    return getattr(xp, op)(x, axis=axis)
+
+
 def eval_node(node: Node, args: list[Any], xp: ModuleType) -> Any:
     """Evaluate one non-input node over its evaluated ``args``."""
     op = node.op
@@ -60,6 +88,8 @@ def eval_node(node: Node, args: list[Any], xp: ModuleType) -> Any:
         return xp.where(*args)
     if op == "concatenate":
         return xp.concatenate(args, axis=node.attr("axis"))
+    if op in _LIBRARY_STEPS:
+        return _library_step(node, args, xp)
     return opdef.numpy(*args)  # NumPy ufuncs dispatch to CuPy arrays (NEP 13/18)
 
 

@@ -38,6 +38,14 @@ from .scratch import Scratch, capturing, keep_alive
 
 log = logging.getLogger("stitchlab.runtime")
 
+#: interpreted ops that cannot run while a stream is captured, and why
+_UNCAPTURABLE = {
+    "matmul": "a matrix product (CuPy does not call cuBLAS while a stream is being captured)",
+    "take": "a gather with positions computed on the device (its bounds check reads a flag back "
+            "to the host; host positions are checked when the call is made and can be captured)",
+}
+
+
 def _interpret_group(kernel: KernelPlan, slot: dict[int, int]) -> Any:
     """A step that evaluates the kernel's nodes one by one with CuPy (the unfused fallback, an
     interpreted group). ``run(env, held)``: with a list ``held`` (a call being captured into a CUDA
@@ -49,14 +57,15 @@ def _interpret_group(kernel: KernelPlan, slot: dict[int, int]) -> Any:
     assert info is not None
     members = {id(n) for n in info.members}
     outs = [(slot[id(n)], n) for n, _ in info.outputs]
-    matmul = any(n.op == "matmul" for n in info.members)
+    uncapturable = next((_UNCAPTURABLE[n.op] for n in info.members if n.op in _UNCAPTURABLE and not (
+        n.op == "take" and n.attr("checked"))), None)
 
     def run(env: list[Any], held: list[Any] | None = None) -> None:
-        if matmul and held is not None:
+        if uncapturable is not None and held is not None:
             raise RuntimeError(
-                "a matrix product cannot be captured into a CUDA graph: CuPy does not call cuBLAS "
-                "while a stream is being captured. End the capture (stream.end_capture()), and "
-                "capture the work before and after the product separately, or run it uncaptured"
+                f"{uncapturable} cannot be captured into a CUDA graph. End the capture "
+                f"(stream.end_capture()), and capture the work before and after it separately, or "
+                f"run it uncaptured"
             )
         memo: dict[int, Any] = {}
 

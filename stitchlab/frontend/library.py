@@ -1,0 +1,302 @@
+"""NumPy functions that become plan steps of their own, run by the array library (CuPy on the
+GPU, NumPy on the CPU) and never fused: gathers (``take``, integer-array indexing), scans
+(``cumsum``, ``cumprod``), sorts (``sort``, ``argsort``), and the products built on ``matmul``
+(``dot``, ``tensordot``, ``inner``, ``vdot``). The work before and after them fuses as usual, and
+``sl.jit`` traces and replays them.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any
+
+import numpy as np
+
+from .. import runtime
+from . import build
+from .api import matmul, multiply, ravel  # type: ignore[attr-defined]
+from .array import LazyArray
+from .creation import _leaf, asarray
+
+__all__ = ["take", "cumsum", "cumprod", "sort", "argsort", "dot", "tensordot", "inner", "vdot"]
+
+_SORT_KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
+
+
+def _host_positions(indices: Any) -> np.ndarray | None:
+    """``indices`` as a NumPy array when they are host data (a NumPy array, a list, an int), else
+    None (a stitchlab or CuPy array: positions computed on the device)."""
+    if isinstance(indices, LazyArray) or hasattr(indices, "__cuda_array_interface__"):
+        return None
+    arr = np.asarray(indices)
+    if arr.dtype == object:
+        raise IndexError(f"arrays used as indices must be of integer (or boolean) type, got {indices!r}")
+    if arr.size == 0 and not isinstance(indices, np.ndarray):  # [] is float64 to NumPy, but no position
+        arr = arr.astype(np.int64)
+    return arr
+
+
+def _take(x: LazyArray, indices: Any, axis: int, mode: str = "raise") -> LazyArray:
+    n = x.shape[axis]
+    host = _host_positions(indices)
+    if host is not None:
+        if mode == "wrap" and n:
+            host = np.mod(host.astype(np.int64), n)
+        elif mode == "clip" and n:
+            host = np.clip(host.astype(np.int64), 0, n - 1)
+        backend = runtime.for_device(x._node.device)
+        leaf = _leaf(backend.from_object(build.check_indices(host, n, axis)), backend.device())
+        return LazyArray(build.take(x._node, leaf._node, axis, checked=True))
+    i = asarray(indices)
+    if i.dtype.kind not in "iub":
+        raise IndexError(f"arrays used as indices must be of integer (or boolean) type, not {i.dtype}")
+    if mode == "wrap":
+        i = i.astype(np.int64) % n
+    elif mode == "clip":
+        i = i.astype(np.int64).clip(0, n - 1)
+    return LazyArray(build.take(x._node, i._node, axis, checked=False))
+
+
+def take(a: Any, indices: Any, axis: Any = None, mode: str = "raise") -> LazyArray:
+    """The elements of ``a`` at ``indices`` along ``axis`` (``None``: of the flattened array), as
+    NumPy's ``take``: the result has shape ``a.shape[:axis] + indices.shape + a.shape[axis+1:]``.
+
+    ``indices`` from the host (a list, a NumPy array) are checked when the call is made: a
+    position out of bounds raises ``IndexError`` as in NumPy (``mode="raise"``), negative ones
+    count from the end; ``mode="wrap"`` and ``"clip"`` are NumPy's. Indices that are a stitchlab
+    or CuPy array are checked when the step runs (one device-to-host read of a flag). A plan step
+    of its own (``cupy.take``/``numpy.take``).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> x = sl.asarray(np.arange(12.0).reshape(3, 4))
+        >>> sl.take(x, [2, -1], axis=1).get()
+        array([[ 2.,  3.],
+               [ 6.,  7.],
+               [10., 11.]])
+    """
+    if mode not in ("raise", "wrap", "clip"):
+        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
+    x = asarray(a)
+    if axis is None:
+        x, axis = ravel(x), 0
+    return _take(x, indices, build.normalize_axis(axis, x.ndim), mode)
+
+
+def advanced_index(x: LazyArray, key: Any) -> LazyArray | None:
+    """``x[key]`` where ``key`` holds one integer array (or list) among full slices, or is one
+    boolean NumPy mask over the leading axes: a gather along that axis. None if ``key`` has no
+    array in it (basic indexing)."""
+    items = key if isinstance(key, tuple) else (key,)
+    arrays = [i for i, k in enumerate(items) if isinstance(k, (list, np.ndarray, LazyArray)) or hasattr(k, "__cuda_array_interface__")]
+    if not arrays:
+        return None
+    hint = "index with one integer array (or a NumPy boolean mask) and full slices ':' only, or materialize first: x.get()[...]"
+    if len(arrays) > 1:
+        raise IndexError(f"stitchlab supports one advanced index per indexing operation; {hint}")
+    p = arrays[0]
+    k = items[p]
+    if isinstance(k, list):
+        mask = len(k) > 0 and all(isinstance(v, (bool, np.bool_)) for v in k)
+    else:
+        mask = k.dtype == np.bool_
+    if mask:
+        if isinstance(k, LazyArray) or hasattr(k, "__cuda_array_interface__"):
+            raise IndexError(
+                "a boolean mask computed on the device gives a shape that depends on its values, which "
+                "a lazy array cannot have; use sl.where(mask, x, fill), or x.get()[mask.get()]"
+            )
+        if len(items) != 1:
+            raise IndexError(f"a boolean mask must be the only index; {hint}")
+        m = np.asarray(k, dtype=bool)
+        if m.ndim > x.ndim:
+            raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, but {m.ndim} were indexed")
+        for d, (have, want) in enumerate(zip(m.shape, x.shape, strict=False)):
+            if have != want:
+                raise IndexError(
+                    f"boolean index did not match indexed array along axis {d}; size of axis is {want} "
+                    f"but size of corresponding boolean axis is {have}"
+                )
+        flat = x.reshape((math.prod(m.shape),) + x.shape[m.ndim:])
+        return _take(flat, np.flatnonzero(m), 0)
+    others = items[:p] + items[p + 1:]
+    if any(not (isinstance(o, slice) and o == slice(None)) for o in others if o is not Ellipsis):
+        raise IndexError(f"an integer-array index combined with integers, partial slices or None; {hint}")
+    if sum(o is Ellipsis for o in items) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    e = next((i for i, o in enumerate(items) if o is Ellipsis), None)
+    axis = p if e is None or p < e else x.ndim - (len(items) - p)
+    if axis >= x.ndim:
+        raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, but {axis + 1} were indexed")
+    return _take(x, k, axis)
+
+
+def _scan(opname: str, a: Any, axis: Any, dtype: Any) -> LazyArray:
+    return LazyArray(build.scan(opname, asarray(a)._node, axis, dtype))
+
+
+def cumsum(a: Any, axis: Any = None, dtype: Any = None) -> LazyArray:
+    """Running sum along ``axis`` (``None``: of the flattened array), NumPy's ``cumsum``: bool and
+    integers narrower than 64 bits give int64 (uint64 for unsigned) unless ``dtype`` says
+    otherwise. A plan step of its own (``cupy.cumsum``); float16 and bfloat16 are summed in float32
+    and each result rounded once (NumPy rounds every partial sum of a float16 scan, so long
+    float16 scans differ from NumPy's, which drift).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.cumsum(sl.asarray(np.array([[1, 2], [3, 4]], np.int32)), axis=0).get()
+        array([[1, 2],
+               [4, 6]])
+    """
+    return _scan("cumsum", a, axis, dtype)
+
+
+def cumprod(a: Any, axis: Any = None, dtype: Any = None) -> LazyArray:
+    """Running product along ``axis`` (NumPy's ``cumprod``; dtypes as :func:`cumsum`).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.cumprod(sl.asarray(np.array([1.0, 2.0, 3.0]))).get()
+        array([1., 2., 6.])
+    """
+    return _scan("cumprod", a, axis, dtype)
+
+
+def _check_kind(kind: Any, stable: Any) -> None:
+    if kind not in _SORT_KINDS:
+        raise ValueError(f"sort kind must be one of 'quick', 'heap', or 'stable' (got {kind!r})")
+    if stable not in (None, True, False):
+        raise ValueError(f"stable must be None, True or False (got {stable!r})")
+
+
+def sort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *, stable: Any = None) -> LazyArray:
+    """A sorted copy along ``axis`` (``None``: of the flattened array), NaN last, as NumPy's
+    ``sort``. Every ``kind`` sorts the same way (CuPy's sort is stable). A plan step of its own.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.sort(sl.asarray(np.array([3.0, np.nan, -1.0, 2.0]))).get()
+        array([-1.,  2.,  3., nan])
+    """
+    _check_kind(kind, stable)
+    if order is not None:
+        raise ValueError("sort: order= applies to structured arrays, which stitchlab does not have")
+    return LazyArray(build.sort("sort", asarray(a)._node, axis))
+
+
+def argsort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *, stable: Any = None) -> LazyArray:
+    """The int64 positions that sort ``a`` along ``axis``, ties in index order (NumPy's
+    ``argsort(kind="stable")``, whatever ``kind``: NumPy's default quicksort may order ties
+    otherwise). A plan step of its own.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.argsort(sl.asarray(np.array([3.0, 1.0, 2.0, 1.0]))).get()
+        array([1, 3, 2, 0])
+    """
+    _check_kind(kind, stable)
+    if order is not None:
+        raise ValueError("argsort: order= applies to structured arrays, which stitchlab does not have")
+    return LazyArray(build.sort("argsort", asarray(a)._node, axis))
+
+
+def tensordot(a: Any, b: Any, axes: Any = 2) -> LazyArray:
+    """Sum of products over the axes ``axes`` of ``a`` and ``b`` (NumPy's ``tensordot``: an int N
+    is the last N axes of ``a`` with the first N of ``b``; a pair of sequences names them). Built as
+    transposes and reshapes around one :func:`matmul` step.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> a = sl.asarray(np.ones((2, 3, 4))); b = sl.asarray(np.ones((3, 4, 5)))
+        >>> sl.tensordot(a, b).shape
+        (2, 5)
+    """
+    x, y = asarray(a), asarray(b)
+    try:
+        n = operator.index(axes)
+        if n < 0:
+            raise ValueError("negative axes are not supported by tensordot; name the axes with two sequences")
+        if n > x.ndim or n > y.ndim:
+            raise ValueError(f"tensordot: axes={n} is more than the dimensions of a ({x.ndim}) or b ({y.ndim})")
+        ax, bx = list(range(x.ndim - n, x.ndim)), list(range(n))
+    except TypeError:
+        try:
+            ax, bx = (list(v) if isinstance(v, (list, tuple)) else [v] for v in axes)
+        except (TypeError, ValueError):
+            raise TypeError(f"tensordot: axes must be an int or a pair of sequences, got {axes!r}") from None
+    if len(ax) != len(bx):
+        raise ValueError("shape-mismatch for sum")
+    ax = [build.normalize_axis(i, x.ndim) for i in ax]
+    bx = [build.normalize_axis(i, y.ndim) for i in bx]
+    if any(x.shape[i] != y.shape[j] for i, j in zip(ax, bx, strict=True)):
+        raise ValueError("shape-mismatch for sum")
+    free_a = [i for i in range(x.ndim) if i not in ax]
+    free_b = [j for j in range(y.ndim) if j not in bx]
+    k = math.prod(x.shape[i] for i in ax)
+    xa = x.transpose(free_a + ax).reshape(math.prod(x.shape[i] for i in free_a), k)
+    yb = y.transpose(bx + free_b).reshape(k, math.prod(y.shape[j] for j in free_b))
+    return matmul(xa, yb).reshape(tuple(x.shape[i] for i in free_a) + tuple(y.shape[j] for j in free_b))
+
+
+def dot(a: Any, b: Any) -> LazyArray:
+    """NumPy's ``dot``: a product with a scalar for 0-d operands, :func:`matmul` for 1-D and 2-D
+    ones and a 1-D second operand, and otherwise the sum over the last axis of ``a`` and the
+    second-to-last of ``b`` (:func:`tensordot`).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.dot(sl.asarray(np.array([1.0, 2.0])), np.array([3.0, 4.0])).get()
+        array(11.)
+    """
+    x, y = asarray(a), asarray(b)
+    if x.ndim == 0 or y.ndim == 0:
+        return multiply(x, y)
+    if y.ndim == 1 or (x.ndim <= 2 and y.ndim <= 2):
+        if x.shape[-1] != y.shape[-1 if y.ndim == 1 else -2]:
+            raise ValueError(
+                f"shapes {x.shape} and {y.shape} not aligned: {x.shape[-1]} (dim {x.ndim - 1}) != "
+                f"{y.shape[-1 if y.ndim == 1 else -2]} (dim {max(y.ndim - 2, 0)})"
+            )
+        return matmul(x, y)
+    if x.shape[-1] != y.shape[-2]:
+        raise ValueError(
+            f"shapes {x.shape} and {y.shape} not aligned: {x.shape[-1]} (dim {x.ndim - 1}) != "
+            f"{y.shape[-2]} (dim {y.ndim - 2})"
+        )
+    return tensordot(x, y, axes=([-1], [-2]))
+
+
+def inner(a: Any, b: Any) -> LazyArray:
+    """NumPy's ``inner``: the sum of products over the last axes of ``a`` and ``b`` (a product with
+    a scalar for 0-d operands); the result has shape ``a.shape[:-1] + b.shape[:-1]``.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.inner(sl.asarray(np.eye(2)), np.array([[1.0, 2.0]])).get()
+        array([[1.],
+               [2.]])
+    """
+    x, y = asarray(a), asarray(b)
+    if x.ndim == 0 or y.ndim == 0:
+        return multiply(x, y)
+    if x.shape[-1] != y.shape[-1]:
+        raise ValueError(
+            f"shapes {x.shape} and {y.shape} not aligned: {x.shape[-1]} (dim {x.ndim - 1}) != "
+            f"{y.shape[-1]} (dim {y.ndim - 1})"
+        )
+    return tensordot(x, y, axes=([-1], [-1]))
+
+
+def vdot(a: Any, b: Any) -> LazyArray:
+    """NumPy's ``vdot`` for real arrays: the dot product of the flattened operands (a 0-d array).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.vdot(sl.asarray(np.ones((2, 2))), np.full((2, 2), 2.0)).get()
+        array(8.)
+    """
+    x, y = ravel(asarray(a)), ravel(asarray(b))
+    if x.size != y.size:
+        raise ValueError(f"vdot: the operands have {x.size} and {y.size} elements; they need as many")
+    return matmul(x, y)

@@ -1,0 +1,565 @@
+"""NumPy's array construction, manipulation and comparison functions, built from stitchlab's lazy
+ops so that they fuse with the work around them: reversed slices (``flip``), index compares and
+selects (``tril``, ``triu``, ``eye``, ``diag``), strided views of a flattened axis (``diagonal``,
+``trace``), broadcasts and reshapes (``outer``, ``tile``, ``repeat``, ``meshgrid``), slices
+(``split``, ``diff``). ``roll`` and ``pad`` join pieces (:func:`~stitchlab.concatenate`) or gather
+(:func:`~stitchlab.take`), plan steps of their own.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from ..ir.dtypes import as_dtype, is_float
+from . import build
+from .api import concatenate, isnan, not_equal, subtract, where  # type: ignore[attr-defined]
+from .array import LazyArray
+from .creation import arange, asarray, broadcast_to, full
+from .library import take
+
+__all__ = [
+    "flip", "fliplr", "flipud", "tril", "triu", "eye", "identity", "diagonal", "diag", "trace",
+    "outer", "split", "array_split", "hsplit", "vsplit", "dsplit", "tile", "repeat", "meshgrid",
+    "diff", "roll", "pad", "array_equal", "array_equiv", "average",
+]
+
+
+def _zero(dtype: np.dtype) -> LazyArray:
+    return LazyArray(build.const(0, dtype))
+
+
+def flip(m: Any, axis: Any = None) -> LazyArray:
+    """``m`` with the order of elements along ``axis`` reversed (all axes for ``None``): a lazy
+    reversed slice, as NumPy's ``flip`` view.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.flip(sl.asarray(np.array([[1, 2], [3, 4]])), 1).get()
+        array([[2, 1],
+               [4, 3]])
+    """
+    x = asarray(m)
+    axes = range(x.ndim) if axis is None else np.lib.array_utils.normalize_axis_tuple(axis, x.ndim)
+    if x.ndim == 0:
+        return x
+    return x[tuple(slice(None, None, -1) if d in axes else slice(None) for d in range(x.ndim))]
+
+
+def fliplr(m: Any) -> LazyArray:
+    """``m`` with its columns (axis 1) reversed; ``m`` must be at least 2-d."""
+    x = asarray(m)
+    if x.ndim < 2:
+        raise ValueError("Input must be >= 2-d.")
+    return flip(x, 1)
+
+
+def flipud(m: Any) -> LazyArray:
+    """``m`` with its rows (axis 0) reversed; ``m`` must be at least 1-d."""
+    x = asarray(m)
+    if x.ndim < 1:
+        raise ValueError("Input must be >= 1-d.")
+    return flip(x, 0)
+
+
+def _tri_mask(m: LazyArray, k: int, lower: bool) -> tuple[LazyArray, LazyArray]:
+    if m.ndim == 0:
+        raise ValueError("tril/triu need an array of at least one dimension")
+    rows, cols = (m.shape[-2:] if m.ndim >= 2 else (m.shape[0], m.shape[0]))
+    d = arange(cols, dtype=np.int64)[None, :] - arange(rows, dtype=np.int64)[:, None]
+    return m, (d <= k) if lower else (d >= k)
+
+
+def tril(m: Any, k: int = 0) -> LazyArray:
+    """The lower triangle of the last two axes of ``m`` (elements above the ``k``-th diagonal set to
+    zero, in ``m``'s dtype); a 1-d ``m`` is broadcast to a square first, as in NumPy.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.tril(sl.asarray(np.ones((2, 3), np.int32))).get()
+        array([[1, 0, 0],
+               [1, 1, 0]], dtype=int32)
+    """
+    x, mask = _tri_mask(asarray(m), operator.index(k), lower=True)
+    return where(mask, x, _zero(x.dtype))
+
+
+def triu(m: Any, k: int = 0) -> LazyArray:
+    """The upper triangle of the last two axes of ``m`` (elements below the ``k``-th diagonal set to
+    zero), as :func:`tril`.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.triu(sl.asarray(np.ones((2, 3))), 1).get()
+        array([[0., 1., 1.],
+               [0., 0., 1.]])
+    """
+    x, mask = _tri_mask(asarray(m), operator.index(k), lower=False)
+    return where(mask, x, _zero(x.dtype))
+
+
+def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = float) -> LazyArray:  # noqa: N803 (NumPy's names)
+    """An ``N`` × ``M`` array with ones on the ``k``-th diagonal and zeros elsewhere (NumPy's
+    ``eye``), computed where it is used: nothing is allocated for it.
+
+    Example:
+        >>> import stitchlab as sl
+        >>> sl.eye(2, 3, k=1, dtype=int).get()
+        array([[0, 1, 0],
+               [0, 0, 1]])
+    """
+    n = operator.index(N)
+    m = n if M is None else operator.index(M)
+    if n < 0 or m < 0:
+        raise ValueError(f"negative dimensions are not allowed (N={n}, M={m})")
+    d = arange(m, dtype=np.int64)[None, :] - arange(n, dtype=np.int64)[:, None]
+    return (d == operator.index(k)).astype(as_dtype(dtype))
+
+
+def identity(n: int, dtype: Any = float) -> LazyArray:
+    """The ``n`` × ``n`` identity (NumPy's ``identity``): :func:`eye`."""
+    return eye(n, dtype=dtype)
+
+
+def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> LazyArray:
+    """The ``offset``-th diagonal of the 2-d subarrays over ``axis1`` and ``axis2``, as a new last
+    axis (NumPy's ``diagonal``): a strided slice of those two axes flattened, fused with its use.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.diagonal(sl.asarray(np.arange(9).reshape(3, 3)), 1).get()
+        array([1, 5])
+    """
+    x = asarray(a)
+    if x.ndim < 2:
+        raise ValueError("diag requires an array of at least two dimensions")
+    i = np.lib.array_utils.normalize_axis_index(axis1, x.ndim, "axis1")
+    j = np.lib.array_utils.normalize_axis_index(axis2, x.ndim, "axis2")
+    if i == j:
+        raise ValueError("axis1 and axis2 cannot be the same")
+    k = operator.index(offset)
+    y = x.transpose([d for d in range(x.ndim) if d not in (i, j)] + [i, j])
+    n, m = y.shape[-2:]
+    length = max(0, min(n, m - k) if k >= 0 else min(n + k, m))
+    batch = y.shape[:-2]
+    if length == 0:
+        return full(batch + (0,), 0, x.dtype)
+    start = k if k >= 0 else -k * m
+    flat = y.reshape(batch + (n * m,))
+    return flat[(Ellipsis, slice(start, start + (length - 1) * (m + 1) + 1, m + 1))]
+
+
+def diag(v: Any, k: int = 0) -> LazyArray:
+    """NumPy's ``diag``: of a 1-d ``v``, the square array with ``v`` on the ``k``-th diagonal and
+    zeros elsewhere; of a 2-d ``v``, its ``k``-th diagonal (:func:`diagonal`).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.diag(sl.asarray(np.array([1.0, 2.0])), -1).get()
+        array([[0., 0., 0.],
+               [1., 0., 0.],
+               [0., 2., 0.]])
+    """
+    x = asarray(v)
+    k = operator.index(k)
+    if x.ndim == 2:
+        return diagonal(x, k)
+    if x.ndim != 1:
+        raise ValueError("Input must be 1- or 2-d.")
+    n = x.shape[0] + abs(k)
+    if k:  # v padded to n so that row i (column j for k < 0) of the result may read v[i]
+        x = concatenate([x, full((abs(k),), 0, x.dtype)])
+    d = arange(n, dtype=np.int64)[None, :] - arange(n, dtype=np.int64)[:, None]
+    values = x[:, None] if k >= 0 else x[None, :]
+    return where(d == k, values, _zero(x.dtype))
+
+
+def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None) -> LazyArray:
+    """Sum along the ``offset``-th diagonal (NumPy's ``trace``; ``dtype`` as in ``sum``).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.trace(sl.asarray(np.arange(9).reshape(3, 3))).get()
+        array(12)
+    """
+    return diagonal(a, offset, axis1, axis2).sum(-1, dtype)
+
+
+def outer(a: Any, b: Any) -> LazyArray:
+    """``out[i, j] = a[i] * b[j]`` over the flattened operands (NumPy's ``outer``), a broadcast
+    product that fuses with its use.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.outer(sl.asarray(np.array([1, 2])), np.array([1, 10, 100])).get()
+        array([[  1,  10, 100],
+               [  2,  20, 200]])
+    """
+    return asarray(a).ravel()[:, None] * asarray(b).ravel()[None, :]
+
+
+def _split_at(x: LazyArray, bounds: list[int], axis: int) -> list[LazyArray]:
+    out = []
+    pre = (slice(None),) * axis
+    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+        out.append(x[pre + (slice(lo, max(lo, hi)),)])
+    return out
+
+
+def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[LazyArray]:
+    """``ary`` split into sub-arrays along ``axis`` (lazy slices), NumPy's ``array_split``: an int
+    N gives N pieces, the first ``len % N`` one longer; a sequence gives the split points.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> tuple(p.shape for p in sl.array_split(sl.asarray(np.arange(7)), 3))
+        ((3,), (2,), (2,))
+    """
+    x = asarray(ary)
+    axis = build.normalize_axis(axis, x.ndim)
+    n = x.shape[axis]
+    try:
+        sections = operator.index(indices_or_sections)
+    except TypeError:
+        points = [operator.index(i) for i in indices_or_sections]
+        points = [min(max(p + n if p < 0 else p, 0), n) for p in points]
+        return _split_at(x, [0, *points, n], axis)
+    if sections <= 0:
+        raise ValueError("number sections must be larger than 0.")
+    each, extra = divmod(n, sections)
+    sizes = [each + 1] * extra + [each] * (sections - extra)
+    return _split_at(x, [0, *np.cumsum(sizes).tolist()], axis)
+
+
+def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[LazyArray]:
+    """Like :func:`array_split`, but an int N must divide the axis evenly (NumPy's ``split``).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> tuple(p.shape for p in sl.split(sl.asarray(np.arange(6)), [2, 5]))
+        ((2,), (3,), (1,))
+    """
+    x = asarray(ary)
+    try:
+        sections = operator.index(indices_or_sections)
+    except TypeError:
+        return array_split(x, indices_or_sections, axis)
+    if sections > 0 and x.shape[build.normalize_axis(axis, x.ndim)] % sections:
+        raise ValueError("array split does not result in an equal division")
+    return array_split(x, sections, axis)
+
+
+def hsplit(ary: Any, indices_or_sections: Any) -> list[LazyArray]:
+    """:func:`split` along axis 1 (axis 0 for 1-d arrays)."""
+    x = asarray(ary)
+    if x.ndim == 0:
+        raise ValueError("hsplit only works on arrays of 1 or more dimensions")
+    return split(x, indices_or_sections, 1 if x.ndim > 1 else 0)
+
+
+def vsplit(ary: Any, indices_or_sections: Any) -> list[LazyArray]:
+    """:func:`split` along axis 0 of an array of at least 2 dimensions."""
+    x = asarray(ary)
+    if x.ndim < 2:
+        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
+    return split(x, indices_or_sections, 0)
+
+
+def dsplit(ary: Any, indices_or_sections: Any) -> list[LazyArray]:
+    """:func:`split` along axis 2 of an array of at least 3 dimensions."""
+    x = asarray(ary)
+    if x.ndim < 3:
+        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
+    return split(x, indices_or_sections, 2)
+
+
+def tile(A: Any, reps: Any) -> LazyArray:  # noqa: N803 (NumPy's name)
+    """``A`` repeated ``reps`` times along each axis (NumPy's ``tile``): a broadcast and a reshape,
+    fused with its use; nothing is copied.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.tile(sl.asarray(np.array([1, 2])), (2, 2)).get()
+        array([[1, 2, 1, 2],
+               [1, 2, 1, 2]])
+    """
+    x = asarray(A)
+    try:
+        r = (operator.index(reps),)
+    except TypeError:
+        r = tuple(operator.index(v) for v in reps)
+    if any(v < 0 for v in r):
+        raise ValueError(f"negative dimensions are not allowed (reps={reps!r})")
+    nd = max(len(r), x.ndim)
+    r = (1,) * (nd - len(r)) + r
+    shape = (1,) * (nd - x.ndim) + x.shape
+    inter = tuple(v for pair in zip([1] * nd, shape, strict=True) for v in pair)
+    wide = tuple(v for pair in zip(r, shape, strict=True) for v in pair)
+    return broadcast_to(x.reshape(inter), wide).reshape(tuple(a * b for a, b in zip(r, shape, strict=True)))
+
+
+def repeat(a: Any, repeats: Any, axis: Any = None) -> LazyArray:
+    """Each element of ``a`` repeated ``repeats`` times along ``axis`` (``None``: of the flattened
+    array), NumPy's ``repeat``. An int is a broadcast and a reshape, fused with its use; a
+    sequence of counts (one per element along the axis, known on the host) is a gather
+    (:func:`~stitchlab.take`).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.repeat(sl.asarray(np.array([[1, 2], [3, 4]])), [1, 2], axis=0).get()
+        array([[1, 2],
+               [3, 4],
+               [3, 4]])
+    """
+    x = asarray(a)
+    if axis is None:
+        x, axis = x.ravel(), 0
+    axis = build.normalize_axis(axis, x.ndim)
+    n = x.shape[axis]
+    counts = np.asarray(repeats)
+    if counts.dtype.kind not in "iub":
+        raise TypeError(f"Cannot cast array data from {counts.dtype} to int64 according to the rule 'safe'")
+    if (counts < 0).any():
+        raise ValueError("repeats may not contain negative values.")
+    if counts.ndim == 0 or counts.size == 1:
+        c = int(counts.reshape(-1)[0]) if counts.size else 0
+        shape = x.shape[: axis + 1] + (1,) + x.shape[axis + 1:]
+        wide = x.shape[: axis + 1] + (c,) + x.shape[axis + 1:]
+        return broadcast_to(x.reshape(shape), wide).reshape(x.shape[:axis] + (n * c,) + x.shape[axis + 1:])
+    if counts.shape != (n,):
+        raise ValueError(f"operands could not be broadcast together with shape ({n},) ({counts.size},)")
+    return take(x, np.repeat(np.arange(n), counts), axis)
+
+
+def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = "xy") -> tuple[LazyArray, ...]:
+    """Coordinate arrays from coordinate vectors (NumPy's ``meshgrid``): broadcasts of the
+    flattened inputs (``indexing="xy"``: the first two axes swapped); ``sparse=True`` leaves them
+    unbroadcast. Nothing is copied (``copy`` is accepted for NumPy's signature).
+
+    Example:
+        >>> import stitchlab as sl
+        >>> tuple(g.shape for g in sl.meshgrid(sl.arange(3), sl.arange(2)))
+        ((2, 3), (2, 3))
+    """
+    if indexing not in ("xy", "ij"):
+        raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
+    nd = len(xi)
+    out = []
+    for i, v in enumerate(xi):
+        shape = [1] * nd
+        shape[i] = -1
+        if indexing == "xy" and nd > 1 and i < 2:
+            shape[0], shape[1] = shape[1], shape[0]
+        out.append(asarray(v).reshape(tuple(shape)))
+    if sparse:
+        return tuple(out)
+    full_shape = build.broadcast_shapes(*(o.shape for o in out))
+    return tuple(broadcast_to(o, full_shape) for o in out)
+
+
+def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None) -> LazyArray:
+    """The ``n``-th discrete difference along ``axis`` (NumPy's ``diff``): ``a[1:] - a[:-1]``
+    (``!=`` for bool), ``n`` times; ``prepend``/``append`` are joined first (a scalar is broadcast
+    along the axis).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.diff(sl.asarray(np.array([1, 4, 9, 16])), 2).get()
+        array([2, 2])
+    """
+    n = operator.index(n)
+    if n < 0:
+        raise ValueError(f"order must be non-negative but got {n!r}")
+    x = asarray(a)
+    if x.ndim == 0:
+        raise ValueError("diff requires input that is at least one dimensional")
+    axis = build.normalize_axis(axis, x.ndim)
+    if n == 0:
+        return x
+    parts = []
+    for extra in (prepend, x, append):
+        if extra is None:
+            continue
+        e = asarray(extra)
+        if e.ndim == 0:
+            e = broadcast_to(e, x.shape[:axis] + (1,) + x.shape[axis + 1:])
+        parts.append(e)
+    if len(parts) > 1:
+        x = concatenate(parts, axis)
+    op = not_equal if x.dtype == np.bool_ else subtract
+    pre = (slice(None),) * axis
+    for _ in range(n):
+        x = op(x[pre + (slice(1, None),)], x[pre + (slice(None, -1),)])
+    return x
+
+
+def roll(a: Any, shift: Any, axis: Any = None) -> LazyArray:
+    """Elements shifted by ``shift`` along ``axis`` (of the flattened array for ``None``), those
+    that fall off one end coming back at the other (NumPy's ``roll``): the two pieces joined
+    (:func:`~stitchlab.concatenate`) per axis.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.roll(sl.asarray(np.arange(5)), 2).get()
+        array([3, 4, 0, 1, 2])
+    """
+    x = asarray(a)
+    if axis is None:
+        return roll(x.ravel(), shift, 0).reshape(x.shape)
+    axes = np.atleast_1d(np.asarray(axis))
+    shifts = np.atleast_1d(np.asarray(shift))
+    if axes.ndim > 1 or shifts.ndim > 1:
+        raise ValueError("'shift' and 'axis' should be scalars or 1D sequences")
+    total: dict[int, int] = {}
+    for ax, sh in zip(*np.broadcast_arrays(axes, shifts), strict=True):
+        d = build.normalize_axis(int(ax), x.ndim)
+        total[d] = total.get(d, 0) + int(sh)
+    for d, sh in total.items():
+        n = x.shape[d]
+        s = sh % n if n else 0
+        if s:
+            pre = (slice(None),) * d
+            x = concatenate([x[pre + (slice(n - s, None),)], x[pre + (slice(0, n - s),)]], d)
+    return x
+
+
+_PAD_INDEX_MODES = ("edge", "wrap", "reflect", "symmetric")
+
+
+def _pairs(value: Any, ndim: int, name: str, integral: bool) -> np.ndarray:
+    arr = np.asarray(value)
+    if integral:
+        if arr.dtype.kind not in "iu":
+            raise TypeError(f"`{name}` must be of integral type.")
+        if (arr < 0).any():
+            raise ValueError("index can't contain negative values")
+    try:
+        return np.broadcast_to(arr, (ndim, 2))
+    except ValueError:
+        raise ValueError(
+            f"{name}: could not broadcast {arr.shape} to ({ndim}, 2); give one value, one (before, after) "
+            f"pair, or one pair per axis"
+        ) from None
+
+
+def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> LazyArray:
+    """``array`` padded along each axis (NumPy's ``pad``) with ``mode`` ``"constant"``
+    (``constant_values``, default 0), ``"edge"``, ``"wrap"``, ``"reflect"`` or ``"symmetric"``
+    (``reflect_type="even"``). Constant pads are joined on (:func:`~stitchlab.concatenate`); the
+    other modes gather the positions NumPy's own ``pad`` gives for each axis
+    (:func:`~stitchlab.take`).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.pad(sl.asarray(np.array([1, 2, 3])), (2, 1), mode="reflect").get()
+        array([3, 2, 1, 2, 3, 2])
+    """
+    x = asarray(array)
+    widths = _pairs(pad_width, x.ndim, "pad_width", integral=True)
+    if mode == "constant":
+        unknown = set(kwargs) - {"constant_values"}
+        values = _pairs(kwargs.get("constant_values", 0), x.ndim, "constant_values", integral=False)
+    elif mode in _PAD_INDEX_MODES:
+        unknown = set(kwargs) - {"reflect_type"}
+        if kwargs.get("reflect_type", "even") != "even":
+            raise ValueError("pad: reflect_type='odd' is not supported; pad x.get() with NumPy instead")
+    else:
+        raise ValueError(
+            f"mode {mode!r} is not supported by sl.pad (constant, edge, wrap, reflect, symmetric); "
+            f"pad x.get() with NumPy instead"
+        )
+    if unknown:
+        raise ValueError(f"unsupported keyword arguments for mode '{mode}': {sorted(unknown)}")
+    for d in range(x.ndim):
+        before, after = (int(v) for v in widths[d])
+        if not before and not after:
+            continue
+        n = x.shape[d]
+        if mode == "constant":
+            pieces = [x]
+            if before:
+                pieces.insert(0, full(x.shape[:d] + (before,) + x.shape[d + 1:], values[d][0], x.dtype))
+            if after:
+                pieces.append(full(x.shape[:d] + (after,) + x.shape[d + 1:], values[d][1], x.dtype))
+            x = concatenate(pieces, d)
+        else:
+            if n == 0:
+                raise ValueError(f"can't extend empty axis {d} using modes other than 'constant' or 'empty'")
+            x = take(x, np.pad(np.arange(n), (before, after), mode=mode), d)
+    return x
+
+
+def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> bool:
+    """True if the two arrays have the same shape and elements (NumPy's ``array_equal``;
+    ``equal_nan`` counts NaNs in the same places as equal). Evaluates.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.array_equal(sl.asarray(np.array([1.0, np.nan])), np.array([1.0, np.nan]), equal_nan=True)
+        True
+    """
+    x, y = asarray(a1), asarray(a2)
+    if x.shape != y.shape:
+        return False
+    eq = x == y
+    if equal_nan and (is_float(x.dtype) or is_float(y.dtype)):
+        eq = eq | (isnan(x) & isnan(y))
+    return bool(eq.all())
+
+
+def array_equiv(a1: Any, a2: Any) -> bool:
+    """True if the arrays broadcast to one shape and are equal elementwise (NumPy's
+    ``array_equiv``). Evaluates.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.array_equiv(sl.asarray(np.array([[1, 2], [1, 2]])), [1, 2])
+        True
+    """
+    x, y = asarray(a1), asarray(a2)
+    try:
+        build.broadcast_shapes(x.shape, y.shape)
+    except ValueError:
+        return False
+    return bool((x == y).all())
+
+
+def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False, *, keepdims: bool = False) -> Any:
+    """The (weighted) average along ``axis`` (NumPy's ``average``): ``sum(a * w) / sum(w)`` in
+    NumPy's result dtype (float64 for integer ``a``), the mean without ``weights``; 1-d weights
+    along one ``axis`` are broadcast. ``returned=True`` also gives the sum of the weights. Weights
+    that sum to zero give NaN or inf where NumPy raises ``ZeroDivisionError`` (that check would need
+    the values).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.average(sl.asarray(np.array([1.0, 2.0, 4.0])), weights=[1, 1, 2]).get()
+        array(2.75)
+    """
+    x = asarray(a)
+    if weights is None:
+        avg = x.mean(axis, keepdims=keepdims)
+        scl = full(avg.shape, x.size // max(avg.size, 1) if avg.size else 0, avg.dtype)
+        return (avg, scl) if returned else avg
+    w = asarray(weights)
+    if x.dtype.kind in "iub":
+        dt = np.result_type(x.dtype, w.dtype, np.float64)
+    else:
+        dt = np.result_type(x.dtype, w.dtype)
+    if x.shape != w.shape:
+        if axis is None:
+            raise TypeError("Axis must be specified when shapes of a and weights differ.")
+        if w.ndim != 1:
+            raise TypeError("1D weights expected when shapes of a and weights differ.")
+        ax = build.normalize_axis(axis, x.ndim)
+        if w.shape[0] != x.shape[ax]:
+            raise ValueError("Length of weights not compatible with specified axis.")
+        w = w.reshape((1,) * ax + (-1,) + (1,) * (x.ndim - ax - 1))
+        w = broadcast_to(w, x.shape)
+    x, w = x.astype(dt), w.astype(dt)
+    scl = w.sum(axis, keepdims=keepdims)
+    avg = (x * w).sum(axis, keepdims=keepdims) / scl
+    return (avg, broadcast_to(scl, avg.shape)) if returned else avg
+

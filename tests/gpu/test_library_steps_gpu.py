@@ -1,0 +1,167 @@
+"""Gathers, scans, sorts and products (``stitchlab/frontend/library.py``) as CuPy steps of a plan on
+the GPU, and the functions built from lazy views, compares and broadcasts
+(``stitchlab/frontend/manipulation.py``) as kernels: NumPy's values, one kernel where the CPU plan
+says one, CuPy's ``take`` (which wraps positions around) never reached with a position out of
+bounds, and a gather whose positions are computed on the device refused under CUDA-graph capture
+with a clear error.
+
+Run on the GPU machine: ``PYTHONPATH=. python3 -m pytest -m gpu tests/gpu/test_library_steps_gpu.py -q``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import stitchlab as sl
+from stitchlab.ir.dtypes import as_dtype
+
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cupy_backend")]
+
+RNG = np.random.default_rng(77)
+
+
+def _dev(a: np.ndarray) -> Any:
+    import cupy as cp
+
+    return sl.asarray(cp.asarray(a))
+
+
+def _host(y: Any) -> np.ndarray:
+    import cupy as cp
+
+    return cp.asnumpy(cp.asarray(y))
+
+
+def _families(y: Any) -> list[str]:
+    return [k.schedule.family for k in sl.explain(y).kernels]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int32"])
+def test_gathers_are_numpys(dtype: str) -> None:
+    dt = as_dtype(dtype)
+    a = (RNG.standard_normal((300, 257)) * 10).astype(dt)
+    x = _dev(a)
+    idx = RNG.integers(-300, 300, 500)
+    for got, want in [
+        (x[idx], a[idx]), (x[:, [0, 256, -1, 3]], a[:, [0, 256, -1, 3]]), (sl.take(x, idx.reshape(20, 25), 0), np.take(a, idx.reshape(20, 25), 0)),
+        (x[a[:, 0].astype(np.float32) > 0], a[a[:, 0].astype(np.float32) > 0]), (sl.take(x, [5000, -7000], mode="wrap"), np.take(a, [5000, -7000], mode="wrap")),
+    ]:
+        g, w = np.ascontiguousarray(_host(got)), np.ascontiguousarray(want)
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_array_equal(g.view(np.uint8), w.view(np.uint8))  # moved, not computed: the bits
+
+
+def test_device_positions_are_checked_before_cupy_wraps_them() -> None:
+    import cupy as cp
+
+    a = RNG.standard_normal((64, 32)).astype(np.float32)
+    x = _dev(a)
+    pos = sl.asarray(cp.asarray(np.array([3, -1, 63], np.int64))) * 1
+    np.testing.assert_array_equal(_host(x[pos]), a[[3, -1, 63]])
+    bad = sl.asarray(cp.asarray(np.array([3, 64], np.int64))) * 1  # cupy.take would give row 0
+    with pytest.raises(IndexError, match="index 64 is out of bounds for axis 0 with size 64"):
+        _host(x[bad])
+    with pytest.raises(IndexError, match="index 64 is out of bounds"):
+        _host(sl.take(x, sl.asarray(cp.asarray(np.array([64]))), 0))
+
+
+@pytest.mark.parametrize("fn", ["cumsum", "cumprod"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32", "bfloat16"])
+def test_scans_are_numpys(fn: str, dtype: str) -> None:
+    dt = as_dtype(dtype)
+    if fn == "cumprod":
+        a = (1 + RNG.standard_normal((96, 200)) * 0.01) if dt.kind == "f" or dtype == "bfloat16" else RNG.integers(-1, 2, (96, 200))
+    else:
+        a = RNG.standard_normal((96, 200)) * 4 if dtype != "int32" else RNG.integers(-1000, 1000, (96, 200))
+    a = a.astype(dt)
+    for axis in (1, 0, None):
+        got = _host(getattr(sl, fn)(_dev(a), axis=axis))
+        if dtype in ("bfloat16", "float16"):  # in float32, rounded once per output
+            want = getattr(np, fn)(a.astype(np.float32), axis=axis).astype(dt)
+            assert got.dtype == dt
+            step = 2.0 ** (-7 if dtype == "bfloat16" else -10)  # CuPy adds in another order: one step apart at most
+            np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=step, atol=step)
+            continue
+        want = getattr(np, fn)(a, axis=axis)
+        assert got.dtype == want.dtype, (got.dtype, want.dtype)
+        if dt.kind in "iu":
+            np.testing.assert_array_equal(got, want)
+        else:  # CuPy's scan adds in another order: compare with the float64 result
+            ref = getattr(np, fn)(a.astype(np.float64), axis=axis)
+            tol = 1e-5 if dtype == "float32" else 1e-12
+            scale = np.abs(getattr(np, fn)(np.abs(a.astype(np.float64)), axis=axis)) if fn == "cumsum" else np.abs(ref)
+            assert float(np.max(np.abs(got - ref) / (scale + 1e-30))) < tol
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int32", "float64"])
+def test_sort_and_stable_argsort_are_numpys(dtype: str) -> None:
+    dt = as_dtype(dtype)
+    a = np.round(RNG.standard_normal((64, 300)) * 8).astype(dt)  # many ties
+    if dt.kind == "f":
+        a[3, ::7] = np.nan
+        a[5, ::11] = np.inf
+        a[5, 1::11] = -np.inf
+    x = _dev(a)
+    for axis in (-1, 0, None):
+        got = _host(sl.sort(x, axis))
+        want = np.sort(a, axis)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got.astype(np.float64), want.astype(np.float64))
+        np.testing.assert_array_equal(_host(sl.argsort(x, axis)), np.argsort(a, axis, kind="stable"))
+
+
+def test_products_built_on_matmul_are_numpys() -> None:
+    a, b = RNG.standard_normal((4, 30, 50)).astype(np.float32), RNG.standard_normal((3, 50, 20)).astype(np.float32)
+    ref = np.dot(a.astype(np.float64), b.astype(np.float64))
+    np.testing.assert_allclose(_host(sl.dot(_dev(a), _dev(b))), ref, rtol=1e-4, atol=1e-4)
+    c = RNG.standard_normal((50, 30, 6)).astype(np.float32)
+    ref = np.tensordot(a.astype(np.float64), c.astype(np.float64), ([1, 2], [1, 0]))
+    np.testing.assert_allclose(_host(sl.tensordot(_dev(a), _dev(c), ([1, 2], [1, 0]))), ref, rtol=1e-4, atol=1e-3)
+
+
+def test_composites_run_as_the_kernels_the_plan_shows() -> None:
+    a = RNG.standard_normal((513, 1031)).astype(np.float32)
+    x = _dev(a)
+    cases = [
+        (sl.tril(x * 2, -3) + sl.eye(513, 1031, dtype=np.float32), np.tril(a * 2, -3) + np.eye(513, 1031, dtype=np.float32), ["pointwise"]),
+        (sl.tile(x[:7], (2, 3)) * 2, np.tile(a[:7], (2, 3)) * 2, ["pointwise"]),
+        (sl.repeat(sl.flip(x, 1), 3, axis=0), np.repeat(a[:, ::-1], 3, axis=0), ["pointwise"]),
+        (sl.diff(x, 2, axis=0), np.diff(a, 2, axis=0), ["pointwise"]),
+        (sl.outer(x[0], x[:, 1]) + 1, np.outer(a[0], a[:, 1]) + 1, ["pointwise"]),
+    ]
+    for y, want, families in cases:
+        assert _families(y) == families
+        np.testing.assert_array_equal(_host(y), want)
+    t = sl.trace(sl.exp(x[:, :513]))
+    np.testing.assert_allclose(_host(t), np.trace(np.exp(a[:, :513].astype(np.float64))), rtol=1e-5)
+    for mode in ("constant", "edge", "wrap", "reflect", "symmetric"):
+        np.testing.assert_array_equal(_host(sl.pad(x, ((2, 3), (1, 0)), mode)), np.pad(a, ((2, 3), (1, 0)), mode))
+    np.testing.assert_array_equal(_host(sl.roll(x, (5, -9), (0, 1))), np.roll(a, (5, -9), (0, 1)))
+
+
+@sl.jit
+def _gather_computed(x: Any) -> Any:
+    return x[sl.argmax(x, axis=0) % 8] * 2  # positions computed on the device: checked when run
+
+
+def test_a_gather_of_device_positions_under_capture_raises_a_clear_error() -> None:
+    import cupy as cp
+
+    a = RNG.standard_normal((16, 8)).astype(np.float32)
+    x = cp.asarray(a)
+    stream = cp.cuda.Stream(non_blocking=True)
+    with stream:
+        _gather_computed(x)
+        stream.synchronize()
+        stream.begin_capture()
+        try:
+            with pytest.raises(RuntimeError, match=r"a gather with positions computed on the device .* cannot be captured"):
+                _gather_computed(x)
+        finally:
+            stream.end_capture()
+        stream.synchronize()
+        got = _host(_gather_computed(x))  # and the stream works on
+    np.testing.assert_array_equal(got, a[a.argmax(0) % 8] * 2)

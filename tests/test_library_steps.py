@@ -1,0 +1,200 @@
+"""Gathers (``sl.take``, integer-array and NumPy-mask indexing), scans (``cumsum``, ``cumprod``),
+sorts (``sort``, ``argsort``) and the products built on ``matmul`` (``dot``, ``tensordot``,
+``inner``, ``vdot``): plan steps of their own run by the array library
+(``stitchlab/frontend/library.py``), with NumPy's values, shapes, dtypes and errors, the work
+around them fused, and ``sl.jit`` replaying them. GPU: ``tests/gpu/test_library_steps_gpu.py``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import stitchlab as sl
+
+pytestmark = pytest.mark.usefixtures("numpy_backend")
+
+RNG = np.random.default_rng(41)
+A = RNG.standard_normal((6, 5)).astype(np.float32)
+I32 = RNG.integers(-50, 50, (4, 7)).astype(np.int32)
+
+
+def _same(got: Any, want: np.ndarray) -> None:
+    assert isinstance(got, sl.LazyArray), type(got)
+    value = got.get()
+    assert value.shape == want.shape and value.dtype == want.dtype, (value.shape, value.dtype, want.shape, want.dtype)
+    np.testing.assert_array_equal(value, want)
+
+
+def _kinds(y: sl.LazyArray) -> list[str]:
+    return [k.schedule.family for k in sl.explain(y).kernels]
+
+
+@pytest.mark.parametrize("key", [
+    [1, 3, -1], np.array([[0, 5], [2, 2]]), (slice(None), [0, 4]), (Ellipsis, [4, 0]), ([2], Ellipsis),
+    np.array(3), [True, False, True, False, False, True], A[:, 0] > 0, A > 0,
+], ids=["list", "2-d", "axis-1", "ellipsis-last", "ellipsis-first", "0-d", "bool-list", "row-mask", "full-mask"])
+def test_integer_array_and_mask_indexing_is_numpys(key: Any) -> None:
+    _same(sl.asarray(A)[key], A[key])
+
+
+@pytest.mark.parametrize("axis, mode, idx", [
+    (None, "raise", [0, 29, -30]), (0, "raise", [[5, 0], [1, -6]]), (1, "raise", []),
+    (1, "wrap", [7, -9, 4]), (0, "clip", [70, -9, 2]), (-1, "raise", np.array([True, False])),
+])
+def test_take_is_numpys(axis: Any, mode: str, idx: Any) -> None:
+    _same(sl.take(sl.asarray(A), idx, axis=axis, mode=mode), np.take(A, idx, axis=axis, mode=mode))
+    _same(np.take(sl.asarray(A), idx, axis=axis, mode=mode), np.take(A, idx, axis=axis, mode=mode))
+
+
+def test_take_checks_host_positions_when_called_and_device_ones_when_run() -> None:
+    x = sl.asarray(A)
+    with pytest.raises(IndexError, match="index 6 is out of bounds for axis 0 with size 6"):
+        x[[0, 6]]
+    with pytest.raises(IndexError, match="index -7 is out of bounds for axis 0 with size 6"):
+        sl.take(x, [-7], axis=0)
+    with pytest.raises(IndexError, match="cannot do a non-empty take from an empty axes"):
+        sl.take(x[:, :0], [0], axis=1)
+    with pytest.raises(IndexError, match="integer"):
+        sl.take(x, [1.0])
+    lazy_idx = sl.asarray(np.array([2, -1, 0])) * 1
+    _same(x[lazy_idx], A[[2, -1, 0]])
+    bad = sl.asarray(np.array([2, 6])) * 1  # computed positions: checked when the step runs
+    y = x[bad]
+    with pytest.raises(IndexError, match="index 6 is out of bounds for axis 0 with size 6"):
+        y.get()
+    with pytest.raises(ValueError, match="clipmode"):
+        sl.take(x, [0], mode="nearest")
+
+
+@pytest.mark.parametrize("key, match", [
+    (([0, 1], [1, 2]), "one advanced index"), ((0, [1, 2]), "combined with integers"),
+    ((slice(1, 3), [1]), "partial slices"), ((None, [1]), "None"),
+], ids=["two-arrays", "int-and-array", "partial-slice", "newaxis"])
+def test_advanced_indexing_beyond_one_gather_raises_naming_the_way_round(key: Any, match: str) -> None:
+    with pytest.raises(IndexError, match=match):
+        sl.asarray(A)[key]
+
+
+def test_a_mask_computed_lazily_raises_instead_of_guessing_a_shape() -> None:
+    x = sl.asarray(A)
+    with pytest.raises(IndexError, match=r"depends on its values.*sl\.where"):
+        x[x > 0]
+    with pytest.raises(IndexError, match="boolean index did not match indexed array along axis 0"):
+        x[np.ones(5, bool)]
+
+
+@pytest.mark.parametrize("fn", ["cumsum", "cumprod"])
+@pytest.mark.parametrize("a, axis, dtype", [
+    (A, None, None), (A, 0, None), (A, -1, None), (I32, 1, None), (I32.astype(np.uint8), 0, None),
+    (I32 > 0, 1, None), (I32, None, np.float64), (A.astype(np.float64), 1, None),
+])
+def test_scans_are_numpys(fn: str, a: np.ndarray, axis: Any, dtype: Any) -> None:
+    if fn == "cumprod" and a.dtype.kind in "iu":
+        a = np.clip(a, -2, 2).astype(a.dtype)  # no overflow in the products
+    want = getattr(np, fn)(a, axis=axis, dtype=dtype)
+    _same(getattr(sl, fn)(sl.asarray(a), axis=axis, dtype=dtype), want)
+    _same(getattr(sl.asarray(a), fn)(axis, dtype), want)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16_bit_float_scans_run_in_float32_and_round_once(dtype: str) -> None:
+    dt = sl.bfloat16 if dtype == "bfloat16" else np.float16
+    a = (RNG.standard_normal(3000) * 4).astype(dt)
+    for fn in ("cumsum", "cumprod"):
+        b = a if fn == "cumsum" else (1 + a.astype(np.float32) / 400).astype(dt)
+        got = getattr(sl, fn)(sl.asarray(b)).get()
+        assert got.dtype == b.dtype
+        np.testing.assert_array_equal(got, getattr(np, fn)(b.astype(np.float32)).astype(dt))
+    if dtype == "float16":  # NumPy rounds every partial sum to float16 and drifts from the exact sums
+        exact = np.cumsum(a.astype(np.float64))
+        assert np.abs(sl.cumsum(sl.asarray(a)).get() - exact).max() < np.abs(np.cumsum(a) - exact).max()
+
+
+@pytest.mark.parametrize("a, axis", [
+    (A, -1), (A, 0), (A, None), (np.array([3.0, np.nan, -1.0, -0.0, 0.0, np.inf, -np.inf]), 0),
+    (I32, 1), (I32 > 0, 0), (np.array([[2, 1, 2, 1, 2]], np.int16), 1),
+    (np.round(RNG.standard_normal(1000)).astype(np.float32), 0),  # ties: quicksort would reorder them
+])
+def test_sort_and_stable_argsort_are_numpys(a: np.ndarray, axis: Any) -> None:
+    _same(sl.sort(sl.asarray(a), axis), np.sort(a, axis))
+    _same(sl.argsort(sl.asarray(a), axis), np.argsort(a, axis, kind="stable"))
+    _same(sl.asarray(a).argsort(axis), np.argsort(a, axis, kind="stable"))
+    _same(np.sort(sl.asarray(a), axis), np.sort(a, axis))
+
+
+def test_sort_errors_are_numpys_and_in_place_sort_raises() -> None:
+    x = sl.asarray(A)
+    with pytest.raises(ValueError, match="sort kind must be one of"):
+        sl.sort(x, kind="bogo")
+    with pytest.raises(np.exceptions.AxisError):
+        sl.sort(x, axis=2)
+    with pytest.raises(np.exceptions.AxisError):
+        sl.argsort(sl.asarray(np.float32(1.0)))
+    with pytest.raises(TypeError, match="immutable.*sl.sort"):
+        x.sort()
+
+
+@pytest.mark.parametrize("sa, sb", [
+    ((5,), (5,)), ((3, 5), (5,)), ((5,), (5, 4)), ((3, 5), (5, 4)), ((2, 3, 5), (5, 4)),
+    ((2, 3, 5), (4, 5, 6)), ((3, 5), ()), ((), (2, 2)),
+])
+def test_dot_is_numpys(sa: tuple[int, ...], sb: tuple[int, ...]) -> None:
+    a, b = RNG.standard_normal(sa), RNG.standard_normal(sb)
+    got = sl.dot(sl.asarray(a), b)
+    want = np.dot(a, b)
+    assert got.shape == np.shape(want)
+    np.testing.assert_allclose(got.get(), want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(np.dot(sl.asarray(a), b).get(), want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("axes, shape_b", [
+    (0, (2, 3)), (1, (5, 2)), (2, (3, 5, 2)), (([1], [0]), (3, 2)), (([0, 2], [1, 0]), (5, 4, 2)), ((-1, 1), (2, 5, 3)),
+])
+def test_tensordot_is_numpys(axes: Any, shape_b: tuple[int, ...]) -> None:
+    a, b = RNG.standard_normal((4, 3, 5)), RNG.standard_normal(shape_b)
+    np.testing.assert_allclose(sl.tensordot(sl.asarray(a), b, axes).get(), np.tensordot(a, b, axes), rtol=1e-12, atol=1e-12)
+
+
+def test_inner_and_vdot_are_numpys() -> None:
+    a, b = RNG.standard_normal((4, 3, 5)), RNG.standard_normal((2, 5))
+    np.testing.assert_allclose(sl.inner(sl.asarray(a), b).get(), np.inner(a, b), rtol=1e-12)
+    np.testing.assert_allclose(sl.inner(sl.asarray(a), 2.0).get(), np.inner(a, 2.0), rtol=1e-12)
+    c = RNG.standard_normal((5, 12))
+    np.testing.assert_allclose(sl.vdot(sl.asarray(a), c).get(), np.vdot(a, c), rtol=1e-12)
+
+
+def test_product_shape_errors_name_the_shapes() -> None:
+    with pytest.raises(ValueError, match=r"shapes \(2, 3\) and \(4, 5\) not aligned"):
+        sl.dot(sl.asarray(np.ones((2, 3))), np.ones((4, 5)))
+    with pytest.raises(ValueError, match="shape-mismatch for sum"):
+        sl.tensordot(sl.asarray(np.ones((2, 3))), np.ones((4, 5)), 1)
+    with pytest.raises(ValueError, match="not aligned"):
+        sl.inner(sl.asarray(np.ones((2, 3))), np.ones((2, 4)))
+    with pytest.raises(ValueError, match="vdot: the operands have 3 and 4 elements"):
+        sl.vdot(sl.asarray(np.ones(3)), np.ones(4))
+
+
+def test_steps_are_their_own_with_the_work_around_them_fused() -> None:
+    x = sl.asarray(A)
+    y = sl.cumsum(x * 2, axis=1) + 1
+    assert _kinds(y) == ["pointwise", "interpreted", "pointwise"]
+    z = sl.exp(sl.take(x + 1, [4, 0], axis=1)).sum(-1)
+    assert len(_kinds(z)) == 3 and _kinds(z)[1] == "interpreted"
+    np.testing.assert_allclose(z.get(), np.exp(np.take(A + 1, [4, 0], axis=1)).sum(-1), rtol=1e-6)
+
+
+def test_jit_traces_and_replays_library_steps() -> None:
+    @sl.jit
+    def f(x: Any, i: Any) -> Any:
+        return x[[1, 2]] * 2, sl.cumsum(x, 0), sl.sort(x * 2)[:, :2], sl.take(x, sl.argsort(x[:, 0]), 0), x[i] + 1
+
+    idx = np.array([0, 5])
+    for _ in range(2):
+        got = [np.asarray(v) for v in f(A, idx)]
+    wants = [A[[1, 2]] * 2, np.cumsum(A, 0), np.sort(A * 2)[:, :2], A[np.argsort(A[:, 0], kind="stable")], A[idx] + 1]
+    for g, w in zip(got, wants, strict=True):
+        np.testing.assert_array_equal(g, w)
+    with pytest.raises(IndexError, match="index 6 is out of bounds"):
+        f(A, np.array([0, 6]))

@@ -1,0 +1,221 @@
+"""NumPy's construction, manipulation and comparison functions built from lazy ops
+(``stitchlab/frontend/manipulation.py``): NumPy's values, shapes, dtypes and errors, and the ones
+made of views, compares and broadcasts fuse into the kernel of their use. GPU:
+``tests/gpu/test_library_steps_gpu.py``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import stitchlab as sl
+
+pytestmark = pytest.mark.usefixtures("numpy_backend")
+
+RNG = np.random.default_rng(43)
+A = RNG.standard_normal((6, 5)).astype(np.float32)
+T3 = RNG.standard_normal((3, 4, 5))
+I16 = RNG.integers(-9, 9, (4, 6)).astype(np.int16)
+
+
+def _same(got: Any, want: np.ndarray) -> None:
+    assert isinstance(got, sl.LazyArray), type(got)
+    value = got.get()
+    assert value.shape == want.shape and value.dtype == want.dtype, (value.shape, value.dtype, want.shape, want.dtype)
+    np.testing.assert_array_equal(value, want)
+
+
+def _kernels(*ys: sl.LazyArray) -> list[str]:
+    return [k.schedule.family for k in sl.explain(*ys).kernels]
+
+
+@pytest.mark.parametrize("name, args", [
+    ("flip", (A,)), ("flip", (A, 1)), ("flip", (T3, (0, 2))), ("fliplr", (A,)), ("flipud", (I16,)),
+    ("outer", (A[0], I16[1])), ("outer", (T3[0], A[:2])),
+])
+def test_flips_and_outer_are_numpys(name: str, args: tuple[Any, ...]) -> None:
+    want = getattr(np, name)(*args)
+    _same(getattr(sl, name)(sl.asarray(args[0]), *args[1:]), want)
+    _same(getattr(np, name)(sl.asarray(args[0]), *args[1:]), want)  # NumPy's function, lazily
+
+
+@pytest.mark.parametrize("k", [-7, -2, 0, 1, 4, 9])
+def test_triangles_diagonals_and_eye_are_numpys(k: int) -> None:
+    for a in (A, I16, A > 0, T3):
+        _same(sl.tril(sl.asarray(a), k), np.tril(a, k))
+        _same(sl.triu(sl.asarray(a), k), np.triu(a, k))
+    _same(sl.tril(sl.asarray(A[0]), k), np.tril(A[0], k))  # 1-d: broadcast to a square
+    _same(sl.eye(4, 6, k), np.eye(4, 6, k))
+    _same(sl.eye(3, k=k, dtype=np.int8), np.eye(3, k=k, dtype=np.int8))
+    for a in (A, I16):
+        _same(sl.diagonal(sl.asarray(a), k), np.diagonal(a, k))
+        _same(sl.asarray(a).diagonal(k), np.diagonal(a, k))
+        _same(sl.trace(sl.asarray(a), k), np.asarray(np.trace(a, k)))
+        _same(sl.diag(sl.asarray(a[0]), k), np.diag(a[0], k))
+        _same(sl.diag(sl.asarray(a), k), np.diag(a, k))
+    _same(sl.diagonal(sl.asarray(T3), k, 2, 0), np.diagonal(T3, k, 2, 0))
+    _same(sl.trace(sl.asarray(T3), k, 1, 2, dtype=np.float32), np.trace(T3, k, 1, 2, dtype=np.float32))
+    _same(sl.identity(3, int), np.identity(3, int))
+
+
+def test_triangle_and_diagonal_errors_are_numpys() -> None:
+    with pytest.raises(ValueError, match="at least two dimensions"):
+        sl.diagonal(sl.asarray(A[0]))
+    with pytest.raises(ValueError, match="axis1 and axis2 cannot be the same"):
+        sl.diagonal(sl.asarray(A), 0, 1, -1)
+    with pytest.raises(ValueError, match="Input must be 1- or 2-d"):
+        sl.diag(sl.asarray(T3))
+    with pytest.raises(ValueError, match=">= 2-d"):
+        sl.fliplr(sl.asarray(A[0]))
+    with pytest.raises(ValueError, match="negative dimensions"):
+        sl.eye(-1)
+
+
+def test_views_compares_and_broadcasts_fuse_into_their_use() -> None:
+    x = sl.asarray(A)
+    assert _kernels(sl.tril(x * 2, -1) + sl.eye(6, 5)) == ["pointwise"]
+    assert _kernels(sl.trace(sl.exp(x))) == [_kernels(sl.exp(x).sum())[0]]
+    y = sl.tile(x, (2, 3)) * sl.repeat(sl.repeat(sl.flip(x, 0), 2, 0), 3, 1)
+    assert _kernels(y) == ["pointwise"]
+    _same(y, np.tile(A, (2, 3)) * np.repeat(np.repeat(A[::-1], 2, 0), 3, 1))
+    assert _kernels(sl.diff(x, 2, axis=0).sum(0)) == _kernels(x.sum(0))
+
+
+@pytest.mark.parametrize("sections, axis", [(3, 0), (4, 0), ([1, 4], 1), ([-2, 10, 2], 1), ([], 0), (1, 1)])
+def test_splits_are_numpys(sections: Any, axis: int) -> None:
+    for got, want in zip(sl.array_split(sl.asarray(A), sections, axis), np.array_split(A, sections, axis), strict=True):
+        _same(got, want)
+    if isinstance(sections, list) or A.shape[axis] % sections == 0:
+        for got, want in zip(sl.split(sl.asarray(A), sections, axis), np.split(A, sections, axis), strict=True):
+            _same(got, want)
+    else:
+        with pytest.raises(ValueError, match="array split does not result in an equal division"):
+            sl.split(sl.asarray(A), sections, axis)
+    for got, want in zip(sl.hsplit(sl.asarray(A), 5), np.hsplit(A, 5), strict=True):
+        _same(got, want)
+    for got, want in zip(sl.vsplit(sl.asarray(A), [2]), np.vsplit(A, [2]), strict=True):
+        _same(got, want)
+    for got, want in zip(sl.dsplit(sl.asarray(T3), 5), np.dsplit(T3, 5), strict=True):
+        _same(got, want)
+    with pytest.raises(ValueError, match="number sections must be larger than 0"):
+        sl.array_split(sl.asarray(A), 0)
+
+
+@pytest.mark.parametrize("reps", [2, (2, 1), (1, 3), (2, 1, 3), (0, 2)])
+def test_tile_is_numpys(reps: Any) -> None:
+    for a in (A, I16[0], np.float64(2.5)):
+        _same(sl.tile(sl.asarray(a), reps), np.tile(a, reps))
+
+
+@pytest.mark.parametrize("repeats, axis", [(3, 1), (2, None), (0, 0), ([1, 0, 2, 1, 1, 3], 0), ([2], 1), (np.arange(5), -1)])
+def test_repeat_is_numpys(repeats: Any, axis: Any) -> None:
+    _same(sl.repeat(sl.asarray(A), repeats, axis), np.repeat(A, repeats, axis))
+    _same(sl.asarray(A).repeat(repeats, axis), np.repeat(A, repeats, axis))
+
+
+def test_repeat_and_tile_errors_are_numpys() -> None:
+    with pytest.raises(ValueError, match="repeats may not contain negative values"):
+        sl.repeat(sl.asarray(A), -1)
+    with pytest.raises(ValueError, match="could not be broadcast"):
+        sl.repeat(sl.asarray(A), [1, 2], axis=0)
+    with pytest.raises(TypeError, match="Cannot cast"):
+        sl.repeat(sl.asarray(A), 1.5)
+    with pytest.raises(ValueError, match="negative dimensions"):
+        sl.tile(sl.asarray(A), -1)
+
+
+@pytest.mark.parametrize("indexing", ["xy", "ij"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_meshgrid_is_numpys(indexing: str, sparse: bool) -> None:
+    vs = (np.arange(3), np.linspace(0, 1, 4), np.arange(2.0))
+    for n in (1, 2, 3):
+        got = sl.meshgrid(*(sl.asarray(v) for v in vs[:n]), indexing=indexing, sparse=sparse)
+        want = np.meshgrid(*vs[:n], indexing=indexing, sparse=sparse)
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want, strict=True):
+            _same(g, w)
+    with pytest.raises(ValueError, match="Valid values for `indexing`"):
+        sl.meshgrid(sl.arange(2), indexing="yx")
+
+
+@pytest.mark.parametrize("n, axis, prepend, append", [
+    (1, -1, None, None), (2, 0, None, None), (0, 1, None, None), (1, 1, 0, A[:, :1]), (3, 1, A[:, :2], 7.0),
+])
+def test_diff_is_numpys(n: int, axis: int, prepend: Any, append: Any) -> None:
+    extra = {k: v for k, v in (("prepend", prepend), ("append", append)) if v is not None}
+    _same(sl.diff(sl.asarray(A), n, axis, **extra), np.diff(A, n, axis, **extra))
+    _same(sl.diff(sl.asarray(I16), n, axis), np.diff(I16, n, axis))
+    _same(sl.diff(sl.asarray(A > 0), n, axis), np.diff(A > 0, n, axis))
+    _same(np.diff(sl.asarray(A), n, axis), np.diff(A, n, axis))
+
+
+def test_diff_errors_are_numpys() -> None:
+    with pytest.raises(ValueError, match="order must be non-negative but got -1"):
+        sl.diff(sl.asarray(A), -1)
+    with pytest.raises(ValueError, match="at least one dimensional"):
+        sl.diff(sl.asarray(np.float32(1)))
+
+
+@pytest.mark.parametrize("shift, axis", [(2, None), (-13, None), (1, 0), (7, 1), ((1, -2), (0, 1)), ((1, 2), 1), (0, 0)])
+def test_roll_is_numpys(shift: Any, axis: Any) -> None:
+    _same(sl.roll(sl.asarray(A), shift, axis), np.roll(A, shift, axis))
+    _same(np.roll(sl.asarray(I16), shift, axis), np.roll(I16, shift, axis))
+
+
+@pytest.mark.parametrize("mode", ["constant", "edge", "wrap", "reflect", "symmetric"])
+@pytest.mark.parametrize("width", [1, (2, 0), ((1, 2), (3, 0)), 7])
+def test_pad_is_numpys(mode: str, width: Any) -> None:
+    _same(sl.pad(sl.asarray(A), width, mode), np.pad(A, width, mode))
+    _same(sl.pad(sl.asarray(I16[0]), width if np.ndim(width) < 2 else width[0], mode),
+          np.pad(I16[0], width if np.ndim(width) < 2 else width[0], mode))
+    _same(np.pad(sl.asarray(A), width, mode), np.pad(A, width, mode))
+
+
+def test_pad_constant_values_and_errors_are_numpys() -> None:
+    _same(sl.pad(sl.asarray(A), 1, constant_values=((1, 2), (3, 4))), np.pad(A, 1, constant_values=((1, 2), (3, 4))))
+    _same(sl.pad(sl.asarray(I16), (1, 2), constant_values=2.7), np.pad(I16, (1, 2), constant_values=2.7))
+    with pytest.raises(TypeError, match="`pad_width` must be of integral type"):
+        sl.pad(sl.asarray(A), 1.5)
+    with pytest.raises(ValueError, match="index can't contain negative values"):
+        sl.pad(sl.asarray(A), -1)
+    with pytest.raises(ValueError, match="mode 'median' is not supported by sl.pad"):
+        sl.pad(sl.asarray(A), 1, mode="median")
+    with pytest.raises(ValueError, match="reflect_type='odd'"):
+        sl.pad(sl.asarray(A), 1, mode="reflect", reflect_type="odd")
+    with pytest.raises(ValueError, match="can't extend empty axis 1"):
+        sl.pad(sl.asarray(A[:, :0]), 1, mode="edge")
+    with pytest.raises(ValueError, match="unsupported keyword arguments"):
+        sl.pad(sl.asarray(A), 1, mode="edge", constant_values=3)
+
+
+def test_array_equal_and_equiv_are_numpys() -> None:
+    x = sl.asarray(A)
+    nan = np.array([1.0, np.nan])
+    assert sl.array_equal(x, A) is True and sl.array_equal(x, A + 1) is False and sl.array_equal(x, A[:2]) is False
+    assert sl.array_equal(sl.asarray(nan), nan) is False and sl.array_equal(sl.asarray(nan), nan, equal_nan=True) is True
+    assert sl.array_equal(sl.asarray(I16), I16, equal_nan=True) is True
+    assert sl.array_equiv(x[:1], np.broadcast_to(A[:1], (3, 5))) is True
+    assert sl.array_equiv(x, A[:, :2]) is False and sl.array_equiv(x, A[::-1]) is False
+    assert np.array_equal(x, A) is True
+
+
+@pytest.mark.parametrize("axis, weights", [(None, None), (0, None), (1, np.arange(5.0)), ((0, 1), None), (None, A > 0), (0, [1, 2, 3, 4, 5, 6])])
+def test_average_is_numpys(axis: Any, weights: Any) -> None:
+    for a in (A, I16[:, :5] if np.ndim(weights) != 2 else A):
+        w = weights if weights is None or np.shape(weights)[0] != 6 or a.shape[0] == 6 else None
+        got, scl = sl.average(sl.asarray(a), axis, w, returned=True)
+        want, wscl = np.average(a, axis, w, returned=True)
+        assert got.dtype == np.asarray(want).dtype and got.shape == np.shape(want)
+        np.testing.assert_allclose(got.get(), want, rtol=1e-6)
+        np.testing.assert_allclose(scl.get(), wscl, rtol=1e-6)
+
+
+def test_average_errors_are_numpys() -> None:
+    with pytest.raises(TypeError, match="Axis must be specified"):
+        sl.average(sl.asarray(A), weights=np.ones(5))
+    with pytest.raises(TypeError, match="1D weights expected"):
+        sl.average(sl.asarray(A), 1, weights=np.ones((1, 5)))
+    with pytest.raises(ValueError, match="Length of weights not compatible"):
+        sl.average(sl.asarray(A), 1, weights=np.ones(4))
