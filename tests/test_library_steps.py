@@ -198,3 +198,49 @@ def test_jit_traces_and_replays_library_steps() -> None:
         np.testing.assert_array_equal(g, w)
     with pytest.raises(IndexError, match="index 6 is out of bounds"):
         f(A, np.array([0, 6]))
+
+
+@pytest.mark.parametrize("spec, shapes", [
+    ("ij,jk->ik", [(2, 3), (3, 4)]), ("ij,jk", [(2, 3), (3, 4)]), ("ii", [(3, 3)]), ("ii->i", [(3, 3)]),
+    ("ij->", [(2, 3)]), ("ji", [(2, 3)]), ("...ij,...jk", [(5, 1, 2, 3), (4, 3, 2)]), ("bij,bjk->bik", [(4, 2, 3), (4, 3, 5)]),
+    ("i,i", [(3,), (3,)]), ("i,j->ij", [(3,), (4,)]), ("ba,ca", [(2, 3), (4, 3)]), ("...i,...i->...", [(2, 3, 4), (4,)]),
+    ("ij...,jk...->ik...", [(2, 3, 5), (3, 4, 5)]), ("iJ,Jk", [(2, 3), (3, 4)]), ("i...->...", [(3, 2, 2)]),
+    (" ij , jk -> ki ", [(2, 3), (3, 4)]),
+])
+def test_einsum_is_numpys(spec: str, shapes: list[tuple[int, ...]]) -> None:
+    ops = [RNG.standard_normal(s) for s in shapes]
+    want = np.einsum(spec, *ops)
+    got = sl.einsum(spec, sl.asarray(ops[0]), *ops[1:])
+    assert got.shape == np.shape(want)
+    np.testing.assert_allclose(got.get(), want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(np.einsum(spec, sl.asarray(ops[0]), *ops[1:]).get(), want, rtol=1e-12, atol=1e-12)
+
+
+def test_einsum_dtypes_are_numpys() -> None:
+    for a, b in [(I32.astype(np.int16), I32.T.astype(np.int8)), (A.astype(np.float16), A.T), (A > 0, A.T > 0)]:
+        _same(sl.einsum("ij,jk->ik", sl.asarray(a), b), np.einsum("ij,jk->ik", a, b))
+    bf = pytest.importorskip("ml_dtypes").bfloat16
+    with pytest.raises(TypeError, match="einsum of bfloat16.*float32"):
+        sl.einsum("ij->i", sl.asarray(A.astype(bf)))
+
+
+@pytest.mark.parametrize("spec, shapes, match", [
+    ("ij,jk", [(2, 3), (4, 5)], "'j' has sizes 3 and 4"),
+    ("ij", [(2, 3, 4)], "does not match operand 0, which has 3 dimension"),
+    ("ij,jk->iq", [(2, 3), (3, 4)], "output subscript 'q' which never appeared"),
+    ("ij->ii", [(2, 2)], "output subscript 'i' multiple times"),
+    ("ij,jk", [(2, 3)], "fewer operands"),
+    ("i1", [(2, 2)], "invalid subscript '1'"),
+])
+def test_einsum_errors_name_the_subscript(spec: str, shapes: list[tuple[int, ...]], match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        sl.einsum(spec, *[sl.asarray(np.ones(s)) for s in shapes])
+
+
+def test_einsum_is_a_step_of_its_own_and_jit_replays_it() -> None:
+    y = sl.einsum("ij,kj->ik", sl.asarray(A) * 2, A[:3]) + 1
+    assert _kinds(y) == ["pointwise", "interpreted", "pointwise"]
+    f = sl.jit(lambda x: sl.einsum("ij,kj->ik", x * 2, x) + 1)
+    for _ in range(2):
+        got = np.asarray(f(A))
+    np.testing.assert_allclose(got, np.einsum("ij,kj->ik", A * 2, A) + 1, rtol=1e-5)

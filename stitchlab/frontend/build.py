@@ -262,6 +262,73 @@ def take(x: Node, indices: Node, axis: int, checked: bool) -> Node:
                 make_attrs(axis=axis, checked=checked), device=device)
 
 
+def _einsum_terms(subscripts: str, nodes: Sequence[Node]) -> tuple[list[str], str]:
+    """The input terms and the explicit output term of ``subscripts`` (NumPy's implicit output:
+    the broadcast ``...`` axes, then the letters that appear once, in order)."""
+    spec = subscripts.replace(" ", "")
+    lhs, arrow, out = spec.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(nodes):
+        more = "more" if len(nodes) > len(terms) else "fewer"
+        raise ValueError(f"{more} operands provided to einstein sum function than specified in the subscripts string")
+    for t in (*terms, out):
+        rest = t.replace("...", "")
+        bad = [c for c in rest if not c.isascii() or not c.isalpha()]
+        if bad:
+            raise ValueError(f"invalid subscript {bad[0]!r} in einstein sum subscripts string, subscripts must be letters")
+    for i, (t, n) in enumerate(zip(terms, nodes, strict=True)):
+        named = len(t.replace("...", ""))
+        if ("..." not in t and named != len(n.shape)) or ("..." in t and named > len(n.shape)):
+            raise ValueError(
+                f"einstein sum subscripts string {t!r} does not match operand {i}, which has "
+                f"{len(n.shape)} dimension(s); use '...' for axes it does not name"
+            )
+    if not arrow:
+        letters = "".join(t.replace("...", "") for t in terms)
+        ell = "..." if any("..." in t for t in terms) else ""
+        out = ell + "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    else:
+        named = out.replace("...", "")
+        for c in named:
+            if named.count(c) > 1:
+                raise ValueError(f"einstein sum subscripts string includes output subscript {c!r} multiple times")
+            if not any(c in t for t in terms):
+                raise ValueError(f"einstein sum subscripts string included output subscript {c!r} which never appeared in an input")
+    return terms, out
+
+
+def einsum(subscripts: str, nodes: Sequence[Node]) -> Node:
+    """NumPy's ``einsum`` (``"ij,jk->ik"``, implicit output, ``...`` broadcasting) with its dtype
+    (the operands' ``result_type``) and shape; a node of its own run by ``cupy.einsum`` or
+    ``numpy.einsum`` (``Kind.CONTRACT``)."""
+    if not isinstance(subscripts, str):
+        raise TypeError("einsum: give the subscripts as a string, e.g. sl.einsum('ij,jk->ik', a, b)")
+    terms, out = _einsum_terms(subscripts, nodes)
+    sizes: dict[str, int] = {}
+    ell: Shape = ()
+    for t, n in zip(terms, nodes, strict=True):
+        pre, _, post = t.partition("...")
+        k = len(n.shape) - len(post)
+        if "..." in t:
+            ell = broadcast_shapes(ell, n.shape[len(pre):k])
+        for c, d in zip(pre + post, n.shape[: len(pre)] + n.shape[k:], strict=True):
+            if sizes.get(c, d) != d and 1 not in (sizes[c], d):
+                raise ValueError(
+                    f"einstein sum subscript {c!r} has sizes {sizes[c]} and {d} in the operands; "
+                    f"they must be equal (or 1)"
+                )
+            sizes[c] = d if sizes.get(c, 1) == 1 else sizes[c]
+    pre, _, post = out.partition("...")
+    shape = tuple(sizes[c] for c in pre) + (ell if "..." in out else ()) + tuple(sizes[c] for c in post)
+    dtypes = [n.dtype for n in nodes]
+    if any(d.name == "bfloat16" for d in dtypes):
+        raise TypeError("einsum of bfloat16: NumPy has no bfloat16 einsum; cast the operands to float32 first")
+    dtype = as_dtype(np.result_type(*dtypes))
+    device = common_device(nodes, "einsum")
+    spec = ",".join(terms) + "->" + out
+    return Node("einsum", tuple(astype(n, dtype) for n in nodes), shape, dtype, make_attrs(subscripts=spec), device=device)
+
+
 def scan(opname: str, x: Node, axis: int | None, dtype: Any) -> Node:
     """NumPy's ``cumsum``/``cumprod``: ``axis=None`` scans the flattened array; the result dtype is
     ``dtype`` or NumPy's (integers narrower than int64 and bool widen to int64/uint64)."""

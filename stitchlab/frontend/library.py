@@ -19,7 +19,7 @@ from .api import matmul, multiply, ravel  # type: ignore[attr-defined]
 from .array import LazyArray
 from .creation import _leaf, asarray
 
-__all__ = ["take", "cumsum", "cumprod", "sort", "argsort", "dot", "tensordot", "inner", "vdot"]
+__all__ = ["take", "cumsum", "cumprod", "sort", "argsort", "dot", "tensordot", "inner", "vdot", "einsum"]
 
 _SORT_KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
 
@@ -300,3 +300,23 @@ def vdot(a: Any, b: Any) -> LazyArray:
     if x.size != y.size:
         raise ValueError(f"vdot: the operands have {x.size} and {y.size} elements; they need as many")
     return matmul(x, y)
+
+
+def einsum(subscripts: str, *operands: Any, optimize: Any = False) -> LazyArray:
+    """NumPy's ``einsum``: ``"ij,jk->ik"``, the implicit output (``"ij,jk"``: the letters that
+    appear once, in alphabetical order), ``...`` for broadcast axes, repeated letters for
+    diagonals and sums; NumPy's result dtype (the operands' ``result_type``; bfloat16 raises
+    ``TypeError``, as NumPy's has no bfloat16 loop). A plan step of its own, run by
+    ``cupy.einsum`` (``numpy.einsum`` on the CPU), which picks its own contraction order
+    (``optimize`` is accepted for NumPy's signature).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> a = sl.asarray(np.arange(6.0).reshape(2, 3))
+        >>> sl.einsum("ij,kj->ik", a, a).get()
+        array([[ 5., 14.],
+               [14., 50.]])
+    """
+    del optimize
+    nodes = [asarray(o)._node for o in operands]
+    return LazyArray(build.einsum(subscripts, nodes))

@@ -35,7 +35,7 @@ _FUNCTIONS = (
     "broadcast_arrays", "broadcast_to", "zeros_like", "ones_like", "empty_like", "full_like",
     "astype", "round", "around", "concatenate", "stack",
     # library steps (stitchlab.frontend.library) and views/composites (.manipulation)
-    "take", "cumsum", "cumprod", "sort", "argsort", "dot", "tensordot", "inner", "vdot",
+    "take", "cumsum", "cumprod", "sort", "argsort", "dot", "tensordot", "inner", "vdot", "einsum",
     "flip", "fliplr", "flipud", "tril", "triu", "diagonal", "diag", "trace", "outer", "split",
     "array_split", "hsplit", "vsplit", "dsplit", "tile", "repeat", "meshgrid", "diff", "roll",
     "pad", "array_equal", "array_equiv", "average",

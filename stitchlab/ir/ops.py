@@ -259,6 +259,8 @@ _op("slice", Kind.LAYOUT, 1, None)
 _op("matmul", Kind.CONTRACT, 2, np.matmul)
 #: attrs axis: NumPy's concatenate of its inputs (any number, already cast to the result dtype).
 _op("concatenate", Kind.CONTRACT, -1, np.concatenate)
+#: attrs subscripts: NumPy's einsum of its inputs (already cast to the result dtype), explicit output.
+_op("einsum", Kind.CONTRACT, -1, np.einsum)
 #: attrs axis, checked: input 0 at the int64 positions of input 1 along axis (NumPy's take);
 #: checked: the positions were validated and made non-negative when the node was built (host
 #: indices), else the step checks them against the axis when it runs.

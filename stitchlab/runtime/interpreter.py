@@ -88,6 +88,8 @@ def eval_node(node: Node, args: list[Any], xp: ModuleType) -> Any:
         return xp.where(*args)
     if op == "concatenate":
         return xp.concatenate(args, axis=node.attr("axis"))
+    if op == "einsum":
+        return xp.einsum(node.attr("subscripts"), *args)
     if op in _LIBRARY_STEPS:
         return _library_step(node, args, xp)
     return opdef.numpy(*args)  # NumPy ufuncs dispatch to CuPy arrays (NEP 13/18)

@@ -41,6 +41,8 @@ log = logging.getLogger("stitchlab.runtime")
 #: interpreted ops that cannot run while a stream is captured, and why
 _UNCAPTURABLE = {
     "matmul": "a matrix product (CuPy does not call cuBLAS while a stream is being captured)",
+    "einsum": "an einsum (CuPy contracts through cuBLAS, which it does not call while a stream is "
+              "being captured)",
     "take": "a gather with positions computed on the device (its bounds check reads a flag back "
             "to the host; host positions are checked when the call is made and can be captured)",
 }

@@ -122,6 +122,18 @@ def test_products_built_on_matmul_are_numpys() -> None:
     np.testing.assert_allclose(_host(sl.tensordot(_dev(a), _dev(c), ([1, 2], [1, 0]))), ref, rtol=1e-4, atol=1e-3)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64", "int32"])
+def test_einsum_is_numpys(dtype: str) -> None:
+    dt = np.dtype(dtype)
+    ops = [(RNG.standard_normal(s) * (3 if dt.kind in "iu" else 1)).astype(dt) for s in [(4, 30, 50), (4, 50, 20), (20,)]]
+    for spec, args in [("bij,bjk->bik", ops[:2]), ("bij,bjk,k->bi", ops), ("bii->bi", [ops[0][:, :30, :30]]), ("...j,j", [ops[1], ops[2]])]:
+        want = np.einsum(spec, *[a.astype(np.float64) for a in args])
+        got = _host(sl.einsum(spec, *[_dev(a) for a in args]))
+        assert got.dtype == np.einsum(spec, *args).dtype and got.shape == want.shape
+        tol = {"float32": 1e-4, "float16": 2e-2, "float64": 1e-12, "int32": 0}[dtype]
+        np.testing.assert_allclose(got.astype(np.float64), want, rtol=tol, atol=tol * np.abs(want).max())
+
+
 def test_composites_run_as_the_kernels_the_plan_shows() -> None:
     a = RNG.standard_normal((513, 1031)).astype(np.float32)
     x = _dev(a)
@@ -165,3 +177,28 @@ def test_a_gather_of_device_positions_under_capture_raises_a_clear_error() -> No
         stream.synchronize()
         got = _host(_gather_computed(x))  # and the stream works on
     np.testing.assert_array_equal(got, a[a.argmax(0) % 8] * 2)
+
+
+@sl.jit
+def _einsum_step(x: Any) -> Any:
+    return sl.einsum("ij,kj->ik", x * 2, x)
+
+
+def test_an_einsum_under_capture_raises_a_clear_error() -> None:
+    import cupy as cp
+
+    a = RNG.standard_normal((16, 8)).astype(np.float32)
+    x = cp.asarray(a)
+    stream = cp.cuda.Stream(non_blocking=True)
+    with stream:
+        _einsum_step(x)
+        stream.synchronize()
+        stream.begin_capture()
+        try:
+            with pytest.raises(RuntimeError, match=r"an einsum .* cannot be captured into a CUDA graph"):
+                _einsum_step(x)
+        finally:
+            stream.end_capture()
+        stream.synchronize()
+        got = _host(_einsum_step(x))
+    np.testing.assert_allclose(got, (a * 2) @ a.T, rtol=1e-5, atol=1e-5)
