@@ -244,3 +244,46 @@ def test_einsum_is_a_step_of_its_own_and_jit_replays_it() -> None:
     for _ in range(2):
         got = np.asarray(f(A))
     np.testing.assert_allclose(got, np.einsum("ij,kj->ik", A * 2, A) + 1, rtol=1e-5)
+
+
+Q_DATA = {dt: (np.random.default_rng(8).standard_normal((5, 7, 6)) * 20).astype(dt)
+          for dt in ("float32", "float64", "float16", "int32", "int8")}
+Q_DATA["float32"][1, 2, 3] = np.nan
+
+
+@pytest.mark.parametrize("dtype", list(Q_DATA))
+@pytest.mark.parametrize("axis", [None, 0, -1, (0, 2)])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_median_quantile_and_percentile_are_numpys(dtype: str, axis: Any, keepdims: bool) -> None:
+    a = Q_DATA[dtype]
+    _same(sl.median(sl.asarray(a), axis=axis, keepdims=keepdims), np.asarray(np.median(a, axis=axis, keepdims=keepdims)))
+    qs: list[Any] = [0.3, 1, 0, [0.1, 0.5, 1.0], np.array([[0.2, 0.9]]), 0.99, [0, 1]]
+    if axis is not None or dtype != "float32":  # NumPy's dtype for a NaN slice reduced to a scalar: the docstring
+        qs += [np.float64(0.75), np.int64(1)]
+    for q in qs:
+        for method in ("linear", "lower", "higher", "nearest", "midpoint"):
+            want = np.asarray(np.quantile(a, q, axis=axis, method=method, keepdims=keepdims))
+            _same(sl.quantile(sl.asarray(a), q, axis=axis, method=method, keepdims=keepdims), want)
+            p = type(q)(q * 100) if type(q) in (int, float) else np.asarray(q) * 100
+            want = np.asarray(np.percentile(a, p, axis=axis, method=method, keepdims=keepdims))
+            _same(np.percentile(sl.asarray(a), p, axis=axis, method=method, keepdims=keepdims), want)
+
+
+def test_quantile_errors_are_numpys() -> None:
+    x = sl.asarray(A)
+    with pytest.raises(ValueError, match=r"Quantiles must be in the range \[0, 1\]"):
+        sl.quantile(x, 1.5)
+    with pytest.raises(ValueError, match=r"Percentiles must be in the range \[0, 100\]"):
+        sl.percentile(x, [10, 101])
+    with pytest.raises(ValueError, match="method 'hazen' is not supported"):
+        sl.quantile(x, 0.5, method="hazen")
+    with pytest.raises(TypeError, match="q must be known on the host"):
+        sl.quantile(x, sl.asarray(np.array(0.5)))
+    with pytest.raises(ValueError, match="median of an empty slice"):
+        sl.median(x[:, :0], axis=1)
+
+
+def test_median_is_a_sort_step_with_the_rest_fused() -> None:
+    y = sl.median(sl.asarray(A) * 2, axis=1) + 1
+    kinds = _kinds(y)
+    assert len(kinds) == 3 and kinds[1] == "interpreted"  # x * 2; the sort; the mean of the middle, + 1

@@ -15,11 +15,14 @@ import numpy as np
 
 from .. import runtime
 from . import build
-from .api import matmul, multiply, ravel  # type: ignore[attr-defined]
+from .api import isnan, matmul, mean, multiply, ravel, where  # type: ignore[attr-defined]
 from .array import LazyArray
 from .creation import _leaf, asarray
 
-__all__ = ["take", "cumsum", "cumprod", "sort", "argsort", "dot", "tensordot", "inner", "vdot", "einsum"]
+__all__ = [
+    "take", "cumsum", "cumprod", "sort", "argsort", "dot", "tensordot", "inner", "vdot", "einsum",
+    "median", "quantile", "percentile",
+]
 
 _SORT_KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
 
@@ -320,3 +323,136 @@ def einsum(subscripts: str, *operands: Any, optimize: Any = False) -> LazyArray:
     del optimize
     nodes = [asarray(o)._node for o in operands]
     return LazyArray(build.einsum(subscripts, nodes))
+
+
+def _sorted_last(a: Any, axis: Any) -> tuple[LazyArray, tuple[int, ...], int]:
+    """``a`` with the axes ``axis`` (None: all) merged into a last axis and sorted along it; also
+    the shape of the kept axes with the reduced ones as 1 (for ``keepdims``) and their count."""
+    x = asarray(a)
+    axes = tuple(range(x.ndim)) if axis is None else np.lib.array_utils.normalize_axis_tuple(axis, x.ndim)
+    kept = [d for d in range(x.ndim) if d not in axes]
+    n = math.prod(x.shape[d] for d in axes)
+    y = x.transpose(kept + list(axes)).reshape(tuple(x.shape[d] for d in kept) + (n,))
+    keep_shape = tuple(1 if d in axes else x.shape[d] for d in range(x.ndim))
+    return sort(y, -1), keep_shape, n
+
+
+def _nan_last(last: LazyArray, result: LazyArray) -> LazyArray:
+    """NumPy's rule: a slice holding a NaN gives that NaN (``last``: the slices' last sorted values,
+    where a NaN sorts)."""
+    if last.dtype.kind != "f" and last.dtype.name != "bfloat16":
+        return result
+    return where(isnan(last), last.astype(result.dtype), result)
+
+
+def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False, keepdims: bool = False) -> LazyArray:
+    """The median along ``axis`` (an int, a tuple, or ``None`` for all), NumPy's ``median``: the
+    mean of the middle one or two sorted values in NumPy's dtype (float64 for integers), NaN where
+    the slice holds a NaN. A sort step, then a slice and a mean fused after it.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.median(sl.asarray(np.array([[3.0, 1.0, 2.0, 10.0]])), axis=1).get()
+        array([2.5])
+    """
+    if out is not None:
+        raise TypeError("median: out= is handled by NumPy's np.median on stitchlab arrays; sl.median returns a new array")
+    del overwrite_input  # nothing is overwritten: the sort makes a new array
+    s, keep_shape, n = _sorted_last(a, axis)
+    if n == 0:
+        raise ValueError("median of an empty slice: NumPy returns NaN with a RuntimeWarning; give a non-empty axis")
+    h = n // 2
+    m = _nan_last(s[..., -1], mean(s[..., h - 1 + n % 2: h + 1], axis=-1))
+    return m.reshape(keep_shape) if keepdims else m
+
+
+_QUANTILE_METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
+
+
+def _quantile(name: str, a: Any, q: np.ndarray, weak: bool, axis: Any, method: str, keepdims: bool) -> LazyArray:
+    if method not in _QUANTILE_METHODS:
+        raise ValueError(
+            f"{name}: method {method!r} is not supported by stitchlab (one of {', '.join(_QUANTILE_METHODS)}); "
+            f"call np.{name} on x.get() for the others"
+        )
+    s, keep_shape, n = _sorted_last(a, axis)
+    if n == 0:
+        raise IndexError("index -1 is out of bounds for axis 0 with size 0 (a quantile of an empty slice)")
+    v = (n - 1) * q.ravel()
+    if method in ("lower", "higher", "nearest") or (method == "linear" and v.dtype.kind in "iu"):  # one value each,
+        # in the input's dtype (an integer q, 0 or 1, needs no interpolation either, in NumPy)
+        idx = {"lower": np.floor, "higher": np.ceil, "nearest": np.around, "linear": np.floor}[method](v).astype(np.int64)
+        result = _nan_last(s[..., -1:], take(s, idx, axis=-1))
+    else:
+        if method == "midpoint":
+            v = 0.5 * (np.floor(v) + np.ceil(v))
+        top = v >= n - 1  # NumPy reads the last value twice there (its positions -1, -1)
+        prev = np.where(top, -1.0, np.floor(v))
+        gamma = v - prev if method == "linear" else np.where(v % 1 == 0, 0.0, 0.5)
+        lo = take(s, np.where(top, n - 1, prev).astype(np.int64), axis=-1)
+        hi = take(s, np.where(top, n - 1, prev + 1).astype(np.int64), axis=-1)
+        diff = hi - lo
+        if weak:  # a Python q: the input's float dtype, as NumPy's weak promotion gives
+            t = float(gamma[0])
+            result = (hi - diff * (1 - t)) if t >= 0.5 else (lo + diff * t)
+        else:  # a NumPy q: float64, as NumPy's float64 gamma array promotes it
+            t64 = asarray(gamma)
+            lo64, hi64, diff64 = (w.astype(np.float64) for w in (lo, hi, diff))
+            result = where(t64 >= 0.5, hi64 - diff64 * (1 - t64), lo64 + diff64 * t64)
+        result = _nan_last(s[..., -1:], result)
+    kept = s.shape[:-1]
+    result = result.reshape(kept + q.shape)
+    order = tuple(range(len(kept), result.ndim)) + tuple(range(len(kept)))  # q's axes first, as NumPy
+    result = result.transpose(order)
+    return result.reshape(q.shape + keep_shape) if keepdims else result
+
+
+def _q_of(name: str, q: Any, scale: float) -> tuple[np.ndarray, bool]:
+    if isinstance(q, LazyArray) or hasattr(q, "__cuda_array_interface__"):
+        raise TypeError(f"{name}: q must be known on the host (a float, a list or a NumPy array), not a device array")
+    weak = type(q) in (int, float)  # NumPy's rule: a Python number promotes weakly
+    arr = np.asarray(q)
+    if arr.dtype.kind not in "iuf" or scale != 1.0:  # percentile divides: float64, as NumPy's
+        arr = arr.astype(np.float64) / scale
+    if not (np.all(arr >= 0) and np.all(arr <= 1)):
+        what = "Percentiles must be in the range [0, 100]" if scale == 100 else "Quantiles must be in the range [0, 1]"
+        raise ValueError(what)
+    return arr, weak
+
+
+def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+             method: str = "linear", keepdims: bool = False) -> LazyArray:
+    """The ``q``-th quantiles along ``axis``, NumPy's ``quantile`` with ``method`` ``"linear"``
+    (the default), ``"lower"``, ``"higher"``, ``"nearest"`` or ``"midpoint"``: ``q``'s axes come
+    first; a Python float ``q`` keeps the input's float dtype, a NumPy ``q`` gives float64, as in
+    NumPy (which returns the input's dtype for a NaN-holding slice reduced to a scalar: a dtype
+    that depends on the values, which stitchlab's does not); NaN where the slice holds a NaN. A sort step, then gathers of the positions (known from
+    ``q`` on the host) and the interpolation fused after them.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.quantile(sl.asarray(np.arange(10.0)), [0.25, 0.5]).get()
+        array([2.25, 4.5 ])
+    """
+    if out is not None:
+        raise TypeError("quantile: out= is handled by NumPy's np.quantile on stitchlab arrays; sl.quantile returns a new array")
+    del overwrite_input
+    arr, weak = _q_of("quantile", q, 1.0)
+    return _quantile("quantile", a, arr, weak, axis, method, keepdims)
+
+
+def percentile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+               method: str = "linear", keepdims: bool = False) -> LazyArray:
+    """The ``q``-th percentiles (``q`` in [0, 100]): :func:`quantile` of ``q / 100``, NumPy's
+    ``percentile``.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.percentile(sl.asarray(np.arange(10.0)), 90.0).get()
+        array(8.1)
+    """
+    if out is not None:
+        raise TypeError("percentile: out= is handled by NumPy's np.percentile on stitchlab arrays; sl.percentile returns a new array")
+    del overwrite_input
+    arr, weak = _q_of("percentile", q, 100.0)
+    return _quantile("percentile", a, arr, weak, axis, method, keepdims)

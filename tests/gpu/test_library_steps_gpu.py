@@ -134,6 +134,27 @@ def test_einsum_is_numpys(dtype: str) -> None:
         np.testing.assert_allclose(got.astype(np.float64), want, rtol=tol, atol=tol * np.abs(want).max())
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int32"])
+def test_median_and_quantiles_are_numpys(dtype: str) -> None:
+    dt = np.dtype(dtype)
+    a = (RNG.standard_normal((64, 301)) * 50).astype(dt)
+    if dt.kind == "f":
+        a[7, 100] = np.nan
+    x = _dev(a)
+    for axis in (1, 0, None):
+        got, want = _host(sl.median(x, axis=axis)), np.median(a, axis=axis)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)  # the mean of one or two values: no multiply-add
+        for q, method in [(0.3, "linear"), ([0.1, 0.9], "linear"), (0.5, "midpoint"), ([0.25, 1.0], "nearest"), (0.7, "lower")]:
+            if axis is None and dt.kind == "f" and method != "nearest":
+                continue  # NumPy's dtype for a NaN-holding scalar result depends on the values
+            got, want = _host(sl.quantile(x, q, axis=axis, method=method)), np.asarray(np.quantile(a, q, axis=axis, method=method))
+            assert got.dtype == want.dtype and got.shape == want.shape
+            # lo + (hi - lo) * t may be one fused multiply-add on the GPU: one rounding apart
+            tol = {"float32": 2e-7, "float16": 1e-3, "int32": 1e-15}[dtype] * 4
+            np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=tol, atol=0)
+
+
 def test_composites_run_as_the_kernels_the_plan_shows() -> None:
     a = RNG.standard_normal((513, 1031)).astype(np.float32)
     x = _dev(a)
