@@ -68,6 +68,35 @@ def test_take_checks_host_positions_when_called_and_device_ones_when_run() -> No
         sl.take(x, [0], mode="nearest")
 
 
+@pytest.mark.parametrize("idx, axis", [
+    (np.array([[0], [4], [1], [-1], [2], [3]]), 1), (np.array([[0, 1, 2, 0, 5]]), 0), (np.zeros((1, 1), int), 0),
+    (np.array([1, 29, -30]), None), (np.argsort(A, axis=1)[:, ::-1], -1),
+])
+def test_take_along_axis_is_numpys(idx: np.ndarray, axis: Any) -> None:
+    want = np.take_along_axis(A, idx, axis)
+    _same(sl.take_along_axis(sl.asarray(A), idx, axis), want)
+    _same(np.take_along_axis(sl.asarray(A), idx, axis), want)
+    _same(sl.take_along_axis(sl.asarray(A), sl.asarray(idx) * 1, axis), want)  # positions computed lazily
+    _same(sl.take_along_axis(sl.asarray(A[:1]), np.zeros((3, 5), int), 0), np.take_along_axis(A[:1], np.zeros((3, 5), int), 0))
+
+
+def test_take_along_axis_errors_are_numpys() -> None:
+    x = sl.asarray(A)
+    with pytest.raises(ValueError, match="same number of dimensions"):
+        sl.take_along_axis(x, np.array([0, 1]), 1)
+    with pytest.raises(IndexError, match="must be an integer array"):
+        sl.take_along_axis(x, np.array([[0.0]]), 1)
+    with pytest.raises(IndexError, match="index 9 is out of bounds for axis 1 with size 5"):
+        sl.take_along_axis(x, np.array([[9]]), 1)
+    with pytest.raises(ValueError, match="when axis=None"):
+        sl.take_along_axis(x, np.array([[1]]), None)
+    with pytest.raises(ValueError, match="do not broadcast along axis 0"):
+        sl.take_along_axis(x, np.zeros((4, 1), int), 1)
+    y = sl.take_along_axis(x, sl.asarray(np.array([[9]])) * 1, 1)  # checked when it runs
+    with pytest.raises(IndexError, match="index 9 is out of bounds for axis 1 with size 5"):
+        y.get()
+
+
 @pytest.mark.parametrize("key, match", [
     (([0, 1], [1, 2]), "one advanced index"), ((0, [1, 2]), "combined with integers"),
     ((slice(1, 3), [1]), "partial slices"), ((None, [1]), "None"),

@@ -262,6 +262,26 @@ def take(x: Node, indices: Node, axis: int, checked: bool) -> Node:
                 make_attrs(axis=axis, checked=checked), device=device)
 
 
+def take_along_axis(x: Node, indices: Node, axis: int, checked: bool) -> Node:
+    """NumPy's ``take_along_axis`` (``axis`` normalized, same number of dimensions): the other axes
+    broadcast between ``x`` and ``indices``; the result has ``indices``' extent along ``axis``.
+    ``checked`` as in :func:`take`."""
+    if indices.dtype.kind not in "iu":
+        raise IndexError("`indices` must be an integer array")
+    shape = []
+    for d, (a, b) in enumerate(zip(x.shape, indices.shape, strict=True)):
+        if d != axis and a != b and 1 not in (a, b):
+            raise ValueError(
+                f"take_along_axis: `arr` {x.shape} and `indices` {indices.shape} do not broadcast along axis {d}"
+            )
+        shape.append(b if d == axis or a == 1 else a)
+    src = list(shape)
+    src[axis] = x.shape[axis]
+    device = common_device([x, indices], "take_along_axis")
+    return Node("take_along_axis", (broadcast_to(x, tuple(src)), broadcast_to(astype(indices, np.dtype(np.int64)), tuple(shape))),
+                tuple(shape), x.dtype, make_attrs(axis=axis, checked=checked), device=device)
+
+
 def _einsum_terms(subscripts: str, nodes: Sequence[Node]) -> tuple[list[str], str]:
     """The input terms and the explicit output term of ``subscripts`` (NumPy's implicit output:
     the broadcast ``...`` axes, then the letters that appear once, in order)."""

@@ -20,8 +20,8 @@ from .array import LazyArray
 from .creation import _leaf, asarray
 
 __all__ = [
-    "take", "cumsum", "cumprod", "sort", "argsort", "dot", "tensordot", "inner", "vdot", "einsum",
-    "median", "quantile", "percentile",
+    "take", "take_along_axis", "cumsum", "cumprod", "sort", "argsort", "dot", "tensordot", "inner",
+    "vdot", "einsum", "median", "quantile", "percentile",
 ]
 
 _SORT_KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
@@ -40,6 +40,13 @@ def _host_positions(indices: Any) -> np.ndarray | None:
     return arr
 
 
+def _checked_leaf(x: LazyArray, host: np.ndarray, axis: int) -> build.Node:
+    """Host positions along ``x``'s ``axis``, checked (NumPy's errors) and made non-negative, as an
+    input on ``x``'s device."""
+    backend = runtime.for_device(x._node.device)
+    return _leaf(backend.from_object(build.check_indices(host, x.shape[axis], axis)), backend.device())._node
+
+
 def _take(x: LazyArray, indices: Any, axis: int, mode: str = "raise") -> LazyArray:
     n = x.shape[axis]
     host = _host_positions(indices)
@@ -48,9 +55,7 @@ def _take(x: LazyArray, indices: Any, axis: int, mode: str = "raise") -> LazyArr
             host = np.mod(host.astype(np.int64), n)
         elif mode == "clip" and n:
             host = np.clip(host.astype(np.int64), 0, n - 1)
-        backend = runtime.for_device(x._node.device)
-        leaf = _leaf(backend.from_object(build.check_indices(host, n, axis)), backend.device())
-        return LazyArray(build.take(x._node, leaf._node, axis, checked=True))
+        return LazyArray(build.take(x._node, _checked_leaf(x, host, axis), axis, checked=True))
     i = asarray(indices)
     if i.dtype.kind not in "iub":
         raise IndexError(f"arrays used as indices must be of integer (or boolean) type, not {i.dtype}")
@@ -85,6 +90,37 @@ def take(a: Any, indices: Any, axis: Any = None, mode: str = "raise") -> LazyArr
     if axis is None:
         x, axis = ravel(x), 0
     return _take(x, indices, build.normalize_axis(axis, x.ndim), mode)
+
+
+def take_along_axis(arr: Any, indices: Any, axis: Any = -1) -> LazyArray:
+    """``arr``'s elements at ``indices`` along ``axis`` (NumPy's ``take_along_axis``: ``indices``
+    has ``arr``'s number of dimensions, the other axes broadcast; ``axis=None`` gathers from the
+    flattened array with 1-d ``indices``), e.g. the logits of the targets,
+    ``sl.take_along_axis(logits, t[:, None], axis=1)``. Positions are checked as in :func:`take`.
+    A plan step of its own (``cupy.take_along_axis``).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> x = sl.asarray(np.array([[10, 30, 20], [60, 40, 50]]))
+        >>> sl.take_along_axis(x, sl.argsort(x, axis=1), axis=1).get()
+        array([[10, 20, 30],
+               [40, 50, 60]])
+    """
+    x = asarray(arr)
+    host = _host_positions(indices)
+    ndim = host.ndim if host is not None else asarray(indices).ndim
+    if axis is None:
+        if ndim != 1:
+            raise ValueError("when axis=None, `indices` must have a single dimension.")
+        x, axis = ravel(x), 0
+    if ndim != x.ndim:
+        raise ValueError("`indices` and `arr` must have the same number of dimensions")
+    axis = build.normalize_axis(axis, x.ndim)
+    if host is not None:
+        if host.dtype.kind not in "iu":
+            raise IndexError("`indices` must be an integer array")
+        return LazyArray(build.take_along_axis(x._node, _checked_leaf(x, host, axis), axis, checked=True))
+    return LazyArray(build.take_along_axis(x._node, asarray(indices)._node, axis, checked=False))
 
 
 def advanced_index(x: LazyArray, key: Any) -> LazyArray | None:

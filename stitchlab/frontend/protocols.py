@@ -35,7 +35,8 @@ _FUNCTIONS = (
     "broadcast_arrays", "broadcast_to", "zeros_like", "ones_like", "empty_like", "full_like",
     "astype", "round", "around", "concatenate", "stack",
     # library steps (stitchlab.frontend.library) and views/composites (.manipulation)
-    "take", "cumsum", "cumprod", "sort", "argsort", "dot", "tensordot", "inner", "vdot", "einsum",
+    "take", "take_along_axis", "cumsum", "cumprod", "sort", "argsort", "dot", "tensordot", "inner",
+    "vdot", "einsum",
     "median", "quantile", "percentile",
     "flip", "fliplr", "flipud", "tril", "triu", "diagonal", "diag", "trace", "outer", "split",
     "array_split", "hsplit", "vsplit", "dsplit", "tile", "repeat", "meshgrid", "diff", "roll",

@@ -265,6 +265,9 @@ _op("einsum", Kind.CONTRACT, -1, np.einsum)
 #: checked: the positions were validated and made non-negative when the node was built (host
 #: indices), else the step checks them against the axis when it runs.
 _op("take", Kind.CONTRACT, 2, np.take)
+#: attrs axis, checked: NumPy's take_along_axis of input 0 at the positions of input 1 (both
+#: already broadcast to the result's shape, input 0 keeping its own extent along axis).
+_op("take_along_axis", Kind.CONTRACT, 2, np.take_along_axis)
 #: attrs axis: running sum / product along axis (input already in the result dtype).
 _op("cumsum", Kind.CONTRACT, 1, np.cumsum)
 _op("cumprod", Kind.CONTRACT, 1, np.cumprod)

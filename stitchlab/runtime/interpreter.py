@@ -26,14 +26,14 @@ def _slices(node: Node) -> tuple[slice, ...]:
     return tuple(out)
 
 
-_LIBRARY_STEPS = frozenset({"take", "cumsum", "cumprod", "sort", "argsort"})
+_LIBRARY_STEPS = frozenset({"take", "take_along_axis", "cumsum", "cumprod", "sort", "argsort"})
 
 
 def _library_step(node: Node, args: list[Any], xp: ModuleType) -> Any:
     """A gather, scan or sort, run by the array library (CuPy's ``take`` wraps positions around
     instead of raising, so positions not checked when the node was built are checked here)."""
     op, axis, x = node.op, node.attr("axis"), args[0]
-    if op == "take":
+    if op in ("take", "take_along_axis"):
         idx = args[1]
         if not node.attr("checked"):
             n = x.shape[axis]
@@ -43,7 +43,7 @@ def _library_step(node: Node, args: list[Any], xp: ModuleType) -> Any:
                     f"index {int(idx[bad].ravel()[0])} is out of bounds for axis {axis} with size {n}"
                 )
             idx = xp.where(idx < 0, idx + n, idx)
-        return xp.take(x, idx, axis=axis)
+        return xp.take(x, idx, axis=axis) if op == "take" else xp.take_along_axis(x, idx, axis)
     if is_bfloat16(x.dtype) or (x.dtype == np.float16 and op in ("cumsum", "cumprod")):
         # in float32, each result rounded once (exact for sorting bfloat16, which CuPy cannot
         # sort; for float16 scans more accurate than NumPy's, which round every partial result)

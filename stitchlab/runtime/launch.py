@@ -45,6 +45,9 @@ _UNCAPTURABLE = {
               "being captured)",
     "take": "a gather with positions computed on the device (its bounds check reads a flag back "
             "to the host; host positions are checked when the call is made and can be captured)",
+    "take_along_axis": "a gather with positions computed on the device (its bounds check reads a "
+                       "flag back to the host; host positions are checked when the call is made "
+                       "and can be captured)",
 }
 
 
@@ -60,7 +63,7 @@ def _interpret_group(kernel: KernelPlan, slot: dict[int, int]) -> Any:
     members = {id(n) for n in info.members}
     outs = [(slot[id(n)], n) for n, _ in info.outputs]
     uncapturable = next((_UNCAPTURABLE[n.op] for n in info.members if n.op in _UNCAPTURABLE and not (
-        n.op == "take" and n.attr("checked"))), None)
+        n.op in ("take", "take_along_axis") and n.attr("checked"))), None)
 
     def run(env: list[Any], held: list[Any] | None = None) -> None:
         if uncapturable is not None and held is not None:

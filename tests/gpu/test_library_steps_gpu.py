@@ -54,6 +54,22 @@ def test_gathers_are_numpys(dtype: str) -> None:
         np.testing.assert_array_equal(g.view(np.uint8), w.view(np.uint8))  # moved, not computed: the bits
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_take_along_axis_picks_the_targets(dtype: str) -> None:
+    import cupy as cp
+
+    dt = as_dtype(dtype)
+    logits = RNG.standard_normal((512, 1000)).astype(dt)
+    t = RNG.integers(0, 1000, 512)
+    want = np.take_along_axis(logits, t[:, None], axis=1)
+    for idx in (t[:, None], sl.asarray(cp.asarray(t))[:, None] * 1):  # host positions; device ones
+        got = _host(sl.take_along_axis(_dev(logits), idx, axis=1))
+        np.testing.assert_array_equal(got.view(np.uint8), np.ascontiguousarray(want).view(np.uint8))
+    bad = sl.asarray(cp.asarray(np.where(t == t[0], 1000, t)))[:, None] * 1
+    with pytest.raises(IndexError, match="index 1000 is out of bounds for axis 1 with size 1000"):
+        _host(sl.take_along_axis(_dev(logits), bad, axis=1))
+
+
 def test_device_positions_are_checked_before_cupy_wraps_them() -> None:
     import cupy as cp
 
