@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from lazycheck import same
 
 import stitchlab as sl
 
@@ -19,33 +20,26 @@ B = RNG.integers(-5, 5, (4, 3)).astype(np.int16)
 C = RNG.standard_normal((4, 5)).astype(np.float64)
 
 
-def _same(got: Any, want: np.ndarray) -> None:
-    assert isinstance(got, sl.LazyArray)
-    value = got.get()
-    assert value.shape == want.shape and value.dtype == want.dtype
-    np.testing.assert_array_equal(value, want)
-
-
 @pytest.mark.parametrize("arrays, axis", [
     ((A, B), 1), ((A, B), -1), ((A, A, A), 0), ((A, C), 0), ((A, B.astype(bool)), 1), ((A.T, C.T), 1),
     ((A, B), None), ((A[:, :0], A), 1), ((A[0], A[1]), 0),
 ])
 def test_concatenate_is_numpys(arrays: tuple[np.ndarray, ...], axis: Any) -> None:
     want = np.concatenate(arrays, axis=axis)
-    _same(sl.concatenate([sl.asarray(a) for a in arrays], axis=axis), want)
-    _same(np.concatenate([sl.asarray(arrays[0]), *arrays[1:]], axis=axis), want)  # NumPy's function, lazily
+    same(sl.concatenate([sl.asarray(a) for a in arrays], axis=axis), want)
+    same(np.concatenate([sl.asarray(arrays[0]), *arrays[1:]], axis=axis), want)  # NumPy's function, lazily
 
 
 @pytest.mark.parametrize("axis", [0, 1, 2, -1, -3])
 def test_stack_is_numpys(axis: int) -> None:
     want = np.stack([A, C, A], axis=axis)
-    _same(sl.stack([sl.asarray(A), C, sl.asarray(A)], axis=axis), want)
-    _same(np.stack([sl.asarray(A), C, A], axis=axis), want)
+    same(sl.stack([sl.asarray(A), C, sl.asarray(A)], axis=axis), want)
+    same(np.stack([sl.asarray(A), C, A], axis=axis), want)
 
 
 def test_an_array_argument_is_joined_along_its_first_axis() -> None:
-    _same(sl.concatenate(sl.asarray(A)), np.concatenate(A))
-    _same(sl.stack(sl.asarray(A), axis=1), np.stack(A, axis=1))
+    same(sl.concatenate(sl.asarray(A)), np.concatenate(A))
+    same(sl.stack(sl.asarray(A), axis=1), np.stack(A, axis=1))
 
 
 @pytest.mark.parametrize("call, match", [

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from lazycheck import families, same
 
 import stitchlab as sl
 
@@ -20,23 +21,12 @@ A = RNG.standard_normal((6, 5)).astype(np.float32)
 I32 = RNG.integers(-50, 50, (4, 7)).astype(np.int32)
 
 
-def _same(got: Any, want: np.ndarray) -> None:
-    assert isinstance(got, sl.LazyArray), type(got)
-    value = got.get()
-    assert value.shape == want.shape and value.dtype == want.dtype, (value.shape, value.dtype, want.shape, want.dtype)
-    np.testing.assert_array_equal(value, want)
-
-
-def _kinds(y: sl.LazyArray) -> list[str]:
-    return [k.schedule.family for k in sl.explain(y).kernels]
-
-
 @pytest.mark.parametrize("key", [
     [1, 3, -1], np.array([[0, 5], [2, 2]]), (slice(None), [0, 4]), (Ellipsis, [4, 0]), ([2], Ellipsis),
     np.array(3), [True, False, True, False, False, True], A[:, 0] > 0, A > 0,
 ], ids=["list", "2-d", "axis-1", "ellipsis-last", "ellipsis-first", "0-d", "bool-list", "row-mask", "full-mask"])
 def test_integer_array_and_mask_indexing_is_numpys(key: Any) -> None:
-    _same(sl.asarray(A)[key], A[key])
+    same(sl.asarray(A)[key], A[key])
 
 
 @pytest.mark.parametrize("axis, mode, idx", [
@@ -44,8 +34,8 @@ def test_integer_array_and_mask_indexing_is_numpys(key: Any) -> None:
     (1, "wrap", [7, -9, 4]), (0, "clip", [70, -9, 2]), (-1, "raise", np.array([True, False])),
 ])
 def test_take_is_numpys(axis: Any, mode: str, idx: Any) -> None:
-    _same(sl.take(sl.asarray(A), idx, axis=axis, mode=mode), np.take(A, idx, axis=axis, mode=mode))
-    _same(np.take(sl.asarray(A), idx, axis=axis, mode=mode), np.take(A, idx, axis=axis, mode=mode))
+    same(sl.take(sl.asarray(A), idx, axis=axis, mode=mode), np.take(A, idx, axis=axis, mode=mode))
+    same(np.take(sl.asarray(A), idx, axis=axis, mode=mode), np.take(A, idx, axis=axis, mode=mode))
 
 
 def test_take_checks_host_positions_when_called_and_device_ones_when_run() -> None:
@@ -59,7 +49,7 @@ def test_take_checks_host_positions_when_called_and_device_ones_when_run() -> No
     with pytest.raises(IndexError, match="integer"):
         sl.take(x, [1.0])
     lazy_idx = sl.asarray(np.array([2, -1, 0])) * 1
-    _same(x[lazy_idx], A[[2, -1, 0]])
+    same(x[lazy_idx], A[[2, -1, 0]])
     bad = sl.asarray(np.array([2, 6])) * 1  # computed positions: checked when the step runs
     y = x[bad]
     with pytest.raises(IndexError, match="index 6 is out of bounds for axis 0 with size 6"):
@@ -74,10 +64,10 @@ def test_take_checks_host_positions_when_called_and_device_ones_when_run() -> No
 ])
 def test_take_along_axis_is_numpys(idx: np.ndarray, axis: Any) -> None:
     want = np.take_along_axis(A, idx, axis)
-    _same(sl.take_along_axis(sl.asarray(A), idx, axis), want)
-    _same(np.take_along_axis(sl.asarray(A), idx, axis), want)
-    _same(sl.take_along_axis(sl.asarray(A), sl.asarray(idx) * 1, axis), want)  # positions computed lazily
-    _same(sl.take_along_axis(sl.asarray(A[:1]), np.zeros((3, 5), int), 0), np.take_along_axis(A[:1], np.zeros((3, 5), int), 0))
+    same(sl.take_along_axis(sl.asarray(A), idx, axis), want)
+    same(np.take_along_axis(sl.asarray(A), idx, axis), want)
+    same(sl.take_along_axis(sl.asarray(A), sl.asarray(idx) * 1, axis), want)  # positions computed lazily
+    same(sl.take_along_axis(sl.asarray(A[:1]), np.zeros((3, 5), int), 0), np.take_along_axis(A[:1], np.zeros((3, 5), int), 0))
 
 
 def test_take_along_axis_errors_are_numpys() -> None:
@@ -123,8 +113,8 @@ def test_scans_are_numpys(fn: str, a: np.ndarray, axis: Any, dtype: Any) -> None
     if fn == "cumprod" and a.dtype.kind in "iu":
         a = np.clip(a, -2, 2).astype(a.dtype)  # no overflow in the products
     want = getattr(np, fn)(a, axis=axis, dtype=dtype)
-    _same(getattr(sl, fn)(sl.asarray(a), axis=axis, dtype=dtype), want)
-    _same(getattr(sl.asarray(a), fn)(axis, dtype), want)
+    same(getattr(sl, fn)(sl.asarray(a), axis=axis, dtype=dtype), want)
+    same(getattr(sl.asarray(a), fn)(axis, dtype), want)
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
@@ -147,10 +137,10 @@ def test_16_bit_float_scans_run_in_float32_and_round_once(dtype: str) -> None:
     (np.round(RNG.standard_normal(1000)).astype(np.float32), 0),  # ties: quicksort would reorder them
 ])
 def test_sort_and_stable_argsort_are_numpys(a: np.ndarray, axis: Any) -> None:
-    _same(sl.sort(sl.asarray(a), axis), np.sort(a, axis))
-    _same(sl.argsort(sl.asarray(a), axis), np.argsort(a, axis, kind="stable"))
-    _same(sl.asarray(a).argsort(axis), np.argsort(a, axis, kind="stable"))
-    _same(np.sort(sl.asarray(a), axis), np.sort(a, axis))
+    same(sl.sort(sl.asarray(a), axis), np.sort(a, axis))
+    same(sl.argsort(sl.asarray(a), axis), np.argsort(a, axis, kind="stable"))
+    same(sl.asarray(a).argsort(axis), np.argsort(a, axis, kind="stable"))
+    same(np.sort(sl.asarray(a), axis), np.sort(a, axis))
 
 
 def test_sort_errors_are_numpys_and_in_place_sort_raises() -> None:
@@ -208,9 +198,9 @@ def test_product_shape_errors_name_the_shapes() -> None:
 def test_steps_are_their_own_with_the_work_around_them_fused() -> None:
     x = sl.asarray(A)
     y = sl.cumsum(x * 2, axis=1) + 1
-    assert _kinds(y) == ["pointwise", "interpreted", "pointwise"]
+    assert families(y) == ["pointwise", "interpreted", "pointwise"]
     z = sl.exp(sl.take(x + 1, [4, 0], axis=1)).sum(-1)
-    assert len(_kinds(z)) == 3 and _kinds(z)[1] == "interpreted"
+    assert len(families(z)) == 3 and families(z)[1] == "interpreted"
     np.testing.assert_allclose(z.get(), np.exp(np.take(A + 1, [4, 0], axis=1)).sum(-1), rtol=1e-6)
 
 
@@ -247,7 +237,7 @@ def test_einsum_is_numpys(spec: str, shapes: list[tuple[int, ...]]) -> None:
 
 def test_einsum_dtypes_are_numpys() -> None:
     for a, b in [(I32.astype(np.int16), I32.T.astype(np.int8)), (A.astype(np.float16), A.T), (A > 0, A.T > 0)]:
-        _same(sl.einsum("ij,jk->ik", sl.asarray(a), b), np.einsum("ij,jk->ik", a, b))
+        same(sl.einsum("ij,jk->ik", sl.asarray(a), b), np.einsum("ij,jk->ik", a, b))
     bf = pytest.importorskip("ml_dtypes").bfloat16
     with pytest.raises(TypeError, match="einsum of bfloat16.*float32"):
         sl.einsum("ij->i", sl.asarray(A.astype(bf)))
@@ -268,7 +258,7 @@ def test_einsum_errors_name_the_subscript(spec: str, shapes: list[tuple[int, ...
 
 def test_einsum_is_a_step_of_its_own_and_jit_replays_it() -> None:
     y = sl.einsum("ij,kj->ik", sl.asarray(A) * 2, A[:3]) + 1
-    assert _kinds(y) == ["pointwise", "interpreted", "pointwise"]
+    assert families(y) == ["pointwise", "interpreted", "pointwise"]
     f = sl.jit(lambda x: sl.einsum("ij,kj->ik", x * 2, x) + 1)
     for _ in range(2):
         got = np.asarray(f(A))
@@ -285,17 +275,17 @@ Q_DATA["float32"][1, 2, 3] = np.nan
 @pytest.mark.parametrize("keepdims", [False, True])
 def test_median_quantile_and_percentile_are_numpys(dtype: str, axis: Any, keepdims: bool) -> None:
     a = Q_DATA[dtype]
-    _same(sl.median(sl.asarray(a), axis=axis, keepdims=keepdims), np.asarray(np.median(a, axis=axis, keepdims=keepdims)))
+    same(sl.median(sl.asarray(a), axis=axis, keepdims=keepdims), np.asarray(np.median(a, axis=axis, keepdims=keepdims)))
     qs: list[Any] = [0.3, 1, 0, [0.1, 0.5, 1.0], np.array([[0.2, 0.9]]), 0.99, [0, 1]]
     if axis is not None or dtype != "float32":  # NumPy's dtype for a NaN slice reduced to a scalar: the docstring
         qs += [np.float64(0.75), np.int64(1)]
     for q in qs:
         for method in ("linear", "lower", "higher", "nearest", "midpoint"):
             want = np.asarray(np.quantile(a, q, axis=axis, method=method, keepdims=keepdims))
-            _same(sl.quantile(sl.asarray(a), q, axis=axis, method=method, keepdims=keepdims), want)
+            same(sl.quantile(sl.asarray(a), q, axis=axis, method=method, keepdims=keepdims), want)
             p = type(q)(q * 100) if type(q) in (int, float) else np.asarray(q) * 100
             want = np.asarray(np.percentile(a, p, axis=axis, method=method, keepdims=keepdims))
-            _same(np.percentile(sl.asarray(a), p, axis=axis, method=method, keepdims=keepdims), want)
+            same(np.percentile(sl.asarray(a), p, axis=axis, method=method, keepdims=keepdims), want)
 
 
 def test_quantile_errors_are_numpys() -> None:
@@ -314,5 +304,5 @@ def test_quantile_errors_are_numpys() -> None:
 
 def test_median_is_a_sort_step_with_the_rest_fused() -> None:
     y = sl.median(sl.asarray(A) * 2, axis=1) + 1
-    kinds = _kinds(y)
+    kinds = families(y)
     assert len(kinds) == 3 and kinds[1] == "interpreted"  # x * 2; the sort; the mean of the middle, + 1

@@ -278,6 +278,14 @@ def tensordot(a: Any, b: Any, axes: Any = 2) -> LazyArray:
     return matmul(xa, yb).reshape(tuple(x.shape[i] for i in free_a) + tuple(y.shape[j] for j in free_b))
 
 
+def _check_aligned(x: LazyArray, y: LazyArray, dim: int) -> None:
+    """NumPy's error where the last axis of ``x`` and axis ``dim`` of ``y`` differ in length."""
+    if x.shape[-1] != y.shape[dim]:
+        raise ValueError(
+            f"shapes {x.shape} and {y.shape} not aligned: {x.shape[-1]} (dim {x.ndim - 1}) != {y.shape[dim]} (dim {dim})"
+        )
+
+
 def dot(a: Any, b: Any) -> LazyArray:
     """NumPy's ``dot``: a product with a scalar for 0-d operands, :func:`matmul` for 1-D and 2-D
     ones and a 1-D second operand, and otherwise the sum over the last axis of ``a`` and the
@@ -292,17 +300,9 @@ def dot(a: Any, b: Any) -> LazyArray:
     if x.ndim == 0 or y.ndim == 0:
         return multiply(x, y)
     if y.ndim == 1 or (x.ndim <= 2 and y.ndim <= 2):
-        if x.shape[-1] != y.shape[-1 if y.ndim == 1 else -2]:
-            raise ValueError(
-                f"shapes {x.shape} and {y.shape} not aligned: {x.shape[-1]} (dim {x.ndim - 1}) != "
-                f"{y.shape[-1 if y.ndim == 1 else -2]} (dim {max(y.ndim - 2, 0)})"
-            )
+        _check_aligned(x, y, max(y.ndim - 2, 0))
         return matmul(x, y)
-    if x.shape[-1] != y.shape[-2]:
-        raise ValueError(
-            f"shapes {x.shape} and {y.shape} not aligned: {x.shape[-1]} (dim {x.ndim - 1}) != "
-            f"{y.shape[-2]} (dim {y.ndim - 2})"
-        )
+    _check_aligned(x, y, y.ndim - 2)
     return tensordot(x, y, axes=([-1], [-2]))
 
 
@@ -319,11 +319,7 @@ def inner(a: Any, b: Any) -> LazyArray:
     x, y = asarray(a), asarray(b)
     if x.ndim == 0 or y.ndim == 0:
         return multiply(x, y)
-    if x.shape[-1] != y.shape[-1]:
-        raise ValueError(
-            f"shapes {x.shape} and {y.shape} not aligned: {x.shape[-1]} (dim {x.ndim - 1}) != "
-            f"{y.shape[-1]} (dim {y.ndim - 1})"
-        )
+    _check_aligned(x, y, y.ndim - 1)
     return tensordot(x, y, axes=([-1], [-1]))
 
 
@@ -405,7 +401,10 @@ def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = Fa
 _QUANTILE_METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
 
 
-def _quantile(name: str, a: Any, q: np.ndarray, weak: bool, axis: Any, method: str, keepdims: bool) -> LazyArray:
+def _quantile(name: str, a: Any, q_in: Any, axis: Any, out: Any, method: str, keepdims: bool) -> LazyArray:
+    if out is not None:
+        raise TypeError(f"{name}: out= is handled by NumPy's np.{name} on stitchlab arrays; sl.{name} returns a new array")
+    q, weak = _q_of(name, q_in, 100.0 if name == "percentile" else 1.0)
     if method not in _QUANTILE_METHODS:
         raise ValueError(
             f"{name}: method {method!r} is not supported by stitchlab (one of {', '.join(_QUANTILE_METHODS)}); "
@@ -470,11 +469,8 @@ def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input:
         >>> sl.quantile(sl.asarray(np.arange(10.0)), [0.25, 0.5]).get()
         array([2.25, 4.5 ])
     """
-    if out is not None:
-        raise TypeError("quantile: out= is handled by NumPy's np.quantile on stitchlab arrays; sl.quantile returns a new array")
-    del overwrite_input
-    arr, weak = _q_of("quantile", q, 1.0)
-    return _quantile("quantile", a, arr, weak, axis, method, keepdims)
+    del overwrite_input  # nothing is overwritten: the sort makes a new array
+    return _quantile("quantile", a, q, axis, out, method, keepdims)
 
 
 def percentile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
@@ -487,8 +483,5 @@ def percentile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_inpu
         >>> sl.percentile(sl.asarray(np.arange(10.0)), 90.0).get()
         array(8.1)
     """
-    if out is not None:
-        raise TypeError("percentile: out= is handled by NumPy's np.percentile on stitchlab arrays; sl.percentile returns a new array")
-    del overwrite_input
-    arr, weak = _q_of("percentile", q, 100.0)
-    return _quantile("percentile", a, arr, weak, axis, method, keepdims)
+    del overwrite_input  # nothing is overwritten: the sort makes a new array
+    return _quantile("percentile", a, q, axis, out, method, keepdims)

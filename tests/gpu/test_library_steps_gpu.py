@@ -196,46 +196,31 @@ def _gather_computed(x: Any) -> Any:
     return x[sl.argmax(x, axis=0) % 8] * 2  # positions computed on the device: checked when run
 
 
-def test_a_gather_of_device_positions_under_capture_raises_a_clear_error() -> None:
-    import cupy as cp
-
-    a = RNG.standard_normal((16, 8)).astype(np.float32)
-    x = cp.asarray(a)
-    stream = cp.cuda.Stream(non_blocking=True)
-    with stream:
-        _gather_computed(x)
-        stream.synchronize()
-        stream.begin_capture()
-        try:
-            with pytest.raises(RuntimeError, match=r"a gather with positions computed on the device .* cannot be captured"):
-                _gather_computed(x)
-        finally:
-            stream.end_capture()
-        stream.synchronize()
-        got = _host(_gather_computed(x))  # and the stream works on
-    np.testing.assert_array_equal(got, a[a.argmax(0) % 8] * 2)
-
-
 @sl.jit
 def _einsum_step(x: Any) -> Any:
     return sl.einsum("ij,kj->ik", x * 2, x)
 
 
-def test_an_einsum_under_capture_raises_a_clear_error() -> None:
+@pytest.mark.parametrize("fn, match, want", [
+    (_gather_computed, r"a gather with positions computed on the device .* cannot be captured",
+     lambda a: a[a.argmax(0) % 8] * 2),
+    (_einsum_step, r"an einsum .* cannot be captured into a CUDA graph", lambda a: (a * 2) @ a.T),
+], ids=["device-positions-gather", "einsum"])
+def test_steps_that_cannot_be_captured_raise_a_clear_error(fn: Any, match: str, want: Any) -> None:
     import cupy as cp
 
     a = RNG.standard_normal((16, 8)).astype(np.float32)
     x = cp.asarray(a)
     stream = cp.cuda.Stream(non_blocking=True)
     with stream:
-        _einsum_step(x)
+        fn(x)
         stream.synchronize()
         stream.begin_capture()
         try:
-            with pytest.raises(RuntimeError, match=r"an einsum .* cannot be captured into a CUDA graph"):
-                _einsum_step(x)
+            with pytest.raises(RuntimeError, match=match):
+                fn(x)
         finally:
             stream.end_capture()
         stream.synchronize()
-        got = _host(_einsum_step(x))
-    np.testing.assert_allclose(got, (a * 2) @ a.T, rtol=1e-5, atol=1e-5)
+        got = _host(fn(x))  # and the stream works on
+    np.testing.assert_allclose(got, want(a), rtol=1e-5, atol=1e-5)
