@@ -8,7 +8,7 @@ import importlib
 import pytest
 
 MODULES = ["stitchlab", "stitchlab.frontend.api", "stitchlab.frontend.array", "stitchlab.frontend.jit",
-           "stitchlab.frontend.library", "stitchlab.frontend.manipulation"]
+           "stitchlab.frontend.library", "stitchlab.frontend.manipulation", "stitchlab.frontend.linalg"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -59,7 +59,7 @@ def _lazy_tables() -> tuple[dict[np.ufunc, Any], dict[Any, Any]]:
     """(NumPy ufunc -> stitchlab function, NumPy function -> stitchlab function)."""
     global _tables
     if _tables is None:
-        from . import api, creation, library, manipulation
+        from . import api, creation, library, linalg, manipulation
 
         def lazy(name: str) -> Any:
             for module in (api, creation, library, manipulation):
@@ -68,7 +68,9 @@ def _lazy_tables() -> tuple[dict[np.ufunc, Any], dict[Any, Any]]:
             raise AttributeError(name)
 
         ufuncs = {getattr(np, n): lazy(n) for n in api.ELEMENTWISE + ["fabs", "matmul"] if isinstance(getattr(np, n, None), np.ufunc)}
-        _tables = ufuncs, {getattr(np, n): lazy(n) for n in _FUNCTIONS if hasattr(np, n)}
+        functions = {getattr(np, n): lazy(n) for n in _FUNCTIONS if hasattr(np, n)}
+        functions[np.linalg.norm] = linalg.norm
+        _tables = ufuncs, functions
     return _tables
 
 

@@ -24,7 +24,15 @@ SECTIONS = [
                                                             "broadcast_to", "broadcast_arrays", "where", "clip", "astype"]),
     ("Comparing and cleaning values", "", ["isclose", "allclose", "nan_to_num"]),
     ("Matrix products and joins", "A plan step of its own (CuPy/cuBLAS or NumPy), never fused; the work around it fuses.",
-     ["matmul", "concatenate", "stack"]),
+     ["matmul", "dot", "tensordot", "inner", "vdot", "einsum", "concatenate", "stack"]),
+    ("Gathers, scans, sorts and order statistics",
+     "Plan steps of their own run by CuPy or NumPy (`sl.explain`: \"interpreted\"); the work around them fuses.",
+     ["take", "take_along_axis", "cumsum", "cumprod", "sort", "argsort", "median", "quantile", "percentile"]),
+    ("Array manipulation and construction",
+     "Built from lazy views, index compares and broadcasts, fused into the kernel of their use (`roll`, `pad` and a 1-d `diag` join or gather).",
+     ["flip", "fliplr", "flipud", "tril", "triu", "eye", "identity", "diagonal", "diag", "trace", "outer", "tile", "repeat",
+      "meshgrid", "diff", "roll", "pad", "split", "array_split", "hsplit", "vsplit", "dsplit", "array_equal", "array_equiv",
+      "average"]),
     ("Elementwise functions", "NumPy's names and semantics (broadcasting, NumPy 2 type promotion); `sigmoid`, `rsqrt` and `erf` as in SciPy/CuPy.",
      sorted(ELEMENTWISE + ["fabs", "round", "around"])),
     ("Backends and counters", "", ["get_backend", "set_backend", "stats", "reset_stats"]),
@@ -53,6 +61,7 @@ for title, intro, ns in SECTIONS:
         if n == "ndarray":
             out += ["    options:", "      members: false"]
         out.append("")
+out += ["## `sl.linalg`", "", "::: stitchlab.frontend.linalg.norm", ""]
 out += [
     "## Notebook views",
     "",

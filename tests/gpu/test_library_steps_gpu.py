@@ -171,6 +171,23 @@ def test_median_and_quantiles_are_numpys(dtype: str) -> None:
             np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=tol, atol=0)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_norms_are_numpys_and_fuse(dtype: str) -> None:
+    import math
+
+    a = RNG.standard_normal((257, 1031)).astype(dtype)
+    x = _dev(a)
+    ref = a.astype(np.float64)
+    tol = 1e-5 if dtype == "float32" else 4e-3
+    for ord, axis in [(None, -1), (1, 0), (math.inf, 1), (0, 1), (3, -1), ("fro", None), (1, (0, 1)), (-math.inf, (1, 0))]:  # noqa: A001
+        got = _host(sl.linalg.norm(x, ord, axis))
+        assert got.dtype == np.dtype(dtype)
+        np.testing.assert_allclose(got.astype(np.float64), np.linalg.norm(ref, ord, axis), rtol=tol)
+    y = x / sl.linalg.norm(x, axis=-1, keepdims=True)
+    assert len(_families(y)) == 1
+    np.testing.assert_allclose(_host(y).astype(np.float64), ref / np.linalg.norm(ref, axis=-1, keepdims=True), rtol=tol, atol=tol * 0.1)
+
+
 def test_composites_run_as_the_kernels_the_plan_shows() -> None:
     a = RNG.standard_normal((513, 1031)).astype(np.float32)
     x = _dev(a)
