@@ -45,8 +45,8 @@ def _library_step(node: Node, args: list[Any], xp: ModuleType) -> Any:
             idx = xp.where(idx < 0, idx + n, idx)
         return xp.take(x, idx, axis=axis) if op == "take" else xp.take_along_axis(x, idx, axis)
     if is_bfloat16(x.dtype) or (x.dtype == np.float16 and op in ("cumsum", "cumprod")):
-        # in float32, each result rounded once (exact for sorting bfloat16, which CuPy cannot
-        # sort; for float16 scans more accurate than NumPy's, which round every partial result)
+        # in float32, each result rounded once: exact for sorting; for float16 scans more accurate
+        # than NumPy's, which round every partial result
         y = _library_step(node, [x.astype(np.float32)], xp)
         return y if op == "argsort" else cast(y, x.dtype, xp)
     if op == "argsort":

@@ -38,16 +38,18 @@ from .scratch import Scratch, capturing, keep_alive
 
 log = logging.getLogger("stitchlab.runtime")
 
-#: interpreted ops that cannot run while a stream is captured, and why
+_DEVICE_GATHER = (
+    "a gather with positions computed on the device (its bounds check reads a flag back to the "
+    "host; host positions are checked when the call is made and can be captured)"
+)
+#: interpreted ops that cannot run while a stream is captured, and why (a gather only when its
+#: positions were not checked on the host: ``attrs checked``)
 _UNCAPTURABLE = {
     "matmul": "a matrix product (CuPy does not call cuBLAS while a stream is being captured)",
     "einsum": "an einsum (CuPy contracts through cuBLAS, which it does not call while a stream is "
               "being captured)",
-    "take": "a gather with positions computed on the device (its bounds check reads a flag back "
-            "to the host; host positions are checked when the call is made and can be captured)",
-    "take_along_axis": "a gather with positions computed on the device (its bounds check reads a "
-                       "flag back to the host; host positions are checked when the call is made "
-                       "and can be captured)",
+    "take": _DEVICE_GATHER,
+    "take_along_axis": _DEVICE_GATHER,
 }
 
 
@@ -62,8 +64,8 @@ def _interpret_group(kernel: KernelPlan, slot: dict[int, int]) -> Any:
     assert info is not None
     members = {id(n) for n in info.members}
     outs = [(slot[id(n)], n) for n, _ in info.outputs]
-    uncapturable = next((_UNCAPTURABLE[n.op] for n in info.members if n.op in _UNCAPTURABLE and not (
-        n.op in ("take", "take_along_axis") and n.attr("checked"))), None)
+    uncapturable = next((_UNCAPTURABLE[n.op] for n in info.members
+                         if n.op in _UNCAPTURABLE and not n.attr("checked")), None)
 
     def run(env: list[Any], held: list[Any] | None = None) -> None:
         if uncapturable is not None and held is not None:
