@@ -6,6 +6,7 @@ around them fused, and ``sl.jit`` replaying them. GPU: ``tests/gpu/test_library_
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -306,3 +307,45 @@ def test_median_is_a_sort_step_with_the_rest_fused() -> None:
     y = sl.median(sl.asarray(A) * 2, axis=1) + 1
     kinds = families(y)
     assert len(kinds) == 3 and kinds[1] == "interpreted"  # x * 2; the sort; the mean of the middle, + 1
+
+
+NAN_DATA = {dt: (np.random.default_rng(9).standard_normal((5, 7, 6)) * 20).astype(dt) for dt in ("float32", "float64", "float16")}
+for _a in NAN_DATA.values():
+    _a[np.random.default_rng(10).random(_a.shape) < 0.3] = np.nan
+    _a[2, 3, :] = np.nan  # an all-NaN row
+    _a[:, 1, 2] = np.nan
+
+
+@pytest.mark.parametrize("dtype", list(NAN_DATA))
+@pytest.mark.parametrize("axis", [None, 0, -1, (0, 2)])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_nan_skipping_median_and_quantiles_are_numpys(dtype: str, axis: Any, keepdims: bool) -> None:
+    a = NAN_DATA[dtype]
+    with warnings.catch_warnings():  # NumPy warns of the all-NaN slices
+        warnings.simplefilter("ignore", RuntimeWarning)
+        want = np.asarray(np.nanmedian(a, axis=axis, keepdims=keepdims))
+    same(sl.nanmedian(sl.asarray(a), axis=axis, keepdims=keepdims), want)
+    qs: list[Any] = [0.3, 1, 0, [0.1, 0.5, 1.0], np.float64(0.75), 0.99, [0, 1]]
+    if not isinstance(axis, tuple):  # a 2-d q over several axes: NumPy's nanquantile orders the axes otherwise
+        qs.append(np.array([[0.2, 0.9]]))
+    for q in qs:
+        for method in ("linear", "lower", "higher", "nearest", "midpoint"):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                want = np.asarray(np.nanquantile(a, q, axis=axis, method=method, keepdims=keepdims))
+                p = type(q)(q * 100) if type(q) in (int, float) else np.asarray(q) * 100
+                want_p = np.asarray(np.nanpercentile(a, p, axis=axis, method=method, keepdims=keepdims))
+            same(sl.nanquantile(sl.asarray(a), q, axis=axis, method=method, keepdims=keepdims), want)
+            same(np.nanpercentile(sl.asarray(a), p, axis=axis, method=method, keepdims=keepdims), want_p)
+
+
+def test_nan_skipping_functions_of_integers_are_the_plain_ones() -> None:
+    same(sl.nanmedian(sl.asarray(I32), axis=1), np.nanmedian(I32, axis=1))
+    same(sl.nanquantile(sl.asarray(I32), 0.3, axis=0), np.nanquantile(I32, 0.3, axis=0))
+
+
+def test_nanquantile_gathers_need_no_check_and_can_be_captured() -> None:
+    y = sl.nanquantile(sl.asarray(NAN_DATA["float32"]), 0.5, axis=-1)
+    steps = [n for k in sl.explain(y).kernels for n in (k.nodes if k.schedule.family == "interpreted" else ())]
+    gathers = [n for n in steps if n.op == "take_along_axis"]
+    assert gathers and all(n.attr("checked") for n in gathers)

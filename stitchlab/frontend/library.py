@@ -14,14 +14,15 @@ from typing import Any
 import numpy as np
 
 from .. import runtime
+from ..ir.dtypes import is_float
 from . import build
-from .api import isnan, matmul, mean, multiply, ravel, where  # type: ignore[attr-defined]
+from .api import clip, floor, isnan, matmul, mean, multiply, ravel, rint, where  # type: ignore[attr-defined]
 from .array import LazyArray
 from .creation import _leaf, asarray
 
 __all__ = [
     "take", "take_along_axis", "cumsum", "cumprod", "sort", "argsort", "dot", "tensordot", "inner",
-    "vdot", "einsum", "median", "quantile", "percentile",
+    "vdot", "einsum", "median", "quantile", "percentile", "nanmedian", "nanquantile", "nanpercentile",
 ]
 
 _SORT_KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
@@ -426,20 +427,24 @@ def _quantile(name: str, a: Any, q_in: Any, axis: Any, out: Any, method: str, ke
         gamma = v - prev if method == "linear" else np.where(v % 1 == 0, 0.0, 0.5)
         lo = take(s, np.where(top, n - 1, prev).astype(np.int64), axis=-1)
         hi = take(s, np.where(top, n - 1, prev + 1).astype(np.int64), axis=-1)
-        diff = hi - lo
-        if weak:  # a Python q: the input's float dtype, as NumPy's weak promotion gives
-            t = float(gamma[0])
-            result = (hi - diff * (1 - t)) if t >= 0.5 else (lo + diff * t)
-        else:  # a NumPy q: float64, as NumPy's float64 gamma array promotes it
-            t64 = asarray(gamma)
-            lo64, hi64, diff64 = (w.astype(np.float64) for w in (lo, hi, diff))
-            result = where(t64 >= 0.5, hi64 - diff64 * (1 - t64), lo64 + diff64 * t64)
-        result = _nan_last(s[..., -1:], result)
+        result = _nan_last(s[..., -1:], _lerp(lo, hi, gamma, weak))
     kept = s.shape[:-1]
     result = result.reshape(kept + q.shape)
     order = tuple(range(len(kept), result.ndim)) + tuple(range(len(kept)))  # q's axes first, as NumPy
     result = result.transpose(order)
     return result.reshape(q.shape + keep_shape) if keepdims else result
+
+
+def _lerp(lo: LazyArray, hi: LazyArray, gamma: Any, weak: bool) -> LazyArray:
+    """NumPy's interpolation between neighbours: ``lo + (hi - lo) * t``, or ``hi - (hi - lo) * (1 -
+    t)`` where ``t >= 0.5``. ``gamma`` (float64, host or lazy) is ``t``; ``weak``: ``t`` is a Python
+    float to NumPy, which converts it (and ``1 - t``) to the values' float dtype, else float64."""
+    g = asarray(gamma)
+    dt = lo.dtype if weak and is_float(lo.dtype) else np.dtype(np.float64)
+    diff = hi - lo
+    if not weak:
+        lo, hi, diff = lo.astype(dt), hi.astype(dt), diff.astype(dt)
+    return where(g >= 0.5, hi - diff * (1.0 - g).astype(dt), lo + diff * g.astype(dt))
 
 
 def _q_of(name: str, q: Any, scale: float) -> tuple[np.ndarray, bool]:
@@ -485,3 +490,104 @@ def percentile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_inpu
     """
     del overwrite_input  # nothing is overwritten: the sort makes a new array
     return _quantile("percentile", a, q, axis, out, method, keepdims)
+
+
+def _gather_last(s: LazyArray, positions: LazyArray) -> LazyArray:
+    """``s`` at ``positions`` along its last axis: positions computed on the device that are in
+    bounds by construction (clipped), so the step needs no check (and can be captured)."""
+    n = s.shape[-1]
+    pos = clip(positions, 0, n - 1).astype(np.int64)
+    return LazyArray(build.take_along_axis(s._node, pos._node, s.ndim - 1, checked=True))
+
+
+def _nan_stats(name: str, a: Any, axis: Any) -> tuple[LazyArray, tuple[int, ...], LazyArray]:
+    s, keep_shape, n = _sorted_last(a, axis)
+    if n == 0:
+        raise ValueError(f"{name} of an empty slice: NumPy returns NaN with a RuntimeWarning; give a non-empty axis")
+    return s, keep_shape, (~isnan(s)).sum(-1, keepdims=True)  # NaN sorts last: the first c are numbers
+
+
+def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False, keepdims: bool = False) -> LazyArray:
+    """The median of the values that are not NaN along ``axis``, NumPy's ``nanmedian``: NaN where a
+    slice holds only NaN (without NumPy's ``RuntimeWarning``); integers are :func:`median`'s. A
+    sort step, then a gather of the middle positions (computed on the device from each slice's
+    count of numbers) and the mean of the middle one or two.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.nanmedian(sl.asarray(np.array([[3.0, np.nan, 1.0, 2.0], [np.nan, 4.0, np.nan, 6.0]])), axis=1).get()
+        array([2., 5.])
+    """
+    x = asarray(a)
+    if not is_float(x.dtype):
+        return median(x, axis, out, overwrite_input, keepdims)
+    if out is not None:
+        raise TypeError("nanmedian: out= is handled by NumPy's np.nanmedian on stitchlab arrays; sl.nanmedian returns a new array")
+    s, keep_shape, c = _nan_stats("nanmedian", x, axis)
+    lo, hi = _gather_last(s, (c - 1) // 2), _gather_last(s, c // 2)
+    if x.dtype == np.float16:  # NumPy's float16 mean: summed in float32, rounded once
+        pair = ((lo.astype(np.float32) + hi.astype(np.float32)) / 2).astype(x.dtype)
+    else:
+        pair = (lo + hi) / 2
+    m = where(c == 0, np.nan, where(c % 2 == 1, lo, pair))[..., 0]
+    return m.reshape(keep_shape) if keepdims else m
+
+
+def _nan_quantile(name: str, a: Any, q_in: Any, axis: Any, out: Any, method: str, keepdims: bool) -> LazyArray:
+    x = asarray(a)
+    if not is_float(x.dtype):  # no NaN to skip: NumPy's nanquantile is quantile there
+        return _quantile(name[3:], x, q_in, axis, out, method, keepdims)
+    if out is not None:
+        raise TypeError(f"{name}: out= is handled by NumPy's np.{name} on stitchlab arrays; sl.{name} returns a new array")
+    q, weak = _q_of(name, q_in, 100.0 if name == "nanpercentile" else 1.0)
+    if method not in _QUANTILE_METHODS:
+        raise ValueError(f"{name}: method {method!r} is not supported by stitchlab (one of {', '.join(_QUANTILE_METHODS)})")
+    s, keep_shape, c = _nan_stats(name, x, axis)
+    v = (c - 1).astype(np.float64) * asarray(q.ravel().astype(np.float64))  # per slice and q
+    if method in ("lower", "higher", "nearest") or (method == "linear" and q.dtype.kind in "iu"):
+        pos = {"lower": floor, "higher": lambda t: -floor(-t), "nearest": rint, "linear": floor}[method](v)
+        result = _gather_last(s, pos)
+    else:
+        if method == "midpoint":
+            v = 0.5 * (floor(v) - floor(-v))
+        top = v >= (c - 1)  # NumPy reads the last number twice there
+        prev = where(top, -1.0, floor(v))
+        gamma = v - prev if method == "linear" else where(v % 1 == 0, 0.0, 0.5)
+        lo = _gather_last(s, where(top, c - 1, prev))
+        hi = _gather_last(s, where(top, c - 1, prev + 1))
+        result = _lerp(lo, hi, gamma, weak)
+    result = where(c == 0, np.nan, result)
+    kept = s.shape[:-1]
+    result = result.reshape(kept + q.shape)
+    result = result.transpose(tuple(range(len(kept), result.ndim)) + tuple(range(len(kept))))
+    return result.reshape(q.shape + keep_shape) if keepdims else result
+
+
+def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+                method: str = "linear", keepdims: bool = False) -> LazyArray:
+    """:func:`quantile` of the values that are not NaN in each slice, NumPy's ``nanquantile``: NaN
+    where a slice holds only NaN (without NumPy's ``RuntimeWarning``). The positions come from
+    each slice's count of numbers, on the device, and are gathered after the sort step. The result's
+    shape is :func:`quantile`'s (``q``'s axes first), also for a 2-d ``q`` over several axes,
+    where NumPy's ``nanquantile`` orders them otherwise.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.nanquantile(sl.asarray(np.array([1.0, np.nan, 3.0, 2.0])), 0.25).get()
+        array(1.5)
+    """
+    del overwrite_input  # nothing is overwritten: the sort makes a new array
+    return _nan_quantile("nanquantile", a, q, axis, out, method, keepdims)
+
+
+def nanpercentile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+                  method: str = "linear", keepdims: bool = False) -> LazyArray:
+    """:func:`nanquantile` of ``q / 100``, NumPy's ``nanpercentile``.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.nanpercentile(sl.asarray(np.array([1.0, np.nan, 3.0, 2.0])), 50.0).get()
+        array(2.)
+    """
+    del overwrite_input
+    return _nan_quantile("nanpercentile", a, q, axis, out, method, keepdims)

@@ -3,7 +3,7 @@
 lazy graph as ``sl.exp(x)``, ``sl.mean(x, axis=0)``..., so NumPy code fuses unchanged (NEP 13
 ``__array_ufunc__``, NEP 18 ``__array_function__``; CuPy arrays answer the same protocols).
 
-* What stitchlab has no lazy version of (``np.nanmedian(x)``, ``np.unique``,
+* What stitchlab has no lazy version of (``np.unique(x)``, ``np.nancumsum``,
   ``np.add.accumulate(x)``) runs on the evaluated values in the library that holds
   them, CuPy on the GPU and NumPy on the CPU, and returns that library's arrays, as it would for
   CuPy/NumPy arrays (NumPy on a host copy where CuPy lacks the function).
@@ -37,7 +37,7 @@ _FUNCTIONS = (
     # library steps (stitchlab.frontend.library) and views/composites (.manipulation)
     "take", "take_along_axis", "cumsum", "cumprod", "sort", "argsort", "dot", "tensordot", "inner",
     "vdot", "einsum",
-    "median", "quantile", "percentile",
+    "median", "quantile", "percentile", "nanmedian", "nanquantile", "nanpercentile",
     "flip", "fliplr", "flipud", "tril", "triu", "diagonal", "diag", "trace", "outer", "split",
     "array_split", "hsplit", "vsplit", "dsplit", "tile", "repeat", "meshgrid", "diff", "roll",
     "pad", "array_equal", "array_equiv", "average",

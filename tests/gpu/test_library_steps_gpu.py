@@ -172,6 +172,26 @@ def test_median_and_quantiles_are_numpys(dtype: str) -> None:
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_nan_skipping_median_and_quantiles_are_numpys(dtype: str) -> None:
+    import warnings
+
+    a = (RNG.standard_normal((96, 301)) * 50).astype(dtype)
+    a[RNG.random(a.shape) < 0.25] = np.nan
+    a[5] = np.nan  # an all-NaN row
+    x = _dev(a)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for axis in (1, 0):
+            np.testing.assert_array_equal(_host(sl.nanmedian(x, axis=axis)), np.nanmedian(a, axis=axis))
+            for q, method in [(0.3, "linear"), ([0.1, 0.9], "linear"), (0.5, "midpoint"), ([0.25, 1.0], "nearest")]:
+                got = _host(sl.nanquantile(x, q, axis=axis, method=method))
+                want = np.asarray(np.nanquantile(a, q, axis=axis, method=method))
+                assert got.dtype == want.dtype and got.shape == want.shape
+                tol = (2e-7 if dtype == "float32" else 1e-3) * 4  # a fused multiply-add: one rounding apart
+                np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=tol, atol=0)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
 def test_norms_are_numpys_and_fuse(dtype: str) -> None:
     import math
 
