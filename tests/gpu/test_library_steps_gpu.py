@@ -266,3 +266,34 @@ def test_steps_that_cannot_be_captured_raise_a_clear_error(fn: Any, match: str, 
         stream.synchronize()
         got = _host(fn(x))  # and the stream works on
     np.testing.assert_allclose(got, want(a), rtol=1e-5, atol=1e-5)
+
+
+@sl.jit
+def _capturable_steps(x: Any) -> Any:
+    s = sl.sort(x * 2, axis=1)
+    return sl.cumsum(s, axis=1) + 1, x[[5, 0, -1]], sl.nanquantile(x, 0.25, axis=0)
+
+
+def test_scans_sorts_and_host_gathers_are_captured_and_replayed() -> None:
+    import cupy as cp
+
+    a = RNG.standard_normal((64, 300)).astype(np.float32)
+    x = cp.asarray(a)
+    stream = cp.cuda.Stream(non_blocking=True)
+    with stream:
+        _capturable_steps(x)
+        stream.synchronize()
+        stream.begin_capture()
+        try:
+            outs = _capturable_steps(x)
+        finally:
+            graph = stream.end_capture()
+        b = RNG.standard_normal((64, 300)).astype(np.float32)
+        x[...] = cp.asarray(b)  # the replay reads x's current contents
+        graph.launch(stream=stream)
+        stream.synchronize()
+        got = [_host(o) for o in outs]
+    scan = np.cumsum(np.sort(b.astype(np.float64) * 2, axis=1), axis=1) + 1
+    np.testing.assert_allclose(got[0], scan, rtol=1e-5, atol=1e-5 * np.abs(b * 2).sum(1).max())  # another order of adds
+    np.testing.assert_array_equal(got[1], b[[5, 0, -1]])
+    np.testing.assert_allclose(got[2], np.nanquantile(b, 0.25, axis=0), rtol=1e-6)
