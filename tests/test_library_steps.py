@@ -349,3 +349,33 @@ def test_nanquantile_gathers_need_no_check_and_can_be_captured() -> None:
     steps = [n for k in sl.explain(y).kernels for n in (k.nodes if k.schedule.family == "interpreted" else ())]
     gathers = [n for n in steps if n.op == "take_along_axis"]
     assert gathers and all(n.attr("checked") for n in gathers)
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_searchsorted_is_numpys(side: str) -> None:
+    a = np.array([1.0, 2.0, 2.0, 5.0, np.nan], np.float32)
+    v = np.array([[2.0, np.nan], [5.5, -1.0]])
+    same(sl.searchsorted(sl.asarray(a), v, side=side), np.searchsorted(a, v, side=side))
+    same(np.searchsorted(sl.asarray(a), v, side=side), np.searchsorted(a, v, side=side))
+    same(sl.searchsorted(sl.asarray(np.array([3, 1, 2])), [2], side, sorter=[1, 2, 0]),
+         np.searchsorted(np.array([3, 1, 2]), [2], side, sorter=[1, 2, 0]))
+    same(sl.searchsorted(sl.asarray(I32[0]), 2.5), np.asarray(np.searchsorted(I32[0], 2.5)))
+
+
+@pytest.mark.parametrize("bins", [[1, 2, 3], [3, 2, 1], [1, 1, 2], [2.5], np.array([0.0, 1.0, np.inf])])
+@pytest.mark.parametrize("right", [False, True])
+def test_digitize_is_numpys(bins: Any, right: bool) -> None:
+    x = np.array([-1.0, 0.5, 1.0, 2.0, 3.0, 3.5, np.nan])
+    same(sl.digitize(sl.asarray(x), bins, right), np.digitize(x, bins, right))
+    same(np.digitize(sl.asarray(x), bins, right), np.digitize(x, bins, right))
+
+
+def test_search_errors_are_numpys() -> None:
+    with pytest.raises(ValueError, match="search side must be 'left' or 'right'"):
+        sl.searchsorted(sl.asarray(np.arange(3)), 1, side="middle")
+    with pytest.raises(ValueError, match="a must be 1-d"):
+        sl.searchsorted(sl.asarray(np.ones((2, 2))), 1)
+    with pytest.raises(ValueError, match="bins must be monotonically increasing or decreasing"):
+        sl.digitize(sl.asarray(np.arange(3)), [1, 3, 2])
+    with pytest.raises(TypeError, match="bins must be known on the host"):
+        sl.digitize(sl.asarray(np.arange(3)), sl.asarray(np.arange(3)))

@@ -349,6 +349,19 @@ def einsum(subscripts: str, nodes: Sequence[Node]) -> Node:
     return Node("einsum", tuple(astype(n, dtype) for n in nodes), shape, dtype, make_attrs(subscripts=spec), device=device)
 
 
+def searchsorted(a: Node, v: Node, side: str) -> Node:
+    """NumPy's ``searchsorted``: the int64 positions where ``v``'s elements would go in the sorted
+    1-d ``a`` (both compared in their ``result_type``); a node of its own (``Kind.CONTRACT``)."""
+    if side not in ("left", "right"):
+        raise ValueError(f"search side must be 'left' or 'right' (got {side!r})")
+    if len(a.shape) != 1:
+        raise ValueError(f"searchsorted: a must be 1-d (got shape {a.shape}); sort along an axis of a 1-d array")
+    dtype = as_dtype(np.result_type(a.dtype, v.dtype))
+    device = common_device([a, v], "searchsorted")
+    return Node("searchsorted", (astype(a, dtype), astype(v, dtype)), v.shape, np.dtype(np.int64),
+                make_attrs(side=side), device=device)
+
+
 def scan(opname: str, x: Node, axis: int | None, dtype: Any) -> Node:
     """NumPy's ``cumsum``/``cumprod``: ``axis=None`` scans the flattened array; the result dtype is
     ``dtype`` or NumPy's (integers narrower than int64 and bool widen to int64/uint64)."""

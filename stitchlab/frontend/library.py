@@ -23,6 +23,7 @@ from .creation import _leaf, asarray
 __all__ = [
     "take", "take_along_axis", "cumsum", "cumprod", "sort", "argsort", "dot", "tensordot", "inner",
     "vdot", "einsum", "median", "quantile", "percentile", "nanmedian", "nanquantile", "nanpercentile",
+    "searchsorted", "digitize",
 ]
 
 _SORT_KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
@@ -591,3 +592,47 @@ def nanpercentile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_i
     """
     del overwrite_input
     return _nan_quantile("nanpercentile", a, q, axis, out, method, keepdims)
+
+
+def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> LazyArray:
+    """Where the elements of ``v`` would go in the sorted 1-d ``a`` to keep it sorted (NumPy's
+    ``searchsorted``: ``side="left"`` the first such position, ``"right"`` the last; NaN sorts
+    last; ``sorter`` the positions that sort ``a``). int64, ``v``'s shape; a plan step of its own
+    (``cupy.searchsorted``).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.searchsorted(sl.asarray(np.array([1.0, 2.0, 2.0, 5.0])), [2.0, 3.0], side="right").get()
+        array([3, 3])
+    """
+    x = asarray(a)
+    if sorter is not None:
+        x = take(x, sorter)
+    return LazyArray(build.searchsorted(x._node, asarray(v)._node, side))
+
+
+def digitize(x: Any, bins: Any, right: bool = False) -> LazyArray:
+    """The bin of each element of ``x`` (NumPy's ``digitize``): ``i`` with ``bins[i-1] <= x <
+    bins[i]`` for increasing bins (``<`` and ``<=`` swapped with ``right=True``), mirrored for
+    decreasing ones. ``bins`` must be known on the host (its monotonicity is checked there, as
+    NumPy does). A :func:`searchsorted` step.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.digitize(sl.asarray(np.array([0.5, 1.0, 3.0])), [1.0, 2.0, 3.0]).get()
+        array([0, 1, 3])
+    """
+    if isinstance(bins, LazyArray) or hasattr(bins, "__cuda_array_interface__"):
+        raise TypeError("digitize: bins must be known on the host (a list or a NumPy array) to check that they are monotonic")
+    b = np.asarray(bins)
+    if b.ndim != 1:
+        raise ValueError("object too deep for desired array" if b.ndim > 1 else "object of too small depth for desired array")
+    with np.errstate(invalid="ignore"):
+        d = np.diff(b)
+    increasing, decreasing = bool(np.all(d >= 0)), bool(np.all(d <= 0))
+    if not (increasing or decreasing):
+        raise ValueError("bins must be monotonically increasing or decreasing")
+    side = "left" if right else "right"
+    if increasing:
+        return searchsorted(b, x, side=side)
+    return len(b) - searchsorted(b[::-1].copy(), x, side=side)

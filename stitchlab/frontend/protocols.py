@@ -37,7 +37,7 @@ _FUNCTIONS = (
     # library steps (stitchlab.frontend.library) and views/composites (.manipulation)
     "take", "take_along_axis", "cumsum", "cumprod", "sort", "argsort", "dot", "tensordot", "inner",
     "vdot", "einsum",
-    "median", "quantile", "percentile", "nanmedian", "nanquantile", "nanpercentile",
+    "median", "quantile", "percentile", "nanmedian", "nanquantile", "nanpercentile", "searchsorted", "digitize",
     "flip", "fliplr", "flipud", "tril", "triu", "diagonal", "diag", "trace", "outer", "split",
     "array_split", "hsplit", "vsplit", "dsplit", "tile", "repeat", "meshgrid", "diff", "roll",
     "pad", "array_equal", "array_equiv", "average",

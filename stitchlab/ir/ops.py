@@ -268,6 +268,8 @@ _op("take", Kind.CONTRACT, 2, np.take)
 #: attrs axis, checked: NumPy's take_along_axis of input 0 at the positions of input 1 (both
 #: already broadcast to the result's shape, input 0 keeping its own extent along axis).
 _op("take_along_axis", Kind.CONTRACT, 2, np.take_along_axis)
+#: attrs side: NumPy's searchsorted of input 1 in the sorted 1-d input 0 (both in one dtype); int64.
+_op("searchsorted", Kind.CONTRACT, 2, np.searchsorted)
 #: attrs axis: running sum / product along axis (input already in the result dtype).
 _op("cumsum", Kind.CONTRACT, 1, np.cumsum)
 _op("cumprod", Kind.CONTRACT, 1, np.cumprod)

@@ -90,6 +90,9 @@ def eval_node(node: Node, args: list[Any], xp: ModuleType) -> Any:
         return xp.concatenate(args, axis=node.attr("axis"))
     if op == "einsum":
         return xp.einsum(node.attr("subscripts"), *args)
+    if op == "searchsorted":
+        a, v = (x.astype(np.float32) if is_bfloat16(x.dtype) else x for x in args)  # bfloat16 compares exactly in float32
+        return xp.searchsorted(a, v, side=node.attr("side"))
     if op in _LIBRARY_STEPS:
         return _library_step(node, args, xp)
     return opdef.numpy(*args)  # NumPy ufuncs dispatch to CuPy arrays (NEP 13/18)

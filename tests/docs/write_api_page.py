@@ -28,7 +28,7 @@ SECTIONS = [
     ("Gathers, scans, sorts and order statistics",
      "Plan steps of their own run by CuPy or NumPy (`sl.explain`: \"interpreted\"); the work around them fuses.",
      ["take", "take_along_axis", "cumsum", "cumprod", "sort", "argsort", "median", "quantile", "percentile",
-      "nanmedian", "nanquantile", "nanpercentile"]),
+      "nanmedian", "nanquantile", "nanpercentile", "searchsorted", "digitize"]),
     ("Array manipulation and construction",
      "Built from lazy views, index compares and broadcasts, fused into the kernel of their use (`roll`, `pad` and a 1-d `diag` join or gather).",
      ["flip", "fliplr", "flipud", "tril", "triu", "eye", "identity", "diagonal", "diag", "trace", "outer", "tile", "repeat",

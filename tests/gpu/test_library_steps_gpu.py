@@ -129,6 +129,21 @@ def test_sort_and_stable_argsort_are_numpys(dtype: str) -> None:
         np.testing.assert_array_equal(_host(sl.argsort(x, axis)), np.argsort(a, axis, kind="stable"))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int32"])
+def test_searchsorted_and_digitize_are_numpys(dtype: str) -> None:
+    dt = as_dtype(dtype)
+    a = np.sort(np.round(RNG.standard_normal(1000) * 20).astype(dt).astype(np.float64)).astype(dt)  # ties
+    v = np.round(RNG.standard_normal((64, 33)) * 25).astype(dt)
+    if dt.kind == "f":
+        a[-3:] = np.nan
+        v[0, :4] = np.nan
+    for side in ("left", "right"):
+        got = _host(sl.searchsorted(_dev(a), _dev(v), side=side))
+        np.testing.assert_array_equal(got, np.searchsorted(a.astype(np.float64), v.astype(np.float64), side=side))
+    bins = np.unique(a.astype(np.float64)[:-3])[::7]
+    np.testing.assert_array_equal(_host(sl.digitize(_dev(v), bins)), np.digitize(v.astype(np.float64), bins))
+
+
 def test_products_built_on_matmul_are_numpys() -> None:
     a, b = RNG.standard_normal((4, 30, 50)).astype(np.float32), RNG.standard_normal((3, 50, 20)).astype(np.float32)
     ref = np.dot(a.astype(np.float64), b.astype(np.float64))
