@@ -235,11 +235,19 @@ def concatenate(nodes: Sequence[Node], axis: int | None) -> Node:
                 make_attrs(axis=axis), device=device)
 
 
+def check_index_dtype(dtype: np.dtype, along_axis: bool = False) -> None:
+    """NumPy's error for positions that are not integers (``take`` also accepts bool;
+    ``take_along_axis`` does not)."""
+    if along_axis and dtype.kind not in "iu":
+        raise IndexError("`indices` must be an integer array")
+    if dtype.kind not in "iub":
+        raise IndexError(f"arrays used as indices must be of integer (or boolean) type, not {dtype}")
+
+
 def check_indices(indices: np.ndarray, n: int, axis: int) -> np.ndarray:
     """Host positions along an axis of extent ``n``: NumPy's errors for a float array or a position
     out of bounds, returned as non-negative int64."""
-    if indices.dtype.kind not in "iub":
-        raise IndexError(f"arrays used as indices must be of integer (or boolean) type, not {indices.dtype}")
+    check_index_dtype(indices.dtype)
     idx = indices.astype(np.int64)
     bad = (idx < -n) | (idx >= n)
     if bad.any():
@@ -254,8 +262,7 @@ def take(x: Node, indices: Node, axis: int, checked: bool) -> Node:
     + indices.shape + x.shape[axis + 1:]``. ``checked``: the positions were validated on the host
     (:func:`check_indices`); otherwise the step checks them when it runs. A node of its own, never
     fused (``Kind.CONTRACT``)."""
-    if indices.dtype.kind not in "iub":
-        raise IndexError(f"arrays used as indices must be of integer (or boolean) type, not {indices.dtype}")
+    check_index_dtype(indices.dtype)
     device = common_device([x, indices], "take")
     shape = x.shape[:axis] + indices.shape + x.shape[axis + 1:]
     return Node("take", (x, astype(indices, np.dtype(np.int64))), shape, x.dtype,
@@ -266,8 +273,7 @@ def take_along_axis(x: Node, indices: Node, axis: int, checked: bool) -> Node:
     """NumPy's ``take_along_axis`` (``axis`` normalized, same number of dimensions): the other axes
     broadcast between ``x`` and ``indices``; the result has ``indices``' extent along ``axis``.
     ``checked`` as in :func:`take`."""
-    if indices.dtype.kind not in "iu":
-        raise IndexError("`indices` must be an integer array")
+    check_index_dtype(indices.dtype, along_axis=True)
     shape = []
     for d, (a, b) in enumerate(zip(x.shape, indices.shape, strict=True)):
         if d != axis and a != b and 1 not in (a, b):

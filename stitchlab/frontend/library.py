@@ -1,8 +1,10 @@
 """NumPy functions that become plan steps of their own, run by the array library (CuPy on the
-GPU, NumPy on the CPU) and never fused: gathers (``take``, integer-array indexing), scans
-(``cumsum``, ``cumprod``), sorts (``sort``, ``argsort``), and the products built on ``matmul``
-(``dot``, ``tensordot``, ``inner``, ``vdot``). The work before and after them fuses as usual, and
-``sl.jit`` traces and replays them.
+GPU, NumPy on the CPU) and never fused: gathers (``take``, ``take_along_axis``, integer-array
+indexing), scans (``cumsum``, ``cumprod``), sorts (``sort``, ``argsort``), searches
+(``searchsorted``, ``digitize``), ``einsum``, the order statistics built on a sort (``median``,
+``quantile``, ``percentile`` and their NaN-skipping versions), and the products built on
+``matmul`` (``dot``, ``tensordot``, ``inner``, ``vdot``). The work before and after them fuses as
+usual, and ``sl.jit`` traces and replays them.
 """
 
 from __future__ import annotations
@@ -59,8 +61,7 @@ def _take(x: LazyArray, indices: Any, axis: int, mode: str = "raise") -> LazyArr
             host = np.clip(host.astype(np.int64), 0, n - 1)
         return LazyArray(build.take(x._node, _checked_leaf(x, host, axis), axis, checked=True))
     i = asarray(indices)
-    if i.dtype.kind not in "iub":
-        raise IndexError(f"arrays used as indices must be of integer (or boolean) type, not {i.dtype}")
+    build.check_index_dtype(i.dtype)  # before a wrap or clip casts it
     if mode == "wrap":
         i = i.astype(np.int64) % n
     elif mode == "clip":
@@ -119,8 +120,7 @@ def take_along_axis(arr: Any, indices: Any, axis: Any = -1) -> LazyArray:
         raise ValueError("`indices` and `arr` must have the same number of dimensions")
     axis = build.normalize_axis(axis, x.ndim)
     if host is not None:
-        if host.dtype.kind not in "iu":
-            raise IndexError("`indices` must be an integer array")
+        build.check_index_dtype(host.dtype, along_axis=True)
         return LazyArray(build.take_along_axis(x._node, _checked_leaf(x, host, axis), axis, checked=True))
     return LazyArray(build.take_along_axis(x._node, asarray(indices)._node, axis, checked=False))
 
@@ -204,11 +204,14 @@ def cumprod(a: Any, axis: Any = None, dtype: Any = None) -> LazyArray:
     return _scan("cumprod", a, axis, dtype)
 
 
-def _check_kind(kind: Any, stable: Any) -> None:
+def _sort(opname: str, a: Any, axis: Any, kind: Any, order: Any, stable: Any) -> LazyArray:
     if kind not in _SORT_KINDS:
         raise ValueError(f"sort kind must be one of 'quick', 'heap', or 'stable' (got {kind!r})")
     if stable not in (None, True, False):
         raise ValueError(f"stable must be None, True or False (got {stable!r})")
+    if order is not None:
+        raise ValueError(f"{opname}: order= applies to structured arrays, which stitchlab does not have")
+    return LazyArray(build.sort(opname, asarray(a)._node, axis))
 
 
 def sort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *, stable: Any = None) -> LazyArray:
@@ -220,10 +223,7 @@ def sort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *, stable:
         >>> sl.sort(sl.asarray(np.array([3.0, np.nan, -1.0, 2.0]))).get()
         array([-1.,  2.,  3., nan])
     """
-    _check_kind(kind, stable)
-    if order is not None:
-        raise ValueError("sort: order= applies to structured arrays, which stitchlab does not have")
-    return LazyArray(build.sort("sort", asarray(a)._node, axis))
+    return _sort("sort", a, axis, kind, order, stable)
 
 
 def argsort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *, stable: Any = None) -> LazyArray:
@@ -236,10 +236,7 @@ def argsort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *, stab
         >>> sl.argsort(sl.asarray(np.array([3.0, 1.0, 2.0, 1.0]))).get()
         array([1, 3, 2, 0])
     """
-    _check_kind(kind, stable)
-    if order is not None:
-        raise ValueError("argsort: order= applies to structured arrays, which stitchlab does not have")
-    return LazyArray(build.sort("argsort", asarray(a)._node, axis))
+    return _sort("argsort", a, axis, kind, order, stable)
 
 
 def tensordot(a: Any, b: Any, axes: Any = 2) -> LazyArray:
@@ -371,6 +368,11 @@ def _sorted_last(a: Any, axis: Any) -> tuple[LazyArray, tuple[int, ...], int]:
     return sort(y, -1), keep_shape, n
 
 
+def _no_out(name: str, out: Any) -> None:
+    if out is not None:
+        raise TypeError(f"{name}: out= is handled by NumPy's np.{name} on stitchlab arrays; sl.{name} returns a new array")
+
+
 def _nan_last(last: LazyArray, result: LazyArray) -> LazyArray:
     """NumPy's rule: a slice holding a NaN gives that NaN (``last``: the slices' last sorted values,
     where a NaN sorts)."""
@@ -389,8 +391,7 @@ def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = Fa
         >>> sl.median(sl.asarray(np.array([[3.0, 1.0, 2.0, 10.0]])), axis=1).get()
         array([2.5])
     """
-    if out is not None:
-        raise TypeError("median: out= is handled by NumPy's np.median on stitchlab arrays; sl.median returns a new array")
+    _no_out("median", out)
     del overwrite_input  # nothing is overwritten: the sort makes a new array
     s, keep_shape, n = _sorted_last(a, axis)
     if n == 0:
@@ -403,15 +404,30 @@ def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = Fa
 _QUANTILE_METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
 
 
-def _quantile(name: str, a: Any, q_in: Any, axis: Any, out: Any, method: str, keepdims: bool) -> LazyArray:
-    if out is not None:
-        raise TypeError(f"{name}: out= is handled by NumPy's np.{name} on stitchlab arrays; sl.{name} returns a new array")
-    q, weak = _q_of(name, q_in, 100.0 if name == "percentile" else 1.0)
+def _q_args(name: str, q_in: Any, out: Any, method: str) -> tuple[np.ndarray, bool]:
+    """``q`` as a host array (divided by 100 for a percentile) and whether NumPy promotes it weakly,
+    after NumPy's checks of ``q``, ``out`` and ``method``."""
+    _no_out(name, out)
+    q, weak = _q_of(name, q_in, 100.0 if name.endswith("percentile") else 1.0)
     if method not in _QUANTILE_METHODS:
         raise ValueError(
             f"{name}: method {method!r} is not supported by stitchlab (one of {', '.join(_QUANTILE_METHODS)}); "
             f"call np.{name} on x.get() for the others"
         )
+    return q, weak
+
+
+def _q_axes_first(result: LazyArray, q: np.ndarray, keep_shape: tuple[int, ...], keepdims: bool) -> LazyArray:
+    """Results laid out (kept axes..., q values) as NumPy's: ``q``'s axes first, then the kept
+    axes (with the reduced ones as 1 for ``keepdims``)."""
+    kept = result.shape[:-1]
+    result = result.reshape(kept + q.shape)
+    result = result.transpose(tuple(range(len(kept), result.ndim)) + tuple(range(len(kept))))
+    return result.reshape(q.shape + keep_shape) if keepdims else result
+
+
+def _quantile(name: str, a: Any, q_in: Any, axis: Any, out: Any, method: str, keepdims: bool) -> LazyArray:
+    q, weak = _q_args(name, q_in, out, method)
     s, keep_shape, n = _sorted_last(a, axis)
     if n == 0:
         raise IndexError("index -1 is out of bounds for axis 0 with size 0 (a quantile of an empty slice)")
@@ -429,11 +445,7 @@ def _quantile(name: str, a: Any, q_in: Any, axis: Any, out: Any, method: str, ke
         lo = take(s, np.where(top, n - 1, prev).astype(np.int64), axis=-1)
         hi = take(s, np.where(top, n - 1, prev + 1).astype(np.int64), axis=-1)
         result = _nan_last(s[..., -1:], _lerp(lo, hi, gamma, weak))
-    kept = s.shape[:-1]
-    result = result.reshape(kept + q.shape)
-    order = tuple(range(len(kept), result.ndim)) + tuple(range(len(kept)))  # q's axes first, as NumPy
-    result = result.transpose(order)
-    return result.reshape(q.shape + keep_shape) if keepdims else result
+    return _q_axes_first(result, q, keep_shape, keepdims)
 
 
 def _lerp(lo: LazyArray, hi: LazyArray, gamma: Any, weak: bool) -> LazyArray:
@@ -467,8 +479,9 @@ def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input:
     (the default), ``"lower"``, ``"higher"``, ``"nearest"`` or ``"midpoint"``: ``q``'s axes come
     first; a Python float ``q`` keeps the input's float dtype, a NumPy ``q`` gives float64, as in
     NumPy (which returns the input's dtype for a NaN-holding slice reduced to a scalar: a dtype
-    that depends on the values, which stitchlab's does not); NaN where the slice holds a NaN. A sort step, then gathers of the positions (known from
-    ``q`` on the host) and the interpolation fused after them.
+    that depends on the values, which stitchlab's does not); NaN where the slice holds a NaN. A
+    sort step, then gathers of the positions (known from ``q`` on the host) and the
+    interpolation fused after them.
 
     Example:
         >>> import numpy as np, stitchlab as sl
@@ -522,8 +535,7 @@ def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool =
     x = asarray(a)
     if not is_float(x.dtype):
         return median(x, axis, out, overwrite_input, keepdims)
-    if out is not None:
-        raise TypeError("nanmedian: out= is handled by NumPy's np.nanmedian on stitchlab arrays; sl.nanmedian returns a new array")
+    _no_out("nanmedian", out)
     s, keep_shape, c = _nan_stats("nanmedian", x, axis)
     lo, hi = _gather_last(s, (c - 1) // 2), _gather_last(s, c // 2)
     if x.dtype == np.float16:  # NumPy's float16 mean: summed in float32, rounded once
@@ -538,11 +550,7 @@ def _nan_quantile(name: str, a: Any, q_in: Any, axis: Any, out: Any, method: str
     x = asarray(a)
     if not is_float(x.dtype):  # no NaN to skip: NumPy's nanquantile is quantile there
         return _quantile(name[3:], x, q_in, axis, out, method, keepdims)
-    if out is not None:
-        raise TypeError(f"{name}: out= is handled by NumPy's np.{name} on stitchlab arrays; sl.{name} returns a new array")
-    q, weak = _q_of(name, q_in, 100.0 if name == "nanpercentile" else 1.0)
-    if method not in _QUANTILE_METHODS:
-        raise ValueError(f"{name}: method {method!r} is not supported by stitchlab (one of {', '.join(_QUANTILE_METHODS)})")
+    q, weak = _q_args(name, q_in, out, method)
     s, keep_shape, c = _nan_stats(name, x, axis)
     v = (c - 1).astype(np.float64) * asarray(q.ravel().astype(np.float64))  # per slice and q
     if method in ("lower", "higher", "nearest") or (method == "linear" and q.dtype.kind in "iu"):
@@ -557,11 +565,7 @@ def _nan_quantile(name: str, a: Any, q_in: Any, axis: Any, out: Any, method: str
         lo = _gather_last(s, where(top, c - 1, prev))
         hi = _gather_last(s, where(top, c - 1, prev + 1))
         result = _lerp(lo, hi, gamma, weak)
-    result = where(c == 0, np.nan, result)
-    kept = s.shape[:-1]
-    result = result.reshape(kept + q.shape)
-    result = result.transpose(tuple(range(len(kept), result.ndim)) + tuple(range(len(kept))))
-    return result.reshape(q.shape + keep_shape) if keepdims else result
+    return _q_axes_first(where(c == 0, np.nan, result), q, keep_shape, keepdims)
 
 
 def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,

@@ -19,11 +19,10 @@ from .creation import asarray, full
 __all__ = ["norm"]
 
 
-def _empty_or(x: LazyArray, axis: tuple[int, ...], keepdims: bool, value: LazyArray | None) -> LazyArray:
-    """``value``, or where it is None (an empty axis) NumPy's ``max(..., initial=0)`` of it: zeros
-    of the reduced shape."""
-    if value is not None:
-        return value
+def _max_or_zero(x: LazyArray, axis: tuple[int, ...], keepdims: bool) -> LazyArray:
+    """NumPy's ``max(..., initial=0)`` of non-negative ``x``: zeros where ``axis`` is empty."""
+    if all(x.shape[d] for d in axis):
+        return x.max(axis, keepdims)
     shape = tuple(1 if d in axis else n for d, n in enumerate(x.shape) if keepdims or d not in axis)
     return full(shape, 0, x.dtype)
 
@@ -66,11 +65,10 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> L
 
 
 def _vector_norm(a: LazyArray, ord: Any, axes: tuple[int, ...], keepdims: bool) -> LazyArray:  # noqa: A002
-    empty = a.shape[axes[0]] == 0
     if isinstance(ord, str):
         raise ValueError(f"Invalid norm order '{ord}' for vectors")
     if ord == math.inf:
-        return _empty_or(a, axes, keepdims, None if empty else absolute(a).max(axes, keepdims))
+        return _max_or_zero(absolute(a), axes, keepdims)
     if ord == -math.inf:
         return absolute(a).min(axes, keepdims)
     if ord == 0:
@@ -98,8 +96,8 @@ def _matrix_norm(a: LazyArray, ord: Any, axes: tuple[int, ...], keepdims: bool) 
         summed, other = (row, col) if ord in (1, -1) else (col, row)
         s = absolute(a).sum(summed)
         other -= other > summed
-        if ord in (1, math.inf):  # NumPy's max(..., initial=0): 0 for an empty axis
-            r = _empty_or(s, (other,), False, s.max(other) if s.shape[other] else None)
+        if ord in (1, math.inf):
+            r = _max_or_zero(s, (other,), False)
         else:
             r = s.min(other)
     else:
