@@ -63,9 +63,10 @@ from .frontend.api import (
     where,
 )
 from .frontend.array import LazyArray
-from .frontend import library as _library, manipulation as _manipulation
+from .frontend import library as _library, manipulation as _manipulation, selection as _selection
 from .frontend.library import *  # noqa: F401,F403  (take, cumsum, sort, dot...: library steps)
 from .frontend.manipulation import *  # noqa: F401,F403  (flip, tril, eye, split, tile, pad...)
+from .frontend.selection import *  # noqa: F401,F403  (nonzero, unique...: shapes from values)
 from .frontend.creation import (
     arange,
     array,
@@ -106,6 +107,7 @@ __all__ = sorted(
     }
     | set(_library.__all__)
     | set(_manipulation.__all__)
+    | set(_selection.__all__)
 )
 
 # dtypes by name, as in NumPy (sl.float32 is numpy.float32)

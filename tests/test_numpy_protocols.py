@@ -186,8 +186,7 @@ def test_what_stitchlab_lacks_runs_in_numpy_on_the_values() -> None:
     for got, want in [
         (np.nanprod(x, axis=1), np.nanprod(A, axis=1)), (np.nancumsum(x, axis=1), np.nancumsum(A, axis=1)),
         (np.add.accumulate(x), np.add.accumulate(A)), (np.fmod(x, 0.7), np.fmod(A, 0.7)),
-        (np.where(x > 0)[1], np.where(A > 0)[1]),
-        (np.unique(x), np.unique(A)),
+        (np.histogram(x, bins=5)[0], np.histogram(A, bins=5)[0]),
     ]:
         assert type(got) is np.ndarray
         np.testing.assert_array_equal(got, want)

@@ -56,8 +56,19 @@ ELEMENTWISE = [n for n, o in OPS.items() if o.kind is Kind.ELEMENTWISE and n not
 ELEMENTWISE += [a for names in _ALIASES.values() for a in names]
 
 
-def where(condition: Any, x: Any, y: Any) -> LazyArray:
-    """Elements of ``x`` where ``condition`` is true, else of ``y`` (three-argument form only)."""
+_NO_VALUE: Any = object()
+
+
+def where(condition: Any, x: Any = _NO_VALUE, y: Any = _NO_VALUE) -> Any:
+    """Elements of ``x`` where ``condition`` is true, else of ``y``. With ``condition`` alone,
+    NumPy's ``nonzero(condition)`` (:func:`stitchlab.nonzero`: evaluates, a tuple of int64
+    arrays)."""
+    if x is _NO_VALUE and y is _NO_VALUE:
+        from .selection import nonzero
+
+        return nonzero(condition)
+    if x is _NO_VALUE or y is _NO_VALUE:
+        raise ValueError("either both or neither of x and y should be given")
     c = node_of(condition)
     if not isinstance(c, build.Node):
         c = node_of(asarray(c))

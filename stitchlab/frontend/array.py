@@ -344,6 +344,18 @@ class LazyArray:
 
         return library.dot(self, b)
 
+    def nonzero(self) -> tuple[LazyArray, ...]:
+        """The indices of the non-zero elements (:func:`stitchlab.nonzero`; evaluates)."""
+        from . import selection
+
+        return selection.nonzero(self)
+
+    def compress(self, condition: Any, axis: Any = None) -> LazyArray:
+        """The slices where ``condition`` is true (:func:`stitchlab.compress`; evaluates it)."""
+        from . import selection
+
+        return selection.compress(condition, self, axis)
+
     def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> LazyArray:
         from . import manipulation
 

@@ -127,7 +127,8 @@ def take_along_axis(arr: Any, indices: Any, axis: Any = -1) -> LazyArray:
 
 def advanced_index(x: LazyArray, key: Any) -> LazyArray | None:
     """``x[key]`` where ``key`` holds one integer array (or list) among full slices, or is one
-    boolean NumPy mask over the leading axes: a gather along that axis. None if ``key`` has no
+    boolean mask over the leading axes: a gather along that axis (a mask computed on the device is
+    evaluated first: :func:`stitchlab.frontend.selection.mask_index`). None if ``key`` has no
     array in it (basic indexing)."""
     items = key if isinstance(key, tuple) else (key,)
     arrays = [i for i, k in enumerate(items) if isinstance(k, (list, np.ndarray, LazyArray)) or hasattr(k, "__cuda_array_interface__")]
@@ -143,13 +144,12 @@ def advanced_index(x: LazyArray, key: Any) -> LazyArray | None:
     else:
         mask = k.dtype == np.bool_
     if mask:
-        if isinstance(k, LazyArray) or hasattr(k, "__cuda_array_interface__"):
-            raise IndexError(
-                "a boolean mask computed on the device gives a shape that depends on its values, which "
-                "a lazy array cannot have; use sl.where(mask, x, fill), or x.get()[mask.get()]"
-            )
         if len(items) != 1:
             raise IndexError(f"a boolean mask must be the only index; {hint}")
+        if isinstance(k, LazyArray) or hasattr(k, "__cuda_array_interface__"):
+            from .selection import mask_index
+
+            return mask_index(x, k)  # evaluates the mask: the result's shape depends on it
         m = np.asarray(k, dtype=bool)
         if m.ndim > x.ndim:
             raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, but {m.ndim} were indexed")

@@ -41,6 +41,8 @@ _FUNCTIONS = (
     "flip", "fliplr", "flipud", "tril", "triu", "diagonal", "diag", "trace", "outer", "split",
     "array_split", "hsplit", "vsplit", "dsplit", "tile", "repeat", "meshgrid", "diff", "roll",
     "pad", "array_equal", "array_equiv", "average",
+    # shapes that depend on the values (.selection): evaluated when called
+    "nonzero", "flatnonzero", "argwhere", "extract", "compress", "unique",
 )
 
 #: NumPy parameters that mean nothing for an immutable lazy array, whatever their value
@@ -59,10 +61,10 @@ def _lazy_tables() -> tuple[dict[np.ufunc, Any], dict[Any, Any]]:
     """(NumPy ufunc -> stitchlab function, NumPy function -> stitchlab function)."""
     global _tables
     if _tables is None:
-        from . import api, creation, library, linalg, manipulation
+        from . import api, creation, library, linalg, manipulation, selection
 
         def lazy(name: str) -> Any:
-            for module in (api, creation, library, manipulation):
+            for module in (api, creation, library, manipulation, selection):
                 if hasattr(module, name):
                     return getattr(module, name)
             raise AttributeError(name)
@@ -238,8 +240,7 @@ def array_function(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
     is one; otherwise the function itself on the values (:func:`_fallback`)."""
     name = getattr(func, "__name__", str(func))
     lazy = _lazy_tables()[1].get(func)
-    if lazy is None or (func is np.where and len(args) + len(kwargs) == 1):
-        # (one-argument where is nonzero(): its shape depends on the values)
+    if lazy is None:
         return _fallback(func, name, args, kwargs)
     bound = _signature(func).bind(*args, **kwargs)
     params = _signature(lazy).parameters

@@ -1,0 +1,232 @@
+"""NumPy functions whose result's shape depends on the values: ``nonzero``, ``flatnonzero``,
+``argwhere``, ``extract``, ``compress``, ``unique``, and indexing with a boolean mask computed on
+the device (``x[x > 0]``).
+
+A lazy array has its shape before its values, so these evaluate when called: the values they
+need (the mask, the condition, the array ``unique`` sorts) are computed in one plan, the array
+library (CuPy on the GPU, NumPy on the CPU) finds the positions, reading their count back to the
+host as CuPy does, and the result is a stitchlab array of that shape. Work on the result is lazy
+and fuses as usual; a selection from an array (``x[mask]``, ``compress``, ``extract``) is a gather
+step (:func:`stitchlab.take`) at positions known to be in range.
+
+They cannot run inside ``sl.jit`` (a traced function has one shape per signature) or under a
+CUDA-graph capture (the count is read back): both raise a ``RuntimeError`` saying so.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .. import runtime
+from ..ir.dtypes import is_bfloat16
+from . import build
+from .api import not_equal, ravel  # type: ignore[attr-defined]
+from .array import LazyArray
+from .creation import _leaf, asarray
+
+__all__ = ["nonzero", "flatnonzero", "argwhere", "extract", "compress", "unique"]
+
+_WHY = "its result's shape depends on the values"
+
+
+def _evaluated(what: str, *arrays: LazyArray) -> tuple[list[Any], Any]:
+    """The buffers of ``arrays``, evaluated in one plan, and their array module (cupy or numpy).
+    Raises ``RuntimeError`` inside ``sl.jit`` and under a CUDA-graph capture."""
+    if any(a._node.device != arrays[0]._node.device for a in arrays):
+        devices = sorted({str(a.device) for a in arrays})
+        raise ValueError(f"{what}: the arrays are on different devices ({', '.join(devices)}); move them to one with sl.asarray")
+    on_gpu = str(arrays[0].device).startswith("cuda")
+    if on_gpu:
+        import cupy
+
+        from ..runtime.scratch import capturing
+
+        if capturing(cupy.cuda.get_current_stream()):
+            raise RuntimeError(
+                f"{what} cannot run under a CUDA-graph capture: {_WHY}, and reading its count back to "
+                "the host is not allowed while capturing; compute it before the capture begins"
+            )
+    try:
+        bufs = runtime.evaluate([a._node for a in arrays])
+    except RuntimeError as err:
+        if "inside sl.jit" not in str(err):
+            raise
+        raise RuntimeError(
+            f"{what} cannot be traced by sl.jit: {_WHY}, and a traced function has one shape per "
+            "signature; call it outside the jitted function, or keep the shape with "
+            "sl.where(mask, x, fill)"
+        ) from err
+    if on_gpu:
+        import cupy
+
+        return bufs, cupy
+    return bufs, np
+
+
+def _wrap(buf: Any, like: LazyArray) -> LazyArray:
+    return _leaf(buf, runtime.for_device(like._node.device).device())
+
+
+def _positions(what: str, condition: LazyArray, *also: LazyArray) -> tuple[Any, Any]:
+    """(flat positions where ``condition`` is true, as int64 on its device; its array module),
+    evaluating ``also`` in the same plan."""
+    truth = condition if condition.dtype == np.bool_ else not_equal(condition, 0)
+    bufs, xp = _evaluated(what, truth, *also)
+    return xp.flatnonzero(bufs[0]).astype(np.int64, copy=False), xp
+
+
+def _gather(what: str, source: LazyArray, flat: LazyArray, condition: LazyArray, axis: int) -> LazyArray:
+    """The elements of ``flat`` (a view of ``source``) along ``axis`` where the 1-d ``condition``
+    is true; positions past the axis (a longer condition) raise NumPy's ``IndexError``.
+    ``source`` is evaluated with the condition (``x[x > 0]`` computes ``x`` once, not once for the
+    mask and again for the gather)."""
+    pos, xp = _positions(what, condition, source)
+    n = flat.shape[axis]
+    if condition.size > n and pos.size:
+        bad = pos[pos >= n]
+        if bad.size:
+            raise IndexError(f"index {int(bad[0])} is out of bounds for axis {axis} with size {n}")
+    return LazyArray(build.take(flat._node, _wrap(pos, flat)._node, axis, checked=True))
+
+
+def mask_index(x: LazyArray, mask: Any) -> LazyArray:
+    """``x[mask]`` for a boolean mask over ``x``'s leading axes that is a stitchlab or CuPy array
+    (the positions are found on the device; see the module docstring). The mask's shape is checked
+    before anything is evaluated."""
+    m = asarray(mask)
+    if m.ndim > x.ndim:
+        raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, but {m.ndim} were indexed")
+    for d, (have, want) in enumerate(zip(m.shape, x.shape, strict=False)):
+        if have != want:
+            raise IndexError(
+                f"boolean index did not match indexed array along axis {d}; size of axis is {want} "
+                f"but size of corresponding boolean axis is {have}"
+            )
+    flat = x.reshape((math.prod(m.shape),) + x.shape[m.ndim:])
+    return _gather("x[mask] with a mask computed on the device", x, flat, ravel(m), 0)
+
+
+def flatnonzero(a: Any) -> LazyArray:
+    """Positions of the non-zero elements of the flattened ``a`` (NumPy's ``flatnonzero``, int64).
+    Evaluates ``a`` (see the module docstring).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.flatnonzero(sl.asarray(np.array([[0.0, 2.0], [3.0, 0.0]]))).get()
+        array([1, 2])
+    """
+    x = asarray(a)
+    pos, _ = _positions("flatnonzero", ravel(x))
+    return _wrap(pos, x)
+
+
+def nonzero(a: Any) -> tuple[LazyArray, ...]:
+    """The indices of the non-zero elements, one int64 array per axis (NumPy's ``nonzero``; a 0-d
+    array raises NumPy's ``ValueError``). Evaluates ``a`` (see the module docstring).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> rows, cols = sl.nonzero(sl.asarray(np.array([[0.0, 2.0], [3.0, 0.0]])))
+        >>> rows.get(), cols.get()
+        (array([0, 1]), array([1, 0]))
+    """
+    x = asarray(a)
+    if x.ndim == 0:
+        raise ValueError("Calling nonzero on 0d arrays is not allowed. Use np.atleast_1d(scalar).nonzero() instead.")
+    pos, xp = _positions("nonzero", ravel(x))
+    return tuple(_wrap(i.astype(np.int64, copy=False), x) for i in xp.unravel_index(pos, x.shape))
+
+
+def argwhere(a: Any) -> LazyArray:
+    """The indices of the non-zero elements as an ``(N, a.ndim)`` int64 array (NumPy's
+    ``argwhere``; a 0-d array gives ``(1, 0)`` or ``(0, 0)``). Evaluates ``a``.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.argwhere(sl.asarray(np.array([[0.0, 2.0], [3.0, 0.0]]))).get()
+        array([[0, 1],
+               [1, 0]])
+    """
+    x = asarray(a)
+    pos, xp = _positions("argwhere", ravel(x))
+    if x.ndim == 0:
+        return _wrap(xp.zeros((pos.size, 0), dtype=np.int64), x)
+    return _wrap(xp.stack(xp.unravel_index(pos, x.shape), axis=1).astype(np.int64, copy=False), x)
+
+
+def extract(condition: Any, arr: Any) -> LazyArray:
+    """The elements of the flattened ``arr`` where the flattened ``condition`` is non-zero
+    (NumPy's ``extract``: a shorter condition selects from the start, a longer one raises
+    ``IndexError`` where it selects past the end). Evaluates ``condition``; the selection is a
+    gather step.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> x = sl.asarray(np.arange(6.0).reshape(2, 3))
+        >>> sl.extract(x % 2 == 0, x).get()
+        array([0., 2., 4.])
+    """
+    x = asarray(arr)
+    return _gather("extract", x, ravel(x), ravel(asarray(condition)), 0)
+
+
+def compress(condition: Any, a: Any, axis: Any = None) -> LazyArray:
+    """The slices of ``a`` along ``axis`` (``None``: of the flattened array) where the 1-d
+    ``condition`` is true (NumPy's ``compress``; a shorter condition selects from the start).
+    Evaluates ``condition``; the selection is a gather step.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> x = sl.asarray(np.arange(6.0).reshape(2, 3))
+        >>> sl.compress([True, False, True], x, axis=1).get()
+        array([[0., 2.],
+               [3., 5.]])
+    """
+    c = asarray(condition)
+    if c.ndim != 1:
+        raise ValueError("condition must be a 1-d array")
+    x = asarray(a)
+    if axis is None:
+        return _gather("compress", x, ravel(x), c, 0)
+    return _gather("compress", x, x, c, build.normalize_axis(axis, x.ndim))
+
+
+def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, return_counts: bool = False,
+           axis: Any = None, *, equal_nan: bool = True, sorted: bool = True) -> Any:  # noqa: A002 - NumPy's name
+    """The sorted unique elements of ``ar`` (NumPy's ``unique``, with its ``return_index``,
+    ``return_inverse``, ``return_counts``, ``axis`` and ``equal_nan``; the inverse has ``ar``'s
+    shape when ``axis`` is None, as in NumPy 2; positions and counts are int64). The values are
+    always sorted (``sorted=False`` allows any order). Evaluates ``ar`` and runs the array
+    library's ``unique`` (bfloat16 in float32, exact). ``-0.0`` and ``0.0`` are one value; with
+    ``axis``, which of them a unique row shows may differ from NumPy's on the GPU.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> values, counts = sl.unique(sl.asarray(np.array([3, 1, 3, 2])), return_counts=True)
+        >>> values.get(), counts.get()
+        (array([1, 2, 3]), array([1, 1, 2]))
+    """
+    del sorted  # always sorted, which every value of the flag allows
+    x = asarray(ar)
+    if axis is not None:
+        axis = build.normalize_axis(axis, x.ndim)
+    src = x.astype(np.float32) if is_bfloat16(x.dtype) else x
+    (buf,), xp = _evaluated("unique", src)
+    got = xp.unique(buf, return_index=return_index, return_inverse=return_inverse, return_counts=return_counts,
+                    axis=axis, equal_nan=equal_nan)
+    parts = list(got) if isinstance(got, tuple) else [got]
+    values = _wrap(parts[0], x)
+    out = [values.astype(x.dtype) if src is not x else values]
+    k = 1
+    for wanted, name in ((return_index, "index"), (return_inverse, "inverse"), (return_counts, "counts")):
+        if not wanted:
+            continue
+        part = parts[k].astype(np.int64, copy=False)
+        k += 1
+        if name == "inverse":  # NumPy 2's shapes, whatever the library gives
+            part = part.reshape(x.shape if axis is None else (x.shape[axis],))
+        out.append(_wrap(part, x))
+    return out[0] if len(out) == 1 else tuple(out)

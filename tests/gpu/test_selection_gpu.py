@@ -1,0 +1,109 @@
+"""Shapes that depend on the values (``stitchlab/frontend/selection.py``) on the GPU: masks computed
+on the device (``x[x > 0]``, a CuPy mask), ``nonzero``, ``flatnonzero``, ``argwhere``, ``extract``,
+``compress`` and ``unique`` give NumPy's results, stay on the device, and raise a clear error
+under CUDA-graph capture.
+
+Run on the GPU machine: ``PYTHONPATH=. python3 -m pytest -m gpu tests/gpu/test_selection_gpu.py -q``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import stitchlab as sl
+from stitchlab.ir.dtypes import as_dtype
+
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cupy_backend")]
+
+RNG = np.random.default_rng(91)
+
+
+def _dev(a: np.ndarray) -> Any:
+    import cupy as cp
+
+    return sl.asarray(cp.asarray(a))
+
+
+def _check(got: Any, want: np.ndarray) -> None:
+    import cupy as cp
+
+    assert isinstance(got, sl.LazyArray) and got.device.startswith("cuda"), (type(got), getattr(got, "device", None))
+    g = np.ascontiguousarray(cp.asnumpy(cp.asarray(got)))
+    w = np.ascontiguousarray(want)
+    assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, g.shape, w.dtype, w.shape)
+    np.testing.assert_array_equal(g.view(np.uint8), w.view(np.uint8))  # positions and moved values: the bits
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int32"])
+def test_device_masks_select_as_numpy(dtype: str) -> None:
+    import cupy as cp
+
+    dt = as_dtype(dtype)
+    a = (RNG.standard_normal((513, 300)) * 4).astype(dt)
+    af = a.astype(np.float32)
+    x = _dev(a)
+    _check(x[x > 0], a[af > 0])
+    _check(x[x[:, 7] < 0], a[af[:, 7] < 0])
+    _check(x[cp.asarray(af > 1)], a[af > 1])  # a CuPy mask
+    _check(x[x > 1e6], a[af > 1e6])  # nothing selected
+    y = x * 2  # a lazy source: computed once, with its mask
+    _check(y[y > 0], (a * 2)[af > 0] if dtype != "bfloat16" else (af * 2).astype(dt)[af > 0])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int64", "bool"])
+def test_positions_are_numpys(dtype: str) -> None:
+    dt = as_dtype(dtype)
+    a = (RNG.standard_normal((40, 33, 9)) > 0.7).astype(dt) if dtype == "bool" else np.where(RNG.random((40, 33, 9)) < 0.8, 0, RNG.standard_normal((40, 33, 9)) * 3 + 1).astype(dt)
+    x = _dev(a)
+    for g, w in zip(sl.nonzero(x), np.nonzero(a), strict=True):
+        _check(g, w)
+    _check(sl.flatnonzero(x), np.flatnonzero(a))
+    _check(sl.argwhere(x), np.argwhere(a))
+    for g, w in zip(np.where(x), np.where(a), strict=True):  # one-argument where: nonzero
+        _check(g, w)
+
+
+def test_extract_and_compress_are_numpys() -> None:
+    a = RNG.standard_normal((257, 129)).astype(np.float32)
+    x = _dev(a)
+    cond = RNG.random(129) > 0.5
+    _check(sl.compress(cond, x, axis=1), np.compress(cond, a, axis=1))
+    _check(sl.compress(_dev(cond[:50]), x, axis=0), np.compress(cond[:50], a, axis=0))
+    _check(sl.extract(x > 0.5, x), np.extract(a > 0.5, a))
+    with pytest.raises(IndexError, match="index 129 is out of bounds for axis 1 with size 129"):
+        sl.compress(np.r_[cond, True], x, axis=1)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int32"])
+def test_unique_is_numpys(dtype: str) -> None:
+    dt = as_dtype(dtype)
+    a = np.round(RNG.standard_normal((300, 40)) * 3).astype(dt)
+    got = sl.unique(_dev(a), return_index=True, return_inverse=True, return_counts=True)
+    want = np.unique(a, return_index=True, return_inverse=True, return_counts=True)
+    for g, w in zip(got, want, strict=True):
+        _check(g, w)
+    # (+ 0.0: no -0.0, which equals 0.0; which of the two a row keeps differs between NumPy's row
+    # sort and CuPy's, found on the H200)
+    rows = (np.round(RNG.standard_normal((200, 3))) + 0.0).astype(np.float32)
+    for g, w in zip(sl.unique(_dev(rows), return_inverse=True, axis=0), np.unique(rows, return_inverse=True, axis=0), strict=True):
+        _check(g, w)
+    nans = np.array([np.nan, 1.0, np.nan, 1.0], np.float32)
+    _check(sl.unique(_dev(nans), equal_nan=False), np.unique(nans, equal_nan=False))
+
+
+def test_capture_raises_a_clear_error() -> None:
+    import cupy as cp
+
+    x = _dev(RNG.standard_normal((64, 64)).astype(np.float32))
+    (x > 0).get()  # anything to compile, outside the capture
+    stream = cp.cuda.Stream(non_blocking=True)
+    with stream:
+        stream.begin_capture()
+        try:
+            with pytest.raises(RuntimeError, match="cannot run under a CUDA-graph capture"):
+                x[x > 0]
+        finally:
+            stream.end_capture()
