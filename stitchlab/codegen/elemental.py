@@ -92,6 +92,8 @@ class Writer:
         self.idx_t = idx_t
         self.params = params
         self.members = {id(n) for n in info.members}
+        #: bfloat16 exps whose results below 2**-126 may be flushed (GroupInfo.shifted_exps)
+        self.ftz_exps: set[int] = set()
         self.lines: list[str] = []
         self.depth = 1
         self.scopes: list[dict[tuple[int, str], str]] = [{}]
@@ -543,7 +545,7 @@ class Writer:
                 return self.assign_bits(half.format(*args), bits)
             args = [self.as_float(self._value(i, idx)) for i in ins]
             ref = node.inputs[1] if op == "where" else node.inputs[0]
-            fast = OPS[op].cuda_f16 if node.dtype == np.float16 else OPS[op].cuda_bf16 if bits is not None else None
+            fast = OPS[op].cuda_f16 if node.dtype == np.float16 or id(node) in self.ftz_exps else OPS[op].cuda_bf16 if bits is not None else None
             try:
                 template = fast or OPS[op].cuda_expr(ct.kind(ref.dtype))
             except NotImplementedError as exc:

@@ -189,7 +189,8 @@ __device__ __forceinline__ unsigned long long sl_load_cg(const unsigned long lon
 
 // exp for float16 results (cuda_f16 in the op table): MUFU.EX2 of x * log2(e), relative error
 // below 2**-18 where the float16 result is nonzero, against float16's 2**-11 step. Flushing
-// subnormal floats (ftz) is invisible after the rounding to float16.
+// subnormal floats (ftz) is invisible after the rounding to float16; also the exp of bfloat16
+// exp(a - max(a)) summed in float32, where it is invisible in the sum (GroupInfo.shifted_exps).
 __device__ __forceinline__ float sl_exp_f16(float x) {
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x * 1.44269504088896341f));

@@ -52,9 +52,11 @@ CODEGEN_VERSION = "10"
 #: alternating directions, variances in the mean's pass (Welford; columns and streamed rows; split
 #: schedules, which have no second pass, keep it whatever the switch says), a
 #: row's one-hot sum read as the one element it picks, the streaming cache hint on the row loads of
-#: register-cached row kernels that store no full-size output (logsumexp, cross-entropy).
+#: register-cached row kernels that store no full-size output (logsumexp, cross-entropy), the
+#: flushing exp for bfloat16 sums of ``exp(a - max(a))`` (``GroupInfo.shifted_exps``).
 OPTIONS: dict[str, bool] = {"cache_values": True, "reciprocal": True, "single_sync": True, "reverse_passes": True,
-                            "one_pass_variance": True, "one_hot_pick": True, "cache_hints": True}
+                            "one_pass_variance": True, "one_hot_pick": True, "cache_hints": True,
+                            "shifted_exp_ftz": True}
 #: A full value that two or more phases compute is kept in registers when its op costs at least
 #: this much (an add costs 1; exp, log, tanh 4-8) and the row cache budget has room.
 CACHE_VALUE_COST = 3
@@ -141,6 +143,8 @@ def _reduction_writer(info: GroupInfo, idx_t: str, names: dict[int, str], reduce
     w = Writer(info, idx_t, names)
     w.row_reciprocal = w.const_reciprocal = OPTIONS["reciprocal"]
     w.reduced_count = reduced_count
+    if OPTIONS["shifted_exp_ftz"]:
+        w.ftz_exps = info.shifted_exps()
     return w
 
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..ir.dtypes import is_low_float
+from ..ir.dtypes import is_bfloat16, is_low_float
 from ..ir.graph import Graph
 from ..ir.node import Node
 from ..ir.ops import ARG_REDUCTIONS, OPS, Kind
@@ -221,6 +221,41 @@ class GroupInfo:
                 break
         return out
 
+    def shifted_exps(self) -> set[int]:
+        """Ids of the bfloat16 ``e = exp(a - max(a))`` members (the max one of the group's
+        reductions of the same ``a``, broadcast back) read only by ``sum`` reductions of the group:
+        logsumexp's and cross-entropy's sum of exponentials.
+
+        Such an ``e`` may flush results below 2**-126 to zero (the MUFU's faster ``ex2.approx.ftz``
+        instead of ``ex2.approx``; bfloat16, unlike float16, has values there). Each sum reduces
+        the same axes as the max, so it holds its row's ``exp(0) = 1`` and accumulates in
+        float32 (a unit in the last place of at least 2**-23): the flushed terms of a row add up
+        to less than n * 2**-126 (below 2**-72 of that unit for n < 2**31), so the sum, and the
+        bfloat16 result, are the same unless a partial sum falls that close to a rounding
+        midpoint; a NaN row is NaN either way. The order of a sum's additions moves its result
+        by far more. The shift may also be ``where(isfinite(max(a)), max(a), c)`` (``sl.logsumexp``'s):
+        where the max is not finite the row's sum is inf or NaN, or its exps are all exactly 0."""
+        if self.kind != "reduce":
+            return set()
+        members = {id(n) for n in self.members}
+        reductions = {id(r) for r in self.reductions}
+        stored = {id(o) for o, _ in self.outputs}
+        out: set[int] = set()
+        for e in self.members:
+            if e.op != "exp" or not is_bfloat16(e.dtype) or id(e) in stored:
+                continue
+            d = e.inputs[0]
+            if d.op != "subtract" or id(d) not in members:
+                continue
+            a, m = d.inputs
+            top = _finite_or_constant(_layout_source(m))
+            if not (top.op == "max" and id(top) in reductions and top.inputs[0] is a):
+                continue
+            users = [n for n in self.members if any(i is e for i in n.inputs)]
+            if users and all(u.op == "sum" and id(u) in reductions and u.dtype == e.dtype for u in users):
+                out.add(id(e))
+        return out
+
     @property
     def rows(self) -> int:
         """Kept extent R (number of reduction results per reduction); the domain size for pointwise."""
@@ -310,6 +345,15 @@ def _group_io(view: GraphView, members: set[int], nodes: list[Node]) -> tuple[li
             stack.extend(m.inputs)
     ins.sort(key=lambda n: view.pos[id(n)])
     return outs, ins
+
+
+def _finite_or_constant(n: Node) -> Node:
+    """``M`` for ``n = where(isfinite(M), M, constant)`` (through broadcasts and reshapes), else ``n``."""
+    if n.op == "where":
+        cond, t, f = (_layout_source(i) for i in n.inputs)
+        if cond.op == "isfinite" and _layout_source(cond.inputs[0]) is t and f.op == "const":
+            return t
+    return n
 
 
 def _layout_source(n: Node) -> Node:

@@ -390,3 +390,51 @@ def test_split_variances_ignore_the_one_pass_switch(monkeypatch) -> None:
         monkeypatch.setitem(sched_mod.OPTIONS, "one_pass_variance", False)
         assert sched_mod.emit(k.info, k.schedule).source == on
         monkeypatch.setitem(sched_mod.OPTIONS, "one_pass_variance", True)
+
+
+def _shifted(x, m=None, extra=None):
+    import stitchlab as sl_
+
+    m = x.max(-1, keepdims=True) if m is None else m
+    e = sl_.exp(x - m)
+    s = e.sum(-1, keepdims=True)
+    return [sl_.log(s) + m] if extra is None else [sl_.log(s) + m, extra(e)]
+
+
+@pytest.mark.parametrize("variant, flushed", [
+    ("logsumexp", True), ("sl.logsumexp", True), ("cross-entropy", True), ("softmax", False), ("exp also stored", False),
+    ("max of another array", False), ("mean, not max", False), ("float16", False), ("float32", False),
+])
+def test_only_bfloat16_sums_of_max_shifted_exps_flush_subnormal_exps(variant: str, flushed: bool) -> None:
+    bf16 = pytest.importorskip("ml_dtypes").bfloat16
+    dtype = {"float16": np.float16, "float32": np.float32}.get(variant, bf16)
+    x = sl.asarray(np.ones((256, 1024), dtype))
+    if variant == "sl.logsumexp":
+        ys = [sl.logsumexp(x, axis=-1)]
+    elif variant == "cross-entropy":
+        ys = [_shifted(x)[0] - _one_hot_sum(sl, x, sl.asarray(np.arange(256, dtype=np.int32)))]
+    elif variant == "softmax":
+        e = sl.exp(x - x.max(-1, keepdims=True))
+        ys = [e / e.sum(-1, keepdims=True)]
+    elif variant == "exp also stored":
+        ys = _shifted(x, extra=lambda e: e * 2)
+    elif variant == "max of another array":
+        ys = _shifted(x, m=(x * 2).max(-1, keepdims=True))
+    elif variant == "mean, not max":
+        ys = _shifted(x, m=x.mean(-1, keepdims=True))
+    else:
+        ys = _shifted(x)
+    ks = sl.explain(*ys).kernels
+    exps = [k for k in ks if any(n.op == "exp" for n in k.info.members)]
+    assert len(exps) == 1
+    (k,) = exps
+    assert ("sl_exp_f16(" in _body(k.source)) == (flushed or dtype == np.float16)
+    assert len(k.info.shifted_exps()) == flushed
+    saved = sched_mod.OPTIONS["shifted_exp_ftz"]
+    sched_mod.OPTIONS["shifted_exp_ftz"] = False
+    try:
+        off = sched_mod.emit(k.info, k.schedule)
+    finally:
+        sched_mod.OPTIONS["shifted_exp_ftz"] = saved
+    assert ("sl_exp_f16(" in _body(off.source)) == (dtype == np.float16)
+    compile_or_fail(k.source, k.name)
