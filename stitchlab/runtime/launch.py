@@ -164,15 +164,18 @@ def build_executable(plan: Plan) -> CupyExecutable:
                     stacklevel=2,
                 )
             if step is None:
+                entry = None
                 if kernel.schedule.family != "interpreted":
-                    stats.bump("fallbacks")
-                step = ("interp", kernel)
+                    stats.bump("fallbacks")  # a failed kernel: not cached, the next process tries again
+                else:
+                    entry = plan_cache.lower_interpreted(kernel, pos)
+                step = ("interp", kernel, entry)
             steps.append(step)
             bar.update()
     outputs = plan_cache.outputs_of(plan)
     recipe = None
-    if steps and all(s[0] == "k" for s in steps):
-        recipe = plan_cache.make_recipe(graph, [s[1] for s in steps], outputs)
+    if steps and all(s[1 if s[0] == "k" else 2] is not None for s in steps):
+        recipe = plan_cache.make_recipe(graph, [s[1] if s[0] == "k" else s[2] for s in steps], outputs)
     return _assemble(graph, plan.device, steps, outputs, cp, plan=plan, recipe=recipe)
 
 
@@ -184,24 +187,45 @@ def executable_from_recipe(graph: Graph, recipe: dict[str, Any], device: DeviceP
     reg = kreg.registry()
     found = []
     for kern in recipe["kernels"]:
+        if "interpret" in kern:
+            found.append((kern, None, 0.0))
+            continue
         start = time.perf_counter()
         entry = reg.get(kern["key"])
         if entry is None or entry.meta.get("name", kern["name"]) != kern["name"]:
             log.debug("plan cache: kernel %s (key %s) is not in the registry; planning again", kern["name"], kern["key"][:12])
             return None
         found.append((kern, entry, time.perf_counter() - start))
-    steps = []
+    steps: list[tuple[Any, ...]] = []
     for kern, entry, _ in found:
+        if entry is None:
+            steps.append(("interp", _library_step(graph, kern), kern))
+            continue
         try:
             fn = kreg.load(kern["key"], entry.blob, kern["name"])
         except Exception as exc:  # noqa: BLE001 - planning again reports it the usual way
             log.debug("plan cache: kernel %s does not load (%s); planning again", kern["name"], exc)
             return None
         steps.append(("k", kern, fn))
-    for kern, _, seconds in found:
-        stats.bump("registry_hits")
-        kreg.log_hit(kern["name"], kern["key"], seconds)
+    for kern, entry, seconds in found:
+        if entry is not None:
+            stats.bump("registry_hits")
+            kreg.log_hit(kern["name"], kern["key"], seconds)
     return _assemble(graph, device, steps, recipe["outputs"], cp, plan=None, recipe=recipe)
+
+
+def _library_step(graph: Graph, entry: dict[str, Any]) -> KernelPlan:
+    """The plan entry of a step of the array library from its recipe entry (what
+    :func:`_interpret_group` reads: its nodes and the ones it stores)."""
+    from ..plan.cost import Launch, Schedule
+    from ..plan.groups import ROW, GroupInfo
+
+    nodes = [graph.nodes[p] for p in entry["interpret"]]
+    stored = [graph.nodes[p] for p in entry["stores"]]
+    info = GroupInfo(nodes, "interpreted", nodes[0].shape, outputs=[(n, ROW) for n in stored])
+    return KernelPlan(name=entry["name"], source="", schedule=Schedule("interpreted"), launch=Launch((0, 1, 1), (0, 1, 1)),
+                      nodes=nodes, node_info=[], members=list(entry["interpret"]), inputs=[],
+                      outputs=list(entry["stores"]), edges=[], estimated_time=0.0, info=info)
 
 
 class CupyExecutable:
@@ -250,7 +274,7 @@ class CupyExecutable:
             kernels = self.recipe["kernels"] if self.recipe is not None else []
             if [k.name for k in plan.kernels] == [k["name"] for k in kernels]:
                 for k, r in zip(plan.kernels, kernels, strict=True):
-                    k.key = r["key"]
+                    k.key = r.get("key")  # (none for a step of the array library)
             self._plan = plan
         return self._plan
 
@@ -265,7 +289,7 @@ def _contiguous(b: Any) -> bool:
 def _assemble(graph: Graph, device: DeviceProfile, steps: list[tuple[Any, ...]], outputs: list[list[Any]],
               cp: Any, plan: Plan | None, recipe: dict[str, Any] | None) -> CupyExecutable:
     """The executable of ``steps``: ``("k", recipe kernel entry, loaded function)`` or
-    ``("interp", KernelPlan)`` (a group run unfused)."""
+    ``("interp", KernelPlan, recipe entry or None)`` (a group run by the array library)."""
     nodes = graph.nodes
     n_inputs = len(graph.inputs)
     env0: list[Any] = [None] * n_inputs

@@ -11,6 +11,11 @@ kernels are all compiled, and read back by :mod:`stitchlab.runtime.launch`::
                   "params": [["in", 0, "float32"], ["out", 5, "float32"], ["R", "int32", 64], ...]}],
      "outputs": [[<graph position of the buffer>, <shape to reshape it to, or null>], ...]}
 
+A step run by the array library (``sl.explain``'s "interpreted": a matrix product, gather,
+scan, sort, ``einsum``...) is an entry without CUDA code::
+
+    {"name": "interpreted_7", "interpret": [<graph positions of its nodes>], "stores": [...]}
+
 Parameters are ``[role, graph position, dtype]`` for buffers (``in``, ``out``) and
 ``[role, type, value]`` for everything else: sizes (``n``, ``blocks``, ``R``, ``K``, ``G``: the
 scalar type and its value), workspaces (``ws``: dtype and element count, allocated per call) and
@@ -21,8 +26,8 @@ graph's structural key, the device profile, the codegen version, the preamble di
 version, the emitter switches and a digest of the compiler's own source files (so a changed
 planner never reuses an old plan). The record also holds those components. On load it is
 validated against the graph (:func:`validate`): anything that does not fit is ignored and the
-graph is planned again, never trusted. Plans that run a group unfused (a kernel that failed to
-build, or an op no fused schedule covers) are not cached, and a plan the user picked in a notebook
+graph is planned again, never trusted. Plans that run a group unfused because its kernel failed
+to build are not cached (the next process tries again), and a plan the user picked in a notebook
 (:func:`stitchlab.notebook.hooks.set_plan_override`) neither reads nor writes the cache.
 
 A recipe is written to the registry as soon as its graph is planned (:func:`store`), so a process
@@ -53,8 +58,8 @@ from ..ir.graph import Graph
 from ..plan.device import DeviceProfile
 from ..plan.plan import KernelPlan, Plan
 
-#: Bump when the recipe format changes.
-RECIPE_VERSION = 1
+#: Bump when the recipe format changes (2: steps run by the array library).
+RECIPE_VERSION = 2
 #: The registry record kind recipes are stored under.
 RECORD_KIND = "plan"
 
@@ -137,6 +142,15 @@ def lower_kernel(kernel: KernelPlan, key: str, pos: dict[int, int]) -> dict[str,
     }
 
 
+def lower_interpreted(kernel: KernelPlan, pos: dict[int, int]) -> dict[str, Any]:
+    """The recipe entry of a step the array library runs (a group of schedule "interpreted")."""
+    info = kernel.info
+    if info is None or kernel.schedule.family != "interpreted":
+        raise RecipeError(f"{kernel.name} is not a step of the array library")
+    return {"name": kernel.name, "interpret": [pos[id(n)] for n in info.members],
+            "stores": [pos[id(n)] for n, _ in info.outputs]}
+
+
 def outputs_of(plan: Plan) -> list[list[Any]]:
     """Per graph output: ``[position of the buffer, shape to reshape it to or None]``."""
     graph = plan.graph
@@ -159,8 +173,11 @@ def make_recipe(graph: Graph, kernels: list[dict[str, Any]], outputs: list[list[
 def lower(plan: Plan, keys: list[str]) -> dict[str, Any]:
     """The recipe of ``plan``, whose kernels (all with CUDA source) have the registry ``keys``.
 
+    (A step of the array library takes no key: its entry in ``keys`` is ignored.)
+
     Raises:
-        RecipeError: if a kernel has no source (it would run unfused: such plans are not cached).
+        RecipeError: if a kernel has no source and is not a step of the array library (it would
+            run unfused: such plans are not cached).
     """
     graph = plan.graph
     if len(keys) != len(plan.kernels):
@@ -168,6 +185,9 @@ def lower(plan: Plan, keys: list[str]) -> dict[str, Any]:
     pos = {id(n): k for k, n in enumerate(graph.nodes)}
     kernels = []
     for kernel, key in zip(plan.kernels, keys, strict=True):
+        if kernel.schedule.family == "interpreted" and kernel.error is None:
+            kernels.append(lower_interpreted(kernel, pos))
+            continue
         if not kernel.source or kernel.error is not None:
             raise RecipeError(f"kernel {kernel.name} has no CUDA code")
         kernels.append(lower_kernel(kernel, key, pos))
@@ -221,6 +241,9 @@ def validate(recipe: Any, graph: Graph) -> None:
             raise RecipeError(f"{where} is not a dict")
         if not isinstance(kern.get("name"), str) or not _NAME.match(kern["name"]):
             raise RecipeError(f"{where}: name {kern.get('name')!r} is not a kernel name")
+        if "interpret" in kern:
+            ready.update(_validate_interpreted(kern, nodes, ready, where))
+            continue
         if not isinstance(kern.get("key"), str) or not _KEY.match(kern["key"]):
             raise RecipeError(f"{where}: key {kern.get('key')!r} is not a registry key")
         _triple(kern.get("grid"), f"{where}: grid", 0)
@@ -294,6 +317,40 @@ def validate(recipe: Any, graph: Graph) -> None:
                 raise RecipeError(f"output {k}: buffer of shape {base.shape}, output is {node.shape}")
         elif shape != list(node.shape) or math.prod(base.shape) != math.prod(node.shape):
             raise RecipeError(f"output {k}: reshape to {shape!r}, output is {node.shape}")
+
+
+def _validate_interpreted(kern: dict[str, Any], nodes: list[Any], ready: set[int], where: str) -> list[int]:
+    """Check a step of the array library (see :func:`validate`); its stored positions."""
+    from ..plan.groups import FREE_OPS, LEAF_OPS
+
+    if set(kern) != {"name", "interpret", "stores"}:
+        raise RecipeError(f"{where}: an array-library step has the fields {sorted(kern)}")
+    members, stores = kern["interpret"], kern["stores"]
+    for what, positions in (("nodes", members), ("stores", stores)):
+        if not isinstance(positions, list) or not positions or len(set(positions)) != len(positions):
+            raise RecipeError(f"{where}: {what} {positions!r} is not a list of distinct graph positions")
+        for p in positions:
+            _int(p, f"{where}: {what[:-1]} position", 0, len(nodes) - 1)
+    inside = set(members)
+    if not set(stores) <= inside:
+        raise RecipeError(f"{where}: stores {stores} are not among its nodes {members}")
+    index = {id(n): i for i, n in enumerate(nodes)}
+    for p in members:
+        if nodes[p].op in LEAF_OPS or p in ready:
+            raise RecipeError(f"{where}: node {p} ({nodes[p].op}) is an input or stored before")
+        todo = list(nodes[p].inputs)
+        while todo:  # what the step reads: buffers stored before, or views and constants of them
+            n = todo.pop()
+            i = index.get(id(n))
+            if i is None:
+                raise RecipeError(f"{where}: node {p} reads a node outside the graph")
+            if i in ready or i in inside:
+                continue
+            if n.op in FREE_OPS or n.op in ("const", "iota"):
+                todo.extend(n.inputs)
+                continue
+            raise RecipeError(f"{where}: node {p} reads node {i} before any step stores it")
+    return stores
 
 
 # --- in the registry -----------------------------------------------------------------------------

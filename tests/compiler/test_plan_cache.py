@@ -67,12 +67,56 @@ def test_recipe_of_every_workload_survives_json_and_fits_its_graph(name: str) ->
         assert tuple(kern["grid"]) == k.launch.grid and tuple(kern["block"]) == k.launch.block
 
 
-def test_a_plan_with_an_interpreted_group_has_no_recipe() -> None:
-    x = sl.asarray(np.ones((4, 8), np.float32))
-    graph, _ = _graph([x.argmax(axis=0)])
+def _library_steps() -> list[sl.LazyArray]:
+    """Kernels around steps of the array library: a matrix product, a sort, a column argmax."""
+    x = sl.asarray(np.ones((64, 96), np.float32))
+    w = sl.asarray(np.ones((96, 32), np.float32))
+    h = sl.tanh(x @ w + 1)
+    return [h / h.sum(-1, keepdims=True), sl.sort(x * 2, axis=1) + 1, x.argmax(axis=0)]
+
+
+def test_a_plan_with_steps_of_the_array_library_has_a_recipe() -> None:
+    graph, _ = _graph(_library_steps())
     plan = program.build_plan(graph, preset("H200"))
-    with pytest.raises(RecipeError, match="no CUDA code"):
-        plan_cache.lower(plan, [KEY] * len(plan.kernels))
+    families = [k.schedule.family for k in plan.kernels]
+    assert families.count("interpreted") == 3 and len(families) > 3, families
+    recipe = plan_cache.lower(plan, [KEY] * len(plan.kernels))
+    back = json.loads(json.dumps(recipe))
+    plan_cache.validate(back, graph)
+    steps = [k for k in back["kernels"] if "interpret" in k]
+    assert [k["name"] for k in steps] == [k.name for k in plan.kernels if k.schedule.family == "interpreted"]
+    assert {graph.nodes[k["interpret"][0]].op for k in steps} == {"matmul", "sort", "argmax"}
+
+
+def _step_mutations() -> dict[str, Any]:
+    def step(r: dict[str, Any]) -> dict[str, Any]:
+        return next(k for k in r["kernels"] if "interpret" in k)
+
+    def first_step_first(r: dict[str, Any]) -> None:  # the step before the kernel that stores its input
+        k = r["kernels"]
+        i = next(j for j, e in enumerate(k) if "interpret" in e and j > 0)
+        k.insert(0, k.pop(i))
+
+    return {
+        "extra field": lambda r: step(r).update(grid=[1, 1, 1]),
+        "no nodes": lambda r: step(r).update(interpret=[]),
+        "stores another node": lambda r: step(r).update(stores=[step(r)["interpret"][0] - 1]),
+        "an input as its node": lambda r: step(r).update(interpret=[0], stores=[0]),
+        "node out of range": lambda r: step(r).update(interpret=[10_000]),
+        "reads before it is stored": first_step_first,
+        "not a list": lambda r: step(r).update(stores=3),
+    }
+
+
+@pytest.mark.parametrize("what", sorted(_step_mutations()))
+def test_a_library_step_that_does_not_fit_is_refused(what: str) -> None:
+    graph, _ = _graph(_library_steps())
+    plan = program.build_plan(graph, preset("H200"))
+    recipe = plan_cache.lower(plan, [KEY] * len(plan.kernels))
+    bad = copy.deepcopy(recipe)
+    _step_mutations()[what](bad)
+    with pytest.raises(RecipeError):
+        plan_cache.validate(bad, graph)
 
 
 def _mutations() -> dict[str, Any]:
@@ -293,6 +337,20 @@ def test_a_kernel_that_fails_to_build_runs_unfused_and_is_not_cached(standin: St
     with pytest.warns(RuntimeWarning, match="registry key"):
         fresh_backend(monkeypatch).executable(graph)
     assert len(planned) == 2
+
+
+def test_a_plan_with_library_steps_is_loaded_without_planning(standin: StandIn, monkeypatch: pytest.MonkeyPatch,
+                                                             planned: list[int]) -> None:
+    graph, _ = _graph(_library_steps())
+    cold = fresh_backend(monkeypatch).executable(graph)
+    assert cold.recipe is not None and any("interpret" in k for k in cold.recipe["kernels"])
+    before = sl.stats()
+    warm = fresh_backend(monkeypatch).executable(graph)
+    after = sl.stats()
+    assert len(planned) == 1 and after["plans_loaded"] == before["plans_loaded"] + 1
+    kernels = [k for k in warm.recipe["kernels"] if "interpret" not in k]
+    assert after["registry_hits"] == before["registry_hits"] + len(kernels)
+    assert [k.name for k in warm.plan.kernels] == [k.name for k in cold.plan.kernels]  # planned on request
 
 
 def test_a_memory_only_registry_keeps_recipes_for_the_process(standin: StandIn, monkeypatch: pytest.MonkeyPatch,

@@ -40,6 +40,17 @@ def _packed_and_view(a: Any, b: Any) -> list[Any]:
     return [sl.exp(a) * 2, sl.sin(b) + 1, (a * 3).reshape(-1)]
 
 
+def _library_steps(x: Any, w: Any) -> list[Any]:
+    """Kernels around steps CuPy runs: a matrix product, a sort, a column argmax, a host-position
+    gather and a scan (their recipes hold them since recipe version 2)."""
+    import stitchlab as sl
+
+    x, w = sl.asarray(x), sl.asarray(w)
+    h = sl.tanh(x @ w + 1)
+    return [h / sl.abs(h).sum(-1, keepdims=True), sl.sort(x * 2, axis=1) + 1, x.argmax(axis=0),
+            sl.cumsum(x[[3, 0, -1]] * 0.5, axis=1)]
+
+
 def cases() -> dict[str, tuple[Any, list[np.ndarray]]]:
     """name -> (function of the arrays, host arguments)."""
     wl = _workloads()
@@ -54,6 +65,8 @@ def cases() -> dict[str, tuple[Any, list[np.ndarray]]]:
     out["split_rows"] = (_split_rows, [rng.standard_normal((3, 70000)).astype(np.float32)])
     out["packed_and_view"] = (_packed_and_view, [rng.standard_normal((7, 33)).astype(np.float32),
                                                  rng.standard_normal(100)])
+    out["library_steps"] = (_library_steps, [rng.standard_normal((257, 1024)).astype(np.float32),
+                                             (rng.standard_normal((1024, 32)) / 32).astype(np.float32)])
     return out
 
 
