@@ -88,13 +88,51 @@ def test_take_along_axis_errors_are_numpys() -> None:
         y.get()
 
 
+B3 = RNG.standard_normal((4, 5, 6)).astype(np.float32)
+
+
+@pytest.mark.parametrize("key", [
+    ([0, 3], [1, 4]), (np.arange(4), [0, 1, 2, 3]), (0, [1, 2]), (slice(None), [0, 1], [2, 3]),
+    ([0, 1], slice(None), [2, 3]), (slice(1, 3), [0, 4]), ([1, 2], slice(0, 4, 2)), (Ellipsis, [0, 1], [5, -1]),
+    ([[0], [1]], [0, 1, 2]), (-1, slice(None), [0, 5]), (np.array([[0, 1], [2, 3]]), 1, 2), ([0, 1], 0, slice(None)),
+    (1, [0, 2], Ellipsis), ([], []), (np.int64(2), [1]), (slice(None, None, -1), [3, 0], [[1], [2]]),
+], ids=["pairs", "arange-pairs", "int-and-array", "trailing-pair", "separated", "partial-slice", "slice-after",
+        "ellipsis", "broadcast", "negative-int-separated", "int-int-array", "int-after", "int-ellipsis", "empty",
+        "numpy-int", "reversed-slice"])
+def test_several_index_arrays_are_numpys(key: Any) -> None:
+    same(sl.asarray(B3)[key], B3[key])
+
+
+def test_several_device_index_arrays_are_numpys_and_checked_when_the_step_runs() -> None:
+    x = sl.asarray(B3)
+    i, j = np.array([0, 3, -1]), np.array([-5, 4, -1])
+    same(x[sl.asarray(i), sl.asarray(j)], B3[i, j])
+    same(x[:, sl.asarray(i[:2]), j[:2]], B3[:, i[:2], j[:2]])  # a device array beside a host one
+    same(x[sl.asarray(i), :, sl.asarray(j)], B3[i, :, j])
+    y = x[sl.asarray(np.array([0, 4])), sl.asarray(j[:2])]
+    with pytest.raises(IndexError, match=r"an index is out of bounds for the axes of sizes \(4, 5\) it indexes"):
+        y.get()
+
+
+def test_picking_one_logit_per_row_is_one_gather() -> None:
+    logits = RNG.standard_normal((8, 10)).astype(np.float32)
+    t = RNG.integers(0, 10, 8)
+    y = sl.asarray(logits)[np.arange(8), t]
+    assert families(sl.exp(y) + 1) == ["interpreted", "pointwise"]
+    same(y, logits[np.arange(8), t])
+
+
 @pytest.mark.parametrize("key, match", [
-    (([0, 1], [1, 2]), "one advanced index"), ((0, [1, 2]), "combined with integers"),
-    ((slice(1, 3), [1]), "partial slices"), ((None, [1]), "None"),
-], ids=["two-arrays", "int-and-array", "partial-slice", "newaxis"])
-def test_advanced_indexing_beyond_one_gather_raises_naming_the_way_round(key: Any, match: str) -> None:
+    (([0, 4], [1, 1]), "index 4 is out of bounds for axis 0 with size 4"),
+    ((slice(None), [0, 1], [1, 6]), "index 6 is out of bounds for axis 2 with size 6"),
+    (([0, 1], [1, 2, 3]), r"shape mismatch: indexing arrays could not be broadcast together with shapes \(2,\) \(3,\)"),
+    (([0.5, 1], [1, 2]), "arrays used as indices must be of integer"),
+    ((None, [1]), "None"), (([0, 1], A[:4, 0] > 0), "a boolean mask must be the only index"),
+    (([0], [0], [0], [0]), "too many indices for array: array is 3-dimensional, but 4 were indexed"),
+], ids=["first-axis", "last-axis", "broadcast", "float", "newaxis", "mask-beside", "too-many"])
+def test_bad_advanced_indices_raise_numpys_errors(key: Any, match: str) -> None:
     with pytest.raises(IndexError, match=match):
-        sl.asarray(A)[key]
+        sl.asarray(B3)[key]
 
 
 def test_a_numpy_mask_of_the_wrong_shape_raises_numpys_error() -> None:

@@ -244,6 +244,18 @@ def check_index_dtype(dtype: np.dtype, along_axis: bool = False) -> None:
         raise IndexError(f"arrays used as indices must be of integer (or boolean) type, not {dtype}")
 
 
+def check_mask_shape(shape: Shape, mask_shape: Shape) -> None:
+    """NumPy's errors for a boolean mask of ``mask_shape`` over the leading axes of ``shape``."""
+    if len(mask_shape) > len(shape):
+        raise IndexError(f"too many indices for array: array is {len(shape)}-dimensional, but {len(mask_shape)} were indexed")
+    for d, (have, want) in enumerate(zip(mask_shape, shape, strict=False)):
+        if have != want:
+            raise IndexError(
+                f"boolean index did not match indexed array along axis {d}; size of axis is {want} "
+                f"but size of corresponding boolean axis is {have}"
+            )
+
+
 def check_indices(indices: np.ndarray, n: int, axis: int) -> np.ndarray:
     """Host positions along an axis of extent ``n``: NumPy's errors for a float array or a position
     out of bounds, returned as non-negative int64."""
@@ -257,16 +269,17 @@ def check_indices(indices: np.ndarray, n: int, axis: int) -> np.ndarray:
     return np.where(idx < 0, idx + n, idx)
 
 
-def take(x: Node, indices: Node, axis: int, checked: bool) -> Node:
+def take(x: Node, indices: Node, axis: int, checked: bool, merged: tuple[int, ...] = ()) -> Node:
     """NumPy's ``take`` along ``axis`` (already normalized): the result's shape is ``x.shape[:axis]
     + indices.shape + x.shape[axis + 1:]``. ``checked``: the positions were validated on the host
-    (:func:`check_indices`); otherwise the step checks them when it runs. A node of its own, never
-    fused (``Kind.CONTRACT``)."""
+    (:func:`check_indices`); otherwise the step checks them when it runs. ``merged``: the extents
+    of the axes that ``axis`` merges (several index arrays; for the step's error message). A node
+    of its own, never fused (``Kind.CONTRACT``)."""
     check_index_dtype(indices.dtype)
     device = common_device([x, indices], "take")
     shape = x.shape[:axis] + indices.shape + x.shape[axis + 1:]
-    return Node("take", (x, astype(indices, np.dtype(np.int64))), shape, x.dtype,
-                make_attrs(axis=axis, checked=checked), device=device)
+    attrs = make_attrs(axis=axis, checked=checked, merged=tuple(merged)) if merged else make_attrs(axis=axis, checked=checked)
+    return Node("take", (x, astype(indices, np.dtype(np.int64))), shape, x.dtype, attrs, device=device)
 
 
 def take_along_axis(x: Node, indices: Node, axis: int, checked: bool) -> Node:

@@ -125,52 +125,115 @@ def take_along_axis(arr: Any, indices: Any, axis: Any = -1) -> LazyArray:
     return LazyArray(build.take_along_axis(x._node, asarray(indices)._node, axis, checked=False))
 
 
-def advanced_index(x: LazyArray, key: Any) -> LazyArray | None:
-    """``x[key]`` where ``key`` holds one integer array (or list) among full slices, or is one
-    boolean mask over the leading axes: a gather along that axis (a mask computed on the device is
-    evaluated first: :func:`stitchlab.frontend.selection.mask_index`). None if ``key`` has no
-    array in it (basic indexing)."""
-    items = key if isinstance(key, tuple) else (key,)
-    arrays = [i for i, k in enumerate(items) if isinstance(k, (list, np.ndarray, LazyArray)) or hasattr(k, "__cuda_array_interface__")]
-    if not arrays:
-        return None
-    hint = "index with one integer array (or a NumPy boolean mask) and full slices ':' only, or materialize first: x.get()[...]"
-    if len(arrays) > 1:
-        raise IndexError(f"stitchlab supports one advanced index per indexing operation; {hint}")
-    p = arrays[0]
-    k = items[p]
+def _is_array(k: Any) -> bool:
+    return isinstance(k, (list, np.ndarray, LazyArray)) or hasattr(k, "__cuda_array_interface__")
+
+
+def _is_mask(k: Any) -> bool:
     if isinstance(k, list):
-        mask = len(k) > 0 and all(isinstance(v, (bool, np.bool_)) for v in k)
-    else:
-        mask = k.dtype == np.bool_
-    if mask:
+        return len(k) > 0 and all(isinstance(v, (bool, np.bool_)) for v in k)
+    return k.dtype == np.bool_
+
+
+def _is_int(k: Any) -> bool:
+    return isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_))
+
+
+def advanced_index(x: LazyArray, key: Any) -> LazyArray | None:
+    """``x[key]`` with integer arrays (or lists) in ``key``, NumPy's advanced indexing: the arrays
+    (and integers beside them) broadcast together and pick elements along their axes; the slices
+    and ``...`` keep theirs. The picked axes' result goes where they were when they are adjacent,
+    first otherwise. One array among full slices is a gather along its axis; several are one
+    gather along their axes merged, at host positions checked here (NumPy's ``IndexError``) or
+    device positions checked when the step runs. A boolean mask must be the only index (one
+    computed on the device is evaluated first: :func:`stitchlab.frontend.selection.mask_index`).
+    None if ``key`` has no array in it (basic indexing)."""
+    items = key if isinstance(key, tuple) else (key,)
+    if not any(_is_array(k) for k in items):
+        return None
+    hint = "index with integer arrays, integers, slices and '...' (a boolean mask alone), or materialize first: x.get()[...]"
+    if any(_is_array(k) and _is_mask(k) for k in items):
         if len(items) != 1:
             raise IndexError(f"a boolean mask must be the only index; {hint}")
+        k = items[0]
         if isinstance(k, LazyArray) or hasattr(k, "__cuda_array_interface__"):
             from .selection import mask_index
 
             return mask_index(x, k)  # evaluates the mask: the result's shape depends on it
         m = np.asarray(k, dtype=bool)
-        if m.ndim > x.ndim:
-            raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, but {m.ndim} were indexed")
-        for d, (have, want) in enumerate(zip(m.shape, x.shape, strict=False)):
-            if have != want:
-                raise IndexError(
-                    f"boolean index did not match indexed array along axis {d}; size of axis is {want} "
-                    f"but size of corresponding boolean axis is {have}"
-                )
+        build.check_mask_shape(x.shape, m.shape)
         flat = x.reshape((math.prod(m.shape),) + x.shape[m.ndim:])
         return _take(flat, np.flatnonzero(m), 0)
-    others = items[:p] + items[p + 1:]
-    if any(not (isinstance(o, slice) and o == slice(None)) for o in others if o is not Ellipsis):
-        raise IndexError(f"an integer-array index combined with integers, partial slices or None; {hint}")
-    if sum(o is Ellipsis for o in items) > 1:
+    if any(k is None for k in items):
+        raise IndexError(f"None (a new axis) beside an integer-array index; {hint}")
+    if sum(k is Ellipsis for k in items) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
-    e = next((i for i, o in enumerate(items) if o is Ellipsis), None)
-    axis = p if e is None or p < e else x.ndim - (len(items) - p)
-    if axis >= x.ndim:
-        raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, but {axis + 1} were indexed")
-    return _take(x, k, axis)
+    n_real = sum(k is not Ellipsis for k in items)
+    if n_real > x.ndim:
+        raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, but {n_real} were indexed")
+    e = next((i for i, k in enumerate(items) if k is Ellipsis), None)
+    fill = (slice(None),) * (x.ndim - n_real)
+    items = items[:e] + fill + items[e + 1:] if e is not None else items + fill
+    for k in items:
+        if not (_is_array(k) or _is_int(k) or isinstance(k, slice)):
+            raise IndexError(f"only integers, slices, '...', None and integer or boolean arrays are valid indices, got {k!r}")
+    adv = [ax for ax, k in enumerate(items) if _is_array(k) or _is_int(k)]
+    basic = tuple(slice(None) if ax in adv else k for ax, k in enumerate(items))
+    y = x[basic] if any(k != slice(None) for k in basic) else x  # the slices: a lazy view
+    if len(adv) == 1:
+        return _take(y, items[adv[0]], adv[0])
+    sizes = [y.shape[ax] for ax in adv]
+    if adv == list(range(adv[0], adv[-1] + 1)):
+        at = adv[0]
+    else:  # separated by a slice: NumPy puts the picked axes first
+        at = 0
+        y = y.transpose(adv + [ax for ax in range(y.ndim) if ax not in adv])
+    merged = y.reshape(y.shape[:at] + (math.prod(sizes),) + y.shape[at + len(adv):])
+    pos = _flat_positions(x, [items[ax] for ax in adv], sizes, adv)
+    if isinstance(pos, np.ndarray):
+        return _take(merged, pos, at)
+    return LazyArray(build.take(merged._node, pos._node, at, checked=False, merged=tuple(sizes)))
+
+
+def _flat_positions(x: LazyArray, indices: list[Any], sizes: list[int], axes: list[int]) -> Any:
+    """The positions in the merged axes of ``sizes`` of the broadcast ``indices`` (one per axis
+    of ``axes``): a NumPy array, checked with NumPy's errors, when all are host data; else a lazy
+    int64 array whose out-of-bounds entries are the merged extent (the gather's check raises)."""
+    hosts = [_host_positions(i) for i in indices]
+    shapes = [np.shape(h) if h is not None else asarray(i).shape for h, i in zip(hosts, indices, strict=True)]
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        listed = " ".join("(" + ",".join(map(str, s)) + ("," if len(s) == 1 else "") + ")" for s in shapes)
+        raise IndexError(f"shape mismatch: indexing arrays could not be broadcast together with shapes {listed}") from None
+    if all(h is not None for h in hosts):
+        pos = []
+        for h, n, ax in zip(hosts, sizes, axes, strict=True):
+            build.check_index_dtype(h.dtype)
+            h = h.astype(np.int64)
+            bad = (h < -n) | (h >= n)
+            if bad.any():
+                raise IndexError(f"index {int(h[bad].ravel()[0])} is out of bounds for axis {ax} with size {n}")
+            pos.append(np.where(h < 0, h + n, h))
+        return np.ravel_multi_index(np.broadcast_arrays(*pos), sizes) if math.prod(sizes) else np.zeros(np.broadcast_shapes(*shapes), np.int64)
+    total = math.prod(sizes)
+    flat: Any = 0
+    valid: Any = True
+    stride = total
+    for h, i, n in zip(hosts, indices, sizes, strict=True):
+        stride //= max(n, 1)
+        a = _leaf_like(x, h) if h is not None else asarray(i)
+        build.check_index_dtype(a.dtype)
+        a = a.astype(np.int64)
+        valid = valid & (a >= -n) & (a < n)
+        flat = flat + where(a < 0, a + n, a) * stride
+    return where(valid, flat, total)
+
+
+def _leaf_like(x: LazyArray, host: np.ndarray) -> LazyArray:
+    """Host data as an array on ``x``'s device."""
+    backend = runtime.for_device(x._node.device)
+    return _leaf(backend.from_object(host), backend.device())
 
 
 def _scan(opname: str, a: Any, axis: Any, dtype: Any) -> LazyArray:

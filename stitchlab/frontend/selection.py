@@ -97,14 +97,7 @@ def mask_index(x: LazyArray, mask: Any) -> LazyArray:
     (the positions are found on the device; see the module docstring). The mask's shape is checked
     before anything is evaluated."""
     m = asarray(mask)
-    if m.ndim > x.ndim:
-        raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, but {m.ndim} were indexed")
-    for d, (have, want) in enumerate(zip(m.shape, x.shape, strict=False)):
-        if have != want:
-            raise IndexError(
-                f"boolean index did not match indexed array along axis {d}; size of axis is {want} "
-                f"but size of corresponding boolean axis is {have}"
-            )
+    build.check_mask_shape(x.shape, m.shape)
     flat = x.reshape((math.prod(m.shape),) + x.shape[m.ndim:])
     return _gather("x[mask] with a mask computed on the device", x, flat, ravel(m), 0)
 

@@ -39,6 +39,9 @@ def _library_step(node: Node, args: list[Any], xp: ModuleType) -> Any:
             n = x.shape[axis]
             bad = (idx < -n) | (idx >= n)
             if bool(bad.any()):  # a host sync on the GPU: only for indices computed on the device
+                merged = node.attr("merged")
+                if merged:  # several index arrays, one gather along their axes merged
+                    raise IndexError(f"an index is out of bounds for the axes of sizes {merged} it indexes")
                 raise IndexError(
                     f"index {int(idx[bad].ravel()[0])} is out of bounds for axis {axis} with size {n}"
                 )

@@ -286,7 +286,7 @@ def test_steps_that_cannot_be_captured_raise_a_clear_error(fn: Any, match: str, 
 @sl.jit
 def _capturable_steps(x: Any) -> Any:
     s = sl.sort(x * 2, axis=1)
-    return sl.cumsum(s, axis=1) + 1, x[[5, 0, -1]], sl.nanquantile(x, 0.25, axis=0)
+    return sl.cumsum(s, axis=1) + 1, x[[5, 0, -1]], sl.nanquantile(x, 0.25, axis=0), x[[0, 63, -2], [7, 0, 299]]
 
 
 def test_scans_sorts_and_host_gathers_are_captured_and_replayed() -> None:
@@ -312,3 +312,23 @@ def test_scans_sorts_and_host_gathers_are_captured_and_replayed() -> None:
     np.testing.assert_allclose(got[0], scan, rtol=1e-5, atol=1e-5 * np.abs(b * 2).sum(1).max())  # another order of adds
     np.testing.assert_array_equal(got[1], b[[5, 0, -1]])
     np.testing.assert_allclose(got[2], np.nanquantile(b, 0.25, axis=0), rtol=1e-6)
+    np.testing.assert_array_equal(got[3], b[[0, 63, -2], [7, 0, 299]])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int64"])
+def test_several_index_arrays_are_numpys(dtype: str) -> None:
+    import cupy as cp
+
+    dt = as_dtype(dtype)
+    a = (RNG.standard_normal((40, 50, 60)) * 10).astype(dt)
+    x = _dev(a)
+    i, j = RNG.integers(-40, 40, (7, 1)), RNG.integers(-60, 60, 9)
+    for got, want in [
+        (x[i, :, j], a[i, :, j]), (x[:, i, j], a[:, i, j]), (x[3, :, j], a[3, :, j]), (x[2:30:3, i[:, 0] % 50, j[:7]], a[2:30:3, i[:, 0] % 50, j[:7]]),
+        (x[cp.asarray(i), cp.asarray(i % 50), j], a[i, i % 50, j]),  # device positions beside host ones
+    ]:
+        g, w = np.ascontiguousarray(_host(got)), np.ascontiguousarray(want)
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_array_equal(g.view(np.uint8), w.view(np.uint8))
+    with pytest.raises(IndexError, match=r"out of bounds for the axes of sizes \(40, 50\)"):
+        _host(x[cp.asarray(np.array([0, 40])), cp.asarray(np.array([1, 1]))])
