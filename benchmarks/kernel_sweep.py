@@ -139,19 +139,16 @@ def main(argv: list[str] | None = None) -> int:
         moved = sum(b.nbytes for b in bufs) + sum(r.nbytes for r in ref)
         k0 = plan.kernels[0]
         for label, sched, launch, opts in _variants(k0, plan.device):
-            saved = dict(sched_mod.OPTIONS)
             knobs = {a: getattr(sched_mod, a) for a in opts if a.isupper()}  # module-level settings
-            sched_mod.OPTIONS.update({k: v for k, v in opts.items() if k in saved})
             for a in knobs:
                 setattr(sched_mod, a, opts[a])
             try:
-                ks = emit(k0.info, sched)
+                with sched_mod.switches(**{k: v for k, v in opts.items() if k in sched_mod.OPTIONS}):
+                    ks = emit(k0.info, sched)
             except Exception as exc:  # noqa: BLE001 - a variant that cannot be written is reported
                 print(f"{name}: {sched} {label}: emit failed: {exc}")
                 continue
             finally:
-                sched_mod.OPTIONS.clear()
-                sched_mod.OPTIONS.update(saved)
                 for a, v in knobs.items():
                     setattr(sched_mod, a, v)
             k = dataclasses.replace(k0, name=ks.name, source=ks.source, params=ks.params, schedule=ks.schedule, launch=launch)

@@ -24,11 +24,12 @@ a new batch size compiles nothing new.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import hashlib
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,6 +58,22 @@ CODEGEN_VERSION = "10"
 OPTIONS: dict[str, bool] = {"cache_values": True, "reciprocal": True, "single_sync": True, "reverse_passes": True,
                             "one_pass_variance": True, "one_hot_pick": True, "cache_hints": True,
                             "shifted_exp_ftz": True}
+@contextlib.contextmanager
+def switches(**values: bool) -> Iterator[None]:
+    """``OPTIONS`` set to ``values`` inside the ``with`` block (restored after it), for sweeps and
+    tests: ``with switches(reciprocal=False): emit(info, sched)``."""
+    unknown = sorted(set(values) - set(OPTIONS))
+    if unknown:
+        raise KeyError(f"unknown emitter switches {unknown}; known: {sorted(OPTIONS)}")
+    saved = dict(OPTIONS)
+    OPTIONS.update(values)
+    try:
+        yield
+    finally:
+        OPTIONS.clear()
+        OPTIONS.update(saved)
+
+
 #: A full value that two or more phases compute is kept in registers when its op costs at least
 #: this much (an add costs 1; exp, log, tanh 4-8) and the row cache budget has room.
 CACHE_VALUE_COST = 3

@@ -149,13 +149,8 @@ def test_nan_propagating_max_and_min_are_selects_not_branches() -> None:
 
 def test_emitter_switches_change_the_source() -> None:
     k = _kernel("softmax")
-    saved = dict(sched_mod.OPTIONS)
-    try:
-        sched_mod.OPTIONS["reciprocal"] = False
+    with sched_mod.switches(reciprocal=False):
         plain = sched_mod.emit(k.info, k.schedule)
-    finally:
-        sched_mod.OPTIONS.clear()
-        sched_mod.OPTIONS.update(saved)
     assert plain.source != k.source
     assert "(float)1 / acc" not in plain.source and re.search(r"\] / acc\d+\)", _body(plain.source))
 
@@ -430,11 +425,7 @@ def test_only_bfloat16_sums_of_max_shifted_exps_flush_subnormal_exps(variant: st
     (k,) = exps
     assert ("sl_exp_f16(" in _body(k.source)) == (flushed or dtype == np.float16)
     assert len(k.info.shifted_exps()) == flushed
-    saved = sched_mod.OPTIONS["shifted_exp_ftz"]
-    sched_mod.OPTIONS["shifted_exp_ftz"] = False
-    try:
+    with sched_mod.switches(shifted_exp_ftz=False):
         off = sched_mod.emit(k.info, k.schedule)
-    finally:
-        sched_mod.OPTIONS["shifted_exp_ftz"] = saved
     assert ("sl_exp_f16(" in _body(off.source)) == (dtype == np.float16)
     compile_or_fail(k.source, k.name)

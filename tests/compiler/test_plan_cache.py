@@ -175,12 +175,8 @@ def test_record_names_change_with_what_the_plan_depends_on() -> None:
     assert base == plan_cache.record_name(plan_cache.components("g" * 64, h200))
     assert base != plan_cache.record_name(plan_cache.components("h" * 64, h200))
     assert base != plan_cache.record_name(plan_cache.components("g" * 64, h100))
-    saved = dict(schedules.OPTIONS)
-    try:
-        schedules.OPTIONS["reciprocal"] = not saved["reciprocal"]
+    with schedules.switches(reciprocal=not schedules.OPTIONS["reciprocal"]):
         assert base != plan_cache.record_name(plan_cache.components("g" * 64, h200))
-    finally:
-        schedules.OPTIONS.update(saved)
     assert len(plan_cache.compiler_digest()) == 16
 
 

@@ -22,12 +22,8 @@ pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cupy_backend")]
 def _run(plan, k0, sched, launch, bufs, single_sync: bool) -> list[np.ndarray]:
     from stitchlab.runtime.launch import build_executable
 
-    saved = sched_mod.OPTIONS["single_sync"]
-    sched_mod.OPTIONS["single_sync"] = single_sync
-    try:
+    with sched_mod.switches(single_sync=single_sync):
         ks = sched_mod.emit(k0.info, sched)
-    finally:
-        sched_mod.OPTIONS["single_sync"] = saved
     assert ("sl_block_allreduce_once<" in ks.source) == single_sync
     k = dataclasses.replace(k0, name=ks.name, source=ks.source, params=ks.params, schedule=ks.schedule, launch=launch)
     exe = build_executable(dataclasses.replace(plan, kernels=[k] + plan.kernels[1:]))

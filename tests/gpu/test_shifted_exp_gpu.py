@@ -38,12 +38,8 @@ def _run(plan: Any, ftz: bool, bufs: list[Any]) -> list[np.ndarray]:
     from stitchlab.runtime.launch import build_executable
 
     k0 = plan.kernels[0]
-    saved = sched_mod.OPTIONS["shifted_exp_ftz"]
-    sched_mod.OPTIONS["shifted_exp_ftz"] = ftz
-    try:
+    with sched_mod.switches(shifted_exp_ftz=ftz):
         ks = sched_mod.emit(k0.info, k0.schedule)
-    finally:
-        sched_mod.OPTIONS["shifted_exp_ftz"] = saved
     body = ks.source.split('extern "C"')[-1]
     assert ("sl_exp_f16(" in body, "sl_exp_bf16(" in body) == (ftz, not ftz)
     k = dataclasses.replace(k0, name=ks.name, source=ks.source, params=ks.params)
