@@ -36,12 +36,16 @@ def common_device(nodes: Sequence[Node], what: str) -> str | None:
 
 
 # --- shapes ------------------------------------------------------------------------------------
+def shapes_text(shapes: Sequence[Shape]) -> str:
+    """Shapes as NumPy's messages list them: ``(2,) (3,4)``."""
+    return " ".join("(" + ",".join(map(str, s)) + ("," if len(s) == 1 else "") + ")" for s in shapes)
+
+
 def broadcast_shapes(*shapes: Shape) -> Shape:
     try:
         return tuple(np.broadcast_shapes(*shapes))
     except ValueError:
-        listed = " ".join("(" + ",".join(map(str, s)) + ("," if len(s) == 1 else "") + ")" for s in shapes)
-        raise ValueError(f"operands could not be broadcast together with shapes {listed}") from None
+        raise ValueError(f"operands could not be broadcast together with shapes {shapes_text(shapes)}") from None
 
 
 def normalize_axis(axis: int, ndim: int) -> int:
@@ -256,14 +260,15 @@ def check_mask_shape(shape: Shape, mask_shape: Shape) -> None:
             )
 
 
-def check_indices(indices: np.ndarray, n: int, axis: int) -> np.ndarray:
+def check_indices(indices: np.ndarray, n: int, axis: int, indexing: bool = False) -> np.ndarray:
     """Host positions along an axis of extent ``n``: NumPy's errors for a float array or a position
-    out of bounds, returned as non-negative int64."""
+    out of bounds (``take``'s, or with ``indexing`` those of ``x[...]``), returned as non-negative
+    int64."""
     check_index_dtype(indices.dtype)
     idx = indices.astype(np.int64)
     bad = (idx < -n) | (idx >= n)
     if bad.any():
-        if n == 0:
+        if n == 0 and not indexing:
             raise IndexError("cannot do a non-empty take from an empty axes.")
         raise IndexError(f"index {int(idx[bad].ravel()[0])} is out of bounds for axis {axis} with size {n}")
     return np.where(idx < 0, idx + n, idx)

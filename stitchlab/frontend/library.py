@@ -47,8 +47,7 @@ def _host_positions(indices: Any) -> np.ndarray | None:
 def _checked_leaf(x: LazyArray, host: np.ndarray, axis: int) -> build.Node:
     """Host positions along ``x``'s ``axis``, checked (NumPy's errors) and made non-negative, as an
     input on ``x``'s device."""
-    backend = runtime.for_device(x._node.device)
-    return _leaf(backend.from_object(build.check_indices(host, x.shape[axis], axis)), backend.device())._node
+    return _leaf_like(x, build.check_indices(host, x.shape[axis], axis))._node
 
 
 def _take(x: LazyArray, indices: Any, axis: int, mode: str = "raise") -> LazyArray:
@@ -204,18 +203,10 @@ def _flat_positions(x: LazyArray, indices: list[Any], sizes: list[int], axes: li
     try:
         np.broadcast_shapes(*shapes)
     except ValueError:
-        listed = " ".join("(" + ",".join(map(str, s)) + ("," if len(s) == 1 else "") + ")" for s in shapes)
-        raise IndexError(f"shape mismatch: indexing arrays could not be broadcast together with shapes {listed}") from None
+        raise IndexError(f"shape mismatch: indexing arrays could not be broadcast together with shapes {build.shapes_text(shapes)}") from None
     if all(h is not None for h in hosts):
-        pos = []
-        for h, n, ax in zip(hosts, sizes, axes, strict=True):
-            build.check_index_dtype(h.dtype)
-            h = h.astype(np.int64)
-            bad = (h < -n) | (h >= n)
-            if bad.any():
-                raise IndexError(f"index {int(h[bad].ravel()[0])} is out of bounds for axis {ax} with size {n}")
-            pos.append(np.where(h < 0, h + n, h))
-        return np.ravel_multi_index(np.broadcast_arrays(*pos), sizes) if math.prod(sizes) else np.zeros(np.broadcast_shapes(*shapes), np.int64)
+        pos = [build.check_indices(h, n, ax, indexing=True) for h, n, ax in zip(hosts, sizes, axes, strict=True)]
+        return np.ravel_multi_index(np.broadcast_arrays(*pos), sizes)
     total = math.prod(sizes)
     flat: Any = 0
     valid: Any = True
