@@ -51,9 +51,7 @@ def _evaluated(what: str, *arrays: LazyArray) -> tuple[list[Any], Any]:
             )
     try:
         bufs = runtime.evaluate([a._node for a in arrays])
-    except RuntimeError as err:
-        if "inside sl.jit" not in str(err):
-            raise
+    except runtime.TracedValueError as err:
         raise RuntimeError(
             f"{what} cannot be traced by sl.jit: {_WHY}, and a traced function has one shape per "
             "signature; call it outside the jitted function, or keep the shape with "

@@ -72,12 +72,16 @@ def for_device(device: str | None) -> Backend:
     return _instance("numpy" if device == "cpu" else "cupy")
 
 
+class TracedValueError(RuntimeError):
+    """A traced array (inside ``sl.jit``) was asked for its values, which it does not have yet."""
+
+
 def evaluate(nodes: Sequence[Node]) -> list[Any]:
     """Evaluate ``nodes`` (all on one device) in one graph; materialize them; return buffers."""
     pending = [n for n in nodes if n.op != "input"]
     graph, sources = build_graph(pending) if pending else (None, [])
     if any(leaf.value is None for leaf in sources) or any(n.op == "input" and n.value is None for n in nodes):
-        raise RuntimeError(
+        raise TracedValueError(
             "cannot materialize a traced array inside sl.jit (bool(), .get(), np.asarray, print, "
             "a NumPy function without a lazy version, or similar on a traced value); move "
             "data-dependent code out of the jitted function"
@@ -93,6 +97,6 @@ def evaluate(nodes: Sequence[Node]) -> list[Any]:
 
 
 __all__ = [
-    "Backend", "Graph", "build_graph", "evaluate", "for_device", "current",
+    "Backend", "Graph", "TracedValueError", "build_graph", "evaluate", "for_device", "current",
     "get_backend", "set_backend", "default_backend_name", "gpu_usable", "stats",
 ]
