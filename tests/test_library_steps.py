@@ -96,9 +96,10 @@ B3 = RNG.standard_normal((4, 5, 6)).astype(np.float32)
     ([0, 1], slice(None), [2, 3]), (slice(1, 3), [0, 4]), ([1, 2], slice(0, 4, 2)), (Ellipsis, [0, 1], [5, -1]),
     ([[0], [1]], [0, 1, 2]), (-1, slice(None), [0, 5]), (np.array([[0, 1], [2, 3]]), 1, 2), ([0, 1], 0, slice(None)),
     (1, [0, 2], Ellipsis), ([], []), (np.int64(2), [1]), (slice(None, None, -1), [3, 0], [[1], [2]]),
+    (0, np.array(1)), (np.array(-1), slice(None), 2),
 ], ids=["pairs", "arange-pairs", "int-and-array", "trailing-pair", "separated", "partial-slice", "slice-after",
         "ellipsis", "broadcast", "negative-int-separated", "int-int-array", "int-after", "int-ellipsis", "empty",
-        "numpy-int", "reversed-slice"])
+        "numpy-int", "reversed-slice", "0-d-array-and-int", "0-d-separated"])
 def test_several_index_arrays_are_numpys(key: Any) -> None:
     same(sl.asarray(B3)[key], B3[key])
 

@@ -206,7 +206,7 @@ def _flat_positions(x: LazyArray, indices: list[Any], sizes: list[int], axes: li
         raise IndexError(f"shape mismatch: indexing arrays could not be broadcast together with shapes {build.shapes_text(shapes)}") from None
     if all(h is not None for h in hosts):
         pos = [build.check_indices(h, n, ax, indexing=True) for h, n, ax in zip(hosts, sizes, axes, strict=True)]
-        return np.ravel_multi_index(np.broadcast_arrays(*pos), sizes)
+        return np.asarray(np.ravel_multi_index(np.broadcast_arrays(*pos), sizes))  # (a scalar when all are 0-d)
     total = math.prod(sizes)
     flat: Any = 0
     valid: Any = True
