@@ -415,3 +415,20 @@ def test_search_errors_are_numpys() -> None:
         sl.digitize(sl.asarray(np.arange(3)), [1, 3, 2])
     with pytest.raises(TypeError, match="bins must be known on the host"):
         sl.digitize(sl.asarray(np.arange(3)), sl.asarray(np.arange(3)))
+
+
+def test_take_checks_nothing_where_its_result_is_empty_and_indexing_always_checks() -> None:
+    """NumPy's ``take`` (and ``compress``, ``extract`` on it) skip the bounds check when the axes
+    before ``axis`` hold no element; its indexing does not (found by a CPU sweep against NumPy)."""
+    e = np.zeros((0, 3), np.float32)
+    x = sl.asarray(e)
+    same(sl.take(x, [5], axis=1), np.take(e, [5], axis=1))
+    same(sl.compress([0, 0, 0, 1], x, axis=1), np.compress([0, 0, 0, 1], e, axis=1))
+    with pytest.raises(IndexError, match="index 5 is out of bounds for axis 1 with size 3"):
+        x[:, [5]]
+    with pytest.raises(IndexError, match="index 0 is out of bounds for axis 0 with size 0"):
+        x[[0]]
+    with pytest.raises(IndexError, match="index 0 is out of bounds for axis 1 with size 0"):
+        sl.take_along_axis(sl.asarray(np.zeros((2, 0))), np.zeros((2, 1), int), 1)
+    with pytest.raises(IndexError, match="cannot do a non-empty take from an empty axes"):
+        sl.take(sl.asarray(np.zeros(0)), [1])

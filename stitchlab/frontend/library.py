@@ -44,13 +44,18 @@ def _host_positions(indices: Any) -> np.ndarray | None:
     return arr
 
 
-def _checked_leaf(x: LazyArray, host: np.ndarray, axis: int) -> build.Node:
-    """Host positions along ``x``'s ``axis``, checked (NumPy's errors) and made non-negative, as an
-    input on ``x``'s device."""
-    return _leaf_like(x, build.check_indices(host, x.shape[axis], axis))._node
+def _checked_leaf(x: LazyArray, host: np.ndarray, axis: int, indexing: bool) -> build.Node:
+    """Host positions along ``x``'s ``axis``, checked (NumPy's errors, those of ``x[...]`` with
+    ``indexing``) and made non-negative, as an input on ``x``'s device. As NumPy's ``take`` (not
+    its indexing), nothing is checked when the axes before ``axis`` hold no element: the result
+    is empty whatever the positions."""
+    if not indexing and not math.prod(x.shape[:axis]):
+        build.check_index_dtype(host.dtype)
+        return _leaf_like(x, np.zeros(host.shape, np.int64))._node
+    return _leaf_like(x, build.check_indices(host, x.shape[axis], axis, indexing))._node
 
 
-def _take(x: LazyArray, indices: Any, axis: int, mode: str = "raise") -> LazyArray:
+def _take(x: LazyArray, indices: Any, axis: int, mode: str = "raise", indexing: bool = False) -> LazyArray:
     n = x.shape[axis]
     host = _host_positions(indices)
     if host is not None:
@@ -58,7 +63,7 @@ def _take(x: LazyArray, indices: Any, axis: int, mode: str = "raise") -> LazyArr
             host = np.mod(host.astype(np.int64), n)
         elif mode == "clip" and n:
             host = np.clip(host.astype(np.int64), 0, n - 1)
-        return LazyArray(build.take(x._node, _checked_leaf(x, host, axis), axis, checked=True))
+        return LazyArray(build.take(x._node, _checked_leaf(x, host, axis, indexing), axis, checked=True))
     i = asarray(indices)
     build.check_index_dtype(i.dtype)  # before a wrap or clip casts it
     if mode == "wrap":
@@ -120,7 +125,7 @@ def take_along_axis(arr: Any, indices: Any, axis: Any = -1) -> LazyArray:
     axis = build.normalize_axis(axis, x.ndim)
     if host is not None:
         build.check_index_dtype(host.dtype, along_axis=True)
-        return LazyArray(build.take_along_axis(x._node, _checked_leaf(x, host, axis), axis, checked=True))
+        return LazyArray(build.take_along_axis(x._node, _checked_leaf(x, host, axis, indexing=True), axis, checked=True))
     return LazyArray(build.take_along_axis(x._node, asarray(indices)._node, axis, checked=False))
 
 
@@ -162,7 +167,7 @@ def advanced_index(x: LazyArray, key: Any) -> LazyArray | None:
         m = np.asarray(k, dtype=bool)
         build.check_mask_shape(x.shape, m.shape)
         flat = x.reshape((math.prod(m.shape),) + x.shape[m.ndim:])
-        return _take(flat, np.flatnonzero(m), 0)
+        return _take(flat, np.flatnonzero(m), 0, indexing=True)
     if any(k is None for k in items):
         raise IndexError(f"None (a new axis) beside an integer-array index; {hint}")
     if sum(k is Ellipsis for k in items) > 1:
@@ -180,7 +185,7 @@ def advanced_index(x: LazyArray, key: Any) -> LazyArray | None:
     basic = tuple(slice(None) if ax in adv else k for ax, k in enumerate(items))
     y = x[basic] if any(k != slice(None) for k in basic) else x  # the slices: a lazy view
     if len(adv) == 1:
-        return _take(y, items[adv[0]], adv[0])
+        return _take(y, items[adv[0]], adv[0], indexing=True)
     sizes = [y.shape[ax] for ax in adv]
     if adv == list(range(adv[0], adv[-1] + 1)):
         at = adv[0]
@@ -190,7 +195,7 @@ def advanced_index(x: LazyArray, key: Any) -> LazyArray | None:
     merged = y.reshape(y.shape[:at] + (math.prod(sizes),) + y.shape[at + len(adv):])
     pos = _flat_positions(x, [items[ax] for ax in adv], sizes, adv)
     if isinstance(pos, np.ndarray):
-        return _take(merged, pos, at)
+        return _take(merged, pos, at, indexing=True)
     return LazyArray(build.take(merged._node, pos._node, at, checked=False, merged=tuple(sizes)))
 
 

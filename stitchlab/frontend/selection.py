@@ -78,12 +78,13 @@ def _positions(what: str, condition: LazyArray, *also: LazyArray) -> tuple[Any, 
 
 def _gather(what: str, source: LazyArray, flat: LazyArray, condition: LazyArray, axis: int) -> LazyArray:
     """The elements of ``flat`` (a view of ``source``) along ``axis`` where the 1-d ``condition``
-    is true; positions past the axis (a longer condition) raise NumPy's ``IndexError``.
-    ``source`` is evaluated with the condition (``x[x > 0]`` computes ``x`` once, not once for the
-    mask and again for the gather)."""
-    pos, xp = _positions(what, condition, source)
+    is true; positions past the axis (a longer condition) raise NumPy's ``IndexError``, unless the
+    axes before ``axis`` hold no element (NumPy's ``take`` checks nothing then). ``source`` is
+    evaluated with the condition (``x[x > 0]`` computes ``x`` once, not once for the mask and again
+    for the gather)."""
+    pos, _ = _positions(what, condition, source)
     n = flat.shape[axis]
-    if condition.size > n and pos.size:
+    if condition.size > n and pos.size and math.prod(flat.shape[:axis]):
         bad = pos[pos >= n]
         if bad.size:
             raise IndexError(f"index {int(bad[0])} is out of bounds for axis {axis} with size {n}")
