@@ -33,6 +33,13 @@ def _leaf(buf: Any, device: str) -> LazyArray:
     return LazyArray(Node("input", (), tuple(buf.shape), dtype, value=buf, device=device))
 
 
+def _leaf_on(like: LazyArray, obj: Any) -> LazyArray:
+    """``obj`` (host data, or a buffer of ``like``'s backend, not copied) as an array on
+    ``like``'s device."""
+    backend = runtime.for_device(like._node.device)
+    return _leaf(backend.from_object(obj), backend.device())
+
+
 def _backend_of(obj: Any) -> runtime.Backend:
     for name in runtime.BACKENDS:
         if name == "cupy" and "cupy" not in type(obj).__module__:

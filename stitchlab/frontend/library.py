@@ -15,12 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from .. import runtime
 from ..ir.dtypes import is_float
 from . import build
 from .api import clip, floor, isnan, matmul, mean, multiply, ravel, rint, where  # type: ignore[attr-defined]
 from .array import LazyArray
-from .creation import _leaf, asarray
+from .creation import _leaf_on, asarray
 
 __all__ = [
     "take", "take_along_axis", "cumsum", "cumprod", "sort", "argsort", "dot", "tensordot", "inner",
@@ -51,8 +50,8 @@ def _checked_leaf(x: LazyArray, host: np.ndarray, axis: int, indexing: bool) -> 
     is empty whatever the positions."""
     if not indexing and not math.prod(x.shape[:axis]):
         build.check_index_dtype(host.dtype)
-        return _leaf_like(x, np.zeros(host.shape, np.int64))._node
-    return _leaf_like(x, build.check_indices(host, x.shape[axis], axis, indexing))._node
+        return _leaf_on(x, np.zeros(host.shape, np.int64))._node
+    return _leaf_on(x, build.check_indices(host, x.shape[axis], axis, indexing))._node
 
 
 def _take(x: LazyArray, indices: Any, axis: int, mode: str = "raise", indexing: bool = False) -> LazyArray:
@@ -218,18 +217,13 @@ def _flat_positions(x: LazyArray, indices: list[Any], sizes: list[int], axes: li
     stride = total
     for h, i, n in zip(hosts, indices, sizes, strict=True):
         stride //= max(n, 1)
-        a = _leaf_like(x, h) if h is not None else asarray(i)
+        a = _leaf_on(x, h) if h is not None else asarray(i)
         build.check_index_dtype(a.dtype)
         a = a.astype(np.int64)
         valid = valid & (a >= -n) & (a < n)
         flat = flat + where(a < 0, a + n, a) * stride
     return where(valid, flat, total)
 
-
-def _leaf_like(x: LazyArray, host: np.ndarray) -> LazyArray:
-    """Host data as an array on ``x``'s device."""
-    backend = runtime.for_device(x._node.device)
-    return _leaf(backend.from_object(host), backend.device())
 
 
 def _scan(opname: str, a: Any, axis: Any, dtype: Any) -> LazyArray:

@@ -25,7 +25,7 @@ from ..ir.dtypes import is_bfloat16
 from . import build
 from .api import not_equal, ravel  # type: ignore[attr-defined]
 from .array import LazyArray
-from .creation import _leaf, asarray
+from .creation import _leaf_on, asarray
 
 __all__ = ["nonzero", "flatnonzero", "argwhere", "extract", "compress", "unique"]
 
@@ -64,10 +64,6 @@ def _evaluated(what: str, *arrays: LazyArray) -> tuple[list[Any], Any]:
     return bufs, np
 
 
-def _wrap(buf: Any, like: LazyArray) -> LazyArray:
-    return _leaf(buf, runtime.for_device(like._node.device).device())
-
-
 def _positions(what: str, condition: LazyArray, *also: LazyArray) -> tuple[Any, Any]:
     """(flat positions where ``condition`` is true, as int64 on its device; its array module),
     evaluating ``also`` in the same plan."""
@@ -88,7 +84,7 @@ def _gather(what: str, source: LazyArray, flat: LazyArray, condition: LazyArray,
         bad = pos[pos >= n]
         if bad.size:
             raise IndexError(f"index {int(bad[0])} is out of bounds for axis {axis} with size {n}")
-    return LazyArray(build.take(flat._node, _wrap(pos, flat)._node, axis, checked=True))
+    return LazyArray(build.take(flat._node, _leaf_on(flat, pos)._node, axis, checked=True))
 
 
 def mask_index(x: LazyArray, mask: Any) -> LazyArray:
@@ -112,7 +108,7 @@ def flatnonzero(a: Any) -> LazyArray:
     """
     x = asarray(a)
     pos, _ = _positions("flatnonzero", ravel(x))
-    return _wrap(pos, x)
+    return _leaf_on(x, pos)
 
 
 def nonzero(a: Any) -> tuple[LazyArray, ...]:
@@ -129,7 +125,7 @@ def nonzero(a: Any) -> tuple[LazyArray, ...]:
     if x.ndim == 0:
         raise ValueError("Calling nonzero on 0d arrays is not allowed. Use np.atleast_1d(scalar).nonzero() instead.")
     pos, xp = _positions("nonzero", ravel(x))
-    return tuple(_wrap(i.astype(np.int64, copy=False), x) for i in xp.unravel_index(pos, x.shape))
+    return tuple(_leaf_on(x, i.astype(np.int64, copy=False)) for i in xp.unravel_index(pos, x.shape))
 
 
 def argwhere(a: Any) -> LazyArray:
@@ -145,8 +141,8 @@ def argwhere(a: Any) -> LazyArray:
     x = asarray(a)
     pos, xp = _positions("argwhere", ravel(x))
     if x.ndim == 0:
-        return _wrap(xp.zeros((pos.size, 0), dtype=np.int64), x)
-    return _wrap(xp.stack(xp.unravel_index(pos, x.shape), axis=1).astype(np.int64, copy=False), x)
+        return _leaf_on(x, xp.zeros((pos.size, 0), dtype=np.int64))
+    return _leaf_on(x, xp.stack(xp.unravel_index(pos, x.shape), axis=1).astype(np.int64, copy=False))
 
 
 def extract(condition: Any, arr: Any) -> LazyArray:
@@ -210,7 +206,7 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, re
     got = xp.unique(buf, return_index=return_index, return_inverse=return_inverse, return_counts=return_counts,
                     axis=axis, equal_nan=equal_nan)
     parts = list(got) if isinstance(got, tuple) else [got]
-    values = _wrap(parts[0], x)
+    values = _leaf_on(x, parts[0])
     out = [values.astype(x.dtype) if src is not x else values]
     k = 1
     for wanted, name in ((return_index, "index"), (return_inverse, "inverse"), (return_counts, "counts")):
@@ -220,5 +216,5 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, re
         k += 1
         if name == "inverse":  # NumPy 2's shapes, whatever the library gives
             part = part.reshape(x.shape if axis is None else (x.shape[axis],))
-        out.append(_wrap(part, x))
+        out.append(_leaf_on(x, part))
     return out[0] if len(out) == 1 else tuple(out)
