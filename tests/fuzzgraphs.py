@@ -1,0 +1,324 @@
+"""Random expression graphs at sizes where the GPU schedules differ, checked against NumPy.
+
+``tests/test_random_graphs.py`` draws arrays of at most 5 elements an axis; on a GPU those all take
+the smallest schedules. The programs here draw axes of 1 to 4096 elements (up to 2**21 elements an
+array), chains of elementwise ops, reductions over any axes with and without ``keepdims``, layout
+changes, casts, and the stitched patterns (softmax, layernorm, logsumexp, column normalization),
+and compute every value at once, so one plan has several fusion groups with several outputs.
+
+Every value is judged by itself: NumPy's function of the step is applied to the values stitchlab
+computed for the step's inputs (a rounding difference earlier cannot add up, and a comparison of
+a computed value is checked exactly):
+
+* the result must have NumPy's shape and dtype;
+* a step that does not round (comparisons, floor, maximum, layout, integer arithmetic, casts that
+  lose nothing...) must give NumPy's values exactly (NaN equal to NaN);
+* a step that rounds (float arithmetic, transcendentals, sums, the patterns) is compared with the
+  same step in float64: stitchlab's error must be within 4 times NumPy's own error, or within
+  ``rtol`` (from the result's dtype) times ``|exact| + max|exact|`` for reductions and patterns,
+  ``|exact| + |inputs|`` for elementwise steps (NVRTC contracts ``a * b + c`` to an fma).
+
+``python3 tests/fuzzgraphs.py [first_seed] [count] [--budget-s S] [--dtypes a,b]`` runs programs on
+the current backend and prints each failing seed with its program;
+``tests/gpu/test_random_graphs_gpu.py`` runs a fixed set of seeds on the GPU and
+``tests/test_fuzzgraphs.py`` some on the numpy backend.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+import stitchlab as sl
+
+DIMS = [1, 2, 3, 5, 8, 17, 32, 33, 64, 100, 128, 255, 256, 513, 1024, 1031, 2048, 4096]
+MAX_ELEMENTS = 2**21
+DTYPES = ["bool", "int8", "int32", "int64", "uint8", "float16", "float32", "float64"]
+RTOL = {"float16": 1e-2, "bfloat16": 8e-2, "float32": 1e-4, "float64": 1e-10}
+# per op: whether its float result is rounded ("round") or exact ("exact")
+UNARY = {"negative": "exact", "absolute": "exact", "exp": "round", "log1p": "round", "sqrt": "round",
+         "square": "round", "sin": "round", "tanh": "round", "floor": "exact", "sign": "exact",
+         "isnan": "exact", "logical_not": "exact", "reciprocal": "round"}
+BINARY = {"add": "round", "subtract": "round", "multiply": "round", "divide": "round", "maximum": "exact",
+          "minimum": "exact", "fmax": "exact", "less": "exact", "equal": "exact", "logical_and": "exact",
+          "floor_divide": "exact", "power": "round", "arctan2": "round"}
+REDUCE = {"sum": "round", "max": "exact", "min": "exact", "mean": "round", "any": "exact",
+          "prod": "round", "var": "round", "std": "round"}
+PATTERNS = ["softmax", "layernorm", "logsumexp", "rmsnorm", "center"]
+Fn = Callable[..., Any]  # fn(module, *inputs): the step with ``np`` or ``sl`` as the module
+
+
+@dataclass
+class Value:
+    """One value of the program: NumPy's result and stitchlab's lazy array of the same step."""
+
+    np: np.ndarray
+    lazy: Any
+    text: str
+    fn: Fn | None = None  # None: a leaf
+    ins: tuple[int, ...] = ()  # the step's inputs (positions in the program)
+    rounds: bool = False  # the step rounds (judged against float64)
+    shadow: Fn | None = None  # the step in float64 where ``fn`` on float64 inputs is not it (casts)
+    reduces: bool = False  # a reduction or a pattern: cancellation is judged against max|exact|
+
+
+@dataclass
+class Program:
+    seed: int
+    values: list[Value] = field(default_factory=list)
+    leaves: int = 0
+    errors: list[str] = field(default_factory=list)  # stitchlab raised building a step
+
+    def describe(self) -> str:
+        lines = [f"seed {self.seed}:"]
+        for i, v in enumerate(self.values):
+            lines.append(f"  v{i} = {v.text}  # {v.np.dtype} {v.np.shape}")
+        return "\n".join(lines)
+
+
+_WIDENING = {("float16", "float32"), ("float16", "float64"), ("float32", "float64"), ("bfloat16", "float32"),
+             ("bfloat16", "float64")}
+
+
+def _dtype(d: Any) -> np.dtype:
+    return np.dtype(sl.bfloat16) if d == "bfloat16" else np.dtype(d)
+
+
+def _is_float(dtype: Any) -> bool:
+    return _dtype(dtype).kind == "f" or _dtype(dtype).name == "bfloat16"
+
+
+def _weak(m: Any, x: Any, c: Any) -> Any:
+    """The Python scalar ``c`` beside ``x`` as stitchlab (and CuPy, JAX) take it: weak (NEP 50),
+    also beside bfloat16, where ml_dtypes' NumPy loops promote to float32 (user guide)."""
+    if m is np and getattr(x, "dtype", None) == _dtype("bfloat16") and isinstance(c, (int, float)):
+        return np.asarray(c).astype(x.dtype)
+    return c
+
+
+def _f64(a: Any) -> Any:
+    return a.astype(np.float64) if isinstance(a, np.ndarray) and _is_float(a.dtype) else a
+
+
+def _shape(rng: np.random.Generator) -> tuple[int, ...]:
+    shape = [int(rng.choice(DIMS[6:] if rng.random() < 0.7 else DIMS)) for _ in range(int(rng.integers(1, 4)))]
+    while int(np.prod(shape)) > MAX_ELEMENTS:
+        i = int(np.argmax(shape))
+        shape[i] = int(rng.choice([d for d in DIMS if d < shape[i]]))
+    return tuple(shape)
+
+
+def _leaf(rng: np.random.Generator, shape: tuple[int, ...], name: str, dtypes: list[str], full: bool) -> Value:
+    """A leaf of ``shape`` (``full``) or of a shape that broadcasts to it."""
+    dtype = str(rng.choice(dtypes))
+    sub = shape if full else tuple(d if rng.random() < 0.7 else 1 for d in shape)[int(rng.integers(0, len(shape))):]
+    raw = rng.uniform(-4, 4, size=sub)
+    value = raw > 0 if dtype == "bool" else raw.astype(_dtype(dtype))
+    return Value(value, sl.asarray(value), f"{name} {dtype}{sub}")
+
+
+def _make(env: list[Value], fn: Fn, ins: tuple[int, ...], kind: str, text: str, shadow: Fn | None = None,
+          reduces: bool = False) -> Value | None:
+    """The step ``fn`` of ``ins``; None where NumPy refuses it (then stitchlab is not asked). An
+    exception from stitchlab where NumPy has a result propagates: it is a finding."""
+    try:
+        with np.errstate(all="ignore"):
+            out = np.asarray(fn(np, *[env[i].np for i in ins]))
+    except (TypeError, ValueError, OverflowError):
+        return None
+    rounds = kind == "round" and _is_float(out.dtype)
+    return Value(out, fn(sl, *[env[i].lazy for i in ins]), text, fn, ins, rounds, shadow, reduces)
+
+
+def _step(rng: np.random.Generator, env: list[Value]) -> Value | None:
+    """One random step on the values so far (None: the step NumPy refuses)."""
+    kind = rng.choice(["unary", "binary", "scalar", "reduce", "layout", "cast", "pattern"],
+                      p=[0.2, 0.22, 0.1, 0.16, 0.1, 0.07, 0.15])
+    # later values more often: longer chains
+    i = int(len(env) - 1 - min(len(env) - 1, int(rng.geometric(0.45)) - 1))
+    a = env[i].np
+    if kind == "unary":
+        fn = str(rng.choice(list(UNARY)))
+        return _make(env, lambda m, x: getattr(m, fn)(x), (i,), UNARY[fn], f"{fn}(v{i})")
+    if kind in ("binary", "scalar"):
+        fn = str(rng.choice(list(BINARY)))
+        if fn == "power" and not _is_float(a.dtype):
+            return None  # integer powers: negative exponents raise in NumPy, overflow wraps
+        if kind == "binary":
+            j = int(rng.integers(0, len(env)))
+            return _make(env, lambda m, x, y: getattr(m, fn)(x, y), (i, j), BINARY[fn], f"{fn}(v{i}, v{j})")
+        c = [2, -1.5, True, 3, 0.5][int(rng.integers(0, 5))]
+        return _make(env, lambda m, x: getattr(m, fn)(x, _weak(m, x, c)), (i,), BINARY[fn], f"{fn}(v{i}, {c!r})")
+    if kind == "reduce":
+        fn = str(rng.choice(list(REDUCE)))
+        nd = a.ndim
+        axis = None if nd == 0 or rng.random() < 0.15 else tuple(
+            ax for ax in range(nd) if rng.random() < 0.5) or (int(rng.integers(0, nd)),)
+        keepdims = bool(rng.random() < 0.5)
+        return _make(env, lambda m, x: getattr(m, fn)(x, axis=axis, keepdims=keepdims), (i,), REDUCE[fn],
+                     f"{fn}(v{i}, axis={axis}, keepdims={keepdims})", reduces=True)
+    if kind == "layout":
+        choice = int(rng.integers(0, 5))
+        if choice == 0:
+            return _make(env, lambda m, x: x.T, (i,), "exact", f"v{i}.T")
+        if choice == 1:
+            return _make(env, lambda m, x: x.reshape(-1), (i,), "exact", f"v{i}.reshape(-1)")
+        if choice == 2 and a.ndim:
+            return _make(env, lambda m, x: x[..., ::-1, None], (i,), "exact", f"v{i}[..., ::-1, None]")
+        if choice == 3 and a.ndim and a.shape[0] > 2:
+            return _make(env, lambda m, x: x[1:-1], (i,), "exact", f"v{i}[1:-1]")
+        return _make(env, lambda m, x: x[None], (i,), "exact", f"v{i}[None]")
+    if kind == "cast":
+        targets = ["bool", "int8", "int32", "float16", "float32", "float64"]
+        if any(v.np.dtype == _dtype("bfloat16") for v in env):
+            targets.append("bfloat16")
+        target = str(rng.choice(targets))
+        if _is_float(a.dtype) and target.startswith("int"):
+            return None  # out-of-range float -> int casts are undefined in C and differ in NumPy
+        rounds = _is_float(target) and (a.dtype.name, target) not in _WIDENING and a.dtype.name != target
+        to = _dtype(target)
+        return _make(env, lambda m, x: x.astype(to), (i,), "round" if rounds else "exact",
+                     f"v{i}.astype({target})", shadow=lambda m, x: x.astype(np.float64))
+    # stitched patterns: a reduction whose result is broadcast back over its input
+    if not _is_float(a.dtype) or a.ndim == 0:
+        return None
+    pattern = str(rng.choice(PATTERNS))
+    axis = -1 if rng.random() < 0.6 else int(rng.integers(0, a.ndim))
+
+    def run(m: Any, x: Any) -> Any:
+        if pattern == "softmax":
+            e = m.exp(x - m.max(x, axis=axis, keepdims=True))
+            return e / m.sum(e, axis=axis, keepdims=True)
+        if pattern == "layernorm":
+            return (x - m.mean(x, axis=axis, keepdims=True)) / m.sqrt(m.var(x, axis=axis, keepdims=True) + _weak(m, x, 1e-5))
+        if pattern == "logsumexp":
+            mx = m.max(x, axis=axis, keepdims=True)
+            return m.log(m.sum(m.exp(x - mx), axis=axis)) + m.squeeze(mx, axis=axis)
+        if pattern == "rmsnorm":
+            return x / m.sqrt(m.mean(x * x, axis=axis, keepdims=True) + _weak(m, x, 1e-6))
+        return x - m.mean(x, axis=axis, keepdims=True)
+
+    return _make(env, run, (i,), "round", f"{pattern}(v{i}, axis={axis})", reduces=True)
+
+
+def build(seed: int, dtypes: list[str] | None = None) -> Program:
+    """The program of ``seed``: its values, NumPy's results and the lazy arrays."""
+    rng = np.random.default_rng(seed)
+    prog = Program(seed)
+    shape = _shape(rng)
+    prog.leaves = int(rng.integers(1, 4))
+    for k in range(prog.leaves):
+        prog.values.append(_leaf(rng, shape, f"leaf{k}", dtypes or DTYPES, full=k == 0))
+    for _ in range(int(rng.integers(1, 9))):
+        try:
+            v = _step(rng, prog.values)
+        except Exception:  # noqa: BLE001 - stitchlab refused what NumPy computes: a finding
+            prog.errors.append(traceback.format_exc(limit=4))
+            break
+        if v is not None:
+            prog.values.append(v)
+    return prog
+
+
+def _as_numpy(x: Any) -> np.ndarray:
+    return x.get() if hasattr(x, "get") and not isinstance(x, np.ndarray) else np.asarray(x)
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if _is_float(a.dtype):
+        a, b = a.astype(np.float64), b.astype(np.float64)
+        return (a == b) | (np.isnan(a) & np.isnan(b))
+    return a == b
+
+
+def judge(v: Value, got: np.ndarray, ins: list[np.ndarray]) -> str | None:
+    """Why ``got`` (stitchlab's value of ``v``, whose inputs stitchlab computed as ``ins``) is wrong,
+    or None."""
+    want_dtype, want_shape = v.np.dtype, v.np.shape
+    if v.lazy.shape != want_shape or v.lazy.dtype != want_dtype:
+        return f"lazy shape/dtype {v.lazy.shape} {v.lazy.dtype}, NumPy {want_shape} {want_dtype}"
+    if got.shape != want_shape or got.dtype != want_dtype:
+        return f"shape/dtype {got.shape} {got.dtype}, NumPy {want_shape} {want_dtype}"
+    assert v.fn is not None
+    with np.errstate(all="ignore"):
+        e = np.asarray(v.fn(np, *ins))  # NumPy's step on stitchlab's inputs
+        if not v.rounds:
+            ok = _same(got, e)
+            if not np.all(ok):
+                bad = tuple(int(k) for k in np.argwhere(~ok)[0])
+                return f"{int((~ok).sum())} of {ok.size} values differ, first at {bad}: {got[bad]!r}, NumPy {e[bad]!r}"
+            return None
+        t = np.asarray((v.shadow or v.fn)(np, *[_f64(x) for x in ins]), dtype=np.float64)
+        g, e = got.astype(np.float64), e.astype(np.float64)
+        if v.reduces:  # a sum's rounding error is relative to its terms, at most max|exact| here
+            finite = np.isfinite(t)
+            mag = np.abs(t) + (float(np.max(np.abs(t[finite]))) if finite.any() else 0.0)
+        else:  # an elementwise step's, to its result and inputs (a * b + c contracted to an fma)
+            mag = sum((np.abs(_f64(x)) for x in ins if _is_float(np.asarray(x).dtype)), np.abs(t))
+        err_g, err_e = np.abs(g - t), np.abs(e - t)
+        rtol = RTOL[want_dtype.name]
+        ok = (err_g <= 4 * err_e) | (err_g <= rtol * mag) | (g == e)
+        ok |= np.isnan(g) & (np.isnan(e) | np.isnan(t))
+    if not np.all(ok):
+        bad = tuple(int(k) for k in np.argwhere(~ok)[0])
+        return (f"{int((~ok).sum())} of {ok.size} values off, first at {bad}: {g[bad]!r}, NumPy {e[bad]!r}, "
+                f"float64 {t[bad]!r} (rtol {rtol})")
+    return None
+
+
+def check(seed: int, dtypes: list[str] | None = None) -> list[str]:
+    """Build and compute the program of ``seed``; the problems found (empty when all agree)."""
+    prog = build(seed, dtypes)
+    steps = prog.values[prog.leaves:]
+    if prog.errors or not steps:
+        return [f"raised building the next step: {e}" for e in prog.errors]
+    try:
+        got = [_as_numpy(g) for g in sl.compute(*[v.lazy for v in steps])]
+    except Exception:  # noqa: BLE001 - a crash is a finding, reported with the program
+        return [f"raised: {traceback.format_exc(limit=6)}"]
+    values = [v.np for v in prog.values[:prog.leaves]] + got
+    problems = []
+    for k, v in enumerate(steps, start=prog.leaves):
+        why = judge(v, values[k], [values[i] for i in v.ins])
+        if why:
+            problems.append(f"v{k} = {v.text}: {why}")
+    return problems
+
+
+def main(argv: list[str]) -> int:
+    args = [a for a in argv if not a.startswith("--")]
+    budget = float(argv[argv.index("--budget-s") + 1]) if "--budget-s" in argv else float("inf")
+    if "--budget-s" in argv:
+        args.remove(argv[argv.index("--budget-s") + 1])
+    dtypes = None
+    if "--dtypes" in argv:
+        dtypes = argv[argv.index("--dtypes") + 1].split(",")
+        args.remove(argv[argv.index("--dtypes") + 1])
+    first = int(args[0]) if args else 0
+    count = int(args[1]) if len(args) > 1 else 200
+    start = time.perf_counter()
+    failed, ran = [], 0
+    print(f"backend {sl.get_backend()}, seeds {first}..{first + count - 1}, dtypes {dtypes or DTYPES}", flush=True)
+    for seed in range(first, first + count):
+        if time.perf_counter() - start > budget:
+            break
+        problems = check(seed, dtypes)
+        ran += 1
+        if problems:
+            failed.append(seed)
+            print(build(seed, dtypes).describe())
+            for p in problems:
+                print("  FAIL", p)
+            sys.stdout.flush()
+    print(f"{ran} programs in {time.perf_counter() - start:.1f} s, {len(failed)} failed: {failed}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

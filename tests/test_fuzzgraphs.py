@@ -1,0 +1,66 @@
+"""The random-graph checker of ``tests/fuzzgraphs.py`` (run on the GPU by
+``tests/gpu/test_random_graphs_gpu.py``): its programs pass on the numpy backend, and it reports a
+value that is off, in every kind of step."""
+
+from __future__ import annotations
+
+import fuzzgraphs
+import numpy as np
+import pytest
+
+import stitchlab as sl
+
+pytestmark = pytest.mark.usefixtures("numpy_backend")
+
+
+@pytest.mark.parametrize("first", [0, 40])
+def test_programs_pass_on_numpy_backend(first: int) -> None:
+    bad = {s: p for s in range(first, first + 40) if (p := fuzzgraphs.check(s))}
+    assert not bad, bad
+
+
+def test_bfloat16_programs_pass_on_numpy_backend() -> None:
+    pytest.importorskip("ml_dtypes")
+    dtypes = ["bfloat16", "bfloat16", "float32", "int32", "bool"]
+    bad = {s: p for s in range(10_000, 10_040) if (p := fuzzgraphs.check(s, dtypes))}
+    assert not bad, bad
+
+
+def _off(value: np.ndarray) -> np.ndarray | None:
+    """``value`` with one finite element changed well beyond any tolerance (None: none finite)."""
+    out = value.copy()
+    flat = out.reshape(-1)
+    as_float = flat.astype(np.float64) if flat.dtype != bool else flat
+    where = np.flatnonzero(np.isfinite(as_float)) if flat.dtype != bool else np.arange(flat.size)
+    if where.size == 0:
+        return None
+    k = where[len(where) // 2]
+    if flat.dtype == bool:
+        flat[k] = not flat[k]
+    elif flat.dtype.kind in "iu":
+        flat[k] = flat[k] + 1 if flat[k] < np.iinfo(flat.dtype).max else flat[k] - 1
+    else:
+        v = float(flat[k])
+        big = np.abs(as_float[where]).max()
+        flat[k] = v + max(1.0, abs(v)) + big if v + big < 6e4 else v / 3 - 1
+    return out
+
+
+def test_checker_reports_a_value_that_is_off() -> None:
+    kinds = {"rounds": 0, "exact": 0}
+    for seed in range(60):
+        prog = fuzzgraphs.build(seed)
+        steps = prog.values[prog.leaves:]
+        if not steps:
+            continue
+        got = [np.asarray(g) for g in sl.compute(*[v.lazy for v in steps])]
+        values = [v.np for v in prog.values[:prog.leaves]] + got
+        for k, v in enumerate(steps, start=prog.leaves):
+            ins = [values[i] for i in v.ins]
+            assert fuzzgraphs.judge(v, values[k], ins) is None
+            wrong = _off(values[k])
+            if wrong is None:
+                continue
+            assert fuzzgraphs.judge(v, wrong, ins) is not None, (seed, v.text)
+            kinds["rounds" if v.rounds else "exact"] += 1
+    assert kinds["rounds"] > 50 and kinds["exact"] > 50, kinds
