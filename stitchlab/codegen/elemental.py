@@ -326,6 +326,10 @@ class Writer:
             # a full value of another shape (a reshape of the domain): the same linear index
             full = self.full_index
             idx = full if full is not None and full.shape == node.shape else Index(node.shape, lin=self.linear(idx), tag="full", lane=idx.lane)
+        elif idx.tag == "row" and node.shape != idx.shape:
+            # a row value of another shape, the row index's with its 1s dropped or added (the sum
+            # of ``keepdims=False``): the same linear index, whose axes are the node's own
+            idx = Index(node.shape, lin=self.linear(idx), tag="row", lane=idx.lane)
         key = (id(node), idx.key())
         found = self._lookup(key)
         if found is not None:

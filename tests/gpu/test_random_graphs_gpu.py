@@ -9,7 +9,10 @@ more seeds: ``python3 tests/fuzzgraphs.py FIRST COUNT`` with the cupy backend.
 from __future__ import annotations
 
 import fuzzgraphs
+import numpy as np
 import pytest
+
+import stitchlab as sl
 
 pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cupy_backend")]
 
@@ -36,3 +39,33 @@ def test_random_graphs_bfloat16_on_gpu(first: int) -> None:
     pytest.importorskip("ml_dtypes")
     failures = _failures(first, ["bfloat16", "bfloat16", "float32", "int32", "bool"])
     assert not failures, "\n\n".join(failures)
+
+
+ROW_CASES = [((8, 128, 100), 1, (1, 100)), ((8, 4096, 100), 1, (1, 100)), ((64, 8, 100), 0, (8, 1)),
+             ((128, 8, 100), 0, (1, 100)), ((8, 100, 128), 2, (1, 100)), ((4, 8, 128, 100), 2, (8, 100)),
+             ((8, 128, 100), 1, (8, 1)), ((8, 100, 4096), 2, (1, 100))]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize(("shape", "axis", "wshape"), ROW_CASES)
+def test_row_values_combine_with_arrays_broadcast_over_kept_axes(shape, axis, wshape, dtype) -> None:
+    """``w / x.sum(axis)`` with ``w`` broadcast over some kept axes (seed 1075's pattern:
+    tests/compiler/test_row_index_shapes.py)."""
+    rng = np.random.default_rng(7)
+    x_np = rng.uniform(0.5, 1.5, shape).astype(dtype)
+    w_np = rng.uniform(-2, 2, wshape).astype(dtype)
+    x, w = sl.asarray(x_np), sl.asarray(w_np)
+    s = sl.sum(x, axis=axis)
+    y, s_got = (np.asarray(v.get(), np.float64) for v in (w / s, s))
+    s64 = x_np.astype(np.float64).sum(axis=axis)
+    want = w_np.astype(np.float64) / s64
+    tol = 2e-3 if dtype == "float16" else 1e-5
+    np.testing.assert_allclose(s_got, s64, rtol=tol)
+    np.testing.assert_allclose(y, want, rtol=tol, atol=tol * np.abs(want).max())
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "int64"])
+def test_integer_reciprocal_of_zero_is_zero(dtype) -> None:
+    """The documented difference (user guide): NumPy gives a platform-defined value."""
+    x = np.array([0, 1, 2, 3, 0], dtype)
+    np.testing.assert_array_equal(sl.reciprocal(sl.asarray(x)).get(), np.array([0, 1, 0, 0, 0], dtype))
