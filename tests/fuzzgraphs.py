@@ -3,8 +3,10 @@
 ``tests/test_random_graphs.py`` draws arrays of at most 5 elements an axis; on a GPU those all take
 the smallest schedules. The programs here draw axes of 1 to 4096 elements (up to 2**21 elements an
 array), chains of elementwise ops, reductions over any axes with and without ``keepdims``, layout
-changes, casts, and the stitched patterns (softmax, layernorm, logsumexp, column normalization),
-and compute every value at once, so one plan has several fusion groups with several outputs.
+changes, casts, ``where``/``clip``, arg-reductions, ``cumsum``, ``take`` and the stitched
+patterns (softmax, layernorm, logsumexp, column normalization), and compute every value at once,
+so one plan has several fusion groups with several outputs. The same program is then run as an
+``sl.jit`` function (traced, then replayed), which must give the same bits.
 
 Every value is judged by itself: NumPy's function of the step is applied to the values stitchlab
 computed for the step's inputs (a rounding difference earlier cannot add up, and a comparison of
@@ -141,8 +143,8 @@ def _make(env: list[Value], fn: Fn, ins: tuple[int, ...], kind: str, text: str, 
 
 def _step(rng: np.random.Generator, env: list[Value]) -> Value | None:
     """One random step on the values so far (None: the step NumPy refuses)."""
-    kind = rng.choice(["unary", "binary", "scalar", "reduce", "layout", "cast", "pattern"],
-                      p=[0.2, 0.22, 0.1, 0.16, 0.1, 0.07, 0.15])
+    kind = rng.choice(["unary", "binary", "scalar", "reduce", "layout", "cast", "pattern", "select", "arg",
+                       "scan", "gather"], p=[0.17, 0.2, 0.09, 0.14, 0.09, 0.06, 0.13, 0.04, 0.03, 0.02, 0.03])
     # later values more often: longer chains
     i = int(len(env) - 1 - min(len(env) - 1, int(rng.geometric(0.45)) - 1))
     a = env[i].np
@@ -190,6 +192,30 @@ def _step(rng: np.random.Generator, env: list[Value]) -> Value | None:
         to = _dtype(target)
         return _make(env, lambda m, x: x.astype(to), (i,), "round" if rounds else "exact",
                      f"v{i}.astype({target})", shadow=lambda m, x: x.astype(np.float64))
+    if kind == "select":
+        j, k = int(rng.integers(0, len(env))), int(rng.integers(0, len(env)))
+        if rng.random() < 0.5:
+            return _make(env, lambda m, c, x, y: m.where(c, x, y), (i, j, k), "exact", f"where(v{i}, v{j}, v{k})")
+        lo, hi = sorted(rng.uniform(-3, 3, 2).round(1).tolist())
+        return _make(env, lambda m, x: m.clip(x, _weak(m, x, lo), _weak(m, x, hi)), (i,), "exact",
+                     f"clip(v{i}, {lo}, {hi})")
+    if kind in ("arg", "scan", "gather") and a.ndim == 0:
+        return None
+    if kind == "arg":
+        fn = str(rng.choice(["argmax", "argmin"]))
+        axis = int(rng.integers(0, a.ndim)) if rng.random() < 0.8 else None
+        return _make(env, lambda m, x: getattr(m, fn)(x, axis=axis), (i,), "exact", f"{fn}(v{i}, axis={axis})")
+    if kind == "scan":
+        axis = int(rng.integers(0, a.ndim))
+        if a.dtype.kind in "iub" or not _is_float(a.dtype):
+            return _make(env, lambda m, x: m.cumsum(x, axis=axis), (i,), "exact", f"cumsum(v{i}, axis={axis})")
+        return _make(env, lambda m, x: m.cumsum(x, axis=axis), (i,), "round", f"cumsum(v{i}, axis={axis})",
+                     reduces="input")
+    if kind == "gather":
+        axis = int(rng.integers(0, a.ndim))
+        idx = rng.integers(-a.shape[axis], a.shape[axis], size=int(rng.integers(1, 9)))
+        return _make(env, lambda m, x: m.take(x, idx, axis=axis), (i,), "exact",
+                     f"take(v{i}, {idx.tolist()}, axis={axis})")
     # stitched patterns: a reduction whose result is broadcast back over its input
     if not _is_float(a.dtype) or a.ndim == 0:
         return None
@@ -283,8 +309,9 @@ def judge(v: Value, got: np.ndarray, ins: list[np.ndarray]) -> str | None:
     return None
 
 
-def check(seed: int, dtypes: list[str] | None = None) -> list[str]:
-    """Build and compute the program of ``seed``; the problems found (empty when all agree)."""
+def check(seed: int, dtypes: list[str] | None = None, jit: bool = True) -> list[str]:
+    """Build and compute the program of ``seed``; the problems found (empty when all agree). With
+    ``jit``, also run it under ``sl.jit`` and compare the bits."""
     prog = build(seed, dtypes)
     steps = prog.values[prog.leaves:]
     if prog.errors or not steps:
@@ -299,6 +326,32 @@ def check(seed: int, dtypes: list[str] | None = None) -> list[str]:
         why = judge(v, values[k], [values[i] for i in v.ins])
         if why:
             problems.append(f"v{k} = {v.text}: {why}")
+    if jit and not problems:
+        problems += _check_jit(prog, got)
+    return problems
+
+
+def _check_jit(prog: Program, got: list[np.ndarray]) -> list[str]:
+    """The program as an ``sl.jit`` function of its leaves, called twice (trace, then replay):
+    the bits ``sl.compute`` gave."""
+    def replay(*leaves: Any) -> tuple[Any, ...]:
+        env = list(leaves)
+        for v in prog.values[prog.leaves:]:
+            assert v.fn is not None
+            env.append(v.fn(sl, *[env[i] for i in v.ins]))
+        return tuple(env[prog.leaves:])
+
+    fn = sl.jit(replay)
+    leaves = [v.lazy for v in prog.values[:prog.leaves]]
+    problems = []
+    for call in ("traced", "replayed"):
+        try:
+            outs = [_as_numpy(o) for o in sl.compute(*fn(*leaves))]
+        except Exception:  # noqa: BLE001 - a crash is a finding
+            return [f"sl.jit {call}: raised {traceback.format_exc(limit=6)}"]
+        for k, (o, g) in enumerate(zip(outs, got, strict=True), start=prog.leaves):
+            if o.dtype != g.dtype or o.shape != g.shape or not np.all(_same(o, g)):
+                problems.append(f"v{k}: sl.jit ({call}) differs from sl.compute")
     return problems
 
 
