@@ -22,7 +22,8 @@ a computed value is checked exactly):
   ``|exact| + |inputs|`` for elementwise steps (NVRTC contracts ``a * b + c`` to an fma).
 
 ``python3 tests/fuzzgraphs.py [first_seed] [count] [--budget-s S] [--dtypes a,b]`` runs programs on
-the current backend and prints each failing seed with its program;
+the current backend and prints each failing seed with its program (``--compile-only``: plans them
+for the H200 and compiles their kernels with NVRTC, which needs no GPU);
 ``tests/gpu/test_random_graphs_gpu.py`` runs a fixed set of seeds on the GPU and
 ``tests/test_fuzzgraphs.py`` some on the numpy backend.
 """
@@ -133,6 +134,11 @@ def _make(env: list[Value], fn: Fn, ins: tuple[int, ...], kind: str, text: str, 
     """The step ``fn`` of ``ins``; None where NumPy refuses it (then stitchlab is not asked). An
     exception from stitchlab where NumPy has a result propagates: it is a finding."""
     try:
+        if int(np.prod(np.broadcast_shapes(*[env[i].np.shape for i in ins]))) > 4 * MAX_ELEMENTS:
+            return None  # an outer product of two long vectors
+    except ValueError:
+        pass  # shapes that do not broadcast: NumPy's error below, unless the step does not broadcast
+    try:
         with np.errstate(all="ignore"):
             out = np.asarray(fn(np, *[env[i].np for i in ins]))
     except (TypeError, ValueError, OverflowError):
@@ -197,8 +203,8 @@ def _step(rng: np.random.Generator, env: list[Value]) -> Value | None:
         if rng.random() < 0.5:
             return _make(env, lambda m, c, x, y: m.where(c, x, y), (i, j, k), "exact", f"where(v{i}, v{j}, v{k})")
         lo, hi = sorted(rng.uniform(-3, 3, 2).round(1).tolist())
-        return _make(env, lambda m, x: m.clip(x, _weak(m, x, lo), _weak(m, x, hi)), (i,), "exact",
-                     f"clip(v{i}, {lo}, {hi})")
+        return _make(env, lambda m, x: m.minimum(m.maximum(x, _weak(m, x, lo)), _weak(m, x, hi)), (i,), "exact",
+                     f"clip(v{i}, {lo}, {hi})")  # ml_dtypes' np.clip of bfloat16 gives float32
     if kind in ("arg", "scan", "gather") and a.ndim == 0:
         return None
     if kind == "arg":
@@ -331,6 +337,28 @@ def check(seed: int, dtypes: list[str] | None = None, jit: bool = True) -> list[
     return problems
 
 
+def compile_check(seed: int, dtypes: list[str] | None = None) -> list[str]:
+    """Plan the program of ``seed`` for the H200 and compile every kernel with NVRTC (no GPU
+    needed: ``cuda.bindings.nvrtc``); the kernels that do not compile, with NVRTC's error."""
+    from stitchlab.runtime.nvrtc import CompileError, compile_cubin
+
+    prog = build(seed, dtypes)
+    steps = prog.values[prog.leaves:]
+    if prog.errors or not steps:
+        return [f"raised building the next step: {e}" for e in prog.errors]
+    problems = []
+    for k in sl.explain(*[v.lazy for v in steps], device="H200").kernels:
+        if getattr(k, "error", None):
+            problems.append(f"{k.name}: {k.error}")
+        elif getattr(k, "source", None):
+            try:
+                compile_cubin(k.source, k.name, "sm_90")
+            except CompileError as exc:
+                errors = [line for line in str(exc).splitlines() if "error" in line]
+                problems.append(f"{k.name} ({k.schedule.family}) does not compile: {' | '.join(errors[:3])}")
+    return problems
+
+
 def _check_jit(prog: Program, got: list[np.ndarray]) -> list[str]:
     """The program as an ``sl.jit`` function of its leaves, called twice (trace, then replay):
     the bits ``sl.compute`` gave."""
@@ -364,6 +392,7 @@ def main(argv: list[str]) -> int:
     if "--dtypes" in argv:
         dtypes = argv[argv.index("--dtypes") + 1].split(",")
         args.remove(argv[argv.index("--dtypes") + 1])
+    check_one = compile_check if "--compile-only" in argv else check
     first = int(args[0]) if args else 0
     count = int(args[1]) if len(args) > 1 else 200
     start = time.perf_counter()
@@ -372,7 +401,7 @@ def main(argv: list[str]) -> int:
     for seed in range(first, first + count):
         if time.perf_counter() - start > budget:
             break
-        problems = check(seed, dtypes)
+        problems = check_one(seed, dtypes)
         ran += 1
         if problems:
             failed.append(seed)

@@ -443,7 +443,8 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
                 w.line(f"{a} = sl_round_half({a});")
             elif is_bfloat16(r.dtype):
                 w.line(f"{a} = sl_round_bf16({a});")
-            val = f"sl_arg_index({a})" if r.op in ARG_REDUCTIONS else a
+            # a position is an int in the kernel and an int64 value (NumPy's) to what reads it
+            val = f"(({ct.register_type(r.dtype)})sl_arg_index({a}))" if r.op in ARG_REDUCTIONS else a
             w.scopes[0][(id(r), "row")] = val
             w.scopes[0][(id(r), "full")] = val
 

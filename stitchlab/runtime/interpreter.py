@@ -79,7 +79,13 @@ def eval_node(node: Node, args: list[Any], xp: ModuleType) -> Any:
     opdef = OPS[op]
     if op in ("argmax", "argmin"):
         (axis,) = node.attr("axes")
-        return opdef.numpy(args[0], axis=axis, keepdims=True)
+        x = args[0]
+        out = opdef.numpy(x, axis=axis, keepdims=True)
+        if xp is not np and is_float(x.dtype):
+            # NumPy's position of a slice holding NaN is its first NaN's; CuPy's is another NaN's
+            nan = xp.isnan(x)
+            out = xp.where(nan.any(axis=axis, keepdims=True), xp.argmax(nan, axis=axis, keepdims=True), out)
+        return out
     if opdef.kind.value == "reduce":
         x = args[0]
         if op in ("sum", "prod") and is_bfloat16(x.dtype):

@@ -69,3 +69,20 @@ def test_integer_reciprocal_of_zero_is_zero(dtype) -> None:
     """The documented difference (user guide): NumPy gives a platform-defined value."""
     x = np.array([0, 1, 2, 3, 0], dtype)
     np.testing.assert_array_equal(sl.reciprocal(sl.asarray(x)).get(), np.array([0, 1, 0, 0, 0], dtype))
+
+
+@pytest.mark.parametrize("fn", ["argmax", "argmin"])
+@pytest.mark.parametrize(("shape", "axis"), [((32, 64), 0), ((32, 64), 1), ((4, 33, 5), 1), ((300, 7), 0)])
+def test_arg_reductions_give_the_first_nan_and_mix_with_int64(fn, shape, axis) -> None:
+    """NumPy's position of a slice holding NaN is its first NaN (fuzz seed 184: CuPy's column
+    argmax, which the plan calls, gave another); and the position, an int in the kernel, combines
+    with int64 values (fuzz: ``argmax(x) // 3`` did not compile)."""
+    rng = np.random.default_rng(3)
+    x_np = rng.integers(-4, 4, shape).astype(np.float32)
+    x_np[x_np < -2] = np.nan  # a NaN in most slices, several in many
+    x = sl.asarray(x_np)
+    got = getattr(sl, fn)(x, axis=axis)
+    mixed = sl.maximum(got // 3, sl.asarray(np.int64(2))) - sl.minimum(got, 5)
+    want = getattr(np, fn)(x_np, axis=axis)
+    np.testing.assert_array_equal(got.get(), want)
+    np.testing.assert_array_equal(mixed.get(), np.maximum(want // 3, 2) - np.minimum(want, 5))
