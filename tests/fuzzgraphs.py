@@ -48,12 +48,20 @@ RTOL = {"float16": 1e-2, "bfloat16": 8e-2, "float32": 1e-4, "float64": 1e-10}
 # per op: whether its float result is rounded ("round") or exact ("exact")
 UNARY = {"negative": "exact", "absolute": "exact", "exp": "round", "log1p": "round", "sqrt": "round",
          "square": "round", "sin": "round", "tanh": "round", "floor": "exact", "sign": "exact",
-         "isnan": "exact", "logical_not": "exact", "reciprocal": "round"}
+         "isnan": "exact", "logical_not": "exact", "reciprocal": "round", "log": "round", "expm1": "round",
+         "cos": "round", "arctan": "round", "cbrt": "round", "exp2": "round", "log2": "round", "ceil": "exact",
+         "trunc": "exact", "rint": "exact", "isinf": "exact", "isfinite": "exact", "signbit": "exact",
+         "invert": "exact"}
 BINARY = {"add": "round", "subtract": "round", "multiply": "round", "divide": "round", "maximum": "exact",
           "minimum": "exact", "fmax": "exact", "less": "exact", "equal": "exact", "logical_and": "exact",
-          "floor_divide": "exact", "power": "round", "arctan2": "round"}
+          "floor_divide": "exact", "power": "round", "arctan2": "round", "remainder": "exact",
+          "bitwise_and": "exact", "bitwise_or": "exact", "bitwise_xor": "exact", "hypot": "round",
+          "logaddexp": "round", "copysign": "exact", "greater_equal": "exact", "not_equal": "exact",
+          "logical_or": "exact", "logical_xor": "exact", "fmin": "exact", "fmod": "exact", "left_shift": "exact",
+          "right_shift": "exact", "heaviside": "exact"}
 REDUCE = {"sum": "round", "max": "exact", "min": "exact", "mean": "round", "any": "exact",
-          "prod": "round", "var": "round", "std": "round"}
+          "prod": "round", "var": "round", "std": "round", "all": "exact", "nansum": "round",
+          "nanmax": "exact", "nanmin": "exact", "ptp": "exact", "count_nonzero": "exact"}
 PATTERNS = ["softmax", "layernorm", "logsumexp", "rmsnorm", "center"]
 Fn = Callable[..., Any]  # fn(module, *inputs): the step with ``np`` or ``sl`` as the module
 
@@ -268,6 +276,14 @@ def _as_numpy(x: Any) -> np.ndarray:
     return x.get() if hasattr(x, "get") and not isinstance(x, np.ndarray) else np.asarray(x)
 
 
+def _max_finite(dtype: np.dtype) -> float:
+    if dtype.name == "bfloat16":
+        import ml_dtypes
+
+        return float(ml_dtypes.finfo(dtype).max)
+    return float(np.finfo(dtype).max)
+
+
 def _max_abs(x: np.ndarray) -> float:
     a = np.abs(_f64(np.asarray(x)))
     finite = a[np.isfinite(a)] if a.dtype.kind == "f" else a
@@ -308,6 +324,7 @@ def judge(v: Value, got: np.ndarray, ins: list[np.ndarray]) -> str | None:
         rtol = RTOL[want_dtype.name]
         ok = (err_g <= 4 * err_e) | (err_g <= rtol * mag) | (g == e)
         ok |= np.isnan(g) & (np.isnan(e) | np.isnan(t))
+        ok |= np.isinf(g) & (np.sign(g) == np.sign(t)) & (np.abs(t) >= _max_finite(want_dtype))  # overflows
     if not np.all(ok):
         bad = tuple(int(k) for k in np.argwhere(~ok)[0])
         return (f"{int((~ok).sum())} of {ok.size} values off, first at {bad}: {g[bad]!r}, NumPy {e[bad]!r}, "

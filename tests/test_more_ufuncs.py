@@ -17,7 +17,7 @@ pytestmark = pytest.mark.usefixtures("numpy_backend")
 
 RNG = np.random.default_rng(11)
 UNARY = ["arcsinh", "arccosh", "arctanh", "cbrt", "rint", "signbit"]
-BINARY = ["hypot", "copysign", "logaddexp", "logaddexp2"]
+BINARY = ["hypot", "copysign", "logaddexp", "logaddexp2", "fmod", "heaviside"]
 ALIASES = {"acos": "arccos", "asin": "arcsin", "atan": "arctan", "atan2": "arctan2", "asinh": "arcsinh",
            "acosh": "arccosh", "atanh": "arctanh", "bitwise_not": "invert", "bitwise_invert": "invert"}
 
@@ -81,3 +81,31 @@ def test_new_ops_fuse() -> None:
     x = sl.asarray(RNG.standard_normal((64, 512)).astype(np.float32))
     assert len(sl.explain(sl.logaddexp(x, x * 0.5).sum(axis=-1)).kernels) == 1
     assert len(sl.explain(sl.round(sl.hypot(x, 1.0) - sl.cbrt(x), 2)).kernels) == 1
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint16", "int32", "int64", "bool"])
+@pytest.mark.parametrize("name", ["left_shift", "right_shift", "fmod"])
+def test_integer_shifts_and_fmod_take_numpys_loops(name: str, dtype: str) -> None:
+    x = RNG.integers(-100, 100, 60).astype(dtype)
+    y = RNG.integers(-2, 70, 60).astype(dtype)
+    with np.errstate(all="ignore"):
+        want = getattr(np, name)(x, y)
+        _bits(getattr(sl, name)(sl.asarray(x), sl.asarray(y)), want)
+        _bits(getattr(np, name)(sl.asarray(x), sl.asarray(y)), want)
+
+
+@pytest.mark.parametrize("name", ["left_shift", "right_shift"])
+def test_shifts_of_floats_raise_numpys_type_error(name: str) -> None:
+    with pytest.raises(TypeError, match=name):
+        getattr(sl, name)(sl.asarray(np.ones(3, np.float32)), 1)
+
+
+def test_shift_operators() -> None:
+    x = np.arange(-8, 8, dtype=np.int16)
+    a = sl.asarray(x)
+    _bits(a << 3, x << 3)
+    _bits(a >> np.int16(2), x >> np.int16(2))
+    _bits(2 << sl.asarray(np.arange(4, dtype=np.int8)), 2 << np.arange(4, dtype=np.int8))
+    b = sl.asarray(x)
+    b >>= 1
+    _bits(b, x >> 1)

@@ -320,6 +320,36 @@ template <class T> __device__ __forceinline__ T sl_mod(T a, T b) {
   }
 }
 
+// NumPy's fmod: C's for floats (NaN for a zero divisor); for integers the remainder with the
+// dividend's sign, 0 for a zero divisor (NumPy warns) and for -1 (C's INT_MIN % -1 traps)
+template <class T> __device__ __forceinline__ T sl_fmod(T a, T b) {
+  if constexpr (sl_is_float<T>::value) {
+    return fmod(a, b);
+  } else {
+    if (b == T(0)) return T(0);
+    if constexpr (sl_is_signed<T>::value) {
+      if (b == T(-1)) return T(0);
+    }
+    return (T)(a % b);
+  }
+}
+
+// NumPy's shifts: a shift by the type's width or more (or by a negative amount) gives 0, or -1
+// for a right shift of a negative value; a left shift wraps (C leaves both undefined)
+template <class T> __device__ __forceinline__ T sl_lshift(T a, T b) {
+  if ((unsigned long long)(long long)b >= sizeof(T) * 8) return T(0);
+  return (T)((unsigned long long)a << (int)b);
+}
+template <class T> __device__ __forceinline__ T sl_rshift(T a, T b) {
+  if ((unsigned long long)(long long)b >= sizeof(T) * 8) return (sl_is_signed<T>::value && a < T(0)) ? T(-1) : T(0);
+  return (T)(a >> (int)b);
+}
+
+// NumPy's heaviside: 0 below zero, 1 above, x2 at zero, NaN for NaN
+template <class T> __device__ __forceinline__ T sl_heaviside(T x, T h) {
+  return x != x ? x : x < T(0) ? T(0) : x > T(0) ? T(1) : h;
+}
+
 template <class T> __device__ __forceinline__ T sl_pow(T a, T b) {
   if constexpr (sl_is_float<T>::value) {
     return pow(a, b);

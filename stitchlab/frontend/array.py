@@ -421,6 +421,7 @@ for _name, _op in [
     ("add", "add"), ("sub", "subtract"), ("mul", "multiply"), ("truediv", "divide"),
     ("floordiv", "floor_divide"), ("mod", "remainder"), ("pow", "power"),
     ("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor"),
+    ("lshift", "left_shift"), ("rshift", "right_shift"),
 ]:
     _f, _r, _i = _binary(_op)
     setattr(LazyArray, f"__{_name}__", _f)

@@ -34,11 +34,13 @@ def _elementwise(dtype: str) -> list[sl.LazyArray]:
         outs = [sl.logical_xor(x, y) | (x & v), sl.where(x, y, v), ~x, x.astype(np.float16)]
     elif kind in "iu":
         outs = [x // y + x % y - sl.maximum(x, v), sl.abs(x) * 3 - sl.minimum(y, 2), x ** y,
-                ~x ^ y, sl.sign(x), (x > y).astype(np.int8), xt * 2, sl.reciprocal(y), x.astype(np.float32)]
+                ~x ^ y, sl.sign(x), (x > y).astype(np.int8), xt * 2, sl.reciprocal(y), x.astype(np.float32),
+                sl.fmod(x, y), sl.left_shift(x, y), sl.right_shift(x, v)]
     else:
         outs = [sl.exp(x) / sl.sqrt(y) + sl.tanh(v), x // y + x % y, x ** y, sl.maximum(x, y) - sl.fmin(x, v),
                 sl.sigmoid(x) * sl.erf(y), sl.isnan(x) | sl.isinf(y), xt + 1, sl.sign(x),
-                x.astype(np.int32), x.astype(np.uint8), x.astype(bool), sl.floor(x) + sl.log1p(y)]
+                x.astype(np.int32), x.astype(np.uint8), x.astype(bool), sl.floor(x) + sl.log1p(y),
+                sl.fmod(x, y), sl.heaviside(x, v)]
     return outs
 
 

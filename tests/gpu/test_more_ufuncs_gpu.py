@@ -1,8 +1,8 @@
 """The inverse hyperbolic functions, ``cbrt``, ``rint``, ``round``, ``signbit``, ``hypot``, ``copysign``,
-``logaddexp`` and ``logaddexp2`` in kernels, against NumPy on the host, with NaN, ±inf, ±0,
+``logaddexp``, ``logaddexp2``, ``fmod``, ``heaviside`` and the shifts in kernels, against NumPy on the host, with NaN, ±inf, ±0,
 subnormals and large values among the inputs.
 
-Exact ops (``rint``, ``round``, ``signbit``, ``copysign``) are NumPy's bits (a NaN's payload
+Exact ops (``rint``, ``round``, ``signbit``, ``copysign``, ``fmod``, ``heaviside``) are NumPy's bits (a NaN's payload
 aside: CUDA's functions return the canonical NaN); the others are within a few units in the last
 place of NumPy's own result (CUDA's and the host libm's functions differ in the last bit; for
 ``logaddexp``, units of the larger operand: ``x + log1p(exp(y - x))`` cancels near zero), and
@@ -25,8 +25,8 @@ pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cupy_backend")]
 
 FLOATS = ["float16", "bfloat16", "float32", "float64"]
 UNARY = {"arcsinh": None, "arccosh": (1.0, None), "arctanh": (-1.0, 1.0), "cbrt": None, "rint": None, "signbit": None}
-BINARY = ["hypot", "copysign", "logaddexp", "logaddexp2"]
-EXACT = {"rint", "signbit", "copysign"}
+BINARY = ["hypot", "copysign", "logaddexp", "logaddexp2", "fmod", "heaviside"]
+EXACT = {"rint", "signbit", "copysign", "fmod", "heaviside"}
 ULPS = {"float16": 1, "bfloat16": 1, "float32": 4, "float64": 4}
 
 
@@ -136,3 +136,25 @@ def test_round_is_numpys_bits(dtype: str, decimals: int) -> None:
             want = cast(np.round(x.astype(np.float64), decimals), x.dtype)
     got = _run(lambda t: sl.round(t, decimals), x)
     _bits(got, want, f"round({dtype}, {decimals})")
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "int32", "uint32", "int64", "uint64"])
+def test_integer_fmod_and_shifts_are_numpys(dtype: str) -> None:
+    """Including what C leaves undefined: a zero divisor and the minimum over -1 (``fmod``), and
+    shifts by the width or more or by a negative amount (0, or -1 for a negative value shifted
+    right), which NumPy defines."""
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(5)
+    x = np.concatenate([rng.integers(info.min, info.max, 3000, dtype=dtype, endpoint=True),
+                        np.array([0, 1, info.max, info.min, info.min, 7, 7], dtype)])
+    y_mod = np.concatenate([rng.integers(info.min, info.max, 3000, dtype=dtype, endpoint=True),
+                            np.array([0, 0, -1 if info.min else 1, -1 if info.min else 0, 3, 0, 2], dtype)])
+    bits = info.bits
+    y_shift = np.concatenate([rng.integers(0, bits + 3, 3000).astype(dtype),
+                              np.array([bits, bits - 1, bits + 5, bits, 1, 0, 2], dtype)])
+    if info.min:
+        y_shift[:200] = -rng.integers(1, 5, 200).astype(dtype)  # negative shift amounts
+    with np.errstate(all="ignore"):
+        for name, y in (("fmod", y_mod), ("left_shift", y_shift), ("right_shift", y_shift)):
+            want = getattr(np, name)(x, y)
+            _bits(_run(getattr(sl, name), x, y), want, f"{name} {dtype}")
