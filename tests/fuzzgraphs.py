@@ -33,6 +33,7 @@ from __future__ import annotations
 import sys
 import time
 import traceback
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -132,9 +133,19 @@ def _leaf(rng: np.random.Generator, shape: tuple[int, ...], name: str, dtypes: l
     """A leaf of ``shape`` (``full``) or of a shape that broadcasts to it."""
     dtype = str(rng.choice(dtypes))
     sub = shape if full else tuple(d if rng.random() < 0.7 else 1 for d in shape)[int(rng.integers(0, len(shape))):]
-    raw = rng.uniform(-4, 4, size=sub)
-    value = raw > 0 if dtype == "bool" else raw.astype(_dtype(dtype))
-    return Value(value, sl.asarray(value), f"{name} {dtype}{sub}")
+    layout = str(rng.choice(["contiguous", "transposed", "strided"], p=[0.7, 0.15, 0.15])) if sub else "contiguous"
+    base_shape = {"contiguous": sub, "transposed": sub[::-1], "strided": (*sub[:-1], 2 * sub[-1] if sub else 1)}[layout]
+    raw = rng.uniform(-4, 4, size=base_shape)
+    base = raw > 0 if dtype == "bool" else raw.astype(_dtype(dtype))
+    view = {"contiguous": lambda b: b, "transposed": lambda b: b.T, "strided": lambda b: b[..., ::2]}[layout]
+    # the leaf as the user's array: a view of a device array on the cupy backend
+    device = base
+    if sl.get_backend() == "cupy":
+        import cupy
+
+        device = cupy.asarray(base)
+    value = np.ascontiguousarray(view(base))
+    return Value(value, sl.asarray(view(device)), f"{name} {dtype}{sub}" + ("" if layout == "contiguous" else f" {layout}"))
 
 
 def _make(env: list[Value], fn: Fn, ins: tuple[int, ...], kind: str, text: str, shadow: Fn | None = None,
@@ -147,7 +158,8 @@ def _make(env: list[Value], fn: Fn, ins: tuple[int, ...], kind: str, text: str, 
     except ValueError:
         pass  # shapes that do not broadcast: NumPy's error below, unless the step does not broadcast
     try:
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # nanmax of an all-NaN slice
             out = np.asarray(fn(np, *[env[i].np for i in ins]))
     except (TypeError, ValueError, OverflowError):
         return None
@@ -306,7 +318,8 @@ def judge(v: Value, got: np.ndarray, ins: list[np.ndarray]) -> str | None:
     if got.shape != want_shape or got.dtype != want_dtype:
         return f"shape/dtype {got.shape} {got.dtype}, NumPy {want_shape} {want_dtype}"
     assert v.fn is not None
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
         e = np.asarray(v.fn(np, *ins))  # NumPy's step on stitchlab's inputs
         if not v.rounds:
             ok = _same(got, e)
