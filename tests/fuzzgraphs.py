@@ -145,6 +145,9 @@ def _leaf(rng: np.random.Generator, shape: tuple[int, ...], name: str, dtypes: l
 
         device = cupy.asarray(base)
     value = np.ascontiguousarray(view(base))
+    if sl.get_backend() == "numpy":  # there NumPy itself runs on a view, and its float16 prod
+        device, view = value, lambda b: b  # depends on the layout (float32 partial products only
+        #                                    along a contiguous axis)
     return Value(value, sl.asarray(view(device)), f"{name} {dtype}{sub}" + ("" if layout == "contiguous" else f" {layout}"))
 
 
@@ -170,7 +173,8 @@ def _make(env: list[Value], fn: Fn, ins: tuple[int, ...], kind: str, text: str, 
 def _step(rng: np.random.Generator, env: list[Value]) -> Value | None:
     """One random step on the values so far (None: the step NumPy refuses)."""
     kind = rng.choice(["unary", "binary", "scalar", "reduce", "layout", "cast", "pattern", "select", "arg",
-                       "scan", "gather"], p=[0.17, 0.2, 0.09, 0.14, 0.09, 0.06, 0.13, 0.04, 0.03, 0.02, 0.03])
+                       "scan", "gather", "library"],
+                      p=[0.16, 0.19, 0.08, 0.13, 0.08, 0.06, 0.12, 0.04, 0.03, 0.02, 0.03, 0.06])
     # later values more often: longer chains
     i = int(len(env) - 1 - min(len(env) - 1, int(rng.geometric(0.45)) - 1))
     a = env[i].np
@@ -242,6 +246,8 @@ def _step(rng: np.random.Generator, env: list[Value]) -> Value | None:
         idx = rng.integers(-a.shape[axis], a.shape[axis], size=int(rng.integers(1, 9)))
         return _make(env, lambda m, x: m.take(x, idx, axis=axis), (i,), "exact",
                      f"take(v{i}, {idx.tolist()}, axis={axis})")
+    if kind == "library":
+        return _library_step(rng, env, i)
     # stitched patterns: a reduction whose result is broadcast back over its input
     if not _is_float(a.dtype) or a.ndim == 0:
         return None
@@ -263,6 +269,81 @@ def _step(rng: np.random.Generator, env: list[Value]) -> Value | None:
 
     scale = "input" if pattern in ("logsumexp", "center") else "unit"
     return _make(env, run, (i,), "round", f"{pattern}(v{i}, axis={axis})", reduces=scale)
+
+
+def _sortable(m: Any, x: Any) -> Any:
+    """``x`` as NumPy sorts it right: bfloat16 in float32 (ml_dtypes' sort of a bfloat16 array
+    holding NaN leaves it unsorted; user guide)."""
+    return x.astype(np.float32) if m is np and x.dtype == _dtype("bfloat16") else x
+
+
+def _library_step(rng: np.random.Generator, env: list[Value], i: int) -> Value | None:
+    """Layout, ordering and contraction functions (several run as library steps, not kernels)."""
+    a = env[i].np
+    nd = a.ndim
+    if nd == 0:
+        return None
+    ax = int(rng.integers(0, nd))
+    choice = str(rng.choice(["concatenate", "stack", "flip", "roll", "repeat", "tile", "swapaxes", "moveaxis",
+                             "expand_dims", "squeeze", "broadcast_to", "sort", "argsort", "diff", "pad", "tril",
+                             "matmul", "take_along_axis"]))
+    name = f"v{i}"
+    if choice == "concatenate":
+        return _make(env, lambda m, x: m.concatenate([x, m.flip(x, axis=ax)], axis=ax), (i,), "exact",
+                     f"concatenate([{name}, flip({name}, {ax})], axis={ax})")
+    if choice == "stack":
+        return _make(env, lambda m, x: m.stack([x, m.negative(x)], axis=ax), (i,), "exact",
+                     f"stack([{name}, -{name}], axis={ax})")
+    if choice == "flip":
+        return _make(env, lambda m, x: m.flip(x, axis=ax), (i,), "exact", f"flip({name}, axis={ax})")
+    if choice == "roll":
+        shift = int(rng.integers(-5, 6))
+        return _make(env, lambda m, x: m.roll(x, shift, axis=ax), (i,), "exact", f"roll({name}, {shift}, axis={ax})")
+    if choice == "repeat":
+        reps = int(rng.integers(1, 3))
+        return _make(env, lambda m, x: m.repeat(x, reps, axis=ax), (i,), "exact", f"repeat({name}, {reps}, axis={ax})")
+    if choice == "tile":
+        reps = tuple(int(r) for r in rng.integers(1, 3, nd))
+        return _make(env, lambda m, x: m.tile(x, reps), (i,), "exact", f"tile({name}, {reps})")
+    if choice == "swapaxes":
+        ax2 = int(rng.integers(0, nd))
+        return _make(env, lambda m, x: m.swapaxes(x, ax, ax2), (i,), "exact", f"swapaxes({name}, {ax}, {ax2})")
+    if choice == "moveaxis":
+        ax2 = int(rng.integers(0, nd))
+        return _make(env, lambda m, x: m.moveaxis(x, ax, ax2), (i,), "exact", f"moveaxis({name}, {ax}, {ax2})")
+    if choice == "expand_dims":
+        return _make(env, lambda m, x: m.expand_dims(x, ax), (i,), "exact", f"expand_dims({name}, {ax})")
+    if choice == "squeeze":
+        return _make(env, lambda m, x: m.squeeze(x), (i,), "exact", f"squeeze({name})")
+    if choice == "broadcast_to":
+        shape = (int(rng.integers(1, 4)), *a.shape)
+        return _make(env, lambda m, x: m.broadcast_to(x, shape), (i,), "exact", f"broadcast_to({name}, {shape})")
+    if choice == "sort":
+        return _make(env, lambda m, x: m.sort(_sortable(m, x), axis=ax).astype(x.dtype), (i,), "exact",
+                     f"sort({name}, axis={ax})")
+    if choice == "argsort":  # stable: ties in the order they come, as both sides must agree
+        return _make(env, lambda m, x: m.argsort(_sortable(m, x), axis=ax, kind="stable"), (i,), "exact",
+                     f"argsort({name}, axis={ax}, kind='stable')")
+    if choice == "take_along_axis":
+        return _make(env, lambda m, x: m.take_along_axis(x, m.argsort(_sortable(m, x), axis=ax, kind="stable"),
+                                                         axis=ax), (i,),
+                     "exact", f"take_along_axis({name}, argsort({name}, axis={ax}), axis={ax})")
+    if choice == "diff":
+        return _make(env, lambda m, x: m.diff(x, axis=ax), (i,), "round" if _is_float(a.dtype) else "exact",
+                     f"diff({name}, axis={ax})", reduces="input")  # of another shape than its input
+    if choice == "pad":
+        width = tuple((int(p), int(q)) for p, q in rng.integers(0, 3, (nd, 2)))
+        return _make(env, lambda m, x: m.pad(x, width), (i,), "exact", f"pad({name}, {width})")
+    if choice == "tril":
+        if nd < 2:
+            return None
+        k = int(rng.integers(-2, 3))
+        return _make(env, lambda m, x: m.tril(x, k), (i,), "exact", f"tril({name}, {k})")
+    # matmul of the value and its transpose over the last two axes (inner extent at most 1024)
+    if nd < 2 or a.shape[-1] > 1024 or a.dtype == np.bool_ or a.size * a.shape[-2] > 2**24:
+        return None
+    return _make(env, lambda m, x: m.matmul(x, m.swapaxes(x, -1, -2)), (i,), "round", f"matmul({name}, {name}.mT)",
+                 reduces="input")
 
 
 def build(seed: int, dtypes: list[str] | None = None) -> Program:
