@@ -2,11 +2,13 @@
 
 ``tests/test_random_graphs.py`` draws arrays of at most 5 elements an axis; on a GPU those all take
 the smallest schedules. The programs here draw axes of 1 to 4096 elements (up to 2**21 elements an
-array), chains of elementwise ops, reductions over any axes with and without ``keepdims``, layout
-changes, casts, ``where``/``clip``, arg-reductions, ``cumsum``, ``take`` and the stitched
-patterns (softmax, layernorm, logsumexp, column normalization), and compute every value at once,
-so one plan has several fusion groups with several outputs. The same program is then run as an
-``sl.jit`` function (traced, then replayed), which must give the same bits.
+array; now and then one axis of 0), leaves that are contiguous, transposed or strided views,
+chains of elementwise ops, reductions over any axes with and without ``keepdims``, layout changes,
+casts, ``where``/``clip``, arg-reductions, ``cumsum``, ``take``, library functions (sorts,
+``concatenate``, ``pad``, ``matmul``...) and the stitched patterns (softmax, layernorm,
+logsumexp, column normalization), and compute every value at once, so one plan has several fusion
+groups with several outputs. The same program is then run as an ``sl.jit`` function (traced,
+then replayed), which must give the same bits.
 
 Every value is judged by itself: NumPy's function of the step is applied to the values stitchlab
 computed for the step's inputs (a rounding difference earlier cannot add up, and a comparison of
@@ -126,6 +128,8 @@ def _shape(rng: np.random.Generator) -> tuple[int, ...]:
     while int(np.prod(shape)) > MAX_ELEMENTS:
         i = int(np.argmax(shape))
         shape[i] = int(rng.choice([d for d in DIMS if d < shape[i]]))
+    if rng.random() < 0.03:  # an empty array now and then: kernels with nothing to do
+        shape[int(rng.integers(0, len(shape)))] = 0
     return tuple(shape)
 
 
@@ -243,6 +247,8 @@ def _step(rng: np.random.Generator, env: list[Value]) -> Value | None:
                      reduces="input")
     if kind == "gather":
         axis = int(rng.integers(0, a.ndim))
+        if a.shape[axis] == 0:
+            return None
         idx = rng.integers(-a.shape[axis], a.shape[axis], size=int(rng.integers(1, 9)))
         return _make(env, lambda m, x: m.take(x, idx, axis=axis), (i,), "exact",
                      f"take(v{i}, {idx.tolist()}, axis={axis})")
