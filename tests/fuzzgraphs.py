@@ -383,6 +383,12 @@ def _max_finite(dtype: np.dtype) -> float:
     return float(np.finfo(dtype).max)
 
 
+def _finite_abs(x: np.ndarray) -> np.ndarray:
+    """|x|, 0 where x is not finite (an infinite input bounds nothing)."""
+    a = np.abs(_f64(np.asarray(x)))
+    return np.where(np.isfinite(a), a, 0.0)
+
+
 def _max_abs(x: np.ndarray) -> float:
     a = np.abs(_f64(np.asarray(x)))
     finite = a[np.isfinite(a)] if a.dtype.kind == "f" else a
@@ -419,7 +425,7 @@ def judge(v: Value, got: np.ndarray, ins: list[np.ndarray]) -> str | None:
         if v.reduces:
             mag = np.abs(t) + _max_abs(t) + (sum(_max_abs(x) for x in ins) if v.reduces == "input" else 1.0)
         else:  # an elementwise step's, to its result and inputs (a * b + c contracted to an fma)
-            mag = sum((np.abs(_f64(x)) for x in ins if _is_float(np.asarray(x).dtype)), np.abs(t))
+            mag = sum((_finite_abs(x) for x in ins if _is_float(np.asarray(x).dtype)), _finite_abs(t))
         err_g, err_e = np.abs(g - t), np.abs(e - t)
         rtol = RTOL[want_dtype.name]
         ok = ((err_g <= 4 * err_e) & np.isfinite(e)) | (err_g <= rtol * mag) | (g == e)
