@@ -432,7 +432,8 @@ def judge(v: Value, got: np.ndarray, ins: list[np.ndarray]) -> str | None:
         ok |= np.isnan(g) & (np.isnan(e) | np.isnan(t))
         ok |= np.isinf(g) & (np.sign(g) == np.sign(t)) & (np.abs(t) >= _max_finite(want_dtype))  # overflows
         if v.reduces:  # a product whose partial products overflow (inf) or underflow (0, then NaN)
-            ok |= ~np.isfinite(g) & ~np.isfinite(e)  # in NumPy's order too: the order decides which
+            # in NumPy's order too (its result not finite, or off by all of it): the order decides
+            ok |= ~np.isfinite(g) & (~np.isfinite(e) | (err_e >= np.abs(t)))
     if not np.all(ok):
         bad = tuple(int(k) for k in np.argwhere(~ok)[0])
         return (f"{int((~ok).sum())} of {ok.size} values off, first at {bad}: {g[bad]!r}, NumPy {e[bad]!r}, "
