@@ -171,7 +171,7 @@ def _reread_factor(info: GroupInfo, cached: bool) -> float:
 def _row_splits(R: int, K: int, dev: DeviceProfile) -> bool:
     """Whether a one-pass row group of ``R`` rows of ``K`` may split each row over blocks
     ("row_split"): few rows, each long."""
-    return R * 4 < dev.sms * 8 and K >= 4096
+    return 0 < R and R * 4 < dev.sms * 8 and K >= 4096
 
 
 def _column_splits(R: int, K: int, dev: DeviceProfile) -> bool:

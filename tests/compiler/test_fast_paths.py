@@ -179,6 +179,17 @@ def test_empty_reductions_plan() -> None:
     assert all(k.error is None for k in plan.kernels)
 
 
+@pytest.mark.parametrize("shape", [(32, 0, 256), (0, 8192), (2, 0, 4096)])
+def test_long_rows_of_an_empty_result_plan(shape) -> None:
+    """No rows, each long (the reduced axes are not empty): the row-split schedule does not
+    apply (its cost divided by zero blocks; found by tests/fuzzgraphs.py --compile-only, seed
+    503434)."""
+    x = sl.asarray(np.ones(shape, dtype=np.float32))
+    axes = tuple(a for a, d in enumerate(shape) if d != 0)
+    plan = sl.explain(x.min(axis=axes, keepdims=True), x.sum(axis=axes), device="H200")
+    assert all(k.error is None for k in plan.kernels)
+
+
 def _passes(body: str) -> int:
     """Loops over the reduced elements in a column or streamed row kernel (element by element,
     or in 16-byte chunks ``t``)."""
