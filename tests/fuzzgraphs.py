@@ -473,7 +473,11 @@ def compile_check(seed: int, dtypes: list[str] | None = None) -> list[str]:
     if prog.errors or not steps:
         return [f"raised building the next step: {e}" for e in prog.errors]
     problems = []
-    for k in sl.explain(*[v.lazy for v in steps], device="H200").kernels:
+    try:
+        kernels = sl.explain(*[v.lazy for v in steps], device="H200").kernels
+    except Exception:  # noqa: BLE001 - a planning crash is a finding
+        return [f"planning raised: {traceback.format_exc(limit=6)}"]
+    for k in kernels:
         if getattr(k, "error", None):
             problems.append(f"{k.name}: {k.error}")
         elif getattr(k, "source", None):
@@ -510,28 +514,28 @@ def _check_jit(prog: Program, got: list[np.ndarray]) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    args = [a for a in argv if not a.startswith("--")]
-    budget = float(argv[argv.index("--budget-s") + 1]) if "--budget-s" in argv else float("inf")
-    if "--budget-s" in argv:
-        args.remove(argv[argv.index("--budget-s") + 1])
-    dtypes = None
-    if "--dtypes" in argv:
-        dtypes = argv[argv.index("--dtypes") + 1].split(",")
-        args.remove(argv[argv.index("--dtypes") + 1])
-    check_one = compile_check if "--compile-only" in argv else check
-    first = int(args[0]) if args else 0
-    count = int(args[1]) if len(args) > 1 else 200
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Random programs checked against NumPy (module docstring).")
+    parser.add_argument("first", type=int, nargs="?", default=0, help="first seed")
+    parser.add_argument("count", type=int, nargs="?", default=200, help="number of seeds")
+    parser.add_argument("--budget-s", type=float, default=float("inf"), help="stop starting programs after this")
+    parser.add_argument("--dtypes", type=lambda t: t.split(","), default=None, help="leaf dtypes, comma-separated")
+    parser.add_argument("--compile-only", action="store_true", help="plan for the H200 and compile with NVRTC")
+    args = parser.parse_args(argv)
+    check_one = compile_check if args.compile_only else check
     start = time.perf_counter()
     failed, ran = [], 0
-    print(f"backend {sl.get_backend()}, seeds {first}..{first + count - 1}, dtypes {dtypes or DTYPES}", flush=True)
-    for seed in range(first, first + count):
-        if time.perf_counter() - start > budget:
+    print(f"backend {sl.get_backend()}, seeds {args.first}..{args.first + args.count - 1}, "
+          f"dtypes {args.dtypes or DTYPES}", flush=True)
+    for seed in range(args.first, args.first + args.count):
+        if time.perf_counter() - start > args.budget_s:
             break
-        problems = check_one(seed, dtypes)
+        problems = check_one(seed, args.dtypes)
         ran += 1
         if problems:
             failed.append(seed)
-            print(build(seed, dtypes).describe())
+            print(build(seed, args.dtypes).describe())
             for p in problems:
                 print("  FAIL", p)
             sys.stdout.flush()
