@@ -58,6 +58,8 @@ CODEGEN_VERSION = "10"
 OPTIONS: dict[str, bool] = {"cache_values": True, "reciprocal": True, "single_sync": True, "reverse_passes": True,
                             "one_pass_variance": True, "one_hot_pick": True, "cache_hints": True,
                             "shifted_exp_ftz": True}
+
+
 @contextlib.contextmanager
 def switches(**values: bool) -> Iterator[None]:
     """``OPTIONS`` set to ``values`` inside the ``with`` block (restored after it), for sweeps and
