@@ -86,3 +86,17 @@ def test_arg_reductions_give_the_first_nan_and_mix_with_int64(fn, shape, axis) -
     want = getattr(np, fn)(x_np, axis=axis)
     np.testing.assert_array_equal(got.get(), want)
     np.testing.assert_array_equal(mixed.get(), np.maximum(want // 3, 2) - np.minimum(want, 5))
+
+
+@pytest.mark.parametrize("shape", [(32, 0, 256), (0, 8192), (2, 0, 4096)])
+def test_empty_results_of_long_reductions(shape) -> None:
+    """No rows, each long (fuzz seed 503434 divided by zero blocks while planning; CPU test in
+    tests/compiler/test_fast_paths.py): the results are empty, and a reduction over the empty axis
+    gives NumPy's identities next to them."""
+    x_np = np.random.default_rng(5).standard_normal(shape).astype(np.float32)
+    x = sl.asarray(x_np)
+    axes = tuple(a for a, d in enumerate(shape) if d != 0)
+    empty_axes = tuple(a for a, d in enumerate(shape) if d == 0)
+    lo, s, z = sl.compute(x.min(axis=axes, keepdims=True), x.sum(axis=axes), x.sum(axis=empty_axes))
+    assert lo.shape == x_np.min(axis=axes, keepdims=True).shape and s.shape == x_np.sum(axis=axes).shape
+    np.testing.assert_array_equal(z.get(), x_np.sum(axis=empty_axes))
