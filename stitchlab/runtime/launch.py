@@ -21,7 +21,7 @@ import contextlib
 import logging
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -53,11 +53,30 @@ _UNCAPTURABLE = {
 }
 
 
+@contextlib.contextmanager
+def _recording_allocations(cp: Any, held: list[Any] | None) -> Iterator[None]:
+    """Inside, every buffer CuPy allocates on this thread is appended to ``held`` (None: nothing
+    changes)."""
+    if held is None:
+        yield
+        return
+    allocate = cp.cuda.get_allocator()
+
+    def recorded(size: int) -> Any:
+        pointer = allocate(size)
+        held.append(pointer)
+        return pointer
+
+    with cp.cuda.using_allocator(recorded):
+        yield
+
+
 def _interpret_group(kernel: KernelPlan, slot: dict[int, int]) -> Any:
     """A step that evaluates the kernel's nodes one by one with CuPy (the unfused fallback, an
     interpreted group). ``run(env, held)``: with a list ``held`` (a call being captured into a CUDA
-    graph) every array it allocates is appended to it, to be kept alive with the call's outputs:
-    a replay writes into them again."""
+    graph) every buffer CuPy allocates meanwhile (outputs, values between nodes and the
+    temporaries inside one node's evaluation) is appended to it, to be kept alive with the call's
+    outputs: a replay writes into them again."""
     import cupy as cp
 
     info = kernel.info
@@ -91,12 +110,9 @@ def _interpret_group(kernel: KernelPlan, slot: dict[int, int]) -> Any:
             memo[id(n)] = v
             return v
 
-        for s, n in outs:
-            env[s] = cp.ascontiguousarray(ev(n)).reshape(n.shape)  # 0-d stays 0-d
-            if held is not None:
-                held.append(env[s])
-        if held is not None:
-            held.extend(memo.values())
+        with _recording_allocations(cp, held):
+            for s, n in outs:
+                env[s] = cp.ascontiguousarray(ev(n)).reshape(n.shape)  # 0-d stays 0-d
 
     return run
 
