@@ -83,6 +83,7 @@ class Value:
     #: a reduction or a pattern, whose rounding error is relative to its terms, not its result:
     #: "input" (sums, logsumexp, centering: their inputs' scale) or "unit" (normalized results)
     reduces: str = ""
+    buf: Any = None  # a leaf: the array it wraps (on the cupy backend a view of a device array)
 
 
 @dataclass
@@ -152,7 +153,9 @@ def _leaf(rng: np.random.Generator, shape: tuple[int, ...], name: str, dtypes: l
     if sl.get_backend() == "numpy":  # there NumPy itself runs on a view, and its float16 prod
         device, view = value, lambda b: b  # depends on the layout (float32 partial products only
         #                                    along a contiguous axis)
-    return Value(value, sl.asarray(view(device)), f"{name} {dtype}{sub}" + ("" if layout == "contiguous" else f" {layout}"))
+    buf = view(device)
+    return Value(value, sl.asarray(buf), f"{name} {dtype}{sub}" + ("" if layout == "contiguous" else f" {layout}"),
+                 buf=buf)
 
 
 def _make(env: list[Value], fn: Fn, ins: tuple[int, ...], kind: str, text: str, shadow: Fn | None = None,
@@ -492,14 +495,7 @@ def compile_check(seed: int, dtypes: list[str] | None = None) -> list[str]:
 def _check_jit(prog: Program, got: list[np.ndarray]) -> list[str]:
     """The program as an ``sl.jit`` function of its leaves, called twice (trace, then replay):
     the bits ``sl.compute`` gave."""
-    def replay(*leaves: Any) -> tuple[Any, ...]:
-        env = list(leaves)
-        for v in prog.values[prog.leaves:]:
-            assert v.fn is not None
-            env.append(v.fn(sl, *[env[i] for i in v.ins]))
-        return tuple(env[prog.leaves:])
-
-    fn = sl.jit(replay)
+    fn = _jitted(prog)
     leaves = [v.lazy for v in prog.values[:prog.leaves]]
     problems = []
     for call in ("traced", "replayed"):
@@ -513,6 +509,72 @@ def _check_jit(prog: Program, got: list[np.ndarray]) -> list[str]:
     return problems
 
 
+def _jitted(prog: Program) -> Any:
+    """The program as an ``sl.jit`` function of its leaves, returning every step's value."""
+    def replay(*leaves: Any) -> tuple[Any, ...]:
+        env = list(leaves)
+        for v in prog.values[prog.leaves:]:
+            assert v.fn is not None
+            env.append(v.fn(sl, *[env[i] for i in v.ins]))
+        return tuple(env[prog.leaves:])
+
+    return sl.jit(replay)
+
+
+#: what a capture may refuse, documented (user guide, "Streams, threads and CUDA graphs")
+UNCAPTURABLE = "cannot be captured into a CUDA graph"
+
+
+def capture_check(seed: int, dtypes: list[str] | None = None) -> list[str] | None:
+    """The program of ``seed`` as an ``sl.jit`` function captured into a CUDA graph (cupy backend):
+    replayed after the leaves' device arrays get new contents (their values shuffled), it must give
+    the bits an uncaptured call gives on them, and arrays allocated after the capture must keep
+    their values. None where the program holds a step that documents it cannot be captured."""
+    import cupy as cp
+
+    prog = build(seed, dtypes)
+    if prog.errors or len(prog.values) == prog.leaves:
+        return [f"raised building the next step: {e}" for e in prog.errors]
+    fn = _jitted(prog)
+    leaves = [v.lazy for v in prog.values[:prog.leaves]]
+    shuffle = np.random.default_rng(seed)
+    fresh = [cp.asarray(shuffle.permutation(v.np.ravel()).reshape(v.np.shape)) for v in prog.values[:prog.leaves]]
+    stream = cp.cuda.Stream(non_blocking=True)
+    with stream:
+        try:
+            for _ in range(2):
+                fn(*leaves)  # traced, compiled, then replayed: nothing left to plan
+            spare = [cp.empty(1 << k, cp.uint8) for k in range(10, 27, 2)]  # free blocks in the pool
+            del spare
+            stream.synchronize()
+            stream.begin_capture()
+            try:
+                outs = fn(*leaves)
+            finally:
+                graph = stream.end_capture()
+        except RuntimeError as exc:
+            if UNCAPTURABLE in str(exc):
+                return None
+            return [f"capture raised: {traceback.format_exc(limit=6)}"]
+        except Exception:  # noqa: BLE001 - a crash is a finding
+            return [f"capture raised: {traceback.format_exc(limit=6)}"]
+        sizes = [int(n) for n in np.geomspace(16, 1 << 22, 30)] * 2
+        others = [cp.full(n, k, cp.int32) for k, n in enumerate(sizes)]
+        for v, f in zip(prog.values[:prog.leaves], fresh, strict=True):
+            v.buf[...] = f
+        for _ in range(2):
+            graph.launch(stream=stream)
+        stream.synchronize()
+        got = [_as_numpy(o) for o in outs]
+        want = [_as_numpy(o) for o in fn(*leaves)]
+    problems = [f"array {k} ({o.size} int32) was overwritten by a replay"
+                for k, o in enumerate(others) if not bool((o == k).all())]
+    for k, (o, w) in enumerate(zip(got, want, strict=True), start=prog.leaves):
+        if o.dtype != w.dtype or o.shape != w.shape or not np.all(_same(o, w)):
+            problems.append(f"v{k}: the captured graph's replay differs from an uncaptured call")
+    return problems
+
+
 def main(argv: list[str]) -> int:
     import argparse
 
@@ -521,11 +583,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("count", type=int, nargs="?", default=200, help="number of seeds")
     parser.add_argument("--budget-s", type=float, default=float("inf"), help="stop starting programs after this")
     parser.add_argument("--dtypes", type=lambda t: t.split(","), default=None, help="leaf dtypes, comma-separated")
-    parser.add_argument("--compile-only", action="store_true", help="plan for the H200 and compile with NVRTC")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--compile-only", action="store_true", help="plan for the H200 and compile with NVRTC")
+    mode.add_argument("--capture", action="store_true", help="capture each program into a CUDA graph (GPU)")
     args = parser.parse_args(argv)
-    check_one = compile_check if args.compile_only else check
+    check_one = compile_check if args.compile_only else capture_check if args.capture else check
     start = time.perf_counter()
-    failed, ran = [], 0
+    failed, ran, refused = [], 0, 0
     print(f"backend {sl.get_backend()}, seeds {args.first}..{args.first + args.count - 1}, "
           f"dtypes {args.dtypes or DTYPES}", flush=True)
     for seed in range(args.first, args.first + args.count):
@@ -533,13 +597,16 @@ def main(argv: list[str]) -> int:
             break
         problems = check_one(seed, args.dtypes)
         ran += 1
-        if problems:
+        if problems is None:
+            refused += 1
+        elif problems:
             failed.append(seed)
             print(build(seed, args.dtypes).describe())
             for p in problems:
                 print("  FAIL", p)
             sys.stdout.flush()
-    print(f"{ran} programs in {time.perf_counter() - start:.1f} s, {len(failed)} failed: {failed}")
+    print(f"{ran} programs in {time.perf_counter() - start:.1f} s, {len(failed)} failed: {failed}"
+          + (f"; {refused} hold a step that cannot be captured (refused as documented)" if args.capture else ""))
     return 1 if failed else 0
 
 

@@ -132,7 +132,6 @@ def _progress(total: int) -> Any:
     return progress(total, "compiling kernels")
 
 
-
 def _sequence(runs: list[Any]) -> Any:
     def run(env: list[Any], held: list[Any] | None = None) -> None:
         for r in runs:

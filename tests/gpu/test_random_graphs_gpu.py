@@ -1,6 +1,6 @@
 """Random expression graphs on the GPU at sizes where the schedules differ (axes of 1 to 4096
 elements), every value checked against NumPy's step on stitchlab's inputs (``tests/fuzzgraphs.py``
-says how). 480 fixed programs, and 120 more with bfloat16 leaves.
+says how). 480 fixed programs, 120 more with bfloat16 leaves, and 120 captured into CUDA graphs.
 
 Run on the GPU machine: ``PYTHONPATH=. python3 -m pytest -m gpu tests/gpu/test_random_graphs_gpu.py -q``;
 more seeds: ``python3 tests/fuzzgraphs.py FIRST COUNT`` with the cupy backend.
@@ -39,6 +39,23 @@ def test_random_graphs_bfloat16_on_gpu(first: int) -> None:
     pytest.importorskip("ml_dtypes")
     failures = _failures(first, ["bfloat16", "bfloat16", "float32", "int32", "bool"])
     assert not failures, "\n\n".join(failures)
+
+
+@pytest.mark.parametrize("first", range(20_000, 20_120, CHUNK))
+def test_random_programs_captured_into_cuda_graphs(first: int) -> None:
+    """Each program as an ``sl.jit`` function captured into a CUDA graph and replayed on new
+    contents of its inputs: an uncaptured call's bits, and no array allocated afterwards
+    overwritten (``fuzzgraphs.capture_check``; a captured column argmax overwrote one before
+    c045d57). Programs with a matrix product or a device gather are refused, as documented."""
+    failures, refused = [], 0
+    for seed in range(first, first + CHUNK):
+        problems = fuzzgraphs.capture_check(seed)
+        if problems is None:
+            refused += 1
+        elif problems:
+            failures.append(fuzzgraphs.build(seed).describe() + "\n" + "\n".join(problems))
+    assert not failures, "\n\n".join(failures)
+    assert refused < CHUNK // 4, f"{refused} of {CHUNK} programs could not be captured"
 
 
 ROW_CASES = [((8, 128, 100), 1, (1, 100)), ((8, 4096, 100), 1, (1, 100)), ((64, 8, 100), 0, (8, 1)),
