@@ -388,7 +388,8 @@ template <class T> __device__ __forceinline__ T sl_shfl_xor(T v, int o) {
 // counting as the extreme (the first NaN wins); of equal values the smaller position.
 // Associative and commutative, so any combining order (warps, shuffles) gives that index.
 // step() adds one element to a thread's own pair. A thread's elements come in increasing
-// positions (every row schedule's loops go up the row), so an element replaces the pair only
+// positions (every schedule's loops go up the reduced axis; column kernels of such a group do
+// not alternate their passes' direction), so an element replaces the pair only
 // when it is strictly greater (smaller) or the thread's first NaN: one comparison and a NaN
 // test of the pair per element. An element equal to the identity never replaces it, so a row
 // whose every element is the identity (-inf for argmax) keeps the identity's position, which

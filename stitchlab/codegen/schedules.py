@@ -151,7 +151,7 @@ def _identity(red: Node, cast: bool = True) -> str:
 def _accumulate(w: Writer, red: Node, acc: str, v: str) -> None:
     """``acc`` combined with element value ``v`` (argmax/argmin: at its reduced position)."""
     if red.op in ARG_REDUCTIONS:
-        assert w.reduced_pos is not None, "argmax/argmin are fused into row schedules only"
+        assert w.reduced_pos is not None, "the schedule did not set the reduced index (Writer.reduced_pos)"
         w.line(f"{acc} = {_OPS[red.op]}().step({acc}, {v}, (int)({w.reduced_pos}));")
         return
     w.line(f"{acc} = {_OPS[red.op]}()({acc}, {v});")
@@ -990,6 +990,7 @@ def emit_column(info: GroupInfo, sched: Schedule) -> KernelSource:
     next pass starts, so later passes re-read part of the tile from L2, not memory. With
     ``cache=registers`` the first ``COLUMN_CACHE`` rows of each thread stay in registers from the
     first pass on (read at the end of a pass going up and at the start of one going down).
+    A group with argmax/argmin reads every pass going down the column (its threads step up).
     """
     idx_t = sched.index
     params, names = _buffer_params(info)
@@ -1002,6 +1003,7 @@ def emit_column(info: GroupInfo, sched: Schedule) -> KernelSource:
     w.line("const bool valid = r0 < R;")
     w.line(f"const {idx_t} r = valid ? r0 : 0;")
     w.row_index = Index(info.keep_shape, lin="r", tag="row")
+    w.reduced_pos = "c"
     w.make_full = lambda: _full_index(w, info, "r", "c", "K", str(info.rows))
     nc = COLUMN_CACHE if sched.cache == "registers" else 0
     head = None
@@ -1019,8 +1021,11 @@ def emit_column(info: GroupInfo, sched: Schedule) -> KernelSource:
     forward = _simple_loop(header, pragma, "if (valid)", f"const {idx_t} c = cc;", cache_on=False)
     backward = _simple_loop(header, pragma, "if (valid)", f"const {idx_t} c = K - 1 + {first} - cc;", cache_on=False)
 
+    # an argmax/argmin thread steps up its positions (preamble sl_arg): no pass goes down
+    reverse = OPTIONS["reverse_passes"] and not any(r.op in ARG_REDUCTIONS for r in info.reductions)
+
     def loops(k: int) -> list[_Loop]:
-        if OPTIONS["reverse_passes"] and k % 2:
+        if reverse and k % 2:
             return [backward, head] if head else [backward]
         return [head, forward] if head else [forward]
 
@@ -1067,6 +1072,7 @@ def emit_column_split(info: GroupInfo, sched: Schedule) -> KernelSource:
     w.line(f"const {idx_t} r = valid ? r0 : 0;")
     _split_chunk(w, idx_t, ty)
     w.row_index = Index(info.keep_shape, lin="r", tag="row")
+    w.reduced_pos = "c"
     w.make_full = lambda: _full_index(w, info, "r", "c", "K", str(info.rows))
     loop = _simple_loop(f"for ({idx_t} c = c0 + threadIdx.y; c < c1; c += {ty})", f"#pragma unroll {COLUMN_UNROLL}", "if (valid)")
     sp = _Split(lambda w, accs: _column_team_combine(w, info, accs, ty), "valid && threadIdx.y == 0", "r * G + g",

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..ir.dtypes import is_low_float
 from ..ir.node import Node
-from ..ir.ops import OPS
+from ..ir.ops import ARG_REDUCTIONS, OPS
 from .device import DeviceProfile
 from .groups import FULL, GroupInfo
 
@@ -156,8 +156,8 @@ def _passes(info: GroupInfo) -> int:
 
 def _splittable(info: GroupInfo) -> bool:
     """Whether a split schedule ("row_split", "column_split") may serve ``info``: one pass over
-    the domain (a variance shares its mean's) and no per-element outputs. (argmax/argmin are
-    row groups only; a row_split block steps up its chunk's positions like the row schedules.)"""
+    the domain (a variance shares its mean's) and no per-element outputs. (A split block steps
+    up its chunk's positions, as argmax/argmin need.)"""
     return _passes(info) <= 1
 
 
@@ -400,6 +400,26 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
     return out
 
 
+def _acc_bytes(red: Node) -> int:
+    """The size of a reduction's accumulator, at most (codegen ``_acc_type``): 4 or 8 bytes; an
+    argmax/argmin pair 8, or 16 for 8-byte values."""
+    wide = red.inputs[0].dtype.itemsize == 8 if red.op in ARG_REDUCTIONS else red.dtype.itemsize == 8
+    return (2 if red.op in ARG_REDUCTIONS else 1) * (8 if wide else 4)
+
+
+def _team_bytes(info: GroupInfo, threads: int) -> int:
+    """Shared memory of a column kernel's combine over its threads, as the model counts it: 8
+    bytes a thread and reduction (16 for an argmax/argmin pair of 8-byte values)."""
+    return threads * max(8, sum(max(8, _acc_bytes(r)) for r in info.reductions))
+
+
+def _team_fits(info: GroupInfo, ty: int, dev: DeviceProfile) -> bool:
+    """Whether a column kernel's combine buffers (``scol``: ``ty`` x 33 accumulators a reduction,
+    static shared memory) fit a block: seven float64 sums over columns at ``ty`` = 32 take 59 KB,
+    and ptxas refuses more than 48."""
+    return ty * 33 * sum(_acc_bytes(r) for r in info.reductions) + 16 <= dev.smem_per_block
+
+
 def _column(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list[Estimate]:
     R, K, scale = _outer(info, R_eval)
     index = _index_type(info)
@@ -413,6 +433,8 @@ def _column(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> l
     words = sum(_reg_words(i) for i in full_leaves)
     out = []
     for ty in (4, 8, 16, 32):
+        if ty > 4 and not _team_fits(info, ty, dev):
+            continue
         for cache in ("none", "registers") if passes > 1 and full_leaves else ("none",):
             cached = min(1.0, COLUMN_CACHE * ty / max(K, 1)) if cache == "registers" else 0.0
             reread = max(0.0, 1.0 - cached - l2_share)
@@ -420,7 +442,7 @@ def _column(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> l
             regs = BASE_REGS + (COLUMN_CACHE * words if cache == "registers" else 0)
             blocks = math.ceil(R / 32)
             threads = 32 * ty
-            smem = 32 * ty * 8 * max(1, len(info.reductions))
+            smem = _team_bytes(info, 32 * ty)
             secs, detail = _timed(dev, blocks, threads, regs, smem, moved / max(blocks, 1), work / max(blocks, 1))
             if cache == "registers" and cached < 1.0:
                 # a cache that holds part of the column costs registers (resident blocks, loads in
@@ -431,7 +453,7 @@ def _column(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> l
             sched = Schedule("column", block=32, ty=ty, cache=cache, index=index)
             out.append(Estimate(sched, Launch((blocks if R else 0, 1, 1), (32, ty, 1), 0), secs, detail))
     tiles = math.ceil(R / 32)
-    if _splittable(info) and _column_splits(R, K, dev):
+    if _splittable(info) and _column_splits(R, K, dev) and _team_fits(info, 8, dev):
         # few column tiles over a long reduced axis (x.sum(0) of 1M x 64 has 2): split each tile
         # over blocks along the reduced axis, a chunk of at least 16 rows per thread; the last
         # block of a tile combines the partial results
@@ -440,7 +462,7 @@ def _column(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> l
         # does not, so a new batch size compiles nothing
         for ty in (8,):
             threads = 32 * ty
-            smem = threads * 8 * max(1, len(info.reductions))
+            smem = _team_bytes(info, threads)
             occ = max(1, _occupancy(dev, threads, BASE_REGS, smem))
             # half the resident blocks, at least 64 rows per thread, at most 32 partials for each
             # of the last block's threads to gather: measured on the H200 over G at runtime

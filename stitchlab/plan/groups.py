@@ -363,8 +363,8 @@ def _layout_source(n: Node) -> Node:
     return n
 
 
-#: argmax/argmin join a row group when each row is at most this long: positions are ints below
-#: the identity's 2**31 - 1 (preamble ``sl_arg``). Longer rows go to CuPy's own argmax. Measured
+#: argmax/argmin join a group when the reduced axis is at most this long: positions are ints
+#: below the identity's 2**31 - 1 (preamble ``sl_arg``). Longer axes go to CuPy's own argmax. Measured
 #: on the H200 (2026-12-01, ``benchmarks/results/2026-12-01-h200-argmax-step-v2-probe.log`` and
 #: ``…-argmax-split-v3-probe.log``): a fused row beats CuPy's argmax at every length tried, and
 #: with few long rows split over blocks one row of 2**24 float32 takes 21.6 us (CuPy 55.6, torch
@@ -373,14 +373,11 @@ ARG_MAX_COLS = (1 << 31) - 2
 
 
 def _args_fusable(reds: list[Node]) -> bool:
-    """Whether a group with these reductions (argmax/argmin among them) can be a row kernel:
-    the reduced axes hold the innermost one of extent > 1 (rows, not columns: the position of
-    an element along the reduced axis is the row schedules' loop index) and rows of at most
-    ``ARG_MAX_COLS``."""
+    """Whether a group with these reductions (argmax/argmin among them) can be a kernel: one
+    reduced axis of extent > 1 (an element's position along it is the kernel's reduced index,
+    in rows and in columns) of at most ``ARG_MAX_COLS``."""
     S, axes = reds[0].inputs[0].shape, reds[0].attr("axes")
-    inner = next((i for i in range(len(S) - 1, -1, -1) if S[i] != 1), None)
-    cols = math.prod(S[a] for a in axes)
-    return (inner is None or inner in axes) and len([a for a in axes if S[a] != 1]) <= 1 and cols <= ARG_MAX_COLS
+    return len([a for a in axes if S[a] != 1]) <= 1 and math.prod(S[a] for a in axes) <= ARG_MAX_COLS
 
 
 def analyze(view: GraphView, member_ids: frozenset[int] | set[int]) -> GroupInfo | None:

@@ -1,8 +1,12 @@
-"""argmax/argmin fused into row kernels (``sl_arg`` pairs in the preamble): which groups take
-them, the code each row schedule emits for them, and that NVRTC compiles it for every dtype (no
-GPU needed; the values are checked against NumPy in ``tests/gpu/test_arg_reductions_gpu.py``)."""
+"""argmax/argmin fused into row and column kernels (``sl_arg`` pairs in the preamble): which
+groups take them, the code each schedule emits for them, and that NVRTC compiles it for every
+dtype (no GPU needed; the values are checked against NumPy in
+``tests/gpu/test_arg_reductions_gpu.py``)."""
 
 from __future__ import annotations
+
+import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -39,12 +43,34 @@ def test_softmax_and_its_argmax_share_the_kernel() -> None:
     assert {"argmin", "argmax", "sum", "max"} <= {n.op for n in plan.kernels[0].nodes}
 
 
-@pytest.mark.parametrize(("shape", "axis"), [((300, 4096), 0), ((8, 16, 100), 1)])
-def test_other_arg_reductions_stay_with_cupy(shape: tuple[int, ...], axis: int | None) -> None:
-    """Over columns or a middle axis: one interpreted step (CuPy's own argmax), not fused."""
+@pytest.mark.parametrize(("shape", "axis", "family"), [((300, 4096), 0, "column"), ((8, 16, 100), 1, "column"),
+                                                      ((1 << 20, 64), 0, "column_split")])
+def test_column_arg_reductions_are_fused(shape: tuple[int, ...], axis: int, family: str) -> None:
+    """Over columns or a middle axis: one column kernel with what feeds it (before, CuPy's own
+    argmax, and passes of its own for NumPy's first NaN); tall and narrow: split over blocks."""
     x = sl.asarray(np.zeros(shape, np.float32))
-    assert _families(x.argmax(axis)) == ["interpreted"]
-    assert _families(sl.exp(x).argmin(axis)) == ["pointwise", "interpreted"]
+    assert _families(x.argmax(axis)) == [family]
+    (k,) = sl.explain(sl.exp(x).argmin(axis), x.sum(axis), device="H200").kernels
+    assert k.schedule.family == family
+    assert {n.op for n in k.nodes} == {"exp", "argmin", "sum"}
+    assert "sl_op_argmin().step(acc" in k.source and "(int)(c))" in k.source
+
+
+def _column_passes(k) -> list[str]:
+    """The column loops of a column kernel: "up" (positions ascending) or "down"."""
+    loops = re.findall(r"for \(int cc = [^;]*;[^;]*;[^)]*\) \{\n\s*const int c = ([^;]*);", k.source)
+    return ["down" if "K - 1" in c else "up" for c in loops]
+
+
+def test_column_passes_of_an_arg_group_all_go_up() -> None:
+    """A column kernel alternates its passes' direction (the rows read last are still in L2),
+    but a thread's argmax steps must come in increasing positions: a group with an arg
+    reduction reads every pass going up."""
+    x = sl.asarray(np.zeros((8192, 4096), np.float32))
+    (k,) = sl.explain((x - x.max(0)).sum(0), device="H200").kernels
+    assert k.schedule.family == "column" and _column_passes(k) == ["up", "down"]
+    (k,) = sl.explain((x - x.max(0)).argmin(0), device="H200").kernels
+    assert k.schedule.family == "column" and _column_passes(k) == ["up", "up"]
 
 
 def test_rows_of_any_int_length_are_fused(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -111,6 +137,48 @@ def test_arg_kernels_compile_under_every_row_schedule(dtype: str) -> None:
         ks = emit(k.info, sched)
         assert "sl_arg<" in ks.source
         compile_cubin(ks.source, ks.name, "sm_90")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_arg_kernels_compile_under_every_column_schedule(dtype: str) -> None:
+    """Every schedule the evaluator considers (threads per column, a register cache, 64-bit
+    indices), and a split over blocks for one pass."""
+    pytest.importorskip("cuda.bindings.nvrtc", reason="NVRTC (pip cuda-bindings) is not installed")
+    from stitchlab.plan.cost import schedules
+    from stitchlab.runtime.nvrtc import compile_cubin
+
+    x = sl.asarray((np.arange(48 * 64) % 7).reshape(48, 64).astype(dtype))
+    one = [x.argmax(0), x.argmin(0, keepdims=True)]
+    two = [*one, (x ^ x.max(0) if dtype == "bool" else x - x.max(0)).argmax(0) + 1]  # two passes
+    for outs in (one, two):
+        plan = sl.explain(*outs, device="H200")
+        (k,) = plan.kernels
+        tried = [e.schedule for e in schedules(k.info, plan.device)]
+        tried.append(dataclasses.replace(tried[0], index="long long"))
+        if outs is one:
+            tried.append(Schedule("column_split", block=32, ty=8))
+        else:
+            assert "registers" in {s.cache for s in tried}
+        assert {s.ty for s in tried} >= {4, 8, 16}
+        for sched in tried:
+            ks = emit(k.info, sched)
+            assert "sl_arg<" in ks.source
+            compile_cubin(ks.source, ks.name, "sm_90")
+
+
+@pytest.mark.parametrize(("dtype", "count", "op"), [("float64", 7, "sum"), ("float32", 12, "sum"),
+                                                    ("float64", 3, "argmax"), ("int64", 4, "argmin")])
+def test_many_column_reductions_fit_shared_memory(dtype: str, count: int, op: str) -> None:
+    """A column kernel combines each reduction over its threads in static shared memory (ty x 33
+    accumulators); the evaluator keeps it within a block's 48 KB (seven float64 sums at 32
+    threads a column took 59 KB: ptxas refused the kernel, which then ran unfused)."""
+    pytest.importorskip("cuda.bindings.nvrtc", reason="NVRTC (pip cuda-bindings) is not installed")
+    from stitchlab.runtime.nvrtc import compile_cubin
+
+    x = sl.asarray(np.ones((8192, 4096), dtype))
+    (k,) = sl.explain(*[getattr(x * i, op)(0) for i in range(1, count + 1)], device="H200").kernels
+    assert len(k.info.reductions) == count
+    compile_cubin(k.source, k.name, "sm_90")
 
 
 def test_arg_identity_is_read_as_the_first_position() -> None:

@@ -1,9 +1,10 @@
-"""argmax/argmin fused into row kernels (``sl_op_argmax``/``sl_op_argmin`` over ``sl_arg`` pairs)
-against NumPy, exactly: ties (the first position), NaN (the first NaN), rows of -inf/+inf, all
-equal rows, rows of the integer identities, every row schedule (a warp per row, a block per row
-with 16-byte vectors, rows in shared memory, streamed long rows, few long rows split over blocks),
-float16/32/64, integers and bool; long rows and whole arrays; fused with what surrounds them (an
-accuracy, a softmax); and the arg reductions that stay with CuPy (columns, a middle axis).
+"""argmax/argmin fused into row and column kernels (``sl_op_argmax``/``sl_op_argmin`` over
+``sl_arg`` pairs) against NumPy, exactly: ties (the first position), NaN (the first NaN), rows of
+-inf/+inf, all equal rows, rows of the integer identities, every row schedule (a warp per row, a
+block per row with 16-byte vectors, rows in shared memory, streamed long rows, few long rows split
+over blocks) and every column schedule (threads per column, a register cache, tall columns split
+over blocks), float16/32/64, integers and bool; long rows and whole arrays; fused with what
+surrounds them (an accuracy, a softmax, a second pass over columns).
 
 Run on the GPU machine: ``PYTHONPATH=. python3 -m pytest -m gpu tests/gpu/test_arg_reductions_gpu.py -q``.
 """
@@ -123,16 +124,63 @@ def test_accuracy_and_softmax_argmax_fused(dtype: str) -> None:
     np.testing.assert_array_equal(p.argmax(-1).get(), probs.argmax(-1))
 
 
-@pytest.mark.parametrize(("shape", "axis"), [((300, 4096), 0), ((8, 16, 100), 1)])
-def test_arg_reductions_left_to_cupy_are_numpys(shape: tuple[int, ...], axis: int | None) -> None:
+COLUMN_DTYPES = ["float16", "bfloat16", "float32", "float64", "int8", "int32", "uint16", "int64", "bool"]
+
+
+@pytest.mark.parametrize("shape", [(1000, 37), (4099, 257), (100_003, 7), (33, 4096)])
+@pytest.mark.parametrize("dtype", COLUMN_DTYPES)
+def test_column_argmax_and_argmin_are_numpys(shape: tuple[int, int], dtype: str) -> None:
+    """The row patterns of ``_data`` down the columns; every schedule the evaluator considers for
+    the kernel (and a split over blocks), and a middle axis."""
     import cupy as cp
 
-    rng = np.random.default_rng(2)
-    x = rng.integers(-50, 50, shape).astype(np.float32)
+    from stitchlab.codegen import emit
+    from stitchlab.ir.graph import build_graph
+    from stitchlab.plan.cost import Launch, Schedule, schedules
+    from stitchlab.runtime import _instance
+    from stitchlab.runtime.launch import build_executable
+
+    x = np.ascontiguousarray(_data(shape[::-1], dtype, seed=shape[0]).T)
     a = sl.asarray(cp.asarray(x))
-    assert _kernels(a.argmax(axis)) == ["interpreted"]
-    np.testing.assert_array_equal(a.argmax(axis).get(), x.argmax(axis))
-    np.testing.assert_array_equal((a * 2).argmin(axis).get(), (x * 2).argmin(axis))
+    assert set(_kernels(a.argmax(0), a.argmin(0))) <= {"column", "column_split"}
+    np.testing.assert_array_equal(a.argmax(0).get(), x.argmax(0))
+    np.testing.assert_array_equal(a.argmin(0, keepdims=True).get(), x.argmin(0, keepdims=True))
+    graph, sources = build_graph([a.argmax(0)._node, a.argmin(0)._node])
+    bufs = [s.value for s in sources]
+    plan = _instance("cupy").plan(graph).plan
+    (k0,) = plan.kernels
+    tiles = -(-shape[1] // 32)
+    tried = [(e.schedule, e.launch) for e in schedules(k0.info, plan.device)]
+    tried.append((Schedule("column_split", block=32, ty=8), Launch((tiles * 5, 1, 1), (32, 8, 1), 0, 5)))
+    for sched, launch in tried:
+        ks = emit(k0.info, sched)
+        k = dataclasses.replace(k0, name=ks.name, source=ks.source, params=ks.params, schedule=ks.schedule, launch=launch)
+        got_max, got_min = (o.get() for o in build_executable(dataclasses.replace(plan, kernels=[k]))(bufs))
+        np.testing.assert_array_equal(got_max, x.argmax(0), err_msg=f"argmax {sched}")
+        np.testing.assert_array_equal(got_min, x.argmin(0), err_msg=f"argmin {sched}")
+    assert {s.ty for s, _ in tried} >= {4, 8, 16}
+    x3 = x[: shape[0] // 3 * 3].reshape(3, shape[0] // 3, shape[1])  # a middle axis
+    a3 = sl.asarray(cp.asarray(x3))
+    assert _kernels(a3.argmax(1)) == ["column"]
+    np.testing.assert_array_equal(a3.argmax(1).get(), x3.argmax(1))
+    np.testing.assert_array_equal(a3.argmin(1).get(), x3.argmin(1))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_column_arg_reductions_in_a_second_pass(dtype: str) -> None:
+    """``(x - x.max(0)).argmin(0)`` and a column sum in one kernel: the second pass reads the
+    columns going up too (a thread steps up its positions); exact in every float dtype."""
+    import cupy as cp
+
+    x = np.ascontiguousarray(_data((4096, 2048), dtype, seed=9).T)
+    a = sl.asarray(cp.asarray(x))
+    d = a - a.max(0)
+    (k,) = sl.explain(d.argmin(0), d.argmax(0), a.sum(0)).kernels
+    assert k.schedule.family == "column"
+    with np.errstate(invalid="ignore"):
+        want = x - x.max(0)
+    np.testing.assert_array_equal(d.argmin(0).get(), want.argmin(0))
+    np.testing.assert_array_equal(d.argmax(0).get(), want.argmax(0))
 
 
 @pytest.mark.parametrize(("shape", "axis", "dtype"), [((1 << 20,), None, "float32"), ((3, 70_001), None, "float16"),

@@ -104,13 +104,14 @@ def test_a_captured_graph_keeps_its_temporaries_out_of_the_pool() -> None:
 
 
 @sl.jit
-def _column_argmax(x: Any) -> Any:
-    return (x * 2).argmax(axis=0) + 1  # a kernel, the argmax over columns (interpreted: CuPy), a kernel
+def _column_sort(x: Any) -> Any:
+    return sl.sort(x * 2, axis=0) + 1  # a kernel, the sort down the columns (interpreted: CuPy), a kernel
 
 
 def test_a_captured_graph_keeps_the_arrays_of_interpreted_steps_out_of_the_pool() -> None:
-    # what CuPy allocates inside an interpreted step (the argmax's result here, and any
-    # intermediate) is kept alive with the call's outputs, as the kernels' temporaries are
+    # what CuPy allocates inside an interpreted step (the sort's result here, and its work
+    # space: before c045d57 only the step's node values were kept) is kept alive with the call's
+    # outputs, as the kernels' temporaries are
     import cupy as cp
 
     rng = np.random.default_rng(22)
@@ -119,14 +120,14 @@ def test_a_captured_graph_keeps_the_arrays_of_interpreted_steps_out_of_the_pool(
     with stream:
         x = cp.asarray(x_host)
         for _ in range(2):
-            _column_argmax(x)  # traced and compiled
-        assert _plan_families((sl.asarray(x) * 2).argmax(axis=0) + 1) == ["pointwise", "interpreted", "pointwise"]
+            _column_sort(x)  # traced and compiled
+        assert _plan_families(sl.sort(sl.asarray(x) * 2, axis=0) + 1) == ["pointwise", "interpreted", "pointwise"]
         spare = [cp.empty(1 << 24, cp.uint8) for _ in range(8)]
         del spare
         stream.synchronize()
         stream.begin_capture()
         try:
-            out = _column_argmax(x)
+            out = _column_sort(x)
         finally:
             graph = stream.end_capture()
         sizes = [int(n) for n in np.geomspace(64, 1 << 18, 40)] * 3
@@ -138,7 +139,7 @@ def test_a_captured_graph_keeps_the_arrays_of_interpreted_steps_out_of_the_pool(
         stream.synchronize()
     for k, o in enumerate(others):
         assert bool((o == float(k)).all()), f"array {k} ({o.size} floats) was overwritten by a replay"
-    np.testing.assert_array_equal(cp.asnumpy(cp.asarray(out)), x_host[::-1].argmax(axis=0) + 1)
+    np.testing.assert_array_equal(cp.asnumpy(cp.asarray(out)), np.sort(x_host[::-1] * 2, axis=0) + 1)
 
 
 @sl.jit
