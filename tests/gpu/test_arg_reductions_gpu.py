@@ -161,7 +161,7 @@ def test_column_argmax_and_argmin_are_numpys(shape: tuple[int, int], dtype: str)
     assert {s.ty for s, _ in tried} >= {4, 8, 16}
     x3 = x[: shape[0] // 3 * 3].reshape(3, shape[0] // 3, shape[1])  # a middle axis
     a3 = sl.asarray(cp.asarray(x3))
-    assert _kernels(a3.argmax(1)) == ["column"]
+    assert _kernels(a3.argmax(1))[0] in ("column", "column_split")  # (3, 33334, 7): split
     np.testing.assert_array_equal(a3.argmax(1).get(), x3.argmax(1))
     np.testing.assert_array_equal(a3.argmin(1).get(), x3.argmin(1))
 
