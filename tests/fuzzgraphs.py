@@ -32,6 +32,7 @@ for the H200 and compiles their kernels with NVRTC, which needs no GPU);
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 import traceback
@@ -467,8 +468,11 @@ def check(seed: int, dtypes: list[str] | None = None, jit: bool = True) -> list[
 
 
 def compile_check(seed: int, dtypes: list[str] | None = None) -> list[str]:
-    """Plan the program of ``seed`` for the H200 and compile every kernel with NVRTC (no GPU
-    needed: ``cuda.bindings.nvrtc``); the kernels that do not compile, with NVRTC's error."""
+    """Plan the program of ``seed`` for the H200, lower the plan to its recipe (what the plan
+    cache stores) and check it against the graph, and compile every kernel with NVRTC (no GPU
+    needed: ``cuda.bindings.nvrtc``); the problems: a crash, or kernels that do not compile, with
+    NVRTC's error."""
+    from stitchlab.runtime import plan_cache
     from stitchlab.runtime.nvrtc import CompileError, compile_cubin
 
     prog = build(seed, dtypes)
@@ -477,9 +481,15 @@ def compile_check(seed: int, dtypes: list[str] | None = None) -> list[str]:
         return [f"raised building the next step: {e}" for e in prog.errors]
     problems = []
     try:
-        kernels = sl.explain(*[v.lazy for v in steps], device="H200").kernels
+        plan = sl.explain(*[v.lazy for v in steps], device="H200")
+        kernels = plan.kernels
     except Exception:  # noqa: BLE001 - a planning crash is a finding
         return [f"planning raised: {traceback.format_exc(limit=6)}"]
+    try:
+        recipe = json.loads(json.dumps(plan_cache.lower(plan, ["ab" * 32] * len(kernels))))
+        plan_cache.validate(recipe, plan.graph)
+    except Exception:  # noqa: BLE001 - a plan the cache cannot store (or rejects) is a finding
+        problems.append(f"recipe: {traceback.format_exc(limit=6)}")
     for k in kernels:
         if getattr(k, "error", None):
             problems.append(f"{k.name}: {k.error}")

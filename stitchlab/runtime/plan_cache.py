@@ -69,6 +69,10 @@ _BUFFER_ROLES = ("in", "out")
 _SIZE_ROLES = {"n": ("int32", "int64"), "R": ("int32", "int64"), "K": ("int32", "int64"),
                "G": ("int32",), "blocks": ("int32",)}
 _LIMITS = {"int32": 2**31 - 1, "int64": 2**63 - 1, "uint32": 2**32 - 1}
+#: a split reduction's partial results (``schedules.workspace_entry``): the result's dtype
+#: (float16 and bfloat16 accumulate in float32; argmax/argmin pairs are int64 words)
+_WORKSPACE_DTYPES = frozenset({"bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+                               "float32", "float64"})
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,199}\Z")
 _KEY = re.compile(r"[0-9a-f]{64}\Z")
 
@@ -285,7 +289,7 @@ def validate(recipe: Any, graph: Graph) -> None:
                 high = {"blocks": kern["grid"][0], "G": _LIMITS["int32"]}.get(role, largest)
                 _int(b, f"{pw}: {role}", 1 if role == "G" else 0, min(high, _LIMITS[a]))
             elif role == "ws":
-                if a not in ("float32", "float64", "int32", "int64", "uint32", "uint64"):
+                if a not in _WORKSPACE_DTYPES:
                     raise RecipeError(f"{pw}: workspace dtype {a!r}")
                 _int(b, f"{pw}: workspace size", 1, _LIMITS["int32"])
             elif role == "counter":

@@ -41,6 +41,22 @@ def _split_args() -> list[sl.LazyArray]:
     return [y.argmax(-1), z.argmin(-1)]
 
 
+def _split_column_args() -> list[sl.LazyArray]:
+    """Column argmax/argmin of tall, narrow arrays, split over blocks: workspaces of pairs."""
+    y = sl.asarray(np.ones((100_003, 7), np.float32))
+    z = sl.asarray(np.ones((50_000, 5), np.float64))
+    return [y.argmax(0), z.argmin(0), y.sum(0)]
+
+
+def _split_small_ints() -> list[sl.LazyArray]:
+    """Split reductions whose partial results are bool, int8 or uint16 (a bool max, any, all:
+    their recipes were refused, so such graphs were planned again in every process)."""
+    b = sl.asarray(np.ones((3, 70000), bool))
+    i = sl.asarray(np.ones((2, 60000), np.int8))
+    u = sl.asarray(np.ones((100_003, 7), np.uint16))
+    return [b.any(-1), b.max(-1), i.max(-1), u.min(0), b.all(-1)]
+
+
 def _packed() -> list[sl.LazyArray]:
     a = sl.asarray(np.ones((7, 33), np.float32))
     b = sl.asarray(np.ones(100, np.float64))
@@ -51,6 +67,8 @@ CASES = {name: (lambda b=build, k=kinds: b(*make_args(k, 64, 96))) for name, (bu
 CASES["split_rows"] = _split_rows
 CASES["packed_and_view"] = _packed
 CASES["split_args"] = _split_args
+CASES["split_column_args"] = _split_column_args
+CASES["split_small_ints"] = _split_small_ints
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
