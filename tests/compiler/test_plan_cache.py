@@ -259,6 +259,18 @@ def test_a_new_process_runs_a_stored_recipe_without_planning(standin: StandIn, m
     assert [(o.shape, o.dtype) for o in again] == [(o.shape, o.dtype) for o in outs]
 
 
+def test_split_reductions_of_small_ints_are_stored_and_loaded(standin: StandIn, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workspaces of bool, int8 and uint16 partial results: the recipe is stored, and a new
+    process runs it without planning (before, store() declined it and every process planned)."""
+    graph, _ = _graph(_split_small_ints())
+    bufs = _stand_in_buffers(standin, graph)
+    fresh_backend(monkeypatch).executable(graph)(bufs)
+    _no_planning(monkeypatch)
+    before = sl.stats()["plans_loaded"]
+    fresh_backend(monkeypatch).executable(graph)(bufs)
+    assert sl.stats()["plans_loaded"] == before + 1
+
+
 def test_the_plan_of_a_recipe_executable_is_planned_on_request(standin: StandIn, monkeypatch: pytest.MonkeyPatch,
                                                                 planned: list[int]) -> None:
     graph, _ = _layernorm_graph()
