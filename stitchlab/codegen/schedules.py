@@ -990,7 +990,7 @@ def emit_column(info: GroupInfo, sched: Schedule) -> KernelSource:
     next pass starts, so later passes re-read part of the tile from L2, not memory. With
     ``cache=registers`` the first ``COLUMN_CACHE`` rows of each thread stay in registers from the
     first pass on (read at the end of a pass going up and at the start of one going down).
-    A group with argmax/argmin reads every pass going down the column (its threads step up).
+    A group with argmax/argmin reads every pass in increasing positions (its threads step up).
     """
     idx_t = sched.index
     params, names = _buffer_params(info)
@@ -1021,7 +1021,7 @@ def emit_column(info: GroupInfo, sched: Schedule) -> KernelSource:
     forward = _simple_loop(header, pragma, "if (valid)", f"const {idx_t} c = cc;", cache_on=False)
     backward = _simple_loop(header, pragma, "if (valid)", f"const {idx_t} c = K - 1 + {first} - cc;", cache_on=False)
 
-    # an argmax/argmin thread steps up its positions (preamble sl_arg): no pass goes down
+    # an argmax/argmin thread steps up its positions (preamble sl_arg): no pass is reversed
     reverse = OPTIONS["reverse_passes"] and not any(r.op in ARG_REDUCTIONS for r in info.reductions)
 
     def loops(k: int) -> list[_Loop]:
