@@ -25,7 +25,8 @@ a computed value is checked exactly):
 
 ``python3 tests/fuzzgraphs.py [first_seed] [count] [--budget-s S] [--dtypes a,b]`` runs programs on
 the current backend and prints each failing seed with its program (``--compile-only``: plans them
-for the H200 and compiles their kernels with NVRTC, which needs no GPU);
+for the H200, checks each plan's recipe and compiles their kernels with NVRTC, which needs no GPU;
+``--capture``: captures each program into a CUDA graph and replays it on new inputs, GPU only);
 ``tests/gpu/test_random_graphs_gpu.py`` runs a fixed set of seeds on the GPU and
 ``tests/test_fuzzgraphs.py`` some on the numpy backend.
 """
