@@ -357,17 +357,45 @@ def _library_step(rng: np.random.Generator, env: list[Value], i: int) -> Value |
                  reduces="input")
 
 
-def build(seed: int, dtypes: list[str] | None = None) -> Program:
-    """The program of ``seed``: its values, NumPy's results and the lazy arrays."""
+def _reduction_step(rng: np.random.Generator, env: list[Value], axis: tuple[int, ...] | None) -> Value | None:
+    """A reduction of the first leaf, or of a multiple of it, over ``axis``: the ``reductions``
+    family, whose steps all join one group (a kernel with many accumulators)."""
+    single = axis is not None and len(axis) == 1
+    fn = str(rng.choice(list(REDUCE) + (["argmax", "argmin"] if single else [])))
+    keepdims = bool(rng.random() < 0.5)
+    c = [1, 2, -1][int(rng.integers(0, 3))]
+    if fn in ("argmax", "argmin"):
+        return _make(env, lambda m, x: getattr(m, fn)(x * _weak(m, x, c), axis=axis[0], keepdims=keepdims), (0,),
+                     "exact", f"{fn}(leaf0 * {c}, axis={axis[0]}, keepdims={keepdims})")
+    return _make(env, lambda m, x: getattr(m, fn)(x * _weak(m, x, c), axis=axis, keepdims=keepdims), (0,),
+                 REDUCE[fn], f"{fn}(leaf0 * {c}, axis={axis}, keepdims={keepdims})", reduces="input")
+
+
+#: program families: "mixed" (any steps) and "reductions" (4 to 12 reductions of one leaf over
+#: the same axes, as many accumulators in one kernel: seven float64 column sums once took more
+#: static shared memory than a block has)
+FAMILIES = ("mixed", "reductions")
+
+
+def build(seed: int, dtypes: list[str] | None = None, family: str = "mixed") -> Program:
+    """The program of ``seed`` in ``family``: its values, NumPy's results and the lazy arrays."""
+    if family not in FAMILIES:
+        raise ValueError(f"program family {family!r}: use one of {FAMILIES}")
     rng = np.random.default_rng(seed)
     prog = Program(seed)
     shape = _shape(rng)
     prog.leaves = int(rng.integers(1, 4))
     for k in range(prog.leaves):
         prog.values.append(_leaf(rng, shape, f"leaf{k}", dtypes or DTYPES, full=k == 0))
-    for _ in range(int(rng.integers(1, 9))):
+    if family == "reductions":
+        nd = len(shape)
+        axis = tuple(ax for ax in range(nd) if rng.random() < 0.5) or (int(rng.integers(0, nd)),)
+        steps = [lambda: _reduction_step(rng, prog.values, axis)] * int(rng.integers(4, 13))
+    else:
+        steps = [lambda: _step(rng, prog.values)] * int(rng.integers(1, 9))
+    for step in steps:
         try:
-            v = _step(rng, prog.values)
+            v = step()
         except Exception:  # noqa: BLE001 - stitchlab refused what NumPy computes: a finding
             prog.errors.append(traceback.format_exc(limit=4))
             break
@@ -446,10 +474,10 @@ def judge(v: Value, got: np.ndarray, ins: list[np.ndarray]) -> str | None:
     return None
 
 
-def check(seed: int, dtypes: list[str] | None = None, jit: bool = True) -> list[str]:
+def check(seed: int, dtypes: list[str] | None = None, jit: bool = True, family: str = "mixed") -> list[str]:
     """Build and compute the program of ``seed``; the problems found (empty when all agree). With
     ``jit``, also run it under ``sl.jit`` and compare the bits."""
-    prog = build(seed, dtypes)
+    prog = build(seed, dtypes, family)
     steps = prog.values[prog.leaves:]
     if prog.errors or not steps:
         return [f"raised building the next step: {e}" for e in prog.errors]
@@ -468,7 +496,7 @@ def check(seed: int, dtypes: list[str] | None = None, jit: bool = True) -> list[
     return problems
 
 
-def compile_check(seed: int, dtypes: list[str] | None = None) -> list[str]:
+def compile_check(seed: int, dtypes: list[str] | None = None, family: str = "mixed") -> list[str]:
     """Plan the program of ``seed`` for the H200, lower the plan to its recipe (what the plan
     cache stores) and check it against the graph, and compile every kernel with NVRTC (no GPU
     needed: ``cuda.bindings.nvrtc``); the problems: a crash, or kernels that do not compile, with
@@ -476,7 +504,7 @@ def compile_check(seed: int, dtypes: list[str] | None = None) -> list[str]:
     from stitchlab.runtime import plan_cache
     from stitchlab.runtime.nvrtc import CompileError, compile_cubin
 
-    prog = build(seed, dtypes)
+    prog = build(seed, dtypes, family)
     steps = prog.values[prog.leaves:]
     if prog.errors or not steps:
         return [f"raised building the next step: {e}" for e in prog.errors]
@@ -536,14 +564,14 @@ def _jitted(prog: Program) -> Any:
 UNCAPTURABLE = "cannot be captured into a CUDA graph"
 
 
-def capture_check(seed: int, dtypes: list[str] | None = None) -> list[str] | None:
+def capture_check(seed: int, dtypes: list[str] | None = None, family: str = "mixed") -> list[str] | None:
     """The program of ``seed`` as an ``sl.jit`` function captured into a CUDA graph (cupy backend):
     replayed after the leaves' device arrays get new contents (their values shuffled), it must give
     the bits an uncaptured call gives on them, and arrays allocated after the capture must keep
     their values. None where the program holds a step that documents it cannot be captured."""
     import cupy as cp
 
-    prog = build(seed, dtypes)
+    prog = build(seed, dtypes, family)
     if prog.errors or len(prog.values) == prog.leaves:
         return [f"raised building the next step: {e}" for e in prog.errors]
     fn = _jitted(prog)
@@ -594,6 +622,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("count", type=int, nargs="?", default=200, help="number of seeds")
     parser.add_argument("--budget-s", type=float, default=float("inf"), help="stop starting programs after this")
     parser.add_argument("--dtypes", type=lambda t: t.split(","), default=None, help="leaf dtypes, comma-separated")
+    parser.add_argument("--family", choices=FAMILIES, default="mixed", help="which programs (FAMILIES)")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--compile-only", action="store_true", help="plan for the H200 and compile with NVRTC")
     mode.add_argument("--capture", action="store_true", help="capture each program into a CUDA graph (GPU)")
@@ -602,17 +631,17 @@ def main(argv: list[str]) -> int:
     start = time.perf_counter()
     failed, ran, refused = [], 0, 0
     print(f"backend {sl.get_backend()}, seeds {args.first}..{args.first + args.count - 1}, "
-          f"dtypes {args.dtypes or DTYPES}", flush=True)
+          f"dtypes {args.dtypes or DTYPES}, {args.family} programs", flush=True)
     for seed in range(args.first, args.first + args.count):
         if time.perf_counter() - start > args.budget_s:
             break
-        problems = check_one(seed, args.dtypes)
+        problems = check_one(seed, args.dtypes, family=args.family)
         ran += 1
         if problems is None:
             refused += 1
         elif problems:
             failed.append(seed)
-            print(build(seed, args.dtypes).describe())
+            print(build(seed, args.dtypes, args.family).describe())
             for p in problems:
                 print("  FAIL", p)
             sys.stdout.flush()

@@ -72,3 +72,17 @@ def test_programs_compile_with_nvrtc() -> None:
     pytest.importorskip("cuda.bindings.nvrtc", reason="NVRTC (pip cuda-bindings) is not installed")
     bad = {s: p for s in [1127, 1217, *range(28)] if (p := fuzzgraphs.compile_check(s))}
     assert not bad, bad
+
+
+def test_reduction_programs_pass_on_numpy_backend() -> None:
+    bad = {s: p for s in range(40) if (p := fuzzgraphs.check(s, family="reductions"))}
+    assert not bad, bad
+
+
+def test_reduction_programs_compile_and_their_recipes_fit() -> None:
+    """Many accumulators in one kernel (seeds 3, 20, 26, 29: more static shared memory than a
+    block has, before ``cost._team_fits``) and empty arrays (seed 13: a recipe the plan cache
+    refused, K larger than any node's element count)."""
+    pytest.importorskip("cuda.bindings.nvrtc", reason="NVRTC (pip cuda-bindings) is not installed")
+    bad = {s: p for s in [3, 13, 20, 26, 29, *range(10)] if (p := fuzzgraphs.compile_check(s, family="reductions"))}
+    assert not bad, bad

@@ -233,7 +233,9 @@ def validate(recipe: Any, graph: Graph) -> None:
     nodes = graph.nodes
     if recipe.get("nodes") != len(nodes):
         raise RecipeError(f"the recipe counts {recipe.get('nodes')!r} nodes, the graph has {len(nodes)}")
-    largest = max((math.prod(n.shape) for n in nodes), default=1)
+    # sizes are products of some of a node's extents; of an empty array's, the non-zero ones
+    # (x.sum(axis=0) of a (128, 0) array reduces K = 128 rows into no results)
+    largest = max((math.prod(d for d in n.shape if d) for n in nodes), default=1)
     ready = {k for k, n in enumerate(nodes) if n.op == "input"}
     kernels = recipe.get("kernels")
     if not isinstance(kernels, list) or not kernels:

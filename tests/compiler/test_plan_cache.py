@@ -57,6 +57,15 @@ def _split_small_ints() -> list[sl.LazyArray]:
     return [b.any(-1), b.max(-1), i.max(-1), u.min(0), b.all(-1)]
 
 
+def _empty_results() -> list[sl.LazyArray]:
+    """Reductions of empty arrays over their non-empty axes: no results, but K of 128 or 96
+    (the recipe's sizes were bounded by the graph's element counts, all 0: refused, so planned
+    again in every process)."""
+    x = sl.asarray(np.ones((128, 0), np.float32))
+    y = sl.asarray(np.ones((0, 96), np.int32))
+    return [x.sum(axis=0), x.max(axis=0), y.min(axis=1), y.argmax(axis=1)]
+
+
 def _packed() -> list[sl.LazyArray]:
     a = sl.asarray(np.ones((7, 33), np.float32))
     b = sl.asarray(np.ones(100, np.float64))
@@ -69,6 +78,7 @@ CASES["packed_and_view"] = _packed
 CASES["split_args"] = _split_args
 CASES["split_column_args"] = _split_column_args
 CASES["split_small_ints"] = _split_small_ints
+CASES["empty_results"] = _empty_results
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
