@@ -1,6 +1,7 @@
 """Random expression graphs on the GPU at sizes where the schedules differ (axes of 1 to 4096
 elements), every value checked against NumPy's step on stitchlab's inputs (``tests/fuzzgraphs.py``
-says how). 480 fixed programs, 120 more with bfloat16 leaves, and 120 captured into CUDA graphs.
+says how). 480 fixed programs, 120 more with bfloat16 leaves, 80 with many reductions in one
+kernel, and 120 captured into CUDA graphs.
 
 Run on the GPU machine: ``PYTHONPATH=. python3 -m pytest -m gpu tests/gpu/test_random_graphs_gpu.py -q``;
 more seeds: ``python3 tests/fuzzgraphs.py FIRST COUNT`` with the cupy backend.
@@ -19,12 +20,12 @@ pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cupy_backend")]
 CHUNK = 40
 
 
-def _failures(first: int, dtypes: list[str] | None = None) -> list[str]:
+def _failures(first: int, dtypes: list[str] | None = None, family: str = "mixed") -> list[str]:
     out = []
     for seed in range(first, first + CHUNK):
-        problems = fuzzgraphs.check(seed, dtypes)
+        problems = fuzzgraphs.check(seed, dtypes, family=family)
         if problems:
-            out.append(fuzzgraphs.build(seed, dtypes).describe() + "\n" + "\n".join(problems))
+            out.append(fuzzgraphs.build(seed, dtypes, family).describe() + "\n" + "\n".join(problems))
     return out
 
 
@@ -38,6 +39,14 @@ def test_random_graphs_match_numpy_on_gpu(first: int) -> None:
 def test_random_graphs_bfloat16_on_gpu(first: int) -> None:
     pytest.importorskip("ml_dtypes")
     failures = _failures(first, ["bfloat16", "bfloat16", "float32", "int32", "bool"])
+    assert not failures, "\n\n".join(failures)
+
+
+@pytest.mark.parametrize("first", range(30_000, 30_080, CHUNK))
+def test_many_reductions_in_one_kernel_on_gpu(first: int) -> None:
+    """4 to 12 reductions of one array over the same axes (``--family reductions``): one kernel
+    with as many accumulators, combined in shared memory within a block's 48 KB."""
+    failures = _failures(first, family="reductions")
     assert not failures, "\n\n".join(failures)
 
 
