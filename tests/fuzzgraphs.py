@@ -358,8 +358,8 @@ def _library_step(rng: np.random.Generator, env: list[Value], i: int) -> Value |
 
 
 def _reduction_step(rng: np.random.Generator, env: list[Value], axis: tuple[int, ...] | None) -> Value | None:
-    """A reduction of the first leaf, or of a multiple of it, over ``axis``: the ``reductions``
-    family, whose steps all join one group (a kernel with many accumulators)."""
+    """A reduction of the first leaf times 1, 2 or -1 over ``axis``: the ``reductions`` family,
+    whose steps all join one group (a kernel with many accumulators)."""
     single = axis is not None and len(axis) == 1
     fn = str(rng.choice(list(REDUCE) + (["argmax", "argmin"] if single else [])))
     keepdims = bool(rng.random() < 0.5)
