@@ -357,11 +357,10 @@ def _library_step(rng: np.random.Generator, env: list[Value], i: int) -> Value |
                  reduces="input")
 
 
-def _reduction_step(rng: np.random.Generator, env: list[Value], axis: tuple[int, ...] | None) -> Value | None:
+def _reduction_step(rng: np.random.Generator, env: list[Value], axis: tuple[int, ...]) -> Value | None:
     """A reduction of the first leaf times 1, 2 or -1 over ``axis``: the ``reductions`` family,
     whose steps all join one group (a kernel with many accumulators)."""
-    single = axis is not None and len(axis) == 1
-    fn = str(rng.choice(list(REDUCE) + (["argmax", "argmin"] if single else [])))
+    fn = str(rng.choice(list(REDUCE) + (["argmax", "argmin"] if len(axis) == 1 else [])))
     keepdims = bool(rng.random() < 0.5)
     c = [1, 2, -1][int(rng.integers(0, 3))]
     if fn in ("argmax", "argmin"):
