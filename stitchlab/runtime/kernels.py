@@ -8,15 +8,65 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import time
 from collections.abc import Mapping
 from typing import Any
 
 from ..codegen.preamble import PREAMBLE_DIGEST
 from ..codegen.schedules import CODEGEN_VERSION
+from ..ir.node import Node
+from ..ir.ops import ARG_REDUCTIONS
 from ..plan.plan import KernelPlan
 from ..registry import default_registry, make_key
 from . import nvrtc, stats
+
+log = logging.getLogger("stitchlab.runtime")
+
+#: The first NVRTC whose ptxas keeps negations in fused integer min/max. Before it (CUDA 12.x and
+#: 13.0-13.3), ptxas can merge two 32-bit integer min/max instructions into one three-input
+#: VIMNMX3 and drop a negated operand: ``max(-a, -b, -c)`` runs as ``max(-a, b, -c)``. Seen on the
+#: H200 with NVRTC 13.0 (``(x * -1).max(axis=1)`` of int32 and int16 rows gave wrong maxima, and
+#: so did ``min``, ``x * -2`` and ``0 - x``); the machine code of NVRTC 12.9, 13.0, 13.1, 13.2 and
+#: 13.3 drops the negation, 13.4 and 13.5 keep it (docs/compiler.md §8).
+PTXAS_FIXED = (13, 4)
+#: ptxas options for kernels that compare integer values on an older NVRTC: without optimization
+#: ptxas does not fuse min/max (correct code, slower kernels)
+UNOPTIMIZED = ("--ptxas-options=-O0",)
+#: IR ops whose CUDA code compares two values and keeps one (what ptxas turns into min/max)
+_SELECTING = frozenset({"max", "min", "maximum", "minimum", "fmax", "fmin", "absolute", "where", *ARG_REDUCTIONS})
+_warned: set[str] = set()
+
+
+def _selects_small_integers(node: Node) -> bool:
+    """Whether ``node`` compares integers of 32 bits or fewer and keeps one (an arg reduction
+    compares its input's values)."""
+    if node.op not in _SELECTING:
+        return False
+    dtype = node.inputs[0].dtype if node.op in ARG_REDUCTIONS else node.dtype
+    return dtype.kind in "biu" and dtype.itemsize <= 4
+
+
+def ptxas_options(kernel: KernelPlan, version: str | None = None) -> tuple[str, ...]:
+    """Extra NVRTC options ``kernel`` needs with the NVRTC of ``version`` (default: the one
+    loaded): :data:`UNOPTIMIZED` where that NVRTC's ptxas predates :data:`PTXAS_FIXED` and the
+    kernel compares integer values, else none."""
+    version = nvrtc.version() if version is None else version
+    try:
+        release = tuple(int(p) for p in version.split(".")[:2])
+    except ValueError:  # "unavailable": compiling will say why
+        return ()
+    if release >= PTXAS_FIXED:
+        return ()
+    if not any(_selects_small_integers(n) for n in kernel.nodes):  # (a packed kernel's are its parts')
+        return ()
+    if version not in _warned:
+        _warned.add(version)
+        log.warning(
+            "NVRTC %s: its ptxas can drop a negation when it fuses integer min/max (fixed in 13.4); "
+            "kernels that take an integer min or max compile without ptxas optimization (correct, "
+            "slower). For full speed: pip install 'nvidia-cuda-nvrtc>=13.4'", version)
+    return UNOPTIMIZED
 
 
 def registry() -> Any:
@@ -40,7 +90,8 @@ def components(kernel: KernelPlan, arch: str) -> dict[str, str]:
         "dtypes": ",".join(f"{p.role}:{p.node.dtype.name}" for p in params if p.node is not None),
         "shape_class": f"index={kernel.schedule.index}; runtime extents={','.join(dynamic)}",
         "gpu_arch": arch,
-        "nvrtc_version": nvrtc.version(),
+        # the options a workaround adds (ptxas_options) are part of what compiled the kernel
+        "nvrtc_version": " ".join((nvrtc.version(), *ptxas_options(kernel))),
         "codegen_version": CODEGEN_VERSION,
         "header_digest": PREAMBLE_DIGEST,
     }
@@ -48,8 +99,10 @@ def components(kernel: KernelPlan, arch: str) -> dict[str, str]:
 
 def build_cubin(kernel: KernelPlan, arch: str) -> tuple[bytes, dict[str, Any]]:
     """Compile ``kernel`` (the registry's build function)."""
-    cubin, log = nvrtc.compile_cubin(kernel.source, kernel.name, arch)
-    return cubin, {"name": kernel.name, "arch": arch, "schedule": str(kernel.schedule), "nvrtc_log": log[:2000]}
+    options = ptxas_options(kernel)
+    cubin, messages = nvrtc.compile_cubin(kernel.source, kernel.name, arch, options)
+    return cubin, {"name": kernel.name, "arch": arch, "schedule": str(kernel.schedule), "options": " ".join(options),
+                   "nvrtc_log": messages[:2000]}
 
 
 def fetch(kernel: KernelPlan, arch: str) -> tuple[str, bytes, bool]:

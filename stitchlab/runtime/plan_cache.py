@@ -363,10 +363,11 @@ def _validate_interpreted(kern: dict[str, Any], nodes: list[Any], ready: set[int
 @functools.lru_cache(maxsize=1)
 def compiler_digest() -> str:
     """A digest of the source files that decide plans and kernels (ir, plan, codegen, the runtime's
-    lowering): a changed compiler never reuses a recipe of the old one."""
+    lowering, and kernels.py: the registry keys a recipe names and how they compile): a changed
+    compiler never reuses a recipe of the old one."""
     root = Path(__file__).resolve().parents[1]
     files = [f for d in ("ir", "plan", "codegen") for f in sorted((root / d).glob("*.py"))]
-    files += [root / "runtime" / "launch.py", Path(__file__).resolve()]
+    files += [root / "runtime" / "launch.py", root / "runtime" / "kernels.py", Path(__file__).resolve()]
     h = hashlib.sha256()
     for f in files:
         try:

@@ -34,9 +34,10 @@ def standin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[StandIn
 
     cp.ascontiguousarray = ascontiguousarray
 
-    def compile_cubin(source: str, name: str, arch: str = "sm_90") -> tuple[bytes, str]:
+    def compile_cubin(source: str, name: str, arch: str = "sm_90", extra: tuple[str, ...] = ()) -> tuple[bytes, str]:
         stats.bump("nvrtc_compiles")
         box.compiled.append(name)
+        box.options[name] = extra
         return b"cubin of " + name.encode(), ""
 
     def load(key: str, cubin: bytes, name: str) -> Any:

@@ -41,6 +41,7 @@ class StandIn:
     launches: list[Launch] = field(default_factory=list)
     copies: list[Any] = field(default_factory=list)  # arrays ascontiguousarray was asked to copy
     compiled: list[str] = field(default_factory=list)  # kernel names "compiled"
+    options: dict[str, tuple[str, ...]] = field(default_factory=dict)  # kernel name -> extra NVRTC options
 
     def array(self, shape: tuple[int, ...], dtype: Any = "float32") -> Any:
         return fake_cupy.ndarray(shape, dtype)

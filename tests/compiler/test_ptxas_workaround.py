@@ -1,0 +1,80 @@
+"""Kernels that compare integer values compile without ptxas optimization on an NVRTC older than
+13.4, whose ptxas can drop a negation when it fuses integer min/max (``runtime.kernels.
+ptxas_options``; on the H200 with NVRTC 13.0, ``(x * -1).max(axis=1)`` of int32 rows gave max(x)).
+The values are checked on the GPU (tests/gpu/test_integer_minmax_gpu.py); here: which kernels
+get the option, that it reaches NVRTC and the registry key, and that NVRTC accepts it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import stitchlab as sl
+from stitchlab.runtime import kernels, nvrtc
+
+from .standin import StandIn
+
+OLD, FIXED = ("12.9", "13.0", "13.3"), ("13.4", "13.5", "14.0")
+
+
+def _kernels(*outs: Any) -> list[Any]:
+    return sl.explain(*outs, device="H200").kernels
+
+
+def _ints(dtype: str = "int32", shape: tuple[int, ...] = (4, 1000)) -> Any:
+    return sl.asarray(np.random.default_rng(0).integers(-50, 50, shape).astype(dtype))
+
+
+CASES: dict[str, tuple[Callable[[], list[Any]], bool]] = {
+    "int32 max of x * -1": (lambda: [(_ints() * -1).max(axis=1)], True),
+    "int16 min over columns": (lambda: [(-_ints("int16")).min(axis=0)], True),
+    "uint8 max": (lambda: [_ints("int16").astype("uint8").max(axis=1)], True),
+    "int32 argmax": (lambda: [(_ints() * -1).argmax(axis=1)], True),
+    "int32 elementwise maximum": (lambda: [sl.maximum(-_ints(), 3) + 1], True),
+    "int32 absolute": (lambda: [abs(_ints()) * 2], True),
+    "int32 where": (lambda: [sl.where(_ints() > 0, -_ints(), 5)], True),
+    "int64 max": (lambda: [(_ints("int64") * -1).max(axis=1)], False),
+    "int32 sum": (lambda: [(_ints() * -1).sum(axis=1)], False),
+    "float32 max and argmax": (lambda: [(_ints("float32") * -1).max(axis=1), _ints("float32").argmax(axis=0)], False),
+    "float32 where on a bool mask": (lambda: [sl.where(_ints("float32") > 0, _ints("float32"), 0.0)], False),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_kernels_that_compare_small_integers_compile_unoptimized_on_an_old_nvrtc(case: str) -> None:
+    build, affected = CASES[case]
+    ks = _kernels(*build())
+    assert ks
+    for version in OLD:
+        got = {kernels.ptxas_options(k, version) for k in ks}
+        assert (kernels.UNOPTIMIZED in got) == affected, (case, version, got)
+        assert got <= {(), kernels.UNOPTIMIZED}
+    for version in (*FIXED, "unavailable"):
+        assert {kernels.ptxas_options(k, version) for k in ks} == {()}, (case, version)
+
+
+def test_the_option_reaches_nvrtc_and_the_registry_key(standin: StandIn, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(nvrtc, "version", lambda: "13.0")
+    x = sl.asarray(standin.array((4, 1000), "int32"))
+    f = sl.asarray(standin.array((4, 1000), "float32"))
+    sl.compute((x * -1).max(axis=1), (f * -1).max(axis=1))
+    (ik,), (fk,) = _kernels((x * -1).max(axis=1)), _kernels((f * -1).max(axis=1))
+    assert standin.options[ik.name] == kernels.UNOPTIMIZED
+    assert standin.options[fk.name] == ()
+    comps = kernels.components(ik, "sm_90")
+    assert comps["nvrtc_version"] == "13.0 --ptxas-options=-O0"
+    assert kernels.components(fk, "sm_90")["nvrtc_version"] == "13.0"
+    # a cubin compiled without the option (before this workaround) has another key: not reused
+    assert kernels.key_of(comps) != kernels.key_of({**comps, "nvrtc_version": "13.0"})
+    monkeypatch.setattr(nvrtc, "version", lambda: "13.5")
+    assert kernels.components(ik, "sm_90")["nvrtc_version"] == "13.5"
+
+
+def test_nvrtc_accepts_the_option() -> None:
+    pytest.importorskip("cuda.bindings.nvrtc", reason="NVRTC (pip cuda-bindings) is not installed")
+    (k,) = _kernels((_ints() * -1).max(axis=1))
+    cubin, _ = nvrtc.compile_cubin(k.source, k.name, "sm_90", kernels.UNOPTIMIZED)
+    assert cubin[:4] == b"\x7fELF"
