@@ -59,7 +59,7 @@ def test_regular_wheel_install_imports_every_subpackage(tmp_path):
 
 def test_cli_info_and_demo():
     info = run("from stitchlab.cli import main; main(['info'])")
-    assert "backend    numpy" in info and "numpy      " in info
+    assert "backend    numpy" in info and "numpy      " in info and "nvrtc      " in info
     demo = subprocess.run([sys.executable, "-m", "stitchlab", "demo", "--rows", "64", "--cols", "128"],
                           capture_output=True, text=True, check=True).stdout
     assert "max |error| vs NumPy" in demo

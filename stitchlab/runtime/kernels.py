@@ -47,16 +47,21 @@ def _selects_small_integers(node: Node) -> bool:
     return dtype.kind in "biu" and dtype.itemsize <= 4
 
 
+def ptxas_drops_negations(version: str) -> bool:
+    """Whether the ptxas of NVRTC ``version`` ("major.minor") predates :data:`PTXAS_FIXED`
+    (False for "unavailable": there is nothing to compile with)."""
+    try:
+        return tuple(int(p) for p in version.split(".")[:2]) < PTXAS_FIXED
+    except ValueError:
+        return False
+
+
 def ptxas_options(kernel: KernelPlan, version: str | None = None) -> tuple[str, ...]:
     """Extra NVRTC options ``kernel`` needs with the NVRTC of ``version`` (default: the one
     loaded): :data:`UNOPTIMIZED` where that NVRTC's ptxas predates :data:`PTXAS_FIXED` and the
     kernel compares integer values, else none."""
     version = nvrtc.version() if version is None else version
-    try:
-        release = tuple(int(p) for p in version.split(".")[:2])
-    except ValueError:  # "unavailable": compiling will say why
-        return ()
-    if release >= PTXAS_FIXED:
+    if not ptxas_drops_negations(version):
         return ()
     if not any(_selects_small_integers(n) for n in kernel.nodes):  # (a packed kernel's are its parts')
         return ()

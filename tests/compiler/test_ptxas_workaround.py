@@ -43,6 +43,11 @@ CASES: dict[str, tuple[Callable[[], list[Any]], bool]] = {
 }
 
 
+def test_which_nvrtc_versions_drop_negations() -> None:
+    assert [kernels.ptxas_drops_negations(v) for v in (*OLD, *FIXED, "unavailable", "12.0")] == [
+        True, True, True, False, False, False, False, True]
+
+
 @pytest.mark.parametrize("case", list(CASES))
 def test_kernels_that_compare_small_integers_compile_unoptimized_on_an_old_nvrtc(case: str) -> None:
     build, affected = CASES[case]
