@@ -23,12 +23,12 @@ from . import nvrtc, stats
 
 log = logging.getLogger("stitchlab.runtime")
 
-#: The first NVRTC whose ptxas keeps negations in fused integer min/max. Before it (CUDA 12.x and
-#: 13.0-13.3), ptxas can merge two 32-bit integer min/max instructions into one three-input
-#: VIMNMX3 and drop a negated operand: ``max(-a, -b, -c)`` runs as ``max(-a, b, -c)``. Seen on the
-#: H200 with NVRTC 13.0 (``(x * -1).max(axis=1)`` of int32 and int16 rows gave wrong maxima, and
-#: so did ``min``, ``x * -2`` and ``0 - x``); the machine code of NVRTC 12.9, 13.0, 13.1, 13.2 and
-#: 13.3 drops the negation, 13.4 and 13.5 keep it (docs/compiler.md §8).
+#: The first NVRTC whose ptxas keeps negations in fused integer min/max. Before it, ptxas can
+#: merge two 32-bit integer min/max instructions into one three-input VIMNMX3 and drop a negated
+#: operand: ``max(-a, -b, -c)`` runs as ``max(-a, b, -c)``. Seen on the H200 with NVRTC 13.0
+#: (``(x * -1).max(axis=1)`` of int32 and int16 rows gave wrong maxima, and so did ``min``,
+#: ``x * -2`` and ``0 - x``); the machine code of NVRTC 12.9 and 13.0-13.3 drops the negation,
+#: 13.4 and 13.5 keep it; older 12.x are treated alike (docs/compiler.md §8).
 PTXAS_FIXED = (13, 4)
 #: ptxas options for kernels that compare integer values on an older NVRTC: without optimization
 #: ptxas does not fuse min/max (correct code, slower kernels)
@@ -63,7 +63,7 @@ def ptxas_options(kernel: KernelPlan, version: str | None = None) -> tuple[str, 
     version = nvrtc.version() if version is None else version
     if not ptxas_drops_negations(version):
         return ()
-    if not any(_selects_small_integers(n) for n in kernel.nodes):  # (a packed kernel's are its parts')
+    if not any(_selects_small_integers(n) for n in kernel.nodes):  # (a packed kernel's: its parts')
         return ()
     if version not in _warned:
         _warned.add(version)
