@@ -34,6 +34,7 @@ for the H200, checks each plan's recipe and compiles their kernels with NVRTC, w
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 import traceback
@@ -498,9 +499,11 @@ def check(seed: int, dtypes: list[str] | None = None, jit: bool = True, family: 
 def compile_check(seed: int, dtypes: list[str] | None = None, family: str = "mixed") -> list[str]:
     """Plan the program of ``seed`` for the H200, lower the plan to its recipe (what the plan
     cache stores) and check it against the graph, and compile every kernel with NVRTC (no GPU
-    needed: ``cuda.bindings.nvrtc``); the problems: a crash, or kernels that do not compile, with
-    NVRTC's error."""
+    needed: ``cuda.bindings.nvrtc``); the problems: a crash, kernels that do not compile (with
+    NVRTC's error), or a kernel whose PTX takes an integer min/max of a negation that an NVRTC
+    before 13.4 would compile optimized (:func:`negated_min_max`)."""
     from stitchlab.runtime import plan_cache
+    from stitchlab.runtime.kernels import ptxas_options
     from stitchlab.runtime.nvrtc import CompileError, compile_cubin
 
     prog = build(seed, dtypes, family)
@@ -528,7 +531,62 @@ def compile_check(seed: int, dtypes: list[str] | None = None, family: str = "mix
             except CompileError as exc:
                 errors = [line for line in str(exc).splitlines() if "error" in line]
                 problems.append(f"{k.name} ({k.schedule.family}) does not compile: {' | '.join(errors[:3])}")
+                continue
+            if not ptxas_options(k, "13.0") and (hits := negated_min_max(ptx_of(k.source))):
+                problems.append(f"{k.name} ({k.schedule.family}): integer min/max of a negation ({hits[0]}) that an "
+                                "NVRTC before 13.4 would compile optimized (runtime.kernels.ptxas_options)")
     return problems
+
+
+def ptx_of(source: str) -> str:
+    """NVRTC's PTX of ``source`` for sm_90 (no ptxas)."""
+    from cuda.bindings import nvrtc
+
+    _, prog = nvrtc.nvrtcCreateProgram(source.encode(), b"k.cu", 0, [], [])
+    try:
+        opts = [b"--gpu-architecture=compute_90", b"--std=c++17", b"--device-as-default-execution-space"]
+        nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
+        _, size = nvrtc.nvrtcGetPTXSize(prog)
+        buf = bytearray(size)
+        nvrtc.nvrtcGetPTX(prog, buf)
+        return buf.decode(errors="replace")
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+
+
+_PTX_INSTRUCTION = re.compile(r"^\s*(?:@!?%\w+\s+)?([a-z][\w.]*)\s+([^;]*);", re.M)
+_INT_MIN_MAX = re.compile(r"(min|max)\.[su](16|32)")
+
+
+def negated_min_max(ptx: str) -> list[str]:
+    """The 16/32-bit integer min/max instructions of ``ptx`` with an operand that is a negation
+    (``neg``, ``sub`` from 0, a multiply by a negative constant), also through ``mov``, ``cvt``,
+    ``selp`` and other min/max: what ptxas before CUDA 13.4 can fuse into a VIMNMX3 that drops
+    the negation (docs/compiler.md §8)."""
+    defs: dict[str, tuple[str, list[str]]] = {}
+    found = []
+    for m in _PTX_INSTRUCTION.finditer(ptx):
+        op, args = m.group(1), [a.strip() for a in m.group(2).split(",")]
+        if args and args[0].startswith("%"):
+            defs[args[0]] = (op, args[1:])
+        found.append((op, args))
+
+    seen: dict[str, bool] = {}
+
+    def negated(reg: str) -> bool:
+        if reg in seen:  # (False while in progress: a loop-carried register defined through itself)
+            return seen[reg]
+        seen[reg] = False
+        op, srcs = defs.get(reg, ("", []))
+        base = op.split(".")[0]
+        seen[reg] = ((base == "neg" and ".s" in op) or (base == "sub" and srcs[:1] == ["0"])
+                     or (base == "mul" and any(re.fullmatch(r"-\d+", a) for a in srcs))
+                     or (base in ("mov", "cvt", "selp", "min", "max")
+                         and any(negated(a) for a in srcs if a.startswith("%"))))
+        return seen[reg]
+
+    return [f"{op} {', '.join(args)}" for op, args in found
+            if _INT_MIN_MAX.fullmatch(op) and any(negated(a) for a in args[1:] if a.startswith("%"))]
 
 
 def _check_jit(prog: Program, got: list[np.ndarray]) -> list[str]:

@@ -86,3 +86,17 @@ def test_reduction_programs_compile_and_their_recipes_fit() -> None:
     pytest.importorskip("cuda.bindings.nvrtc", reason="NVRTC (pip cuda-bindings) is not installed")
     bad = {s: p for s in [3, 13, 20, 26, 29, *range(10)] if (p := fuzzgraphs.compile_check(s, family="reductions"))}
     assert not bad, bad
+
+
+def test_compile_check_flags_an_integer_min_max_of_a_negation_left_optimized(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The premise of ``runtime.kernels.ptxas_options``: every kernel whose PTX takes a 16/32-bit
+    integer min or max of a negation compiles with -O0 on an NVRTC before 13.4. Seed 3 of the
+    reductions family has one (a ptp of ``leaf0 * -1`` over int32 columns); with the workaround
+    switched off the check reports it."""
+    pytest.importorskip("cuda.bindings.nvrtc", reason="NVRTC (pip cuda-bindings) is not installed")
+    from stitchlab.runtime import kernels
+
+    assert fuzzgraphs.compile_check(3, family="reductions") == []
+    monkeypatch.setattr(kernels, "ptxas_options", lambda kernel, version=None: ())
+    (problem,) = fuzzgraphs.compile_check(3, family="reductions")
+    assert "integer min/max of a negation" in problem and ".s32" in problem

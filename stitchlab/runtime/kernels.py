@@ -59,18 +59,13 @@ def ptxas_drops_negations(version: str) -> bool:
 def ptxas_options(kernel: KernelPlan, version: str | None = None) -> tuple[str, ...]:
     """Extra NVRTC options ``kernel`` needs with the NVRTC of ``version`` (default: the one
     loaded): :data:`UNOPTIMIZED` where that NVRTC's ptxas predates :data:`PTXAS_FIXED` and the
-    kernel compares integer values, else none."""
+    kernel compares integer values, else none. (:func:`build_cubin` logs a warning the first time
+    it compiles with them.)"""
     version = nvrtc.version() if version is None else version
     if not ptxas_drops_negations(version):
         return ()
     if not any(_selects_small_integers(n) for n in kernel.nodes):  # (a packed kernel's: its parts')
         return ()
-    if version not in _warned:
-        _warned.add(version)
-        log.warning(
-            "NVRTC %s: its ptxas can drop a negation when it fuses integer min/max (fixed in 13.4); "
-            "kernels that take an integer min or max compile without ptxas optimization (correct, "
-            "slower). For full speed: pip install 'nvidia-cuda-nvrtc>=13.4'", version)
     return UNOPTIMIZED
 
 
@@ -105,6 +100,13 @@ def components(kernel: KernelPlan, arch: str) -> dict[str, str]:
 def build_cubin(kernel: KernelPlan, arch: str) -> tuple[bytes, dict[str, Any]]:
     """Compile ``kernel`` (the registry's build function)."""
     options = ptxas_options(kernel)
+    version = nvrtc.version()
+    if options and version not in _warned:
+        _warned.add(version)
+        log.warning(
+            "NVRTC %s: its ptxas can drop a negation when it fuses integer min/max (fixed in 13.4); "
+            "kernels that take an integer min or max compile without ptxas optimization (correct, "
+            "slower). For full speed: pip install 'nvidia-cuda-nvrtc>=13.4'", version)
     cubin, messages = nvrtc.compile_cubin(kernel.source, kernel.name, arch, options)
     return cubin, {"name": kernel.name, "arch": arch, "schedule": str(kernel.schedule), "options": " ".join(options),
                    "nvrtc_log": messages[:2000]}

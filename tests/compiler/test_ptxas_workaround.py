@@ -61,11 +61,17 @@ def test_kernels_that_compare_small_integers_compile_unoptimized_on_an_old_nvrtc
         assert {kernels.ptxas_options(k, version) for k in ks} == {()}, (case, version)
 
 
-def test_the_option_reaches_nvrtc_and_the_registry_key(standin: StandIn, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_option_reaches_nvrtc_and_the_registry_key(standin: StandIn, monkeypatch: pytest.MonkeyPatch,
+                                                       caplog: pytest.LogCaptureFixture) -> None:
     monkeypatch.setattr(nvrtc, "version", lambda: "13.0")
+    monkeypatch.setattr(kernels, "_warned", set())
     x = sl.asarray(standin.array((4, 1000), "int32"))
     f = sl.asarray(standin.array((4, 1000), "float32"))
-    sl.compute((x * -1).max(axis=1), (f * -1).max(axis=1))
+    with caplog.at_level("WARNING", logger="stitchlab.runtime"):
+        sl.compute((x * -1).max(axis=1), (f * -1).max(axis=1))
+        sl.compute((x * -1).min(axis=1))
+    warned = [r.getMessage() for r in caplog.records if "ptxas" in r.getMessage()]
+    assert len(warned) == 1 and "NVRTC 13.0" in warned[0] and "nvidia-cuda-nvrtc>=13.4" in warned[0]
     (ik,), (fk,) = _kernels((x * -1).max(axis=1)), _kernels((f * -1).max(axis=1))
     assert standin.options[ik.name] == kernels.UNOPTIMIZED
     assert standin.options[fk.name] == ()
