@@ -539,12 +539,15 @@ def compile_check(seed: int, dtypes: list[str] | None = None, family: str = "mix
 
 
 def ptx_of(source: str) -> str:
-    """NVRTC's PTX of ``source`` for sm_90 (no ptxas)."""
+    """NVRTC's PTX of ``source`` for sm_90 (the runtime's options, a virtual architecture: no
+    ptxas)."""
     from cuda.bindings import nvrtc
+
+    from stitchlab.runtime.nvrtc import _options
 
     _, prog = nvrtc.nvrtcCreateProgram(source.encode(), b"k.cu", 0, [], [])
     try:
-        opts = [b"--gpu-architecture=compute_90", b"--std=c++17", b"--device-as-default-execution-space"]
+        opts = _options("compute_90")
         nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
         _, size = nvrtc.nvrtcGetPTXSize(prog)
         buf = bytearray(size)
