@@ -25,7 +25,7 @@ def _packages() -> list[str]:
 
 
 # NVRTC 13.4 or later: older ptxas can drop a negation in fused integer min/max, and stitchlab then
-# compiles such kernels unoptimized (runtime/kernels.py, PTXAS_FIXED)
+# compiles such kernels unoptimized (runtime/nvrtc.py PTXAS_FIXED, runtime/kernels.py ptxas_options)
 _NVRTC = ["cuda-bindings>=12.8", "nvidia-cuda-nvrtc>=13.4", "nvidia-cuda-runtime>=12.8"]
 _NOTEBOOK = ["ipywidgets>=8.1", "ipykernel>=6.29", "nbclient>=0.10", "nbformat>=5.10", "tqdm>=4.66"]
 _DISTRIBUTED = ["torch>=2.4", "scipy>=1.11", "nvidia-ml-py>=12.0"]

@@ -40,11 +40,11 @@ def cmd_info(args: argparse.Namespace) -> int:
     print(f"python     {platform.python_version()} ({sys.executable})")
     print(f"numpy      {np.__version__}")
     print(f"cupy       {_version('cupy')}")
-    from stitchlab.runtime import kernels, nvrtc
+    from stitchlab.runtime import nvrtc
 
     version = nvrtc.version()
     note = ("  (before 13.4: kernels that compare integers compile without ptxas optimization; "
-            "pip install 'nvidia-cuda-nvrtc>=13.4')") if kernels.ptxas_drops_negations(version) else ""
+            "pip install 'nvidia-cuda-nvrtc>=13.4')") if nvrtc.ptxas_drops_negations(version) else ""
     print(f"nvrtc      {version}{note}")
     print(f"backend    {sl.get_backend()}  (STITCHLAB_BACKEND={os.environ.get('STITCHLAB_BACKEND', '')!s})")
     if gpu_usable():

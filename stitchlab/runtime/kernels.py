@@ -23,13 +23,6 @@ from . import nvrtc, stats
 
 log = logging.getLogger("stitchlab.runtime")
 
-#: The first NVRTC whose ptxas keeps negations in fused integer min/max. Before it, ptxas can
-#: merge two 32-bit integer min/max instructions into one three-input VIMNMX3 and drop a negated
-#: operand: ``max(-a, -b, -c)`` runs as ``max(-a, b, -c)``. Seen on the H200 with NVRTC 13.0
-#: (``(x * -1).max(axis=1)`` of int32 and int16 rows gave wrong maxima, and so did ``min``,
-#: ``x * -2`` and ``0 - x``); the machine code of NVRTC 12.9 and 13.0-13.3 drops the negation,
-#: 13.4 and 13.5 keep it; older 12.x are treated alike (docs/compiler.md §8).
-PTXAS_FIXED = (13, 4)
 #: ptxas options for kernels that compare integer values on an older NVRTC: without optimization
 #: ptxas does not fuse min/max (correct code, slower kernels)
 UNOPTIMIZED = ("--ptxas-options=-O0",)
@@ -47,22 +40,13 @@ def _selects_small_integers(node: Node) -> bool:
     return dtype.kind in "biu" and dtype.itemsize <= 4
 
 
-def ptxas_drops_negations(version: str) -> bool:
-    """Whether the ptxas of NVRTC ``version`` ("major.minor") predates :data:`PTXAS_FIXED`
-    (False for "unavailable": there is nothing to compile with)."""
-    try:
-        return tuple(int(p) for p in version.split(".")[:2]) < PTXAS_FIXED
-    except ValueError:
-        return False
-
-
 def ptxas_options(kernel: KernelPlan, version: str | None = None) -> tuple[str, ...]:
     """Extra NVRTC options ``kernel`` needs with the NVRTC of ``version`` (default: the one
-    loaded): :data:`UNOPTIMIZED` where that NVRTC's ptxas predates :data:`PTXAS_FIXED` and the
-    kernel compares integer values, else none. (:func:`build_cubin` logs a warning the first time
-    it compiles with them.)"""
+    loaded): :data:`UNOPTIMIZED` where that NVRTC's ptxas drops negations
+    (:func:`nvrtc.ptxas_drops_negations`) and the kernel compares integer values, else none.
+    (:func:`build_cubin` logs a warning the first time it compiles with them.)"""
     version = nvrtc.version() if version is None else version
-    if not ptxas_drops_negations(version):
+    if not nvrtc.ptxas_drops_negations(version):
         return ()
     if not any(_selects_small_integers(n) for n in kernel.nodes):  # (a packed kernel's: its parts')
         return ()

@@ -34,6 +34,24 @@ def version() -> str:
         return "unavailable"
 
 
+#: The first NVRTC whose ptxas keeps negations in fused integer min/max. Before it, ptxas can
+#: merge two 32-bit integer min/max instructions into one three-input VIMNMX3 and drop a negated
+#: operand: ``max(-a, -b, -c)`` runs as ``max(-a, b, -c)``. Seen on the H200 with NVRTC 13.0
+#: (``(x * -1).max(axis=1)`` of int32 and int16 rows gave wrong maxima, and so did ``min``,
+#: ``x * -2`` and ``0 - x``); the machine code of NVRTC 12.9 and 13.0-13.3 drops the negation,
+#: 13.4 and 13.5 keep it; older 12.x are treated alike (docs/compiler.md §8).
+PTXAS_FIXED = (13, 4)
+
+
+def ptxas_drops_negations(version: str) -> bool:
+    """Whether the ptxas of NVRTC ``version`` ("major.minor") predates :data:`PTXAS_FIXED`
+    (False for "unavailable": there is nothing to compile with)."""
+    try:
+        return tuple(int(p) for p in version.split(".")[:2]) < PTXAS_FIXED
+    except ValueError:
+        return False
+
+
 def _check(result: object, what: str, prog: object = None) -> None:
     from cuda.bindings import nvrtc
 

@@ -44,7 +44,7 @@ CASES: dict[str, tuple[Callable[[], list[Any]], bool]] = {
 
 
 def test_which_nvrtc_versions_drop_negations() -> None:
-    assert [kernels.ptxas_drops_negations(v) for v in (*OLD, *FIXED, "unavailable", "12.0")] == [
+    assert [nvrtc.ptxas_drops_negations(v) for v in (*OLD, *FIXED, "unavailable", "12.0")] == [
         True, True, True, False, False, False, False, True]
 
 
