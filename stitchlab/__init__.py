@@ -103,7 +103,8 @@ __all__ = sorted(
         "expand_dims", "squeeze", "matmul", "round", "around", "concatenate", "stack",
         "isclose", "allclose", "nan_to_num", "nansum", "nanmax", "nanmin", "nanmean", "nanvar",
         "nanstd", "count_nonzero", "ptp", "fabs", "swapaxes", "moveaxis", "atleast_1d",
-        "atleast_2d", "broadcast_arrays",
+        "atleast_2d", "broadcast_arrays", "divmod", "float_power", "fix", "modf", "sinc", "real", "imag",
+        "conj", "conjugate", "angle", "result_type", "can_cast", "iinfo", "finfo", "asnumpy",
     }
     | set(_library.__all__)
     | set(_manipulation.__all__)

@@ -350,6 +350,38 @@ template <class T> __device__ __forceinline__ T sl_heaviside(T x, T h) {
   return x != x ? x : x < T(0) ? T(0) : x > T(0) ? T(1) : h;
 }
 
+// NumPy's gcd and lcm: computed over the operands' magnitudes in the unsigned type of their width
+// (32 bits for narrower types: the results are the same once converted back), so the most negative
+// value keeps its magnitude and wrap-arounds are NumPy's: gcd(-128, 0) and lcm(-128, 3) of int8 are
+// -128, lcm(64, 3) of int8 is -64
+template <class T> struct sl_magnitude_type { typedef unsigned int type; };
+template <> struct sl_magnitude_type<long long> { typedef unsigned long long type; };
+template <> struct sl_magnitude_type<unsigned long long> { typedef unsigned long long type; };
+template <class T> __device__ __forceinline__ typename sl_magnitude_type<T>::type sl_magnitude(T a) {
+  typedef typename sl_magnitude_type<T>::type U;
+  return (sl_is_signed<T>::value && a < T(0)) ? U(0) - (U)a : (U)a;
+}
+template <class U> __device__ __forceinline__ U sl_gcd_unsigned(U a, U b) {
+  while (b != U(0)) {
+    const U r = a % b;
+    a = b;
+    b = r;
+  }
+  return a;
+}
+template <class T> __device__ __forceinline__ T sl_gcd(T a, T b) {
+  return (T)sl_gcd_unsigned(sl_magnitude(a), sl_magnitude(b));
+}
+template <class T> __device__ __forceinline__ T sl_lcm(T a, T b) {
+  const auto ua = sl_magnitude(a), ub = sl_magnitude(b);
+  const auto g = sl_gcd_unsigned(ua, ub);
+  return g == 0 ? T(0) : (T)(ua / g * ub);
+}
+// ldexp's exponent as C's int: beyond +-100000 every finite float over- or underflows alike
+template <class T> __device__ __forceinline__ int sl_ldexp_exp(T n) {
+  return n > T(100000) ? 100000 : n < T(-100000) ? -100000 : (int)n;
+}
+
 template <class T> __device__ __forceinline__ T sl_pow(T a, T b) {
   if constexpr (sl_is_float<T>::value) {
     return pow(a, b);

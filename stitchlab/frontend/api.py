@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 
 from .. import runtime
-from ..ir.dtypes import as_dtype, cast, finfo, is_bfloat16, is_float, is_low_float, is_weak
+from ..ir.dtypes import as_dtype, cast, is_bfloat16, is_float, is_low_float, is_weak
+from ..ir.dtypes import finfo as _finfo
 from ..ir.ops import OPS, Kind
 from . import build
 from .array import LazyArray, node_of
@@ -468,7 +469,7 @@ def nan_to_num(
     arr = asarray(x)
     if not is_float(arr.dtype):
         return arr
-    info = finfo(arr.dtype)
+    info = _finfo(arr.dtype)
     fills = [
         _fill_value(nan, arr.dtype, "nan"),
         _fill_value(float(info.max) if posinf is None else posinf, arr.dtype, "posinf"),
@@ -787,3 +788,189 @@ def compute(*arrays: Any) -> tuple[Any, ...]:
     return tuple(x._node.value for x in lazies)
 
 
+
+
+# --- more of NumPy's elementwise functions, composed of the ops above ------------------------------
+def divmod(x1: Any, x2: Any) -> tuple[LazyArray, LazyArray]:  # noqa: A001
+    """``(floor_divide(x1, x2), remainder(x1, x2))`` (NumPy's ``divmod``): two lazy arrays that
+    fuse into one kernel when evaluated together.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> q, r = sl.divmod(sl.asarray(np.array([7, -7])), 3)
+        >>> q.get(), r.get()
+        (array([ 2, -3]), array([1, 2]))
+    """
+    return floor_divide(x1, x2), remainder(x1, x2)  # noqa: F821
+
+
+def float_power(x1: Any, x2: Any) -> LazyArray:
+    """``x1 ** x2`` computed in float64 whatever the inputs' dtypes (NumPy's ``float_power``).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.float_power(sl.asarray(np.array([2, 3], np.int8)), -1).get()
+        array([0.5       , 0.33333333])
+    """
+    return power(asarray(x1).astype(np.float64), asarray(x2).astype(np.float64))  # noqa: F821
+
+
+def fix(x: Any) -> LazyArray:
+    """Round toward zero (NumPy's ``fix``): ``trunc``, which keeps integers as they are and
+    gives ``-0.0`` for negative fractions.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.fix(sl.asarray(np.array([2.7, -2.7]))).get()
+        array([ 2., -2.])
+    """
+    return trunc(x)  # noqa: F821
+
+
+def modf(x: Any) -> tuple[LazyArray, LazyArray]:
+    """Fractional and integral parts, both with the sign of ``x`` (NumPy's ``modf``): integers
+    give float64 parts; ``modf(inf)`` is ``(0.0, inf)``.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> frac, whole = sl.modf(sl.asarray(np.array([3.5, -3.0], np.float32)))
+        >>> frac.get(), whole.get()
+        (array([ 0.5, -0. ], dtype=float32), array([ 3., -3.], dtype=float32))
+    """
+    arr = asarray(x)
+    dt = as_dtype(np.modf.resolve_dtypes((arr.dtype, None, None))[1])
+    xf = arr.astype(dt)
+    whole = trunc(xf)  # noqa: F821
+    frac = where(isinf(xf), copysign(0, xf), copysign(xf - whole, xf))  # noqa: F821
+    return frac, whole
+
+
+def sinc(x: Any) -> LazyArray:
+    """``sin(pi x) / (pi x)``, 1 at 0 (NumPy's ``sinc``, with its guard: where ``pi x`` is 0 it
+    divides at the dtype's epsilon).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.sinc(sl.asarray(np.array([0.0, 0.5]))).get()
+        array([1.        , 0.63661977])
+    """
+    px = math.pi * asarray(x)
+    y = where(px != 0, px, float(_finfo(px.dtype).eps))  # noqa: F821
+    return sin(y) / y  # noqa: F821
+
+
+def real(val: Any) -> LazyArray:
+    """The real part: the array itself (stitchlab arrays are real).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.real(sl.asarray(np.array([1.5, -2.0]))).get()
+        array([ 1.5, -2. ])
+    """
+    return asarray(val)
+
+
+def imag(val: Any) -> LazyArray:
+    """The imaginary part: zeros of the array's shape and dtype (stitchlab arrays are real).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.imag(sl.asarray(np.array([1.5, -2.0]))).get()
+        array([0., 0.])
+    """
+    arr = asarray(val)
+    return LazyArray(build.broadcast_to(build.const(0, arr.dtype), arr.shape))
+
+
+def conjugate(x: Any) -> LazyArray:
+    """The complex conjugate: the array itself (stitchlab arrays are real).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.conj(sl.asarray(np.array([1, -2]))).get()
+        array([ 1, -2])
+    """
+    return asarray(x)
+
+
+conj = conjugate
+
+
+def angle(z: Any, deg: bool = False) -> LazyArray:
+    """The argument of each element (NumPy's ``angle`` of real values, ``arctan2(0, z)``): pi for
+    negative values and -0.0, 0 otherwise; in degrees with ``deg=True``.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.angle(sl.asarray(np.array([-1.0, 2.0])), deg=True).get()
+        array([180.,   0.])
+    """
+    a = arctan2(0, asarray(z))  # noqa: F821
+    return a * (180 / math.pi) if deg else a
+
+
+def _dtype_of(x: Any) -> Any:
+    return x.dtype if isinstance(x, LazyArray) else x
+
+
+def result_type(*arrays_and_dtypes: Any) -> np.dtype:
+    """The dtype NumPy's promotion gives these arrays (stitchlab, NumPy or CuPy), dtypes and
+    scalars (NumPy's ``result_type``; a Python scalar is weak, NEP 50).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.result_type(sl.zeros(2, np.float32), 1.0, np.int8)
+        dtype('float32')
+    """
+    return np.result_type(*(_dtype_of(a) for a in arrays_and_dtypes))
+
+
+def can_cast(from_: Any, to: Any, casting: str = "safe") -> bool:
+    """Whether a cast from ``from_`` (an array or a dtype) to ``to`` is allowed under
+    ``casting`` (NumPy's ``can_cast``).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.can_cast(sl.zeros(2, np.int16), np.float32), sl.can_cast(np.float64, np.float32)
+        (True, False)
+    """
+    return bool(np.can_cast(_dtype_of(from_), _dtype_of(to), casting))
+
+
+def iinfo(int_type: Any) -> np.iinfo:
+    """Machine limits of an integer dtype, or of an array's (NumPy's ``iinfo``).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> int(sl.iinfo(sl.zeros(2, np.int16)).max)
+        32767
+    """
+    return np.iinfo(_dtype_of(int_type))
+
+
+def finfo(dtype: Any) -> Any:
+    """Machine limits of a floating dtype, or of an array's (NumPy's ``finfo``; ml_dtypes' for
+    bfloat16).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> float(sl.finfo(np.float16).eps)
+        0.0009765625
+    """
+    return _finfo(as_dtype(_dtype_of(dtype)))
+
+
+def asnumpy(a: Any) -> np.ndarray:
+    """``a`` as a NumPy array on the host (CuPy's ``asnumpy``): a stitchlab array evaluated and
+    copied, a CuPy array copied, anything else through ``numpy.asarray``.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.asnumpy(sl.arange(3) * 2)
+        array([0, 2, 4])
+    """
+    if isinstance(a, LazyArray):
+        return a.get()
+    if hasattr(a, "__cuda_array_interface__") and hasattr(a, "get"):
+        return a.get()
+    return np.asarray(a)

@@ -15,7 +15,18 @@ import numpy as np
 
 from ..ir.dtypes import as_dtype, is_float
 from . import build
-from .api import concatenate, isnan, not_equal, subtract, where  # type: ignore[attr-defined]
+from .api import (  # type: ignore[attr-defined]
+    atleast_1d,
+    atleast_2d,
+    concatenate,
+    isnan,
+    matmul,
+    not_equal,
+    sqrt,
+    stack,
+    subtract,
+    where,
+)
 from .array import LazyArray
 from .creation import arange, asarray, broadcast_to, full
 from .library import take
@@ -23,7 +34,8 @@ from .library import take
 __all__ = [
     "flip", "fliplr", "flipud", "tril", "triu", "eye", "identity", "diagonal", "diag", "trace",
     "outer", "split", "array_split", "hsplit", "vsplit", "dsplit", "tile", "repeat", "meshgrid",
-    "diff", "roll", "pad", "array_equal", "array_equiv", "average",
+    "diff", "roll", "pad", "array_equal", "array_equiv", "average", "atleast_3d", "vstack", "hstack",
+    "dstack", "column_stack", "kron", "cross", "cov", "corrcoef",
 ]
 
 
@@ -563,3 +575,272 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
     avg = (x * w).sum(axis, keepdims=keepdims) / scl
     return (avg, broadcast_to(scl, avg.shape)) if returned else avg
 
+
+
+# --- stacking ------------------------------------------------------------------------------------
+def _join(name: str, arrays: Any, axis: int, dtype: Any, casting: str) -> LazyArray:
+    """:func:`~stitchlab.concatenate` of ``arrays`` (already of the joined rank) with NumPy's
+    ``dtype`` and ``casting`` arguments."""
+    if dtype is None:
+        return concatenate(arrays, axis)
+    dt = as_dtype(dtype)
+    for x in arrays:
+        if not np.can_cast(x.dtype, dt, casting):
+            raise TypeError(f"{name}: cannot cast array data from {x.dtype!r} to {dt!r} according to the rule {casting!r}")
+    return concatenate([x.astype(dt) for x in arrays], axis)
+
+
+def _sequence(name: str, tup: Any) -> list[LazyArray]:
+    if isinstance(tup, LazyArray) or not isinstance(tup, (list, tuple)):
+        raise TypeError(f"{name}: arrays to stack must be passed as a sequence (list or tuple), got {type(tup).__name__}")
+    if not tup:
+        raise ValueError("need at least one array to concatenate")
+    return [asarray(a) for a in tup]
+
+
+def atleast_3d(*arys: Any) -> LazyArray | tuple[LazyArray, ...]:
+    """Each argument as an array of at least three dimensions (NumPy's ``atleast_3d``): a scalar
+    becomes ``(1, 1, 1)``, a 1-d array of length n ``(1, n, 1)``, an ``(m, n)`` array ``(m, n, 1)``.
+
+    Returns:
+        One lazy array for one argument, else a tuple of them.
+
+    Example:
+        >>> import stitchlab as sl
+        >>> sl.atleast_3d(sl.zeros(3)).shape, sl.atleast_3d(sl.zeros((2, 3))).shape
+        ((1, 3, 1), (2, 3, 1))
+    """
+    out = []
+    for ary in arys:
+        x = asarray(ary)
+        if x.ndim < 3:
+            x = x.reshape({0: (1, 1, 1), 1: (1, x.size, 1), 2: (*x.shape, 1)}[x.ndim])
+        out.append(x)
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def vstack(tup: Any, *, dtype: Any = None, casting: str = "same_kind") -> LazyArray:
+    """Stack arrays row-wise (NumPy's ``vstack``): 1-d arrays become rows, then a
+    :func:`~stitchlab.concatenate` along the first axis.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.vstack([sl.asarray(np.array([1, 2])), np.array([3, 4])]).get()
+        array([[1, 2],
+               [3, 4]])
+    """
+    arrays = _sequence("vstack", tup)
+    return _join("vstack", [atleast_2d(x) for x in arrays], 0, dtype, casting)
+
+
+def hstack(tup: Any, *, dtype: Any = None, casting: str = "same_kind") -> LazyArray:
+    """Stack arrays column-wise (NumPy's ``hstack``): 1-d arrays end to end, others along the
+    second axis.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.hstack([sl.asarray(np.array([1, 2])), np.array([3])]).get()
+        array([1, 2, 3])
+    """
+    arrays = [atleast_1d(x) for x in _sequence("hstack", tup)]
+    return _join("hstack", arrays, 0 if arrays[0].ndim == 1 else 1, dtype, casting)
+
+
+def dstack(tup: Any) -> LazyArray:
+    """Stack arrays depth-wise, along a third axis (NumPy's ``dstack``; see :func:`atleast_3d`).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.dstack([sl.asarray(np.array([1, 2])), np.array([3, 4])]).shape
+        (1, 2, 2)
+    """
+    return concatenate([atleast_3d(x) for x in _sequence("dstack", tup)], 2)
+
+
+def column_stack(tup: Any) -> LazyArray:
+    """Stack 1-d arrays as the columns of a 2-d array (NumPy's ``column_stack``); 2-d arrays are
+    joined along their second axis as they are.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.column_stack([sl.asarray(np.array([1, 2])), np.array([3, 4])]).get()
+        array([[1, 3],
+               [2, 4]])
+    """
+    arrays = []
+    for x in _sequence("column_stack", tup):
+        arrays.append(x.reshape(-1, 1) if x.ndim == 1 else x.reshape(1, 1) if x.ndim == 0 else x)
+    return concatenate(arrays, 1)
+
+
+# --- products --------------------------------------------------------------------------------
+def kron(a: Any, b: Any) -> LazyArray:
+    """Kronecker product (NumPy's ``kron``): blocks of ``b`` scaled by the elements of ``a``, a
+    broadcast product and a reshape that fuse with their use.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.kron(sl.asarray(np.array([1, 10])), np.array([1, 2, 3])).get()
+        array([ 1,  2,  3, 10, 20, 30])
+    """
+    x, y = asarray(a), asarray(b)
+    if x.ndim == 0 or y.ndim == 0:
+        return x * y
+    nd = max(x.ndim, y.ndim)
+    xs = (1,) * (nd - x.ndim) + x.shape
+    ys = (1,) * (nd - y.ndim) + y.shape
+    # a on the even axes, b on the odd ones of a 2*nd-axis product, then pairs merged
+    xe = x.reshape(tuple(d for s in xs for d in (s, 1)))
+    ye = y.reshape(tuple(d for s in ys for d in (1, s)))
+    return (xe * ye).reshape(tuple(p * q for p, q in zip(xs, ys, strict=True)))
+
+
+def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: Any = None) -> LazyArray:
+    """Cross product of vectors of 3 (or 2) components along ``axisa`` and ``axisb`` (NumPy's
+    ``cross``), broadcast over the other axes; the result's vectors lie along ``axisc``. ``axis``,
+    if given, sets all three. Two 2-vectors give the z component alone (NumPy 2 deprecates that);
+    a 2-vector with a 3-vector takes its z as 0.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.cross(sl.asarray(np.array([1.0, 0.0, 0.0])), np.array([0.0, 1.0, 0.0])).get()
+        array([0., 0., 1.])
+    """
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    x, y = asarray(a), asarray(b)
+    x = x.transpose([i for i in range(x.ndim) if i != build.normalize_axis(axisa, x.ndim)] + [build.normalize_axis(axisa, x.ndim)])
+    y = y.transpose([i for i in range(y.ndim) if i != build.normalize_axis(axisb, y.ndim)] + [build.normalize_axis(axisb, y.ndim)])
+    if x.shape[-1] not in (2, 3) or y.shape[-1] not in (2, 3):
+        raise ValueError("incompatible dimensions for cross product\n(dimension must be 2 or 3)")
+    if x.shape[-1] == 2 and y.shape[-1] == 2:
+        import warnings
+
+        warnings.warn(
+            "Arrays of 2-dimensional vectors are deprecated. Use arrays of 3-dimensional vectors instead. (deprecated in NumPy 2.0)",
+            DeprecationWarning, stacklevel=2,
+        )
+    x0, x1, y0, y1 = x[..., 0], x[..., 1], y[..., 0], y[..., 1]
+    if x.shape[-1] == 2 and y.shape[-1] == 2:
+        return x0 * y1 - x1 * y0
+    shape = build.broadcast_shapes(x.shape[:-1], y.shape[:-1])
+    if x.shape[-1] == 3 and y.shape[-1] == 3:
+        x2, y2 = x[..., 2], y[..., 2]
+        parts = [x1 * y2 - x2 * y1, x2 * y0 - x0 * y2, x0 * y1 - x1 * y0]
+    elif x.shape[-1] == 2:  # x's z is 0
+        y2 = y[..., 2]
+        parts = [x1 * y2, -(x0 * y2), x0 * y1 - x1 * y0]
+    else:  # y's z is 0
+        x2 = x[..., 2]
+        parts = [-(x2 * y1), x2 * y0, x0 * y1 - x1 * y0]
+    c = stack([broadcast_to(p, shape) for p in parts], -1)
+    return c.transpose(_move_last(c.ndim, build.normalize_axis(axisc, c.ndim)))
+
+
+def _move_last(ndim: int, dest: int) -> list[int]:
+    """The permutation that moves the last axis to position ``dest``."""
+    order = list(range(ndim - 1))
+    order.insert(dest, ndim - 1)
+    return order
+
+
+# --- statistics ------------------------------------------------------------------------------
+def _host_weights(name: str, w: Any, n: int) -> np.ndarray:
+    """Frequency or analytic weights as host floats, checked as NumPy's ``cov`` checks them (the
+    normalization needs their sum as a value)."""
+    w = np.asarray(w, dtype=float)
+    if w.ndim > 1:
+        raise RuntimeError(f"cannot handle multidimensional {name}")
+    if w.shape[0] != n:
+        raise RuntimeError(f"incompatible numbers of samples and {name}")
+    if np.any(w < 0):
+        raise ValueError(f"{name} cannot be negative")
+    return w
+
+
+def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: Any = None, fweights: Any = None,
+        aweights: Any = None, *, dtype: Any = None) -> LazyArray:
+    """Covariance matrix of the variables in the rows of ``m`` (columns with ``rowvar=False``),
+    NumPy's ``cov``: in float64 unless ``dtype`` says otherwise, normalized by ``N - 1`` (``N``
+    with ``bias=True``, ``N - ddof`` given ``ddof``); ``fweights`` and ``aweights`` weight the
+    observations (read as host values: the normalization needs their sum). The centred
+    observations' product is one matrix product (cuBLAS through CuPy on the GPU).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.cov(sl.asarray(np.array([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]]))).get()
+        array([[ 1., -1.],
+               [-1.,  1.]])
+    """
+    if ddof is not None and ddof != int(ddof):
+        raise ValueError("ddof must be integer")
+    x = asarray(m)
+    if x.ndim > 2:
+        raise ValueError("m has more than 2 dimensions")
+    other = None if y is None else asarray(y)
+    if other is not None and other.ndim > 2:
+        raise ValueError("y has more than 2 dimensions")
+    if dtype is None:
+        dt = np.result_type(x.dtype, np.float64) if other is None else np.result_type(x.dtype, other.dtype, np.float64)
+    else:
+        dt = as_dtype(dtype)
+    if dt.kind != "f":  # NumPy fails the same way, centring in place
+        raise TypeError(f"cov: cannot hold the covariance in dtype {dt} (the centred values are floats); pass a float dtype")
+    X = atleast_2d(x).astype(dt)  # noqa: N806 (NumPy's names)
+    if not rowvar and x.ndim != 1:
+        X = X.T  # noqa: N806
+    if X.shape[0] == 0:
+        return full((0, 0), np.nan, np.float64)
+    if other is not None:
+        Y = atleast_2d(other).astype(dt)  # noqa: N806
+        if not rowvar and Y.shape[0] != 1:
+            Y = Y.T  # noqa: N806
+        X = concatenate([X, Y], 0)  # noqa: N806
+    if ddof is None:
+        ddof = 0 if bias else 1
+    w = None
+    if fweights is not None:
+        fw = _host_weights("fweights", fweights, X.shape[1])
+        if not np.all(fw == np.around(fw)):
+            raise TypeError("fweights must be integer")
+        w = fw
+    aw = None if aweights is None else _host_weights("aweights", aweights, X.shape[1])
+    if aw is not None:
+        w = aw if w is None else w * aw
+    if w is None:
+        fact = X.shape[1] - ddof
+        centred = X - X.mean(1, keepdims=True)
+        other_factor = centred
+    else:  # float64 weights: NumPy's average and product take their dtype
+        w_sum = float(w.sum())
+        fact = w_sum if ddof == 0 else w_sum - ddof if aw is None else w_sum - ddof * float((w * aw).sum()) / w_sum
+        wl = asarray(w)
+        centred = (X - average(X, 1, wl)[:, None]).astype(dt)
+        other_factor = centred * wl
+    if fact <= 0:
+        import warnings
+
+        warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
+        fact = 0.0
+    with np.errstate(divide="ignore"):
+        scale = np.true_divide(1, fact)  # a float64 scalar, as NumPy scales in place
+    c = matmul(centred, other_factor.T)
+    return (c * scale).astype(c.dtype).squeeze()
+
+
+def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -> LazyArray:
+    """Pearson correlation coefficients (NumPy's ``corrcoef``): :func:`cov` divided by the outer
+    product of the standard deviations, clipped to [-1, 1].
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.corrcoef(sl.asarray(np.array([[0.0, 1.0, 2.0], [4.0, 2.0, 0.0]]))).get()
+        array([[ 1., -1.],
+               [-1.,  1.]])
+    """
+    c = cov(x, y, rowvar, dtype=dtype)
+    if c.ndim == 0:  # one variable: NaN where its variance is NaN, inf or 0, else 1
+        return c / c
+    stddev = sqrt(diagonal(c))
+    c = c / stddev[:, None] / stddev[None, :]
+    return c.clip(-1, 1)

@@ -40,7 +40,9 @@ _FUNCTIONS = (
     "median", "quantile", "percentile", "nanmedian", "nanquantile", "nanpercentile", "searchsorted", "digitize",
     "flip", "fliplr", "flipud", "tril", "triu", "diagonal", "diag", "trace", "outer", "split",
     "array_split", "hsplit", "vsplit", "dsplit", "tile", "repeat", "meshgrid", "diff", "roll",
-    "pad", "array_equal", "array_equiv", "average",
+    "pad", "array_equal", "array_equiv", "average", "atleast_3d", "vstack", "hstack", "dstack",
+    "column_stack", "kron", "cross", "cov", "corrcoef", "fix", "sinc", "real", "imag", "angle",
+    "result_type", "can_cast",
     # shapes that depend on the values (.selection): evaluated when called
     "nonzero", "flatnonzero", "argwhere", "extract", "compress", "unique",
 )
@@ -69,7 +71,7 @@ def _lazy_tables() -> tuple[dict[np.ufunc, Any], dict[Any, Any]]:
                     return getattr(module, name)
             raise AttributeError(name)
 
-        ufuncs = {getattr(np, n): lazy(n) for n in api.ELEMENTWISE + ["fabs", "matmul"] if isinstance(getattr(np, n, None), np.ufunc)}
+        ufuncs = {getattr(np, n): lazy(n) for n in api.ELEMENTWISE + ["fabs", "matmul", "divmod", "modf", "float_power", "conjugate"] if isinstance(getattr(np, n, None), np.ufunc)}
         functions = {getattr(np, n): lazy(n) for n in _FUNCTIONS if hasattr(np, n)}
         functions[np.linalg.norm] = linalg.norm
         _tables = ufuncs, functions

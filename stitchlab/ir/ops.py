@@ -207,6 +207,13 @@ _op("fmod", E, 2, np.fmod, ufunc=np.fmod, cuda="sl_fmod({0}, {1})", cost=4)
 _op("left_shift", E, 2, np.left_shift, ufunc=np.left_shift, cuda="sl_lshift({0}, {1})")
 _op("right_shift", E, 2, np.right_shift, ufunc=np.right_shift, cuda="sl_rshift({0}, {1})")
 _op("heaviside", E, 2, np.heaviside, ufunc=np.heaviside, cuda="sl_heaviside({0}, {1})")
+#: x1 * 2**x2 exactly (x2 an int32 or int64: NumPy's loops), from C's ldexp; a float16 result is
+#: the float32 one rounded once, as NumPy's float16 loop computes it
+_op("ldexp", E, 2, np.ldexp, ufunc=np.ldexp, cuda="ldexp({0}, sl_ldexp_exp({1}))", cost=2)
+#: integers only (NumPy's loops): greatest common divisor and least common multiple, >= 0 but
+#: where the magnitude wraps (gcd(-128, 0) of int8 is -128, as in NumPy)
+_op("gcd", E, 2, np.gcd, ufunc=np.gcd, cuda="sl_gcd({0}, {1})", commutative=True, cost=40)
+_op("lcm", E, 2, np.lcm, ufunc=np.lcm, cuda="sl_lcm({0}, {1})", commutative=True, cost=44)
 # maximum/minimum/fmax/fmin are not commutative bit for bit: of two equal values (-0.0 and +0.0)
 # NumPy returns one by position, of two NaNs the first (payload and sign); so their operands are
 # never reordered. (add and multiply stay commutative: IEEE gives the same value either way round;

@@ -27,7 +27,9 @@ log = logging.getLogger("stitchlab.runtime")
 #: ptxas does not fuse min/max (correct code, slower kernels)
 UNOPTIMIZED = ("--ptxas-options=-O0",)
 #: IR ops whose CUDA code compares two values and keeps one (what ptxas turns into min/max)
-_SELECTING = frozenset({"max", "min", "maximum", "minimum", "fmax", "fmin", "absolute", "where", *ARG_REDUCTIONS})
+#: (gcd and lcm take magnitudes; ldexp clamps its integer exponent)
+_SELECTING = frozenset({"max", "min", "maximum", "minimum", "fmax", "fmin", "absolute", "where", "gcd", "lcm", "ldexp",
+                        *ARG_REDUCTIONS})
 _warned: set[str] = set()
 
 
@@ -36,7 +38,7 @@ def _selects_small_integers(node: Node) -> bool:
     compares its input's values)."""
     if node.op not in _SELECTING:
         return False
-    dtype = node.inputs[0].dtype if node.op in ARG_REDUCTIONS else node.dtype
+    dtype = node.inputs[0].dtype if node.op in ARG_REDUCTIONS else node.inputs[1].dtype if node.op == "ldexp" else node.dtype
     return dtype.kind in "biu" and dtype.itemsize <= 4
 
 

@@ -35,12 +35,12 @@ def _elementwise(dtype: str) -> list[sl.LazyArray]:
     elif kind in "iu":
         outs = [x // y + x % y - sl.maximum(x, v), sl.abs(x) * 3 - sl.minimum(y, 2), x ** y,
                 ~x ^ y, sl.sign(x), (x > y).astype(np.int8), xt * 2, sl.reciprocal(y), x.astype(np.float32),
-                sl.fmod(x, y), sl.left_shift(x, y), sl.right_shift(x, v)]
+                sl.fmod(x, y), sl.left_shift(x, y), sl.right_shift(x, v), sl.gcd(x, y) + sl.lcm(x, v)]
     else:
         outs = [sl.exp(x) / sl.sqrt(y) + sl.tanh(v), x // y + x % y, x ** y, sl.maximum(x, y) - sl.fmin(x, v),
                 sl.sigmoid(x) * sl.erf(y), sl.isnan(x) | sl.isinf(y), xt + 1, sl.sign(x),
                 x.astype(np.int32), x.astype(np.uint8), x.astype(bool), sl.floor(x) + sl.log1p(y),
-                sl.fmod(x, y), sl.heaviside(x, v)]
+                sl.fmod(x, y), sl.heaviside(x, v), sl.ldexp(x, (y * 3).astype(np.int32)), sl.ldexp(v, -7)]
     return outs
 
 

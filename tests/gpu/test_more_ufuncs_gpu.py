@@ -1,9 +1,9 @@
 """The inverse hyperbolic functions, ``cbrt``, ``rint``, ``round``, ``signbit``, ``hypot``, ``copysign``,
-``logaddexp``, ``logaddexp2``, ``fmod``, ``heaviside`` and the shifts in kernels, against NumPy on the host, with NaN, ±inf, ±0,
-subnormals and large values among the inputs.
+``logaddexp``, ``logaddexp2``, ``fmod``, ``heaviside``, the shifts, ``gcd``, ``lcm`` and ``ldexp`` in
+kernels, against NumPy on the host, with NaN, ±inf, ±0, subnormals and large values among the inputs.
 
-Exact ops (``rint``, ``round``, ``signbit``, ``copysign``, ``fmod``, ``heaviside``) are NumPy's bits (a NaN's payload
-aside: CUDA's functions return the canonical NaN); the others are within a few units in the last
+Exact ops (``rint``, ``round``, ``signbit``, ``copysign``, ``fmod``, ``heaviside``, ``gcd``, ``lcm``,
+``ldexp``) are NumPy's bits (a NaN's payload aside: CUDA's functions return the canonical NaN); the others are within a few units in the last
 place of NumPy's own result (CUDA's and the host libm's functions differ in the last bit; for
 ``logaddexp``, units of the larger operand: ``x + log1p(exp(y - x))`` cancels near zero), and
 NaN, ±inf and signed zeros where NumPy has them.
@@ -158,3 +158,42 @@ def test_integer_fmod_and_shifts_are_numpys(dtype: str) -> None:
         for name, y in (("fmod", y_mod), ("left_shift", y_shift), ("right_shift", y_shift)):
             want = getattr(np, name)(x, y)
             _bits(_run(getattr(sl, name), x, y), want, f"{name} {dtype}")
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"])
+def test_gcd_and_lcm_are_numpys(dtype: str) -> None:
+    """Every int8/uint8 pair, random and extreme pairs of wider types, and pairs with large common
+    factors; wrap-arounds (the most negative value's magnitude, products that leave the type) as
+    NumPy's."""
+    dt = np.dtype(dtype)
+    info = np.iinfo(dt)
+    if dt.itemsize == 1:
+        xs, ys = np.meshgrid(np.arange(info.min, info.max + 1), np.arange(info.min, info.max + 1))
+        x, y = xs.ravel().astype(dt), ys.ravel().astype(dt)
+    else:
+        rng = np.random.default_rng(dt.itemsize)
+        edge = np.array([v for v in (info.min, info.min + 1, info.max, 0, 1, 6) if info.min <= v <= info.max], dtype=dt)
+        ex, ey = np.meshgrid(edge, edge)
+        wide = rng.integers(info.min, info.max, (2, 4000), endpoint=True, dtype=dt)
+        common = (rng.integers(1, 1 << 10, (2, 4000)) * rng.integers(1, 50, (2, 4000))).astype(dt)
+        x = np.concatenate([ex.ravel(), wide[0], common[0]])
+        y = np.concatenate([ey.ravel(), wide[1], common[1]])
+    with np.errstate(all="ignore"):
+        for name in ("gcd", "lcm"):
+            _bits(_run(getattr(sl, name), x, y), getattr(np, name)(x, y), f"{name} {dtype}")
+
+
+@pytest.mark.parametrize("exponent", ["int32", "int64"])
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_ldexp_is_numpys_bits(dtype: str, exponent: str) -> None:
+    """Exact: overflow to inf, results down to the subnormals and to zero, NaN and inf kept,
+    exponents far beyond any float's range (bfloat16 takes NumPy's float32 loop)."""
+    x = _values(dtype, 3)
+    rng = np.random.default_rng(4)
+    n = rng.integers(-40, 40, x.size)
+    n[:300] = rng.integers(-1200, 1200, 300)
+    n[300:310] = [np.iinfo(exponent).min, np.iinfo(exponent).max, -150, -149, -25, -24, 128, 1024, -1075, 0]
+    n = n.astype(exponent)
+    with np.errstate(all="ignore"):
+        want = np.ldexp(x, n)
+    _bits(_run(sl.ldexp, x, n), want, f"ldexp {dtype} {exponent}")

@@ -200,3 +200,59 @@ def test_var_and_std_of_integers_on_the_gpu(dtype: str, requested: str | None) -
                 np.testing.assert_allclose(got, want, rtol=rtol, err_msg=what)
                 got = sl.std(lazy, axis=axis, dtype=requested, ddof=ddof).get()
                 np.testing.assert_allclose(got, np.std(x, axis=axis, dtype=requested, ddof=ddof), rtol=rtol, err_msg=what)
+
+
+def test_stacking_products_and_statistics_are_numpys_on_the_gpu() -> None:
+    """vstack/hstack/dstack/column_stack, kron, cross, cov and corrcoef of device arrays."""
+    import cupy as cp
+
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((64, 3)).astype(np.float32)
+    b = rng.standard_normal((64, 3)).astype(np.float32)
+    x, y = sl.asarray(cp.asarray(a)), sl.asarray(cp.asarray(b))
+    for name in ("vstack", "hstack", "dstack", "column_stack"):
+        _exact(getattr(sl, name)([x, y * 2]), getattr(np, name)([a, b * 2]), name)
+        _exact(getattr(sl, name)([x[:, 0], y[:, 1]]), getattr(np, name)([a[:, 0], b[:, 1]]), f"{name} 1-d")
+    _exact(sl.kron(x[:4], y[:2, :2]), np.kron(a[:4], b[:2, :2]), "kron")
+    np.testing.assert_allclose(sl.cross(x, y).get(), np.cross(a, b), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(sl.cross(x.T, y, axisa=0).get(), np.cross(a.T, b, axisa=0), rtol=1e-5, atol=1e-6)
+    m = rng.standard_normal((5, 300))
+    xm = sl.asarray(cp.asarray(m))
+    w = rng.random(300)
+    for kwargs in ({}, {"bias": True}, {"aweights": w}, {"fweights": np.arange(300) % 4}):
+        got = sl.cov(xm, **kwargs).get()
+        assert got.dtype == np.float64 and got.shape == (5, 5)
+        np.testing.assert_allclose(got, np.cov(m, **kwargs), rtol=1e-12, atol=1e-14, err_msg=str(kwargs))
+    np.testing.assert_allclose(sl.corrcoef(xm, rowvar=False).get(), np.corrcoef(m, rowvar=False), rtol=1e-11, atol=1e-12)
+    c32 = sl.cov(sl.asarray(cp.asarray(m.astype(np.float32))), dtype=np.float32).get()
+    assert c32.dtype == np.float32
+    np.testing.assert_allclose(c32, np.cov(m.astype(np.float32), dtype=np.float32), rtol=2e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int32"])
+def test_elementwise_compositions_are_numpys_on_the_gpu(dtype: str) -> None:
+    """divmod, modf, fix, sinc, angle, float_power: NumPy's dtypes and values (sinc within a few
+    units: CUDA's and the host's sin differ in the last bit)."""
+    import cupy as cp
+
+    rng = np.random.default_rng(12)
+    v = (rng.standard_normal(5000) * 20).astype(dtype)
+    if dtype != "int32":
+        v[:8] = [0.0, -0.0, np.inf, -np.inf, np.nan, 2.5, -2.5, -3.0]
+    d = (rng.integers(1, 9, 5000) * np.where(rng.random(5000) < 0.5, -1, 1)).astype(dtype)
+    x, y = sl.asarray(cp.asarray(v)), sl.asarray(cp.asarray(d))
+    with np.errstate(all="ignore"):
+        for got, want, what in [(sl.divmod(x, y), np.divmod(v, d), "divmod"), (sl.modf(x), np.modf(v), "modf")]:
+            for g, w in zip(got, want, strict=True):
+                g = g.get()
+                assert g.dtype == w.dtype, (what, g.dtype, w.dtype)
+                np.testing.assert_array_equal(g, w, err_msg=what)
+                np.testing.assert_array_equal(np.signbit(g), np.signbit(w), err_msg=f"{what}: signs")
+        _exact(sl.fix(x), np.fix(v), "fix")
+        _exact(sl.angle(x), np.angle(v), "angle")
+        got, want = sl.sinc(x).get(), np.sinc(v)
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=4 * float(np.finfo(want.dtype).eps), atol=4 * float(np.finfo(want.dtype).eps))
+        got, want = sl.float_power(x, y).get(), np.float_power(v, d)
+        assert got.dtype == want.dtype == np.float64
+        np.testing.assert_allclose(got, want, rtol=1e-14)
