@@ -816,8 +816,8 @@ def float_power(x1: Any, x2: Any) -> LazyArray:
 
 
 def fix(x: Any) -> LazyArray:
-    """Round toward zero (NumPy's ``fix``): ``trunc``, which keeps integers as they are and
-    gives ``-0.0`` for negative fractions.
+    """Round toward zero (NumPy's and CuPy's ``fix``; NumPy 2.5 deprecates it for ``trunc``):
+    ``trunc``, which keeps integers as they are and gives ``-0.0`` for negative fractions.
 
     Example:
         >>> import numpy as np, stitchlab as sl
