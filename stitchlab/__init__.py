@@ -119,7 +119,8 @@ for _name in _SUPPORTED:
 del _name
 
 
-_SUBPACKAGES = ("codegen", "compression", "frontend", "horovod", "ir", "linalg", "notebook", "plan", "registry", "runtime", "topology")
+_SUBPACKAGES = ("codegen", "compression", "frontend", "horovod", "ir", "linalg", "notebook", "plan", "random", "registry",
+                "runtime", "topology")
 
 
 def __dir__() -> list[str]:

@@ -8,7 +8,8 @@ import importlib
 import pytest
 
 MODULES = ["stitchlab", "stitchlab.frontend.api", "stitchlab.frontend.array", "stitchlab.frontend.jit",
-           "stitchlab.frontend.library", "stitchlab.frontend.manipulation", "stitchlab.frontend.linalg"]
+           "stitchlab.frontend.library", "stitchlab.frontend.manipulation", "stitchlab.frontend.linalg",
+           "stitchlab.frontend.random"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -16,6 +17,19 @@ from ..runtime import stats
 from .array import LazyArray
 from .creation import asarray
 
+_tracing = threading.local()
+
+
+def tracing() -> bool:
+    """Whether this thread is tracing a function for :func:`jit` (what it builds is replayed)."""
+    return getattr(_tracing, "per_call", None) is not None
+
+
+def per_call_input(node: Node, make: Callable[[], Any]) -> None:
+    """Make the placeholder ``node`` of the trace in progress an input whose buffer ``make()``
+    returns anew for every call of the jitted function (a random draw's stream position)."""
+    _tracing.per_call[id(node)] = runtime.PerCall(make)
+
 
 class _Trace:
     """What one trace recorded: the graph, how to bind its inputs, how to rebuild the output."""
@@ -24,7 +38,7 @@ class _Trace:
 
     def __init__(self, graph: Graph, binding: list[int | Any], structure: Any, executable: Any) -> None:
         self.graph = graph
-        self.binding = binding  # per input slot: argument position (int) or a captured buffer
+        self.binding = binding  # per input slot: argument position (int), a captured buffer or a runtime.PerCall
         self.structure = structure
         self.executable = executable
 
@@ -171,9 +185,14 @@ class Jitted:
             node = Node("input", (), shape, as_dtype(dtype), device=device)
             placeholders[id(node)] = pos
             tracers.append(LazyArray(node))
-        leaves, structure = _flatten(self.fn(*tracers))
+        outer, per_call = getattr(_tracing, "per_call", None), {}
+        _tracing.per_call = per_call
+        try:
+            leaves, structure = _flatten(self.fn(*tracers))
+        finally:
+            _tracing.per_call = outer
         graph, sources = build_graph([x._node for x in leaves])
-        binding = [placeholders.get(id(n), n.value) for n in sources]
+        binding = [placeholders[id(n)] if id(n) in placeholders else per_call.get(id(n), n.value) for n in sources]
         device = next((n.device for n in graph.nodes if n.device is not None), None)
         executable = runtime.for_device(device).executable(graph)
         return _Trace(graph, binding, structure, executable)
@@ -208,7 +227,7 @@ class Jitted:
                 key = tuple((a.shape, a.dtype, a.data.device_id) if not is_weak(a) else (type(a), a) for a in args)
             replay = self._replays[key] = _replay(trace, len(args))
             return replay(args)
-        inputs = [bufs[b] if isinstance(b, int) else b for b in trace.binding]
+        inputs = [bufs[b] if isinstance(b, int) else b.make() if isinstance(b, runtime.PerCall) else b for b in trace.binding]
         outs = trace.executable(inputs)
         stats.bump("evaluations")
         leaves = [_leaf(buf, node.shape, node.dtype, node.device) for node, buf in zip(trace.graph.outputs, outs, strict=True)]

@@ -9,7 +9,7 @@ from typing import Any
 from ..ir.graph import Graph, build_graph
 from ..ir.node import Node
 from . import stats
-from .backend import Backend
+from .backend import Backend, PerCall
 from .cupy_backend import CupyBackend, gpu_usable
 from .numpy_backend import NumpyBackend
 
@@ -97,6 +97,6 @@ def evaluate(nodes: Sequence[Node]) -> list[Any]:
 
 
 __all__ = [
-    "Backend", "Graph", "TracedValueError", "build_graph", "evaluate", "for_device", "current",
+    "Backend", "Graph", "PerCall", "TracedValueError", "build_graph", "evaluate", "for_device", "current",
     "get_backend", "set_backend", "default_backend_name", "gpu_usable", "stats",
 ]

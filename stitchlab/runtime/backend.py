@@ -17,6 +17,17 @@ from . import stats
 Executable = Callable[[Sequence[Any]], list[Any]]
 
 
+class PerCall:
+    """An input of a traced graph (``sl.jit``) whose buffer is made anew for every call:
+    ``make()`` returns it (a random draw's position in its stream). It stands in a trace's
+    binding where a captured buffer would."""
+
+    __slots__ = ("make",)
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self.make = make
+
+
 class Backend:
     """Base class of the numpy and cupy backends."""
 

@@ -33,6 +33,7 @@ from ..plan.groups import FREE_OPS
 from ..plan.plan import KernelPlan, Plan
 from . import kernels as kreg
 from . import pdl, plan_cache, stats
+from .backend import PerCall
 from .interpreter import eval_node
 from .scratch import Scratch, capturing, keep_alive
 
@@ -410,15 +411,25 @@ def _positions(binding: list[Any], n_args: int) -> tuple[list[int], tuple[Any, .
 def _binder(one: Any, run: Any = None) -> Callable[[list[Any], int], Callable[[tuple[Any, ...]], list[Any]]]:
     def bind(binding: list[Any], n_args: int) -> Callable[[tuple[Any, ...]], list[Any]]:
         positions, fixed = _positions(binding, n_args)
+        if any(isinstance(f, PerCall) for f in fixed):  # buffers made for each call
+            made = fixed
+
+            def extend(args: tuple[Any, ...]) -> tuple[Any, ...]:
+                return args + tuple(f.make() if isinstance(f, PerCall) else f for f in made)
+        elif fixed:
+            def extend(args: tuple[Any, ...]) -> tuple[Any, ...]:
+                return args + fixed
+        else:
+            extend = None
         if one is not None:
             call = one(positions)
-            if not fixed:
+            if extend is None:
                 return call
-            return lambda args: call(args + fixed)
+            return lambda args: call(extend(args))
 
         def bound(args: tuple[Any, ...]) -> list[Any]:
-            if fixed:
-                args = args + fixed
+            if extend is not None:
+                args = extend(args)
             return run([args[p] for p in positions])
 
         return bound

@@ -157,3 +157,27 @@ def test_a_dtype_the_compiler_lacks_is_converted_not_replayed(standin: StandIn) 
     with pytest.raises(Exception):  # noqa: B017 - whatever asarray says about complex input
         f(c)
     assert f._replays == {}
+
+
+def test_a_random_draw_gets_a_new_stream_start_at_every_replay(standin: StandIn, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The draw's start is an input made for each call (``runtime.PerCall``): every replayed launch
+    reads a new 0-d buffer and the generator moves past the numbers the call used."""
+    from stitchlab import runtime
+
+    monkeypatch.setattr(runtime, "_current", "cupy")  # draws go to the (stand-in) GPU
+    rng = sl.random.default_rng(1)
+
+    @sl.jit
+    def dropout(x: Any) -> Any:
+        return x * (rng.random(x.shape, np.float32) >= 0.5)
+
+    x = standin.array((64, 512))
+    dropout(x)
+    assert len(dropout._replays) == 1
+    before = sl.stats()
+    for _ in range(3):
+        dropout(x)
+    assert _delta(before) == {"evaluations": 3, "launches": 3}
+    starts = [next(a for a in launch.args if getattr(a, "shape", None) == ()) for launch in standin.launches[-3:]]
+    assert len({id(s) for s in starts}) == 3 and all(s.dtype == np.uint64 for s in starts)
+    assert rng._counter == 4 * 64 * 512

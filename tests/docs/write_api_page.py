@@ -66,6 +66,8 @@ for title, intro, ns in SECTIONS:
             out += ["    options:", "      members: false"]
         out.append("")
 out += ["## `sl.linalg`", "", "::: stitchlab.frontend.linalg.norm", ""]
+out += ["## `sl.random`", "", "::: stitchlab.frontend.random", "    options:", "      members: false", ""]
+out += [f"::: stitchlab.frontend.random.{n}\n" for n in importlib.import_module("stitchlab.frontend.random").__all__]
 out += [
     "## Notebook views",
     "",

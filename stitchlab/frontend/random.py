@@ -1,0 +1,296 @@
+"""Random numbers as lazy arrays (``sl.random``), computed inside the kernels that use them.
+
+A draw is an expression of its elements' positions, not a buffer: element ``j`` of the stream of
+a generator is SplitMix64's output ``mix(key + j * 0x9E3779B97F4A7C15)`` (Steele, Lea and Flood,
+2014: a 64-bit counter-based generator that passes BigCrush), built from the integer ops every
+kernel has (``iota``, multiplies, shifts, xors on uint64). So ``x * (sl.random.random(x.shape) >=
+p) / (1 - p)`` (dropout) is one pointwise kernel that reads ``x`` and writes the result, with no
+random buffer in memory, and the numpy backend computes the same bits. Each draw takes the next
+stretch of the generator's stream: its start (one uint64) goes to the device as a 0-d input, so
+every draw of one shape and dtype reuses one compiled kernel.
+
+What the values are (the same on every backend and device, for one seed):
+
+* ``random``/``uniform``: the top 53 bits of an output as a float64 in [0, 1) (24 for float32,
+  11 for float16, 8 for bfloat16: every value a multiple of the type's step, never 1.0);
+* ``standard_normal``/``normal``: Box-Muller over two float64 uniforms, rounded once to the
+  dtype (tails to about 8.6 standard deviations); the last bits of ``log`` and ``cos`` differ
+  between CUDA and the host's libm;
+* ``integers``: ``low + output % (high - low)`` (a bias below ``(high - low) / 2**64``).
+
+These are not NumPy's or CuPy's streams (their generators are PCG64, XORWOW, Philox), and not
+for cryptography. Inside :func:`stitchlab.jit` a draw takes the next stretch of its generator's
+stream at every call (the start is an input the replay makes anew); under a CUDA-graph capture a
+draw raises ``RuntimeError`` (the graph would replay the same numbers).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import secrets
+import threading
+from typing import Any
+
+import numpy as np
+
+from .. import runtime
+from ..ir.dtypes import as_dtype, is_float
+from ..ir.node import Node
+from . import jit as _jit
+from .array import LazyArray
+from .creation import _iota, _shape, asarray
+
+__all__ = [
+    "Generator", "default_rng", "seed", "random", "random_sample", "rand", "randn", "uniform",
+    "normal", "standard_normal", "integers", "randint",
+]
+
+_GOLDEN = 0x9E3779B97F4A7C15
+_MASK = (1 << 64) - 1
+_U64 = np.dtype(np.uint64)
+#: float dtype name -> (bits of the output kept, the step they are scaled by)
+_UNIFORM_BITS = {"float64": 53, "float32": 24, "float16": 11, "bfloat16": 8}
+
+
+def _mix_host(z: int) -> int:
+    """SplitMix64's output function over a Python int (for keys)."""
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+    return z ^ (z >> 31)
+
+
+def _mix(z: LazyArray) -> LazyArray:
+    """SplitMix64's output function over a lazy uint64 array."""
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+    return z ^ (z >> 31)
+
+
+def _uniform(z: LazyArray, dtype: np.dtype) -> LazyArray:
+    """``z``'s top bits as a float of ``dtype`` in [0, 1), every value exact."""
+    bits = _UNIFORM_BITS[dtype.name]
+    return (z >> (64 - bits)).astype(dtype) * (2.0 ** -bits)
+
+
+def _float_dtype(name: str, dtype: Any) -> np.dtype:
+    dt = as_dtype(dtype)
+    if not is_float(dt) or dt.name not in _UNIFORM_BITS:
+        raise TypeError(f"sl.random.{name}: dtype must be float16, bfloat16, float32 or float64, got {dt}")
+    return dt
+
+
+def _key(seed: Any) -> int:
+    """A 64-bit key from a non-negative integer seed of any size (NumPy's seeds)."""
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"sl.random: a seed must be a non-negative integer (or None for fresh entropy), got {seed!r}")
+    seed = int(seed)
+    if seed < 0:
+        raise ValueError(f"sl.random: a seed must be a non-negative integer, got {seed}")
+    key = _GOLDEN
+    while True:  # fold 64-bit pieces of a large seed
+        key = _mix_host(((key ^ (seed & _MASK)) + _GOLDEN) & _MASK)
+        seed >>= 64
+        if not seed:
+            return key
+
+
+class Generator:
+    """A stream of random numbers (NumPy's ``Generator`` methods, SplitMix64 underneath: see
+    :mod:`stitchlab.random`). Each draw returns a lazy array that takes the next stretch of the
+    stream; draws are thread-safe.
+
+    Example:
+        >>> import stitchlab as sl
+        >>> rng = sl.random.default_rng(42)
+        >>> x = rng.random((2, 3), dtype="float32")
+        >>> x.shape, str(x.dtype), bool(((x >= 0) & (x < 1)).all())
+        ((2, 3), 'float32', True)
+    """
+
+    def __init__(self, seed: Any = None) -> None:
+        self._key = _key(secrets.randbits(64) if seed is None else seed)
+        self._counter = 0
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"Generator(SplitMix64, {self._counter} values drawn)"
+
+    def _start(self, name: str, values: int) -> Any:
+        """The stream's next ``values`` outputs start at the returned key (a 0-d uint64 buffer on
+        the current backend's device), the stream moves past them."""
+        if runtime.current().device() != "cpu":
+            import cupy
+
+            from ..runtime.scratch import capturing
+
+            if capturing(cupy.cuda.get_current_stream()):
+                raise RuntimeError(
+                    f"sl.random.{name} under a CUDA-graph capture: the graph would replay the same numbers; "
+                    "draw before the capture begins and pass the array in"
+                )
+        with self._lock:
+            start = self._counter
+            self._counter += values
+        return asarray(np.array((self._key + start * _GOLDEN) & _MASK, dtype=_U64))._node.value
+
+    def _streams(self, name: str, shape: tuple[int, ...], count: int) -> list[LazyArray]:
+        """``count`` lazy uint64 arrays of ``shape``: the next ``count * size`` outputs of the
+        stream, interleaved (element i of stream k is output ``count * i + k``). Inside
+        :func:`~stitchlab.jit` the stream's start is an input made anew for every call."""
+        n = math.prod(shape)
+        tracing = _jit.tracing()
+        start = None if tracing else self._start(name, n * count)
+        base = LazyArray(Node("input", (), (), _U64, value=start, device=runtime.current().device()))
+        if tracing:
+            _jit.per_call_input(base._node, lambda: self._start(name, n * count))
+        return [_mix(base + _iota(n, k, count, _U64) * _GOLDEN).reshape(shape) for k in range(count)]
+
+    def random(self, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+        """Uniform floats in [0, 1) (NumPy's ``Generator.random``; float16 and bfloat16 too)."""
+        dt = _float_dtype("random", dtype)
+        (z,) = self._streams("random", _shape(() if size is None else size), 1)
+        return _uniform(z, dt)
+
+    def standard_normal(self, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+        """Normally distributed floats, mean 0 and standard deviation 1 (Box-Muller in float64,
+        rounded once to ``dtype``)."""
+        dt = _float_dtype("standard_normal", dtype)
+        z1, z2 = self._streams("standard_normal", _shape(() if size is None else size), 2)
+        from .api import cos, log, sqrt  # type: ignore[attr-defined]
+
+        f64 = np.dtype(np.float64)
+        radius = sqrt(-2.0 * log(1.0 - _uniform(z1, f64)))  # 1 - u in (0, 1]
+        return (radius * cos((2 * math.pi) * _uniform(z2, f64))).astype(dt)
+
+    def normal(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+        """``loc + scale * standard_normal`` (NumPy's ``Generator.normal``; ``loc`` and ``scale``
+        may be arrays, broadcast with ``size``)."""
+        _check_scale("normal", "scale", scale)
+        dt = _float_dtype("normal", dtype)
+        shape = _broadcast_size(size, loc, scale)
+        return (loc + scale * self.standard_normal(shape, np.float64)).astype(dt)
+
+    def uniform(self, low: Any = 0.0, high: Any = 1.0, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+        """Uniform floats in [low, high) (NumPy's ``Generator.uniform``)."""
+        dt = _float_dtype("uniform", dtype)
+        if np.ndim(low) == 0 and np.ndim(high) == 0 and not isinstance(low, LazyArray) and not isinstance(high, LazyArray):
+            if not math.isfinite(float(high) - float(low)):
+                raise OverflowError(f"sl.random.uniform: high - low = {float(high) - float(low)} is not finite")
+        shape = _broadcast_size(size, low, high)
+        return (low + (high - low) * self.random(shape, np.float64)).astype(dt)
+
+    def integers(self, low: Any, high: Any = None, size: Any = None, dtype: Any = np.int64,
+                 endpoint: bool = False) -> LazyArray:
+        """Integers in [low, high), or [low, high] with ``endpoint`` (NumPy's
+        ``Generator.integers`` with Python-integer bounds; ``integers(n)`` draws from [0, n))."""
+        if high is None:
+            low, high = 0, low
+        try:
+            lo, hi = operator.index(low), operator.index(high)
+        except TypeError:
+            raise TypeError(
+                f"sl.random.integers: low and high must be Python or NumPy integers, got {low!r} and {high!r}"
+            ) from None
+        dt = as_dtype(dtype)
+        if dt.kind not in "iu":
+            raise TypeError(f"sl.random.integers: dtype must be an integer dtype, got {dt}")
+        top = hi if endpoint else hi - 1
+        if lo > top:
+            raise ValueError("low > high" if endpoint else "low >= high")
+        info = np.iinfo(dt)
+        if lo < info.min:
+            raise ValueError(f"low is out of bounds for {dt}")
+        if top > info.max:
+            raise ValueError(f"high is out of bounds for {dt}")
+        (z,) = self._streams("integers", _shape(() if size is None else size), 1)
+        span = top - lo + 1
+        picked = z if span == 1 << 64 else z % span
+        return (picked + (lo & _MASK)).astype(dt)  # modulo 2**64, then the low bits: the value itself
+
+
+def _check_scale(name: str, what: str, value: Any) -> None:
+    if not isinstance(value, LazyArray) and np.any(np.asarray(value) < 0):
+        raise ValueError(f"sl.random.{name}: {what} < 0 ({value!r})")
+
+
+def _broadcast_size(size: Any, *params: Any) -> tuple[int, ...]:
+    """``size``, or the broadcast shape of array parameters (NumPy's rule for distributions)."""
+    if size is not None:
+        return _shape(size)
+    return np.broadcast_shapes(*(np.shape(p) if not isinstance(p, LazyArray) else p.shape for p in params))
+
+
+def default_rng(seed: Any = None) -> Generator:
+    """A new :class:`Generator` (NumPy's ``default_rng``): from ``seed`` (a non-negative
+    integer), from fresh entropy for ``None``; a Generator passed in is returned as it is.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> a = sl.random.default_rng(7).integers(0, 10, 5)
+        >>> np.array_equal(a.get(), sl.random.default_rng(7).integers(0, 10, 5).get())
+        True
+    """
+    return seed if isinstance(seed, Generator) else Generator(seed)
+
+
+_global: Generator | None = None
+_global_lock = threading.Lock()
+
+
+def _generator() -> Generator:
+    global _global
+    with _global_lock:
+        if _global is None:
+            _global = Generator()
+        return _global
+
+
+def seed(seed: Any = None) -> None:
+    """Reseed the generator behind the module-level functions (``rand``, ``normal``...)."""
+    global _global
+    with _global_lock:
+        _global = Generator(seed)
+
+
+def random(size: Any = None, dtype: Any = np.float64) -> LazyArray:
+    """Uniform floats in [0, 1) from the module's generator (NumPy's and CuPy's ``random``)."""
+    return _generator().random(size, dtype)
+
+
+random_sample = random
+
+
+def rand(*size: int, dtype: Any = np.float64) -> LazyArray:
+    """Uniform floats in [0, 1) of shape ``size`` (CuPy's ``rand(d0, d1, ..., dtype)``)."""
+    return _generator().random(size, dtype)
+
+
+def randn(*size: int, dtype: Any = np.float64) -> LazyArray:
+    """Standard normal floats of shape ``size`` (CuPy's ``randn(d0, d1, ..., dtype)``)."""
+    return _generator().standard_normal(size, dtype)
+
+
+def standard_normal(size: Any = None, dtype: Any = np.float64) -> LazyArray:
+    """Standard normal floats from the module's generator."""
+    return _generator().standard_normal(size, dtype)
+
+
+def normal(loc: Any = 0.0, scale: Any = 1.0, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+    """``loc + scale * standard_normal`` from the module's generator (CuPy's ``normal``)."""
+    return _generator().normal(loc, scale, size, dtype)
+
+
+def uniform(low: Any = 0.0, high: Any = 1.0, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+    """Uniform floats in [low, high) from the module's generator (CuPy's ``uniform``)."""
+    return _generator().uniform(low, high, size, dtype)
+
+
+def integers(low: Any, high: Any = None, size: Any = None, dtype: Any = np.int64, endpoint: bool = False) -> LazyArray:
+    """Integers in [low, high) from the module's generator (see :meth:`Generator.integers`)."""
+    return _generator().integers(low, high, size, dtype, endpoint)
+
+
+def randint(low: Any, high: Any = None, size: Any = None, dtype: Any = np.int64) -> LazyArray:
+    """Integers in [low, high) (NumPy's and CuPy's ``randint``; ``randint(n)`` draws from [0, n))."""
+    return _generator().integers(low, high, size, dtype)

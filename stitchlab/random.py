@@ -1,0 +1,5 @@
+"""``sl.random``: random numbers as lazy arrays, drawn inside the kernels that use them (see
+:mod:`stitchlab.frontend.random`)."""
+
+from .frontend.random import *  # noqa: F401,F403
+from .frontend.random import __all__  # noqa: F401

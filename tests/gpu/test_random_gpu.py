@@ -1,0 +1,116 @@
+"""``sl.random`` in kernels on the GPU: the same bits as the numpy backend for one seed (uniform
+floats of every dtype and integers: integer arithmetic and exact conversions; normals within a
+few units of the host's libm), draws fused into their use (dropout: one kernel, no random buffer),
+and a draw large enough to need the kernels' 64-bit positions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import stitchlab as sl
+
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cupy_backend")]
+
+
+def _both(draw: object) -> tuple[np.ndarray, np.ndarray]:
+    """``draw(rng)`` on the GPU and on the numpy backend, from generators of one seed."""
+    gpu = draw(sl.random.default_rng(123)).get()
+    previous = sl.get_backend()
+    sl.set_backend("numpy")
+    try:
+        host = draw(sl.random.default_rng(123)).get()
+    finally:
+        sl.set_backend(previous)
+    return gpu, host
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "bfloat16"])
+def test_uniform_floats_are_the_host_bits(dtype: str) -> None:
+    gpu, host = _both(lambda r: r.random((1000, 777), dtype=dtype))
+    assert gpu.dtype == host.dtype and str(gpu.dtype) == dtype
+    np.testing.assert_array_equal(gpu.view(np.uint8), host.view(np.uint8))
+
+
+@pytest.mark.parametrize("low, high, dtype", [(0, 1 << 64, "uint64"), (-5, 17, "int8"), (0, 1000, "int32"), (-(2**40), 2**40, "int64")])
+def test_integers_are_the_host_values(low: int, high: int, dtype: str) -> None:
+    gpu, host = _both(lambda r: r.integers(low, high, (333, 1001), dtype=dtype))
+    np.testing.assert_array_equal(gpu, host)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_normals_are_the_host_values_within_a_few_units(dtype: str) -> None:
+    gpu, host = _both(lambda r: r.standard_normal(500_000, dtype=dtype))
+    assert gpu.dtype == host.dtype
+    eps = float(np.finfo(dtype).eps)
+    np.testing.assert_allclose(gpu, host, rtol=8 * eps, atol=8 * eps)
+    assert abs(gpu.astype(np.float64).mean()) < 0.01 and abs(gpu.astype(np.float64).std() - 1) < 0.01
+
+
+def test_dropout_is_one_kernel_and_keeps_the_expected_share() -> None:
+    import cupy as cp
+
+    x = sl.asarray(cp.ones((4096, 4096), cp.float32))
+    p = 0.1
+    y = x * (sl.random.default_rng(5).random(x.shape, np.float32) >= p) / (1 - p)
+    plan = sl.explain(y)
+    assert [k.schedule.family for k in plan.kernels] == ["pointwise"]
+    v = y.get()
+    assert abs((v == 0).mean() - p) < 0.002
+    np.testing.assert_allclose(v[v != 0], np.float32(1 / (1 - p)), rtol=1e-6)
+
+
+def test_a_draw_past_two_to_the_31_elements_continues_the_stream() -> None:
+    """3 * 2**30 float16 values (6 GiB): positions past 2**31 in the kernel; the last values are
+    the ones a separate draw of the tail gives."""
+    import cupy as cp
+
+    n = 3 * 2**30
+    big = sl.random.default_rng(77).random(n, dtype=np.float16)
+    sliced = big[-1000:].get()  # the slice fused into the draw: 1000 values at positions past 2**31
+    (buf,) = sl.compute(big)  # the whole draw in one kernel
+    whole = cp.asnumpy(buf[-1000:])
+    del buf, big
+    again = sl.random.default_rng(77)
+    again.random(n - 1000, dtype=np.float16)  # advances the stream without evaluating
+    tail = again.random(1000, dtype=np.float16).get()
+    np.testing.assert_array_equal(whole.view(np.uint16), tail.view(np.uint16))
+    np.testing.assert_array_equal(sliced.view(np.uint16), tail.view(np.uint16))
+
+
+def test_a_jitted_dropout_continues_the_stream_at_every_replay() -> None:
+    import cupy as cp
+
+    rng = sl.random.default_rng(9)
+
+    @sl.jit
+    def dropout(x: sl.LazyArray) -> sl.LazyArray:
+        return x * (rng.random(x.shape, np.float32) >= 0.3) / 0.7
+
+    host = np.random.default_rng(1).standard_normal((512, 1024)).astype(np.float32)
+    x = cp.asarray(host)
+    calls = [cp.asnumpy(cp.asarray(dropout(x))) for _ in range(4)]  # traced once, then replayed
+    assert len(dropout.traces) == 1 and len(dropout._replays) == 1
+    previous = sl.get_backend()
+    sl.set_backend("numpy")
+    try:
+        same_stream = sl.random.default_rng(9)
+        for got in calls:
+            want = (sl.asarray(host) * (same_stream.random(host.shape, np.float32) >= 0.3) / 0.7).get()
+            np.testing.assert_array_equal(got, want)
+    finally:
+        sl.set_backend(previous)
+
+
+def test_a_draw_under_a_cuda_graph_capture_refuses() -> None:
+    import cupy as cp
+
+    rng = sl.random.default_rng(2)
+    stream = cp.cuda.Stream(non_blocking=True)
+    with stream:
+        stream.begin_capture()
+        try:
+            with pytest.raises(RuntimeError, match="under a CUDA-graph capture: the graph would replay the same numbers"):
+                rng.random(10)
+        finally:
+            stream.end_capture()

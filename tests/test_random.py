@@ -1,0 +1,214 @@
+"""``sl.random`` on the numpy backend: the stream is SplitMix64's (checked against a plain Python
+implementation), draws continue the stream, the values have the documented form and pass
+distribution tests, errors name the value and the fix, a draw fuses into the kernel that uses it,
+and a draw under ``sl.jit`` continues the stream at every call (the replayed launch:
+``tests/compiler/test_jit_replay.py``). GPU: ``tests/gpu/test_random_gpu.py`` (the same bits)."""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import numpy as np
+import pytest
+
+import stitchlab as sl
+from stitchlab.frontend import random as slr
+
+pytestmark = pytest.mark.usefixtures("numpy_backend")
+
+MASK = (1 << 64) - 1
+GOLDEN = 0x9E3779B97F4A7C15
+
+
+def splitmix64(key: int, start: int, n: int) -> list[int]:
+    """Outputs ``start .. start + n - 1`` of the stream of ``key``: Steele, Lea and Flood's mix of
+    ``key + j * golden``, over Python ints."""
+    out = []
+    for j in range(start, start + n):
+        z = (key + j * GOLDEN) & MASK
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+        out.append(z ^ (z >> 31))
+    return out
+
+
+def test_the_stream_is_splitmix64() -> None:
+    rng = sl.random.default_rng(2026)
+    raw = rng.integers(0, 1 << 64, 20, dtype=np.uint64).get()
+    want = splitmix64(slr._key(2026), 0, 20)
+    assert [int(v) for v in raw] == want
+    # the next draw continues where the last one stopped; a float takes the top bits
+    u = rng.random(5).get()
+    top = [(v >> 11) * 2.0**-53 for v in splitmix64(slr._key(2026), 20, 5)]
+    assert u.tolist() == top
+
+
+def test_draws_continue_the_stream_whatever_their_shape() -> None:
+    a, b = sl.random.default_rng(5), sl.random.default_rng(5)
+    first = np.concatenate([a.random((2, 3)).get().ravel(), a.random(4).get(), a.random().get().ravel()])
+    np.testing.assert_array_equal(first, b.random(11).get())
+    # standard_normal takes two outputs per value
+    c = sl.random.default_rng(5)
+    c.standard_normal(3)
+    np.testing.assert_array_equal(c.random(2).get(), sl.random.default_rng(5).random(8).get()[6:])
+
+
+def test_seeds() -> None:
+    def draw(seed: object) -> np.ndarray:
+        return sl.random.default_rng(seed).integers(0, 1 << 62, 8).get()
+
+    np.testing.assert_array_equal(draw(1), draw(np.int64(1)))
+    assert not np.array_equal(draw(1), draw(2))
+    assert not np.array_equal(draw(1), draw(1 + (1 << 64)))  # large seeds fold in every bit
+    assert not np.array_equal(draw(None), draw(None))  # fresh entropy
+    g = sl.random.default_rng(3)
+    assert sl.random.default_rng(g) is g
+    sl.random.seed(11)
+    x = sl.random.rand(3).get()
+    sl.random.seed(11)
+    np.testing.assert_array_equal(sl.random.rand(3).get(), x)
+    np.testing.assert_array_equal(x, sl.random.default_rng(11).random(3).get())
+
+
+@pytest.mark.parametrize("dtype, bits", [("float64", 53), ("float32", 24), ("float16", 11), ("bfloat16", 8)])
+def test_uniform_values_are_exact_multiples_of_the_step_below_one(dtype: str, bits: int) -> None:
+    x = sl.random.default_rng(1).random(200_000, dtype=dtype).get()
+    assert str(x.dtype) == dtype
+    v = x.astype(np.float64)
+    assert v.min() >= 0 and v.max() < 1
+    np.testing.assert_array_equal(v * 2.0**bits, np.floor(v * 2.0**bits))
+    assert abs(v.mean() - 0.5) < 5 * math.sqrt(1 / 12 / v.size)
+    if bits <= 11:  # every step value is reached
+        assert np.unique(v).size == 2**bits
+
+
+def _ks(sample: np.ndarray, cdf: np.ndarray) -> float:
+    """Kolmogorov-Smirnov distance of a sorted sample from the CDF values at its points."""
+    n = sample.size
+    i = np.arange(1, n + 1)
+    return float(max(np.max(i / n - cdf), np.max(cdf - (i - 1) / n)))
+
+
+def test_distributions_pass_kolmogorov_smirnov_and_moment_tests() -> None:
+    rng = sl.random.default_rng(99)
+    n = 200_000
+    bound = 1.95 / math.sqrt(n)  # the KS statistic's 0.1 % critical value
+    u = np.sort(rng.random(n).get())
+    assert _ks(u, u) < bound
+    z = np.sort(rng.standard_normal(n).get())
+    phi = 0.5 * (1 + np.vectorize(math.erf)(z / math.sqrt(2)))
+    assert _ks(z, phi) < bound
+    assert abs(z.mean()) < 5 / math.sqrt(n) and abs(z.var() - 1) < 5 * math.sqrt(2 / n)
+    m = rng.normal(3.0, 0.5, n).get()
+    assert abs(m.mean() - 3) < 5 * 0.5 / math.sqrt(n) and abs(m.std() - 0.5) < 0.01
+    w = rng.uniform(-2, 6, n, dtype=np.float32).get()
+    assert w.dtype == np.float32 and w.min() >= -2 and w.max() < 6 and abs(w.mean() - 2) < 0.03
+    # successive uniforms are uncorrelated
+    pairs = rng.random(n).get()
+    assert abs(np.corrcoef(pairs[:-1], pairs[1:])[0, 1]) < 5 / math.sqrt(n)
+
+
+@pytest.mark.parametrize("low, high, dtype, endpoint", [(0, 7, "int64", False), (-3, 4, "int8", False), (250, 255, "uint8", True),
+                                                        (-(2**31), 2**31 - 1, "int32", True), (10**12, 10**12 + 5, "int64", False)])
+def test_integers_are_uniform_over_the_range(low: int, high: int, dtype: str, endpoint: bool) -> None:
+    x = sl.random.default_rng(4).integers(low, high, 60_000, dtype=dtype, endpoint=endpoint).get()
+    assert str(x.dtype) == dtype
+    top = high if endpoint else high - 1
+    assert x.min() >= low and x.max() <= top
+    span = top - low + 1
+    if span <= 16:
+        counts = np.bincount((x.astype(np.int64) - low), minlength=span)
+        expected = x.size / span
+        chi2 = float(((counts - expected) ** 2 / expected).sum())
+        assert chi2 < span - 1 + 6 * math.sqrt(2 * (span - 1))  # far in the tail otherwise
+        assert counts.min() > 0
+    np.testing.assert_array_equal(sl.random.randint(5, size=3).get() < 5, True)
+
+
+def test_a_draw_fuses_into_its_use() -> None:
+    from lazycheck import families
+
+    x = sl.asarray(np.ones((64, 512), np.float32))
+    dropped = x * (sl.random.default_rng(0).random(x.shape, np.float32) >= 0.25) / 0.75
+    assert families(dropped) == ["pointwise"]
+    kept = dropped.get()
+    assert set(np.unique(kept).tolist()) <= {0.0, np.float32(1 / 0.75)}
+    assert 0.2 < (kept == 0).mean() < 0.3
+    assert families(sl.random.default_rng(0).standard_normal((8, 8)) + x[:8, :8]) == ["pointwise"]
+
+
+def test_errors_name_the_value_and_the_fix() -> None:
+    rng = sl.random.default_rng(0)
+    with pytest.raises(TypeError, match="dtype must be float16, bfloat16, float32 or float64, got int32"):
+        rng.random(3, dtype=np.int32)
+    with pytest.raises(TypeError, match="dtype must be an integer dtype, got float32"):
+        rng.integers(0, 3, dtype=np.float32)
+    with pytest.raises(ValueError, match="low >= high"):
+        rng.integers(5, 5)
+    with pytest.raises(ValueError, match="high is out of bounds for int8"):
+        rng.integers(0, 300, dtype=np.int8)
+    with pytest.raises(ValueError, match="low is out of bounds for uint8"):
+        rng.integers(-1, 3, dtype=np.uint8)
+    with pytest.raises(TypeError, match="low and high must be Python or NumPy integers"):
+        rng.integers(0.5, 3)
+    with pytest.raises(ValueError, match="scale < 0"):
+        rng.normal(0, -1.0, 3)
+    with pytest.raises(OverflowError, match="not finite"):
+        rng.uniform(-1e308, 1e308, 3)
+    with pytest.raises(ValueError, match="a seed must be a non-negative integer, got -1"):
+        sl.random.default_rng(-1)
+    with pytest.raises(TypeError, match="a seed must be a non-negative integer"):
+        sl.random.default_rng(1.5)
+    with pytest.raises(ValueError, match="negative"):
+        rng.random((2, -1))
+
+
+def test_a_draw_inside_jit_takes_the_next_numbers_at_every_call() -> None:
+    rng = sl.random.default_rng(3)
+
+    @sl.jit
+    def dropout(x: sl.LazyArray, p: float) -> sl.LazyArray:
+        return x * (rng.random(x.shape, np.float32) >= p) / (1 - p)
+
+    x = np.ones((4, 6), np.float32)
+    calls = [dropout(x, 0.5).get() for _ in range(3)]
+    assert len(dropout.traces) == 1
+    same_stream = sl.random.default_rng(3)
+    for got in calls:  # each call continues the stream, as the same draws outside sl.jit would
+        want = (x * (same_stream.random(x.shape, np.float32) >= 0.5) / 0.5).get()
+        np.testing.assert_array_equal(got, want)
+    assert not np.array_equal(calls[0], calls[1])
+
+
+def test_draws_from_threads_take_disjoint_parts_of_the_stream() -> None:
+    rng = sl.random.default_rng(8)
+    got: list[np.ndarray] = []
+    lock = threading.Lock()
+
+    def draw() -> None:
+        for _ in range(20):
+            v = rng.integers(0, 1 << 64, 50, dtype=np.uint64).get()
+            with lock:
+                got.append(v)
+
+    threads = [threading.Thread(target=draw) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    values = np.sort(np.concatenate(got))
+    want = np.sort(np.array(splitmix64(slr._key(8), 0, 4 * 20 * 50), dtype=np.uint64))
+    np.testing.assert_array_equal(values, want)  # every output once, none twice
+
+
+def test_module_functions_and_shapes() -> None:
+    assert sl.random.rand(2, 3).shape == (2, 3) and sl.random.rand().shape == ()
+    assert sl.random.randn(4, dtype=np.float32).dtype == np.float32
+    assert sl.random.random_sample((5,)).shape == (5,)
+    assert sl.random.normal(np.zeros(3), 1.0).shape == (3,)
+    assert sl.random.uniform(size=(2, 2)).dtype == np.float64
+    assert sl.random.standard_normal(7).shape == (7,)
+    assert sl.random.integers(3, size=2).dtype == np.int64
+    assert "SplitMix64" in repr(sl.random.default_rng(0))
+    assert sl.random.random(0).shape == (0,)
