@@ -78,8 +78,8 @@ def _impls(program: str, dtype: str, x_cp: Any, x_t: Any) -> dict[str, tuple[Cal
 
 
 def _check(program: str, got: np.ndarray, x: np.ndarray, dtype: str) -> tuple[bool, str]:
-    if program == "draw":
-        ok = bool(got.min() >= 0 and got.max() < 1 and abs(got.mean() - 0.5) < 1e-3)
+    if program == "draw":  # (bfloat16 values in steps of 2**-8 average (1 - 2**-8) / 2 = 0.498)
+        ok = bool(got.min() >= 0 and got.max() < 1 and abs(got.mean() - 0.5) < (1e-3 if dtype == "float32" else 3e-3))
         return ok, f"min {got.min():.3g} max {got.max():.6g} mean {got.mean():.5f}"
     dropped = got == 0
     share = float(dropped.mean())

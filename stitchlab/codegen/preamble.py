@@ -377,6 +377,13 @@ template <class T> __device__ __forceinline__ T sl_lcm(T a, T b) {
   const auto g = sl_gcd_unsigned(ua, ub);
   return g == 0 ? T(0) : (T)(ua / g * ub);
 }
+// SplitMix64's output function (Steele, Lea and Flood 2014): sl.random's values
+__device__ __forceinline__ unsigned long long sl_splitmix64(unsigned long long z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
 // ldexp's exponent as C's int: beyond +-100000 every finite float over- or underflows alike
 template <class T> __device__ __forceinline__ int sl_ldexp_exp(T n) {
   return n > T(100000) ? 100000 : n < T(-100000) ? -100000 : (int)n;

@@ -47,13 +47,16 @@ _ALIASES = {"absolute": ["abs"], "divide": ["true_divide"], "remainder": ["mod"]
             "arcsin": ["asin"], "arccos": ["acos"], "arctan": ["atan"], "arctan2": ["atan2"],
             "arcsinh": ["asinh"], "arccosh": ["acosh"], "arctanh": ["atanh"], "invert": ["bitwise_not", "bitwise_invert"]}
 
+#: elementwise ops without a generated function of their own (written out, or internal)
+_NOT_GENERATED = ("astype", "where", "splitmix64")
+
 for _name, _op in OPS.items():
-    if _op.kind is Kind.ELEMENTWISE and _name not in ("astype", "where"):
+    if _op.kind is Kind.ELEMENTWISE and _name not in _NOT_GENERATED:
         globals()[_name] = _elementwise(_name)
         for _alias in _ALIASES.get(_name, ()):
             globals()[_alias] = _elementwise(_name, _alias)
 
-ELEMENTWISE = [n for n, o in OPS.items() if o.kind is Kind.ELEMENTWISE and n not in ("astype", "where")]
+ELEMENTWISE = [n for n, o in OPS.items() if o.kind is Kind.ELEMENTWISE and n not in _NOT_GENERATED]
 ELEMENTWISE += [a for names in _ALIASES.values() for a in names]
 
 

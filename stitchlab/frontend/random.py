@@ -2,8 +2,9 @@
 
 A draw is an expression of its elements' positions, not a buffer: element ``j`` of the stream of
 a generator is SplitMix64's output ``mix(key + j * 0x9E3779B97F4A7C15)`` (Steele, Lea and Flood,
-2014: a 64-bit counter-based generator that passes BigCrush), built from the integer ops every
-kernel has (``iota``, multiplies, shifts, xors on uint64). So ``x * (sl.random.random(x.shape) >=
+2014: a 64-bit counter-based generator that passes BigCrush): an ``iota`` of positions, a uint64
+multiply and add, and the op ``splitmix64`` (the output function: shifts, xors and two
+multiplies), elementwise like any other op. So ``x * (sl.random.random(x.shape) >=
 p) / (1 - p)`` (dropout) is one pointwise kernel that reads ``x`` and writes the result, with no
 random buffer in memory, and the numpy backend computes the same bits. Each draw takes the next
 stretch of the generator's stream: its start (one uint64) goes to the device as a 0-d input, so
@@ -37,6 +38,7 @@ import numpy as np
 from .. import runtime
 from ..ir.dtypes import as_dtype, is_float
 from ..ir.node import Node
+from . import build
 from . import jit as _jit
 from .array import LazyArray
 from .creation import _iota, _shape, asarray
@@ -61,10 +63,8 @@ def _mix_host(z: int) -> int:
 
 
 def _mix(z: LazyArray) -> LazyArray:
-    """SplitMix64's output function over a lazy uint64 array."""
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EB
-    return z ^ (z >> 31)
+    """SplitMix64's output function over a lazy uint64 array (the op ``splitmix64``)."""
+    return LazyArray(build.elementwise("splitmix64", z._node))
 
 
 def _uniform(z: LazyArray, dtype: np.dtype) -> LazyArray:

@@ -142,6 +142,14 @@ def _rsqrt(x: np.ndarray) -> np.ndarray:
         return (1 / np.sqrt(x)).astype(x.dtype, copy=False)
 
 
+def _splitmix64(z: Any) -> Any:
+    """SplitMix64's output function over uint64 values (NumPy or CuPy arrays), wrapping."""
+    with np.errstate(over="ignore"):
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
 E, R = Kind.ELEMENTWISE, Kind.REDUCE
 F = "f"
 
@@ -209,6 +217,9 @@ _op("right_shift", E, 2, np.right_shift, ufunc=np.right_shift, cuda="sl_rshift({
 _op("heaviside", E, 2, np.heaviside, ufunc=np.heaviside, cuda="sl_heaviside({0}, {1})")
 #: x1 * 2**x2 exactly (x2 an int32 or int64: NumPy's loops), from C's ldexp; a float16 result is
 #: the float32 one rounded once, as NumPy's float16 loop computes it
+#: internal (``sl.random``), not a NumPy function: SplitMix64's output function of a uint64
+#: (Steele, Lea and Flood 2014), typed by ``invert``'s loop (uint64 -> uint64)
+_op("splitmix64", E, 1, _splitmix64, ufunc=np.invert, cuda="sl_splitmix64({0})", cost=10)
 _op("ldexp", E, 2, np.ldexp, ufunc=np.ldexp, cuda="ldexp({0}, sl_ldexp_exp({1}))", cost=2)
 #: integers only (NumPy's loops): greatest common divisor and least common multiple, >= 0 but
 #: where the magnitude wraps (gcd(-128, 0) of int8 is -128, as in NumPy)

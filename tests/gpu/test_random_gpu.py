@@ -97,7 +97,9 @@ def test_a_jitted_dropout_continues_the_stream_at_every_replay() -> None:
         same_stream = sl.random.default_rng(9)
         for got in calls:
             want = (sl.asarray(host) * (same_stream.random(host.shape, np.float32) >= 0.3) / 0.7).get()
-            np.testing.assert_array_equal(got, want)
+            np.testing.assert_array_equal(got == 0, want == 0)  # the same values dropped
+            # the kept ones: kernels multiply by the reciprocal of a constant divisor (1 ulp apart)
+            np.testing.assert_allclose(got, want, rtol=2.5e-7, atol=0)
     finally:
         sl.set_backend(previous)
 
