@@ -70,7 +70,10 @@ def _mix(z: LazyArray) -> LazyArray:
 def _uniform(z: LazyArray, dtype: np.dtype) -> LazyArray:
     """``z``'s top bits as a float of ``dtype`` in [0, 1), every value exact."""
     bits = _UNIFORM_BITS[dtype.name]
-    return (z >> (64 - bits)).astype(dtype) * (2.0 ** -bits)
+    top = z >> (64 - bits)
+    if bits <= 32:  # a 32-bit conversion to float (a 64-bit one is several times slower on the GPU)
+        top = top.astype(np.uint32)
+    return top.astype(dtype) * (2.0 ** -bits)
 
 
 def _float_dtype(name: str, dtype: Any) -> np.dtype:
@@ -144,7 +147,10 @@ class Generator:
         base = LazyArray(Node("input", (), (), _U64, value=start, device=runtime.current().device()))
         if tracing:
             _jit.per_call_input(base._node, lambda: self._start(name, n * count))
-        return [_mix(base + _iota(n, k, count, _U64) * _GOLDEN).reshape(shape) for k in range(count)]
+        # positions as uint32 where they fit: the multiply by the 64-bit constant is then a wide
+        # 32-bit one (bits unchanged: the positions are the same numbers)
+        width = np.dtype(np.uint32) if n * count <= 1 << 32 else _U64
+        return [_mix(base + _iota(n, k, count, width).astype(_U64) * _GOLDEN).reshape(shape) for k in range(count)]
 
     def random(self, size: Any = None, dtype: Any = np.float64) -> LazyArray:
         """Uniform floats in [0, 1) (NumPy's ``Generator.random``; float16 and bfloat16 too)."""

@@ -60,20 +60,21 @@ def test_dropout_is_one_kernel_and_keeps_the_expected_share() -> None:
     np.testing.assert_allclose(v[v != 0], np.float32(1 / (1 - p)), rtol=1e-6)
 
 
-def test_a_draw_past_two_to_the_31_elements_continues_the_stream() -> None:
-    """3 * 2**30 float16 values (6 GiB): positions past 2**31 in the kernel; the last values are
-    the ones a separate draw of the tail gives."""
+@pytest.mark.parametrize("method, n", [("random", 3 * 2**30), ("standard_normal", 2**31 + 1000)])
+def test_a_draw_past_two_to_the_31_elements_continues_the_stream(method: str, n: int) -> None:
+    """float16 draws of 6 and 4 GiB: positions past 2**31 in the kernel (uint32 positions for the
+    uniforms; the normals take two outputs each, past 2**32: uint64 positions); the last values
+    are the ones a separate small draw of the tail gives."""
     import cupy as cp
 
-    n = 3 * 2**30
-    big = sl.random.default_rng(77).random(n, dtype=np.float16)
-    sliced = big[-1000:].get()  # the slice fused into the draw: 1000 values at positions past 2**31
+    big = getattr(sl.random.default_rng(77), method)(n, dtype=np.float16)
+    sliced = big[-1000:].get()  # the slice fused into the draw: 1000 values at the far positions
     (buf,) = sl.compute(big)  # the whole draw in one kernel
     whole = cp.asnumpy(buf[-1000:])
     del buf, big
     again = sl.random.default_rng(77)
-    again.random(n - 1000, dtype=np.float16)  # advances the stream without evaluating
-    tail = again.random(1000, dtype=np.float16).get()
+    getattr(again, method)(n - 1000, dtype=np.float16)  # advances the stream without evaluating
+    tail = getattr(again, method)(1000, dtype=np.float16).get()
     np.testing.assert_array_equal(whole.view(np.uint16), tail.view(np.uint16))
     np.testing.assert_array_equal(sliced.view(np.uint16), tail.view(np.uint16))
 
