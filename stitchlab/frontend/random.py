@@ -38,6 +38,7 @@ import numpy as np
 from .. import runtime
 from ..ir.dtypes import as_dtype, is_float
 from ..ir.node import Node
+from ..ir.ops import OPS
 from . import build
 from . import jit as _jit
 from .array import LazyArray
@@ -53,13 +54,6 @@ _MASK = (1 << 64) - 1
 _U64 = np.dtype(np.uint64)
 #: float dtype name -> (bits of the output kept, the step they are scaled by)
 _UNIFORM_BITS = {"float64": 53, "float32": 24, "float16": 11, "bfloat16": 8}
-
-
-def _mix_host(z: int) -> int:
-    """SplitMix64's output function over a Python int (for keys)."""
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
-    return z ^ (z >> 31)
 
 
 def _mix(z: LazyArray) -> LazyArray:
@@ -92,7 +86,7 @@ def _key(seed: Any) -> int:
         raise ValueError(f"sl.random: a seed must be a non-negative integer, got {seed}")
     key = _GOLDEN
     while True:  # fold 64-bit pieces of a large seed
-        key = _mix_host(((key ^ (seed & _MASK)) + _GOLDEN) & _MASK)
+        key = int(OPS["splitmix64"].numpy(np.uint64(((key ^ (seed & _MASK)) + _GOLDEN) & _MASK)))
         seed >>= 64
         if not seed:
             return key

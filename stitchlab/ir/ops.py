@@ -143,7 +143,8 @@ def _rsqrt(x: np.ndarray) -> np.ndarray:
 
 
 def _splitmix64(z: Any) -> Any:
-    """SplitMix64's output function over uint64 values (NumPy or CuPy arrays), wrapping."""
+    """SplitMix64's output function over uint64 values (NumPy or CuPy arrays, NumPy scalars),
+    wrapping."""
     with np.errstate(over="ignore"):
         z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
         z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
@@ -215,11 +216,11 @@ _op("fmod", E, 2, np.fmod, ufunc=np.fmod, cuda="sl_fmod({0}, {1})", cost=4)
 _op("left_shift", E, 2, np.left_shift, ufunc=np.left_shift, cuda="sl_lshift({0}, {1})")
 _op("right_shift", E, 2, np.right_shift, ufunc=np.right_shift, cuda="sl_rshift({0}, {1})")
 _op("heaviside", E, 2, np.heaviside, ufunc=np.heaviside, cuda="sl_heaviside({0}, {1})")
-#: x1 * 2**x2 exactly (x2 an int32 or int64: NumPy's loops), from C's ldexp; a float16 result is
-#: the float32 one rounded once, as NumPy's float16 loop computes it
 #: internal (``sl.random``), not a NumPy function: SplitMix64's output function of a uint64
 #: (Steele, Lea and Flood 2014), typed by ``invert``'s loop (uint64 -> uint64)
 _op("splitmix64", E, 1, _splitmix64, ufunc=np.invert, cuda="sl_splitmix64({0})", cost=10)
+#: x1 * 2**x2 exactly (x2 an int32 or int64: NumPy's loops), from C's ldexp; a float16 result is
+#: the float32 one rounded once, as NumPy's float16 loop computes it
 _op("ldexp", E, 2, np.ldexp, ufunc=np.ldexp, cuda="ldexp({0}, sl_ldexp_exp({1}))", cost=2)
 #: integers only (NumPy's loops): greatest common divisor and least common multiple, >= 0 but
 #: where the magnitude wraps (gcd(-128, 0) of int8 is -128, as in NumPy)

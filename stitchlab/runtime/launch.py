@@ -412,10 +412,8 @@ def _binder(one: Any, run: Any = None) -> Callable[[list[Any], int], Callable[[t
     def bind(binding: list[Any], n_args: int) -> Callable[[tuple[Any, ...]], list[Any]]:
         positions, fixed = _positions(binding, n_args)
         if any(isinstance(f, PerCall) for f in fixed):  # buffers made for each call
-            made = fixed
-
             def extend(args: tuple[Any, ...]) -> tuple[Any, ...]:
-                return args + tuple(f.make() if isinstance(f, PerCall) else f for f in made)
+                return args + tuple(f.make() if isinstance(f, PerCall) else f for f in fixed)
         elif fixed:
             def extend(args: tuple[Any, ...]) -> tuple[Any, ...]:
                 return args + fixed
