@@ -212,3 +212,57 @@ def test_module_functions_and_shapes() -> None:
     assert sl.random.integers(3, size=2).dtype == np.int64
     assert "SplitMix64" in repr(sl.random.default_rng(0))
     assert sl.random.random(0).shape == (0,)
+
+
+def test_permutation_and_choice() -> None:
+    rng = sl.random.default_rng(12)
+    p = rng.permutation(1000).get()
+    assert p.dtype == np.int64 and sorted(p.tolist()) == list(range(1000)) and not np.array_equal(p, np.arange(1000))
+    x = np.arange(24).reshape(4, 6)
+    rows = rng.permutation(x).get()
+    assert sorted(map(tuple, rows.tolist())) == sorted(map(tuple, x.tolist()))
+    cols = rng.permutation(x, axis=1).get()
+    assert np.array_equal(np.sort(cols, axis=1), x) and np.all(cols - cols[:, :1] == (cols - cols[:, :1])[0])
+    assert rng.permutation(0).shape == (0,) and rng.permutation(-3).shape == (0,)
+    # uniform with replacement, with probabilities (NumPy's cumulative sum), without replacement
+    n = 60_000
+    u = rng.choice(5, n).get()
+    assert u.min() == 0 and u.max() == 4 and np.all(np.abs(np.bincount(u) / n - 0.2) < 0.01)
+    w = rng.choice(3, n, p=[0.2, 0.5, 0.3]).get()
+    np.testing.assert_allclose(np.bincount(w) / n, [0.2, 0.5, 0.3], atol=0.01)
+    assert rng.choice(3, 50, p=[0.0, 1.0, 0.0]).get().tolist() == [1] * 50
+    distinct = rng.choice(50, 50, replace=False).get()
+    assert sorted(distinct.tolist()) == list(range(50))
+    # weighted without replacement: inclusion frequencies of NumPy's successive draws
+    hits = np.zeros(4)
+    for _ in range(3000):
+        hits[rng.choice(4, 2, replace=False, p=[0.1, 0.2, 0.3, 0.4]).get()] += 1
+    numpy_rng, want = np.random.default_rng(0), np.zeros(4)
+    for _ in range(20000):
+        want[numpy_rng.choice(4, 2, replace=False, p=[0.1, 0.2, 0.3, 0.4])] += 1
+    np.testing.assert_allclose(hits / 3000, want / 20000, atol=0.04)
+    assert rng.choice(4, 3, replace=False, p=[0.5, 0.5, 0.0, 1e-300]).get().tolist().count(2) == 0
+    values = rng.choice(np.arange(10) * 2, (2, 3)).get()
+    assert values.shape == (2, 3) and np.all(values % 2 == 0)
+    assert rng.choice(x, 5, axis=1).shape == (4, 5) and rng.choice(7).shape == ()
+    assert sl.random.permutation(3).shape == (3,) and sl.random.choice(3, 2).shape == (2,)
+
+
+def test_permutation_and_choice_errors_are_numpys() -> None:
+    rng = sl.random.default_rng(0)
+    with pytest.raises(ValueError, match="a must be a positive integer unless no samples are taken"):
+        rng.choice(0, 3)
+    with pytest.raises(ValueError, match="Cannot take a larger sample than population when replace is False"):
+        rng.choice(3, 5, replace=False)
+    with pytest.raises(ValueError, match="a and p must have same size"):
+        rng.choice(3, 2, p=[0.5, 0.5])
+    with pytest.raises(ValueError, match="Probabilities are not non-negative"):
+        rng.choice(3, 2, p=[0.5, 0.6, -0.1])
+    with pytest.raises(ValueError, match="Probabilities do not sum to 1"):
+        rng.choice(3, 2, p=[0.2, 0.2, 0.2])
+    with pytest.raises(ValueError, match="Fewer non-zero entries in p than size"):
+        rng.choice(3, 3, replace=False, p=[0.5, 0.5, 0.0])
+    with pytest.raises(TypeError, match="immutable; use y = rng.permutation"):
+        rng.shuffle(np.arange(3))
+    with pytest.raises(TypeError, match="immutable"):
+        sl.random.shuffle(np.arange(3))

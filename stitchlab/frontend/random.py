@@ -43,10 +43,11 @@ from . import build
 from . import jit as _jit
 from .array import LazyArray
 from .creation import _iota, _shape, asarray
+from .library import argsort, searchsorted, take
 
 __all__ = [
     "Generator", "default_rng", "seed", "random", "random_sample", "rand", "randn", "uniform",
-    "normal", "standard_normal", "integers", "randint",
+    "normal", "standard_normal", "integers", "randint", "permutation", "shuffle", "choice",
 ]
 
 _GOLDEN = 0x9E3779B97F4A7C15
@@ -209,6 +210,78 @@ class Generator:
         return (picked + (lo & _MASK)).astype(dt)  # modulo 2**64, then the low bits: the value itself
 
 
+    def permutation(self, x: Any, axis: int = 0) -> LazyArray:
+        """A random ordering of ``range(x)`` for an integer ``x`` (int64), else ``x`` with its
+        entries along ``axis`` in random order (NumPy's ``Generator.permutation``): the argsort
+        of one draw of 64-bit keys (ties: probability below ``n**2 / 2**65``), a sort step and,
+        for an array, a gather."""
+        if isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)):
+            (keys,) = self._streams("permutation", (max(int(x), 0),), 1)
+            return argsort(keys)
+        arr = asarray(x)
+        ax = build.normalize_axis(axis, arr.ndim)
+        return take(arr, self.permutation(arr.shape[ax]), axis=ax)
+
+    def shuffle(self, x: Any, axis: int = 0) -> None:
+        """Refuses: NumPy's ``shuffle`` reorders ``x`` in place, and stitchlab arrays are immutable."""
+        raise TypeError("sl.random.shuffle: stitchlab arrays are immutable; use y = rng.permutation(x, axis) instead")
+
+    def choice(self, a: Any, size: Any = None, replace: bool = True, p: Any = None, axis: int = 0,
+               shuffle: bool = True) -> LazyArray:
+        """Samples of ``range(a)`` for an integer ``a``, else of the entries of ``a`` along ``axis``
+        (NumPy's ``Generator.choice``): uniform, or with probabilities ``p`` (host values, checked
+        as NumPy checks them); without ``replace``, uniform samples are the first of a random
+        permutation and weighted ones the smallest of exponential keys over ``p`` (the
+        distribution of NumPy's successive draws). Samples come in random order (``shuffle`` is
+        accepted for NumPy's signature)."""
+        if isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_)):
+            n, population = int(a), None
+        else:
+            population = asarray(a)
+            if population.ndim == 0:
+                raise ValueError("a must be 1-dimensional or an integer")
+            axis = build.normalize_axis(axis, population.ndim)
+            n = population.shape[axis]
+        shape = _shape(() if size is None else size)
+        k = math.prod(shape)
+        if n <= 0 and k:
+            raise ValueError("a must be a positive integer unless no samples are taken")
+        weights = None
+        if p is not None:
+            weights = np.asarray(p, dtype=np.float64)
+            if weights.ndim != 1:
+                raise ValueError("p must be 1-dimensional")
+            if weights.size != n:
+                raise ValueError("a and p must have same size")
+            if np.any(weights < 0) or not np.all(np.isfinite(weights)):
+                raise ValueError("Probabilities are not non-negative")
+            if abs(weights.sum() - 1) > math.sqrt(np.finfo(np.float64).eps):
+                raise ValueError("Probabilities do not sum to 1")
+        if replace:
+            if weights is None:
+                picked = self.integers(0, max(n, 1), shape)
+            else:  # NumPy's method: the cumulative sum searched at uniform draws
+                cdf = np.cumsum(weights)
+                picked = searchsorted(asarray(cdf / cdf[-1]), self.random(shape), side="right")
+        else:
+            if k > n:
+                raise ValueError("Cannot take a larger sample than population when replace is False")
+            if weights is not None and np.count_nonzero(weights) < k:
+                raise ValueError("Fewer non-zero entries in p than size")
+            if weights is None:
+                order = self.permutation(n)
+            else:  # exponential race: E_i / p_i, the k smallest
+                from .api import log1p  # type: ignore[attr-defined]
+
+                with np.errstate(divide="ignore"):
+                    inverse = asarray(1 / weights)
+                order = argsort(-log1p(-self.random(n)) * inverse)
+            picked = order[:k].reshape(shape)
+        if population is None:
+            return picked
+        return take(population, picked, axis=axis)
+
+
 def _check_scale(name: str, what: str, value: Any) -> None:
     if not isinstance(value, LazyArray) and np.any(np.asarray(value) < 0):
         raise ValueError(f"sl.random.{name}: {what} < 0 ({value!r})")
@@ -294,3 +367,20 @@ def integers(low: Any, high: Any = None, size: Any = None, dtype: Any = np.int64
 def randint(low: Any, high: Any = None, size: Any = None, dtype: Any = np.int64) -> LazyArray:
     """Integers in [low, high) (NumPy's and CuPy's ``randint``; ``randint(n)`` draws from [0, n))."""
     return _generator().integers(low, high, size, dtype)
+
+
+def permutation(x: Any, axis: int = 0) -> LazyArray:
+    """A random ordering of ``range(x)``, or ``x`` reordered along ``axis`` (see
+    :meth:`Generator.permutation`), from the module's generator."""
+    return _generator().permutation(x, axis)
+
+
+def shuffle(x: Any, axis: int = 0) -> None:
+    """Refuses (stitchlab arrays are immutable): use :func:`permutation`."""
+    _generator().shuffle(x, axis)
+
+
+def choice(a: Any, size: Any = None, replace: bool = True, p: Any = None) -> LazyArray:
+    """Samples of ``range(a)`` or of ``a``'s entries (see :meth:`Generator.choice`), from the
+    module's generator."""
+    return _generator().choice(a, size, replace, p)

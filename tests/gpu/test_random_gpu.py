@@ -117,3 +117,16 @@ def test_a_draw_under_a_cuda_graph_capture_refuses() -> None:
                 rng.random(10)
         finally:
             stream.end_capture()
+
+
+def test_permutation_and_choice_are_the_host_values() -> None:
+    """Sort and gather steps over the same keys: the same orderings and samples as the numpy
+    backend (the weighted sample without replacement goes through log1p: checked for validity)."""
+    host = np.arange(5000 * 3).reshape(5000, 3)
+    for draw in (lambda r: r.permutation(100_000), lambda r: r.permutation(host),
+                 lambda r: r.choice(1000, 20_000), lambda r: r.choice(4, 50_000, p=[0.1, 0.2, 0.3, 0.4]),
+                 lambda r: r.choice(host, 300, replace=False)):
+        gpu, cpu = _both(draw)
+        np.testing.assert_array_equal(gpu, cpu)
+    picked = sl.random.default_rng(3).choice(1000, 600, replace=False, p=np.full(1000, 1e-3)).get()
+    assert len(set(picked.tolist())) == 600 and picked.min() >= 0 and picked.max() < 1000
