@@ -14,6 +14,8 @@
 #                         the stitchlab backend each notebook must use
 #   GPU_CHECK_SWEEP="float16:layernorm,adam;float32:groupnorm"
 #                         also time every schedule of these workloads (benchmarks/kernel_sweep.py)
+#   GPU_CHECK_RANDOM=1    also time random draws and dropout against CuPy and torch
+#                         (benchmarks/random_dropout.py) into $OUT/random/
 #   GPU_CHECK_NCU=a,b     also profile these workloads' stitchlab kernels with Nsight Compute
 #                         (large, --clock-control none) into $OUT/ncu.txt; NCU_TIMEOUT_S (90),
 #                         NCU_DTYPE (float32), NCU_SECTIONS ("SpeedOfLight LaunchStats Occupancy")
@@ -88,6 +90,13 @@ if [ -n "${GPU_CHECK_NCU:-}" ]; then
 fi
 
 # 5. benchmarks: results.json, results.md, results.png (matplotlib is on the machine's image)
+rc_random=0
+if [ "${GPU_CHECK_RANDOM:-0}" != "0" ]; then
+    step "random draws and dropout"
+    python3 "$REPO/benchmarks/random_dropout.py" --out "$OUT/random" --commit "$COMMIT" 2>&1 | tee "$OUT/random.log"
+    rc_random=$?
+fi
+
 if [ -n "${GPU_CHECK_SWEEP:-}" ]; then
     # schedule sweeps (benchmarks/kernel_sweep.py): "dtype:workload,workload;dtype:workload"
     IFS=';' read -r -a sweeps <<<"$GPU_CHECK_SWEEP"
@@ -110,6 +119,6 @@ if [ "${GPU_CHECK_BENCH:-1}" != "0" ]; then
     fi
 fi
 
-step "done: tests rc=$rc_tests, notebooks rc=$rc_nb, benchmarks rc=$rc_bench; results in $OUT"
+step "done: tests rc=$rc_tests, notebooks rc=$rc_nb, random rc=$rc_random, benchmarks rc=$rc_bench; results in $OUT"
 ls -la "$OUT"
-[ "$rc_tests" = "0" ] && [ "$rc_nb" = "0" ] && [ "$rc_bench" = "0" ]
+[ "$rc_tests" = "0" ] && [ "$rc_nb" = "0" ] && [ "$rc_random" = "0" ] && [ "$rc_bench" = "0" ]

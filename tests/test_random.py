@@ -266,3 +266,19 @@ def test_permutation_and_choice_errors_are_numpys() -> None:
         rng.shuffle(np.arange(3))
     with pytest.raises(TypeError, match="immutable"):
         sl.random.shuffle(np.arange(3))
+
+
+def test_spawned_generators_have_streams_of_their_own() -> None:
+    parent = sl.random.default_rng(5)
+    a, b = parent.spawn(2)
+    c = parent.spawn(1)[0]
+    draws = [g.integers(0, 1 << 62, 1000).get() for g in (a, b, c, parent)]
+    for i in range(4):
+        for j in range(i + 1, 4):
+            assert not np.intersect1d(draws[i], draws[j]).size  # no shared values among 4000 draws
+    a2, b2 = sl.random.default_rng(5).spawn(2)  # reproducible
+    np.testing.assert_array_equal(a2.integers(0, 1 << 62, 1000).get(), draws[0])
+    np.testing.assert_array_equal(b2.integers(0, 1 << 62, 1000).get(), draws[1])
+    assert parent.spawn(0) == []
+    with pytest.raises(ValueError, match="n_children must be non-negative"):
+        parent.spawn(-1)

@@ -109,7 +109,27 @@ class Generator:
     def __init__(self, seed: Any = None) -> None:
         self._key = _key(secrets.randbits(64) if seed is None else seed)
         self._counter = 0
+        self._spawned = 0
         self._lock = threading.Lock()
+
+    def spawn(self, n_children: int) -> list[Generator]:
+        """``n_children`` new generators with streams of their own (NumPy's ``Generator.spawn``):
+        one per worker or rank, say. Child ``i`` of the ``s``-th child overall is keyed by this
+        generator's key and ``s``; spawning again gives further, different children."""
+        n = operator.index(n_children)
+        if n < 0:
+            raise ValueError(f"sl.random.Generator.spawn: n_children must be non-negative, got {n}")
+        with self._lock:
+            first = self._spawned
+            self._spawned += n
+        children = []
+        for s in range(first, first + n):
+            child = Generator.__new__(Generator)
+            child._key = _key((self._key << 64) | s)  # both parts of the 128-bit seed are folded in
+            child._counter = child._spawned = 0
+            child._lock = threading.Lock()
+            children.append(child)
+        return children
 
     def __repr__(self) -> str:
         return f"Generator(SplitMix64, {self._counter} values drawn)"
