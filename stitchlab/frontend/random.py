@@ -53,7 +53,7 @@ __all__ = [
 _GOLDEN = 0x9E3779B97F4A7C15
 _MASK = (1 << 64) - 1
 _U64 = np.dtype(np.uint64)
-#: float dtype name -> (bits of the output kept, the step they are scaled by)
+#: float dtype name -> the top bits of an output that make a uniform value (its step: 2**-bits)
 _UNIFORM_BITS = {"float64": 53, "float32": 24, "float16": 11, "bfloat16": 8}
 
 
@@ -114,22 +114,15 @@ class Generator:
 
     def spawn(self, n_children: int) -> list[Generator]:
         """``n_children`` new generators with streams of their own (NumPy's ``Generator.spawn``):
-        one per worker or rank, say. Child ``i`` of the ``s``-th child overall is keyed by this
-        generator's key and ``s``; spawning again gives further, different children."""
+        one per worker or rank, say. The ``s``-th child spawned is seeded by this generator's key
+        and ``s``, so spawning again gives further, different children."""
         n = operator.index(n_children)
         if n < 0:
             raise ValueError(f"sl.random.Generator.spawn: n_children must be non-negative, got {n}")
         with self._lock:
             first = self._spawned
             self._spawned += n
-        children = []
-        for s in range(first, first + n):
-            child = Generator.__new__(Generator)
-            child._key = _key((self._key << 64) | s)  # both parts of the 128-bit seed are folded in
-            child._counter = child._spawned = 0
-            child._lock = threading.Lock()
-            children.append(child)
-        return children
+        return [Generator((self._key << 64) | s) for s in range(first, first + n)]  # a 128-bit seed
 
     def __repr__(self) -> str:
         return f"Generator(SplitMix64, {self._counter} values drawn)"
