@@ -236,3 +236,39 @@ def test_dtype_queries_and_asnumpy() -> None:
     got = sl.asnumpy(x * 2)
     assert type(got) is np.ndarray and np.array_equal(got, A * 2)
     assert np.array_equal(sl.asnumpy([1, 2]), [1, 2])
+
+
+XP = np.sort(RNG.standard_normal(20))
+XP[5] = XP[6]  # a repeated point
+FP = RNG.standard_normal(20)
+FP[10] = np.inf
+XS = np.concatenate([RNG.standard_normal(500) * 2, XP, [np.nan, np.inf, -np.inf]])
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"left": -5.0, "right": 7.0}, {"period": 2.5}, {"period": -1.0}])
+def test_interp_is_numpys_bits(kwargs: dict[str, Any]) -> None:
+    """NumPy's formula, its fallbacks (a NaN from inf slopes, a repeated point), its ends and
+    periodic wrapping: the same bits on the numpy backend."""
+    # with a period, tied points (after wrapping) follow NumPy's unstable sort there, a stable one here
+    xp = XP if "period" not in kwargs else np.unique(XP)
+    fp = FP[: xp.size]
+    with np.errstate(all="ignore"):
+        want = np.interp(XS, xp, fp, **kwargs)
+        _same_bits(sl.interp(sl.asarray(XS), xp, fp, **kwargs), want)
+        _same_bits(np.interp(sl.asarray(XS), xp, fp, **kwargs), want)  # NumPy's function, lazily
+        _same_bits(sl.interp(sl.asarray(XS.astype(np.float32)), sl.asarray(xp), fp.astype(np.float16), **kwargs),
+                   np.interp(XS.astype(np.float32), xp, fp.astype(np.float16), **kwargs))
+
+
+def test_interp_small_tables_and_errors() -> None:
+    for xp, fp in ([1.0], [3.0]), ([0, 1], [1, 1]), (np.arange(5), np.arange(5) ** 2):
+        _same_bits(sl.interp(sl.asarray(XS), xp, fp), np.interp(XS, xp, fp))
+    assert sl.interp(2.5, [1, 2, 3], [3, 2, 0]).get() == np.interp(2.5, [1, 2, 3], [3, 2, 0])
+    with pytest.raises(ValueError, match="fp and xp are not of the same length"):
+        sl.interp(sl.asarray(XS), [1, 2], [1, 2, 3])
+    with pytest.raises(ValueError, match="array of sample points is empty"):
+        sl.interp(sl.asarray(XS), [], [])
+    with pytest.raises(ValueError, match="period must be a non-zero value"):
+        sl.interp(sl.asarray(XS), XP, FP, period=0)
+    with pytest.raises(ValueError, match="1-D"):
+        sl.interp(sl.asarray(XS), XP.reshape(4, 5), FP.reshape(4, 5))

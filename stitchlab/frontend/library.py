@@ -1,7 +1,7 @@
 """NumPy functions that become plan steps of their own, run by the array library (CuPy on the
 GPU, NumPy on the CPU) and never fused: gathers (``take``, ``take_along_axis``, integer-array
 indexing), scans (``cumsum``, ``cumprod``), sorts (``sort``, ``argsort``), searches
-(``searchsorted``, ``digitize``), ``einsum``, the order statistics built on a sort (``median``,
+(``searchsorted``, ``digitize``, ``interp``), ``einsum``, the order statistics built on a sort (``median``,
 ``quantile``, ``percentile`` and their NaN-skipping versions), and the products built on
 ``matmul`` (``dot``, ``tensordot``, ``inner``, ``vdot``). The work before and after them fuses as
 usual, and ``sl.jit`` traces and replays them.
@@ -24,7 +24,7 @@ from .creation import _leaf_on, asarray
 __all__ = [
     "take", "take_along_axis", "cumsum", "cumprod", "sort", "argsort", "dot", "tensordot", "inner",
     "vdot", "einsum", "median", "quantile", "percentile", "nanmedian", "nanquantile", "nanpercentile",
-    "searchsorted", "digitize",
+    "searchsorted", "digitize", "interp",
 ]
 
 _SORT_KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
@@ -693,3 +693,55 @@ def digitize(x: Any, bins: Any, right: bool = False) -> LazyArray:
     if increasing:
         return searchsorted(b, x, side=side)
     return len(b) - searchsorted(b[::-1].copy(), x, side=side)
+
+
+def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None, period: Any = None) -> LazyArray:
+    """Piecewise-linear interpolation of the points ``(xp, fp)`` at ``x`` (NumPy's ``interp``):
+    float64; ``left``/``right`` (default ``fp[0]``/``fp[-1]``) outside ``[xp[0], xp[-1]]``; a
+    NaN ``x`` gives NaN; ``period`` wraps ``x`` and ``xp`` (then ``left``/``right`` are ignored;
+    points that tie after wrapping keep their order, where NumPy's unstable sort may swap them).
+    ``xp`` must be increasing (not checked, as in NumPy). A :func:`searchsorted` step and four
+    gathers, with NumPy's formula fused after them (on the GPU its multiply and add may be one
+    fused rounding).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.interp(sl.asarray(np.array([0.5, 1.5, 9.0])), [0.0, 1.0, 2.0], [0.0, 10.0, 0.0]).get()
+        array([5., 5., 0.])
+    """
+    f64 = np.dtype(np.float64)
+    xs, xpa, fpa = asarray(x).astype(f64), asarray(xp).astype(f64), asarray(fp).astype(f64)
+    if xpa.ndim != 1 or fpa.ndim != 1:
+        raise ValueError("interp: xp and fp must be 1-D sequences")
+    if xpa.shape[0] != fpa.shape[0]:
+        raise ValueError("fp and xp are not of the same length.")
+    if xpa.shape[0] == 0:
+        raise ValueError("array of sample points is empty")
+    if period is not None:
+        if period == 0:
+            raise ValueError("period must be a non-zero value")
+        period, left, right = abs(period), None, None
+        xs, xpa = xs % period, xpa % period
+        order = argsort(xpa)
+        xpa, fpa = take(xpa, order), take(fpa, order)
+        from .api import concatenate
+
+        xpa = concatenate([xpa[-1:] - period, xpa, xpa[:1] + period])
+        fpa = concatenate([fpa[-1:], fpa, fpa[:1]])
+    n = xpa.shape[0]
+    first, last = fpa[0], fpa[n - 1]
+    lval = first if left is None else asarray(left).astype(f64)
+    rval = last if right is None else asarray(right).astype(f64)
+    if n == 1:  # NumPy's comparisons: a NaN x takes fp[0] here
+        return where(xs < xpa[0], lval, where(xs > xpa[0], rval, first))
+    j = searchsorted(xpa, xs, side="right") - 1  # xp[j] <= x < xp[j + 1]
+    k = clip(j, 0, n - 2)
+    x0, x1, y0, y1 = take(xpa, k), take(xpa, k + 1), take(fpa, k), take(fpa, k + 1)
+    slope = (y1 - y0) / (x1 - x0)
+    r = slope * (xs - x0) + y0
+    r = where(isnan(r), slope * (xs - x1) + y1, r)  # NumPy tries the other end when NaN
+    r = where(isnan(r) & (y0 == y1), y0, r)
+    r = where(xs == x0, y0, r)
+    r = where(j == n - 1, last, r)
+    r = where(xs > xpa[n - 1], rval, where(j < 0, lval, r))
+    return where(isnan(xs), xs, r)

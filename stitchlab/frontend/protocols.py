@@ -38,6 +38,7 @@ _FUNCTIONS = (
     "take", "take_along_axis", "cumsum", "cumprod", "sort", "argsort", "dot", "tensordot", "inner",
     "vdot", "einsum",
     "median", "quantile", "percentile", "nanmedian", "nanquantile", "nanpercentile", "searchsorted", "digitize",
+    "interp",
     "flip", "fliplr", "flipud", "tril", "triu", "diagonal", "diag", "trace", "outer", "split",
     "array_split", "hsplit", "vsplit", "dsplit", "tile", "repeat", "meshgrid", "diff", "roll",
     "pad", "array_equal", "array_equiv", "average", "atleast_3d", "vstack", "hstack", "dstack",

@@ -257,3 +257,26 @@ def test_elementwise_compositions_are_numpys_on_the_gpu(dtype: str) -> None:
         got, want = sl.float_power(x, y).get(), np.float_power(v, d)
         assert got.dtype == want.dtype == np.float64
         np.testing.assert_allclose(got, want, rtol=1e-14)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"left": -5.0, "right": 7.0}, {"period": 2.5}])
+def test_interp_is_numpys_on_the_gpu(kwargs: dict[str, Any]) -> None:
+    """Within two units in the last place of NumPy's (the multiply and add may be one rounding on
+    the GPU); NumPy's ends, NaN, inf slopes and repeated points exactly."""
+    import cupy as cp
+
+    rng = np.random.default_rng(13)
+    xp = np.sort(rng.standard_normal(300))
+    if "period" not in kwargs:  # (with a period, tied points follow NumPy's unstable sort)
+        xp[50] = xp[51]
+    fp = rng.standard_normal(300)
+    fp[100] = np.inf
+    x = np.concatenate([rng.standard_normal(100_000) * 2, xp, [np.nan, np.inf, -np.inf]])
+    with np.errstate(all="ignore"):
+        want = np.interp(x, xp, fp, **kwargs)
+    got = sl.interp(sl.asarray(cp.asarray(x)), cp.asarray(xp), fp, **kwargs).get()
+    assert got.dtype == np.float64
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
+    finite = np.isfinite(want)
+    np.testing.assert_allclose(got[finite], want[finite], rtol=4.5e-16, atol=4.5e-16 * np.abs(fp[np.isfinite(fp)]).max())
