@@ -17,7 +17,6 @@ import argparse
 import json
 import pathlib
 import sys
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -27,7 +26,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # appended: the installed stitchlab (or the GPU machine's shim) stays first
     sys.path.append(str(ROOT))
 
-from benchmarks.timing import CupyClock, TorchClock, copy_bandwidth_gpu, device_time  # noqa: E402
+from benchmarks.timing import CupyClock, TorchClock, device_time, gpu_run_meta  # noqa: E402
 
 SHAPE = (8192, 4096)
 P = 0.1
@@ -102,12 +101,9 @@ def main(argv: list[str] | None = None) -> int:
     import stitchlab as sl
 
     sl.set_backend("cupy")
-    bw = copy_bandwidth_gpu()["bytes_per_s"]
+    meta, bw = gpu_run_meta(args.commit, args.samples, shape=list(SHAPE), p=P)
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    meta: dict[str, Any] = {"commit": args.commit, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                            "gpu": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(), "copy_bytes_per_s": bw,
-                            "samples": args.samples, "shape": list(SHAPE), "p": P}
     rows: list[dict[str, Any]] = []
     for dtype in ("float32", "bfloat16"):
         host32 = np.random.default_rng(1).standard_normal(SHAPE, dtype=np.float32)

@@ -30,7 +30,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # appended: the installed stitchlab (or the GPU machine's shim) stays first
     sys.path.append(str(ROOT))
 
-from benchmarks.timing import CupyClock, TorchClock, copy_bandwidth_gpu, device_time  # noqa: E402
+from benchmarks.timing import CupyClock, TorchClock, device_time, gpu_run_meta  # noqa: E402
 
 SHAPES = [(1 << 20, 64), (1 << 18, 256), (100_003, 7)]
 
@@ -102,14 +102,11 @@ def main(argv: list[str] | None = None) -> int:
     import stitchlab as sl
 
     sl.set_backend("cupy")
-    bw = copy_bandwidth_gpu()["bytes_per_s"]
+    meta, bw = gpu_run_meta(args.commit, args.samples)
     rows: list[dict[str, Any]] = []
     t0 = time.perf_counter()
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    meta: dict[str, Any] = {"commit": args.commit, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                            "gpu": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(), "copy_bytes_per_s": bw,
-                            "samples": args.samples}
     for shape in SHAPES:
         host = np.random.default_rng(shape[0]).standard_normal(shape, dtype=np.float32) * 2 + 3
         x_cp = cp.asarray(host)

@@ -163,3 +163,16 @@ def copy_bandwidth_cpu(nbytes: int = 16 << 20, reps: int = 5) -> dict[str, Any]:
     t = statistics.median(times)
     return {"bytes_copied": int(src.nbytes), "bytes_per_s": 2 * src.nbytes / t,
             "method": f"numpy.copyto of {src.nbytes >> 20} MiB on the host; median of {reps}"}
+
+
+def gpu_run_meta(commit: str, samples: int, **extra: Any) -> tuple[dict[str, Any], float]:
+    """What a GPU probe records about its run (commit, UTC date, GPU, the copy bandwidth measured
+    now, samples per timing, ``extra``) and that bandwidth in bytes per second (the floors'
+    denominator)."""
+    import cupy
+
+    bw = copy_bandwidth_gpu()["bytes_per_s"]
+    meta = {"commit": commit, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "gpu": cupy.cuda.runtime.getDeviceProperties(0)["name"].decode(), "copy_bytes_per_s": bw,
+            "samples": samples, **extra}
+    return meta, bw
