@@ -9,6 +9,7 @@ selects (``tril``, ``triu``, ``eye``, ``diag``), strided views of a flattened ax
 from __future__ import annotations
 
 import operator
+import warnings
 from typing import Any
 
 import numpy as np
@@ -21,6 +22,7 @@ from .api import (  # type: ignore[attr-defined]
     concatenate,
     isnan,
     matmul,
+    moveaxis,
     not_equal,
     sqrt,
     stack,
@@ -708,14 +710,10 @@ def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1, axi
     """
     if axis is not None:
         axisa = axisb = axisc = axis
-    x, y = asarray(a), asarray(b)
-    x = x.transpose([i for i in range(x.ndim) if i != build.normalize_axis(axisa, x.ndim)] + [build.normalize_axis(axisa, x.ndim)])
-    y = y.transpose([i for i in range(y.ndim) if i != build.normalize_axis(axisb, y.ndim)] + [build.normalize_axis(axisb, y.ndim)])
+    x, y = moveaxis(asarray(a), axisa, -1), moveaxis(asarray(b), axisb, -1)
     if x.shape[-1] not in (2, 3) or y.shape[-1] not in (2, 3):
         raise ValueError("incompatible dimensions for cross product\n(dimension must be 2 or 3)")
     if x.shape[-1] == 2 and y.shape[-1] == 2:
-        import warnings
-
         warnings.warn(
             "Arrays of 2-dimensional vectors are deprecated. Use arrays of 3-dimensional vectors instead. (deprecated in NumPy 2.0)",
             DeprecationWarning, stacklevel=2,
@@ -733,15 +731,7 @@ def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1, axi
     else:  # y's z is 0
         x2 = x[..., 2]
         parts = [-(x2 * y1), x2 * y0, x0 * y1 - x1 * y0]
-    c = stack([broadcast_to(p, shape) for p in parts], -1)
-    return c.transpose(_move_last(c.ndim, build.normalize_axis(axisc, c.ndim)))
-
-
-def _move_last(ndim: int, dest: int) -> list[int]:
-    """The permutation that moves the last axis to position ``dest``."""
-    order = list(range(ndim - 1))
-    order.insert(dest, ndim - 1)
-    return order
+    return moveaxis(stack([broadcast_to(p, shape) for p in parts], -1), -1, axisc)
 
 
 # --- statistics ------------------------------------------------------------------------------
@@ -818,8 +808,6 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: An
         centred = (X - average(X, 1, wl)[:, None]).astype(dt)
         other_factor = centred * wl
     if fact <= 0:
-        import warnings
-
         warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
         fact = 0.0
     with np.errstate(divide="ignore"):
