@@ -222,7 +222,6 @@ class Generator:
         picked = z if span == 1 << 64 else z % span
         return (picked + (lo & _MASK)).astype(dt)  # modulo 2**64, then the low bits: the value itself
 
-
     def permutation(self, x: Any, axis: int = 0) -> LazyArray:
         """A random ordering of ``range(x)`` for an integer ``x`` (int64), else ``x`` with its
         entries along ``axis`` in random order (NumPy's ``Generator.permutation``): the argsort
