@@ -815,7 +815,10 @@ def float_power(x1: Any, x2: Any) -> LazyArray:
         >>> sl.float_power(sl.asarray(np.array([2, 3], np.int8)), -1).get()
         array([0.5       , 0.33333333])
     """
-    return power(asarray(x1).astype(np.float64), asarray(x2).astype(np.float64))  # noqa: F821
+    def f64(v: Any) -> Any:  # a Python number stays a constant of the kernel
+        return float(v) if type(v) in (int, float) else asarray(v).astype(np.float64)
+
+    return power(f64(x1), f64(x2))  # noqa: F821
 
 
 def fix(x: Any) -> LazyArray:
