@@ -282,3 +282,16 @@ def test_spawned_generators_have_streams_of_their_own() -> None:
     assert parent.spawn(0) == []
     with pytest.raises(ValueError, match="n_children must be non-negative"):
         parent.spawn(-1)
+
+
+def test_distribution_parameters_may_be_numbers_or_arrays() -> None:
+    rng = sl.random.default_rng(6)
+    assert rng.normal(np.zeros(3), [1.0, 2.0, 3.0]).shape == (3,)
+    assert rng.normal(sl.zeros((2, 1)), 1.0, dtype=np.float32).shape == (2, 1)
+    assert rng.uniform(np.float32(1), np.int64(2), 4).dtype == np.float64
+    with pytest.raises(OverflowError, match="not finite"):
+        rng.uniform(np.float64(-1e308), np.float64(1e308), 3)
+    with pytest.raises(ValueError, match="scale < 0"):
+        rng.normal(0, np.array([1.0, -1.0]))
+    u = rng.uniform(sl.asarray(np.array([0.0, 10.0])), 11.0, (50_000, 2)).get()
+    assert u[:, 0].min() >= 0 and u[:, 1].min() >= 10 and u.max() < 11

@@ -182,15 +182,16 @@ class Generator:
         may be arrays, broadcast with ``size``)."""
         _check_scale("normal", "scale", scale)
         dt = _float_dtype("normal", dtype)
+        loc, scale = _parameters(loc, scale)
         shape = _broadcast_size(size, loc, scale)
         return (loc + scale * self.standard_normal(shape, np.float64)).astype(dt)
 
     def uniform(self, low: Any = 0.0, high: Any = 1.0, size: Any = None, dtype: Any = np.float64) -> LazyArray:
         """Uniform floats in [low, high) (NumPy's ``Generator.uniform``)."""
         dt = _float_dtype("uniform", dtype)
-        if np.ndim(low) == 0 and np.ndim(high) == 0 and not isinstance(low, LazyArray) and not isinstance(high, LazyArray):
-            if not math.isfinite(float(high) - float(low)):
-                raise OverflowError(f"sl.random.uniform: high - low = {float(high) - float(low)} is not finite")
+        low, high = _parameters(low, high)
+        if not isinstance(low, LazyArray) and not isinstance(high, LazyArray) and not math.isfinite(high - low):
+            raise OverflowError(f"sl.random.uniform: high - low = {high - low} is not finite")
         shape = _broadcast_size(size, low, high)
         return (low + (high - low) * self.random(shape, np.float64)).astype(dt)
 
@@ -295,15 +296,22 @@ class Generator:
 
 
 def _check_scale(name: str, what: str, value: Any) -> None:
-    if not isinstance(value, LazyArray) and np.any(np.asarray(value) < 0):
+    """NumPy's check of a host parameter (values on the device are not read back for it)."""
+    if not isinstance(value, LazyArray) and not hasattr(value, "__cuda_array_interface__") and np.any(np.asarray(value) < 0):
         raise ValueError(f"sl.random.{name}: {what} < 0 ({value!r})")
+
+
+def _parameters(*values: Any) -> list[Any]:
+    """Numbers (Python or NumPy scalars) as Python floats, constants of the kernel (the result is
+    float64 either way), anything else as a lazy array."""
+    return [float(v) if isinstance(v, (int, float, np.integer, np.floating)) else asarray(v) for v in values]
 
 
 def _broadcast_size(size: Any, *params: Any) -> tuple[int, ...]:
     """``size``, or the broadcast shape of array parameters (NumPy's rule for distributions)."""
     if size is not None:
         return _shape(size)
-    return np.broadcast_shapes(*(np.shape(p) if not isinstance(p, LazyArray) else p.shape for p in params))
+    return np.broadcast_shapes(*(p.shape if isinstance(p, LazyArray) else () for p in params))
 
 
 def default_rng(seed: Any = None) -> Generator:

@@ -130,3 +130,14 @@ def test_permutation_and_choice_are_the_host_values() -> None:
         np.testing.assert_array_equal(gpu, cpu)
     picked = sl.random.default_rng(3).choice(1000, 600, replace=False, p=np.full(1000, 1e-3)).get()
     assert len(set(picked.tolist())) == 600 and picked.min() >= 0 and picked.max() < 1000
+
+
+def test_distribution_parameters_on_the_device() -> None:
+    """CuPy arrays as ``loc``/``scale``/``low``: lazy operands (their values are not read back)."""
+    import cupy as cp
+
+    rng = sl.random.default_rng(4)
+    n = rng.normal(cp.full(3, 5.0), cp.full(3, 1e-3), (100_000, 3)).get()
+    assert n.shape == (100_000, 3) and abs(n.mean() - 5) < 1e-4
+    u = rng.uniform(cp.asarray([0.0, 10.0]), 11.0, (50_000, 2)).get()
+    assert u[:, 0].min() >= 0 and u[:, 1].min() >= 10 and u.max() < 11
