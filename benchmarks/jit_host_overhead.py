@@ -12,11 +12,15 @@ Three measurements, each a fresh process:
   with the one-kernel SiLU-gated product above. These calls also use the split kernels' workspaces
   and counters (``stitchlab/runtime/scratch.py``), and their outputs have fewer dimensions than the
   reductions' nodes (0-d; ``(48,)`` for a ``(1, 48)`` node).
+* ``--mode eager``: per workload (64×512 float32), an eager evaluation (the body over
+  ``sl.asarray`` inputs, then ``sl.compute``) once its kernels are loaded, beside the cached
+  ``sl.jit`` call of the same body: what the graph building, canonicalization and plan lookup of
+  an eager expression cost on the host.
 * ``--mode warm``: per workload, the first ``sl.jit`` call minus the steady call in a new process
   over a registry that an earlier process filled (as ``benchmarks/startup.py`` measures it), i.e.
   tracing, planning (or the plan cache) and loading kernels.
 
-Usage: ``python benchmarks/jit_host_overhead.py [--mode call|split|warm|both] [--reps N]``
+Usage: ``python benchmarks/jit_host_overhead.py [--mode call|split|eager|warm|both] [--reps N]``
 (NVRTC from the ``cuda-bindings`` pip packages compiles the kernels; no GPU is used).
 """
 
@@ -125,6 +129,40 @@ def mode_split(reps: int) -> dict[str, Any]:
     return out
 
 
+def mode_eager(workloads: list[str], reps: int) -> dict[str, Any]:
+    """Host cost of an eager evaluation of each workload (64×512 float32): the expression built
+    from ``sl.asarray`` inputs and evaluated with ``sl.compute``, after a first evaluation that
+    planned and loaded its kernels; the cached ``sl.jit`` call of the same body beside it."""
+    import numpy as np
+
+    cp = _setup()
+    import stitchlab as sl
+    from benchmarks.ops import stitchlab_ops
+    from benchmarks.workloads import SIZES, WORKLOADS
+
+    o = stitchlab_ops()
+    calls: dict[str, Any] = {}
+    for name in workloads:
+        wl = WORKLOADS[name]
+        case = wl.make(np.random.default_rng(0), SIZES["small"], np.dtype("float32"))
+        arrays = [cp.empty(a.shape, a.dtype) for a in case.inputs]
+        lazy = [sl.asarray(a) for a in arrays]
+        body = lambda *xs, wl=wl, case=case: wl.run(o, case, list(xs))  # noqa: E731
+        fn = sl.jit(body)
+
+        def eager(body: Any = body, lazy: list[Any] = lazy) -> Any:
+            out = body(*lazy)
+            return sl.compute(*(out if isinstance(out, tuple) else (out,)))
+
+        eager()
+        fn(*arrays)
+        calls[f"{name} eager"] = eager
+        calls[f"{name} jit"] = lambda fn=fn, arrays=arrays: fn(*arrays)
+    per_call = _per_call(calls, reps, rounds=10)
+    return {name: {"eager_us": per_call[f"{name} eager"] * 1e6, "jit_us": per_call[f"{name} jit"] * 1e6}
+            for name in workloads}
+
+
 def mode_warm_child(workloads: list[str]) -> dict[str, Any]:
     import numpy as np
 
@@ -175,7 +213,7 @@ def mode_warm(workloads: list[str]) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--mode", default="both", choices=["call", "split", "warm", "both", "warm-child"])
+    p.add_argument("--mode", default="both", choices=["call", "split", "eager", "warm", "both", "warm-child"])
     p.add_argument("--reps", type=int, default=2000, help="calls per timed block (30 blocks each)")
     p.add_argument("--workloads", default="softmax,layernorm,rmsnorm,bias_gelu,add_layernorm,colnorm,adam,"
                                           "logsumexp,cross_entropy,silu_gate,groupnorm,l2norm")
@@ -194,6 +232,10 @@ def main(argv: list[str] | None = None) -> int:
         for name, r in mode_split(args.reps).items():
             print(f"cached sl.jit call {name:17s} {r['jit_us']:7.2f} us/call (host, fake CuPy); "
                   f"kernels {r['schedules']}; counters per call {r['stats_per_call']}")
+    if args.mode == "eager":
+        print(f"{'workload':14s} {'eager us/call':>13s} {'sl.jit us/call':>14s}  (host, fake CuPy, 64x512 float32)")
+        for name, r in mode_eager(workloads, args.reps).items():
+            print(f"{name:14s} {r['eager_us']:13.1f} {r['jit_us']:14.1f}")
     if args.mode in ("warm", "both"):
         r = mode_warm(workloads)
         print(f"{'workload':14s} {'cold first ms':>13s} {'warm first ms':>13s} {'steady ms':>9s} "

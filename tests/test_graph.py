@@ -97,3 +97,36 @@ def test_broadcasting_is_explicit_in_the_graph():
     assert "max" in ops and "broadcast" in ops
     sub = next(n for n in g.nodes if n.op == "subtract")
     assert all(i.shape == (4, 8) for i in sub.inputs)
+
+
+def test_the_same_expression_built_again_reuses_its_graph():
+    a, b = np.arange(6.0).reshape(2, 3), np.ones((2, 3))
+    x, y = sl.asarray(a), sl.asarray(b)
+    g1, s1 = build_graph([(x * 2 + y)._node])
+    g2, s2 = build_graph([(y * 2 + x)._node])  # other buffers in the same places
+    assert g2 is g1
+    swap = {id(x._node): y._node, id(y._node): x._node}
+    assert sorted(map(id, s1)) == sorted([id(x._node), id(y._node)])
+    assert [id(s) for s in s2] == [id(swap[id(s)]) for s in s1]
+    np.testing.assert_array_equal(y * 2 + x, b * 2 + a)
+
+
+def test_a_reused_graph_tells_apart_what_the_canonical_form_tells_apart():
+    a, b = np.arange(6.0).reshape(2, 3), np.ones((2, 3))
+    x, y = sl.asarray(a), sl.asarray(b)
+    # the same buffer twice is one input, two buffers are two
+    assert len(graph_of(x + x).inputs) == 1
+    assert len(graph_of(x + y).inputs) == 2
+    assert len(graph_of(y + y).inputs) == 1
+    assert len(graph_of(sl.asarray(b) + sl.asarray(b)).inputs) == 1  # two leaves, one buffer
+    # equal Python values that are different constants: 0.0 and -0.0
+    assert graph_of(x * 0.0).key != graph_of(x * -0.0).key
+    np.testing.assert_array_equal(np.signbit(np.asarray(-x * 0.0)), np.signbit(-a * 0.0))
+    np.testing.assert_array_equal(np.signbit(np.asarray(-x * -0.0)), np.signbit(-a * -0.0))
+    # the same nodes (one postorder) requested in another order
+    u = x + 1
+    v = u * 2
+    assert graph_of(u, v).key != graph_of(v, u).key
+    r1, r2 = sl.compute(u * 2, u)
+    np.testing.assert_array_equal(r1, (a + 1) * 2)
+    np.testing.assert_array_equal(r2, a + 1)

@@ -42,6 +42,8 @@ def shapes_text(shapes: Sequence[Shape]) -> str:
 
 
 def broadcast_shapes(*shapes: Shape) -> Shape:
+    if all(s == shapes[0] for s in shapes[1:]):  # the common case, without NumPy's machinery
+        return tuple(shapes[0]) if shapes else ()
     try:
         return tuple(np.broadcast_shapes(*shapes))
     except ValueError:
@@ -102,7 +104,10 @@ def broadcast_to(x: Node, shape: Shape) -> Node:
             f"match or have extent 1"
         )
     if len(x.shape) < len(shape):
-        x = reshape(x, (1,) * (len(shape) - len(x.shape)) + x.shape)
+        lead = (1,) * (len(shape) - len(x.shape)) + x.shape
+        # leading axes of extent 1: the same size, so the node is built without reshape()'s checks
+        x = reshape(x, lead) if x.op == "reshape" else Node(
+            "reshape", (x,), lead, x.dtype, make_attrs(shape=lead), device=x.device)
         if x.shape == shape:
             return x
     return Node("broadcast", (x,), shape, x.dtype, make_attrs(shape=shape), device=x.device)
@@ -111,7 +116,7 @@ def broadcast_to(x: Node, shape: Shape) -> Node:
 # --- elementwise -----------------------------------------------------------------------------------
 @functools.lru_cache(maxsize=4096)
 def _resolve(opname: str, key: tuple[Any, ...]) -> tuple[np.dtype, ...]:
-    return tuple(OPS[opname].ufunc.resolve_dtypes(key + (None,)))
+    return tuple(np.dtype(d) for d in OPS[opname].ufunc.resolve_dtypes(key + (None,)))
 
 
 def _fits(value: Any, dtype: np.dtype) -> bool:
@@ -172,7 +177,6 @@ def elementwise(opname: str, *args: Operand) -> Node:
     shape = broadcast_shapes(*(a.shape for a in nodes)) if nodes else ()
     ins = []
     for a, dt in zip(args, loop, strict=False):
-        dt = np.dtype(dt)
         n = astype(a, dt) if isinstance(a, Node) else const(a, dt)
         ins.append(broadcast_to(n, shape))
     return Node(opname, tuple(ins), shape, out_dtype, device=device)
@@ -365,7 +369,7 @@ def einsum(subscripts: str, nodes: Sequence[Node]) -> Node:
     pre, _, post = out.partition("...")
     shape = tuple(sizes[c] for c in pre) + (ell if "..." in out else ()) + tuple(sizes[c] for c in post)
     dtypes = [n.dtype for n in nodes]
-    if any(d.name == "bfloat16" for d in dtypes):
+    if any(is_bfloat16(d) for d in dtypes):
         raise TypeError("einsum of bfloat16: NumPy has no bfloat16 einsum; cast the operands to float32 first")
     dtype = as_dtype(np.result_type(*dtypes))
     device = common_device(nodes, "einsum")

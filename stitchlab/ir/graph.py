@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -90,22 +91,65 @@ def _leaf_key(node: Node) -> tuple[Any, ...]:
     return (node.op, node.dtype.str, node.shape, repr(node.attrs))
 
 
+# Graphs built before, by fingerprint (see _fingerprint): an expression evaluated again (the same
+# eager code in a loop or a notebook cell run twice) skips the canonicalization and its hashing
+_MEMO_SIZE = 512
+_memo: OrderedDict[tuple[Any, ...], tuple[Graph, tuple[int, ...]]] = OrderedDict()
+
+
+def _fingerprint(order: Sequence[Node], outputs: Sequence[Node]) -> tuple[Any, ...]:
+    """Everything :func:`build_graph` reads from the nodes in ``order`` (a postorder), with inputs
+    named by position and leaves holding the same buffer by the position of the first of them:
+    equal fingerprints give the same canonical graph. Constants and other leaves are compared by
+    the ``repr`` of their attributes, as the canonical graph tells them apart (``0.0`` and
+    ``-0.0``, ``1`` and ``True`` are equal Python values)."""
+    pos: dict[int, int] = {}
+    buffers: dict[tuple[Any, ...], int] = {}
+    parts: list[tuple[Any, ...]] = []
+    for k, n in enumerate(order):
+        pos[id(n)] = k
+        if n.inputs:
+            parts.append((n.op, n.dtype, n.shape, n.attrs, n.device, tuple([pos[id(i)] for i in n.inputs])))
+        elif n.op == "input":
+            parts.append((n.dtype, n.shape, n.device, buffers.setdefault(_leaf_key(n), k)))
+        else:
+            parts.append((n.op, n.dtype, n.shape, repr(n.attrs), n.device))
+    return tuple(parts), tuple([pos[id(o)] for o in outputs])
+
+
 def build_graph(outputs: Sequence[Node]) -> tuple[Graph, tuple[Node, ...]]:
     """Canonicalize the graph that computes ``outputs``.
 
     The graph is made of fresh nodes (so evaluating, which materializes the caller's nodes, never
-    changes a graph a backend has cached) and its inputs hold no buffers.
+    changes a graph a backend has cached) and its inputs hold no buffers. A graph is never changed
+    once built, so the same expression built again returns the same :class:`Graph` object.
 
     Returns:
         ``(graph, sources)``: ``sources[k]`` is the caller's leaf node bound to input slot ``k``
         (it holds the buffer, or is a tracing placeholder).
     """
+    order = postorder(outputs)
+    fingerprint = _fingerprint(order, outputs)
+    hit = _memo.get(fingerprint)
+    if hit is not None:
+        _memo.move_to_end(fingerprint)
+        graph, slots = hit
+        return graph, tuple([order[k] for k in slots])
+    graph, sources = _canonicalize(order, outputs)
+    at = {id(n): k for k, n in enumerate(order)}
+    _memo[fingerprint] = (graph, tuple(at[id(s)] for s in sources))
+    if len(_memo) > _MEMO_SIZE:
+        _memo.popitem(last=False)
+    return graph, sources
+
+
+def _canonicalize(order: Sequence[Node], outputs: Sequence[Node]) -> tuple[Graph, tuple[Node, ...]]:
     canon: dict[int, Node] = {}  # id(original) -> canonical node
     shape_hash: dict[int, str] = {}  # id(canonical) -> hash of structure without leaf identity
     table: dict[tuple[Any, ...], Node] = {}
     source_of: dict[int, Node] = {}  # id(canonical input) -> original leaf
 
-    for node in postorder(outputs):
+    for node in order:
         if node.is_leaf:
             key = _leaf_key(node)
             c = table.get(key)

@@ -90,4 +90,4 @@ class Node:
 
 def make_attrs(**kw: Any) -> Attrs:
     """Attributes as a sorted tuple of pairs (hashable, order-independent)."""
-    return tuple(sorted(kw.items()))
+    return tuple(sorted(kw.items())) if len(kw) > 1 else tuple(kw.items())
