@@ -1,8 +1,10 @@
 """Implementations under test: one callable per (implementation, workload case).
 
-GPU: ``stitchlab`` (an ``sl.jit`` function on the cupy backend), ``cupy`` (eager), ``cupy_fuse``
-(the same body under ``cupy.fuse``), ``torch`` (eager) and ``torch_compile`` (``torch.compile``,
-default mode). CPU dry run: ``stitchlab`` on the numpy backend, ``numpy`` and ``torch`` (eager, CPU).
+GPU: ``stitchlab`` (an ``sl.jit`` function on the cupy backend), ``stitchlab_eager`` (the body over
+``sl.asarray`` inputs, evaluated by ``sl.compute`` at every call: what notebook code without
+``sl.jit`` pays), ``cupy`` (eager), ``cupy_fuse`` (the same body under ``cupy.fuse``), ``torch``
+(eager) and ``torch_compile`` (``torch.compile``, default mode). CPU dry run: ``stitchlab`` and
+``stitchlab_eager`` on the numpy backend, ``numpy`` and ``torch`` (eager, CPU).
 All of them run the same workload body through an ops adapter (:mod:`benchmarks.ops`).
 """
 
@@ -17,8 +19,8 @@ import numpy as np
 from . import ops as _ops
 from .workloads import Case, Workload
 
-GPU_IMPLS = ("stitchlab", "cupy", "cupy_fuse", "torch", "torch_compile")
-CPU_IMPLS = ("stitchlab", "numpy", "torch")
+GPU_IMPLS = ("stitchlab", "stitchlab_eager", "cupy", "cupy_fuse", "torch", "torch_compile")
+CPU_IMPLS = ("stitchlab", "stitchlab_eager", "numpy", "torch")
 
 # cupy.fuse and torch.compile look at the function's signature: give the body a fixed arity.
 _ARITY: dict[int, Callable[[Callable[..., Any]], Callable[..., Any]]] = {
@@ -143,6 +145,13 @@ def prepare(impl: str, workload: Workload, case: Case, inputs: Inputs) -> Prepar
         info = stitchlab_kernels(workload, case, arrays)
         info["backend"] = sl.get_backend()
         return Prepared(lambda: fn(*arrays), _host_generic, CupyClock() if inputs.gpu else CpuClock(), info)
+    if impl == "stitchlab_eager":
+        import stitchlab as sl
+
+        o = _ops.stitchlab_ops()
+        lazy = [sl.asarray(a) for a in (inputs.cupy if inputs.gpu else inputs.host)]
+        return Prepared(lambda: sl.compute(*_tuple(workload.run(o, case, lazy))), _host_generic,
+                        CupyClock() if inputs.gpu else CpuClock(), {"backend": sl.get_backend()})
     if impl in ("cupy", "cupy_fuse"):
         o = _ops.cupy_ops()
         arrays = inputs.cupy

@@ -18,6 +18,7 @@ from typing import Any
 
 IMPL_TITLES = {
     "stitchlab": "stitchlab",
+    "stitchlab_eager": "stitchlab eager",
     "cupy": "CuPy eager",
     "cupy_fuse": "cupy.fuse",
     "torch": "torch eager",

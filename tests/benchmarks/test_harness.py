@@ -26,7 +26,7 @@ def cpu_results(tmp_path_factory: pytest.TempPathFactory) -> dict:
     with pytest.MonkeyPatch.context() as mp:  # --cpu sets STITCHLAB_BACKEND: restore it after
         mp.setenv("STITCHLAB_BACKEND", "numpy")
         try:
-            run.main(["--cpu", "--out", str(out), "--impls", "stitchlab,numpy",
+            run.main(["--cpu", "--out", str(out), "--impls", "stitchlab,stitchlab_eager,numpy",
                       "--dtypes", "float32,float16,bfloat16", "--samples", "2", "--reps", "5",
                       "--no-startup", "--no-png"])
         finally:
@@ -40,7 +40,7 @@ def test_every_workload_matches_its_float64_reference_on_the_numpy_backend(cpu_r
     cases = cpu_results["cases"]
     assert {(c["workload"], c["dtype"]) for c in cases} == {(w, d) for w in WORKLOADS for d in ("float32", "float16", "bfloat16")}
     for c in cases:
-        for impl in ("stitchlab", "numpy"):
+        for impl in ("stitchlab", "stitchlab_eager", "numpy"):
             r = c["impls"][impl]
             assert r.get("ok"), (c["workload"], c["dtype"], impl, r)
             assert r["rel_err"] <= r["tol_rel"]
