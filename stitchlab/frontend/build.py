@@ -70,10 +70,31 @@ def normalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
 
 
 # --- constants and casts -------------------------------------------------------------------------
+_ITEMS_SIZE = 4096
+_items: dict[tuple[Any, ...], Any] = {}  # Python scalars converted to a dtype by _item()
+
+
+def _item(value: Any, dtype: np.dtype) -> Any:
+    """``value`` converted to ``dtype`` as NumPy converts it, as a Python scalar (remembered for
+    Python scalars, with 0.0 and -0.0 apart)."""
+    if type(value) not in (bool, int, float):
+        return _convert(value, dtype)
+    key = (dtype, type(value), value, math.copysign(1.0, value) if type(value) is float else 0)
+    item = _items.get(key)
+    if item is None:
+        if len(_items) >= _ITEMS_SIZE:
+            _items.clear()
+        item = _items[key] = _convert(value, dtype)
+    return item
+
+
+def _convert(value: Any, dtype: np.dtype) -> Any:
+    return cast(np.asarray(value), dtype).item() if dtype.kind != "b" else bool(value)
+
+
 def const(value: Any, dtype: np.dtype) -> Node:
     """A 0-d constant of ``dtype`` (value converted as NumPy converts it)."""
-    item = cast(np.asarray(value), dtype).item() if dtype.kind != "b" else bool(value)
-    return Node("const", (), (), dtype, make_attrs(value=item))
+    return Node("const", (), (), dtype, make_attrs(value=_item(value, dtype)))
 
 
 def count(n: int, ddof: int, dtype: np.dtype) -> Node:
@@ -81,7 +102,7 @@ def count(n: int, ddof: int, dtype: np.dtype) -> Node:
     the element count of the reduction it divides (less ``ddof``), so that a kernel whose reduced
     extent is a runtime argument divides by that argument instead (one kernel for every batch
     size; ``stitchlab.codegen.elemental``)."""
-    item = cast(np.asarray(float(max(n - ddof, 0))), dtype).item()
+    item = _item(float(max(n - ddof, 0)), dtype)
     return Node("const", (), (), dtype, make_attrs(value=item, count_ddof=int(ddof)))
 
 
@@ -147,14 +168,39 @@ def _describe(a: Operand) -> str:
     return f"Python {type(a).__name__}" if not isinstance(a, Node) else f"dtype('{a.dtype}')"
 
 
+# (op, operand signatures) -> (loop dtypes, result dtype, shape, device) of the elementwise nodes
+# built so far: the same operation on operands of the same dtypes, shapes and devices (an eager
+# expression evaluated again) skips NumPy's type resolution and the broadcasting checks
+_ELEMENTWISE_SIZE = 4096
+_elementwise: dict[tuple[Any, ...], tuple[tuple[np.dtype, ...], np.dtype, Shape, str | None]] = {}
+
+
 def elementwise(opname: str, *args: Operand) -> Node:
     """Build an elementwise node with NumPy's dtype and broadcasting rules."""
+    sig = (opname,) + tuple((a.dtype, a.shape, a.device) if isinstance(a, Node) else type(a) for a in args)
+    known = _elementwise.get(sig)
+    if known is None or (int in sig and not all(_fits(a, dt) for a, dt in zip(args, known[0], strict=True))):
+        made = _resolve_elementwise(opname, args)
+        if isinstance(made, Node):  # an integer out of the loop's range, compared exactly
+            return made
+        if len(_elementwise) >= _ELEMENTWISE_SIZE:
+            _elementwise.clear()
+        known = _elementwise[sig] = made
+    loop, out_dtype, shape, device = known
+    ins = tuple(broadcast_to(astype(a, dt) if isinstance(a, Node) else const(a, dt), shape)
+                for a, dt in zip(args, loop, strict=True))
+    return Node(opname, ins, shape, out_dtype, device=device)
+
+
+def _resolve_elementwise(opname: str, args: Sequence[Operand]) -> Any:
+    """(loop dtypes, result dtype, shape, device) of ``opname`` over ``args``; or the node itself
+    where a Python integer out of the loop's range is compared (the operands widened first)."""
     nodes = [a for a in args if isinstance(a, Node)]
     device = common_device(nodes, opname)
     if opname == "where":
         cond, x, y = args
         dtype = result_type(x, y)
-        loop = [np.dtype(bool), dtype, dtype]
+        loop: Sequence[np.dtype] = [np.dtype(bool), dtype, dtype]
         out_dtype = dtype
     else:
         key = tuple(a.dtype if isinstance(a, Node) else _weak_key(a) for a in args)
@@ -175,11 +221,7 @@ def elementwise(opname: str, *args: Operand) -> Node:
                     return elementwise(opname, *(astype(n, wide) if isinstance(n, Node) else n for n in args))
                 raise OverflowError(f"Python integer {a} out of bounds for {dt}")
     shape = broadcast_shapes(*(a.shape for a in nodes)) if nodes else ()
-    ins = []
-    for a, dt in zip(args, loop, strict=False):
-        n = astype(a, dt) if isinstance(a, Node) else const(a, dt)
-        ins.append(broadcast_to(n, shape))
-    return Node(opname, tuple(ins), shape, out_dtype, device=device)
+    return tuple(loop), out_dtype, shape, device
 
 
 def matmul(a: Node, b: Node) -> Node:

@@ -1,0 +1,57 @@
+"""The remembered parts of building an eager expression (operand signatures of elementwise ops,
+converted constants, canonical graphs) give what building from scratch gives."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import stitchlab as sl
+from stitchlab.frontend import build
+
+
+def test_a_remembered_signature_still_checks_python_integers_against_the_loop():
+    a = np.array([-128, 0, 5, 127], np.int8)
+    x = sl.asarray(a)
+    np.testing.assert_array_equal(x + 1, a + np.int8(1))  # (int8, int) remembered
+    with pytest.raises(OverflowError, match="1000 out of bounds for int8"):
+        x + 1000
+    np.testing.assert_array_equal(x < 1, a < 1)
+    np.testing.assert_array_equal(x < 1000, a < 1000)  # compared exactly, as NumPy does
+    np.testing.assert_array_equal(x > -1000, a > -1000)
+    np.testing.assert_array_equal(x < 1, a < 1)
+
+
+def test_a_remembered_signature_keeps_python_scalar_kinds_apart():
+    a = np.array([1, 2, 3], np.int16)
+    x = sl.asarray(a)
+    assert (x * 2).dtype == np.int16
+    assert (x * 2.0).dtype == np.float64
+    assert (x * True).dtype == np.int16
+    assert (x / 2).dtype == np.float64
+    f = sl.asarray(np.array([1.0, 2.0], np.float16))
+    assert (f * 2).dtype == (f * 2.0).dtype == np.float16
+    assert (sl.asarray(np.arange(3.0)) + f[:1]).dtype == np.float64  # another shape: its own entry
+
+
+def test_remembered_constants_keep_signed_zeros_and_types_apart():
+    a = np.array([1.0, -2.0, 3.0], np.float32)
+    x = sl.asarray(a)
+    for z in (0.0, -0.0, 0.0):
+        np.testing.assert_array_equal(np.signbit(np.asarray(x * z)), np.signbit(a * z))
+    assert build.const(1, np.dtype(np.float32)).attrs == build.const(1.0, np.dtype(np.float32)).attrs
+    assert repr(build.const(-0.0, np.dtype(np.float32)).attrs) != repr(build.const(0.0, np.dtype(np.float32)).attrs)
+    big = 10**400  # a Python int beyond float64: converted as before, never a crash of the memo
+    with pytest.raises(OverflowError):
+        sl.asarray(np.arange(3, dtype=np.int64)) + big
+
+
+def test_a_remembered_constant_belongs_to_its_dtype():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    for _ in range(2):  # converted, then remembered
+        items = {np.dtype(dt).name: build.const(0.1, np.dtype(dt)).attr("value")
+                 for dt in (np.float16, ml_dtypes.bfloat16, np.float32, np.float64)}
+        assert items == {"float16": float(np.float16(0.1)), "bfloat16": float(ml_dtypes.bfloat16(0.1)),
+                         "float32": float(np.float32(0.1)), "float64": 0.1}
+    assert build.const(7, np.dtype(np.int8)).attr("value") == 7
+    assert build.const(7, np.dtype(bool)).attr("value") is True
