@@ -55,3 +55,33 @@ def test_a_remembered_constant_belongs_to_its_dtype():
                          "float32": float(np.float32(0.1)), "float64": 0.1}
     assert build.const(7, np.dtype(np.int8)).attr("value") == 7
     assert build.const(7, np.dtype(bool)).attr("value") is True
+
+
+def test_a_remembered_axis_still_refuses_a_bool():
+    x = sl.asarray(np.ones((2, 3)))
+    np.testing.assert_array_equal(x.sum(axis=1), np.full(2, 3.0))
+    with pytest.raises(TypeError, match="axis must be an integer, got True"):
+        x.sum(axis=True)
+    with pytest.raises(np.exceptions.AxisError):
+        x.sum(axis=2)
+    np.testing.assert_array_equal(x.sum(axis=-1), np.full(2, 3.0))
+
+
+def test_python_scalars_shared_between_expressions_stay_right():
+    a = np.arange(6.0).reshape(2, 3)
+    x, y = sl.asarray(a), sl.asarray(a + 10)
+
+    def shapes_agree(z):  # every input of an elementwise node has its shape (explicit broadcasts)
+        return all(i.shape == z._node.shape for i in z._node.inputs)
+
+    first = x * 2.25 + 0.5
+    assert shapes_agree(first)
+    np.testing.assert_array_equal(first, a * 2.25 + 0.5)  # evaluated: its own node materialized
+    np.testing.assert_array_equal(y * 2.25 + 0.5, (a + 10) * 2.25 + 0.5)
+    np.testing.assert_array_equal(sl.compute(x * 2.25, y * 2.25)[1], (a + 10) * 2.25)
+    np.testing.assert_array_equal(np.signbit(np.asarray(x * -0.0)), np.signbit(a * -0.0))
+    np.testing.assert_array_equal(np.signbit(np.asarray(x * 0.0)), np.signbit(a * 0.0))
+    row = sl.asarray(a[0]) * 2.25  # another shape: the scalar's own broadcast
+    assert shapes_agree(row)
+    np.testing.assert_array_equal(row, a[0] * 2.25)
+    np.testing.assert_array_equal(sl.asarray(a.astype(np.float32)) * 2.25, a.astype(np.float32) * 2.25)

@@ -60,6 +60,17 @@ def normalize_axis(axis: int, ndim: int) -> int:
 
 def normalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
     """``axis`` (None, int or tuple of ints, negatives allowed) as a sorted tuple."""
+    if type(axis) is int:  # the common case, remembered (a bool, equal to 0 or 1, is refused below)
+        return _one_axis(axis, ndim)
+    return _normalize_axes(axis, ndim)
+
+
+@functools.lru_cache(maxsize=1024)
+def _one_axis(axis: int, ndim: int) -> tuple[int, ...]:
+    return _normalize_axes(axis, ndim)
+
+
+def _normalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
     if axis is None:
         return tuple(range(ndim))
     items = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
@@ -187,9 +198,27 @@ def elementwise(opname: str, *args: Operand) -> Node:
             _elementwise.clear()
         known = _elementwise[sig] = made
     loop, out_dtype, shape, device = known
-    ins = tuple(broadcast_to(astype(a, dt) if isinstance(a, Node) else const(a, dt), shape)
+    ins = tuple(broadcast_to(astype(a, dt), shape) if isinstance(a, Node) else _scalar(a, dt, shape)
                 for a, dt in zip(args, loop, strict=True))
     return Node(opname, ins, shape, out_dtype, device=device)
+
+
+_SCALARS_SIZE = 4096
+_scalars: dict[tuple[Any, ...], Node] = {}
+
+
+def _scalar(value: Any, dtype: np.dtype, shape: Shape) -> Node:
+    """A Python scalar operand as a constant broadcast to ``shape``. The nodes of a Python scalar
+    are shared by every expression that uses it (as ``x * 0.5`` in a loop; only the nodes an
+    evaluation asks for are ever materialized, and these are never returned to the user), with
+    0.0 and -0.0 apart."""
+    key = (dtype, type(value), value, math.copysign(1.0, value) if type(value) is float else 0, shape)
+    node = _scalars.get(key)
+    if node is None:
+        if len(_scalars) >= _SCALARS_SIZE:
+            _scalars.clear()
+        node = _scalars[key] = broadcast_to(const(value, dtype), shape)
+    return node
 
 
 def _resolve_elementwise(opname: str, args: Sequence[Operand]) -> Any:
