@@ -130,3 +130,35 @@ def test_a_reused_graph_tells_apart_what_the_canonical_form_tells_apart():
     r1, r2 = sl.compute(u * 2, u)
     np.testing.assert_array_equal(r1, (a + 1) * 2)
     np.testing.assert_array_equal(r2, a + 1)
+
+
+def test_the_reused_graphs_are_bounded_and_safe_between_threads():
+    import threading
+
+    from stitchlab.ir import graph as graph_module
+
+    a = np.arange(12.0).reshape(3, 4)
+    x = sl.asarray(a)
+    for k in range(graph_module._MEMO_SIZE + 40):  # distinct constants: distinct graphs
+        graph_of(x + float(k))
+    assert len(graph_module._memo) <= graph_module._MEMO_SIZE
+    np.testing.assert_array_equal(x + 0.0, a)  # evicted long ago: built again
+
+    failures = []
+
+    def work(seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        for _ in range(60):
+            b = rng.random((3, 4))
+            k = float(rng.integers(0, 700))
+            try:
+                np.testing.assert_allclose(sl.asarray(b) * 2.0 + k, b * 2.0 + k)
+            except Exception as exc:  # noqa: BLE001 - collected and reported below
+                failures.append(repr(exc))
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures, failures[:3]

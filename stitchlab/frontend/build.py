@@ -80,23 +80,38 @@ def _normalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
     return tuple(sorted(axes))
 
 
+# --- what eager building remembers -----------------------------------------------------------------
+# Bounded tables (emptied when full) of what building an expression works out again and again in
+# eager code: converted constants, elementwise type resolution, Python scalars' broadcast nodes.
+# Each lookup and store is a single dict operation, safe between threads.
+_TABLE_SIZE = 4096
+
+
+def _remember(table: dict[Any, Any], key: Any, make: Any) -> Any:
+    """``table[key]``, made by ``make()`` the first time."""
+    found = table.get(key)
+    if found is None:
+        if len(table) >= _TABLE_SIZE:
+            table.clear()
+        found = table[key] = make()
+    return found
+
+
+def _scalar_key(value: bool | int | float) -> tuple[Any, ...]:
+    """A Python scalar as a key: its type and value, 0.0 and -0.0 apart (they compare equal)."""
+    return type(value), value, math.copysign(1.0, value) if type(value) is float else 0
+
+
 # --- constants and casts -------------------------------------------------------------------------
-_ITEMS_SIZE = 4096
 _items: dict[tuple[Any, ...], Any] = {}  # Python scalars converted to a dtype by _item()
 
 
 def _item(value: Any, dtype: np.dtype) -> Any:
     """``value`` converted to ``dtype`` as NumPy converts it, as a Python scalar (remembered for
-    Python scalars, with 0.0 and -0.0 apart)."""
+    Python scalars)."""
     if type(value) not in (bool, int, float):
         return _convert(value, dtype)
-    key = (dtype, type(value), value, math.copysign(1.0, value) if type(value) is float else 0)
-    item = _items.get(key)
-    if item is None:
-        if len(_items) >= _ITEMS_SIZE:
-            _items.clear()
-        item = _items[key] = _convert(value, dtype)
-    return item
+    return _remember(_items, (dtype, *_scalar_key(value)), lambda: _convert(value, dtype))
 
 
 def _convert(value: Any, dtype: np.dtype) -> Any:
@@ -182,7 +197,6 @@ def _describe(a: Operand) -> str:
 # (op, operand signatures) -> (loop dtypes, result dtype, shape, device) of the elementwise nodes
 # built so far: the same operation on operands of the same dtypes, shapes and devices (an eager
 # expression evaluated again) skips NumPy's type resolution and the broadcasting checks
-_ELEMENTWISE_SIZE = 4096
 _elementwise: dict[tuple[Any, ...], tuple[tuple[np.dtype, ...], np.dtype, Shape, str | None]] = {}
 
 
@@ -194,31 +208,21 @@ def elementwise(opname: str, *args: Operand) -> Node:
         made = _resolve_elementwise(opname, args)
         if isinstance(made, Node):  # an integer out of the loop's range, compared exactly
             return made
-        if len(_elementwise) >= _ELEMENTWISE_SIZE:
-            _elementwise.clear()
-        known = _elementwise[sig] = made
+        known = _remember(_elementwise, sig, lambda: made)
     loop, out_dtype, shape, device = known
     ins = tuple(broadcast_to(astype(a, dt), shape) if isinstance(a, Node) else _scalar(a, dt, shape)
                 for a, dt in zip(args, loop, strict=True))
     return Node(opname, ins, shape, out_dtype, device=device)
 
 
-_SCALARS_SIZE = 4096
 _scalars: dict[tuple[Any, ...], Node] = {}
 
 
 def _scalar(value: Any, dtype: np.dtype, shape: Shape) -> Node:
     """A Python scalar operand as a constant broadcast to ``shape``. The nodes of a Python scalar
     are shared by every expression that uses it (as ``x * 0.5`` in a loop; only the nodes an
-    evaluation asks for are ever materialized, and these are never returned to the user), with
-    0.0 and -0.0 apart."""
-    key = (dtype, type(value), value, math.copysign(1.0, value) if type(value) is float else 0, shape)
-    node = _scalars.get(key)
-    if node is None:
-        if len(_scalars) >= _SCALARS_SIZE:
-            _scalars.clear()
-        node = _scalars[key] = broadcast_to(const(value, dtype), shape)
-    return node
+    evaluation asks for are ever materialized, and these are never returned to the user)."""
+    return _remember(_scalars, (dtype, *_scalar_key(value), shape), lambda: broadcast_to(const(value, dtype), shape))
 
 
 def _resolve_elementwise(opname: str, args: Sequence[Operand]) -> Any:

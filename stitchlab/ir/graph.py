@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections import OrderedDict
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -92,9 +92,11 @@ def _leaf_key(node: Node) -> tuple[Any, ...]:
 
 
 # Graphs built before, by fingerprint (see _fingerprint): an expression evaluated again (the same
-# eager code in a loop or a notebook cell run twice) skips the canonicalization and its hashing
+# eager code in a loop or a notebook cell run twice) skips the canonicalization and its hashing.
+# Reads take no lock (a dict lookup is atomic); additions and evictions (the oldest first) do.
 _MEMO_SIZE = 512
-_memo: OrderedDict[tuple[Any, ...], tuple[Graph, tuple[int, ...]]] = OrderedDict()
+_memo: dict[tuple[Any, ...], tuple[Graph, tuple[int, ...]]] = {}
+_memo_lock = threading.Lock()
 
 
 def _fingerprint(order: Sequence[Node], outputs: Sequence[Node]) -> tuple[Any, ...]:
@@ -132,14 +134,14 @@ def build_graph(outputs: Sequence[Node]) -> tuple[Graph, tuple[Node, ...]]:
     fingerprint = _fingerprint(order, outputs)
     hit = _memo.get(fingerprint)
     if hit is not None:
-        _memo.move_to_end(fingerprint)
         graph, slots = hit
         return graph, tuple([order[k] for k in slots])
     graph, sources = _canonicalize(order, outputs)
     at = {id(n): k for k, n in enumerate(order)}
-    _memo[fingerprint] = (graph, tuple(at[id(s)] for s in sources))
-    if len(_memo) > _MEMO_SIZE:
-        _memo.popitem(last=False)
+    with _memo_lock:
+        _memo[fingerprint] = (graph, tuple(at[id(s)] for s in sources))
+        while len(_memo) > _MEMO_SIZE:
+            del _memo[next(iter(_memo))]
     return graph, sources
 
 
