@@ -85,3 +85,15 @@ def test_python_scalars_shared_between_expressions_stay_right():
     assert shapes_agree(row)
     np.testing.assert_array_equal(row, a[0] * 2.25)
     np.testing.assert_array_equal(sl.asarray(a.astype(np.float32)) * 2.25, a.astype(np.float32) * 2.25)
+
+
+def test_shared_counts_of_means_and_variances_belong_to_their_reduction():
+    rng = np.random.default_rng(3)
+    for rows in (4, 5, 4):
+        a = rng.random((rows, 3))
+        x = sl.asarray(a)
+        np.testing.assert_allclose(x.mean(0), a.mean(0), rtol=1e-12)
+        np.testing.assert_allclose(x.var(0), a.var(0), rtol=1e-12)
+        np.testing.assert_allclose(x.var(0, ddof=1), a.var(0, ddof=1), rtol=1e-12)
+        np.testing.assert_allclose(x.std(1, keepdims=True), a.std(1, keepdims=True), rtol=1e-12)
+        np.testing.assert_allclose(sl.mean(x.astype(np.float32), axis=0), a.astype(np.float32).mean(0), rtol=1e-6)

@@ -222,9 +222,10 @@ def _count(x: LazyArray, axis: Any) -> int:
     return math.prod(x.shape[i] for i in axes)
 
 
-def _divisor(x: LazyArray, axis: Any, ddof: int, work: np.dtype) -> LazyArray:
-    """``count - ddof`` of ``x``'s elements along ``axis``, as a count constant (build.count)."""
-    return LazyArray(build.count(_count(x, axis), ddof, work))
+def _divisor(x: LazyArray, axis: Any, ddof: int, work: np.dtype, total: LazyArray) -> LazyArray:
+    """``count - ddof`` of ``x``'s elements along ``axis``, as a count constant (build.count)
+    broadcast to the shape of ``total``, the sum it divides."""
+    return LazyArray(build.count_like(_count(x, axis), ddof, work, total.shape))
 
 
 def _float_work(dtype: np.dtype, requested: Any) -> tuple[np.dtype, np.dtype]:
@@ -245,7 +246,7 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) ->
     x = asarray(a)
     work, out = _float_work(x.dtype, dtype)
     total = x.astype(work).sum(axis, keepdims=keepdims)
-    return (total / _divisor(x, axis, 0, work)).astype(out)
+    return (total / _divisor(x, axis, 0, work, total)).astype(out)
 
 
 def var(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False) -> LazyArray:
@@ -253,7 +254,8 @@ def var(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bo
     x = asarray(a)
     work, out = _float_work(x.dtype, dtype)
     xf = x.astype(work)
-    avg = xf.sum(axis, keepdims=True) / _divisor(x, axis, 0, work)
+    total = xf.sum(axis, keepdims=True)
+    avg = total / _divisor(x, axis, 0, work, total)
     # NumPy subtracts the mean from the input itself: integers minus a float32 mean give float64
     # deviations (int32 and wider), squared there and summed in the requested dtype
     deviation_t = np.result_type(x.dtype, work) if x.dtype.kind in "biu" else work
@@ -263,7 +265,8 @@ def var(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bo
     else:
         centered = xf - avg
         sq = centered * centered
-    return (sq.sum(axis, keepdims=keepdims) / _divisor(x, axis, ddof, work)).astype(out)
+    sq_total = sq.sum(axis, keepdims=keepdims)
+    return (sq_total / _divisor(x, axis, ddof, work, sq_total)).astype(out)
 
 
 def std(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False) -> LazyArray:

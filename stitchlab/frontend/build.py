@@ -132,6 +132,15 @@ def count(n: int, ddof: int, dtype: np.dtype) -> Node:
     return Node("const", (), (), dtype, make_attrs(value=item, count_ddof=int(ddof)))
 
 
+_counts: dict[tuple[Any, ...], Node] = {}
+
+
+def count_like(n: int, ddof: int, dtype: np.dtype, shape: Shape) -> Node:
+    """:func:`count` broadcast to ``shape``: built once, shared between expressions as a Python
+    scalar's constant is (:func:`_scalar`)."""
+    return _remember(_counts, (n, ddof, dtype, shape), lambda: broadcast_to(count(n, ddof, dtype), shape))
+
+
 def astype(x: Node, dtype: np.dtype) -> Node:
     if x.dtype == dtype:
         return x
