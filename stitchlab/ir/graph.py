@@ -115,7 +115,10 @@ def _fingerprint(order: Sequence[Node], outputs: Sequence[Node]) -> tuple[Any, .
         elif n.op == "input":
             parts.append((n.dtype, n.shape, n.device, buffers.setdefault(_leaf_key(n), k)))
         else:
-            parts.append((n.op, n.dtype, n.shape, repr(n.attrs), n.device))
+            part = n.leaf_part
+            if part is None:
+                part = n.leaf_part = (n.op, n.dtype, n.shape, repr(n.attrs), n.device)
+            parts.append(part)
     return tuple(parts), tuple([pos[id(o)] for o in outputs])
 
 

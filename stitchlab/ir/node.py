@@ -31,9 +31,13 @@ class Node:
         value: the buffer of an ``input`` node (None for a tracing placeholder).
         device: ``"cpu"``, ``"cuda:N"``, or None for constants (compatible with any device).
         serial: creation counter; breaks ties so that ordering never depends on ``id()``.
+        leaf_part: a constant's (any leaf but an input's) part of graph fingerprints
+            (``stitchlab.ir.graph``), made when first needed: its attributes' ``repr`` is the
+            costly part, and a Python scalar's constant is shared between expressions.
     """
 
-    __slots__ = ("op", "inputs", "shape", "dtype", "attrs", "value", "device", "serial", "__weakref__")
+    __slots__ = ("op", "inputs", "shape", "dtype", "attrs", "value", "device", "serial", "leaf_part",
+                 "__weakref__")
 
     def __init__(
         self,
@@ -54,6 +58,7 @@ class Node:
         self.value = value
         self.device = device
         self.serial = next(_ids)
+        self.leaf_part: tuple[Any, ...] | None = None
 
     @property
     def kind(self) -> Kind:
@@ -82,6 +87,7 @@ class Node:
         self.inputs = ()
         self.attrs = ()
         self.value = value
+        self.leaf_part = None
 
     def __repr__(self) -> str:
         attrs = "".join(f", {k}={v!r}" for k, v in self.attrs)
