@@ -162,3 +162,25 @@ def test_the_reused_graphs_are_bounded_and_safe_between_threads():
     for t in threads:
         t.join()
     assert not failures, failures[:3]
+
+
+def test_an_executable_evicted_by_another_thread_after_its_lookup_still_runs(monkeypatch):
+    from collections import OrderedDict
+
+    from stitchlab import runtime
+
+    class EvictedAfterLookup(OrderedDict):
+        def get(self, key, default=None):  # as if another thread evicted the entry just after
+            found = super().get(key, default)
+            self.pop(key, None)
+            return found
+
+    backend = runtime.current()
+    a = np.arange(6.0)
+    np.testing.assert_array_equal(sl.asarray(a) * 3.5 - 1, a * 3.5 - 1)  # planned and cached
+    monkeypatch.setattr(backend, "_executables", EvictedAfterLookup(backend._executables))
+    np.testing.assert_array_equal(sl.asarray(a) * 3.5 - 1, a * 3.5 - 1)  # found, then gone: runs
+    monkeypatch.setattr(backend, "cache_size", 1)
+    for k in range(3):  # additions past the bound evict under the lock
+        np.testing.assert_array_equal(sl.asarray(a) * float(k), a * float(k))
+    assert len(backend._executables) <= 1

@@ -7,6 +7,7 @@ so evaluating the same structure again plans nothing.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -37,6 +38,7 @@ class Backend:
 
     def __init__(self) -> None:
         self._executables: OrderedDict[str, Executable] = OrderedDict()
+        self._lock = threading.Lock()
 
     # --- arrays --------------------------------------------------------------------------------
     def device(self) -> str:
@@ -60,17 +62,22 @@ class Backend:
         raise NotImplementedError
 
     def executable(self, graph: Graph) -> Executable:
-        """The cached executable of ``graph``'s structure, planned on first use."""
+        """The cached executable of ``graph``'s structure, planned on first use. Safe between
+        threads: a lookup takes no lock, additions and evictions (least recently used) do."""
         exe = self._executables.get(graph.key)
         if exe is not None:
-            self._executables.move_to_end(graph.key)
+            try:
+                self._executables.move_to_end(graph.key)
+            except KeyError:  # another thread evicted it after the lookup: it still runs
+                pass
             stats.bump("plan_cache_hits")
             return exe
         exe = self.plan(graph)
         stats.bump("plans")
-        self._executables[graph.key] = exe
-        if len(self._executables) > self.cache_size:
-            self._executables.popitem(last=False)
+        with self._lock:
+            self._executables[graph.key] = exe
+            while len(self._executables) > self.cache_size:
+                self._executables.popitem(last=False)
         return exe
 
     def clear_cache(self) -> None:
