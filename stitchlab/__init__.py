@@ -105,6 +105,7 @@ __all__ = sorted(
         "nanstd", "count_nonzero", "ptp", "fabs", "swapaxes", "moveaxis", "atleast_1d",
         "atleast_2d", "broadcast_arrays", "divmod", "float_power", "fix", "modf", "sinc", "real", "imag",
         "conj", "conjugate", "angle", "result_type", "can_cast", "iinfo", "finfo", "asnumpy",
+        "softmax", "log_softmax", "logit", "xlogy", "nanprod", "isposinf", "isneginf", "copy", "select",
     }
     | set(_library.__all__)
     | set(_manipulation.__all__)

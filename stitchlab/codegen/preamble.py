@@ -160,6 +160,13 @@ template <class T> __device__ __forceinline__ T sl_int_reciprocal(T x) {
 
 template <class T> __device__ __forceinline__ T sl_sigmoid(T x) { return T(1) / (T(1) + exp(-x)); }
 
+// NumPy's deg2rad/rad2deg: one multiply by its constant, float pi / 180 and 180 / float pi in
+// float (the float16 and bfloat16 loops compute in float too), NPY_PI / 180 and 180 / NPY_PI in double
+__device__ __forceinline__ float sl_deg2rad(float x) { return x * 0x1.1df46ap-6f; }
+__device__ __forceinline__ double sl_deg2rad(double x) { return x * 0x1.1df46a2529d39p-6; }
+__device__ __forceinline__ float sl_rad2deg(float x) { return x * 0x1.ca5dcp+5f; }
+__device__ __forceinline__ double sl_rad2deg(double x) { return x * 0x1.ca5dc1a63c1f8p+5; }
+
 // An aligned vector loaded with the streaming hint (.cs: evicted first). Row kernels that store
 // no full-size output load their rows with it (schedules.OPTIONS["cache_hints"], compiler.md §4).
 template <class T, int N> __device__ __forceinline__ sl_vec<T, N> sl_load_stream(const T* p) {

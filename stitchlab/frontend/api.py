@@ -23,7 +23,7 @@ from ..ir.dtypes import finfo as _finfo
 from ..ir.ops import OPS, Kind
 from . import build
 from .array import LazyArray, node_of
-from .creation import asarray
+from .creation import array, asarray
 
 
 def _elementwise(opname: str, doc_name: str | None = None) -> Any:
@@ -45,7 +45,9 @@ def _elementwise(opname: str, doc_name: str | None = None) -> Any:
 _ALIASES = {"absolute": ["abs"], "divide": ["true_divide"], "remainder": ["mod"], "power": ["pow"],
             # NumPy 2's array-API names
             "arcsin": ["asin"], "arccos": ["acos"], "arctan": ["atan"], "arctan2": ["atan2"],
-            "arcsinh": ["asinh"], "arccosh": ["acosh"], "arctanh": ["atanh"], "invert": ["bitwise_not", "bitwise_invert"]}
+            "arcsinh": ["asinh"], "arccosh": ["acosh"], "arctanh": ["atanh"], "invert": ["bitwise_not", "bitwise_invert"],
+            # SciPy's name (scipy.special.expit)
+            "sigmoid": ["expit"]}
 
 #: elementwise ops without a generated function of their own (written out, or internal)
 _NOT_GENERATED = ("astype", "where", "splitmix64")
@@ -309,6 +311,76 @@ def logsumexp(a: Any, axis: Any = None, keepdims: bool = False) -> LazyArray:
     return out
 
 
+def _float_input(a: Any) -> LazyArray:
+    """``a`` as a lazy array; bool and integer input as float64 (what SciPy computes them in)."""
+    x = asarray(a)
+    return x.astype(np.float64) if x.dtype.kind in "biu" else x
+
+
+def softmax(x: Any, axis: Any = None) -> LazyArray:
+    """``exp(x) / sum(exp(x))`` along ``axis`` (``None``: over all elements), shifted by the
+    maximum first (SciPy's ``scipy.special.softmax``; integer and bool input in float64). Over
+    rows it is one kernel.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.softmax(sl.asarray(np.log(np.array([[1.0, 3.0], [2.0, 2.0]]))), axis=1).get()
+        array([[0.25, 0.75],
+               [0.5 , 0.5 ]])
+    """
+    v = _float_input(x)
+    e = exp(v - v.max(axis, keepdims=True))  # noqa: F821
+    return e / e.sum(axis, keepdims=True)
+
+
+def log_softmax(x: Any, axis: Any = None) -> LazyArray:
+    """``log(softmax(x, axis))`` computed as ``x - max - log(sum(exp(x - max)))`` (SciPy's
+    ``scipy.special.log_softmax``: exact where ``softmax`` underflows to 0; an infinite maximum
+    shifts by 0).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.log_softmax(sl.asarray(np.array([0.0, 1000.0]))).get()
+        array([-1000.,     0.])
+    """
+    v = _float_input(x)
+    m = v.max(axis, keepdims=True)
+    d = v - where(isfinite(m), m, 0)  # noqa: F821
+    return d - log(exp(d).sum(axis, keepdims=True))  # noqa: F821
+
+
+def logit(x: Any) -> LazyArray:
+    """``log(x / (1 - x))``, the inverse of :func:`expit` (SciPy's ``scipy.special.logit``: near
+    0.5, in [0.3, 0.65], as ``log1p(2x - 1) - log1p(1 - 2x)``, which keeps its precision there).
+    0 gives -inf, 1 gives inf, outside [0, 1] NaN.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.logit(sl.asarray(np.array([0.0, 0.5, 1.0]))).get()
+        array([-inf,   0.,  inf])
+    """
+    v = _float_input(x)
+    s = (v - 0.5) * 2
+    return where((v < 0.3) | (v > 0.65), log(v / (1 - v)), log1p(s) - log1p(-s))  # noqa: F821
+
+
+def xlogy(x: Any, y: Any) -> LazyArray:
+    """``x * log(y)``, 0 where ``x`` is 0 and ``y`` is not NaN (SciPy's ``scipy.special.xlogy``:
+    the ``0 * log(0)`` of entropies is 0). In the operands' result dtype, float64 for integers.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.xlogy(sl.asarray(np.array([0.0, 2.0, 0.0])), np.array([0.0, np.e, np.nan])).get()
+        array([ 0.,  2., nan])
+    """
+    a, b = asarray(x), asarray(y)
+    dt = build.result_type(a._node, b._node)
+    if not is_float(dt):
+        dt = np.dtype(np.float64)
+    a, b = a.astype(dt), b.astype(dt)
+    return where((a == 0) & ~isnan(b), 0, a * log(b))  # noqa: F821
+
+
 # --- layout -------------------------------------------------------------------------------------
 def reshape(a: Any, shape: Any) -> LazyArray:
     return asarray(a).reshape(shape)
@@ -516,6 +588,22 @@ def nansum(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) 
     return x.sum(axis, dtype, keepdims)
 
 
+def nanprod(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> LazyArray:
+    """Product along ``axis`` treating NaN as one (NumPy's ``nanprod``).
+
+    An all-NaN or empty slice gives 1. Integer and bool input: the plain :func:`prod`.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.nanprod(sl.asarray(np.array([[2.0, np.nan], [np.nan, np.nan]])), axis=1).get()
+        array([2., 1.])
+    """
+    x = asarray(a)
+    if is_float(x.dtype):
+        x = where(isnan(x), 1, x)  # noqa: F821
+    return x.prod(axis, dtype, keepdims)
+
+
 def _nan_extreme(opname: str, a: Any, axis: Any, keepdims: bool) -> LazyArray:
     x = asarray(a)
     axes = build.normalize_axes(axis, x.ndim)
@@ -626,6 +714,79 @@ def nanstd(
         array([1.])
     """
     return sqrt(_nan_variance("nanstd", a, axis, dtype, ddof, keepdims))  # noqa: F821
+
+
+def isposinf(x: Any) -> LazyArray:
+    """True where ``x`` is +inf (NumPy's ``isposinf``; False for every integer and bool).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.isposinf(sl.asarray(np.array([np.inf, -np.inf, 1.0, np.nan]))).get()
+        array([ True, False, False, False])
+    """
+    v = asarray(x)
+    return isinf(v) & ~signbit(v)  # noqa: F821
+
+
+def isneginf(x: Any) -> LazyArray:
+    """True where ``x`` is -inf (NumPy's ``isneginf``; False for every integer and bool).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.isneginf(sl.asarray(np.array([np.inf, -np.inf, 1.0, np.nan]))).get()
+        array([False,  True, False, False])
+    """
+    v = asarray(x)
+    return isinf(v) & signbit(v)  # noqa: F821
+
+
+def copy(a: Any, order: str = "K", subok: bool = False) -> LazyArray:
+    """An array with ``a``'s values (NumPy's ``copy``): :func:`array` with ``copy=True``. NumPy
+    and CuPy input is copied, so later writes to it do not reach the result; a lazy array is
+    immutable, and its copy shares its expression.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> h = np.array([1.0, 2.0]); c = sl.copy(h); h[0] = 9.0
+        >>> c.get()
+        array([1., 2.])
+    """
+    if order not in ("K", "A", "C"):
+        raise ValueError(
+            f"copy: order={order!r} is not supported: stitchlab arrays are C-ordered; use order='C' "
+            f"(or 'K', 'A'), and np.asfortranarray on the NumPy result where Fortran order is needed"
+        )
+    return array(a, copy=True)
+
+
+def select(condlist: Any, choicelist: Any, default: Any = 0) -> LazyArray:
+    """The element of the first choice whose condition holds, ``default`` where none does
+    (NumPy's ``select``): conditions, choices and ``default`` broadcast together; the result
+    dtype is the choices' and ``default``'s ``result_type`` (a Python scalar ``default`` weak).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> x = sl.asarray(np.arange(6))
+        >>> sl.select([x < 2, x > 3], [x, x ** 2], 42).get()
+        array([ 0,  1, 42, 42, 16, 25])
+    """
+    conds, choices = list(condlist), list(choicelist)
+    if len(conds) != len(choices):
+        raise ValueError("list of cases must be same length as list of conditions")
+    if not conds:
+        raise ValueError("select with an empty condition list is not possible")
+    cs = [asarray(c) for c in conds]
+    for i, c in enumerate(cs):
+        if c.dtype != np.bool_:
+            raise TypeError(f"invalid entry {i} in condlist: should be boolean ndarray (got dtype {c.dtype}); "
+                            f"compare first, e.g. x > 0")
+    vs = [asarray(v) for v in choices]
+    d = default if isinstance(default, (bool, int, float)) else asarray(default)
+    dtype = build.result_type(*(v._node for v in vs), d._node if isinstance(d, LazyArray) else d)
+    out = asarray(d).astype(dtype) if isinstance(d, LazyArray) else LazyArray(build.const(d, dtype))
+    for c, v in zip(reversed(cs), reversed(vs), strict=True):  # the first condition that holds wins
+        out = where(c, v.astype(dtype), out)
+    return out
 
 
 def count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> LazyArray:

@@ -22,7 +22,7 @@ from .array import LazyArray
 from .creation import _leaf_on, asarray
 
 __all__ = [
-    "take", "take_along_axis", "cumsum", "cumprod", "sort", "argsort", "dot", "tensordot", "inner",
+    "take", "take_along_axis", "cumsum", "cumprod", "nancumsum", "nancumprod", "sort", "argsort", "dot", "tensordot", "inner",
     "vdot", "einsum", "median", "quantile", "percentile", "nanmedian", "nanquantile", "nanpercentile",
     "searchsorted", "digitize", "interp",
 ]
@@ -255,6 +255,36 @@ def cumprod(a: Any, axis: Any = None, dtype: Any = None) -> LazyArray:
         array([1., 2., 6.])
     """
     return _scan("cumprod", a, axis, dtype)
+
+
+def _nan_scan(opname: str, a: Any, axis: Any, dtype: Any, fill: int) -> LazyArray:
+    x = asarray(a)
+    if is_float(x.dtype):
+        x = where(isnan(x), fill, x)
+    return _scan(opname, x, axis, dtype)
+
+
+def nancumsum(a: Any, axis: Any = None, dtype: Any = None) -> LazyArray:
+    """Running sum along ``axis`` treating NaN as zero (NumPy's ``nancumsum``; dtypes as
+    :func:`cumsum`): the NaNs are replaced in the fused work before the scan step.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.nancumsum(sl.asarray(np.array([1.0, np.nan, 2.0]))).get()
+        array([1., 1., 3.])
+    """
+    return _nan_scan("cumsum", a, axis, dtype, 0)
+
+
+def nancumprod(a: Any, axis: Any = None, dtype: Any = None) -> LazyArray:
+    """Running product along ``axis`` treating NaN as one (NumPy's ``nancumprod``).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.nancumprod(sl.asarray(np.array([2.0, np.nan, 3.0]))).get()
+        array([2., 2., 6.])
+    """
+    return _nan_scan("cumprod", a, axis, dtype, 1)
 
 
 def _sort(opname: str, a: Any, axis: Any, kind: Any, order: Any, stable: Any) -> LazyArray:

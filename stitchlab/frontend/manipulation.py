@@ -37,7 +37,7 @@ __all__ = [
     "flip", "fliplr", "flipud", "tril", "triu", "eye", "identity", "diagonal", "diag", "trace",
     "outer", "split", "array_split", "hsplit", "vsplit", "dsplit", "tile", "repeat", "meshgrid",
     "diff", "roll", "pad", "array_equal", "array_equiv", "average", "atleast_3d", "vstack", "hstack",
-    "dstack", "column_stack", "kron", "cross", "cov", "corrcoef",
+    "dstack", "column_stack", "kron", "cross", "cov", "corrcoef", "rot90", "append", "ediff1d", "trapezoid",
 ]
 
 
@@ -60,6 +60,36 @@ def flip(m: Any, axis: Any = None) -> LazyArray:
     if x.ndim == 0:
         return x
     return x[tuple(slice(None, None, -1) if d in axes else slice(None) for d in range(x.ndim))]
+
+
+def rot90(m: Any, k: int = 1, axes: Any = (0, 1)) -> LazyArray:
+    """``m`` rotated by 90 degrees ``k`` times in the plane of ``axes``, from the first axis
+    towards the second (NumPy's ``rot90``): flips and a transpose, all lazy views.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.rot90(sl.asarray(np.array([[1, 2], [3, 4]]))).get()
+        array([[2, 4],
+               [1, 3]])
+    """
+    x = asarray(m)
+    axes = tuple(axes)
+    if len(axes) != 2:
+        raise ValueError(f"len(axes) must be 2 (got axes={axes!r})")
+    if axes[0] == axes[1] or abs(axes[0] - axes[1]) == x.ndim:
+        raise ValueError(f"Axes must be different (got axes={axes!r} for an array of dimension {x.ndim})")
+    if not (-x.ndim <= axes[0] < x.ndim and -x.ndim <= axes[1] < x.ndim):
+        raise ValueError(f"Axes={axes} out of range for array of ndim={x.ndim}.")
+    k = operator.index(k) % 4
+    if k == 0:
+        return x
+    if k == 2:
+        return flip(flip(x, axes[0]), axes[1])
+    perm = list(range(x.ndim))
+    perm[axes[0]], perm[axes[1]] = perm[axes[1]], perm[axes[0]]
+    if k == 1:
+        return flip(x, axes[1]).transpose(perm)
+    return flip(x.transpose(perm), axes[1])
 
 
 def fliplr(m: Any) -> LazyArray:
@@ -407,6 +437,75 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = 
     for _ in range(n):
         x = op(x[pre + (slice(1, None),)], x[pre + (slice(None, -1),)])
     return x
+
+
+def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> LazyArray:
+    """Differences of consecutive elements of the flattened ``ary`` (NumPy's ``ediff1d``), with
+    ``to_begin`` and ``to_end`` (flattened) joined before and after, in ``ary``'s dtype; they
+    must cast to it under the ``same_kind`` rule.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.ediff1d(sl.asarray(np.array([1, 2, 4, 7])), to_begin=-99).get()
+        array([-99,   1,   2,   3])
+    """
+    x = asarray(ary).reshape(-1)
+    parts = []
+    for name, extra in (("to_begin", to_begin), ("to_end", to_end)):
+        if extra is None:
+            parts.append(None)
+            continue
+        e = asarray(extra)
+        if not np.can_cast(e.dtype, x.dtype, casting="same_kind"):
+            raise TypeError(f"dtype of `{name}` must be compatible with input `ary` under the `same_kind` rule "
+                            f"(got {e.dtype} for {x.dtype}); convert it first, e.g. {name}=np.asarray(v).astype({str(x.dtype)!r})")
+        parts.append(e.reshape(-1).astype(x.dtype))
+    if x.dtype == np.bool_:
+        raise TypeError("ediff1d: numpy boolean subtract, the `-` operator, is not supported; "
+                        "convert the input first, e.g. ary.astype(np.int8)")
+    d = subtract(x[1:], x[:-1]).astype(x.dtype)
+    joined = [p for p in (parts[0], d, parts[1]) if p is not None]
+    return concatenate(joined) if len(joined) > 1 else d
+
+
+def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> LazyArray:
+    """The integral of ``y`` along ``axis`` by the composite trapezoidal rule (NumPy's
+    ``trapezoid``): sample points ``x`` (1-d along the axis, or ``y``'s shape), else spacing ``dx``.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> float(sl.trapezoid(sl.asarray(np.array([1.0, 2.0, 3.0])), dx=0.5))
+        2.0
+    """
+    v = asarray(y)
+    axis = build.normalize_axis(axis, v.ndim)
+    if x is None:
+        d: Any = dx
+    else:
+        xs = asarray(x)
+        if xs.ndim == 1:
+            d = diff(xs)
+            d = d.reshape((1,) * axis + (d.shape[0],) + (1,) * (v.ndim - axis - 1))
+        else:
+            d = diff(xs, axis=axis)
+    hi = tuple(slice(1, None) if i == axis else slice(None) for i in range(v.ndim))
+    lo = tuple(slice(None, -1) if i == axis else slice(None) for i in range(v.ndim))
+    return (d * (v[hi] + v[lo]) / 2.0).sum(axis)
+
+
+def append(arr: Any, values: Any, axis: Any = None) -> LazyArray:
+    """``values`` joined after ``arr`` along ``axis`` (NumPy's ``append``; ``None``: both
+    flattened first): a concatenate step.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.append(sl.asarray(np.array([1, 2])), [[3, 4]]).get()
+        array([1, 2, 3, 4])
+    """
+    a, v = asarray(arr), asarray(values)
+    if axis is None:
+        return concatenate([a.reshape(-1) if a.ndim != 1 else a, v.reshape(-1)], 0)
+    return concatenate([a, v], axis)
 
 
 def roll(a: Any, shift: Any, axis: Any = None) -> LazyArray:

@@ -43,7 +43,8 @@ _FUNCTIONS = (
     "array_split", "hsplit", "vsplit", "dsplit", "tile", "repeat", "meshgrid", "diff", "roll",
     "pad", "array_equal", "array_equiv", "average", "atleast_3d", "vstack", "hstack", "dstack",
     "column_stack", "kron", "cross", "cov", "corrcoef", "fix", "sinc", "real", "imag", "angle",
-    "result_type", "can_cast",
+    "result_type", "can_cast", "nanprod", "isposinf", "isneginf", "copy", "select", "nancumsum", "nancumprod",
+    "rot90", "append", "ediff1d", "trapezoid",
     # shapes that depend on the values (.selection): evaluated when called
     "nonzero", "flatnonzero", "argwhere", "extract", "compress", "unique",
 )

@@ -121,13 +121,22 @@ def _in_float32(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return wrapped
 
 
-@_in_float32
-def _erf(x: np.ndarray) -> np.ndarray:
-    try:
-        from scipy.special import erf
-    except ImportError:
-        return np.frompyfunc(math.erf, 1, 1)(x).astype(x.dtype)
-    return erf(x).astype(x.dtype, copy=False)
+def _special(name: str) -> Any:
+    """SciPy's ``scipy.special.<name>`` as the numpy backend's op (values in ``x``'s dtype), or
+    Python's ``math.<name>`` per element where SciPy is not installed."""
+
+    def fn(x: np.ndarray) -> np.ndarray:
+        try:
+            import scipy.special
+        except ImportError:
+            return np.frompyfunc(getattr(math, name), 1, 1)(x).astype(x.dtype)
+        return getattr(scipy.special, name)(x).astype(x.dtype, copy=False)
+
+    fn.__name__ = f"_{name}"
+    return _in_float32(fn)
+
+
+_erf, _erfc = _special("erf"), _special("erfc")
 
 
 @_in_float32
@@ -190,6 +199,13 @@ _op("signbit", E, 1, np.signbit, ufunc=np.signbit, cuda="signbit({0})")
 _op("sigmoid", E, 1, _sigmoid, ufunc=np.exp, cuda="sl_sigmoid({0})", cost=5,
     cuda_f16="__fdividef(1.0f, 1.0f + sl_exp_f16(-{0}))", cuda_bf16="(1.0f / (1.0f + sl_exp_bf16(-{0})))")
 _op("erf", E, 1, _erf, ufunc=np.exp, cuda="erf({0})", cost=8)
+_op("erfc", E, 1, _erfc, ufunc=np.exp, cuda="erfc({0})", cost=8)
+# radians/degrees compute as deg2rad/rad2deg, but are ufuncs of their own: ml_dtypes gives
+# deg2rad and rad2deg a bfloat16 loop, not radians and degrees (their bfloat16 result is float32)
+_op("deg2rad", E, 1, np.deg2rad, ufunc=np.deg2rad, cuda="sl_deg2rad({0})")
+_op("radians", E, 1, np.radians, ufunc=np.radians, cuda="sl_deg2rad({0})")
+_op("rad2deg", E, 1, np.rad2deg, ufunc=np.rad2deg, cuda="sl_rad2deg({0})")
+_op("degrees", E, 1, np.degrees, ufunc=np.degrees, cuda="sl_rad2deg({0})")
 _op("floor", E, 1, np.floor, ufunc=np.floor, cuda={"f": "floor({0})", "*": "{0}"})
 _op("ceil", E, 1, np.ceil, ufunc=np.ceil, cuda={"f": "ceil({0})", "*": "{0}"})
 _op("trunc", E, 1, np.trunc, ufunc=np.trunc, cuda={"f": "trunc({0})", "*": "{0}"})

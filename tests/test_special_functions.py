@@ -1,0 +1,229 @@
+"""SciPy-style functions (``softmax``, ``log_softmax``, ``logit``, ``xlogy``, ``erfc``, ``expit``)
+and more NumPy functions (``deg2rad``/``radians``, ``rad2deg``/``degrees``, ``select``, ``copy``,
+``isposinf``/``isneginf``, ``nanprod``, ``nancumsum``/``nancumprod``, ``rot90``, ``append``,
+``ediff1d``, ``trapezoid``) on the numpy backend: NumPy's values, dtypes and errors (SciPy's
+formulas in float64 where SciPy is the reference), through NumPy's own functions too, and the
+kernels they fuse into. The kernels' numerics: ``tests/gpu/test_special_functions_gpu.py``."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+from lazycheck import families, same
+
+import stitchlab as sl
+from stitchlab.ir.dtypes import as_dtype
+
+pytestmark = pytest.mark.usefixtures("numpy_backend")
+
+RNG = np.random.default_rng(11)
+A = RNG.standard_normal((6, 7)).astype(np.float32)
+SPECIAL = np.array([-3.5, -0.0, 0.0, 0.25, 2.5, 700.0, -700.0, np.inf, -np.inf, np.nan], np.float64)
+
+
+def _softmax64(x: np.ndarray, axis: Any) -> np.ndarray:
+    x = x.astype(np.float64)
+    e = np.exp(x - np.amax(x, axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _log_softmax64(x: np.ndarray, axis: Any) -> np.ndarray:
+    x = x.astype(np.float64)
+    m = np.amax(x, axis=axis, keepdims=True)
+    d = x - np.where(np.isfinite(m), m, 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return d - np.log(np.exp(d).sum(axis=axis, keepdims=True))
+
+
+def _close(got: sl.LazyArray, want: np.ndarray, dtype: Any, rtol: float) -> None:
+    value = got.get()
+    assert value.dtype == as_dtype(dtype) and value.shape == want.shape, (value.dtype, value.shape, want.shape)
+    np.testing.assert_allclose(value.astype(np.float64), want, rtol=rtol, atol=rtol * 10, equal_nan=True)
+
+
+@pytest.mark.parametrize("name", ["deg2rad", "rad2deg", "radians", "degrees"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "int8", "int64", "bool"])
+def test_angle_conversions_are_numpys_bits(name: str, dtype: str) -> None:
+    x = (RNG.standard_normal(2000) * 300).astype(as_dtype(dtype)) if dtype != "bool" else RNG.random(50) < 0.5
+    if dtype in ("float32", "float64"):
+        x = np.concatenate([x, SPECIAL.astype(dtype)])
+    want = getattr(np, name)(x)
+    for got in (getattr(sl, name)(sl.asarray(x)), getattr(np, name)(sl.asarray(x))):
+        value = got.get()
+        assert value.dtype == want.dtype, (value.dtype, want.dtype)
+        np.testing.assert_array_equal(value.view(np.uint8), want.view(np.uint8))
+
+
+def test_rad2deg_constant_is_numpys_float_division() -> None:
+    # float32's 180/pi rounded from float64 is one ulp from NumPy's 180.0f / (float)pi: x = 1 tells
+    x = np.ones(1, np.float32)
+    assert sl.rad2deg(sl.asarray(x)).get()[0] == np.float32(180) / np.float32(np.pi) == np.rad2deg(x)[0]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_erfc_and_expit(dtype: str) -> None:
+    x = np.concatenate([RNG.standard_normal(200) * 3, [0.0, -0.0, 30.0, -30.0, np.inf, -np.inf, np.nan]]).astype(dtype)
+    want = np.array([math.erfc(v) for v in x.astype(np.float64)])
+    _close(sl.erfc(sl.asarray(x)), want, dtype, 1e-6 if dtype == "float32" else 1e-14)
+    same(sl.expit(sl.asarray(x)), sl.sigmoid(sl.asarray(x)).get())
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, -1, (0, 1)])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
+def test_softmax_and_log_softmax_are_scipys(axis: Any, dtype: str) -> None:
+    x = (A * 5).astype(dtype)
+    out = np.float64 if dtype == "int32" else dtype
+    _close(sl.softmax(sl.asarray(x), axis=axis), _softmax64(x, axis), out, 1e-5)
+    _close(sl.log_softmax(sl.asarray(x), axis=axis), _log_softmax64(x, axis), out, 1e-5)
+
+
+def test_log_softmax_far_tails_and_infinities() -> None:
+    x = np.array([[0.0, 1000.0, -1000.0], [-np.inf, 0.0, 1.0], [np.inf, 1.0, 2.0], [-np.inf, -np.inf, -np.inf]])
+    want = _log_softmax64(x, 1)
+    got = sl.log_softmax(sl.asarray(x), axis=1).get()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_allclose(got[~np.isnan(want)], want[~np.isnan(want)], rtol=1e-15)
+    assert got[0, 2] == -2000.0  # where softmax itself is 0 and its log -inf
+    assert sl.softmax(sl.asarray(x[:1]), axis=1).get()[0, 2] == 0.0
+
+
+def test_softmax_over_rows_is_one_kernel() -> None:
+    x = sl.asarray(A)
+    assert len(families(sl.softmax(x, axis=-1))) == 1
+    assert len(families(sl.log_softmax(x, axis=-1))) == 1
+    assert len(families(sl.softmax(x, axis=0))) == 1  # column normalization: one column kernel
+
+
+def test_logit_is_scipys_piecewise_formula() -> None:
+    p = np.concatenate([RNG.random(500), [0.0, 1.0, 0.3, 0.65, 0.5, 1e-300, 1 - 1e-16, -0.5, 1.5, np.nan]])
+    near = (p >= 0.3) & (p <= 0.65)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = 2 * (p - 0.5)
+        want = np.where(near, np.log1p(s) - np.log1p(-s), np.log(p / (1 - p)))
+    got = sl.logit(sl.asarray(p)).get()
+    np.testing.assert_allclose(got, want, rtol=1e-15, equal_nan=True)
+    assert got[500] == -np.inf and got[501] == np.inf and got[504] == 0.0
+    assert np.isnan(got[507:]).all()
+    assert sl.logit(sl.asarray(np.float32(0.75))).dtype == np.float32
+    assert sl.logit(sl.asarray(np.array([0, 1]))).dtype == np.float64
+    same(sl.expit(sl.logit(sl.asarray(np.array([0.25, 0.5])))), np.array([0.25, 0.5]))
+
+
+def test_xlogy_is_zero_where_x_is() -> None:
+    x = np.array([0.0, 0.0, 0.0, 2.0, -1.0, 0.0])
+    y = np.array([0.0, 5.0, np.nan, np.e, 1.0, np.inf])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        want = np.where((x == 0) & ~np.isnan(y), 0.0, x * np.log(y))
+    same(sl.xlogy(sl.asarray(x), y), want)
+    assert sl.xlogy(sl.asarray(np.array([1, 2])), 3).dtype == np.float64
+    assert sl.xlogy(sl.asarray(A), np.float32(2)).dtype == np.float32
+
+
+@pytest.mark.parametrize("default", [0, -1.5, np.float32(7)])
+def test_select_is_numpys(default: Any) -> None:
+    x = np.arange(12).reshape(3, 4)
+    conds = [x < 3, x > 8, np.array([True, False, True, False])]
+    choices = [x, x * 10, np.float32(-2)]
+    want = np.select(conds, choices, default)
+    for got in (sl.select([sl.asarray(c) for c in conds], [sl.asarray(c) for c in choices], default),
+                np.select([sl.asarray(c) for c in conds], choices, default)):
+        same(got, want)
+    same(sl.select([sl.asarray(x) > 5], [sl.asarray(x.astype(np.int8))]), np.select([x > 5], [x.astype(np.int8)]))
+    assert len(families(sl.select([sl.asarray(x) < 3, sl.asarray(x) > 8], [sl.asarray(x), sl.asarray(x) * 2], 0))) == 1
+
+
+def test_select_errors_are_numpys() -> None:
+    x = sl.asarray(A)
+    with pytest.raises(ValueError, match="same length"):
+        sl.select([x > 0], [x, x])
+    with pytest.raises(ValueError, match="empty condition list"):
+        sl.select([], [])
+    with pytest.raises(TypeError, match="invalid entry 0 in condlist: should be boolean"):
+        sl.select([x], [x])
+
+
+def test_copy_is_detached_from_its_input() -> None:
+    h = A.copy()
+    c = sl.copy(h)
+    np_c = np.copy(sl.asarray(h))  # NumPy's copy of a lazy array: lazy
+    h[0, 0] = 123.0
+    assert c.get()[0, 0] == A[0, 0]
+    assert isinstance(np_c, sl.LazyArray)
+    same(sl.copy(sl.asarray(A) * 2), A * 2)
+    with pytest.raises(ValueError, match="order='F' is not supported"):
+        sl.copy(A, order="F")
+
+
+@pytest.mark.parametrize("x", [SPECIAL, SPECIAL.astype(np.float16), np.array([1, -2, 3]), np.array([True, False])])
+def test_isposinf_and_isneginf_are_numpys(x: np.ndarray) -> None:
+    for name in ("isposinf", "isneginf"):
+        same(getattr(sl, name)(sl.asarray(x)), getattr(np, name)(x))
+        same(getattr(np, name)(sl.asarray(x)), getattr(np, name)(x))
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"axis": 0}, {"axis": 1, "dtype": np.float64}, {"axis": -1, "keepdims": True}])
+def test_nanprod_is_numpys(kwargs: dict[str, Any]) -> None:
+    x = A.copy()
+    x[1, :] = np.nan
+    x[2, 3] = np.nan
+    same(sl.nanprod(sl.asarray(x), **kwargs), np.nanprod(x, **kwargs))
+    same(np.nanprod(sl.asarray(x), **kwargs), np.nanprod(x, **kwargs))
+    same(sl.nanprod(sl.asarray(np.arange(1, 7, dtype=np.int16))), np.nanprod(np.arange(1, 7, dtype=np.int16)))
+
+
+@pytest.mark.parametrize("name", ["nancumsum", "nancumprod"])
+@pytest.mark.parametrize("kwargs", [{}, {"axis": 0}, {"axis": 1, "dtype": np.float64}])
+def test_nan_scans_are_numpys(name: str, kwargs: dict[str, Any]) -> None:
+    x = (A[:3, :4] * 2).astype(np.float64)
+    x[0, 1] = x[2, 0] = np.nan
+    want = getattr(np, name)(x, **kwargs)
+    np.testing.assert_allclose(getattr(sl, name)(sl.asarray(x), **kwargs).get(), want, rtol=1e-12)
+    assert getattr(np, name)(sl.asarray(x), **kwargs).dtype == want.dtype
+    ints = np.arange(6, dtype=np.int8)
+    same(getattr(sl, name)(sl.asarray(ints)), getattr(np, name)(ints))
+
+
+def test_rot90_is_numpys() -> None:
+    x = np.arange(24).reshape(2, 3, 4)
+    for k in range(-5, 6):
+        for axes in [(0, 1), (1, 0), (1, 2), (2, 0), (-1, 0), (0, -2)]:
+            same(sl.rot90(sl.asarray(x), k, axes), np.rot90(x, k, axes))
+    same(np.rot90(sl.asarray(x)), np.rot90(x))
+    for axes, match in [((0, 0), "Axes must be different"), ((0, 3), "Axes must be different"), ((0, 4), "out of range"), ((0, 1, 2), "len\\(axes\\) must be 2"),
+                        ((0, -3), "Axes must be different")]:
+        with pytest.raises(ValueError, match=match):
+            sl.rot90(sl.asarray(x), 1, axes)
+    assert families(sl.rot90(sl.asarray(x)) * 2) == ["pointwise"]  # a view, fused
+
+
+@pytest.mark.parametrize("args, kwargs", [((A, [1.5, 2.5]), {}), ((A, A[:2]), {"axis": 0}), ((A[0], 3), {}),
+                                          ((np.arange(3), [[4.5]]), {}), ((A, A[:, :1]), {"axis": -1})])
+def test_append_is_numpys(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    same(sl.append(sl.asarray(args[0]), *args[1:], **kwargs), np.append(*args, **kwargs))
+    same(np.append(sl.asarray(args[0]), *args[1:], **kwargs), np.append(*args, **kwargs))
+
+
+def test_ediff1d_is_numpys() -> None:
+    x = np.array([[1, 4], [9, 16]], np.int32)
+    for kwargs in ({}, {"to_begin": -1}, {"to_end": [7, 8]}, {"to_begin": np.array([[1], [2]], np.int8), "to_end": 0}):
+        same(sl.ediff1d(sl.asarray(x), **kwargs), np.ediff1d(x, **kwargs))
+        same(np.ediff1d(sl.asarray(x), **kwargs), np.ediff1d(x, **kwargs))
+    same(sl.ediff1d(sl.asarray(A)), np.ediff1d(A))
+    with pytest.raises(TypeError, match="`to_begin` must be compatible"):
+        sl.ediff1d(sl.asarray(x), to_begin=0.5)
+    with pytest.raises(TypeError, match="boolean subtract"):
+        sl.ediff1d(sl.asarray(np.array([True, False])))
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"dx": 0.25}, {"axis": 0}, {"x": np.linspace(0, 1, 7)},
+                                    {"x": np.arange(6), "axis": 0}, {"x": np.cumsum(np.abs(A), axis=1) + 0}])
+def test_trapezoid_is_numpys(kwargs: dict[str, Any]) -> None:
+    want = np.trapezoid(A, **kwargs)
+    got = sl.trapezoid(sl.asarray(A), **kwargs)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert len(families(got)) == 1
+    np.testing.assert_allclose(got.get(), want, rtol=1e-6)
+    np.testing.assert_allclose(np.trapezoid(sl.asarray(A), **kwargs).get(), want, rtol=1e-6)
