@@ -21,7 +21,8 @@ a computed value is checked exactly):
   same step in float64: stitchlab's error must be within 4 times NumPy's own error, or within
   ``rtol`` (from the result's dtype) times ``|exact| + max|exact|`` plus ``max|input|`` for
   reductions, logsumexp and centering, or 1 for softmax, layernorm and rmsnorm,
-  ``|exact| + |inputs|`` for elementwise steps (NVRTC contracts ``a * b + c`` to an fma).
+  ``|exact| + |inputs|`` for elementwise steps (a division by a constant is a multiply by its
+  reciprocal; CUDA's transcendental functions are not the host's).
 
 ``python3 tests/fuzzgraphs.py [first_seed] [count] [--budget-s S] [--dtypes a,b]`` runs programs on
 the current backend and prints each failing seed with its program (``--compile-only``: plans them
@@ -457,7 +458,7 @@ def judge(v: Value, got: np.ndarray, ins: list[np.ndarray]) -> str | None:
         g, e = got.astype(np.float64), e.astype(np.float64)
         if v.reduces:
             mag = np.abs(t) + _max_abs(t) + (sum(_max_abs(x) for x in ins) if v.reduces == "input" else 1.0)
-        else:  # an elementwise step's, to its result and inputs (a * b + c contracted to an fma)
+        else:  # an elementwise step's, to its result and inputs (reciprocal multiplies, CUDA's functions)
             mag = sum((_finite_abs(x) for x in ins if _is_float(np.asarray(x).dtype)), _finite_abs(t))
         err_g, err_e = np.abs(g - t), np.abs(e - t)
         rtol = RTOL[want_dtype.name]

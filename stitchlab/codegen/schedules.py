@@ -45,7 +45,7 @@ from .elemental import CodegenError, Index, Writer, leaf_params
 from .preamble import PREAMBLE
 
 #: Bumped whenever generated code changes meaning: part of every registry key.
-CODEGEN_VERSION = "10"
+CODEGEN_VERSION = "11"  # 11: compiled with --fmad=false
 
 #: Emitter switches, all on by default; ``benchmarks/kernel_sweep.py`` turns each off in turn to
 #: measure what it is worth: keep expensive full values in registers across phases, divide by a

@@ -19,7 +19,11 @@ class CompileError(RuntimeError):
 
 
 def _options(arch: str) -> list[bytes]:
-    return [f"--gpu-architecture={arch}".encode(), b"--std=c++17", b"--device-as-default-execution-space"]
+    # --fmad=false: a multiply and an add stay two IEEE operations, each rounded, as NumPy computes
+    # them (NVRTC's default contracts them into one fma where it likes: the same value computed
+    # twice in one kernel could differ in the last bit). The emitters write the fmas they want.
+    return [f"--gpu-architecture={arch}".encode(), b"--std=c++17", b"--device-as-default-execution-space",
+            b"--fmad=false"]
 
 
 @functools.lru_cache(maxsize=1)

@@ -259,3 +259,17 @@ def test_arg_reduction_positions_combine_with_int64_values() -> None:
     assert [k.schedule.family for k in plan.kernels] == ["row_block"], plan.summary()
     for k in plan.kernels:
         _compile(k.source, k.name)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_multiply_and_an_add_stay_two_roundings(dtype: str) -> None:
+    """Kernels are compiled with --fmad=false: ``x * y + z`` is an IEEE multiply and an IEEE add
+    (NumPy's two roundings) in the PTX, never an fma that ptxas or NVVM contracted."""
+    from fuzzgraphs import ptx_of
+
+    x, y, v = _arrays(dtype)
+    (k,) = sl.explain(x * y + v - x * v).kernels
+    ptx = ptx_of(k.source)
+    bits = dtype[-2:]
+    assert f"mul.rn.f{bits}" in ptx and f"add.rn.f{bits}" in ptx, ptx[-1500:]
+    assert f"fma.rn.f{bits}" not in ptx and f"mul.f{bits}" not in ptx and f"add.f{bits}" not in ptx
