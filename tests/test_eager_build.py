@@ -22,6 +22,21 @@ def test_a_remembered_signature_still_checks_python_integers_against_the_loop():
     np.testing.assert_array_equal(x < 1, a < 1)
 
 
+def test_a_remembered_signature_casts_and_broadcasts_its_operands_as_the_first_build():
+    x = sl.asarray(np.ones((4, 3), np.int8))
+    b = sl.asarray(np.ones(3, np.float32))
+    y = sl.asarray(np.ones((4, 3), np.float32))
+    for _ in range(3):  # built from scratch, then with the signature's remembered steps
+        n = (x + b)._node
+        assert [(i.op, i.dtype, i.shape) for i in n.inputs] == [("astype", np.float32, (4, 3)),
+                                                                 ("broadcast", np.float32, (4, 3))]
+        assert n.inputs[0].inputs[0] is x._node
+        m = (y * 2.0)._node
+        assert m.inputs[0] is y._node and m.inputs[1].op == "broadcast"
+        k = (b - y)._node
+        assert k.inputs[0].op == "broadcast" and k.inputs[1] is y._node
+
+
 def test_a_remembered_signature_keeps_python_scalar_kinds_apart():
     a = np.array([1, 2, 3], np.int16)
     x = sl.asarray(a)

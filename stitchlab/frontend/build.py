@@ -203,25 +203,53 @@ def _describe(a: Operand) -> str:
     return f"Python {type(a).__name__}" if not isinstance(a, Node) else f"dtype('{a.dtype}')"
 
 
-# (op, operand signatures) -> (loop dtypes, result dtype, shape, device) of the elementwise nodes
-# built so far: the same operation on operands of the same dtypes, shapes and devices (an eager
-# expression evaluated again) skips NumPy's type resolution and the broadcasting checks
-_elementwise: dict[tuple[Any, ...], tuple[tuple[np.dtype, ...], np.dtype, Shape, str | None]] = {}
+# (op, operand signatures) -> (loop dtypes, result dtype, shape, device, operand steps) of the
+# elementwise nodes built so far: the same operation on operands of the same dtypes, shapes and
+# devices (an eager expression evaluated again) skips NumPy's type resolution and the
+# broadcasting checks, and knows which operands to cast, broadcast or take as they are
+_elementwise: dict[tuple[Any, ...], tuple[tuple[np.dtype, ...], np.dtype, Shape, str | None, tuple[int, ...]]] = {}
+
+
+def _operand_key(a: Operand) -> Any:
+    return (a.dtype, a.shape, a.device) if type(a) is Node else type(a)
+
+
+#: how :func:`elementwise` turns an operand into its input (by operand signature, remembered)
+_AS_IS, _BROADCAST, _CAST, _SCALAR = 0, 1, 2, 3
 
 
 def elementwise(opname: str, *args: Operand) -> Node:
     """Build an elementwise node with NumPy's dtype and broadcasting rules."""
-    sig = (opname,) + tuple((a.dtype, a.shape, a.device) if isinstance(a, Node) else type(a) for a in args)
+    if len(args) == 2:  # the common cases spelled out: this runs for every operation of eager code
+        sig: tuple[Any, ...] = (opname, _operand_key(args[0]), _operand_key(args[1]))
+    elif len(args) == 1:
+        sig = (opname, _operand_key(args[0]))
+    else:
+        sig = (opname, *[_operand_key(a) for a in args])
     known = _elementwise.get(sig)
     if known is None or (int in sig and not all(_fits(a, dt) for a, dt in zip(args, known[0], strict=True))):
         made = _resolve_elementwise(opname, args)
         if isinstance(made, Node):  # an integer out of the loop's range, compared exactly
             return made
-        known = _remember(_elementwise, sig, lambda: made)
-    loop, out_dtype, shape, device = known
-    ins = tuple(broadcast_to(astype(a, dt), shape) if isinstance(a, Node) else _scalar(a, dt, shape)
-                for a, dt in zip(args, loop, strict=True))
-    return Node(opname, ins, shape, out_dtype, device=device)
+        known = _remember(_elementwise, sig, lambda: (*made, _operand_steps(args, made[0], made[2])))
+    loop, out_dtype, shape, device, steps = known
+    ins = []
+    for a, dt, step in zip(args, loop, steps, strict=True):
+        if step == _AS_IS:
+            ins.append(a)
+        elif step == _BROADCAST:
+            ins.append(broadcast_to(a, shape))
+        elif step == _CAST:
+            ins.append(broadcast_to(astype(a, dt), shape))
+        else:
+            ins.append(_scalar(a, dt, shape))
+    return Node(opname, tuple(ins), shape, out_dtype, device=device)
+
+
+def _operand_steps(args: Sequence[Operand], loop: Sequence[np.dtype], shape: Shape) -> tuple[int, ...]:
+    """What each operand of an elementwise op needs (the same for every operand of its signature)."""
+    return tuple(_SCALAR if type(a) is not Node else _CAST if a.dtype != dt else _BROADCAST if a.shape != shape else _AS_IS
+                 for a, dt in zip(args, loop, strict=True))
 
 
 _scalars: dict[tuple[Any, ...], Node] = {}
