@@ -25,3 +25,13 @@ def same(got: Any, want: np.ndarray) -> None:
 def families(*ys: sl.LazyArray) -> list[str]:
     """The schedule family of each kernel of the plan of ``ys`` (``"interpreted"``: a library step)."""
     return [k.schedule.family for k in sl.explain(*ys).kernels]
+
+
+def log_softmax_f64(x: np.ndarray, axis: Any) -> np.ndarray:
+    """SciPy's ``log_softmax`` formula in float64 (the reference of ``sl.log_softmax``; its
+    ``exp`` is ``sl.softmax``'s): an infinite maximum shifts by 0, an all ``-inf`` slice is NaN."""
+    x = x.astype(np.float64)
+    m = np.amax(x, axis=axis, keepdims=True)
+    d = x - np.where(np.isfinite(m), m, 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return d - np.log(np.exp(d).sum(axis=axis, keepdims=True))
