@@ -783,7 +783,7 @@ def select(condlist: Any, choicelist: Any, default: Any = 0) -> LazyArray:
     vs = [asarray(v) for v in choices]
     d = default if isinstance(default, (bool, int, float)) else asarray(default)
     dtype = build.result_type(*(v._node for v in vs), d._node if isinstance(d, LazyArray) else d)
-    out = asarray(d).astype(dtype) if isinstance(d, LazyArray) else LazyArray(build.const(d, dtype))
+    out = d.astype(dtype) if isinstance(d, LazyArray) else LazyArray(build.const(d, dtype))
     for c, v in zip(reversed(cs), reversed(vs), strict=True):  # the first condition that holds wins
         out = where(c, v.astype(dtype), out)
     return out
