@@ -504,7 +504,7 @@ def append(arr: Any, values: Any, axis: Any = None) -> LazyArray:
     """
     a, v = asarray(arr), asarray(values)
     if axis is None:
-        return concatenate([a.reshape(-1) if a.ndim != 1 else a, v.reshape(-1)], 0)
+        return concatenate([a.reshape(-1), v.reshape(-1)], 0)
     return concatenate([a, v], axis)
 
 
