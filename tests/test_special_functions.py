@@ -213,3 +213,77 @@ def test_trapezoid_is_numpys(kwargs: dict[str, Any]) -> None:
     assert len(families(got)) == 1
     np.testing.assert_allclose(got.get(), want, rtol=1e-6)
     np.testing.assert_allclose(np.trapezoid(sl.asarray(A), **kwargs).get(), want, rtol=1e-6)
+
+
+# --- NumPy 2's array-API names, vecdot and isin ------------------------------------------------------
+def test_array_api_names_are_numpys() -> None:
+    x = np.arange(24.0).reshape(2, 3, 4)
+    same(sl.concat([sl.asarray(x), sl.asarray(x)], axis=1), np.concat([x, x], axis=1))
+    same(sl.permute_dims(sl.asarray(x), (2, 0, 1)), np.permute_dims(x, (2, 0, 1)))
+    for got in (sl.matrix_transpose(sl.asarray(x)), np.matrix_transpose(sl.asarray(x))):
+        same(got, np.matrix_transpose(x))
+    with pytest.raises(ValueError, match="at least 2-dimensional, but it is 1"):
+        sl.matrix_transpose(sl.asarray(x[0, 0]))
+    for axis in (0, 1, -1):
+        got, want = np.unstack(sl.asarray(x), axis=axis), np.unstack(x, axis=axis)
+        assert len(got) == len(want)
+        for g, w in zip(got, want, strict=True):
+            same(g, w)
+    with pytest.raises(ValueError, match="at least 1-d"):
+        sl.unstack(sl.asarray(np.float64(1.0)))
+    i = np.array([1, 2, 3], np.int16)
+    same(sl.bitwise_left_shift(sl.asarray(i), 2), np.bitwise_left_shift(i, 2))
+    same(sl.bitwise_right_shift(sl.asarray(i), 1), np.bitwise_right_shift(i, 1))
+
+
+@pytest.mark.parametrize("name", ["cumulative_sum", "cumulative_prod"])
+@pytest.mark.parametrize("kwargs", [{"axis": 1}, {"axis": 0, "include_initial": True}, {"axis": -1, "dtype": np.float64},
+                                    {"axis": 1, "include_initial": True, "dtype": np.int32}])
+def test_cumulative_sum_and_prod_are_numpys(name: str, kwargs: dict[str, Any]) -> None:
+    x = np.arange(1, 13, dtype=np.int16).reshape(3, 4)
+    same(getattr(sl, name)(sl.asarray(x), **kwargs), getattr(np, name)(x, **kwargs))
+    same(getattr(np, name)(sl.asarray(x), **kwargs), getattr(np, name)(x, **kwargs))
+    v = x[0].astype(np.float32)
+    same(getattr(sl, name)(sl.asarray(v), include_initial=True), getattr(np, name)(v, include_initial=True))
+    with pytest.raises(ValueError, match="``axis`` argument is required"):
+        getattr(sl, name)(sl.asarray(x))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int8", "uint8", "int32", "bool"])
+def test_vecdot_is_numpys(dtype: str) -> None:
+    rng = np.random.default_rng(3)
+    a = (rng.standard_normal((5, 300)) * 4).astype(dtype) if dtype != "bool" else rng.random((5, 300)) < 0.01
+    b = (rng.standard_normal(300) * 4).astype(dtype) if dtype != "bool" else rng.random(300) < 0.01
+    def check(got: sl.LazyArray, want: np.ndarray) -> None:
+        if dtype == "float32":  # summed in another order
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_allclose(got.get(), want, rtol=1e-5, atol=1e-3)
+        else:  # integers wrap in their own dtype, as NumPy's loops do
+            same(got, want)
+
+    check(sl.vecdot(sl.asarray(a), b), np.vecdot(a, b))
+    check(np.vecdot(sl.asarray(a), b), np.vecdot(a, b))
+    check(np.vecdot(sl.asarray(a.T.copy()), b[:, None], axis=0), np.vecdot(a.T, b[:, None], axis=0))
+    assert len(families(sl.vecdot(sl.asarray(a), b))) == 1
+    with pytest.raises(ValueError, match="mismatch in its core dimension 0"):
+        sl.vecdot(sl.asarray(a), b[:7])
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"invert": True}, {"kind": "sort"}, {"assume_unique": True}])
+def test_isin_is_numpys(kwargs: dict[str, Any]) -> None:
+    rng = np.random.default_rng(4)
+    e = rng.integers(0, 50, (6, 7))
+    t = rng.integers(0, 50, 20)
+    for got in (sl.isin(sl.asarray(e), t, **kwargs), np.isin(sl.asarray(e), t, **kwargs)):
+        same(got, np.isin(e, t, **kwargs))
+    f = np.array([1.5, np.nan, 2.0, -0.0, 7.0])
+    same(sl.isin(sl.asarray(f), [0.0, np.nan, 2], **kwargs), np.isin(f, [0.0, np.nan, 2], **kwargs))
+    same(sl.isin(sl.asarray(e), np.array([], np.int64), **kwargs), np.isin(e, np.array([], np.int64), **kwargs))
+    same(sl.isin(sl.asarray(e), [[3, 4], [5, 49]], **kwargs), np.isin(e, [[3, 4], [5, 49]], **kwargs))
+
+
+def test_isin_errors_are_numpys() -> None:
+    with pytest.raises(ValueError, match="Invalid kind: 'hash'"):
+        sl.isin(sl.asarray(np.arange(3)), [1], kind="hash")
+    with pytest.raises(ValueError, match="'table' method is only supported for boolean or integer"):
+        sl.isin(sl.asarray(np.arange(3.0)), [1.0], kind="table")

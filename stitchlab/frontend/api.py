@@ -46,6 +46,7 @@ _ALIASES = {"absolute": ["abs"], "divide": ["true_divide"], "remainder": ["mod"]
             # NumPy 2's array-API names
             "arcsin": ["asin"], "arccos": ["acos"], "arctan": ["atan"], "arctan2": ["atan2"],
             "arcsinh": ["asinh"], "arccosh": ["acosh"], "arctanh": ["atanh"], "invert": ["bitwise_not", "bitwise_invert"],
+            "left_shift": ["bitwise_left_shift"], "right_shift": ["bitwise_right_shift"],
             # SciPy's name (scipy.special.expit)
             "sigmoid": ["expit"]}
 
@@ -161,6 +162,10 @@ def concatenate(arrays: Any, axis: Any = 0) -> LazyArray:
         arrays = list(asarray(arrays))  # an array: its subarrays along the first axis, as NumPy
     return LazyArray(build.concatenate([asarray(a)._node for a in arrays], axis))
 
+
+
+#: the array API's name (NumPy 2's ``np.concat`` is ``np.concatenate``)
+concat = concatenate
 
 def stack(arrays: Any, axis: Any = 0) -> LazyArray:
     """Join arrays of one shape along a new axis (NumPy's ``stack``), lazily (as
@@ -389,6 +394,10 @@ def reshape(a: Any, shape: Any) -> LazyArray:
 def transpose(a: Any, axes: Any = None) -> LazyArray:
     return asarray(a).transpose(axes)
 
+
+
+#: the array API's name (NumPy 2's ``np.permute_dims`` is ``np.transpose``)
+permute_dims = transpose
 
 def ravel(a: Any) -> LazyArray:
     return asarray(a).reshape(-1)
@@ -852,6 +861,49 @@ def swapaxes(a: Any, axis1: int, axis2: int) -> LazyArray:
     perm[i], perm[j] = perm[j], perm[i]
     return x.transpose(perm)
 
+
+
+def matrix_transpose(x: Any) -> LazyArray:
+    """``x`` with its last two axes swapped (the array API's ``matrix_transpose``, NumPy 2's
+    ``np.matrix_transpose``): a lazy view.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.matrix_transpose(sl.asarray(np.zeros((4, 2, 3)))).shape
+        (4, 3, 2)
+    """
+    v = asarray(x)
+    if v.ndim < 2:
+        raise ValueError(f"Input array must be at least 2-dimensional, but it is {v.ndim}")
+    return swapaxes(v, -1, -2)
+
+
+def vecdot(x1: Any, x2: Any, *, axis: int = -1) -> LazyArray:
+    """Dot products of vectors along ``axis`` of each operand, the other axes broadcast (NumPy
+    2's ``vecdot`` ufunc of real arrays: ``sum(x1 * x2, axis)`` in their result dtype, wrapping
+    for integers as NumPy's loops do; ``any(x1 & x2)`` for bool). A row or column reduction, fused
+    with the product.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.vecdot(sl.asarray(np.arange(6.0).reshape(2, 3)), np.ones(3)).get()
+        array([ 3., 12.])
+    """
+    a, b = asarray(x1), asarray(x2)
+    for k, v in enumerate((a, b)):
+        if v.ndim == 0:
+            raise ValueError(f"vecdot: Input operand {k} does not have enough dimensions (has 0, gufunc core with "
+                             f"signature (n),(n)->() requires 1)")
+    a = moveaxis(a, build.normalize_axis(axis, a.ndim), -1)
+    b = moveaxis(b, build.normalize_axis(axis, b.ndim), -1)
+    if a.shape[-1] != b.shape[-1]:
+        raise ValueError(f"vecdot: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
+                         f"(n),(n)->() (size {b.shape[-1]} is different from {a.shape[-1]})")
+    dt = build.result_type(a._node, b._node)
+    a, b = a.astype(dt), b.astype(dt)
+    if dt == np.bool_:
+        return (a & b).any(-1)
+    return (a * b).sum(-1, dtype=dt)
 
 def moveaxis(a: Any, source: Any, destination: Any) -> LazyArray:
     """``a`` with the axes ``source`` moved to the positions ``destination`` (int or sequence);

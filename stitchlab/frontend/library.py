@@ -22,7 +22,7 @@ from .array import LazyArray
 from .creation import _leaf_on, asarray
 
 __all__ = [
-    "take", "take_along_axis", "cumsum", "cumprod", "nancumsum", "nancumprod", "sort", "argsort", "dot", "tensordot", "inner",
+    "take", "take_along_axis", "cumsum", "cumprod", "nancumsum", "nancumprod", "cumulative_sum", "cumulative_prod", "isin", "sort", "argsort", "dot", "tensordot", "inner",
     "vdot", "einsum", "median", "quantile", "percentile", "nanmedian", "nanquantile", "nanpercentile",
     "searchsorted", "digitize", "interp",
 ]
@@ -285,6 +285,77 @@ def nancumprod(a: Any, axis: Any = None, dtype: Any = None) -> LazyArray:
         array([2., 2., 6.])
     """
     return _nan_scan("cumprod", a, axis, dtype, 1)
+
+
+def _cumulative(opname: str, x: Any, axis: Any, dtype: Any, include_initial: bool) -> LazyArray:
+    v = asarray(x)
+    if axis is None:
+        if v.ndim > 1:
+            raise ValueError("For arrays which have more than one dimension ``axis`` argument is required.")
+        axis = 0
+    axis = build.normalize_axis(axis, v.ndim)
+    out = _scan("cumsum" if opname == "cumulative_sum" else "cumprod", v, axis, dtype)
+    if not include_initial:
+        return out
+    from .api import concatenate
+    from .creation import full
+
+    first = full(out.shape[:axis] + (1,) + out.shape[axis + 1:], 0 if opname == "cumulative_sum" else 1, out.dtype)
+    return concatenate([first, out], axis)
+
+
+def cumulative_sum(x: Any, *, axis: Any = None, dtype: Any = None, include_initial: bool = False) -> LazyArray:
+    """Running sum along ``axis`` (the array API's ``cumulative_sum``, NumPy 2's
+    ``np.cumulative_sum``): as :func:`cumsum`, but ``axis`` is required above one dimension, and
+    ``include_initial`` puts the sum of nothing (0) first.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.cumulative_sum(sl.asarray(np.array([1, 2, 3])), include_initial=True).get()
+        array([0, 1, 3, 6])
+    """
+    return _cumulative("cumulative_sum", x, axis, dtype, include_initial)
+
+
+def cumulative_prod(x: Any, *, axis: Any = None, dtype: Any = None, include_initial: bool = False) -> LazyArray:
+    """Running product along ``axis`` (NumPy 2's ``np.cumulative_prod``; ``include_initial``: 1
+    first).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.cumulative_prod(sl.asarray(np.array([1.0, 2.0, 3.0]))).get()
+        array([1., 2., 6.])
+    """
+    return _cumulative("cumulative_prod", x, axis, dtype, include_initial)
+
+
+def isin(element: Any, test_elements: Any, assume_unique: bool = False, invert: bool = False, *,
+         kind: Any = None) -> LazyArray:
+    """True where an element of ``element`` is among ``test_elements`` (NumPy's ``isin``; NaN is
+    never found): ``test_elements`` sorted (a sort step), each element's place found by a binary
+    search (a searchsorted step) and compared with the value there. ``kind`` is accepted as NumPy
+    takes it; every kind searches the sorted values.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.isin(sl.asarray(np.array([1, 5, 3, 7])), [3, 7, 9]).get()
+        array([False, False,  True,  True])
+    """
+    if kind not in (None, "sort", "table"):
+        raise ValueError(f"Invalid kind: '{kind}'. Please use None, 'sort' or 'table'.")
+    e, t = asarray(element), asarray(test_elements).reshape(-1)
+    if kind == "table" and not all(v.dtype.kind in "biu" for v in (e, t)):
+        raise ValueError("The 'table' method is only supported for boolean or integer arrays. "
+                         "Please select 'sort' or None for kind.")
+    if t.size == 0:
+        from .creation import full
+
+        return full(e.shape, bool(invert), np.bool_)
+    dt = build.result_type(e._node, t._node)
+    e, ts = e.astype(dt), sort(t.astype(dt))
+    pos = clip(searchsorted(ts, e), 0, t.size - 1)
+    found = take(ts, pos) == e
+    return ~found if invert else found
 
 
 def _sort(opname: str, a: Any, axis: Any, kind: Any, order: Any, stable: Any) -> LazyArray:

@@ -38,6 +38,7 @@ __all__ = [
     "outer", "split", "array_split", "hsplit", "vsplit", "dsplit", "tile", "repeat", "meshgrid",
     "diff", "roll", "pad", "array_equal", "array_equiv", "average", "atleast_3d", "vstack", "hstack",
     "dstack", "column_stack", "kron", "cross", "cov", "corrcoef", "rot90", "append", "ediff1d", "trapezoid",
+    "unstack",
 ]
 
 
@@ -90,6 +91,23 @@ def rot90(m: Any, k: int = 1, axes: Any = (0, 1)) -> LazyArray:
     if k == 1:
         return flip(x, axes[1]).transpose(perm)
     return flip(x.transpose(perm), axes[1])
+
+
+def unstack(x: Any, *, axis: int = 0) -> tuple[LazyArray, ...]:
+    """The subarrays along ``axis``, as a tuple of lazy views (NumPy 2's ``unstack``: the inverse of
+    :func:`stack`).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> parts = sl.unstack(sl.asarray(np.zeros((2, 3))), axis=1)
+        >>> len(parts), parts[0].shape
+        (3, (2,))
+    """
+    v = asarray(x)
+    if v.ndim == 0:
+        raise ValueError("Input array must be at least 1-d.")
+    axis = build.normalize_axis(axis, v.ndim)
+    return tuple(v[(slice(None),) * axis + (i,)] for i in range(v.shape[axis]))
 
 
 def fliplr(m: Any) -> LazyArray:

@@ -44,10 +44,14 @@ _FUNCTIONS = (
     "pad", "array_equal", "array_equiv", "average", "atleast_3d", "vstack", "hstack", "dstack",
     "column_stack", "kron", "cross", "cov", "corrcoef", "fix", "sinc", "real", "imag", "angle",
     "result_type", "can_cast", "nanprod", "isposinf", "isneginf", "copy", "select", "nancumsum", "nancumprod",
-    "rot90", "append", "ediff1d", "trapezoid",
+    "rot90", "append", "ediff1d", "trapezoid", "matrix_transpose", "unstack", "cumulative_sum", "cumulative_prod",
+    "isin",
     # shapes that depend on the values (.selection): evaluated when called
     "nonzero", "flatnonzero", "argwhere", "extract", "compress", "unique",
 )
+
+#: keywords of generalized ufuncs that their stitchlab function takes as NumPy does
+_GUFUNC_KEYWORDS = {"vecdot": ("axis",)}
 
 #: NumPy parameters that mean nothing for an immutable lazy array, whatever their value
 _IGNORED = {"copy", "subok"}
@@ -73,7 +77,8 @@ def _lazy_tables() -> tuple[dict[np.ufunc, Any], dict[Any, Any]]:
                     return getattr(module, name)
             raise AttributeError(name)
 
-        ufuncs = {getattr(np, n): lazy(n) for n in api.ELEMENTWISE + ["fabs", "matmul", "divmod", "modf", "float_power", "conjugate"] if isinstance(getattr(np, n, None), np.ufunc)}
+        ufuncs = {getattr(np, n): lazy(n) for n in api.ELEMENTWISE + ["fabs", "matmul", "divmod", "modf", "float_power", "conjugate",
+                                                                     "vecdot"] if isinstance(getattr(np, n, None), np.ufunc)}
         functions = {getattr(np, n): lazy(n) for n in _FUNCTIONS if hasattr(np, n)}
         functions[np.linalg.norm] = linalg.norm
         _tables = ufuncs, functions
@@ -213,9 +218,10 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...], kwargs: d
     if kwargs.pop("order", "K") not in ("K", "C", "A"):
         raise _unsupported(name, "order")
     kwargs.pop("subok", None)
+    extra = {k: kwargs.pop(k) for k in _GUFUNC_KEYWORDS.get(name, ()) if k in kwargs}
     if kwargs:
         raise _unsupported(name, next(iter(kwargs)))
-    return _store(lazy(*inputs), outs)
+    return _store(lazy(*inputs, **extra), outs)
 
 
 def _reduce(ufunc: np.ufunc, a: Any, params: dict[str, Any]) -> Any:
