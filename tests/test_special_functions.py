@@ -287,3 +287,57 @@ def test_isin_errors_are_numpys() -> None:
         sl.isin(sl.asarray(np.arange(3)), [1], kind="hash")
     with pytest.raises(ValueError, match="'table' method is only supported for boolean or integer"):
         sl.isin(sl.asarray(np.arange(3.0)), [1.0], kind="table")
+
+
+# --- gradient, tri, indices, logspace, diagflat ---------------------------------------------------------
+COORDS = np.cumsum(np.random.default_rng(5).random(6) + 0.1)
+
+
+@pytest.mark.parametrize("args, kwargs", [((), {}), ((2.0,), {}), ((0.5, 3), {}), ((COORDS, 2.0), {}),
+                                          ((), {"edge_order": 2}), ((COORDS, np.arange(7)), {"edge_order": 2}),
+                                          ((), {"axis": 1}), ((np.array([0, 1, 3, 4, 8, 9, 10.0]),), {"axis": -1, "edge_order": 2}),
+                                          ((np.arange(0.0, 12.0, 2.0),), {"axis": 0})], ids=str)
+def test_gradient_is_numpys(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    f = np.random.default_rng(6).standard_normal((6, 7))
+    want = np.gradient(f, *args, **kwargs)
+    for got in (sl.gradient(sl.asarray(f), *args, **kwargs), np.gradient(sl.asarray(f), *args, **kwargs)):
+        pairs = zip(got, want, strict=True) if isinstance(want, tuple) else [(got, want)]
+        assert isinstance(got, tuple) == isinstance(want, tuple)
+        for g, w in pairs:
+            assert g.dtype == w.dtype and g.shape == w.shape
+            np.testing.assert_allclose(g.get(), w, rtol=1e-12, atol=1e-12)
+
+
+def test_gradient_dtypes_and_errors_are_numpys() -> None:
+    i = np.array([1, 2, 4, 7, 11])
+    same(sl.gradient(sl.asarray(i), edge_order=2), np.gradient(i, edge_order=2))
+    h = np.random.default_rng(7).standard_normal((4, 5)).astype(np.float16)
+    for g, w in zip(sl.gradient(sl.asarray(h)), np.gradient(h), strict=True):
+        same(g, w)
+    with pytest.raises(ValueError, match="at least \\(edge_order \\+ 1\\) elements"):
+        sl.gradient(sl.asarray(np.arange(2.0)), edge_order=2)
+    with pytest.raises(ValueError, match="'edge_order' greater than 2"):
+        sl.gradient(sl.asarray(np.arange(5.0)), edge_order=3)
+    with pytest.raises(ValueError, match="distances must match the length"):
+        sl.gradient(sl.asarray(np.arange(5.0)), np.arange(4.0))
+    with pytest.raises(TypeError, match="invalid number of arguments"):
+        sl.gradient(sl.asarray(np.ones((3, 3))), 1.0, 2.0, 3.0)
+
+
+def test_tri_indices_logspace_diagflat_are_numpys() -> None:
+    for args in [(3,), (2, 4), (4, 3, -1), (3, 3, 5)]:
+        same(sl.tri(*args), np.tri(*args))
+    same(sl.tri(3, 2, 0, int), np.tri(3, 2, 0, int))
+    for dims in [(2, 3), (4,), (2, 1, 3)]:
+        same(sl.indices(dims), np.indices(dims))
+        for g, w in zip(sl.indices(dims, dtype=np.int32, sparse=True), np.indices(dims, dtype=np.int32, sparse=True), strict=True):
+            same(g, w)
+    for args, kwargs in [((0, 3, 4), {}), ((0, 2, 3), {"endpoint": False}), ((1, 5, 5), {"base": 2.0, "dtype": np.float32}),
+                         ((-1.5, 2, 7), {"base": 3})]:
+        got, want = sl.logspace(*args, **kwargs), np.logspace(*args, **kwargs)
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got.get(), want, rtol=1e-14)
+    for v, k in [(np.array([[1, 2], [3, 4]]), 0), (np.array([5.0, 6.0]), -1), (np.array([7]), 2)]:
+        same(sl.diagflat(sl.asarray(v), k), np.diagflat(v, k))
+        same(np.diagflat(sl.asarray(v), k), np.diagflat(v, k))
+    assert len(families(sl.tri(64, 64) * sl.asarray(np.ones((64, 64))))) == 1  # computed where it is used

@@ -24,13 +24,14 @@ from .api import (  # type: ignore[attr-defined]
     matmul,
     moveaxis,
     not_equal,
+    power,
     sqrt,
     stack,
     subtract,
     where,
 )
 from .array import LazyArray
-from .creation import arange, asarray, broadcast_to, full
+from .creation import arange, asarray, broadcast_to, full, linspace
 from .library import take
 
 __all__ = [
@@ -38,7 +39,7 @@ __all__ = [
     "outer", "split", "array_split", "hsplit", "vsplit", "dsplit", "tile", "repeat", "meshgrid",
     "diff", "roll", "pad", "array_equal", "array_equiv", "average", "atleast_3d", "vstack", "hstack",
     "dstack", "column_stack", "kron", "cross", "cov", "corrcoef", "rot90", "append", "ediff1d", "trapezoid",
-    "unstack",
+    "unstack", "tri", "indices", "logspace", "diagflat", "gradient",
 ]
 
 
@@ -180,9 +181,73 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = float) -> LazyArr
     return (d == operator.index(k)).astype(as_dtype(dtype))
 
 
+def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = float) -> LazyArray:  # noqa: N803 (NumPy's names)
+    """Ones at and below the ``k``-th diagonal of an ``N`` × ``M`` array, zeros above (NumPy's
+    ``tri``), computed where it is used, as :func:`eye`.
+
+    Example:
+        >>> import stitchlab as sl
+        >>> sl.tri(2, 3, k=1, dtype=int).get()
+        array([[1, 1, 0],
+               [1, 1, 1]])
+    """
+    n = operator.index(N)
+    m = n if M is None else operator.index(M)
+    if n < 0 or m < 0:
+        raise ValueError(f"negative dimensions are not allowed (N={n}, M={m})")
+    d = arange(m, dtype=np.int64)[None, :] - arange(n, dtype=np.int64)[:, None]
+    return (d <= operator.index(k)).astype(as_dtype(dtype))
+
+
+def indices(dimensions: Any, dtype: Any = int, sparse: bool = False) -> Any:
+    """The index of every position of a grid of shape ``dimensions``, one array per axis stacked
+    first (NumPy's ``indices``); ``sparse=True``: a tuple of aranges shaped to broadcast.
+
+    Example:
+        >>> import stitchlab as sl
+        >>> sl.indices((2, 3))[1].get()
+        array([[0, 1, 2],
+               [0, 1, 2]])
+    """
+    dims = tuple(operator.index(d) for d in dimensions)
+    dt = as_dtype(dtype)
+    axes = [arange(d, dtype=dt).reshape((1,) * i + (d,) + (1,) * (len(dims) - i - 1)) for i, d in enumerate(dims)]
+    if sparse:
+        return tuple(axes)
+    if not dims:
+        return arange(0, dtype=dt)
+    return stack([broadcast_to(a, dims) for a in axes])
+
+
+def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: Any = 10.0, dtype: Any = None) -> LazyArray:
+    """``base ** linspace(start, stop, num, endpoint)`` (NumPy's ``logspace`` of scalar ends; float64
+    unless ``dtype`` says otherwise).
+
+    Example:
+        >>> import stitchlab as sl
+        >>> sl.logspace(0, 3, 4).get()
+        array([   1.,   10.,  100., 1000.])
+    """
+    y = power(np.float64(base), linspace(start, stop, num, endpoint))
+    return y if dtype is None else y.astype(as_dtype(dtype))
+
+
 def identity(n: int, dtype: Any = float) -> LazyArray:
     """The ``n`` × ``n`` identity (NumPy's ``identity``): :func:`eye`."""
     return eye(n, dtype=dtype)
+
+
+def diagflat(v: Any, k: int = 0) -> LazyArray:
+    """The square array with the flattened ``v`` on its ``k``-th diagonal (NumPy's ``diagflat``):
+    :func:`diag` of ``v`` flattened.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.diagflat(sl.asarray(np.array([[1, 2]]))).get()
+        array([[1, 0],
+               [0, 2]])
+    """
+    return diag(asarray(v).reshape(-1), k)
 
 
 def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> LazyArray:
@@ -524,6 +589,96 @@ def append(arr: Any, values: Any, axis: Any = None) -> LazyArray:
     if axis is None:
         return concatenate([a.reshape(-1), v.reshape(-1)], 0)
     return concatenate([a, v], axis)
+
+
+def _spacings(f: LazyArray, axes: tuple[int, ...], varargs: tuple[Any, ...]) -> list[Any]:
+    """``gradient``'s spacing per axis: a scalar, or the float64 differences of 1-d coordinates
+    (read on the host; one scalar where they are all equal, as NumPy decides)."""
+    if not varargs:
+        return [1.0] * len(axes)
+    if len(varargs) == 1 and np.ndim(varargs[0]) == 0:
+        return list(varargs) * len(axes)
+    if len(varargs) != len(axes):
+        raise TypeError(f"invalid number of arguments: {len(varargs)} spacings for {len(axes)} axes; give none, "
+                        f"one scalar, or one per axis")
+    out: list[Any] = []
+    for i, d in enumerate(varargs):
+        dist = np.asarray(d)
+        if dist.ndim == 0:
+            out.append(d)
+            continue
+        if dist.ndim != 1:
+            raise ValueError("distances must be either scalars or 1d")
+        if len(dist) != f.shape[axes[i]]:
+            raise ValueError("when 1d, distances must match the length of the corresponding dimension")
+        if dist.dtype.kind in "iu":
+            dist = dist.astype(np.float64)
+        diffx = np.diff(dist)
+        out.append(diffx[0] if diffx.size and (diffx == diffx[0]).all() else diffx)
+    return out
+
+
+def _weights(shape: tuple[int, ...], *ws: np.ndarray) -> tuple[LazyArray, ...]:
+    """Host coefficient arrays of a non-uniform ``gradient``, shaped to broadcast along its axis."""
+    return tuple(asarray(w.reshape(shape)) for w in ws)
+
+
+def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> Any:
+    """The gradient of ``f`` by second-order central differences inside and one-sided first- or
+    second-order (``edge_order``) differences at the ends (NumPy's ``gradient``; spacings: none (1),
+    one scalar for every axis, or one scalar or 1-d coordinate array per axis). One array per
+    axis (a tuple for several); integers in float64. Each is the central part and the two edges
+    joined along the axis (a concatenate step); the differences fuse.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.gradient(sl.asarray(np.array([1.0, 2.0, 4.0, 7.0, 11.0])), 2.0).get()
+        array([0.5 , 0.75, 1.25, 1.75, 2.  ])
+    """
+    v = asarray(f)
+    axes = np.lib.array_utils.normalize_axis_tuple(range(v.ndim) if axis is None else axis, v.ndim)
+    spacings = _spacings(v, axes, varargs)
+    edge_order = operator.index(edge_order)
+    if edge_order > 2:
+        raise ValueError("'edge_order' greater than 2 not supported")
+    otype = v.dtype if is_float(v.dtype) else np.dtype(np.float64)
+    if v.dtype.kind in "iu":
+        v = v.astype(np.float64)
+    outs = []
+    for ax, dx in zip(axes, spacings, strict=True):
+        if v.shape[ax] < edge_order + 1:
+            raise ValueError("Shape of array too small to calculate a numerical gradient, at least (edge_order + 1) "
+                             "elements are required.")
+
+        def part(start: int | None, stop: int | None, ax: int = ax) -> LazyArray:
+            return v[tuple(slice(start, stop) if i == ax else slice(None) for i in range(v.ndim))]
+
+        shape = tuple(-1 if i == ax else 1 for i in range(v.ndim))
+        uniform = np.ndim(dx) == 0
+        if uniform:
+            inner = (part(2, None) - part(None, -2)) / (2.0 * dx)
+        else:
+            dx1, dx2 = dx[:-1], dx[1:]
+            a, b, c = _weights(shape, -dx2 / (dx1 * (dx1 + dx2)), (dx2 - dx1) / (dx1 * dx2), dx1 / (dx2 * (dx1 + dx2)))
+            inner = a * part(None, -2) + b * part(1, -1) + c * part(2, None)
+        if edge_order == 1:
+            first = (part(1, 2) - part(0, 1)) / (dx if uniform else dx[0])
+            last = (part(-1, None) - part(-2, -1)) / (dx if uniform else dx[-1])
+        else:
+            if uniform:
+                a, b, c = -1.5 / dx, 2.0 / dx, -0.5 / dx
+            else:
+                d1, d2 = dx[0], dx[1]
+                a, b, c = -(2.0 * d1 + d2) / (d1 * (d1 + d2)), (d1 + d2) / (d1 * d2), -d1 / (d2 * (d1 + d2))
+            first = a * part(0, 1) + b * part(1, 2) + c * part(2, 3)
+            if uniform:
+                a, b, c = 0.5 / dx, -2.0 / dx, 1.5 / dx
+            else:
+                d1, d2 = dx[-2], dx[-1]
+                a, b, c = d2 / (d1 * (d1 + d2)), -(d2 + d1) / (d1 * d2), (2.0 * d2 + d1) / (d2 * (d1 + d2))
+            last = a * part(-3, -2) + b * part(-2, -1) + c * part(-1, None)
+        outs.append(concatenate([first.astype(otype), inner.astype(otype), last.astype(otype)], ax))
+    return outs[0] if len(outs) == 1 else tuple(outs)
 
 
 def roll(a: Any, shift: Any, axis: Any = None) -> LazyArray:

@@ -45,7 +45,7 @@ _FUNCTIONS = (
     "column_stack", "kron", "cross", "cov", "corrcoef", "fix", "sinc", "real", "imag", "angle",
     "result_type", "can_cast", "nanprod", "isposinf", "isneginf", "copy", "select", "nancumsum", "nancumprod",
     "rot90", "append", "ediff1d", "trapezoid", "matrix_transpose", "unstack", "cumulative_sum", "cumulative_prod",
-    "isin",
+    "isin", "diagflat", "gradient",
     # shapes that depend on the values (.selection): evaluated when called
     "nonzero", "flatnonzero", "argwhere", "extract", "compress", "unique",
 )
@@ -258,11 +258,15 @@ def array_function(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
     positional: list[Any] = []
     keywords: dict[str, Any] = {}
     outs = None
+    # parameters before a *args (gradient(f, *varargs)) go positionally, ahead of its values
+    has_var = any(p.kind is p.VAR_POSITIONAL for p in bound.signature.parameters.values())
     for i, (param, value) in enumerate(bound.arguments.items()):
         p = bound.signature.parameters[param]
         target = renames.get(param, param)
         if p.kind is p.VAR_POSITIONAL:
             positional.extend(value)
+        elif has_var and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and target in params:
+            positional.append(value)
         elif p.kind is p.VAR_KEYWORD:
             if value:
                 raise _unsupported(name, next(iter(value)))

@@ -14,7 +14,7 @@ from stitchlab.frontend.api import ELEMENTWISE
 SECTIONS = [
     ("Arrays", "The lazy array type. `sl.ndarray` is another name for it.", ["LazyArray", "ndarray"]),
     ("Creating arrays", "", ["asarray", "array", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
-                             "full_like", "empty_like", "arange", "linspace"]),
+                             "full_like", "empty_like", "arange", "linspace", "logspace", "tri", "indices"]),
     ("Evaluating, planning, tracing", "", ["compute", "explain", "jit"]),
     ("Reductions", "All take `axis` (int, tuple, negative or None) and `keepdims`, as in NumPy.",
      ["sum", "prod", "mean", "max", "min", "amax", "amin", "var", "std", "any", "all", "argmax", "argmin", "logsumexp",
@@ -38,7 +38,7 @@ SECTIONS = [
      "Built from lazy views, index compares and broadcasts, fused into the kernel of their use (`roll`, `pad` and a 1-d `diag` join or gather).",
      ["flip", "fliplr", "flipud", "tril", "triu", "eye", "identity", "diagonal", "diag", "trace", "outer", "tile", "repeat",
       "meshgrid", "diff", "roll", "pad", "split", "array_split", "hsplit", "vsplit", "dsplit", "array_equal", "array_equiv",
-      "average", "rot90", "append", "ediff1d", "unstack"]),
+      "average", "rot90", "append", "ediff1d", "unstack", "diagflat", "gradient"]),
     ("Elementwise functions", "NumPy's names and semantics (broadcasting, NumPy 2 type promotion); `sigmoid` (`expit`), `rsqrt`, `erf` and `erfc` as in SciPy/CuPy.",
      sorted(ELEMENTWISE + ["fabs", "round", "around"])),
     ("Backends and counters", "", ["get_backend", "set_backend", "stats", "reset_stats"]),

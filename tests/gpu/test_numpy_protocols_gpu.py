@@ -74,10 +74,9 @@ def test_what_stitchlab_lacks_runs_in_cupy_on_the_device() -> None:
 
     a = np.random.default_rng(4).standard_normal((16, 32)).astype(np.float32)
     x = sl.asarray(cp.asarray(a))
-    got = np.gradient(np.exp(x), axis=1)
+    got = np.nanargmax(np.exp(x), axis=1)
     assert isinstance(got, cp.ndarray)  # as for CuPy arrays: CuPy ran it
-    np.testing.assert_allclose(cp.asnumpy(got), np.gradient(np.exp(a), axis=1), rtol=1e-5, atol=1e-5)
-    np.testing.assert_array_equal(cp.asnumpy(np.nanargmax(x, axis=1)), np.nanargmax(a, axis=1))
+    np.testing.assert_array_equal(cp.asnumpy(got), np.nanargmax(np.exp(a), axis=1))
 
 
 def test_what_cupy_lacks_runs_in_numpy_on_a_host_copy(tmp_path: Any) -> None:
