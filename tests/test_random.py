@@ -295,3 +295,66 @@ def test_distribution_parameters_may_be_numbers_or_arrays() -> None:
         rng.normal(0, np.array([1.0, -1.0]))
     u = rng.uniform(sl.asarray(np.array([0.0, 10.0])), 11.0, (50_000, 2)).get()
     assert u[:, 0].min() >= 0 and u[:, 1].min() >= 10 and u.max() < 11
+
+
+def test_exponential_gumbel_laplace_logistic_pass_kolmogorov_smirnov_and_moment_tests() -> None:
+    rng = sl.random.default_rng(123)
+    n = 200_000
+    bound = 1.95 / math.sqrt(n)  # the KS statistic's 0.1 % critical value
+    cdfs = {
+        "standard_exponential": (lambda: rng.standard_exponential(n), lambda x: 1 - np.exp(-x), 1.0, 1.0),
+        "exponential": (lambda: rng.exponential(2.5, n), lambda x: 1 - np.exp(-x / 2.5), 2.5, 2.5**2),
+        "gumbel": (lambda: rng.gumbel(1.0, 2.0, n), lambda x: np.exp(-np.exp(-(x - 1.0) / 2.0)),
+                   1.0 + 2.0 * 0.5772156649, math.pi**2 / 6 * 4.0),
+        "laplace": (lambda: rng.laplace(-1.0, 0.5, n), lambda x: np.where(x < -1.0, 0.5 * np.exp((x + 1.0) / 0.5),
+                                                                          1 - 0.5 * np.exp(-(x + 1.0) / 0.5)), -1.0, 2 * 0.25),
+        "logistic": (lambda: rng.logistic(3.0, 0.5, n), lambda x: 1 / (1 + np.exp(-(x - 3.0) / 0.5)), 3.0, math.pi**2 / 3 * 0.25),
+    }
+    for name, (draw, cdf, mean, var) in cdfs.items():
+        x = np.sort(draw().get())
+        assert x.dtype == np.float64 and np.isfinite(x).all(), name
+        assert _ks(x, cdf(x)) < bound, name
+        assert abs(x.mean() - mean) < 6 * math.sqrt(var / n), name
+        assert abs(x.var() / var - 1) < 0.03, name
+
+
+def test_more_distributions_shapes_dtypes_parameters_and_errors() -> None:
+    rng = sl.random.default_rng(5)
+    assert rng.exponential(size=(2, 3), dtype=np.float32).dtype == np.float32
+    assert rng.standard_exponential((4,), dtype=np.float16).shape == (4,)
+    assert rng.gumbel(np.zeros((2, 1)), [1.0, 2.0, 3.0]).shape == (2, 3)
+    assert rng.laplace(sl.zeros(5), 1.0, dtype=np.float32).shape == (5,)
+    x = rng.exponential(np.array([0.0, 1.0, 10.0]), (20_000, 3)).get()
+    assert (x[:, 0] == 0).all() and x[:, 1].mean() < x[:, 2].mean()
+    assert (rng.standard_exponential(100_000).get() > 0).all()  # -log(u) of u below 1
+    for name in ("exponential", "gumbel", "laplace", "logistic"):
+        with pytest.raises(ValueError, match="scale < 0"):
+            getattr(rng, name)(scale=-1.0, size=3) if name == "exponential" else getattr(rng, name)(0.0, -1.0, 3)
+    with pytest.raises(ValueError, match="method must be 'zig' or 'inv'"):
+        rng.standard_exponential(3, method="ziggurat")
+    with pytest.raises(TypeError, match="dtype must be float16"):
+        rng.gumbel(size=3, dtype=np.int32)
+    sl.random.seed(8)
+    a = [f(size=4).get() for f in (sl.random.standard_exponential, sl.random.exponential, sl.random.gumbel,
+                                   sl.random.laplace, sl.random.logistic)]
+    sl.random.seed(8)
+    b = [f(size=4).get() for f in (sl.random.standard_exponential, sl.random.exponential, sl.random.gumbel,
+                                   sl.random.laplace, sl.random.logistic)]
+    for u, v in zip(a, b, strict=True):
+        np.testing.assert_array_equal(u, v)
+
+
+def test_gumbel_noise_samples_a_softmax_inside_jit() -> None:
+    """The Gumbel-max trick: argmax(logits + Gumbel noise) picks class k with probability
+    softmax(logits)[k]; under sl.jit each call draws new noise."""
+    logits = np.log(np.array([0.5, 0.3, 0.2]))
+    rng = sl.random.default_rng(11)
+
+    @sl.jit
+    def sample(lg: sl.LazyArray) -> sl.LazyArray:
+        return (lg + rng.gumbel(size=(20_000, 3))).argmax(axis=-1)
+
+    first = sample(logits).get()
+    counts = np.bincount(np.concatenate([first, sample(logits).get()]), minlength=3) / 40_000
+    np.testing.assert_allclose(counts, [0.5, 0.3, 0.2], atol=0.015)
+    assert not np.array_equal(first, sample(logits).get())

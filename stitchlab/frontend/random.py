@@ -48,6 +48,7 @@ from .library import argsort, searchsorted, take
 __all__ = [
     "Generator", "default_rng", "seed", "random", "random_sample", "rand", "randn", "uniform",
     "normal", "standard_normal", "integers", "randint", "permutation", "shuffle", "choice",
+    "standard_exponential", "exponential", "gumbel", "laplace", "logistic",
 ]
 
 _GOLDEN = 0x9E3779B97F4A7C15
@@ -194,6 +195,62 @@ class Generator:
             raise OverflowError(f"sl.random.uniform: high - low = {high - low} is not finite")
         shape = _broadcast_size(size, low, high)
         return (low + (high - low) * self.random(shape, np.float64)).astype(dt)
+
+    def _open(self, name: str, shape: tuple[int, ...]) -> LazyArray:
+        """Uniform float64 values in (0, 1), both ends excluded: the [0, 1) values moved up by half
+        a step (what the inverse distribution functions below take the log of)."""
+        (z,) = self._streams(name, shape, 1)
+        return _uniform(z, np.dtype(np.float64)) + 2.0 ** -54
+
+    def standard_exponential(self, size: Any = None, dtype: Any = np.float64, method: str = "zig") -> LazyArray:
+        """Exponentially distributed floats of mean 1 (NumPy's ``Generator.standard_exponential``):
+        ``-log(u)`` of uniform ``u`` in (0, 1), in float64, rounded once to ``dtype``. Both of
+        NumPy's methods ("zig", "inv") are this inverse transform here."""
+        if method not in ("zig", "inv"):
+            raise ValueError(f"sl.random.standard_exponential: method must be 'zig' or 'inv', got {method!r}")
+        dt = _float_dtype("standard_exponential", dtype)
+        from .api import log  # type: ignore[attr-defined]
+
+        return (-log(self._open("standard_exponential", _shape(() if size is None else size)))).astype(dt)
+
+    def exponential(self, scale: Any = 1.0, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+        """``scale * standard_exponential`` (NumPy's ``Generator.exponential``; ``scale`` a number
+        or an array broadcast with ``size``)."""
+        _check_scale("exponential", "scale", scale)
+        dt = _float_dtype("exponential", dtype)
+        (scale,) = _parameters(scale)
+        return (scale * self.standard_exponential(_broadcast_size(size, scale))).astype(dt)
+
+    def _location_scale(self, name: str, loc: Any, scale: Any, size: Any, dtype: Any) -> tuple[Any, Any, LazyArray, np.dtype]:
+        _check_scale(name, "scale", scale)
+        dt = _float_dtype(name, dtype)
+        loc, scale = _parameters(loc, scale)
+        return loc, scale, self._open(name, _broadcast_size(size, loc, scale)), dt
+
+    def gumbel(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+        """Gumbel (maximum) distributed floats, ``loc - scale * log(-log(u))`` (NumPy's
+        ``Generator.gumbel``): add them to logits and take the argmax to sample a softmax."""
+        from .api import log  # type: ignore[attr-defined]
+
+        loc, scale, u, dt = self._location_scale("gumbel", loc, scale, size, dtype)
+        return (loc - scale * log(-log(u))).astype(dt)
+
+    def laplace(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+        """Laplace (double exponential) distributed floats (NumPy's ``Generator.laplace``: its
+        inverse transform of ``u``, ``loc - scale * log(2 - 2u)`` above one half, ``loc + scale *
+        log(2u)`` below)."""
+        from .api import log, where  # type: ignore[attr-defined]
+
+        loc, scale, u, dt = self._location_scale("laplace", loc, scale, size, dtype)
+        return where(u >= 0.5, loc - scale * log(2.0 - u - u), loc + scale * log(u + u)).astype(dt)
+
+    def logistic(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+        """Logistic distributed floats, ``loc + scale * log(u / (1 - u))`` (NumPy's
+        ``Generator.logistic``)."""
+        from .api import log  # type: ignore[attr-defined]
+
+        loc, scale, u, dt = self._location_scale("logistic", loc, scale, size, dtype)
+        return (loc + scale * log(u / (1.0 - u))).astype(dt)
 
     def integers(self, low: Any, high: Any = None, size: Any = None, dtype: Any = np.int64,
                  endpoint: bool = False) -> LazyArray:
@@ -387,6 +444,31 @@ def integers(low: Any, high: Any = None, size: Any = None, dtype: Any = np.int64
 def randint(low: Any, high: Any = None, size: Any = None, dtype: Any = np.int64) -> LazyArray:
     """Integers in [low, high) (NumPy's and CuPy's ``randint``; ``randint(n)`` draws from [0, n))."""
     return _generator().integers(low, high, size, dtype)
+
+
+def standard_exponential(size: Any = None, dtype: Any = np.float64) -> LazyArray:
+    """Exponential floats of mean 1 from the module's generator (see :meth:`Generator.standard_exponential`)."""
+    return _generator().standard_exponential(size, dtype)
+
+
+def exponential(scale: Any = 1.0, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+    """``scale * standard_exponential`` from the module's generator (NumPy's and CuPy's ``exponential``)."""
+    return _generator().exponential(scale, size, dtype)
+
+
+def gumbel(loc: Any = 0.0, scale: Any = 1.0, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+    """Gumbel floats from the module's generator (see :meth:`Generator.gumbel`)."""
+    return _generator().gumbel(loc, scale, size, dtype)
+
+
+def laplace(loc: Any = 0.0, scale: Any = 1.0, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+    """Laplace floats from the module's generator (see :meth:`Generator.laplace`)."""
+    return _generator().laplace(loc, scale, size, dtype)
+
+
+def logistic(loc: Any = 0.0, scale: Any = 1.0, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+    """Logistic floats from the module's generator (see :meth:`Generator.logistic`)."""
+    return _generator().logistic(loc, scale, size, dtype)
 
 
 def permutation(x: Any, axis: int = 0) -> LazyArray:

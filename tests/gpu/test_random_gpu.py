@@ -47,6 +47,14 @@ def test_normals_are_the_host_values_within_a_few_units(dtype: str) -> None:
     assert abs(gpu.astype(np.float64).mean()) < 0.01 and abs(gpu.astype(np.float64).std() - 1) < 0.01
 
 
+@pytest.mark.parametrize("draw", ["standard_exponential", "exponential", "gumbel", "laplace", "logistic"])
+def test_inverse_transform_distributions_are_the_host_values_within_a_few_units(draw: str) -> None:
+    gpu, host = _both(lambda r: getattr(r, draw)(size=200_000))
+    assert gpu.dtype == host.dtype == np.float64
+    eps = float(np.finfo(np.float64).eps)
+    np.testing.assert_allclose(gpu, host, rtol=64 * eps, atol=64 * eps)  # CUDA's log, not the host's
+
+
 def test_dropout_is_one_kernel_and_keeps_the_expected_share() -> None:
     import cupy as cp
 
