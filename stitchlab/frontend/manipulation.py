@@ -173,12 +173,16 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = float) -> LazyArr
         array([[0, 1, 0],
                [0, 0, 1]])
     """
+    return (_offsets(N, M) == operator.index(k)).astype(as_dtype(dtype))
+
+
+def _offsets(N: int, M: int | None) -> LazyArray:  # noqa: N803
+    """``j - i`` at each position ``(i, j)`` of an ``N`` × ``M`` array (``M`` None: ``N``), lazily."""
     n = operator.index(N)
     m = n if M is None else operator.index(M)
     if n < 0 or m < 0:
         raise ValueError(f"negative dimensions are not allowed (N={n}, M={m})")
-    d = arange(m, dtype=np.int64)[None, :] - arange(n, dtype=np.int64)[:, None]
-    return (d == operator.index(k)).astype(as_dtype(dtype))
+    return arange(m, dtype=np.int64)[None, :] - arange(n, dtype=np.int64)[:, None]
 
 
 def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = float) -> LazyArray:  # noqa: N803 (NumPy's names)
@@ -191,12 +195,7 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = float) -> LazyArr
         array([[1, 1, 0],
                [1, 1, 1]])
     """
-    n = operator.index(N)
-    m = n if M is None else operator.index(M)
-    if n < 0 or m < 0:
-        raise ValueError(f"negative dimensions are not allowed (N={n}, M={m})")
-    d = arange(m, dtype=np.int64)[None, :] - arange(n, dtype=np.int64)[:, None]
-    return (d <= operator.index(k)).astype(as_dtype(dtype))
+    return (_offsets(N, M) <= operator.index(k)).astype(as_dtype(dtype))
 
 
 def indices(dimensions: Any, dtype: Any = int, sparse: bool = False) -> Any:
