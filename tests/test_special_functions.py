@@ -341,3 +341,21 @@ def test_tri_indices_logspace_diagflat_are_numpys() -> None:
         same(sl.diagflat(sl.asarray(v), k), np.diagflat(v, k))
         same(np.diagflat(sl.asarray(v), k), np.diagflat(v, k))
     assert len(families(sl.tri(64, 64) * sl.asarray(np.ones((64, 64))))) == 1  # computed where it is used
+
+
+def test_edge_cases_are_numpys() -> None:
+    import ml_dtypes
+
+    b = np.array([0.5, -1.0, 2.0], ml_dtypes.bfloat16)
+    assert sl.vecdot(sl.asarray(b), sl.asarray(b)).dtype == np.vecdot(b, b).dtype == np.float32  # no bfloat16 loop
+    assert float(sl.vecdot(sl.asarray(b), sl.asarray(b))) == float(np.vecdot(b, b))
+    g = sl.gradient(sl.asarray(b))
+    assert g.dtype == np.gradient(b).dtype == np.float64  # bfloat16 is not one of NumPy's inexact types
+    np.testing.assert_allclose(g.get(), np.gradient(b), rtol=1e-2)
+    for name in ("cumulative_sum", "cumulative_prod"):  # a 0-d array scans as one element
+        for kwargs in ({}, {"include_initial": True}):
+            same(getattr(sl, name)(sl.asarray(np.float64(2.5)), **kwargs), getattr(np, name)(np.float64(2.5), **kwargs))
+    for x in (np.zeros(0, np.float32), np.zeros((3, 0))):
+        same(sl.nanprod(sl.asarray(x), axis=-1), np.nanprod(x, axis=-1))
+        same(sl.rot90(sl.asarray(x.reshape(1, -1))), np.rot90(x.reshape(1, -1)))
+        same(sl.isin(sl.asarray(x), [1.0]), np.isin(x, [1.0]))

@@ -9,6 +9,7 @@ as graphs of primitive ops so the planner sees their structure and fuses them.
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 import numbers
 import operator
@@ -899,11 +900,17 @@ def vecdot(x1: Any, x2: Any, *, axis: int = -1) -> LazyArray:
     if a.shape[-1] != b.shape[-1]:
         raise ValueError(f"vecdot: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
                          f"(n),(n)->() (size {b.shape[-1]} is different from {a.shape[-1]})")
-    dt = build.result_type(a._node, b._node)
+    dt = _vecdot_dtype(a.dtype, b.dtype)
     a, b = a.astype(dt), b.astype(dt)
     if dt == np.bool_:
         return (a & b).any(-1)
     return (a * b).sum(-1, dtype=dt)
+
+
+@functools.lru_cache(maxsize=256)
+def _vecdot_dtype(x: np.dtype, y: np.dtype) -> np.dtype:
+    """The loop NumPy's ``vecdot`` picks for these dtypes (bfloat16 has none of its own: float32)."""
+    return as_dtype(np.vecdot(np.zeros(1, x), np.zeros(1, y)).dtype)
 
 def moveaxis(a: Any, source: Any, destination: Any) -> LazyArray:
     """``a`` with the axes ``source`` moved to the positions ``destination`` (int or sequence);

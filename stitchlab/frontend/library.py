@@ -289,6 +289,8 @@ def nancumprod(a: Any, axis: Any = None, dtype: Any = None) -> LazyArray:
 
 def _cumulative(opname: str, x: Any, axis: Any, dtype: Any, include_initial: bool) -> LazyArray:
     v = asarray(x)
+    if v.ndim == 0:  # NumPy scans a 0-d array as one element
+        v = v.reshape(1)
     if axis is None:
         if v.ndim > 1:
             raise ValueError("For arrays which have more than one dimension ``axis`` argument is required.")

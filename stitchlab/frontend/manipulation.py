@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ir.dtypes import as_dtype, is_float
+from ..ir.dtypes import as_dtype, is_bfloat16, is_float
 from . import build
 from .api import (  # type: ignore[attr-defined]
     atleast_1d,
@@ -640,7 +640,8 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
     edge_order = operator.index(edge_order)
     if edge_order > 2:
         raise ValueError("'edge_order' greater than 2 not supported")
-    otype = v.dtype if is_float(v.dtype) else np.dtype(np.float64)
+    # NumPy keeps its own inexact dtypes; ml_dtypes' bfloat16 is not one of them: float64 out
+    otype = v.dtype if is_float(v.dtype) and not is_bfloat16(v.dtype) else np.dtype(np.float64)
     if v.dtype.kind in "iu":
         v = v.astype(np.float64)
     outs = []
