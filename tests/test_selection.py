@@ -155,3 +155,55 @@ def test_numpys_functions_on_stitchlab_arrays_give_stitchlab_arrays(func: Any, a
     got, want = func(*lazy), func(*args)
     for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,), strict=True):
         same(g, w)
+
+
+@pytest.mark.parametrize("x, kwargs", [(np.array([0, 1, 1, 3, 7, 1]), {}), (np.array([0, 1, 1, 3]), {"minlength": 8}),
+                                       (np.array([], np.int64), {}), (np.array([True, False, True]), {}),
+                                       (np.array([2, 0, 2], np.uint8), {"weights": np.array([0.5, 1.0, 2.0])}),
+                                       (np.array([4, 1], np.int32), {"weights": np.array([3, 4]), "minlength": 2})], ids=str)
+def test_bincount_is_numpys(x: np.ndarray, kwargs: dict[str, Any]) -> None:
+    want = np.bincount(x, **kwargs)
+    for got in (sl.bincount(sl.asarray(x), **kwargs), np.bincount(sl.asarray(x), **kwargs)):
+        assert isinstance(got, sl.LazyArray)
+        np.testing.assert_array_equal(got.get(), want)
+        assert got.dtype == want.dtype
+
+
+def test_bincount_errors_are_numpys() -> None:
+    for bad, err, match in [(np.array([[1, 2]]), ValueError, "object too deep"), (np.array([1.5]), TypeError, "according to the rule 'safe'"),
+                            (np.array([-1, 2]), ValueError, "negative")]:
+        with pytest.raises(err, match=match):
+            sl.bincount(sl.asarray(bad))
+    with pytest.raises(ValueError, match="'minlength' must not be negative"):
+        sl.bincount(sl.asarray(np.array([1])), minlength=-1)
+    with pytest.raises(ValueError, match="same length"):
+        sl.bincount(sl.asarray(np.array([1, 2])), weights=np.ones(3))
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"bins": 3}, {"bins": [0.0, 1.0, 2.5, 4.0]}, {"bins": 4, "range": (-1.0, 2.0)},
+                                    {"bins": 5, "density": True}, {"weights": np.arange(40.0), "bins": 6}], ids=str)
+def test_histogram_is_numpys(kwargs: dict[str, Any]) -> None:
+    import ml_dtypes
+
+    a = np.random.default_rng(9).standard_normal(40) * 2
+    want = np.histogram(a, **kwargs)
+    for got in (sl.histogram(sl.asarray(a), **kwargs), np.histogram(sl.asarray(a), **kwargs)):
+        for g, w in zip(got, want, strict=True):
+            assert isinstance(g, sl.LazyArray) and g.dtype == w.dtype
+            np.testing.assert_allclose(g.get(), w, rtol=1e-12)
+    b = a.astype(ml_dtypes.bfloat16)
+    h, e = sl.histogram(sl.asarray(b), bins=4)
+    wh, we = np.histogram(b.astype(np.float32), bins=4)
+    np.testing.assert_array_equal(h.get(), wh)
+    np.testing.assert_array_equal(e.get(), we)
+    with pytest.raises(ValueError, match="autodetected range of \\[nan, nan\\] is not finite"):
+        sl.histogram(sl.asarray(np.array([np.nan, 1.0])))
+
+
+def test_bincount_and_histogram_refuse_tracing() -> None:
+    @sl.jit
+    def f(x: Any) -> Any:
+        return sl.bincount(x)
+
+    with pytest.raises(RuntimeError, match="bincount cannot be traced by sl.jit"):
+        f(np.array([1, 2]))

@@ -47,7 +47,7 @@ _FUNCTIONS = (
     "rot90", "append", "ediff1d", "trapezoid", "matrix_transpose", "unstack", "cumulative_sum", "cumulative_prod",
     "isin", "diagflat", "gradient",
     # shapes that depend on the values (.selection): evaluated when called
-    "nonzero", "flatnonzero", "argwhere", "extract", "compress", "unique",
+    "nonzero", "flatnonzero", "argwhere", "extract", "compress", "unique", "bincount", "histogram",
 )
 
 #: keywords of generalized ufuncs that their stitchlab function takes as NumPy does

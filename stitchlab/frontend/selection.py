@@ -1,6 +1,6 @@
 """NumPy functions whose result's shape depends on the values: ``nonzero``, ``flatnonzero``,
-``argwhere``, ``extract``, ``compress``, ``unique``, and indexing with a boolean mask computed on
-the device (``x[x > 0]``).
+``argwhere``, ``extract``, ``compress``, ``unique``, ``bincount``, ``histogram``, and indexing with
+a boolean mask computed on the device (``x[x > 0]``).
 
 A lazy array has its shape before its values, so these evaluate when called: the values they
 need (the mask, the condition, the array ``unique`` sorts) are computed in one plan, the array
@@ -16,6 +16,7 @@ CUDA-graph capture (the count is read back): both raise a ``RuntimeError`` sayin
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any
 
 import numpy as np
@@ -27,7 +28,7 @@ from .api import not_equal, ravel  # type: ignore[attr-defined]
 from .array import LazyArray
 from .creation import _leaf_on, asarray
 
-__all__ = ["nonzero", "flatnonzero", "argwhere", "extract", "compress", "unique"]
+__all__ = ["nonzero", "flatnonzero", "argwhere", "extract", "compress", "unique", "bincount", "histogram"]
 
 _WHY = "its result's shape depends on the values"
 
@@ -218,3 +219,69 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, re
             part = part.reshape(x.shape if axis is None else (x.shape[axis],))
         out.append(_leaf_on(x, part))
     return out[0] if len(out) == 1 else tuple(out)
+
+
+def _checked_counts_input(x: LazyArray) -> None:
+    """NumPy's errors for what ``bincount`` cannot count (before anything is evaluated)."""
+    if x.ndim != 1:
+        raise ValueError(f"object too deep for desired array (bincount counts a 1-d array; got {x.ndim} dimensions: "
+                         f"ravel it first)" if x.ndim > 1 else "object of too small depth for desired array")
+    if x.dtype.kind not in "biu" or x.dtype == np.uint64:
+        raise TypeError(f"Cannot cast array data from dtype('{x.dtype}') to dtype('int64') according to the rule 'safe' "
+                        f"(bincount counts non-negative integers: x.astype(np.int64) if the values are whole)")
+
+
+def bincount(x: Any, weights: Any = None, minlength: int = 0) -> LazyArray:
+    """How many times each non-negative integer occurs in the 1-d ``x`` (NumPy's ``bincount``;
+    with ``weights``, their float64 sums instead), ``max(x) + 1`` long, or ``minlength``.
+    Evaluates ``x`` (and ``weights``) and runs the array library's ``bincount``: a negative value
+    raises its ``ValueError``.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.bincount(sl.asarray(np.array([0, 1, 1, 3]))).get()
+        array([1, 2, 0, 1])
+    """
+    v = asarray(x)
+    _checked_counts_input(v)
+    minlength = operator.index(minlength)
+    if minlength < 0:
+        raise ValueError("'minlength' must not be negative")
+    if weights is None:
+        (buf,), xp = _evaluated("bincount", v)
+        return _leaf_on(v, xp.bincount(buf, minlength=minlength).astype(np.int64, copy=False))
+    w = asarray(weights)
+    if w.shape != v.shape:
+        raise ValueError(f"The weights and list don't have the same length ({w.shape} against {v.shape})")
+    (buf, wbuf), xp = _evaluated("bincount", v, w.astype(np.float64))
+    return _leaf_on(v, xp.bincount(buf, weights=wbuf, minlength=minlength))
+
+
+def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,  # noqa: A002 - NumPy's name
+              weights: Any = None) -> tuple[LazyArray, LazyArray]:
+    """The histogram of ``a``'s values (NumPy's ``histogram``: ``bins`` a count or the edges,
+    ``range`` for a count, ``density``, ``weights``); returns ``(hist, bin_edges)``. Evaluates the
+    arrays and runs the array library's ``histogram`` (bfloat16 in float32, exact): NaN in an
+    autodetected range raises its ``ValueError``.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> hist, edges = sl.histogram(sl.asarray(np.array([1.0, 2.0, 2.0, 3.0, 10.0])), bins=3)
+        >>> hist.get(), edges.get()
+        (array([4, 0, 1]), array([ 1.,  4.,  7., 10.]))
+    """
+    x = asarray(a)
+    src = x.astype(np.float32) if is_bfloat16(x.dtype) else x
+    arrays = [src]
+    edges_given = not isinstance(bins, (int, str, np.integer))
+    if edges_given:
+        arrays.append(asarray(bins))
+    if weights is not None:
+        w = asarray(weights)
+        arrays.append(w.astype(np.float32) if is_bfloat16(w.dtype) else w)
+    bufs, xp = _evaluated("histogram", *arrays)
+    hist, edges = xp.histogram(bufs[0], bins=bufs[1] if edges_given else bins, range=range, density=density,
+                               weights=bufs[-1] if weights is not None else None)
+    if hist.dtype.kind in "iu":
+        hist = hist.astype(np.int64, copy=False)
+    return _leaf_on(x, hist), _leaf_on(x, edges)

@@ -107,3 +107,21 @@ def test_capture_raises_a_clear_error() -> None:
                 x[x > 0]
         finally:
             stream.end_capture()
+
+
+def test_bincount_and_histogram_are_numpys() -> None:
+    rng = np.random.default_rng(21)
+    x = rng.integers(0, 300, 100_000)
+    w = rng.random(100_000)
+    got = sl.bincount(_dev(x) * 1)  # the work before it is lazy and evaluated first
+    np.testing.assert_array_equal(got.get(), np.bincount(x))
+    np.testing.assert_allclose(sl.bincount(_dev(x), weights=_dev(w), minlength=400).get(),
+                               np.bincount(x, weights=w, minlength=400), rtol=1e-12)
+    with pytest.raises(ValueError, match="negative"):
+        sl.bincount(_dev(np.array([-1, 2])))
+    a = rng.standard_normal(100_000)
+    for kwargs in ({}, {"bins": 37, "range": (-2.0, 3.0)}, {"bins": np.linspace(-4, 4, 9)}, {"bins": 20, "weights": w}):
+        h, e = sl.histogram(_dev(a), **kwargs)
+        wh, we = np.histogram(a, **kwargs)
+        np.testing.assert_allclose(h.get(), wh, rtol=1e-12)
+        np.testing.assert_allclose(e.get(), we, rtol=1e-14)
