@@ -327,6 +327,12 @@ def test_more_distributions_shapes_dtypes_parameters_and_errors() -> None:
     x = rng.exponential(np.array([0.0, 1.0, 10.0]), (20_000, 3)).get()
     assert (x[:, 0] == 0).all() and x[:, 1].mean() < x[:, 2].mean()
     assert (rng.standard_exponential(100_000).get() > 0).all()  # -log(u) of u below 1
+    # the stream's extreme outputs (all bits zero, all one) give uniforms inside (0, 1) and finite draws
+    edge = sl.random.default_rng(1)
+    edge._streams = lambda name, shape, count: [sl.asarray(np.array([0, (1 << 64) - 1], np.uint64))]  # type: ignore[method-assign]
+    np.testing.assert_array_equal(edge._open("edge", (2,)).get(), [2.0**-53, 1 - 2.0**-53])
+    for name in ("standard_exponential", "exponential", "gumbel", "laplace", "logistic"):
+        assert np.isfinite(getattr(edge, name)(size=2).get()).all(), name
     for name in ("exponential", "gumbel", "laplace", "logistic"):
         with pytest.raises(ValueError, match="scale < 0"):
             getattr(rng, name)(scale=-1.0, size=3) if name == "exponential" else getattr(rng, name)(0.0, -1.0, 3)

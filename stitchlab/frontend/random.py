@@ -197,14 +197,15 @@ class Generator:
         return (low + (high - low) * self.random(shape, np.float64)).astype(dt)
 
     def _open(self, name: str, shape: tuple[int, ...]) -> LazyArray:
-        """Uniform float64 values in (0, 1), both ends excluded: the [0, 1) values moved up by half
-        a step (what the inverse distribution functions below take the log of)."""
+        """Uniform float64 values in (0, 1), both ends excluded, what the inverse distribution
+        functions below take the log of: ``(k + 0.5) / 2**52`` for the top 52 bits ``k`` of an
+        output, every step exact (from ``2**-53`` to ``1 - 2**-53``)."""
         (z,) = self._streams(name, shape, 1)
-        return _uniform(z, np.dtype(np.float64)) + 2.0 ** -54
+        return ((z >> 12).astype(np.float64) + 0.5) * 2.0 ** -52
 
     def standard_exponential(self, size: Any = None, dtype: Any = np.float64, method: str = "zig") -> LazyArray:
         """Exponentially distributed floats of mean 1 (NumPy's ``Generator.standard_exponential``):
-        ``-log(u)`` of uniform ``u`` in (0, 1), in float64, rounded once to ``dtype``. Both of
+        ``-log(u)`` of uniform ``u`` in (0, 1) (never 0 or inf), in float64, rounded once to ``dtype``. Both of
         NumPy's methods ("zig", "inv") are this inverse transform here."""
         if method not in ("zig", "inv"):
             raise ValueError(f"sl.random.standard_exponential: method must be 'zig' or 'inv', got {method!r}")
