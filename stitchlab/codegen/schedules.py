@@ -45,7 +45,7 @@ from .elemental import CodegenError, Index, Writer, leaf_params
 from .preamble import PREAMBLE
 
 #: Bumped whenever generated code changes meaning: part of every registry key.
-CODEGEN_VERSION = "11"  # 11: compiled with --fmad=false
+CODEGEN_VERSION = "12"  # 11: compiled with --fmad=false; 12: sl_rcp_ge1 for 1 / y where y >= 1
 
 #: Emitter switches, all on by default; ``benchmarks/kernel_sweep.py`` turns each off in turn to
 #: measure what it is worth: keep expensive full values in registers across phases, divide by a
@@ -482,7 +482,7 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
                         x, dv = w.fresh("wx"), w.fresh("wd")
                         # per element the chain through m is one subtract and one fused multiply-add
                         w.line(f"{k} = {n} == 0.0f ? {v} : {k}; {n} += 1.0f; const float {x} = {v} - {k}, {dv} = {x} - {m}; "
-                               f"{m} = fmaf({dv}, __fdividef(1.0f, {n}), {m}); {q} = fmaf({dv}, {x} - {m}, {q});")
+                               f"{m} = fmaf({dv}, sl_rcp_ge1({n}), {m}); {q} = fmaf({dv}, {x} - {m}, {q});")
                     _accumulate(w, r, a, v)
                 lp.close(w)
             passes += 1

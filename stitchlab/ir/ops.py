@@ -197,7 +197,7 @@ _op("cbrt", E, 1, np.cbrt, ufunc=np.cbrt, cuda="cbrt({0})", cost=6)
 _op("rint", E, 1, np.rint, ufunc=np.rint, cuda="rint({0})")
 _op("signbit", E, 1, np.signbit, ufunc=np.signbit, cuda="signbit({0})")
 _op("sigmoid", E, 1, _sigmoid, ufunc=np.exp, cuda="sl_sigmoid({0})", cost=5,
-    cuda_f16="__fdividef(1.0f, 1.0f + sl_exp_f16(-{0}))", cuda_bf16="(1.0f / (1.0f + sl_exp_bf16(-{0})))")
+    cuda_f16="sl_rcp_ge1(1.0f + sl_exp_f16(-{0}))", cuda_bf16="(1.0f / (1.0f + sl_exp_bf16(-{0})))")
 _op("erf", E, 1, _erf, ufunc=np.exp, cuda="erf({0})", cost=8)
 _op("erfc", E, 1, _erfc, ufunc=np.exp, cuda="erfc({0})", cost=8)
 # radians/degrees compute as deg2rad/rad2deg, but are ufuncs of their own: ml_dtypes gives

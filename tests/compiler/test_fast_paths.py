@@ -221,7 +221,7 @@ def test_variance_shares_the_mean_pass(name: str, family: str, dtype: str, monke
     assert len(k.info.one_pass_variances()) == 1
     body = _body(k.source)
     assert _passes(body) == (2 if any(lvl == "full" for _, lvl in k.info.outputs) else 1)
-    assert "__fdividef(1.0f, wn" in body
+    assert "sl_rcp_ge1(wn" in body
     three = _three_passes(k, monkeypatch)
     assert _passes(three) == _passes(body) + 1 and "wn" not in three
 

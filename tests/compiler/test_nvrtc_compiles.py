@@ -273,3 +273,16 @@ def test_a_multiply_and_an_add_stay_two_roundings(dtype: str) -> None:
     bits = dtype[-2:]
     assert f"mul.rn.f{bits}" in ptx and f"add.rn.f{bits}" in ptx, ptx[-1500:]
     assert f"fma.rn.f{bits}" not in ptx and f"mul.f{bits}" not in ptx and f"add.f{bits}" not in ptx
+
+
+@pytest.mark.parametrize("case", ["float16 sigmoid", "column variance"])
+def test_reciprocals_of_values_at_least_one_are_one_rcp(case: str) -> None:
+    """A float16 sigmoid's ``1 / (1 + exp(-x))`` and Welford's ``1 / n`` are ``rcp.approx.ftz``
+    (one MUFU.RCP in SASS): ``__fdividef`` compiles to ``div.approx.f32``, which ptxas guards
+    against subnormal divisors under --fmad=false (four more instructions per element)."""
+    from fuzzgraphs import ptx_of
+
+    x, _, _ = _arrays("float16" if case == "float16 sigmoid" else "float32", rows=50, cols=9)
+    (k,) = sl.explain(sl.sigmoid(x) if case == "float16 sigmoid" else x.std(0)).kernels
+    ptx = ptx_of(k.source)
+    assert "rcp.approx.ftz.f32" in ptx and "div.approx" not in ptx, ptx[-1500:]
