@@ -286,3 +286,15 @@ def test_reciprocals_of_values_at_least_one_are_one_rcp(case: str) -> None:
     (k,) = sl.explain(sl.sigmoid(x) if case == "float16 sigmoid" else x.std(0)).kernels
     ptx = ptx_of(k.source)
     assert "rcp.approx.ftz.f32" in ptx and "div.approx" not in ptx, ptx[-1500:]
+
+
+def test_bfloat16_results_round_through_the_packed_conversion() -> None:
+    """A float result rounded to bfloat16 is ``cvt.rn.bf16x2.f32`` with a zero high half (one
+    F2FP.BF16.F32.PACK_AB in SASS; for ``cvt.rn.bf16.f32`` ptxas often chose the conversion
+    unit's F2F.BF16.F32: bfloat16 logsumexp 21.2 -> 20.6 us on the H200, same bits)."""
+    from fuzzgraphs import ptx_of
+
+    x, _, _ = _arrays("bfloat16")
+    (k,) = sl.explain(sl.log(sl.exp(x - x.max(axis=1, keepdims=True)).sum(axis=1))).kernels
+    ptx = ptx_of(k.source)
+    assert "cvt.rn.bf16x2.f32" in ptx and "cvt.rn.bf16.f32" not in ptx, ptx[-1500:]
