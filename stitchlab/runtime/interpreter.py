@@ -52,6 +52,11 @@ def _library_step(node: Node, args: list[Any], xp: ModuleType) -> Any:
         # than NumPy's, which round every partial result
         y = _library_step(node, [x.astype(np.float32)], xp)
         return y if op == "argsort" else cast(y, x.dtype, xp)
+    if op in ("sort", "argsort") and xp is not np and x.dtype in (np.float32, np.float64):
+        # CuPy sorts 1-d float32 and float64 arrays by radix (thrust::less), in the order of the
+        # bits: a NaN with its sign bit set would come first, where NumPy puts every NaN last. The
+        # sort key has each NaN's sign bit cleared (a sorted NaN's payload may differ from NumPy's).
+        x = xp.where(xp.isnan(x), xp.abs(x), x)
     if op == "argsort":
         return xp.argsort(x, axis=axis, kind="stable") if xp is np else xp.argsort(x, axis=axis)
     return getattr(xp, op)(x, axis=axis)
