@@ -27,7 +27,8 @@ a computed value is checked exactly):
 ``python3 tests/fuzzgraphs.py [first_seed] [count] [--budget-s S] [--dtypes a,b]`` runs programs on
 the current backend and prints each failing seed with its program (``--compile-only``: plans them
 for the H200, checks each plan's recipe and compiles their kernels with NVRTC, which needs no GPU;
-``--capture``: captures each program into a CUDA graph and replays it on new inputs, GPU only);
+``--capture``: captures each program into a CUDA graph and replays it on new inputs, GPU only;
+``--family reductions|wide``: other programs, ``FAMILIES``);
 ``tests/gpu/test_random_graphs_gpu.py`` runs a fixed set of seeds on the GPU and
 ``tests/test_fuzzgraphs.py`` some on the numpy backend.
 """
@@ -70,6 +71,14 @@ REDUCE = {"sum": "round", "max": "exact", "min": "exact", "mean": "round", "any"
           "prod": "round", "var": "round", "std": "round", "all": "exact", "nansum": "round",
           "nanmax": "exact", "nanmin": "exact", "ptp": "exact", "count_nonzero": "exact"}
 PATTERNS = ["softmax", "layernorm", "logsumexp", "rmsnorm", "center"]
+#: the "wide" family draws from these: every other NumPy ufunc and reduction stitchlab provides
+#: (the "mixed" family keeps the tables above, so its seeds keep their programs)
+UNARY_WIDE = {**UNARY, "arccos": "round", "arccosh": "round", "arcsin": "round", "arcsinh": "round",
+              "arctanh": "round", "cosh": "round", "sinh": "round", "tan": "round", "log10": "round",
+              "deg2rad": "round", "rad2deg": "round", "fabs": "exact", "positive": "exact"}
+BINARY_WIDE = {**BINARY, "float_power": "round", "logaddexp2": "round", "gcd": "exact", "lcm": "exact",
+               "greater": "exact", "less_equal": "exact", "bitwise_left_shift": "exact"}
+REDUCE_WIDE = {**REDUCE, "nanprod": "round", "nanmean": "round", "nanvar": "round", "nanstd": "round"}
 Fn = Callable[..., Any]  # fn(module, *inputs): the step with ``np`` or ``sl`` as the module
 
 
@@ -181,8 +190,10 @@ def _make(env: list[Value], fn: Fn, ins: tuple[int, ...], kind: str, text: str, 
     return Value(out, fn(sl, *[env[i].lazy for i in ins]), text, fn, ins, rounds, shadow, reduces)
 
 
-def _step(rng: np.random.Generator, env: list[Value]) -> Value | None:
-    """One random step on the values so far (None: the step NumPy refuses)."""
+def _step(rng: np.random.Generator, env: list[Value], wide: bool = False) -> Value | None:
+    """One random step on the values so far (None: the step NumPy refuses); ``wide``: from the
+    wide family's tables and functions."""
+    unary, binary, reduce = (UNARY_WIDE, BINARY_WIDE, REDUCE_WIDE) if wide else (UNARY, BINARY, REDUCE)
     kind = rng.choice(["unary", "binary", "scalar", "reduce", "layout", "cast", "pattern", "select", "arg",
                        "scan", "gather", "library"],
                       p=[0.16, 0.19, 0.08, 0.13, 0.08, 0.06, 0.12, 0.04, 0.03, 0.02, 0.03, 0.06])
@@ -190,26 +201,26 @@ def _step(rng: np.random.Generator, env: list[Value]) -> Value | None:
     i = int(len(env) - 1 - min(len(env) - 1, int(rng.geometric(0.45)) - 1))
     a = env[i].np
     if kind == "unary":
-        fn = str(rng.choice(list(UNARY)))
+        fn = str(rng.choice(list(unary)))
         if fn == "reciprocal" and not _is_float(a.dtype):
             return None  # of an integer 0: 0 in kernels, platform-defined in NumPy (user guide)
-        return _make(env, lambda m, x: getattr(m, fn)(x), (i,), UNARY[fn], f"{fn}(v{i})")
+        return _make(env, lambda m, x: getattr(m, fn)(x), (i,), unary[fn], f"{fn}(v{i})")
     if kind in ("binary", "scalar"):
-        fn = str(rng.choice(list(BINARY)))
+        fn = str(rng.choice(list(binary)))
         if fn == "power" and not _is_float(a.dtype):
             return None  # integer powers: negative exponents raise in NumPy, overflow wraps
         if kind == "binary":
             j = int(rng.integers(0, len(env)))
-            return _make(env, lambda m, x, y: getattr(m, fn)(x, y), (i, j), BINARY[fn], f"{fn}(v{i}, v{j})")
+            return _make(env, lambda m, x, y: getattr(m, fn)(x, y), (i, j), binary[fn], f"{fn}(v{i}, v{j})")
         c = [2, -1.5, True, 3, 0.5][int(rng.integers(0, 5))]
-        return _make(env, lambda m, x: getattr(m, fn)(x, _weak(m, x, c)), (i,), BINARY[fn], f"{fn}(v{i}, {c!r})")
+        return _make(env, lambda m, x: getattr(m, fn)(x, _weak(m, x, c)), (i,), binary[fn], f"{fn}(v{i}, {c!r})")
     if kind == "reduce":
-        fn = str(rng.choice(list(REDUCE)))
+        fn = str(rng.choice(list(reduce)))
         nd = a.ndim
         axis = None if nd == 0 or rng.random() < 0.15 else tuple(
             ax for ax in range(nd) if rng.random() < 0.5) or (int(rng.integers(0, nd)),)
         keepdims = bool(rng.random() < 0.5)
-        return _make(env, lambda m, x: getattr(m, fn)(x, axis=axis, keepdims=keepdims), (i,), REDUCE[fn],
+        return _make(env, lambda m, x: getattr(m, fn)(x, axis=axis, keepdims=keepdims), (i,), reduce[fn],
                      f"{fn}(v{i}, axis={axis}, keepdims={keepdims})", reduces="input")
     if kind == "layout":
         choice = int(rng.integers(0, 5))
@@ -260,7 +271,7 @@ def _step(rng: np.random.Generator, env: list[Value]) -> Value | None:
         return _make(env, lambda m, x: m.take(x, idx, axis=axis), (i,), "exact",
                      f"take(v{i}, {idx.tolist()}, axis={axis})")
     if kind == "library":
-        return _library_step(rng, env, i)
+        return _wide_step(rng, env, i) if wide and rng.random() < 0.5 else _library_step(rng, env, i)
     # stitched patterns: a reduction whose result is broadcast back over its input
     if not _is_float(a.dtype) or a.ndim == 0:
         return None
@@ -359,6 +370,52 @@ def _library_step(rng: np.random.Generator, env: list[Value], i: int) -> Value |
                  reduces="input")
 
 
+def _wide_step(rng: np.random.Generator, env: list[Value], i: int) -> Value | None:
+    """The newer NumPy functions the wide family adds: rot90, append, ediff1d, trapezoid, nancumsum,
+    cumulative_sum, select, isin, gradient."""
+    a = env[i].np
+    nd = a.ndim
+    if nd == 0:
+        return None
+    ax = int(rng.integers(0, nd))
+    name = f"v{i}"
+    rounds = "round" if _is_float(a.dtype) else "exact"
+    choice = str(rng.choice(["rot90", "append", "ediff1d", "trapezoid", "nancumsum", "cumulative_sum", "select",
+                             "isin", "gradient"]))
+    if choice == "rot90":
+        if nd < 2:
+            return None
+        k = int(rng.integers(-2, 4))
+        return _make(env, lambda m, x: m.rot90(x, k), (i,), "exact", f"rot90({name}, {k})")
+    if choice == "append":
+        return _make(env, lambda m, x: m.append(x, m.flip(x, axis=ax), axis=ax), (i,), "exact",
+                     f"append({name}, flip({name}, {ax}), axis={ax})")
+    if choice == "ediff1d":
+        return _make(env, lambda m, x: m.ediff1d(x), (i,), rounds, f"ediff1d({name})", reduces="input")
+    if choice == "trapezoid":
+        return _make(env, lambda m, x: m.trapezoid(x, axis=ax), (i,), rounds, f"trapezoid({name}, axis={ax})",
+                     reduces="input")
+    if choice == "nancumsum":
+        return _make(env, lambda m, x: m.nancumsum(x, axis=ax), (i,), rounds, f"nancumsum({name}, axis={ax})",
+                     reduces="input")
+    if choice == "cumulative_sum":
+        first = bool(rng.random() < 0.5)
+        return _make(env, lambda m, x: m.cumulative_sum(x, axis=ax, include_initial=first), (i,), rounds,
+                     f"cumulative_sum({name}, axis={ax}, include_initial={first})", reduces="input")
+    if choice == "select":
+        return _make(env, lambda m, x: m.select([x > _weak(m, x, 1), x < _weak(m, x, -1)], [x, m.negative(x)]),
+                     (i,), "exact", f"select([{name} > 1, {name} < -1], [{name}, -{name}])")
+    if choice == "isin":
+        tests = [0, 1, -2, 3]
+        return _make(env, lambda m, x: m.isin(m.floor(x) if _is_float(x.dtype) else x, tests), (i,), "exact",
+                     f"isin(floor({name}), {tests})")
+    if a.shape[ax] < 2:
+        return None  # NumPy's gradient needs two points
+    order = int(rng.integers(1, 3)) if a.shape[ax] > 2 else 1
+    return _make(env, lambda m, x: m.gradient(x, axis=ax, edge_order=order), (i,), "round",
+                 f"gradient({name}, axis={ax}, edge_order={order})", reduces="input")
+
+
 def _reduction_step(rng: np.random.Generator, env: list[Value], axis: tuple[int, ...]) -> Value | None:
     """A reduction of the first leaf times 1, 2 or -1 over ``axis``: the ``reductions`` family,
     whose steps all join one group (a kernel with many accumulators)."""
@@ -372,10 +429,11 @@ def _reduction_step(rng: np.random.Generator, env: list[Value], axis: tuple[int,
                  REDUCE[fn], f"{fn}(leaf0 * {c}, axis={axis}, keepdims={keepdims})", reduces="input")
 
 
-#: program families: "mixed" (any steps) and "reductions" (4 to 12 reductions of one leaf over
+#: program families: "mixed" (any steps), "reductions" (4 to 12 reductions of one leaf over
 #: the same axes, as many accumulators in one kernel: seven float64 column sums once took more
-#: static shared memory than a block has)
-FAMILIES = ("mixed", "reductions")
+#: static shared memory than a block has) and "wide" (the steps of "mixed" from larger tables:
+#: every other ufunc and reduction stitchlab provides, and the newer NumPy functions)
+FAMILIES = ("mixed", "reductions", "wide")
 
 
 def build(seed: int, dtypes: list[str] | None = None, family: str = "mixed") -> Program:
@@ -393,7 +451,7 @@ def build(seed: int, dtypes: list[str] | None = None, family: str = "mixed") -> 
         axis = tuple(ax for ax in range(nd) if rng.random() < 0.5) or (int(rng.integers(0, nd)),)
         steps = [lambda: _reduction_step(rng, prog.values, axis)] * int(rng.integers(4, 13))
     else:
-        steps = [lambda: _step(rng, prog.values)] * int(rng.integers(1, 9))
+        steps = [lambda: _step(rng, prog.values, wide=family == "wide")] * int(rng.integers(1, 9))
     for step in steps:
         try:
             v = step()

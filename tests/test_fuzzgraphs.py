@@ -19,6 +19,24 @@ def test_programs_pass_on_numpy_backend(first: int) -> None:
     assert not bad, bad
 
 
+def test_wide_programs_pass_on_numpy_backend() -> None:
+    """The wide family (every other ufunc and reduction, the newer NumPy functions)."""
+    bad = {s: p for s in range(40_000, 40_040) if (p := fuzzgraphs.check(s, family="wide"))}
+    assert not bad, bad
+
+
+def test_wide_family_draws_the_other_steps() -> None:
+    """The wide family's programs hold its own steps; the mixed family's never do (its tables are
+    unchanged, so the fixed seeds of the GPU tests keep their programs)."""
+    def ops(family: str) -> set[str]:
+        return {line.split(" = ")[1].split("(")[0] for s in range(40_000, 40_200)
+                for line in fuzzgraphs.build(s, family=family).describe().splitlines()[1:]}
+
+    extra = {"arccos", "arcsin", "tan", "rot90", "nanvar", "gradient", "float_power", "deg2rad"}
+    assert extra <= ops("wide")
+    assert not extra & ops("mixed")
+
+
 def test_bfloat16_programs_pass_on_numpy_backend() -> None:
     pytest.importorskip("ml_dtypes")
     dtypes = ["bfloat16", "bfloat16", "float32", "int32", "bool"]
