@@ -128,6 +128,7 @@ class Writer:
         #: divide by a row value as a multiply by its reciprocal, computed once per row
         self.row_reciprocal = False
         self.reciprocals: dict[str, str] = {}
+        self._uniform: dict[int, bool] = {}
         #: divide by a constant as a multiply by its reciprocal
         self.const_reciprocal = False
         #: C expression of the group's reduced extent when it is a kernel argument (mean and
@@ -416,17 +417,39 @@ class Writer:
             if value != 0 and math.isfinite(value) and float(fi.tiny) <= abs(1.0 / value) <= float(fi.max):
                 return f"({self.as_float(self._value(a, idx))} * {ct.literal(1.0 / value, node.dtype)})"
             return None
-        if not (self.row_reciprocal and idx.tag == "full"):
+        if not (self.row_reciprocal and self._row_uniform(d)):
             return None
+        reg = ct.register_type(node.dtype)
         dv = self._value(d, idx)
-        if dv not in self.scopes[0].values() or not dv.isidentifier():
-            return None
-        rcp = self.reciprocals.get(dv)
-        if rcp is None:
-            reg = ct.register_type(node.dtype)
-            rcp = self.hoist(reg, f"({reg})1 / {self.as_float(dv)}")
-            self.reciprocals[dv] = rcp
+        if idx.tag == "full" and dv in self.scopes[0].values() and dv.isidentifier():
+            rcp = self.reciprocals.get(dv)
+            if rcp is None:
+                rcp = self.hoist(reg, f"({reg})1 / {self.as_float(dv)}")
+                self.reciprocals[dv] = rcp
+        else:
+            # the same division read through a view (a flipped or sliced output of the kernel):
+            # the same reciprocal, computed here, so that both give the same bits (fuzz seed
+            # 600989 of the wide family stored x * (1 / d) and, flipped, x / d)
+            rcp = f"(({reg})1 / {self.as_float(dv)})"
         return f"({self.as_float(self._value(a, idx))} * {rcp})"
+
+    def _row_uniform(self, node: Node) -> bool:
+        """Whether ``node`` holds one value per row of the group, made of constants and row values
+        (the group's reductions, values broadcast from its kept shape) alone: a divisor whose
+        reciprocal :meth:`_reciprocal_divide` takes wherever the division is read."""
+        found = self._uniform.get(id(node))
+        if found is None:
+            info, op = self.info, node.op
+            if op == "const" or OPS[op].kind is Kind.REDUCE:
+                found = True
+            elif op == "broadcast" and info.kind == "reduce" and node.inputs[0].shape == info.keep_shape and node.shape == info.shape:
+                found = True
+            elif id(node) not in self.members and (op == "input" or id(node) in self.params or op not in _FREE):
+                found = False  # loaded
+            else:
+                found = bool(node.inputs) and all(self._row_uniform(i) for i in node.inputs)
+            self._uniform[id(node)] = found
+        return found
 
     def _broadcast_lane(self, src: Node, node: Node, idx: Index) -> str | None:
         """The lane base of ``src`` broadcast to ``node`` at ``idx``: where ``src`` is 1 along

@@ -1,6 +1,8 @@
-"""Kernels that compare integer values compile without ptxas optimization on an NVRTC older than
-13.4, whose ptxas can drop a negation when it fuses integer min/max (``runtime.kernels.
-ptxas_options``; on the H200 with NVRTC 13.0, ``(x * -1).max(axis=1)`` of int32 rows gave max(x)).
+"""Kernels that compare integer values, or take a float16 or bfloat16 absolute value, compile
+without ptxas optimization on an NVRTC older than 13.4, whose ptxas can drop a negation when it
+fuses integer min/max and the sign mask of a float16 packed with another by one conversion
+(``runtime.kernels.ptxas_options``; on the H200 with NVRTC 13.0, ``(x * -1).max(axis=1)`` of int32
+rows gave max(x), and ``fabs`` of int8 gave -1.0 for every other element).
 The values are checked on the GPU (tests/gpu/test_integer_minmax_gpu.py); here: which kernels
 get the option, that it reaches NVRTC and the registry key, and that NVRTC accepts it."""
 
@@ -36,6 +38,10 @@ CASES: dict[str, tuple[Callable[[], list[Any]], bool]] = {
     "int32 elementwise maximum": (lambda: [sl.maximum(-_ints(), 3) + 1], True),
     "int32 absolute": (lambda: [abs(_ints()) * 2], True),
     "int32 where": (lambda: [sl.where(_ints() > 0, -_ints(), 5)], True),
+    "float16 fabs of int8": (lambda: [sl.fabs(_ints("int8"))], True),
+    "float16 absolute": (lambda: [abs(_ints("float32").astype("float16")) + 1], True),
+    "bfloat16 absolute": (lambda: [abs(_ints("float32").astype("bfloat16"))], True),
+    "float32 absolute": (lambda: [abs(_ints("int8").astype("float32"))], False),
     "int64 max": (lambda: [(_ints("int64") * -1).max(axis=1)], False),
     "int32 sum": (lambda: [(_ints() * -1).sum(axis=1)], False),
     "float32 max and argmax": (lambda: [(_ints("float32") * -1).max(axis=1), _ints("float32").argmax(axis=0)], False),

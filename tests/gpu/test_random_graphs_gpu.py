@@ -58,6 +58,15 @@ def test_wide_family_on_gpu(first: int) -> None:
     assert not failures, "\n\n".join(failures)
 
 
+@pytest.mark.parametrize("seed", [500776, 600989, 1000455])
+def test_wide_family_seeds_that_failed(seed: int) -> None:
+    """The wide family's first GPU run (NVRTC 13.0): NaNs with the sign bit set sorted first
+    (500776), a division by a row value stored as a multiply by its reciprocal but read through a
+    flip as a division (600989), ptxas dropping a float16 abs's mask (1000455)."""
+    problems = fuzzgraphs.check(seed, family="wide")
+    assert not problems, fuzzgraphs.build(seed, family="wide").describe() + "\n" + "\n".join(problems)
+
+
 @pytest.mark.parametrize("first", range(20_000, 20_120, CHUNK))
 def test_random_programs_captured_into_cuda_graphs(first: int) -> None:
     """Each program as an ``sl.jit`` function captured into a CUDA graph and replayed on new
