@@ -417,8 +417,8 @@ class Writer:
             if value != 0 and math.isfinite(value) and float(fi.tiny) <= abs(1.0 / value) <= float(fi.max):
                 return f"({self.as_float(self._value(a, idx))} * {ct.literal(1.0 / value, node.dtype)})"
             return None
-        if not (self.row_reciprocal and self._row_uniform(d)):
-            return None
+        if not self.row_reciprocal or self._row_uniform(a) or not self._row_uniform(d):
+            return None  # (a row value divided by a row value: NumPy's division, once per row)
         reg = ct.register_type(node.dtype)
         dv = self._value(d, idx)
         if idx.tag == "full" and dv in self.scopes[0].values() and dv.isidentifier():

@@ -454,3 +454,13 @@ def test_a_division_by_a_row_value_read_through_a_view_takes_the_same_reciprocal
     body = k.source[k.source.index('extern "C"'):]
     assert re.findall(r"\* h\d+\)", body) and re.findall(r"\* \(\(float\)1 / v\d+\)\)", body), body
     assert not re.findall(r"\(v\d+ / v\d+\)", body), body
+
+
+def test_a_row_value_divided_by_a_row_value_is_numpys_division_once_per_row() -> None:
+    """``x.sum(1) / x.max(1)`` stored as a row value and broadcast into ``x * r``: one IEEE
+    division per row wherever it is read, no reciprocal (it would save nothing)."""
+    x = sl.asarray(np.random.default_rng(0).random((64, 1024)).astype(np.float32))
+    r = x.sum(1, keepdims=True) / x.max(1, keepdims=True)
+    (k,) = sl.explain(r, x * r, device="H200").kernels
+    body = k.source[k.source.index('extern "C"'):]
+    assert len(re.findall(r"\(acc\d+ / acc\d+\)", body)) == 1 and "(float)1 /" not in body, body
