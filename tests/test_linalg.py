@@ -28,12 +28,7 @@ ARRAYS = {
 @pytest.mark.parametrize("axis", [None, 0, -1, (0, 1), (-1, 0)])
 def test_norm_is_numpys(name: str, ord: Any, axis: Any) -> None:  # noqa: A002
     a = ARRAYS[name]
-    singular = ord == 2 and a.ndim >= 2 and (isinstance(axis, tuple) or (axis is None and a.ndim == 2))
     for keepdims in (False, True):
-        if singular:  # a matrix 2-norm: the largest singular value, not provided
-            with pytest.raises(ValueError, match="needs singular values"):
-                sl.linalg.norm(sl.asarray(a), ord, axis, keepdims)
-            continue
         try:
             with np.errstate(all="ignore"):
                 want = np.asarray(np.linalg.norm(a, ord, axis, keepdims))
@@ -50,10 +45,12 @@ def test_norm_is_numpys(name: str, ord: Any, axis: Any) -> None:  # noqa: A002
         np.testing.assert_allclose(np.linalg.norm(sl.asarray(a), ord, axis, keepdims).get(), want, rtol=rtol)
 
 
-def test_norms_that_need_singular_values_raise_naming_the_way_round() -> None:
+def test_matrix_norms_of_singular_values_and_norm_errors_are_numpys() -> None:
+    a = RNG.standard_normal((2, 3, 4))
     for ord in (2, -2, "nuc"):  # noqa: A001
-        with pytest.raises(ValueError, match=r"needs singular values.*np\.linalg\.norm\(x\.get\(\)"):
-            sl.linalg.norm(sl.asarray(np.ones((3, 3))), ord)
+        for axis in ((1, 2), (2, 0)):
+            got = sl.linalg.norm(sl.asarray(a), ord, axis, keepdims=True)
+            np.testing.assert_allclose(got.get(), np.linalg.norm(a, ord, axis, keepdims=True), rtol=1e-12)
     with pytest.raises(ValueError, match="Invalid norm order 'nuc' for vectors"):
         sl.linalg.norm(sl.asarray(np.ones(3)), "nuc")
     with pytest.raises(ValueError, match="Improper number of dimensions to norm"):
@@ -67,3 +64,79 @@ def test_a_normalization_by_the_norm_is_one_kernel() -> None:
     y = x / sl.linalg.norm(x, axis=-1, keepdims=True)
     assert len(families(y)) == 1
     np.testing.assert_allclose(y.get(), x.get() / np.linalg.norm(x.get(), axis=-1, keepdims=True), rtol=1e-6)
+
+
+SQUARE = RNG.standard_normal((3, 4, 4))
+SPD = SQUARE @ np.swapaxes(SQUARE, -1, -2) + 4 * np.eye(4)
+TALL = RNG.standard_normal((6, 3))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int32"])
+@pytest.mark.parametrize(("name", "args", "kwargs"), [
+    ("solve", (SQUARE, RNG.standard_normal((3, 4, 2))), {}), ("inv", (SQUARE,), {}), ("det", (SQUARE,), {}),
+    ("slogdet", (SQUARE,), {}), ("cholesky", (SPD,), {}), ("cholesky", (SPD,), {"upper": True}),
+    ("qr", (TALL,), {}), ("qr", (TALL,), {"mode": "complete"}), ("qr", (TALL,), {"mode": "r"}),
+    ("svd", (TALL,), {"full_matrices": False}), ("svd", (SQUARE,), {"compute_uv": False}), ("svdvals", (TALL,), {}),
+    ("eigh", (SPD,), {}), ("eigvalsh", (SPD,), {"UPLO": "U"}), ("pinv", (TALL,), {}),
+    ("lstsq", (TALL, RNG.standard_normal(6)), {}), ("matrix_rank", (TALL,), {}), ("matrix_power", (SQUARE, 3), {}),
+    ("matrix_power", (SQUARE, -2), {}), ("matrix_power", (SQUARE, 0), {}),
+])
+def test_solvers_and_decompositions_are_numpys(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], dtype: str) -> None:
+    """Each function against NumPy's on the same arrays (integers are solved in float64, float32
+    stays float32), also called as ``np.linalg.<name>`` on stitchlab arrays; results are arrays,
+    tuples of arrays keep NumPy's field names."""
+    ins = [(a * 3).astype(dtype) if isinstance(a, np.ndarray) else a for a in args]
+    if name == "cholesky" and dtype == "int32":
+        ins[0] = ins[0] + 20 * np.eye(4, dtype=np.int32)  # rounded down: keep it positive definite
+    want = getattr(np.linalg, name)(*ins, **kwargs)
+    lazy = [sl.asarray(a) if isinstance(a, np.ndarray) else a for a in ins]
+    for got in (getattr(sl.linalg, name)(*lazy, **kwargs), getattr(np.linalg, name)(*lazy, **kwargs)):
+        pairs = list(zip(got, want, strict=True)) if isinstance(want, tuple) else [(got, want)]
+        if hasattr(want, "_fields"):
+            assert got._fields == want._fields
+        for g, w in pairs:
+            if not isinstance(w, np.ndarray):
+                assert g == w
+                continue
+            assert isinstance(g, sl.LazyArray)
+            v = g.get()
+            assert v.shape == w.shape and v.dtype == w.dtype, (v.shape, w.shape, v.dtype, w.dtype)
+            rtol = 1e-4 if w.dtype == np.float32 else 1e-10
+            if name in ("qr", "svd", "eigh") and v.ndim >= 2:
+                v, w = np.abs(v), np.abs(w)  # a factor's signs are the solver's choice
+            np.testing.assert_allclose(v, w, rtol=rtol, atol=rtol)
+
+
+def test_solver_errors_are_numpys() -> None:
+    L = sl.linalg
+    with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
+        L.inv(sl.asarray(np.zeros((3, 3))))
+    with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
+        L.solve(sl.asarray(np.ones((2, 2))), sl.asarray(np.ones(2)))
+    with pytest.raises(np.linalg.LinAlgError):
+        L.cholesky(sl.asarray(-np.eye(2)))  # not positive definite
+    with pytest.raises(np.linalg.LinAlgError, match="Last 2 dimensions of the array must be square"):
+        L.det(sl.asarray(np.ones((2, 3))))
+    with pytest.raises(np.linalg.LinAlgError, match="1-dimensional array given"):
+        L.inv(sl.asarray(np.ones(3)))
+    with pytest.raises(TypeError, match=r"float16 is unsupported in linalg; convert it with \.astype\(np\.float32\)"):
+        L.svd(sl.asarray(np.ones((2, 2), np.float16)))
+    with pytest.raises(ValueError, match="Unrecognized mode 'full'"):
+        L.qr(sl.asarray(np.ones((2, 2))), "full")
+    with pytest.raises(ValueError, match="UPLO argument must be 'L' or 'U'"):
+        L.eigh(sl.asarray(np.eye(2)), "X")
+    with pytest.raises(TypeError, match="exponent must be an integer"):
+        L.matrix_power(sl.asarray(np.eye(2)), 1.5)
+    assert L.det(sl.asarray(np.ones((2, 2)))).get() == 0.0  # singular: a determinant of 0, no error
+
+
+def test_solvers_evaluate_when_called_and_refuse_tracing() -> None:
+    x = sl.asarray(SPD[0])
+    y = sl.linalg.inv(x * 2)
+    assert y._node.op == "input"  # evaluated: a new array, not a node of a graph
+    np.testing.assert_allclose(y.get(), np.linalg.inv(SPD[0] * 2), rtol=1e-12)
+    with pytest.raises(RuntimeError, match=r"linalg\.inv cannot be traced by sl\.jit: it runs the array library's solver"):
+        sl.jit(lambda a: sl.linalg.inv(a))(x)
+    p = sl.linalg.matrix_power(x, 5)  # lazy: products in one plan
+    assert p._node.op != "input"
+    np.testing.assert_allclose(p.get(), np.linalg.matrix_power(SPD[0], 5), rtol=1e-10)

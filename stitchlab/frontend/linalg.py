@@ -1,12 +1,17 @@
 """``stitchlab.linalg``: NumPy's ``linalg.norm``, built from lazy elementwise ops and reductions so
 that a norm fuses with the work around it (``x / sl.linalg.norm(x, axis=-1, keepdims=True)`` is
-one row kernel). Norms that need singular values (matrix ``ord`` 2, -2, ``"nuc"``) are not
-provided.
+one row kernel), and NumPy's solvers and decompositions (``solve``, ``inv``, ``det``, ``slogdet``,
+``cholesky``, ``qr``, ``svd``, ``svdvals``, ``eigh``, ``eigvalsh``, ``pinv``, ``lstsq``,
+``matrix_rank``), which evaluate their inputs when called and run the array library's own
+(``cupy.linalg``, cuSOLVER, on the GPU; ``numpy.linalg`` on the numpy backend); their results
+are arrays on the same device. ``matrix_power`` stays lazy (matrix products).
 """
 
 from __future__ import annotations
 
 import math
+import operator
+from collections import namedtuple
 from typing import Any
 
 import numpy as np
@@ -14,9 +19,18 @@ import numpy as np
 from ..ir.dtypes import is_float
 from .api import absolute, sqrt  # type: ignore[attr-defined]
 from .array import LazyArray
-from .creation import asarray, full
+from .creation import _leaf_on, asarray, full
+from .library import matmul  # type: ignore[attr-defined]
+from .manipulation import moveaxis
+from .selection import _evaluated
 
-__all__ = ["norm"]
+__all__ = ["norm", "solve", "inv", "det", "slogdet", "cholesky", "qr", "svd", "svdvals", "eigh", "eigvalsh", "pinv",
+           "lstsq", "matrix_rank", "matrix_power"]
+
+SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
+QRResult = namedtuple("QRResult", ["Q", "R"])
+SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
+EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
 
 
 def _max_or_zero(x: LazyArray, axis: tuple[int, ...], keepdims: bool) -> LazyArray:
@@ -85,12 +99,10 @@ def _matrix_norm(a: LazyArray, ord: Any, axes: tuple[int, ...], keepdims: bool) 
     row, col = axes
     if row == col:
         raise ValueError("Duplicate axes given.")
-    if ord in (2, -2, "nuc"):
-        raise ValueError(
-            f"linalg.norm: matrix ord={ord!r} needs singular values, which stitchlab does not compute; "
-            f"use np.linalg.norm(x.get(), ...)"
-        )
-    if ord in (None, "fro", "f"):
+    if ord in (2, -2, "nuc"):  # of the singular values (evaluated: the array library's SVD)
+        s = svdvals(moveaxis(a, (row, col), (-2, -1)))
+        r = _max_or_zero(s, (s.ndim - 1,), False) if ord == 2 else s.min(-1) if ord == -2 else s.sum(-1)
+    elif ord in (None, "fro", "f"):
         r = sqrt((a * a).sum(axes))
     elif ord in (1, -1, math.inf, -math.inf):
         summed, other = (row, col) if ord in (1, -1) else (col, row)
@@ -107,3 +119,206 @@ def _matrix_norm(a: LazyArray, ord: Any, axes: tuple[int, ...], keepdims: bool) 
         shape[row] = shape[col] = 1
         r = r.reshape(tuple(shape))
     return r
+
+
+# --- solvers and decompositions: evaluated, run by the array library ----------------------------
+
+_WHY = "it runs the array library's solver on evaluated arrays"
+
+
+def _inputs(*arrays: Any) -> list[LazyArray]:
+    """``arrays`` as NumPy's ``linalg`` takes them: float32 and float64 as they are (mixed: both
+    float64), bool and integers as float64; float16 and bfloat16 raise NumPy's ``TypeError``."""
+    out = [asarray(x) for x in arrays]
+    for a in out:
+        if is_float(a.dtype) and a.dtype.itemsize < 4:
+            raise TypeError(f"array type {a.dtype.name} is unsupported in linalg; convert it with .astype(np.float32)")
+    dtype = np.float32 if all(a.dtype == np.float32 for a in out) else np.float64
+    return [a if a.dtype == dtype else a.astype(dtype) for a in out]
+
+
+def _square(a: LazyArray) -> None:
+    if a.ndim < 2:
+        raise np.linalg.LinAlgError(f"{a.ndim}-dimensional array given. Array must be at least two-dimensional")
+    if a.shape[-1] != a.shape[-2]:
+        raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
+
+
+def _run(name: str, arrays: list[LazyArray], **kwargs: Any) -> Any:
+    """``xp.linalg.<name>`` of the evaluated ``arrays`` (CuPy: with its LinAlgError raised, as
+    NumPy raises it, for a singular matrix or one that is not positive definite); array results
+    come back as arrays on the inputs' device, tuples of them as tuples."""
+    bufs, xp = _evaluated(f"linalg.{name}", *arrays, why=_WHY)
+    if xp is np:
+        out = getattr(np.linalg, name)(*bufs, **kwargs)
+    else:
+        import cupyx
+
+        with cupyx.errstate(linalg="raise"):
+            out = getattr(xp.linalg, name)(*bufs, **kwargs)
+
+    def wrap(r: Any) -> Any:
+        return _leaf_on(arrays[0], xp.asarray(r, dtype=arrays[0].dtype)) if hasattr(r, "shape") else r
+
+    return tuple(wrap(r) for r in out) if isinstance(out, tuple) else wrap(out)
+
+
+def solve(a: Any, b: Any) -> LazyArray:
+    """The solution ``x`` of ``a @ x = b`` (NumPy's ``linalg.solve``; ``b`` a vector or a stack of
+    matrices). A singular ``a`` raises ``numpy.linalg.LinAlgError``.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.linalg.solve(sl.asarray(np.array([[2.0, 0.0], [0.0, 4.0]])), sl.asarray(np.array([2.0, 2.0]))).get()
+        array([1. , 0.5])
+    """
+    a, b = _inputs(a, b)
+    _square(a)
+    return _run("solve", [a, b])
+
+
+def inv(a: Any) -> LazyArray:
+    """The inverse of a square matrix or of each in a stack (NumPy's ``linalg.inv``); a singular
+    one raises ``numpy.linalg.LinAlgError``."""
+    (a,) = _inputs(a)
+    _square(a)
+    return _run("inv", [a])
+
+
+def det(a: Any) -> LazyArray:
+    """The determinant of a square matrix or of each in a stack (NumPy's ``linalg.det``)."""
+    (a,) = _inputs(a)
+    _square(a)
+    return _run("det", [a])
+
+
+def slogdet(a: Any) -> SlogdetResult:
+    """``(sign, logabsdet)`` of the determinant (NumPy's ``linalg.slogdet``), without overflow."""
+    (a,) = _inputs(a)
+    _square(a)
+    return SlogdetResult(*_run("slogdet", [a]))
+
+
+def cholesky(a: Any, *, upper: bool = False) -> LazyArray:
+    """The lower (``upper=True``: upper) Cholesky factor of a symmetric positive-definite matrix
+    (NumPy's ``linalg.cholesky``); a matrix that is not positive definite raises
+    ``numpy.linalg.LinAlgError``."""
+    (a,) = _inputs(a)
+    _square(a)
+    low = _run("cholesky", [a])
+    return moveaxis(low, -1, -2).copy() if upper else low
+
+
+def qr(a: Any, mode: str = "reduced") -> Any:
+    """The QR decomposition (NumPy's ``linalg.qr``): ``mode`` ``"reduced"`` or ``"complete"`` give
+    ``QRResult(Q, R)``, ``"r"`` gives ``R``."""
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(f"Unrecognized mode '{mode}'")
+    (a,) = _inputs(a)
+    if a.ndim < 2:
+        raise np.linalg.LinAlgError(f"{a.ndim}-dimensional array given. Array must be at least two-dimensional")
+    out = _run("qr", [a], mode=mode)
+    return out if mode == "r" else QRResult(*out)
+
+
+def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False) -> Any:
+    """The singular value decomposition (NumPy's ``linalg.svd``): ``SVDResult(U, S, Vh)``, or the
+    singular values alone for ``compute_uv=False``, in descending order. ``hermitian`` is
+    accepted and ignored (the general method gives the same values)."""
+    (a,) = _inputs(a)
+    if a.ndim < 2:
+        raise np.linalg.LinAlgError(f"{a.ndim}-dimensional array given. Array must be at least two-dimensional")
+    if not compute_uv:
+        return _run("svd", [a], compute_uv=False)
+    return SVDResult(*_run("svd", [a], full_matrices=full_matrices, compute_uv=True))
+
+
+def svdvals(x: Any) -> LazyArray:
+    """The singular values, descending (NumPy's ``linalg.svdvals``)."""
+    return svd(x, compute_uv=False)
+
+
+def eigh(a: Any, UPLO: str = "L") -> EighResult:  # noqa: N803 (NumPy's name)
+    """Eigenvalues (ascending) and eigenvectors of a symmetric matrix, from its lower (``UPLO="L"``)
+    or upper triangle (NumPy's ``linalg.eigh``)."""
+    if UPLO not in ("L", "U"):
+        raise ValueError("UPLO argument must be 'L' or 'U'")
+    (a,) = _inputs(a)
+    _square(a)
+    return EighResult(*_run("eigh", [a], UPLO=UPLO))
+
+
+def eigvalsh(a: Any, UPLO: str = "L") -> LazyArray:  # noqa: N803 (NumPy's name)
+    """The eigenvalues (ascending) of a symmetric matrix (NumPy's ``linalg.eigvalsh``)."""
+    if UPLO not in ("L", "U"):
+        raise ValueError("UPLO argument must be 'L' or 'U'")
+    (a,) = _inputs(a)
+    _square(a)
+    return _run("eigvalsh", [a], UPLO=UPLO)
+
+
+def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = None) -> LazyArray:
+    """The Moore-Penrose pseudo-inverse (NumPy's ``linalg.pinv``; singular values below ``rcond``
+    (default ``max(M, N) * eps``) times the largest count as zero). ``hermitian`` is accepted and
+    ignored."""
+    (a,) = _inputs(a)
+    if a.ndim < 2:
+        raise np.linalg.LinAlgError(f"{a.ndim}-dimensional array given. Array must be at least two-dimensional")
+    if rcond is None:
+        rcond = rtol if rtol is not None else max(a.shape[-2:]) * float(np.finfo(a.dtype).eps)
+    return _run("pinv", [a], rcond=rcond)
+
+
+def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[LazyArray, LazyArray, int, LazyArray]:
+    """The least-squares solution of ``a @ x = b`` (NumPy's ``linalg.lstsq``): ``(x, residuals,
+    rank, s)``; ``rcond`` as NumPy's (default: machine precision times ``max(M, N)``)."""
+    a, b = _inputs(a, b)
+    if a.ndim != 2:
+        raise np.linalg.LinAlgError(f"{a.ndim}-dimensional array given. Array must be two-dimensional")
+    if b.ndim not in (1, 2) or b.shape[0] != a.shape[0]:
+        raise np.linalg.LinAlgError("Incompatible dimensions")
+    if rcond is None:
+        rcond = max(a.shape) * float(np.finfo(a.dtype).eps)
+    x, residuals, rank, s = _run("lstsq", [a, b], rcond=rcond)
+    return x, residuals, int(rank), s
+
+
+def matrix_rank(A: Any, tol: Any = None, hermitian: bool = False, *, rtol: Any = None) -> LazyArray:  # noqa: N803
+    """The rank: how many singular values exceed ``tol`` (default ``S.max() * max(M, N) * eps``,
+    NumPy's ``linalg.matrix_rank``; ``rtol`` times the largest instead). ``hermitian`` is accepted
+    and ignored."""
+    a = asarray(A)
+    if a.ndim < 2:
+        return (a != 0).any().astype(np.int64)
+    s = svdvals(a)
+    if tol is None:
+        eps = float(np.finfo(s.dtype).eps)
+        tol = s.max(-1, keepdims=True) * (max(a.shape[-2:]) * eps if rtol is None else rtol)
+    elif not isinstance(tol, LazyArray):
+        tol = np.asarray(tol)[..., None] if np.ndim(tol) else tol
+    else:
+        tol = tol[..., None]
+    return (s > tol).sum(-1)
+
+
+def matrix_power(a: Any, n: int) -> LazyArray:
+    """``a`` raised to the integer power ``n`` by repeated squaring (NumPy's ``linalg.matrix_power``;
+    lazy matrix products; ``n < 0`` inverts first, ``n = 0`` gives the identity)."""
+    x = asarray(a)
+    _square(x)
+    try:
+        n = operator.index(n)
+    except TypeError as exc:
+        raise TypeError("exponent must be an integer") from exc
+    if n < 0:
+        x, n = inv(x), -n
+    if n == 0:
+        return _leaf_on(x, np.broadcast_to(np.eye(x.shape[-1], dtype=x.dtype), x.shape).copy())
+    result = None
+    while n:
+        if n & 1:
+            result = x if result is None else matmul(result, x)
+        n >>= 1
+        if n:
+            x = matmul(x, x)
+    return result

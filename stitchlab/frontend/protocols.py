@@ -80,7 +80,7 @@ def _lazy_tables() -> tuple[dict[np.ufunc, Any], dict[Any, Any]]:
         ufuncs = {getattr(np, n): lazy(n) for n in api.ELEMENTWISE + ["fabs", "matmul", "divmod", "modf", "float_power", "conjugate",
                                                                      "vecdot"] if isinstance(getattr(np, n, None), np.ufunc)}
         functions = {getattr(np, n): lazy(n) for n in _FUNCTIONS if hasattr(np, n)}
-        functions[np.linalg.norm] = linalg.norm
+        functions.update({getattr(np.linalg, n): getattr(linalg, n) for n in linalg.__all__ if hasattr(np.linalg, n)})
         _tables = ufuncs, functions
     return _tables
 

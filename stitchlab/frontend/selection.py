@@ -33,9 +33,10 @@ __all__ = ["nonzero", "flatnonzero", "argwhere", "extract", "compress", "unique"
 _WHY = "its result's shape depends on the values"
 
 
-def _evaluated(what: str, *arrays: LazyArray) -> tuple[list[Any], Any]:
+def _evaluated(what: str, *arrays: LazyArray, why: str | None = None) -> tuple[list[Any], Any]:
     """The buffers of ``arrays``, evaluated in one plan, and their array module (cupy or numpy).
-    Raises ``RuntimeError`` inside ``sl.jit`` and under a CUDA-graph capture."""
+    Raises ``RuntimeError`` inside ``sl.jit`` and under a CUDA-graph capture (``why``: why the
+    caller cannot be traced or captured; default: a result whose shape depends on the values)."""
     if any(a._node.device != arrays[0]._node.device for a in arrays):
         devices = sorted({str(a.device) for a in arrays})
         raise ValueError(f"{what}: the arrays are on different devices ({', '.join(devices)}); move them to one with sl.asarray")
@@ -47,16 +48,18 @@ def _evaluated(what: str, *arrays: LazyArray) -> tuple[list[Any], Any]:
 
         if capturing(cupy.cuda.get_current_stream()):
             raise RuntimeError(
-                f"{what} cannot run under a CUDA-graph capture: {_WHY}, and reading its count back to "
-                "the host is not allowed while capturing; compute it before the capture begins"
+                f"{what} cannot run under a CUDA-graph capture: "
+                + (f"{_WHY}, and reading its count back to the host is not allowed while capturing" if why is None else why)
+                + "; compute it before the capture begins"
             )
     try:
         bufs = runtime.evaluate([a._node for a in arrays])
     except runtime.TracedValueError as err:
         raise RuntimeError(
-            f"{what} cannot be traced by sl.jit: {_WHY}, and a traced function has one shape per "
-            "signature; call it outside the jitted function, or keep the shape with "
-            "sl.where(mask, x, fill)"
+            f"{what} cannot be traced by sl.jit: "
+            + (f"{_WHY}, and a traced function has one shape per signature; call it outside the jitted "
+               "function, or keep the shape with sl.where(mask, x, fill)" if why is None else
+               f"{why}; call it outside the jitted function")
         ) from err
     if on_gpu:
         import cupy

@@ -67,7 +67,7 @@ for title, intro, ns in SECTIONS:
         if n == "ndarray":
             out += ["    options:", "      members: false"]
         out.append("")
-out += ["## `sl.linalg`", "", "::: stitchlab.frontend.linalg.norm", ""]
+out += ["## `sl.linalg`", ""] + [f"::: stitchlab.frontend.linalg.{n}\n" for n in importlib.import_module("stitchlab.frontend.linalg").__all__]
 out += ["## `sl.random`", "", "::: stitchlab.frontend.random", "    options:", "      members: false", ""]
 out += [f"::: stitchlab.frontend.random.{n}\n" for n in importlib.import_module("stitchlab.frontend.random").__all__]
 out += [

@@ -334,3 +334,35 @@ def test_several_index_arrays_are_numpys(dtype: str) -> None:
         np.testing.assert_array_equal(g.view(np.uint8), w.view(np.uint8))
     with pytest.raises(IndexError, match=r"out of bounds for the axes of sizes \(40, 50\)"):
         _host(x[cp.asarray(np.array([0, 40])), cp.asarray(np.array([1, 1]))])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_linalg_solvers_run_on_the_device_and_are_numpys(dtype: str) -> None:
+    """``sl.linalg``'s solvers and decompositions through ``cupy.linalg``: NumPy's values and
+    dtypes, results on the GPU, and NumPy's ``LinAlgError`` for a singular matrix (CuPy's own
+    check, switched on for the call)."""
+    a = RNG.standard_normal((3, 5, 5)).astype(dtype)
+    spd = (a @ np.swapaxes(a, -1, -2) + 5 * np.eye(5)).astype(dtype)
+    b = RNG.standard_normal((3, 5, 2)).astype(dtype)
+    tall = RNG.standard_normal((7, 4)).astype(dtype)
+    rtol = 2e-3 if dtype == "float32" else 1e-9
+    L = sl.linalg
+    cases = [(L.solve(_dev(a), _dev(b)), np.linalg.solve(a, b)), (L.inv(_dev(a)), np.linalg.inv(a)),
+             (L.det(_dev(a)), np.linalg.det(a)), (L.slogdet(_dev(a)).logabsdet, np.linalg.slogdet(a).logabsdet),
+             (L.cholesky(_dev(spd)), np.linalg.cholesky(spd)), (L.svdvals(_dev(tall)), np.linalg.svdvals(tall)),
+             (L.eigvalsh(_dev(spd)), np.linalg.eigvalsh(spd)), (L.pinv(_dev(tall)), np.linalg.pinv(tall)),
+             (L.lstsq(_dev(tall), _dev(tall[:, 0] + 1))[0], np.linalg.lstsq(tall, tall[:, 0] + 1)[0]),
+             (L.norm(_dev(a), 2, (1, 2)), np.linalg.norm(a, 2, (1, 2))), (L.matrix_power(_dev(a), 3), np.linalg.matrix_power(a, 3))]
+    for got, want in cases:
+        assert str(got.device).startswith("cuda")
+        v = _host(got)
+        assert v.dtype == want.dtype and v.shape == want.shape
+        np.testing.assert_allclose(v, want, rtol=rtol, atol=rtol)
+    q, r = L.qr(_dev(tall))
+    np.testing.assert_allclose(_host(q) @ _host(r), tall, rtol=rtol, atol=rtol)
+    w, v = L.eigh(_dev(spd))
+    np.testing.assert_allclose(_host(v) @ (_host(w)[..., None] * np.swapaxes(_host(v), -1, -2)), spd, rtol=rtol, atol=10 * rtol)
+    with pytest.raises(np.linalg.LinAlgError):
+        L.inv(_dev(np.zeros((4, 4), dtype)))
+    with pytest.raises(np.linalg.LinAlgError):
+        L.cholesky(_dev(-np.eye(3, dtype=dtype)))
