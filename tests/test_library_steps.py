@@ -469,3 +469,16 @@ def test_a_radix_sort_on_the_gpu_puts_negative_nans_last(dtype: str) -> None:
         got = _library_step(node, [a], _RadixCupy())
         np.testing.assert_array_equal(got, want)
         assert op == "argsort" or not np.signbit(got[np.isnan(got)]).any()
+
+
+def test_unique_sorts_nans_of_either_sign_last() -> None:
+    """``sl.unique`` hands CuPy the same key (``nans_sort_last``): no NaN keeps its sign bit; on
+    NumPy's side nothing changes."""
+    from stitchlab.runtime.interpreter import nans_sort_last
+
+    a = np.array([-np.nan, 2.0, np.nan, -np.nan, -1.0])
+    key = nans_sort_last(a, _RadixCupy())
+    assert not np.signbit(key[np.isnan(key)]).any() and np.array_equal(key, a, equal_nan=True)
+    assert nans_sort_last(a, np) is a
+    np.testing.assert_array_equal(_RadixCupy().sort(key), np.sort(a))
+    np.testing.assert_array_equal(sl.unique(sl.asarray(a)).get(), np.unique(a))

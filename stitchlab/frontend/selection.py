@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import runtime
 from ..ir.dtypes import is_bfloat16
+from ..runtime.interpreter import nans_sort_last
 from . import build
 from .api import not_equal, ravel  # type: ignore[attr-defined]
 from .array import LazyArray
@@ -207,7 +208,7 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, re
         axis = build.normalize_axis(axis, x.ndim)
     src = x.astype(np.float32) if is_bfloat16(x.dtype) else x
     (buf,), xp = _evaluated("unique", src)
-    got = xp.unique(buf, return_index=return_index, return_inverse=return_inverse, return_counts=return_counts,
+    got = xp.unique(nans_sort_last(buf, xp), return_index=return_index, return_inverse=return_inverse, return_counts=return_counts,
                     axis=axis, equal_nan=equal_nan)
     parts = list(got) if isinstance(got, tuple) else [got]
     values = _leaf_on(x, parts[0])

@@ -52,14 +52,21 @@ def _library_step(node: Node, args: list[Any], xp: ModuleType) -> Any:
         # than NumPy's, which round every partial result
         y = _library_step(node, [x.astype(np.float32)], xp)
         return y if op == "argsort" else cast(y, x.dtype, xp)
-    if op in ("sort", "argsort") and xp is not np and x.dtype in (np.float32, np.float64):
-        # CuPy sorts 1-d float32 and float64 arrays by radix (thrust::less), in the order of the
-        # bits: a NaN with its sign bit set would come first, where NumPy puts every NaN last. The
-        # sort key has each NaN's sign bit cleared (a sorted NaN's payload may differ from NumPy's).
-        x = xp.where(xp.isnan(x), xp.abs(x), x)
+    if op in ("sort", "argsort"):
+        x = nans_sort_last(x, xp)
     if op == "argsort":
         return xp.argsort(x, axis=axis, kind="stable") if xp is np else xp.argsort(x, axis=axis)
     return getattr(xp, op)(x, axis=axis)
+
+
+def nans_sort_last(x: Any, xp: ModuleType) -> Any:
+    """``x`` as CuPy must sort it to put every NaN last, as NumPy does. CuPy sorts 1-d float32
+    and float64 arrays by radix (thrust::less), in the order of the bits: a NaN with its sign bit
+    set (``arccos`` on the GPU gives them) would come first. Each NaN's sign bit is cleared (a
+    sorted NaN's payload may differ from NumPy's); other arrays and NumPy's are returned as they are."""
+    if xp is np or x.dtype not in (np.float32, np.float64):
+        return x
+    return xp.where(xp.isnan(x), xp.abs(x), x)
 
 
 def eval_node(node: Node, args: list[Any], xp: ModuleType) -> Any:

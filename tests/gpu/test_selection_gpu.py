@@ -92,6 +92,10 @@ def test_unique_is_numpys(dtype: str) -> None:
         _check(g, w)
     nans = np.array([np.nan, 1.0, np.nan, 1.0], np.float32)
     _check(sl.unique(_dev(nans), equal_nan=False), np.unique(nans, equal_nan=False))
+    # NaNs with the sign bit set: CuPy's radix sort would put them first (nans_sort_last)
+    signed = np.array([-np.nan, 2.0, np.nan, -np.nan, -1.0], np.float32)
+    for equal_nan in (True, False):
+        _check(sl.unique(_dev(signed), equal_nan=equal_nan), np.unique(signed, equal_nan=equal_nan))
 
 
 def test_capture_raises_a_clear_error() -> None:
