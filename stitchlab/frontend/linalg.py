@@ -137,11 +137,19 @@ def _inputs(*arrays: Any) -> list[LazyArray]:
     return [a if a.dtype == dtype else a.astype(dtype) for a in out]
 
 
-def _square(a: LazyArray) -> None:
+def _check_matrices(a: LazyArray, square: bool) -> LazyArray:
+    """``a`` itself if it is a matrix or a stack of them (``square``: of square ones), else NumPy's
+    ``LinAlgError``."""
     if a.ndim < 2:
         raise np.linalg.LinAlgError(f"{a.ndim}-dimensional array given. Array must be at least two-dimensional")
-    if a.shape[-1] != a.shape[-2]:
+    if square and a.shape[-1] != a.shape[-2]:
         raise np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
+    return a
+
+
+def _matrices(x: Any, square: bool = False) -> LazyArray:
+    """``x`` as a matrix or a stack of them, in :func:`_inputs`' dtypes."""
+    return _check_matrices(_inputs(x)[0], square)
 
 
 def _run(name: str, arrays: list[LazyArray], **kwargs: Any) -> Any:
@@ -173,39 +181,30 @@ def solve(a: Any, b: Any) -> LazyArray:
         array([1. , 0.5])
     """
     a, b = _inputs(a, b)
-    _square(a)
-    return _run("solve", [a, b])
+    return _run("solve", [_matrices(a, square=True), b])
 
 
 def inv(a: Any) -> LazyArray:
     """The inverse of a square matrix or of each in a stack (NumPy's ``linalg.inv``); a singular
     one raises ``numpy.linalg.LinAlgError``."""
-    (a,) = _inputs(a)
-    _square(a)
-    return _run("inv", [a])
+    return _run("inv", [_matrices(a, square=True)])
 
 
 def det(a: Any) -> LazyArray:
     """The determinant of a square matrix or of each in a stack (NumPy's ``linalg.det``)."""
-    (a,) = _inputs(a)
-    _square(a)
-    return _run("det", [a])
+    return _run("det", [_matrices(a, square=True)])
 
 
 def slogdet(a: Any) -> SlogdetResult:
     """``(sign, logabsdet)`` of the determinant (NumPy's ``linalg.slogdet``), without overflow."""
-    (a,) = _inputs(a)
-    _square(a)
-    return SlogdetResult(*_run("slogdet", [a]))
+    return SlogdetResult(*_run("slogdet", [_matrices(a, square=True)]))
 
 
 def cholesky(a: Any, *, upper: bool = False) -> LazyArray:
     """The lower (``upper=True``: upper) Cholesky factor of a symmetric positive-definite matrix
     (NumPy's ``linalg.cholesky``); a matrix that is not positive definite raises
     ``numpy.linalg.LinAlgError``."""
-    (a,) = _inputs(a)
-    _square(a)
-    low = _run("cholesky", [a])
+    low = _run("cholesky", [_matrices(a, square=True)])
     return moveaxis(low, -1, -2).copy() if upper else low
 
 
@@ -214,9 +213,7 @@ def qr(a: Any, mode: str = "reduced") -> Any:
     ``QRResult(Q, R)``, ``"r"`` gives ``R``."""
     if mode not in ("reduced", "complete", "r"):
         raise ValueError(f"Unrecognized mode '{mode}'")
-    (a,) = _inputs(a)
-    if a.ndim < 2:
-        raise np.linalg.LinAlgError(f"{a.ndim}-dimensional array given. Array must be at least two-dimensional")
+    a = _matrices(a)
     out = _run("qr", [a], mode=mode)
     return out if mode == "r" else QRResult(*out)
 
@@ -225,9 +222,7 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: 
     """The singular value decomposition (NumPy's ``linalg.svd``): ``SVDResult(U, S, Vh)``, or the
     singular values alone for ``compute_uv=False``, in descending order. ``hermitian`` is
     accepted and ignored (the general method gives the same values)."""
-    (a,) = _inputs(a)
-    if a.ndim < 2:
-        raise np.linalg.LinAlgError(f"{a.ndim}-dimensional array given. Array must be at least two-dimensional")
+    a = _matrices(a)
     if not compute_uv:
         return _run("svd", [a], compute_uv=False)
     return SVDResult(*_run("svd", [a], full_matrices=full_matrices, compute_uv=True))
@@ -243,27 +238,21 @@ def eigh(a: Any, UPLO: str = "L") -> EighResult:  # noqa: N803 (NumPy's name)
     or upper triangle (NumPy's ``linalg.eigh``)."""
     if UPLO not in ("L", "U"):
         raise ValueError("UPLO argument must be 'L' or 'U'")
-    (a,) = _inputs(a)
-    _square(a)
-    return EighResult(*_run("eigh", [a], UPLO=UPLO))
+    return EighResult(*_run("eigh", [_matrices(a, square=True)], UPLO=UPLO))
 
 
 def eigvalsh(a: Any, UPLO: str = "L") -> LazyArray:  # noqa: N803 (NumPy's name)
     """The eigenvalues (ascending) of a symmetric matrix (NumPy's ``linalg.eigvalsh``)."""
     if UPLO not in ("L", "U"):
         raise ValueError("UPLO argument must be 'L' or 'U'")
-    (a,) = _inputs(a)
-    _square(a)
-    return _run("eigvalsh", [a], UPLO=UPLO)
+    return _run("eigvalsh", [_matrices(a, square=True)], UPLO=UPLO)
 
 
 def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = None) -> LazyArray:
     """The Moore-Penrose pseudo-inverse (NumPy's ``linalg.pinv``; singular values below ``rcond``
     (default ``max(M, N) * eps``) times the largest count as zero). ``hermitian`` is accepted and
     ignored."""
-    (a,) = _inputs(a)
-    if a.ndim < 2:
-        raise np.linalg.LinAlgError(f"{a.ndim}-dimensional array given. Array must be at least two-dimensional")
+    a = _matrices(a)
     if rcond is None:
         rcond = rtol if rtol is not None else max(a.shape[-2:]) * float(np.finfo(a.dtype).eps)
     return _run("pinv", [a], rcond=rcond)
@@ -304,8 +293,7 @@ def matrix_rank(A: Any, tol: Any = None, hermitian: bool = False, *, rtol: Any =
 def matrix_power(a: Any, n: int) -> LazyArray:
     """``a`` raised to the integer power ``n`` by repeated squaring (NumPy's ``linalg.matrix_power``;
     lazy matrix products; ``n < 0`` inverts first, ``n = 0`` gives the identity)."""
-    x = asarray(a)
-    _square(x)
+    x = _check_matrices(asarray(a), square=True)
     try:
         n = operator.index(n)
     except TypeError as exc:
