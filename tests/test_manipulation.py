@@ -209,3 +209,41 @@ def test_average_errors_are_numpys() -> None:
         sl.average(sl.asarray(A), 1, weights=np.ones((1, 5)))
     with pytest.raises(ValueError, match="Length of weights not compatible"):
         sl.average(sl.asarray(A), 1, weights=np.ones(4))
+
+
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int8", "bool"])
+@pytest.mark.parametrize(("n", "m"), [(1, 1), (5, 3), (3, 5), (40, 7), (8, 8), (50, 33), (2, 40)])
+def test_convolve_and_correlate_are_numpys(mode: str, dtype: str, n: int, m: int) -> None:
+    """Values, shapes and dtypes of NumPy's 1-d convolution and correlation, the shorter operand
+    on either side; int8 wraps as NumPy's; filters past LAZY_FILTER (33, 40) run evaluated."""
+    rng = np.random.default_rng(n * 100 + m)
+    a, v = ((rng.random(k) > 0.5) if dtype == "bool" else (rng.random(k) * 100 - 50).astype(dtype) for k in (n, m))
+    for fn in ("convolve", "correlate"):
+        want = getattr(np, fn)(a, v, mode)
+        for got in (getattr(sl, fn)(sl.asarray(a), sl.asarray(v), mode), getattr(np, fn)(sl.asarray(a), sl.asarray(v), mode)):
+            assert isinstance(got, sl.LazyArray)
+            value = got.get()
+            assert value.shape == want.shape and value.dtype == want.dtype
+            if dtype.startswith("float"):
+                np.testing.assert_allclose(value, want, rtol=1e-5 if dtype == "float32" else 1e-12, atol=1e-3)
+            else:
+                np.testing.assert_array_equal(value, want)
+
+
+def test_a_valid_convolution_is_one_kernel_with_its_neighbours() -> None:
+    x = sl.asarray(np.random.default_rng(3).random(4096).astype(np.float32))
+    box = sl.asarray(np.full(5, 0.2, np.float32))
+    y = sl.tanh(sl.convolve(x * 2, box, "valid")) + 1
+    assert [k.schedule.family for k in sl.explain(y).kernels] == ["pointwise"]
+    np.testing.assert_allclose(y.get(), np.tanh(np.convolve(x.get() * 2, box.get(), "valid")) + 1, rtol=1e-6)
+
+
+def test_convolve_errors_are_numpys() -> None:
+    one = sl.asarray(np.ones(3))
+    with pytest.raises(ValueError, match=r"mode must be one of 'valid', 'same', or 'full' \(got 'x'\)"):
+        sl.convolve(one, one, "x")
+    with pytest.raises(ValueError, match="v cannot be empty"):
+        sl.correlate(one, sl.asarray(np.ones(0)))
+    with pytest.raises(ValueError, match="object too deep for desired array"):
+        sl.convolve(sl.asarray(np.ones((2, 2))), one)

@@ -39,7 +39,7 @@ __all__ = [
     "outer", "split", "array_split", "hsplit", "vsplit", "dsplit", "tile", "repeat", "meshgrid",
     "diff", "roll", "pad", "array_equal", "array_equiv", "average", "atleast_3d", "vstack", "hstack",
     "dstack", "column_stack", "kron", "cross", "cov", "corrcoef", "rot90", "append", "ediff1d", "trapezoid",
-    "unstack", "tri", "indices", "logspace", "diagflat", "gradient",
+    "unstack", "tri", "indices", "logspace", "diagflat", "gradient", "convolve", "correlate",
 ]
 
 
@@ -1104,3 +1104,79 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -
     stddev = sqrt(diagonal(c))
     c = c / stddev[:, None] / stddev[None, :]
     return c.clip(-1, 1)
+
+
+#: the longest filter ``convolve``/``correlate`` write as shifted views summed in one kernel; a
+#: longer shorter operand runs the array library's convolution on the evaluated arrays
+LAZY_FILTER = 32
+
+
+def convolve(a: Any, v: Any, mode: str = "full") -> LazyArray:
+    """The discrete linear convolution of two 1-d arrays (NumPy's ``convolve``, its modes
+    ``"full"``, ``"same"``, ``"valid"`` and its dtypes). Where the shorter one has at most
+    ``LAZY_FILTER`` (32) elements the result is lazy: that many shifted views of the longer one,
+    weighted and summed. In ``"valid"`` mode they fuse into one kernel with the work around them;
+    ``"same"`` and ``"full"`` first pad the longer one with zeros (one copy). The sum runs in
+    another order than NumPy's, so float results can differ in the last bits. Longer filters
+    evaluate both arrays and run the array library's ``convolve``.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.convolve(sl.asarray(np.array([1.0, 2.0, 3.0])), sl.asarray(np.array([0.0, 1.0, 0.5]))).get()
+        array([0. , 1. , 2.5, 4. , 1.5])
+    """
+    x, w = _conv_inputs(a, v, mode)
+    if w.shape[0] > x.shape[0]:  # NumPy swaps them too: the longer one is slid over
+        x, w = w, x
+    n, m = x.shape[0], w.shape[0]
+    if m > LAZY_FILTER:
+        from .selection import _evaluated
+
+        (bx, bw), xp = _evaluated("convolve", x, w, why="its filter is longer than LAZY_FILTER")
+        return _evaluated_conv(x, xp.convolve(bx, bw, mode))
+    # output j of the full convolution is sum_k w[k] * x[j - k]; only the zeros the mode's range
+    # reaches are padded ("valid" reads x alone: its terms are views, all fused into one kernel)
+    start, length = {"full": (0, n + m - 1), "same": ((m - 1) // 2, n), "valid": (m - 1, n - m + 1)}[mode]
+    left, right = max(0, m - 1 - start), max(0, start + length - n)
+    xs = pad(x, (left, right)) if left or right else x
+    out = None
+    for k in range(m):
+        first = start - k + left
+        term = w[k] * xs[first: first + length]
+        out = term if out is None else out + term
+    return out
+
+
+def correlate(a: Any, v: Any, mode: str = "valid") -> LazyArray:
+    """The cross-correlation of two 1-d arrays, ``c[k] = sum_n a[n + k] * v[n]`` (NumPy's
+    ``correlate``, its modes, ``"valid"`` by default); lazy or evaluated as :func:`convolve`.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.correlate(sl.asarray(np.array([1.0, 2.0, 3.0])), sl.asarray(np.array([0.0, 1.0, 0.5])), "full").get()
+        array([0.5, 2. , 3.5, 3. , 0. ])
+    """
+    x, w = _conv_inputs(a, v, mode)
+    if w.shape[0] > x.shape[0]:  # NumPy: the reversed correlation of the swapped pair
+        return flip(correlate(w, x, mode), 0)
+    return convolve(x, flip(w, 0), mode)
+
+
+def _conv_inputs(a: Any, v: Any, mode: str) -> tuple[LazyArray, LazyArray]:
+    """``a`` and ``v`` with NumPy's checks: 1-d, not empty, a known mode."""
+    if mode not in ("full", "same", "valid"):
+        raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
+    x, w = asarray(a), asarray(v)
+    for arr, name in ((x, "a"), (w, "v")):
+        if arr.ndim != 1:
+            raise ValueError(f"object too deep for desired array ({name} has {arr.ndim} dimensions; convolve and "
+                             "correlate take 1-d arrays)" if arr.ndim > 1 else "object of too small depth for desired array")
+        if arr.shape[0] == 0:
+            raise ValueError(f"{name} cannot be empty")
+    return x, w
+
+
+def _evaluated_conv(like: LazyArray, result: Any) -> LazyArray:
+    from .creation import _leaf_on
+
+    return _leaf_on(like, result)

@@ -44,7 +44,7 @@ _FUNCTIONS = (
     "pad", "array_equal", "array_equiv", "average", "atleast_3d", "vstack", "hstack", "dstack",
     "column_stack", "kron", "cross", "cov", "corrcoef", "fix", "sinc", "real", "imag", "angle",
     "result_type", "can_cast", "nanprod", "isposinf", "isneginf", "copy", "select", "nancumsum", "nancumprod",
-    "rot90", "append", "ediff1d", "trapezoid", "matrix_transpose", "unstack", "cumulative_sum", "cumulative_prod",
+    "rot90", "append", "ediff1d", "trapezoid", "convolve", "correlate", "matrix_transpose", "unstack", "cumulative_sum", "cumulative_prod",
     "isin", "diagflat", "gradient",
     # shapes that depend on the values (.selection): evaluated when called
     "nonzero", "flatnonzero", "argwhere", "extract", "compress", "unique", "bincount", "histogram",

@@ -38,7 +38,7 @@ SECTIONS = [
      "Built from lazy views, index compares and broadcasts, fused into the kernel of their use (`roll`, `pad` and a 1-d `diag` join or gather).",
      ["flip", "fliplr", "flipud", "tril", "triu", "eye", "identity", "diagonal", "diag", "trace", "outer", "tile", "repeat",
       "meshgrid", "diff", "roll", "pad", "split", "array_split", "hsplit", "vsplit", "dsplit", "array_equal", "array_equiv",
-      "average", "rot90", "append", "ediff1d", "unstack", "diagflat", "gradient"]),
+      "average", "rot90", "append", "ediff1d", "unstack", "diagflat", "gradient", "convolve", "correlate"]),
     ("Elementwise functions", "NumPy's names and semantics (broadcasting, NumPy 2 type promotion); `sigmoid` (`expit`), `rsqrt`, `erf` and `erfc` as in SciPy/CuPy.",
      sorted(ELEMENTWISE + ["fabs", "round", "around"])),
     ("Backends and counters", "", ["get_backend", "set_backend", "stats", "reset_stats"]),

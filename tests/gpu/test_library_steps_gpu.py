@@ -366,3 +366,21 @@ def test_linalg_solvers_run_on_the_device_and_are_numpys(dtype: str) -> None:
         L.inv(_dev(np.zeros((4, 4), dtype)))
     with pytest.raises(np.linalg.LinAlgError):
         L.cholesky(_dev(-np.eye(3, dtype=dtype)))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
+def test_convolve_and_correlate_are_numpys(dtype: str) -> None:
+    """Short filters as fused shifted views, a long one through ``cupy.convolve``."""
+    a = (RNG.standard_normal(5000) * 50).astype(dtype)
+    for m in (1, 7, 32, 40):
+        v = (RNG.standard_normal(m) * 50).astype(dtype)
+        for mode in ("full", "same", "valid"):
+            for fn in ("convolve", "correlate"):
+                got = _host(getattr(sl, fn)(_dev(a), _dev(v), mode))
+                want = getattr(np, fn)(a, v, mode)
+                assert got.dtype == want.dtype and got.shape == want.shape
+                if dtype == "int32":
+                    np.testing.assert_array_equal(got, want)
+                else:
+                    scale = np.convolve(np.abs(a), np.abs(v), "full").max()
+                    assert np.max(np.abs(got - want)) <= 1e-5 * scale, (fn, m, mode)
