@@ -195,7 +195,7 @@ def test_what_stitchlab_lacks_runs_in_numpy_on_the_values() -> None:
     for got, want in [
         (np.nanargmax(x, axis=1), np.nanargmax(A, axis=1)), (np.unwrap(x, axis=1), np.unwrap(A, axis=1)),
         (np.add.accumulate(x), np.add.accumulate(A)), (np.nextafter(x, 0.7), np.nextafter(A, 0.7)),
-        (np.histogram2d(x[0], x[1], bins=3)[0], np.histogram2d(A[0], A[1], bins=3)[0]),
+        (np.histogram_bin_edges(x[0], bins=3), np.histogram_bin_edges(A[0], bins=3)),
     ]:
         assert type(got) is np.ndarray
         np.testing.assert_array_equal(got, want)

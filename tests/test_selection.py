@@ -200,6 +200,33 @@ def test_histogram_is_numpys(kwargs: dict[str, Any]) -> None:
         sl.histogram(sl.asarray(np.array([np.nan, 1.0])))
 
 
+@pytest.mark.parametrize("bins", [5, [4, 6], np.linspace(0, 1, 7), [np.linspace(0, 1, 4), 5]])
+@pytest.mark.parametrize("kwargs", [{}, {"density": True}, {"weights": True}, {"range": [[0, 0.5], [0, 2]]}])
+def test_histogram2d_and_histogramdd_are_numpys(bins: Any, kwargs: dict[str, Any]) -> None:
+    x, y, w = RNG.random(500), RNG.random(500) * 3, RNG.random(500)
+    want_kw = {**kwargs, "weights": w} if "weights" in kwargs else kwargs
+    got_kw = {**kwargs, "weights": sl.asarray(w)} if "weights" in kwargs else kwargs
+    for call in (sl.histogram2d, np.histogram2d):
+        got = call(sl.asarray(x), sl.asarray(y), bins=bins, **got_kw)
+        for g, want in zip(got, np.histogram2d(x, y, bins=bins, **want_kw), strict=True):
+            assert isinstance(g, sl.LazyArray) and g.get().dtype == want.dtype
+            np.testing.assert_allclose(g.get(), want, rtol=1e-12)
+    if isinstance(bins, np.ndarray):
+        return  # histogramdd takes edges per dimension only
+    pts = np.stack([x, y], 1)
+    h, edges = sl.histogramdd(sl.asarray(pts), bins=bins, **got_kw)
+    wh, wedges = np.histogramdd(pts, bins=bins, **want_kw)
+    np.testing.assert_allclose(h.get(), wh, rtol=1e-12)
+    assert len(edges) == len(wedges) and all(np.array_equal(a.get(), b) for a, b in zip(edges, wedges, strict=True))
+
+
+def test_histogram2d_shape_errors_name_the_shapes() -> None:
+    with pytest.raises(ValueError, match=r"x and y of one length, 1-d \(got shapes \(3,\) and \(4,\)\)"):
+        sl.histogram2d(sl.asarray(np.ones(3)), sl.asarray(np.ones(4)))
+    with pytest.raises(ValueError, match=r"an \(N, D\) array of points \(got shape \(2, 2, 2\)\)"):
+        sl.histogramdd(sl.asarray(np.ones((2, 2, 2))))
+
+
 def test_bincount_and_histogram_refuse_tracing() -> None:
     @sl.jit
     def f(x: Any) -> Any:

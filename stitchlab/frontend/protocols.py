@@ -47,7 +47,7 @@ _FUNCTIONS = (
     "rot90", "append", "ediff1d", "trapezoid", "convolve", "correlate", "matrix_transpose", "unstack", "cumulative_sum", "cumulative_prod",
     "isin", "diagflat", "gradient",
     # shapes that depend on the values (.selection): evaluated when called
-    "nonzero", "flatnonzero", "argwhere", "extract", "compress", "unique", "bincount", "histogram",
+    "nonzero", "flatnonzero", "argwhere", "extract", "compress", "unique", "bincount", "histogram", "histogram2d", "histogramdd",
 )
 
 #: keywords of generalized ufuncs that their stitchlab function takes as NumPy does

@@ -29,7 +29,8 @@ from .api import not_equal, ravel  # type: ignore[attr-defined]
 from .array import LazyArray
 from .creation import _leaf_on, asarray
 
-__all__ = ["nonzero", "flatnonzero", "argwhere", "extract", "compress", "unique", "bincount", "histogram"]
+__all__ = ["nonzero", "flatnonzero", "argwhere", "extract", "compress", "unique", "bincount", "histogram", "histogram2d",
+           "histogramdd"]
 
 _WHY = "its result's shape depends on the values"
 
@@ -289,3 +290,63 @@ def histogram(a: Any, bins: Any = 10, range: Any = None, density: Any = None,  #
     if hist.dtype.kind in "iu":
         hist = hist.astype(np.int64, copy=False)
     return _leaf_on(x, hist), _leaf_on(x, edges)
+
+
+def _is_edges(b: Any) -> bool:
+    """Whether ``b`` is an array of bin edges (not a count)."""
+    return isinstance(b, LazyArray) or np.ndim(b) > 0 or hasattr(b, "__cuda_array_interface__")
+
+
+def _histogram_nd(what: str, samples: list[LazyArray], bins: Any, weights: Any, run: Any) -> tuple[Any, ...]:
+    """Evaluate ``samples`` (bfloat16 in float32, exact), ``weights`` and the edge arrays in
+    ``bins`` (a count, an array of edges, or a sequence of either per dimension) in one plan, then
+    ``run(xp, sample_buffers, bins, weights)``: the array library's function."""
+    per_dim = isinstance(bins, (list, tuple))
+    items = list(bins) if per_dim else [bins]
+    edges = [asarray(b) for b in items if _is_edges(b)]
+    arrays = [x.astype(np.float32) if is_bfloat16(x.dtype) else x for x in samples] + edges
+    if weights is not None:
+        w = asarray(weights)
+        arrays.append(w.astype(np.float32) if is_bfloat16(w.dtype) else w)
+    bufs, xp = _evaluated(what, *arrays)
+    given = iter(bufs[len(samples):len(samples) + len(edges)])
+    spec = [next(given) if _is_edges(b) else b for b in items]
+    return run(xp, bufs[:len(samples)], spec if per_dim else spec[0], bufs[-1] if weights is not None else None)
+
+
+def histogram2d(x: Any, y: Any, bins: Any = 10, range: Any = None, density: Any = None,  # noqa: A002 - NumPy's name
+                weights: Any = None) -> tuple[LazyArray, LazyArray, LazyArray]:
+    """The two-dimensional histogram of the points ``(x, y)`` (NumPy's ``histogram2d``: ``bins`` a
+    count, an array of edges, or one of either per dimension; ``range``, ``density``, ``weights``);
+    returns ``(H, xedges, yedges)``, ``H`` float64 as NumPy's. Evaluates the arrays and runs the array
+    library's ``histogram2d``.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> H, xe, ye = sl.histogram2d(sl.asarray(np.array([0.1, 0.5, 0.9])), sl.asarray(np.array([1.0, 2.0, 3.0])), bins=2)
+        >>> H.get()
+        array([[1., 0.],
+               [0., 2.]])
+    """
+    xs, ys = asarray(x), asarray(y)
+    if xs.shape != ys.shape or xs.ndim != 1:
+        raise ValueError(f"histogram2d takes x and y of one length, 1-d (got shapes {xs.shape} and {ys.shape})")
+    h, xe, ye = _histogram_nd("histogram2d", [xs, ys], bins, weights,
+                              lambda xp, s, b, w: xp.histogram2d(s[0], s[1], bins=b, range=range, density=density, weights=w))
+    return _leaf_on(xs, h), _leaf_on(xs, xe), _leaf_on(xs, ye)
+
+
+def histogramdd(sample: Any, bins: Any = 10, range: Any = None, density: Any = None,  # noqa: A002 - NumPy's name
+                weights: Any = None) -> tuple[LazyArray, list[LazyArray]]:
+    """The histogram of ``D``-dimensional points (NumPy's ``histogramdd``: ``sample`` an ``(N, D)``
+    array, ``bins`` a count, an array of edges or one of either per dimension, ``range``,
+    ``density``, ``weights``); returns ``(H, [edges per dimension])``. Evaluates the arrays and runs
+    the array library's ``histogramdd``."""
+    pts = asarray(sample)
+    if pts.ndim == 1:
+        pts = pts.reshape((-1, 1))
+    if pts.ndim != 2:
+        raise ValueError(f"histogramdd takes an (N, D) array of points (got shape {pts.shape})")
+    h, edges = _histogram_nd("histogramdd", [pts], bins, weights,
+                             lambda xp, s, b, w: xp.histogramdd(s[0], bins=b, range=range, density=density, weights=w))
+    return _leaf_on(pts, h), [_leaf_on(pts, e) for e in edges]

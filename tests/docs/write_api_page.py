@@ -33,7 +33,7 @@ SECTIONS = [
       "nanmedian", "nanquantile", "nanpercentile", "searchsorted", "digitize"]),
     ("Shapes that depend on the values",
      "Evaluate when called (the positions' count is read back, as in CuPy); the result is a stitchlab array and what follows is lazy. Not in `sl.jit` or under CUDA-graph capture.",
-     ["nonzero", "flatnonzero", "argwhere", "extract", "compress", "unique", "bincount", "histogram"]),
+     ["nonzero", "flatnonzero", "argwhere", "extract", "compress", "unique", "bincount", "histogram", "histogram2d", "histogramdd"]),
     ("Array manipulation and construction",
      "Built from lazy views, index compares and broadcasts, fused into the kernel of their use (`roll`, `pad` and a 1-d `diag` join or gather).",
      ["flip", "fliplr", "flipud", "tril", "triu", "eye", "identity", "diagonal", "diag", "trace", "outer", "tile", "repeat",

@@ -129,3 +129,17 @@ def test_bincount_and_histogram_are_numpys() -> None:
         wh, we = np.histogram(a, **kwargs)
         np.testing.assert_allclose(h.get(), wh, rtol=1e-12)
         np.testing.assert_allclose(e.get(), we, rtol=1e-14)
+
+
+def test_histogram2d_and_histogramdd_are_numpys() -> None:
+    rng = np.random.default_rng(22)
+    x, y, w = rng.standard_normal(50_000), rng.random(50_000) * 3, rng.random(50_000)
+    for bins in (16, [8, 12], np.linspace(-3, 3, 13), [np.linspace(-3, 3, 7), 5]):
+        for kwargs in ({}, {"density": True}, {"range": [[-1, 1], [0, 2]]}):
+            for g, want in zip(sl.histogram2d(_dev(x), _dev(y), bins=bins, **kwargs), np.histogram2d(x, y, bins=bins, **kwargs), strict=True):
+                np.testing.assert_allclose(g.get(), want, rtol=1e-12)
+    h, e = sl.histogramdd(_dev(np.stack([x, y, w], 1)), bins=(4, 5, 6), weights=_dev(w))
+    wh, we = np.histogramdd(np.stack([x, y, w], 1), bins=(4, 5, 6), weights=w)
+    np.testing.assert_allclose(h.get(), wh, rtol=1e-12)
+    for g, want in zip(e, we, strict=True):
+        np.testing.assert_allclose(g.get(), want, rtol=1e-14)
