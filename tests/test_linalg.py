@@ -128,6 +128,8 @@ def test_solver_errors_are_numpys() -> None:
     with pytest.raises(TypeError, match="exponent must be an integer"):
         L.matrix_power(sl.asarray(np.eye(2)), 1.5)
     assert L.det(sl.asarray(np.ones((2, 2)))).get() == 0.0  # singular: a determinant of 0, no error
+    for empty in (np.zeros((0, 3)), np.zeros((2, 0, 0))):
+        np.testing.assert_array_equal(L.matrix_rank(sl.asarray(empty)).get(), np.linalg.matrix_rank(empty))
 
 
 def test_solvers_evaluate_when_called_and_refuse_tracing() -> None:

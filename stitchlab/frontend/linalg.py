@@ -282,7 +282,7 @@ def matrix_rank(A: Any, tol: Any = None, hermitian: bool = False, *, rtol: Any =
     s = svdvals(a)
     if tol is None:
         eps = float(np.finfo(s.dtype).eps)
-        tol = s.max(-1, keepdims=True) * (max(a.shape[-2:]) * eps if rtol is None else rtol)
+        tol = _max_or_zero(s, (s.ndim - 1,), True) * (max(a.shape[-2:]) * eps if rtol is None else rtol)
     elif not isinstance(tol, LazyArray):
         tol = np.asarray(tol)[..., None] if np.ndim(tol) else tol
     else:
