@@ -31,8 +31,9 @@ from .api import (  # type: ignore[attr-defined]
     where,
 )
 from .array import LazyArray
-from .creation import arange, asarray, broadcast_to, full, linspace
+from .creation import _leaf_on, arange, asarray, broadcast_to, full, linspace
 from .library import take
+from .selection import _evaluated
 
 __all__ = [
     "flip", "fliplr", "flipud", "tril", "triu", "eye", "identity", "diagonal", "diag", "trace",
@@ -1130,10 +1131,8 @@ def convolve(a: Any, v: Any, mode: str = "full") -> LazyArray:
         x, w = w, x
     n, m = x.shape[0], w.shape[0]
     if m > LAZY_FILTER:
-        from .selection import _evaluated
-
         (bx, bw), xp = _evaluated("convolve", x, w, why="its filter is longer than LAZY_FILTER")
-        return _evaluated_conv(x, xp.convolve(bx, bw, mode))
+        return _leaf_on(x, xp.convolve(bx, bw, mode))
     # output j of the full convolution is sum_k w[k] * x[j - k]; only the zeros the mode's range
     # reaches are padded ("valid" reads x alone: its terms are views, all fused into one kernel)
     start, length = {"full": (0, n + m - 1), "same": ((m - 1) // 2, n), "valid": (m - 1, n - m + 1)}[mode]
@@ -1174,9 +1173,3 @@ def _conv_inputs(a: Any, v: Any, mode: str) -> tuple[LazyArray, LazyArray]:
         if arr.shape[0] == 0:
             raise ValueError(f"{name} cannot be empty")
     return x, w
-
-
-def _evaluated_conv(like: LazyArray, result: Any) -> LazyArray:
-    from .creation import _leaf_on
-
-    return _leaf_on(like, result)
