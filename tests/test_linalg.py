@@ -128,6 +128,11 @@ def test_solver_errors_are_numpys() -> None:
     with pytest.raises(TypeError, match="exponent must be an integer"):
         L.matrix_power(sl.asarray(np.eye(2)), 1.5)
     assert L.det(sl.asarray(np.ones((2, 2)))).get() == 0.0  # singular: a determinant of 0, no error
+    bf = np.eye(3).astype(sl.bfloat16) * 2  # bfloat16 is solved in float64, as NumPy with ml_dtypes solves it
+    for name in ("inv", "det", "svdvals"):
+        got, want = getattr(L, name)(sl.asarray(bf)).get(), getattr(np.linalg, name)(bf)
+        assert got.dtype == want.dtype == np.float64
+        np.testing.assert_allclose(got, want)
     for empty in (np.zeros((0, 3)), np.zeros((2, 0, 0))):
         np.testing.assert_array_equal(L.matrix_rank(sl.asarray(empty)).get(), np.linalg.matrix_rank(empty))
 

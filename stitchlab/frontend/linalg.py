@@ -128,11 +128,12 @@ _WHY = "it runs the array library's solver on evaluated arrays"
 
 def _inputs(*arrays: Any) -> list[LazyArray]:
     """``arrays`` as NumPy's ``linalg`` takes them: float32 and float64 as they are (mixed: both
-    float64), bool and integers as float64; float16 and bfloat16 raise NumPy's ``TypeError``."""
+    float64), bool, integers and bfloat16 as float64 (NumPy with ml_dtypes does the same); float16
+    raises NumPy's ``TypeError``."""
     out = [asarray(x) for x in arrays]
     for a in out:
-        if is_float(a.dtype) and a.dtype.itemsize < 4:
-            raise TypeError(f"array type {a.dtype.name} is unsupported in linalg; convert it with .astype(np.float32)")
+        if a.dtype == np.float16:
+            raise TypeError("array type float16 is unsupported in linalg; convert it with .astype(np.float32)")
     dtype = np.float32 if all(a.dtype == np.float32 for a in out) else np.float64
     return [a if a.dtype == dtype else a.astype(dtype) for a in out]
 
