@@ -62,11 +62,14 @@ def _library_step(node: Node, args: list[Any], xp: ModuleType) -> Any:
 def nans_sort_last(x: Any, xp: ModuleType) -> Any:
     """``x`` as CuPy must sort it to put every NaN last, as NumPy does. CuPy sorts 1-d float32
     and float64 arrays by radix (thrust::less), in the order of the bits: a NaN with its sign bit
-    set (``arccos`` on the GPU gives them) would come first. Each NaN's sign bit is cleared (a
-    sorted NaN's payload may differ from NumPy's); other arrays and NumPy's are returned as they are."""
+    set (``arccos`` on the GPU gives them) would come first. Each NaN's sign bit is cleared by a
+    bit mask, which keeps its payload (CuPy's ``abs`` is no bit operation: it negated positive
+    NaNs, found on the H200); other arrays and NumPy's are returned as they are."""
     if xp is np or x.dtype not in (np.float32, np.float64):
         return x
-    return xp.where(xp.isnan(x), xp.abs(x), x)
+    bits = np.dtype(f"uint{8 * x.dtype.itemsize}")
+    unsigned = xp.bitwise_and(x.view(bits), bits.type(np.iinfo(bits).max >> 1)).view(x.dtype)
+    return xp.where(xp.isnan(x), unsigned, x)
 
 
 def eval_node(node: Node, args: list[Any], xp: ModuleType) -> Any:
