@@ -94,7 +94,8 @@ class Value:
     rounds: bool = False  # the step rounds (judged against float64)
     shadow: Fn | None = None  # the step in float64 where ``fn`` on float64 inputs is not it (casts)
     #: a reduction or a pattern, whose rounding error is relative to its terms, not its result:
-    #: "input" (sums, logsumexp, centering: their inputs' scale) or "unit" (normalized results)
+    #: "input" (sums, logsumexp, centering: their inputs' scale), "product" (prod, nanprod: the
+    #: inputs' scale, and an order of the factors may overflow) or "unit" (normalized results)
     reduces: str = ""
     buf: Any = None  # a leaf: the array it wraps (on the cupy backend a view of a device array)
 
@@ -171,6 +172,11 @@ def _leaf(rng: np.random.Generator, shape: tuple[int, ...], name: str, dtypes: l
                  buf=buf)
 
 
+def _scale_of(reduction: str) -> str:
+    """A reduction's ``Value.reduces``."""
+    return "product" if reduction in ("prod", "nanprod") else "input"
+
+
 def _make(env: list[Value], fn: Fn, ins: tuple[int, ...], kind: str, text: str, shadow: Fn | None = None,
           reduces: str = "") -> Value | None:
     """The step ``fn`` of ``ins``; None where NumPy refuses it (then stitchlab is not asked). An
@@ -221,7 +227,7 @@ def _step(rng: np.random.Generator, env: list[Value], wide: bool = False) -> Val
             ax for ax in range(nd) if rng.random() < 0.5) or (int(rng.integers(0, nd)),)
         keepdims = bool(rng.random() < 0.5)
         return _make(env, lambda m, x: getattr(m, fn)(x, axis=axis, keepdims=keepdims), (i,), reduce[fn],
-                     f"{fn}(v{i}, axis={axis}, keepdims={keepdims})", reduces="input")
+                     f"{fn}(v{i}, axis={axis}, keepdims={keepdims})", reduces=_scale_of(fn))
     if kind == "layout":
         choice = int(rng.integers(0, 5))
         if choice == 0:
@@ -426,7 +432,7 @@ def _reduction_step(rng: np.random.Generator, env: list[Value], axis: tuple[int,
         return _make(env, lambda m, x: getattr(m, fn)(x * _weak(m, x, c), axis=axis[0], keepdims=keepdims), (0,),
                      "exact", f"{fn}(leaf0 * {c}, axis={axis[0]}, keepdims={keepdims})")
     return _make(env, lambda m, x: getattr(m, fn)(x * _weak(m, x, c), axis=axis, keepdims=keepdims), (0,),
-                 REDUCE[fn], f"{fn}(leaf0 * {c}, axis={axis}, keepdims={keepdims})", reduces="input")
+                 REDUCE[fn], f"{fn}(leaf0 * {c}, axis={axis}, keepdims={keepdims})", reduces=_scale_of(fn))
 
 
 #: program families: "mixed" (any steps), "reductions" (4 to 12 reductions of one leaf over
@@ -515,7 +521,7 @@ def judge(v: Value, got: np.ndarray, ins: list[np.ndarray]) -> str | None:
         t = np.asarray((v.shadow or v.fn)(np, *[_f64(x) for x in ins]), dtype=np.float64)
         g, e = got.astype(np.float64), e.astype(np.float64)
         if v.reduces:
-            mag = np.abs(t) + _max_abs(t) + (sum(_max_abs(x) for x in ins) if v.reduces == "input" else 1.0)
+            mag = np.abs(t) + _max_abs(t) + (sum(_max_abs(x) for x in ins) if v.reduces != "unit" else 1.0)
         else:  # an elementwise step's, to its result and inputs (reciprocal multiplies, CUDA's functions)
             mag = sum((_finite_abs(x) for x in ins if _is_float(np.asarray(x).dtype)), _finite_abs(t))
         err_g, err_e = np.abs(g - t), np.abs(e - t)
@@ -526,6 +532,10 @@ def judge(v: Value, got: np.ndarray, ins: list[np.ndarray]) -> str | None:
         if v.reduces:  # a product whose partial products overflow (inf) or underflow (0, then NaN)
             # in NumPy's order too (its result not finite, or off by all of it): the order decides
             ok |= ~np.isfinite(g) & (~np.isfinite(e) | (err_e >= np.abs(t)))
+        if v.reduces == "product":  # a finite product that some order of its factors overflows: the
+            # product of every factor's magnitude past 1 is past the largest finite value (seed 2000373)
+            big = np.abs(np.asarray(v.fn(np, *[np.where(np.isnan(_f64(x)), 1.0, np.maximum(np.abs(_f64(x)), 1.0)) for x in ins])))
+            ok |= np.isinf(g) & (np.sign(g) == np.sign(t)) & (big >= _max_finite(want_dtype))
     if not np.all(ok):
         bad = tuple(int(k) for k in np.argwhere(~ok)[0])
         return (f"{int((~ok).sum())} of {ok.size} values off, first at {bad}: {g[bad]!r}, NumPy {e[bad]!r}, "

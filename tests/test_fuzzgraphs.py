@@ -118,3 +118,24 @@ def test_compile_check_flags_an_integer_min_max_of_a_negation_left_optimized(mon
     monkeypatch.setattr(kernels, "ptxas_options", lambda kernel, version=None: ())
     (problem,) = fuzzgraphs.compile_check(3, family="reductions")
     assert "integer min/max of a negation" in problem and ".s32" in problem
+
+
+def test_checker_accepts_a_product_that_another_order_overflows() -> None:
+    """Seed 2000373 (wide family, H200): a float32 ``nanprod`` of 256 factors is -1.2e37 in NumPy's
+    order and -inf in the kernel's, whose partial products pass 3.4e38. Some order overflows when
+    the factors' magnitudes past 1 multiply past the largest float32; where they do not, an inf is
+    still wrong."""
+    prog = fuzzgraphs.build(2000373, family="wide")
+    v = next(v for v in prog.values if v.text.startswith("nanprod"))
+    (x,) = [prog.values[i].np for i in v.ins]
+    overflowed = v.np.copy()
+    overflowed[0, 22] = -np.inf
+    assert np.isfinite(v.np[0, 22])
+    assert fuzzgraphs.judge(v, v.np, [x]) is None
+    assert fuzzgraphs.judge(v, overflowed, [x]) is None
+    small = (np.sign(x) * (1 + np.abs(x) / 1000)).astype(x.dtype)  # every partial product is near 1
+    want = np.nanprod(small, axis=1)
+    v.np, wrong = want, want.copy()
+    wrong[0, 22] = -np.inf if want[0, 22] < 0 else np.inf
+    assert fuzzgraphs.judge(v, want, [small]) is None
+    assert "1 of 8160 values off" in fuzzgraphs.judge(v, wrong, [small])
