@@ -658,9 +658,11 @@ def nanmin(a: Any, axis: Any = None, keepdims: bool = False) -> LazyArray:
 def nanmean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> LazyArray:
     """Mean along ``axis`` of the elements that are not NaN (NumPy's ``nanmean``).
 
-    As in NumPy, float input is summed in its own dtype (or ``dtype``) and divided by the count in
-    ``float64``; an all-NaN or empty slice gives NaN (without NumPy's ``RuntimeWarning``).
-    Integer and bool input: the plain :func:`mean`.
+    Float input is summed in its own dtype (or ``dtype``) and divided by the count in ``float64``,
+    as in NumPy, except that float16 and bfloat16 without ``dtype`` are summed in float32, as
+    :func:`mean` sums them, and the result is NumPy's on the float32 values, rounded (NumPy sums
+    them in float16, where a sum past 65504 is inf). An all-NaN or empty slice gives
+    NaN (without NumPy's ``RuntimeWarning``). Integer and bool input: the plain :func:`mean`.
 
     Example:
         >>> import numpy as np, stitchlab as sl
@@ -673,8 +675,9 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False)
     out = _nan_dtype(x, dtype, "nanmean")
     nan = isnan(x)  # noqa: F821
     count = (~nan).sum(axis, keepdims=keepdims)  # int64, as NumPy's intp count
-    total = where(nan, 0, x).sum(axis, out, keepdims)
-    return (total / count).astype(out)  # float64 division, as NumPy's _divide_by_count
+    work = out if dtype is not None else _float_work(out, None)[0]  # float16, bfloat16: float32
+    total = where(nan, 0, x).sum(axis, work, keepdims)
+    return (total / count).astype(work).astype(out)  # float64 division, as NumPy's _divide_by_count
 
 
 def nanvar(
@@ -684,7 +687,10 @@ def nanvar(
 
     Follows NumPy's two passes dtype for dtype: the mean is summed in the input's dtype (or
     ``dtype``) and divided by the count in ``float64``; the deviations are taken in the input's
-    dtype and their squares summed in ``dtype``. Where ``count - ddof <= 0`` (all-NaN slices among
+    dtype and their squares summed in ``dtype``. Without ``dtype``, float16 and bfloat16 work in
+    float32 instead, as :func:`var` does, and the result is NumPy's on the float32 values, rounded
+    (NumPy sums float16 squares in float16: past 65504, which 16384 values of variance 4 reach,
+    that sum is inf). Where ``count - ddof <= 0`` (all-NaN slices among
     them) the result is NaN, without NumPy's ``RuntimeWarning``. Integer and bool input: the plain
     :func:`var`.
 
@@ -696,21 +702,28 @@ def nanvar(
     return _nan_variance("nanvar", a, axis, dtype, ddof, keepdims)
 
 
-def _nan_variance(name: str, a: Any, axis: Any, dtype: Any, ddof: Any, keepdims: bool) -> LazyArray:
+def _nan_variance(name: str, a: Any, axis: Any, dtype: Any, ddof: Any, keepdims: bool, root: bool = False) -> LazyArray:
+    """``nanvar`` (``root``: its square root, ``nanstd``) in the dtype NumPy's steps run in; for
+    float16 and bfloat16 without ``dtype`` NumPy's steps on their float32 values, rounded at the end."""
     if not isinstance(ddof, numbers.Real):
         raise TypeError(f"{name}: ddof must be a real number, got {ddof!r}")
     x = asarray(a)
     if not is_float(x.dtype):
-        return var(x, axis, dtype, ddof=ddof, keepdims=keepdims)
+        v = var(x, axis, dtype, ddof=ddof, keepdims=keepdims)
+        return sqrt(v) if root else v  # noqa: F821
     out = _nan_dtype(x, dtype, name)
+    work = out if dtype is not None else _float_work(out, None)[0]  # float16, bfloat16: float32
     nan = isnan(x)  # noqa: F821
     arr = where(nan, 0, x)
     count = (~nan).sum(axis, keepdims=True)
-    avg = (arr.sum(axis, out, keepdims=True) / count).astype(out)
-    deviation = where(nan, 0, (arr - avg).astype(x.dtype))  # NumPy subtracts into the input's dtype
-    total = (deviation * deviation).sum(axis, out, keepdims)
+    avg = (arr.sum(axis, work, keepdims=True) / count).astype(work)
+    # NumPy subtracts into the input's dtype (float32 for float16 and bfloat16 without ``dtype``)
+    deviation = where(nan, 0, (arr - avg).astype(work if dtype is None else x.dtype))
+    total = (deviation * deviation).sum(axis, work, keepdims)
     dof = (count - ddof).reshape(total.shape)
-    return where(dof <= 0, math.nan, (total / dof).astype(out))
+    result = (total / dof).astype(work)
+    result = sqrt(result) if root else result  # noqa: F821
+    return where(dof <= 0, math.nan, result.astype(out))
 
 
 def nanstd(
@@ -723,7 +736,7 @@ def nanstd(
         >>> sl.nanstd(sl.asarray(np.array([[1.0, np.nan, 3.0]])), axis=1).get()
         array([1.])
     """
-    return sqrt(_nan_variance("nanstd", a, axis, dtype, ddof, keepdims))  # noqa: F821
+    return _nan_variance("nanstd", a, axis, dtype, ddof, keepdims, root=True)
 
 
 def isposinf(x: Any) -> LazyArray:
