@@ -195,7 +195,8 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, re
     shape when ``axis`` is None, as in NumPy 2; positions and counts are int64). The values are
     always sorted (``sorted=False`` allows any order). Evaluates ``ar`` and runs the array
     library's ``unique`` (bfloat16 in float32, exact). ``-0.0`` and ``0.0`` are one value; with
-    ``axis``, which of them a unique row shows may differ from NumPy's on the GPU.
+    ``axis``, which of them a unique row shows may differ from NumPy's on the GPU, and there a
+    NaN's sign bit is cleared (which NaN NumPy keeps depends on its sort).
 
     Example:
         >>> import numpy as np, stitchlab as sl
