@@ -77,3 +77,26 @@ def test_elementwise_chains_of_negated_integers(dtype: str) -> None:
     want = [np.maximum(np.maximum(-a, -b), -c), np.minimum(np.minimum(0 - a, b * -1), -c), np.clip(-a, -b, 0)]
     for g, w in zip(got, want, strict=True):
         np.testing.assert_array_equal(cp.asnumpy(g), w)
+
+
+@pytest.mark.parametrize("n", [1031, 4096 + 7, 1 << 20])
+def test_int8_division_shift_and_sign_in_vector_loops(n: int) -> None:
+    """int8 ``floor_divide`` by powers of two, ``right_shift`` and ``sign``, each a kernel of its
+    own (the 16-element int8 vector loop): NVRTC 13.0 (and 13.4) shifted a neighbouring byte's
+    bit into the sign (``floor_divide(x, 2)`` gave 126 for -3, wide fuzz seed 3500191); such
+    kernels compile without ptxas optimization before 13.5 (``runtime.kernels.ptxas_options``)."""
+    import cupy as cp
+
+    h = np.random.default_rng(n).integers(-128, 128, n).astype(np.int8)  # (aligned: the vector loop runs)
+    x = sl.asarray(cp.asarray(h))
+    cases = {f"floor_divide(x, {c})": (lambda m, v, c=c: m.floor_divide(v, c)) for c in (2, 4, 16, -2, 3)}
+    cases |= {f"x >> {c}": (lambda m, v, c=c: v >> c) for c in (1, 3)}
+    cases["sign(x)"] = lambda m, v: m.sign(v)
+    cases["remainder(x, 4)"] = lambda m, v: m.remainder(v, 4)
+    wrong = []
+    for name, f in cases.items():
+        got, want = f(sl, x).get(), f(np, h)
+        if got.dtype != want.dtype or not np.array_equal(got, want):
+            bad = np.flatnonzero(got != want)
+            wrong.append(f"{name}: {bad.size} of {n} differ, first at {bad[:1]}: {got[bad[:1]]} vs NumPy {want[bad[:1]]}")
+    assert not wrong, "\n".join(wrong)
