@@ -45,6 +45,8 @@ def _ufunc_inputs(ufunc: np.ufunc) -> tuple[np.ndarray, ...]:
         return (B / 2,)
     if ufunc.__name__ == "ldexp":
         return (A, I)
+    if ufunc.__name__ == "vecmat":  # (n),(n,m)->(m)
+        return (A, B.T)
     return (A, B)[: ufunc.nin]
 
 

@@ -920,6 +920,51 @@ def vecdot(x1: Any, x2: Any, *, axis: int = -1) -> LazyArray:
     return (a * b).sum(-1, dtype=dt)
 
 
+def matvec(x1: Any, x2: Any) -> LazyArray:
+    """Matrix-vector products over the last two axes of ``x1`` and the last axis of ``x2``, the
+    other axes broadcast (NumPy 2's ``matvec`` ufunc of real arrays, signature
+    ``(m,n),(n)->(m)``): ``sum(x1 * x2[..., None, :], -1)`` in :func:`vecdot`'s dtype. One row
+    reduction, fused with the product and with the work around it.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.matvec(sl.asarray(np.arange(6.0).reshape(2, 3)), np.ones(3)).get()
+        array([ 3., 12.])
+    """
+    a, b = _gufunc_operands("matvec", "(m,n),(n)->(m)", x1, x2, (2, 1), (-1, -1))
+    return vecdot(a, expand_dims(b, -2), axis=-1)
+
+
+def vecmat(x1: Any, x2: Any) -> LazyArray:
+    """Vector-matrix products over the last axis of ``x1`` and the last two axes of ``x2``, the
+    other axes broadcast (NumPy 2's ``vecmat`` ufunc of real arrays, signature
+    ``(n),(n,m)->(m)``): ``sum(x1[..., :, None] * x2, -2)`` in :func:`vecdot`'s dtype. One column
+    reduction, fused with the product.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.vecmat(np.ones(2), sl.asarray(np.arange(6.0).reshape(2, 3))).get()
+        array([3., 5., 7.])
+    """
+    a, b = _gufunc_operands("vecmat", "(n),(n,m)->(m)", x1, x2, (1, 2), (-1, -2))
+    return vecdot(expand_dims(a, -1), b, axis=-2)
+
+
+def _gufunc_operands(name: str, signature: str, x1: Any, x2: Any, ndims: tuple[int, int],
+                     core: tuple[int, int]) -> tuple[LazyArray, LazyArray]:
+    """``x1`` and ``x2`` as lazy arrays, with NumPy's errors for too few dimensions and core
+    dimensions ``core`` (one axis of each) that differ."""
+    a, b = asarray(x1), asarray(x2)
+    for k, (v, need) in enumerate(zip((a, b), ndims, strict=True)):
+        if v.ndim < need:
+            raise ValueError(f"{name}: Input operand {k} does not have enough dimensions (has {v.ndim}, gufunc core with "
+                             f"signature {signature} requires {need})")
+    if a.shape[core[0]] != b.shape[core[1]]:
+        raise ValueError(f"{name}: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
+                         f"{signature} (size {b.shape[core[1]]} is different from {a.shape[core[0]]})")
+    return a, b
+
+
 @functools.lru_cache(maxsize=256)
 def _vecdot_dtype(x: np.dtype, y: np.dtype) -> np.dtype:
     """The loop NumPy's ``vecdot`` picks for these dtypes (bfloat16 has none of its own: float32)."""

@@ -46,6 +46,7 @@ _FUNCTIONS = (
     "result_type", "can_cast", "nanprod", "isposinf", "isneginf", "copy", "select", "nancumsum", "nancumprod",
     "rot90", "append", "ediff1d", "trapezoid", "convolve", "correlate", "matrix_transpose", "unstack", "cumulative_sum", "cumulative_prod",
     "isin", "diagflat", "gradient",
+    "unique_all", "unique_counts", "unique_inverse", "unique_values", "intersect1d", "union1d", "setdiff1d", "setxor1d",
     # shapes that depend on the values (.selection): evaluated when called
     "nonzero", "flatnonzero", "argwhere", "extract", "compress", "unique", "bincount", "histogram", "histogram2d", "histogramdd",
 )
@@ -78,7 +79,8 @@ def _lazy_tables() -> tuple[dict[np.ufunc, Any], dict[Any, Any]]:
             raise AttributeError(name)
 
         ufuncs = {getattr(np, n): lazy(n) for n in api.ELEMENTWISE + ["fabs", "matmul", "divmod", "modf", "float_power", "conjugate",
-                                                                     "vecdot"] if isinstance(getattr(np, n, None), np.ufunc)}
+                                                                     "vecdot", "matvec", "vecmat"]
+                   if isinstance(getattr(np, n, None), np.ufunc)}
         functions = {getattr(np, n): lazy(n) for n in _FUNCTIONS if hasattr(np, n)}
         functions.update({getattr(np.linalg, n): getattr(linalg, n) for n in linalg.__all__ if hasattr(np.linalg, n)})
         _tables = ufuncs, functions

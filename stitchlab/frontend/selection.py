@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import operator
+from collections import namedtuple
 from typing import Any
 
 import numpy as np
@@ -25,12 +26,13 @@ from .. import runtime
 from ..ir.dtypes import is_bfloat16
 from ..runtime.interpreter import nans_sort_last
 from . import build
-from .api import not_equal, ravel  # type: ignore[attr-defined]
+from .api import concatenate, not_equal, ravel  # type: ignore[attr-defined]
 from .array import LazyArray
 from .creation import _leaf_on, asarray
 
-__all__ = ["nonzero", "flatnonzero", "argwhere", "extract", "compress", "unique", "bincount", "histogram", "histogram2d",
-           "histogramdd"]
+__all__ = ["nonzero", "flatnonzero", "argwhere", "extract", "compress", "unique", "unique_all", "unique_counts",
+           "unique_inverse", "unique_values", "intersect1d", "union1d", "setdiff1d", "setxor1d", "bincount", "histogram",
+           "histogram2d", "histogramdd"]
 
 _WHY = "its result's shape depends on the values"
 
@@ -225,6 +227,123 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, re
             part = part.reshape(x.shape if axis is None else (x.shape[axis],))
         out.append(_leaf_on(x, part))
     return out[0] if len(out) == 1 else tuple(out)
+
+
+UniqueAllResult = namedtuple("UniqueAllResult", ["values", "indices", "inverse_indices", "counts"])
+UniqueCountsResult = namedtuple("UniqueCountsResult", ["values", "counts"])
+UniqueInverseResult = namedtuple("UniqueInverseResult", ["values", "inverse_indices"])
+
+
+def unique_all(x: Any) -> UniqueAllResult:
+    """NumPy 2's ``unique_all`` (the array API's): :func:`unique` with every NaN its own value
+    (``equal_nan=False``), as ``(values, indices, inverse_indices, counts)``; ``inverse_indices``
+    has ``x``'s shape. Evaluated when called, as :func:`unique`.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> r = sl.unique_all(sl.asarray(np.array([3, 1, 3])))
+        >>> r.values.get(), r.indices.get(), r.inverse_indices.get(), r.counts.get()
+        (array([1, 3]), array([1, 0]), array([1, 0, 1]), array([1, 2]))
+    """
+    return UniqueAllResult(*unique(x, True, True, True, equal_nan=False))
+
+
+def unique_counts(x: Any) -> UniqueCountsResult:
+    """NumPy 2's ``unique_counts``: ``(values, counts)`` of :func:`unique_all`."""
+    return UniqueCountsResult(*unique(x, return_counts=True, equal_nan=False))
+
+
+def unique_inverse(x: Any) -> UniqueInverseResult:
+    """NumPy 2's ``unique_inverse``: ``(values, inverse_indices)`` of :func:`unique_all`."""
+    return UniqueInverseResult(*unique(x, return_inverse=True, equal_nan=False))
+
+
+def unique_values(x: Any) -> LazyArray:
+    """NumPy 2's ``unique_values``: the values of :func:`unique_all` (sorted, which the array
+    API's unspecified order allows)."""
+    return unique(x, equal_nan=False)
+
+
+def union1d(ar1: Any, ar2: Any) -> LazyArray:
+    """The sorted values in either array, flattened (NumPy's ``union1d``). Evaluated when called.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.union1d(sl.asarray(np.array([3, 1])), [2, 1]).get()
+        array([1, 2, 3])
+    """
+    return unique(concatenate([ravel(asarray(ar1)), ravel(asarray(ar2))]))
+
+
+def setdiff1d(ar1: Any, ar2: Any, assume_unique: bool = False) -> LazyArray:
+    """The values of ``ar1`` not in ``ar2`` (NumPy's ``setdiff1d``: sorted and unique unless
+    ``assume_unique``, then in ``ar1``'s order). Evaluated when called.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.setdiff1d(sl.asarray(np.array([5, 1, 2, 1])), [2]).get()
+        array([1, 5])
+    """
+    from .library import isin
+
+    a = ravel(asarray(ar1)) if assume_unique else unique(ar1)
+    return extract(isin(a, unique(ar2) if not assume_unique else ravel(asarray(ar2)), invert=True), a)
+
+
+def setxor1d(ar1: Any, ar2: Any, assume_unique: bool = False) -> LazyArray:
+    """The sorted values in exactly one of the arrays (NumPy's ``setxor1d``). Evaluated when called.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.setxor1d(sl.asarray(np.array([1, 2, 3])), [2, 3, 4]).get()
+        array([1, 4])
+    """
+    from .library import sort
+
+    a, b = (ravel(asarray(v)) if assume_unique else unique(v) for v in (ar1, ar2))
+    aux = sort(concatenate([a, b]))
+    if aux.size == 0:
+        return aux
+    edge = asarray(np.ones(1, np.bool_))
+    if aux.size > 1:  # (NaN differs from NaN: NumPy keeps every NaN, and so does this)
+        edge = concatenate([edge, aux[1:] != aux[:-1], edge])
+    else:
+        edge = concatenate([edge, edge])
+    return extract(edge[1:] & edge[:-1], aux)
+
+
+def intersect1d(ar1: Any, ar2: Any, assume_unique: bool = False, return_indices: bool = False) -> Any:
+    """The sorted values in both arrays (NumPy's ``intersect1d``); with ``return_indices`` also
+    the positions of their first occurrences in each flattened array. Evaluated when called.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> values, i1, i2 = sl.intersect1d(sl.asarray(np.array([1, 3, 4, 3])), [3, 1, 2, 1], return_indices=True)
+        >>> values.get(), i1.get(), i2.get()
+        (array([1, 3]), array([0, 1]), array([1, 0]))
+    """
+    from .library import argsort, sort, take
+
+    if assume_unique:
+        a, b = ravel(asarray(ar1)), ravel(asarray(ar2))
+    elif return_indices:
+        (a, first1), (b, first2) = unique(ar1, return_index=True), unique(ar2, return_index=True)
+    else:
+        a, b = unique(ar1), unique(ar2)
+    aux = concatenate([a, b])
+    if aux.size < 2:
+        empty = aux[:0]
+        return (empty, empty.astype(np.int64), empty.astype(np.int64)) if return_indices else empty
+    if not return_indices:
+        aux = sort(aux)
+        return extract(aux[1:] == aux[:-1], aux[:-1])
+    order = argsort(aux, kind="stable")
+    aux = take(aux, order)
+    same = aux[1:] == aux[:-1]
+    values, at1, at2 = extract(same, aux[:-1]), extract(same, order[:-1]), extract(same, order[1:]) - a.size
+    if not assume_unique:
+        at1, at2 = take(first1, at1), take(first2, at2)
+    return values, at1, at2
 
 
 def _checked_counts_input(x: LazyArray) -> None:

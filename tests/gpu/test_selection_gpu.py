@@ -148,3 +148,25 @@ def test_histogram2d_and_histogramdd_are_numpys() -> None:
     np.testing.assert_allclose(h.get(), wh, rtol=1e-12)
     for g, want in zip(e, we, strict=True):
         np.testing.assert_allclose(g.get(), want, rtol=1e-14)
+
+
+def test_set_functions_and_matvec_are_numpys() -> None:
+    """``intersect1d`` (with indices), ``union1d``, ``setdiff1d``, ``setxor1d``, ``unique_all`` and
+    ``matvec``/``vecmat`` on CuPy arrays, with NaN."""
+    import cupy as cp
+
+    a = np.round(RNG.standard_normal(3000) * 20).astype(np.float32)
+    b = np.round(RNG.standard_normal(2000) * 20).astype(np.float32)
+    a[::97], b[::89] = np.nan, np.nan
+    x, y = _dev(a), _dev(b)
+    for name in ("intersect1d", "union1d", "setdiff1d", "setxor1d"):
+        _check(getattr(sl, name)(x, y), getattr(np, name)(a, b))
+    for g, w in zip(sl.intersect1d(x, y, return_indices=True), np.intersect1d(a, b, return_indices=True), strict=True):
+        _check(g, w)
+    for g, w in zip(sl.unique_all(x), np.unique_all(a), strict=True):
+        got = cp.asnumpy(cp.asarray(g))
+        np.testing.assert_array_equal(got, w)  # (values compared as values: NaN signs may differ)
+    m = RNG.standard_normal((300, 1000)).astype(np.float32)
+    v = RNG.standard_normal(1000).astype(np.float32)
+    np.testing.assert_allclose(cp.asnumpy(cp.asarray(sl.matvec(_dev(m), _dev(v)))), np.matvec(m, v), rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(cp.asnumpy(cp.asarray(sl.vecmat(_dev(v), _dev(m.T.copy())))), np.vecmat(v, m.T), rtol=1e-4, atol=1e-3)
