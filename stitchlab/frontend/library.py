@@ -24,7 +24,7 @@ from .creation import _leaf_on, asarray
 __all__ = [
     "take", "take_along_axis", "cumsum", "cumprod", "nancumsum", "nancumprod", "cumulative_sum", "cumulative_prod", "isin", "sort", "argsort", "dot", "tensordot", "inner",
     "vdot", "einsum", "median", "quantile", "percentile", "nanmedian", "nanquantile", "nanpercentile",
-    "searchsorted", "digitize", "interp",
+    "searchsorted", "digitize", "interp", "partition", "argpartition",
 ]
 
 _SORT_KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
@@ -358,6 +358,50 @@ def isin(element: Any, test_elements: Any, assume_unique: bool = False, invert: 
     pos = clip(searchsorted(ts, e), 0, t.size - 1)
     found = take(ts, pos) == e
     return ~found if invert else found
+
+
+def partition(a: Any, kth: Any, axis: Any = -1, kind: str = "introselect", order: Any = None) -> LazyArray:
+    """``a`` partitioned along ``axis`` around each position of ``kth`` (NumPy's ``partition``):
+    the element at each such position is the one a sort puts there, smaller ones before it and
+    larger ones after. stitchlab returns the whole sort (:func:`sort`), which is one such
+    partition; NumPy's order within the parts differs (it is unspecified). NumPy's errors for
+    ``kth`` and ``kind``.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.partition(sl.asarray(np.array([3, 4, 2, 1])), 2).get()[2]
+        np.int64(3)
+    """
+    x = _partitioned("partition", a, kth, axis, kind, order)
+    return sort(x, axis)
+
+
+def argpartition(a: Any, kth: Any, axis: Any = -1, kind: str = "introselect", order: Any = None) -> LazyArray:
+    """The positions that :func:`partition` puts along ``axis`` (NumPy's ``argpartition``): the
+    whole stable :func:`argsort`, which is one valid answer."""
+    x = _partitioned("argpartition", a, kth, axis, kind, order)
+    return argsort(x, axis, kind="stable")
+
+
+def _partitioned(name: str, a: Any, kth: Any, axis: Any, kind: str, order: Any) -> LazyArray:
+    """``a`` as a lazy array after NumPy's checks of ``kth`` (integers within the axis) and ``kind``."""
+    if kind != "introselect":
+        raise ValueError(f"select kind must be 'introselect' (got {kind!r})")
+    if order is not None:
+        raise ValueError(f"{name}: order= applies to structured arrays, which stitchlab does not have")
+    x = asarray(a)
+    n = x.size if axis is None else x.shape[build.normalize_axis(axis, x.ndim)] if x.ndim else None
+    if n is None:
+        raise np.exceptions.AxisError(f"axis {axis} is out of bounds for array of dimension 0")
+    ks = np.asarray(kth)
+    if ks.dtype.kind == "b":
+        raise ValueError("Booleans unacceptable as partition index")
+    if ks.dtype.kind not in "iu":
+        raise TypeError("Partition index must be integer")
+    for k in ks.reshape(-1).tolist():
+        if not -n <= k < n:
+            raise ValueError(f"kth(={k if k >= 0 else k + n}) out of bounds ({n})")
+    return x
 
 
 def _sort(opname: str, a: Any, axis: Any, kind: Any, order: Any, stable: Any) -> LazyArray:

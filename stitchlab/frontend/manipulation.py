@@ -8,6 +8,7 @@ selects (``tril``, ``triu``, ``eye``, ``diag``), strided views of a flattened ax
 
 from __future__ import annotations
 
+import math
 import operator
 import warnings
 from typing import Any
@@ -32,8 +33,8 @@ from .api import (  # type: ignore[attr-defined]
 )
 from .array import LazyArray
 from .creation import _leaf_on, arange, asarray, broadcast_to, full, linspace
-from .library import take
-from .selection import _evaluated
+from .library import cumprod, cumsum, take
+from .selection import _evaluated, nonzero
 
 __all__ = [
     "flip", "fliplr", "flipud", "tril", "triu", "eye", "identity", "diagonal", "diag", "trace",
@@ -41,6 +42,8 @@ __all__ = [
     "diff", "roll", "pad", "array_equal", "array_equiv", "average", "atleast_3d", "vstack", "hstack",
     "dstack", "column_stack", "kron", "cross", "cov", "corrcoef", "rot90", "append", "ediff1d", "trapezoid",
     "unstack", "tri", "indices", "logspace", "diagflat", "gradient", "convolve", "correlate",
+    "polyval", "vander", "unwrap", "ix_", "tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from",
+    "diag_indices", "diag_indices_from",
 ]
 
 
@@ -1173,3 +1176,162 @@ def _conv_inputs(a: Any, v: Any, mode: str) -> tuple[LazyArray, LazyArray]:
         if arr.shape[0] == 0:
             raise ValueError(f"{name} cannot be empty")
     return x, w
+
+
+def polyval(p: Any, x: Any) -> LazyArray:
+    """The polynomial with coefficients ``p`` (highest power first) at ``x`` (NumPy's
+    ``polyval``): Horner's rule, ``y = y * x + p[i]`` from ``y = zeros_like(x)``, in NumPy's order
+    and dtypes. Lazy: one kernel with the work around it.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.polyval([3, 0, 1], sl.asarray(np.array([1.0, 2.0]))).get()
+        array([ 4., 13.])
+    """
+    c, v = asarray(p), asarray(x)
+    if c.ndim == 0:
+        raise TypeError("iteration over a 0-d array")
+    y = full(v.shape, 0, v.dtype)
+    for i in range(c.shape[0]):
+        y = y * v + c[i]
+    return y
+
+
+def vander(x: Any, N: int | None = None, increasing: bool = False) -> LazyArray:  # noqa: N803 (NumPy's name)
+    """The Vandermonde matrix of the 1-d ``x``: columns ``x**(N-1) ... x**0`` (``increasing``:
+    the other way round), NumPy's ``vander`` with its dtype (``x``'s promoted with int64) and its
+    products (each power the previous one times ``x``, a cumulative product).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.vander(sl.asarray(np.array([1, 2, 3])), 3).get()
+        array([[1, 1, 1],
+               [4, 2, 1],
+               [9, 3, 1]])
+    """
+    v = asarray(x)
+    if v.ndim != 1:
+        raise ValueError("x must be a one-dimensional array or sequence.")
+    n = v.shape[0] if N is None else operator.index(N)
+    if n < 0:
+        raise ValueError(f"negative dimensions are not allowed (N={n})")
+    dt = np.promote_types(v.dtype, np.int64)
+    cols = [full((v.shape[0], 1), 1, dt)][:n]
+    if n > 1:
+        cols.append(cumprod(broadcast_to(v.astype(dt).reshape(-1, 1), (v.shape[0], n - 1)), axis=1))
+    out = concatenate(cols, axis=1) if cols else full((v.shape[0], 0), 0, dt)
+    return out if increasing else flip(out, 1)
+
+
+def unwrap(p: Any, discont: Any = None, axis: int = -1, *, period: Any = 2 * math.pi) -> LazyArray:
+    """``p`` with every jump between neighbours along ``axis`` larger than ``discont`` (default
+    ``period / 2``) taken back by a multiple of ``period`` (NumPy's ``unwrap``, integer periods
+    too): the wrapped differences, their cumulative sum (a scan step) and NumPy's dtypes.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.unwrap(sl.asarray(np.array([0.0, 3.0, 6.5, 0.5]))).round(3).get()
+        array([0.   , 3.   , 6.5  , 6.783])
+    """
+    x = asarray(p)
+    ax = build.normalize_axis(axis, x.ndim)
+    dd = diff(x, axis=ax)
+    if discont is None:
+        discont = period / 2
+    dt = np.result_type(dd.dtype, period)
+    if dt.kind in "iu":
+        high, rem = divmod(period, 2)
+        ambiguous = rem == 0
+    else:
+        high, ambiguous = period / 2, True
+    low = -high
+    ddmod = ((dd - low) % period + low).astype(dt)
+    if ambiguous:
+        ddmod = where((ddmod == low) & (dd > 0), high, ddmod).astype(dt)
+    correct = where(abs(dd) < discont, 0, ddmod - dd).astype(np.result_type(ddmod.dtype, dd.dtype))
+    first = tuple(slice(0, 1) if i == ax else slice(None) for i in range(x.ndim))
+    rest = tuple(slice(1, None) if i == ax else slice(None) for i in range(x.ndim))
+    return concatenate([x[first].astype(dt), (x[rest] + cumsum(correct, axis=ax)).astype(dt)], axis=ax)
+
+
+def ix_(*args: Any) -> tuple[LazyArray, ...]:
+    """Open-mesh index arrays from 1-d sequences (NumPy's ``ix_``): the ``k``-th shaped to run
+    along axis ``k``; a boolean sequence stands for its true positions (evaluated, as
+    :func:`nonzero`).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> rows, cols = sl.ix_([0, 1], [2, 4])
+        >>> rows.shape, cols.shape
+        ((2, 1), (1, 2))
+    """
+    out = []
+    nd = len(args)
+    for k, a in enumerate(args):
+        v = asarray(a)
+        if v.ndim != 1:
+            raise ValueError("Cross index must be 1 dimensional")
+        if v.size == 0:
+            v = v.astype(np.intp)
+        if v.dtype == np.bool_:
+            (v,) = nonzero(v)
+        out.append(v.reshape((1,) * k + (v.shape[0],) + (1,) * (nd - k - 1)))
+    return tuple(out)
+
+
+def _index_arrays(arrays: tuple[np.ndarray, ...]) -> tuple[LazyArray, ...]:
+    return tuple(asarray(np.asarray(a, dtype=np.int64)) for a in arrays)
+
+
+def tril_indices(n: int, k: int = 0, m: int | None = None) -> tuple[LazyArray, LazyArray]:
+    """The (row, column) positions at and below the ``k``-th diagonal of an ``n`` × ``m`` array
+    (NumPy's ``tril_indices``; int64 arrays, made on the host: their length depends on ``n``,
+    ``m`` and ``k`` only).
+
+    Example:
+        >>> import stitchlab as sl
+        >>> [a.get().tolist() for a in sl.tril_indices(2)]
+        [[0, 1, 1], [0, 0, 1]]
+    """
+    return _index_arrays(np.tril_indices(n, k, m))
+
+
+def triu_indices(n: int, k: int = 0, m: int | None = None) -> tuple[LazyArray, LazyArray]:
+    """The (row, column) positions at and above the ``k``-th diagonal (NumPy's ``triu_indices``)."""
+    return _index_arrays(np.triu_indices(n, k, m))
+
+
+def _matrix_shape(arr: Any) -> tuple[int, ...]:
+    shape = asarray(arr).shape
+    if len(shape) != 2:
+        raise ValueError("input array must be 2-d")
+    return shape
+
+
+def tril_indices_from(arr: Any, k: int = 0) -> tuple[LazyArray, LazyArray]:
+    """:func:`tril_indices` for ``arr``'s 2-d shape (NumPy's ``tril_indices_from``)."""
+    rows, cols = _matrix_shape(arr)
+    return tril_indices(rows, k, cols)
+
+
+def triu_indices_from(arr: Any, k: int = 0) -> tuple[LazyArray, LazyArray]:
+    """:func:`triu_indices` for ``arr``'s 2-d shape (NumPy's ``triu_indices_from``)."""
+    rows, cols = _matrix_shape(arr)
+    return triu_indices(rows, k, cols)
+
+
+def diag_indices(n: int, ndim: int = 2) -> tuple[LazyArray, ...]:
+    """``ndim`` copies of ``arange(n)``: the positions of the main diagonal of an ``n``-wide
+    array of ``ndim`` axes (NumPy's ``diag_indices``)."""
+    idx = arange(operator.index(n), dtype=np.int64)
+    return (idx,) * ndim
+
+
+def diag_indices_from(arr: Any) -> tuple[LazyArray, ...]:
+    """:func:`diag_indices` for ``arr``, whose axes must all have one length (NumPy's ``diag_indices_from``)."""
+    shape = asarray(arr).shape
+    if len(shape) < 2:
+        raise ValueError("input array must be at least 2-d")
+    if len(set(shape)) != 1:
+        raise ValueError("All dimensions of input must be of equal length")
+    return diag_indices(shape[0], len(shape))

@@ -384,3 +384,25 @@ def test_convolve_and_correlate_are_numpys(dtype: str) -> None:
                 else:
                     scale = np.convolve(np.abs(a), np.abs(v), "full").max()
                     assert np.max(np.abs(got - want)) <= 1e-5 * scale, (fn, m, mode)
+
+
+def test_polyval_vander_unwrap_and_partition_on_the_device() -> None:
+    """Horner's rule in one kernel (NumPy's bits: the same multiplies and adds), ``vander`` and
+    ``unwrap`` through the device's scans (products and sums in another order: close), and
+    ``partition``/``argpartition`` as a sort."""
+    import cupy as cp
+
+    rng = np.random.default_rng(17)
+    x = rng.standard_normal((300, 500)).astype(np.float32)
+    lx = sl.asarray(cp.asarray(x))
+    got = sl.polyval(np.array([0.5, -1.0, 2.0, 0.1], np.float32), lx).get()
+    np.testing.assert_array_equal(got, np.polyval(np.array([0.5, -1.0, 2.0, 0.1], np.float32), x))
+    v = (rng.random(200) + 0.5).astype(np.float64)
+    np.testing.assert_allclose(sl.vander(sl.asarray(cp.asarray(v)), 12).get(), np.vander(v, 12), rtol=1e-13)
+    ph = np.cumsum(rng.standard_normal((8, 4000)), axis=1) % (2 * np.pi)
+    np.testing.assert_allclose(sl.unwrap(sl.asarray(cp.asarray(ph))).get(), np.unwrap(ph), rtol=1e-10, atol=1e-9)
+    a = rng.integers(0, 50, (64, 300)).astype(np.int32)
+    part = sl.partition(sl.asarray(cp.asarray(a)), [5, 100], axis=1).get()
+    np.testing.assert_array_equal(part[:, [5, 100]], np.partition(a, [5, 100], axis=1)[:, [5, 100]])
+    pos = sl.argpartition(sl.asarray(cp.asarray(a)), 7, axis=0).get()
+    np.testing.assert_array_equal(np.take_along_axis(a, pos, 0), np.sort(a, axis=0))

@@ -1,0 +1,119 @@
+"""``polyval``, ``vander``, ``unwrap``, ``partition``/``argpartition``, ``ix_`` and the index
+helpers (``tril_indices``, ``triu_indices``, their ``_from`` forms, ``diag_indices``,
+``diag_indices_from``) against NumPy on the numpy backend: values and dtypes exactly, errors, and
+``np.<name>`` on stitchlab arrays."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+import pytest
+
+import stitchlab as sl
+
+pytestmark = pytest.mark.usefixtures("numpy_backend")
+
+RNG = np.random.default_rng(11)
+
+
+def _same(got: Any, want: np.ndarray) -> None:
+    assert isinstance(got, sl.LazyArray), type(got)
+    g = got.get()
+    assert g.dtype == want.dtype and g.shape == want.shape, (g.dtype, g.shape, want.dtype, want.shape)
+    np.testing.assert_array_equal(g, want)
+
+
+COEFFICIENTS = [[3, 0, 1], [1.5, -2.0, 0.25, 4.0], np.array([2, 1], np.int8), np.array([0.5, 1.0], np.float32)]
+POINTS = [np.array([1.0, 2.0, -3.5]), np.array([1, 2, 3], np.int32), np.full((2, 3), 2.5, np.float32), np.array([1, 2], np.int8)]
+
+
+@pytest.mark.parametrize("x", POINTS, ids=lambda x: f"{x.dtype}{x.shape}")
+def test_polyval_is_numpys(x: np.ndarray) -> None:
+    for p in COEFFICIENTS:
+        _same(sl.polyval(p, sl.asarray(x)), np.polyval(p, x))
+        _same(sl.polyval(sl.asarray(np.asarray(p)), x), np.polyval(p, x))
+        _same(np.polyval(p, sl.asarray(x)), np.polyval(p, x))
+    with pytest.raises(TypeError, match="iteration over a 0-d array"):
+        sl.polyval(np.float64(2.0), sl.asarray(x))
+
+
+def test_polyval_is_one_kernel() -> None:
+    x = sl.asarray(RNG.standard_normal((256, 512)).astype(np.float32))
+    assert len(sl.explain(sl.tanh(sl.polyval([0.5, -1.0, 2.0, 0.1], x)), device="H200").kernels) == 1
+
+
+@pytest.mark.parametrize("x", [np.array([1, 2, 3]), np.array([1.5, -2.0, 0.5], np.float32), np.array([True, False]),
+                               np.array([2, 3], np.int8), np.zeros(0)], ids=lambda x: f"{x.dtype}{x.shape}")
+def test_vander_is_numpys(x: np.ndarray) -> None:
+    for n in (None, 0, 1, 2, 4):
+        for increasing in (False, True):
+            _same(sl.vander(sl.asarray(x), n, increasing), np.vander(x, n, increasing))
+    with pytest.raises(ValueError, match="x must be a one-dimensional array or sequence"):
+        sl.vander(sl.asarray(np.ones((2, 2))))
+
+
+@pytest.mark.parametrize("p", [np.array([0.0, 3.0, 6.5, 0.5, -3.0, 9.0]), (RNG.standard_normal((3, 7)) * 5).astype(np.float32),
+                               np.array([0, 5, 11, 1, 9]), np.array([1.0])], ids=lambda p: f"{p.dtype}{p.shape}")
+def test_unwrap_is_numpys(p: np.ndarray) -> None:
+    for axis in range(p.ndim):
+        for kwargs in ({}, {"discont": 1.0}, {"period": 6}, {"period": 5.0}, {"period": 7}):
+            _same(sl.unwrap(sl.asarray(p), axis=axis, **kwargs), np.unwrap(p, axis=axis, **kwargs))
+
+
+def test_partition_and_argpartition_are_valid_partitions() -> None:
+    a = RNG.integers(0, 10, (4, 7))
+    x = sl.asarray(a)
+    for axis in (-1, 0, None):
+        for kth in (0, 3, -1, [1, 2]):
+            got, want = sl.partition(x, kth, axis).get(), np.partition(a, kth, axis)
+            along = 0 if axis is None else axis
+            ks = np.atleast_1d(kth) % want.shape[along]
+            np.testing.assert_array_equal(np.take(got, ks, along), np.take(want, ks, along))  # what NumPy fixes
+            np.testing.assert_array_equal(np.sort(got, along), np.sort(want, along))
+            pos = sl.argpartition(x, kth, axis).get()
+            np.testing.assert_array_equal(np.take_along_axis(a.ravel() if axis is None else a, pos, along), got)
+    _same(np.partition(x, 2), np.sort(a))  # (stitchlab's partition is the sort)
+
+
+def test_partition_raises_numpys_errors() -> None:
+    for kth in (5, -6, [1, 7], 1.5, True):
+        for name in ("partition", "argpartition"):
+            with pytest.raises((ValueError, TypeError)) as want:
+                getattr(np, name)(np.arange(5), kth)
+            with pytest.raises(want.type, match="^" + re.escape(str(want.value)) + "$"):
+                getattr(sl, name)(sl.asarray(np.arange(5)), kth)
+    with pytest.raises(ValueError, match="select kind must be 'introselect'"):
+        sl.partition(sl.asarray(np.arange(5)), 1, kind="quick")
+
+
+def test_ix_is_numpys() -> None:
+    for args in (([0, 1], [2, 4]), ([True, False, True], [1]), ([],), (np.array([3, 1], np.int8), [0], [1, 2])):
+        got, want = sl.ix_(*args), np.ix_(*args)
+        assert len(got) == len(want)
+        for g, w in zip(got, want, strict=True):
+            _same(g, w)
+    with pytest.raises(ValueError, match="Cross index must be 1 dimensional"):
+        sl.ix_(np.ones((2, 2), int))
+
+
+def test_index_helpers_are_numpys() -> None:
+    for n, k, m in ((3, 0, None), (4, 1, 6), (4, -2, 3), (0, 0, None)):
+        for name in ("tril_indices", "triu_indices"):
+            for g, w in zip(getattr(sl, name)(n, k, m), getattr(np, name)(n, k, m), strict=True):
+                _same(g, w)
+    a = np.ones((3, 5))
+    for name in ("tril_indices_from", "triu_indices_from"):
+        for g, w in zip(getattr(sl, name)(sl.asarray(a), 1), getattr(np, name)(a, 1), strict=True):
+            _same(g, w)
+        with pytest.raises(ValueError, match="input array must be 2-d"):
+            getattr(sl, name)(sl.asarray(np.ones(3)))
+    for g, w in zip(sl.diag_indices(4, 3), np.diag_indices(4, 3), strict=True):
+        _same(g, w)
+    cube = np.ones((3, 3, 3))
+    for g, w in zip(sl.diag_indices_from(sl.asarray(cube)), np.diag_indices_from(cube), strict=True):
+        _same(g, w)
+    for bad, message in ((np.ones(3), "input array must be at least 2-d"), (np.ones((2, 3)), "All dimensions of input must be of equal length")):
+        with pytest.raises(ValueError, match=message):
+            sl.diag_indices_from(sl.asarray(bad))
