@@ -1231,7 +1231,7 @@ def unwrap(p: Any, discont: Any = None, axis: int = -1, *, period: Any = 2 * mat
     Example:
         >>> import numpy as np, stitchlab as sl
         >>> sl.unwrap(sl.asarray(np.array([0.0, 3.0, 6.5, 0.5]))).round(3).get()
-        array([0.   , 3.   , 6.5  , 6.783])
+        array([0.   , 3.   , 0.217, 0.5  ])
     """
     x = asarray(p)
     ax = build.normalize_axis(axis, x.ndim)
@@ -1290,8 +1290,9 @@ def tril_indices(n: int, k: int = 0, m: int | None = None) -> tuple[LazyArray, L
 
     Example:
         >>> import stitchlab as sl
-        >>> [a.get().tolist() for a in sl.tril_indices(2)]
-        [[0, 1, 1], [0, 0, 1]]
+        >>> rows, cols = sl.tril_indices(2)
+        >>> rows.get(), cols.get()
+        (array([0, 1, 1]), array([0, 0, 1]))
     """
     return _index_arrays(np.tril_indices(n, k, m))
 
