@@ -28,7 +28,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # appended: the installed stitchlab (or the GPU machine's shim) stays first
     sys.path.append(str(ROOT))
 
-from benchmarks.timing import CupyClock, TorchClock, device_time, gpu_run_meta  # noqa: E402
+from benchmarks.timing import CupyClock, TorchClock, device_time, floor_cells, gpu_run_meta  # noqa: E402
 
 N = 1 << 24
 TAPS = (3, 9, 31, 129)
@@ -135,14 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     for m in TAPS:
         for program in PROGRAMS:
             sel = {r["impl"]: r for r in rows if r["taps"] == m and r["program"] == program}
-            cells = []
-            for name in IMPLS:
-                r = sel.get(name, {})
-                if "device" in r:
-                    us = r["device"]["median_us"]
-                    cells.append(f"{us:8.1f} ({r['floor_us'] / us:.2f}){'' if r['ok'] else ' BAD'}")
-                else:
-                    cells.append("error" if r else "-")
+            cells = floor_cells(sel, list(IMPLS))
             floor = next(iter(sel.values()))["floor_us"]
             print(f"{m:4} {program:10} {floor:6.1f} " + " ".join(f"{c:>17}" for c in cells))
     return 0

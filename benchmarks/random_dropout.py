@@ -26,7 +26,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # appended: the installed stitchlab (or the GPU machine's shim) stays first
     sys.path.append(str(ROOT))
 
-from benchmarks.timing import CupyClock, TorchClock, device_time, gpu_run_meta  # noqa: E402
+from benchmarks.timing import CupyClock, TorchClock, device_time, floor_cells, gpu_run_meta  # noqa: E402
 
 SHAPE = (8192, 4096)
 P = 0.1
@@ -130,14 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     for dtype in ("float32", "bfloat16"):
         for program in ("draw", "dropout"):
             sel = {r["impl"]: r for r in rows if r["dtype"] == dtype and r["program"] == program}
-            cells = []
-            for n in names:
-                r = sel.get(n, {})
-                if "device" in r:
-                    us = r["device"]["median_us"]
-                    cells.append(f"{us:8.1f} ({r['floor_us'] / us:.2f}){'' if r['ok'] else ' BAD'}")
-                else:
-                    cells.append("error" if r else "-")
+            cells = floor_cells(sel, names)
             floor = next(iter(sel.values()))["floor_us"]
             print(f"{dtype:9} {program:8} {floor:6.1f} " + " ".join(f"{c:>17}" for c in cells))
     return 0

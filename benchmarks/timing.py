@@ -176,3 +176,18 @@ def gpu_run_meta(commit: str, samples: int, **extra: Any) -> tuple[dict[str, Any
             "gpu": cupy.cuda.runtime.getDeviceProperties(0)["name"].decode(), "copy_bytes_per_s": bw,
             "samples": samples, **extra}
     return meta, bw
+
+
+def floor_cells(rows: dict[str, dict[str, Any]], names: list[str]) -> list[str]:
+    """One table cell per implementation of ``names``: ``"<µs> (<floor/time>)"`` (``" BAD"`` where
+    its result was wrong), ``"error"`` where it raised, ``"-"`` where it did not run. ``rows``:
+    implementation -> its result row (``device``, ``floor_us``, ``ok``)."""
+    cells = []
+    for name in names:
+        r = rows.get(name, {})
+        if "device" in r:
+            us = r["device"]["median_us"]
+            cells.append(f"{us:8.1f} ({r['floor_us'] / us:.2f}){'' if r['ok'] else ' BAD'}")
+        else:
+            cells.append("error" if r else "-")
+    return cells

@@ -195,7 +195,7 @@ def test_what_stitchlab_lacks_runs_in_numpy_on_the_values() -> None:
     """(On the GPU it runs in CuPy: tests/gpu/test_numpy_protocols_gpu.py.)"""
     x = sl.asarray(A)
     for got, want in [
-        (np.nanargmax(x, axis=1), np.nanargmax(A, axis=1)), (np.unwrap(x, axis=1), np.unwrap(A, axis=1)),
+        (np.nanargmax(x, axis=1), np.nanargmax(A, axis=1)), (np.i0(x), np.i0(A)),
         (np.add.accumulate(x), np.add.accumulate(A)), (np.nextafter(x, 0.7), np.nextafter(A, 0.7)),
         (np.histogram_bin_edges(x[0], bins=3), np.histogram_bin_edges(A[0], bins=3)),
     ]:
@@ -277,7 +277,7 @@ def test_functions_without_a_lazy_version_get_read_only_values() -> None:
 def test_traced_arrays_cannot_be_materialized_by_numpy_functions() -> None:
     @sl.jit
     def f(x: Any) -> Any:
-        return sl.asarray(np.unwrap(x))
+        return sl.asarray(np.i0(x))
 
     with pytest.raises(RuntimeError, match="cannot materialize a traced array inside sl.jit"):
         f(A)
