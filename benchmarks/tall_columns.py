@@ -30,7 +30,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # appended: the installed stitchlab (or the GPU machine's shim) stays first
     sys.path.append(str(ROOT))
 
-from benchmarks.timing import CupyClock, TorchClock, device_time, gpu_run_meta  # noqa: E402
+from benchmarks.timing import CupyClock, TorchClock, device_time, floor_cells, gpu_run_meta  # noqa: E402
 
 SHAPES = [(1 << 20, 64), (1 << 18, 256), (100_003, 7)]
 
@@ -155,14 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     for shape in SHAPES:
         for name in ("sum0", "bn_stats", "colnorm"):
             sel = {r["impl"]: r for r in rows if r["shape"] == list(shape) and r["program"] == name}
-            cells = []
-            for n in impl_names:
-                r = sel.get(n, {})
-                if "device" in r:
-                    us = r["device"]["median_us"]
-                    cells.append(f"{us:10.1f} ({r['floor_us'] / us:.2f}){'' if r['ok'] else ' BAD'}")
-                else:
-                    cells.append(f"{'error':>19}")
+            cells = floor_cells(sel, impl_names, width=10)
             floor = next(iter(sel.values()))["floor_us"]
             print(f"{str(shape):>14} {name:9} {floor:7.1f} " + " ".join(f"{c:>19}" for c in cells))
     return 0

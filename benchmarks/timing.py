@@ -178,7 +178,7 @@ def gpu_run_meta(commit: str, samples: int, **extra: Any) -> tuple[dict[str, Any
     return meta, bw
 
 
-def floor_cells(rows: dict[str, dict[str, Any]], names: list[str]) -> list[str]:
+def floor_cells(rows: dict[str, dict[str, Any]], names: list[str], width: int = 8) -> list[str]:
     """One table cell per implementation of ``names``: ``"<µs> (<floor/time>)"`` (``" BAD"`` where
     its result was wrong), ``"error"`` where it raised, ``"-"`` where it did not run. ``rows``:
     implementation -> its result row (``device``, ``floor_us``, ``ok``)."""
@@ -187,7 +187,7 @@ def floor_cells(rows: dict[str, dict[str, Any]], names: list[str]) -> list[str]:
         r = rows.get(name, {})
         if "device" in r:
             us = r["device"]["median_us"]
-            cells.append(f"{us:8.1f} ({r['floor_us'] / us:.2f}){'' if r['ok'] else ' BAD'}")
+            cells.append(f"{us:{width}.1f} ({r['floor_us'] / us:.2f}){'' if r['ok'] else ' BAD'}")
         else:
             cells.append("error" if r else "-")
     return cells
