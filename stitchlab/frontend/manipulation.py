@@ -1215,11 +1215,13 @@ def vander(x: Any, N: int | None = None, increasing: bool = False) -> LazyArray:
     n = v.shape[0] if N is None else operator.index(N)
     if n < 0:
         raise ValueError(f"negative dimensions are not allowed (N={n})")
-    dt = np.promote_types(v.dtype, np.int64)
-    cols = [full((v.shape[0], 1), 1, dt)][:n]
+    dt, rows = np.promote_types(v.dtype, np.int64), v.shape[0]
+    if n == 0:
+        return full((rows, 0), 0, dt)
+    out = full((rows, 1), 1, dt)
     if n > 1:
-        cols.append(cumprod(broadcast_to(v.astype(dt).reshape(-1, 1), (v.shape[0], n - 1)), axis=1))
-    out = concatenate(cols, axis=1) if cols else full((v.shape[0], 0), 0, dt)
+        powers = cumprod(broadcast_to(v.astype(dt).reshape(-1, 1), (rows, n - 1)), axis=1)
+        out = concatenate([out, powers], axis=1)
     return out if increasing else flip(out, 1)
 
 
