@@ -28,7 +28,8 @@ from ..runtime.interpreter import nans_sort_last
 from . import build
 from .api import concatenate, not_equal, ravel  # type: ignore[attr-defined]
 from .array import LazyArray
-from .creation import _leaf_on, asarray
+from .creation import _leaf_on, asarray, full
+from .library import argsort, isin, sort, take
 
 __all__ = ["nonzero", "flatnonzero", "argwhere", "extract", "compress", "unique", "unique_all", "unique_counts",
            "unique_inverse", "unique_values", "intersect1d", "union1d", "setdiff1d", "setxor1d", "bincount", "histogram",
@@ -284,10 +285,8 @@ def setdiff1d(ar1: Any, ar2: Any, assume_unique: bool = False) -> LazyArray:
         >>> sl.setdiff1d(sl.asarray(np.array([5, 1, 2, 1])), [2]).get()
         array([1, 5])
     """
-    from .library import isin
-
     a = ravel(asarray(ar1)) if assume_unique else unique(ar1)
-    return extract(isin(a, unique(ar2) if not assume_unique else ravel(asarray(ar2)), invert=True), a)
+    return extract(isin(a, ar2, invert=True), a)
 
 
 def setxor1d(ar1: Any, ar2: Any, assume_unique: bool = False) -> LazyArray:
@@ -298,18 +297,14 @@ def setxor1d(ar1: Any, ar2: Any, assume_unique: bool = False) -> LazyArray:
         >>> sl.setxor1d(sl.asarray(np.array([1, 2, 3])), [2, 3, 4]).get()
         array([1, 4])
     """
-    from .library import sort
-
     a, b = (ravel(asarray(v)) if assume_unique else unique(v) for v in (ar1, ar2))
     aux = sort(concatenate([a, b]))
-    if aux.size == 0:
+    if aux.size < 2:
         return aux
-    edge = asarray(np.ones(1, np.bool_))
-    if aux.size > 1:  # (NaN differs from NaN: NumPy keeps every NaN, and so does this)
-        edge = concatenate([edge, aux[1:] != aux[:-1], edge])
-    else:
-        edge = concatenate([edge, edge])
-    return extract(edge[1:] & edge[:-1], aux)
+    edge = full((1,), True, np.bool_)
+    # a value unlike both neighbours (NaN is unlike NaN: NumPy keeps every NaN, and so does this)
+    differs = concatenate([edge, aux[1:] != aux[:-1], edge])
+    return extract(differs[1:] & differs[:-1], aux)
 
 
 def intersect1d(ar1: Any, ar2: Any, assume_unique: bool = False, return_indices: bool = False) -> Any:
@@ -322,8 +317,6 @@ def intersect1d(ar1: Any, ar2: Any, assume_unique: bool = False, return_indices:
         >>> values.get(), i1.get(), i2.get()
         (array([1, 3]), array([0, 1]), array([1, 0]))
     """
-    from .library import argsort, sort, take
-
     if assume_unique:
         a, b = ravel(asarray(ar1)), ravel(asarray(ar2))
     elif return_indices:
@@ -331,19 +324,16 @@ def intersect1d(ar1: Any, ar2: Any, assume_unique: bool = False, return_indices:
     else:
         a, b = unique(ar1), unique(ar2)
     aux = concatenate([a, b])
-    if aux.size < 2:
-        empty = aux[:0]
-        return (empty, empty.astype(np.int64), empty.astype(np.int64)) if return_indices else empty
     if not return_indices:
         aux = sort(aux)
-        return extract(aux[1:] == aux[:-1], aux[:-1])
+        return take(aux, flatnonzero(aux[1:] == aux[:-1]))
     order = argsort(aux, kind="stable")
     aux = take(aux, order)
-    same = aux[1:] == aux[:-1]
-    values, at1, at2 = extract(same, aux[:-1]), extract(same, order[:-1]), extract(same, order[1:]) - a.size
+    pos = flatnonzero(aux[1:] == aux[:-1])  # (evaluated once for the three results)
+    at1, at2 = take(order, pos), take(order, pos + 1) - a.size
     if not assume_unique:
         at1, at2 = take(first1, at1), take(first2, at2)
-    return values, at1, at2
+    return take(aux, pos), at1, at2
 
 
 def _checked_counts_input(x: LazyArray) -> None:
