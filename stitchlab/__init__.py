@@ -106,7 +106,7 @@ __all__ = sorted(
         "atleast_2d", "broadcast_arrays", "divmod", "float_power", "fix", "modf", "sinc", "real", "imag",
         "conj", "conjugate", "angle", "result_type", "can_cast", "iinfo", "finfo", "asnumpy",
         "softmax", "log_softmax", "logit", "xlogy", "nanprod", "isposinf", "isneginf", "copy", "select",
-        "concat", "permute_dims", "matrix_transpose", "vecdot", "matvec", "vecmat",
+        "concat", "permute_dims", "matrix_transpose", "vecdot", "matvec", "vecmat", "nanargmax", "nanargmin",
     }
     | set(_library.__all__)
     | set(_manipulation.__all__)

@@ -443,3 +443,34 @@ def test_broadcast_arrays_are_lazy_broadcasts_of_numpys_shape() -> None:
     _same(same, args[0])
     with pytest.raises(ValueError, match=r"could not be broadcast together with shapes \(3,\) \(4,\)"):
         sl.broadcast_arrays(sl.zeros(3), sl.zeros(4))
+
+
+@pytest.mark.parametrize("dtype", FLOATS + ["int32", "int8", "bool"])
+@pytest.mark.parametrize("name", ["nanargmax", "nanargmin"])
+def test_nanargmax_and_nanargmin_are_numpys(name: str, dtype: str) -> None:
+    """NumPy's positions, NaN ignored (a slice of NaN and -inf gives its first NaN, as NumPy's
+    -inf replacement does); an all-NaN slice gives -1 (CuPy's answer) where NumPy raises."""
+    a = (np.random.default_rng(3).standard_normal((6, 7)) * 3).astype(dtype)
+    if a.dtype.kind == "f":
+        a[::2, ::3] = np.nan
+        a[1, :3] = -np.inf
+        a[1, 0] = np.nan
+        a[3] = np.inf
+    x = sl.asarray(a)
+    for axis in (None, 0, 1, -1):
+        for keepdims in (False, True):
+            _same(getattr(sl, name)(x, axis=axis, keepdims=keepdims), _numpy(name, a, axis=axis, keepdims=keepdims))
+    _same(getattr(np, name)(x, axis=1), _numpy(name, a, axis=1))
+    if a.dtype.kind == "f":
+        b = a.copy()
+        b[2] = np.nan
+        with pytest.raises(ValueError, match="All-NaN slice encountered"):
+            getattr(np, name)(b, axis=1)
+        want = _numpy(name, np.where(np.isnan(b).all(1, keepdims=True), 0, b), axis=1)
+        want[2] = -1
+        _same(getattr(sl, name)(sl.asarray(b), axis=1), want)
+
+
+def test_nanargmax_is_one_row_kernel() -> None:
+    x = sl.asarray(np.ones((64, 512), np.float32))
+    assert len(sl.explain(sl.nanargmax(x, axis=1), device="H200").kernels) == 1

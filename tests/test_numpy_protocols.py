@@ -195,7 +195,7 @@ def test_what_stitchlab_lacks_runs_in_numpy_on_the_values() -> None:
     """(On the GPU it runs in CuPy: tests/gpu/test_numpy_protocols_gpu.py.)"""
     x = sl.asarray(A)
     for got, want in [
-        (np.nanargmax(x, axis=1), np.nanargmax(A, axis=1)), (np.i0(x), np.i0(A)),
+        (np.spacing(x), np.spacing(A)), (np.i0(x), np.i0(A)),
         (np.add.accumulate(x), np.add.accumulate(A)), (np.nextafter(x, 0.7), np.nextafter(A, 0.7)),
         (np.histogram_bin_edges(x[0], bins=3), np.histogram_bin_edges(A[0], bins=3)),
     ]:

@@ -644,6 +644,37 @@ def nanmax(a: Any, axis: Any = None, keepdims: bool = False) -> LazyArray:
     return _nan_extreme("max", a, axis, keepdims)
 
 
+def nanargmax(a: Any, axis: Any = None, *, keepdims: bool = False) -> LazyArray:
+    """Position of the first maximum along ``axis`` ignoring NaN (NumPy's ``nanargmax``: NaN
+    replaced by -inf, then :func:`argmax`, so a slice of NaN and -inf gives its first NaN, as in
+    NumPy). An all-NaN slice gives -1, as CuPy's ``nanargmax`` does, where NumPy raises
+    ``ValueError``: the values are not known when the expression is built (check
+    ``sl.isnan(x).all(axis)``). One reduction kernel with the work around it.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> x = sl.asarray(np.array([[1.0, np.nan, 3.0], [np.nan, np.nan, np.nan]]))
+        >>> sl.nanargmax(x, axis=1).get()
+        array([ 2, -1])
+    """
+    return _nan_arg("argmax", a, axis, keepdims)
+
+
+def nanargmin(a: Any, axis: Any = None, *, keepdims: bool = False) -> LazyArray:
+    """Position of the first minimum along ``axis`` ignoring NaN (NumPy's ``nanargmin``); NaN
+    and all-NaN slices as in :func:`nanargmax` (+inf in place of NaN)."""
+    return _nan_arg("argmin", a, axis, keepdims)
+
+
+def _nan_arg(name: str, a: Any, axis: Any, keepdims: bool) -> LazyArray:
+    x = asarray(a)
+    if not is_float(x.dtype):
+        return _arg(name, x, axis, keepdims)
+    nan = isnan(x)  # noqa: F821
+    pos = _arg(name, where(nan, -math.inf if name == "argmax" else math.inf, x), axis, keepdims)
+    return where(nan.all(axis, keepdims=keepdims), -1, pos)
+
+
 def nanmin(a: Any, axis: Any = None, keepdims: bool = False) -> LazyArray:
     """Minimum along ``axis`` ignoring NaN (NumPy's ``nanmin``); all-NaN slices as :func:`nanmax`.
 

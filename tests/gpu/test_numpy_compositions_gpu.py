@@ -283,3 +283,20 @@ def test_interp_is_numpys_on_the_gpu(kwargs: dict[str, Any]) -> None:
     np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
     finite = np.isfinite(want)
     np.testing.assert_allclose(got[finite], want[finite], rtol=4.5e-16, atol=4.5e-16 * np.abs(fp[np.isfinite(fp)]).max())
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_nanargmax_and_nanargmin_are_numpys(dtype: str) -> None:
+    """NumPy's positions over rows (warp and block rows) and columns; -1 for all-NaN slices,
+    where NumPy raises."""
+    import cupy as cp
+
+    x = _inputs((1000, 300), dtype, seed=9)
+    x[:, 7] = 1.0  # (no all-NaN column; rows 4::9 stay all NaN)
+    lazy = sl.asarray(cp.asarray(x))
+    for name in ("nanargmax", "nanargmin"):
+        got = getattr(sl, name)(lazy, axis=1).get()
+        rows = ~np.isnan(x).all(1)
+        np.testing.assert_array_equal(got[rows], _numpy(name, x[rows], axis=1))
+        assert (got[~rows] == -1).all()
+        np.testing.assert_array_equal(getattr(sl, name)(lazy, axis=0).get(), _numpy(name, x, axis=0))
