@@ -117,3 +117,21 @@ def test_index_helpers_are_numpys() -> None:
     for bad, message in ((np.ones(3), "input array must be at least 2-d"), (np.ones((2, 3)), "All dimensions of input must be of equal length")):
         with pytest.raises(ValueError, match=message):
             sl.diag_indices_from(sl.asarray(bad))
+
+
+def test_delete_is_numpys() -> None:
+    a = np.arange(24.0).reshape(2, 3, 4)
+    x = sl.asarray(a)
+    cases = [(7, 2), ([1, 9], 2), (np.array([0.5]), 2), (np.array([True, False, True, False]), 2), (slice(1, None, 2), 2),
+             (-5, 2), (-1, 1), (1, None), ([], 0), (np.array([], int), 1), ([0, 0, 1], 1), (np.array([True, False]), 0),
+             (3, None), (np.int8(2), 2)]
+    for obj, axis in cases:
+        try:
+            want = np.delete(a, obj, axis)
+        except (IndexError, ValueError) as err:
+            with pytest.raises(type(err), match="^" + re.escape(str(err)) + "$"):
+                sl.delete(x, obj, axis)
+            continue
+        _same(sl.delete(x, obj, axis), want)
+    _same(sl.delete(x, sl.asarray(np.array([1, 2])), 2), np.delete(a, [1, 2], 2))  # positions on the device: read back
+    _same(np.delete(x, 1, 0), np.delete(a, 1, 0))

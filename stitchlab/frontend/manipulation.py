@@ -43,7 +43,7 @@ __all__ = [
     "dstack", "column_stack", "kron", "cross", "cov", "corrcoef", "rot90", "append", "ediff1d", "trapezoid",
     "unstack", "tri", "indices", "logspace", "diagflat", "gradient", "convolve", "correlate",
     "polyval", "vander", "unwrap", "ix_", "tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from",
-    "diag_indices", "diag_indices_from",
+    "diag_indices", "diag_indices_from", "delete",
 ]
 
 
@@ -1338,3 +1338,27 @@ def diag_indices_from(arr: Any) -> tuple[LazyArray, ...]:
     if len(set(shape)) != 1:
         raise ValueError("All dimensions of input must be of equal length")
     return diag_indices(shape[0], len(shape))
+
+
+def delete(arr: Any, obj: Any, axis: Any = None) -> LazyArray:
+    """``arr`` without the entries ``obj`` along ``axis`` (None: of the flattened array), NumPy's
+    ``delete``: ``obj`` an int, a slice, a sequence of ints or a boolean mask, with NumPy's errors.
+    The kept positions are worked out on the host (NumPy's own ``delete`` of the positions: a
+    device ``obj`` is read back first); the result is a gather step (:func:`take`).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.delete(sl.asarray(np.arange(6.0).reshape(2, 3)), [0, 2], axis=1).get()
+        array([[1.],
+               [4.]])
+    """
+    x = asarray(arr)
+    if axis is None:
+        x, ax = x.reshape(-1), 0
+    else:
+        ax = build.normalize_axis(axis, x.ndim)
+    if isinstance(obj, LazyArray) or hasattr(obj, "__cuda_array_interface__"):
+        obj = obj.get()
+    positions = np.arange(x.shape[ax]).reshape((1,) * ax + (-1,) + (1,) * (x.ndim - ax - 1))
+    kept = np.delete(positions, obj, axis=ax).reshape(-1)  # NumPy's checks and errors, on positions only
+    return take(x, kept, axis=ax)
