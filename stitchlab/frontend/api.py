@@ -934,16 +934,8 @@ def vecdot(x1: Any, x2: Any, *, axis: int = -1) -> LazyArray:
         >>> sl.vecdot(sl.asarray(np.arange(6.0).reshape(2, 3)), np.ones(3)).get()
         array([ 3., 12.])
     """
-    a, b = asarray(x1), asarray(x2)
-    for k, v in enumerate((a, b)):
-        if v.ndim == 0:
-            raise ValueError(f"vecdot: Input operand {k} does not have enough dimensions (has 0, gufunc core with "
-                             f"signature (n),(n)->() requires 1)")
-    a = moveaxis(a, build.normalize_axis(axis, a.ndim), -1)
-    b = moveaxis(b, build.normalize_axis(axis, b.ndim), -1)
-    if a.shape[-1] != b.shape[-1]:
-        raise ValueError(f"vecdot: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
-                         f"(n),(n)->() (size {b.shape[-1]} is different from {a.shape[-1]})")
+    a, b = _gufunc_operands("vecdot", "(n),(n)->()", x1, x2, (1, 1), (axis, axis))
+    a, b = moveaxis(a, axis, -1), moveaxis(b, axis, -1)
     dt = _vecdot_dtype(a.dtype, b.dtype)
     a, b = a.astype(dt), b.astype(dt)
     if dt == np.bool_:
@@ -983,16 +975,17 @@ def vecmat(x1: Any, x2: Any) -> LazyArray:
 
 def _gufunc_operands(name: str, signature: str, x1: Any, x2: Any, ndims: tuple[int, int],
                      core: tuple[int, int]) -> tuple[LazyArray, LazyArray]:
-    """``x1`` and ``x2`` as lazy arrays, with NumPy's errors for too few dimensions and core
-    dimensions ``core`` (one axis of each) that differ."""
+    """``x1`` and ``x2`` as lazy arrays, with NumPy's errors for too few dimensions (``ndims``: the
+    least of each) and for core dimensions ``core`` (one axis of each) that differ."""
     a, b = asarray(x1), asarray(x2)
     for k, (v, need) in enumerate(zip((a, b), ndims, strict=True)):
         if v.ndim < need:
             raise ValueError(f"{name}: Input operand {k} does not have enough dimensions (has {v.ndim}, gufunc core with "
                              f"signature {signature} requires {need})")
-    if a.shape[core[0]] != b.shape[core[1]]:
+    n1, n2 = a.shape[build.normalize_axis(core[0], a.ndim)], b.shape[build.normalize_axis(core[1], b.ndim)]
+    if n1 != n2:
         raise ValueError(f"{name}: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
-                         f"{signature} (size {b.shape[core[1]]} is different from {a.shape[core[0]]})")
+                         f"{signature} (size {n2} is different from {n1})")
     return a, b
 
 
