@@ -24,11 +24,10 @@ def _packages() -> list[str]:
     return sorted(set(names))
 
 
-# NVRTC 13.5 or later: older ptxas can drop a negation in fused integer min/max and a float16 abs's
-# sign mask (before 13.4), and the sign of int8 values packed two to a half (before 13.5); stitchlab
-# then compiles such kernels unoptimized (runtime/nvrtc.py PTXAS_FIXED and PTXAS_BYTES_FIXED,
-# runtime/kernels.py ptxas_options)
-_NVRTC = ["cuda-bindings>=12.8", "nvidia-cuda-nvrtc>=13.5", "nvidia-cuda-runtime>=12.8"]
+# NVRTC 13.4 or later: older ptxas can drop a negation in fused integer min/max (13.0 also a float16
+# abs's sign mask), and stitchlab then compiles such kernels unoptimized (runtime/nvrtc.py
+# PTXAS_FIXED, runtime/kernels.py ptxas_options)
+_NVRTC = ["cuda-bindings>=12.8", "nvidia-cuda-nvrtc>=13.4", "nvidia-cuda-runtime>=12.8"]
 _NOTEBOOK = ["ipywidgets>=8.1", "ipykernel>=6.29", "nbclient>=0.10", "nbformat>=5.10", "tqdm>=4.66"]
 _DISTRIBUTED = ["torch>=2.4", "scipy>=1.11", "nvidia-ml-py>=12.0"]
 _TEST = [

@@ -43,8 +43,8 @@ def cmd_info(args: argparse.Namespace) -> int:
     from stitchlab.runtime import nvrtc
 
     version = nvrtc.version()
-    note = ("  (before 13.5: kernels that compare integers or divide int8 values compile without ptxas "
-            "optimization; pip install 'nvidia-cuda-nvrtc>=13.5')") if nvrtc.ptxas_drops_byte_signs(version) else ""
+    note = ("  (before 13.4: kernels that compare integers compile without ptxas optimization; "
+            "pip install 'nvidia-cuda-nvrtc>=13.4')") if nvrtc.ptxas_drops_negations(version) else ""
     print(f"nvrtc      {version}{note}")
     print(f"backend    {sl.get_backend()}  (STITCHLAB_BACKEND={os.environ.get('STITCHLAB_BACKEND', '')!s})")
     if gpu_usable():

@@ -287,7 +287,18 @@ __device__ __forceinline__ sl_half sl_hmin(sl_half a, sl_half b) {
   return (fa <= fb || fa != fa) ? a : b;
 }
 
-// Python/NumPy floor division and modulo
+// A value NVVM cannot look through (one register move): see sl_floordiv
+__device__ __forceinline__ int sl_opaque(int v) {
+  int r;
+  asm("mov.b32 %0, %1;" : "=r"(r) : "r"(v));
+  return r;
+}
+
+// Python/NumPy floor division and modulo. A signed dividend narrower than 32 bits is divided as an
+// int it cannot narrow back: NVVM (13.0 to 13.5 emit the same PTX) turns an int8 division by 2, 4
+// or -2 in the 16-element vector loop into 16-bit shifts that leave out the sign extension of the
+// low byte of each packed pair, shifting the next byte's bit into the sign (floor_divide(x, 2)
+// gave 126 for -3 on the H200; docs/compiler.md section 8).
 template <class T> __device__ __forceinline__ T sl_floordiv(T a, T b) {
   if constexpr (sl_is_float<T>::value) {
     if (b == T(0)) return a / b;
@@ -304,7 +315,9 @@ template <class T> __device__ __forceinline__ T sl_floordiv(T a, T b) {
     return b ? a : false;
   } else {
     if (b == T(0)) return T(0);
-    if constexpr (sl_is_signed<T>::value) {
+    if constexpr (sl_is_signed<T>::value && sizeof(T) < 4) {
+      return (T)sl_floordiv<int>(sl_opaque(a), b);  // (-128 // -1 wraps back to -128, as NumPy)
+    } else if constexpr (sl_is_signed<T>::value) {
       if (b == T(-1)) return (T)(T(0) - a);  // wraps for the minimum, as NumPy
       T q = a / b;
       if ((a % b != T(0)) && ((a < T(0)) != (b < T(0)))) q -= T(1);
@@ -328,7 +341,9 @@ template <class T> __device__ __forceinline__ T sl_mod(T a, T b) {
     return false;
   } else {
     if (b == T(0)) return T(0);
-    if constexpr (sl_is_signed<T>::value) {
+    if constexpr (sl_is_signed<T>::value && sizeof(T) < 4) {
+      return (T)sl_mod<int>(sl_opaque(a), b);  // (as sl_floordiv)
+    } else if constexpr (sl_is_signed<T>::value) {
       if (b == T(-1)) return T(0);
       T r = a % b;
       if (r != T(0) && ((r < T(0)) != (b < T(0)))) r += b;

@@ -13,8 +13,6 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-
 from ..codegen.preamble import PREAMBLE_DIGEST
 from ..codegen.schedules import CODEGEN_VERSION
 from ..ir.dtypes import is_float
@@ -26,20 +24,14 @@ from . import nvrtc, stats
 
 log = logging.getLogger("stitchlab.runtime")
 
-#: ptxas options for kernels that compare integer values, take a float16 or bfloat16 absolute
-#: value or divide or shift int8 values, on an older NVRTC: without optimization ptxas neither fuses
-#: min/max nor drops the masks of values packed two to a register (correct code, slower kernels)
+#: ptxas options for kernels that compare integer values, or take a float16 or bfloat16 absolute
+#: value, on an older NVRTC: without optimization ptxas neither fuses min/max nor drops the sign mask
+#: of a half packed with another by one conversion (correct code, slower kernels)
 UNOPTIMIZED = ("--ptxas-options=-O0",)
 #: IR ops whose CUDA code compares two values and keeps one (what ptxas turns into min/max)
 #: (gcd and lcm take magnitudes; ldexp clamps its integer exponent)
 _SELECTING = frozenset({"max", "min", "maximum", "minimum", "fmax", "fmin", "absolute", "where", "gcd", "lcm", "ldexp",
                         *ARG_REDUCTIONS})
-#: int8 ops that ptxas before :data:`nvrtc.PTXAS_BYTES_FIXED` compiles with fewer sign extensions
-#: and ``& 0xffff`` masks than 13.5's when it packs two bytes in each half of a register (the
-#: 16-element vector loop): floor division by a power of two (on the H200 ``floor_divide(x, 2)``
-#: of int8 gave 126 for -3), arithmetic right shifts and ``sign``. Found by comparing the machine
-#: code of 676 one-op int8/uint8/int16/uint16 kernels from NVRTC 13.0, 13.4 and 13.5.
-_SIGNED_BYTE = frozenset({"floor_divide", "right_shift", "sign"})
 _warned: set[str] = set()
 
 
@@ -61,15 +53,11 @@ def ptxas_options(kernel: KernelPlan, version: str | None = None) -> tuple[str, 
     """Extra NVRTC options ``kernel`` needs with the NVRTC of ``version`` (default: the one
     loaded): :data:`UNOPTIMIZED` where that NVRTC's ptxas drops negations
     (:func:`nvrtc.ptxas_drops_negations`) and the kernel compares integer values or takes a
-    16-bit float's absolute value, or where it drops the sign of packed bytes
-    (:func:`nvrtc.ptxas_drops_byte_signs`) and the kernel divides or shifts int8 values
-    (:data:`_SIGNED_BYTE`); else none.
+    16-bit float's absolute value, else none.
     (:func:`build_cubin` logs a warning the first time it compiles with them.)"""
     version = nvrtc.version() if version is None else version
-    negations, byte_signs = nvrtc.ptxas_drops_negations(version), nvrtc.ptxas_drops_byte_signs(version)
-    for n in kernel.nodes:  # (a packed kernel's: its parts')
-        if (negations and _old_ptxas_breaks(n)) or (byte_signs and n.op in _SIGNED_BYTE and n.dtype == np.int8):
-            return UNOPTIMIZED
+    if nvrtc.ptxas_drops_negations(version) and any(_old_ptxas_breaks(n) for n in kernel.nodes):
+        return UNOPTIMIZED  # (a packed kernel's nodes: its parts')
     return ()
 
 
@@ -109,10 +97,9 @@ def build_cubin(kernel: KernelPlan, arch: str) -> tuple[bytes, dict[str, Any]]:
         _warned.add(version)
         log.warning(
             "NVRTC %s: its ptxas can drop a negation when it fuses integer min/max, and the sign mask "
-            "of a float16 absolute value (fixed in 13.4), and the sign of int8 values it packs two to "
-            "a half (fixed in 13.5); kernels that take an integer min or max or a float16 abs, or "
-            "divide or shift int8 values, compile without ptxas optimization (correct, slower). For "
-            "full speed: pip install 'nvidia-cuda-nvrtc>=13.5'", version)
+            "of a float16 absolute value (fixed in 13.4); kernels that take an integer min or max or "
+            "a float16 abs compile without ptxas optimization (correct, slower). For full speed: "
+            "pip install 'nvidia-cuda-nvrtc>=13.4'", version)
     cubin, messages = nvrtc.compile_cubin(kernel.source, kernel.name, arch, options)
     return cubin, {"name": kernel.name, "arch": arch, "schedule": str(kernel.schedule), "options": " ".join(options),
                    "nvrtc_log": messages[:2000]}

@@ -45,31 +45,15 @@ def version() -> str:
 #: ``x * -2`` and ``0 - x``); the machine code of NVRTC 12.9 and 13.0-13.3 drops the negation,
 #: 13.4 and 13.5 keep it; older 12.x are treated alike (docs/compiler.md §8).
 PTXAS_FIXED = (13, 4)
-#: The first NVRTC whose ptxas keeps an int8 value apart from the byte packed above it when it
-#: shifts them as one 16-bit half. Before it, the 16-element int8 loop of ``floor_divide(x, 2)``
-#: shifted the high byte's lowest bit into the low byte's sign: -3 // 2 gave 126 on the H200 with
-#: NVRTC 13.0 (wide fuzz seed 3500191). NVRTC 13.0 and 13.4 emit the same machine code for it;
-#: 13.5's has 44 more ``& 0xffff`` masks (docs/compiler.md §8).
-PTXAS_BYTES_FIXED = (13, 5)
-
-
-def _before(version: str, fixed: tuple[int, int]) -> bool:
-    try:
-        return tuple(int(p) for p in version.split(".")[:2]) < fixed
-    except ValueError:
-        return False
 
 
 def ptxas_drops_negations(version: str) -> bool:
     """Whether the ptxas of NVRTC ``version`` ("major.minor") predates :data:`PTXAS_FIXED`
     (False for "unavailable": there is nothing to compile with)."""
-    return _before(version, PTXAS_FIXED)
-
-
-def ptxas_drops_byte_signs(version: str) -> bool:
-    """Whether the ptxas of NVRTC ``version`` predates :data:`PTXAS_BYTES_FIXED` (False for
-    "unavailable")."""
-    return _before(version, PTXAS_BYTES_FIXED)
+    try:
+        return tuple(int(p) for p in version.split(".")[:2]) < PTXAS_FIXED
+    except ValueError:
+        return False
 
 
 def _check(result: object, what: str, prog: object = None) -> None:

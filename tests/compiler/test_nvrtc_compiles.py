@@ -298,3 +298,22 @@ def test_bfloat16_results_round_through_the_packed_conversion() -> None:
     (k,) = sl.explain(sl.log(sl.exp(x - x.max(axis=1, keepdims=True)).sum(axis=1))).kernels
     ptx = ptx_of(k.source)
     assert "cvt.rn.bf16x2.f32" in ptx and "cvt.rn.bf16.f32" not in ptx, ptx[-1500:]
+
+
+@pytest.mark.parametrize("case", ["int8 // 2", "int8 // -2", "int8 % 4", "int16 // 4"])
+def test_narrow_signed_dividends_are_sign_extended_to_32_bits(case: str) -> None:
+    """A signed int8 or int16 dividend is divided as a 32-bit int (``sl_opaque`` in the preamble):
+    NVVM 13.0 to 13.5 turned an int8 floor division by 2 in the 16-element vector loop into 16-bit
+    shifts that skipped the low byte's sign extension of each packed pair (``floor_divide(x, 2)``
+    gave 126 for -3 on the H200, wide fuzz seed 3500191). Here: every element of the vector loop is
+    sign-extended to 32 bits and no 16-bit add is left (tests/gpu/test_small_int_ops_gpu.py
+    checks the values)."""
+    from fuzzgraphs import ptx_of
+
+    dtype, op, c = case.split()
+    x = sl.asarray(np.random.default_rng(0).integers(-100, 100, 1 << 20).astype(dtype))
+    (k,) = sl.explain(x // int(c) if op == "//" else x % int(c), device="H200").kernels
+    ptx = ptx_of(k.source)
+    body = ptx[ptx.index("ld.global.v4"):ptx.index("st.global.v4")]  # the vector loop
+    lanes = 16 // np.dtype(dtype).itemsize
+    assert body.count(f"cvt.s32.s{8 * np.dtype(dtype).itemsize}") == lanes and "add.s16" not in body, body[:3000]

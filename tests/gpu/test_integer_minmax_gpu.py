@@ -82,9 +82,9 @@ def test_elementwise_chains_of_negated_integers(dtype: str) -> None:
 @pytest.mark.parametrize("n", [1031, 4096 + 7, 1 << 20])
 def test_int8_division_shift_and_sign_in_vector_loops(n: int) -> None:
     """int8 ``floor_divide`` by powers of two, ``right_shift`` and ``sign``, each a kernel of its
-    own (the 16-element int8 vector loop): NVRTC 13.0 (and 13.4) shifted a neighbouring byte's
-    bit into the sign (``floor_divide(x, 2)`` gave 126 for -3, wide fuzz seed 3500191); such
-    kernels compile without ptxas optimization before 13.5 (``runtime.kernels.ptxas_options``)."""
+    own (the 16-element int8 vector loop): NVVM's PTX shifted a neighbouring byte's bit into the
+    sign (``floor_divide(x, 2)`` gave 126 for -3, wide fuzz seed 3500191, with ptxas -O0 too);
+    narrow signed dividends are now divided as 32-bit ints (``sl_floordiv`` in the preamble)."""
     import cupy as cp
 
     h = np.random.default_rng(n).integers(-128, 128, n).astype(np.int8)  # (aligned: the vector loop runs)

@@ -27,14 +27,19 @@ def _dev(a: np.ndarray) -> Any:
     return sl.asarray(cp.asarray(a))
 
 
-def _check(got: Any, want: np.ndarray) -> None:
+def _check(got: Any, want: np.ndarray, bits: bool = True) -> None:
+    """``got`` is a device array with NumPy's dtype, shape and values: bit for bit (positions and
+    moved values), or with ``bits=False`` as values (-0.0 equals 0.0, NaN equals NaN)."""
     import cupy as cp
 
     assert isinstance(got, sl.LazyArray) and got.device.startswith("cuda"), (type(got), getattr(got, "device", None))
     g = np.ascontiguousarray(cp.asnumpy(cp.asarray(got)))
     w = np.ascontiguousarray(want)
     assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, g.shape, w.dtype, w.shape)
-    np.testing.assert_array_equal(g.view(np.uint8), w.view(np.uint8))  # positions and moved values: the bits
+    if bits:
+        np.testing.assert_array_equal(g.view(np.uint8), w.view(np.uint8))
+    else:
+        np.testing.assert_array_equal(g, w)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int32"])
@@ -159,10 +164,14 @@ def test_set_functions_and_matvec_are_numpys() -> None:
     b = np.round(RNG.standard_normal(2000) * 20).astype(np.float32)
     a[::97], b[::89] = np.nan, np.nan
     x, y = _dev(a), _dev(b)
+    # (which of 0.0 and -0.0 a set function keeps is not NumPy's to promise: intersect1d sorts the
+    # two uniques together with an unstable sort; the H200 run at 2871bfa kept -0.0 where NumPy
+    # kept 0.0; so values are compared as values, the indices exactly)
     for name in ("intersect1d", "union1d", "setdiff1d", "setxor1d"):
-        _check(getattr(sl, name)(x, y), getattr(np, name)(a, b))
-    for g, w in zip(sl.intersect1d(x, y, return_indices=True), np.intersect1d(a, b, return_indices=True), strict=True):
-        _check(g, w)
+        _check(getattr(sl, name)(x, y), getattr(np, name)(a, b), bits=False)
+    got, want = sl.intersect1d(x, y, return_indices=True), np.intersect1d(a, b, return_indices=True)
+    for g, w, bits in zip(got, want, (False, True, True), strict=True):
+        _check(g, w, bits)
     for g, w in zip(sl.unique_all(x), np.unique_all(a), strict=True):
         got = cp.asnumpy(cp.asarray(g))
         np.testing.assert_array_equal(got, w)  # (values compared as values: NaN signs may differ)
