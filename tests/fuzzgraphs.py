@@ -601,9 +601,13 @@ def compile_check(seed: int, dtypes: list[str] | None = None, family: str = "mix
                 errors = [line for line in str(exc).splitlines() if "error" in line]
                 problems.append(f"{k.name} ({k.schedule.family}) does not compile: {' | '.join(errors[:3])}")
                 continue
-            if not ptxas_options(k, "13.0") and (hits := negated_min_max(ptx_of(k.source))):
+            ptx = ptx_of(k.source)
+            if not ptxas_options(k, "13.0") and (hits := negated_min_max(ptx)):
                 problems.append(f"{k.name} ({k.schedule.family}): integer min/max of a negation ({hits[0]}) that an "
                                 "NVRTC before 13.4 would compile optimized (runtime.kernels.ptxas_options)")
+            if _byte_vectors_only(k.source) and (hits := packed_byte_reads(ptx)):
+                problems.append(f"{k.name} ({k.schedule.family}): {len(hits)} instructions read past the low byte of "
+                                f"a half that holds two bytes ({hits[0]})")
     return problems
 
 
@@ -659,6 +663,45 @@ def negated_min_max(ptx: str) -> list[str]:
 
     return [f"{op} {', '.join(args)}" for op, args in found
             if _INT_MIN_MAX.fullmatch(op) and any(negated(a) for a in args[1:] if a.startswith("%"))]
+
+
+_SPLIT = re.compile(r"^\s*mov\.b32\s+\{(%\w+),\s*(%\w+)\},\s*%\w+;", re.M)
+#: instructions whose result's low byte depends only on the operands' low bytes (a neighbour in the
+#: high byte stays a neighbour): what may compute on a half that holds two bytes
+_BYTE_SAFE = re.compile(r"(add|sub|mul\.lo|and|or|xor|not|neg|shl|mov|selp)\.\w+|cvt\.u(16|32)\.u(16|32)")
+#: instructions that read only a register's low byte (or its high byte, the neighbour, on purpose)
+_BYTE_READER = re.compile(r"cvt(\.\w+)*\.[su]8|st(\.\w+)*\.[bsu]8|prmt\.b32")
+
+
+def _byte_vectors_only(source: str) -> bool:
+    """Whether a kernel's vectors all hold 1-byte elements (in a kernel with 2-byte vectors, a
+    16-bit half read by a shift of 8 may be one element: :func:`packed_byte_reads` cannot tell)."""
+    kinds = set(re.findall(r"sl_vec<([\w ]+), \d+>", source.split("end of preamble")[-1]))
+    return bool(kinds) and kinds <= {"signed char", "unsigned char", "bool"}
+
+
+def packed_byte_reads(ptx: str) -> list[str]:
+    """Instructions of ``ptx`` that read more than the low byte of a 16-bit half holding two
+    bytes of a vector load (split by ``mov.b32 {lo, hi}`` and read by a shift by 8 or more):
+    a right shift, comparison, division or widening of such a half (or of a sum or product of
+    it) mixes in the neighbouring element. NVVM 13.0 to 13.5 emitted one for int8
+    ``floor_divide(x, 2)`` and ``right_shift(x - 2, x)`` in the 16-element vector loop (126 for
+    -3 on the H200; ``sl_load`` of a byte now goes through an opaque int, docs/compiler.md §8)."""
+    shifted = {m.group(1) for m in re.finditer(r"shr\.[bsu]16\s+%\w+,\s*(%\w+),\s*(8|9|1[0-5]);", ptx)}
+    packed = {h for m in _SPLIT.finditer(ptx) for h in m.groups() if h in shifted}
+    found = []
+    for m in _PTX_INSTRUCTION.finditer(ptx):
+        op, args = m.group(1), [a.strip() for a in m.group(2).split(",")]
+        reads = [a for a in args[1:] if a in packed]
+        if not reads or op.startswith("mov") and args[0].startswith("{"):
+            continue
+        imm = [int(a) for a in args[2:] if re.fullmatch(r"\d+", a)]
+        if _BYTE_SAFE.fullmatch(op) and not (op.startswith("and") and imm and imm[0] <= 255):
+            packed.add(args[0])  # (the result holds the neighbour too)
+        elif not (_BYTE_READER.fullmatch(op) or (op.startswith("and") and imm and imm[0] <= 255)
+                  or (op.startswith("shr") and imm and imm[0] >= 8)):
+            found.append(f"{op} {', '.join(args)}")
+    return found
 
 
 def _check_jit(prog: Program, got: list[np.ndarray]) -> list[str]:

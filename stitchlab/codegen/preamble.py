@@ -120,6 +120,18 @@ template <class T> struct sl_is_signed { static constexpr bool value = T(-1) < T
 
 // loads and stores between storage and register types
 template <class T> __device__ __forceinline__ T sl_load(const T* p) { return *p; }
+// A byte reaches the kernel's arithmetic through an int NVVM cannot look into: of the bytes of a
+// vector load, NVVM (13.0 to 13.5 emit the same PTX) computes on the 16-bit halves that hold two
+// and left out the sign extension of each half's low byte before a right shift (int8
+// floor_divide(x, 2) gave 126 for -3 on the H200, right_shift(x - 2, x) 3 for -1; docs/compiler.md
+// section 8); each byte is now extended on its own (one PTX cvt, as in a scalar loop).
+__device__ __forceinline__ int sl_opaque(int v) {
+  int r;
+  asm("mov.b32 %0, %1;" : "=r"(r) : "r"(v));
+  return r;
+}
+__device__ __forceinline__ signed char sl_load(const signed char* p) { return (signed char)sl_opaque(*p); }
+__device__ __forceinline__ unsigned char sl_load(const unsigned char* p) { return (unsigned char)sl_opaque(*p); }
 __device__ __forceinline__ float sl_load(const sl_half* p) { return sl_h2f(*p); }
 __device__ __forceinline__ bool sl_load(const bool* p) { return *reinterpret_cast<const unsigned char*>(p) != 0; }
 template <class T, class V> __device__ __forceinline__ void sl_store(T* p, V v) { *p = (T)v; }
@@ -287,18 +299,7 @@ __device__ __forceinline__ sl_half sl_hmin(sl_half a, sl_half b) {
   return (fa <= fb || fa != fa) ? a : b;
 }
 
-// A value NVVM cannot look through (one register move): see sl_floordiv
-__device__ __forceinline__ int sl_opaque(int v) {
-  int r;
-  asm("mov.b32 %0, %1;" : "=r"(r) : "r"(v));
-  return r;
-}
-
-// Python/NumPy floor division and modulo. A signed dividend narrower than 32 bits is divided as an
-// int it cannot narrow back: NVVM (13.0 to 13.5 emit the same PTX) turns an int8 division by 2, 4
-// or -2 in the 16-element vector loop into 16-bit shifts that leave out the sign extension of the
-// low byte of each packed pair, shifting the next byte's bit into the sign (floor_divide(x, 2)
-// gave 126 for -3 on the H200; docs/compiler.md section 8).
+// Python/NumPy floor division and modulo
 template <class T> __device__ __forceinline__ T sl_floordiv(T a, T b) {
   if constexpr (sl_is_float<T>::value) {
     if (b == T(0)) return a / b;
@@ -315,9 +316,7 @@ template <class T> __device__ __forceinline__ T sl_floordiv(T a, T b) {
     return b ? a : false;
   } else {
     if (b == T(0)) return T(0);
-    if constexpr (sl_is_signed<T>::value && sizeof(T) < 4) {
-      return (T)sl_floordiv<int>(sl_opaque(a), b);  // (-128 // -1 wraps back to -128, as NumPy)
-    } else if constexpr (sl_is_signed<T>::value) {
+    if constexpr (sl_is_signed<T>::value) {
       if (b == T(-1)) return (T)(T(0) - a);  // wraps for the minimum, as NumPy
       T q = a / b;
       if ((a % b != T(0)) && ((a < T(0)) != (b < T(0)))) q -= T(1);
@@ -341,9 +340,7 @@ template <class T> __device__ __forceinline__ T sl_mod(T a, T b) {
     return false;
   } else {
     if (b == T(0)) return T(0);
-    if constexpr (sl_is_signed<T>::value && sizeof(T) < 4) {
-      return (T)sl_mod<int>(sl_opaque(a), b);  // (as sl_floordiv)
-    } else if constexpr (sl_is_signed<T>::value) {
+    if constexpr (sl_is_signed<T>::value) {
       if (b == T(-1)) return T(0);
       T r = a % b;
       if (r != T(0) && ((r < T(0)) != (b < T(0)))) r += b;

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import ml_dtypes  # noqa: F401  (registers the "bfloat16" dtype name with NumPy)
 import numpy as np
@@ -300,20 +301,48 @@ def test_bfloat16_results_round_through_the_packed_conversion() -> None:
     assert "cvt.rn.bf16x2.f32" in ptx and "cvt.rn.bf16.f32" not in ptx, ptx[-1500:]
 
 
-@pytest.mark.parametrize("case", ["int8 // 2", "int8 // -2", "int8 % 4", "int16 // 4"])
-def test_narrow_signed_dividends_are_sign_extended_to_32_bits(case: str) -> None:
-    """A signed int8 or int16 dividend is divided as a 32-bit int (``sl_opaque`` in the preamble):
-    NVVM 13.0 to 13.5 turned an int8 floor division by 2 in the 16-element vector loop into 16-bit
-    shifts that skipped the low byte's sign extension of each packed pair (``floor_divide(x, 2)``
-    gave 126 for -3 on the H200, wide fuzz seed 3500191). Here: every element of the vector loop is
-    sign-extended to 32 bits and no 16-bit add is left (tests/gpu/test_small_int_ops_gpu.py
-    checks the values)."""
-    from fuzzgraphs import ptx_of
 
-    dtype, op, c = case.split()
+#: one-op and two-op int8/uint8 kernels of the 16-element vector loop (2**20 elements)
+BYTE_CASES: dict[str, Callable[[sl.LazyArray], sl.LazyArray]] = {
+    "x // 2": lambda x: x // 2, "x // 16": lambda x: x // 16, "x // -2": lambda x: x // -2, "x % 4": lambda x: x % 4,
+    "(x - 2) >> x": lambda x: sl.right_shift(x - 2, x), "sign(x - 1)": lambda x: sl.sign(x - 1),
+    "(x + 3) // 2": lambda x: (x + 3) // 2, "x - 2 > 90": lambda x: (x - 2) > 90,
+    "float32(x * 3)": lambda x: (x * 3).astype(np.float32), "maximum(x - 1, 2)": lambda x: sl.maximum(x - 1, 2),
+}
+
+
+@pytest.mark.parametrize(("case", "dtype"), [(c, t) for c in BYTE_CASES for t in ("int8", "uint8")
+                                             if not (t == "uint8" and "-2" in c)])  # (-2 is no uint8)
+def test_bytes_of_a_vector_load_are_not_computed_on_in_pairs(case: str, dtype: str) -> None:
+    """No instruction reads past the low byte of a 16-bit half that holds two bytes of a vector
+    load (``fuzzgraphs.packed_byte_reads``): NVVM 13.0 to 13.5 left out the sign extension of the
+    low byte before right shifts and comparisons (``floor_divide(x, 2)`` of int8 gave 126 for -3
+    on the H200, wide fuzz seeds 3500191 and 4300003); a byte load now goes through an opaque int
+    (``sl_load`` in the preamble). tests/gpu/test_small_int_ops_gpu.py checks the values."""
+    from fuzzgraphs import packed_byte_reads, ptx_of
+
     x = sl.asarray(np.random.default_rng(0).integers(-100, 100, 1 << 20).astype(dtype))
-    (k,) = sl.explain(x // int(c) if op == "//" else x % int(c), device="H200").kernels
+    (k,) = sl.explain(BYTE_CASES[case](x), device="H200").kernels
     ptx = ptx_of(k.source)
-    body = ptx[ptx.index("ld.global.v4"):ptx.index("st.global.v4")]  # the vector loop
-    lanes = 16 // np.dtype(dtype).itemsize
-    assert body.count(f"cvt.s32.s{8 * np.dtype(dtype).itemsize}") == lanes and "add.s16" not in body, body[:3000]
+    assert "ld.global.v4" in ptx  # (the vector loop)
+    assert packed_byte_reads(ptx) == []
+
+
+def test_packed_byte_reads_finds_nvvms_floor_division() -> None:
+    """The PTX NVVM 13.5 emitted for int8 ``floor_divide(x, 2)`` before the fix (the low byte of
+    each half: the neighbour's bit 0 shifted into its sign) and the same with the byte extended."""
+    from fuzzgraphs import packed_byte_reads
+
+    half = """
+        ld.global.v4.u32 {%r39, %r40, %r41, %r42}, [%rd3];
+        mov.b32 {%rs129, %rs130}, %r39;
+        and.b16 %rs131, %rs129, 128;
+        shr.u16 %rs132, %rs131, 7;
+        add.s16 %rs133, %rs129, %rs132;
+        shr.u16 %rs134, %rs133, 1;
+        shr.u16 %rs138, %rs129, 8;
+        cvt.s16.s8 %rs140, %rs138;
+    """
+    assert packed_byte_reads(half) == ["shr.u16 %rs134, %rs133, 1"]
+    fixed = half.replace("add.s16 %rs133, %rs129, %rs132;", "cvt.s16.s8 %rs128, %rs129;\n add.s16 %rs133, %rs128, %rs132;")
+    assert packed_byte_reads(fixed) == []

@@ -1,13 +1,15 @@
 """Every elementwise ufunc of int8, uint8, int16 and uint16 values in the vector loops, on the GPU,
 against NumPy: all 65,536 pairs of 8-bit values (16 times over: 2**20 elements, so the
 16-element int8 loop runs), random 16-bit pairs with the extreme values, each operation a kernel of
-its own, of two arrays, of an array and each constant, and of a constant and an array.
+its own, of two arrays, of an array and each constant, of a constant and an array, and of a value
+the kernel computed (``x - 3``).
 
 NVVM (NVRTC 13.0 to 13.5 emit the same PTX) compiled ``floor_divide(x, 2)`` of int8 in the
-16-element loop with 16-bit shifts that skipped the sign extension of the low byte of each packed
-pair (it gave 126 for -3 on the H200: wide fuzz seed 3500191); the kernels now divide narrow
-signed values as 32-bit ints. A one-op-at-a-time sweep is what finds such code generation bugs:
-in a fused kernel the loads are shared and the instructions differ.
+16-element loop with 16-bit shifts that skipped the sign extension of the low byte of each half
+holding two bytes (it gave 126 for -3 on the H200: wide fuzz seed 3500191; ``right_shift(x - 2,
+x)`` 3 for -1: seed 4300003); each byte of a vector load now reaches the arithmetic through an
+opaque int (``sl_load`` in the preamble). A one-op-at-a-time sweep is what finds such code
+generation bugs: in a fused kernel the loads are shared and the instructions differ.
 
 Run on the GPU machine: ``PYTHONPATH=. python3 -m pytest -m gpu tests/gpu/test_small_int_ops_gpu.py -q``.
 """
@@ -111,6 +113,9 @@ def test_binary_ufunc_of_every_narrow_pair(dtype: str, op: str) -> None:
     for c in (3, -2):
         if _fits(c, dtype):  # (for power, of nonnegative exponents)
             cases[f"{op}({c}, x)"] = lambda m, a, b, c=c: getattr(m, op)(c, b if op == "power" else a)
+    # of a value computed in the kernel (NVVM computed on two bytes at once: (x - 2) >> x, seed 4300003)
+    cases[f"{op}(x - 3, y)"] = lambda m, a, b: getattr(m, op)(a - 3, b)
+    cases[f"{op}(x - 3, 2)"] = lambda m, a, b: getattr(m, op)(a - 3, 2)
     _check_all(cases, (x, y))
 
 
@@ -118,5 +123,7 @@ def test_binary_ufunc_of_every_narrow_pair(dtype: str, op: str) -> None:
 def test_unary_ufuncs_and_casts_of_every_narrow_value(dtype: str) -> None:
     x, _ = _pairs(dtype)
     cases: dict[str, Callable[..., Any]] = {f"{op}(x)": lambda m, a, op=op: getattr(m, op)(a) for op in UNARY}
+    cases |= {f"{op}(x - 3)": lambda m, a, op=op: getattr(m, op)(a - 3) for op in UNARY}
     cases |= {f"x.astype({t})": lambda m, a, t=t: a.astype(t) for t in CASTS}
+    cases |= {f"(x * 3).astype({t})": lambda m, a, t=t: (a * 3).astype(t) for t in CASTS}
     _check_all(cases, (x,))
