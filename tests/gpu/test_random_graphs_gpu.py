@@ -58,15 +58,16 @@ def test_wide_family_on_gpu(first: int) -> None:
     assert not failures, "\n\n".join(failures)
 
 
-@pytest.mark.parametrize("seed", [500776, 600989, 1000455, 2000373, 3200415, 3500191])
+@pytest.mark.parametrize("seed", [500776, 600989, 1000455, 2000373, 3200415, 3500191, 4300003])
 def test_wide_family_seeds_that_failed(seed: int) -> None:
     """The wide family's first GPU runs (NVRTC 13.0): NaNs with the sign bit set sorted first
     (500776), a division by a row value stored as a multiply by its reciprocal but read through a
     flip as a division (600989), ptxas dropping a float16 abs's mask (1000455), a float32 nanprod
     that the kernel's order of factors overflows and NumPy's does not (2000373: the checker's
     rule, not the kernel, was wrong), a float16 nanvar whose float16 sum of squares overflowed
-    (3200415: it works in float32 now, as var does), ptxas shifting a neighbouring byte into an
-    int8 floor division's sign (3500191)."""
+    (3200415: it works in float32 now, as var does), NVVM computing on two int8 values at once
+    and shifting the neighbour into the sign (3500191: ``floor_divide(x, 2)``, 4300003:
+    ``right_shift(x - 2, x)``)."""
     problems = fuzzgraphs.check(seed, family="wide")
     assert not problems, fuzzgraphs.build(seed, family="wide").describe() + "\n" + "\n".join(problems)
 
