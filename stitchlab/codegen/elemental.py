@@ -40,7 +40,7 @@ import numpy as np
 
 from ..ir.dtypes import finfo, is_bfloat16, is_float
 from ..ir.node import Node
-from ..ir.ops import OPS, Kind
+from ..ir.ops import COMPARISONS, OPS, Kind
 from ..plan.groups import FREE_OPS as _FREE
 from ..plan.groups import GroupInfo, squeeze
 from . import ctypes as ct
@@ -571,6 +571,8 @@ class Writer:
                 args = [self.as_bits(v, bits) if i.dtype == node.dtype else v for i, v in zip(ins, vals, strict=True)]
                 return self.assign_bits(half.format(*args), bits)
             args = [self.as_float(self._value(i, idx)) for i in ins]
+            if op in COMPARISONS and {i.dtype for i in ins} == _MIXED_64:  # (NumPy's exact qQ->? loops)
+                return self.assign(reg, f"({reg})(sl_compare_mixed({args[0]}, {args[1]}) {_RELATION[op]} 0)")
             ref = node.inputs[1] if op == "where" else node.inputs[0]
             fast = OPS[op].cuda_f16 if node.dtype == np.float16 or id(node) in self.ftz_exps else OPS[op].cuda_bf16 if bits is not None else None
             try:
@@ -583,6 +585,10 @@ class Writer:
             return self.assign_bits(f"{ct.BITS_CONVERSIONS[bits][1]}((float)({expr}))", bits)
         return self.assign(reg, f"({reg})({expr})")
 
+
+#: a comparison of these NumPy computes exactly (C converts the signed operand to unsigned)
+_MIXED_64 = {np.dtype(np.int64), np.dtype(np.uint64)}
+_RELATION = {"equal": "==", "not_equal": "!=", "less": "<", "less_equal": "<=", "greater": ">", "greater_equal": ">="}
 
 #: 16-bit float ops that pick one operand's value as it is (no rounding): computed in whichever form
 #: their operands are held in

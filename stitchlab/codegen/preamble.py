@@ -351,6 +351,15 @@ template <class T> __device__ __forceinline__ T sl_mod(T a, T b) {
   }
 }
 
+// The sign of a - b for a signed and an unsigned 64-bit integer, exactly (NumPy's int64/uint64
+// comparison loops; C would convert the signed one: -1 < 2**63 would be false)
+__device__ __forceinline__ int sl_compare_mixed(long long a, unsigned long long b) {
+  return a < 0 || (unsigned long long)a < b ? -1 : (unsigned long long)a > b;
+}
+__device__ __forceinline__ int sl_compare_mixed(unsigned long long a, long long b) {
+  return -sl_compare_mixed(b, a);
+}
+
 // NumPy's fmod: C's for floats (NaN for a zero divisor); for integers the remainder with the
 // dividend's sign, 0 for a zero divisor (NumPy warns) and for -1 (C's INT_MIN % -1 traps)
 template <class T> __device__ __forceinline__ T sl_fmod(T a, T b) {

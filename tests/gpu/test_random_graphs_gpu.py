@@ -58,7 +58,7 @@ def test_wide_family_on_gpu(first: int) -> None:
     assert not failures, "\n\n".join(failures)
 
 
-@pytest.mark.parametrize("seed", [500776, 600989, 1000455, 2000373, 3200415, 3500191, 4300003])
+@pytest.mark.parametrize("seed", [500776, 600989, 1000455, 2000373, 3200415, 3500191, 4300003, 5200284])
 def test_wide_family_seeds_that_failed(seed: int) -> None:
     """The wide family's first GPU runs (NVRTC 13.0): NaNs with the sign bit set sorted first
     (500776), a division by a row value stored as a multiply by its reciprocal but read through a
@@ -67,7 +67,7 @@ def test_wide_family_seeds_that_failed(seed: int) -> None:
     rule, not the kernel, was wrong), a float16 nanvar whose float16 sum of squares overflowed
     (3200415: it works in float32 now, as var does), NVVM computing on two int8 values at once
     and shifting the neighbour into the sign (3500191: ``floor_divide(x, 2)``, 4300003:
-    ``right_shift(x - 2, x)``)."""
+    ``right_shift(x - 2, x)``), C comparing int64 with uint64 as unsigned (5200284)."""
     problems = fuzzgraphs.check(seed, family="wide")
     assert not problems, fuzzgraphs.build(seed, family="wide").describe() + "\n" + "\n".join(problems)
 

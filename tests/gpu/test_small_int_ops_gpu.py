@@ -127,3 +127,20 @@ def test_unary_ufuncs_and_casts_of_every_narrow_value(dtype: str) -> None:
     cases |= {f"x.astype({t})": lambda m, a, t=t: a.astype(t) for t in CASTS}
     cases |= {f"(x * 3).astype({t})": lambda m, a, t=t: (a * 3).astype(t) for t in CASTS}
     _check_all(cases, (x,))
+
+
+@pytest.mark.parametrize("signed", ["int8", "int32", "int64"])
+def test_comparisons_of_signed_and_uint64_values_are_exact(signed: str) -> None:
+    """NumPy compares int64 (and narrower signed values, widened) with uint64 exactly; C converts
+    the signed operand (``-5 < 2**63`` false): wide fuzz seed 5200284, ``less(int8, cumsum(uint8))``
+    on the H200. Kernels call ``sl_compare_mixed``."""
+    info, rng = np.iinfo(signed), np.random.default_rng(5200284)
+    s = rng.integers(info.min, info.max, 1 << 20, endpoint=True).astype(signed)
+    u = rng.integers(0, 2**64 - 1, 1 << 20, np.uint64, True) >> rng.integers(0, 64, 1 << 20).astype(np.uint64)
+    u[::3] = np.abs(s[::3].astype(np.int64)).astype(np.uint64)  # (equal magnitudes, either sign)
+    s[:4], u[:4] = [info.min, -1, 0, info.max], [2**63, 2**64 - 1, 0, info.max]
+    cases: dict[str, Callable[..., Any]] = {}
+    for op in ("less", "less_equal", "greater", "greater_equal", "equal", "not_equal"):
+        cases[f"{op}(s, u)"] = lambda m, a, b, op=op: getattr(m, op)(a, b)
+        cases[f"{op}(u, s)"] = lambda m, a, b, op=op: getattr(m, op)(b, a)
+    _check_all(cases, (s, u))
