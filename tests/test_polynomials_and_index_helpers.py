@@ -135,3 +135,27 @@ def test_delete_is_numpys() -> None:
         _same(sl.delete(x, obj, axis), want)
     _same(sl.delete(x, sl.asarray(np.array([1, 2])), 2), np.delete(a, [1, 2], 2))  # positions on the device: read back
     _same(np.delete(x, 1, 0), np.delete(a, 1, 0))
+
+
+def test_insert_is_numpys() -> None:
+    a = np.arange(24).reshape(2, 3, 4).astype(np.int16)
+    x = sl.asarray(a)
+    cases = [(1, [7, 8, 9], 1), ([1], [[7], [8], [9]], 2), ([0, 2], [7, 8], 2), (1, 5.7, None), (slice(0, 3, 2), 9, 1),
+             ([2, 0, 2], [1, 2, 3], 2), ([], 5, 0), (-1, 4, 0), (4, [[1, 2, 3]], 2), (0, a[:1] * 10, 0),
+             (np.int64(2), -1, None), ([5], 1, 2), (-5, 1, 2), (4, 1, 2), (1, [1, 2], 2), (2, np.arange(6).reshape(2, 3), 2),
+             (np.array([[1]]), 1, 0), (0, 40000, None), (1, [[[1, 2, 3, 4]]], 1)]
+    for obj, values, axis in cases:
+        try:
+            want = np.insert(a, obj, values, axis)
+        except (IndexError, ValueError, OverflowError) as err:
+            with pytest.raises(type(err)):
+                sl.insert(x, obj, values, axis)
+            continue
+        _same(sl.insert(x, obj, values, axis), want)
+    _same(sl.insert(x, sl.asarray(np.array([1, 2])), sl.asarray(np.array([0.5, 2.5])), 2),  # device positions and values
+          np.insert(a, [1, 2], [0.5, 2.5], 2))
+    _same(np.insert(x, 1, 0, 0), np.insert(a, 1, 0, 0))
+    with pytest.raises(IndexError, match=r"^index 9 is out of bounds for axis 2 with size 4$"):
+        sl.insert(x, [1, 9], 0, 2)  # (NumPy's message names the shifted position, 10, and the new size, 6)
+    with pytest.raises(ValueError, match="boolean mask.*flatnonzero"):
+        sl.insert(x, [True, False], 0, 0)  # (NumPy 2.4 raises AttributeError)

@@ -343,6 +343,36 @@ def test_tri_indices_logspace_diagflat_are_numpys() -> None:
     assert len(families(sl.tri(64, 64) * sl.asarray(np.ones((64, 64))))) == 1  # computed where it is used
 
 
+@pytest.mark.parametrize("name", ["bartlett", "blackman", "hamming", "hanning"])
+def test_windows_are_numpys(name: str) -> None:
+    for m in (-3, 0, 1, 2, 5, 12, 51, np.int8(7)):
+        same(getattr(sl, name)(m), getattr(np, name)(m))
+    with pytest.raises(TypeError):
+        getattr(sl, name)(5.5)  # (NumPy takes 5.5 and returns 5 points; an integer count is asked for here)
+
+
+@pytest.mark.parametrize("args", [(1, 1000, 4), (-1, -1000, 5), (1, 256, 9, False), (2.0, 3.5, 7), (1, -8, 4),
+                                  (np.float32(1), np.float32(9), 3), (1, 9, 3, True, np.float32), (5, 5, 1), (3, 27, 0),
+                                  (1, 16, 5, True, np.int64), (0.001, 1e6, 10, True, None, -1)], ids=str)
+def test_geomspace_is_numpys(args: tuple[Any, ...]) -> None:
+    with np.errstate(invalid="ignore"):  # (ends of opposite signs: NaN between them)
+        want = np.geomspace(*args)
+    got = sl.geomspace(*args).get()
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)  # (NaN equal to NaN)
+
+
+def test_geomspace_refuses_what_numpy_refuses_and_array_ends() -> None:
+    with pytest.raises(ValueError, match="^Geometric sequence cannot include zero$"):
+        sl.geomspace(0, 10)
+    with pytest.raises(TypeError, match="real scalars"):
+        sl.geomspace([1, 2], 10)
+    with pytest.raises(TypeError, match="real scalars"):
+        sl.geomspace(1j, 10)
+    with pytest.raises(np.exceptions.AxisError):
+        sl.geomspace(1, 10, axis=2)
+
+
 def test_edge_cases_are_numpys() -> None:
     import ml_dtypes
 

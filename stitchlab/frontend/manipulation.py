@@ -21,6 +21,7 @@ from .api import (  # type: ignore[attr-defined]
     atleast_1d,
     atleast_2d,
     concatenate,
+    cos,
     isnan,
     matmul,
     moveaxis,
@@ -43,7 +44,8 @@ __all__ = [
     "dstack", "column_stack", "kron", "cross", "cov", "corrcoef", "rot90", "append", "ediff1d", "trapezoid",
     "unstack", "tri", "indices", "logspace", "diagflat", "gradient", "convolve", "correlate",
     "polyval", "vander", "unwrap", "ix_", "tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from",
-    "diag_indices", "diag_indices_from", "delete",
+    "diag_indices", "diag_indices_from", "delete", "insert", "geomspace", "bartlett", "blackman", "hamming",
+    "hanning",
 ]
 
 
@@ -233,6 +235,79 @@ def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: 
     """
     y = power(np.float64(base), linspace(start, stop, num, endpoint))
     return y if dtype is None else y.astype(as_dtype(dtype))
+
+
+def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None,
+              axis: int = 0) -> LazyArray:
+    """``num`` values from ``start`` to ``stop`` evenly spaced on a log scale (NumPy's
+    ``geomspace`` of real scalar ends): :func:`logspace` of their magnitudes' ``log10``, the
+    ends exactly ``start`` and ``stop``, the sign of ``start`` (ends of opposite signs give NaN
+    between them, as NumPy's do).
+
+    Raises:
+        ValueError: an end of 0 (``Geometric sequence cannot include zero``).
+        TypeError: complex or array ends (give scalars; ``stack`` the sequences for several).
+
+    Example:
+        >>> import stitchlab as sl
+        >>> sl.geomspace(1, 1000, 4).get()
+        array([   1.,   10.,  100., 1000.])
+    """
+    for end in (start, stop):
+        if isinstance(end, complex | np.complexfloating) or np.ndim(end) != 0 or isinstance(end, LazyArray):
+            raise TypeError(f"geomspace: start and stop must be real scalars (got {end!r}); for several "
+                            "sequences stack one per pair of ends")
+    if start == 0 or stop == 0:
+        raise ValueError("Geometric sequence cannot include zero")
+    build.normalize_axis(axis, 1)
+    dt = np.result_type(start, stop, float(num), np.zeros((), dtype))
+    sign = np.sign(np.asarray(start, dt))
+    first, last = np.asarray(start, dt) / sign, np.asarray(stop, dt) / sign
+    with np.errstate(invalid="ignore"):
+        y = logspace(np.log10(first), np.log10(last), num, endpoint).astype(dt)
+    num = operator.index(num)
+    i = arange(num)
+    if num > 1 and endpoint:
+        y = where(i == num - 1, last, y)
+    y = where(i == 0, first, y) * sign
+    return y if dtype is None else y.astype(as_dtype(dtype))
+
+
+def _window(m: Any, f: Any) -> LazyArray:
+    """A window of ``m`` points, NumPy's way: ``f(n, m)`` of ``n = arange(1 - m, m, 2)`` in float64
+    (no point: empty; one: ``[1.0]``)."""
+    m = operator.index(m)
+    if m < 1:
+        return full((0,), 0.0)
+    if m == 1:
+        return full((1,), 1.0)
+    return f(arange(1 - m, m, 2), m)
+
+
+def bartlett(M: int) -> LazyArray:  # noqa: N803 - NumPy's name
+    """The triangular window of ``M`` points (NumPy's ``bartlett``).
+
+    Example:
+        >>> import stitchlab as sl
+        >>> sl.bartlett(5).get()
+        array([0. , 0.5, 1. , 0.5, 0. ])
+    """
+    return _window(M, lambda n, m: where(n <= 0, 1 + n / (m - 1), 1 - n / (m - 1)))
+
+
+def blackman(M: int) -> LazyArray:  # noqa: N803
+    """The Blackman window of ``M`` points (NumPy's ``blackman``)."""
+    return _window(M, lambda n, m: 0.42 + 0.5 * cos(np.pi * n / (m - 1)) + 0.08 * cos(2.0 * np.pi * n / (m - 1)))
+
+
+def hamming(M: int) -> LazyArray:  # noqa: N803
+    """The Hamming window of ``M`` points (NumPy's ``hamming``)."""
+    return _window(M, lambda n, m: 0.54 + 0.46 * cos(np.pi * n / (m - 1)))
+
+
+def hanning(M: int) -> LazyArray:  # noqa: N803
+    """The Hann window of ``M`` points (NumPy's ``hanning``)."""
+    return _window(M, lambda n, m: 0.5 + 0.5 * cos(np.pi * n / (m - 1)))
 
 
 def identity(n: int, dtype: Any = float) -> LazyArray:
@@ -1362,3 +1437,67 @@ def delete(arr: Any, obj: Any, axis: Any = None) -> LazyArray:
     positions = np.arange(x.shape[ax]).reshape((1,) * ax + (-1,) + (1,) * (x.ndim - ax - 1))
     kept = np.delete(positions, obj, axis=ax).reshape(-1)  # NumPy's checks and errors, on positions only
     return take(x, kept, axis=ax)
+
+
+def insert(arr: Any, obj: Any, values: Any, axis: Any = None) -> LazyArray:
+    """``arr`` with ``values`` inserted before the positions ``obj`` along ``axis`` (None: of the
+    flattened array), NumPy's ``insert``: ``obj`` an int (``values`` then adds as many entries as
+    its extent along ``axis``), a slice or a sequence of ints (one entry each, ``values``
+    broadcast to them); ``values`` are cast to ``arr``'s dtype as NumPy casts them. The order of
+    the result is worked out on the host (NumPy's ``insert`` of the positions: a device ``obj`` is
+    read back first); the result is one gather step (:func:`take`) from ``arr`` and the values.
+
+    Raises:
+        IndexError: a position outside ``[-n, n]`` for an axis of ``n`` entries.
+        ValueError: ``obj`` of more than one dimension, or a boolean ``obj`` (give the positions:
+            ``np.flatnonzero(mask)``).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.insert(sl.asarray(np.arange(6.0).reshape(2, 3)), 1, [7, 8], axis=1).get()
+        array([[0., 7., 1., 2.],
+               [3., 8., 4., 5.]])
+    """
+    x = asarray(arr)
+    if axis is None:
+        x, ax = x.reshape(-1), 0
+    else:
+        ax = build.normalize_axis(axis, x.ndim)
+    if isinstance(obj, LazyArray) or hasattr(obj, "__cuda_array_interface__"):
+        obj = obj.get()
+    n = x.shape[ax]
+    if isinstance(values, LazyArray):
+        v = values.astype(x.dtype)
+    else:  # (NumPy's cast of the values, with its errors: 300 into uint8 raises OverflowError)
+        v = _leaf_on(x, np.array(values.get() if hasattr(values, "__cuda_array_interface__") else values,
+                                 dtype=x.dtype))
+    if isinstance(obj, slice):
+        indices = np.arange(*obj.indices(n))
+    else:
+        indices = np.asarray(obj)
+        if indices.dtype == bool:
+            raise ValueError("insert: obj is a boolean mask; give the positions to insert before "
+                             "(np.flatnonzero(mask))")
+        if indices.ndim > 1:
+            raise ValueError("index array argument obj to insert must be one dimensional or scalar")
+        if indices.size == 0:
+            indices = indices.astype(np.intp)
+        bad = indices[(indices < -n) | (indices > n)]
+        if bad.size:
+            raise IndexError(f"index {bad.reshape(-1)[0]} is out of bounds for axis {ax} with size {n}")
+    if not isinstance(obj, slice) and indices.size == 1:  # one position: as many entries as values has
+        shape = (1,) * (x.ndim - v.ndim) + v.shape  # (NumPy's ndmin)
+        v = v.reshape(shape)
+        if indices.ndim == 0:
+            v = moveaxis(v, 0, ax)
+        count = v.shape[ax]
+    else:
+        count = indices.size
+    block = x.shape[:ax] + (count,) + x.shape[ax + 1:]
+    try:
+        v = broadcast_to(v, block)
+    except ValueError:
+        raise ValueError(f"insert: values of shape {v.shape} do not broadcast to the {block} entries "
+                         f"inserted") from None
+    order = np.insert(np.arange(n), obj if isinstance(obj, slice) else indices, np.arange(n, n + count))
+    return take(concatenate([x, v], axis=ax), order, axis=ax)

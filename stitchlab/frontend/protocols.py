@@ -48,7 +48,7 @@ _FUNCTIONS = (
     "isin", "diagflat", "gradient",
     "unique_all", "unique_counts", "unique_inverse", "unique_values", "intersect1d", "union1d", "setdiff1d", "setxor1d",
     "partition", "argpartition", "polyval", "vander", "unwrap", "ix_", "tril_indices_from", "triu_indices_from",
-    "diag_indices_from", "nanargmax", "nanargmin", "delete",
+    "diag_indices_from", "nanargmax", "nanargmin", "delete", "insert",
     # shapes that depend on the values (.selection): evaluated when called
     "nonzero", "flatnonzero", "argwhere", "extract", "compress", "unique", "bincount", "histogram", "histogram2d", "histogramdd",
 )

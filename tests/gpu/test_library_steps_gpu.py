@@ -406,3 +406,30 @@ def test_polyval_vander_unwrap_and_partition_on_the_device() -> None:
     np.testing.assert_array_equal(part[:, [5, 100]], np.partition(a, [5, 100], axis=1)[:, [5, 100]])
     pos = sl.argpartition(sl.asarray(cp.asarray(a)), 7, axis=0).get()
     np.testing.assert_array_equal(np.take_along_axis(a, pos, 0), np.sort(a, axis=0))
+
+
+def test_insert_geomspace_and_windows_on_the_device() -> None:
+    """``insert`` gathers NumPy's bits (positions and values moved, nothing rounded); ``geomspace``
+    and the windows are powers and cosines in kernels (close to NumPy's: CUDA's ``pow`` and
+    ``cos`` are not the host's), with NumPy's exact ends."""
+    import cupy as cp
+
+    rng = np.random.default_rng(23)
+    a = rng.standard_normal((40, 3000)).astype(np.float32)
+    x = sl.asarray(cp.asarray(a))
+    for obj, values, axis in [(7, rng.standard_normal(40), 1), ([0, 2999, 5], 1.5, 1), (slice(0, 40, 3), -2.0, 0),
+                              (sl.asarray(cp.asarray(np.array([3, 1]))), sl.asarray(cp.asarray(a[:2])), 0)]:
+        got = sl.insert(x, obj, values, axis)
+        host = obj.get() if isinstance(obj, sl.LazyArray) else obj
+        want = np.insert(a, host, values.get() if isinstance(values, sl.LazyArray) else values, axis)
+        assert got.device.startswith("cuda")
+        np.testing.assert_array_equal(got.get(), want)
+    for args in [(1, 1e6, 1000), (-2.0, -5e-3, 777, False), (3, 3e9, 4097)]:
+        got, want = sl.geomspace(*args).get(), np.geomspace(*args)
+        np.testing.assert_allclose(got, want, rtol=4e-15)
+        assert got[0] == want[0] and (got[-1] == want[-1] or args[3:] == (False,))
+    for name in ("bartlett", "blackman", "hamming", "hanning"):
+        for m in (2, 64, 1001):
+            np.testing.assert_allclose(getattr(sl, name)(m).get(), getattr(np, name)(m), rtol=1e-14, atol=1e-15)
+    window = sl.hanning(3000).astype(np.float32)
+    assert len(sl.explain(x * window).kernels) == 1  # (the window is computed where it is used)
