@@ -122,9 +122,10 @@ template <class T> struct sl_is_signed { static constexpr bool value = T(-1) < T
 template <class T> __device__ __forceinline__ T sl_load(const T* p) { return *p; }
 // A byte reaches the kernel's arithmetic through an int NVVM cannot look into: of the bytes of a
 // vector load, NVVM (13.0 to 13.5 emit the same PTX) computes on the 16-bit halves that hold two
-// and left out the sign extension of each half's low byte before a right shift (int8
-// floor_divide(x, 2) gave 126 for -3 on the H200, right_shift(x - 2, x) 3 for -1; docs/compiler.md
-// section 8); each byte is now extended on its own (one PTX cvt, as in a scalar loop).
+// and left out the sign extension of each half's low byte before right shifts and comparisons
+// (int8 floor_divide(x, 2) gave 126 for -3 on the H200, right_shift(x - 2, x) 3 for -1;
+// docs/compiler.md section 8); each byte is now extended on its own (one PTX cvt, as in a scalar
+// loop). tests/fuzzgraphs.py packed_byte_reads finds the pattern in PTX.
 __device__ __forceinline__ int sl_opaque(int v) {
   int r;
   asm("mov.b32 %0, %1;" : "=r"(r) : "r"(v));
