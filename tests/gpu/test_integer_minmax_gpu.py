@@ -84,7 +84,7 @@ def test_int8_division_shift_and_sign_in_vector_loops(n: int) -> None:
     """int8 ``floor_divide`` by powers of two, ``right_shift`` and ``sign``, each a kernel of its
     own (the 16-element int8 vector loop): NVVM's PTX shifted a neighbouring byte's bit into the
     sign (``floor_divide(x, 2)`` gave 126 for -3, wide fuzz seed 3500191, with ptxas -O0 too);
-    narrow signed dividends are now divided as 32-bit ints (``sl_floordiv`` in the preamble)."""
+    each byte of a vector load now reaches the arithmetic through an opaque int (``sl_load``)."""
     import cupy as cp
 
     h = np.random.default_rng(n).integers(-128, 128, n).astype(np.int8)  # (aligned: the vector loop runs)
