@@ -1415,6 +1415,19 @@ def diag_indices_from(arr: Any) -> tuple[LazyArray, ...]:
     return diag_indices(shape[0], len(shape))
 
 
+def _along(arr: Any, obj: Any, axis: Any) -> tuple[LazyArray, int, Any]:
+    """``delete``'s and ``insert``'s operands: the array (flattened for ``axis=None``), the axis,
+    and ``obj`` on the host (a device array read back)."""
+    x = asarray(arr)
+    if axis is None:
+        x, ax = x.reshape(-1), 0
+    else:
+        ax = build.normalize_axis(axis, x.ndim)
+    if isinstance(obj, LazyArray) or hasattr(obj, "__cuda_array_interface__"):
+        obj = obj.get()
+    return x, ax, obj
+
+
 def delete(arr: Any, obj: Any, axis: Any = None) -> LazyArray:
     """``arr`` without the entries ``obj`` along ``axis`` (None: of the flattened array), NumPy's
     ``delete``: ``obj`` an int, a slice, a sequence of ints or a boolean mask, with NumPy's errors.
@@ -1427,13 +1440,7 @@ def delete(arr: Any, obj: Any, axis: Any = None) -> LazyArray:
         array([[1.],
                [4.]])
     """
-    x = asarray(arr)
-    if axis is None:
-        x, ax = x.reshape(-1), 0
-    else:
-        ax = build.normalize_axis(axis, x.ndim)
-    if isinstance(obj, LazyArray) or hasattr(obj, "__cuda_array_interface__"):
-        obj = obj.get()
+    x, ax, obj = _along(arr, obj, axis)
     positions = np.arange(x.shape[ax]).reshape((1,) * ax + (-1,) + (1,) * (x.ndim - ax - 1))
     kept = np.delete(positions, obj, axis=ax).reshape(-1)  # NumPy's checks and errors, on positions only
     return take(x, kept, axis=ax)
@@ -1458,13 +1465,7 @@ def insert(arr: Any, obj: Any, values: Any, axis: Any = None) -> LazyArray:
         array([[0., 7., 1., 2.],
                [3., 8., 4., 5.]])
     """
-    x = asarray(arr)
-    if axis is None:
-        x, ax = x.reshape(-1), 0
-    else:
-        ax = build.normalize_axis(axis, x.ndim)
-    if isinstance(obj, LazyArray) or hasattr(obj, "__cuda_array_interface__"):
-        obj = obj.get()
+    x, ax, obj = _along(arr, obj, axis)
     n = x.shape[ax]
     if isinstance(values, LazyArray):
         v = values.astype(x.dtype)
