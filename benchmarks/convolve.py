@@ -15,7 +15,6 @@ False`` (float32 products, as NumPy's). Writes ``convolve.json``.
 
 from __future__ import annotations
 
-import argparse
 import json
 import pathlib
 import sys
@@ -28,7 +27,14 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # appended: the installed stitchlab (or the GPU machine's shim) stays first
     sys.path.append(str(ROOT))
 
-from benchmarks.timing import CupyClock, TorchClock, device_time, floor_cells, gpu_run_meta  # noqa: E402
+from benchmarks.timing import (  # noqa: E402
+    CupyClock,
+    TorchClock,
+    device_time,
+    floor_cells,
+    gpu_run_meta,
+    probe_args,
+)
 
 N = 1 << 24
 TAPS = (3, 9, 31, 129)
@@ -84,11 +90,7 @@ def _host(out: Any) -> np.ndarray:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", default="convolve-results")
-    ap.add_argument("--samples", type=int, default=15)
-    ap.add_argument("--commit", default="")
-    args = ap.parse_args(argv)
+    args = probe_args(__doc__, "convolve-results", argv)
 
     import cupy as cp
     import torch

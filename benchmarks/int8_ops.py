@@ -11,7 +11,6 @@ Writes ``int8_ops.json`` and prints a table.
 
 from __future__ import annotations
 
-import argparse
 import json
 import pathlib
 import sys
@@ -24,7 +23,14 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # appended: the installed stitchlab (or the GPU machine's shim) stays first
     sys.path.append(str(ROOT))
 
-from benchmarks.timing import CupyClock, TorchClock, device_time, floor_cells, gpu_run_meta  # noqa: E402
+from benchmarks.timing import (  # noqa: E402
+    CupyClock,
+    TorchClock,
+    device_time,
+    floor_cells,
+    gpu_run_meta,
+    probe_args,
+)
 
 N = 1 << 28
 IMPLS = ("stitchlab", "cupy", "cupy_fuse", "torch")
@@ -64,11 +70,7 @@ def _host(out: Any) -> np.ndarray:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", default="int8-results")
-    ap.add_argument("--samples", type=int, default=15)
-    ap.add_argument("--commit", default="")
-    args = ap.parse_args(argv)
+    args = probe_args(__doc__, "int8-results", argv)
 
     import cupy as cp
     import torch

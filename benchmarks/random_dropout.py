@@ -13,7 +13,6 @@ Programs at 8192 x 4096: ``draw`` (uniform floats written to memory) and ``dropo
 
 from __future__ import annotations
 
-import argparse
 import json
 import pathlib
 import sys
@@ -26,7 +25,14 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # appended: the installed stitchlab (or the GPU machine's shim) stays first
     sys.path.append(str(ROOT))
 
-from benchmarks.timing import CupyClock, TorchClock, device_time, floor_cells, gpu_run_meta  # noqa: E402
+from benchmarks.timing import (  # noqa: E402
+    CupyClock,
+    TorchClock,
+    device_time,
+    floor_cells,
+    gpu_run_meta,
+    probe_args,
+)
 
 SHAPE = (8192, 4096)
 P = 0.1
@@ -89,11 +95,7 @@ def _check(program: str, got: np.ndarray, x: np.ndarray, dtype: str) -> tuple[bo
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", default="random-dropout")
-    ap.add_argument("--samples", type=int, default=15)
-    ap.add_argument("--commit", default="")
-    args = ap.parse_args(argv)
+    args = probe_args(__doc__, "random-dropout", argv)
 
     import cupy as cp
     import torch

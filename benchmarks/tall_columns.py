@@ -16,7 +16,6 @@ Writes ``tall_columns.json`` to ``--out`` and prints one table.
 
 from __future__ import annotations
 
-import argparse
 import json
 import pathlib
 import sys
@@ -30,7 +29,14 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # appended: the installed stitchlab (or the GPU machine's shim) stays first
     sys.path.append(str(ROOT))
 
-from benchmarks.timing import CupyClock, TorchClock, device_time, floor_cells, gpu_run_meta  # noqa: E402
+from benchmarks.timing import (  # noqa: E402
+    CupyClock,
+    TorchClock,
+    device_time,
+    floor_cells,
+    gpu_run_meta,
+    probe_args,
+)
 
 SHAPES = [(1 << 20, 64), (1 << 18, 256), (100_003, 7)]
 
@@ -90,11 +96,7 @@ def _one_phase(info: Any) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", default="tall-columns")
-    ap.add_argument("--samples", type=int, default=15)
-    ap.add_argument("--commit", default="")
-    args = ap.parse_args(argv)
+    args = probe_args(__doc__, "tall-columns", argv)
 
     import cupy as cp
     import torch

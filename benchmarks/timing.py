@@ -191,3 +191,16 @@ def floor_cells(rows: dict[str, dict[str, Any]], names: list[str], width: int = 
         else:
             cells.append("error" if r else "-")
     return cells
+
+
+def probe_args(doc: str, default_out: str, argv: list[str] | None = None) -> Any:
+    """The options every GPU probe script takes: ``--out`` (results folder), ``--samples``
+    (loops per timing) and ``--commit`` (recorded with the numbers); ``doc``'s first paragraph
+    is the help text."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("--out", default=default_out)
+    ap.add_argument("--samples", type=int, default=15)
+    ap.add_argument("--commit", default="")
+    return ap.parse_args(argv)
