@@ -30,9 +30,9 @@ if str(ROOT) not in sys.path:  # appended: the installed stitchlab (or the GPU m
 from benchmarks.timing import (  # noqa: E402
     CupyClock,
     TorchClock,
-    device_time,
     floor_cells,
     gpu_run_meta,
+    measure,
     probe_args,
 )
 
@@ -119,16 +119,13 @@ def main(argv: list[str] | None = None) -> int:
             tol = 4 * m * np.finfo(np.float32).eps * float(np.abs(w).sum()) * float(np.abs(x).max())
             floor_us = (N + ref.size) * 4 / bw * 1e6
             for impl, (call, clock) in _impls(program, x_cp, w_cp, x_t, w_t).items():
-                row: dict[str, Any] = {"taps": m, "program": program, "impl": impl, "floor_us": floor_us}
-                try:
-                    got = _host(call())
+                def check(out: Any, ref: np.ndarray = ref, tol: float = tol) -> tuple[bool, str]:
+                    got = _host(out)
                     err = float(np.max(np.abs(got - ref))) if got.shape == ref.shape else float("inf")
-                    row["ok"], row["check"] = bool(err <= tol), f"shape {got.shape}, max error {err:.3g} (tolerance {tol:.3g})"
-                    row["device"] = device_time(call, clock, samples=args.samples)
-                except Exception as exc:  # noqa: BLE001 - a failure is a result
-                    row["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
-                rows.append(row)
-                print(row, flush=True)
+                    return bool(err <= tol), f"shape {got.shape}, max error {err:.3g} (tolerance {tol:.3g})"
+
+                row = {"taps": m, "program": program, "impl": impl, "floor_us": floor_us}
+                rows.append(measure(row, call, clock, args.samples, check))
             cp.get_default_memory_pool().free_all_blocks()
             (out / "convolve.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
     print(f"{meta['date']} {meta['gpu']} commit {args.commit}; copy {bw / 1e12:.3f} TB/s; n = {N} float32; "

@@ -26,9 +26,9 @@ if str(ROOT) not in sys.path:  # appended: the installed stitchlab (or the GPU m
 from benchmarks.timing import (  # noqa: E402
     CupyClock,
     TorchClock,
-    device_time,
     floor_cells,
     gpu_run_meta,
+    measure,
     probe_args,
 )
 
@@ -88,16 +88,13 @@ def main(argv: list[str] | None = None) -> int:
         want = f(np, x)
         floor_us = N * (1 + out_bytes) / bw * 1e6
         for impl, (call, clock) in _impls(name, x_cp, x_t).items():
-            row: dict[str, Any] = {"program": name, "impl": impl, "floor_us": floor_us}
-            try:
-                got = _host(call())
-                row["ok"] = bool(got.dtype == want.dtype and np.array_equal(got, want))
-                row["check"] = f"{got.dtype}{got.shape}: {int(np.count_nonzero(got != want))} differ from NumPy"
-                row["device"] = device_time(call, clock, samples=args.samples)
-            except Exception as exc:  # noqa: BLE001 - a failure is a result
-                row["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
-            rows.append(row)
-            print(row, flush=True)
+            def check(out: Any, want: np.ndarray = want) -> tuple[bool, str]:
+                got = _host(out)
+                same = bool(got.dtype == want.dtype and np.array_equal(got, want))
+                return same, f"{got.dtype}{got.shape}: {int(np.count_nonzero(got != want))} differ from NumPy"
+
+            row = {"program": name, "impl": impl, "floor_us": floor_us}
+            rows.append(measure(row, call, clock, args.samples, check))
         cp.get_default_memory_pool().free_all_blocks()
         (out / "int8_ops.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
     print(f"{meta['date']} {meta['gpu']} commit {args.commit}; copy {bw / 1e12:.3f} TB/s; n = {N} int8; "

@@ -28,9 +28,9 @@ if str(ROOT) not in sys.path:  # appended: the installed stitchlab (or the GPU m
 from benchmarks.timing import (  # noqa: E402
     CupyClock,
     TorchClock,
-    device_time,
     floor_cells,
     gpu_run_meta,
+    measure,
     probe_args,
 )
 
@@ -116,14 +116,9 @@ def main(argv: list[str] | None = None) -> int:
         for program in ("draw", "dropout"):
             floor_us = (host32.size * itemsize * (1 if program == "draw" else 2)) / bw * 1e6
             for impl, (call, clock, host_of) in _impls(program, dtype, x_cp, x_t).items():
-                row: dict[str, Any] = {"dtype": dtype, "program": program, "impl": impl, "floor_us": floor_us}
-                try:
-                    row["ok"], row["check"] = _check(program, host_of(call()), x_host, dtype)
-                    row["device"] = device_time(call, clock, samples=args.samples)
-                except Exception as exc:  # noqa: BLE001 - a failure is a result
-                    row["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
-                rows.append(row)
-                print(row, flush=True)
+                row = {"dtype": dtype, "program": program, "impl": impl, "floor_us": floor_us}
+                rows.append(measure(row, call, clock, args.samples,
+                                    lambda out, p=program, h=host_of, x=x_host, t=dtype: _check(p, h(out), x, t)))
             cp.get_default_memory_pool().free_all_blocks()
             (out / "random_dropout.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
     print(f"{meta['date']} {meta['gpu']} commit {args.commit}; copy {bw / 1e12:.3f} TB/s; device us per call (floor/time)")

@@ -193,6 +193,20 @@ def floor_cells(rows: dict[str, dict[str, Any]], names: list[str], width: int = 
     return cells
 
 
+def measure(row: dict[str, Any], call: Callable[[], Any], clock: Any, samples: int,
+            check: Callable[[Any], tuple[bool, str]]) -> dict[str, Any]:
+    """Fill a probe's result ``row``: ``ok`` and ``check`` from ``check(call())`` (its result
+    against the reference), then ``device`` (:func:`device_time`); ``error`` instead where either
+    raised (a failure is a result). Prints the row and returns it."""
+    try:
+        row["ok"], row["check"] = check(call())
+        row["device"] = device_time(call, clock, samples=samples)
+    except Exception as exc:  # noqa: BLE001 - a failure is a result
+        row["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+    print(row, flush=True)
+    return row
+
+
 def probe_args(doc: str, default_out: str, argv: list[str] | None = None) -> Any:
     """The options every GPU probe script takes: ``--out`` (results folder), ``--samples``
     (loops per timing) and ``--commit`` (recorded with the numbers); ``doc``'s first paragraph

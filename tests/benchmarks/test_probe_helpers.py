@@ -1,0 +1,56 @@
+"""The helpers the GPU probe scripts share (``benchmarks/timing.py``: ``measure``,
+``probe_args``), on a clock that counts instead of timing (no GPU)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.append(str(ROOT))
+
+from benchmarks.timing import measure, probe_args  # noqa: E402
+
+
+class CountingClock:
+    """Each call "takes" 2 µs."""
+
+    name = "counting"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def sync(self) -> None:
+        pass
+
+    def time_loop_us(self, call: Any, n: int) -> float:
+        for _ in range(n):
+            call()
+        self.calls += n
+        return 2.0 * n
+
+
+def test_measure_records_the_check_and_the_device_time() -> None:
+    clock = CountingClock()
+    row = measure({"impl": "x"}, lambda: 41 + 1, clock, 5, lambda out: (out == 42, f"got {out}"))
+    assert row["ok"] is True and row["check"] == "got 42"
+    assert row["device"]["median_us"] == 2.0 and row["device"]["samples"] == 5 and clock.calls > 5
+
+
+def test_measure_records_a_failure_as_a_result() -> None:
+    def broken() -> None:
+        raise RuntimeError("no kernel image\nsecond line")
+
+    row = measure({"impl": "y"}, broken, CountingClock(), 3, lambda out: (True, ""))
+    assert row == {"impl": "y", "error": "RuntimeError: no kernel image"}
+    row = measure({"impl": "z"}, lambda: 1, CountingClock(), 3, lambda out: (out[0], ""))  # the check raises
+    assert row["error"].startswith("TypeError") and "device" not in row
+
+
+def test_probe_args_defaults_and_help() -> None:
+    args = probe_args("Probe of things.\n\nMore.", "probe-out", [])
+    assert (args.out, args.samples, args.commit) == ("probe-out", 15, "")
+    args = probe_args("Probe.", "o", ["--samples", "7", "--commit", "abc", "--out", "/tmp/x"])
+    assert (args.out, args.samples, args.commit) == ("/tmp/x", 7, "abc")
