@@ -16,6 +16,7 @@ import pytest
 from lazycheck import families, same
 
 import stitchlab as sl
+from stitchlab.ir.dtypes import as_dtype
 
 pytestmark = pytest.mark.usefixtures("numpy_backend")
 
@@ -272,3 +273,26 @@ def test_interp_small_tables_and_errors() -> None:
         sl.interp(sl.asarray(XS), XP, FP, period=0)
     with pytest.raises(ValueError, match="1-D"):
         sl.interp(sl.asarray(XS), XP.reshape(4, 5), FP.reshape(4, 5))
+
+
+POWER_BASES = np.array([-np.inf, -4.0, -0.0, 0.0, 0.25, 3.0, np.inf, np.nan])
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+@pytest.mark.parametrize("exponent", [0.5, 2, 2.0, 1, 1.0, -1.0, -1, 0.0, 3.0, np.float64(0.5), np.float32(0.5), -0.5])
+def test_power_takes_numpys_fast_paths_and_float_power_none(dtype: str, exponent: Any) -> None:
+    """``np.power(x, 0.5)`` of float32/float64 is ``sqrt`` (NaN for -inf, -0.0 for -0.0) and
+    ``np.float_power`` is ``pow`` (inf, 0.0); ``x ** 0.5`` takes ``ndarray.__pow__``'s fast paths
+    (float16 too, not bfloat16): each compared bit for bit, NaN signs aside."""
+    x = POWER_BASES.astype(as_dtype(dtype))
+    lx = sl.asarray(x)
+    with np.errstate(all="ignore"):
+        cases = [(sl.power(lx, exponent), np.power(x, exponent)), (sl.float_power(lx, exponent), np.float_power(x, exponent))]
+        if type(exponent) in (int, float):
+            cases.append((lx ** exponent, x ** exponent))
+    for got, want in cases:
+        g = got.get()
+        assert g.dtype == want.dtype
+        nan = np.isnan(want.astype(np.float64))
+        assert np.array_equal(np.isnan(g.astype(np.float64)), nan)
+        assert np.array_equal(g[~nan].view(np.uint8), want[~nan].view(np.uint8)), (g, want)

@@ -60,6 +60,33 @@ for _name, _op in OPS.items():
         for _alias in _ALIASES.get(_name, ()):
             globals()[_alias] = _elementwise(_name, _alias)
 
+#: what NumPy's float32 and float64 ``power`` loops compute for these scalar exponents instead of
+#: ``pow`` (NaN and -0.0 for ``(-inf) ** 0.5`` and ``(-0.0) ** 0.5``; on the GPU NumPy's bits where
+#: CUDA's ``pow`` may differ in the last place)
+_SCALAR_POWERS = {0.5: "sqrt", 2.0: "square", 1.0: "positive", -1.0: "reciprocal"}
+_generic_power = _elementwise("power")
+
+
+def power(x1: Any, x2: Any) -> LazyArray:
+    """Elementwise ``power`` with NumPy's semantics (lazy), NumPy's fast paths included: of
+    float32 and float64 values, a scalar exponent (a Python or NumPy number) of 0.5, 2, 1 or -1
+    is ``sqrt``, ``square``, the value itself or ``reciprocal``, as NumPy's loops compute it
+    (``sl.power(x, 0.5)`` of -inf is NaN, as NumPy's; :func:`float_power` never takes them).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.power(sl.asarray(np.array([-np.inf, 4.0])), 0.5).get()
+        array([nan,  2.])
+    """
+    out = _generic_power(x1, x2)
+    scalar = isinstance(x2, numbers.Real) and not isinstance(x2, bool | np.bool_)
+    if scalar and out.dtype in (np.float32, np.float64) and float(x2) in _SCALAR_POWERS:
+        base = node_of(x1) if isinstance(node_of(x1), build.Node) else node_of(asarray(x1))
+        return LazyArray(build.elementwise(_SCALAR_POWERS[float(x2)], build.astype(base, out.dtype)))
+    return out
+
+
+pow = power  # noqa: A001 - the array API's name
 ELEMENTWISE = [n for n, o in OPS.items() if o.kind is Kind.ELEMENTWISE and n not in _NOT_GENERATED]
 ELEMENTWISE += [a for names in _ALIASES.values() for a in names]
 
@@ -1110,20 +1137,6 @@ def divmod(x1: Any, x2: Any) -> tuple[LazyArray, LazyArray]:  # noqa: A001
         (array([ 2, -3]), array([1, 2]))
     """
     return floor_divide(x1, x2), remainder(x1, x2)  # noqa: F821
-
-
-def float_power(x1: Any, x2: Any) -> LazyArray:
-    """``x1 ** x2`` computed in float64 whatever the inputs' dtypes (NumPy's ``float_power``).
-
-    Example:
-        >>> import numpy as np, stitchlab as sl
-        >>> sl.float_power(sl.asarray(np.array([2, 3], np.int8)), -1).get()
-        array([0.5       , 0.33333333])
-    """
-    def f64(v: Any) -> Any:  # a Python number stays a constant of the kernel
-        return float(v) if type(v) in (int, float) else asarray(v).astype(np.float64)
-
-    return power(f64(x1), f64(x2))  # noqa: F821
 
 
 def fix(x: Any) -> LazyArray:

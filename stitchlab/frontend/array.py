@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .. import runtime
-from ..ir.dtypes import as_dtype, is_bfloat16, is_float, is_weak
+from ..ir.dtypes import as_dtype, is_bfloat16, is_weak
 from ..ir.node import Node
 from . import build
 
@@ -391,8 +391,9 @@ _FAST_POWERS = {2: "square", 0.5: "sqrt", 1: "positive"}
 def _binary(opname: str) -> Any:
     def forward(self: LazyArray, other: Any) -> LazyArray:
         if opname == "power" and type(other) in (int, float) and other in _FAST_POWERS:
-            # NumPy: floats take every fast power; integers and bools only an integer 2
-            if is_float(self.dtype) or (type(other) is int and other == 2):
+            # NumPy: its own float types take every fast power (bfloat16, ml_dtypes', none);
+            # integers and bools only an integer 2
+            if self.dtype.kind == "f" or (type(other) is int and other == 2):
                 return LazyArray(build.elementwise(_FAST_POWERS[other], self._node))
         return LazyArray(build.elementwise(opname, self._node, node_of(other)))
 

@@ -228,6 +228,9 @@ _op("divide", E, 2, np.true_divide, ufunc=np.true_divide, cuda="({0} / {1})", co
 _op("floor_divide", E, 2, np.floor_divide, ufunc=np.floor_divide, cuda="sl_floordiv({0}, {1})", cost=4)
 _op("remainder", E, 2, np.remainder, ufunc=np.remainder, cuda="sl_mod({0}, {1})", cost=4)
 _op("power", E, 2, np.power, ufunc=np.power, cuda="sl_pow({0}, {1})", cost=8)
+#: ``power`` without NumPy's fast paths for a scalar exponent (``np.power(x, 0.5)`` of float32 and
+#: float64 is ``sqrt(x)``: NaN for -inf; ``np.float_power(x, 0.5)`` is ``pow``: inf)
+_op("float_power", E, 2, np.float_power, ufunc=np.float_power, cuda="sl_pow({0}, {1})", cost=8)
 _op("fmod", E, 2, np.fmod, ufunc=np.fmod, cuda="sl_fmod({0}, {1})", cost=4)
 _op("left_shift", E, 2, np.left_shift, ufunc=np.left_shift, cuda="sl_lshift({0}, {1})")
 _op("right_shift", E, 2, np.right_shift, ufunc=np.right_shift, cuda="sl_rshift({0}, {1})")

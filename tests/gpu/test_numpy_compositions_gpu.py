@@ -300,3 +300,32 @@ def test_nanargmax_and_nanargmin_are_numpys(dtype: str) -> None:
         np.testing.assert_array_equal(got[rows], _numpy(name, x[rows], axis=1))
         assert (got[~rows] == -1).all()
         np.testing.assert_array_equal(getattr(sl, name)(lazy, axis=0).get(), _numpy(name, x, axis=0))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_power_fast_paths_and_float_power_are_numpys_on_the_device(dtype: str) -> None:
+    """``sl.power(x, 0.5)`` of float32/float64 is ``sqrt`` as NumPy's loop (NaN for -inf, -0.0 for
+    -0.0; CUDA's ``pow`` gives inf and 0.0), 2 a product, -1 a division; ``sl.float_power`` is
+    ``pow`` (wide fuzz seed 7216894 on the numpy backend); ``x ** 0.5`` as ``ndarray.__pow__``."""
+    import cupy as cp
+
+    from stitchlab.ir.dtypes import as_dtype
+
+    v = np.concatenate([[-np.inf, -4.0, -0.0, 0.0, np.inf, np.nan],
+                        np.random.default_rng(5).random(4090) * 100]).astype(as_dtype(dtype))
+    x = sl.asarray(cp.asarray(v))
+    with np.errstate(all="ignore"):
+        for e in (0.5, 2.0, -1.0, 1.0, 3.0, np.float64(0.5)):
+            for fast, got, want in ((True, sl.power(x, e), np.power(v, e)), (False, sl.float_power(x, e), np.float_power(v, e))):
+                g = got.get()
+                assert g.dtype == want.dtype, (e, g.dtype, want.dtype)
+                g64, w64 = g.astype(np.float64), want.astype(np.float64)
+                assert np.array_equal(np.isnan(g64), np.isnan(w64)), e
+                fin = ~np.isnan(w64)
+                assert np.array_equal(np.signbit(g64[fin]), np.signbit(w64[fin])), e
+                if fast and e in (0.5, 2.0, -1.0, 1.0) and want.dtype in (np.float32, np.float64):  # (its bits)
+                    assert np.array_equal(g[fin], want[fin]), e
+                else:
+                    np.testing.assert_allclose(g64[fin], w64[fin], rtol=4 * float(np.finfo(np.float16 if g.dtype.itemsize == 2 else g.dtype).eps))
+        g, want = (x ** 0.5).get(), v ** 0.5
+        assert np.array_equal(np.isnan(g.astype(np.float64)), np.isnan(want.astype(np.float64)))
