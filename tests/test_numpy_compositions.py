@@ -60,9 +60,10 @@ def _same(got: Any, want: Any, signs: bool = True) -> None:
 
 
 def _numpy(name: str, a: np.ndarray, *args: Any, **kwargs: Any) -> Any:
-    """NumPy's ``name`` of ``a``; for float16 ``nanmean``/``nanvar``/``nanstd`` without a dtype,
-    NumPy's on the float32 values, rounded to float16 (stitchlab works in float32 there)."""
-    low = name in ("nanmean", "nanvar", "nanstd") and a.dtype == np.float16 and kwargs.get("dtype") is None
+    """NumPy's ``name`` of ``a``; for float16 ``nansum``/``nanmean``/``nanvar``/``nanstd`` without a
+    dtype, NumPy's on the float32 values, rounded to float16 (stitchlab works in float32 there;
+    NumPy's own float16 sum along an outer axis rounds every partial sum to float16)."""
+    low = name in ("nansum", "nanmean", "nanvar", "nanstd") and a.dtype == np.float16 and kwargs.get("dtype") is None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices, float16 overflow: as intended
         got = getattr(np, name)(a.astype(np.float32) if low else a, *args, **kwargs)
@@ -474,3 +475,16 @@ def test_nanargmax_and_nanargmin_are_numpys(name: str, dtype: str) -> None:
 def test_nanargmax_is_one_row_kernel() -> None:
     x = sl.asarray(np.ones((64, 512), np.float32))
     assert len(sl.explain(sl.nanargmax(x, axis=1), device="H200").kernels) == 1
+
+
+def test_float16_sums_accumulate_in_float32_along_any_axis() -> None:
+    """A float16 sum is accumulated in float32 and rounded once, along an outer axis too, as the
+    kernels do (NumPy's own float16 sum there rounds every partial sum to float16: 4096 values
+    near 1 stall where float16's spacing reaches 2; random-program seed 7415358)."""
+    a = (1 + np.random.default_rng(3).random((4096, 3)) / 8).astype(np.float16)
+    exact = a.astype(np.float64).sum(axis=0)
+    for got in (sl.sum(sl.asarray(a), axis=0), sl.asarray(a).T.sum(axis=-1), sl.nansum(sl.asarray(a), axis=0)):
+        g = got.get()
+        assert g.dtype == np.float16
+        np.testing.assert_allclose(g.astype(np.float64), exact, rtol=1e-3)  # (one float16 rounding)
+    assert np.abs(a.sum(axis=0).astype(np.float64) - exact).max() > 100  # (NumPy's own, stalled)

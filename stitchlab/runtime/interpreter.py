@@ -103,9 +103,11 @@ def eval_node(node: Node, args: list[Any], xp: ModuleType) -> Any:
         return out
     if opdef.kind.value == "reduce":
         x = args[0]
-        if op in ("sum", "prod") and is_bfloat16(x.dtype):
-            # accumulated in float32 and rounded once, as the kernels do (and NumPy's float16
-            # sums); ml_dtypes' own reduction rounds every partial sum to bfloat16
+        if (op in ("sum", "prod") and is_bfloat16(x.dtype)) or (op == "sum" and x.dtype == np.float16):
+            # accumulated in float32 and rounded once, as the kernels do; ml_dtypes' own reduction
+            # rounds every partial sum to bfloat16, and NumPy's float16 sum does so along an axis
+            # that is not the innermost (4096 values of exp(x) summed to 2048-ish where float16
+            # spacing stalls it: random-program seed 7415358)
             return opdef.numpy(x.astype(np.float32), axis=node.attr("axes"), keepdims=True).astype(x.dtype)
         return opdef.numpy(x, axis=node.attr("axes"), keepdims=True)
     if op == "where":
