@@ -279,7 +279,8 @@ POWER_BASES = np.array([-np.inf, -4.0, -0.0, 0.0, 0.25, 3.0, np.inf, np.nan])
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
-@pytest.mark.parametrize("exponent", [0.5, 2, 2.0, 1, 1.0, -1.0, -1, 0.0, 3.0, np.float64(0.5), np.float32(0.5), -0.5])
+@pytest.mark.parametrize("exponent", [0.5, 2, 2.0, 1, 1.0, -1.0, -1, 0.0, 3.0, np.float64(0.5), np.float32(0.5), -0.5,
+                                      np.array(0.5), np.array(2, np.int8), True])
 def test_power_takes_numpys_fast_paths_and_float_power_none(dtype: str, exponent: Any) -> None:
     """``np.power(x, 0.5)`` of float32/float64 is ``sqrt`` (NaN for -inf, -0.0 for -0.0) and
     ``np.float_power`` is ``pow`` (inf, 0.0); ``x ** 0.5`` takes ``ndarray.__pow__``'s fast paths

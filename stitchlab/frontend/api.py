@@ -79,7 +79,8 @@ def power(x1: Any, x2: Any) -> LazyArray:
         array([nan,  2.])
     """
     out = _generic_power(x1, x2)
-    scalar = isinstance(x2, numbers.Real) and not isinstance(x2, bool | np.bool_)
+    scalar = (not isinstance(x2, LazyArray) and not hasattr(x2, "__cuda_array_interface__") and np.ndim(x2) == 0
+              and np.asarray(x2).dtype.kind in "iuf")  # (a host number or 0-d array; not a bool)
     if scalar and out.dtype in (np.float32, np.float64) and float(x2) in _SCALAR_POWERS:
         base = node_of(x1) if isinstance(node_of(x1), build.Node) else node_of(asarray(x1))
         return LazyArray(build.elementwise(_SCALAR_POWERS[float(x2)], build.astype(base, out.dtype)))
