@@ -139,3 +139,17 @@ def test_checker_accepts_a_product_that_another_order_overflows() -> None:
     wrong[0, 22] = -np.inf if want[0, 22] < 0 else np.inf
     assert fuzzgraphs.judge(v, want, [small]) is None
     assert "1 of 8160 values off" in fuzzgraphs.judge(v, wrong, [small])
+
+
+def test_checker_accepts_a_zero_product_that_another_order_turns_to_nan() -> None:
+    """Seed 8018482 (mixed family, numpy backend): the ``prod`` of 262,905 float32 factors, one of
+    them 0, is NaN in NumPy's order (an overflow to inf, then times 0) and -0.0 in another: 0 is
+    the product, so it is accepted; without the zero factor it is not."""
+    prog = fuzzgraphs.build(8018482, ["bfloat16", "float16", "int8", "float32"], "mixed")
+    v = next(v for v in prog.values if v.text.startswith("prod"))
+    x = np.ascontiguousarray(prog.values[v.ins[0]].np)  # (NumPy's prod of the transposed view is -0.0)
+    with np.errstate(all="ignore"):
+        assert np.isnan(np.prod(x)) and (x == 0).any() and np.isfinite(x).all()
+        assert fuzzgraphs.judge(v, np.full(v.np.shape, -0.0, v.np.dtype), [x]) is None
+        near_one = np.where(x < 0, -1, 1).astype(x.dtype) * (1 + np.abs(x) / np.float32(1e6))  # no zero, a finite product
+        assert "values off" in fuzzgraphs.judge(v, np.full(v.np.shape, -0.0, v.np.dtype), [near_one])
