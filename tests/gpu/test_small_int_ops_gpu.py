@@ -144,3 +144,19 @@ def test_comparisons_of_signed_and_uint64_values_are_exact(signed: str) -> None:
         cases[f"{op}(s, u)"] = lambda m, a, b, op=op: getattr(m, op)(a, b)
         cases[f"{op}(u, s)"] = lambda m, a, b, op=op: getattr(m, op)(b, a)
     _check_all(cases, (s, u))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64"])
+def test_floor_division_and_remainder_by_powers_of_two_are_numpys(dtype: str) -> None:
+    """A signed ``x // 2**k`` is emitted as ``x >> k`` and ``x % 2**k`` as ``x & (2**k - 1)``
+    (``stitchlab.codegen.elemental``): every power of two the type holds, of the extreme values,
+    of random ones and of a value the kernel computed."""
+    info, rng = np.iinfo(dtype), np.random.default_rng(np.iinfo(dtype).bits)
+    x = rng.integers(info.min, info.max, 1 << 20, endpoint=True).astype(dtype)
+    x[:8] = [info.min, info.min + 1, -2, -1, 0, 1, info.max - 1, info.max]
+    cases: dict[str, Callable[..., Any]] = {}
+    for k in range(info.bits - 1):
+        cases[f"x // 2**{k}"] = lambda m, a, k=k: m.floor_divide(a, 2**k)
+        cases[f"x % 2**{k}"] = lambda m, a, k=k: m.remainder(a, 2**k)
+    cases["(x - 3) // 4, (x - 3) % 64"] = lambda m, a: m.floor_divide(a - 3, 4) + m.remainder(a - 3, 64)
+    _check_all(cases, (x,))
