@@ -363,7 +363,9 @@ def _library_step(rng: np.random.Generator, env: list[Value], i: int) -> Value |
                      f"diff({name}, axis={ax})", reduces="input")  # of another shape than its input
     if choice == "pad":
         width = tuple((int(p), int(q)) for p, q in rng.integers(0, 3, (nd, 2)))
-        return _make(env, lambda m, x: m.pad(x, width), (i,), "exact", f"pad({name}, {width})")
+        # the mode from the widths (no draw of its own: the programs of earlier seeds stay the same)
+        mode = ("constant", "edge", "wrap", "reflect", "symmetric")[sum(map(sum, width)) % 5] if a.size else "constant"
+        return _make(env, lambda m, x: m.pad(x, width, mode), (i,), "exact", f"pad({name}, {width}, {mode!r})")
     if choice == "tril":
         if nd < 2:
             return None

@@ -163,6 +163,42 @@ def test_pad_is_numpys(mode: str, width: Any) -> None:
     same(np.pad(sl.asarray(A), width, mode), np.pad(A, width, mode))
 
 
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "float16", "bfloat16", "float64"])
+def test_pads_rolls_and_padded_stencils_are_fused(dtype: str) -> None:
+    """A pad or a roll is an index map read by the kernel that consumes it, as a slice is: a
+    padded stencil, a roll stencil and a "same" convolution are one kernel each."""
+    from stitchlab.ir.dtypes import as_dtype
+
+    a = (np.random.default_rng(4).standard_normal((6, 9)) * 9).astype(as_dtype(dtype))
+    x = sl.asarray(a)
+    for mode in ("constant", "edge", "wrap", "reflect", "symmetric"):
+        p = sl.pad(x, ((1, 1), (2, 2)), mode)
+        q = np.pad(a, ((1, 1), (2, 2)), mode)
+        if dtype == "bool":
+            stencil, want = p[:-2, 2:-2] ^ p[2:, 4:], q[:-2, 2:-2] ^ q[2:, 4:]
+        else:
+            stencil, want = p[:-2, 2:-2] - p[2:, 4:] + x, q[:-2, 2:-2] - q[2:, 4:] + a
+        assert len(sl.explain(stencil).kernels) == 1
+        same(stencil, want)
+    assert len(sl.explain(sl.roll(x, 1, 0) + sl.roll(x, (-2, 3), (1, 1)) + x).kernels) == 1
+    same(sl.roll(x, 1, 0) + sl.roll(x, (-2, 3), (1, 1)) + x, np.roll(a, 1, 0) + np.roll(a, (-2, 3), (1, 1)) + a)
+    if dtype == "float64":
+        conv = sl.convolve(x.ravel(), sl.asarray(np.array([0.25, 0.5, 0.25])), "same")
+        assert len(sl.explain(conv).kernels) == 1
+
+
+@pytest.mark.parametrize("mode", ["constant", "edge", "wrap", "reflect", "symmetric"])
+def test_pads_of_jitted_functions_follow_the_batch(mode: str) -> None:
+    """A pad along the outer (batch) axis depends on its extent: each batch size gets its own
+    kernel and NumPy's values; a pad along an inner axis shares one kernel between batches."""
+    f = sl.jit(lambda x: sl.pad(x, ((2, 3), (0, 0)), mode) * 2)
+    g = sl.jit(lambda x: sl.pad(x, ((0, 0), (2, 5)), mode) + 1)
+    for rows in (4, 7, 4):
+        a = np.arange(rows * 5, dtype=np.float32).reshape(rows, 5)
+        np.testing.assert_array_equal(f(sl.asarray(a)).get(), np.pad(a, ((2, 3), (0, 0)), mode) * 2)
+        np.testing.assert_array_equal(g(sl.asarray(a)).get(), np.pad(a, ((0, 0), (2, 5)), mode) + 1)
+
+
 def test_pad_constant_values_and_errors_are_numpys() -> None:
     same(sl.pad(sl.asarray(A), 1, constant_values=((1, 2), (3, 4))), np.pad(A, 1, constant_values=((1, 2), (3, 4))))
     same(sl.pad(sl.asarray(I16), (1, 2), constant_values=2.7), np.pad(I16, (1, 2), constant_values=2.7))
@@ -174,6 +210,8 @@ def test_pad_constant_values_and_errors_are_numpys() -> None:
         sl.pad(sl.asarray(A), 1, mode="median")
     with pytest.raises(ValueError, match="reflect_type='odd'"):
         sl.pad(sl.asarray(A), 1, mode="reflect", reflect_type="odd")
+    same(sl.pad(sl.asarray(A[:, :0]), ((1, 0), (2, 1)), constant_values=5), np.pad(A[:, :0], ((1, 0), (2, 1)), constant_values=5))
+    same(sl.pad(sl.asarray(A[:0]), 2, constant_values=((7, 8), (9, 6))), np.pad(A[:0], 2, constant_values=((7, 8), (9, 6))))
     with pytest.raises(ValueError, match="can't extend empty axis 1"):
         sl.pad(sl.asarray(A[:, :0]), 1, mode="edge")
     with pytest.raises(ValueError, match="unsupported keyword arguments"):

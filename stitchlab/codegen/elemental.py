@@ -366,6 +366,25 @@ class Writer:
         if self.vec_at is not None and self.vec_at > at:
             self.vec_at += 1
 
+    def _pad_position(self, node: Node, e: str) -> str:
+        """The input position a ``pad`` node reads for output position ``e`` along its axis:
+        NumPy's ``pad`` of each mode, as arithmetic (``tests/test_manipulation.py`` checks every
+        mode against ``np.pad`` for extents 1 to 8 and widths to 3 periods). A period ``p`` starts
+        at the first input element: ``t = (e + (-before mod p)) mod p`` stays nonnegative."""
+        before, n, mode = node.attr("before"), node.attr("extent"), node.attr("mode")
+        t = self.idx_t
+        if mode == "edge":
+            s = self.tmp(f"({t})({e}) - ({t}){before}")
+            return self.tmp(f"({s} < ({t})0 ? ({t})0 : {s} > ({t}){n - 1} ? ({t}){n - 1} : {s})")
+        period = {"wrap": n, "symmetric": 2 * n, "reflect": 2 * (n - 1)}[mode]
+        if node.shape[node.attr("axis")] + period >= 2**31:
+            t = "long long"
+        k = self.tmp(f"(({t})({e}) + ({t}){-before % period}) % ({t}){period}", t)
+        if mode == "wrap":
+            return k
+        mirror = f"({t}){period - 1} - {k}" if mode == "symmetric" else f"({t}){period} - {k}"
+        return self.tmp(f"({k} < ({t}){n} ? {k} : {mirror})", t)
+
     def _count_divide(self, node: Node, idx: Index) -> str | None:
         """A mean's or variance's ``reduction / (count - ddof)`` (a count constant, see
         ``stitchlab.frontend.build.count``) where the schedule's reduced extent is the runtime
@@ -533,6 +552,11 @@ class Writer:
                 else:
                     sub.append(f"({start} + ({e}) * ({self.idx_t})({step}))")
             return self._value(src, Index(src.shape, dims=tuple(sub)))
+        if op == "pad":
+            src = node.inputs[0]
+            dims = list(self.dims(idx))
+            dims[node.attr("axis")] = self._pad_position(node, dims[node.attr("axis")])
+            return self._value(src, Index(src.shape, dims=tuple(dims)))
         reg = ct.register_type(node.dtype)
         if idx.tag == "full":
             self.full_evals.setdefault(id(node), set()).add(self.loop_no)

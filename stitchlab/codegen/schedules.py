@@ -363,7 +363,7 @@ def _max_depth(info: GroupInfo, n: Node) -> int:
         if id(m) in info.depth:
             best = max(best, info.depth[id(m)])
             continue
-        if id(m) in members or m.op in ("broadcast", "reshape", "transpose", "slice", "astype"):
+        if id(m) in members or m.op in ("broadcast", "reshape", "transpose", "slice", "pad", "astype"):
             stack.extend(m.inputs)
     return best
 

@@ -631,6 +631,23 @@ def slice_(x: Node, starts: Sequence[int], steps: Sequence[int], shape: Shape) -
     )
 
 
+#: NumPy ``pad`` modes whose values are input values at positions computed per axis (``pad`` nodes)
+PAD_INDEX_MODES = ("edge", "wrap", "reflect", "symmetric")
+
+
+def pad(x: Node, axis: int, before: int, after: int, mode: str) -> Node:
+    """``x`` extended by ``before`` and ``after`` elements along ``axis`` as NumPy's ``pad`` in
+    ``mode`` (one of :data:`PAD_INDEX_MODES`; the axis is not empty): an index map, fused like a slice."""
+    n = x.shape[axis]
+    if mode not in PAD_INDEX_MODES or n == 0 or before < 0 or after < 0:
+        raise ValueError(f"pad node: mode {mode!r}, widths ({before}, {after}) of an axis of {n}")
+    if not before and not after:
+        return x
+    shape = x.shape[:axis] + (n + before + after,) + x.shape[axis + 1:]
+    attrs = make_attrs(axis=axis, before=before, extent=n, mode=mode if n > 1 else "edge")
+    return Node("pad", (x,), shape, x.dtype, attrs, device=x.device)
+
+
 def getitem(x: Node, key: Any) -> Node:
     """Basic indexing: integers, slices, None and Ellipsis, as a lazy index map."""
     items = key if isinstance(key, tuple) else (key,)

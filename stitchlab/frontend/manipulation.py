@@ -2,8 +2,8 @@
 ops so that they fuse with the work around them: reversed slices (``flip``), index compares and
 selects (``tril``, ``triu``, ``eye``, ``diag``), strided views of a flattened axis (``diagonal``,
 ``trace``), broadcasts and reshapes (``outer``, ``tile``, ``repeat``, ``meshgrid``), slices
-(``split``, ``diff``). ``roll`` and ``pad`` join pieces (:func:`~stitchlab.concatenate`) or gather
-(:func:`~stitchlab.take`), plan steps of their own.
+(``split``, ``diff``), and positions computed per axis (``pad``, ``roll``). ``repeat`` with
+counts, ``insert`` and ``delete`` gather (:func:`~stitchlab.take`), plan steps of their own.
 """
 
 from __future__ import annotations
@@ -762,8 +762,8 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
 
 def roll(a: Any, shift: Any, axis: Any = None) -> LazyArray:
     """Elements shifted by ``shift`` along ``axis`` (of the flattened array for ``None``), those
-    that fall off one end coming back at the other (NumPy's ``roll``): the two pieces joined
-    (:func:`~stitchlab.concatenate`) per axis.
+    that fall off one end coming back at the other (NumPy's ``roll``): lazy and fused, the first
+    ``n`` elements of a ``"wrap"`` :func:`pad` by the shift.
 
     Example:
         >>> import numpy as np, stitchlab as sl
@@ -785,12 +785,8 @@ def roll(a: Any, shift: Any, axis: Any = None) -> LazyArray:
         n = x.shape[d]
         s = sh % n if n else 0
         if s:
-            pre = (slice(None),) * d
-            x = concatenate([x[pre + (slice(n - s, None),)], x[pre + (slice(0, n - s),)]], d)
+            x = LazyArray(build.pad(x._node, d, s, 0, "wrap"))[(slice(None),) * d + (slice(0, n),)]
     return x
-
-
-_PAD_INDEX_MODES = ("edge", "wrap", "reflect", "symmetric")
 
 
 def _pairs(value: Any, ndim: int, name: str, integral: bool) -> np.ndarray:
@@ -812,9 +808,10 @@ def _pairs(value: Any, ndim: int, name: str, integral: bool) -> np.ndarray:
 def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> LazyArray:
     """``array`` padded along each axis (NumPy's ``pad``) with ``mode`` ``"constant"``
     (``constant_values``, default 0), ``"edge"``, ``"wrap"``, ``"reflect"`` or ``"symmetric"``
-    (``reflect_type="even"``). Constant pads are joined on (:func:`~stitchlab.concatenate`); the
-    other modes gather the positions NumPy's own ``pad`` gives for each axis
-    (:func:`~stitchlab.take`).
+    (``reflect_type="even"``). Lazy and fused, as a slice is: each output element reads the input
+    at the position NumPy's ``pad`` gives it, computed in the kernel; a constant pad selects its
+    value where that position lies outside the input. A padded stencil (``x_pad[:-2] + x_pad[2:]``)
+    is one kernel.
 
     Example:
         >>> import numpy as np, stitchlab as sl
@@ -826,7 +823,7 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> La
     if mode == "constant":
         unknown = set(kwargs) - {"constant_values"}
         values = _pairs(kwargs.get("constant_values", 0), x.ndim, "constant_values", integral=False)
-    elif mode in _PAD_INDEX_MODES:
+    elif mode in build.PAD_INDEX_MODES:
         unknown = set(kwargs) - {"reflect_type"}
         if kwargs.get("reflect_type", "even") != "even":
             raise ValueError("pad: reflect_type='odd' is not supported; pad x.get() with NumPy instead")
@@ -842,17 +839,22 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> La
         if not before and not after:
             continue
         n = x.shape[d]
-        if mode == "constant":
-            pieces = [x]
-            if before:
-                pieces.insert(0, full(x.shape[:d] + (before,) + x.shape[d + 1:], values[d][0], x.dtype))
-            if after:
-                pieces.append(full(x.shape[:d] + (after,) + x.shape[d + 1:], values[d][1], x.dtype))
-            x = concatenate(pieces, d)
-        else:
+        if mode != "constant":
             if n == 0:
                 raise ValueError(f"can't extend empty axis {d} using modes other than 'constant' or 'empty'")
-            x = take(x, np.pad(np.arange(n), (before, after), mode=mode), d)
+            x = LazyArray(build.pad(x._node, d, before, after, mode))
+        elif n == 0 or x.size == 0:  # (nothing to read: the values alone)
+            pieces = [full(x.shape[:d] + (w,) + x.shape[d + 1:], v, x.dtype) for w, v in zip((before, after), values[d], strict=True) if w]
+            x = concatenate(pieces[:1] + [x] + pieces[1:], d)
+        else:  # the edge's value inside, the constant outside (a corner takes the last axis's, as NumPy's)
+            edge = LazyArray(build.pad(x._node, d, before, after, "edge"))
+            at = arange(n + before + after, dtype=np.int32 if n + before + after < 2**31 else np.int64)
+            at = at.reshape((-1,) + (1,) * (x.ndim - d - 1))
+            x = edge
+            if after:
+                x = where(at >= before + n, full((), values[d][1], x.dtype), x)
+            if before:
+                x = where(at < before, full((), values[d][0], x.dtype), x)
     return x
 
 
@@ -1194,8 +1196,8 @@ def convolve(a: Any, v: Any, mode: str = "full") -> LazyArray:
     """The discrete linear convolution of two 1-d arrays (NumPy's ``convolve``, its modes
     ``"full"``, ``"same"``, ``"valid"`` and its dtypes). Where the shorter one has at most
     ``LAZY_FILTER`` (32) elements the result is lazy: that many shifted views of the longer one,
-    weighted and summed. In ``"valid"`` mode they fuse into one kernel with the work around them;
-    ``"same"`` and ``"full"`` first pad the longer one with zeros (one copy). The sum runs in
+    weighted and summed, fused into one kernel with the work around them (``"same"`` and
+    ``"full"`` read a zero-padded view, :func:`pad`). The sum runs in
     another order than NumPy's, so float results can differ in the last bits. Longer filters
     evaluate both arrays and run the array library's ``convolve``.
 

@@ -295,6 +295,11 @@ _op("reshape", Kind.LAYOUT, 1, None)
 _op("transpose", Kind.LAYOUT, 1, None)
 #: attrs starts, steps: output index i on axis k reads input index starts[k] + i * steps[k].
 _op("slice", Kind.LAYOUT, 1, None)
+#: attrs axis, before, extent, mode: output index i on ``axis`` reads the input at NumPy's ``pad``
+#: position for ``mode`` ("edge", "wrap", "reflect", "symmetric") of ``i - before`` in an axis of
+#: ``extent`` elements (``extent`` is the input's, kept as an attribute: a kernel's text does not
+#: depend on the outermost extent of its shapes, and this position does).
+_op("pad", Kind.LAYOUT, 1, None)
 
 # --- library steps: products, joins, gathers, scans, sorts (run by CuPy/NumPy, one step each) ---
 #: NumPy's matmul of its two inputs (already cast to the result dtype): cuBLAS through CuPy.

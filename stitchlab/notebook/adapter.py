@@ -258,7 +258,7 @@ def _constant_nodes(ordered: Sequence[Any]) -> set[int]:
         if n.op == "const":
             folded.add(id(n))
         elif (
-            n.op in ("reshape", "broadcast", "astype", "transpose", "slice")
+            n.op in ("reshape", "broadcast", "astype", "transpose", "slice", "pad")
             and len(n.inputs) == 1
             and id(n.inputs[0]) in folded
         ):
@@ -363,7 +363,7 @@ def _scheme_name(value: Any) -> str:
 
 #: Index maps and casts: the planner puts no kernel boundary at them (a kernel evaluates them
 #: through index arithmetic wherever a consumer needs them).
-FREE_OPS = frozenset({"broadcast", "reshape", "transpose", "slice", "astype"})
+FREE_OPS = frozenset({"broadcast", "reshape", "transpose", "slice", "pad", "astype"})
 
 
 def _assign_free_nodes(ordered: Sequence[Any], kernel_of: dict[int, int]) -> None:

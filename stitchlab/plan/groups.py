@@ -34,7 +34,7 @@ from ..ir.graph import Graph
 from ..ir.node import Node
 from ..ir.ops import ARG_REDUCTIONS, OPS, Kind
 
-FREE_OPS = frozenset({"broadcast", "reshape", "transpose", "slice", "astype"})
+FREE_OPS = frozenset({"broadcast", "reshape", "transpose", "slice", "pad", "astype"})
 LEAF_OPS = frozenset({"input", "const", "iota"})
 #: groups larger than this are not formed (kernels stay compilable in reasonable time)
 MAX_GROUP_NODES = 400
@@ -482,7 +482,7 @@ def analyze(view: GraphView, member_ids: frozenset[int] | set[int]) -> GroupInfo
                 stack.append((src, FULL))
             else:
                 stack.append((src, OTHER))
-        elif n.op in ("transpose", "slice"):
+        elif n.op in ("transpose", "slice", "pad"):
             stack.append((n.inputs[0], OTHER))
         else:  # elementwise or cast: same index for every input
             for i in n.inputs:

@@ -91,6 +91,10 @@ def eval_node(node: Node, args: list[Any], xp: ModuleType) -> Any:
         return xp.transpose(args[0], node.attr("perm"))
     if op == "slice":
         return args[0][_slices(node)]
+    if op == "pad":
+        widths = [(0, 0)] * len(node.shape)
+        widths[node.attr("axis")] = (node.attr("before"), node.shape[node.attr("axis")] - node.attr("before") - node.attr("extent"))
+        return xp.pad(args[0], widths, mode=node.attr("mode"))
     opdef = OPS[op]
     if op in ("argmax", "argmin"):
         (axis,) = node.attr("axes")

@@ -368,6 +368,40 @@ def test_linalg_solvers_run_on_the_device_and_are_numpys(dtype: str) -> None:
         L.cholesky(_dev(-np.eye(3, dtype=dtype)))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int8", "bool", "int64"])
+def test_fused_pads_rolls_and_stencils_are_numpys(dtype: str) -> None:
+    """``sl.pad`` (every mode, widths past the extent, both axes) and ``sl.roll`` are index maps
+    fused into the kernels that read them (``stitchlab.codegen.elemental``): bit for bit NumPy's,
+    in the vector loops too (rows of 1,000 and 33), and a padded 5-point stencil is one kernel."""
+    for shape in ((300, 1000), (7, 33)):
+        a = (RNG.standard_normal(shape) * 20).astype(as_dtype(dtype))
+        x = _dev(a)
+        for mode in ("constant", "edge", "wrap", "reflect", "symmetric"):
+            for widths in (((2, 3), (1, 0)), ((0, 0), (40, 41)), 9):
+                kw = {"constant_values": ((1, 2), (3, 4))} if mode == "constant" else {}
+                got = sl.pad(x, widths, mode, **kw)
+                assert [k.schedule.family for k in sl.explain(got).kernels] == ["pointwise"]
+                np.testing.assert_array_equal(_host(got), np.pad(a, widths, mode, **kw), err_msg=f"{mode} {widths}")
+        for shift, axis in ((3, 1), (-5, 0), ((5, -9), (0, 1)), (1001, None)):
+            np.testing.assert_array_equal(_host(sl.roll(x, shift, axis)), np.roll(a, shift, axis))
+    for mode in ("reflect", "wrap", "constant"):  # (a pad along the batch axis: a kernel per extent)
+        f = sl.jit(lambda x, mode=mode: sl.pad(x, ((2, 3), (1, 1)), mode) * 2)
+        for rows in (300, 7, 300):
+            a = (RNG.standard_normal((rows, 50)) * 20).astype(as_dtype(dtype))
+            np.testing.assert_array_equal(_host(f(_dev(a))), np.pad(a, ((2, 3), (1, 1)), mode) * 2)
+    if dtype in ("float32", "int64"):
+        a = (RNG.standard_normal((512, 640)) * 20).astype(dtype)
+        x = _dev(a)
+        p = sl.pad(x, 1, "reflect")
+        lap = p[:-2, 1:-1] + p[2:, 1:-1] + p[1:-1, :-2] + p[1:-1, 2:] - 4 * x
+        assert len(sl.explain(lap).kernels) == 1
+        q = np.pad(a, 1, "reflect")
+        np.testing.assert_array_equal(_host(lap), q[:-2, 1:-1] + q[2:, 1:-1] + q[1:-1, :-2] + q[1:-1, 2:] - 4 * a)
+        ring = sl.roll(x, 1, 0) + sl.roll(x, -1, 1) - 2 * x
+        assert len(sl.explain(ring).kernels) == 1
+        np.testing.assert_array_equal(_host(ring), np.roll(a, 1, 0) + np.roll(a, -1, 1) - 2 * a)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
 def test_convolve_and_correlate_are_numpys(dtype: str) -> None:
     """Short filters as fused shifted views, a long one through ``cupy.convolve``."""

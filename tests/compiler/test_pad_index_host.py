@@ -1,0 +1,93 @@
+"""``pad`` nodes (``sl.pad``'s modes, ``sl.roll``) read the input at positions computed in the
+kernel (``stitchlab.codegen.elemental``, ``_pad_position``). The positions the generated kernels
+compute, built as host C++ (each kernel's element loop, its loads bounds-checked), against NumPy's
+``pad`` of the positions themselves: every mode, extents 1 to 7, widths to three periods, and a
+2-d array padded along both axes. On the GPU: ``tests/gpu/test_library_steps_gpu.py``."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+import numpy as np
+import pytest
+
+import stitchlab as sl
+
+from .hostcxx import build, needs_cxx
+
+pytestmark = needs_cxx
+
+HEADER = r"""
+#include <cstdio>
+#include <cstdlib>
+static const int* g_in; static long long g_size;
+static int sl_load(const int* p) {
+  if (p < g_in || p - g_in >= g_size) { std::printf("out of bounds: %lld\n", (long long)(p - g_in)); std::exit(3); }
+  return *p;
+}
+static void sl_store(int* p, int v) { *p = v; }
+"""
+
+
+def _element_loop(source: str) -> str:
+    """The statements of a pointwise kernel's element-by-element loop (after its bounds check)."""
+    body = source.split("// ---- end of preamble")[1]
+    tail = body[body.rindex("if (i >= n) break;") + len("if (i >= n) break;"):]
+    lines = []
+    for line in tail.splitlines():
+        if line.strip() == "}":
+            break
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _cases(mode: str) -> list[tuple[tuple[int, ...], tuple[tuple[int, int], ...]]]:
+    out = []
+    for n in range(1, 8):
+        period = {"edge": 1, "wrap": n, "symmetric": 2 * n, "reflect": max(2 * (n - 1), 1)}[mode]
+        for before, after in [(1, 0), (0, 2), (n, n), (3 * period, 1), (2, 3 * period + 1), (period - 1 or 1, period + 1)]:
+            out.append(((n,), ((before, after),)))
+    out.append(((3, 5), ((2, 4), (7, 1))))
+    out.append(((4, 1), ((0, 3), (2, 2))))
+    return out
+
+
+@pytest.mark.parametrize("mode", ["edge", "wrap", "reflect", "symmetric"])
+def test_the_emitted_positions_are_numpys_pad(mode: str, tmp_path) -> None:  # noqa: ANN001
+    cases = _cases(mode)
+    functions, calls, wants = [], [], []
+    for c, (shape, widths) in enumerate(cases):
+        positions = np.arange(int(np.prod(shape)), dtype=np.int32).reshape(shape)
+        y = sl.pad(sl.asarray(positions), widths, mode=mode)
+        (k,) = sl.explain(y).kernels
+        assert "sl_load(in0 +" in k.source and "in1" not in k.source, "one input, read at computed positions"
+        loop = _element_loop(k.source)
+        functions.append(f"static void case{c}(const int* in0, int* out0, const int n) {{\n"
+                         f"  for (int i = 0; i < n; ++i) {{{loop}\n  }}\n}}\n")
+        want = np.pad(positions, widths, mode=mode).ravel()
+        calls.append(f"  {{ static int in[{positions.size}], out[{want.size}];\n"
+                     f"    for (int j = 0; j < {positions.size}; ++j) in[j] = j;\n"
+                     f"    g_in = in; g_size = {positions.size}; case{c}(in, out, {want.size});\n"
+                     f"    for (int j = 0; j < {want.size}; ++j) std::printf(\"%d \", out[j]);\n"
+                     f"    std::printf(\"\\n\"); }}\n")
+        wants.append(want)
+    source = HEADER + "".join(functions) + "int main() {\n" + "".join(calls) + "}\n"
+    exe = build(tmp_path, f"pad_{mode}", source)
+    out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.splitlines()
+    assert len(out) == len(cases), out[-3:]
+    for (shape, widths), line, want in zip(cases, out, wants, strict=True):
+        got = np.array(line.split(), dtype=np.int64)
+        assert np.array_equal(got, want), (mode, shape, widths, got, want)
+
+
+def test_a_pad_along_the_outer_axis_is_keyed_by_the_input_extent() -> None:
+    """Kernels are shared between batch sizes (the outermost extent is an argument), but a pad's
+    positions depend on its input's extent along the padded axis: two extents, two kernels."""
+    names = set()
+    for rows in (5, 9):
+        y = sl.pad(sl.asarray(np.zeros((rows, 8), np.float32)), ((2, 2), (0, 0)), mode="reflect")
+        (k,) = sl.explain(y * 2).kernels
+        names.add(k.name)
+        assert re.search(rf"% \(int\){2 * (rows - 1)};", k.source)
+    assert len(names) == 2
