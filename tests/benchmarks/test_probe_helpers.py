@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.append(str(ROOT))
@@ -54,3 +56,18 @@ def test_probe_args_defaults_and_help() -> None:
     assert (args.out, args.samples, args.commit) == ("probe-out", 15, "")
     args = probe_args("Probe.", "o", ["--samples", "7", "--commit", "abc", "--out", "/tmp/x"])
     assert (args.out, args.samples, args.commit) == ("/tmp/x", 7, "abc")
+
+
+@pytest.mark.usefixtures("numpy_backend")
+def test_the_stencil_programs_are_one_kernel_each_and_numpys() -> None:
+    """``benchmarks/stencil.py``'s programs, written once for stitchlab, CuPy and NumPy."""
+    import numpy as np
+
+    import stitchlab as sl
+    from benchmarks.stencil import PROGRAMS, program
+
+    x = np.random.default_rng(1).standard_normal((40, 24), dtype=np.float32)
+    for name in PROGRAMS:
+        got = program(name, sl, sl.asarray(x))
+        assert len(sl.explain(got).kernels) == 1, name
+        np.testing.assert_allclose(got.get(), program(name, np, x), rtol=1e-5, atol=1e-5)
