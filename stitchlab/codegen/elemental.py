@@ -368,14 +368,24 @@ class Writer:
 
     def _pad_position(self, node: Node, e: str) -> str:
         """The input position a ``pad`` node reads for output position ``e`` along its axis:
-        NumPy's ``pad`` of each mode, as arithmetic (``tests/test_manipulation.py`` checks every
-        mode against ``np.pad`` for extents 1 to 8 and widths to 3 periods). A period ``p`` starts
-        at the first input element: ``t = (e + (-before mod p)) mod p`` stays nonnegative."""
+        NumPy's ``pad`` of each mode, as arithmetic (``tests/compiler/test_pad_index_host.py``
+        checks every mode against ``np.pad`` for extents 1 to 7 and widths to 3 periods). With
+        ``s = e - before``: widths within one period reflect or wrap ``s`` once (compares and
+        selects); wider ones take ``s`` modulo the period, which starts at the first input
+        element: ``t = (e + (-before mod p)) mod p`` stays nonnegative."""
         before, n, mode = node.attr("before"), node.attr("extent"), node.attr("mode")
+        after = node.shape[node.attr("axis")] - before - n
         t = self.idx_t
+        s = self.tmp(f"({t})({e}) - ({t}){before}")
+        last = f"({t}){n - 1}"
         if mode == "edge":
-            s = self.tmp(f"({t})({e}) - ({t}){before}")
-            return self.tmp(f"({s} < ({t})0 ? ({t})0 : {s} > ({t}){n - 1} ? ({t}){n - 1} : {s})")
+            return self.tmp(f"({s} < ({t})0 ? ({t})0 : {s} > {last} ? {last} : {s})")
+        # (below 0, above n - 1) for one reflection or wrap, and how far the widths may reach
+        once = {"wrap": (f"{s} + ({t}){n}", f"{s} - ({t}){n}", n),
+                "symmetric": (f"({t})-1 - {s}", f"({t}){2 * n - 1} - {s}", n),
+                "reflect": (f"-{s}", f"({t}){2 * n - 2} - {s}", n - 1)}[mode]
+        if before <= once[2] and after <= once[2]:
+            return self.tmp(f"({s} < ({t})0 ? {once[0]} : {s} > {last} ? {once[1]} : {s})")
         period = {"wrap": n, "symmetric": 2 * n, "reflect": 2 * (n - 1)}[mode]
         if node.shape[node.attr("axis")] + period >= 2**31:
             t = "long long"
