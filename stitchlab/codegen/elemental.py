@@ -103,9 +103,6 @@ class Writer:
         #: the current element's position along the reduced axis (row schedules' passes; argmax)
         self.reduced_pos: str | None = None
         self.full_loads: set[int] = set()
-        #: loads of a buffer about the domain's size at another index than the domain's (a slice
-        #: with an offset, a pad, a transpose): each its own scalar load per element
-        self.gathers = 0
         #: leaf id -> callable(value_expr_of_global_load) -> expr, to route loads through a cache
         self.cache_read: dict[int, str] = {}
         self.cache_fill: dict[int, str] = {}
@@ -249,8 +246,6 @@ class Writer:
             if bits:
                 return self.assign_bits(f"{vname}.v[u]", bits)
             return self.assign(reg, f"sl_load(&{vname}.v[u])")
-        if idx.tag != "full" and 2 * math.prod(node.shape) >= math.prod(self.info.shape):
-            self.gathers += 1
         if bits:
             return self.assign_bits(f"{name}[{self.linear(idx)}]", bits)
         var = self.assign(reg, f"sl_load({name} + {self.linear(idx)})")

@@ -57,12 +57,7 @@ CODEGEN_VERSION = "14"  # 11: --fmad=false; 12: sl_rcp_ge1; 13: bf16x2 cvt; 14: 
 #: flushing exp for bfloat16 sums of ``exp(a - max(a))`` (``GroupInfo.shifted_exps``).
 OPTIONS: dict[str, bool] = {"cache_values": True, "reciprocal": True, "single_sync": True, "reverse_passes": True,
                             "one_pass_variance": True, "one_hot_pick": True, "cache_hints": True,
-                            "shifted_exp_ftz": True, "interleave_gathers": True}
-
-#: A pointwise kernel whose element reads at least this many buffers of about its domain's size
-#: at other indices than its own (a stencil's shifted slices of a pad, a convolution's taps)
-#: interleaves its threads' elements (``_pointwise_body``).
-INTERLEAVE_GATHERS = 4
+                            "shifted_exp_ftz": True}
 
 
 @contextlib.contextmanager
@@ -196,30 +191,6 @@ def _finish(family: str, info: GroupInfo, sched: Schedule, params: list[Param], 
 
 
 # --- pointwise ------------------------------------------------------------------------------------
-def _interleaved_loop(w: Writer, body: Callable[[Writer, bool], None], sched: Schedule, n: str, bid: str, nblk: str,
-                      prefix: str, vec: int) -> list[str]:
-    """A pointwise loop whose thread takes elements ``block`` apart: a block's ``vec`` steps each
-    cover ``block`` consecutive elements, so a warp's scalar reads at shifted indices touch 4
-    128-byte lines per element, where ``vec`` consecutive elements per thread touch 16 (measured
-    on the H200: a zero-padded 3 x 3 mean of 8192 x 4096 float32 was bound by L1 throughput at
-    98 %, `docs/performance.md`, "Fused pads"). Loads and stores are scalar and coalesced."""
-    idx_t, block = sched.index, sched.block
-    tile = block * vec
-    tiles = f"{prefix}tiles"
-    w.line(f"// elements interleaved: thread t of a block takes t, t + {block}, ... of each tile of {tile}")
-    w.line(f"const {idx_t} {tiles} = {n} / {tile} + ({n} % {tile} != 0);")
-    w.open(f"for ({idx_t} t = ({idx_t}){bid}; t < {tiles}; t = t < {tiles} - ({idx_t}){nblk} ? t + ({idx_t}){nblk} : {tiles})")
-    w.line(f"const {idx_t} base = t * {tile} + threadIdx.x;")
-    w.line("#pragma unroll")
-    w.open(f"for (int u = 0; u < {vec}; ++u)")
-    w.line(f"const {idx_t} i = base + u * {block};")
-    w.line(f"if (i >= {n}) break;")
-    body(w, False)
-    w.close()
-    w.close()
-    return w.lines
-
-
 def emit_pointwise(info: GroupInfo, sched: Schedule) -> KernelSource:
     params, lines, used = _pointwise_body(info, sched)
     return _finish("pointwise", info, used, params, lines, used.block)
@@ -262,10 +233,6 @@ def _pointwise_body(info: GroupInfo, sched: Schedule, prefix: str = "", part: in
     vec_in = [p for p in params if p.role == "in" and id(p.node) in probe.full_loads]
     if vec > 1 and not (vec_in or out_params):
         vec = 1
-    if (vec > 1 and OPTIONS["interleave_gathers"] and probe.gathers >= INTERLEAVE_GATHERS
-            and all(p.node.dtype.itemsize >= 4 for p in params if p.node is not None)):
-        return params, _interleaved_loop(writer(), body, sched, n, bid, nblk, prefix, vec), Schedule(
-            sched.family, block=block, vec=vec, index=idx_t)
 
     w = writer()
     if vec > 1:
