@@ -1,6 +1,7 @@
-"""``sl.concatenate`` and ``sl.stack`` (and ``np.concatenate``/``np.stack`` on stitchlab arrays): a
-lazy node of its own (``Kind.CONTRACT``) run by the array library as one plan step; NumPy's
-shapes, dtypes and errors; the work around it fuses; ``sl.jit`` traces and replays it."""
+"""``sl.concatenate`` and ``sl.stack`` (and ``np.concatenate``/``np.stack`` on stitchlab arrays):
+of up to four nonempty arrays an index map fused with the work around it, of more a lazy node of
+its own (``Kind.CONTRACT``) run by the array library as one plan step; NumPy's shapes, dtypes and
+errors; ``sl.jit`` traces and replays it."""
 
 from __future__ import annotations
 
@@ -60,15 +61,31 @@ def test_an_axis_out_of_range_is_numpys_axis_error() -> None:
         sl.concatenate([A, A], axis=2)
 
 
-def test_a_plan_step_of_its_own_with_the_work_around_it_fused() -> None:
+def test_a_join_of_up_to_four_arrays_fuses_with_the_work_around_it() -> None:
     x = sl.asarray(RNG.standard_normal((64, 256)).astype(np.float32))
     y = sl.tanh(sl.concatenate([x * 2, x + 1], axis=-1)).sum(axis=-1)
+    assert len(sl.explain(y).kernels) == 1
+    a = x.get().astype(np.float64)
+    np.testing.assert_allclose(y.get(), np.tanh(np.concatenate([a * 2, a + 1], axis=-1)).sum(-1), rtol=1e-5)
+    # rotate_half of rotary embeddings: one kernel with the products around it
+    cos, sin = sl.cos(x), sl.sin(x)
+    rope = x * cos + sl.concatenate([-x[:, 128:], x[:, :128]], axis=-1) * sin
+    assert len(sl.explain(rope).kernels) == 1
+    np.testing.assert_allclose(rope.get(), a * np.cos(a) + np.concatenate([-a[:, 128:], a[:, :128]], -1) * np.sin(a), rtol=1e-5, atol=1e-6)
+    parts = [x[:, :3], x[:, :0], x * 3, x[:7].T.reshape(64, -1), x]
+    same(sl.concatenate(parts, axis=1), np.concatenate([p.get() for p in parts], axis=1))
+    assert len(sl.explain(sl.concatenate(parts, axis=1) + 1).kernels) == 1
+
+
+def test_a_join_of_more_than_four_arrays_is_a_plan_step_of_its_own() -> None:
+    x = sl.asarray(RNG.standard_normal((64, 256)).astype(np.float32))
+    y = sl.tanh(sl.concatenate([x * k for k in range(5)], axis=0)).sum(axis=-1)
     families = [k.schedule.family for k in sl.explain(y).kernels]
     assert families.count("interpreted") == 1 and len(families) == 3, families
     step = next(k for k in sl.explain(y).kernels if k.schedule.family == "interpreted")
     assert [n.op for n in step.nodes] == ["concatenate"]
     a = x.get().astype(np.float64)
-    np.testing.assert_allclose(y.get(), np.tanh(np.concatenate([a * 2, a + 1], axis=-1)).sum(-1), rtol=1e-5)
+    np.testing.assert_allclose(y.get(), np.tanh(np.concatenate([a * k for k in range(5)], axis=0)).sum(-1), rtol=1e-5)
 
 
 def test_jit_traces_once_and_replays() -> None:

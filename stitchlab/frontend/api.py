@@ -178,8 +178,9 @@ def matmul(a: Any, b: Any) -> LazyArray:
 
 def concatenate(arrays: Any, axis: Any = 0) -> LazyArray:
     """Join arrays along an existing axis (NumPy's ``concatenate``; ``axis=None`` joins the
-    flattened arrays), lazily: its own step of the plan, run by CuPy or NumPy, never fused; the
-    work before and after it fuses as usual.
+    flattened arrays), lazily. A join of up to four nonempty arrays is an index map, fused into the
+    kernel that reads it (``rotate_half``'s ``concatenate([-x2, x1], -1)`` with the products around
+    it is one kernel); a join of more is a step of the plan of its own, run by CuPy or NumPy.
 
     Example:
         >>> import numpy as np, stitchlab as sl

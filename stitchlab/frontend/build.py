@@ -322,9 +322,17 @@ def matmul(a: Node, b: Node) -> Node:
     return Node("matmul", (astype(a, dtype), astype(b, dtype)), tuple(shape), dtype, device=device)
 
 
+#: At most this many nonempty inputs, a join is an index map fused into the kernel that reads it
+#: (:func:`concatenate`); more, and it is a library step (each element would read every input).
+FUSED_JOIN = 4
+
+
 def concatenate(nodes: Sequence[Node], axis: int | None) -> Node:
     """NumPy's ``concatenate`` (``axis=None``: of the flattened inputs) with its dtype (the
-    inputs' ``result_type``) and errors; a node of its own, never fused (``Kind.CONTRACT``)."""
+    inputs' ``result_type``) and errors. Of at most :data:`FUSED_JOIN` nonempty inputs an index map:
+    each input edge-padded to the result's extent (:func:`pad`, reads stay in bounds) and the one
+    whose range holds the position selected (``where`` of an ``iota`` compare), so the join fuses
+    with the work around it; of more, a node of its own, a library step (``Kind.CONTRACT``)."""
     if not nodes:
         raise ValueError("need at least one array to concatenate")
     if axis is None:
@@ -351,8 +359,24 @@ def concatenate(nodes: Sequence[Node], axis: int | None) -> Node:
     dtype = as_dtype(np.result_type(*(n.dtype for n in nodes)))
     shape = list(nodes[0].shape)
     shape[axis] = sum(n.shape[axis] for n in nodes)
-    return Node("concatenate", tuple(astype(n, dtype) for n in nodes), tuple(shape), dtype,
-                make_attrs(axis=axis), device=device)
+    parts = [astype(n, dtype) for n in nodes if n.shape[axis]]
+    if not parts or len(parts) > FUSED_JOIN or 0 in shape:
+        return Node("concatenate", tuple(astype(n, dtype) for n in nodes), tuple(shape), dtype,
+                    make_attrs(axis=axis), device=device)
+    total, start, out = shape[axis], 0, None
+    at_dtype = np.dtype(np.int32 if total < 2**31 else np.int64)
+    at = Node("iota", (), (total,), at_dtype, make_attrs(start=0, step=1), device=device)
+    at = reshape(at, (total,) + (1,) * (len(shape) - axis - 1))
+    for part in parts:  # (the first part's positions select it, the next part's it, ...)
+        n = part.shape[axis]
+        piece = pad(part, axis, start, total - start - n, "edge")
+        if out is None:
+            out = piece
+        else:
+            out = elementwise("where", elementwise("less", at, const(start, at_dtype)), out, piece)
+        start += n
+    assert out is not None
+    return out
 
 
 def check_index_dtype(dtype: np.dtype, along_axis: bool = False) -> None:

@@ -124,15 +124,30 @@ def test_jit_replays_matmul_on_the_gpu() -> None:
     assert sl.stats()["traces"] == 1
 
 
-def test_concatenate_and_stack_are_cupy_steps_with_the_work_around_them_fused() -> None:
+def test_concatenate_and_stack_fuse_or_are_cupy_steps() -> None:
+    """Up to four arrays: one kernel with the work around the join; five: a ``cupy.concatenate``
+    step between two kernels."""
     import cupy as cp
 
     a = np.random.default_rng(8).standard_normal((256, 384)).astype(np.float32)
     x = sl.asarray(cp.asarray(a))
+    a64 = a.astype(np.float64)
     y = sl.tanh(sl.concatenate([x * 2, x + 1], axis=-1)).sum(axis=-1)
+    assert len(sl.explain(y).kernels) == 1
+    want = np.tanh(np.concatenate([a64 * 2, a64 + 1], axis=-1)).sum(-1)
+    np.testing.assert_allclose(cp.asnumpy(cp.asarray(y)), want, rtol=1e-5, atol=1e-4)
+    rope = x * sl.cos(x) + sl.concatenate([-x[:, 192:], x[:, :192]], axis=-1) * sl.sin(x)
+    assert len(sl.explain(rope).kernels) == 1
+    want = a64 * np.cos(a64) + np.concatenate([-a64[:, 192:], a64[:, :192]], -1) * np.sin(a64)
+    np.testing.assert_allclose(cp.asnumpy(cp.asarray(rope)), want, rtol=1e-5, atol=1e-5)
+    for axis in (0, 1):
+        parts = [x * 2, x[:0] if axis == 0 else x[:, :0], x[:5] if axis == 0 else x[:, :5], -x, x.astype(np.float16)]
+        j = sl.concatenate(parts, axis=axis)
+        np.testing.assert_array_equal(cp.asnumpy(cp.asarray(j)), np.concatenate([cp.asnumpy(cp.asarray(p)) for p in parts], axis))
+    y = sl.tanh(sl.concatenate([x * k for k in range(5)], axis=-1)).sum(axis=-1)
     families = [k.schedule.family for k in sl.explain(y).kernels]
     assert families.count("interpreted") == 1 and len(families) == 3, families
-    want = np.tanh(np.concatenate([a.astype(np.float64) * 2, a.astype(np.float64) + 1], axis=-1)).sum(-1)
+    want = np.tanh(np.concatenate([a64 * k for k in range(5)], axis=-1)).sum(-1)
     np.testing.assert_allclose(cp.asnumpy(cp.asarray(y)), want, rtol=1e-5, atol=1e-4)
     s = np.stack([x, x * 3], axis=1)
     assert isinstance(s, sl.LazyArray)
