@@ -34,6 +34,7 @@ from benchmarks.timing import (  # noqa: E402
     gpu_run_meta,
     measure,
     probe_args,
+    to_host,
 )
 
 N = 1 << 24
@@ -83,12 +84,6 @@ def _impls(program: str, x_cp: Any, w_cp: Any, x_t: Any, w_t: Any) -> dict[str, 
     }
 
 
-def _host(out: Any) -> np.ndarray:
-    if hasattr(out, "detach"):
-        return out.detach().cpu().numpy().astype(np.float64)
-    return np.asarray(out.get() if hasattr(out, "get") else out, dtype=np.float64)
-
-
 def main(argv: list[str] | None = None) -> int:
     args = probe_args(__doc__, "convolve-results", argv)
 
@@ -120,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
             floor_us = (N + ref.size) * 4 / bw * 1e6
             for impl, (call, clock) in _impls(program, x_cp, w_cp, x_t, w_t).items():
                 def check(out: Any, ref: np.ndarray = ref, tol: float = tol) -> tuple[bool, str]:
-                    got = _host(out)
+                    got = to_host(out, np.float64)
                     err = float(np.max(np.abs(got - ref))) if got.shape == ref.shape else float("inf")
                     return bool(err <= tol), f"shape {got.shape}, max error {err:.3g} (tolerance {tol:.3g})"
 

@@ -30,6 +30,7 @@ from benchmarks.timing import (  # noqa: E402
     gpu_run_meta,
     measure,
     probe_args,
+    to_host,
 )
 
 N = 1 << 28
@@ -63,12 +64,6 @@ def _impls(name: str, x_cp: Any, x_t: Any) -> dict[str, tuple[Callable[[], Any],
     }
 
 
-def _host(out: Any) -> np.ndarray:
-    if hasattr(out, "detach"):
-        return out.detach().cpu().numpy()
-    return np.asarray(out.get() if hasattr(out, "get") else out)
-
-
 def main(argv: list[str] | None = None) -> int:
     args = probe_args(__doc__, "int8-results", argv)
 
@@ -89,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         floor_us = N * (1 + out_bytes) / bw * 1e6
         for impl, (call, clock) in _impls(name, x_cp, x_t).items():
             def check(out: Any, want: np.ndarray = want) -> tuple[bool, str]:
-                got = _host(out)
+                got = to_host(out)
                 same = bool(got.dtype == want.dtype and np.array_equal(got, want))
                 return same, f"{got.dtype}{got.shape}: {int(np.count_nonzero(got != want))} differ from NumPy"
 

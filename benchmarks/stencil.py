@@ -35,6 +35,7 @@ from benchmarks.timing import (  # noqa: E402
     gpu_run_meta,
     measure,
     probe_args,
+    to_host,
 )
 
 SHAPE = (8192, 4096)
@@ -93,12 +94,6 @@ def _impls(name: str, xs_cp: list[Any], xs_t: list[Any]) -> dict[str, tuple[Call
     }
 
 
-def _host(out: Any) -> np.ndarray:
-    if hasattr(out, "detach"):
-        return out.detach().cpu().numpy().astype(np.float64)
-    return np.asarray(out.get() if hasattr(out, "get") else out, dtype=np.float64)
-
-
 def main(argv: list[str] | None = None) -> int:
     args = probe_args(__doc__, "stencil-results", argv)
 
@@ -124,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         tol = 16 * np.finfo(np.float32).eps * float(np.abs(x).max())  # a few float32 roundings of sums of 5 to 9 values
 
         def check(got: Any, ref: np.ndarray = ref, tol: float = tol) -> tuple[bool, str]:
-            g = _host(got)
+            g = to_host(got, np.float64)
             err = float(np.max(np.abs(g - ref))) if g.shape == ref.shape else float("inf")
             return bool(err <= tol), f"shape {g.shape}, max error {err:.3g} (tolerance {tol:.3g})"
 

@@ -218,3 +218,15 @@ def probe_args(doc: str, default_out: str, argv: list[str] | None = None) -> Any
     ap.add_argument("--samples", type=int, default=15)
     ap.add_argument("--commit", default="")
     return ap.parse_args(argv)
+
+
+def to_host(out: Any, dtype: Any = None) -> Any:
+    """A NumPy array of ``out`` (a torch tensor, a CuPy or stitchlab array, or array-like), in
+    ``dtype`` if given: what the probe scripts check their results with."""
+    import numpy as np
+
+    if hasattr(out, "detach"):
+        arr = out.detach().cpu().numpy()
+    else:
+        arr = np.asarray(out.get() if hasattr(out, "get") else out)
+    return arr if dtype is None else arr.astype(dtype)

@@ -72,3 +72,17 @@ def test_the_stencil_programs_are_one_kernel_each_and_numpys() -> None:
         got = program(name, sl, *[sl.asarray(a) for a in args])
         assert len(sl.explain(got).kernels) == 1, name
         np.testing.assert_allclose(got.get(), program(name, np, *args), rtol=1e-5, atol=1e-5)
+
+
+def test_to_host_takes_numpy_stitchlab_and_torch_results() -> None:
+    import numpy as np
+    import torch
+
+    import stitchlab as sl
+    from benchmarks.timing import to_host
+
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for out in (a, sl.asarray(a), torch.as_tensor(a), a.tolist()):
+        got = to_host(out)
+        assert isinstance(got, np.ndarray) and np.array_equal(got, a)
+    assert to_host(torch.as_tensor(a).requires_grad_(), np.float64).dtype == np.float64
