@@ -66,7 +66,7 @@ def test_a_join_of_up_to_four_arrays_fuses_with_the_work_around_it() -> None:
     y = sl.tanh(sl.concatenate([x * 2, x + 1], axis=-1)).sum(axis=-1)
     assert len(sl.explain(y).kernels) == 1
     a = x.get().astype(np.float64)
-    np.testing.assert_allclose(y.get(), np.tanh(np.concatenate([a * 2, a + 1], axis=-1)).sum(-1), rtol=1e-5)
+    np.testing.assert_allclose(y.get(), np.tanh(np.concatenate([a * 2, a + 1], axis=-1)).sum(-1), rtol=1e-5, atol=1e-4)
     # rotate_half of rotary embeddings: one kernel with the products around it
     cos, sin = sl.cos(x), sl.sin(x)
     rope = x * cos + sl.concatenate([-x[:, 128:], x[:, :128]], axis=-1) * sin
@@ -85,7 +85,7 @@ def test_a_join_of_more_than_four_arrays_is_a_plan_step_of_its_own() -> None:
     step = next(k for k in sl.explain(y).kernels if k.schedule.family == "interpreted")
     assert [n.op for n in step.nodes] == ["concatenate"]
     a = x.get().astype(np.float64)
-    np.testing.assert_allclose(y.get(), np.tanh(np.concatenate([a * k for k in range(5)], axis=0)).sum(-1), rtol=1e-5)
+    np.testing.assert_allclose(y.get(), np.tanh(np.concatenate([a * k for k in range(5)], axis=0)).sum(-1), rtol=1e-5, atol=1e-4)
 
 
 def test_jit_traces_once_and_replays() -> None:
