@@ -199,8 +199,42 @@ def test_pads_of_jitted_functions_follow_the_batch(mode: str) -> None:
         np.testing.assert_array_equal(g(sl.asarray(a)).get(), np.pad(a, ((0, 0), (2, 5)), mode) + 1)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int8", "int32", "uint8", "bool"])
+@pytest.mark.parametrize("mode", ["maximum", "minimum", "mean"])
+def test_pad_statistics_modes_are_numpys(dtype: str, mode: str) -> None:
+    """``maximum``/``minimum``/``mean`` of the edge regions (``stat_length``: all, fewer, more than
+    the axis, per side and axis, rounded), corners from the axes padded before; a mean of
+    integers rounds half to even, as NumPy's."""
+    a = (np.random.default_rng(6).standard_normal((5, 6)) * 20).astype(dtype)
+    for width in (1, (2, 3), ((1, 0), (0, 4)), 7):
+        for length in (None, 1, 2, (1, 3), ((2, 1), (1, 4)), 100, 1.6):
+            kw = {} if length is None else {"stat_length": length}
+            same(sl.pad(sl.asarray(a), width, mode, **kw), np.pad(a, width, mode, **kw))
+    x = sl.asarray(a)
+    assert len(sl.explain(sl.pad(x, ((0, 0), (2, 2)), mode) + 1).kernels) == 2  # the statistics, then the join
+    same(np.pad(x, 2, mode, stat_length=3), np.pad(a, 2, mode, stat_length=3))  # NumPy's function, its keywords
+
+
+def test_pad_statistics_and_empty_modes_edge_cases_are_numpys() -> None:
+    with np.errstate(invalid="ignore"), pytest.warns(RuntimeWarning):
+        want = np.pad(A, 1, "mean", stat_length=0)
+    same(sl.pad(sl.asarray(A), 1, "mean", stat_length=0), want)  # NaN, as NumPy's mean of nothing
+    same(sl.pad(sl.asarray(I16), (2, 1), "empty"), np.pad(I16, (2, 1)))  # zeros (NumPy's are undefined)
+    with pytest.raises(ValueError, match="stat_length of 0 yields no value for padding"):
+        sl.pad(sl.asarray(I16), 1, "maximum", stat_length=0)
+    with pytest.raises(ValueError, match="stat_length of 0 yields no value for padding"):
+        sl.pad(sl.asarray(I16), 1, "mean", stat_length=(0, 1))  # (NumPy fills integers with whatever NaN casts to)
+    with pytest.raises(ValueError, match="index can't contain negative values"):
+        sl.pad(sl.asarray(A), 1, "minimum", stat_length=-1)
+    with pytest.raises(ValueError, match="can't extend empty axis 1"):
+        sl.pad(sl.asarray(A[:, :0]), 1, mode="mean")
+    with pytest.raises(ValueError, match=r"unsupported keyword arguments for mode 'maximum': \['reflect_type'\]"):
+        sl.pad(sl.asarray(A), 1, mode="maximum", reflect_type="even")
+
+
 def test_pad_constant_values_and_errors_are_numpys() -> None:
     same(sl.pad(sl.asarray(A), 1, constant_values=((1, 2), (3, 4))), np.pad(A, 1, constant_values=((1, 2), (3, 4))))
+    same(np.pad(sl.asarray(A), 1, constant_values=7), np.pad(A, 1, constant_values=7))
     same(sl.pad(sl.asarray(I16), (1, 2), constant_values=2.7), np.pad(I16, (1, 2), constant_values=2.7))
     with pytest.raises(TypeError, match="`pad_width` must be of integral type"):
         sl.pad(sl.asarray(A), 1.5)

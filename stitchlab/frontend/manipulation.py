@@ -18,15 +18,19 @@ import numpy as np
 from ..ir.dtypes import as_dtype, is_bfloat16, is_float
 from . import build
 from .api import (  # type: ignore[attr-defined]
+    amax,
+    amin,
     atleast_1d,
     atleast_2d,
     concatenate,
     cos,
     isnan,
     matmul,
+    mean,
     moveaxis,
     not_equal,
     power,
+    rint,
     sqrt,
     stack,
     subtract,
@@ -789,6 +793,34 @@ def roll(a: Any, shift: Any, axis: Any = None) -> LazyArray:
     return x
 
 
+#: ``pad`` modes whose values are a statistic of the edge region (NumPy's ``stat_length`` long)
+_PAD_STATS = ("maximum", "minimum", "mean")
+
+
+def _pad_with_stats(x: LazyArray, d: int, widths: tuple[int, int], lengths: Any, mode: str) -> LazyArray:
+    """``x`` padded along axis ``d`` with NumPy's ``maximum``/``minimum``/``mean`` of the first and
+    last ``lengths`` elements (all of them for None or more than the axis); a mean of integers is
+    rounded half to even, as NumPy's ``pad``."""
+    n = x.shape[d]
+    lo, hi = (n if v is None or int(v) > n else int(v) for v in lengths)
+    if 0 in (lo, hi) and (mode != "mean" or not is_float(x.dtype)):
+        raise ValueError("stat_length of 0 yields no value for padding")
+    stat = {"maximum": amax, "minimum": amin, "mean": mean}[mode]
+    pre = (slice(None),) * d
+
+    def value(part: LazyArray, width: int) -> LazyArray:
+        v = stat(part, axis=d, keepdims=True)
+        if mode == "mean" and not is_float(x.dtype):
+            v = rint(v)
+        return broadcast_to(v.astype(x.dtype), x.shape[:d] + (width,) + x.shape[d + 1:])
+
+    first = x[pre + (slice(0, lo),)]
+    last = first if lo == hi == n else x[pre + (slice(n - hi, n),)]
+    pieces = [value(first, widths[0])] if widths[0] else []
+    pieces += [x] + ([value(last, widths[1])] if widths[1] else [])
+    return concatenate(pieces, d)
+
+
 def _pairs(value: Any, ndim: int, name: str, integral: bool) -> np.ndarray:
     arr = np.asarray(value)
     if integral:
@@ -808,10 +840,12 @@ def _pairs(value: Any, ndim: int, name: str, integral: bool) -> np.ndarray:
 def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> LazyArray:
     """``array`` padded along each axis (NumPy's ``pad``) with ``mode`` ``"constant"``
     (``constant_values``, default 0), ``"edge"``, ``"wrap"``, ``"reflect"`` or ``"symmetric"``
-    (``reflect_type="even"``). Lazy and fused, as a slice is: each output element reads the input
-    at the position NumPy's ``pad`` gives it, computed in the kernel; a constant pad selects its
-    value where that position lies outside the input. A padded stencil (``x_pad[:-2] + x_pad[2:]``)
-    is one kernel.
+    (``reflect_type="even"``), ``"maximum"``, ``"minimum"`` or ``"mean"`` (``stat_length``) and
+    ``"empty"`` (zeros: a lazy array has no uninitialized memory). Lazy and fused, as a slice is:
+    each output element reads the input at the position NumPy's ``pad`` gives it, computed in the
+    kernel; a constant pad selects its value where that position lies outside the input. A padded
+    stencil (``x_pad[:-2] + x_pad[2:]``) is one kernel. The statistics modes reduce the edge
+    regions (a reduction kernel) and join the results on (a fused :func:`~stitchlab.concatenate`).
 
     Example:
         >>> import numpy as np, stitchlab as sl
@@ -820,16 +854,27 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> La
     """
     x = asarray(array)
     widths = _pairs(pad_width, x.ndim, "pad_width", integral=True)
+    if mode == "empty":
+        mode, kwargs = "constant", {**kwargs, "constant_values": 0} if not kwargs else kwargs
     if mode == "constant":
         unknown = set(kwargs) - {"constant_values"}
         values = _pairs(kwargs.get("constant_values", 0), x.ndim, "constant_values", integral=False)
+    elif mode in _PAD_STATS:
+        unknown = set(kwargs) - {"stat_length"}
+        length = kwargs.get("stat_length")
+        lengths = [(None, None)] * x.ndim
+        if length is not None:  # (rounded to integers, as NumPy's)
+            lengths = np.round(_pairs(length, x.ndim, "stat_length", integral=False)).astype(np.intp)
+            if (lengths < 0).any():
+                raise ValueError("index can't contain negative values")
     elif mode in build.PAD_INDEX_MODES:
         unknown = set(kwargs) - {"reflect_type"}
         if kwargs.get("reflect_type", "even") != "even":
             raise ValueError("pad: reflect_type='odd' is not supported; pad x.get() with NumPy instead")
     else:
         raise ValueError(
-            f"mode {mode!r} is not supported by sl.pad (constant, edge, wrap, reflect, symmetric); "
+            f"mode {mode!r} is not supported by sl.pad (constant, edge, wrap, reflect, symmetric, maximum, "
+            f"minimum, mean, empty); "
             f"pad x.get() with NumPy instead"
         )
     if unknown:
@@ -839,9 +884,11 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> La
         if not before and not after:
             continue
         n = x.shape[d]
-        if mode != "constant":
-            if n == 0:
-                raise ValueError(f"can't extend empty axis {d} using modes other than 'constant' or 'empty'")
+        if mode != "constant" and n == 0:
+            raise ValueError(f"can't extend empty axis {d} using modes other than 'constant' or 'empty'")
+        if mode in _PAD_STATS:
+            x = _pad_with_stats(x, d, (before, after), lengths[d], mode)
+        elif mode != "constant":
             x = LazyArray(build.pad(x._node, d, before, after, mode))
         elif n == 0 or x.size == 0:  # (nothing to read: the values alone)
             pieces = [full(x.shape[:d] + (w,) + x.shape[d + 1:], v, x.dtype) for w, v in zip((before, after), values[d], strict=True) if w]

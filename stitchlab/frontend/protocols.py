@@ -272,8 +272,9 @@ def array_function(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
         elif has_var and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and target in params:
             positional.append(value)
         elif p.kind is p.VAR_KEYWORD:
-            if value:
+            if value and not any(q.kind is q.VAR_KEYWORD for q in params.values()):
                 raise _unsupported(name, next(iter(value)))
+            keywords.update(value)  # (the lazy function takes them too: pad's constant_values, stat_length)
         elif target in params:
             keywords[target] = value
         elif i == 0:  # broadcast_to(array, ...), empty_like(prototype, ...): the array itself

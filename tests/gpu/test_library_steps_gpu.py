@@ -384,6 +384,16 @@ def test_fused_pads_rolls_and_stencils_are_numpys(dtype: str) -> None:
                 np.testing.assert_array_equal(_host(got), np.pad(a, widths, mode, **kw), err_msg=f"{mode} {widths}")
         for shift, axis in ((3, 1), (-5, 0), ((5, -9), (0, 1)), (1001, None)):
             np.testing.assert_array_equal(_host(sl.roll(x, shift, axis)), np.roll(a, shift, axis))
+    if dtype in ("float32", "int8", "bool"):  # statistics of the edge regions, joined on
+        a = (RNG.standard_normal((300, 1000)) * 20).astype(dtype)
+        for mode in ("maximum", "minimum", "mean"):
+            for kw in ({}, {"stat_length": ((3, 1), (7, 2000))}):
+                want = np.pad(a, ((2, 3), (5, 1)), mode, **kw)
+                got = _host(sl.pad(_dev(a), ((2, 3), (5, 1)), mode, **kw))
+                if mode == "mean" and dtype == "float32":  # (sums in another order)
+                    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+                else:
+                    np.testing.assert_array_equal(got, want)
     for mode in ("reflect", "wrap", "constant"):  # (a pad along the batch axis: a kernel per extent)
         f = sl.jit(lambda x, mode=mode: sl.pad(x, ((2, 3), (1, 1)), mode) * 2)
         for rows in (300, 7, 300):
