@@ -38,7 +38,7 @@ from .api import (  # type: ignore[attr-defined]
 )
 from .array import LazyArray
 from .creation import _leaf_on, arange, asarray, broadcast_to, full, linspace
-from .library import cumprod, cumsum, take
+from .library import cumprod, cumsum, median, take
 from .selection import _evaluated, nonzero
 
 __all__ = [
@@ -794,23 +794,23 @@ def roll(a: Any, shift: Any, axis: Any = None) -> LazyArray:
 
 
 #: ``pad`` modes whose values are a statistic of the edge region (NumPy's ``stat_length`` long)
-_PAD_STATS = ("maximum", "minimum", "mean")
+_PAD_STATS = ("maximum", "minimum", "mean", "median")
 
 
 def _pad_with_stats(x: LazyArray, d: int, widths: tuple[int, int], lengths: Any, mode: str) -> LazyArray:
-    """``x`` padded along axis ``d`` with NumPy's ``maximum``/``minimum``/``mean`` of the first and
-    last ``lengths`` elements (all of them for None or more than the axis); a mean of integers is
-    rounded half to even, as NumPy's ``pad``."""
+    """``x`` padded along axis ``d`` with NumPy's ``maximum``/``minimum``/``mean``/``median`` of the
+    first and last ``lengths`` elements (all of them for None or more than the axis); a mean or
+    median of integers is rounded half to even, as NumPy's ``pad``."""
     n = x.shape[d]
     lo, hi = (n if v is None or int(v) > n else int(v) for v in lengths)
-    if 0 in (lo, hi) and (mode != "mean" or not is_float(x.dtype)):
+    if 0 in (lo, hi) and (mode in ("maximum", "minimum") or not is_float(x.dtype)):
         raise ValueError("stat_length of 0 yields no value for padding")
-    stat = {"maximum": amax, "minimum": amin, "mean": mean}[mode]
+    stat = {"maximum": amax, "minimum": amin, "mean": mean, "median": median}[mode]
     pre = (slice(None),) * d
 
     def value(part: LazyArray, width: int) -> LazyArray:
         v = stat(part, axis=d, keepdims=True)
-        if mode == "mean" and not is_float(x.dtype):
+        if mode in ("mean", "median") and not is_float(x.dtype):
             v = rint(v)
         return broadcast_to(v.astype(x.dtype), x.shape[:d] + (width,) + x.shape[d + 1:])
 
@@ -840,7 +840,8 @@ def _pairs(value: Any, ndim: int, name: str, integral: bool) -> np.ndarray:
 def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> LazyArray:
     """``array`` padded along each axis (NumPy's ``pad``) with ``mode`` ``"constant"``
     (``constant_values``, default 0), ``"edge"``, ``"wrap"``, ``"reflect"`` or ``"symmetric"``
-    (``reflect_type="even"``), ``"maximum"``, ``"minimum"`` or ``"mean"`` (``stat_length``) and
+    (``reflect_type="even"``), ``"maximum"``, ``"minimum"``, ``"mean"`` or ``"median"``
+    (``stat_length``) and
     ``"empty"`` (zeros: a lazy array has no uninitialized memory). Lazy and fused, as a slice is:
     each output element reads the input at the position NumPy's ``pad`` gives it, computed in the
     kernel; a constant pad selects its value where that position lies outside the input. A padded
@@ -874,7 +875,7 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> La
     else:
         raise ValueError(
             f"mode {mode!r} is not supported by sl.pad (constant, edge, wrap, reflect, symmetric, maximum, "
-            f"minimum, mean, empty); "
+            f"minimum, mean, median, empty); "
             f"pad x.get() with NumPy instead"
         )
     if unknown:
