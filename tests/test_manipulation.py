@@ -221,6 +221,8 @@ def test_pad_statistics_and_empty_modes_edge_cases_are_numpys() -> None:
         want = np.pad(A, 1, "mean", stat_length=0)
     same(sl.pad(sl.asarray(A), 1, "mean", stat_length=0), want)  # NaN, as NumPy's mean of nothing
     same(sl.pad(sl.asarray(I16), (2, 1), "empty"), np.pad(I16, (2, 1)))  # zeros (NumPy's are undefined)
+    with pytest.raises(ValueError, match=r"unsupported keyword arguments for mode 'empty': \['constant_values'\]"):
+        sl.pad(sl.asarray(I16), 1, "empty", constant_values=3)
     with pytest.raises(ValueError, match="stat_length of 0 yields no value for padding"):
         sl.pad(sl.asarray(I16), 1, "maximum", stat_length=0)
     with pytest.raises(ValueError, match="stat_length of 0 yields no value for padding"):

@@ -841,8 +841,7 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> La
     """``array`` padded along each axis (NumPy's ``pad``) with ``mode`` ``"constant"``
     (``constant_values``, default 0), ``"edge"``, ``"wrap"``, ``"reflect"`` or ``"symmetric"``
     (``reflect_type="even"``), ``"maximum"``, ``"minimum"``, ``"mean"`` or ``"median"``
-    (``stat_length``) and
-    ``"empty"`` (zeros: a lazy array has no uninitialized memory). Lazy and fused, as a slice is:
+    (``stat_length``) and ``"empty"`` (zeros). Lazy and fused, as a slice is:
     each output element reads the input at the position NumPy's ``pad`` gives it, computed in the
     kernel; a constant pad selects its value where that position lies outside the input. A padded
     stencil (``x_pad[:-2] + x_pad[2:]``) is one kernel. The statistics modes reduce the edge
@@ -855,8 +854,10 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> La
     """
     x = asarray(array)
     widths = _pairs(pad_width, x.ndim, "pad_width", integral=True)
-    if mode == "empty":
-        mode, kwargs = "constant", {**kwargs, "constant_values": 0} if not kwargs else kwargs
+    if mode == "empty":  # (NumPy leaves the values undefined; a lazy array has no uninitialized memory)
+        if kwargs:
+            raise ValueError(f"unsupported keyword arguments for mode 'empty': {sorted(kwargs)}")
+        mode = "constant"
     if mode == "constant":
         unknown = set(kwargs) - {"constant_values"}
         values = _pairs(kwargs.get("constant_values", 0), x.ndim, "constant_values", integral=False)
