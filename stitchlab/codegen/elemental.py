@@ -627,7 +627,8 @@ class Writer:
 def _power_of_two_divisor(node: Node) -> int | None:
     """``k`` for a signed integer ``floor_divide`` or ``remainder`` by the constant ``2**k``: NumPy's
     floor semantics make them ``x >> k`` and ``x & (2**k - 1)`` (C's ``/`` and ``%`` truncate, and
-    the compiler keeps the correction: about 14 instructions an element for int8 ``x // 2``)."""
+    the compiler keeps the correction: the int8 kernel of ``x // 2`` is 784 SASS instructions with
+    ``sl_floordiv`` and 416 with the shift, NVRTC 13.5)."""
     if node.dtype.kind != "i" or node.inputs[0].dtype != node.dtype:
         return None
     divisor = node.inputs[1]
