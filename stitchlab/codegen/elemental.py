@@ -33,8 +33,9 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -67,6 +68,22 @@ class Index:
         if self.tag:
             return self.tag
         return self.lin if self.lin is not None else "|".join(self.dims or ())
+
+
+#: a position along a vector chunk's last axis, ``(p + (u ± K))`` (``Writer.dims``)
+_LANE_TERM = re.compile(r"^\((\w+) \+ \(u(?: ([+-]) (\d+))?\)\)$")
+
+
+def _lane_plus(e: str, k: int) -> str | None:
+    """``e + k`` for a lane position ``e`` (``(p + (u ± K))``, else None), the constants summed
+    inside the lane term: after unrolling, ``(p + 2) - 1`` and ``p + 1`` are different
+    expressions to the C compiler (``p + 2`` becomes ``p | 2`` where ``p``'s low bits are known
+    zero), ``p + (2 - 1)`` and ``p + (0 + 1)`` the same one, loaded once."""
+    m = _LANE_TERM.match(e)
+    if m is None:
+        return None
+    K = k + (int(m.group(3)) * (1 if m.group(2) == "+" else -1) if m.group(2) else 0)
+    return f"({m.group(1)} + (u{f' + {K}' if K > 0 else f' - {-K}' if K < 0 else ''}))"
 
 
 def strides(shape: tuple[int, ...]) -> list[int]:
@@ -146,6 +163,9 @@ class Writer:
         self.vec_at: int | None = None
         self.vec_depth = 1
         self.vec_width = 1
+        #: in a pointwise kernel's vector chunk: the buffers its branch checks for alignment to
+        #: the vector, which ``_lane_vector`` adds to (the schedule then checks them too)
+        self.aligned_buffers: set[str] | None = None
         self.side_loaded: dict[tuple[int, str], str] = {}
         #: the C expressions (variables, literals) holding float16 or bfloat16 values as their
         #: bits, with their C type (``ct.HALF``, ``ct.BF16``)
@@ -208,7 +228,17 @@ class Writer:
             return idx.dims
         lin = idx.lin
         assert lin is not None
-        if len([d for d in idx.shape if d != 1]) > 1 and not lin.isidentifier():
+        wide = [k for k, d in enumerate(idx.shape) if d != 1]
+        if idx.lane is not None and self.vec_at is not None and wide and (len(wide) == 1 or idx.shape[wide[-1]] % self.vec_width == 0):
+            # a vector chunk never crosses the last axis (its extent is a multiple of the width and
+            # the chunk starts at a multiple of it): lane u's position is the chunk start's with u
+            # added along that axis. Every lane then shares the other axes' positions, and reads
+            # of one buffer at neighbouring positions (stencil taps) become the same expression
+            # in neighbouring lanes, which the C compiler loads once (docs/compiler.md §4)
+            out = list(self.dims(replace(idx, lin=idx.lane if idx.lane.isidentifier() else self.tmp(idx.lane), lane=None, tag=None)))
+            out[wide[-1]] = f"({out[wide[-1]]} + (u))"
+            return tuple(out)
+        if len(wide) > 1 and not lin.isidentifier():
             lin = self.tmp(lin)
         out = []
         first = next((k for k, d in enumerate(idx.shape) if d != 1), None)
@@ -246,6 +276,11 @@ class Writer:
             if bits:
                 return self.assign_bits(f"{vname}.v[u]", bits)
             return self.assign(reg, f"sl_load(&{vname}.v[u])")
+        lane = self._lane_vector(node, name, idx)
+        if lane is not None:
+            if bits:
+                return self.assign_bits(lane, bits)
+            return self.assign(reg, f"sl_load(&{lane})")
         if bits:
             return self.assign_bits(f"{name}[{self.linear(idx)}]", bits)
         var = self.assign(reg, f"sl_load({name} + {self.linear(idx)})")
@@ -253,6 +288,32 @@ class Writer:
             self.line(self.cache_fill[id(node)].format(var) + ";")
             self.filling.add(id(node))
         return var
+
+    def _lane_vector(self, node: Node, name: str, idx: Index) -> str | None:
+        """Lane ``u``'s element of ``name`` where a vector chunk's lanes read it at consecutive
+        positions along its last axis (a stencil's or a convolution's taps), from the aligned
+        vector that holds it; else None. After unrolling, the lanes' vectors are a few distinct
+        addresses (``p + K - 1 .. p + K + W - 1`` lies in at most two), which the C compiler loads
+        once each: a convolution's nine taps are three 16-byte loads a chunk instead of 36
+        4-byte ones. The vector holding an element of a row lies in that row (the row's extent
+        is a multiple of the width), so no load reaches outside the buffer. The chunk's branch
+        is then taken only where ``name`` is aligned to the vector (``aligned_buffers``)."""
+        wide = [k for k, d in enumerate(idx.shape) if d != 1]
+        if self.vec_at is None or idx.dims is None or self.aligned_buffers is None or not wide:
+            return None
+        m = _LANE_TERM.match(idx.dims[wide[-1]])
+        W = self.vec_width
+        if m is None or idx.shape[wide[-1]] % W or W & (W - 1):
+            return None
+        K = int(m.group(3)) * (1 if m.group(2) == "+" else -1) if m.group(2) else 0
+        lane = f"(u + {K})" if K > 0 else f"(u - {-K})" if K < 0 else "u"
+        dims = list(idx.dims)
+        dims[wide[-1]] = f"({m.group(1)} + ({lane} >> {W.bit_length() - 1}) * {W})" if K else m.group(1)
+        self.aligned_buffers.add(name)
+        st = ct.storage_type(node.dtype)
+        v = self.fresh(f"lv_{name}_")
+        self.line(f"const sl_vec<{st}, {W}> {v} = sl_load_vec_ro<{st}, {W}>({name} + {self.linear(Index(idx.shape, dims=tuple(dims)))});")
+        return f"{v}.v[{lane} & {W - 1}]" if K else f"{v}.v[u]"
 
     def _side_vector(self, node: Node, name: str, offset: str) -> str:
         """The variable holding the chunk's vector of ``name`` from ``offset``, loaded once per
@@ -376,7 +437,7 @@ class Writer:
         before, n, mode = node.attr("before"), node.attr("extent"), node.attr("mode")
         after = node.shape[node.attr("axis")] - before - n
         t = self.idx_t
-        s = self.tmp(f"({t})({e}) - ({t}){before}")
+        s = self.tmp(_lane_plus(e, -before) or f"({t})({e}) - ({t}){before}")
         last = f"({t}){n - 1}"
         if mode == "edge":
             return self.tmp(f"({s} < ({t})0 ? ({t})0 : {s} > {last} ? {last} : {s})")
@@ -558,7 +619,7 @@ class Writer:
                 if start == 0 and step == 1:
                     sub.append(e)
                 elif step == 1:
-                    sub.append(f"({e} + {start})")
+                    sub.append(_lane_plus(e, start) or f"({e} + {start})")
                 else:
                     sub.append(f"({start} + ({e}) * ({self.idx_t})({step}))")
             return self._value(src, Index(src.shape, dims=tuple(sub)))

@@ -184,6 +184,17 @@ __device__ __forceinline__ double sl_rad2deg(double x) { return x * 0x1.ca5dc1a6
 
 // An aligned vector loaded with the streaming hint (.cs: evicted first). Row kernels that store
 // no full-size output load their rows with it (schedules.OPTIONS["cache_hints"], compiler.md §4).
+// N consecutive elements at p (aligned to the vector) in one read-only vector load: kept whole,
+// where a struct load whose elements are used apart is split into scalar loads (a stencil's taps,
+// Writer._lane_vector); equal calls are one load
+template <class T, int N> __device__ __forceinline__ sl_vec<T, N> sl_load_vec_ro(const T* p) {
+  sl_vec<T, N> v;
+  if constexpr (sizeof(v) == 16) *reinterpret_cast<uint4*>(&v) = __ldg(reinterpret_cast<const uint4*>(p));
+  else if constexpr (sizeof(v) == 8) *reinterpret_cast<uint2*>(&v) = __ldg(reinterpret_cast<const uint2*>(p));
+  else if constexpr (sizeof(v) == 4) *reinterpret_cast<unsigned*>(&v) = __ldg(reinterpret_cast<const unsigned*>(p));
+  else v = *reinterpret_cast<const sl_vec<T, N>*>(p);
+  return v;
+}
 template <class T, int N> __device__ __forceinline__ sl_vec<T, N> sl_load_stream(const T* p) {
   sl_vec<T, N> v;
   if constexpr (sizeof(v) == 16) *reinterpret_cast<uint4*>(&v) = __ldcs(reinterpret_cast<const uint4*>(p));

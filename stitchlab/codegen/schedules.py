@@ -235,9 +235,13 @@ def _pointwise_body(info: GroupInfo, sched: Schedule, prefix: str = "", part: in
         vec = 1
 
     w = writer()
+
+    def aligned(ps: list[Param]) -> str:
+        checks = [f"((unsigned long long){p.name} & {vec * p.node.dtype.itemsize - 1}ULL)" for p in ps]
+        return f"const bool aligned = ({' | '.join(checks)}) == 0ULL;"
     if vec > 1:
-        checks = [f"((unsigned long long){p.name} & {vec * p.node.dtype.itemsize - 1}ULL)" for p in vec_in + out_params]
-        w.line(f"const bool aligned = ({' | '.join(checks)}) == 0ULL;")
+        aligned_at = len(w.lines)
+        w.line(aligned(vec_in + out_params))
     w.line(f"const {idx_t} stride = ({idx_t}){nblk} * {block};")
     # the loop counts chunks of vec elements and never steps past the last one: with e * vec < n
     # and e += stride, a grid as large as the domain took e * vec past the index type's range
@@ -258,6 +262,7 @@ def _pointwise_body(info: GroupInfo, sched: Schedule, prefix: str = "", part: in
             w.line(f"sl_vec<{st}, {vec}> vo_{p.name};")
         # buffers broadcast along leading axes (a bias) are loaded here, a vector per chunk
         w.vec_at, w.vec_depth, w.vec_width = len(w.lines), w.depth, vec
+        w.aligned_buffers = {p.name for p in vec_in + out_params}
         w.line("#pragma unroll")
         w.open(f"for (int u = 0; u < {vec}; ++u)")
         w.line(f"const {idx_t} i = base + u;")
@@ -265,7 +270,11 @@ def _pointwise_body(info: GroupInfo, sched: Schedule, prefix: str = "", part: in
         body(w, True)
         w.vector_src = {}
         w.close()
-        w.vec_at = None
+        # inputs read as whole vectors at shifted positions (Writer._lane_vector) are checked too
+        lane_in = [p for p in params if p.role == "in" and p.name in w.aligned_buffers and p not in vec_in]
+        if lane_in:
+            w.lines[aligned_at] = w.lines[aligned_at][:w.lines[aligned_at].index("const")] + aligned(vec_in + lane_in + out_params)
+        w.vec_at, w.aligned_buffers = None, None
         for p in out_params:
             st = ct.storage_type(p.node.dtype)
             w.line(f"*reinterpret_cast<sl_vec<{st}, {vec}>*>({p.name} + base) = vo_{p.name};")

@@ -788,8 +788,12 @@ def roll(a: Any, shift: Any, axis: Any = None) -> LazyArray:
     for d, sh in total.items():
         n = x.shape[d]
         s = sh % n if n else 0
-        if s:
+        # the shorter way round: a right shift by s is a left one by n - s; neighbouring taps
+        # (rolls by +1 and -1) then read at c - 1 and c + 1, not c + n - 1 (docs/compiler.md §1)
+        if 0 < s <= n - s:
             x = LazyArray(build.pad(x._node, d, s, 0, "wrap"))[(slice(None),) * d + (slice(0, n),)]
+        elif s:
+            x = LazyArray(build.pad(x._node, d, 0, n - s, "wrap"))[(slice(None),) * d + (slice(n - s, 2 * n - s),)]
     return x
 
 

@@ -412,6 +412,41 @@ def test_fused_pads_rolls_and_stencils_are_numpys(dtype: str) -> None:
         np.testing.assert_array_equal(_host(ring), np.roll(a, 1, 0) + np.roll(a, -1, 1) - 2 * a)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int8", "bool", "int64"])
+def test_shifted_reads_through_lane_vectors_are_numpys(dtype: str) -> None:
+    """Reads of one buffer at neighbouring positions in a vector chunk (slices shifted along the
+    last axis, rows, rolls, a trailing unit axis, 1-d taps) come from the chunk's aligned vectors
+    (``Writer._lane_vector``): NumPy's bits for inputs aligned and one element off (the chunk's
+    branch then takes scalar loads), shifts from 0 to 16, rows whose extent is and is not a
+    multiple of the width, and the last chunks of 1-d arrays."""
+    import cupy as cp
+
+    def views(a: np.ndarray) -> Any:
+        flat = np.concatenate([a.ravel(), a.ravel()[:1]])
+        for off in (0, 1):  # off 1: the data pointer is one element past an aligned one
+            part = cp.asarray(flat)[off:off + a.size].reshape(a.shape)
+            assert (part.data.ptr % 16 == 0) == (off == 0)
+            yield sl.asarray(part), flat[off:off + a.size].reshape(a.shape)
+
+    def rand(shape: tuple[int, ...]) -> np.ndarray:
+        return (RNG.standard_normal(shape) * 20).astype(as_dtype(dtype))
+
+    for shape in ((40, 256), (9, 264), (5, 1000)):
+        for x, a in views(rand(shape)):
+            for ks in ((0, 1), (1, 3, 16), (4, 5, 8), (15, 2, 7)):
+                n = shape[1] - 16
+                got = sum((x[:, k:k + n] for k in ks[1:]), x[:, ks[0]:ks[0] + n])
+                want = sum((a[:, k:k + n] for k in ks[1:]), a[:, ks[0]:ks[0] + n])
+                np.testing.assert_array_equal(_host(got), want, err_msg=f"{shape} {ks}")
+            np.testing.assert_array_equal(_host(x[1:] + x[:-1] + x[1:]), a[1:] + a[:-1] + a[1:])
+            np.testing.assert_array_equal(_host(sl.roll(x, 1, 0) + sl.roll(x, -1, 0)), np.roll(a, 1, 0) + np.roll(a, -1, 0))
+    for x, a in views(rand((17, 40, 1))):  # the lanes run along the last axis but one
+        np.testing.assert_array_equal(_host(x[:, 3:35] + x[:, 0:32] + x[:, 8:40]), a[:, 3:35] + a[:, 0:32] + a[:, 8:40])
+    for n in (1000, 1001, 1024):
+        for x, a in views(rand((n,))):
+            np.testing.assert_array_equal(_host(x[:-9] + x[3:-6] + x[9:] + x[4:-5]), a[:-9] + a[3:-6] + a[9:] + a[4:-5])
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
 def test_convolve_and_correlate_are_numpys(dtype: str) -> None:
     """Short filters as fused shifted views, a long one through ``cupy.convolve``."""

@@ -1,0 +1,141 @@
+"""Shifted reads in a pointwise kernel's vector chunks come from the chunk's aligned vectors
+(``stitchlab.codegen.elemental``, ``Writer._lane_vector``): lane ``u`` of a read at ``p + u + K``
+takes element ``(u + K) & (W - 1)`` of the vector at ``p + ((u + K) >> log2 W) * W``. Whole
+generated kernels (both branches of the chunk loop, every thread of a small grid) built as host
+C++ over int32 arrays that hold their own positions, every load bounds-checked and every vector
+load alignment-checked, against NumPy on the same arrays: shifts 0 to 16 along the last axis,
+rows, a trailing unit axis, 1-d arrays whose length is and is not a multiple of the width, inputs
+aligned and one element off. On the GPU: ``tests/gpu/test_library_steps_gpu.py``."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import stitchlab as sl
+
+from .hostcxx import build, needs_cxx
+
+pytestmark = needs_cxx
+
+#: positions below 2**10, so a program's three terms ``a + b * 2**10 + c * 2**20`` tell which
+#: element each read took
+S = 1 << 10
+
+HEADER = r"""
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+struct sl_dim { int x; };
+static sl_dim blockIdx, threadIdx, gridDim;
+#define __global__
+#define __launch_bounds__(n)
+#define __restrict__
+template <class T, int N> struct sl_vec { T v[N]; };
+// the input lies in an arena with guards either side: a read in the arena outside the input fails
+alignas(16) static int g_arena[1 << 16]; static const int* g_in; static long long g_size;
+static void sl_check(const int* p, int count) {
+  if (p >= g_arena && p < g_arena + (1 << 16) && (p < g_in || p + count > g_in + g_size)) {
+    std::printf("out of bounds: %lld\n", (long long)(p - g_in)); std::exit(3);
+  }
+}
+static int sl_load(const int* p) { sl_check(p, 1); return *p; }
+template <class T, int N> static sl_vec<T, N> sl_load_vec_ro(const T* p) {
+  if ((std::uintptr_t)p % sizeof(sl_vec<T, N>)) { std::printf("misaligned vector load\n"); std::exit(4); }
+  sl_check(p, N);
+  sl_vec<T, N> v; std::memcpy(&v, p, sizeof v); return v;
+}
+static void sl_store(int* p, int v) { *p = v; }
+static void sl_grid_dependency_wait() {}
+template <class To, class From> static To sl_cast(From x) { return (To)x; }
+"""
+
+
+def _programs() -> list[tuple[tuple[int, ...], Callable[[Any], Any]]]:
+    def terms(*parts: Any) -> Any:
+        return parts[0] + parts[1] * S + parts[2] * (S * S)
+
+    out: list[tuple[tuple[int, ...], Callable[[Any], Any]]] = []
+    for shape in ((6, 40), (5, 36)):  # rows of 24 and 20 lanes (multiples of 4), and of 40, 36
+        n = shape[1] - 16
+        for ks in ((0, 1, 2), (1, 3, 16), (4, 5, 8), (15, 2, 7), (0, 4, 12)):
+            out.append((shape, lambda x, ks=ks, n=n: terms(*(x[:, k:k + n] for k in ks))))
+        out.append((shape, lambda x: terms(x[1:], x[:-1], x[1:] * 0 + 1)))
+        out.append((shape, lambda x, m=sl: terms(m.roll(x, 1, 0), m.roll(x, -1, 0), x)))
+    out.append(((7, 40, 1), lambda x: terms(x[:, 3:35], x[:, 0:32], x[:, 8:40])))
+    for n in (100, 101, 104):
+        out.append(((n,), lambda x: terms(x[:-9] + x[4:-5], x[3:-6], x[9:])))
+    return out
+
+
+def _body(k: Any) -> str:
+    return k.source.split("// ---- end of preamble")[1].split("\n", 1)[1]
+
+
+def _kernel(y: Any) -> tuple[str, str, int]:
+    (k,) = sl.explain(y).kernels
+    body = _body(k)
+    name = re.search(r"void (?:__launch_bounds__\(\d+\) )?(sl_\w+)\(", body).group(1)
+    block = int(re.search(r"__launch_bounds__\((\d+)\)", body).group(1))
+    return body, name, block
+
+
+def test_whole_kernels_with_lane_vectors_are_numpys(tmp_path) -> None:  # noqa: ANN001
+    kernels, calls, wants = [], [], []
+    for shape, program in _programs():
+        size = int(np.prod(shape))
+        for off in (0, 1):  # off 1: the input one element past an aligned address (the output aligned)
+            positions = np.arange(off, off + size, dtype=np.int32).reshape(shape)
+            y = program(sl.asarray(np.arange(size, dtype=np.int32).reshape(shape)))
+            body, name, block = _kernel(y)
+            if off == 0:
+                kernels.append(body)
+                if len(shape) > 1 and shape[-1] != 1 or size % 4 == 0:
+                    assert "sl_load_vec_ro<int, 4>" in body, (shape, "no lane vectors")
+            calls.append(f"  {{ alignas(16) static int out[{y.size} + 4];\n"
+                         f"    g_in = g_arena + 1024 + {off}; g_size = {size};\n"
+                         f"    for (int j = 0; j < {size}; ++j) const_cast<int*>(g_in)[j] = {off} + j;\n"
+                         f"    gridDim.x = 3;\n"
+                         f"    for (blockIdx.x = 0; blockIdx.x < 3; ++blockIdx.x)\n"
+                         f"      for (threadIdx.x = 0; threadIdx.x < {block}; ++threadIdx.x)\n"
+                         f"        {name}(g_in, out, {y.size});\n"
+                         f"    for (int j = 0; j < {y.size}; ++j) std::printf(\"%d \", out[j]);\n"
+                         f"    std::printf(\"\\n\"); }}\n")
+            # (the same program on the interpreter of the numpy backend)
+            wants.append(program(sl.asarray(positions)).get().ravel())
+    source = HEADER + "".join(dict.fromkeys(kernels)) + "int main() {\n" + "".join(calls) + "}\n"
+    exe = build(tmp_path, "lane_vectors", source)
+    run = subprocess.run([str(exe)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout[-500:]
+    out = run.stdout.splitlines()
+    assert len(out) == len(wants), out[-3:]
+    for line, want in zip(out, wants, strict=True):
+        np.testing.assert_array_equal(np.array(line.split(), dtype=np.int64), want)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "int8", "int64"])
+def test_lane_vectors_by_width(dtype: str) -> None:
+    """Every width: the kernel reads shifted taps as vectors of the schedule's width, and the aligned
+    check covers the input they come from."""
+    x = sl.asarray(np.zeros((8, 96), dtype))
+    (k,) = sl.explain(x[:, 1:65] + x[:, 3:67] + x[:, 32:96]).kernels
+    vec = k.schedule.vec
+    assert vec > 1 and re.search(rf"sl_load_vec_ro<[\w ]+, {vec}>\(in0 \+", _body(k))
+    assert "(unsigned long long)in0 &" in _body(k)
+
+
+def test_pads_and_unaligned_rows_take_no_lane_vectors() -> None:
+    """A row whose extent is not a multiple of the width (its vectors would cross rows), and a
+    pad's positions (computed, not consecutive), read element by element."""
+    x = sl.asarray(np.zeros((8, 42), np.float32))
+    (k,) = sl.explain(x[:, 1:37] + x[:, 2:38]).kernels
+    assert "sl_load_vec_ro" not in _body(k)
+    p = sl.pad(sl.asarray(np.zeros((8, 40), np.float32)), 1)
+    (k,) = sl.explain(p[1:-1, :-2] + p[1:-1, 2:]).kernels
+    assert "sl_load_vec_ro" not in _body(k)
