@@ -112,10 +112,10 @@ def main(argv: list[str] | None = None) -> int:
     host = [x, np.cos(angle), np.sin(angle)]
     rows: list[dict[str, Any]] = []
     for name in PROGRAMS:
-        args = host if name == "rope" else host[:1]
-        xs_cp, xs_t = [cp.asarray(a) for a in args], [torch.as_tensor(a, device="cuda") for a in args]
+        inputs = host if name == "rope" else host[:1]
+        xs_cp, xs_t = [cp.asarray(a) for a in inputs], [torch.as_tensor(a, device="cuda") for a in inputs]
         floor_us = ARRAYS[name] * x.nbytes / bw * 1e6
-        ref = program(name, np, *[a.astype(np.float64) for a in args])
+        ref = program(name, np, *[a.astype(np.float64) for a in inputs])
         tol = 16 * np.finfo(np.float32).eps * float(np.abs(x).max())  # a few float32 roundings of sums of 5 to 9 values
 
         def check(got: Any, ref: np.ndarray = ref, tol: float = tol) -> tuple[bool, str]:

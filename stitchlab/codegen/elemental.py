@@ -74,16 +74,27 @@ class Index:
 _LANE_TERM = re.compile(r"^\((\w+) \+ \(u(?: ([+-]) (\d+))?\)\)$")
 
 
+def _lane_parts(e: str) -> tuple[str, int]:
+    """``(p, K)`` of a lane position ``(p + (u ± K))``."""
+    m = _LANE_TERM.match(e)
+    assert m is not None, e
+    return m.group(1), int(m.group(3)) * (1 if m.group(2) == "+" else -1) if m.group(2) else 0
+
+
 def _lane_plus(e: str, k: int) -> str | None:
     """``e + k`` for a lane position ``e`` (``(p + (u ± K))``, else None), the constants summed
     inside the lane term: after unrolling, ``(p + 2) - 1`` and ``p + 1`` are different
     expressions to the C compiler (``p + 2`` becomes ``p | 2`` where ``p``'s low bits are known
     zero), ``p + (2 - 1)`` and ``p + (0 + 1)`` the same one, loaded once."""
-    m = _LANE_TERM.match(e)
-    if m is None:
+    if _LANE_TERM.match(e) is None:
         return None
-    K = k + (int(m.group(3)) * (1 if m.group(2) == "+" else -1) if m.group(2) else 0)
-    return f"({m.group(1)} + (u{f' + {K}' if K > 0 else f' - {-K}' if K < 0 else ''}))"
+    p, K = _lane_parts(e)
+    return f"({p} + {_lane_offset(K + k)})" if K + k else f"({p} + (u))"
+
+
+def _lane_offset(K: int) -> str:
+    """``u + K`` as C, for a lane ``u``."""
+    return f"(u + {K})" if K > 0 else f"(u - {-K})" if K < 0 else "u"
 
 
 def strides(shape: tuple[int, ...]) -> list[int]:
@@ -166,6 +177,11 @@ class Writer:
         #: in a pointwise kernel's vector chunk: the buffers its branch checks for alignment to
         #: the vector, which ``_lane_vector`` adds to (the schedule then checks them too)
         self.aligned_buffers: set[str] | None = None
+        #: there too: conditions on the chunk's start under which its pads' positions are all
+        #: inside their inputs (``_interior_pad``; the branch tests them), and each lane
+        #: position's start ``p`` as an expression the branch can compute (``dims``)
+        self.interior_checks: dict[str, None] | None = None
+        self.lane_starts: dict[str, str] = {}
         self.side_loaded: dict[tuple[int, str], str] = {}
         #: the C expressions (variables, literals) holding float16 or bfloat16 values as their
         #: bits, with their C type (``ct.HALF``, ``ct.BF16``)
@@ -236,6 +252,7 @@ class Writer:
             # of one buffer at neighbouring positions (stencil taps) become the same expression
             # in neighbouring lanes, which the C compiler loads once (docs/compiler.md §4)
             out = list(self.dims(replace(idx, lin=idx.lane if idx.lane.isidentifier() else self.tmp(idx.lane), lane=None, tag=None)))
+            self.lane_starts[out[wide[-1]]] = idx.lane if len(wide) == 1 else f"({idx.lane}) % ({self.idx_t}){idx.shape[wide[-1]]}"
             out[wide[-1]] = f"({out[wide[-1]]} + (u))"
             return tuple(out)
         if len(wide) > 1 and not lin.isidentifier():
@@ -293,27 +310,65 @@ class Writer:
         """Lane ``u``'s element of ``name`` where a vector chunk's lanes read it at consecutive
         positions along its last axis (a stencil's or a convolution's taps), from the aligned
         vector that holds it; else None. After unrolling, the lanes' vectors are a few distinct
-        addresses (``p + K - 1 .. p + K + W - 1`` lies in at most two), which the C compiler loads
+        addresses (``p + K .. p + K + W - 1`` lies in at most two), which the C compiler loads
         once each: a convolution's nine taps are three 16-byte loads a chunk instead of 36
         4-byte ones. The vector holding an element of a row lies in that row (the row's extent
         is a multiple of the width), so no load reaches outside the buffer. The chunk's branch
         is then taken only where ``name`` is aligned to the vector (``aligned_buffers``)."""
-        wide = [k for k, d in enumerate(idx.shape) if d != 1]
+        wide = [k for k, d in enumerate(node.shape) if d != 1]
         if self.vec_at is None or idx.dims is None or self.aligned_buffers is None or not wide:
             return None
-        m = _LANE_TERM.match(idx.dims[wide[-1]])
-        W = self.vec_width
-        if m is None or idx.shape[wide[-1]] % W or W & (W - 1):
+        lane = self._lane_term(idx.dims[wide[-1]], node.shape[wide[-1]])
+        if lane is None:
             return None
-        K = int(m.group(3)) * (1 if m.group(2) == "+" else -1) if m.group(2) else 0
-        lane = f"(u + {K})" if K > 0 else f"(u - {-K})" if K < 0 else "u"
+        p, K = lane
         dims = list(idx.dims)
-        dims[wide[-1]] = f"({m.group(1)} + ({lane} >> {W.bit_length() - 1}) * {W})" if K else m.group(1)
+        dims[wide[-1]] = self._lane_chunk(p, K) if K else p
+        v = self._vector_of(node, name, dims)
+        return f"{v}.v[{_lane_offset(K)} & {self.vec_width - 1}]" if K else f"{v}.v[u]"
+
+    def _interior_pad(self, node: Node, e: str) -> str | None:
+        """The input position of a ``pad`` read at a vector chunk's lane position ``e`` along its
+        axis, for a chunk whose positions all fall inside the input (a padded stencil's or a
+        ``"same"`` convolution's chunks away from the edges): ``e - before``, still a lane
+        position (so its reads are ``_lane_vector``'s); the condition goes to
+        ``interior_checks``, which the chunk's branch tests (the other chunks take the
+        element-by-element branch, which computes every position). Else None."""
+        before, n = node.attr("before"), node.attr("extent")
+        s = _lane_plus(e, -before)
+        # narrow pads only (a stencil's, a filter's): a wide one (a join's, a long roll's) would
+        # send many chunks to the other branch
+        if self.interior_checks is None or s is None or 8 * (node.shape[node.attr("axis")] - n) > n:
+            return None
+        p, K = _lane_parts(s)
+        start = self.lane_starts.get(p)
+        if start is None:
+            return None
+        t = self.idx_t
+        self.interior_checks.setdefault(f"({start}) + ({t})({K}) >= ({t})0 && ({start}) + ({t})({K + self.vec_width}) <= ({t}){n}")
+        return s
+
+    def _lane_term(self, e: str, extent: int) -> tuple[str, int] | None:
+        """``(p, K)`` of a lane position ``p + u + K`` along an axis of ``extent`` in a vector chunk
+        whose width divides the extent (so the vectors of its elements lie in its row), else None."""
+        W = self.vec_width
+        if _LANE_TERM.match(e) is None or extent % W or W & (W - 1):
+            return None
+        return _lane_parts(e)
+
+    def _lane_chunk(self, p: str, K: int) -> str:
+        """The start of the aligned vector that holds lane ``u``'s position ``p + u + K``."""
+        return f"({p} + ({_lane_offset(K)} >> {self.vec_width.bit_length() - 1}) * {self.vec_width})"
+
+    def _vector_of(self, node: Node, name: str, dims: list[str]) -> str:
+        """A variable holding the aligned vector of ``name`` that starts at ``dims`` (one read-only
+        vector load, ``sl_load_vec_ro``); the chunk's branch then checks ``name``'s alignment."""
+        assert self.aligned_buffers is not None
         self.aligned_buffers.add(name)
-        st = ct.storage_type(node.dtype)
+        st, W = ct.storage_type(node.dtype), self.vec_width
         v = self.fresh(f"lv_{name}_")
-        self.line(f"const sl_vec<{st}, {W}> {v} = sl_load_vec_ro<{st}, {W}>({name} + {self.linear(Index(idx.shape, dims=tuple(dims)))});")
-        return f"{v}.v[{lane} & {W - 1}]" if K else f"{v}.v[u]"
+        self.line(f"const sl_vec<{st}, {W}> {v} = sl_load_vec_ro<{st}, {W}>({name} + {self.linear(Index(node.shape, dims=tuple(dims)))});")
+        return v
 
     def _side_vector(self, node: Node, name: str, offset: str) -> str:
         """The variable holding the chunk's vector of ``name`` from ``offset``, loaded once per
@@ -626,7 +681,9 @@ class Writer:
         if op == "pad":
             src = node.inputs[0]
             dims = list(self.dims(idx))
-            dims[node.attr("axis")] = self._pad_position(node, dims[node.attr("axis")])
+            ax = node.attr("axis")
+            inner = self._interior_pad(node, dims[ax])
+            dims[ax] = inner if inner is not None else self._pad_position(node, dims[ax])
             return self._value(src, Index(src.shape, dims=tuple(dims)))
         reg = ct.register_type(node.dtype)
         if idx.tag == "full":

@@ -253,6 +253,7 @@ def _pointwise_body(info: GroupInfo, sched: Schedule, prefix: str = "", part: in
     w.open(f"for ({idx_t} e = ({idx_t}){bid} * {block} + threadIdx.x; e < {chunks}; e = e < {chunks} - stride ? e + stride : {chunks})")
     w.line(f"const {idx_t} base = e * {vec};")
     if vec > 1:
+        branch_at = len(w.lines)
         w.open(f"if (aligned && base + {vec} <= {n})")
         for p in vec_in:
             st = ct.storage_type(p.node.dtype)
@@ -262,7 +263,7 @@ def _pointwise_body(info: GroupInfo, sched: Schedule, prefix: str = "", part: in
             w.line(f"sl_vec<{st}, {vec}> vo_{p.name};")
         # buffers broadcast along leading axes (a bias) are loaded here, a vector per chunk
         w.vec_at, w.vec_depth, w.vec_width = len(w.lines), w.depth, vec
-        w.aligned_buffers = {p.name for p in vec_in + out_params}
+        w.aligned_buffers, w.interior_checks = {p.name for p in vec_in + out_params}, {}
         w.line("#pragma unroll")
         w.open(f"for (int u = 0; u < {vec}; ++u)")
         w.line(f"const {idx_t} i = base + u;")
@@ -274,7 +275,10 @@ def _pointwise_body(info: GroupInfo, sched: Schedule, prefix: str = "", part: in
         lane_in = [p for p in params if p.role == "in" and p.name in w.aligned_buffers and p not in vec_in]
         if lane_in:
             w.lines[aligned_at] = w.lines[aligned_at][:w.lines[aligned_at].index("const")] + aligned(vec_in + lane_in + out_params)
-        w.vec_at, w.aligned_buffers = None, None
+        # chunks whose pads reach past an input's edge take the element-by-element branch
+        if w.interior_checks:
+            w.lines[branch_at] = w.lines[branch_at].replace(") {", "".join(f" && ({c})" for c in w.interior_checks) + ") {")
+        w.vec_at, w.aligned_buffers, w.interior_checks = None, None, None
         for p in out_params:
             st = ct.storage_type(p.node.dtype)
             w.line(f"*reinterpret_cast<sl_vec<{st}, {vec}>*>({p.name} + base) = vo_{p.name};")

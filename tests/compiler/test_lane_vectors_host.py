@@ -4,8 +4,9 @@ takes element ``(u + K) & (W - 1)`` of the vector at ``p + ((u + K) >> log2 W) *
 generated kernels (both branches of the chunk loop, every thread of a small grid) built as host
 C++ over int32 arrays that hold their own positions, every load bounds-checked and every vector
 load alignment-checked, against NumPy on the same arrays: shifts 0 to 16 along the last axis,
-rows, a trailing unit axis, 1-d arrays whose length is and is not a multiple of the width, inputs
-aligned and one element off. On the GPU: ``tests/gpu/test_library_steps_gpu.py``."""
+rows, rolls, joins, pads of every mode (read as lane vectors in the chunks away from the edges), a
+trailing unit axis, 1-d arrays whose length is and is not a multiple of the width, inputs aligned
+and one element off. On the GPU: ``tests/gpu/test_library_steps_gpu.py``."""
 
 from __future__ import annotations
 
@@ -68,9 +69,16 @@ def _programs() -> list[tuple[tuple[int, ...], Callable[[Any], Any]]]:
             out.append((shape, lambda x, ks=ks, n=n: terms(*(x[:, k:k + n] for k in ks))))
         out.append((shape, lambda x: terms(x[1:], x[:-1], x[1:] * 0 + 1)))
         out.append((shape, lambda x, m=sl: terms(m.roll(x, 1, 0), m.roll(x, -1, 0), x)))
+        out.append((shape, lambda x, m=sl: terms(m.roll(x, 1, 1), m.roll(x, -1, 1), m.roll(x, 3, 1))))
+        out.append((shape, lambda x, m=sl: terms(m.concatenate([x[:, :4], x[:, 4:]], 1), m.concatenate([x[:, 8:], x[:, :8]], 1), x)))
+        for mode in ("constant", "edge", "wrap", "reflect", "symmetric"):  # (interior chunks: lane vectors)
+            out.append((shape, lambda x, mode=mode, c=shape[1], m=sl: terms(*(p[1:-1, k:k + c] for p in [m.pad(x, ((1, 1), (2, 2)), mode)] for k in (0, 1, 4)))))
+            out.append((shape, lambda x, mode=mode, c=shape[1], m=sl: terms(*(p[1:-1, k:k + c] for p in [m.pad(x, 1, mode)] for k in (0, 2, 1)))))
     out.append(((7, 40, 1), lambda x: terms(x[:, 3:35], x[:, 0:32], x[:, 8:40])))
     for n in (100, 101, 104):
         out.append(((n,), lambda x: terms(x[:-9] + x[4:-5], x[3:-6], x[9:])))
+        for mode in ("constant", "reflect"):
+            out.append(((n,), lambda x, mode=mode, n=n, m=sl: terms(*(p[k:k + n] for p in [m.pad(x, (3, 2), mode)] for k in (0, 3, 5)))))
     return out
 
 
@@ -130,12 +138,19 @@ def test_lane_vectors_by_width(dtype: str) -> None:
     assert "(unsigned long long)in0 &" in _body(k)
 
 
-def test_pads_and_unaligned_rows_take_no_lane_vectors() -> None:
-    """A row whose extent is not a multiple of the width (its vectors would cross rows), and a
-    pad's positions (computed, not consecutive), read element by element."""
+def test_unaligned_rows_take_no_lane_vectors_and_pads_check_their_edges() -> None:
+    """A row whose extent is not a multiple of the width (its vectors would cross rows) is read
+    element by element; a narrow pad along the lanes reads lane vectors in the chunks whose
+    positions are all inside the input (the chunk's branch tests it), a wide one (a join's) its
+    computed positions."""
     x = sl.asarray(np.zeros((8, 42), np.float32))
     (k,) = sl.explain(x[:, 1:37] + x[:, 2:38]).kernels
     assert "sl_load_vec_ro" not in _body(k)
     p = sl.pad(sl.asarray(np.zeros((8, 40), np.float32)), 1)
     (k,) = sl.explain(p[1:-1, :-2] + p[1:-1, 2:]).kernels
-    assert "sl_load_vec_ro" not in _body(k)
+    branch = next(line for line in _body(k).splitlines() if "if (aligned" in line)
+    assert "sl_load_vec_ro<float, 4>" in _body(k) and branch.count(">= (int)0") == 2, branch
+    y = sl.asarray(np.zeros((8, 40), np.float32))
+    (k,) = sl.explain(sl.concatenate([y[:, 20:], y[:, :20]], 1) + y).kernels
+    branch = next(line for line in _body(k).splitlines() if "if (aligned" in line)
+    assert ">= (int)0" not in branch, branch

@@ -416,9 +416,10 @@ def test_fused_pads_rolls_and_stencils_are_numpys(dtype: str) -> None:
 def test_shifted_reads_through_lane_vectors_are_numpys(dtype: str) -> None:
     """Reads of one buffer at neighbouring positions in a vector chunk (slices shifted along the
     last axis, rows, rolls, a trailing unit axis, 1-d taps) come from the chunk's aligned vectors
-    (``Writer._lane_vector``): NumPy's bits for inputs aligned and one element off (the chunk's
-    branch then takes scalar loads), shifts from 0 to 16, rows whose extent is and is not a
-    multiple of the width, and the last chunks of 1-d arrays."""
+    (``Writer._lane_vector``), pads too in the chunks away from their edges: NumPy's bits for
+    inputs aligned and one element off (the chunk's branch then takes scalar loads), shifts from
+    0 to 16, pads of every mode, rows whose extent is and is not a multiple of the width, and the
+    last chunks of 1-d arrays."""
     import cupy as cp
 
     def views(a: np.ndarray) -> Any:
@@ -440,11 +441,17 @@ def test_shifted_reads_through_lane_vectors_are_numpys(dtype: str) -> None:
                 np.testing.assert_array_equal(_host(got), want, err_msg=f"{shape} {ks}")
             np.testing.assert_array_equal(_host(x[1:] + x[:-1] + x[1:]), a[1:] + a[:-1] + a[1:])
             np.testing.assert_array_equal(_host(sl.roll(x, 1, 0) + sl.roll(x, -1, 0)), np.roll(a, 1, 0) + np.roll(a, -1, 0))
+            np.testing.assert_array_equal(_host(sl.roll(x, 1, 1) + sl.roll(x, -3, 1)), np.roll(a, 1, 1) + np.roll(a, -3, 1))
+            for mode in ("constant", "edge", "wrap", "reflect", "symmetric"):  # (lane vectors away from the edges)
+                p, q = sl.pad(x, 2, mode), np.pad(a, 2, mode)
+                np.testing.assert_array_equal(_host(p[2:-2, :-4] + p[1:-3, 1:-3] + p[2:-2, 4:]), q[2:-2, :-4] + q[1:-3, 1:-3] + q[2:-2, 4:])
     for x, a in views(rand((17, 40, 1))):  # the lanes run along the last axis but one
         np.testing.assert_array_equal(_host(x[:, 3:35] + x[:, 0:32] + x[:, 8:40]), a[:, 3:35] + a[:, 0:32] + a[:, 8:40])
     for n in (1000, 1001, 1024):
         for x, a in views(rand((n,))):
             np.testing.assert_array_equal(_host(x[:-9] + x[3:-6] + x[9:] + x[4:-5]), a[:-9] + a[3:-6] + a[9:] + a[4:-5])
+            p, q = sl.pad(x, (3, 5), "reflect"), np.pad(a, (3, 5), "reflect")
+            np.testing.assert_array_equal(_host(p[:n] + p[3:n + 3] + p[8:]), q[:n] + q[3:n + 3] + q[8:])
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
