@@ -49,7 +49,7 @@ __all__ = [
     "unstack", "tri", "indices", "logspace", "diagflat", "gradient", "convolve", "correlate",
     "polyval", "vander", "unwrap", "ix_", "tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from",
     "diag_indices", "diag_indices_from", "delete", "insert", "geomspace", "bartlett", "blackman", "hamming",
-    "hanning",
+    "hanning", "ndim", "shape", "size", "broadcast_shapes", "rollaxis", "block", "resize",
 ]
 
 
@@ -1557,3 +1557,145 @@ def insert(arr: Any, obj: Any, values: Any, axis: Any = None) -> LazyArray:
                          f"inserted") from None
     order = np.insert(np.arange(n), obj if isinstance(obj, slice) else indices, np.arange(n, n + count))
     return take(concatenate([x, v], axis=ax), order, axis=ax)
+
+
+def ndim(a: Any) -> int:
+    """The number of dimensions of ``a`` (NumPy's ``ndim``; a list or scalar is not copied).
+
+    Example:
+        >>> import stitchlab as sl
+        >>> sl.ndim(sl.zeros((2, 3))), sl.ndim([[1, 2]]), sl.ndim(5)
+        (2, 2, 0)
+    """
+    return a.ndim if isinstance(a, LazyArray) else int(np.ndim(a))
+
+
+def shape(a: Any) -> tuple[int, ...]:
+    """The shape of ``a`` (NumPy's ``shape``; a list or scalar is not copied).
+
+    Example:
+        >>> import stitchlab as sl
+        >>> sl.shape(sl.zeros((2, 3))), sl.shape([[1, 2]])
+        ((2, 3), (1, 2))
+    """
+    return a.shape if isinstance(a, LazyArray) else tuple(np.shape(a))
+
+
+def size(a: Any, axis: Any = None) -> int:
+    """The number of elements of ``a``, or its extent along ``axis`` (NumPy's ``size``; a tuple of
+    axes gives the product of their extents).
+
+    Example:
+        >>> import stitchlab as sl
+        >>> sl.size(sl.zeros((2, 3))), sl.size(sl.zeros((2, 3)), 1), sl.size(sl.zeros((2, 3, 4)), (0, 2))
+        (6, 3, 8)
+    """
+    s = shape(a)
+    if axis is None:
+        return math.prod(s)
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    return math.prod(s[build.normalize_axis(int(ax), len(s))] for ax in axes)
+
+
+def broadcast_shapes(*args: Any) -> tuple[int, ...]:
+    """The shape that arrays of ``args``' shapes broadcast to (NumPy's ``broadcast_shapes``, whose
+    ``ValueError`` names the shapes that do not broadcast).
+
+    Example:
+        >>> import stitchlab as sl
+        >>> sl.broadcast_shapes((5, 1, 3), (4, 3), 1)
+        (5, 4, 3)
+    """
+    return tuple(np.broadcast_shapes(*args))
+
+
+def rollaxis(a: Any, axis: int, start: int = 0) -> LazyArray:
+    """``a`` with ``axis`` moved to lie before position ``start`` (NumPy's ``rollaxis``, which
+    :func:`moveaxis` supersedes): a view, fused with its use.
+
+    Example:
+        >>> import stitchlab as sl
+        >>> sl.rollaxis(sl.zeros((3, 4, 5, 6)), 3, 1).shape
+        (3, 6, 4, 5)
+    """
+    x = asarray(a)
+    n = x.ndim
+    axis = build.normalize_axis(operator.index(axis), n)
+    start = operator.index(start)
+    start += n if start < 0 else 0
+    if not 0 <= start <= n:  # (NumPy's message names the start after adding n to a negative one)
+        raise np.exceptions.AxisError(f"'start' arg requires {-n} <= start < {n + 1}, but {start} was passed in")
+    if axis < start:
+        start -= 1
+    return x if axis == start else moveaxis(x, axis, start)
+
+
+def block(arrays: Any) -> LazyArray:
+    """An array assembled from nested lists of blocks (NumPy's ``block``): the innermost lists are
+    joined along the last axis, the lists that hold them along the one before, and so on; arrays
+    with fewer dimensions than the nesting depth (or than the deepest array) gain leading axes of
+    1 first. A join of a few blocks is fused into the kernel that reads it (:func:`concatenate`).
+
+    Raises:
+        TypeError: ``arrays`` holds a tuple (NumPy's message: lists only).
+        ValueError: the lists are nested to different depths, or one is empty.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> a, b = sl.ones((2, 2)), sl.zeros((2, 1))
+        >>> sl.block([[a, b], [sl.full((1, 3), 7.0)]]).get()
+        array([[1., 1., 0.],
+               [1., 1., 0.],
+               [7., 7., 7.]])
+    """
+    def depth(x: Any, where: str) -> int:
+        if isinstance(x, tuple):
+            raise TypeError(f"{where} is a tuple. Only lists can be used to arrange blocks, and np.block does not "
+                            "allow implicit conversion from tuple to ndarray.")
+        if not isinstance(x, list):
+            return 0
+        if not x:
+            raise ValueError(f"List at {where} cannot be empty")
+        depths = [depth(v, f"{where}[{k}]") for k, v in enumerate(x)]
+        if len(set(depths)) > 1:
+            k = next(k for k, d in enumerate(depths) if d != depths[0])
+            raise ValueError(f"List depths are mismatched. First element was at depth {depths[0] + 1}, but there is "
+                             f"an element at depth {depths[k] + 1} ({where}[{k}])")
+        return depths[0] + 1
+
+    d = depth(arrays, "arrays")
+    if d == 0:
+        return asarray(arrays).copy() if isinstance(arrays, LazyArray) else asarray(arrays)
+
+    def leaves(x: Any) -> list[LazyArray]:
+        return [v for item in x for v in leaves(item)] if isinstance(x, list) else [asarray(x)]
+
+    nd = max(d, *(v.ndim for v in leaves(arrays)))
+
+    def assemble(x: Any, level: int) -> LazyArray:
+        if not isinstance(x, list):
+            v = asarray(x)
+            return v.reshape((1,) * (nd - v.ndim) + v.shape)
+        return concatenate([assemble(v, level + 1) for v in x], axis=level - d)
+
+    return assemble(arrays, 0)
+
+
+def resize(a: Any, new_shape: Any) -> LazyArray:
+    """``a`` flattened and repeated to fill ``new_shape`` (NumPy's ``resize``; an empty ``a`` gives
+    zeros): a broadcast, a slice and a reshape, fused with its use.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.resize(sl.asarray(np.array([[0, 1], [2, 3]])), (2, 3)).get()
+        array([[0, 1, 2],
+               [3, 0, 1]])
+    """
+    x = asarray(a)
+    shape_ = (operator.index(new_shape),) if isinstance(new_shape, (int, np.integer)) else tuple(operator.index(v) for v in new_shape)
+    if any(v < 0 for v in shape_):
+        raise ValueError("all elements of `new_shape` must be non-negative")
+    total = math.prod(shape_)
+    if x.size == 0 or total == 0:
+        return full(shape_, 0, dtype=x.dtype)
+    return tile(x.ravel(), -(-total // x.size))[:total].reshape(shape_)

@@ -454,6 +454,18 @@ def test_shifted_reads_through_lane_vectors_are_numpys(dtype: str) -> None:
             np.testing.assert_array_equal(_host(p[:n] + p[3:n + 3] + p[8:]), q[:n] + q[3:n + 3] + q[8:])
 
 
+def test_block_resize_and_rollaxis_on_the_device() -> None:
+    """``sl.block`` (nested joins, fused), ``sl.resize`` (a broadcast, a slice, a reshape) and
+    ``sl.rollaxis`` (a view) in the kernels that read them: NumPy's values."""
+    a, b, c = (RNG.standard_normal(s).astype(np.float32) for s in ((3, 4), (3, 2), (2, 6)))
+    got = sl.block([[_dev(a), _dev(b)], [_dev(c)]]) * 2
+    assert _families(got) == ["pointwise"]
+    np.testing.assert_array_equal(_host(got), np.block([[a, b], [c]]) * 2)
+    np.testing.assert_array_equal(_host(sl.resize(_dev(a), (5, 7)) + 1), np.resize(a, (5, 7)) + 1)
+    x = RNG.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    np.testing.assert_array_equal(_host(sl.rollaxis(_dev(x), 3, 1) * 3), np.rollaxis(x, 3, 1) * 3)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
 def test_convolve_and_correlate_are_numpys(dtype: str) -> None:
     """Short filters as fused shifted views, a long one through ``cupy.convolve``."""
