@@ -1,6 +1,8 @@
 """NumPy functions whose result's shape depends on the values: ``nonzero``, ``flatnonzero``,
 ``argwhere``, ``extract``, ``compress``, ``unique``, ``bincount``, ``histogram``, and indexing with
-a boolean mask computed on the device (``x[x > 0]``).
+a boolean mask computed on the device (``x[x > 0]``); and ``unravel_index`` and
+``ravel_multi_index``, whose errors depend on the values (NumPy's ``ValueError`` for a position
+outside the shape, which a lazy result could not raise).
 
 A lazy array has its shape before its values, so these evaluate when called: the values they
 need (the mask, the condition, the array ``unique`` sorts) are computed in one plan, the array
@@ -33,7 +35,7 @@ from .library import argsort, isin, sort, take
 
 __all__ = ["nonzero", "flatnonzero", "argwhere", "extract", "compress", "unique", "unique_all", "unique_counts",
            "unique_inverse", "unique_values", "intersect1d", "union1d", "setdiff1d", "setxor1d", "bincount", "histogram",
-           "histogram2d", "histogramdd"]
+           "histogram2d", "histogramdd", "unravel_index", "ravel_multi_index"]
 
 _WHY = "its result's shape depends on the values"
 
@@ -460,3 +462,131 @@ def histogramdd(sample: Any, bins: Any = 10, range: Any = None, density: Any = N
     h, edges = _histogram_nd("histogramdd", [pts], bins, weights,
                              lambda xp, s, b, w: xp.histogramdd(s[0], bins=b, range=range, density=density, weights=w))
     return _leaf_on(pts, h), [_leaf_on(pts, e) for e in edges]
+
+
+def _positions_checked(what: str, arrays: list[Any], bound: Any, message: str) -> tuple[list[Any], Any] | None:
+    """Device integer ``arrays`` (stitchlab or CuPy), evaluated in one plan and checked on their
+    device against ``0 <= a < bound`` (``bound``: one extent per array, broadcast): NumPy's
+    ``ValueError`` (``message``, formatted with the first bad value) if one is outside; their
+    buffers and array module; their nodes and None where they are in range by construction
+    (``_argmax_within``); None where the arrays are host data (the caller uses NumPy)."""
+    if not any(isinstance(a, LazyArray) or "cupy" in type(a).__module__ for a in arrays):
+        return None
+    lazy = [asarray(a) for a in arrays]
+    for a in lazy:
+        if a.dtype.kind not in "iu":
+            raise TypeError("only int indices permitted")
+    if all(_argmax_within(a._node, n) for a, n in zip(lazy, bound, strict=True)):
+        return [a._node for a in lazy], None  # in range by construction: nothing to evaluate
+    bufs, xp = _evaluated(what, *lazy, why="its positions are checked against the shape on the host (NumPy's ValueError)")
+    for buf, n in zip(bufs, bound, strict=True):
+        bad = (buf < 0) | (buf >= n)
+        if bool(bad.any()):  # (a host sync, as NumPy's check)
+            raise ValueError(message.format(int(buf[bad].ravel()[0])))
+    return bufs, xp
+
+
+def _argmax_within(node: build.Node, n: int) -> bool:
+    """Whether ``node`` is an ``argmax``/``argmin`` (through reshapes) over at most ``n``
+    elements: its positions are in ``[0, n)`` whatever the values (the idiom
+    ``unravel_index(argmax(x), x.shape)``, which then stays lazy and runs inside ``sl.jit``)."""
+    while node.op == "reshape":
+        node = node.inputs[0]
+    return node.op in ("argmax", "argmin") and math.prod(node.inputs[0].shape[a] for a in node.attr("axes")) <= n
+
+
+def _dims(shape: Any, what: str) -> tuple[int, ...]:
+    dims = tuple(operator.index(d) for d in shape) if np.iterable(shape) else (operator.index(shape),)
+    if any(d < 0 for d in dims):
+        raise ValueError("dimensions must be non-negative")
+    if math.prod(dims) >= 2**63:
+        raise ValueError(f"invalid dims: array size defined by dims is larger than the maximum possible size ({what})")
+    return dims
+
+
+def unravel_index(indices: Any, shape: Any, order: str = "C") -> tuple[LazyArray, ...]:
+    """The coordinates in an array of ``shape`` of flat positions ``indices`` (NumPy's
+    ``unravel_index``), e.g. of the largest element: ``sl.unravel_index(sl.argmax(x), x.shape)``.
+
+    Positions on the device are evaluated when called and checked there (NumPy's ``ValueError``
+    for one outside the array, read back as a flag; not inside ``sl.jit``); the coordinates are
+    then a fused integer division chain over that buffer. Positions from ``argmax`` or ``argmin``
+    of at most as many elements are in range by construction: they stay lazy, fuse, and run
+    inside ``sl.jit``. Host positions are NumPy's.
+
+    Returns:
+        A tuple of int64 arrays of ``indices``' shape, one per axis.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> x = sl.asarray(np.array([[3.0, 9.0, 1.0], [4.0, 2.0, 8.0]]))
+        >>> tuple(int(c.get()) for c in sl.unravel_index(sl.argmax(x), x.shape))
+        (0, 1)
+    """
+    if order not in ("C", "F"):
+        raise ValueError("only 'C' or 'F' order is permitted")
+    dims = _dims(shape, "unravel_index")
+    size = math.prod(dims)
+    if not dims and np.ndim(indices):
+        raise ValueError("multiple indices are not supported for 0d arrays")
+    checked = _positions_checked("unravel_index", [indices], [size], f"index {{}} is out of bounds for array with size {size}")
+    if checked is None:
+        return tuple(asarray(np.asarray(c, np.int64)) for c in np.unravel_index(indices, dims, order=order))
+    (buf,), xp = checked
+    flat = (_leaf_on(asarray(indices), buf) if xp is not None else LazyArray(buf)).astype(np.int64)
+    out: list[LazyArray] = []
+    for d in (reversed(dims) if order == "C" else dims):
+        out.append(flat % d if d > 1 else flat * 0)
+        flat = flat // d if d > 1 else flat
+    return tuple(reversed(out)) if order == "C" else tuple(out)
+
+
+def ravel_multi_index(multi_index: Any, dims: Any, mode: Any = "raise", order: str = "C") -> LazyArray:
+    """The flat positions in an array of shape ``dims`` of the coordinates ``multi_index`` (one
+    integer array per axis, broadcast together; NumPy's ``ravel_multi_index``), with NumPy's
+    ``mode`` (``"raise"``, ``"wrap"``, ``"clip"``, or one per axis) and ``order``.
+
+    With ``mode="raise"`` coordinates on the device are evaluated when called and checked there
+    (NumPy's ``ValueError``, read back as a flag; not inside ``sl.jit``); ``"wrap"`` and
+    ``"clip"`` are lazy and fuse. Host coordinates are NumPy's.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> rows, cols = sl.asarray(np.array([0, 1, 1])), sl.asarray(np.array([2, 0, 1]))
+        >>> sl.ravel_multi_index((rows, cols), (2, 3)).get()
+        array([2, 3, 4])
+    """
+    if order not in ("C", "F"):
+        raise ValueError("only 'C' or 'F' order is permitted")
+    shape = _dims(dims, "ravel_multi_index")
+    coords = list(multi_index) if isinstance(multi_index, (tuple, list)) else list(multi_index)
+    if len(coords) != len(shape):
+        raise ValueError(f"parameter multi_index must be a sequence of length {len(shape)}")
+    modes = [mode] * len(shape) if isinstance(mode, str) else list(mode)
+    if len(modes) != len(shape) or any(m not in ("raise", "wrap", "clip") for m in modes):
+        raise ValueError(f"mode must be 'raise', 'wrap' or 'clip', one or one per axis (got {mode!r})")
+    if not any(isinstance(c, LazyArray) or "cupy" in type(c).__module__ for c in coords):
+        return asarray(np.asarray(np.ravel_multi_index(tuple(coords), shape, mode=mode, order=order), np.int64))
+    raised = [k for k, m in enumerate(modes) if m == "raise"]
+    lazy = [asarray(c) for c in coords]
+    checked = _positions_checked("ravel_multi_index", [lazy[k] for k in raised], [shape[k] for k in raised],
+                                 "invalid entry in coordinates array") if raised else None
+    if checked is not None and checked[1] is not None:
+        for k, buf in zip(raised, checked[0], strict=True):
+            lazy[k] = _leaf_on(lazy[k], buf)
+    strides, acc = [0] * len(shape), 1
+    for k in (reversed(range(len(shape))) if order == "C" else range(len(shape))):
+        strides[k], acc = acc, acc * shape[k]
+    out: LazyArray | None = None
+    for k, (c, d, m) in enumerate(zip(lazy, shape, modes, strict=True)):
+        if c.dtype.kind not in "iu":
+            raise TypeError("only int indices permitted")
+        c = c.astype(np.int64)
+        if m == "wrap":
+            c = c % d if d else c
+        elif m == "clip":
+            c = c.clip(0, max(d - 1, 0))
+        term = c * strides[k]
+        out = term if out is None else out + term
+    assert out is not None
+    return out

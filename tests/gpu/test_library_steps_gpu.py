@@ -466,6 +466,29 @@ def test_block_resize_and_rollaxis_on_the_device() -> None:
     np.testing.assert_array_equal(_host(sl.rollaxis(_dev(x), 3, 1) * 3), np.rollaxis(x, 3, 1) * 3)
 
 
+def test_unravel_and_ravel_multi_index_on_the_device() -> None:
+    """Device positions checked on the device (NumPy's ValueError), the argmax idiom fused and
+    under ``sl.jit``, every mode of ``ravel_multi_index``: NumPy's values."""
+    a = RNG.standard_normal((37, 41)).astype(np.float32)
+    x = _dev(a)
+    got = sl.unravel_index(sl.argmax(x), x.shape)
+    assert [int(_host(c)) for c in got] == [int(v) for v in np.unravel_index(np.argmax(a), a.shape)]
+    f = sl.jit(lambda x: sl.unravel_index(sl.argmin(x), x.shape))
+    assert [int(_host(c)) for c in f(x)] == [int(v) for v in np.unravel_index(np.argmin(a), a.shape)]
+    idx = RNG.integers(0, 60, (5, 6))
+    for order in ("C", "F"):
+        for g, w in zip(sl.unravel_index(_dev(idx), (3, 4, 5), order=order), np.unravel_index(idx, (3, 4, 5), order=order), strict=True):
+            np.testing.assert_array_equal(_host(g), w)
+    with pytest.raises(ValueError, match="index 60 is out of bounds for array with size 60"):
+        sl.unravel_index(_dev(np.array([3, 60])), (3, 4, 5))
+    coords = RNG.integers(-9, 9, (3, 50))
+    for mode in ("wrap", "clip", ("clip", "wrap", "clip")):
+        np.testing.assert_array_equal(_host(sl.ravel_multi_index(tuple(_dev(c) for c in coords), (3, 4, 5), mode=mode)),
+                                      np.ravel_multi_index(tuple(coords), (3, 4, 5), mode=mode))
+    with pytest.raises(ValueError, match="invalid entry"):
+        sl.ravel_multi_index(tuple(_dev(c) for c in coords), (3, 4, 5))
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
 def test_convolve_and_correlate_are_numpys(dtype: str) -> None:
     """Short filters as fused shifted views, a long one through ``cupy.convolve``."""
