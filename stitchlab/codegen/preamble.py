@@ -392,6 +392,20 @@ template <class T> __device__ __forceinline__ T sl_lshift(T a, T b) {
   if ((unsigned long long)(long long)b >= sizeof(T) * 8) return T(0);
   return (T)((unsigned long long)a << (int)b);
 }
+// NumPy's bitwise_count: the 1 bits of |x| in x's width (the magnitude of the most negative value
+// wraps to itself, as NumPy's), one POPC
+template <class T> __device__ __forceinline__ unsigned char sl_popcount(T x) {
+  if constexpr (sizeof(T) == 8) {
+    unsigned long long u = (unsigned long long)x;
+    if (x < T(0)) u = 0ULL - u;
+    return (unsigned char)__popcll(u);
+  } else {
+    constexpr unsigned int mask = sizeof(T) == 4 ? 0xffffffffu : (1u << (8 * sizeof(T))) - 1u;
+    unsigned int u = (unsigned int)x & mask;
+    if (x < T(0)) u = (0u - u) & mask;
+    return (unsigned char)__popc(u);
+  }
+}
 template <class T> __device__ __forceinline__ T sl_rshift(T a, T b) {
   if ((unsigned long long)(long long)b >= sizeof(T) * 8) return (sl_is_signed<T>::value && a < T(0)) ? T(-1) : T(0);
   return (T)(a >> (int)b);

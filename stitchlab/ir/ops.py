@@ -212,6 +212,9 @@ _op("trunc", E, 1, np.trunc, ufunc=np.trunc, cuda={"f": "trunc({0})", "*": "{0}"
 _op("sign", E, 1, np.sign, ufunc=np.sign, cuda="sl_sign({0})")
 _op("logical_not", E, 1, np.logical_not, ufunc=np.logical_not, cuda="(!{0})")
 _op("invert", E, 1, np.invert, ufunc=np.invert, cuda={"b": "(!{0})", "*": "(~{0})"})
+#: integers only (NumPy's loops): the number of 1 bits of the magnitude, as uint8 (the magnitude
+#: wraps as NumPy's: bitwise_count(int8(-128)) is 1)
+_op("bitwise_count", E, 1, np.bitwise_count, ufunc=np.bitwise_count, cuda="sl_popcount({0})")
 _op("isnan", E, 1, np.isnan, ufunc=np.isnan, cuda={"f": "isnan({0})", "*": "false"})
 _op("isinf", E, 1, np.isinf, ufunc=np.isinf, cuda={"f": "isinf({0})", "*": "false"})
 _op("isfinite", E, 1, np.isfinite, ufunc=np.isfinite, cuda={"f": "isfinite({0})", "*": "true"})

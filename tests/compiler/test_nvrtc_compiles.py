@@ -32,11 +32,12 @@ def _elementwise(dtype: str) -> list[sl.LazyArray]:
     kind = np.dtype(dtype).kind
     xt = x[:, ::2].T  # index maps: slice with a step, transpose
     if kind == "b":
-        outs = [sl.logical_xor(x, y) | (x & v), sl.where(x, y, v), ~x, x.astype(np.float16)]
+        outs = [sl.logical_xor(x, y) | (x & v), sl.where(x, y, v), ~x, x.astype(np.float16), sl.bitwise_count(x)]
     elif kind in "iu":
         outs = [x // y + x % y - sl.maximum(x, v), sl.abs(x) * 3 - sl.minimum(y, 2), x ** y,
                 ~x ^ y, sl.sign(x), (x > y).astype(np.int8), xt * 2, sl.reciprocal(y), x.astype(np.float32),
-                sl.fmod(x, y), sl.left_shift(x, y), sl.right_shift(x, v), sl.gcd(x, y) + sl.lcm(x, v)]
+                sl.fmod(x, y), sl.left_shift(x, y), sl.right_shift(x, v), sl.gcd(x, y) + sl.lcm(x, v),
+                sl.bitwise_count(x) + sl.bitwise_count(~y)]
     else:
         outs = [sl.exp(x) / sl.sqrt(y) + sl.tanh(v), x // y + x % y, x ** y, sl.maximum(x, y) - sl.fmin(x, v),
                 sl.sigmoid(x) * sl.erf(y), sl.isnan(x) | sl.isinf(y), xt + 1, sl.sign(x),

@@ -33,7 +33,7 @@ BINARY = ["add", "subtract", "multiply", "divide", "floor_divide", "remainder", 
           "bitwise_xor", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
           "logical_or", "logical_xor", "arctan2", "hypot", "copysign", "heaviside"]
 UNARY = ["negative", "positive", "absolute", "square", "sign", "invert", "logical_not", "reciprocal", "signbit",
-         "fabs", "sqrt", "cbrt", "rint"]
+         "fabs", "sqrt", "cbrt", "rint", "bitwise_count"]
 CASTS = ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16", "float32",
          "float64", "bfloat16"]
 CONSTANTS = [2, 3, 4, 7, 16, -1, -2, -3]
