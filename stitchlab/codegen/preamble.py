@@ -392,6 +392,47 @@ template <class T> __device__ __forceinline__ T sl_lshift(T a, T b) {
   if ((unsigned long long)(long long)b >= sizeof(T) * 8) return T(0);
   return (T)((unsigned long long)a << (int)b);
 }
+// nextafter and spacing: float and double through C's nextafter (NumPy's loops); float16 on its
+// bits as NumPy's half loops (equal values give x, so +0 stays +0; spacing is a positive magnitude,
+// below a negative power of two the step toward zero); bfloat16 on its bits as ml_dtypes' loops
+// (equal bits give y; spacing is nextafter toward the same-signed infinity minus x)
+template <class T> __device__ __forceinline__ T sl_nextafter(T x, T y) { return x == y ? y : nextafter(x, y); }
+__device__ __forceinline__ float sl_nextafter(float x, float y) { return x == y ? y : nextafterf(x, y); }
+// (the infinity of x's sign; +inf for either zero, whose spacing NumPy makes positive)
+__device__ __forceinline__ float sl_inf_like(float x) { return copysignf(__int_as_float(0x7f800000), x == 0.0f ? 1.0f : x); }
+__device__ __forceinline__ double sl_inf_like(double x) { return copysign(__longlong_as_double(0x7ff0000000000000LL), x == 0.0 ? 1.0 : x); }
+template <class T> __device__ __forceinline__ T sl_spacing(T x) {
+  return isinf(x) ? x - x : sl_nextafter(x, sl_inf_like(x)) - x;  // (inf - inf: NaN)
+}
+__device__ __forceinline__ sl_half sl_nextafter(sl_half x, sl_half y) {
+  const unsigned short a = x.x, b = y.x;
+  if ((a & 0x7fffu) > 0x7c00u || (b & 0x7fffu) > 0x7c00u) return sl_half{0x7e00u};
+  if (a == b || ((a | b) & 0x7fffu) == 0) return x;
+  if ((a & 0x7fffu) == 0) return sl_half{(unsigned short)((b & 0x8000u) + 1u)};
+  if (!(a & 0x8000u)) return sl_half{(unsigned short)((short)a > (short)b ? a - 1u : a + 1u)};
+  return sl_half{(unsigned short)(!(b & 0x8000u) || (a & 0x7fffu) > (b & 0x7fffu) ? a - 1u : a + 1u)};
+}
+__device__ __forceinline__ sl_half sl_spacing(sl_half h) {
+  const unsigned short x = h.x, e = x & 0x7c00u, m = x & 0x03ffu;
+  if (e == 0x7c00u) return sl_half{0x7e00u};
+  if (x == 0x7bffu) return sl_half{0x7c00u};
+  if ((x & 0x8000u) && m == 0)
+    return sl_half{(unsigned short)(e > 0x2c00u ? e - 0x2c00u : e > 0x0400u ? 1u << ((e >> 10) - 2) : 1u)};
+  return sl_half{(unsigned short)(e > 0x2800u ? e - 0x2800u : e > 0x0400u ? 1u << ((e >> 10) - 1) : 1u)};
+}
+__device__ __forceinline__ sl_bf16 sl_nextafter(sl_bf16 x, sl_bf16 y) {
+  const unsigned short a = x.x, b = y.x, am = a & 0x7fffu, bm = b & 0x7fffu;
+  if (am > 0x7f80u || bm > 0x7f80u) return sl_bf16{0x7fc0u};
+  if (a == b) return y;
+  if (am == 0) return bm == 0 ? y : sl_bf16{(unsigned short)((b & 0x8000u) | 1u)};
+  return sl_bf16{(unsigned short)(am > bm || ((a ^ b) & 0x8000u) ? a - 1u : a + 1u)};
+}
+__device__ __forceinline__ sl_bf16 sl_spacing(sl_bf16 x) {
+  if ((x.x & 0x7f80u) == 0x7f80u) return sl_bf16{0x7fc0u};
+  const sl_bf16 n = sl_nextafter(x, sl_bf16{(unsigned short)((x.x & 0x8000u) | 0x7f80u)});
+  return sl_bf16_of(sl_bf2f(n) - sl_bf2f(x));  // (exact: a power of two, or inf)
+}
+
 // NumPy's bitwise_count: the 1 bits of |x| in x's width (the magnitude of the most negative value
 // wraps to itself, as NumPy's), one POPC
 template <class T> __device__ __forceinline__ unsigned char sl_popcount(T x) {

@@ -212,6 +212,10 @@ _op("trunc", E, 1, np.trunc, ufunc=np.trunc, cuda={"f": "trunc({0})", "*": "{0}"
 _op("sign", E, 1, np.sign, ufunc=np.sign, cuda="sl_sign({0})")
 _op("logical_not", E, 1, np.logical_not, ufunc=np.logical_not, cuda="(!{0})")
 _op("invert", E, 1, np.invert, ufunc=np.invert, cuda={"b": "(!{0})", "*": "(~{0})"})
+#: floats (NumPy's loops; integers promote to float64): the next value after x1 toward x2, and
+#: the distance to the next value of larger magnitude; float16 and bfloat16 on their bits
+_op("nextafter", E, 2, np.nextafter, ufunc=np.nextafter, cuda="sl_nextafter({0}, {1})", cuda_half="sl_nextafter({0}, {1})")
+_op("spacing", E, 1, np.spacing, ufunc=np.spacing, cuda="sl_spacing({0})", cuda_half="sl_spacing({0})")
 #: integers only (NumPy's loops): the number of 1 bits of the magnitude, as uint8 (the magnitude
 #: wraps as NumPy's: bitwise_count(int8(-128)) is 1)
 _op("bitwise_count", E, 1, np.bitwise_count, ufunc=np.bitwise_count, cuda="sl_popcount({0})")

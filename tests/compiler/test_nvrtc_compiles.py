@@ -43,6 +43,7 @@ def _elementwise(dtype: str) -> list[sl.LazyArray]:
                 sl.sigmoid(x) * sl.erf(y), sl.isnan(x) | sl.isinf(y), xt + 1, sl.sign(x),
                 x.astype(np.int32), x.astype(np.uint8), x.astype(bool), sl.floor(x) + sl.log1p(y),
                 sl.fmod(x, y), sl.heaviside(x, v), sl.ldexp(x, (y * 3).astype(np.int32)), sl.ldexp(v, -7),
+                sl.nextafter(x, y) + sl.spacing(v),
                 x * (sl.random.default_rng(0).random(x.shape, x.dtype) >= 0.5),
                 sl.random.default_rng(1).standard_normal(x.shape, x.dtype)]
     return outs

@@ -1,9 +1,9 @@
 """The inverse hyperbolic functions, ``cbrt``, ``rint``, ``round``, ``signbit``, ``hypot``, ``copysign``,
-``logaddexp``, ``logaddexp2``, ``fmod``, ``heaviside``, the shifts, ``gcd``, ``lcm`` and ``ldexp`` in
+``logaddexp``, ``logaddexp2``, ``fmod``, ``heaviside``, ``nextafter``, ``spacing``, the shifts, ``gcd``, ``lcm`` and ``ldexp`` in
 kernels, against NumPy on the host, with NaN, ±inf, ±0, subnormals and large values among the inputs.
 
-Exact ops (``rint``, ``round``, ``signbit``, ``copysign``, ``fmod``, ``heaviside``, ``gcd``, ``lcm``,
-``ldexp``) are NumPy's bits (a NaN's payload aside: CUDA's functions return the canonical NaN); the others are within a few units in the last
+Exact ops (``rint``, ``round``, ``signbit``, ``copysign``, ``fmod``, ``heaviside``, ``nextafter``,
+``spacing``, ``gcd``, ``lcm``, ``ldexp``) are NumPy's bits (a NaN's payload aside: CUDA's functions return the canonical NaN); the others are within a few units in the last
 place of NumPy's own result (CUDA's and the host libm's functions differ in the last bit; for
 ``logaddexp``, units of the larger operand: ``x + log1p(exp(y - x))`` cancels near zero), and
 NaN, ±inf and signed zeros where NumPy has them.
@@ -24,9 +24,10 @@ from stitchlab.ir.dtypes import as_dtype, cast
 pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cupy_backend")]
 
 FLOATS = ["float16", "bfloat16", "float32", "float64"]
-UNARY = {"arcsinh": None, "arccosh": (1.0, None), "arctanh": (-1.0, 1.0), "cbrt": None, "rint": None, "signbit": None}
-BINARY = ["hypot", "copysign", "logaddexp", "logaddexp2", "fmod", "heaviside"]
-EXACT = {"rint", "signbit", "copysign", "fmod", "heaviside"}
+UNARY = {"arcsinh": None, "arccosh": (1.0, None), "arctanh": (-1.0, 1.0), "cbrt": None, "rint": None, "signbit": None,
+         "spacing": None}
+BINARY = ["hypot", "copysign", "logaddexp", "logaddexp2", "fmod", "heaviside", "nextafter"]
+EXACT = {"rint", "signbit", "copysign", "fmod", "heaviside", "spacing", "nextafter"}
 ULPS = {"float16": 1, "bfloat16": 1, "float32": 4, "float64": 4}
 
 
@@ -103,6 +104,19 @@ def test_binary(name: str, dtype: str) -> None:
             mags = np.abs(np.stack([x.astype(np.float64), y.astype(np.float64)]))
             scale = np.where(np.isfinite(mags), mags, 0).max(axis=0)
         _close(got, want, ULPS[dtype], f"{name} {dtype}", scale)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_nextafter_and_spacing_of_every_half_value(dtype: str) -> None:
+    """Every float16 and bfloat16 bit pattern: NumPy's half loops and ml_dtypes' bfloat16 loops
+    (computed on the bits), toward zeros of both signs, infinities, NaN and neighbours."""
+    x = np.arange(1 << 16, dtype=np.uint16).view(as_dtype(dtype))
+    with np.errstate(all="ignore"):
+        _bits(_run(sl.spacing, x), np.spacing(x), f"spacing {dtype}")
+        for t in (0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 3.0, -1e-40):
+            y = np.full(x.shape, t, x.dtype)
+            _bits(_run(sl.nextafter, x, y), np.nextafter(x, y), f"nextafter({dtype}, {t})")
+        _bits(_run(sl.nextafter, x, x[::-1].copy()), np.nextafter(x, x[::-1]), f"nextafter({dtype}, reversed)")
 
 
 def test_integer_inputs_take_numpys_float_loops() -> None:
