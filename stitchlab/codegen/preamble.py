@@ -393,9 +393,9 @@ template <class T> __device__ __forceinline__ T sl_lshift(T a, T b) {
   return (T)((unsigned long long)a << (int)b);
 }
 // nextafter and spacing: float and double through C's nextafter (NumPy's loops); float16 on its
-// bits as NumPy's half loops (equal values give x, so +0 stays +0; spacing is a positive magnitude,
-// below a negative power of two the step toward zero); bfloat16 on its bits as ml_dtypes' loops
-// (equal bits give y; spacing is nextafter toward the same-signed infinity minus x)
+// bits as NumPy's half loops (equal values give y, as NumPy 2.5 and C: nextafter(-0, +0) is +0;
+// spacing is a positive magnitude, below a negative power of two the step toward zero); bfloat16
+// on its bits as ml_dtypes' loops (spacing is nextafter toward the same-signed infinity minus x)
 template <class T> __device__ __forceinline__ T sl_nextafter(T x, T y) { return x == y ? y : nextafter(x, y); }
 __device__ __forceinline__ float sl_nextafter(float x, float y) { return x == y ? y : nextafterf(x, y); }
 // (the infinity of x's sign; +inf for either zero, whose spacing NumPy makes positive)
@@ -407,7 +407,7 @@ template <class T> __device__ __forceinline__ T sl_spacing(T x) {
 __device__ __forceinline__ sl_half sl_nextafter(sl_half x, sl_half y) {
   const unsigned short a = x.x, b = y.x;
   if ((a & 0x7fffu) > 0x7c00u || (b & 0x7fffu) > 0x7c00u) return sl_half{0x7e00u};
-  if (a == b || ((a | b) & 0x7fffu) == 0) return x;
+  if (a == b || ((a | b) & 0x7fffu) == 0) return y;
   if ((a & 0x7fffu) == 0) return sl_half{(unsigned short)((b & 0x8000u) + 1u)};
   if (!(a & 0x8000u)) return sl_half{(unsigned short)((short)a > (short)b ? a - 1u : a + 1u)};
   return sl_half{(unsigned short)(!(b & 0x8000u) || (a & 0x7fffu) > (b & 0x7fffu) ? a - 1u : a + 1u)};

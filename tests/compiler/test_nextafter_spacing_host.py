@@ -1,6 +1,6 @@
 """The preamble's ``sl_nextafter`` and ``sl_spacing`` as host C++ (their own text) against NumPy's
 ``nextafter`` and ``spacing``: every float16 and bfloat16 value (the half types on their bits:
-NumPy's half loops, ml_dtypes' bfloat16 loops) toward 13 targets and as spacings, and float32 and
+NumPy 2.5's half loops, ml_dtypes' bfloat16 loops) toward 13 targets and as spacings, and float32 and
 float64 special and random values. On the GPU: ``tests/gpu/test_more_ufuncs_gpu.py``."""
 
 from __future__ import annotations
@@ -101,5 +101,12 @@ def test_nextafter_and_spacing_are_numpys(dtype: str, host: object) -> None:
         targets = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 3.0, -3.0, 1e-40, -1e-40, 65504.0, -65504.0], dt)
         for t in targets:
             y = np.full(x.shape, t, dt)
-            _same(_run(host, code, 0, x, y), np.nextafter(x, y), f"nextafter({dtype}, {t})")
-        _same(_run(host, code, 0, x, x), np.nextafter(x, x), f"nextafter({dtype}, x)")
+            _same(_run(host, code, 0, x, y), nextafter(x, y), f"nextafter({dtype}, {t})")
+        _same(_run(host, code, 0, x, x), nextafter(x, x), f"nextafter({dtype}, x)")
+
+
+def nextafter(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """NumPy's ``nextafter`` as NumPy 2.5 computes it: equal values give ``y`` for float16 too (so
+    ``nextafter(-0.0, +0.0)`` is +0.0; numpy/numpy#31475), where NumPy 2.4 gave ``x``."""
+    both_zero = (x.astype(np.float64) == 0) & (y.astype(np.float64) == 0)
+    return np.where(both_zero, y, np.nextafter(x, y))
