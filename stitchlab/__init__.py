@@ -103,7 +103,7 @@ __all__ = sorted(
         "expand_dims", "squeeze", "matmul", "round", "around", "concatenate", "stack",
         "isclose", "allclose", "nan_to_num", "nansum", "nanmax", "nanmin", "nanmean", "nanvar",
         "nanstd", "count_nonzero", "ptp", "fabs", "swapaxes", "moveaxis", "atleast_1d",
-        "atleast_2d", "broadcast_arrays", "divmod", "float_power", "fix", "modf", "sinc", "real", "imag",
+        "atleast_2d", "broadcast_arrays", "divmod", "float_power", "fix", "modf", "frexp", "sinc", "real", "imag",
         "conj", "conjugate", "angle", "result_type", "can_cast", "iinfo", "finfo", "asnumpy",
         "softmax", "log_softmax", "logit", "xlogy", "nanprod", "isposinf", "isneginf", "copy", "select",
         "concat", "permute_dims", "matrix_transpose", "vecdot", "matvec", "vecmat", "nanargmax", "nanargmin",

@@ -39,7 +39,8 @@ def _ufunc_inputs(ufunc: np.ufunc) -> tuple[np.ndarray, ...]:
     """Operands in the ufunc's domain: integers for the bitwise ops and shifts, positive floats
     below 1 for the inverse trigonometric ones, else floats (B, positive, where a second operand
     divides or is an exponent)."""
-    if ufunc.__name__ in ("bitwise_and", "bitwise_or", "bitwise_xor", "invert", "left_shift", "right_shift", "gcd", "lcm"):
+    if ufunc.__name__ in ("bitwise_and", "bitwise_or", "bitwise_xor", "invert", "left_shift", "right_shift", "gcd", "lcm",
+                          "bitwise_count"):
         return (I, J)[: ufunc.nin]
     if ufunc.__name__ in ("arcsin", "arccos", "arctanh"):
         return (B / 2,)
@@ -195,8 +196,7 @@ def test_what_stitchlab_lacks_runs_in_numpy_on_the_values() -> None:
     """(On the GPU it runs in CuPy: tests/gpu/test_numpy_protocols_gpu.py.)"""
     x = sl.asarray(A)
     for got, want in [
-        (np.spacing(x), np.spacing(A)), (np.i0(x), np.i0(A)),
-        (np.add.accumulate(x), np.add.accumulate(A)), (np.nextafter(x, 0.7), np.nextafter(A, 0.7)),
+        (np.i0(x), np.i0(A)), (np.add.accumulate(x), np.add.accumulate(A)),
         (np.histogram_bin_edges(x[0], bins=3), np.histogram_bin_edges(A[0], bins=3)),
     ]:
         assert type(got) is np.ndarray

@@ -433,6 +433,13 @@ __device__ __forceinline__ sl_bf16 sl_spacing(sl_bf16 x) {
   return sl_bf16_of(sl_bf2f(n) - sl_bf2f(x));  // (exact: a power of two, or inf)
 }
 
+// frexp's exponent (C's frexp; NumPy's 0 for infinities and NaN, where C leaves it unspecified)
+template <class T> __device__ __forceinline__ int sl_frexp_exp(T x) {
+  int e = 0;
+  const T m = frexp(x, &e);
+  return m == m && !isinf(x) ? e : 0;
+}
+
 // NumPy's bitwise_count: the 1 bits of |x| in x's width (the magnitude of the most negative value
 // wraps to itself, as NumPy's), one POPC
 template <class T> __device__ __forceinline__ unsigned char sl_popcount(T x) {

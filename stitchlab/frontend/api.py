@@ -52,7 +52,7 @@ _ALIASES = {"absolute": ["abs"], "divide": ["true_divide"], "remainder": ["mod"]
             "sigmoid": ["expit"]}
 
 #: elementwise ops without a generated function of their own (written out, or internal)
-_NOT_GENERATED = ("astype", "where", "splitmix64")
+_NOT_GENERATED = ("astype", "where", "splitmix64", "frexp_exponent")
 
 for _name, _op in OPS.items():
     if _op.kind is Kind.ELEMENTWISE and _name not in _NOT_GENERATED:
@@ -1169,6 +1169,25 @@ def modf(x: Any) -> tuple[LazyArray, LazyArray]:
     whole = trunc(xf)  # noqa: F821
     frac = where(isinf(xf), copysign(0, xf), copysign(xf - whole, xf))  # noqa: F821
     return frac, whole
+
+
+def frexp(x: Any) -> tuple[LazyArray, LazyArray]:
+    """Mantissas and exponents, ``x == mantissa * 2**exponent`` with ``0.5 <= |mantissa| < 1``
+    (NumPy's ``frexp``: the mantissa in ``x``'s float dtype, float64 for integers, the exponent
+    int32; zeros keep their sign and give exponent 0, as do infinities and NaN, which are their
+    own mantissas). One kernel for both: the exponent, and ``ldexp(x, -exponent)`` (exact).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> m, e = sl.frexp(sl.asarray(np.array([8.0, -0.3, 0.0], np.float32)))
+        >>> m.get(), e.get()
+        (array([ 0.5, -0.6,  0. ], dtype=float32), array([ 4, -1,  0], dtype=int32))
+    """
+    arr = asarray(x)
+    dt = as_dtype(np.frexp.resolve_dtypes((arr.dtype, None, None))[0])
+    xf = arr.astype(dt)
+    exponent = LazyArray(build.Node("frexp_exponent", (xf._node,), xf.shape, np.dtype(np.int32), device=xf._node.device))
+    return ldexp(xf, -exponent), exponent  # noqa: F821
 
 
 def sinc(x: Any) -> LazyArray:

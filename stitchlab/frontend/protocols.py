@@ -81,7 +81,7 @@ def _lazy_tables() -> tuple[dict[np.ufunc, Any], dict[Any, Any]]:
                     return getattr(module, name)
             raise AttributeError(name)
 
-        ufuncs = {getattr(np, n): lazy(n) for n in api.ELEMENTWISE + ["fabs", "matmul", "divmod", "modf", "float_power", "conjugate",
+        ufuncs = {getattr(np, n): lazy(n) for n in api.ELEMENTWISE + ["fabs", "matmul", "divmod", "modf", "frexp", "float_power", "conjugate",
                                                                      "vecdot", "matvec", "vecmat"]
                    if isinstance(getattr(np, n, None), np.ufunc)}
         functions = {getattr(np, n): lazy(n) for n in _FUNCTIONS if hasattr(np, n)}

@@ -216,6 +216,9 @@ _op("invert", E, 1, np.invert, ufunc=np.invert, cuda={"b": "(!{0})", "*": "(~{0}
 #: the distance to the next value of larger magnitude; float16 and bfloat16 on their bits
 _op("nextafter", E, 2, np.nextafter, ufunc=np.nextafter, cuda="sl_nextafter({0}, {1})", cuda_half="sl_nextafter({0}, {1})")
 _op("spacing", E, 1, np.spacing, ufunc=np.spacing, cuda="sl_spacing({0})", cuda_half="sl_spacing({0})")
+#: internal (``sl.frexp``): the int32 exponent of NumPy's ``frexp`` (0 for zeros, infinities and
+#: NaN); the mantissa is ``ldexp(x, -exponent)``, exact. Typed by ``sl.frexp`` (two outputs)
+_op("frexp_exponent", E, 1, lambda x: np.frexp(x)[1], cuda="sl_frexp_exp({0})")
 #: integers only (NumPy's loops): the number of 1 bits of the magnitude, as uint8 (the magnitude
 #: wraps as NumPy's: bitwise_count(int8(-128)) is 1)
 _op("bitwise_count", E, 1, np.bitwise_count, ufunc=np.bitwise_count, cuda="sl_popcount({0})")

@@ -1,5 +1,5 @@
 """The inverse hyperbolic functions, ``cbrt``, ``rint``, ``round``, ``signbit``, ``hypot``, ``copysign``,
-``logaddexp``, ``logaddexp2``, ``fmod``, ``heaviside``, ``nextafter``, ``spacing``, the shifts, ``gcd``, ``lcm`` and ``ldexp`` in
+``logaddexp``, ``logaddexp2``, ``fmod``, ``heaviside``, ``nextafter``, ``spacing``, ``frexp``, the shifts, ``gcd``, ``lcm`` and ``ldexp`` in
 kernels, against NumPy on the host, with NaN, ±inf, ±0, subnormals and large values among the inputs.
 
 Exact ops (``rint``, ``round``, ``signbit``, ``copysign``, ``fmod``, ``heaviside``, ``nextafter``,
@@ -117,6 +117,22 @@ def test_nextafter_and_spacing_of_every_half_value(dtype: str) -> None:
             y = np.full(x.shape, t, x.dtype)
             _bits(_run(sl.nextafter, x, y), _nextafter(x, y), f"nextafter({dtype}, {t})")
         _bits(_run(sl.nextafter, x, x[::-1].copy()), _nextafter(x, x[::-1]), f"nextafter({dtype}, reversed)")
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_frexp_is_numpys_bits(dtype: str) -> None:
+    """Both results of one kernel: every float16 and bfloat16 value, float32 and float64 values
+    with zeros, infinities, NaN and (from the 1e-30 among them) subnormal neighbours."""
+    x = np.arange(1 << 16, dtype=np.uint16).view(as_dtype(dtype)) if dtype in ("float16", "bfloat16") else _values(dtype, 4)
+    if dtype in ("float32", "float64"):
+        x = np.concatenate([x, np.array([np.finfo(dtype).smallest_subnormal, np.finfo(dtype).max], dtype)])
+    import cupy as cp
+
+    m, e = sl.frexp(sl.asarray(cp.asarray(x)))
+    assert len(sl.explain(m, e).kernels) == 1
+    want_m, want_e = np.frexp(x)
+    _bits(cp.asnumpy(cp.asarray(m)), want_m, f"frexp mantissa {dtype}")
+    np.testing.assert_array_equal(cp.asnumpy(cp.asarray(e)), want_e, err_msg=f"frexp exponent {dtype}")
 
 
 def _nextafter(x: np.ndarray, y: np.ndarray) -> np.ndarray:
