@@ -24,7 +24,7 @@ from .creation import _leaf_on, asarray
 __all__ = [
     "take", "take_along_axis", "cumsum", "cumprod", "nancumsum", "nancumprod", "cumulative_sum", "cumulative_prod", "isin", "sort", "argsort", "dot", "tensordot", "inner",
     "vdot", "einsum", "median", "quantile", "percentile", "nanmedian", "nanquantile", "nanpercentile",
-    "searchsorted", "digitize", "interp", "partition", "argpartition",
+    "searchsorted", "digitize", "interp", "partition", "argpartition", "lexsort",
 ]
 
 _SORT_KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
@@ -437,6 +437,41 @@ def argsort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *, stab
         array([1, 3, 2, 0])
     """
     return _sort("argsort", a, axis, kind, order, stable)
+
+
+def lexsort(keys: Any, axis: int = -1) -> LazyArray:
+    """The int64 positions that sort by several keys along ``axis``, the last key first (NumPy's
+    ``lexsort``: ``keys`` a sequence of arrays of one shape, or the rows of an array; ties in
+    index order, NaNs last). One stable :func:`argsort` step per key, from the first key to the
+    last, each reading its key through the positions so far (a gather at positions in range by
+    construction: nothing is read back).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> surnames = sl.asarray(np.array([2, 1, 2, 1]))
+        >>> first = sl.asarray(np.array([0, 5, 3, 4]))
+        >>> sl.lexsort((first, surnames)).get()
+        array([3, 1, 0, 2])
+    """
+    if isinstance(keys, LazyArray) or hasattr(keys, "__cuda_array_interface__") or isinstance(keys, np.ndarray):
+        stacked = asarray(keys)
+        if stacked.ndim == 0:
+            raise TypeError("need sequence of keys with len > 0 in lexsort")
+        seq = [stacked[i] for i in range(stacked.shape[0])]
+    else:
+        seq = [asarray(k) for k in keys]
+    if not seq:
+        raise TypeError("need sequence of keys with len > 0 in lexsort")
+    if any(k.shape != seq[0].shape for k in seq):
+        raise ValueError("all keys need to be the same shape")
+    if seq[0].ndim == 0:
+        return asarray(np.int64(0))
+    ax = build.normalize_axis(operator.index(axis), seq[0].ndim)
+    order = argsort(seq[0], axis=ax)
+    for k in seq[1:]:
+        along = LazyArray(build.take_along_axis(k._node, order._node, ax, checked=True))
+        order = LazyArray(build.take_along_axis(order._node, argsort(along, axis=ax)._node, ax, checked=True))
+    return order
 
 
 def tensordot(a: Any, b: Any, axes: Any = 2) -> LazyArray:

@@ -49,7 +49,7 @@ _FUNCTIONS = (
     "unique_all", "unique_counts", "unique_inverse", "unique_values", "intersect1d", "union1d", "setdiff1d", "setxor1d",
     "partition", "argpartition", "polyval", "vander", "unwrap", "ix_", "tril_indices_from", "triu_indices_from",
     "diag_indices_from", "nanargmax", "nanargmin", "delete", "insert", "ndim", "shape", "size", "rollaxis", "block",
-    "resize", "unravel_index", "ravel_multi_index",
+    "resize", "unravel_index", "ravel_multi_index", "lexsort",
     # shapes that depend on the values (.selection): evaluated when called
     "nonzero", "flatnonzero", "argwhere", "extract", "compress", "unique", "bincount", "histogram", "histogram2d", "histogramdd",
 )

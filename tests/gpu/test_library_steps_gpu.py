@@ -489,6 +489,17 @@ def test_unravel_and_ravel_multi_index_on_the_device() -> None:
         sl.ravel_multi_index(tuple(_dev(c) for c in coords), (3, 4, 5))
 
 
+def test_lexsort_on_the_device() -> None:
+    """Stable sorts on the device, key by key: many ties, NaNs, every axis of 2-d keys."""
+    ints = [RNG.integers(0, 4, (300, 257)) for _ in range(3)]
+    floats = [np.where(RNG.random((300, 257)) < 0.1, np.nan, RNG.integers(0, 4, (300, 257)).astype(np.float32)) for _ in range(2)]
+    for keys in (ints, floats, [floats[0], ints[0].astype(np.int8)]):
+        for axis in (0, 1, -1):
+            np.testing.assert_array_equal(_host(sl.lexsort([_dev(k) for k in keys], axis=axis)), np.lexsort(keys, axis=axis))
+    flat = RNG.integers(0, 3, (2, 5000))
+    np.testing.assert_array_equal(_host(sl.lexsort(_dev(flat))), np.lexsort(flat))
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
 def test_convolve_and_correlate_are_numpys(dtype: str) -> None:
     """Short filters as fused shifted views, a long one through ``cupy.convolve``."""
