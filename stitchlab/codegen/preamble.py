@@ -182,27 +182,22 @@ __device__ __forceinline__ double sl_deg2rad(double x) { return x * 0x1.1df46a25
 __device__ __forceinline__ float sl_rad2deg(float x) { return x * 0x1.ca5dcp+5f; }
 __device__ __forceinline__ double sl_rad2deg(double x) { return x * 0x1.ca5dc1a63c1f8p+5; }
 
-// An aligned vector loaded with the streaming hint (.cs: evicted first). Row kernels that store
-// no full-size output load their rows with it (schedules.OPTIONS["cache_hints"], compiler.md §4).
-// N consecutive elements at p (aligned to the vector) in one read-only vector load: kept whole,
-// where a struct load whose elements are used apart is split into scalar loads (a stencil's taps,
-// Writer._lane_vector); equal calls are one load
-template <class T, int N> __device__ __forceinline__ sl_vec<T, N> sl_load_vec_ro(const T* p) {
+// An aligned vector of N elements at p in one vector load with a cache hint. Streaming (.cs:
+// evicted first): row kernels that store no full-size output load their rows with it
+// (schedules.OPTIONS["cache_hints"], compiler.md §4). Read-only (__ldg): kept whole, where a
+// struct load whose elements are used apart is split into scalar loads (a stencil's taps,
+// Writer._lane_vector); equal calls are one load.
+template <bool Stream, class U> __device__ __forceinline__ U sl_load_hinted(const U* p) { return Stream ? __ldcs(p) : __ldg(p); }
+template <bool Stream, class T, int N> __device__ __forceinline__ sl_vec<T, N> sl_load_vec_hinted(const T* p) {
   sl_vec<T, N> v;
-  if constexpr (sizeof(v) == 16) *reinterpret_cast<uint4*>(&v) = __ldg(reinterpret_cast<const uint4*>(p));
-  else if constexpr (sizeof(v) == 8) *reinterpret_cast<uint2*>(&v) = __ldg(reinterpret_cast<const uint2*>(p));
-  else if constexpr (sizeof(v) == 4) *reinterpret_cast<unsigned*>(&v) = __ldg(reinterpret_cast<const unsigned*>(p));
+  if constexpr (sizeof(v) == 16) *reinterpret_cast<uint4*>(&v) = sl_load_hinted<Stream>(reinterpret_cast<const uint4*>(p));
+  else if constexpr (sizeof(v) == 8) *reinterpret_cast<uint2*>(&v) = sl_load_hinted<Stream>(reinterpret_cast<const uint2*>(p));
+  else if constexpr (sizeof(v) == 4) *reinterpret_cast<unsigned*>(&v) = sl_load_hinted<Stream>(reinterpret_cast<const unsigned*>(p));
   else v = *reinterpret_cast<const sl_vec<T, N>*>(p);
   return v;
 }
-template <class T, int N> __device__ __forceinline__ sl_vec<T, N> sl_load_stream(const T* p) {
-  sl_vec<T, N> v;
-  if constexpr (sizeof(v) == 16) *reinterpret_cast<uint4*>(&v) = __ldcs(reinterpret_cast<const uint4*>(p));
-  else if constexpr (sizeof(v) == 8) *reinterpret_cast<uint2*>(&v) = __ldcs(reinterpret_cast<const uint2*>(p));
-  else if constexpr (sizeof(v) == 4) *reinterpret_cast<unsigned*>(&v) = __ldcs(reinterpret_cast<const unsigned*>(p));
-  else v = *reinterpret_cast<const sl_vec<T, N>*>(p);
-  return v;
-}
+template <class T, int N> __device__ __forceinline__ sl_vec<T, N> sl_load_stream(const T* p) { return sl_load_vec_hinted<true, T, N>(p); }
+template <class T, int N> __device__ __forceinline__ sl_vec<T, N> sl_load_vec_ro(const T* p) { return sl_load_vec_hinted<false, T, N>(p); }
 
 // Brings the cache line holding *p into L2 (no register is written).
 template <class T> __device__ __forceinline__ void sl_prefetch_l2(const T* p) {
