@@ -273,6 +273,7 @@ def _pointwise_body(info: GroupInfo, sched: Schedule, prefix: str = "", part: in
         w.close()
         # inputs read as whole vectors at shifted positions (Writer._lane_vector) are checked too
         lane_in = [p for p in params if p.role == "in" and p.name in w.aligned_buffers and p not in vec_in]
+        assert "const bool aligned" in w.lines[aligned_at] and "if (aligned" in w.lines[branch_at]
         if lane_in:
             w.lines[aligned_at] = w.lines[aligned_at][:w.lines[aligned_at].index("const")] + aligned(vec_in + lane_in + out_params)
         # chunks whose pads reach past an input's edge take the element-by-element branch
