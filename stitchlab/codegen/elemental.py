@@ -182,6 +182,8 @@ class Writer:
         #: position's start ``p`` as an expression the branch can compute (``dims``)
         self.interior_checks: dict[str, None] | None = None
         self.lane_starts: dict[str, str] = {}
+        #: lane positions whose chunk start is no multiple of the width (rows of another extent)
+        self.unaligned_lanes: set[str] = set()
         self.side_loaded: dict[tuple[int, str], str] = {}
         #: the C expressions (variables, literals) holding float16 or bfloat16 values as their
         #: bits, with their C type (``ct.HALF``, ``ct.BF16``)
@@ -245,14 +247,21 @@ class Writer:
         lin = idx.lin
         assert lin is not None
         wide = [k for k, d in enumerate(idx.shape) if d != 1]
-        if idx.lane is not None and self.vec_at is not None and wide and (len(wide) == 1 or idx.shape[wide[-1]] % self.vec_width == 0):
-            # a vector chunk never crosses the last axis (its extent is a multiple of the width and
-            # the chunk starts at a multiple of it): lane u's position is the chunk start's with u
-            # added along that axis. Every lane then shares the other axes' positions, and reads
-            # of one buffer at neighbouring positions (stencil taps) become the same expression
-            # in neighbouring lanes, which the C compiler loads once (docs/compiler.md §4)
+        whole = len(wide) == 1 or idx.shape[wide[-1]] % self.vec_width == 0
+        if idx.lane is not None and self.vec_at is not None and wide and (whole or self.interior_checks is not None):
+            # a vector chunk that does not cross the last axis (its extent is a multiple of the
+            # width and the chunk starts at a multiple of it; else the chunk's branch tests it):
+            # lane u's position is the chunk start's with u added along that axis. Every lane then
+            # shares the other axes' positions, and reads of one buffer at neighbouring positions
+            # (stencil taps) become the same expression in neighbouring lanes, which the C
+            # compiler loads once (docs/compiler.md §4)
             out = list(self.dims(replace(idx, lin=idx.lane if idx.lane.isidentifier() else self.tmp(idx.lane), lane=None, tag=None)))
-            self.lane_starts[out[wide[-1]]] = idx.lane if len(wide) == 1 else f"({idx.lane}) % ({self.idx_t}){idx.shape[wide[-1]]}"
+            start = idx.lane if len(wide) == 1 else f"({idx.lane}) % ({self.idx_t}){idx.shape[wide[-1]]}"
+            self.lane_starts[out[wide[-1]]] = start
+            if not whole:  # (a chunk start that is no multiple of the width: no aligned vectors)
+                assert self.interior_checks is not None
+                self.interior_checks.setdefault(f"{start} + ({self.idx_t}){self.vec_width} <= ({self.idx_t}){idx.shape[wide[-1]]}")
+                self.unaligned_lanes.add(out[wide[-1]])
             out[wide[-1]] = f"({out[wide[-1]]} + (u))"
             return tuple(out)
         if len(wide) > 1 and not lin.isidentifier():
@@ -319,7 +328,7 @@ class Writer:
         if self.vec_at is None or idx.dims is None or self.aligned_buffers is None or not wide:
             return None
         lane = self._lane_term(idx.dims[wide[-1]], node.shape[wide[-1]])
-        if lane is None:
+        if lane is None or lane[0] in self.unaligned_lanes:
             return None
         p, K = lane
         dims = list(idx.dims)

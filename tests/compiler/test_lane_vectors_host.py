@@ -4,7 +4,8 @@ takes element ``(u + K) & (W - 1)`` of the vector at ``p + ((u + K) >> log2 W) *
 generated kernels (both branches of the chunk loop, every thread of a small grid) built as host
 C++ over int32 arrays that hold their own positions, every load bounds-checked and every vector
 load alignment-checked, against NumPy on the same arrays: shifts 0 to 16 along the last axis,
-rows, rolls, joins, pads of every mode (read as lane vectors in the chunks away from the edges), a
+rows, rolls, joins, pads of every mode (read as lane vectors in the chunks away from the edges), rows
+whose extent is not a multiple of the width (chunks that cross a row take the other branch), a
 trailing unit axis, 1-d arrays whose length is and is not a multiple of the width, inputs aligned
 and one element off. On the GPU: ``tests/gpu/test_library_steps_gpu.py``."""
 
@@ -74,6 +75,9 @@ def _programs() -> list[tuple[tuple[int, ...], Callable[[Any], Any]]]:
         for mode in ("constant", "edge", "wrap", "reflect", "symmetric"):  # (interior chunks: lane vectors)
             out.append((shape, lambda x, mode=mode, c=shape[1], m=sl: terms(*(p[1:-1, k:k + c] for p in [m.pad(x, ((1, 1), (2, 2)), mode)] for k in (0, 1, 4)))))
             out.append((shape, lambda x, mode=mode, c=shape[1], m=sl: terms(*(p[1:-1, k:k + c] for p in [m.pad(x, 1, mode)] for k in (0, 2, 1)))))
+    for shape in ((6, 40), (5, 37)):  # rows of 38 and 35 lanes: chunks that cross a row take the other branch
+        out.append((shape, lambda x: terms(x[1:-1, 2:], x[1:-1, :-2], x[:-2, 1:-1])))
+        out.append((shape, lambda x, m=sl: terms(*(p[1:-1, k:k + x.shape[1] - 1] for p in [m.pad(x, ((1, 1), (0, 1)), "reflect")] for k in (0, 1, 2)))))
     out.append(((7, 40, 1), lambda x: terms(x[:, 3:35], x[:, 0:32], x[:, 8:40])))
     for n in (100, 101, 104):
         out.append(((n,), lambda x: terms(x[:-9] + x[4:-5], x[3:-6], x[9:])))
@@ -104,7 +108,8 @@ def test_whole_kernels_with_lane_vectors_are_numpys(tmp_path) -> None:  # noqa: 
             body, name, block = _kernel(y)
             if off == 0:
                 kernels.append(body)
-                if len(shape) > 1 and shape[-1] != 1 or size % 4 == 0:
+                lanes, row = (y.shape[-2], shape[-2]) if y.shape[-1] == 1 else (y.shape[-1], shape[-1])
+                if lanes % 4 == 0 and row % 4 == 0:  # (rows of the output and of the input)
                     assert "sl_load_vec_ro<int, 4>" in body, (shape, "no lane vectors")
             calls.append(f"  {{ alignas(16) static int out[{y.size} + 4];\n"
                          f"    g_in = g_arena + 1024 + {off}; g_size = {size};\n"

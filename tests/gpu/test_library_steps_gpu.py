@@ -442,6 +442,9 @@ def test_shifted_reads_through_lane_vectors_are_numpys(dtype: str) -> None:
             np.testing.assert_array_equal(_host(x[1:] + x[:-1] + x[1:]), a[1:] + a[:-1] + a[1:])
             np.testing.assert_array_equal(_host(sl.roll(x, 1, 0) + sl.roll(x, -1, 0)), np.roll(a, 1, 0) + np.roll(a, -1, 0))
             np.testing.assert_array_equal(_host(sl.roll(x, 1, 1) + sl.roll(x, -3, 1)), np.roll(a, 1, 1) + np.roll(a, -3, 1))
+            # an interior update: rows of n - 2 lanes, chunks that cross a row take the other branch
+            np.testing.assert_array_equal(_host(x[1:-1, 2:] + x[1:-1, :-2] + x[:-2, 1:-1] + x[2:, 1:-1]),
+                                          a[1:-1, 2:] + a[1:-1, :-2] + a[:-2, 1:-1] + a[2:, 1:-1])
             for mode in ("constant", "edge", "wrap", "reflect", "symmetric"):  # (lane vectors away from the edges)
                 p, q = sl.pad(x, 2, mode), np.pad(a, 2, mode)
                 np.testing.assert_array_equal(_host(p[2:-2, :-4] + p[1:-3, 1:-3] + p[2:-2, 4:]), q[2:-2, :-4] + q[1:-3, 1:-3] + q[2:-2, 4:])
