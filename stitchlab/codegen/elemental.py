@@ -247,7 +247,7 @@ class Writer:
         lin = idx.lin
         assert lin is not None
         wide = [k for k, d in enumerate(idx.shape) if d != 1]
-        whole = len(wide) == 1 or idx.shape[wide[-1]] % self.vec_width == 0
+        whole = len(wide) <= 1 or idx.shape[wide[-1]] % self.vec_width == 0
         if idx.lane is not None and self.vec_at is not None and wide and (whole or self.interior_checks is not None):
             # a vector chunk that does not cross the last axis (its extent is a multiple of the
             # width and the chunk starts at a multiple of it; else the chunk's branch tests it):
