@@ -1665,7 +1665,7 @@ def block(arrays: Any) -> LazyArray:
 
     d = depth(arrays, "arrays")
     if d == 0:
-        return asarray(arrays).copy() if isinstance(arrays, LazyArray) else asarray(arrays)
+        return asarray(arrays)  # (NumPy copies; a lazy array is immutable)
 
     def leaves(x: Any) -> list[LazyArray]:
         return [v for item in x for v in leaves(item)] if isinstance(x, list) else [asarray(x)]

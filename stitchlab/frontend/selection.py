@@ -470,7 +470,7 @@ def _positions_checked(what: str, arrays: list[Any], bound: Any, message: str) -
     ``ValueError`` (``message``, formatted with the first bad value) if one is outside; their
     buffers and array module; their nodes and None where they are in range by construction
     (``_argmax_within``); None where the arrays are host data (the caller uses NumPy)."""
-    if not any(isinstance(a, LazyArray) or "cupy" in type(a).__module__ for a in arrays):
+    if not _on_device(arrays):
         return None
     lazy = [asarray(a) for a in arrays]
     for a in lazy:
@@ -484,6 +484,11 @@ def _positions_checked(what: str, arrays: list[Any], bound: Any, message: str) -
         if bool(bad.any()):  # (a host sync, as NumPy's check)
             raise ValueError(message.format(int(buf[bad].ravel()[0])))
     return bufs, xp
+
+
+def _on_device(arrays: list[Any]) -> bool:
+    """Whether any of ``arrays`` is a stitchlab or CuPy array (else host data, NumPy's to handle)."""
+    return any(isinstance(a, LazyArray) or "cupy" in type(a).__module__ for a in arrays)
 
 
 def _argmax_within(node: build.Node, n: int) -> bool:
@@ -559,13 +564,13 @@ def ravel_multi_index(multi_index: Any, dims: Any, mode: Any = "raise", order: s
     if order not in ("C", "F"):
         raise ValueError("only 'C' or 'F' order is permitted")
     shape = _dims(dims, "ravel_multi_index")
-    coords = list(multi_index) if isinstance(multi_index, (tuple, list)) else list(multi_index)
+    coords = list(multi_index)
     if len(coords) != len(shape):
         raise ValueError(f"parameter multi_index must be a sequence of length {len(shape)}")
     modes = [mode] * len(shape) if isinstance(mode, str) else list(mode)
     if len(modes) != len(shape) or any(m not in ("raise", "wrap", "clip") for m in modes):
         raise ValueError(f"mode must be 'raise', 'wrap' or 'clip', one or one per axis (got {mode!r})")
-    if not any(isinstance(c, LazyArray) or "cupy" in type(c).__module__ for c in coords):
+    if not _on_device(coords):
         return asarray(np.asarray(np.ravel_multi_index(tuple(coords), shape, mode=mode, order=order), np.int64))
     raised = [k for k, m in enumerate(modes) if m == "raise"]
     lazy = [asarray(c) for c in coords]
