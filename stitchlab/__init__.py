@@ -70,10 +70,13 @@ from .frontend.selection import *  # noqa: F401,F403  (nonzero, unique...: shape
 from .frontend.creation import (
     arange,
     array,
+    asanyarray,
     asarray,
+    ascontiguousarray,
     broadcast_to,
     empty,
     empty_like,
+    from_dlpack,
     full,
     full_like,
     linspace,
@@ -107,6 +110,8 @@ __all__ = sorted(
         "conj", "conjugate", "angle", "result_type", "can_cast", "iinfo", "finfo", "asnumpy",
         "softmax", "log_softmax", "logit", "xlogy", "nanprod", "isposinf", "isneginf", "copy", "select",
         "concat", "permute_dims", "matrix_transpose", "vecdot", "matvec", "vecmat", "nanargmax", "nanargmin",
+        "asanyarray", "ascontiguousarray", "from_dlpack", "i0", "piecewise", "isreal", "iscomplex", "isrealobj",
+        "iscomplexobj", "isscalar", "promote_types", "isdtype", "issubdtype", "common_type", "min_scalar_type",
     }
     | set(_library.__all__)
     | set(_manipulation.__all__)

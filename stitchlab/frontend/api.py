@@ -1319,3 +1319,216 @@ def asnumpy(a: Any) -> np.ndarray:
     if hasattr(a, "__cuda_array_interface__") and hasattr(a, "get"):
         return a.get()
     return np.asarray(a)
+
+
+def isreal(x: Any) -> LazyArray:
+    """Whether each element is real: all true (stitchlab arrays are real; NumPy's ``isreal``).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.isreal(sl.asarray(np.array([1.5, np.nan]))).get()
+        array([ True,  True])
+    """
+    return imag(x) == 0
+
+
+def iscomplex(x: Any) -> LazyArray:
+    """Whether each element has a nonzero imaginary part: all false (stitchlab arrays are real;
+    NumPy's ``iscomplex``)."""
+    return imag(x) != 0
+
+
+def iscomplexobj(x: Any) -> bool:
+    """Whether ``x`` has a complex dtype (NumPy's ``iscomplexobj``): never for a stitchlab array."""
+    return False if isinstance(x, LazyArray) else bool(np.iscomplexobj(x))
+
+
+def isrealobj(x: Any) -> bool:
+    """Whether ``x`` has no complex dtype (NumPy's ``isrealobj``): always for a stitchlab array."""
+    return not iscomplexobj(x)
+
+
+def isscalar(element: Any) -> bool:
+    """Whether ``element`` is a scalar (NumPy's ``isscalar``): a Python or NumPy number, string
+    or bytes; not an array, a stitchlab array of any shape included."""
+    return bool(np.isscalar(element))
+
+
+def promote_types(type1: Any, type2: Any) -> np.dtype:
+    """The smallest dtype both ``type1`` and ``type2`` (dtypes or arrays) cast to safely (NumPy's
+    ``promote_types``; bfloat16 as ml_dtypes promotes it: with float16 to float32).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.promote_types(sl.bfloat16, np.float16)
+        dtype('float32')
+    """
+    return np.promote_types(as_dtype(_dtype_of(type1)), as_dtype(_dtype_of(type2)))
+
+
+#: the array API's dtype kinds (``isdtype``) by NumPy kind letters; bfloat16 is a real floating type
+_KINDS = {"bool": "b", "signed integer": "i", "unsigned integer": "u", "integral": "iu", "real floating": "f",
+          "complex floating": "c", "numeric": "iufc"}
+
+
+def isdtype(dtype: Any, kind: Any) -> bool:
+    """Whether ``dtype`` is of ``kind`` (the array API's ``isdtype``, as NumPy's): a dtype, a kind
+    name (``"bool"``, ``"signed integer"``, ``"unsigned integer"``, ``"integral"``,
+    ``"real floating"``, ``"complex floating"``, ``"numeric"``) or a tuple of them. bfloat16 is a
+    ``"real floating"`` type here (NumPy cannot tell, it is not a NumPy dtype).
+
+    Example:
+        >>> import stitchlab as sl
+        >>> sl.isdtype(sl.bfloat16, "real floating"), sl.isdtype(sl.int8, ("bool", "unsigned integer"))
+        (True, False)
+    """
+    dt = as_dtype(_dtype_of(dtype))
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    for k in kinds:
+        if isinstance(k, str):
+            if k not in _KINDS:
+                raise ValueError(f"kind argument is a string, but {k!r} is not a known kind name; "
+                                 f"use one of {', '.join(map(repr, _KINDS))}")
+            if (dt.kind if not is_bfloat16(dt) else "f") in _KINDS[k]:
+                return True
+        elif dt == as_dtype(k):
+            return True
+    return False
+
+
+def issubdtype(arg1: Any, arg2: Any) -> bool:
+    """Whether ``arg1`` (a dtype or an array's) is lower than or equal to ``arg2`` in NumPy's type
+    hierarchy (NumPy's ``issubdtype``), with bfloat16 under ``np.floating`` and ``np.inexact``
+    (for NumPy it is under neither).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.issubdtype(sl.bfloat16, np.floating), sl.issubdtype(np.int8, np.floating)
+        (True, False)
+    """
+    a = _dtype_of(arg1)
+    if is_bfloat16(as_dtype(a)) and isinstance(arg2, type) and issubclass(np.floating, arg2):
+        return True  # floating, inexact, number, generic
+    return bool(np.issubdtype(a, arg2))
+
+
+def common_type(*arrays: Any) -> type:
+    """The scalar type of NumPy's ``common_type``: the float type that the arrays' values fit
+    (integers give float64), bfloat16 when all floating arrays are bfloat16.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.common_type(sl.zeros(2, np.float16), sl.zeros(2, np.int8))
+        <class 'numpy.float64'>
+    """
+    if not arrays:
+        raise TypeError("common_type() needs at least one array")
+    dtypes = []
+    for a in arrays:
+        dt = as_dtype(_dtype_of(getattr(a, "dtype", None) if not isinstance(a, LazyArray) else a))
+        if dt.kind in "iub":
+            dt = np.dtype(np.float64)
+        elif dt.kind not in "f" and not is_bfloat16(dt):
+            raise TypeError("can't get common type for non-numeric array")
+        dtypes.append(dt)
+    return functools.reduce(np.promote_types, dtypes).type
+
+
+def min_scalar_type(a: Any) -> np.dtype:
+    """The smallest dtype that holds the scalar ``a``, or an array's dtype (NumPy's
+    ``min_scalar_type``)."""
+    return as_dtype(a.dtype) if isinstance(a, LazyArray) else np.min_scalar_type(a)
+
+
+# Chebyshev coefficients of exp(-x) I0(x) on [0, 8] (A, in t = x/2 - 2) and of exp(-x) sqrt(x) I0(x)
+# on (8, inf) (B, in t = 32/x - 2), from Cephes' i0 as NumPy evaluates them
+_I0_A = (-4.4153416464793395e-18, 3.3307945188222384e-17, -2.431279846547955e-16, 1.715391285555133e-15,
+         -1.1685332877993451e-14, 7.676185498604936e-14, -4.856446783111929e-13, 2.95505266312964e-12,
+         -1.726826291441556e-11, 9.675809035373237e-11, -5.189795601635263e-10, 2.6598237246823866e-09,
+         -1.300025009986248e-08, 6.046995022541919e-08, -2.670793853940612e-07, 1.1173875391201037e-06,
+         -4.4167383584587505e-06, 1.6448448070728896e-05, -5.754195010082104e-05, 0.00018850288509584165,
+         -0.0005763755745385824, 0.0016394756169413357, -0.004324309995050576, 0.010546460394594998,
+         -0.02373741480589947, 0.04930528423967071, -0.09490109704804764, 0.17162090152220877,
+         -0.3046826723431984, 0.6767952744094761)
+_I0_B = (-7.233180487874754e-18, -4.830504485944182e-18, 4.46562142029676e-17, 3.461222867697461e-17,
+         -2.8276239805165836e-16, -3.425485619677219e-16, 1.7725601330565263e-15, 3.8116806693526224e-15,
+         -9.554846698828307e-15, -4.150569347287222e-14, 1.54008621752141e-14, 3.8527783827421426e-13,
+         7.180124451383666e-13, -1.7941785315068062e-12, -1.3215811840447713e-11, -3.1499165279632416e-11,
+         1.1889147107846439e-11, 4.94060238822497e-10, 3.3962320257083865e-09, 2.266668990498178e-08,
+         2.0489185894690638e-07, 2.8913705208347567e-06, 6.889758346916825e-05, 0.0033691164782556943,
+         0.8044904110141088)
+
+
+def _chebyshev(t: LazyArray, coefficients: tuple[float, ...]) -> LazyArray:
+    """The Chebyshev series at ``t`` by Clenshaw's recurrence, in NumPy's order of operations
+    (the coefficients are weak Python floats: the sums stay in ``t``'s dtype)."""
+    b0: Any = coefficients[0]
+    b1: Any = 0.0
+    b2: Any = 0.0
+    for c in coefficients[1:]:
+        b2, b1 = b1, b0
+        b0 = t * b1 - b2 + c
+    return 0.5 * (b0 - b2)
+
+
+def i0(x: Any) -> LazyArray:
+    """The modified Bessel function of the first kind, order 0 (NumPy's ``i0``), by NumPy's
+    Chebyshev series (Cephes) and in its arithmetic: float16, bfloat16, float32 and float64 stay
+    in their dtype, integers and bool go to float64. One fused kernel.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.i0(sl.asarray(np.array([0.0, 1.0, 2.0]))).get()
+        array([1.        , 1.26606588, 2.2795853 ])
+    """
+    a = asarray(x)
+    if not is_float(a.dtype):
+        a = a.astype(np.float64)
+    a = absolute(a)  # noqa: F821
+    small = exp(a) * _chebyshev(a / 2.0 - 2, _I0_A)  # noqa: F821
+    large = exp(a) * _chebyshev(32.0 / a - 2.0, _I0_B) / sqrt(a)  # noqa: F821
+    return where(a <= 8.0, small, large)
+
+
+def piecewise(x: Any, condlist: Any, funclist: Any, *args: Any, **kw: Any) -> LazyArray:
+    """``x`` with each condition's elements given by its function or value (NumPy's
+    ``piecewise``): zeros of ``x``'s dtype, then for each condition in order (a later one wins) the
+    value of its entry of ``funclist`` there, cast to ``x``'s dtype. One more entry than conditions
+    is the value where none holds. Conditions broadcast to ``x``'s shape.
+
+    A function is called once on the whole of ``x`` (``f(x, *args, **kw)``), not on the elements
+    its condition selects as NumPy does: an elementwise function gives NumPy's values, and the
+    whole result is one fused kernel. A function whose result depends on which elements it is given
+    (a sum, a sort) does not; select those elements yourself.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> x = sl.asarray(np.linspace(-2.0, 2.0, 5))
+        >>> sl.piecewise(x, [x < 0, x >= 0], [lambda v: -v, lambda v: v ** 2]).get()
+        array([2., 1., 0., 1., 4.])
+    """
+    xs = asarray(x)
+    if isinstance(condlist, (LazyArray, np.ndarray)) or np.isscalar(condlist):
+        conds = [condlist] if np.ndim(condlist) <= xs.ndim else list(condlist)
+    else:
+        conds = list(condlist)
+        if conds and not isinstance(conds[0], (list, np.ndarray, LazyArray)) and xs.ndim != 0:
+            conds = [conds]  # one condition given as a list of booleans
+    def everywhere(c: Any) -> LazyArray:
+        return LazyArray(build.broadcast_to(asarray(c).astype(np.bool_)._node, xs.shape))
+
+    cs = [everywhere(c) for c in conds]
+    funcs = list(funclist)
+    if len(funcs) == len(cs) + 1:  # the last entry: where no condition holds
+        cs.append(~functools.reduce(operator.or_, cs, everywhere(False)))
+    elif len(funcs) != len(cs):
+        raise ValueError(f"with {len(cs)} condition(s), either {len(cs)} or {len(cs) + 1} functions are expected")
+    out = LazyArray(build.broadcast_to(build.const(0, xs.dtype), xs.shape))
+    for c, f in zip(cs, funcs, strict=True):
+        value = f(xs, *args, **kw) if callable(f) else f
+        if np.isscalar(value):  # NumPy's cast of the value to x's dtype (0.5 -> 0 for integers)
+            v = LazyArray(build.const(np.asarray(value).astype(xs.dtype)[()], xs.dtype))
+        else:
+            v = asarray(value).astype(xs.dtype)
+        out = where(c, v, out)
+    return out

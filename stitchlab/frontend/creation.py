@@ -1,5 +1,5 @@
-"""Array creation: ``asarray``, ``array``, ``zeros``/``ones``/``full``/``empty`` (and ``*_like``),
-``arange``, ``linspace``."""
+"""Array creation: ``asarray``, ``array``, ``from_dlpack``, ``zeros``/``ones``/``full``/``empty``
+(and ``*_like``), ``arange``, ``linspace``."""
 
 from __future__ import annotations
 
@@ -70,6 +70,49 @@ def asarray(obj: Any, dtype: Any = None) -> LazyArray:
     if isinstance(obj, LazyArray):
         return obj if dtype is None else obj.astype(dtype)
     return _wrap(obj, dtype, copy=False)
+
+
+def asanyarray(obj: Any, dtype: Any = None) -> LazyArray:
+    """:func:`asarray` (NumPy's ``asanyarray``: stitchlab has no array subclasses)."""
+    return asarray(obj, dtype)
+
+
+def ascontiguousarray(obj: Any, dtype: Any = None) -> LazyArray:
+    """:func:`asarray` with at least one dimension (NumPy's ``ascontiguousarray``); stitchlab
+    arrays have no memory layout to choose, a result is written C-contiguous."""
+    out = asarray(obj, dtype)
+    return out.reshape(1) if out.ndim == 0 else out
+
+
+def from_dlpack(x: Any, *, device: Any = None, copy: Any = None) -> LazyArray:
+    """An array sharing the memory of any DLPack producer (NumPy's and the array API's
+    ``from_dlpack``): a torch tensor (bfloat16 included), a CuPy, JAX or NumPy array. GPU memory
+    stays on its GPU and is not copied; host memory is wrapped as :func:`asarray` does (copied to
+    the GPU on the cupy backend). ``copy=True`` copies; ``device`` must be None or the producer's.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.from_dlpack(np.arange(3.0)).get()
+        array([0., 1., 2.])
+    """
+    if device is not None and str(device) != str(getattr(x, "device", device)):
+        raise ValueError(f"from_dlpack(device={device!r}): stitchlab does not move data here; "
+                         f"the producer is on {getattr(x, 'device', 'another device')}, move it there first")
+    if isinstance(x, LazyArray):
+        return x.copy() if copy else x
+    if not hasattr(x, "__dlpack__"):
+        raise TypeError(f"from_dlpack: {type(x).__name__} has no __dlpack__ method; use sl.asarray for other data")
+    if _torch_bfloat16(x) is None:
+        kind, _ = x.__dlpack_device__()
+        if kind == 2:  # kDLCUDA: CuPy takes the capsule, sharing the memory
+            import cupy
+
+            x = cupy.from_dlpack(x)
+        elif kind == 1:  # kDLCPU
+            x = np.from_dlpack(x)
+        else:
+            raise ValueError(f"from_dlpack: DLPack device type {kind} is neither the CPU (1) nor a CUDA GPU (2)")
+    return _wrap(x, None, copy=bool(copy))
 
 
 def array(obj: Any, dtype: Any = None, copy: bool = True) -> LazyArray:

@@ -24,6 +24,7 @@ from .api import (  # type: ignore[attr-defined]
     atleast_2d,
     concatenate,
     cos,
+    i0,
     isnan,
     matmul,
     mean,
@@ -49,7 +50,8 @@ __all__ = [
     "unstack", "tri", "indices", "logspace", "diagflat", "gradient", "convolve", "correlate",
     "polyval", "vander", "unwrap", "ix_", "tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from",
     "diag_indices", "diag_indices_from", "delete", "insert", "geomspace", "bartlett", "blackman", "hamming",
-    "hanning", "ndim", "shape", "size", "broadcast_shapes", "rollaxis", "block", "resize",
+    "hanning", "ndim", "shape", "size", "broadcast_shapes", "rollaxis", "block", "resize", "kaiser", "fromfunction",
+    "packbits", "unpackbits",
 ]
 
 
@@ -228,6 +230,93 @@ def indices(dimensions: Any, dtype: Any = int, sparse: bool = False) -> Any:
     return stack([broadcast_to(a, dims) for a in axes])
 
 
+def fromfunction(function: Any, shape: Any, *, dtype: Any = float, like: Any = None, **kwargs: Any) -> Any:
+    """``function`` called with one coordinate array per axis of a grid of ``shape`` (NumPy's
+    ``fromfunction``): ``function(i, j, ...)`` on lazy broadcasts of aranges of ``dtype``, so
+    an elementwise function becomes one fused kernel that reads nothing.
+
+    Example:
+        >>> import stitchlab as sl
+        >>> sl.fromfunction(lambda i, j: i * 10 + j, (2, 3), dtype=int).get()
+        array([[ 0,  1,  2],
+               [10, 11, 12]])
+    """
+    if like is not None:
+        raise TypeError("fromfunction(like=...): stitchlab arrays need no like=; leave it out")
+    dims = tuple(operator.index(d) for d in shape) if np.iterable(shape) else (operator.index(shape),)
+    return function(*(broadcast_to(a, dims) for a in indices(dims, dtype, sparse=True)), **kwargs)
+
+
+def _bit_order(bitorder: str) -> bool:
+    """Whether ``bitorder`` is ``"big"`` (NumPy's ``ValueError`` for anything but big or little)."""
+    if bitorder not in ("big", "little"):
+        raise ValueError("'order' must be either 'little' or 'big'")
+    return bitorder == "big"
+
+
+def _bit_axis(x: LazyArray, axis: Any) -> tuple[LazyArray, int]:
+    """``x`` flattened for ``axis=None``, and the axis to work along."""
+    if axis is None:
+        return x.reshape(-1), 0
+    return x, build.normalize_axis(axis, x.ndim)
+
+
+def packbits(a: Any, axis: Any = None, bitorder: str = "big") -> LazyArray:
+    """The truth of ``a``'s elements packed eight to a uint8 along ``axis`` (flattened for
+    ``None``), the first in the highest bit (``bitorder="little"``: the lowest), the last byte
+    padded with zeros (NumPy's ``packbits``). One fused reduction kernel.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.packbits(sl.asarray(np.array([1, 0, 1, 1, 0, 0, 0, 0, 1]))).get()
+        array([176, 128], dtype=uint8)
+    """
+    big = _bit_order(bitorder)
+    x = asarray(a)
+    if x.dtype.kind not in "iub":
+        raise TypeError(f"Expected an input array of integer or boolean data type (got {x.dtype}); "
+                        f"compare first, e.g. sl.packbits(x > 0)")
+    x, axis = _bit_axis(x, axis)
+    bits = moveaxis(not_equal(x, 0).astype(np.uint8), axis, -1)
+    n = bits.shape[-1]
+    if n % 8:
+        bits = pad(bits, [(0, 0)] * (bits.ndim - 1) + [(0, 8 - n % 8)])
+    weights = asarray(np.array([1 << (7 - j if big else j) for j in range(8)], np.uint8))
+    packed = (bits.reshape(bits.shape[:-1] + (-(-n // 8), 8)) * weights).sum(-1, dtype=np.uint8)
+    return moveaxis(packed, -1, axis)
+
+
+def unpackbits(a: Any, axis: Any = None, count: Any = None, bitorder: str = "big") -> LazyArray:
+    """The bits of the uint8 array ``a`` along ``axis`` (flattened for ``None``), eight per byte,
+    the highest first (``bitorder="little"``: the lowest), as uint8 0s and 1s (NumPy's
+    ``unpackbits``); ``count`` keeps that many bits (zeros past the end), a negative one drops as
+    many from the end. One fused kernel.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.unpackbits(sl.asarray(np.array([176], np.uint8))).get()
+        array([1, 0, 1, 1, 0, 0, 0, 0], dtype=uint8)
+    """
+    big = _bit_order(bitorder)
+    x = asarray(a)
+    if x.dtype != np.uint8:
+        raise TypeError(f"Expected an input array of unsigned byte data type (got {x.dtype}); "
+                        f"view or convert it first, e.g. x.astype(np.uint8)")
+    x, axis = _bit_axis(x, axis)
+    x = moveaxis(x, axis, -1)
+    shifts = asarray(np.array([7 - j if big else j for j in range(8)], np.uint8))
+    bits = ((x[..., None] >> shifts) & 1).astype(np.uint8)
+    bits = bits.reshape(x.shape[:-1] + (8 * x.shape[-1],))
+    total = bits.shape[-1]
+    if count is not None:
+        count = operator.index(count)
+        if count < 0 and -count > total:
+            raise ValueError("-count larger than number of elements")
+        keep = count if count >= 0 else total + count
+        bits = bits[..., :keep] if keep <= total else pad(bits, [(0, 0)] * (bits.ndim - 1) + [(0, keep - total)])
+    return moveaxis(bits, -1, axis)
+
+
 def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: Any = 10.0, dtype: Any = None) -> LazyArray:
     """``base ** linspace(start, stop, num, endpoint)`` (NumPy's ``logspace`` of scalar ends; float64
     unless ``dtype`` says otherwise).
@@ -312,6 +401,23 @@ def hamming(M: int) -> LazyArray:  # noqa: N803
 def hanning(M: int) -> LazyArray:  # noqa: N803
     """The Hann window of ``M`` points (NumPy's ``hanning``)."""
     return _window(M, lambda n, m: 0.5 + 0.5 * cos(np.pi * n / (m - 1)))
+
+
+def kaiser(M: int, beta: float) -> LazyArray:  # noqa: N803
+    """The Kaiser window of ``M`` points with shape parameter ``beta`` (NumPy's ``kaiser``:
+    ``i0(beta * sqrt(1 - ((n - alpha) / alpha) ** 2)) / i0(beta)``, float64, one fused kernel).
+
+    Example:
+        >>> import stitchlab as sl
+        >>> sl.kaiser(4, 5.0).get()
+        array([0.03671089, 0.7753221 , 0.7753221 , 0.03671089])
+    """
+    m = float(operator.index(M))
+    if m == 1:
+        return full((1,), 1.0)
+    alpha = (m - 1) / 2.0
+    n = arange(0, m)
+    return i0(float(beta) * sqrt(1 - ((n - alpha) / alpha) ** 2.0)) / i0(np.float64(beta))
 
 
 def identity(n: int, dtype: Any = float) -> LazyArray:

@@ -49,7 +49,8 @@ _FUNCTIONS = (
     "unique_all", "unique_counts", "unique_inverse", "unique_values", "intersect1d", "union1d", "setdiff1d", "setxor1d",
     "partition", "argpartition", "polyval", "vander", "unwrap", "ix_", "tril_indices_from", "triu_indices_from",
     "diag_indices_from", "nanargmax", "nanargmin", "delete", "insert", "ndim", "shape", "size", "rollaxis", "block",
-    "resize", "unravel_index", "ravel_multi_index", "lexsort",
+    "resize", "unravel_index", "ravel_multi_index", "lexsort", "i0", "piecewise", "choose", "trim_zeros", "packbits",
+    "unpackbits", "isreal", "iscomplex", "isrealobj", "iscomplexobj", "histogram_bin_edges",
     # shapes that depend on the values (.selection): evaluated when called
     "nonzero", "flatnonzero", "argwhere", "extract", "compress", "unique", "bincount", "histogram", "histogram2d", "histogramdd",
 )

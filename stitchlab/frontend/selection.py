@@ -2,7 +2,7 @@
 ``argwhere``, ``extract``, ``compress``, ``unique``, ``bincount``, ``histogram``, and indexing with
 a boolean mask computed on the device (``x[x > 0]``); and ``unravel_index`` and
 ``ravel_multi_index``, whose errors depend on the values (NumPy's ``ValueError`` for a position
-outside the shape, which a lazy result could not raise).
+outside the shape, which a lazy result could not raise), as do ``choose``'s with ``mode="raise"``.
 
 A lazy array has its shape before its values, so these evaluate when called: the values they
 need (the mask, the condition, the array ``unique`` sorts) are computed in one plan, the array
@@ -28,14 +28,15 @@ from .. import runtime
 from ..ir.dtypes import is_bfloat16
 from ..runtime.interpreter import nans_sort_last
 from . import build
-from .api import concatenate, not_equal, ravel  # type: ignore[attr-defined]
+from .api import clip, concatenate, not_equal, ravel, result_type, where  # type: ignore[attr-defined]
 from .array import LazyArray
 from .creation import _leaf_on, asarray, full
 from .library import argsort, isin, sort, take
 
 __all__ = ["nonzero", "flatnonzero", "argwhere", "extract", "compress", "unique", "unique_all", "unique_counts",
            "unique_inverse", "unique_values", "intersect1d", "union1d", "setdiff1d", "setxor1d", "bincount", "histogram",
-           "histogram2d", "histogramdd", "unravel_index", "ravel_multi_index"]
+           "histogram2d", "histogramdd", "unravel_index", "ravel_multi_index", "choose", "trim_zeros",
+           "histogram_bin_edges"]
 
 _WHY = "its result's shape depends on the values"
 
@@ -595,3 +596,126 @@ def ravel_multi_index(multi_index: Any, dims: Any, mode: Any = "raise", order: s
         out = term if out is None else out + term
     assert out is not None
     return out
+
+
+def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> LazyArray:
+    """For each element of the integer array ``a``, the element of ``choices[a]`` at its place
+    (NumPy's ``choose``): ``a`` and the choices broadcast together, the result dtype is the
+    choices' ``result_type`` (Python scalars weak), and ``mode`` is NumPy's: ``"raise"`` (a
+    ``ValueError`` for an entry outside ``[0, len(choices))``), ``"wrap"`` or ``"clip"``. A chain
+    of selects in one fused kernel; no gather.
+
+    With ``mode="raise"``, entries on the device are evaluated when called and checked there (a
+    flag read back; not inside ``sl.jit``, where ``"wrap"`` or ``"clip"`` work).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.choose(sl.asarray(np.array([2, 0, 1])), [[1, 2, 3], [10, 20, 30], [100, 200, 300]]).get()
+        array([100,   2,  30])
+    """
+    if out is not None:
+        raise TypeError("choose(out=...): stitchlab arrays are immutable; use the returned array")
+    if mode not in ("raise", "wrap", "clip"):
+        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
+    if isinstance(choices, LazyArray) or isinstance(choices, np.ndarray) or hasattr(choices, "__cuda_array_interface__"):
+        cs = asarray(choices)
+        options = [cs[i] for i in range(cs.shape[0])] if cs.ndim else []
+    else:
+        options = list(choices)
+    if not options:
+        raise ValueError("0-length sequence.")
+    n = len(options)
+    index = a if isinstance(a, LazyArray) or _on_device([a]) else np.asarray(a)
+    kind = np.dtype(getattr(index, "dtype", np.int64)).kind
+    if kind not in "iub":
+        raise TypeError(f"Cannot cast array data from dtype({str(index.dtype)!r}) to dtype('int64') according to the "
+                        f"rule 'safe'; choose takes integer positions (round them first, e.g. a.astype(int))")
+    if mode == "raise" and isinstance(index, np.ndarray):  # host entries: checked here, as NumPy does
+        if ((index < 0) | (index >= n)).any():
+            raise ValueError("invalid entry in choice array")
+        index = asarray(index).astype(np.int64)
+    elif mode == "raise":  # device entries: evaluated and checked there
+        index = asarray(index).astype(np.int64)
+        (buf,), xp = _positions_checked("choose", [index], [n], "invalid entry in choice array")  # type: ignore[misc]
+        index = _leaf_on(index, buf) if xp is not None else LazyArray(buf)
+    elif mode == "wrap":
+        index = asarray(index).astype(np.int64) % n
+    else:
+        index = clip(asarray(index).astype(np.int64), 0, n - 1)
+    values = [o if isinstance(o, (bool, int, float)) else asarray(o) for o in options]
+    dtype = result_type(*values)
+    lazy = [v.astype(dtype) if isinstance(v, LazyArray) else LazyArray(build.const(v, dtype)) for v in values]
+    shape = build.broadcast_shapes(index.shape, *(v.shape for v in lazy))
+    result = lazy[-1]
+    for i in reversed(range(n - 1)):
+        result = where(index == i, lazy[i], result)
+    return LazyArray(build.broadcast_to(result._node, shape))
+
+
+def trim_zeros(filt: Any, trim: str = "fb", axis: Any = None) -> LazyArray:
+    """``filt`` without its leading (``"f"``) and trailing (``"b"``) zeros along ``axis`` (all axes
+    for ``None``; NumPy's ``trim_zeros``): along each axis the slices that hold only zeros (``-0.0``
+    too; NaN is not zero). An array of zeros trims to empty along every such axis. Evaluates
+    where the nonzero elements are (one small read back; not inside ``sl.jit``); the result is a
+    lazy slice of ``filt``.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.trim_zeros(sl.asarray(np.array([0, 0, 3, 0, 5, 0]))).get()
+        array([3, 0, 5])
+    """
+    if not isinstance(trim, str) or trim.lower() not in ("f", "b", "fb", "bf"):
+        raise ValueError(f"unexpected character(s) in `trim`: {trim!r}")
+    x = asarray(filt)
+    if x.ndim == 0:
+        return x
+    axes = range(x.ndim) if axis is None else np.lib.array_utils.normalize_axis_tuple(axis, x.ndim)
+    if x.size == 0:  # nothing nonzero: empty along every trimmed axis
+        return x[tuple(slice(0, 0) if d in axes else slice(None) for d in range(x.ndim))]
+    nonzero_ = not_equal(x, 0)
+    parts = []
+    for d in axes:  # per axis: any nonzero, the first and the last slice holding one
+        held = nonzero_.any(axis=tuple(e for e in range(x.ndim) if e != d)) if x.ndim > 1 else nonzero_
+        parts += [held.any().astype(np.int64), held.argmax().astype(np.int64),
+                  (held.shape[0] - 1 - held[::-1].argmax()).astype(np.int64)]
+    bufs, xp = _evaluated("trim_zeros", concatenate([p.reshape(1) for p in parts]),
+                          why="the result's shape depends on where the zeros are")
+    found = [int(v) for v in (bufs[0].get() if xp is not np else bufs[0])]
+    lower, upper = trim.lower(), [slice(None)] * x.ndim
+    for k, d in enumerate(axes):
+        held, first, last = found[3 * k:3 * k + 3]
+        if not held:
+            upper[d] = slice(0, 0)
+        else:
+            upper[d] = slice(first if "f" in lower else 0, last + 1 if "b" in lower else x.shape[d])
+    return x[tuple(upper)]
+
+
+def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None, weights: Any = None) -> LazyArray:  # noqa: A002
+    """The bin edges :func:`histogram` would use (NumPy's ``histogram_bin_edges``: ``bins`` a
+    count, the edges, or an estimator name such as ``"auto"``; ``range``; ``weights`` only checked
+    for shape, as NumPy does). Evaluates ``a`` (bfloat16 in float32, exact) and runs the array
+    library's function (NumPy on a host copy where CuPy has none).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.histogram_bin_edges(sl.asarray(np.array([1.0, 2.0, 5.0])), bins=4).get()
+        array([1., 2., 3., 4., 5.])
+    """
+    x = asarray(a)
+    arrays = [x.astype(np.float32) if is_bfloat16(x.dtype) else x]
+    edges_given = _is_edges(bins)
+    if edges_given:
+        arrays.append(asarray(bins))
+    if weights is not None:
+        arrays.append(asarray(weights))
+    bufs, xp = _evaluated("histogram_bin_edges", *arrays)
+    spec = bufs[1] if edges_given else bins
+    w = bufs[-1] if weights is not None else None
+    if hasattr(xp, "histogram_bin_edges"):
+        edges = xp.histogram_bin_edges(bufs[0], bins=spec, range=range, weights=w)
+    else:  # CuPy: NumPy's estimators on a host copy
+        host = [None if b is None else xp.asnumpy(b) for b in (bufs[0], spec if edges_given else None, w)]
+        edges = xp.asarray(np.histogram_bin_edges(host[0], bins=host[1] if edges_given else bins, range=range,
+                                                  weights=host[2]))
+    return _leaf_on(x, edges)

@@ -568,3 +568,75 @@ def test_insert_geomspace_and_windows_on_the_device() -> None:
             np.testing.assert_allclose(getattr(sl, name)(m).get(), getattr(np, name)(m), rtol=1e-14, atol=1e-15)
     window = sl.hanning(3000).astype(np.float32)
     assert len(sl.explain(x * window).kernels) == 1  # (the window is computed where it is used)
+
+
+def test_i0_kaiser_piecewise_choose_and_bits_on_the_device() -> None:
+    """``i0`` and ``kaiser`` are NumPy's series in one kernel (close: CUDA's ``exp`` is not the
+    host's); ``piecewise``, ``choose``, ``packbits``, ``unpackbits`` and ``fromfunction`` are
+    selects, shifts and sums with NumPy's bits; ``choose(mode="raise")`` checks device entries
+    there; ``trim_zeros`` and ``histogram_bin_edges`` read back what they need."""
+
+    rng = np.random.default_rng(41)
+    x = np.concatenate([rng.uniform(-30, 30, 20000), [0.0, -0.0, 8.0, 7.999, 8.001, np.inf, -np.inf, np.nan]])
+    for dtype, rtol in (("float64", 1e-14), ("float32", 2e-6), ("float16", 2e-3)):
+        a = x.astype(dtype)
+        with np.errstate(all="ignore"):
+            want = np.i0(a)
+        got = sl.i0(_dev(a))
+        assert len(sl.explain(got).kernels) == 1
+        value = got.get()
+        assert value.dtype == want.dtype
+        np.testing.assert_allclose(value.astype(np.float64), want.astype(np.float64), rtol=rtol, equal_nan=True)
+    np.testing.assert_allclose(sl.kaiser(1001, 8.6).get(), np.kaiser(1001, 8.6), rtol=1e-13, atol=1e-300)
+
+    b = rng.standard_normal((300, 257)).astype(np.float32)
+    xb = _dev(b)
+    got = sl.piecewise(xb, [xb < -1, xb > 1], [lambda v: v * 2, 0.5, lambda v: sl.exp(v)])
+    np.testing.assert_allclose(got.get(), np.piecewise(b, [b < -1, b > 1], [lambda v: v * 2, 0.5, np.exp]), rtol=2e-7)
+
+    index = rng.integers(0, 3, (300, 257))
+    choices = [b, b[:1] * 3, np.float32(-1.5)]
+    for mode in ("raise", "wrap", "clip"):
+        shift = 0 if mode == "raise" else -2
+        got = sl.choose(_dev(index + shift), [_dev(choices[0]), _dev(choices[1]), choices[2]], mode=mode)
+        np.testing.assert_array_equal(got.get(), np.choose(index + shift, choices, mode=mode))
+    bad = index.copy()
+    bad[123, 45] = 3
+    with pytest.raises(ValueError, match="invalid entry in choice array"):
+        sl.choose(_dev(bad), choices)
+
+    bits = rng.integers(-1, 2, (70, 1001))
+    for axis, order in ((1, "big"), (0, "little"), (None, "big")):
+        packed = sl.packbits(_dev(bits), axis=axis, bitorder=order)
+        want = np.packbits(bits, axis=axis, bitorder=order)
+        np.testing.assert_array_equal(packed.get(), want)
+        np.testing.assert_array_equal(sl.unpackbits(_dev(want), axis=axis, count=-5, bitorder=order).get(),
+                                      np.unpackbits(want, axis=axis, count=-5, bitorder=order))
+    np.testing.assert_array_equal(sl.fromfunction(lambda i, j: (i * 7 + j) % 5, (64, 300), dtype=np.int32).get(),
+                                  np.fromfunction(lambda i, j: (i * 7 + j) % 5, (64, 300), dtype=np.int32))
+
+    z = np.zeros((40, 50, 60), np.float32)
+    z[3:17, 20, 8:9] = 1.0
+    z[30, 41, 50] = -2.0
+    for axis in (None, 1, (0, 2)):
+        got = sl.trim_zeros(_dev(z), axis=axis)
+        assert got.device.startswith("cuda")
+        np.testing.assert_array_equal(got.get(), np.trim_zeros(z, axis=axis))
+    h = rng.standard_normal(10000)
+    for bins in (10, "auto", "fd"):
+        np.testing.assert_allclose(sl.histogram_bin_edges(_dev(h), bins).get(), np.histogram_bin_edges(h, bins), rtol=1e-14)
+
+
+def test_from_dlpack_shares_cuda_memory() -> None:
+    """A torch CUDA tensor (float32 and bfloat16) becomes a stitchlab array over the same memory."""
+    torch = pytest.importorskip("torch")
+    t = torch.arange(12, dtype=torch.float32, device="cuda").reshape(3, 4)
+    x = sl.from_dlpack(t)
+    assert x.device.startswith("cuda")
+    t[1, 2] = -5.0
+    torch.cuda.synchronize()
+    np.testing.assert_array_equal(x.get(), t.cpu().numpy())
+    b = torch.linspace(-3, 3, 1000, device="cuda").to(torch.bfloat16)
+    y = sl.from_dlpack(b) * 2
+    assert y.dtype == as_dtype("bfloat16")
+    np.testing.assert_array_equal(y.get().astype(np.float32), (b.float() * 2).cpu().numpy())
