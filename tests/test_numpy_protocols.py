@@ -196,8 +196,8 @@ def test_what_stitchlab_lacks_runs_in_numpy_on_the_values() -> None:
     """(On the GPU it runs in CuPy: tests/gpu/test_numpy_protocols_gpu.py.)"""
     x = sl.asarray(A)
     for got, want in [
-        (np.i0(x), np.i0(A)), (np.add.accumulate(x), np.add.accumulate(A)),
-        (np.histogram_bin_edges(x[0], bins=3), np.histogram_bin_edges(A[0], bins=3)),
+        (np.apply_along_axis(np.sort, 1, x), np.apply_along_axis(np.sort, 1, A)), (np.add.accumulate(x), np.add.accumulate(A)),
+        (np.polyfit(x[0], x[1], 2), np.polyfit(A[0], A[1], 2)),
     ]:
         assert type(got) is np.ndarray
         np.testing.assert_array_equal(got, want)
@@ -277,7 +277,7 @@ def test_functions_without_a_lazy_version_get_read_only_values() -> None:
 def test_traced_arrays_cannot_be_materialized_by_numpy_functions() -> None:
     @sl.jit
     def f(x: Any) -> Any:
-        return sl.asarray(np.i0(x))
+        return sl.asarray(np.apply_along_axis(np.sort, 1, x))
 
     with pytest.raises(RuntimeError, match="cannot materialize a traced array inside sl.jit"):
         f(A)
