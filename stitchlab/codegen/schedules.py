@@ -39,7 +39,7 @@ from ..ir.node import Node
 from ..ir.ops import ARG_REDUCTIONS, OPS
 from ..plan.cost import CACHE_REG_BUDGET, COLUMN_CACHE, STREAM_VEC_UNROLL, Schedule, stream_unroll
 from ..plan.cost import row_vector_width as cost_row_vector_width
-from ..plan.groups import FULL, ROW, GroupInfo
+from ..plan.groups import FREE_OPS, FULL, ROW, GroupInfo
 from . import ctypes as ct
 from .elemental import CodegenError, Index, Writer, leaf_params
 from .preamble import PREAMBLE
@@ -190,6 +190,21 @@ def _finish(family: str, info: GroupInfo, sched: Schedule, params: list[Param], 
     return KernelSource(name, PREAMBLE + "\n" + kernel.replace("NAME(", name + "(", 1), tuple(params), sched, digest)
 
 
+def _reads_shifted(info: GroupInfo) -> bool:
+    """Whether the group reads through a slice or a pad (index maps its members evaluate, not
+    members themselves)."""
+    seen: set[int] = set()
+    stack = list(info.members)
+    while stack:
+        for x in stack.pop().inputs:
+            if id(x) not in seen and x.op in FREE_OPS:
+                if x.op in ("slice", "pad"):
+                    return True
+                seen.add(id(x))
+                stack.append(x)
+    return False
+
+
 # --- pointwise ------------------------------------------------------------------------------------
 def emit_pointwise(info: GroupInfo, sched: Schedule) -> KernelSource:
     params, lines, used = _pointwise_body(info, sched)
@@ -263,7 +278,10 @@ def _pointwise_body(info: GroupInfo, sched: Schedule, prefix: str = "", part: in
             w.line(f"sl_vec<{st}, {vec}> vo_{p.name};")
         # buffers broadcast along leading axes (a bias) are loaded here, a vector per chunk
         w.vec_at, w.vec_depth, w.vec_width = len(w.lines), w.depth, vec
-        w.aligned_buffers, w.interior_checks = {p.name for p in vec_in + out_params}, {}
+        # chunks the branch tests (rows of another extent, narrow pads) only where there are
+        # shifted reads to merge: a broadcast's read gains nothing from them (docs/compiler.md §4)
+        shifted = _reads_shifted(info)
+        w.aligned_buffers, w.interior_checks = {p.name for p in vec_in + out_params}, {} if shifted else None
         w.line("#pragma unroll")
         w.open(f"for (int u = 0; u < {vec}; ++u)")
         w.line(f"const {idx_t} i = base + u;")

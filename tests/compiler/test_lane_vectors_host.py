@@ -170,17 +170,21 @@ def test_unaligned_rows_take_no_lane_vectors_and_pads_check_their_edges() -> Non
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
-def test_only_long_rows_take_tested_chunks(monkeypatch: pytest.MonkeyPatch, dtype: str) -> None:
+def test_only_long_rows_with_shifted_reads_take_tested_chunks(monkeypatch: pytest.MonkeyPatch, dtype: str) -> None:
     """At the default ``LANE_ROW_WARPS``, a chunk test (a row of another extent than a multiple of
-    the width, a narrow pad) is made only for rows of at least that many warps' chunks: in shorter
-    ones most warps would hold a chunk that takes the element-by-element branch, and run both."""
+    the width, a narrow pad) is made only for rows of at least that many warps' chunks (in shorter
+    ones most warps would hold a chunk that takes the element-by-element branch, and run both), and
+    only in kernels with shifted reads (slices, pads) to merge: a bias gains nothing from it."""
     monkeypatch.undo()
     width = 16 // np.dtype(dtype).itemsize
     long_row = elemental.LANE_ROW_WARPS * 32 * width
     for cols, tested in ((long_row + 1, True), (long_row - 1, False), (257, False)):
+        x = sl.asarray(np.zeros((512, cols + 2), dtype))
+        (k,) = sl.explain(x[:, 2:] - x[:, :-2]).kernels
+        assert (f"+ (int){width} <= (int){cols})" in _body(k)) == tested, (cols, _body(k)[-1500:])
         x, b = sl.asarray(np.zeros((512, cols), dtype)), sl.asarray(np.zeros(cols, dtype))
         (k,) = sl.explain(x * 2 + b).kernels
-        assert (f"+ (int){width} <= (int){cols})" in _body(k)) == tested, (cols, _body(k)[-1500:])
+        assert f"<= (int){cols})" not in _body(k), (cols, _body(k)[-1500:])
     for cols, tested in ((long_row, True), (long_row - 4 * width, False)):  # (the output rows: a multiple of the width)
         p = sl.pad(sl.asarray(np.zeros((512, cols), dtype)), 1)
         (k,) = sl.explain(p[1:-1, :-2] + p[1:-1, 2:]).kernels
