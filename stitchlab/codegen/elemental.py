@@ -73,11 +73,15 @@ class Index:
 #: a position along a vector chunk's last axis, ``(p + (u ± K))`` (``Writer.dims``)
 _LANE_TERM = re.compile(r"^\((\w+) \+ \(u(?: ([+-]) (\d+))?\)\)$")
 
-#: rows that a vector chunk's branch may split into chunks it tests (rows of another extent than a
-#: multiple of the width, narrow pads) must be at least this many warps' chunks long: a warp whose
-#: chunks include one the test sends element by element runs both branches, and with shorter rows
-#: most warps would (x + bias over 257-wide float16 rows: 33.8 -> 41.8 us; docs/compiler.md §4)
+#: rows that a vector chunk's branch may test chunk by chunk must be at least this many warps'
+#: chunks long: a warp that holds a chunk the test sends element by element runs both branches.
+#: Rows of another extent than a multiple of the width (a "valid" stencil's) gain from 16 warps'
+#: chunks up (3 x 3 "valid" mean of 2048-wide float32 rows: 167 -> 96 us); a narrow pad's chunks
+#: at an edge cost more than its interior vectors save below 16 warps (3 x 3 mean of pad(x, 1),
+#: 1024-wide float32 rows: 88.8 us without them, 95.0 with; 2048-wide: 89.2 and 82.2;
+#: docs/compiler.md §4)
 LANE_ROW_WARPS = 8
+PAD_ROW_WARPS = 16
 
 
 def _lane_parts(e: str) -> tuple[str, int]:
@@ -254,7 +258,7 @@ class Writer:
         assert lin is not None
         wide = [k for k, d in enumerate(idx.shape) if d != 1]
         whole = len(wide) <= 1 or idx.shape[wide[-1]] % self.vec_width == 0
-        tested = self.interior_checks is not None and wide and self._long_rows(idx.shape[wide[-1]])
+        tested = self.interior_checks is not None and wide and self._long_rows(idx.shape[wide[-1]], LANE_ROW_WARPS)
         if idx.lane is not None and self.vec_at is not None and wide and (whole or tested):
             # a vector chunk that does not cross the last axis (its extent is a multiple of the
             # width and the chunk starts at a multiple of it; else the chunk's branch tests it):
@@ -355,7 +359,7 @@ class Writer:
         # narrow pads only (a stencil's, a filter's): a wide one (a join's, a long roll's) would
         # send many chunks to the other branch
         padded = node.shape[node.attr("axis")]
-        if self.interior_checks is None or s is None or 8 * (padded - n) > n or not self._long_rows(padded):
+        if self.interior_checks is None or s is None or 8 * (padded - n) > n or not self._long_rows(padded, PAD_ROW_WARPS):
             return None
         p, K = _lane_parts(s)
         start = self.lane_starts.get(p)
@@ -365,9 +369,9 @@ class Writer:
         self.interior_checks.setdefault(f"({start}) + ({t})({K}) >= ({t})0 && ({start}) + ({t})({K + self.vec_width}) <= ({t}){n}")
         return s
 
-    def _long_rows(self, extent: int) -> bool:
-        """Whether rows of ``extent`` are long enough for a chunk test (``LANE_ROW_WARPS``)."""
-        return extent >= LANE_ROW_WARPS * 32 * self.vec_width
+    def _long_rows(self, extent: int, warps: int) -> bool:
+        """Whether rows of ``extent`` are ``warps`` warps' chunks long (``LANE_ROW_WARPS``, ``PAD_ROW_WARPS``)."""
+        return extent >= warps * 32 * self.vec_width
 
     def _lane_term(self, e: str, extent: int) -> tuple[str, int] | None:
         """``(p, K)`` of a lane position ``p + u + K`` along an axis of ``extent`` in a vector chunk

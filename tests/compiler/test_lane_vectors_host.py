@@ -32,6 +32,7 @@ def _rows_of_any_length(monkeypatch: pytest.MonkeyPatch) -> None:
     """The kernels here have short rows, which the code generator keeps away from tested chunks
     (``LANE_ROW_WARPS``): allow them, so both branches are built and run."""
     monkeypatch.setattr(elemental, "LANE_ROW_WARPS", 0)
+    monkeypatch.setattr(elemental, "PAD_ROW_WARPS", 0)
 
 #: positions below 2**10, so a program's three terms ``a + b * 2**10 + c * 2**20`` tell which
 #: element each read took
@@ -171,10 +172,11 @@ def test_unaligned_rows_take_no_lane_vectors_and_pads_check_their_edges() -> Non
 
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
 def test_only_long_rows_with_shifted_reads_take_tested_chunks(monkeypatch: pytest.MonkeyPatch, dtype: str) -> None:
-    """At the default ``LANE_ROW_WARPS``, a chunk test (a row of another extent than a multiple of
-    the width, a narrow pad) is made only for rows of at least that many warps' chunks (in shorter
-    ones most warps would hold a chunk that takes the element-by-element branch, and run both), and
-    only in kernels with shifted reads (slices, pads) to merge: a bias gains nothing from it."""
+    """At the default ``LANE_ROW_WARPS`` and ``PAD_ROW_WARPS``, a chunk test (a row of another
+    extent than a multiple of the width, a narrow pad) is made only for rows of at least that many
+    warps' chunks (in shorter ones more warps hold a chunk that takes the element-by-element
+    branch, and run both), and only in kernels with shifted reads (slices, pads) to merge: a bias
+    gains nothing from it."""
     monkeypatch.undo()
     width = 16 // np.dtype(dtype).itemsize
     long_row = elemental.LANE_ROW_WARPS * 32 * width
@@ -185,6 +187,7 @@ def test_only_long_rows_with_shifted_reads_take_tested_chunks(monkeypatch: pytes
         x, b = sl.asarray(np.zeros((512, cols), dtype)), sl.asarray(np.zeros(cols, dtype))
         (k,) = sl.explain(x * 2 + b).kernels
         assert f"<= (int){cols})" not in _body(k), (cols, _body(k)[-1500:])
+    long_row = elemental.PAD_ROW_WARPS * 32 * width
     for cols, tested in ((long_row, True), (long_row - 4 * width, False)):  # (the output rows: a multiple of the width)
         p = sl.pad(sl.asarray(np.zeros((512, cols), dtype)), 1)
         (k,) = sl.explain(p[1:-1, :-2] + p[1:-1, 2:]).kernels
