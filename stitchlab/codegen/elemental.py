@@ -75,12 +75,14 @@ _LANE_TERM = re.compile(r"^\((\w+) \+ \(u(?: ([+-]) (\d+))?\)\)$")
 
 #: rows that a vector chunk's branch may test chunk by chunk must be at least this many warps'
 #: chunks long: a warp that holds a chunk the test sends element by element runs both branches.
-#: Rows of another extent than a multiple of the width (a "valid" stencil's) gain from 16 warps'
-#: chunks up (3 x 3 "valid" mean of 2048-wide float32 rows: 167 -> 96 us); a narrow pad's chunks
-#: at an edge cost more than its interior vectors save below 16 warps (3 x 3 mean of pad(x, 1),
-#: 1024-wide float32 rows: 88.8 us without them, 95.0 with; 2048-wide: 89.2 and 82.2;
-#: docs/compiler.md §4)
-LANE_ROW_WARPS = 8
+#: Rows of another extent than a multiple of the width: from 8 warps' chunks in a kernel with
+#: shifted reads to merge (3 x 3 "valid" mean of 2048-wide float32 rows: 167 -> 96 us), from 16 in
+#: others (x * scale[:, None] + bias over 4097-wide float16 rows: 39.1 -> 35.7 us; at 8, a
+#: tanh-GELU of x + bias over 2049-wide float16 rows took 120.3 us against 111.8). A narrow pad's
+#: chunks at the edges cost more than its interior vectors save below 16 (3 x 3 mean of pad(x, 1),
+#: 1024-wide float32 rows: 88.8 us without, 95.0 with; 2048-wide: 89.2 and 82.2). docs/compiler.md §4
+SHIFTED_ROW_WARPS = 8
+PLAIN_ROW_WARPS = 16
 PAD_ROW_WARPS = 16
 
 
@@ -192,8 +194,10 @@ class Writer:
         #: position's start ``p`` as an expression the branch can compute (``dims``)
         self.interior_checks: dict[str, None] | None = None
         self.lane_starts: dict[str, str] = {}
-        #: lane positions whose chunk start is no multiple of the width (rows of another extent)
+        #: lane positions whose chunk start is no multiple of the width (rows of another extent),
+        #: and whether the kernel has shifted reads to merge (``SHIFTED_ROW_WARPS``)
         self.unaligned_lanes: set[str] = set()
+        self.shifted_reads = False
         self.side_loaded: dict[tuple[int, str], str] = {}
         #: the C expressions (variables, literals) holding float16 or bfloat16 values as their
         #: bits, with their C type (``ct.HALF``, ``ct.BF16``)
@@ -258,7 +262,7 @@ class Writer:
         assert lin is not None
         wide = [k for k, d in enumerate(idx.shape) if d != 1]
         whole = len(wide) <= 1 or idx.shape[wide[-1]] % self.vec_width == 0
-        tested = self.interior_checks is not None and wide and self._long_rows(idx.shape[wide[-1]], LANE_ROW_WARPS)
+        tested = self.interior_checks is not None and wide and self._long_rows(idx.shape[wide[-1]], SHIFTED_ROW_WARPS if self.shifted_reads else PLAIN_ROW_WARPS)
         if idx.lane is not None and self.vec_at is not None and wide and (whole or tested):
             # a vector chunk that does not cross the last axis (its extent is a multiple of the
             # width and the chunk starts at a multiple of it; else the chunk's branch tests it):
@@ -370,7 +374,7 @@ class Writer:
         return s
 
     def _long_rows(self, extent: int, warps: int) -> bool:
-        """Whether rows of ``extent`` are ``warps`` warps' chunks long (``LANE_ROW_WARPS``, ``PAD_ROW_WARPS``)."""
+        """Whether rows of ``extent`` are ``warps`` warps' chunks long (``SHIFTED_ROW_WARPS``...)."""
         return extent >= warps * 32 * self.vec_width
 
     def _lane_term(self, e: str, extent: int) -> tuple[str, int] | None:

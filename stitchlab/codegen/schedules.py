@@ -278,10 +278,10 @@ def _pointwise_body(info: GroupInfo, sched: Schedule, prefix: str = "", part: in
             w.line(f"sl_vec<{st}, {vec}> vo_{p.name};")
         # buffers broadcast along leading axes (a bias) are loaded here, a vector per chunk
         w.vec_at, w.vec_depth, w.vec_width = len(w.lines), w.depth, vec
-        # chunks the branch tests (rows of another extent, narrow pads) only where there are
-        # shifted reads to merge: a broadcast's read gains nothing from them (docs/compiler.md §4)
-        shifted = _reads_shifted(info)
-        w.aligned_buffers, w.interior_checks = {p.name for p in vec_in + out_params}, {} if shifted else None
+        # chunks the branch tests (rows of another extent): in shorter rows where there are
+        # shifted reads to merge (docs/compiler.md §4)
+        w.shifted_reads = _reads_shifted(info)
+        w.aligned_buffers, w.interior_checks = {p.name for p in vec_in + out_params}, {}
         w.line("#pragma unroll")
         w.open(f"for (int u = 0; u < {vec}; ++u)")
         w.line(f"const {idx_t} i = base + u;")

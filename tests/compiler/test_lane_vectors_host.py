@@ -30,9 +30,10 @@ pytestmark = needs_cxx
 @pytest.fixture(autouse=True)
 def _rows_of_any_length(monkeypatch: pytest.MonkeyPatch) -> None:
     """The kernels here have short rows, which the code generator keeps away from tested chunks
-    (``LANE_ROW_WARPS``): allow them, so both branches are built and run."""
-    monkeypatch.setattr(elemental, "LANE_ROW_WARPS", 0)
-    monkeypatch.setattr(elemental, "PAD_ROW_WARPS", 0)
+    (``SHIFTED_ROW_WARPS``...): allow them, so both branches are built and run."""
+    for name in ("SHIFTED_ROW_WARPS", "PLAIN_ROW_WARPS", "PAD_ROW_WARPS"):
+        monkeypatch.setattr(elemental, name, 0)
+
 
 #: positions below 2**10, so a program's three terms ``a + b * 2**10 + c * 2**20`` tell which
 #: element each read took
@@ -171,25 +172,30 @@ def test_unaligned_rows_take_no_lane_vectors_and_pads_check_their_edges() -> Non
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
-def test_only_long_rows_with_shifted_reads_take_tested_chunks(monkeypatch: pytest.MonkeyPatch, dtype: str) -> None:
-    """At the default ``LANE_ROW_WARPS`` and ``PAD_ROW_WARPS``, a chunk test (a row of another
-    extent than a multiple of the width, a narrow pad) is made only for rows of at least that many
-    warps' chunks (in shorter ones more warps hold a chunk that takes the element-by-element
-    branch, and run both), and only in kernels with shifted reads (slices, pads) to merge: a bias
-    gains nothing from it."""
+def test_only_long_rows_take_tested_chunks(monkeypatch: pytest.MonkeyPatch, dtype: str) -> None:
+    """At the default bounds, a chunk test is made only for rows of at least so many warps' chunks
+    (in shorter ones more warps hold a chunk that takes the element-by-element branch, and run
+    both): a row of another extent than a multiple of the width from ``SHIFTED_ROW_WARPS`` in a
+    kernel with shifted reads to merge, from ``PLAIN_ROW_WARPS`` in others (a bias), a narrow pad
+    from ``PAD_ROW_WARPS``."""
     monkeypatch.undo()
     width = 16 // np.dtype(dtype).itemsize
-    long_row = elemental.LANE_ROW_WARPS * 32 * width
-    for cols, tested in ((long_row + 1, True), (long_row - 1, False), (257, False)):
+
+    def tested(body: str, cols: int) -> bool:
+        return f"+ (int){width} <= (int){cols})" in body
+
+    shifted, plain = (warps * 32 * width for warps in (elemental.SHIFTED_ROW_WARPS, elemental.PLAIN_ROW_WARPS))
+    assert shifted < plain
+    for cols in (shifted - 1, shifted + 1, plain - 1, plain + 1, 257):
         x = sl.asarray(np.zeros((512, cols + 2), dtype))
         (k,) = sl.explain(x[:, 2:] - x[:, :-2]).kernels
-        assert (f"+ (int){width} <= (int){cols})" in _body(k)) == tested, (cols, _body(k)[-1500:])
+        assert tested(_body(k), cols) == (cols >= shifted), (cols, _body(k)[-1500:])
         x, b = sl.asarray(np.zeros((512, cols), dtype)), sl.asarray(np.zeros(cols, dtype))
         (k,) = sl.explain(x * 2 + b).kernels
-        assert f"<= (int){cols})" not in _body(k), (cols, _body(k)[-1500:])
+        assert tested(_body(k), cols) == (cols >= plain), (cols, _body(k)[-1500:])
     long_row = elemental.PAD_ROW_WARPS * 32 * width
-    for cols, tested in ((long_row, True), (long_row - 4 * width, False)):  # (the output rows: a multiple of the width)
+    for cols, interior in ((long_row, True), (long_row - 4 * width, False)):  # (the output rows: a multiple of the width)
         p = sl.pad(sl.asarray(np.zeros((512, cols), dtype)), 1)
         (k,) = sl.explain(p[1:-1, :-2] + p[1:-1, 2:]).kernels
         branch = next(line for line in _body(k).splitlines() if "if (aligned" in line)
-        assert (">= (int)0" in branch) == tested, (cols, branch)
+        assert (">= (int)0" in branch) == interior, (cols, branch)
