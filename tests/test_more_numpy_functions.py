@@ -264,6 +264,12 @@ def test_dtype_predicates() -> None:
     for arrays in [(np.zeros(2, np.float16),), (np.zeros(2, np.int8), np.zeros(2, np.float32)), (np.zeros(2, np.float32),)]:
         assert sl.common_type(*(sl.asarray(a) for a in arrays)) is np.common_type(*arrays)
     assert sl.common_type(sl.zeros(2, bf)) is bf and sl.common_type(sl.zeros(2, bf), sl.zeros(2, np.float16)) is np.float32
+    for dt in (np.complex64, np.complex128):  # (questions about dtypes: NumPy's answers for those stitchlab does not hold)
+        assert sl.isdtype(dt, "complex floating") and sl.issubdtype(dt, np.complexfloating)
+        assert sl.promote_types(dt, np.float64) == np.promote_types(dt, np.float64)
+    assert sl.common_type(np.zeros(2, np.complex64), np.zeros(2, np.float16)) is np.common_type(np.zeros(2, np.complex64), np.zeros(2, np.float16))
+    with pytest.raises(TypeError, match="non-numeric"):
+        sl.common_type(np.array(["a"]))
     assert sl.min_scalar_type(300) == np.min_scalar_type(300) and sl.min_scalar_type(sl.zeros(2, np.int8)) == np.int8
     x = sl.asarray(np.arange(3.0))
     assert sl.isscalar(3.0) and sl.isscalar(np.int8(1)) and not sl.isscalar(x) and not sl.isscalar(sl.asarray(1.0))

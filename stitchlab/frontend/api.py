@@ -1354,6 +1354,13 @@ def isscalar(element: Any) -> bool:
     return bool(np.isscalar(element))
 
 
+def _any_dtype(x: Any) -> np.dtype:
+    """The dtype of an array, or a dtype: any of NumPy's (the predicates below answer for complex
+    ones too) and bfloat16 by name."""
+    x = _dtype_of(x)
+    return as_dtype(x) if isinstance(x, str) and x == "bfloat16" else np.dtype(x)
+
+
 def promote_types(type1: Any, type2: Any) -> np.dtype:
     """The smallest dtype both ``type1`` and ``type2`` (dtypes or arrays) cast to safely (NumPy's
     ``promote_types``; bfloat16 as ml_dtypes promotes it: with float16 to float32).
@@ -1363,7 +1370,7 @@ def promote_types(type1: Any, type2: Any) -> np.dtype:
         >>> sl.promote_types(sl.bfloat16, np.float16)
         dtype('float32')
     """
-    return np.promote_types(as_dtype(_dtype_of(type1)), as_dtype(_dtype_of(type2)))
+    return np.promote_types(_any_dtype(type1), _any_dtype(type2))
 
 
 #: the array API's dtype kinds (``isdtype``) by NumPy kind letters; bfloat16 is a real floating type
@@ -1382,7 +1389,7 @@ def isdtype(dtype: Any, kind: Any) -> bool:
         >>> sl.isdtype(sl.bfloat16, "real floating"), sl.isdtype(sl.int8, ("bool", "unsigned integer"))
         (True, False)
     """
-    dt = as_dtype(_dtype_of(dtype))
+    dt = _any_dtype(dtype)
     kinds = kind if isinstance(kind, tuple) else (kind,)
     for k in kinds:
         if isinstance(k, str):
@@ -1391,7 +1398,7 @@ def isdtype(dtype: Any, kind: Any) -> bool:
                                  f"use one of {', '.join(map(repr, _KINDS))}")
             if (dt.kind if not is_bfloat16(dt) else "f") in _KINDS[k]:
                 return True
-        elif dt == as_dtype(k):
+        elif dt == _any_dtype(k):
             return True
     return False
 
@@ -1406,8 +1413,8 @@ def issubdtype(arg1: Any, arg2: Any) -> bool:
         >>> sl.issubdtype(sl.bfloat16, np.floating), sl.issubdtype(np.int8, np.floating)
         (True, False)
     """
-    a = _dtype_of(arg1)
-    if is_bfloat16(as_dtype(a)) and isinstance(arg2, type) and issubclass(np.floating, arg2):
+    a = _any_dtype(arg1)
+    if is_bfloat16(a) and isinstance(arg2, type) and issubclass(np.floating, arg2):
         return True  # floating, inexact, number, generic
     return bool(np.issubdtype(a, arg2))
 
@@ -1425,10 +1432,10 @@ def common_type(*arrays: Any) -> type:
         raise TypeError("common_type() needs at least one array")
     dtypes = []
     for a in arrays:
-        dt = as_dtype(_dtype_of(getattr(a, "dtype", None) if not isinstance(a, LazyArray) else a))
+        dt = _any_dtype(a if isinstance(a, LazyArray) else np.asarray(a).dtype)
         if dt.kind in "iub":
             dt = np.dtype(np.float64)
-        elif dt.kind not in "f" and not is_bfloat16(dt):
+        elif dt.kind not in "fc" and not is_bfloat16(dt):
             raise TypeError("can't get common type for non-numeric array")
         dtypes.append(dt)
     return functools.reduce(np.promote_types, dtypes).type
