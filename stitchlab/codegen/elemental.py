@@ -75,13 +75,14 @@ _LANE_TERM = re.compile(r"^\((\w+) \+ \(u(?: ([+-]) (\d+))?\)\)$")
 
 #: rows that a vector chunk's branch may test chunk by chunk must be at least this many warps'
 #: chunks long: a warp that holds a chunk the test sends element by element runs both branches.
-#: Rows of another extent than a multiple of the width: from 8 warps' chunks in a kernel with
-#: shifted reads to merge (3 x 3 "valid" mean of 2048-wide float32 rows: 167 -> 96 us), from 16 in
-#: others (x * scale[:, None] + bias over 4097-wide float16 rows: 39.1 -> 35.7 us; at 8, a
-#: tanh-GELU of x + bias over 2049-wide float16 rows took 120.3 us against 111.8). A narrow pad's
-#: chunks at the edges cost more than its interior vectors save below 16 (3 x 3 mean of pad(x, 1),
-#: 1024-wide float32 rows: 88.8 us without, 95.0 with; 2048-wide: 89.2 and 82.2). docs/compiler.md §4
-SHIFTED_ROW_WARPS = 8
+#: Rows of another extent than a multiple of the width: from 2 warps' chunks in a kernel with
+#: shifted reads to merge (3 x 3 "valid" mean over 257-wide float32 rows: 160 -> 106 us; 2051-wide
+#: float16 rows: 156 -> 79.5), from 16 in others (x * scale[:, None] + bias over 4097-wide
+#: float16 rows: 39.1 -> 35.7 us; at 8, a tanh-GELU of x + bias over 2049-wide float16 rows took
+#: 120.3 us against 111.8). A narrow pad's chunks at the edges cost more than its interior vectors
+#: save below 16 (3 x 3 mean of pad(x, 1), 1024-wide float32 rows: 88.8 us without, 95.0 with;
+#: 2048-wide: 89.2 and 82.2). docs/compiler.md §4
+SHIFTED_ROW_WARPS = 2
 PLAIN_ROW_WARPS = 16
 PAD_ROW_WARPS = 16
 

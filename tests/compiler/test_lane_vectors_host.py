@@ -187,10 +187,10 @@ def test_only_long_rows_take_tested_chunks(monkeypatch: pytest.MonkeyPatch, dtyp
     shifted, plain = (warps * 32 * width for warps in (elemental.SHIFTED_ROW_WARPS, elemental.PLAIN_ROW_WARPS))
     assert shifted < plain
     for cols in (shifted - 1, shifted + 1, plain - 1, plain + 1, 257):
-        x = sl.asarray(np.zeros((512, cols + 2), dtype))
+        x = sl.asarray(np.zeros((4096, cols + 2), dtype))  # (enough rows for vector chunks)
         (k,) = sl.explain(x[:, 2:] - x[:, :-2]).kernels
         assert tested(_body(k), cols) == (cols >= shifted), (cols, _body(k)[-1500:])
-        x, b = sl.asarray(np.zeros((512, cols), dtype)), sl.asarray(np.zeros(cols, dtype))
+        x, b = sl.asarray(np.zeros((4096, cols), dtype)), sl.asarray(np.zeros(cols, dtype))
         (k,) = sl.explain(x * 2 + b).kernels
         assert tested(_body(k), cols) == (cols >= plain), (cols, _body(k)[-1500:])
     long_row = elemental.PAD_ROW_WARPS * 32 * width
