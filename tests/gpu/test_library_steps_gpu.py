@@ -640,3 +640,39 @@ def test_from_dlpack_shares_cuda_memory() -> None:
     y = sl.from_dlpack(b) * 2
     assert y.dtype == as_dtype("bfloat16")
     np.testing.assert_array_equal(y.get().astype(np.float32), (b.float() * 2).cpu().numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int32"])
+@pytest.mark.parametrize("bounds", ["default", "zero"])
+def test_tested_vector_chunks_are_numpys(monkeypatch: pytest.MonkeyPatch, dtype: str, bounds: str) -> None:
+    """Vector chunks the branch tests (rows of another extent than a multiple of the width, narrow
+    pads read in the chunks away from their edges) at sizes where the kernels are vectorized, with
+    the code generator's row bounds and with every row tested (``bounds="zero"``; other shapes,
+    so no plan is shared): NumPy's bits for inputs aligned and one element off."""
+    import cupy as cp
+
+    from stitchlab.codegen import elemental
+
+    extra = 0
+    if bounds == "zero":
+        for name in ("SHIFTED_ROW_WARPS", "PLAIN_ROW_WARPS", "PAD_ROW_WARPS"):
+            monkeypatch.setattr(elemental, name, 0)
+        extra = 8
+    rng = np.random.default_rng(12)
+    for rows, cols in ((600 + extra, 1031), (2100 + extra, 259), (600 + extra, 1024)):
+        a0 = rng.integers(-50, 50, rows * cols + 1).astype(as_dtype(dtype))
+        for off in (0, 1):
+            part = cp.asarray(a0)[off:off + rows * cols].reshape(rows, cols)
+            x, a = sl.asarray(part), a0[off:off + rows * cols].reshape(rows, cols)
+            b, bh = sl.asarray(cp.asarray(a[0])), a[0]
+            cases = [
+                (x[1:-1, 2:] + x[1:-1, :-2] + x[:-2, 1:-1] + x[2:, 1:-1], a[1:-1, 2:] + a[1:-1, :-2] + a[:-2, 1:-1] + a[2:, 1:-1]),
+                (x[:, 1:] - x[:, :-1], a[:, 1:] - a[:, :-1]),
+                (x * 2 + b, a * 2 + bh),
+            ]
+            for mode in ("constant", "reflect"):
+                p, q = sl.pad(x, 1, mode), np.pad(a, 1, mode)
+                cases.append((p[1:-1, :-2] + p[1:-1, 2:] + p[1:-1, 1:-1], q[1:-1, :-2] + q[1:-1, 2:] + q[1:-1, 1:-1]))
+            for got, want in cases:
+                assert sl.explain(got).kernels[0].schedule.vec > 1
+                np.testing.assert_array_equal(_host(got), want, err_msg=f"{rows}x{cols} off {off}")
