@@ -648,7 +648,18 @@ def negated_min_max(ptx: str) -> list[str]:
     """The 16/32-bit integer min/max instructions of ``ptx`` with an operand that is a negation
     (``neg``, ``sub`` from 0, a multiply by a negative constant), also through ``mov``, ``cvt``,
     ``selp`` and other min/max: what ptxas before CUDA 13.4 can fuse into a VIMNMX3 that drops
-    the negation (docs/compiler.md §8)."""
+    the negation (docs/compiler.md §8). Each function of ``ptx`` on its own: register names are
+    per function (a ``tan`` of float64 brings a ``.func`` whose ``%r37`` is not the kernel's)."""
+    starts = sorted({0, *(m.start() for m in _PTX_FUNCTION.finditer(ptx))})
+    return [hit for a, b in zip(starts, [*starts[1:], len(ptx)], strict=True) for hit in _negated_min_max(ptx[a:b])]
+
+
+#: the start of a function of a PTX module (``.visible .entry``, ``.func``, ``.weak .func``)
+_PTX_FUNCTION = re.compile(r"^\.(?:(?:visible|weak|extern)\s+\.)*(?:entry|func)\b", re.M)
+
+
+def _negated_min_max(ptx: str) -> list[str]:
+    """:func:`negated_min_max` of one function's PTX."""
     defs: dict[str, tuple[str, list[str]]] = {}
     found = []
     for m in _PTX_INSTRUCTION.finditer(ptx):

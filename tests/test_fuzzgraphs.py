@@ -120,6 +120,27 @@ def test_compile_check_flags_an_integer_min_max_of_a_negation_left_optimized(mon
     assert "integer min/max of a negation" in problem and ".s32" in problem
 
 
+def test_negated_min_max_reads_each_function_on_its_own() -> None:
+    """PTX register names are per function: a ``.func`` (float64 ``tan``'s slow path) that negates
+    its own ``%r37`` does not make the kernel's ``min`` of its parameter ``%r37`` a negation (wide
+    family seed 12300077 was reported for that); a negation in the kernel itself still is."""
+    kernel = """.visible .entry k(
+\tld.param.u32 \t%r37, [k_param_6];
+\tadd.s32 \t%r49, %r4, %r48;
+\tmin.s32 \t%r5, %r49, %r37;
+}
+"""
+    helper = """.func  (.param .b32 func_retval0) helper(
+\tneg.s32 \t%r37, %r2;
+\tmin.s32 \t%r8, %r37, %r3;
+}
+"""
+    assert fuzzgraphs.negated_min_max(kernel + helper) == ["min.s32 %r8, %r37, %r3"]
+    assert fuzzgraphs.negated_min_max(helper + kernel) == ["min.s32 %r8, %r37, %r3"]
+    negating = kernel.replace("ld.param.u32 \t%r37, [k_param_6]", "neg.s32 \t%r37, %r2")
+    assert fuzzgraphs.negated_min_max(negating) == ["min.s32 %r5, %r49, %r37"]
+
+
 def test_checker_accepts_a_product_that_another_order_overflows() -> None:
     """Seed 2000373 (wide family, H200): a float32 ``nanprod`` of 256 factors is -1.2e37 in NumPy's
     order and -inf in the kernel's, whose partial products pass 3.4e38. Some order overflows when
