@@ -82,6 +82,9 @@ def test_piecewise_is_numpys() -> None:
     ints = np.arange(6)
     np.testing.assert_array_equal(sl.piecewise(sl.asarray(ints), [ints < 2, ints < 4], [0.5, 2.7]).get(),
                                   np.piecewise(ints, [ints < 2, ints < 4], [0.5, 2.7]))  # cast to x's dtype
+    stacked = np.stack([a < -1, a > 1])  # one array holding a condition per row
+    for conds in (stacked, sl.asarray(stacked)):
+        np.testing.assert_array_equal(sl.piecewise(x, conds, [1.0, 2.0, 3.0]).get(), np.piecewise(a, stacked, [1.0, 2.0, 3.0]))
     assert float(sl.piecewise(sl.asarray(3.0), [True], [1]).get()) == float(np.piecewise(3.0, [True], [1]))
     np.testing.assert_array_equal(sl.piecewise(x, [True] * 13, [4.0]).get(), np.piecewise(a, [True] * 13, [4.0]))
     assert len(sl.explain(sl.piecewise(x, [x < 0], [lambda v: sl.exp(v), lambda v: v])).kernels) == 1

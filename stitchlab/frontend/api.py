@@ -1515,8 +1515,8 @@ def piecewise(x: Any, condlist: Any, funclist: Any, *args: Any, **kw: Any) -> La
         array([2., 1., 0., 1., 4.])
     """
     xs = asarray(x)
-    if isinstance(condlist, (LazyArray, np.ndarray)) or np.isscalar(condlist):
-        conds = [condlist] if np.ndim(condlist) <= xs.ndim else list(condlist)
+    if hasattr(condlist, "ndim") or np.isscalar(condlist):  # one array (stitchlab, NumPy, CuPy): one condition or a stack
+        conds = [condlist] if np.ndim(condlist) <= xs.ndim else [condlist[k] for k in range(len(condlist))]
     else:
         conds = list(condlist)
         if conds and not isinstance(conds[0], (list, np.ndarray, LazyArray)) and xs.ndim != 0:
