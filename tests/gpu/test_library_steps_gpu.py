@@ -647,8 +647,9 @@ def test_from_dlpack_shares_cuda_memory() -> None:
 def test_tested_vector_chunks_are_numpys(monkeypatch: pytest.MonkeyPatch, dtype: str, bounds: str) -> None:
     """Vector chunks the branch tests (rows of another extent than a multiple of the width, narrow
     pads read in the chunks away from their edges) at sizes where the kernels are vectorized, with
-    the code generator's row bounds and with every row tested (``bounds="zero"``; other shapes,
-    so no plan is shared): NumPy's bits for inputs aligned and one element off."""
+    the code generator's row bounds and with every row tested (``bounds="zero"``; rows of other
+    extents, so no plan is shared: the batch extent is not part of a plan's key): NumPy's bits for
+    inputs aligned and one element off."""
     import cupy as cp
 
     from stitchlab.codegen import elemental
@@ -659,7 +660,7 @@ def test_tested_vector_chunks_are_numpys(monkeypatch: pytest.MonkeyPatch, dtype:
             monkeypatch.setattr(elemental, name, 0)
         extra = 8
     rng = np.random.default_rng(12)
-    for rows, cols in ((600 + extra, 1031), (2100 + extra, 259), (600 + extra, 1024)):
+    for rows, cols in ((600, 1031 + extra), (2100, 259 + extra), (600, 1024 + extra)):
         a0 = rng.integers(-50, 50, rows * cols + 1).astype(as_dtype(dtype))
         for off in (0, 1):
             part = cp.asarray(a0)[off:off + rows * cols].reshape(rows, cols)
