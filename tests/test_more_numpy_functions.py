@@ -176,6 +176,12 @@ def test_histogram_bin_edges_is_numpys() -> None:
         got = sl.histogram_bin_edges(sl.asarray(a), bins if not isinstance(bins, np.ndarray) else sl.asarray(bins), rng)
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got.get(), want)
+    np.testing.assert_array_equal(sl.histogram_bin_edges(sl.asarray(a), [-1.0, 0.0, 2.0]).get(), [-1.0, 0.0, 2.0])
+    w = RNG.random(1000)
+    np.testing.assert_array_equal(sl.histogram_bin_edges(sl.asarray(a), 5, weights=sl.asarray(w)).get(),
+                                  np.histogram_bin_edges(a, 5, weights=w))
+    _same_error(lambda: np.histogram_bin_edges(a, "auto", weights=w),
+                lambda: sl.histogram_bin_edges(sl.asarray(a), "auto", weights=sl.asarray(w)), TypeError)
     ints = RNG.integers(0, 50, 200)
     np.testing.assert_array_equal(sl.histogram_bin_edges(sl.asarray(ints), 5).get(), np.histogram_bin_edges(ints, 5))
     assert isinstance(np.histogram_bin_edges(sl.asarray(a), 3), sl.LazyArray)

@@ -1492,9 +1492,8 @@ def i0(x: Any) -> LazyArray:
     if not is_float(a.dtype):
         a = a.astype(np.float64)
     a = absolute(a)  # noqa: F821
-    small = exp(a) * _chebyshev(a / 2.0 - 2, _I0_A)  # noqa: F821
-    large = exp(a) * _chebyshev(32.0 / a - 2.0, _I0_B) / sqrt(a)  # noqa: F821
-    return where(a <= 8.0, small, large)
+    e = exp(a)  # noqa: F821
+    return where(a <= 8.0, e * _chebyshev(a / 2.0 - 2, _I0_A), e * _chebyshev(32.0 / a - 2.0, _I0_B) / sqrt(a))  # noqa: F821
 
 
 def piecewise(x: Any, condlist: Any, funclist: Any, *args: Any, **kw: Any) -> LazyArray:
@@ -1521,6 +1520,7 @@ def piecewise(x: Any, condlist: Any, funclist: Any, *args: Any, **kw: Any) -> La
         conds = list(condlist)
         if conds and not isinstance(conds[0], (list, np.ndarray, LazyArray)) and xs.ndim != 0:
             conds = [conds]  # one condition given as a list of booleans
+
     def everywhere(c: Any) -> LazyArray:
         return LazyArray(build.broadcast_to(asarray(c).astype(np.bool_)._node, xs.shape))
 

@@ -625,7 +625,7 @@ def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> LazyAr
     if not options:
         raise ValueError("0-length sequence.")
     n = len(options)
-    index = a if isinstance(a, LazyArray) or _on_device([a]) else np.asarray(a)
+    index = a if _on_device([a]) else np.asarray(a)
     kind = np.dtype(getattr(index, "dtype", np.int64)).kind
     if kind not in "iub":
         raise TypeError(f"Cannot cast array data from dtype({str(index.dtype)!r}) to dtype('int64') according to the "
@@ -703,19 +703,13 @@ def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None, weights: Any 
         array([1., 2., 3., 4., 5.])
     """
     x = asarray(a)
-    arrays = [x.astype(np.float32) if is_bfloat16(x.dtype) else x]
-    edges_given = _is_edges(bins)
-    if edges_given:
-        arrays.append(asarray(bins))
-    if weights is not None:
-        arrays.append(asarray(weights))
-    bufs, xp = _evaluated("histogram_bin_edges", *arrays)
-    spec = bufs[1] if edges_given else bins
-    w = bufs[-1] if weights is not None else None
-    if hasattr(xp, "histogram_bin_edges"):
-        edges = xp.histogram_bin_edges(bufs[0], bins=spec, range=range, weights=w)
-    else:  # CuPy: NumPy's estimators on a host copy
-        host = [None if b is None else xp.asnumpy(b) for b in (bufs[0], spec if edges_given else None, w)]
-        edges = xp.asarray(np.histogram_bin_edges(host[0], bins=host[1] if edges_given else bins, range=range,
-                                                  weights=host[2]))
-    return _leaf_on(x, edges)
+
+    def run(xp: Any, samples: list[Any], spec: Any, w: Any) -> Any:
+        if hasattr(xp, "histogram_bin_edges"):
+            return xp.histogram_bin_edges(samples[0], bins=spec, range=range, weights=w)
+        host = [None if b is None else xp.asnumpy(b) for b in (samples[0], w)]  # CuPy: NumPy's estimators on a host copy
+        return xp.asarray(np.histogram_bin_edges(host[0], bins=xp.asnumpy(spec) if _is_edges(spec) else spec, range=range,
+                                                 weights=host[1]))
+
+    edges = asarray(bins) if isinstance(bins, (list, tuple)) else bins  # (one array of edges, not one spec per dimension)
+    return _leaf_on(x, _histogram_nd("histogram_bin_edges", [x], edges, weights, run))
