@@ -325,6 +325,12 @@ _op("take", Kind.CONTRACT, 2, np.take)
 #: attrs axis, checked: NumPy's take_along_axis of input 0 at the positions of input 1 (both
 #: already broadcast to the result's shape, input 0 keeping its own extent along axis).
 _op("take_along_axis", Kind.CONTRACT, 2, np.take_along_axis)
+#: attrs axis, checked: input 0 with the slices at the int64 positions of input 1 (1-d)
+#: along axis replaced by input 2's (``out[..., positions, ...] = values``; values shaped as input
+#: 0 with len(positions) along axis). checked: the positions were validated, made non-negative
+#: and made unique on the host (the last value of a repeated position kept, as NumPy's
+#: assignment leaves it); else the step checks them and keeps the last value per position.
+_op("scatter", Kind.CONTRACT, 3, None)
 #: attrs side: NumPy's searchsorted of input 1 in the sorted 1-d input 0 (both in one dtype); int64.
 _op("searchsorted", Kind.CONTRACT, 2, np.searchsorted)
 #: attrs axis: running sum / product along axis (input already in the result dtype).

@@ -26,26 +26,51 @@ def _slices(node: Node) -> tuple[slice, ...]:
     return tuple(out)
 
 
-_LIBRARY_STEPS = frozenset({"take", "take_along_axis", "cumsum", "cumprod", "sort", "argsort"})
+_LIBRARY_STEPS = frozenset({"take", "take_along_axis", "scatter", "cumsum", "cumprod", "sort", "argsort"})
+
+
+def _checked_positions(node: Node, x: Any, idx: Any, xp: ModuleType) -> Any:
+    """Positions computed on the device along the node's axis of ``x``, checked (NumPy's
+    ``IndexError``; a host sync on the GPU) and made non-negative."""
+    axis = node.attr("axis")
+    n = x.shape[axis]
+    bad = (idx < -n) | (idx >= n)
+    if bool(bad.any()):
+        merged = node.attr("merged")
+        if merged:  # several index arrays, one gather along their axes merged
+            raise IndexError(f"an index is out of bounds for the axes of sizes {merged} it indexes")
+        raise IndexError(f"index {int(idx[bad].ravel()[0])} is out of bounds for axis {axis} with size {n}")
+    return xp.where(idx < 0, idx + n, idx)
+
+
+def _scatter(node: Node, x: Any, idx: Any, values: Any, xp: ModuleType) -> Any:
+    """A copy of ``x`` with the slices at ``idx`` along the node's axis replaced by ``values``'.
+    Positions from the device may repeat: the last value of each is kept, as NumPy's sequential
+    assignment leaves it (CuPy's scatter writes one of them, unspecified which)."""
+    axis = node.attr("axis")
+    if is_bfloat16(x.dtype):  # (moved as its bits)
+        x, values = x.view(np.uint16), values.view(np.uint16)
+    if not node.attr("checked"):
+        idx = _checked_positions(node, x, idx, xp)
+        k = idx.shape[0]
+        if k > 1:  # sorted by (position, order): the last entry of each position's run wins
+            key = xp.sort(idx * k + xp.arange(k, dtype=np.int64))
+            pos, order = key // k, key % k
+            last = xp.concatenate([pos[1:] != pos[:-1], xp.ones(1, dtype=bool)])
+            idx, values = pos[last], xp.take(values, order[last], axis=axis)
+    out = x.copy()
+    out[(slice(None),) * axis + (idx,)] = values
+    return out.view(node.dtype) if out.dtype != node.dtype else out
 
 
 def _library_step(node: Node, args: list[Any], xp: ModuleType) -> Any:
-    """A gather, scan or sort, run by the array library (CuPy's ``take`` wraps positions around
-    instead of raising, so positions not checked when the node was built are checked here)."""
+    """A gather, scatter, scan or sort, run by the array library (CuPy's ``take`` wraps positions
+    around instead of raising, so positions not checked when the node was built are checked here)."""
     op, axis, x = node.op, node.attr("axis"), args[0]
+    if op == "scatter":
+        return _scatter(node, x, args[1], args[2], xp)
     if op in ("take", "take_along_axis"):
-        idx = args[1]
-        if not node.attr("checked"):
-            n = x.shape[axis]
-            bad = (idx < -n) | (idx >= n)
-            if bool(bad.any()):  # a host sync on the GPU: only for indices computed on the device
-                merged = node.attr("merged")
-                if merged:  # several index arrays, one gather along their axes merged
-                    raise IndexError(f"an index is out of bounds for the axes of sizes {merged} it indexes")
-                raise IndexError(
-                    f"index {int(idx[bad].ravel()[0])} is out of bounds for axis {axis} with size {n}"
-                )
-            idx = xp.where(idx < 0, idx + n, idx)
+        idx = args[1] if node.attr("checked") else _checked_positions(node, x, args[1], xp)
         return xp.take(x, idx, axis=axis) if op == "take" else xp.take_along_axis(x, idx, axis)
     if is_bfloat16(x.dtype) or (x.dtype == np.float16 and op in ("cumsum", "cumprod")):
         # in float32, each result rounded once: exact for sorting; for float16 scans more accurate

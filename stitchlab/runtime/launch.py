@@ -51,6 +51,8 @@ _UNCAPTURABLE = {
               "being captured)",
     "take": _DEVICE_GATHER,
     "take_along_axis": _DEVICE_GATHER,
+    "scatter": "an assignment at positions computed on the device (its bounds check reads a flag "
+               "back to the host; host positions are checked when the assignment is made and can be captured)",
 }
 
 
