@@ -63,7 +63,8 @@ from .frontend.api import (
     where,
 )
 from .frontend.array import LazyArray
-from .frontend import library as _library, manipulation as _manipulation, selection as _selection
+from .frontend import assign as _assign, library as _library, manipulation as _manipulation, selection as _selection
+from .frontend.assign import *  # noqa: F401,F403  (copyto, put, place...: assignment)
 from .frontend.library import *  # noqa: F401,F403  (take, cumsum, sort, dot...: library steps)
 from .frontend.manipulation import *  # noqa: F401,F403  (flip, tril, eye, split, tile, pad...)
 from .frontend.selection import *  # noqa: F401,F403  (nonzero, unique...: shapes from values)
@@ -113,6 +114,7 @@ __all__ = sorted(
         "asanyarray", "ascontiguousarray", "from_dlpack", "i0", "piecewise", "isreal", "iscomplex", "isrealobj",
         "iscomplexobj", "isscalar", "promote_types", "isdtype", "issubdtype", "common_type", "min_scalar_type",
     }
+    | set(_assign.__all__)
     | set(_library.__all__)
     | set(_manipulation.__all__)
     | set(_selection.__all__)

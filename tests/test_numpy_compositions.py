@@ -357,9 +357,12 @@ def test_nan_to_num_is_numpys(dtype: str) -> None:
     x = sl.asarray(a)
     _same(sl.nan_to_num(x), _numpy("nan_to_num", a))
     for kwargs in [{"nan": -0.0}, {"nan": 7, "posinf": 1e6, "neginf": -1e6}, {"posinf": np.float64(2.5)},
-                   {"neginf": np.int8(-3)}, {"nan": np.nan, "posinf": np.inf}, {"copy": False, "nan": 1.5}]:
+                   {"neginf": np.int8(-3)}, {"nan": np.nan, "posinf": np.inf}]:
         _same(sl.nan_to_num(x, **kwargs), _numpy("nan_to_num", a.copy(), **kwargs))
-    _same(x, _data(dtype))  # the input is not changed, even with copy=False
+    _same(x, _data(dtype))  # the input is not changed
+    assert sl.nan_to_num(x, copy=False, nan=1.5) is x  # NumPy's replacement in place: x stands for the result
+    _same(x, _numpy("nan_to_num", a.copy(), nan=1.5))
+    np.testing.assert_array_equal(a, _data(dtype))  # (the wrapped data is not written)
 
 
 @pytest.mark.parametrize("dtype", INTEGERS)

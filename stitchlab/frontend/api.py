@@ -150,7 +150,7 @@ def round(a: Any, decimals: Any = 0) -> LazyArray:  # noqa: A001
 
     if x.dtype.kind in "iu":
         if d >= 0:
-            return x
+            return x.copy()  # (a new array object, as NumPy's: assigning into it leaves x)
         return (rint(divide(x.astype(np.float64))) * f).astype(x.dtype)  # noqa: F821
     if is_bfloat16(x.dtype):
         # in float64, rounded once to bfloat16 (ml_dtypes' own bfloat16 loops round the scaled
@@ -566,9 +566,8 @@ def nan_to_num(
 
     Args:
         x: array or scalar. Integer and bool input comes back unchanged.
-        copy: accepted for NumPy compatibility; stitchlab arrays are immutable, so the result is
-            always a new lazy array and ``x`` is never changed (``copy=False`` does not replace
-            in place: use the returned array).
+        copy: ``False`` with a stitchlab ``x``: ``x`` then stands for the result too, and is
+            returned (NumPy's replacement in place); otherwise the result is a new lazy array.
         nan: value for NaN.
         posinf: value for +inf; default: the dtype's largest finite value (``np.finfo(dtype).max``).
         neginf: value for -inf; default: the dtype's most negative finite value.
@@ -585,7 +584,7 @@ def nan_to_num(
     """
     arr = asarray(x)
     if not is_float(arr.dtype):
-        return arr
+        return arr.copy() if copy else arr
     info = _finfo(arr.dtype)
     fills = [
         _fill_value(nan, arr.dtype, "nan"),
@@ -594,7 +593,11 @@ def nan_to_num(
     ]
     out = where(arr == -math.inf, fills[2], arr)
     out = where(arr == math.inf, fills[1], out)
-    return where(isnan(arr), fills[0], out)  # noqa: F821
+    out = where(isnan(arr), fills[0], out)  # noqa: F821
+    if copy or not isinstance(x, LazyArray):
+        return out
+    x._rebind(out._node)
+    return x
 
 
 def _nan_dtype(x: LazyArray, dtype: Any, name: str) -> np.dtype:
@@ -825,8 +828,8 @@ def isneginf(x: Any) -> LazyArray:
 
 def copy(a: Any, order: str = "K", subok: bool = False) -> LazyArray:
     """An array with ``a``'s values (NumPy's ``copy``): :func:`array` with ``copy=True``. NumPy
-    and CuPy input is copied, so later writes to it do not reach the result; a lazy array is
-    immutable, and its copy shares its expression.
+    and CuPy input is copied, so later writes to it do not reach the result; a lazy array's copy
+    is a new array object that shares its expression (assigning into either leaves the other).
 
     Example:
         >>> import numpy as np, stitchlab as sl
@@ -1212,7 +1215,7 @@ def real(val: Any) -> LazyArray:
         >>> sl.real(sl.asarray(np.array([1.5, -2.0]))).get()
         array([ 1.5, -2. ])
     """
-    return asarray(val)
+    return asarray(val).copy()
 
 
 def imag(val: Any) -> LazyArray:
@@ -1235,7 +1238,7 @@ def conjugate(x: Any) -> LazyArray:
         >>> sl.conj(sl.asarray(np.array([1, -2]))).get()
         array([ 1, -2])
     """
-    return asarray(x)
+    return asarray(x).copy()
 
 
 conj = conjugate

@@ -52,10 +52,23 @@ class LazyArray:
         (2, 3)
     """
 
-    __slots__ = ("_node", "__weakref__")
+    __slots__ = ("_node", "_view", "__weakref__")
     __hash__ = None  # type: ignore[assignment]  # elementwise __eq__, like numpy
 
-    def __init__(self, node: Node) -> None:
+    def __init__(self, node: Node, view: bool = False) -> None:
+        self._node = node
+        self._view = view  # made as a view of another array (NumPy's would write through)
+
+    def _rebind(self, node: Node) -> None:
+        """Make this array stand for ``node``: an assignment into it (``x[...] = v``, ``x += v``,
+        ``out=x``...). A view refuses: NumPy's would write through it into the array it views."""
+        if self._view:
+            raise TypeError(
+                "this array is a view of another (x[...], reshape, transpose, ravel, a split...): NumPy "
+                "would write through it into the array it views, which a stitchlab view does not do. "
+                "Assign into that array (x[0, 1] = v rather than x[0][1] = v), or into a copy of the "
+                "view (y = x[0].copy())"
+            )
         self._node = node
 
     # --- attributes ---------------------------------------------------------------------------
@@ -220,28 +233,36 @@ class LazyArray:
         from .library import advanced_index
 
         gathered = advanced_index(self, key)
-        return gathered if gathered is not None else LazyArray(build.getitem(self._node, key))
+        return gathered if gathered is not None else LazyArray(build.getitem(self._node, key), view=True)
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        raise TypeError(
-            "stitchlab arrays are immutable; build the new value instead, e.g. "
-            "sl.where(mask, value, x), or materialize with x.get() and assign there"
-        )
+        """``x[key] = value`` with NumPy's indexing and casting: ``x`` then stands for the new value,
+        as after ``x += 1`` (arrays built from ``x`` before keep the old one). Basic indexes and
+        boolean masks fuse into the kernels around them; integer arrays are a scatter step."""
+        from .assign import assign
+
+        self._rebind(assign(self, key, value))
+
+    def fill(self, value: Any) -> None:
+        """Set every element to ``value`` (NumPy's ``ndarray.fill``): ``x`` then stands for the new value."""
+        self[...] = value
 
     def reshape(self, *shape: Any) -> LazyArray:
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        return LazyArray(build.reshape(self._node, shape))
+        return LazyArray(build.reshape(self._node, shape), view=True)
 
     def transpose(self, *axes: Any) -> LazyArray:
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
             axes = axes[0]
-        return LazyArray(build.transpose(self._node, axes or None))
+        return LazyArray(build.transpose(self._node, axes or None), view=True)
 
     def ravel(self) -> LazyArray:
         return self.reshape(-1)
 
-    flatten = ravel
+    def flatten(self) -> LazyArray:
+        """The elements in one axis, a new array (NumPy's ``flatten`` copies; ``ravel`` is a view)."""
+        return self.reshape(-1).copy()
 
     def swapaxes(self, axis1: int, axis2: int) -> LazyArray:
         from . import api
@@ -336,8 +357,10 @@ class LazyArray:
         return library.argsort(self, axis, kind, order, stable=stable)
 
     def sort(self, axis: Any = -1, kind: Any = None, order: Any = None, *, stable: Any = None) -> None:
-        """NumPy's ``ndarray.sort`` sorts in place, which an immutable lazy array cannot."""
-        raise TypeError("stitchlab arrays are immutable: x.sort() cannot sort in place; use x = sl.sort(x, axis)")
+        """Sort along ``axis`` (NumPy's ``ndarray.sort``): ``x`` then stands for the sorted value."""
+        from . import library
+
+        self._rebind(library.sort(self, axis, kind, order, stable=stable)._node)
 
     def dot(self, b: Any) -> LazyArray:
         from . import library
@@ -412,7 +435,7 @@ def _binary(opname: str) -> Any:
                 f"Cannot cast ufunc '{opname}' output from {result.dtype!r} to {self.dtype!r} "
                 f"with casting rule 'same_kind'"
             )
-        self._node = build.astype(result, self.dtype)
+        self._rebind(build.astype(result, self.dtype))
         return self
 
     return forward, reflected, inplace

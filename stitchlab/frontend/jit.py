@@ -191,6 +191,14 @@ class Jitted:
             leaves, structure = _flatten(self.fn(*tracers))
         finally:
             _tracing.per_call = outer
+        written = [pos for pos, t in enumerate(tracers) if isinstance(t, LazyArray) and id(t._node) not in placeholders]
+        if written:
+            raise TypeError(
+                f"{getattr(self.fn, '__name__', 'the jit function')} assigns into its argument {written[0]} "
+                f"(x[...] = v, x += v, or a function that writes into x): NumPy would change the caller's "
+                f"array, which a call of an sl.jit function does not do. Assign into a copy (x = x.copy()) "
+                f"and return the new value"
+            )
         graph, sources = build_graph([x._node for x in leaves])
         binding = [placeholders[id(n)] if id(n) in placeholders else per_call.get(id(n), n.value) for n in sources]
         device = next((n.device for n in graph.nodes if n.device is not None), None)

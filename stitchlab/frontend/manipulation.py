@@ -72,7 +72,7 @@ def flip(m: Any, axis: Any = None) -> LazyArray:
     x = asarray(m)
     axes = range(x.ndim) if axis is None else np.lib.array_utils.normalize_axis_tuple(axis, x.ndim)
     if x.ndim == 0:
-        return x
+        return x.copy()
     return x[tuple(slice(None, None, -1) if d in axes else slice(None) for d in range(x.ndim))]
 
 
@@ -96,7 +96,7 @@ def rot90(m: Any, k: int = 1, axes: Any = (0, 1)) -> LazyArray:
         raise ValueError(f"Axes={axes} out of range for array of ndim={x.ndim}.")
     k = operator.index(k) % 4
     if k == 0:
-        return x
+        return x.copy()
     if k == 2:
         return flip(flip(x, axes[0]), axes[1])
     perm = list(range(x.ndim))
@@ -900,7 +900,7 @@ def roll(a: Any, shift: Any, axis: Any = None) -> LazyArray:
             x = LazyArray(build.pad(x._node, d, s, 0, "wrap"))[(slice(None),) * d + (slice(0, n),)]
         elif s:
             x = LazyArray(build.pad(x._node, d, 0, n - s, "wrap"))[(slice(None),) * d + (slice(n - s, 2 * n - s),)]
-    return x
+    return x.copy() if x is a else x  # (a new array object, as NumPy's)
 
 
 #: ``pad`` modes whose values are a statistic of the edge region (NumPy's ``stat_length`` long)
@@ -1014,7 +1014,7 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> La
                 x = where(at >= before + n, full((), values[d][1], x.dtype), x)
             if before:
                 x = where(at < before, full((), values[d][0], x.dtype), x)
-    return x
+    return x.copy() if x is array else x  # (a new array object, as NumPy's)
 
 
 def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> bool:
@@ -1733,7 +1733,7 @@ def rollaxis(a: Any, axis: int, start: int = 0) -> LazyArray:
         raise np.exceptions.AxisError(f"'start' arg requires {-n} <= start < {n + 1}, but {start} was passed in")
     if axis < start:
         start -= 1
-    return x if axis == start else moveaxis(x, axis, start)
+    return x.copy() if axis == start else moveaxis(x, axis, start)
 
 
 def block(arrays: Any) -> LazyArray:
@@ -1771,7 +1771,7 @@ def block(arrays: Any) -> LazyArray:
 
     d = depth(arrays, "arrays")
     if d == 0:
-        return asarray(arrays)  # (NumPy copies; a lazy array is immutable)
+        return asarray(arrays).copy()  # (NumPy copies)
 
     def leaves(x: Any) -> list[LazyArray]:
         return [v for item in x for v in leaves(item)] if isinstance(x, list) else [asarray(x)]

@@ -8,8 +8,12 @@ lazy graph as ``sl.exp(x)``, ``sl.mean(x, axis=0)``..., so NumPy code fuses unch
   them, CuPy on the GPU and NumPy on the CPU, and returns that library's arrays, as it would for
   CuPy/NumPy arrays (NumPy on a host copy where CuPy lacks the function).
 * ``out=`` a NumPy or CuPy array: the value is computed and written into it (NumPy's ``out``
-  semantics and its ``same_kind`` casting rule; ``ndarray += x`` too). ``out=`` a stitchlab array
-  raises ``TypeError``: stitchlab arrays are immutable (so does ``np.add.at(x, ...)``).
+  semantics and its ``same_kind`` casting rule; ``ndarray += x`` too). ``out=`` a stitchlab array:
+  the array then stands for the value (lazy, as after ``x[...] = value``). ``np.add.at(x, ...)``
+  (unbuffered, repeated positions accumulate) raises ``TypeError``.
+* NumPy's functions that write into an argument (``np.copyto``, ``np.place``, ``np.putmask``,
+  ``np.put``, ``np.put_along_axis``, ``np.fill_diagonal``) into a stitchlab array are stitchlab's
+  (:mod:`stitchlab.frontend.assign`): the array then stands for the new value.
 * Arguments without a lazy meaning raise ``TypeError`` naming them (``where=``, ``initial=``, a
   ufunc's ``dtype=``, ``order="F"``...), with the way round them.
 """
@@ -134,13 +138,6 @@ def _native(obj: Any, host: bool) -> Any:
     return obj
 
 
-def _immutable(name: str) -> TypeError:
-    return TypeError(
-        f"numpy.{name}(..., out=x): x is a stitchlab array, and stitchlab arrays are immutable; "
-        f"use the returned value instead (y = numpy.{name}(...)), or pass a NumPy/CuPy array as out"
-    )
-
-
 def _unsupported(name: str, param: str, hint: str = "") -> TypeError:
     return TypeError(
         f"numpy.{name}(..., {param}=...) on a stitchlab array: {param}= has no lazy equivalent"
@@ -149,26 +146,29 @@ def _unsupported(name: str, param: str, hint: str = "") -> TypeError:
     )
 
 
-def _outputs(name: str, out: Any) -> tuple[Any, ...] | None:
+def _outputs(out: Any) -> tuple[Any, ...] | None:
     """The caller's output arrays (NumPy passes a ufunc's ``out`` as a tuple), or None."""
     outs = out if isinstance(out, tuple) else (out,)
     if all(o is None for o in outs):
         return None
-    if any(True for _ in _lazies(outs)):
-        raise _immutable(name)
     return outs
 
 
 def _store(result: Any, outs: tuple[Any, ...] | None) -> Any:
     """``result``, or, given output arrays, its value written into them (``same_kind`` casting,
-    broadcast to their shape, as NumPy's ``out``) and those arrays returned as NumPy does."""
+    broadcast to their shape, as NumPy's ``out``; a stitchlab array then stands for it) and those
+    arrays returned as NumPy does."""
     if outs is None:
         return result
     results = result if isinstance(result, tuple) else (result,)
     for target, value in zip(outs, results, strict=True):
         if target is None:
             continue
-        if hasattr(target, "__cuda_array_interface__"):
+        if _is_lazy(target):
+            from .assign import copyto
+
+            copyto(target, value)
+        elif hasattr(target, "__cuda_array_interface__"):
             import cupy
 
             cupy.copyto(target, cupy.asarray(value), casting="same_kind")
@@ -186,12 +186,13 @@ def _fallback(func: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any
     """``func`` on the evaluated values, run by the library that holds them: CuPy on the GPU
     (NumPy hands it the call), NumPy on the CPU; where CuPy has no such function, NumPy on a host
     copy. Returns what that library returns."""
-    _outputs(name, kwargs.get("out"))
+    outs = _outputs(kwargs.get("out"))
+    if outs is not None and any(True for _ in _lazies(outs)):  # run it, then write into them
+        return _store(_fallback(func, name, args, {k: v for k, v in kwargs.items() if k != "out"}), outs)
     if name in _IN_PLACE and _is_lazy(args[0] if args else kwargs.get(_IN_PLACE[name])):
-        raise TypeError(
-            f"numpy.{name} writes into its first argument, and stitchlab arrays are immutable; "
-            f"build the new value instead (sl.where(mask, value, x)), or materialize first: a = x.get()"
-        )
+        from . import assign  # (the stitchlab array then stands for the new value)
+
+        return getattr(assign, name)(*args, **kwargs)
     try:
         return func(*_native(args, False), **_native(kwargs, False))
     except TypeError:
@@ -207,13 +208,13 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...], kwargs: d
         return _reduce(ufunc, inputs[0], dict(kwargs))
     if method == "at" and _is_lazy(inputs[0]):
         raise TypeError(
-            f"numpy.{name}.at(x, ...) changes x in place, and stitchlab arrays are immutable; "
-            f"build the new value instead (or materialize first: a = x.get(); numpy.{name}.at(a, ...))"
+            f"numpy.{name}.at(x, ...) (unbuffered: repeated positions accumulate) is not supported on "
+            f"stitchlab arrays; materialize first: a = x.get(); numpy.{name}.at(a, ...)"
         )
     lazy = _lazy_tables()[0].get(ufunc) if method == "__call__" else None
     if lazy is None:
         return _fallback(getattr(ufunc, method), name if method == "__call__" else f"{name}.{method}", inputs, kwargs)
-    outs = _outputs(name, kwargs.pop("out", None))
+    outs = _outputs(kwargs.pop("out", None))
     if kwargs.pop("where", True) is not True:
         raise _unsupported(name, "where", f"use numpy.where(mask, numpy.{name}(x), other)")
     for key in ("dtype", "signature"):
@@ -237,7 +238,7 @@ def _reduce(ufunc: np.ufunc, a: Any, params: dict[str, Any]) -> Any:
     name = f"{ufunc.__name__}.reduce"
     lazy = getattr(api, _REDUCE[ufunc])
     axis, keepdims, dtype = params.pop("axis", 0), params.pop("keepdims", False), params.pop("dtype", None)
-    outs = _outputs(name, params.pop("out", None))
+    outs = _outputs(params.pop("out", None))
     if params.pop("initial", np._NoValue) is not np._NoValue:
         raise _unsupported(name, "initial")
     if params.pop("where", True) is not True:
@@ -282,7 +283,7 @@ def array_function(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
         elif i == 0:  # broadcast_to(array, ...), empty_like(prototype, ...): the array itself
             keywords[next(iter(params))] = value
         elif param == "out":
-            outs = _outputs(name, value)
+            outs = _outputs(value)
         elif not (param in _IGNORED or value is p.default or _same(value, p.default) or (param == "where" and value is True)):
             raise _unsupported(name, param)
     return _store(lazy(*positional, **keywords), outs)

@@ -294,8 +294,12 @@ class Generator:
         return take(arr, self.permutation(arr.shape[ax]), axis=ax)
 
     def shuffle(self, x: Any, axis: int = 0) -> None:
-        """Refuses: NumPy's ``shuffle`` reorders ``x`` in place, and stitchlab arrays are immutable."""
-        raise TypeError("sl.random.shuffle: stitchlab arrays are immutable; use y = rng.permutation(x, axis) instead")
+        """Reorder a stitchlab array ``x`` along ``axis`` (NumPy's ``shuffle``): ``x`` then stands for
+        :meth:`permutation`'s result. NumPy and CuPy arrays are refused (this would not write into them)."""
+        if not isinstance(x, LazyArray):
+            raise TypeError(f"sl.random.shuffle reorders stitchlab arrays (got {type(x).__name__}); use "
+                            f"y = rng.permutation(x, axis), or NumPy's/CuPy's shuffle on their arrays")
+        x._rebind(self.permutation(x, axis)._node)
 
     def choice(self, a: Any, size: Any = None, replace: bool = True, p: Any = None, axis: int = 0,
                shuffle: bool = True) -> LazyArray:
@@ -479,7 +483,7 @@ def permutation(x: Any, axis: int = 0) -> LazyArray:
 
 
 def shuffle(x: Any, axis: int = 0) -> None:
-    """Refuses (stitchlab arrays are immutable): use :func:`permutation`."""
+    """Reorder a stitchlab array in place (see :meth:`Generator.shuffle`), from the module's generator."""
     _generator().shuffle(x, axis)
 
 

@@ -614,7 +614,7 @@ def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> LazyAr
         array([100,   2,  30])
     """
     if out is not None:
-        raise TypeError("choose(out=...): stitchlab arrays are immutable; use the returned array")
+        raise TypeError("choose(out=...) is not supported; use the returned array (out[...] = sl.choose(...))")
     if mode not in ("raise", "wrap", "clip"):
         raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
     if isinstance(choices, LazyArray) or isinstance(choices, np.ndarray) or hasattr(choices, "__cuda_array_interface__"):
@@ -668,7 +668,7 @@ def trim_zeros(filt: Any, trim: str = "fb", axis: Any = None) -> LazyArray:
         raise ValueError(f"unexpected character(s) in `trim`: {trim!r}")
     x = asarray(filt)
     if x.ndim == 0:
-        return x
+        return x.copy()
     axes = range(x.ndim) if axis is None else np.lib.array_utils.normalize_axis_tuple(axis, x.ndim)
     if x.size == 0:  # nothing nonzero: empty along every trimmed axis
         return x[tuple(slice(0, 0) if d in axes else slice(None) for d in range(x.ndim))]

@@ -1,0 +1,467 @@
+"""Assignment: ``x[key] = value``, ``x.fill(value)`` and NumPy's functions that write into an
+argument (``copyto``, ``place``, ``putmask``, ``put``, ``put_along_axis``, ``fill_diagonal``).
+
+A stitchlab array stands for an expression, so assigning into one makes it stand for a new
+expression, as an in-place operator does (``x += 1``): the array object is the same, arrays built
+from it earlier keep the value it had then (NumPy's views would see the change), and the arrays it
+was made from are not written (a wrapped CuPy or NumPy array keeps its values).
+
+How each kind of index is built:
+
+* integers, slices (any step), ``None`` and ``...``: ``where(inside, value, x)``, with ``value``
+  moved to its place by index maps (a pad; a reshape of a broadcast for steps other than 1) and
+  ``inside`` computed from positions: fused into the kernels around it, nothing evaluated;
+* a boolean mask with one value (or one row) for every selected position: ``where(mask, value,
+  x)``, fused as well; with one value per selected position, a scatter step at the mask's
+  positions (found on the device for a device mask, which is then evaluated);
+* integer arrays (and integers beside them): a scatter step (``build.scatter``, NumPy's
+  assignment into a copy, run by the array library) along their axes merged, as
+  :func:`stitchlab.frontend.library.advanced_index` gathers. Of a position given more than once
+  the last value is kept, as NumPy's assignment leaves it.
+
+Values are cast to ``x``'s dtype as NumPy's assignment casts them (``unsafe``; Python scalars and
+host data with NumPy's own conversion and errors, e.g. an integer out of range).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..ir.dtypes import cast, is_bfloat16
+from . import api, build
+from .api import ravel, where  # type: ignore[attr-defined]
+from .array import LazyArray
+from .creation import _leaf_on, arange, asarray
+from .library import _flat_positions, _host_positions, _is_array, _is_int, _is_mask
+
+__all__ = ["copyto", "place", "putmask", "put", "put_along_axis", "fill_diagonal"]
+
+
+# --- values ------------------------------------------------------------------------------------
+def _on_device(a: Any) -> bool:
+    return isinstance(a, LazyArray) or hasattr(a, "__cuda_array_interface__")
+
+
+def _converted(x: LazyArray, value: Any, casting: str = "unsafe") -> LazyArray:
+    """``value`` in ``x``'s dtype as NumPy's assignment converts it (not broadcast yet); an array
+    (not a list or a scalar) only under ``casting``, else NumPy's ``TypeError``."""
+    if casting != "unsafe" and (_on_device(value) or isinstance(value, np.ndarray)):
+        _check_cast(value.dtype, x.dtype, casting)
+    if _on_device(value):
+        v = asarray(value)
+        return v if v.dtype == x.dtype else v.astype(x.dtype)
+    host = np.asarray(value)
+    if host.dtype == object:
+        raise TypeError(f"cannot assign {value!r} to a stitchlab array of dtype {x.dtype}: give numbers or arrays")
+    if is_bfloat16(x.dtype):  # (rounded once, as the kernels round)
+        conv = cast(host, x.dtype)
+    else:
+        conv = np.empty(host.shape, x.dtype)
+        conv[...] = value  # NumPy's conversion and its errors (an integer out of range, NaN into an integer)
+    if conv.ndim:
+        return _leaf_on(x, conv)
+    c = build.const(conv[()], x.dtype)
+    c.device = x._node.device
+    return LazyArray(c)
+
+
+def _check_cast(src: Any, dst: np.dtype, casting: str, what: str = "array data") -> None:
+    if not np.can_cast(src, dst, casting):
+        raise TypeError(f"Cannot cast {what} from {np.dtype(src)!r} to {dst!r} according to the rule {casting!r}")
+
+
+def _fitted(v: LazyArray, shape: tuple[int, ...]) -> LazyArray:
+    """``v`` broadcast to ``shape`` as NumPy's assignment broadcasts it (leading axes of extent 1
+    beyond ``shape``'s dropped), or NumPy's ``ValueError``."""
+    given = v.shape
+    while v.ndim > len(shape) and v.shape[0] == 1:
+        v = v.reshape(v.shape[1:])
+    try:
+        if np.broadcast_shapes(v.shape, shape) != tuple(shape):
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"could not broadcast input array from shape {given} into shape {tuple(shape)}") from None
+    return LazyArray(build.broadcast_to(v._node, tuple(shape)))
+
+
+def _value(x: LazyArray, value: Any, shape: tuple[int, ...]) -> LazyArray:
+    return _fitted(_converted(x, value), shape)
+
+
+# --- x[key] = value ----------------------------------------------------------------------------
+def assign(x: LazyArray, key: Any, value: Any) -> build.Node:
+    """The node ``x`` stands for after ``x[key] = value`` (see the module docstring)."""
+    items = key if isinstance(key, tuple) else (key,)
+    if any(_is_array(k) for k in items):
+        if any(_is_array(k) and _is_mask(k) for k in items):
+            if len(items) != 1:
+                raise IndexError("a boolean mask must be the only index in an assignment; combine the "
+                                 "conditions into one mask (sl.where(mask, value, x) for others)")
+            return _assign_mask(x, items[0], value)
+        return _assign_arrays(x, items, value)
+    if any(isinstance(k, (bool, np.bool_)) for k in items):
+        if len(items) != 1:
+            raise IndexError("a boolean index must be the only index in an assignment")
+        return _assign_mask(x, np.asarray(items[0]), value)
+    return _assign_basic(x, key, value)
+
+
+def _regions(x: LazyArray, key: Any) -> list[tuple[int, int, int]]:
+    """Per axis of ``x``: the first position, step and number of positions a basic ``key``
+    selects (an integer: itself, 1, 1). ``key`` was already checked by ``x[key]``."""
+    items = key if isinstance(key, tuple) else (key,)
+    real = [k for k in items if k is not None]
+    if Ellipsis in real:
+        i = real.index(Ellipsis)
+        real = real[:i] + [slice(None)] * (x.ndim - len(real) + 1) + real[i + 1:]
+    real += [slice(None)] * (x.ndim - len(real))
+    out = []
+    for n, k in zip(x.shape, real, strict=True):
+        if isinstance(k, slice):
+            start, stop, step = k.indices(n)
+            out.append((start, step, len(range(start, stop, step))))
+        else:
+            out.append((int(k) % n, 1, 1))
+    return out
+
+
+def _assign_basic(x: LazyArray, key: Any, value: Any) -> build.Node:
+    view = x[key].shape  # (NumPy's errors for the key)
+    items = key if isinstance(key, tuple) else (key,)
+    if len(items) == x.ndim and all(_is_int(k) for k in items):  # one element: NumPy takes a scalar
+        v = _converted(x, value)
+        if v.ndim and not (x.dtype == np.bool_ and v.size == 1):  # (NumPy's truth of one value for bool)
+            raise ValueError("setting an array element with a sequence.")
+    v = _value(x, value, view)
+    regions = _regions(x, key)
+    v = v.reshape(tuple(length for _, _, length in regions))  # None's axes out, integers' in
+    return _embed(x, regions, v)._node
+
+
+def _embed(x: LazyArray, regions: list[tuple[int, int, int]], v: LazyArray) -> LazyArray:
+    """``x`` with the positions of ``regions`` (per axis: first, step, count) replaced by ``v``
+    (of the regions' shape): ``v`` moved to its place by index maps, selected by positions."""
+    inside: Any = None
+    for d, (start, step, length) in enumerate(regions):
+        n = x.shape[d]
+        if length == 0:
+            return x
+        if step < 0:  # the same positions, walked up: the values reversed
+            v, start, step = v[(slice(None),) * d + (slice(None, None, -1),)], start + (length - 1) * step, -step
+        span = (length - 1) * step + 1 if length else 0
+        if step > 1:  # each value followed by step - 1 unused ones: a reshape of a broadcast
+            s = v.shape
+            v = LazyArray(build.broadcast_to(v.reshape(s[:d + 1] + (1,) + s[d + 1:])._node, s[:d + 1] + (step,) + s[d + 1:]))
+            v = v.reshape(s[:d] + (length * step,) + s[d + 1:])[(slice(None),) * d + (slice(0, span),)]
+        if step == 1 and span == n:
+            continue
+        v = LazyArray(build.pad(v._node, d, start, n - start - span, "edge"))
+        at = arange(n, dtype=np.int32 if n < 2**31 else np.int64).reshape((-1,) + (1,) * (x.ndim - d - 1))
+        here = (at >= start) & (at < start + span)
+        if step > 1:
+            here = here & ((at - start) % step == 0)
+        inside = here if inside is None else inside & here
+    return v if inside is None else where(inside, v, x)
+
+
+def _assign_mask(x: LazyArray, mask: Any, value: Any) -> build.Node:
+    """``x[mask] = value``: a boolean ``mask`` over ``x``'s leading axes."""
+    m = asarray(mask) if _on_device(mask) else np.asarray(mask, dtype=bool)
+    build.check_mask_shape(x.shape, m.shape)
+    rest = x.shape[m.ndim:]
+    v = _converted(x, value)
+    if not rest and v.ndim > 1:
+        raise TypeError(f"NumPy boolean array indexing assignment requires a 0 or 1-dimensional input, input has {v.ndim} dimensions")
+    while v.ndim > len(rest) + 1 and v.shape[0] == 1:
+        v = v.reshape(v.shape[1:])
+    if v.ndim <= len(rest) or v.shape[0] == 1:  # one value (or row) for every selected position
+        one = _fitted(v.reshape(v.shape[1:]) if v.ndim > len(rest) else v, rest)
+        picked = asarray(m) if isinstance(m, np.ndarray) else m
+        return where(picked.reshape(m.shape + (1,) * len(rest)), one, x)._node
+    if isinstance(m, np.ndarray):
+        pos = np.flatnonzero(m)
+    else:
+        from .selection import flatnonzero
+
+        pos = flatnonzero(m)  # (evaluates the mask: the count decides the values' shape)
+    count = pos.shape[0]
+    if v.shape[0] != count:
+        raise ValueError(
+            f"NumPy boolean array indexing assignment cannot assign {v.shape[0]} input values to the "
+            f"{count} output values where the mask is true"
+        )
+    flat = x.reshape((math.prod(m.shape),) + rest)
+    positions = _leaf_on(x, pos) if isinstance(pos, np.ndarray) else pos
+    new = build.scatter(flat._node, positions._node, _fitted(v, (count,) + rest)._node, 0, checked=True)
+    return build.reshape(new, x.shape)
+
+
+def _assign_arrays(x: LazyArray, items: tuple[Any, ...], value: Any) -> build.Node:
+    """``x[key] = value`` with integer arrays in ``key`` (and integers beside them): a scatter
+    along their axes merged, in the block the key's slices select."""
+    hint = "assign with integer arrays, integers, slices and '...' (a boolean mask alone)"
+    if any(k is None for k in items):
+        raise IndexError(f"None (a new axis) beside an integer-array index; {hint}")
+    if sum(k is Ellipsis for k in items) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    n_real = sum(k is not Ellipsis for k in items)
+    if n_real > x.ndim:
+        raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, but {n_real} were indexed")
+    e = next((i for i, k in enumerate(items) if k is Ellipsis), None)
+    fill = (slice(None),) * (x.ndim - n_real)
+    items = items[:e] + fill + items[e + 1:] if e is not None else items + fill
+    for k in items:
+        if not (_is_array(k) or _is_int(k) or isinstance(k, slice)):
+            raise IndexError(f"only integers, slices, '...', None and integer or boolean arrays are valid indices, got {k!r}")
+    adv = [ax for ax, k in enumerate(items) if _is_array(k) or _is_int(k)]
+    basic = tuple(slice(None) if ax in adv else k for ax, k in enumerate(items))
+    block = x[basic]
+    sizes = [block.shape[ax] for ax in adv]
+    perm = list(range(block.ndim))
+    if adv == list(range(adv[0], adv[-1] + 1)):
+        at = adv[0]
+    else:  # separated by a slice: NumPy puts the picked axes first
+        at, perm = 0, adv + [ax for ax in range(block.ndim) if ax not in adv]
+    moved = block.transpose(perm)
+    merged = moved.reshape(moved.shape[:at] + (math.prod(sizes),) + moved.shape[at + len(adv):])
+    pos = _flat_positions(x, [items[ax] for ax in adv], sizes, adv)
+    view = merged.shape[:at] + tuple(np.shape(pos)) + merged.shape[at + 1:]
+    v = _value(x, value, view).reshape(merged.shape[:at] + (math.prod(np.shape(pos)),) + merged.shape[at + 1:])
+    if isinstance(pos, np.ndarray):
+        flat = pos.ravel()
+        last = flat.size - 1 - np.unique(flat[::-1], return_index=True)[1]  # each position's last entry
+        if last.size < flat.size:
+            v = LazyArray(build.take(v._node, _leaf_on(x, last)._node, at, checked=True))
+            flat = flat[last]
+        new = build.scatter(merged._node, _leaf_on(x, flat)._node, v._node, at, checked=True)
+    else:
+        new = build.scatter(merged._node, ravel(pos)._node, v._node, at, checked=False,
+                            merged=tuple(sizes) if len(sizes) > 1 else ())
+    new = LazyArray(new).reshape(moved.shape).transpose(list(np.argsort(perm)))
+    if all(k == slice(None) for k in basic):
+        return new._node
+    return _embed(x, _regions(x, basic), new)._node
+
+
+# --- NumPy's functions that write into an argument ---------------------------------------------
+def _target(name: str, a: Any) -> LazyArray:
+    if not isinstance(a, LazyArray):
+        raise TypeError(f"sl.{name} writes into a stitchlab array (got {type(a).__name__}); for a NumPy or "
+                        f"CuPy array call numpy.{name} or cupy.{name}")
+    return a
+
+
+def copyto(dst: Any, src: Any, casting: str = "same_kind", where: Any = True) -> None:
+    """Write ``src`` (broadcast to ``dst``'s shape) into ``dst`` where ``where`` is true, as NumPy's
+    ``copyto``, ``casting`` included. A stitchlab ``dst`` then stands for the new value (fused
+    with the work around it); a NumPy or CuPy ``dst`` is written in place (``src`` evaluated).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> x = sl.zeros(4)
+        >>> sl.copyto(x, sl.arange(4.0), where=np.array([True, False, True, False]))
+        >>> x.get()
+        array([0., 0., 2., 0.])
+    """
+    if casting not in ("no", "equiv", "safe", "same_kind", "unsafe"):
+        raise ValueError(f"casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe' (got {casting!r})")
+    if not isinstance(dst, LazyArray):
+        if hasattr(dst, "__cuda_array_interface__"):
+            import cupy as xp
+        elif isinstance(dst, np.ndarray):
+            xp = np  # type: ignore[assignment]
+        else:
+            raise TypeError(f"copyto() argument 1 must be an array, not {type(dst).__name__}")
+        def native(a: Any) -> Any:  # (a stitchlab array evaluated, on dst's side)
+            return (a.get() if xp is np else xp.asarray(a)) if isinstance(a, LazyArray) else a
+
+        xp.copyto(dst, native(src), casting=casting, where=native(where))
+        return
+    if isinstance(src, (bool, int, float)):  # a Python scalar: its kind against dst's (NEP 50)
+        try:
+            weak = np.result_type(dst.dtype, src)
+        except TypeError:  # (bfloat16 with a Python scalar: ml_dtypes' own promotion)
+            weak = dst.dtype
+        _check_cast(weak, dst.dtype, casting, "scalar")
+    else:
+        _check_cast(src.dtype if _on_device(src) else np.asarray(src).dtype, dst.dtype, casting)
+    v = _value(dst, src, dst.shape)
+    if where is True:
+        dst._rebind(v._node)
+        return
+    w = asarray(where)
+    if w.dtype != np.bool_:
+        raise TypeError(f"Cannot cast array data from {w.dtype!r} to dtype('bool') according to the rule 'safe'")
+    dst._rebind(api.where(_fitted(w, dst.shape), v, dst)._node)
+
+
+def place(arr: Any, mask: Any, vals: Any) -> None:
+    """Put ``vals`` (repeated as needed) in order into the positions of ``arr`` where ``mask`` (of
+    ``arr``'s size) is true, as NumPy's ``place``: ``arr`` then stands for the new value. The
+    positions are a running count of the mask (a scan step), the values a gather step at them.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> x = sl.asarray(np.arange(6))
+        >>> sl.place(x, x > 2, [40, 50])
+        >>> x.get()
+        array([ 0,  1,  2, 40, 50, 40])
+    """
+    x = _target("place", arr)
+    m = ravel(asarray(mask)).astype(bool)
+    if m.size != x.size:
+        raise ValueError("place: mask and data must be the same size")
+    v = ravel(_converted(x, vals, "safe"))
+    if v.size == 0:
+        if bool(m.any()):  # (NumPy's error: reads one flag back)
+            raise ValueError("Cannot insert from an empty array!")
+        return
+    if v.size == 1:
+        picked = _fitted(v.reshape(()), m.shape)
+    else:
+        from .library import cumsum
+
+        at = (cumsum(m) - 1) % v.size  # the count of selected positions before each
+        picked = LazyArray(build.take(v._node, at._node, 0, checked=True))
+    x._rebind(where(m, picked, ravel(x)).reshape(x.shape)._node)
+
+
+def putmask(a: Any, mask: Any, values: Any) -> None:
+    """Set ``a``'s elements where ``mask`` (of ``a``'s shape) is true to ``values``' at the same
+    flat position (``values`` repeated as needed), as NumPy's ``putmask``: ``a`` then stands for
+    the new value.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> x = sl.asarray(np.arange(6))
+        >>> sl.putmask(x, x > 2, [10, 20])
+        >>> x.get()
+        array([ 0,  1,  2, 20, 10, 20])
+    """
+    x = _target("putmask", a)
+    m = asarray(mask).astype(bool)
+    if m.shape != x.shape:
+        raise ValueError("putmask: mask and data must be the same size")
+    v = ravel(_converted(x, values, "safe"))
+    if v.size == 0:
+        return
+    if v.size == x.size:
+        picked = v
+    elif v.size == 1:
+        picked = _fitted(v.reshape(()), (x.size,))
+    else:
+        at = arange(x.size, dtype=np.int64) % v.size
+        picked = LazyArray(build.take(v._node, at._node, 0, checked=True))
+    x._rebind(where(ravel(m), picked, ravel(x)).reshape(x.shape)._node)
+
+
+def put(a: Any, ind: Any, v: Any, mode: str = "raise") -> None:
+    """Set ``a``'s elements at the flat positions ``ind`` to ``v`` (repeated as needed), as NumPy's
+    ``put`` with its ``mode`` (``"raise"``, ``"wrap"``, ``"clip"``): ``a`` then stands for the new
+    value (a scatter step; of a position given more than once, the last value is kept).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> x = sl.zeros(5, dtype=np.int64)
+        >>> sl.put(x, [0, 2, -1], [7, 8])
+        >>> x.get()
+        array([7, 0, 8, 0, 7])
+    """
+    if mode not in ("raise", "wrap", "clip"):
+        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
+    x = _target("put", a)
+    n = x.size
+    host = _host_positions(ind)
+    idx: Any = ravel(asarray(ind)) if host is None else host.ravel()
+    build.check_index_dtype(idx.dtype)
+    values = ravel(_converted(x, v))
+    if values.size == 0 or idx.size == 0:
+        return
+    if n == 0:
+        raise IndexError("cannot replace elements of an empty array")
+    if mode == "wrap":
+        idx = idx.astype(np.int64) % n
+    elif mode == "clip":
+        idx = idx.astype(np.int64).clip(0, n - 1)
+    k = idx.shape[0]
+    if values.size != k:
+        at = arange(k, dtype=np.int64) % values.size
+        values = LazyArray(build.take(values._node, at._node, 0, checked=True))
+    x._rebind(_scatter_flat(x, idx, values))
+
+
+def _scatter_flat(x: LazyArray, idx: Any, values: LazyArray) -> build.Node:
+    """``x`` with the flat positions ``idx`` (host or device, 1-d) set to ``values``."""
+    flat = ravel(x)
+    if isinstance(idx, np.ndarray):
+        return build.reshape(_assign_arrays(flat, (idx,), values), x.shape)
+    return build.reshape(build.scatter(flat._node, idx._node, values._node, 0, checked=False), x.shape)
+
+
+def put_along_axis(arr: Any, indices: Any, values: Any, axis: Any) -> None:
+    """Set ``arr``'s elements at ``indices`` along ``axis`` to ``values`` (broadcast), as NumPy's
+    ``put_along_axis``: ``indices`` has ``arr``'s number of dimensions (``axis=None``: 1-d, into
+    the flattened array); ``arr`` then stands for the new value (a scatter step).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> x = sl.asarray(np.array([[10, 30, 20], [60, 40, 50]]))
+        >>> sl.put_along_axis(x, sl.argmax(x, axis=1, keepdims=True), 0, axis=1)
+        >>> x.get()
+        array([[10,  0, 20],
+               [ 0, 40, 50]])
+    """
+    x = _target("put_along_axis", arr)
+    host = _host_positions(indices)
+    ndim = host.ndim if host is not None else asarray(indices).ndim
+    if axis is None:
+        if ndim != 1:
+            raise ValueError("when axis=None, `indices` must have a single dimension.")
+        x._rebind(build.reshape(assign(ravel(x), indices, values), x.shape))
+        return
+    if ndim != x.ndim:
+        raise ValueError("`indices` and `arr` must have the same number of dimensions")
+    axis = build.normalize_axis(axis, x.ndim)
+    build.check_index_dtype(host.dtype if host is not None else asarray(indices).dtype, along_axis=True)
+    key = tuple(indices if d == axis else np.arange(n).reshape((-1,) + (1,) * (x.ndim - d - 1))
+                for d, n in enumerate(x.shape))
+    x._rebind(assign(x, key, values))
+
+
+def fill_diagonal(a: Any, val: Any, wrap: bool = False) -> None:
+    """Set the main diagonal of ``a`` (2-d, or every axis of one extent) to ``val`` (repeated as
+    needed), as NumPy's ``fill_diagonal``, ``wrap`` included: ``a`` then stands for the new value,
+    one fused ``where`` over positions (a gather step for more than one value).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> x = sl.zeros((3, 3), dtype=np.int32)
+        >>> sl.fill_diagonal(x, [1, 2])
+        >>> x.get()
+        array([[1, 0, 0],
+               [0, 2, 0],
+               [0, 0, 1]], dtype=int32)
+    """
+    x = _target("fill_diagonal", a)
+    if x.ndim < 2:
+        raise ValueError("array must be at least 2-d")
+    if x.ndim == 2:
+        step = x.shape[1] + 1
+        end = x.size if wrap else x.shape[1] * x.shape[1]
+    else:
+        if len(set(x.shape)) != 1:
+            raise ValueError("All dimensions of input must be of equal length")
+        step, end = 1 + int(np.cumprod(x.shape[:-1]).sum()), x.size
+    v = ravel(_converted(x, val))
+    if v.size == 0 or x.size == 0:
+        return
+    at = arange(x.size, dtype=np.int64)
+    on = (at % step == 0) & (at < end)
+    if v.size == 1:
+        picked = _fitted(v.reshape(()), (x.size,))
+    else:
+        picked = LazyArray(build.take(v._node, ((at // step) % v.size)._node, 0, checked=True))
+    x._rebind(where(on, picked, ravel(x)).reshape(x.shape)._node)

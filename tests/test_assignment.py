@@ -1,0 +1,410 @@
+"""Assignment into stitchlab arrays (``stitchlab/frontend/assign.py``): ``x[key] = value`` with
+every kind of NumPy index, ``x.fill``, ``x.sort()``, ``out=`` a stitchlab array, and NumPy's
+functions that write into an argument, each against NumPy doing the same to a NumPy array; the
+rebinding semantics (arrays built before keep the old value, wrapped data is not written), the
+kernels a chain of assignments takes, and the errors.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import stitchlab as sl
+
+RNG = np.random.default_rng(2026)
+
+
+def _same(a: np.ndarray, key: Any, value: Any, lazy_value: bool = False) -> None:
+    """``x[key] = value`` on a stitchlab copy of ``a`` gives NumPy's result (or NumPy's error type)."""
+    want = a.copy()
+    x = sl.asarray(a.copy())
+    try:
+        want[key] = value
+    except Exception as e:  # noqa: BLE001 - the same type of error, whatever it is
+        with pytest.raises(type(e)):
+            x[key] = sl.asarray(value) if lazy_value else value
+        return
+    x[key] = sl.asarray(value) if lazy_value and np.ndim(value) else value
+    got = x.get()
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want, err_msg=f"key {key!r}")
+
+
+def _random_slice(n: int) -> slice:
+    pick = lambda: None if RNG.random() < 0.3 else int(RNG.integers(-n - 2, n + 3))  # noqa: E731
+    step = None if RNG.random() < 0.3 else int(RNG.choice([-3, -2, -1, 1, 2, 3, 5]))
+    return slice(pick(), pick(), step)
+
+
+def _random_key(shape: tuple[int, ...]) -> tuple[Any, ...]:
+    key: list[Any] = []
+    for n in shape:
+        r = RNG.random()
+        if r < 0.2:
+            key.append(int(RNG.integers(-n, n)))
+        elif r < 0.3:
+            key.append(None)
+            key.append(_random_slice(n))
+        else:
+            key.append(_random_slice(n))
+    if RNG.random() < 0.3:  # an Ellipsis in place of the trailing axes
+        key = key[: int(RNG.integers(0, len(key) + 1))] + [Ellipsis]
+    return tuple(key)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int16, np.bool_, np.float16])
+def test_basic_keys_match_numpy(dtype: Any) -> None:
+    for trial in range(150):
+        shape = tuple(int(n) for n in RNG.integers(1, 7, size=int(RNG.integers(1, 4))))
+        a = (RNG.standard_normal(shape) * 10).astype(dtype)
+        key = _random_key(shape)
+        view = np.empty(shape)[key].shape
+        kind = trial % 4
+        if kind == 0:  # a scalar
+            value: Any = np.asarray(RNG.standard_normal() * 10).astype(dtype).item()
+        elif kind == 1:  # the view's shape
+            value = (RNG.standard_normal(view) * 10).astype(dtype)
+        elif kind == 2:  # broadcast along the view's leading axes, with a leading axis of 1 to drop
+            value = (RNG.standard_normal((1, 1) + view[-1:]) * 10).astype(np.float64)
+        else:  # a shape that does not fit (an error, unless the view is empty or broadcasts)
+            value = np.ones((3,) + view, dtype)
+        _same(a, key, value, lazy_value=trial % 3 == 0)
+
+
+def test_basic_assignment_is_one_fused_kernel_and_keeps_earlier_arrays() -> None:
+    a = RNG.standard_normal((64, 256)).astype(np.float32)
+    x = sl.asarray(a)
+    before = x * 1  # built from x's old value
+    x[:, :3] = 0
+    x[5:60:7, 1::3] = x[5:60:7, 1::3] * 2
+    x[::-2, 7] = sl.arange(32, dtype=np.float32)
+    x[x < 0.1] = 1
+    assert len(sl.explain(x).kernels) == 1
+    want = a.copy()
+    want[:, :3] = 0
+    want[5:60:7, 1::3] *= 2
+    want[::-2, 7] = np.arange(32)
+    want[want < 0.1] = 1
+    np.testing.assert_array_equal(x.get(), want)
+    np.testing.assert_array_equal(before.get(), a)  # (NumPy's views would see the change)
+    np.testing.assert_array_equal(a, sl.asarray(a).get())  # the wrapped array is not written
+
+
+def test_whole_array_assignments() -> None:
+    a = np.arange(6.0).reshape(2, 3)
+    for key in [Ellipsis, (), slice(None), (slice(None), slice(None))]:
+        _same(a, key, 7.5)
+        _same(a, key, np.array([1.0, 2.0, 3.0]))
+    x = sl.asarray(a)
+    x.fill(2)
+    np.testing.assert_array_equal(x.get(), np.full((2, 3), 2.0))
+    z = sl.asarray(np.float32(3.0))
+    z[...] = 4
+    assert z.get() == np.float32(4.0) and z.shape == ()
+
+
+@pytest.mark.parametrize("value", [5, np.array([1, 2, 3]), np.array([[9]]), np.array([[1, 2, 3]]), "per-element"])
+@pytest.mark.parametrize("where", ["host", "device"])
+def test_boolean_masks(value: Any, where: str) -> None:
+    a = RNG.integers(-5, 5, size=(6, 3)).astype(np.int32)
+    for mask in (a > 0, (a > 0).any(axis=1), np.zeros((6, 3), bool), a[:, 0] > 100, np.array(True)):
+        v = value if not isinstance(value, str) else np.arange(a[mask].size).reshape(a[mask].shape)
+        want = a.copy()
+        x = sl.asarray(a)
+        key = mask if where == "host" else sl.asarray(mask)
+        try:
+            want[mask] = v
+        except Exception as e:  # noqa: BLE001 - the same type of error
+            with pytest.raises(type(e)):
+                x[key] = v
+            continue
+        x[key] = v
+        np.testing.assert_array_equal(x.get(), want)
+    x = sl.asarray(a)
+    x[[True, False, True, False, False, False]] = -1
+    np.testing.assert_array_equal(x.get()[[0, 2]], -np.ones((2, 3)))
+
+
+def test_boolean_mask_errors() -> None:
+    a = np.arange(6.0)
+    x = sl.asarray(a)
+    with pytest.raises(ValueError, match="cannot assign 2 input values to the 3 output values"):
+        x[a > 2] = [1.0, 2.0]
+    with pytest.raises(ValueError, match="cannot assign 2 input values to the 3 output values"):
+        x[sl.asarray(a > 2)] = [1.0, 2.0]
+    with pytest.raises(IndexError, match="boolean index did not match"):
+        x[np.ones(5, bool)] = 1.0
+    with pytest.raises(IndexError, match="boolean mask must be the only index"):
+        x[a > 2, 0] = 1.0
+    np.testing.assert_array_equal(x.get(), a)
+
+
+@pytest.mark.parametrize("key", [
+    [0, 2, 0],  # a repeated position: the last value stays
+    np.array([-1, 1]),
+    (slice(None), [2, 0, 2]),
+    ([0, 1, 1], [2, 0, 0]),
+    (slice(1, 3), [0, 2]),
+    ([1, 0], slice(None), [3, 0]),  # separated by a slice: the picked axes first
+    (1, slice(None), [0, 3]),
+    ([[0, 1], [1, 0]], 0),
+    (Ellipsis, [3, 3, 1]),
+    [],
+], ids=repr)
+@pytest.mark.parametrize("where", ["host", "device"])
+def test_integer_array_keys_match_numpy(key: Any, where: str) -> None:
+    a = RNG.standard_normal((3, 4, 5)).astype(np.float32)
+    view = a[key].shape
+    values = RNG.standard_normal(view).astype(np.float32)
+    want = a.copy()
+    want[key] = values
+    if where == "device":
+        items = key if isinstance(key, tuple) else (key,)
+        key = tuple(sl.asarray(np.asarray(k, np.int64)) if isinstance(k, list) and k else k for k in items)
+        key = key if len(key) > 1 else key[0]
+    for value in (values, values[..., :1] if view and view[-1] else values, 2.5):
+        x = sl.asarray(a)
+        x[key] = value
+        w = a.copy()
+        w[key if where == "host" else _host_key(key)] = value
+        np.testing.assert_array_equal(x.get(), w)
+    x = sl.asarray(a)
+    x[key] = values
+    np.testing.assert_array_equal(x.get(), want)
+
+
+def _host_key(key: Any) -> Any:
+    items = key if isinstance(key, tuple) else (key,)
+    out = tuple(k.get() if isinstance(k, sl.ndarray) else k for k in items)
+    return out if isinstance(key, tuple) else out[0]
+
+
+def test_integer_array_errors() -> None:
+    a = np.arange(10.0)
+    x = sl.asarray(a)
+    with pytest.raises(IndexError, match="index 10 is out of bounds for axis 0 with size 10"):
+        x[[1, 10]] = 0.0
+    x[sl.asarray(np.array([1, 10]))] = 0.0  # positions on the device: checked when the step runs
+    with pytest.raises(IndexError, match="index 10 is out of bounds"):
+        x.get()
+    y = sl.asarray(a)
+    with pytest.raises(ValueError, match=r"could not broadcast input array from shape \(3,\) into shape \(2,\)"):
+        y[[1, 2]] = [1.0, 2.0, 3.0]
+    with pytest.raises(IndexError, match="arrays used as indices must be of integer"):
+        y[np.array([0.5])] = 1.0
+    np.testing.assert_array_equal(y.get(), a)
+
+
+def test_values_convert_as_numpy_assignment_does() -> None:
+    x = sl.asarray(np.zeros(4, np.int8))
+    with pytest.raises(OverflowError, match="Python integer 300 out of bounds for int8"):
+        x[0] = 300
+    with pytest.raises(ValueError, match="cannot convert float NaN to integer"):
+        x[0] = float("nan")
+    x[1] = 2.9  # unsafe, as NumPy's assignment: truncated
+    x[2:] = sl.asarray(np.array([-1.5, 300.0]))  # a device value: cast as astype casts
+    want = np.zeros(4, np.int8)
+    want[1] = 2.9
+    want[2:] = np.array([-1.5, 300.0]).astype(np.int8)
+    np.testing.assert_array_equal(x.get(), want)
+    b = sl.asarray(np.zeros(3, sl.bfloat16))
+    b[1] = 1 + 2**-8 + 2**-30  # rounded once to bfloat16 (up; through float32 it would tie to 1)
+    assert float(b.get()[1]) == 1 + 2**-7
+    with pytest.raises(TypeError, match="cannot assign"):
+        x[0] = object()
+
+
+def test_jit_assigns_into_locals_not_arguments() -> None:
+    @sl.jit
+    def clipped(x: Any) -> Any:
+        y = x.copy()
+        y[y < 0] = 0
+        y[:, 0] = y.sum(axis=1)
+        return y
+
+    a = RNG.standard_normal((8, 16)).astype(np.float32)
+    for _ in range(2):
+        want = np.where(a < 0, 0, a)
+        want[:, 0] = want.sum(axis=1)
+        np.testing.assert_allclose(clipped(a), want, rtol=1e-6)
+
+    @sl.jit
+    def writes(x: Any) -> Any:
+        x[0] = 1.0
+        return x
+
+    with pytest.raises(TypeError, match="assigns into its argument 0"):
+        writes(a)
+
+    @sl.jit
+    def adds(x: Any) -> Any:
+        x += 1.0
+        return x
+
+    with pytest.raises(TypeError, match="assigns into its argument 0"):
+        adds(a)
+
+
+def test_sort_shuffle_nan_to_num_in_place() -> None:
+    a = RNG.standard_normal((4, 5))
+    x = sl.asarray(a)
+    x.sort(axis=0)
+    np.testing.assert_array_equal(x.get(), np.sort(a, axis=0))
+    y = sl.asarray(np.arange(10))
+    sl.random.default_rng(1).shuffle(y)
+    assert sorted(y.get().tolist()) == list(range(10))
+    assert y.get().tolist() == sl.random.default_rng(1).permutation(10).get().tolist()
+    with pytest.raises(TypeError, match="reorders stitchlab arrays"):
+        sl.random.shuffle(np.arange(3))
+    z = sl.asarray(np.array([np.nan, 1.0]))
+    assert sl.nan_to_num(z, copy=False) is z
+    np.testing.assert_array_equal(z.get(), [0.0, 1.0])
+
+
+# --- NumPy's functions that write into an argument ---------------------------------------------
+def _both(fn: str, a: np.ndarray, *args: Any, lazy_args: bool = False, **kwargs: Any) -> None:
+    want = a.copy()
+    x = sl.asarray(a.copy())
+    try:
+        getattr(np, fn)(want, *args, **kwargs)
+    except Exception as e:  # noqa: BLE001
+        with pytest.raises(type(e)):
+            getattr(sl, fn)(x, *args, **kwargs)
+        return
+    lazy = [sl.asarray(v) if lazy_args and isinstance(v, np.ndarray) else v for v in args]
+    assert getattr(sl, fn)(x, *lazy, **kwargs) is None
+    got = x.get()
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want, err_msg=f"{fn}{args}{kwargs}")
+    y = sl.asarray(a.copy())  # np.<fn> on a stitchlab array is stitchlab's
+    getattr(np, fn)(y, *args, **kwargs)
+    np.testing.assert_array_equal(y.get(), want)
+
+
+@pytest.mark.parametrize("lazy_args", [False, True])
+def test_copyto(lazy_args: bool) -> None:
+    a = RNG.standard_normal((3, 4)).astype(np.float32)
+    _both("copyto", a, np.arange(4.0, dtype=np.float32), lazy_args=lazy_args)
+    _both("copyto", a, 7, where=a > 0)
+    _both("copyto", a, np.arange(12.0).reshape(3, 4), casting="unsafe", where=np.array([True, False, True, False]))
+    _both("copyto", a, np.arange(12.0).reshape(3, 4), lazy_args=lazy_args)  # float64 to float32: same_kind
+    _both("copyto", np.zeros(4, np.int32), np.arange(4.0), lazy_args=lazy_args)  # TypeError (same_kind)
+    _both("copyto", a, np.arange(3.0))  # ValueError: does not broadcast
+    with pytest.raises(TypeError, match="to dtype\\('bool'\\)"):
+        sl.copyto(sl.asarray(a), 1.0, where=np.arange(4))
+    h = np.zeros(4)  # a NumPy destination is written, the stitchlab source evaluated
+    np.copyto(h, sl.arange(4.0) * 2)
+    np.testing.assert_array_equal(h, [0, 2, 4, 6])
+
+
+def test_place_putmask_put() -> None:
+    a = np.arange(12).reshape(3, 4)
+    m = a % 3 == 0
+    for vals in ([40, 50], [7], np.arange(10, 20), []):
+        _both("place", a, m, vals)
+        _both("putmask", a, m, vals)
+    _both("place", a, m, [40, 50], lazy_args=True)
+    _both("place", a, np.zeros((3, 4), bool), [])
+    _both("place", a, m[:2], [1])  # ValueError: not the same size
+    _both("putmask", a, m, np.array([1.5, 2.5]))
+    for ind, mode in [([0, 5, -1], "raise"), ([0, 0, 3], "raise"), ([13, -20], "wrap"), ([13, -20], "clip"),
+                      ([12], "raise"), (np.array([[1, 2], [3, 1]]), "raise")]:
+        for v in ([9, 8], [-1], np.arange(100, 104)):
+            _both("put", a, ind, v, mode=mode)
+    x = sl.asarray(a)  # device positions: checked, and the last of a repeated one kept
+    sl.put(x, sl.asarray(np.array([1, 5, 1])), [7, 8, 9])
+    want = a.copy()
+    np.put(want, [1, 5, 1], [7, 8, 9])
+    np.testing.assert_array_equal(x.get(), want)
+    x = sl.asarray(a)
+    sl.put(x, sl.asarray(np.array([1, 12])), 0)
+    with pytest.raises(IndexError, match="index 12 is out of bounds"):
+        x.get()
+    with pytest.raises(TypeError, match="writes into a stitchlab array"):
+        sl.put(a.copy(), [0], 1)
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1, None])
+def test_put_along_axis(axis: Any) -> None:
+    a = RNG.standard_normal((4, 5))
+    if axis is None:
+        idx = np.array([3, 0, 3, 19])
+    else:
+        idx = np.argsort(a, axis=axis)[:2] if axis == 0 else np.argsort(a, axis=axis)[:, :2]
+    for values in (0.0, RNG.standard_normal(idx.shape)):
+        _both("put_along_axis", a, idx, values, axis=axis)
+        _both("put_along_axis", a, idx, values, axis=axis, lazy_args=True)
+    _both("put_along_axis", a, np.zeros((4,), int), 1.0, axis=0)  # ValueError: dimensions
+
+
+def test_fill_diagonal() -> None:
+    for shape in [(3, 3), (5, 3), (3, 5), (4, 4, 4), (7, 2)]:
+        for val in (5, [1, 2], np.arange(1, 8)):
+            for wrap in (False, True):
+                _both("fill_diagonal", np.zeros(shape, np.int32), val, wrap=wrap)
+    _both("fill_diagonal", np.zeros((3, 4, 4)), 1)  # ValueError: unequal axes
+    _both("fill_diagonal", np.zeros(3), 1)  # ValueError: 1-d
+
+
+def test_out_a_stitchlab_array() -> None:
+    a = RNG.standard_normal((3, 4))
+    x = sl.asarray(a.copy())
+    assert np.exp(x, out=x) is x
+    np.testing.assert_allclose(x.get(), np.exp(a))
+    y = sl.zeros(4)
+    np.add.accumulate(sl.asarray(a[0]), out=y)  # a function stitchlab runs on the values
+    np.testing.assert_allclose(y.get(), np.add.accumulate(a[0]))
+    z = sl.zeros((3, 4), dtype=np.int32)
+    with pytest.raises(TypeError, match="according to the rule 'same_kind'"):
+        np.add(x, 1.0, out=z)
+
+
+#: functions that return their argument itself, as NumPy's do (assigning into the result is
+#: assigning into the argument, in NumPy too)
+_RETURN_THEIR_ARGUMENT = {"asarray", "asanyarray", "ascontiguousarray", "from_dlpack", "atleast_1d", "atleast_2d",
+                          "atleast_3d", "diff", "nan_to_num"}  # (diff with n=0; nan_to_num with copy=False)
+
+
+def test_no_other_function_returns_its_argument_object() -> None:
+    """Assignment rebinds an array object, so a function whose result is its argument's object
+    would pass an assignment into the result on to the argument (NumPy returns new arrays)."""
+    found = set()
+    for x in (sl.asarray(RNG.random((3, 3))), sl.asarray(np.arange(9).reshape(3, 3)), sl.asarray(np.float32(2.0))):
+        for name in sl.__all__:
+            f = getattr(sl, name)
+            if not callable(f) or isinstance(f, type) or name in _RETURN_THEIR_ARGUMENT:
+                continue
+            for extra in [(), (0,), (None,), (((0, 0), (0, 0)),)]:
+                try:
+                    r = f(x, *extra)
+                except Exception:  # noqa: BLE001, S112 - only the calls that work are looked at
+                    continue
+                if any(q is x for q in (r if isinstance(r, (tuple, list)) else [r])):
+                    found.add(name)
+    assert not found
+
+
+@pytest.mark.parametrize("make", [
+    lambda x: x[0], lambda x: x[:, 1:], lambda x: x.T, lambda x: x.reshape(-1), lambda x: sl.ravel(x),
+    lambda x: sl.split(x, 2, axis=1)[0], lambda x: sl.broadcast_to(x[0], (3, 4)), lambda x: sl.expand_dims(x, 0),
+    lambda x: sl.moveaxis(x, 0, 1), lambda x: x.diagonal(), lambda x: sl.flip(x),
+], ids=["row", "slice", "T", "reshape", "ravel", "split", "broadcast_to", "expand_dims", "moveaxis", "diagonal", "flip"])
+def test_assigning_into_a_view_raises_instead_of_writing_nowhere(make: Any) -> None:
+    """NumPy writes through a view into its base (``x[0][1] = 5``); a stitchlab view cannot, so
+    every way of assigning into one refuses, and a copy of it can be assigned into."""
+    a = np.arange(12.0).reshape(4, 3).T.copy()
+    x = sl.asarray(a)
+    for write in (lambda v: v.__setitem__(0, 5.0), lambda v: v.__iadd__(1.0), lambda v: v.fill(0.0),
+                  lambda v: sl.copyto(v, 1.0), lambda v: np.exp(v, out=v), lambda v: v.sort()):
+        with pytest.raises(TypeError, match="view of another"):
+            write(make(x))
+    np.testing.assert_array_equal(x.get(), a)
+    y = make(x).copy()
+    y[...] = 7.0
+    np.testing.assert_array_equal(y.get(), np.full(y.shape, 7.0))
+    z = x.flatten()  # a copy, as NumPy's
+    z[0] = -1.0
+    assert z.get()[0] == -1.0 and x.get()[0, 0] == a[0, 0]
