@@ -71,6 +71,11 @@ def test_scatter_keeps_the_last_value_of_a_repeated_position(dtype: str, where: 
     want[i, cols] = v
     x[i if where == "host" else cp.asarray(i), cols] = v
     np.testing.assert_array_equal(_host(x), want)
+    c = RNG.integers(-33, 33, size=50)  # along an inner axis, in a block of rows
+    w = (RNG.standard_normal((1000, 50)) * 9).astype(dt)
+    want[500:1500, c] = w
+    x[500:1500, c if where == "host" else cp.asarray(c)] = w
+    np.testing.assert_array_equal(_host(x), want)
 
 
 def test_mask_with_a_value_per_position_and_the_functions_that_write() -> None:
