@@ -6,8 +6,6 @@ compares against. No fusion, no cleverness: each node becomes one array-library 
 
 from __future__ import annotations
 
-import functools
-import math
 from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
@@ -60,25 +58,10 @@ def _scatter(node: Node, x: Any, idx: Any, values: Any, xp: ModuleType) -> Any:
             pos, order = key // k, key % k
             last = xp.concatenate([pos[1:] != pos[:-1], xp.ones(1, dtype=bool)])
             idx, values = pos[last], xp.take(values, order[last], axis=axis)
-    out = x.copy()
-    if xp is np:
-        out[(slice(None),) * axis + (idx,)] = values
-    else:  # (CuPy's own assignment at an index array computes every position in int64 from the
-        # whole output's shape: 1024 rows of 4096 floats took 126 us on the H200, this 10 or so)
-        n, post = x.shape[axis], math.prod(x.shape[axis + 1:])
-        _device_scatter(xp)(values, idx, idx.shape[0], n, post, out)
+    out = xp.empty(x.shape, x.dtype)  # (C order; CuPy's x.copy() took 162 us for 134 MB on the H200, copyto 66)
+    xp.copyto(out, x)
+    out[(slice(None),) * axis + (idx,)] = values
     return out.view(node.dtype) if out.dtype != node.dtype else out
-
-
-@functools.cache
-def _device_scatter(cp: ModuleType) -> Any:
-    """A CuPy kernel over ``values`` (shape ``(pre, k, post)`` as a C-order index ``i``) that
-    writes each into the C-contiguous ``out`` (``(pre, n, post)``) at position ``idx[k]``."""
-    return cp.ElementwiseKernel(
-        "T v, raw int64 idx, int64 k, int64 n, int64 post", "raw T out",
-        "long long j = i % post, r = i / post; out[((r / k) * n + idx[r % k]) * post + j] = v;",
-        "sl_scatter",
-    )
 
 
 def _library_step(node: Node, args: list[Any], xp: ModuleType) -> Any:
