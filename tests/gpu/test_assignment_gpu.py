@@ -157,3 +157,17 @@ def test_host_position_assignment_is_captured_and_device_positions_are_refused()
     w2 = b.copy()
     w2[np.argmax(b, axis=0) % 8] = 0.0
     np.testing.assert_array_equal(computed, w2)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "bool"])
+def test_array_of_a_cupy_array_is_a_copy(dtype: str) -> None:
+    import cupy as cp
+
+    dt = as_dtype(dtype)
+    a = (RNG.standard_normal((300, 200)) * 3).astype(dt)
+    for src in (cp.asarray(a), cp.asarray(a).T, cp.asarray(a)[::2, 1::3]):
+        want = _host(src).copy()
+        for y in (sl.array(src), sl.copy(src)):
+            src[...] = 0  # a later write to the source does not reach the copy
+            np.testing.assert_array_equal(_host(y), want)
+            src[...] = cp.asarray(want)
