@@ -6,6 +6,8 @@ compares against. No fusion, no cleverness: each node becomes one array-library 
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
@@ -58,10 +60,59 @@ def _scatter(node: Node, x: Any, idx: Any, values: Any, xp: ModuleType) -> Any:
             pos, order = key // k, key % k
             last = xp.concatenate([pos[1:] != pos[:-1], xp.ones(1, dtype=bool)])
             idx, values = pos[last], xp.take(values, order[last], axis=axis)
-    out = xp.empty(x.shape, x.dtype)  # (C order; CuPy's x.copy() took 162 us for 134 MB on the H200, copyto 66)
-    xp.copyto(out, x)
-    out[(slice(None),) * axis + (idx,)] = values
+    post = math.prod(x.shape[axis + 1:])
+    if xp is not np and idx.shape[0] and post * x.itemsize >= _ROW_BYTES:
+        out = _scatter_rows(xp, x, idx, values, axis)
+    else:
+        out = xp.empty(x.shape, x.dtype)  # (C order; CuPy's x.copy() took 162 us for 134 MB on the H200, copyto 66)
+        xp.copyto(out, x)
+        out[(slice(None),) * axis + (idx,)] = values
     return out.view(node.dtype) if out.dtype != node.dtype else out
+
+
+#: rows of at least these many bytes (after the axis) are scattered by one pass that copies
+#: every row from ``x`` or from the values (below), else by a copy and CuPy's assignment
+_ROW_BYTES = 128
+
+#: one pass over the output's rows (rows = pre * n, each of post words): row r = (p, i) is copied
+#: from the values' row (p, src[i]) where src[i] >= 0, else from x's; one division per row
+_SCATTER_ROWS = r"""
+extern "C" __global__ void sl_scatter_rows(const W* x, const W* v, const long long* src, W* out,
+                                           long long rows, long long n, long long k, long long post) {
+    for (long long r = blockIdx.y; r < rows; r += gridDim.y) {
+        long long p = r / n, s = src[r - p * n];
+        const W* from = s < 0 ? x + r * post : v + (p * k + s) * post;
+        W* to = out + r * post;
+        for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x; j < post; j += (long long)gridDim.x * blockDim.x)
+            to[j] = from[j];
+    }
+}
+"""
+
+
+@functools.cache
+def _scatter_rows_kernel(cp: ModuleType, word: int) -> Any:
+    name = {16: "uint4", 8: "unsigned long long", 4: "unsigned int", 2: "unsigned short", 1: "unsigned char"}[word]
+    return cp.RawKernel(f"typedef {name} W;\n" + _SCATTER_ROWS, "sl_scatter_rows")
+
+
+def _scatter_rows(cp: ModuleType, x: Any, idx: Any, values: Any, axis: int) -> Any:
+    """``x`` with its rows at ``idx`` along ``axis`` replaced by ``values``', in one pass that
+    reads each output row once (from ``x`` or the values) in the widest words its bytes allow
+    (CuPy's copy then its assignment took 95.6 us for 1024 of 8192 rows of 4096 floats on the H200)."""
+    n, k = x.shape[axis], idx.shape[0]
+    row = math.prod(x.shape[axis + 1:]) * x.itemsize
+    src = cp.full(n, -1, dtype=np.int64)
+    src[idx] = cp.arange(k, dtype=np.int64)  # (the positions are unique)
+    x, values = cp.ascontiguousarray(x), cp.ascontiguousarray(values)
+    word = next(w for w in (16, 8, 4, 2, 1) if row % w == 0 and x.data.ptr % w == 0 and values.data.ptr % w == 0)
+    out = cp.empty(x.shape, x.dtype)
+    rows, post = x.size * x.itemsize // row, row // word
+    threads = min(256, 32 * -(-post // 32))
+    grid = (min(-(-post // threads), 65535), min(rows, 65535))
+    args = (x, values, src, out) + tuple(np.int64(a) for a in (rows, n, k, post))
+    _scatter_rows_kernel(cp, word)(grid, (threads,), args)
+    return out
 
 
 def _library_step(node: Node, args: list[Any], xp: ModuleType) -> Any:

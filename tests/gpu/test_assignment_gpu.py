@@ -171,3 +171,31 @@ def test_array_of_a_cupy_array_is_a_copy(dtype: str) -> None:
             src[...] = 0  # a later write to the source does not reach the copy
             np.testing.assert_array_equal(_host(y), want)
             src[...] = cp.asarray(want)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int8"])
+def test_rows_scattered_in_one_pass_in_every_word_width(dtype: str) -> None:
+    """Rows of 128 bytes or more are scattered by one pass that copies each output row from x or
+    from the values (``interpreter._scatter_rows``), in words as wide as the rows' bytes and the
+    buffers' alignment allow: inner axes, a batch before the axis, repeats, and a misaligned input."""
+    import cupy as cp
+
+    dt = as_dtype(dtype)
+    a = (RNG.standard_normal((6, 100, 136)) * 20).astype(dt)
+    idx = RNG.integers(-100, 100, size=150)
+    v = (RNG.standard_normal((6, 150, 136)) * 20).astype(dt)
+    want = a.copy()
+    want[:, idx] = v
+    for positions in (idx, cp.asarray(idx)):
+        x = sl.asarray(cp.asarray(a))
+        x[:, positions] = v
+        np.testing.assert_array_equal(_host(x), want)
+    flat = cp.asarray(np.concatenate([np.zeros(1, dt), a.ravel()]))  # one element in: a misaligned view
+    x = sl.asarray(flat[1:].reshape(a.shape))
+    x[:, idx] = cp.asarray(v)
+    np.testing.assert_array_equal(_host(x), want)
+    rows = sl.asarray(cp.asarray(a[0]))  # rows of 136 elements, one value broadcast to each
+    rows[[5, 1, 5]] = 3
+    w = a[0].copy()
+    w[[5, 1, 5]] = 3
+    np.testing.assert_array_equal(_host(rows), w)
