@@ -99,6 +99,8 @@ def test_whole_array_assignments() -> None:
         _same(a, key, 7.5)
         _same(a, key, np.array([1.0, 2.0, 3.0]))
     x = sl.asarray(a)
+    x.put([0, -1], [8.0, 9.0])
+    np.testing.assert_array_equal(x.get(), [[8.0, 1.0, 2.0], [3.0, 4.0, 9.0]])
     x.fill(2)
     np.testing.assert_array_equal(x.get(), np.full((2, 3), 2.0))
     z = sl.asarray(np.float32(3.0))

@@ -247,6 +247,12 @@ class LazyArray:
         """Set every element to ``value`` (NumPy's ``ndarray.fill``): ``x`` then stands for the new value."""
         self[...] = value
 
+    def put(self, indices: Any, values: Any, mode: str = "raise") -> None:
+        """NumPy's ``ndarray.put``: :func:`stitchlab.put` into this array."""
+        from .assign import put
+
+        put(self, indices, values, mode)
+
     def reshape(self, *shape: Any) -> LazyArray:
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])

@@ -35,7 +35,15 @@ from . import api, build
 from .api import ravel, where  # type: ignore[attr-defined]
 from .array import LazyArray
 from .creation import _leaf_on, arange, asarray
-from .library import _flat_positions, _host_positions, _is_array, _is_int, _is_mask
+from .library import (
+    _flat_positions,
+    _host_positions,
+    _is_array,
+    _is_int,
+    _is_mask,
+    cumsum,
+    index_parts,
+)
 
 __all__ = ["copyto", "place", "putmask", "put", "put_along_axis", "fill_diagonal"]
 
@@ -202,29 +210,9 @@ def _assign_mask(x: LazyArray, mask: Any, value: Any) -> build.Node:
 def _assign_arrays(x: LazyArray, items: tuple[Any, ...], value: Any) -> build.Node:
     """``x[key] = value`` with integer arrays in ``key`` (and integers beside them): a scatter
     along their axes merged, in the block the key's slices select."""
-    hint = "assign with integer arrays, integers, slices and '...' (a boolean mask alone)"
-    if any(k is None for k in items):
-        raise IndexError(f"None (a new axis) beside an integer-array index; {hint}")
-    if sum(k is Ellipsis for k in items) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
-    n_real = sum(k is not Ellipsis for k in items)
-    if n_real > x.ndim:
-        raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, but {n_real} were indexed")
-    e = next((i for i, k in enumerate(items) if k is Ellipsis), None)
-    fill = (slice(None),) * (x.ndim - n_real)
-    items = items[:e] + fill + items[e + 1:] if e is not None else items + fill
-    for k in items:
-        if not (_is_array(k) or _is_int(k) or isinstance(k, slice)):
-            raise IndexError(f"only integers, slices, '...', None and integer or boolean arrays are valid indices, got {k!r}")
-    adv = [ax for ax, k in enumerate(items) if _is_array(k) or _is_int(k)]
-    basic = tuple(slice(None) if ax in adv else k for ax, k in enumerate(items))
+    items, adv, basic, at, perm = index_parts(x, items, "assign with integer arrays, integers, slices and '...' (a boolean mask alone)")
     block = x[basic]
     sizes = [block.shape[ax] for ax in adv]
-    perm = list(range(block.ndim))
-    if adv == list(range(adv[0], adv[-1] + 1)):
-        at = adv[0]
-    else:  # separated by a slice: NumPy puts the picked axes first
-        at, perm = 0, adv + [ax for ax in range(block.ndim) if ax not in adv]
     moved = block.transpose(perm)
     merged = moved.reshape(moved.shape[:at] + (math.prod(sizes),) + moved.shape[at + len(adv):])
     pos = _flat_positions(x, [items[ax] for ax in adv], sizes, adv)
@@ -247,6 +235,19 @@ def _assign_arrays(x: LazyArray, items: tuple[Any, ...], value: Any) -> build.No
 
 
 # --- NumPy's functions that write into an argument ---------------------------------------------
+def _repeated(v: LazyArray, n: int, at: Any = None) -> LazyArray:
+    """``n`` values from the 1-d, non-empty ``v`` repeated as NumPy repeats a short value array:
+    element i is ``v[at[i] % v.size]`` (``at``: int64 positions, default ``0 .. n-1``). One value
+    is broadcast; others are a gather step (positions in range by construction)."""
+    if v.size == 1:
+        return _fitted(v.reshape(()), (n,))
+    if at is None:
+        if v.size == n:
+            return v
+        at = arange(n, dtype=np.int64)
+    return LazyArray(build.take(v._node, (at % v.size)._node, 0, checked=True))
+
+
 def _target(name: str, a: Any) -> LazyArray:
     if not isinstance(a, LazyArray):
         raise TypeError(f"sl.{name} writes into a stitchlab array (got {type(a).__name__}); for a NumPy or "
@@ -319,13 +320,7 @@ def place(arr: Any, mask: Any, vals: Any) -> None:
         if bool(m.any()):  # (NumPy's error: reads one flag back)
             raise ValueError("Cannot insert from an empty array!")
         return
-    if v.size == 1:
-        picked = _fitted(v.reshape(()), m.shape)
-    else:
-        from .library import cumsum
-
-        at = (cumsum(m) - 1) % v.size  # the count of selected positions before each
-        picked = LazyArray(build.take(v._node, at._node, 0, checked=True))
+    picked = _repeated(v, m.size, cumsum(m) - 1)  # (the count of selected positions before each)
     x._rebind(where(m, picked, ravel(x)).reshape(x.shape)._node)
 
 
@@ -348,14 +343,7 @@ def putmask(a: Any, mask: Any, values: Any) -> None:
     v = ravel(_converted(x, values, "safe"))
     if v.size == 0:
         return
-    if v.size == x.size:
-        picked = v
-    elif v.size == 1:
-        picked = _fitted(v.reshape(()), (x.size,))
-    else:
-        at = arange(x.size, dtype=np.int64) % v.size
-        picked = LazyArray(build.take(v._node, at._node, 0, checked=True))
-    x._rebind(where(ravel(m), picked, ravel(x)).reshape(x.shape)._node)
+    x._rebind(where(ravel(m), _repeated(v, x.size), ravel(x)).reshape(x.shape)._node)
 
 
 def put(a: Any, ind: Any, v: Any, mode: str = "raise") -> None:
@@ -386,11 +374,7 @@ def put(a: Any, ind: Any, v: Any, mode: str = "raise") -> None:
         idx = idx.astype(np.int64) % n
     elif mode == "clip":
         idx = idx.astype(np.int64).clip(0, n - 1)
-    k = idx.shape[0]
-    if values.size != k:
-        at = arange(k, dtype=np.int64) % values.size
-        values = LazyArray(build.take(values._node, at._node, 0, checked=True))
-    x._rebind(_scatter_flat(x, idx, values))
+    x._rebind(_scatter_flat(x, idx, _repeated(values, idx.shape[0])))
 
 
 def _scatter_flat(x: LazyArray, idx: Any, values: LazyArray) -> build.Node:
@@ -460,8 +444,4 @@ def fill_diagonal(a: Any, val: Any, wrap: bool = False) -> None:
         return
     at = arange(x.size, dtype=np.int64)
     on = (at % step == 0) & (at < end)
-    if v.size == 1:
-        picked = _fitted(v.reshape(()), (x.size,))
-    else:
-        picked = LazyArray(build.take(v._node, ((at // step) % v.size)._node, 0, checked=True))
-    x._rebind(where(on, picked, ravel(x)).reshape(x.shape)._node)
+    x._rebind(where(on, _repeated(v, x.size, at // step), ravel(x)).reshape(x.shape)._node)

@@ -167,6 +167,25 @@ def advanced_index(x: LazyArray, key: Any) -> LazyArray | None:
         build.check_mask_shape(x.shape, m.shape)
         flat = x.reshape((math.prod(m.shape),) + x.shape[m.ndim:])
         return _take(flat, np.flatnonzero(m), 0, indexing=True)
+    items, adv, basic, at, perm = index_parts(x, items, hint)
+    y = x[basic] if any(k != slice(None) for k in basic) else x  # the slices: a lazy view
+    if len(adv) == 1:
+        return _take(y, items[adv[0]], adv[0], indexing=True)
+    sizes = [y.shape[ax] for ax in adv]
+    y = y.transpose(perm)
+    merged = y.reshape(y.shape[:at] + (math.prod(sizes),) + y.shape[at + len(adv):])
+    pos = _flat_positions(x, [items[ax] for ax in adv], sizes, adv)
+    if isinstance(pos, np.ndarray):
+        return _take(merged, pos, at, indexing=True)
+    return LazyArray(build.take(merged._node, pos._node, at, checked=False, merged=tuple(sizes)))
+
+
+def index_parts(x: LazyArray, items: tuple[Any, ...], hint: str) -> tuple[tuple[Any, ...], list[int], tuple[Any, ...], int, list[int]]:
+    """A key with integer arrays (no mask) into ``x``, laid out as NumPy does (its errors, ``hint``
+    naming what is accepted): the items with ``...`` filled in; the axes the arrays (and integers
+    beside them) index; the key with full slices on those axes (the block they pick from); where
+    the picked axes go in the result (where they are when adjacent, first otherwise); and the
+    permutation of the block's axes that brings them there."""
     if any(k is None for k in items):
         raise IndexError(f"None (a new axis) beside an integer-array index; {hint}")
     if sum(k is Ellipsis for k in items) > 1:
@@ -182,20 +201,9 @@ def advanced_index(x: LazyArray, key: Any) -> LazyArray | None:
             raise IndexError(f"only integers, slices, '...', None and integer or boolean arrays are valid indices, got {k!r}")
     adv = [ax for ax, k in enumerate(items) if _is_array(k) or _is_int(k)]
     basic = tuple(slice(None) if ax in adv else k for ax, k in enumerate(items))
-    y = x[basic] if any(k != slice(None) for k in basic) else x  # the slices: a lazy view
-    if len(adv) == 1:
-        return _take(y, items[adv[0]], adv[0], indexing=True)
-    sizes = [y.shape[ax] for ax in adv]
     if adv == list(range(adv[0], adv[-1] + 1)):
-        at = adv[0]
-    else:  # separated by a slice: NumPy puts the picked axes first
-        at = 0
-        y = y.transpose(adv + [ax for ax in range(y.ndim) if ax not in adv])
-    merged = y.reshape(y.shape[:at] + (math.prod(sizes),) + y.shape[at + len(adv):])
-    pos = _flat_positions(x, [items[ax] for ax in adv], sizes, adv)
-    if isinstance(pos, np.ndarray):
-        return _take(merged, pos, at, indexing=True)
-    return LazyArray(build.take(merged._node, pos._node, at, checked=False, merged=tuple(sizes)))
+        return items, adv, basic, adv[0], list(range(x.ndim))
+    return items, adv, basic, 0, adv + [ax for ax in range(x.ndim) if ax not in adv]
 
 
 def _flat_positions(x: LazyArray, indices: list[Any], sizes: list[int], axes: list[int]) -> Any:
