@@ -176,7 +176,7 @@ def test_array_of_a_cupy_array_is_a_copy(dtype: str) -> None:
 @pytest.mark.parametrize("dtype", ["float32", "float16", "int8"])
 def test_rows_scattered_in_one_pass_in_every_word_width(dtype: str) -> None:
     """Rows of 128 bytes or more are scattered by one pass that copies each output row from x or
-    from the values (``interpreter._scatter_rows``), in words as wide as the rows' bytes and the
+    from the values (``runtime.scatter_rows``), in words as wide as the rows' bytes and the
     buffers' alignment allow: inner axes, a batch before the axis, repeats, and a misaligned input."""
     import cupy as cp
 
