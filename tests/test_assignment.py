@@ -249,6 +249,30 @@ def test_jit_assigns_into_locals_not_arguments() -> None:
     with pytest.raises(TypeError, match="assigns into its argument 0"):
         adds(a)
 
+    outer = sl.asarray(np.zeros(3))
+    stash = sl.asarray(np.zeros(3))
+
+    @sl.jit
+    def captures(x: Any) -> Any:
+        outer[0] = x.sum()  # an array of the enclosing scope
+        return x * 2
+
+    with pytest.raises(TypeError, match="assigns into an array from outside the function"):
+        captures(np.ones(3))
+    np.testing.assert_array_equal(outer.get(), np.zeros(3))  # its value is back
+
+    @sl.jit
+    def copies(x: Any) -> Any:
+        y = stash.copy()  # a copy made inside: assigned into, returned
+        y[0] = x.sum()
+        z = x * 1  # a local assigned into and dropped
+        z += 1
+        return y
+
+    for k in (1.0, 2.0):
+        np.testing.assert_array_equal(copies(np.full(3, k)), [3 * k, 0, 0])
+    np.testing.assert_array_equal(stash.get(), np.zeros(3))
+
 
 def test_sort_shuffle_nan_to_num_in_place() -> None:
     a = RNG.standard_normal((4, 5))

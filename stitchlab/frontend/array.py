@@ -62,6 +62,9 @@ class LazyArray:
     def _rebind(self, node: Node) -> None:
         """Make this array stand for ``node``: an assignment into it (``x[...] = v``, ``x += v``,
         ``out=x``...). A view refuses: NumPy's would write through it into the array it views."""
+        from .jit import note_assignment
+
+        note_assignment(self)
         if self._view:
             raise TypeError(
                 "this array is a view of another (x[...], reshape, transpose, ravel, a split...): NumPy "

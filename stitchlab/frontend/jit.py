@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -23,6 +24,15 @@ _tracing = threading.local()
 def tracing() -> bool:
     """Whether this thread is tracing a function for :func:`jit` (what it builds is replayed)."""
     return getattr(_tracing, "per_call", None) is not None
+
+
+def note_assignment(x: LazyArray) -> None:
+    """Remember ``x`` and its value before the first assignment into it while a function is
+    traced: after the trace, an array still alive that is neither an argument nor a result came
+    from outside the function (and gets its value back)."""
+    assigned = getattr(_tracing, "assigned", None)
+    if assigned is not None and id(x) not in assigned:
+        assigned[id(x)] = (weakref.ref(x), x._node)
 
 
 def per_call_input(node: Node, make: Callable[[], Any]) -> None:
@@ -185,19 +195,30 @@ class Jitted:
             node = Node("input", (), shape, as_dtype(dtype), device=device)
             placeholders[id(node)] = pos
             tracers.append(LazyArray(node))
-        outer, per_call = getattr(_tracing, "per_call", None), {}
-        _tracing.per_call = per_call
+        outer, per_call = (getattr(_tracing, "per_call", None), getattr(_tracing, "assigned", None)), {}
+        _tracing.per_call, _tracing.assigned = per_call, {}
         try:
             leaves, structure = _flatten(self.fn(*tracers))
+            assigned = [(r(), node) for r, node in _tracing.assigned.values()]
         finally:
-            _tracing.per_call = outer
+            _tracing.per_call, _tracing.assigned = outer
+        name = getattr(self.fn, "__name__", "the jit function")
         written = [pos for pos, t in enumerate(tracers) if isinstance(t, LazyArray) and id(t._node) not in placeholders]
         if written:
             raise TypeError(
-                f"{getattr(self.fn, '__name__', 'the jit function')} assigns into its argument {written[0]} "
-                f"(x[...] = v, x += v, or a function that writes into x): NumPy would change the caller's "
-                f"array, which a call of an sl.jit function does not do. Assign into a copy (x = x.copy()) "
-                f"and return the new value"
+                f"{name} assigns into its argument {written[0]} (x[...] = v, x += v, or a function that "
+                f"writes into x): NumPy would change the caller's array, which a call of an sl.jit "
+                f"function does not do. Assign into a copy (x = x.copy()) and return the new value"
+            )
+        kept = {id(x) for x in (*tracers, *leaves)}
+        outside = [(x, node) for x, node in assigned if x is not None and id(x) not in kept]  # (locals are gone)
+        for x, node in outside:
+            x._node = node
+        if outside:
+            raise TypeError(
+                f"{name} assigns into an array from outside the function (captured from the enclosing "
+                f"scope, or kept there): it would stand for a traced value, and later calls would not "
+                f"change it. Assign into a copy made inside the function (y = captured.copy()) and return it"
             )
         graph, sources = build_graph([x._node for x in leaves])
         binding = [placeholders[id(n)] if id(n) in placeholders else per_call.get(id(n), n.value) for n in sources]
