@@ -335,6 +335,9 @@ def test_place_putmask_put() -> None:
     _both("place", a, m, [40, 50], lazy_args=True)
     _both("place", a, np.zeros((3, 4), bool), [])
     _both("place", a, m[:2], [1])  # ValueError: not the same size
+    _both("putmask", a, m[:2], [1])
+    _both("putmask", a, m.reshape(4, 3), [1, 2])  # another shape of the same size: flat positions
+    _both("putmask", a, m.ravel(), [1, 2])
     _both("putmask", a, m, np.array([1.5, 2.5]))
     for ind, mode in [([0, 5, -1], "raise"), ([0, 0, 3], "raise"), ([13, -20], "wrap"), ([13, -20], "clip"),
                       ([12], "raise"), (np.array([[1, 2], [3, 1]]), "raise")]:

@@ -325,7 +325,7 @@ def place(arr: Any, mask: Any, vals: Any) -> None:
 
 
 def putmask(a: Any, mask: Any, values: Any) -> None:
-    """Set ``a``'s elements where ``mask`` (of ``a``'s shape) is true to ``values``' at the same
+    """Set ``a``'s elements where ``mask`` (of ``a``'s size) is true to ``values``' at the same
     flat position (``values`` repeated as needed), as NumPy's ``putmask``: ``a`` then stands for
     the new value.
 
@@ -337,13 +337,13 @@ def putmask(a: Any, mask: Any, values: Any) -> None:
         array([ 0,  1,  2, 20, 10, 20])
     """
     x = _target("putmask", a)
-    m = asarray(mask).astype(bool)
-    if m.shape != x.shape:
+    m = ravel(asarray(mask)).astype(bool)  # (NumPy pairs them by flat position: any shape of a's size)
+    if m.size != x.size:
         raise ValueError("putmask: mask and data must be the same size")
     v = ravel(_converted(x, values, "safe"))
     if v.size == 0:
         return
-    x._rebind(where(ravel(m), _repeated(v, x.size), ravel(x)).reshape(x.shape)._node)
+    x._rebind(where(m, _repeated(v, x.size), ravel(x)).reshape(x.shape)._node)
 
 
 def put(a: Any, ind: Any, v: Any, mode: str = "raise") -> None:
