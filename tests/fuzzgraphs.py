@@ -28,7 +28,7 @@ a computed value is checked exactly):
 the current backend and prints each failing seed with its program (``--compile-only``: plans them
 for the H200, checks each plan's recipe and compiles their kernels with NVRTC, which needs no GPU;
 ``--capture``: captures each program into a CUDA graph and replays it on new inputs, GPU only;
-``--family reductions|wide``: other programs, ``FAMILIES``);
+``--family reductions|wide|assign``: other programs, ``FAMILIES``);
 ``tests/gpu/test_random_graphs_gpu.py`` runs a fixed set of seeds on the GPU and
 ``tests/test_fuzzgraphs.py`` some on the numpy backend.
 """
@@ -424,6 +424,40 @@ def _wide_step(rng: np.random.Generator, env: list[Value], i: int) -> Value | No
                  f"gradient({name}, axis={ax}, edge_order={order})", reduces="input")
 
 
+def _assign_step(rng: np.random.Generator, env: list[Value]) -> Value | None:
+    """An assignment into a copy of a value (the "assign" family): a scalar at a strided slice, a
+    scalar where the copy exceeds a constant, the copy's own values reversed at random positions
+    along an axis (repeats: the last value stays), or a strided slice doubled."""
+    i = int(len(env) - 1 - min(len(env) - 1, int(rng.geometric(0.45)) - 1))
+    a = env[i].np
+    if a.ndim == 0 or a.size == 0:
+        return None
+    ax = int(rng.integers(0, a.ndim))
+    n = a.shape[ax]
+    c = [0, 1, -2, 3][int(rng.integers(0, 4))]
+    pre = (slice(None),) * ax
+    choice = str(rng.choice(["slice", "mask", "positions", "double"]))
+    key: Any = pre + (slice(int(rng.integers(-n, n)), None, int(rng.choice([-3, -1, 1, 2]))),)
+    if choice == "positions":
+        key = pre + (rng.integers(-n, n, size=int(rng.integers(1, 2 * n + 1))),)
+
+    def assigned(m: Any, x: Any) -> Any:
+        y = m.copy(x)
+        if choice == "mask":
+            y[y > _weak(m, x, c)] = _weak(m, x, -c)
+        elif choice == "positions":
+            y[key] = m.flip(y[key], axis=ax)
+        elif choice == "double":
+            y[key] = y[key] * _weak(m, x, 2)
+        else:
+            y[key] = _weak(m, x, c)
+        return y
+
+    what = {"mask": f"y[y > {c}] = {-c}", "positions": f"y[{key!r}] = flip(y[...], {ax})",
+            "double": f"y[{key!r}] *= 2", "slice": f"y[{key!r}] = {c}"}[choice]
+    return _make(env, assigned, (i,), "exact", f"y = copy(v{i}); {what}")
+
+
 def _reduction_step(rng: np.random.Generator, env: list[Value], axis: tuple[int, ...]) -> Value | None:
     """A reduction of the first leaf times 1, 2 or -1 over ``axis``: the ``reductions`` family,
     whose steps all join one group (a kernel with many accumulators)."""
@@ -440,8 +474,9 @@ def _reduction_step(rng: np.random.Generator, env: list[Value], axis: tuple[int,
 #: program families: "mixed" (any steps), "reductions" (4 to 12 reductions of one leaf over
 #: the same axes, as many accumulators in one kernel: seven float64 column sums once took more
 #: static shared memory than a block has) and "wide" (the steps of "mixed" from larger tables:
-#: every other ufunc and reduction stitchlab provides, and the newer NumPy functions)
-FAMILIES = ("mixed", "reductions", "wide")
+#: every other ufunc and reduction stitchlab provides, and the newer NumPy functions) and
+#: "assign" (the steps of "mixed" with assignments into copies between them)
+FAMILIES = ("mixed", "reductions", "wide", "assign")
 
 
 def build(seed: int, dtypes: list[str] | None = None, family: str = "mixed") -> Program:
@@ -458,6 +493,9 @@ def build(seed: int, dtypes: list[str] | None = None, family: str = "mixed") -> 
         nd = len(shape)
         axis = tuple(ax for ax in range(nd) if rng.random() < 0.5) or (int(rng.integers(0, nd)),)
         steps = [lambda: _reduction_step(rng, prog.values, axis)] * int(rng.integers(4, 13))
+    elif family == "assign":
+        steps = [lambda: _assign_step(rng, prog.values) if rng.random() < 0.5 else _step(rng, prog.values)] * int(
+            rng.integers(1, 9))
     else:
         steps = [lambda: _step(rng, prog.values, wide=family == "wide")] * int(rng.integers(1, 9))
     for step in steps:

@@ -25,6 +25,15 @@ def test_wide_programs_pass_on_numpy_backend() -> None:
     assert not bad, bad
 
 
+def test_assign_programs_pass_on_numpy_backend() -> None:
+    """The assign family: assignments into copies (strided slices, masks, repeated positions)
+    between the mixed family's steps, checked step by step and under ``sl.jit``."""
+    progs = {s: fuzzgraphs.build(s, family="assign") for s in range(50_000, 50_060)}
+    assert sum("y = copy(" in p.describe() for p in progs.values()) > 30  # (they do assign)
+    bad = {s: p for s in progs if (p := fuzzgraphs.check(s, family="assign"))}
+    assert not bad, bad
+
+
 def test_wide_family_draws_the_other_steps() -> None:
     """The wide family's programs hold its own steps; the mixed family's never do (its tables are
     unchanged, so the fixed seeds of the GPU tests keep their programs)."""
