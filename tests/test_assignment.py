@@ -437,3 +437,10 @@ def test_assigning_into_a_view_raises_instead_of_writing_nowhere(make: Any) -> N
     z = x.flatten()  # a copy, as NumPy's
     z[0] = -1.0
     assert z.get()[0] == -1.0 and x.get()[0, 0] == a[0, 0]
+    t = make(sl.asarray(a.copy()))  # a view of an array no one holds any more: nothing to write through to
+    t[...] = 2.0
+    np.testing.assert_array_equal(t.get(), np.full(t.shape, 2.0))
+    m = sl.arange(12.0).reshape(3, 4)  # the usual way to make a matrix
+    m[0] = -1.0
+    m += 1
+    np.testing.assert_array_equal(m.get(), np.arange(1.0, 13.0).reshape(3, 4) * (np.arange(3) > 0)[:, None])

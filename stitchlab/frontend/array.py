@@ -3,6 +3,7 @@ asked for (``get()``, ``np.asarray``, ``print``, ``sl.compute``...)."""
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -55,17 +56,25 @@ class LazyArray:
     __slots__ = ("_node", "_view", "__weakref__")
     __hash__ = None  # type: ignore[assignment]  # elementwise __eq__, like numpy
 
-    def __init__(self, node: Node, view: bool = False) -> None:
+    def __init__(self, node: Node, view_of: LazyArray | None = None) -> None:
         self._node = node
-        self._view = view  # made as a view of another array (NumPy's would write through)
+        # the array this one was made a view of (NumPy's view would write through into it): the
+        # first of a chain of views, while it lives
+        self._view = weakref.ref(view_of._base()) if view_of is not None else None
+
+    def _base(self) -> LazyArray:
+        """The array this one is a view of, if it still lives; else this one."""
+        base = self._view() if self._view is not None else None
+        return base if base is not None else self
 
     def _rebind(self, node: Node) -> None:
         """Make this array stand for ``node``: an assignment into it (``x[...] = v``, ``x += v``,
-        ``out=x``...). A view refuses: NumPy's would write through it into the array it views."""
+        ``out=x``...). A view of an array still alive refuses: NumPy's would write through it into
+        that array (a view of a temporary, ``sl.arange(12).reshape(3, 4)``, takes assignments)."""
         from .jit import note_assignment
 
         note_assignment(self)
-        if self._view:
+        if self._base() is not self:
             raise TypeError(
                 "this array is a view of another (x[...], reshape, transpose, ravel, a split...): NumPy "
                 "would write through it into the array it views, which a stitchlab view does not do. "
@@ -236,7 +245,7 @@ class LazyArray:
         from .library import advanced_index
 
         gathered = advanced_index(self, key)
-        return gathered if gathered is not None else LazyArray(build.getitem(self._node, key), view=True)
+        return gathered if gathered is not None else LazyArray(build.getitem(self._node, key), view_of=self)
 
     def __setitem__(self, key: Any, value: Any) -> None:
         """``x[key] = value`` with NumPy's indexing and casting: ``x`` then stands for the new value,
@@ -259,12 +268,12 @@ class LazyArray:
     def reshape(self, *shape: Any) -> LazyArray:
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        return LazyArray(build.reshape(self._node, shape), view=True)
+        return LazyArray(build.reshape(self._node, shape), view_of=self)
 
     def transpose(self, *axes: Any) -> LazyArray:
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
             axes = axes[0]
-        return LazyArray(build.transpose(self._node, axes or None), view=True)
+        return LazyArray(build.transpose(self._node, axes or None), view_of=self)
 
     def ravel(self) -> LazyArray:
         return self.reshape(-1)

@@ -251,4 +251,5 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype:
 
 
 def broadcast_to(x: Any, shape: Sequence[int]) -> LazyArray:
-    return LazyArray(build.broadcast_to(asarray(x)._node, _shape(shape)), view=True)
+    base = asarray(x)
+    return LazyArray(build.broadcast_to(base._node, _shape(shape)), view_of=base)
