@@ -419,8 +419,10 @@ def test_no_other_function_returns_its_argument_object() -> None:
 @pytest.mark.parametrize("make", [
     lambda x: x[0], lambda x: x[:, 1:], lambda x: x.T, lambda x: x.reshape(-1), lambda x: sl.ravel(x),
     lambda x: sl.split(x, 2, axis=1)[0], lambda x: sl.broadcast_to(x[0], (3, 4)), lambda x: sl.expand_dims(x, 0),
-    lambda x: sl.moveaxis(x, 0, 1), lambda x: x.diagonal(), lambda x: sl.flip(x),
-], ids=["row", "slice", "T", "reshape", "ravel", "split", "broadcast_to", "expand_dims", "moveaxis", "diagonal", "flip"])
+    lambda x: sl.moveaxis(x, 0, 1), lambda x: x.diagonal(), lambda x: sl.flip(x), lambda x: sl.rot90(x, 0),
+    lambda x: sl.rollaxis(x, 0), lambda x: sl.real(x),
+], ids=["row", "slice", "T", "reshape", "ravel", "split", "broadcast_to", "expand_dims", "moveaxis", "diagonal", "flip",
+        "rot90-0", "rollaxis-none", "real"])
 def test_assigning_into_a_view_raises_instead_of_writing_nowhere(make: Any) -> None:
     """NumPy writes through a view into its base (``x[0][1] = 5``); a stitchlab view cannot, so
     every way of assigning into one refuses, and a copy of it can be assigned into."""

@@ -1215,7 +1215,7 @@ def real(val: Any) -> LazyArray:
         >>> sl.real(sl.asarray(np.array([1.5, -2.0]))).get()
         array([ 1.5, -2. ])
     """
-    return asarray(val).copy()
+    return asarray(val)[...]  # (a view, as NumPy's)
 
 
 def imag(val: Any) -> LazyArray:

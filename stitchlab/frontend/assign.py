@@ -43,22 +43,19 @@ from .library import (
     _is_mask,
     cumsum,
     index_parts,
+    on_device,
 )
 
 __all__ = ["copyto", "place", "putmask", "put", "put_along_axis", "fill_diagonal"]
 
 
 # --- values ------------------------------------------------------------------------------------
-def _on_device(a: Any) -> bool:
-    return isinstance(a, LazyArray) or hasattr(a, "__cuda_array_interface__")
-
-
 def _converted(x: LazyArray, value: Any, casting: str = "unsafe") -> LazyArray:
     """``value`` in ``x``'s dtype as NumPy's assignment converts it (not broadcast yet); an array
     (not a list or a scalar) only under ``casting``, else NumPy's ``TypeError``."""
-    if casting != "unsafe" and (_on_device(value) or isinstance(value, np.ndarray)):
+    if casting != "unsafe" and (on_device(value) or isinstance(value, np.ndarray)):
         _check_cast(value.dtype, x.dtype, casting)
-    if _on_device(value):
+    if on_device(value):
         v = asarray(value)
         return v if v.dtype == x.dtype else v.astype(x.dtype)
     host = np.asarray(value)
@@ -177,7 +174,7 @@ def _embed(x: LazyArray, regions: list[tuple[int, int, int]], v: LazyArray) -> L
 
 def _assign_mask(x: LazyArray, mask: Any, value: Any) -> build.Node:
     """``x[mask] = value``: a boolean ``mask`` over ``x``'s leading axes."""
-    m = asarray(mask) if _on_device(mask) else np.asarray(mask, dtype=bool)
+    m = asarray(mask) if on_device(mask) else np.asarray(mask, dtype=bool)
     build.check_mask_shape(x.shape, m.shape)
     rest = x.shape[m.ndim:]
     v = _converted(x, value)
@@ -288,7 +285,7 @@ def copyto(dst: Any, src: Any, casting: str = "same_kind", where: Any = True) ->
             weak = dst.dtype
         _check_cast(weak, dst.dtype, casting, "scalar")
     else:
-        _check_cast(src.dtype if _on_device(src) else np.asarray(src).dtype, dst.dtype, casting)
+        _check_cast(src.dtype if on_device(src) else np.asarray(src).dtype, dst.dtype, casting)
     v = _value(dst, src, dst.shape)
     if where is True:
         dst._rebind(v._node)

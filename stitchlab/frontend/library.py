@@ -30,10 +30,15 @@ __all__ = [
 _SORT_KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
 
 
+def on_device(a: Any) -> bool:
+    """Whether ``a`` is a stitchlab or CuPy array (data whose values are not on the host)."""
+    return isinstance(a, LazyArray) or hasattr(a, "__cuda_array_interface__")
+
+
 def _host_positions(indices: Any) -> np.ndarray | None:
     """``indices`` as a NumPy array when they are host data (a NumPy array, a list, an int), else
     None (a stitchlab or CuPy array: positions computed on the device)."""
-    if isinstance(indices, LazyArray) or hasattr(indices, "__cuda_array_interface__"):
+    if on_device(indices):
         return None
     arr = np.asarray(indices)
     if arr.dtype == object:
@@ -159,7 +164,7 @@ def advanced_index(x: LazyArray, key: Any) -> LazyArray | None:
         if len(items) != 1:
             raise IndexError(f"a boolean mask must be the only index; {hint}")
         k = items[0]
-        if isinstance(k, LazyArray) or hasattr(k, "__cuda_array_interface__"):
+        if on_device(k):
             from .selection import mask_index
 
             return mask_index(x, k)  # evaluates the mask: the result's shape depends on it
@@ -461,7 +466,7 @@ def lexsort(keys: Any, axis: int = -1) -> LazyArray:
         >>> sl.lexsort((first, surnames)).get()
         array([3, 1, 0, 2])
     """
-    if isinstance(keys, LazyArray) or hasattr(keys, "__cuda_array_interface__") or isinstance(keys, np.ndarray):
+    if on_device(keys) or isinstance(keys, np.ndarray):
         stacked = asarray(keys)
         if stacked.ndim == 0:
             raise TypeError("need sequence of keys with len > 0 in lexsort")
@@ -704,7 +709,7 @@ def _lerp(lo: LazyArray, hi: LazyArray, gamma: Any, weak: bool) -> LazyArray:
 
 
 def _q_of(name: str, q: Any, scale: float) -> tuple[np.ndarray, bool]:
-    if isinstance(q, LazyArray) or hasattr(q, "__cuda_array_interface__"):
+    if on_device(q):
         raise TypeError(f"{name}: q must be known on the host (a float, a list or a NumPy array), not a device array")
     weak = type(q) in (int, float)  # NumPy's rule: a Python number promotes weakly
     arr = np.asarray(q)
@@ -869,7 +874,7 @@ def digitize(x: Any, bins: Any, right: bool = False) -> LazyArray:
         >>> sl.digitize(sl.asarray(np.array([0.5, 1.0, 3.0])), [1.0, 2.0, 3.0]).get()
         array([0, 1, 3])
     """
-    if isinstance(bins, LazyArray) or hasattr(bins, "__cuda_array_interface__"):
+    if on_device(bins):
         raise TypeError("digitize: bins must be known on the host (a list or a NumPy array) to check that they are monotonic")
     b = np.asarray(bins)
     if b.ndim != 1:

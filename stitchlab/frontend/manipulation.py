@@ -39,7 +39,7 @@ from .api import (  # type: ignore[attr-defined]
 )
 from .array import LazyArray
 from .creation import _leaf_on, arange, asarray, broadcast_to, full, linspace
-from .library import cumprod, cumsum, median, take
+from .library import cumprod, cumsum, median, on_device, take
 from .selection import _evaluated, nonzero
 
 __all__ = [
@@ -72,7 +72,7 @@ def flip(m: Any, axis: Any = None) -> LazyArray:
     x = asarray(m)
     axes = range(x.ndim) if axis is None else np.lib.array_utils.normalize_axis_tuple(axis, x.ndim)
     if x.ndim == 0:
-        return x.copy()
+        return x[()]  # (a view, as NumPy's)
     return x[tuple(slice(None, None, -1) if d in axes else slice(None) for d in range(x.ndim))]
 
 
@@ -96,7 +96,7 @@ def rot90(m: Any, k: int = 1, axes: Any = (0, 1)) -> LazyArray:
         raise ValueError(f"Axes={axes} out of range for array of ndim={x.ndim}.")
     k = operator.index(k) % 4
     if k == 0:
-        return x.copy()
+        return x[...]  # (a view, as NumPy's)
     if k == 2:
         return flip(flip(x, axes[0]), axes[1])
     perm = list(range(x.ndim))
@@ -1584,7 +1584,7 @@ def _along(arr: Any, obj: Any, axis: Any) -> tuple[LazyArray, int, Any]:
         x, ax = x.reshape(-1), 0
     else:
         ax = build.normalize_axis(axis, x.ndim)
-    if isinstance(obj, LazyArray) or hasattr(obj, "__cuda_array_interface__"):
+    if on_device(obj):
         obj = obj.get()
     return x, ax, obj
 
@@ -1733,7 +1733,7 @@ def rollaxis(a: Any, axis: int, start: int = 0) -> LazyArray:
         raise np.exceptions.AxisError(f"'start' arg requires {-n} <= start < {n + 1}, but {start} was passed in")
     if axis < start:
         start -= 1
-    return x.copy() if axis == start else moveaxis(x, axis, start)
+    return x[...] if axis == start else moveaxis(x, axis, start)  # (a view, as NumPy's)
 
 
 def block(arrays: Any) -> LazyArray:
