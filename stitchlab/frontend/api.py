@@ -40,6 +40,16 @@ def _elementwise(opname: str, doc_name: str | None = None) -> Any:
 
     fn.__name__ = fn.__qualname__ = doc_name or opname
     fn.__doc__ = f"Elementwise ``{doc_name or opname}`` with NumPy's semantics (lazy)."
+    ufunc = OPS[opname].ufunc
+    if nin == 2 and ufunc is not None and ufunc.__name__ == opname:
+        def at(a: Any, indices: Any, b: Any = None) -> None:
+            from .assign import ufunc_at  # (a imports this module)
+
+            ufunc_at(opname, a, indices, b)
+
+        at.__name__, at.__qualname__ = "at", f"{fn.__name__}.at"
+        at.__doc__ = f"NumPy's ``{opname}.at(a, indices, b)`` on a stitchlab ``a`` (stitchlab.frontend.assign.ufunc_at)."
+        fn.at = at  # type: ignore[attr-defined]
     return fn
 
 

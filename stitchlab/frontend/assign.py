@@ -204,9 +204,10 @@ def _assign_mask(x: LazyArray, mask: Any, value: Any) -> build.Node:
     return build.reshape(new, x.shape)
 
 
-def _assign_arrays(x: LazyArray, items: tuple[Any, ...], value: Any) -> build.Node:
+def _assign_arrays(x: LazyArray, items: tuple[Any, ...], value: Any, ufunc: str | None = None) -> build.Node:
     """``x[key] = value`` with integer arrays in ``key`` (and integers beside them): a scatter
-    along their axes merged, in the block the key's slices select."""
+    along their axes merged, in the block the key's slices select. With ``ufunc``,
+    ``ufunc.at(x, key, value)`` instead (``value``: a stitchlab array of the op's loop dtype)."""
     items, adv, basic, at, perm = index_parts(x, items, "assign with integer arrays, integers, slices and '...' (a boolean mask alone)")
     block = x[basic]
     sizes = [block.shape[ax] for ax in adv]
@@ -214,8 +215,14 @@ def _assign_arrays(x: LazyArray, items: tuple[Any, ...], value: Any) -> build.No
     merged = moved.reshape(moved.shape[:at] + (math.prod(sizes),) + moved.shape[at + len(adv):])
     pos = _flat_positions(x, [items[ax] for ax in adv], sizes, adv)
     view = merged.shape[:at] + tuple(np.shape(pos)) + merged.shape[at + 1:]
-    v = _value(x, value, view).reshape(merged.shape[:at] + (math.prod(np.shape(pos)),) + merged.shape[at + 1:])
-    if isinstance(pos, np.ndarray):
+    v = _value(x, value, view) if ufunc is None else _fitted(value, view)
+    v = v.reshape(merged.shape[:at] + (math.prod(np.shape(pos)),) + merged.shape[at + 1:])
+    if ufunc is not None:  # (repeated positions accumulate: the step applies them in order)
+        host = isinstance(pos, np.ndarray)
+        positions = _leaf_on(x, pos.ravel()) if host else ravel(pos)
+        new = build.scatter(merged._node, positions._node, v._node, at, checked=host,
+                            merged=tuple(sizes) if len(sizes) > 1 and not host else (), ufunc=ufunc)
+    elif isinstance(pos, np.ndarray):
         flat = pos.ravel()
         last = flat.size - 1 - np.unique(flat[::-1], return_index=True)[1]  # each position's last entry
         if last.size < flat.size:
@@ -442,3 +449,76 @@ def fill_diagonal(a: Any, val: Any, wrap: bool = False) -> None:
     at = arange(x.size, dtype=np.int64)
     on = (at % step == 0) & (at < end)
     x._rebind(where(on, _repeated(v, x.size, at // step), ravel(x)).reshape(x.shape)._node)
+
+
+# --- ufunc.at ----------------------------------------------------------------------------------
+def ufunc_at(name: str, a: Any, indices: Any, b: Any = None) -> None:
+    """NumPy's unbuffered ``ufunc.at(a, indices, b)`` for the binary op ``name``: ``a[indices] =
+    name(a[indices], b)`` with every repeat of a position applied in turn, in the order the
+    index gives them (``np.add.at(x, [0, 0], 1)`` adds 2). As NumPy: the loop dtype is the
+    op's for ``a``'s dtype and ``b``'s (a Python number counts as an int64, float64 or bool
+    array), each result is cast back to ``a``'s dtype (``unsafe``), ``b`` broadcasts to
+    ``a[indices]``'s shape. ``a`` then stands for the new value. Keys without integer arrays (no
+    position twice) are the assignment ``a[indices] = name(a[indices], b)``, fused; integer
+    arrays are a scatter step that applies each position's values in order (docs/compiler.md).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> x = sl.zeros(4, dtype=np.int64)
+        >>> np.add.at(x, [0, 2, 0, 0], 1)
+        >>> x.get()
+        array([3, 0, 1, 0])
+    """
+    from ..ir.ops import OPS, Kind
+
+    x = _target(f"{name}.at", a)
+    op = OPS.get(name)
+    if op is None or op.kind is not Kind.ELEMENTWISE or op.ufunc is None or op.ufunc.__name__ != name:
+        raise TypeError(f"{name}.at is not supported on stitchlab arrays: only NumPy's elementwise ufuncs have .at")
+    if op.nin != 2:
+        raise TypeError(f"numpy.{name}.at on a stitchlab array: only binary ufuncs (add, multiply, maximum, ...) are "
+                        f"supported; for a unary one assign instead: x[indices] = numpy.{name}(x[indices])")
+    if b is None:
+        raise ValueError("second operand needed for ufunc")
+    host = None if on_device(b) else np.asarray(b)  # (a Python number: int64, float64 or bool, as NumPy's at)
+    if host is not None and host.dtype == object:
+        raise TypeError(f"{name}.at: cannot use {b!r} as values; give numbers or arrays")
+    given = host.dtype if host is not None else b.dtype
+    loop = op.ufunc.resolve_dtypes((x.dtype, given, None))  # (NumPy's TypeError where it has no loop)
+    if loop[0] != loop[1]:
+        raise TypeError(f"numpy.{name}.at on a stitchlab array needs a loop whose two inputs share a dtype; "
+                        f"for {x.dtype} and {given} it is {loop[0]}, {loop[1]} -> {loop[2]}")
+    work = loop[0]
+    if host is None:
+        v = asarray(b).astype(work)
+    else:
+        conv = cast(host, work)
+        if conv.ndim:
+            v = _leaf_on(x, conv)
+        else:
+            c = build.const(conv[()], work)
+            c.device = x._node.device
+            v = LazyArray(c)
+    items = indices if isinstance(indices, tuple) else (indices,)
+    sel = x[indices]  # (NumPy's errors for the key)
+    try:
+        fits = np.broadcast_shapes(sel.shape, v.shape) == sel.shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"{name}.at: values of shape {v.shape} do not broadcast to the indexed shape {sel.shape}")
+
+    def applied(old: LazyArray, value: LazyArray) -> LazyArray:
+        return LazyArray(build.elementwise(name, old.astype(work)._node, value._node)).astype(x.dtype)
+
+    if any(_is_array(k) and not _is_mask(k) for k in items):
+        x._rebind(_assign_arrays(x, items, v, name))
+        return
+    if len(items) == 1 and _is_array(items[0]):  # a mask: one value per row of x fuses as a where
+        m = asarray(items[0]) if on_device(items[0]) else np.asarray(items[0], dtype=bool)
+        rest = x.shape[m.ndim:]
+        row = v.reshape(v.shape[1:]) if v.ndim > len(rest) and v.shape[0] == 1 else v
+        if row.ndim <= len(rest):
+            x._rebind(where(asarray(m).reshape(m.shape + (1,) * len(rest)), applied(x, row), x)._node)
+            return
+    x._rebind(assign(x, indices, applied(sel, v)))

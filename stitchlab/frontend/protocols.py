@@ -207,10 +207,11 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...], kwargs: d
     if method == "reduce" and ufunc in _REDUCE:
         return _reduce(ufunc, inputs[0], dict(kwargs))
     if method == "at" and _is_lazy(inputs[0]):
-        raise TypeError(
-            f"numpy.{name}.at(x, ...) (unbuffered: repeated positions accumulate) is not supported on "
-            f"stitchlab arrays; materialize first: a = x.get(); numpy.{name}.at(a, ...)"
-        )
+        from .assign import ufunc_at  # (the stitchlab array then stands for the new value)
+
+        if kwargs:
+            raise TypeError(f"{name}.at() takes no keyword arguments")
+        return ufunc_at(name, *inputs)
     lazy = _lazy_tables()[0].get(ufunc) if method == "__call__" else None
     if lazy is None:
         return _fallback(getattr(ufunc, method), name if method == "__call__" else f"{name}.{method}", inputs, kwargs)

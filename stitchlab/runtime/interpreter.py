@@ -17,7 +17,7 @@ from ..ir.dtypes import cast, is_bfloat16, is_float
 from ..ir.graph import Graph
 from ..ir.node import Node
 from ..ir.ops import OPS
-from . import scatter_rows
+from . import scatter_at, scatter_rows
 
 
 def _slices(node: Node) -> tuple[slice, ...]:
@@ -50,16 +50,16 @@ def _scatter(node: Node, x: Any, idx: Any, values: Any, xp: ModuleType) -> Any:
     Positions from the device may repeat: the last value of each is kept, as NumPy's sequential
     assignment leaves it (CuPy's scatter writes one of them, unspecified which)."""
     axis = node.attr("axis")
-    if is_bfloat16(x.dtype):  # (moved as its bits)
-        x, values = x.view(np.uint16), values.view(np.uint16)
+    if node.attr("ufunc"):
+        return _scatter_at(node, x, idx, values, xp)
     if not node.attr("checked"):
         idx = _checked_positions(node, x, idx, xp)
-        k = idx.shape[0]
-        if k > 1:  # sorted by (position, order): the last entry of each position's run wins
-            key = xp.sort(idx * k + xp.arange(k, dtype=np.int64))
-            pos, order = key // k, key % k
-            last = xp.concatenate([pos[1:] != pos[:-1], xp.ones(1, dtype=bool)])
-            idx, values = pos[last], xp.take(values, order[last], axis=axis)
+    if is_bfloat16(x.dtype):  # (moved as its bits)
+        x, values = x.view(np.uint16), values.view(np.uint16)
+    if not node.attr("checked") and idx.shape[0] > 1:  # the last entry of each position's run wins
+        pos, order = scatter_at.sorted_entries(xp, idx, x.shape[axis])
+        last = xp.concatenate([pos[1:] != pos[:-1], xp.ones(1, dtype=bool)])
+        idx, values = pos[last], xp.take(values, order[last], axis=axis)
     if xp is not np and idx.shape[0] and math.prod(x.shape[axis + 1:]) * x.itemsize >= scatter_rows.ROW_BYTES:
         out = scatter_rows.scatter_rows(xp, x, idx, values, axis)
     else:
@@ -67,6 +67,21 @@ def _scatter(node: Node, x: Any, idx: Any, values: Any, xp: ModuleType) -> Any:
         xp.copyto(out, x)
         out[(slice(None),) * axis + (idx,)] = values
     return out.view(node.dtype) if out.dtype != node.dtype else out
+
+
+def _scatter_at(node: Node, x: Any, idx: Any, values: Any, xp: ModuleType) -> Any:
+    """NumPy's ``ufunc.at`` into a copy of ``x`` (the node's ``ufunc``): repeated positions
+    accumulate. Positions from the device are checked after the pass is queued (it leaves those
+    out of bounds out and flags them), so the host waits on the device once, at the end."""
+    given, n = idx, x.shape[node.attr("axis")]
+    if not node.attr("checked"):
+        idx = xp.where(idx < 0, idx + n, idx)
+    out = xp.empty(x.shape, x.dtype)
+    xp.copyto(out, x)
+    bad = scatter_at.scatter_at(xp, node.attr("ufunc"), out, idx, values, node.attr("axis"))
+    if not node.attr("checked") and bool(bad):  # (host positions were checked: nothing read back)
+        _checked_positions(node, x, given, xp)  # (raises NumPy's IndexError)
+    return out
 
 
 def _library_step(node: Node, args: list[Any], xp: ModuleType) -> Any:

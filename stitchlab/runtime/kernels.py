@@ -13,6 +13,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from ..codegen.preamble import PREAMBLE_DIGEST
 from ..codegen.schedules import CODEGEN_VERSION
 from ..ir.dtypes import is_float
@@ -58,6 +60,14 @@ def ptxas_options(kernel: KernelPlan, version: str | None = None) -> tuple[str, 
     version = nvrtc.version() if version is None else version
     if nvrtc.ptxas_drops_negations(version) and any(_old_ptxas_breaks(n) for n in kernel.nodes):
         return UNOPTIMIZED  # (a packed kernel's nodes: its parts')
+    return ()
+
+
+def op_ptxas_options(op: str, dtype: np.dtype) -> tuple[str, ...]:
+    """:func:`ptxas_options` for a kernel of the runtime's own that computes op ``op`` in
+    ``dtype`` (:func:`fetch_source`)."""
+    if nvrtc.ptxas_drops_negations(nvrtc.version()) and op in _SELECTING and dtype.kind in "biu" and dtype.itemsize <= 4:
+        return UNOPTIMIZED
     return ()
 
 
@@ -123,6 +133,24 @@ def fetch(kernel: KernelPlan, arch: str) -> tuple[str, bytes, bool]:
         if not entry.hit:
             log_source(kernel.name, kernel.source)
     return entry.key, entry.blob, entry.hit
+
+
+def fetch_source(source: str, name: str, arch: str, options: tuple[str, ...] = ()) -> Any:
+    """The CuPy function ``name`` of ``source``, a kernel of the runtime's own (not a planned
+    group; the preamble included): through the registry as :func:`fetch`, keyed on the source,
+    so it compiles once, with the planned kernels' NVRTC options (IEEE float32 subnormals, no
+    contracted multiply-adds) and ``options``."""
+    comps = {"source_digest": hashlib.sha256(source.encode()).hexdigest(), "gpu_arch": arch,
+             "nvrtc_version": " ".join((nvrtc.version(), *options)), "header_digest": PREAMBLE_DIGEST,
+             "codegen_version": CODEGEN_VERSION}
+
+    def build() -> tuple[bytes, dict[str, Any]]:
+        cubin, messages = nvrtc.compile_cubin(source, name, arch, options)
+        return cubin, {"name": name, "arch": arch, "options": " ".join(options), "nvrtc_log": messages[:2000]}
+
+    entry = registry().get_or_build(comps, build)
+    stats.bump("registry_hits" if entry.hit else "registry_misses")
+    return load(entry.key, entry.blob, name)
 
 
 def log_hit(name: str, key: str, seconds: float) -> None:
