@@ -217,11 +217,15 @@ def _assign_arrays(x: LazyArray, items: tuple[Any, ...], value: Any, ufunc: str 
     view = merged.shape[:at] + tuple(np.shape(pos)) + merged.shape[at + 1:]
     v = _value(x, value, view) if ufunc is None else _fitted(value, view)
     v = v.reshape(merged.shape[:at] + (math.prod(np.shape(pos)),) + merged.shape[at + 1:])
-    if ufunc is not None:  # (repeated positions accumulate: the step applies them in order)
-        host = isinstance(pos, np.ndarray)
-        positions = _leaf_on(x, pos.ravel()) if host else ravel(pos)
-        new = build.scatter(merged._node, positions._node, v._node, at, checked=host,
-                            merged=tuple(sizes) if len(sizes) > 1 and not host else (), ufunc=ufunc)
+    if ufunc is not None and isinstance(pos, np.ndarray):  # (repeats accumulate: applied in their order)
+        flat = pos.ravel()
+        order = np.argsort(flat, kind="stable")  # (sorted here, so that the step sorts nothing)
+        if np.any(order != np.arange(flat.size)):
+            v, flat = LazyArray(build.take(v._node, _leaf_on(x, order)._node, at, checked=True)), flat[order]
+        new = build.scatter(merged._node, _leaf_on(x, flat)._node, v._node, at, checked=True, ufunc=ufunc, presorted=True)
+    elif ufunc is not None:
+        new = build.scatter(merged._node, ravel(pos)._node, v._node, at, checked=False,
+                            merged=tuple(sizes) if len(sizes) > 1 else (), ufunc=ufunc)
     elif isinstance(pos, np.ndarray):
         flat = pos.ravel()
         last = flat.size - 1 - np.unique(flat[::-1], return_index=True)[1]  # each position's last entry

@@ -428,7 +428,7 @@ def take(x: Node, indices: Node, axis: int, checked: bool, merged: tuple[int, ..
 
 
 def scatter(x: Node, positions: Node, values: Node, axis: int, checked: bool, merged: tuple[int, ...] = (),
-            ufunc: str | None = None) -> Node:
+            ufunc: str | None = None, presorted: bool = False) -> Node:
     """``x`` with its slices at ``positions`` (1-d) along ``axis`` replaced by those of ``values``
     (``x``'s shape with ``len(positions)`` along ``axis``, ``x``'s dtype): NumPy's
     ``out[..., positions, ...] = values`` into a copy. ``checked``: host positions validated and
@@ -436,8 +436,9 @@ def scatter(x: Node, positions: Node, values: Node, axis: int, checked: bool, me
     position kept); otherwise the step checks them and keeps the last value of each. ``merged``:
     as :func:`take`'s. With ``ufunc`` (a binary op of the table whose loop is ``values``' dtype):
     NumPy's ``ufunc.at(out, (..., positions), values)`` into a copy instead, each position's
-    values applied one after another in their order, each result cast to ``x``'s dtype.
-    A node of its own, never fused (``Kind.CONTRACT``)."""
+    values applied one after another in their order, each result cast to ``x``'s dtype
+    (``presorted``: the positions come sorted, each one's values in their order, so the step
+    sorts nothing). A node of its own, never fused (``Kind.CONTRACT``)."""
     want = x.shape[:axis] + positions.shape + x.shape[axis + 1:]
     if len(positions.shape) != 1 or values.shape != want or (values.dtype != x.dtype and ufunc is None):
         raise ValueError(f"scatter node: x {x.shape} {x.dtype}, positions {positions.shape}, values {values.shape} {values.dtype}")
@@ -445,6 +446,8 @@ def scatter(x: Node, positions: Node, values: Node, axis: int, checked: bool, me
     extra = {"merged": tuple(merged)} if merged else {}
     if ufunc is not None:
         extra["ufunc"] = ufunc
+    if presorted:
+        extra["presorted"] = True
     attrs = make_attrs(axis=axis, checked=checked, **extra)
     return Node("scatter", (x, astype(positions, np.dtype(np.int64)), values), x.shape, x.dtype, attrs, device=device)
 

@@ -78,7 +78,7 @@ def _scatter_at(node: Node, x: Any, idx: Any, values: Any, xp: ModuleType) -> An
         idx = xp.where(idx < 0, idx + n, idx)
     out = xp.empty(x.shape, x.dtype)
     xp.copyto(out, x)
-    bad = scatter_at.scatter_at(xp, node.attr("ufunc"), out, idx, values, node.attr("axis"))
+    bad = scatter_at.scatter_at(xp, node.attr("ufunc"), out, idx, values, node.attr("axis"), bool(node.attr("presorted")))
     if not node.attr("checked") and bool(bad):  # (host positions were checked: nothing read back)
         _checked_positions(node, x, given, xp)  # (raises NumPy's IndexError)
     return out

@@ -123,12 +123,13 @@ def sorted_entries(xp: ModuleType, idx: Any, n: int) -> tuple[Any, Any]:
     return xp.take(idx, order), order
 
 
-def scatter_at(xp: ModuleType, name: str, out: Any, idx: Any, values: Any, axis: int) -> Any:
+def scatter_at(xp: ModuleType, name: str, out: Any, idx: Any, values: Any, axis: int, presorted: bool = False) -> Any:
     """Apply op ``name`` to ``out`` (a C-contiguous copy, written in place) at the positions
     ``idx`` along ``axis`` (negative ones already wrapped) with ``values`` (``out``'s shape with
-    ``len(idx)`` along ``axis``, of the op's loop dtype), as NumPy's ``ufunc.at``. Positions out of
-    bounds are left out; returns whether there were any (on the GPU a 0-d array, not read back:
-    the caller reads it once the pass is queued)."""
+    ``len(idx)`` along ``axis``, of the op's loop dtype), as NumPy's ``ufunc.at`` (``presorted``:
+    ``idx`` is sorted, each position's values in their order). Positions out of bounds are left
+    out; returns whether there were any (on the GPU a 0-d array, not read back: the caller reads
+    it once the pass is queued)."""
     n = out.shape[axis]
     if idx.shape[0] == 0 or out.size == 0:
         return bool(idx.shape[0]) and bool(((idx < 0) | (idx >= n)).any())
@@ -145,9 +146,11 @@ def scatter_at(xp: ModuleType, name: str, out: Any, idx: Any, values: Any, axis:
         total = pre * k * post
         fn((min(-(-total // 256), 2**31 - 1),), (256,), (out, values, idx, bad) + tuple(np.int64(a) for a in (n, k, post, total)))
         return bad
-    pos, order = sorted_entries(xp, idx, n)
-    if post == 1:  # (one element a position: the values gathered in sorted order, read in runs)
-        values, order = xp.ascontiguousarray(xp.take(values, order, axis=axis)), np.uint64(0)  # (a null pointer)
+    pos, order = (idx, None) if presorted else sorted_entries(xp, idx, n)
+    if post == 1 and order is not None:  # (one element a position: the values gathered in sorted order)
+        values, order = xp.ascontiguousarray(xp.take(values, order, axis=axis)), None
+    order = np.uint64(0) if order is None else order  # (a null pointer: the values come in sorted order)
+    if post == 1:
         grid: tuple[int, ...] = (-(-(pre * k) // 256),)
     else:
         grid = (pre * k, -(-post // 128))
