@@ -1,11 +1,14 @@
 """The scatter step with a ufunc (``interpreter._scatter``; NumPy's ``ufunc.at``): each position's
 values applied to it one after another, in their order, each result cast to the array's dtype.
 
-On the GPU the entries are sorted by (position, order) and one thread walks each position's run
-(for every element of the slices the axis' positions select), so a position given r times costs
-r dependent steps and the result is NumPy's bit for bit wherever the op's CUDA expression is
-(``+``, ``-``, ``*``, ``/``, minimum, maximum, bitwise and logical ops). The kernel is generated
-from the op table's expression and the preamble, and compiled once through the registry.
+On the GPU the entries are sorted by (position, order) (a stable sort; host positions come
+sorted from the front end) and one thread walks each position's run (for every element of the
+slices the axis' positions select), so a position given r times costs r dependent steps and the
+result is NumPy's bit for bit wherever the op's CUDA expression is (``+``, ``-``, ``*``, ``/``,
+minimum, maximum, bitwise and logical ops). Integer ops whose result no order changes take one
+atomic per value instead, without the sort. Positions out of bounds are left out and flagged. The
+kernels are generated from the op table's expression and the preamble, and compiled once through
+the registry. Measured on the H200 in docs/performance.md, "ufunc.at".
 """
 
 from __future__ import annotations
@@ -23,8 +26,8 @@ from ..ir.dtypes import cast, is_bfloat16
 from ..ir.ops import OPS
 
 #: the sorted pass: the thread of a run's first entry (of each block before the axis, and each
-#: element of the slice after it) finds the run's end (doubling steps, then a binary search) and applies the run's
-#: values in order to a register, read once and stored once. Slices of one element: a thread per
+#: element of the slice after it) finds the run's end (doubling steps, then a binary search) and
+#: applies the run's values in order to a register, read once and stored once. Slices of one element: a thread per
 #: entry; longer ones: a block per entry (a run's later entries' blocks leave at once), its
 #: threads along the slice. No count of the runs is read back, so host positions can be
 #: captured. ``order`` null: the values come sorted already.
