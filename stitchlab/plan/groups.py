@@ -72,6 +72,8 @@ class GraphView:
             elif self._is_free(out) or out.op in ("const", "iota"):
                 promoted.add(id(out))
         self.promoted = promoted
+        self._reads: dict[int, tuple[Node, ...]] = {}
+        self._operand_reads: dict[int, tuple[Node, ...]] = {}
         self.real = [n for n in graph.nodes if self.is_real(n)]
         self.real_by_id = {id(n): n for n in self.real}
         self.real_ids = self.real_by_id.keys()
@@ -96,6 +98,36 @@ class GraphView:
         if n.op in LEAF_OPS or n.op in FREE_OPS:
             return False
         return True
+
+    def reads(self, n: Node) -> tuple[Node, ...]:
+        """The graph inputs and real nodes a kernel that reads ``n`` reads: ``n`` itself when it
+        is one, else those behind its free ops (layout maps), each once; constants read nothing.
+        Memoized: the search asks for every group it weighs (``_group_io``)."""
+        memo = self._reads
+        stack: list[tuple[Node, bool]] = [(n, False)]
+        while stack:
+            m, expanded = stack.pop()
+            if id(m) in memo:
+                continue
+            if m.op == "input" or self.is_real(m):
+                memo[id(m)] = (m,)
+            elif m.op not in FREE_OPS:
+                memo[id(m)] = ()
+            elif expanded:
+                memo[id(m)] = tuple({id(r): r for i in m.inputs for r in memo[id(i)]}.values())
+            else:
+                stack.append((m, True))
+                stack.extend((i, False) for i in m.inputs if id(i) not in memo)
+        return memo[id(n)]
+
+    def operand_reads(self, n: Node) -> tuple[Node, ...]:
+        """:meth:`reads` of each of ``n``'s inputs, each node once (memoized)."""
+        got = self._operand_reads.get(id(n))
+        if got is None:
+            memo = self._reads
+            got = tuple({id(r): r for i in n.inputs for r in (memo.get(id(i)) or self.reads(i))}.values())
+            self._operand_reads[id(n)] = got
+        return got
 
     def _real_inputs(self, n: Node) -> list[Node]:
         out: list[Node] = []
@@ -331,18 +363,7 @@ def _group_io(view: GraphView, members: set[int], nodes: list[Node]) -> tuple[li
     for n in nodes:
         if id(n) in view.must_store or any(id(c) not in members for c in view.consumers[id(n)]):
             outs.append(n)
-    ins: list[Node] = []
-    seen: set[int] = set()
-    stack = [i for n in nodes for i in n.inputs]
-    while stack:
-        m = stack.pop()
-        if id(m) in seen or id(m) in members:
-            continue
-        seen.add(id(m))
-        if m.op == "input" or view.is_real(m):
-            ins.append(m)
-        elif m.op in FREE_OPS:
-            stack.extend(m.inputs)
+    ins = list({id(r): r for n in nodes for r in view.operand_reads(n) if id(r) not in members}.values())
     ins.sort(key=lambda n: view.pos[id(n)])
     return outs, ins
 
