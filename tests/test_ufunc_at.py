@@ -234,3 +234,16 @@ def test_generated_kernels_compile(dtype: str) -> None:
                 compile_cubin(scatter_at._source(name, x, loop[0]), "sl_scatter_at", "sm_90")
                 compiled += 1
     assert compiled >= 5
+
+
+@pytest.mark.parametrize(("shape", "key", "b"), [
+    ((3,), [0, 1], np.ones((1, 2))), ((3,), [0, 1], np.ones((1, 1, 2))), ((3, 2), [0, 0], np.ones(2)),
+    ((), (), 5.0), ((4,), True, 1.0), ((4,), False, 1.0), ((4,), np.True_, np.ones((1, 4))), ((4,), True, np.ones((2, 4))),
+    ((4,), [[0, 1], [1, 1]], 1.0), ((4, 3), (slice(None), [0, 0]), np.arange(8.0).reshape(4, 2)),
+    ((4, 3), ([0, 0], slice(1, None)), np.arange(4.0).reshape(2, 2)), ((4,), [], []),
+    ((4,), np.array([], dtype=np.int64), 1.0), ((4,), [0, 1], [1.0, 2.0, 3.0]), ((4,), [0, -5], 1.0),
+], ids=lambda v: repr(v)[:24])
+def test_edge_keys_and_values(shape: tuple[int, ...], key: Any, b: Any) -> None:
+    """Values with leading axes of one, a bool key (all of ``x`` once, or nothing), 0-d arrays,
+    empty keys, nested lists: NumPy's result or NumPy's error type."""
+    _same_at("add", np.arange(float(np.prod(shape))).reshape(shape), key, b)

@@ -504,17 +504,23 @@ def ufunc_at(name: str, a: Any, indices: Any, b: Any = None) -> None:
             c.device = x._node.device
             v = LazyArray(c)
     items = indices if isinstance(indices, tuple) else (indices,)
-    sel = x[indices]  # (NumPy's errors for the key)
+    one_bool = isinstance(indices, (bool, np.bool_))  # (all of x, once, with an axis in front; or nothing)
+    sel = None if one_bool else x[indices]  # (NumPy's errors for the key)
+    shape = (int(indices),) + x.shape if sel is None else sel.shape
     try:
-        fits = np.broadcast_shapes(sel.shape, v.shape) == sel.shape
+        fits = np.broadcast_shapes(shape, v.shape) == shape
     except ValueError:
         fits = False
     if not fits:
-        raise ValueError(f"{name}.at: values of shape {v.shape} do not broadcast to the indexed shape {sel.shape}")
+        raise ValueError(f"{name}.at: values of shape {v.shape} do not broadcast to the indexed shape {shape}")
 
     def applied(old: LazyArray, value: LazyArray) -> LazyArray:
         return LazyArray(build.elementwise(name, old.astype(work)._node, value._node)).astype(x.dtype)
 
+    if sel is None:
+        if indices:
+            x._rebind(applied(x, v.reshape(v.shape[1:]) if v.ndim > x.ndim else v)._node)
+        return
     if any(_is_array(k) and not _is_mask(k) for k in items):
         x._rebind(_assign_arrays(x, items, v, name))
         return
