@@ -28,7 +28,7 @@ a computed value is checked exactly):
 the current backend and prints each failing seed with its program (``--compile-only``: plans them
 for the H200, checks each plan's recipe and compiles their kernels with NVRTC, which needs no GPU;
 ``--capture``: captures each program into a CUDA graph and replays it on new inputs, GPU only;
-``--family reductions|wide|assign``: other programs, ``FAMILIES``);
+``--family reductions|wide|assign|at``: other programs, ``FAMILIES``);
 ``tests/gpu/test_random_graphs_gpu.py`` runs a fixed set of seeds on the GPU and
 ``tests/test_fuzzgraphs.py`` some on the numpy backend.
 """
@@ -458,6 +458,44 @@ def _assign_step(rng: np.random.Generator, env: list[Value]) -> Value | None:
     return _make(env, assigned, (i,), "exact", f"y = copy(v{i}); {what}")
 
 
+#: the ufuncs the "at" family applies, by the kind of the array's dtype
+_AT_UFUNCS = {"f": ["add", "subtract", "multiply", "maximum", "minimum", "fmax"],
+              "i": ["add", "subtract", "multiply", "maximum", "minimum", "bitwise_xor", "bitwise_or"],
+              "b": ["logical_or", "logical_and", "add", "maximum", "bitwise_xor"]}
+
+
+def _at_step(rng: np.random.Generator, env: list[Value]) -> Value | None:
+    """``ufunc.at`` into a copy of a value (the "at" family): at random positions along an axis
+    (repeats: each applied in order), behind a slice, at a strided slice, or where the copy exceeds
+    a constant; the values are the copy's own at the key, reversed, or the constant, both of the
+    copy's dtype (so the loop is the dtype's own)."""
+    i = int(len(env) - 1 - min(len(env) - 1, int(rng.geometric(0.45)) - 1))
+    a = env[i].np
+    if a.ndim == 0 or a.size == 0:
+        return None
+    ax = int(rng.integers(0, a.ndim))
+    n = a.shape[ax]
+    kind = "f" if _is_float(a.dtype) else "b" if a.dtype == np.bool_ else "i"
+    name = str(rng.choice(_AT_UFUNCS[kind]))
+    c = np.asarray([0, 1, -2, 3][int(rng.integers(0, 4))]).astype(a.dtype)
+    pre = (slice(None),) * ax
+    choice = str(rng.choice(["positions", "positions", "slice", "mask"]))
+    key: Any = pre + (slice(int(rng.integers(-n, n)), None, int(rng.choice([-2, 1, 3]))),)
+    if choice == "positions":
+        key = pre + (rng.integers(-n, n, size=int(rng.integers(1, 3 * n + 1))),)
+
+    def updated(m: Any, x: Any) -> Any:
+        y = m.copy(x)
+        if choice == "mask":
+            getattr(m, name).at(y, y > c, c)
+        else:
+            getattr(m, name).at(y, key, m.flip(y[key], axis=ax))
+        return y
+
+    what = f"{name}.at(y, y > {c}, {c})" if choice == "mask" else f"{name}.at(y, {key!r}, flip(y[...], {ax}))"
+    return _make(env, updated, (i,), "exact", f"y = copy(v{i}); {what}")
+
+
 def _reduction_step(rng: np.random.Generator, env: list[Value], axis: tuple[int, ...]) -> Value | None:
     """A reduction of the first leaf times 1, 2 or -1 over ``axis``: the ``reductions`` family,
     whose steps all join one group (a kernel with many accumulators)."""
@@ -475,8 +513,9 @@ def _reduction_step(rng: np.random.Generator, env: list[Value], axis: tuple[int,
 #: the same axes, as many accumulators in one kernel: seven float64 column sums once took more
 #: static shared memory than a block has) and "wide" (the steps of "mixed" from larger tables:
 #: every other ufunc and reduction stitchlab provides, and the newer NumPy functions) and
-#: "assign" (the steps of "mixed" with assignments into copies between them)
-FAMILIES = ("mixed", "reductions", "wide", "assign")
+#: "assign" (the steps of "mixed" with assignments into copies between them) and "at" (the same
+#: with ``ufunc.at`` into copies)
+FAMILIES = ("mixed", "reductions", "wide", "assign", "at")
 
 
 def build(seed: int, dtypes: list[str] | None = None, family: str = "mixed") -> Program:
@@ -493,8 +532,9 @@ def build(seed: int, dtypes: list[str] | None = None, family: str = "mixed") -> 
         nd = len(shape)
         axis = tuple(ax for ax in range(nd) if rng.random() < 0.5) or (int(rng.integers(0, nd)),)
         steps = [lambda: _reduction_step(rng, prog.values, axis)] * int(rng.integers(4, 13))
-    elif family == "assign":
-        steps = [lambda: _assign_step(rng, prog.values) if rng.random() < 0.5 else _step(rng, prog.values)] * int(
+    elif family in ("assign", "at"):
+        special = _assign_step if family == "assign" else _at_step
+        steps = [lambda: special(rng, prog.values) if rng.random() < 0.5 else _step(rng, prog.values)] * int(
             rng.integers(1, 9))
     else:
         steps = [lambda: _step(rng, prog.values, wide=family == "wide")] * int(rng.integers(1, 9))

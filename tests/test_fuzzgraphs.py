@@ -34,6 +34,15 @@ def test_assign_programs_pass_on_numpy_backend() -> None:
     assert not bad, bad
 
 
+def test_at_programs_pass_on_numpy_backend() -> None:
+    """The at family: ``ufunc.at`` into copies (repeated positions, slices, masks) between the
+    mixed family's steps, checked step by step and under ``sl.jit``."""
+    progs = {s: fuzzgraphs.build(s, family="at") for s in range(70_000, 70_060)}
+    assert sum(".at(y, " in p.describe() for p in progs.values()) > 30  # (they do call ufunc.at)
+    bad = {s: p for s in progs if (p := fuzzgraphs.check(s, family="at"))}
+    assert not bad, bad
+
+
 def test_wide_family_draws_the_other_steps() -> None:
     """The wide family's programs hold its own steps; the mixed family's never do (its tables are
     unchanged, so the fixed seeds of the GPU tests keep their programs)."""

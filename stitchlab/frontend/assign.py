@@ -504,31 +504,35 @@ def ufunc_at(name: str, a: Any, indices: Any, b: Any = None) -> None:
             c.device = x._node.device
             v = LazyArray(c)
     items = indices if isinstance(indices, tuple) else (indices,)
-    one_bool = isinstance(indices, (bool, np.bool_))  # (all of x, once, with an axis in front; or nothing)
-    sel = None if one_bool else x[indices]  # (NumPy's errors for the key)
-    shape = (int(indices),) + x.shape if sel is None else sel.shape
-    try:
-        fits = np.broadcast_shapes(shape, v.shape) == shape
-    except ValueError:
-        fits = False
-    if not fits:
-        raise ValueError(f"{name}.at: values of shape {v.shape} do not broadcast to the indexed shape {shape}")
 
     def applied(old: LazyArray, value: LazyArray) -> LazyArray:
         return LazyArray(build.elementwise(name, old.astype(work)._node, value._node)).astype(x.dtype)
 
-    if sel is None:
+    def check(shape: tuple[int, ...], value: LazyArray) -> None:
+        try:
+            fits = np.broadcast_shapes(shape, value.shape) == shape
+        except ValueError:
+            fits = False
+        if not fits:
+            raise ValueError(f"{name}.at: values of shape {v.shape} do not broadcast to the indexed shape {shape}")
+
+    if isinstance(indices, (bool, np.bool_)):  # (all of x, once, with an axis in front; or nothing)
+        check((int(indices),) + x.shape, v)
         if indices:
             x._rebind(applied(x, v.reshape(v.shape[1:]) if v.ndim > x.ndim else v)._node)
         return
-    if any(_is_array(k) and not _is_mask(k) for k in items):
-        x._rebind(_assign_arrays(x, items, v, name))
-        return
-    if len(items) == 1 and _is_array(items[0]):  # a mask: one value per row of x fuses as a where
-        m = asarray(items[0]) if on_device(items[0]) else np.asarray(items[0], dtype=bool)
+    if len(items) == 1 and _is_array(items[0]) and _is_mask(items[0]):  # a mask: one value per row of x
+        m = asarray(items[0]) if on_device(items[0]) else np.asarray(items[0], dtype=bool)  # fuses as a where,
+        build.check_mask_shape(x.shape, m.shape)                                             # the mask not evaluated
         rest = x.shape[m.ndim:]
         row = v.reshape(v.shape[1:]) if v.ndim > len(rest) and v.shape[0] == 1 else v
         if row.ndim <= len(rest):
+            check(rest, row)
             x._rebind(where(asarray(m).reshape(m.shape + (1,) * len(rest)), applied(x, row), x)._node)
             return
+    sel = x[indices]  # (NumPy's errors for the key; a device mask is evaluated, as x[mask] is)
+    check(sel.shape, v)
+    if any(_is_array(k) and not _is_mask(k) for k in items):
+        x._rebind(_assign_arrays(x, items, v, name))
+        return
     x._rebind(assign(x, indices, applied(sel, v)))
