@@ -424,15 +424,24 @@ def _wide_step(rng: np.random.Generator, env: list[Value], i: int) -> Value | No
                  f"gradient({name}, axis={ax}, edge_order={order})", reduces="input")
 
 
-def _assign_step(rng: np.random.Generator, env: list[Value]) -> Value | None:
-    """An assignment into a copy of a value (the "assign" family): a scalar at a strided slice, a
-    scalar where the copy exceeds a constant, the copy's own values reversed at random positions
-    along an axis (repeats: the last value stays), or a strided slice doubled."""
+def _copy_target(rng: np.random.Generator, env: list[Value]) -> tuple[int, np.ndarray, int] | None:
+    """A value to update in a copy (recent ones likelier) and an axis of it: (its index, its
+    NumPy result, the axis); None for a 0-d or empty value."""
     i = int(len(env) - 1 - min(len(env) - 1, int(rng.geometric(0.45)) - 1))
     a = env[i].np
     if a.ndim == 0 or a.size == 0:
         return None
-    ax = int(rng.integers(0, a.ndim))
+    return i, a, int(rng.integers(0, a.ndim))
+
+
+def _assign_step(rng: np.random.Generator, env: list[Value]) -> Value | None:
+    """An assignment into a copy of a value (the "assign" family): a scalar at a strided slice, a
+    scalar where the copy exceeds a constant, the copy's own values reversed at random positions
+    along an axis (repeats: the last value stays), or a strided slice doubled."""
+    target = _copy_target(rng, env)
+    if target is None:
+        return None
+    i, a, ax = target
     n = a.shape[ax]
     c = [0, 1, -2, 3][int(rng.integers(0, 4))]
     pre = (slice(None),) * ax
@@ -469,11 +478,10 @@ def _at_step(rng: np.random.Generator, env: list[Value]) -> Value | None:
     (repeats: each applied in order), behind a slice, at a strided slice, or where the copy exceeds
     a constant; the values are the copy's own at the key, reversed, or the constant, both of the
     copy's dtype (so the loop is the dtype's own)."""
-    i = int(len(env) - 1 - min(len(env) - 1, int(rng.geometric(0.45)) - 1))
-    a = env[i].np
-    if a.ndim == 0 or a.size == 0:
+    target = _copy_target(rng, env)
+    if target is None:
         return None
-    ax = int(rng.integers(0, a.ndim))
+    i, a, ax = target
     n = a.shape[ax]
     kind = "f" if _is_float(a.dtype) else "b" if a.dtype == np.bool_ else "i"
     name = str(rng.choice(_AT_UFUNCS[kind]))
