@@ -124,8 +124,23 @@ def test_choose_errors_are_numpys() -> None:
     _same_error(lambda: np.choose([0, 1], ch, mode="x"), lambda: sl.choose([0, 1], ch, mode="x"), ValueError)
     with pytest.raises(ValueError):
         sl.choose(np.zeros((2, 3), int), [np.zeros(2), np.zeros(3)])
-    with pytest.raises(TypeError, match=r"choose\(out=...\) is not supported"):
-        sl.choose([0], ch, out=np.zeros(2))
+    _same_error(lambda: np.choose([0, 1], ch, out=np.zeros(3)), lambda: sl.choose([0, 1], ch, out=sl.zeros(3)), TypeError)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float64", "float32"])
+def test_choose_into_out_is_numpys(dtype: str) -> None:
+    """``out=`` of the result's shape receives it cast as NumPy casts it (``unsafe``) and is
+    returned: a stitchlab ``out`` then stands for it, a NumPy one is written."""
+    a = np.array([0, 1, 0, 1, 1])
+    ch = [np.array([1.7, 2, 3, 4, 5]), np.array([5, 100.5, 7, 8, -9.25])]
+    want = np.zeros(5, dtype)
+    np.choose(a, ch, out=want)
+    x = sl.asarray(np.zeros(5, dtype))
+    assert np.choose(sl.asarray(a), [sl.asarray(c) for c in ch], out=x) is x
+    np.testing.assert_array_equal(x.get(), want)
+    host = np.zeros(5, dtype)
+    assert sl.choose(a, ch, out=host) is host
+    np.testing.assert_array_equal(host, want)
 
 
 def test_choose_in_jit_wraps_and_clips_and_refuses_to_check() -> None:

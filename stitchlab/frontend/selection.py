@@ -608,13 +608,23 @@ def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> LazyAr
     With ``mode="raise"``, entries on the device are evaluated when called and checked there (a
     flag read back; not inside ``sl.jit``, where ``"wrap"`` or ``"clip"`` work).
 
+    ``out``: an array of the result's shape (NumPy's ``TypeError`` otherwise) that receives it,
+    cast as NumPy casts it (``unsafe``), and is returned: a stitchlab array then stands for it (as
+    after :func:`stitchlab.copyto`); a NumPy or CuPy array is written.
+
     Example:
         >>> import numpy as np, stitchlab as sl
         >>> sl.choose(sl.asarray(np.array([2, 0, 1])), [[1, 2, 3], [10, 20, 30], [100, 200, 300]]).get()
         array([100,   2,  30])
     """
     if out is not None:
-        raise TypeError("choose(out=...) is not supported; use the returned array (out[...] = sl.choose(...))")
+        from .assign import copyto
+
+        result = choose(a, choices, mode=mode)
+        if tuple(np.shape(out)) != result.shape:
+            raise TypeError("choose: invalid shape for output array.")
+        copyto(out, result, casting="unsafe")
+        return out
     if mode not in ("raise", "wrap", "clip"):
         raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
     if isinstance(choices, LazyArray) or isinstance(choices, np.ndarray) or hasattr(choices, "__cuda_array_interface__"):
