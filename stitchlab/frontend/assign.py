@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..ir.dtypes import cast, is_bfloat16
+from ..ir.ops import OPS, Kind
 from . import api, build
 from .api import ravel, where  # type: ignore[attr-defined]
 from .array import LazyArray
@@ -473,8 +474,6 @@ def ufunc_at(name: str, a: Any, indices: Any, b: Any = None) -> None:
         >>> x.get()
         array([3, 0, 1, 0])
     """
-    from ..ir.ops import OPS, Kind
-
     x = _target(f"{name}.at", a)
     op = OPS.get(name)
     if op is None or op.kind is not Kind.ELEMENTWISE or op.ufunc is None or op.ufunc.__name__ != name:

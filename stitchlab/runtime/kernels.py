@@ -48,7 +48,12 @@ def _old_ptxas_breaks(node: Node) -> bool:
     if node.op not in _SELECTING:
         return False
     dtype = node.inputs[0].dtype if node.op in ARG_REDUCTIONS else node.inputs[1].dtype if node.op == "ldexp" else node.dtype
-    return dtype.kind in "biu" and dtype.itemsize <= 4
+    return _selects_small_ints(node.op, dtype)
+
+
+def _selects_small_ints(op: str, dtype: np.dtype) -> bool:
+    """Whether op ``op`` computed in ``dtype`` compares integers of 32 bits or fewer and keeps one."""
+    return op in _SELECTING and dtype.kind in "biu" and dtype.itemsize <= 4
 
 
 def ptxas_options(kernel: KernelPlan, version: str | None = None) -> tuple[str, ...]:
@@ -66,7 +71,7 @@ def ptxas_options(kernel: KernelPlan, version: str | None = None) -> tuple[str, 
 def op_ptxas_options(op: str, dtype: np.dtype) -> tuple[str, ...]:
     """:func:`ptxas_options` for a kernel of the runtime's own that computes op ``op`` in
     ``dtype`` (:func:`fetch_source`)."""
-    if nvrtc.ptxas_drops_negations(nvrtc.version()) and op in _SELECTING and dtype.kind in "biu" and dtype.itemsize <= 4:
+    if nvrtc.ptxas_drops_negations(nvrtc.version()) and _selects_small_ints(op, dtype):
         return UNOPTIMIZED
     return ()
 

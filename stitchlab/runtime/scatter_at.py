@@ -27,9 +27,9 @@ from ..ir.ops import OPS
 
 #: the sorted pass: the thread of a run's first entry (of each block before the axis, and each
 #: element of the slice after it) finds the run's end (doubling steps, then a binary search) and
-#: applies the run's values in order to a register, read once and stored once. Slices of one element: a thread per
-#: entry; longer ones: a block per entry (a run's later entries' blocks leave at once), its
-#: threads along the slice. No count of the runs is read back, so host positions can be
+#: applies the run's values in order to a register, read once and stored once. Slices of one
+#: element: a thread per entry; longer ones: a block per entry (a run's later entries' blocks
+#: leave at once), its threads along the slice. No count of the runs is read back, so host positions can be
 #: captured. ``order`` null: the values come sorted already.
 _SORTED = r"""
 extern "C" __global__ void sl_scatter_at(X* out, const V* values, const long long* pos, const long long* order,
@@ -77,11 +77,10 @@ extern "C" __global__ void sl_scatter_at(X* out, const X* values, const long lon
 }
 """
 
-#: op -> (CUDA atomic, the value it takes) for :data:`_ATOMIC`
-_ATOMICS = {"add": ("atomicAdd", "values[t]"), "subtract": ("atomicAdd", "-values[t]"),
-            "bitwise_and": ("atomicAnd", "values[t]"), "bitwise_or": ("atomicOr", "values[t]"),
-            "bitwise_xor": ("atomicXor", "values[t]"), "maximum": ("atomicMax", "values[t]"),
-            "minimum": ("atomicMin", "values[t]"), "fmax": ("atomicMax", "values[t]"), "fmin": ("atomicMin", "values[t]")}
+#: op -> the CUDA atomic of :data:`_ATOMIC` (``subtract`` adds the negated value)
+_ATOMICS = {"add": "atomicAdd", "subtract": "atomicAdd", "bitwise_and": "atomicAnd", "bitwise_or": "atomicOr",
+            "bitwise_xor": "atomicXor", "maximum": "atomicMax", "minimum": "atomicMin", "fmax": "atomicMax",
+            "fmin": "atomicMin"}
 #: dtype -> the type its atomics take (signed 64-bit +, -, and, or, xor through the unsigned ones)
 _ATOMIC_TYPES = {"int32": "int", "uint32": "unsigned int", "uint64": "unsigned long long", "int64": "long long"}
 
@@ -94,18 +93,19 @@ def _atomic(name: str, x: np.dtype, loop: np.dtype) -> bool:
 def _source(name: str, x: np.dtype, loop: np.dtype) -> str:
     """The kernel for ``out[p] = x.dtype(name(out[p], v))`` over values of the ``loop`` dtype (the
     op's inputs; its result of the dtype NumPy's loop gives, rounded to it, then cast)."""
+    if _atomic(name, x, loop):
+        fn = _ATOMICS[name]
+        signed_max_min = x.name == "int64" and fn in ("atomicMax", "atomicMin")
+        atomic_type = "unsigned long long" if x.name == "int64" and not signed_max_min else _ATOMIC_TYPES[x.name]
+        body = _ATOMIC.replace("ATOMIC", fn).replace("VALUE", "-values[t]" if name == "subtract" else "values[t]")
+        return f"typedef {ct.storage_type(x)} X;\ntypedef {atomic_type} A;\n{body}"
     result = OPS[name].ufunc.resolve_dtypes((loop, loop, None))[2]
     reg = ct.register_type(result)
     step = OPS[name].cuda_expr(ct.kind(loop)).format("a", "b")
     rounding = {"float16": "sl_round_half", "bfloat16": "sl_round_bf16"}.get(result.name, f"({reg})")
-    wide = reg == "double"  # (to float16 or bfloat16 from a double in one rounding)
-    store = {"float16": "sl_d2h" if wide else "sl_f2h", "bfloat16": "sl_d2bf" if wide else "sl_f2bf"}.get(
+    from_double = reg == "double"  # (to float16 or bfloat16 from a double in one rounding)
+    store = {"float16": "sl_d2h" if from_double else "sl_f2h", "bfloat16": "sl_d2bf" if from_double else "sl_f2bf"}.get(
         x.name, f"sl_cast<{ct.storage_type(x)}>")
-    if _atomic(name, x, loop):
-        fn, value = _ATOMICS[name]
-        wide = "unsigned long long" if x.name == "int64" and name not in ("maximum", "minimum", "fmax", "fmin") else None
-        body = _ATOMIC.replace("ATOMIC", fn).replace("VALUE", value)
-        return f"typedef {ct.storage_type(x)} X;\ntypedef {wide or _ATOMIC_TYPES[x.name]} A;\n{body}"
     body = _SORTED.replace("STORE(ROUND(STEP))", f"{store}({rounding}({step}))")
     return (f"{PREAMBLE}\ntypedef {ct.storage_type(x)} X;\ntypedef {ct.storage_type(loop)} V;\n"
             f"typedef {ct.register_type(loop)} L;\n{body}")
