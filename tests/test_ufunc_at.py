@@ -236,6 +236,20 @@ def test_generated_kernels_compile(dtype: str) -> None:
     assert compiled >= 5
 
 
+def test_sort_kernels_compile() -> None:
+    """The step's sort of (position, order) by ranks, with 32- and 64-bit keys, its placing
+    kernel and the keys of the longer lists CuPy sorts compile with NVRTC for sm_90 (run on the
+    GPU by tests/gpu/test_ufunc_at_gpu.py)."""
+    pytest.importorskip("cuda.bindings.nvrtc", reason="NVRTC (pip cuda-bindings) is not installed")
+    from stitchlab.runtime import scatter_at
+    from stitchlab.runtime.nvrtc import compile_cubin
+
+    for key in ("unsigned int", "unsigned long long"):
+        assert compile_cubin(scatter_at._keyed(scatter_at._RANK, key), "sl_rank_entries", "sm_90")[0]
+        assert compile_cubin(scatter_at._keyed(scatter_at._KEYS, key), "sl_sort_keys", "sm_90")[0]
+    assert compile_cubin(scatter_at._PLACE, "sl_place_entries", "sm_90")[0]
+
+
 @pytest.mark.parametrize(("shape", "key", "b"), [
     ((3,), [0, 1], np.ones((1, 2))), ((3,), [0, 1], np.ones((1, 1, 2))), ((3, 2), [0, 0], np.ones(2)),
     ((), (), 5.0), ((4,), True, 1.0), ((4,), False, 1.0), ((4,), np.True_, np.ones((1, 4))), ((4,), True, np.ones((2, 4))),

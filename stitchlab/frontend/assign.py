@@ -221,9 +221,9 @@ def _assign_arrays(x: LazyArray, items: tuple[Any, ...], value: Any, ufunc: str 
     if ufunc is not None and isinstance(pos, np.ndarray):  # (repeats accumulate: applied in their order)
         flat = pos.ravel()
         order = np.argsort(flat, kind="stable")  # (sorted here, so that the step sorts nothing)
-        if np.any(order != np.arange(flat.size)):
-            v, flat = LazyArray(build.take(v._node, _leaf_on(x, order)._node, at, checked=True)), flat[order]
-        new = build.scatter(merged._node, _leaf_on(x, flat)._node, v._node, at, checked=True, ufunc=ufunc, presorted=True)
+        given = _leaf_on(x, order)._node if np.any(order != np.arange(flat.size)) else None
+        new = build.scatter(merged._node, _leaf_on(x, flat[order])._node, v._node, at, checked=True, ufunc=ufunc,
+                            presorted=True, order=given)
     elif ufunc is not None:
         new = build.scatter(merged._node, ravel(pos)._node, v._node, at, checked=False,
                             merged=tuple(sizes) if len(sizes) > 1 else (), ufunc=ufunc)

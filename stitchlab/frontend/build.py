@@ -428,7 +428,7 @@ def take(x: Node, indices: Node, axis: int, checked: bool, merged: tuple[int, ..
 
 
 def scatter(x: Node, positions: Node, values: Node, axis: int, checked: bool, merged: tuple[int, ...] = (),
-            ufunc: str | None = None, presorted: bool = False) -> Node:
+            ufunc: str | None = None, presorted: bool = False, order: Node | None = None) -> Node:
     """``x`` with its slices at ``positions`` (1-d) along ``axis`` replaced by those of ``values``
     (``x``'s shape with ``len(positions)`` along ``axis``, ``x``'s dtype): NumPy's
     ``out[..., positions, ...] = values`` into a copy. ``checked``: host positions validated and
@@ -438,10 +438,13 @@ def scatter(x: Node, positions: Node, values: Node, axis: int, checked: bool, me
     NumPy's ``ufunc.at(out, (..., positions), values)`` into a copy instead, each position's
     values applied one after another in their order, each result cast to ``x``'s dtype
     (``presorted``: the positions come sorted, each one's values in their order, so the step
-    sorts nothing). A node of its own, never fused (``Kind.CONTRACT``)."""
+    sorts nothing; ``order``, with ``presorted``: the entry of ``values`` each sorted position
+    takes, read through it instead of gathered). A node of its own, never fused (``Kind.CONTRACT``)."""
     want = x.shape[:axis] + positions.shape + x.shape[axis + 1:]
     if len(positions.shape) != 1 or values.shape != want or (values.dtype != x.dtype and ufunc is None):
         raise ValueError(f"scatter node: x {x.shape} {x.dtype}, positions {positions.shape}, values {values.shape} {values.dtype}")
+    if order is not None and (not presorted or order.shape != positions.shape):
+        raise ValueError(f"scatter node: order {order.shape} without presorted positions {positions.shape}")
     device = common_device([x, positions, values], "an assignment")
     extra = {"merged": tuple(merged)} if merged else {}
     if ufunc is not None:
@@ -449,7 +452,10 @@ def scatter(x: Node, positions: Node, values: Node, axis: int, checked: bool, me
     if presorted:
         extra["presorted"] = True
     attrs = make_attrs(axis=axis, checked=checked, **extra)
-    return Node("scatter", (x, astype(positions, np.dtype(np.int64)), values), x.shape, x.dtype, attrs, device=device)
+    inputs = (x, astype(positions, np.dtype(np.int64)), values)
+    if order is not None:
+        inputs += (astype(order, np.dtype(np.int64)),)
+    return Node("scatter", inputs, x.shape, x.dtype, attrs, device=device)
 
 
 def take_along_axis(x: Node, indices: Node, axis: int, checked: bool) -> Node:

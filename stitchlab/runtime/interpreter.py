@@ -45,13 +45,13 @@ def _checked_positions(node: Node, x: Any, idx: Any, xp: ModuleType) -> Any:
     return xp.where(idx < 0, idx + n, idx)
 
 
-def _scatter(node: Node, x: Any, idx: Any, values: Any, xp: ModuleType) -> Any:
+def _scatter(node: Node, x: Any, idx: Any, values: Any, xp: ModuleType, order: Any = None) -> Any:
     """A copy of ``x`` with the slices at ``idx`` along the node's axis replaced by ``values``'.
     Positions from the device may repeat: the last value of each is kept, as NumPy's sequential
     assignment leaves it (CuPy's scatter writes one of them, unspecified which)."""
     axis = node.attr("axis")
     if node.attr("ufunc"):
-        return _scatter_at(node, x, idx, values, xp)
+        return _scatter_at(node, x, idx, values, xp, order)
     if not node.attr("checked"):
         idx = _checked_positions(node, x, idx, xp)
     if is_bfloat16(x.dtype):  # (moved as its bits)
@@ -69,18 +69,16 @@ def _scatter(node: Node, x: Any, idx: Any, values: Any, xp: ModuleType) -> Any:
     return out.view(node.dtype) if out.dtype != node.dtype else out
 
 
-def _scatter_at(node: Node, x: Any, idx: Any, values: Any, xp: ModuleType) -> Any:
+def _scatter_at(node: Node, x: Any, idx: Any, values: Any, xp: ModuleType, order: Any = None) -> Any:
     """NumPy's ``ufunc.at`` into a copy of ``x`` (the node's ``ufunc``): repeated positions
     accumulate. Positions from the device are checked after the pass is queued (it leaves those
     out of bounds out and flags them), so the host waits on the device once, at the end."""
-    given, n = idx, x.shape[node.attr("axis")]
-    if not node.attr("checked"):
-        idx = xp.where(idx < 0, idx + n, idx)
     out = xp.empty(x.shape, x.dtype)
     xp.copyto(out, x)
-    bad = scatter_at.scatter_at(xp, node.attr("ufunc"), out, idx, values, node.attr("axis"), bool(node.attr("presorted")))
+    bad = scatter_at.scatter_at(xp, node.attr("ufunc"), out, idx, values, node.attr("axis"), bool(node.attr("presorted")),
+                                order)
     if not node.attr("checked") and bool(bad):  # (host positions were checked: nothing read back)
-        _checked_positions(node, x, given, xp)  # (raises NumPy's IndexError)
+        _checked_positions(node, x, idx, xp)  # (raises NumPy's IndexError)
     return out
 
 
@@ -89,7 +87,7 @@ def _library_step(node: Node, args: list[Any], xp: ModuleType) -> Any:
     around instead of raising, so positions not checked when the node was built are checked here)."""
     op, axis, x = node.op, node.attr("axis"), args[0]
     if op == "scatter":
-        return _scatter(node, x, args[1], args[2], xp)
+        return _scatter(node, x, args[1], args[2], xp, *args[3:])
     if op in ("take", "take_along_axis"):
         idx = args[1] if node.attr("checked") else _checked_positions(node, x, args[1], xp)
         return xp.take(x, idx, axis=axis) if op == "take" else xp.take_along_axis(x, idx, axis)

@@ -125,6 +125,83 @@ def test_embedding_gradient_and_histogram_at_scale() -> None:
     np.testing.assert_array_equal(h.get(), hist)
 
 
+@pytest.mark.parametrize("k", [1, 7, 4096, 4097, 16384, 16385])
+@pytest.mark.parametrize("n", [5, 32768, 2**31 + 3])
+def test_sorted_entries_are_numpys_stable_sort(k: int, n: int) -> None:
+    """The step's sort of (position, order), by ranks in one or two kernels up to 16384 entries
+    (32-bit keys, or 64-bit ones where ``(n + 1) * k`` does not fit) and by CuPy's argsort past
+    them: negative positions wrapped once, those out of bounds after the rest, each run in order."""
+    import cupy as cp
+
+    from stitchlab.runtime import scatter_at
+
+    idx = RNG.integers(-n - 3, n + 3, size=k) if k > 7 else np.array([-n - 1, n, 0, -1, 3, n - 1, 0])[:k]
+    if k > 7:
+        idx[::3] = RNG.integers(0, min(n, 40), size=idx[::3].size)  # (repeats)
+    wrapped = np.where(idx < 0, idx + n, idx)
+    order = np.argsort(np.where((wrapped >= 0) & (wrapped < n), wrapped, n), kind="stable")
+    pos, got = scatter_at.sorted_entries(cp, cp.asarray(idx), n)
+    np.testing.assert_array_equal(cp.asnumpy(got), order)
+    np.testing.assert_array_equal(cp.asnumpy(pos), wrapped[order])
+
+
+def test_long_slices_and_host_positions_read_through_their_order() -> None:
+    """Slices longer than one block's share of the sorted pass (1500 and 2100 elements), and host
+    positions given in no order (sorted on the host; the values read through that order, not
+    gathered), for the sorted pass and the atomic one."""
+    import cupy as cp
+
+    idx = RNG.integers(-40, 40, size=900)
+    for dtype, name, shape in (("float32", "add", (40, 1500)), ("float16", "maximum", (40, 2100)),
+                               ("int32", "add", (40, 1500)), ("float64", "multiply", (40, 3, 700))):
+        dt = np.dtype(dtype)
+        a = _data(shape, dt)
+        b = _operand(name, (900,) + shape[1:], dt)
+        for key in (idx, cp.asarray(idx)):
+            want, x = a.copy(), sl.asarray(cp.asarray(a))
+            getattr(np, name).at(want, idx, b)
+            getattr(np, name).at(x, key, cp.asarray(b))
+            np.testing.assert_array_equal(x.get(), want, err_msg=f"{name}.at {dtype} {shape}")
+
+
+_HOST_IDS = np.array([5, 1, 5, 0, 5, 2, 1])  # (repeats in no order: sorted when traced, values read through that order)
+
+
+@sl.jit
+def _accumulate_at_host_positions(x: Any, w: Any) -> Any:
+    y = x.copy()
+    np.add.at(y, _HOST_IDS, w)
+    np.maximum.at(y, _HOST_IDS[::-1], w * 0.5)
+    return y
+
+
+def test_host_positions_are_captured_into_a_cuda_graph() -> None:
+    """Host positions are checked and sorted when traced: the step reads nothing back, so a
+    CUDA graph captures the jitted call and its replay gives NumPy's result for new data."""
+    import cupy as cp
+
+    x = cp.asarray(RNG.standard_normal((8, 300)).astype(np.float32))
+    w = cp.asarray(RNG.standard_normal((7, 300)).astype(np.float32))
+    stream = cp.cuda.Stream(non_blocking=True)
+    with stream:
+        _accumulate_at_host_positions(x, w)
+        stream.synchronize()
+        stream.begin_capture()
+        try:
+            out = _accumulate_at_host_positions(x, w)
+        finally:
+            graph = stream.end_capture()
+        a, b = RNG.standard_normal((8, 300)).astype(np.float32), RNG.standard_normal((7, 300)).astype(np.float32)
+        x[...], w[...] = cp.asarray(a), cp.asarray(b)
+        graph.launch(stream=stream)
+        stream.synchronize()
+        got = cp.asnumpy(cp.asarray(out))
+    want = a.copy()
+    np.add.at(want, _HOST_IDS, b)
+    np.maximum.at(want, _HOST_IDS[::-1], b * np.float32(0.5))
+    np.testing.assert_array_equal(got, want)
+
+
 def test_device_positions_are_checked_and_refused_under_capture() -> None:
     import cupy as cp
 
