@@ -93,9 +93,9 @@ extern "C" __global__ void sl_scatter_at(X* out, const X* values, const long lon
 #: argsort (about 80 us of host time a call on the H200, whatever the length): each entry's place
 #: is the count of smaller keys ``position * k + order`` (a position wrapped once if negative,
 #: one still out of bounds counted as ``n``: those come last, in order), compared from shared
-#: memory, one thread per entry. Short lists: one kernel that places each entry; longer ones
-#: split the compared keys over ``blockIdx.y``, sum the counts by atomics and place in a second
-#: kernel (:data:`_PLACE`). ``K``: 32-bit keys where ``(n + 1) * k`` fits, else 64-bit.
+#: memory, one thread per entry. Short lists: one kernel that places each entry (``rank`` null);
+#: longer ones split the compared keys over ``blockIdx.y``, sum the counts into ``rank`` by
+#: atomics and place in a second kernel (:data:`_PLACE`). ``K``: 32-bit keys where ``(n + 1) * k`` fits, else 64-bit.
 _WRAPPED = r"""
 __device__ __forceinline__ long long sl_wrapped(const long long* idx, long long n, long long e) {
   const long long p = idx[e];
@@ -125,7 +125,7 @@ extern "C" __global__ void __launch_bounds__(256) sl_rank_entries(const long lon
   }
   if (e >= k) return;
   const int r = r0 + r1 + r2 + r3;
-  if (gridDim.y > 1) { atomicAdd(rank + e, r); return; }
+  if (rank) { atomicAdd(rank + e, r); return; }  // (a part of the keys: placed by sl_place_entries)
   pos[r] = sl_wrapped(idx, n, e);
   order[r] = e;
 }
@@ -190,8 +190,6 @@ def _source(name: str, x: np.dtype, loop: np.dtype, elems: int = _ELEMS) -> str:
     body = _SORTED.replace("STORE(ROUND(STEP))", f"{store}({rounding}({step}))").replace("ELEMS", str(elems))
     return (f"{PREAMBLE}\ntypedef {ct.storage_type(x)} X;\ntypedef {ct.storage_type(loop)} V;\n"
             f"typedef {ct.register_type(loop)} L;\n{body}")
-
-
 
 
 def sorted_entries(xp: ModuleType, idx: Any, n: int) -> tuple[Any, Any]:
@@ -275,7 +273,7 @@ def scatter_at(xp: ModuleType, name: str, out: Any, idx: Any, values: Any, axis:
     pre, post = math.prod(out.shape[:axis]), math.prod(out.shape[axis + 1:])
     fn = _runtime_kernel(_source(name, out.dtype, values.dtype, 1 if post == 1 else _ELEMS), "sl_scatter_at",
                          kernels.op_ptxas_options(name, values.dtype))
-    values = xp.ascontiguousarray(values)
+    values, idx = xp.ascontiguousarray(values), xp.ascontiguousarray(idx)
     bad = xp.zeros((), np.int32)
     if _atomic(name, out.dtype, values.dtype):
         total = pre * k * post
