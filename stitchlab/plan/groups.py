@@ -130,20 +130,8 @@ class GraphView:
         return got
 
     def _real_inputs(self, n: Node) -> list[Node]:
-        out: list[Node] = []
-        stack = list(n.inputs)
-        seen: set[int] = set()
-        while stack:
-            m = stack.pop()
-            if id(m) in seen:
-                continue
-            seen.add(id(m))
-            if self.is_real(m):
-                if m not in out:
-                    out.append(m)
-            elif m.op in FREE_OPS:
-                stack.extend(m.inputs)
-        return out
+        """The real nodes among :meth:`operand_reads` of ``n`` (its producers)."""
+        return [m for m in self.operand_reads(n) if self.is_real(m)]
 
 
 @dataclass
