@@ -622,7 +622,8 @@ def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> LazyAr
 
         result = choose(a, choices, mode=mode)
         if tuple(np.shape(out)) != result.shape:
-            raise TypeError("choose: invalid shape for output array.")
+            raise TypeError(f"choose: invalid shape for output array. out has shape {tuple(np.shape(out))}, the result "
+                            f"{result.shape}: give an out of the result's shape")
         copyto(out, result, casting="unsafe")
         return out
     if mode not in ("raise", "wrap", "clip"):
