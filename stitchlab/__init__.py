@@ -87,6 +87,7 @@ from .frontend.creation import (
     zeros_like,
 )
 from .frontend.jit import jit
+from .frontend.ufunc import ufunc
 from . import _log  # noqa: F401,E402  (STITCHLAB_LOG takes effect at import)
 from .explain import Plan, explain
 from .ir.dtypes import SUPPORTED as _SUPPORTED
@@ -113,6 +114,7 @@ __all__ = sorted(
         "concat", "permute_dims", "matrix_transpose", "vecdot", "matvec", "vecmat", "nanargmax", "nanargmin",
         "asanyarray", "ascontiguousarray", "from_dlpack", "i0", "piecewise", "isreal", "iscomplex", "isrealobj",
         "iscomplexobj", "isscalar", "promote_types", "isdtype", "issubdtype", "common_type", "min_scalar_type",
+        "ufunc",
     }
     | set(_assign.__all__)
     | set(_library.__all__)

@@ -147,8 +147,10 @@ def test_sl_functions_have_at_and_arrays_built_before_keep_their_value() -> None
     np.testing.assert_array_equal(x.get(), [9.0, 5.0, 2.0, 3.0, 4.0, 7.0])
     np.testing.assert_array_equal(before.get(), a)
     np.testing.assert_array_equal(a, np.arange(6.0))  # (wrapped data is not written)
-    assert not hasattr(sl.sqrt, "at") and hasattr(sl.less, "at")
-    assert sl.divide.at.__qualname__ == "divide.at"
+    sl.power.at(x, [2, 2], 2.0)  # (every binary ufunc, power's written-out function too)
+    assert x.get()[2] == 16.0
+    with pytest.raises(TypeError, match=r"only binary ufuncs .* x\[indices\] = numpy.sqrt\(x\[indices\]\)"):
+        sl.sqrt.at(x, [0])
 
 
 def test_histogram_of_weights_with_device_bins() -> None:

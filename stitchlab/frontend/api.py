@@ -25,6 +25,7 @@ from ..ir.ops import OPS, Kind
 from . import build
 from .array import LazyArray, node_of
 from .creation import array, asarray
+from .ufunc import stored
 
 
 def _elementwise(opname: str, doc_name: str | None = None) -> Any:
@@ -40,16 +41,6 @@ def _elementwise(opname: str, doc_name: str | None = None) -> Any:
 
     fn.__name__ = fn.__qualname__ = doc_name or opname
     fn.__doc__ = f"Elementwise ``{doc_name or opname}`` with NumPy's semantics (lazy)."
-    ufunc = OPS[opname].ufunc
-    if nin == 2 and ufunc is not None and ufunc.__name__ == opname:
-        def at(a: Any, indices: Any, b: Any = None) -> None:
-            from .assign import ufunc_at  # (a imports this module)
-
-            ufunc_at(opname, a, indices, b)
-
-        at.__name__, at.__qualname__ = "at", f"{fn.__name__}.at"
-        at.__doc__ = f"NumPy's ``{opname}.at(a, indices, b)`` on a stitchlab ``a`` (stitchlab.frontend.assign.ufunc_at)."
-        fn.at = at  # type: ignore[attr-defined]
     return fn
 
 
@@ -131,7 +122,7 @@ def _power_of_ten(n: int) -> float:
     return ret
 
 
-def round(a: Any, decimals: Any = 0) -> LazyArray:  # noqa: A001
+def round(a: Any, decimals: Any = 0, out: Any = None) -> LazyArray:  # noqa: A001
     """Round to ``decimals`` decimals, halves to even (NumPy's ``round``/``around``), by NumPy's
     own arithmetic: ``rint(x * 10**d) / 10**d`` in the array's dtype (``rint(x / 10**-d) *
     10**-d`` for negative ``d``); integers come back unchanged for ``d >= 0`` and are rounded
@@ -144,8 +135,10 @@ def round(a: Any, decimals: Any = 0) -> LazyArray:  # noqa: A001
         >>> sl.round(sl.asarray(np.array([0.125, 2.5, -1.55])), 1).get()
         array([ 0.1,  2.5, -1.6])
     """
-    x = asarray(a)
-    d = operator.index(decimals)  # a float raises TypeError, as in NumPy
+    return stored(_round(asarray(a), operator.index(decimals)), out, "round")  # (a float decimals raises TypeError, as in NumPy)
+
+
+def _round(x: LazyArray, d: int) -> LazyArray:  # a float raises TypeError, as in NumPy
     if d == 0 and x.dtype.kind not in "iu":
         return rint(x)  # noqa: F821  (NumPy: bool gives float16)
     if x.dtype.kind == "b":
@@ -165,7 +158,7 @@ def round(a: Any, decimals: Any = 0) -> LazyArray:  # noqa: A001
     if is_bfloat16(x.dtype):
         # in float64, rounded once to bfloat16 (ml_dtypes' own bfloat16 loops round the scaled
         # value to bfloat16 in one version and not in another)
-        return round(x.astype(np.float64), d).astype(x.dtype)
+        return _round(x.astype(np.float64), d).astype(x.dtype)
     return divide(rint(x * f)) if d >= 0 else rint(divide(x)) * f  # noqa: F821
 
 
@@ -220,16 +213,16 @@ def stack(arrays: Any, axis: Any = 0) -> LazyArray:
     return concatenate([expand_dims(x, axis) for x in xs], build.normalize_axis(axis, xs[0].ndim + 1))
 
 
-def clip(a: Any, a_min: Any = None, a_max: Any = None) -> LazyArray:
-    """Limit values to ``[a_min, a_max]`` (NaN stays NaN, as in NumPy)."""
+def clip(a: Any, a_min: Any = None, a_max: Any = None, out: Any = None) -> LazyArray:
+    """Limit values to ``[a_min, a_max]`` (NaN stays NaN, as in NumPy); ``out`` as a ufunc's."""
     if a_min is None and a_max is None:
         raise ValueError("clip: give a_min, a_max or both")
-    out = asarray(a)
+    result = asarray(a)
     if a_min is not None:
-        out = maximum(out, a_min)  # noqa: F821  (generated above)
+        result = maximum(result, a_min)  # noqa: F821  (generated above)
     if a_max is not None:
-        out = minimum(out, a_max)  # noqa: F821
-    return out
+        result = minimum(result, a_max)  # noqa: F821
+    return stored(result, out, "clip", exact=False)
 
 
 def astype(x: Any, dtype: Any) -> LazyArray:
@@ -237,31 +230,38 @@ def astype(x: Any, dtype: Any) -> LazyArray:
 
 
 # --- reductions ---------------------------------------------------------------------------------
-def sum(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> LazyArray:  # noqa: A001
-    return asarray(a).sum(axis, dtype, keepdims)
+# NumPy's parameters, in NumPy's order: ``out=`` a stitchlab array (which then stands for the
+# value), a NumPy or a CuPy one, of the result's shape; ``initial=`` and ``where=`` as the ufunc's
+# ``reduce`` (stitchlab.frontend.ufunc)
+def sum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,  # noqa: A001
+        initial: Any = np._NoValue, where: Any = True) -> LazyArray:
+    return asarray(a).sum(axis, dtype, out, keepdims, initial, where)
 
 
-def prod(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> LazyArray:
-    return asarray(a).prod(axis, dtype, keepdims)
+def prod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+         initial: Any = np._NoValue, where: Any = True) -> LazyArray:
+    return asarray(a).prod(axis, dtype, out, keepdims, initial, where)
 
 
-def max(a: Any, axis: Any = None, keepdims: bool = False) -> LazyArray:  # noqa: A001
-    return asarray(a).max(axis, keepdims)
+def max(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = np._NoValue,  # noqa: A001
+        where: Any = True) -> LazyArray:
+    return asarray(a).max(axis, out, keepdims, initial, where)
 
 
-def min(a: Any, axis: Any = None, keepdims: bool = False) -> LazyArray:  # noqa: A001
-    return asarray(a).min(axis, keepdims)
+def min(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = np._NoValue,  # noqa: A001
+        where: Any = True) -> LazyArray:
+    return asarray(a).min(axis, out, keepdims, initial, where)
 
 
 amax, amin = max, min
 
 
-def any(a: Any, axis: Any = None, keepdims: bool = False) -> LazyArray:  # noqa: A001
-    return asarray(a).any(axis, keepdims)
+def any(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, *, where: Any = True) -> LazyArray:  # noqa: A001
+    return asarray(a).any(axis, out, keepdims, where=where)
 
 
-def all(a: Any, axis: Any = None, keepdims: bool = False) -> LazyArray:  # noqa: A001
-    return asarray(a).all(axis, keepdims)
+def all(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, *, where: Any = True) -> LazyArray:  # noqa: A001
+    return asarray(a).all(axis, out, keepdims, where=where)
 
 
 def _count(x: LazyArray, axis: Any) -> int:
@@ -287,19 +287,20 @@ def _float_work(dtype: np.dtype, requested: Any) -> tuple[np.dtype, np.dtype]:
     return dtype, dtype
 
 
-def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> LazyArray:
+def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False) -> LazyArray:
     """Arithmetic mean along ``axis`` (integers in float64, float16 and bfloat16 accumulated in
     float32)."""
     x = asarray(a)
-    work, out = _float_work(x.dtype, dtype)
+    work, result = _float_work(x.dtype, dtype)
     total = x.astype(work).sum(axis, keepdims=keepdims)
-    return (total / _divisor(x, axis, 0, work, total)).astype(out)
+    return stored((total / _divisor(x, axis, 0, work, total)).astype(result), out, "mean")
 
 
-def var(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False) -> LazyArray:
+def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
+        keepdims: bool = False) -> LazyArray:
     """Variance along ``axis`` with ``ddof`` delta degrees of freedom (two-pass, as NumPy)."""
     x = asarray(a)
-    work, out = _float_work(x.dtype, dtype)
+    work, result = _float_work(x.dtype, dtype)
     xf = x.astype(work)
     total = xf.sum(axis, keepdims=True)
     avg = total / _divisor(x, axis, 0, work, total)
@@ -313,12 +314,13 @@ def var(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bo
         centered = xf - avg
         sq = centered * centered
     sq_total = sq.sum(axis, keepdims=keepdims)
-    return (sq_total / _divisor(x, axis, ddof, work, sq_total)).astype(out)
+    return stored((sq_total / _divisor(x, axis, ddof, work, sq_total)).astype(result), out, "var")
 
 
-def std(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False) -> LazyArray:
+def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
+        keepdims: bool = False) -> LazyArray:
     """Standard deviation: ``sqrt(var(...))``."""
-    return sqrt(var(a, axis, dtype, ddof=ddof, keepdims=keepdims))  # noqa: F821
+    return stored(sqrt(var(a, axis, dtype, ddof=ddof, keepdims=keepdims)), out, "std")  # noqa: F821
 
 
 def _arg(opname: str, a: Any, axis: Any, keepdims: bool) -> LazyArray:
@@ -332,14 +334,14 @@ def _arg(opname: str, a: Any, axis: Any, keepdims: bool) -> LazyArray:
     return LazyArray(build.reduce(opname, x._node, axis, keepdims))
 
 
-def argmax(a: Any, axis: Any = None, keepdims: bool = False) -> LazyArray:
+def argmax(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> LazyArray:
     """Index of the first maximum along ``axis`` (over the flattened array if None)."""
-    return _arg("argmax", a, axis, keepdims)
+    return stored(_arg("argmax", a, axis, keepdims), out, "argmax")
 
 
-def argmin(a: Any, axis: Any = None, keepdims: bool = False) -> LazyArray:
+def argmin(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> LazyArray:
     """Index of the first minimum along ``axis`` (over the flattened array if None)."""
-    return _arg("argmin", a, axis, keepdims)
+    return stored(_arg("argmin", a, axis, keepdims), out, "argmin")
 
 
 def logsumexp(a: Any, axis: Any = None, keepdims: bool = False) -> LazyArray:
@@ -637,7 +639,7 @@ def nansum(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) 
     x = asarray(a)
     if is_float(x.dtype):
         x = where(isnan(x), 0, x)  # noqa: F821
-    return x.sum(axis, dtype, keepdims)
+    return x.sum(axis, dtype, keepdims=keepdims)
 
 
 def nanprod(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> LazyArray:
@@ -653,7 +655,7 @@ def nanprod(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False)
     x = asarray(a)
     if is_float(x.dtype):
         x = where(isnan(x), 1, x)  # noqa: F821
-    return x.prod(axis, dtype, keepdims)
+    return x.prod(axis, dtype, keepdims=keepdims)
 
 
 def _nan_extreme(opname: str, a: Any, axis: Any, keepdims: bool) -> LazyArray:
@@ -662,13 +664,13 @@ def _nan_extreme(opname: str, a: Any, axis: Any, keepdims: bool) -> LazyArray:
     if builtins.any(x.shape[i] == 0 for i in axes):  # NumPy names the ufunc it reduces with
         raise ValueError(f"zero-size array to reduction operation f{opname} which has no identity")
     if not is_float(x.dtype):
-        return x.max(axis, keepdims) if opname == "max" else x.min(axis, keepdims)
+        return x.max(axis, keepdims=keepdims) if opname == "max" else x.min(axis, keepdims=keepdims)
     nan = isnan(x)  # noqa: F821
     if opname == "max":
-        extreme = where(nan, -math.inf, x).max(axis, keepdims)
+        extreme = where(nan, -math.inf, x).max(axis, keepdims=keepdims)
     else:
-        extreme = where(nan, math.inf, x).min(axis, keepdims)
-    return where(nan.all(axis, keepdims), math.nan, extreme)
+        extreme = where(nan, math.inf, x).min(axis, keepdims=keepdims)
+    return where(nan.all(axis, keepdims=keepdims), math.nan, extreme)
 
 
 def nanmax(a: Any, axis: Any = None, keepdims: bool = False) -> LazyArray:
@@ -744,12 +746,12 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False)
     """
     x = asarray(a)
     if not is_float(x.dtype):
-        return mean(x, axis, dtype, keepdims)
+        return mean(x, axis, dtype, keepdims=keepdims)
     out = _nan_dtype(x, dtype, "nanmean")
     nan = isnan(x)  # noqa: F821
     count = (~nan).sum(axis, keepdims=keepdims)  # int64, as NumPy's intp count
     work = out if dtype is not None else _float_work(out, None)[0]  # float16, bfloat16: float32
-    total = where(nan, 0, x).sum(axis, work, keepdims)
+    total = where(nan, 0, x).sum(axis, work, keepdims=keepdims)
     return (total / count).astype(work).astype(out)  # float64 division, as NumPy's _divide_by_count
 
 
@@ -792,7 +794,7 @@ def _nan_variance(name: str, a: Any, axis: Any, dtype: Any, ddof: Any, keepdims:
     avg = (arr.sum(axis, work, keepdims=True) / count).astype(work)
     # NumPy subtracts into the input's dtype (float32 for float16 and bfloat16 without ``dtype``)
     deviation = where(nan, 0, (arr - avg).astype(work if dtype is None else x.dtype))
-    total = (deviation * deviation).sum(axis, work, keepdims)
+    total = (deviation * deviation).sum(axis, work, keepdims=keepdims)
     dof = (count - ddof).reshape(total.shape)
     result = (total / dof).astype(work)
     result = sqrt(result) if root else result  # noqa: F821
@@ -897,7 +899,7 @@ def count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> LazyArray
         >>> sl.count_nonzero(sl.asarray(np.array([[0.0, -0.0, np.nan], [1.0, 2.0, 0.0]])), axis=1).get()
         array([1, 2])
     """
-    return asarray(a).astype(np.bool_).sum(axis, np.int64, keepdims)
+    return asarray(a).astype(np.bool_).sum(axis, np.int64, keepdims=keepdims)
 
 
 def ptp(a: Any, axis: Any = None, keepdims: bool = False) -> LazyArray:
@@ -915,7 +917,7 @@ def ptp(a: Any, axis: Any = None, keepdims: bool = False) -> LazyArray:
             "ptp: boolean input is not supported (NumPy's subtract has no bool loop); "
             "use sl.any(a, axis) & ~sl.all(a, axis), or a.astype(int) first"
         )
-    return x.max(axis, keepdims) - x.min(axis, keepdims)
+    return x.max(axis, keepdims=keepdims) - x.min(axis, keepdims=keepdims)
 
 
 def fabs(x: Any) -> LazyArray:
@@ -1552,3 +1554,27 @@ def piecewise(x: Any, condlist: Any, funclist: Any, *args: Any, **kw: Any) -> La
             v = asarray(value).astype(xs.dtype)
         out = where(c, v, out)
     return out
+
+
+def _as_ufuncs() -> None:
+    """Every elementwise function above, and NumPy's other ufuncs stitchlab has (``divmod``,
+    ``matmul``...), as a :class:`~stitchlab.frontend.ufunc.ufunc` of the same name: NumPy's
+    keywords and methods (``out=``, ``where=``, ``dtype=``, ``reduce``, ``accumulate``...)."""
+    from .ufunc import ufunc
+
+    names = ELEMENTWISE + ["pow", "fabs", "matmul", "divmod", "modf", "frexp", "conjugate", "conj", "vecdot", "matvec",
+                           "vecmat"]
+    for name in dict.fromkeys(names):
+        fn = globals()[name]
+        numpy_ufunc = getattr(np, name, None)
+        if not isinstance(numpy_ufunc, np.ufunc):
+            numpy_ufunc = None
+        if numpy_ufunc is not None:
+            nin = numpy_ufunc.nin
+        else:  # (sigmoid, rsqrt, erf, erfc and their aliases)
+            nin = OPS[next((op for op, aliases in _ALIASES.items() if name in aliases), name)].nin
+        nout = numpy_ufunc.nout if numpy_ufunc is not None else 1
+        globals()[name] = ufunc(fn, name, numpy_ufunc, nin, nout)
+
+
+_as_ufuncs()

@@ -300,48 +300,61 @@ class LazyArray:
         return LazyArray(self._node)
 
     # --- reductions --------------------------------------------------------------------------------
-    def sum(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> LazyArray:
-        return LazyArray(build.reduce("sum", self._node, axis, keepdims, dtype))
+    # NumPy's parameters in NumPy's order; ``out``, ``initial`` and ``where`` as the ufunc's
+    # ``reduce`` (stitchlab.frontend.ufunc)
+    def sum(self, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+            initial: Any = np._NoValue, where: Any = True) -> LazyArray:
+        return self._reduce("sum", axis, dtype, out, keepdims, initial, where)
 
-    def prod(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> LazyArray:
-        return LazyArray(build.reduce("prod", self._node, axis, keepdims, dtype))
+    def prod(self, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+             initial: Any = np._NoValue, where: Any = True) -> LazyArray:
+        return self._reduce("prod", axis, dtype, out, keepdims, initial, where)
 
-    def max(self, axis: Any = None, keepdims: bool = False) -> LazyArray:
-        return LazyArray(build.reduce("max", self._node, axis, keepdims))
+    def max(self, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = np._NoValue,
+            where: Any = True) -> LazyArray:
+        return self._reduce("max", axis, None, out, keepdims, initial, where)
 
-    def min(self, axis: Any = None, keepdims: bool = False) -> LazyArray:
-        return LazyArray(build.reduce("min", self._node, axis, keepdims))
+    def min(self, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = np._NoValue,
+            where: Any = True) -> LazyArray:
+        return self._reduce("min", axis, None, out, keepdims, initial, where)
 
-    def any(self, axis: Any = None, keepdims: bool = False) -> LazyArray:
-        return LazyArray(build.reduce("any", self._node, axis, keepdims))
+    def any(self, axis: Any = None, out: Any = None, keepdims: bool = False, *, where: Any = True) -> LazyArray:
+        return self._reduce("any", axis, None, out, keepdims, np._NoValue, where)
 
-    def all(self, axis: Any = None, keepdims: bool = False) -> LazyArray:
-        return LazyArray(build.reduce("all", self._node, axis, keepdims))
+    def all(self, axis: Any = None, out: Any = None, keepdims: bool = False, *, where: Any = True) -> LazyArray:
+        return self._reduce("all", axis, None, out, keepdims, np._NoValue, where)
 
-    def mean(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> LazyArray:
+    def _reduce(self, opname: str, axis: Any, dtype: Any, out: Any, keepdims: bool, initial: Any, where: Any) -> Any:
+        if out is None and initial is np._NoValue and where is True:
+            return LazyArray(build.reduce(opname, self._node, axis, keepdims, dtype))
+        from .ufunc import reduction_ufunc
+
+        return reduction_ufunc(opname).reduce(self, axis, dtype, out, keepdims, initial, where)
+
+    def mean(self, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False) -> LazyArray:
         from . import api
 
-        return api.mean(self, axis, dtype, keepdims)
+        return api.mean(self, axis, dtype, out, keepdims)
 
-    def var(self, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False) -> LazyArray:
+    def var(self, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0, keepdims: bool = False) -> LazyArray:
         from . import api
 
-        return api.var(self, axis, dtype, ddof=ddof, keepdims=keepdims)
+        return api.var(self, axis, dtype, out, ddof=ddof, keepdims=keepdims)
 
-    def std(self, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False) -> LazyArray:
+    def std(self, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0, keepdims: bool = False) -> LazyArray:
         from . import api
 
-        return api.std(self, axis, dtype, ddof=ddof, keepdims=keepdims)
+        return api.std(self, axis, dtype, out, ddof=ddof, keepdims=keepdims)
 
-    def argmax(self, axis: Any = None, keepdims: bool = False) -> LazyArray:
+    def argmax(self, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> LazyArray:
         from . import api
 
-        return api.argmax(self, axis, keepdims=keepdims)
+        return api.argmax(self, axis, out, keepdims=keepdims)
 
-    def argmin(self, axis: Any = None, keepdims: bool = False) -> LazyArray:
+    def argmin(self, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> LazyArray:
         from . import api
 
-        return api.argmin(self, axis, keepdims=keepdims)
+        return api.argmin(self, axis, out, keepdims=keepdims)
 
     def round(self, decimals: int = 0) -> LazyArray:
         from . import api

@@ -20,6 +20,7 @@ from . import build
 from .api import clip, floor, isnan, matmul, mean, multiply, ravel, rint, where  # type: ignore[attr-defined]
 from .array import LazyArray
 from .creation import _leaf_on, asarray
+from .ufunc import stored
 
 __all__ = [
     "take", "take_along_axis", "cumsum", "cumprod", "nancumsum", "nancumprod", "cumulative_sum", "cumulative_prod", "isin", "sort", "argsort", "dot", "tensordot", "inner",
@@ -243,7 +244,7 @@ def _scan(opname: str, a: Any, axis: Any, dtype: Any) -> LazyArray:
     return LazyArray(build.scan(opname, asarray(a)._node, axis, dtype))
 
 
-def cumsum(a: Any, axis: Any = None, dtype: Any = None) -> LazyArray:
+def cumsum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> LazyArray:
     """Running sum along ``axis`` (``None``: of the flattened array), NumPy's ``cumsum``: bool and
     integers narrower than 64 bits give int64 (uint64 for unsigned) unless ``dtype`` says
     otherwise. A plan step of its own (``cupy.cumsum``); float16 and bfloat16 are summed in float32
@@ -256,10 +257,10 @@ def cumsum(a: Any, axis: Any = None, dtype: Any = None) -> LazyArray:
         array([[1, 2],
                [4, 6]])
     """
-    return _scan("cumsum", a, axis, dtype)
+    return stored(_scan("cumsum", a, axis, dtype), out, "cumsum")
 
 
-def cumprod(a: Any, axis: Any = None, dtype: Any = None) -> LazyArray:
+def cumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> LazyArray:
     """Running product along ``axis`` (NumPy's ``cumprod``; dtypes as :func:`cumsum`).
 
     Example:
@@ -267,7 +268,7 @@ def cumprod(a: Any, axis: Any = None, dtype: Any = None) -> LazyArray:
         >>> sl.cumprod(sl.asarray(np.array([1.0, 2.0, 3.0]))).get()
         array([1., 2., 6.])
     """
-    return _scan("cumprod", a, axis, dtype)
+    return stored(_scan("cumprod", a, axis, dtype), out, "cumprod")
 
 
 def _nan_scan(opname: str, a: Any, axis: Any, dtype: Any, fill: int) -> LazyArray:

@@ -36,7 +36,7 @@ EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
 def _max_or_zero(x: LazyArray, axis: tuple[int, ...], keepdims: bool) -> LazyArray:
     """NumPy's ``max(..., initial=0)`` of non-negative ``x``: zeros where ``axis`` is empty."""
     if all(x.shape[d] for d in axis):
-        return x.max(axis, keepdims)
+        return x.max(axis, keepdims=keepdims)
     shape = tuple(1 if d in axis else n for d, n in enumerate(x.shape) if keepdims or d not in axis)
     return full(shape, 0, x.dtype)
 
@@ -84,7 +84,7 @@ def _vector_norm(a: LazyArray, ord: Any, axes: tuple[int, ...], keepdims: bool) 
     if ord == math.inf:
         return _max_or_zero(absolute(a), axes, keepdims)
     if ord == -math.inf:
-        return absolute(a).min(axes, keepdims)
+        return absolute(a).min(axes, keepdims=keepdims)
     if ord == 0:
         return (a != 0).astype(a.dtype).sum(axes, keepdims=keepdims)
     if ord == 1:

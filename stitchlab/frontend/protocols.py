@@ -3,19 +3,22 @@
 lazy graph as ``sl.exp(x)``, ``sl.mean(x, axis=0)``..., so NumPy code fuses unchanged (NEP 13
 ``__array_ufunc__``, NEP 18 ``__array_function__``; CuPy arrays answer the same protocols).
 
+* A ufunc (``np.exp(x, out=y, where=m, dtype=d, casting=c)``, ``np.add.reduce``,
+  ``np.add.accumulate``, ``np.add.outer``) is stitchlab's ufunc of that name
+  (:mod:`stitchlab.frontend.ufunc`), NumPy's keywords included; ``np.add.at(x, ...)`` on a
+  stitchlab ``x`` is :func:`stitchlab.frontend.assign.ufunc_at` (repeated positions accumulate).
 * What stitchlab has no lazy version of (``np.unique(x)``, ``np.nancumsum``,
-  ``np.add.accumulate(x)``) runs on the evaluated values in the library that holds
-  them, CuPy on the GPU and NumPy on the CPU, and returns that library's arrays, as it would for
-  CuPy/NumPy arrays (NumPy on a host copy where CuPy lacks the function).
+  ``np.maximum.accumulate(x)``, ``np.add.reduceat``) runs on the evaluated values in the library
+  that holds them, CuPy on the GPU and NumPy on the CPU, and returns that library's arrays, as it
+  would for CuPy/NumPy arrays (NumPy on a host copy where CuPy lacks the function).
 * ``out=`` a NumPy or CuPy array: the value is computed and written into it (NumPy's ``out``
   semantics and its ``same_kind`` casting rule; ``ndarray += x`` too). ``out=`` a stitchlab array:
-  the array then stands for the value (lazy, as after ``x[...] = value``). ``np.add.at(x, ...)``
-  (unbuffered, repeated positions accumulate) raises ``TypeError``.
+  the array then stands for the value (lazy, as after ``x[...] = value``).
 * NumPy's functions that write into an argument (``np.copyto``, ``np.place``, ``np.putmask``,
   ``np.put``, ``np.put_along_axis``, ``np.fill_diagonal``) into a stitchlab array are stitchlab's
   (:mod:`stitchlab.frontend.assign`): the array then stands for the new value.
-* Arguments without a lazy meaning raise ``TypeError`` naming them (``where=``, ``initial=``, a
-  ufunc's ``dtype=``, ``order="F"``...), with the way round them.
+* Arguments of NumPy functions without a lazy meaning raise ``TypeError`` naming them (``np.sum``'s
+  ``where=`` and ``initial=``, ``order="F"``...), with the way round them.
 """
 
 from __future__ import annotations
@@ -25,10 +28,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
-
-#: ufunc -> stitchlab reduction that ``ufunc.reduce`` is (NumPy's ``reduce`` defaults to axis 0)
-_REDUCE = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min",
-           np.logical_and: "all", np.logical_or: "any"}
 
 #: NumPy functions with a lazy stitchlab version of the same name and meaning
 _FUNCTIONS = (
@@ -58,9 +57,6 @@ _FUNCTIONS = (
     # shapes that depend on the values (.selection): evaluated when called
     "nonzero", "flatnonzero", "argwhere", "extract", "compress", "unique", "bincount", "histogram", "histogram2d", "histogramdd",
 )
-
-#: keywords of generalized ufuncs that their stitchlab function takes as NumPy does
-_GUFUNC_KEYWORDS = {"vecdot": ("axis",)}
 
 #: NumPy parameters that mean nothing for an immutable lazy array, whatever their value
 _IGNORED = {"copy", "subok"}
@@ -155,25 +151,17 @@ def _outputs(out: Any) -> tuple[Any, ...] | None:
 
 
 def _store(result: Any, outs: tuple[Any, ...] | None) -> Any:
-    """``result``, or, given output arrays, its value written into them (``same_kind`` casting,
-    broadcast to their shape, as NumPy's ``out``; a stitchlab array then stands for it) and those
-    arrays returned as NumPy does."""
+    """``result``, or, given output arrays, its value written into them as a ufunc's ``out``
+    (:func:`stitchlab.frontend.ufunc.write`: broadcast to their shape, ``same_kind`` casting; a
+    stitchlab array then stands for it) and those arrays returned as NumPy does."""
     if outs is None:
         return result
+    from .ufunc import write
+
     results = result if isinstance(result, tuple) else (result,)
     for target, value in zip(outs, results, strict=True):
-        if target is None:
-            continue
-        if _is_lazy(target):
-            from .assign import copyto
-
-            copyto(target, value)
-        elif hasattr(target, "__cuda_array_interface__"):
-            import cupy
-
-            cupy.copyto(target, cupy.asarray(value), casting="same_kind")
-        else:
-            np.copyto(target, np.asarray(value), casting="same_kind")
+        if target is not None:
+            write(value, target)
     return outs if isinstance(result, tuple) else outs[0]
 
 
@@ -182,13 +170,13 @@ _IN_PLACE = {"copyto": "dst", "put": "a", "place": "arr", "putmask": "a", "fill_
              "put_along_axis": "arr"}
 
 
-def _fallback(func: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+def run_natively(func: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """``func`` on the evaluated values, run by the library that holds them: CuPy on the GPU
     (NumPy hands it the call), NumPy on the CPU; where CuPy has no such function, NumPy on a host
     copy. Returns what that library returns."""
     outs = _outputs(kwargs.get("out"))
     if outs is not None and any(True for _ in _lazies(outs)):  # run it, then write into them
-        return _store(_fallback(func, name, args, {k: v for k, v in kwargs.items() if k != "out"}), outs)
+        return _store(run_natively(func, name, args, {k: v for k, v in kwargs.items() if k != "out"}), outs)
     if name in _IN_PLACE and _is_lazy(args[0] if args else kwargs.get(_IN_PLACE[name])):
         from . import assign  # (the stitchlab array then stands for the new value)
 
@@ -202,64 +190,32 @@ def _fallback(func: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any
 
 
 def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """``LazyArray.__array_ufunc__``: a ufunc call (or ``reduce``) as the stitchlab op."""
+    """``LazyArray.__array_ufunc__``: a ufunc call, ``reduce``, ``accumulate`` or ``outer`` as
+    stitchlab's ufunc of the same name (:class:`stitchlab.frontend.ufunc.ufunc`: ``out=``,
+    ``where=``, ``dtype=``, ``casting=`` as NumPy's), ``at`` as :func:`stitchlab.frontend.assign.ufunc_at`;
+    what has no lazy version on the values (:func:`run_natively`)."""
+    from .ufunc import lazy_method
+
     name = ufunc.__name__
-    if method == "reduce" and ufunc in _REDUCE:
-        return _reduce(ufunc, inputs[0], dict(kwargs))
     if method == "at" and _is_lazy(inputs[0]):
         from .assign import ufunc_at  # (the stitchlab array then stands for the new value)
 
         if kwargs:
             raise TypeError(f"{name}.at() takes no keyword arguments")
         return ufunc_at(name, *inputs)
-    lazy = _lazy_tables()[0].get(ufunc) if method == "__call__" else None
-    if lazy is None:
-        return _fallback(getattr(ufunc, method), name if method == "__call__" else f"{name}.{method}", inputs, kwargs)
-    outs = _outputs(kwargs.pop("out", None))
-    if kwargs.pop("where", True) is not True:
-        raise _unsupported(name, "where", f"use numpy.where(mask, numpy.{name}(x), other)")
-    for key in ("dtype", "signature"):
-        if kwargs.pop(key, None) is not None:
-            raise _unsupported(name, key, f"cast the inputs instead: numpy.{name}(x.astype(dtype))")
-    if kwargs.pop("casting", "same_kind") != "same_kind":
-        raise _unsupported(name, "casting")
-    if kwargs.pop("order", "K") not in ("K", "C", "A"):
-        raise _unsupported(name, "order")
-    kwargs.pop("subok", None)
-    extra = {k: kwargs.pop(k) for k in _GUFUNC_KEYWORDS.get(name, ()) if k in kwargs}
-    if kwargs:
-        raise _unsupported(name, next(iter(kwargs)))
-    return _store(lazy(*inputs, **extra), outs)
-
-
-def _reduce(ufunc: np.ufunc, a: Any, params: dict[str, Any]) -> Any:
-    """``ufunc.reduce(a, ...)`` (NumPy passes its arguments after the array by keyword)."""
-    from . import api
-
-    name = f"{ufunc.__name__}.reduce"
-    lazy = getattr(api, _REDUCE[ufunc])
-    axis, keepdims, dtype = params.pop("axis", 0), params.pop("keepdims", False), params.pop("dtype", None)
-    outs = _outputs(params.pop("out", None))
-    if params.pop("initial", np._NoValue) is not np._NoValue:
-        raise _unsupported(name, "initial")
-    if params.pop("where", True) is not True:
-        raise _unsupported(name, "where")
-    if params:
-        raise _unsupported(name, next(iter(params)))
-    if dtype is None:
-        return _store(lazy(a, axis, keepdims=keepdims), outs)
-    if ufunc not in (np.add, np.multiply):
-        raise _unsupported(name, "dtype")
-    return _store(lazy(a, axis, dtype, keepdims), outs)
+    lazy = _lazy_tables()[0].get(ufunc)
+    if lazy is not None and lazy_method(lazy, method):
+        return getattr(lazy, method)(*inputs, **kwargs)
+    return run_natively(getattr(ufunc, method), name if method == "__call__" else f"{name}.{method}", inputs, kwargs)
 
 
 def array_function(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """``LazyArray.__array_function__``: the NumPy function as its stitchlab version, where there
-    is one; otherwise the function itself on the values (:func:`_fallback`)."""
+    is one; otherwise the function itself on the values (:func:`run_natively`)."""
     name = getattr(func, "__name__", str(func))
     lazy = _lazy_tables()[1].get(func)
     if lazy is None:
-        return _fallback(func, name, args, kwargs)
+        return run_natively(func, name, args, kwargs)
     bound = _signature(func).bind(*args, **kwargs)
     params = _signature(lazy).parameters
     renames = _RENAMES.get(name, {})

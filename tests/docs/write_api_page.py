@@ -41,6 +41,9 @@ SECTIONS = [
       "average", "rot90", "append", "ediff1d", "unstack", "diagflat", "gradient", "convolve", "correlate"]),
     ("Elementwise functions", "NumPy's names and semantics (broadcasting, NumPy 2 type promotion); `sigmoid` (`expit`), `rsqrt`, `erf` and `erfc` as in SciPy/CuPy.",
      sorted(ELEMENTWISE + ["fabs", "round", "around"])),
+    ("Ufuncs", "Every elementwise function above (and `divmod`, `modf`, `frexp`, `matmul`, `vecdot`...) is a `sl.ufunc`: "
+     "NumPy's `out=`, `where=`, `dtype=`, `signature=`, `casting=` and its methods `reduce`, `accumulate`, `outer`, "
+     "`reduceat`, `at`.", ["ufunc"]),
     ("Backends and counters", "", ["get_backend", "set_backend", "stats", "reset_stats"]),
 ]
 

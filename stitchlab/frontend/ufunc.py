@@ -1,0 +1,362 @@
+"""NumPy's ufunc interface on stitchlab's elementwise functions: every ``sl.add``, ``sl.exp``,
+``sl.divmod``, ``sl.matmul``... is a :class:`ufunc`, called as NumPy's are.
+
+* ``out=`` (positionally too, a tuple for ``divmod``/``modf``/``frexp``): a stitchlab array then
+  stands for the value, as after ``out[...] = value`` (lazy, fused with the work around it); a
+  NumPy or CuPy array is written in place. The value broadcasts to ``out``'s shape, never the other
+  way, and is cast by ``casting`` (``same_kind`` by default), as NumPy checks it.
+* ``where=``: a mask broadcast with the inputs. With ``out``, the positions where it is false keep
+  ``out``'s values; without, they are 0 (NumPy leaves them uninitialized).
+* ``dtype=`` and ``signature=``: NumPy's loop for them (``ufunc.resolve_dtypes``), the inputs
+  cast to its dtypes under ``casting`` with NumPy's errors (``sl.add(x_int8, 1, dtype=np.float64)``
+  adds in float64).
+* ``reduce``, ``accumulate``, ``outer``, ``reduceat`` and ``at``, as NumPy's methods: ``add``,
+  ``multiply``, ``maximum``, ``minimum``, ``logical_and`` and ``logical_or`` reduce lazily (with
+  ``initial=`` and ``where=``), ``add``/``multiply`` accumulate as ``cumsum``/``cumprod``, every
+  ``outer`` is a broadcast; the others run on the evaluated values in CuPy or NumPy and come back
+  as stitchlab arrays.
+* ``nin``, ``nout``, ``nargs``, ``identity``, ``signature``, ``types``, ``ntypes``: NumPy's.
+
+``np.add(x, y, out=z)`` on stitchlab arrays (NumPy's ``__array_ufunc__``) takes the same path
+(:mod:`stitchlab.frontend.protocols`).
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+#: ``ufunc.reduce`` that stitchlab reduces lazily: the op -> its reduction
+_REDUCTIONS = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min", "logical_and": "all",
+               "logical_or": "any"}
+
+#: ``ufunc.accumulate`` that stitchlab scans as a library step: the op -> its scan
+_SCANS = {"add": "cumsum", "multiply": "cumprod"}
+
+_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
+
+
+def _is_lazy(obj: Any) -> bool:
+    from .array import LazyArray
+
+    return isinstance(obj, LazyArray)
+
+
+def _lazy(obj: Any) -> Any:
+    """``obj`` as a stitchlab array (a NumPy or CuPy array, a list or a number is copied in)."""
+    from .creation import asarray
+
+    return obj if _is_lazy(obj) else asarray(obj)
+
+
+def _dtype_of(obj: Any) -> Any:
+    """What ``resolve_dtypes`` takes for an operand: its dtype, or a Python number's type (weak,
+    NEP 50; a bool is not weak)."""
+    if isinstance(obj, bool):
+        return np.dtype(bool)
+    if type(obj) in (int, float, complex):
+        return type(obj)
+    dtype = getattr(obj, "dtype", None)
+    return dtype if isinstance(dtype, np.dtype) else np.asarray(obj).dtype
+
+
+def outputs(out: Any, nout: int, name: str) -> tuple[Any, ...] | None:
+    """The output arrays ``out`` names, as a tuple of ``nout`` (entries may be None), or None
+    where there are none; NumPy's errors for the wrong count or a non-array."""
+    outs = out if isinstance(out, tuple) else (out,)
+    if len(outs) != nout:
+        raise ValueError(f"{name}: the 'out' tuple must have exactly one entry per ufunc output ({nout}, got {len(outs)})")
+    for o in outs:
+        if o is not None and not (_is_lazy(o) or isinstance(o, np.ndarray) or hasattr(o, "__cuda_array_interface__")):
+            raise TypeError(f"{name}: out= must be a stitchlab, NumPy or CuPy array, not {type(o).__name__}")
+    return None if all(o is None for o in outs) else outs
+
+
+def write(value: Any, target: Any, casting: str = "same_kind", where: Any = True, name: str = "ufunc",
+          exact: bool = False) -> Any:
+    """``value`` written into the output array ``target`` where ``where`` is true, as a ufunc's
+    ``out`` is: ``value`` broadcasts to ``target``'s shape (never the other way; with ``exact``, a
+    reduction's ``out``, the shapes are equal) and is cast by ``casting``. A stitchlab ``target``
+    then stands for the new value; returns ``target``."""
+    from .assign import copyto
+
+    shape = tuple(np.shape(value))
+    if exact and shape != tuple(target.shape):
+        raise ValueError(f"{name}: the output parameter has shape {tuple(target.shape)}, the result {shape}; give an "
+                         f"out= of shape {shape}")
+    try:
+        full = np.broadcast_shapes(tuple(target.shape), shape, tuple(np.shape(where)))
+    except ValueError:
+        full = None
+    if full != tuple(target.shape):
+        raise ValueError(f"{name}: non-broadcastable output operand with shape {tuple(target.shape)} doesn't match the "
+                         f"broadcast shape {shape}; give an out= of shape {shape} (or one it broadcasts to)")
+    copyto(target, value, casting=casting, where=where)
+    return target
+
+
+def stored(result: Any, out: Any, name: str, exact: bool = True) -> Any:
+    """``result``, or the output array ``out`` with it written in (:func:`write`; ``exact``: a
+    reduction's or scan's ``out``, of the result's shape), as NumPy's functions take ``out=``."""
+    outs = outputs(out, 1, name) if out is not None else None
+    return result if outs is None else write(result, outs[0], name=name, exact=exact)
+
+
+class ufunc:  # noqa: N801 - NumPy's and CuPy's name
+    """A stitchlab elementwise function with NumPy's ufunc interface (module docstring):
+    ``sl.add(x, y, out=z, where=m, dtype=d, casting=c)``, ``sl.add.reduce``, ``.accumulate``,
+    ``.outer``, ``.reduceat``, ``.at``; lazy, as the plain call is.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> x = sl.asarray(np.array([1, 2, 3], dtype=np.int8))
+        >>> sl.add(x, 1, dtype=np.float32).get()
+        array([2., 3., 4.], dtype=float32)
+        >>> sl.maximum.accumulate(sl.asarray([1, 3, 2])).get()
+        array([1, 3, 3])
+        >>> y = sl.zeros(3)
+        >>> sl.multiply(x, 2, out=y, where=x > 1)
+        >>> y.get()
+        array([0., 4., 6.])
+    """
+
+    def __init__(self, func: Any, name: str, numpy_ufunc: np.ufunc | None, nin: int, nout: int = 1) -> None:
+        self._func = func
+        self._np = numpy_ufunc
+        self.__name__ = self.__qualname__ = name
+        self.__doc__ = func.__doc__
+        self.__wrapped__ = func  # (inspect.signature, help())
+        self.__module__ = "stitchlab"
+        self.nin, self.nout, self.nargs = nin, nout, nin + nout
+        self.signature = numpy_ufunc.signature if numpy_ufunc is not None else None
+        self.identity = numpy_ufunc.identity if numpy_ufunc is not None else None
+
+    @property
+    def types(self) -> list[str]:
+        """NumPy's loops of this ufunc (``'ff->f'``...); stitchlab's dtypes are those of
+        :data:`stitchlab.ir.dtypes.SUPPORTED` among them, and bfloat16."""
+        return list(self._np.types) if self._np is not None else []
+
+    @property
+    def ntypes(self) -> int:
+        return len(self.types)
+
+    def __repr__(self) -> str:
+        return f"<stitchlab ufunc '{self.__name__}'>"
+
+    def __reduce__(self) -> str:  # pickled by name, as NumPy's ufuncs are
+        return self.__name__
+
+    # --- calls ------------------------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not kwargs and len(args) == self.nin:
+            return self._func(*args)
+        name = self.__name__
+        if len(args) < self.nin or len(args) > self.nargs:
+            raise TypeError(f"{name}() takes from {self.nin} to {self.nargs} positional arguments but {len(args)} "
+                            f"{'was' if len(args) == 1 else 'were'} given")
+        out = kwargs.pop("out", None)
+        if len(args) > self.nin:  # outputs given positionally, as NumPy allows
+            if out is not None:
+                raise TypeError("cannot specify 'out' as both a positional and keyword argument")
+            out = tuple(args[self.nin:]) + (None,) * (self.nargs - len(args))
+            args = args[:self.nin]
+        outs = outputs(out, self.nout, f"{name}()") if out is not None else None
+        where = kwargs.pop("where", True)
+        casting = kwargs.pop("casting", "same_kind")
+        if casting not in _CASTINGS:
+            raise ValueError(f"{name}(): casting must be one of {', '.join(map(repr, _CASTINGS))} (got {casting!r})")
+        dtype, signature = kwargs.pop("dtype", None), kwargs.pop("signature", None)
+        if dtype is not None and signature is not None:
+            raise TypeError("cannot specify both 'signature' and 'dtype'")
+        order = kwargs.pop("order", "K")
+        if order not in ("K", "C", "A", None):
+            raise TypeError(f"{name}(..., order={order!r}): stitchlab arrays are C-ordered; leave order out (or 'C')")
+        kwargs.pop("subok", None)  # (no subclasses: nothing to keep)
+        # what is left is the function's own (a gufunc's axes/axis/keepdims); its TypeError names the rest
+        loop = None
+        if dtype is not None or signature is not None or casting != "same_kind":
+            loop = self._loop(args, outs, dtype, signature, casting)
+            args = self._cast_inputs(args, loop)
+        result = self._func(*args, **kwargs)
+        results = result if self.nout > 1 else (result,)
+        if loop is not None:  # (the loop's output dtypes; stitchlab's function gives them already but for bfloat16 quirks)
+            results = tuple(r if r.dtype == d else r.astype(d) for r, d in zip(results, loop[self.nin:], strict=True))
+        if outs is None:
+            if where is not True:
+                from .api import where as select
+
+                mask = _lazy(where)
+                results = tuple(select(mask, r, r.dtype.type(0)) for r in results)
+            return results if self.nout > 1 else results[0]
+        written = tuple(
+            write(r, o, casting, where, f"{name}()") if o is not None else r for r, o in zip(results, outs, strict=True)
+        )
+        return written if self.nout > 1 else written[0]
+
+    def _loop(self, args: tuple[Any, ...], outs: tuple[Any, ...] | None, dtype: Any, signature: Any,
+              casting: str) -> tuple[np.dtype, ...]:
+        """NumPy's loop dtypes (inputs, then outputs) for these operands, ``dtype``/``signature``
+        and ``casting``, with NumPy's casting errors."""
+        from ..ir.dtypes import as_dtype
+
+        if self._np is None:  # (sigmoid, erf...: unary, one loop per float dtype)
+            if signature is not None:
+                raise TypeError(f"{self.__name__}(): signature= needs a NumPy ufunc's loops; give dtype= instead")
+            target = as_dtype(dtype) if dtype is not None else self._func(_lazy(args[0])).dtype
+            given = _dtype_of(args[0])
+            if not isinstance(given, type) and not np.can_cast(given, target, casting):
+                raise TypeError(f"Cannot cast ufunc '{self.__name__}' input 0 from {given!r} to {target!r} with "
+                                f"casting rule {casting!r}")
+            return (target,) * self.nargs
+        if dtype is not None:
+            signature = (None,) * self.nin + (as_dtype(dtype),) * self.nout
+        given = tuple(_dtype_of(a) for a in args) + (
+            tuple(o.dtype if o is not None else None for o in outs) if outs is not None else (None,) * self.nout)
+        extra = {"signature": signature} if signature is not None else {}
+        return tuple(self._np.resolve_dtypes(given, casting=casting, **extra))
+
+    def _cast_inputs(self, args: tuple[Any, ...], loop: tuple[np.dtype, ...]) -> tuple[Any, ...]:
+        """The operands in the loop's input dtypes (Python numbers stay weak unless all are)."""
+        if all(isinstance(a, (bool, int, float)) for a in args):
+            return (_lazy(np.asarray(args[0], dtype=loop[0])),) + args[1:]
+        out = []
+        for a, d in zip(args, loop, strict=False):
+            if isinstance(a, (bool, int, float)):
+                out.append(a)
+            else:
+                a = _lazy(a)
+                out.append(a if a.dtype == d else a.astype(d))
+        return tuple(out)
+
+    # --- methods ----------------------------------------------------------------------------------
+    def _binary(self, method: str) -> None:
+        if self.signature is not None:
+            raise ValueError(f"{self.__name__}.{method}: not defined on a ufunc with a signature ({self.signature})")
+        if self.nin != 2 or self.nout != 1:
+            raise ValueError(f"{self.__name__}.{method}: only supported for binary functions")
+        if self._np is None:
+            raise TypeError(f"{self.__name__}.{method}: {self.__name__} is not a NumPy ufunc")
+
+    def _library(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """NumPy's ``method`` on the evaluated values, run by CuPy or NumPy
+        (:func:`stitchlab.frontend.protocols.run_natively`); a stitchlab array back, or the
+        output arrays given."""
+        from .protocols import run_natively
+
+        result = run_natively(getattr(self._np, method), f"{self.__name__}.{method}", args, kwargs)
+        return result if kwargs.get("out") is not None else _lazy(result)
+
+    def reduce(self, array: Any, axis: Any = 0, dtype: Any = None, out: Any = None, keepdims: bool = False,
+               initial: Any = np._NoValue, where: Any = True) -> Any:
+        """NumPy's ``ufunc.reduce`` (``axis=0`` by default, ``None`` for all, a tuple for several):
+        ``add``, ``multiply``, ``maximum``, ``minimum``, ``logical_and`` and ``logical_or`` lazily
+        (a reduction the planner fuses), with ``initial`` and a ``where`` mask; the others on the
+        evaluated values (CuPy or NumPy)."""
+        self._binary("reduce")
+        name = f"{self.__name__}.reduce"
+        kind = _REDUCTIONS.get(self.__name__)
+        if kind is None:
+            kwargs = {"axis": axis, "dtype": dtype, "out": out, "keepdims": keepdims, "where": where}
+            if initial is not np._NoValue:
+                kwargs["initial"] = initial
+            return self._library("reduce", (array,), kwargs)
+        from . import api
+        from .creation import full
+
+        a = _lazy(array)
+        if dtype is not None and kind in ("max", "min"):
+            a, dtype = a.astype(dtype), None
+        if where is not True:
+            fill = self.identity if self.identity is not None else initial  # (initial is applied below too)
+            if fill is np._NoValue:
+                raise ValueError(f"reduction operation '{self.__name__}' does not have an identity, so to use a where "
+                                 "mask one has to specify 'initial'")
+            a = api.where(_lazy(where), a, np.asarray(fill).astype(a.dtype) if a.dtype.kind != "b" else bool(fill))
+        reduction = getattr(api, kind)
+        empty = 0 in [a.shape[i] for i in _axes(axis, a.ndim)]
+        if kind in ("max", "min") and empty:
+            if initial is np._NoValue:
+                raise ValueError(f"zero-size array to reduction operation {self.__name__} which has no identity; "
+                                 "give initial= (the value of an empty reduction)")
+            shape = _reduced_shape(a.shape, _axes(axis, a.ndim), keepdims)
+            result = full(shape, initial, dtype=a.dtype)
+        else:
+            result = (reduction(a, axis, dtype, keepdims=keepdims) if kind in ("sum", "prod")
+                      else reduction(a, axis, keepdims=keepdims))
+            if initial is not np._NoValue:
+                result = self._func(result, np.asarray(initial).astype(result.dtype) if result.dtype.kind != "b"
+                                    else bool(initial))
+        return stored(result, out, name)
+
+    def accumulate(self, array: Any, axis: int = 0, dtype: Any = None, out: Any = None) -> Any:
+        """NumPy's ``ufunc.accumulate`` along ``axis`` (0 by default): ``add`` and ``multiply``
+        as ``cumsum``/``cumprod`` (a library step, the work around it fused), the others on the
+        evaluated values (CuPy or NumPy)."""
+        self._binary("accumulate")
+        name = f"{self.__name__}.accumulate"
+        if axis is None or not isinstance(axis, (int, np.integer)):
+            raise TypeError(f"{name}: axis must be an integer (got {axis!r}); accumulate runs along one axis")
+        kind = _SCANS.get(self.__name__)
+        if kind is None:
+            return self._library("accumulate", (array,), {"axis": axis, "dtype": dtype, "out": out})
+        from . import library
+
+        a = _lazy(array)
+        if a.ndim == 0:
+            raise np.exceptions.AxisError(f"{name}: a 0-d array has no axis to accumulate along")
+        result = getattr(library, kind)(a, operator.index(axis), dtype)
+        return stored(result, out, name)
+
+    def outer(self, a: Any, b: Any, **kwargs: Any) -> Any:
+        """NumPy's ``ufunc.outer``: ``op(a[i, ...], b[j, ...])`` over every pair, a broadcast of
+        ``a`` against ``b`` (fused, lazy); the call's keywords (``out``, ``dtype``...) as for the
+        call itself."""
+        self._binary("outer")
+        a, b = _lazy(a), _lazy(b)
+        return self(a.reshape(a.shape + (1,) * b.ndim), b, **kwargs)
+
+    def reduceat(self, array: Any, indices: Any, axis: int = 0, dtype: Any = None, out: Any = None) -> Any:
+        """NumPy's ``ufunc.reduceat``, on the evaluated values (CuPy or NumPy)."""
+        self._binary("reduceat")
+        return self._library("reduceat", (array, indices), {"axis": axis, "dtype": dtype, "out": out})
+
+    def at(self, a: Any, indices: Any, b: Any = None) -> None:
+        """NumPy's unbuffered ``ufunc.at(a, indices, b)`` on a stitchlab ``a``: repeated
+        positions apply the op again, in order (:func:`stitchlab.frontend.assign.ufunc_at`)."""
+        from .assign import ufunc_at
+
+        ufunc_at(self._np.__name__ if self._np is not None else self.__name__, a, indices, b)
+
+
+def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
+    from .build import normalize_axes
+
+    return normalize_axes(axis, ndim)
+
+
+def _reduced_shape(shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> tuple[int, ...]:
+    return tuple(1 if i in axes else n for i, n in enumerate(shape) if keepdims or i not in axes)
+
+
+def reduction_ufunc(kind: str) -> ufunc:
+    """The ufunc whose ``reduce`` stitchlab's reduction ``kind`` is (``"sum"``: ``add``), for
+    ``LazyArray.sum(out=, initial=, where=)``."""
+    from . import api
+
+    return getattr(api, next(op for op, k in _REDUCTIONS.items() if k == kind))
+
+
+def lazy_method(lazy: ufunc, method: str) -> bool:
+    """Whether NumPy's ``method`` of a ufunc on these operands is stitchlab's lazily (NumPy's
+    ``__array_ufunc__``): the call and ``outer``; ``reduce`` of the ops with a reduction;
+    ``accumulate`` of ``add`` and ``multiply``."""
+    if method in ("__call__", "outer"):
+        return True
+    if method == "reduce":
+        return lazy.__name__ in _REDUCTIONS
+    if method == "accumulate":
+        return lazy.__name__ in _SCANS
+    return False
