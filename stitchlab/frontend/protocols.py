@@ -172,7 +172,8 @@ _IN_PLACE = {"copyto": "dst", "put": "a", "place": "arr", "putmask": "a", "fill_
 
 def run_natively(func: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """``func`` on the evaluated values, run by the library that holds them: CuPy on the GPU
-    (NumPy hands it the call), NumPy on the CPU; where CuPy has no such function, NumPy on a host
+    (NumPy hands it the call), NumPy on the CPU; where CuPy has no such function (a ``TypeError``)
+    or does not support it (``NotImplementedError``: ``cupy.maximum.accumulate``), NumPy on a host
     copy. Returns what that library returns."""
     outs = _outputs(kwargs.get("out"))
     if outs is not None and any(True for _ in _lazies(outs)):  # run it, then write into them
@@ -183,7 +184,7 @@ def run_natively(func: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, 
         return getattr(assign, name)(*args, **kwargs)
     try:
         return func(*_native(args, False), **_native(kwargs, False))
-    except TypeError:
+    except (TypeError, NotImplementedError):
         if not any(x.device.startswith("cuda") for x in _lazies((args, kwargs))):
             raise
     return func(*_native(args, True), **_native(kwargs, True))
