@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pickle
 import re
+import warnings
 from typing import Any
 
 import numpy as np
@@ -369,3 +370,77 @@ def test_clip_round_and_scans_with_out() -> None:
     wide = sl.zeros((2, 4, 5), dtype=np.float32)
     assert sl.clip(x, 0, None, out=wide) is wide  # (elementwise: the value broadcasts to out)
     _same(wide, np.clip(A, 0, None, out=np.zeros((2, 4, 5), np.float32)))
+
+
+# --- NumPy's positional order everywhere ---------------------------------------------------------------
+def _positional(f: Any) -> list[str]:
+    import inspect
+
+    return [p.name for p in inspect.signature(f).parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+#: where stitchlab's parameters differ from NumPy's by design: extra trailing ones, another first name
+_ORDER_EXCEPTIONS = {"count_nonzero", "broadcast_to", "empty_like", "einsum"}
+
+
+def test_functions_take_numpys_positional_parameters_in_numpys_order() -> None:
+    from stitchlab.frontend import protocols
+
+    differ = []
+    for name in protocols._FUNCTIONS:
+        f, g = getattr(np, name, None), getattr(sl, name, None)
+        if f is None or g is None or name in _ORDER_EXCEPTIONS:
+            continue
+        try:
+            want, got = _positional(f), _positional(g)
+        except (TypeError, ValueError):  # (no signature: a C function)
+            continue
+        if got[:len(want)] != want[:len(got)] or len(got) > len(want):
+            differ.append(f"{name}: NumPy {want}, stitchlab {got}")
+    assert not differ, differ
+
+
+NAN_A = np.where(MASK, A, np.nan).astype(np.float32)[:, :4]
+
+
+@pytest.mark.parametrize("a, shape, call", [
+    (NAN_A, 4, lambda m, x, o: m.nansum(x, 1, None, o)),
+    (NAN_A, 4, lambda m, x, o: m.nanprod(x, 1, None, o)),
+    (NAN_A, 4, lambda m, x, o: m.nanmax(x, 1, o)),
+    (NAN_A, 4, lambda m, x, o: m.nanmin(x, axis=1, out=o)),
+    (NAN_A, 4, lambda m, x, o: m.nanmean(x, 1, None, o)),
+    (NAN_A, 4, lambda m, x, o: m.nanvar(x, 1, None, o, 0)),
+    (NAN_A, 4, lambda m, x, o: m.nanstd(x, 1, None, o)),
+    (A, 4, lambda m, x, o: m.ptp(x, 1, o)),
+    (A, (4, 4), lambda m, x, o: m.take(x, [0, 2, 1, 3], 1, o)),
+    (A, (4, 4), lambda m, x, o: x.take([3, 3, 0, 1], 1, o)),
+], ids=["nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanvar", "nanstd", "ptp", "take", "take-method"])
+def test_nan_reductions_ptp_and_take_with_out(a: np.ndarray, shape: Any, call: Any) -> None:
+    o, want_o = sl.zeros(shape, dtype=np.float32), np.zeros(shape, np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # (NumPy's all-NaN warnings)
+        assert call(np, a, want_o) is want_o
+    assert call(sl, sl.asarray(a), o) is o
+    _same(o, want_o)
+
+
+def test_like_functions_astype_and_methods_in_numpys_order() -> None:
+    x = sl.asarray(A)
+    _same(sl.zeros_like(x, np.float16, "C"), np.zeros_like(A, np.float16, "C"))
+    _same(sl.full_like(A, 2, None, "K", True, (2, 3)), np.full_like(A, 2, None, "K", True, (2, 3)))
+    with pytest.raises(TypeError, match="order='F': stitchlab arrays are C-ordered"):
+        sl.ones_like(x, None, "F")
+    _same(x.astype(np.float64, "K", "safe"), A.astype(np.float64, "K", "safe"))
+    with pytest.raises(TypeError, match="Cannot cast array data from dtype\\('float32'\\) to dtype\\('int32'\\) according to the rule 'same_kind'"):
+        x.astype(np.int32, casting="same_kind")
+    s = sl.asarray(np.sort(B))
+    _same(s.searchsorted(sl.asarray(B[:3]), "right"), np.sort(B).searchsorted(B[:3], "right"))
+    p = sl.asarray(B)
+    p.partition(2)
+    want = B.copy()
+    want.partition(2)
+    assert p.get()[2] == want[2] and set(p.get()[:2]) == set(want[:2])
+    _same(sl.asarray(B).argpartition(2)[2:3], B.argpartition(2)[2:3])
+    _same(sl.asarray(np.array([0, 1, 1])).choose([[1, 2, 3], [4, 5, 6]]), np.array([0, 1, 1]).choose([[1, 2, 3], [4, 5, 6]]))
+    assert x.tobytes() == A.tobytes()
+    _same(x[0].dot(x[1], out=sl.zeros((), dtype=np.float32)), A[0].dot(A[1]))

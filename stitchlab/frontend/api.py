@@ -625,7 +625,7 @@ def _nan_dtype(x: LazyArray, dtype: Any, name: str) -> np.dtype:
     return out
 
 
-def nansum(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> LazyArray:
+def nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False) -> LazyArray:
     """Sum along ``axis`` treating NaN as zero (NumPy's ``nansum``).
 
     An all-NaN or empty slice sums to 0. Integer and bool input: the plain :func:`sum`.
@@ -639,10 +639,10 @@ def nansum(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) 
     x = asarray(a)
     if is_float(x.dtype):
         x = where(isnan(x), 0, x)  # noqa: F821
-    return x.sum(axis, dtype, keepdims=keepdims)
+    return stored(x.sum(axis, dtype, keepdims=keepdims), out, "nansum")
 
 
-def nanprod(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> LazyArray:
+def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False) -> LazyArray:
     """Product along ``axis`` treating NaN as one (NumPy's ``nanprod``).
 
     An all-NaN or empty slice gives 1. Integer and bool input: the plain :func:`prod`.
@@ -655,7 +655,7 @@ def nanprod(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False)
     x = asarray(a)
     if is_float(x.dtype):
         x = where(isnan(x), 1, x)  # noqa: F821
-    return x.prod(axis, dtype, keepdims=keepdims)
+    return stored(x.prod(axis, dtype, keepdims=keepdims), out, "nanprod")
 
 
 def _nan_extreme(opname: str, a: Any, axis: Any, keepdims: bool) -> LazyArray:
@@ -673,7 +673,7 @@ def _nan_extreme(opname: str, a: Any, axis: Any, keepdims: bool) -> LazyArray:
     return where(nan.all(axis, keepdims=keepdims), math.nan, extreme)
 
 
-def nanmax(a: Any, axis: Any = None, keepdims: bool = False) -> LazyArray:
+def nanmax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> LazyArray:
     """Maximum along ``axis`` ignoring NaN (NumPy's ``nanmax``).
 
     An all-NaN slice gives NaN, as in NumPy, but without NumPy's ``RuntimeWarning`` (the values
@@ -685,7 +685,7 @@ def nanmax(a: Any, axis: Any = None, keepdims: bool = False) -> LazyArray:
         >>> sl.nanmax(x, axis=1).get()
         array([ 3., nan])
     """
-    return _nan_extreme("max", a, axis, keepdims)
+    return stored(_nan_extreme("max", a, axis, keepdims), out, "nanmax")
 
 
 def nanargmax(a: Any, axis: Any = None, *, keepdims: bool = False) -> LazyArray:
@@ -719,7 +719,7 @@ def _nan_arg(name: str, a: Any, axis: Any, keepdims: bool) -> LazyArray:
     return where(nan.all(axis, keepdims=keepdims), -1, pos)
 
 
-def nanmin(a: Any, axis: Any = None, keepdims: bool = False) -> LazyArray:
+def nanmin(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> LazyArray:
     """Minimum along ``axis`` ignoring NaN (NumPy's ``nanmin``); all-NaN slices as :func:`nanmax`.
 
     Example:
@@ -727,10 +727,10 @@ def nanmin(a: Any, axis: Any = None, keepdims: bool = False) -> LazyArray:
         >>> sl.nanmin(sl.asarray(np.array([np.nan, 2.0, -1.0]))).get()
         array(-1.)
     """
-    return _nan_extreme("min", a, axis, keepdims)
+    return stored(_nan_extreme("min", a, axis, keepdims), out, "nanmin")
 
 
-def nanmean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> LazyArray:
+def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False) -> LazyArray:
     """Mean along ``axis`` of the elements that are not NaN (NumPy's ``nanmean``).
 
     Float input is summed in its own dtype (or ``dtype``) and divided by the count in ``float64``,
@@ -746,17 +746,17 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False)
     """
     x = asarray(a)
     if not is_float(x.dtype):
-        return mean(x, axis, dtype, keepdims=keepdims)
-    out = _nan_dtype(x, dtype, "nanmean")
+        return mean(x, axis, dtype, out, keepdims)
+    result = _nan_dtype(x, dtype, "nanmean")
     nan = isnan(x)  # noqa: F821
     count = (~nan).sum(axis, keepdims=keepdims)  # int64, as NumPy's intp count
-    work = out if dtype is not None else _float_work(out, None)[0]  # float16, bfloat16: float32
+    work = result if dtype is not None else _float_work(result, None)[0]  # float16, bfloat16: float32
     total = where(nan, 0, x).sum(axis, work, keepdims=keepdims)
-    return (total / count).astype(work).astype(out)  # float64 division, as NumPy's _divide_by_count
+    return stored((total / count).astype(work).astype(result), out, "nanmean")  # float64 division, as NumPy's _divide_by_count
 
 
 def nanvar(
-    a: Any, axis: Any = None, dtype: Any = None, ddof: Any = 0, keepdims: bool = False
+    a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0, keepdims: bool = False
 ) -> LazyArray:
     """Variance along ``axis`` of the elements that are not NaN (NumPy's ``nanvar``).
 
@@ -774,7 +774,7 @@ def nanvar(
         >>> sl.nanvar(sl.asarray(np.array([1.0, np.nan, 3.0])), ddof=1).get()
         array(2.)
     """
-    return _nan_variance("nanvar", a, axis, dtype, ddof, keepdims)
+    return stored(_nan_variance("nanvar", a, axis, dtype, ddof, keepdims), out, "nanvar")
 
 
 def _nan_variance(name: str, a: Any, axis: Any, dtype: Any, ddof: Any, keepdims: bool, root: bool = False) -> LazyArray:
@@ -802,7 +802,7 @@ def _nan_variance(name: str, a: Any, axis: Any, dtype: Any, ddof: Any, keepdims:
 
 
 def nanstd(
-    a: Any, axis: Any = None, dtype: Any = None, ddof: Any = 0, keepdims: bool = False
+    a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0, keepdims: bool = False
 ) -> LazyArray:
     """Standard deviation ignoring NaN: ``sqrt(nanvar(...))`` (NumPy's ``nanstd``).
 
@@ -811,7 +811,7 @@ def nanstd(
         >>> sl.nanstd(sl.asarray(np.array([[1.0, np.nan, 3.0]])), axis=1).get()
         array([1.])
     """
-    return _nan_variance("nanstd", a, axis, dtype, ddof, keepdims, root=True)
+    return stored(_nan_variance("nanstd", a, axis, dtype, ddof, keepdims, root=True), out, "nanstd")
 
 
 def isposinf(x: Any) -> LazyArray:
@@ -902,7 +902,7 @@ def count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> LazyArray
     return asarray(a).astype(np.bool_).sum(axis, np.int64, keepdims=keepdims)
 
 
-def ptp(a: Any, axis: Any = None, keepdims: bool = False) -> LazyArray:
+def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> LazyArray:
     """Range of values (maximum minus minimum) along ``axis``, in the input's dtype (NumPy's
     ``ptp``: integers wrap around as NumPy's do, a NaN gives NaN).
 
@@ -917,7 +917,7 @@ def ptp(a: Any, axis: Any = None, keepdims: bool = False) -> LazyArray:
             "ptp: boolean input is not supported (NumPy's subtract has no bool loop); "
             "use sl.any(a, axis) & ~sl.all(a, axis), or a.astype(int) first"
         )
-    return x.max(axis, keepdims=keepdims) - x.min(axis, keepdims=keepdims)
+    return stored(x.max(axis, keepdims=keepdims) - x.min(axis, keepdims=keepdims), out, "ptp")
 
 
 def fabs(x: Any) -> LazyArray:

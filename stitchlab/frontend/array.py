@@ -292,9 +292,17 @@ class LazyArray:
 
         return api.squeeze(self, axis)
 
-    def astype(self, dtype: Any, copy: bool = True) -> LazyArray:
-        """Cast to ``dtype`` with NumPy's ``astype`` semantics (unsafe casting allowed)."""
-        return LazyArray(build.astype(self._node, as_dtype(dtype)))
+    def astype(self, dtype: Any, order: str = "K", casting: str = "unsafe", subok: bool = True,
+               copy: bool = True) -> LazyArray:
+        """Cast to ``dtype`` with NumPy's ``astype`` semantics: ``casting`` ``"unsafe"`` by default,
+        another rule raises NumPy's ``TypeError`` where the cast breaks it (``order``: stitchlab
+        arrays are C-ordered; ``subok`` and ``copy`` mean nothing for an immutable lazy array)."""
+        target = as_dtype(dtype)
+        if order not in ("K", "C", "A", None):
+            raise TypeError(f"astype(order={order!r}): stitchlab arrays are C-ordered; leave order out (or 'C')")
+        if casting != "unsafe" and not np.can_cast(self.dtype, target, casting):
+            raise TypeError(f"Cannot cast array data from {self.dtype!r} to {target!r} according to the rule {casting!r}")
+        return LazyArray(build.astype(self._node, target))
 
     def copy(self) -> LazyArray:
         return LazyArray(self._node)
@@ -367,20 +375,20 @@ class LazyArray:
         return api.clip(self, min, max)
 
     # --- library steps and views (stitchlab.frontend.library / .manipulation) ----------------------
-    def take(self, indices: Any, axis: Any = None, mode: str = "raise") -> LazyArray:
+    def take(self, indices: Any, axis: Any = None, out: Any = None, mode: str = "raise") -> LazyArray:
         from . import library
 
-        return library.take(self, indices, axis, mode)
+        return library.take(self, indices, axis, out, mode)
 
-    def cumsum(self, axis: Any = None, dtype: Any = None) -> LazyArray:
+    def cumsum(self, axis: Any = None, dtype: Any = None, out: Any = None) -> LazyArray:
         from . import library
 
-        return library.cumsum(self, axis, dtype)
+        return library.cumsum(self, axis, dtype, out)
 
-    def cumprod(self, axis: Any = None, dtype: Any = None) -> LazyArray:
+    def cumprod(self, axis: Any = None, dtype: Any = None, out: Any = None) -> LazyArray:
         from . import library
 
-        return library.cumprod(self, axis, dtype)
+        return library.cumprod(self, axis, dtype, out)
 
     def argsort(self, axis: Any = -1, kind: Any = None, order: Any = None, *, stable: Any = None) -> LazyArray:
         from . import library
@@ -393,10 +401,36 @@ class LazyArray:
 
         self._rebind(library.sort(self, axis, kind, order, stable=stable)._node)
 
-    def dot(self, b: Any) -> LazyArray:
+    def dot(self, b: Any, out: Any = None) -> LazyArray:
+        from . import library
+        from .ufunc import stored
+
+        return stored(library.dot(self, b), out, "dot")
+
+    def searchsorted(self, v: Any, side: str = "left", sorter: Any = None) -> LazyArray:
         from . import library
 
-        return library.dot(self, b)
+        return library.searchsorted(self, v, side, sorter)
+
+    def choose(self, choices: Any, out: Any = None, mode: str = "raise") -> LazyArray:
+        from . import selection
+
+        return selection.choose(self, choices, out, mode)
+
+    def partition(self, kth: Any, axis: Any = -1, kind: str = "introselect", order: Any = None) -> None:
+        """NumPy's ``ndarray.partition``: ``x`` then stands for the partitioned value."""
+        from . import library
+
+        self._rebind(library.partition(self, kth, axis, kind, order)._node)
+
+    def argpartition(self, kth: Any, axis: Any = -1, kind: str = "introselect", order: Any = None) -> LazyArray:
+        from . import library
+
+        return library.argpartition(self, kth, axis, kind, order)
+
+    def tobytes(self, order: str = "C") -> bytes:
+        """The evaluated elements' bytes (NumPy's ``tobytes``)."""
+        return self.get().tobytes(order)
 
     def nonzero(self) -> tuple[LazyArray, ...]:
         """The indices of the non-zero elements (:func:`stitchlab.nonzero`; evaluates)."""

@@ -188,25 +188,32 @@ def empty(shape: Any, dtype: Any = float) -> LazyArray:
     return full(shape, 0, dtype)
 
 
-def _like(a: Any, dtype: Any, shape: Any) -> tuple[Any, Any]:
-    a = asarray(a)
-    return (a.shape if shape is None else shape), (a.dtype if dtype is None else dtype)
+def _like(a: Any, dtype: Any, shape: Any, order: Any = "K") -> tuple[Any, Any]:
+    """(shape, dtype) of an array like ``a`` (an array's own, without copying it in)."""
+    if order not in ("K", "C", "A", None):
+        raise TypeError(f"order={order!r}: stitchlab arrays are C-ordered; leave order out (or 'C')")
+    if not (hasattr(a, "shape") and isinstance(getattr(a, "dtype", None), np.dtype)):
+        a = asarray(a)
+    return (tuple(a.shape) if shape is None else shape), (a.dtype if dtype is None else dtype)
 
 
-def zeros_like(a: Any, dtype: Any = None, shape: Any = None) -> LazyArray:
-    return zeros(*_like(a, dtype, shape))
+# NumPy's parameters in NumPy's order (``order`` K, C or A: stitchlab arrays are C-ordered; ``subok``
+# means nothing without subclasses)
+def zeros_like(a: Any, dtype: Any = None, order: str = "K", subok: bool = True, shape: Any = None) -> LazyArray:
+    return zeros(*_like(a, dtype, shape, order))
 
 
-def ones_like(a: Any, dtype: Any = None, shape: Any = None) -> LazyArray:
-    return ones(*_like(a, dtype, shape))
+def ones_like(a: Any, dtype: Any = None, order: str = "K", subok: bool = True, shape: Any = None) -> LazyArray:
+    return ones(*_like(a, dtype, shape, order))
 
 
-def empty_like(a: Any, dtype: Any = None, shape: Any = None) -> LazyArray:
-    return empty(*_like(a, dtype, shape))
+def empty_like(a: Any, dtype: Any = None, order: str = "K", subok: bool = True, shape: Any = None) -> LazyArray:
+    return empty(*_like(a, dtype, shape, order))
 
 
-def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> LazyArray:
-    shape, dtype = _like(a, dtype, shape)
+def full_like(a: Any, fill_value: Any, dtype: Any = None, order: str = "K", subok: bool = True,
+              shape: Any = None) -> LazyArray:
+    shape, dtype = _like(a, dtype, shape, order)
     return full(shape, fill_value, dtype)
 
 

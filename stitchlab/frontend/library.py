@@ -78,7 +78,7 @@ def _take(x: LazyArray, indices: Any, axis: int, mode: str = "raise", indexing: 
     return LazyArray(build.take(x._node, i._node, axis, checked=False))
 
 
-def take(a: Any, indices: Any, axis: Any = None, mode: str = "raise") -> LazyArray:
+def take(a: Any, indices: Any, axis: Any = None, out: Any = None, mode: str = "raise") -> LazyArray:
     """The elements of ``a`` at ``indices`` along ``axis`` (``None``: of the flattened array), as
     NumPy's ``take``: the result has shape ``a.shape[:axis] + indices.shape + a.shape[axis+1:]``.
 
@@ -101,7 +101,7 @@ def take(a: Any, indices: Any, axis: Any = None, mode: str = "raise") -> LazyArr
     x = asarray(a)
     if axis is None:
         x, axis = ravel(x), 0
-    return _take(x, indices, build.normalize_axis(axis, x.ndim), mode)
+    return stored(_take(x, indices, build.normalize_axis(axis, x.ndim), mode), out, "take")
 
 
 def take_along_axis(arr: Any, indices: Any, axis: Any = -1) -> LazyArray:
