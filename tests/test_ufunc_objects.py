@@ -444,3 +444,33 @@ def test_like_functions_astype_and_methods_in_numpys_order() -> None:
     _same(sl.asarray(np.array([0, 1, 1])).choose([[1, 2, 3], [4, 5, 6]]), np.array([0, 1, 1]).choose([[1, 2, 3], [4, 5, 6]]))
     assert x.tobytes() == A.tobytes()
     _same(x[0].dot(x[1], out=sl.zeros((), dtype=np.float32)), A[0].dot(A[1]))
+
+
+@pytest.mark.parametrize("name", ["mean", "var", "std"])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32])
+def test_mean_var_std_with_where(name: str, axis: Any, dtype: Any) -> None:
+    a = (A * 10).astype(dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # (NumPy's warnings for slices with nothing selected)
+        want = getattr(np, name)(a, axis=axis, where=MASK)
+        got = getattr(sl, name)(sl.asarray(a), axis=axis, where=sl.asarray(MASK))
+        method = getattr(sl.asarray(a), name)(axis, where=MASK[0])  # (a mask that broadcasts)
+        want_method = getattr(a, name)(axis, where=MASK[0])
+    got_h, want_f = got.get(), np.asarray(want)
+    assert got_h.dtype == want_f.dtype and got_h.shape == want_f.shape
+    rtol = 2e-3 if dtype == np.float16 else 2e-6
+    np.testing.assert_allclose(got_h.astype(np.float64), want_f.astype(np.float64), rtol=rtol, equal_nan=True)
+    np.testing.assert_allclose(method.get().astype(np.float64), np.asarray(want_method).astype(np.float64), rtol=rtol,
+                               equal_nan=True)
+
+
+def test_var_with_where_and_ddof_and_a_mask_that_does_not_broadcast() -> None:
+    a = np.arange(12.0).reshape(3, 4)
+    m = np.array([True, False, True, True])
+    _same(sl.var(sl.asarray(a), 1, None, None, 1, where=m), np.var(a, 1, None, None, 1, where=m))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        _same(sl.std(sl.asarray(a), 1, None, None, 3, where=m), np.std(a, 1, None, None, 3, where=m))  # (count - ddof < 1)
+    with pytest.raises(ValueError, match=r"where= of shape \(2, 3, 4\) does not broadcast to the array's shape \(3, 4\)"):
+        sl.mean(sl.asarray(a), where=np.ones((2, 3, 4), bool))

@@ -112,6 +112,9 @@ def where(condition: Any, x: Any = _NO_VALUE, y: Any = _NO_VALUE) -> Any:
     return LazyArray(build.elementwise("where", c, node_of(x), node_of(y)))
 
 
+_select = where  # (for functions whose where= parameter hides it)
+
+
 def _power_of_ten(n: int) -> float:
     """10.0 ** n as NumPy's ``round`` computes it (exact to 1e22, then repeated products)."""
     if n < 9:
@@ -287,23 +290,53 @@ def _float_work(dtype: np.dtype, requested: Any) -> tuple[np.dtype, np.dtype]:
     return dtype, dtype
 
 
-def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False) -> LazyArray:
+def _mask(x: LazyArray, where_: Any) -> LazyArray | None:
+    """A reduction's ``where=`` as a bool array of ``x``'s shape (it broadcasts to it, as NumPy
+    requires), or None for ``True``."""
+    if where_ is True:
+        return None
+    m = asarray(where_).astype(np.bool_)
+    try:
+        shape = np.broadcast_shapes(m.shape, x.shape)
+    except ValueError:
+        shape = None
+    if shape != x.shape:
+        raise ValueError(f"where= of shape {m.shape} does not broadcast to the array's shape {x.shape}; give a mask "
+                         "that does")
+    return LazyArray(build.broadcast_to(m._node, x.shape))
+
+
+def _counted(x: LazyArray, axis: Any, ddof: Any, work: np.dtype, total: LazyArray, mask: LazyArray | None) -> LazyArray:
+    """``count - ddof`` of the elements ``total`` summed (those ``mask`` selects; never below 0, as
+    NumPy's), in ``work``, of ``total``'s shape."""
+    if mask is None:
+        return _divisor(x, axis, ddof, work, total)
+    return maximum(mask.sum(axis, keepdims=True).reshape(total.shape) - ddof, 0).astype(work)  # noqa: F821
+
+
+def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False, *,
+         where: Any = True) -> LazyArray:
     """Arithmetic mean along ``axis`` (integers in float64, float16 and bfloat16 accumulated in
-    float32)."""
+    float32) of the elements ``where`` selects (a mask broadcast to the array: NumPy's ``where=``;
+    a slice with none gives NaN)."""
     x = asarray(a)
+    mask = _mask(x, where)
     work, result = _float_work(x.dtype, dtype)
-    total = x.astype(work).sum(axis, keepdims=keepdims)
-    return stored((total / _divisor(x, axis, 0, work, total)).astype(result), out, "mean")
+    xf = x.astype(work)
+    total = (xf if mask is None else _select(mask, xf, 0)).sum(axis, keepdims=keepdims)
+    return stored((total / _counted(x, axis, 0, work, total, mask)).astype(result), out, "mean")
 
 
 def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
-        keepdims: bool = False) -> LazyArray:
-    """Variance along ``axis`` with ``ddof`` delta degrees of freedom (two-pass, as NumPy)."""
+        keepdims: bool = False, *, where: Any = True) -> LazyArray:
+    """Variance along ``axis`` with ``ddof`` delta degrees of freedom (two-pass, as NumPy), of
+    the elements ``where`` selects (as :func:`mean`)."""
     x = asarray(a)
+    mask = _mask(x, where)
     work, result = _float_work(x.dtype, dtype)
     xf = x.astype(work)
-    total = xf.sum(axis, keepdims=True)
-    avg = total / _divisor(x, axis, 0, work, total)
+    total = (xf if mask is None else _select(mask, xf, 0)).sum(axis, keepdims=True)
+    avg = total / _counted(x, axis, 0, work, total, mask)
     # NumPy subtracts the mean from the input itself: integers minus a float32 mean give float64
     # deviations (int32 and wider), squared there and summed in the requested dtype
     deviation_t = np.result_type(x.dtype, work) if x.dtype.kind in "biu" else work
@@ -313,14 +346,14 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int 
     else:
         centered = xf - avg
         sq = centered * centered
-    sq_total = sq.sum(axis, keepdims=keepdims)
-    return stored((sq_total / _divisor(x, axis, ddof, work, sq_total)).astype(result), out, "var")
+    sq_total = (sq if mask is None else _select(mask, sq, 0)).sum(axis, keepdims=keepdims)
+    return stored((sq_total / _counted(x, axis, ddof, work, sq_total, mask)).astype(result), out, "var")
 
 
 def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
-        keepdims: bool = False) -> LazyArray:
+        keepdims: bool = False, *, where: Any = True) -> LazyArray:
     """Standard deviation: ``sqrt(var(...))``."""
-    return stored(sqrt(var(a, axis, dtype, ddof=ddof, keepdims=keepdims)), out, "std")  # noqa: F821
+    return stored(sqrt(var(a, axis, dtype, ddof=ddof, keepdims=keepdims, where=where)), out, "std")  # noqa: F821
 
 
 def _arg(opname: str, a: Any, axis: Any, keepdims: bool) -> LazyArray:

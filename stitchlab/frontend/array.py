@@ -339,20 +339,23 @@ class LazyArray:
 
         return reduction_ufunc(opname).reduce(self, axis, dtype, out, keepdims, initial, where)
 
-    def mean(self, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False) -> LazyArray:
+    def mean(self, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False, *,
+             where: Any = True) -> LazyArray:
         from . import api
 
-        return api.mean(self, axis, dtype, out, keepdims)
+        return api.mean(self, axis, dtype, out, keepdims, where=where)
 
-    def var(self, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0, keepdims: bool = False) -> LazyArray:
+    def var(self, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0, keepdims: bool = False, *,
+            where: Any = True) -> LazyArray:
         from . import api
 
-        return api.var(self, axis, dtype, out, ddof=ddof, keepdims=keepdims)
+        return api.var(self, axis, dtype, out, ddof=ddof, keepdims=keepdims, where=where)
 
-    def std(self, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0, keepdims: bool = False) -> LazyArray:
+    def std(self, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0, keepdims: bool = False, *,
+            where: Any = True) -> LazyArray:
         from . import api
 
-        return api.std(self, axis, dtype, out, ddof=ddof, keepdims=keepdims)
+        return api.std(self, axis, dtype, out, ddof=ddof, keepdims=keepdims, where=where)
 
     def argmax(self, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> LazyArray:
         from . import api
