@@ -474,3 +474,24 @@ def test_var_with_where_and_ddof_and_a_mask_that_does_not_broadcast() -> None:
         _same(sl.std(sl.asarray(a), 1, None, None, 3, where=m), np.std(a, 1, None, None, 3, where=m))  # (count - ddof < 1)
     with pytest.raises(ValueError, match=r"where= of shape \(2, 3, 4\) does not broadcast to the array's shape \(3, 4\)"):
         sl.mean(sl.asarray(a), where=np.ones((2, 3, 4), bool))
+
+
+def test_array_attributes_numpy_has() -> None:
+    a = np.arange(24.0).reshape(2, 3, 4)
+    x = sl.asarray(a)
+    _same(x.mT, a.mT)
+    _same(x.real, a.real)
+    _same(x.imag, a.imag)
+    _same(x.conj(), a.conj())
+    _same(x.conjugate(), a.conjugate())
+    for shape in [(2, 3, 4), (0, 3), (1,), (2, 1, 3), ()]:
+        assert sl.zeros(shape, dtype=np.float32).strides == np.zeros(shape, np.float32).strides
+    assert x.to_device(x.device) is x
+    with pytest.raises(ValueError, match="this array lives on"):
+        x.to_device("elsewhere")
+
+
+def test_tofile(tmp_path: Any) -> None:
+    path = tmp_path / "x.bin"
+    sl.asarray(A).tofile(path)
+    np.testing.assert_array_equal(np.fromfile(path, np.float32).reshape(A.shape), A)

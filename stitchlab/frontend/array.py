@@ -118,6 +118,58 @@ class LazyArray:
         return self.transpose()
 
     @property
+    def mT(self) -> LazyArray:  # noqa: N802 - NumPy's and the array API's name
+        """The last two axes swapped (``matrix_transpose``): a lazy view."""
+        from . import api
+
+        return api.matrix_transpose(self)
+
+    @property
+    def real(self) -> LazyArray:
+        """The array itself (stitchlab arrays are real), as a view."""
+        return self[...]
+
+    @property
+    def imag(self) -> LazyArray:
+        """Zeros of the array's shape and dtype (stitchlab arrays are real)."""
+        from . import api
+
+        return api.imag(self)
+
+    def conj(self) -> LazyArray:
+        """The array itself, a new array (stitchlab arrays are real)."""
+        return self.copy()
+
+    conjugate = conj
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        """C-order strides in bytes: a stitchlab array's value is always laid out in C order
+        (all 0 for an empty array, as NumPy's)."""
+        if self.size == 0:
+            return (0,) * self.ndim
+        strides, step = [], self.itemsize
+        for n in reversed(self.shape):
+            strides.append(step)
+            step *= n
+        return tuple(reversed(strides))
+
+    def to_device(self, device: Any, /, *, stream: Any = None) -> LazyArray:
+        """The array API's ``to_device``: the same array where ``device`` is its own
+        (``x.device``), else ``ValueError`` naming the way (``sl.asarray`` of ``x.get()`` under the
+        other backend)."""
+        if stream is not None:
+            raise ValueError("to_device(stream=...): stitchlab runs on the current CuPy stream; leave stream out")
+        if str(device) != self.device:
+            raise ValueError(f"to_device({device!r}): this array lives on {self.device!r}; to move it, take x.get() and "
+                             "wrap it with sl.asarray under the other backend (sl.set_backend)")
+        return self
+
+    def tofile(self, fid: Any, sep: str = "", format: str = "%s") -> None:  # noqa: A002 - NumPy's name
+        """Write the evaluated elements to a file (NumPy's ``tofile``)."""
+        self.get().tofile(fid, sep, format)
+
+    @property
     def is_materialized(self) -> bool:
         """True once the value has been computed (or for arrays made from concrete data)."""
         return self._node.op == "input"
