@@ -63,8 +63,9 @@ from .frontend.api import (
     where,
 )
 from .frontend.array import LazyArray
-from .frontend import assign as _assign, library as _library, manipulation as _manipulation, selection as _selection
+from .frontend import assign as _assign, io as _io, library as _library, manipulation as _manipulation, selection as _selection
 from .frontend.assign import *  # noqa: F401,F403  (copyto, put, place...: assignment)
+from .frontend.io import *  # noqa: F401,F403  (load, save, savez, loadtxt...: files)
 from .frontend.library import *  # noqa: F401,F403  (take, cumsum, sort, dot...: library steps)
 from .frontend.manipulation import *  # noqa: F401,F403  (flip, tril, eye, split, tile, pad...)
 from .frontend.selection import *  # noqa: F401,F403  (nonzero, unique...: shapes from values)
@@ -117,6 +118,7 @@ __all__ = sorted(
         "ufunc",
     }
     | set(_assign.__all__)
+    | set(_io.__all__)
     | set(_library.__all__)
     | set(_manipulation.__all__)
     | set(_selection.__all__)
@@ -127,6 +129,14 @@ import numpy as _np  # noqa: E402
 
 for _name in _SUPPORTED:
     globals()[_name if _name != "bool" else "bool_"] = getattr(_np, _name if _name != "bool" else "bool_")
+# NumPy's other names of those types (sl.intp, sl.double...), its abstract classes for issubdtype
+# (sl.floating...) and dtype itself, as CuPy has them
+_ALIASES = [n for n in ("bool", "intp", "uintp", "int_", "uint", "long", "ulong", "longlong", "ulonglong", "intc", "uintc",
+                        "short", "ushort", "byte", "ubyte", "half", "single", "double")
+            if hasattr(_np, n) and _np.dtype(getattr(_np, n)).name in _SUPPORTED]
+_ALIASES += ["generic", "number", "integer", "signedinteger", "unsignedinteger", "inexact", "floating", "dtype"]
+for _name in _ALIASES:
+    globals()[_name] = getattr(_np, _name)
 del _name
 
 
@@ -137,7 +147,7 @@ _SUBPACKAGES = ("codegen", "compression", "frontend", "horovod", "ir", "linalg",
 def __dir__() -> list[str]:
     # tab completion (Jupyter, IPython): the public names, the dtypes and the subpackages, not
     # what the modules above import for themselves (numpy, typing...)
-    dtypes = [n if n != "bool" else "bool_" for n in _SUPPORTED]
+    dtypes = [n if n != "bool" else "bool_" for n in _SUPPORTED] + _ALIASES
     return sorted({*__all__, *dtypes, *_SUBPACKAGES, "bfloat16", "__version__"})
 
 

@@ -44,6 +44,9 @@ SECTIONS = [
     ("Ufuncs", "Every elementwise function above (and `divmod`, `modf`, `frexp`, `matmul`, `vecdot`...) is a `sl.ufunc`: "
      "NumPy's `out=`, `where=`, `dtype=`, `signature=`, `casting=` and its methods `reduce`, `accumulate`, `outer`, "
      "`reduceat`, `at`.", ["ufunc"]),
+    ("Files", "NumPy's formats, read and written on the host; what is read comes back as stitchlab arrays.",
+     ["load", "save", "savez", "savez_compressed", "loadtxt", "savetxt", "genfromtxt", "fromfile", "frombuffer", "fromiter",
+      "NpzFile"]),
     ("Backends and counters", "", ["get_backend", "set_backend", "stats", "reset_stats"]),
 ]
 
