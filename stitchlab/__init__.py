@@ -89,6 +89,7 @@ from .frontend.creation import (
 )
 from .frontend.jit import jit
 from .frontend.ufunc import ufunc
+from .frontend.vectorize import vectorize
 from . import _log  # noqa: F401,E402  (STITCHLAB_LOG takes effect at import)
 from .explain import Plan, explain
 from .ir.dtypes import SUPPORTED as _SUPPORTED
@@ -115,7 +116,7 @@ __all__ = sorted(
         "concat", "permute_dims", "matrix_transpose", "vecdot", "matvec", "vecmat", "nanargmax", "nanargmin",
         "asanyarray", "ascontiguousarray", "from_dlpack", "i0", "piecewise", "isreal", "iscomplex", "isrealobj",
         "iscomplexobj", "isscalar", "promote_types", "isdtype", "issubdtype", "common_type", "min_scalar_type",
-        "ufunc",
+        "ufunc", "vectorize",
     }
     | set(_assign.__all__)
     | set(_io.__all__)

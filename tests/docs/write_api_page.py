@@ -43,7 +43,8 @@ SECTIONS = [
      sorted(ELEMENTWISE + ["fabs", "round", "around"])),
     ("Ufuncs", "Every elementwise function above (and `divmod`, `modf`, `frexp`, `matmul`, `vecdot`...) is a `sl.ufunc`: "
      "NumPy's `out=`, `where=`, `dtype=`, `signature=`, `casting=` and its methods `reduce`, `accumulate`, `outer`, "
-     "`reduceat`, `at`.", ["ufunc"]),
+     "`reduceat`, `at`. `sl.vectorize` makes a Python function of elements one fused kernel where what it builds is "
+     "elementwise.", ["ufunc", "vectorize"]),
     ("Files", "NumPy's formats, read and written on the host; what is read comes back as stitchlab arrays.",
      ["load", "save", "savez", "savez_compressed", "loadtxt", "savetxt", "genfromtxt", "fromfile", "frombuffer", "fromiter",
       "NpzFile"]),
