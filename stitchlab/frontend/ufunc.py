@@ -258,10 +258,10 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
         self._binary("reduce")
         name = f"{self.__name__}.reduce"
         kind = _REDUCTIONS.get(self.__name__)
-        if kind is None:
-            kwargs = {"axis": axis, "dtype": dtype, "out": out, "keepdims": keepdims, "where": where}
-            if initial is not np._NoValue:
-                kwargs["initial"] = initial
+        if kind is None:  # (only what was given: CuPy's reduce takes fewer keywords than NumPy's)
+            given = {"dtype": dtype, "out": out, "keepdims": keepdims or None, "initial": initial, "where": where}
+            kwargs = {"axis": axis} | {k: v for k, v in given.items() if v is not None and v is not np._NoValue
+                                       and not (k == "where" and v is True)}
             return self._library("reduce", (array,), kwargs)
         from . import api
         from .creation import full
