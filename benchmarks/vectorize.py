@@ -15,7 +15,6 @@ Writes ``vectorize.json`` and prints a table.
 from __future__ import annotations
 
 import json
-import math
 import pathlib
 import sys
 from collections.abc import Callable
@@ -42,8 +41,13 @@ SHAPE = (8192, 4096)
 
 
 # --- the functions, written with a branch (cupy.vectorize, NumPy's reference) and with where ------------
+#: the branch versions' math: NumPy's for the reference, CuPy's ufuncs inside cupy.vectorize (its JIT
+#: takes neither ``abs`` nor ``math.exp``: "Invalid function call"); set before each use
+xp: Any = np
+
+
 def huber_if(r: Any) -> Any:
-    a = abs(r)
+    a = xp.absolute(r)
     if a <= 1.0:
         return 0.5 * r * r
     return a - 0.5
@@ -59,7 +63,7 @@ def softplus_if(x: Any, beta: Any) -> Any:
     z = x * beta
     if z > 20.0:
         return x
-    return math.log1p(math.exp(z)) / beta
+    return xp.log1p(xp.exp(z)) / beta
 
 
 def softplus_where(w: Any, x: Any, beta: Any) -> Any:
@@ -84,6 +88,8 @@ def _calls(where_version: Callable[..., Any], if_version: Callable[..., Any], ho
     ten = [torch.as_tensor(a, device="cuda") for a in host]
     ours = sl.vectorize(lambda *a: where_version(sl, *a))
     jitted = sl.jit(lambda *a: ours(*a))
+    global xp
+    xp = cp
     theirs = cp.vectorize(if_version)
     compiled = torch.compile(lambda *a: where_version(torch, *a))
     return {
@@ -112,6 +118,8 @@ def main(argv: list[str] | None = None) -> int:
         host = [(rng.standard_normal(SHAPE) * 4).astype(np.float32)]
         if nin == 2:
             host.append(rng.uniform(0.5, 8.0, SHAPE[1]).astype(np.float32))  # (beta per column, broadcast)
+        global xp
+        xp = np
         want = np.vectorize(if_version, otypes=[np.float64])(*[a.astype(np.float64) for a in host])
         floor_us = (sum(a.nbytes for a in host) + host[0].nbytes) / bw * 1e6
         for impl, (call, clock) in _calls(where_version, if_version, host).items():
