@@ -141,7 +141,7 @@ def round(a: Any, decimals: Any = 0, out: Any = None) -> LazyArray:  # noqa: A00
     return stored(_round(asarray(a), operator.index(decimals)), out, "round")  # (a float decimals raises TypeError, as in NumPy)
 
 
-def _round(x: LazyArray, d: int) -> LazyArray:  # a float raises TypeError, as in NumPy
+def _round(x: LazyArray, d: int) -> LazyArray:
     if d == 0 and x.dtype.kind not in "iu":
         return rint(x)  # noqa: F821  (NumPy: bool gives float16)
     if x.dtype.kind == "b":
