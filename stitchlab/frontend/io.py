@@ -15,13 +15,10 @@ import numpy as np
 
 from .array import LazyArray
 from .creation import asarray
+from .protocols import native
 
 __all__ = ["load", "save", "savez", "savez_compressed", "loadtxt", "savetxt", "genfromtxt", "fromfile", "frombuffer",
            "fromiter", "NpzFile"]
-
-
-def _host(a: Any) -> Any:
-    return a.get() if isinstance(a, LazyArray) else a
 
 
 class NpzFile(Mapping[str, LazyArray]):
@@ -70,22 +67,22 @@ def load(file: Any, mmap_mode: Any = None, allow_pickle: bool = False, **kwargs:
 
 def save(file: Any, arr: Any, allow_pickle: bool = True) -> None:
     """NumPy's ``save`` of the evaluated array (a ``.npy`` file NumPy and CuPy read)."""
-    np.save(file, _host(arr), allow_pickle=allow_pickle)
+    np.save(file, native(arr, True), allow_pickle=allow_pickle)
 
 
 def savez(file: Any, *args: Any, **kwds: Any) -> None:
     """NumPy's ``savez`` of the evaluated arrays (``arr_0``..., or the keywords' names)."""
-    np.savez(file, *[_host(a) for a in args], **{k: _host(v) for k, v in kwds.items()})
+    np.savez(file, *native(args, True), **native(kwds, True))
 
 
 def savez_compressed(file: Any, *args: Any, **kwds: Any) -> None:
     """NumPy's ``savez_compressed`` of the evaluated arrays."""
-    np.savez_compressed(file, *[_host(a) for a in args], **{k: _host(v) for k, v in kwds.items()})
+    np.savez_compressed(file, *native(args, True), **native(kwds, True))
 
 
 def savetxt(fname: Any, X: Any, *args: Any, **kwargs: Any) -> None:  # noqa: N803 - NumPy's name
     """NumPy's ``savetxt`` of the evaluated array."""
-    np.savetxt(fname, _host(X), *args, **kwargs)
+    np.savetxt(fname, native(X, True), *args, **kwargs)
 
 
 def loadtxt(*args: Any, **kwargs: Any) -> LazyArray:

@@ -29,6 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from .ufunc import outputs
+
 #: NumPy functions with a lazy stitchlab version of the same name and meaning
 _FUNCTIONS = (
     "sum", "prod", "max", "min", "amax", "amin", "any", "all", "mean", "var", "std", "argmax",
@@ -115,7 +117,7 @@ def _lazies(obj: Any) -> Iterator[Any]:
         yield obj
 
 
-def _native(obj: Any, host: bool) -> Any:
+def native(obj: Any, host: bool) -> Any:
     """``obj`` with every stitchlab array in it (lists, tuples, dicts too) evaluated: the array of
     the library that holds it (a CuPy array on the GPU, a read-only NumPy array on the CPU), or
     with ``host`` a NumPy array."""
@@ -128,9 +130,9 @@ def _native(obj: Any, host: bool) -> Any:
             value.flags.writeable = False
         return value
     if isinstance(obj, (list, tuple)):
-        return type(obj)(_native(o, host) for o in obj)
+        return type(obj)(native(o, host) for o in obj)
     if isinstance(obj, dict):
-        return {k: _native(v, host) for k, v in obj.items()}
+        return {k: native(v, host) for k, v in obj.items()}
     return obj
 
 
@@ -140,14 +142,6 @@ def _unsupported(name: str, param: str, hint: str = "") -> TypeError:
         + (f"; {hint}" if hint else "")
         + f" (or materialize first: numpy.{name}(x.get(), ...))"
     )
-
-
-def _outputs(out: Any) -> tuple[Any, ...] | None:
-    """The caller's output arrays (NumPy passes a ufunc's ``out`` as a tuple), or None."""
-    outs = out if isinstance(out, tuple) else (out,)
-    if all(o is None for o in outs):
-        return None
-    return outs
 
 
 def _store(result: Any, outs: tuple[Any, ...] | None) -> Any:
@@ -175,7 +169,7 @@ def run_natively(func: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, 
     (NumPy hands it the call), NumPy on the CPU; where CuPy has no such function (a ``TypeError``)
     or does not support it (``NotImplementedError``: ``cupy.maximum.accumulate``), NumPy on a host
     copy. Returns what that library returns."""
-    outs = _outputs(kwargs.get("out"))
+    outs = outputs(kwargs.get("out"), None, name)
     if outs is not None and any(True for _ in _lazies(outs)):  # run it, then write into them
         return _store(run_natively(func, name, args, {k: v for k, v in kwargs.items() if k != "out"}), outs)
     if name in _IN_PLACE and _is_lazy(args[0] if args else kwargs.get(_IN_PLACE[name])):
@@ -183,11 +177,11 @@ def run_natively(func: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, 
 
         return getattr(assign, name)(*args, **kwargs)
     try:
-        return func(*_native(args, False), **_native(kwargs, False))
+        return func(*native(args, False), **native(kwargs, False))
     except (TypeError, NotImplementedError):
         if not any(x.device.startswith("cuda") for x in _lazies((args, kwargs))):
             raise
-    return func(*_native(args, True), **_native(kwargs, True))
+    return func(*native(args, True), **native(kwargs, True))
 
 
 def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -241,7 +235,7 @@ def array_function(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
         elif i == 0:  # broadcast_to(array, ...), empty_like(prototype, ...): the array itself
             keywords[next(iter(params))] = value
         elif param == "out":
-            outs = _outputs(value)
+            outs = outputs(value, None, name)
         elif not (param in _IGNORED or value is p.default or _same(value, p.default) or (param == "where" and value is True)):
             raise _unsupported(name, param)
     return _store(lazy(*positional, **keywords), outs)

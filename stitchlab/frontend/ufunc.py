@@ -28,6 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from .array import LazyArray
+
 #: ``ufunc.reduce`` that stitchlab reduces lazily: the op -> its reduction
 _REDUCTIONS = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min", "logical_and": "all",
                "logical_or": "any"}
@@ -38,17 +40,11 @@ _SCANS = {"add": "cumsum", "multiply": "cumprod"}
 _CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
 
 
-def _is_lazy(obj: Any) -> bool:
-    from .array import LazyArray
-
-    return isinstance(obj, LazyArray)
-
-
 def _lazy(obj: Any) -> Any:
     """``obj`` as a stitchlab array (a NumPy or CuPy array, a list or a number is copied in)."""
     from .creation import asarray
 
-    return obj if _is_lazy(obj) else asarray(obj)
+    return obj if isinstance(obj, LazyArray) else asarray(obj)
 
 
 def _dtype_of(obj: Any) -> Any:
@@ -62,14 +58,15 @@ def _dtype_of(obj: Any) -> Any:
     return dtype if isinstance(dtype, np.dtype) else np.asarray(obj).dtype
 
 
-def outputs(out: Any, nout: int, name: str) -> tuple[Any, ...] | None:
-    """The output arrays ``out`` names, as a tuple of ``nout`` (entries may be None), or None
-    where there are none; NumPy's errors for the wrong count or a non-array."""
+def outputs(out: Any, nout: int | None, name: str) -> tuple[Any, ...] | None:
+    """The output arrays ``out`` names, as a tuple of ``nout`` (entries may be None; ``None``:
+    any count, as a NumPy function's ``out`` comes), or None where there are none; NumPy's errors
+    for the wrong count or a non-array."""
     outs = out if isinstance(out, tuple) else (out,)
-    if len(outs) != nout:
+    if nout is not None and len(outs) != nout:
         raise ValueError(f"{name}: the 'out' tuple must have exactly one entry per ufunc output ({nout}, got {len(outs)})")
     for o in outs:
-        if o is not None and not (_is_lazy(o) or isinstance(o, np.ndarray) or hasattr(o, "__cuda_array_interface__")):
+        if o is not None and not (isinstance(o, LazyArray) or isinstance(o, np.ndarray) or hasattr(o, "__cuda_array_interface__")):
             raise TypeError(f"{name}: out= must be a stitchlab, NumPy or CuPy array, not {type(o).__name__}")
     return None if all(o is None for o in outs) else outs
 

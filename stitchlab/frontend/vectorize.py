@@ -85,11 +85,9 @@ class vectorize:  # noqa: N801 - NumPy's name
         return tuple(outs) if isinstance(result, tuple) else outs[0]
 
     def _on_host(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        def host(a: Any) -> Any:
-            return a.get() if isinstance(a, LazyArray) else a
+        from .protocols import native
 
-        result = np.vectorize(self.pyfunc, **self._options)(*[host(a) for a in args],
-                                                             **{k: host(v) for k, v in kwargs.items()})
+        result = np.vectorize(self.pyfunc, **self._options)(*native(args, True), **native(kwargs, True))
         return tuple(asarray(r) for r in result) if isinstance(result, tuple) else asarray(result)
 
 
