@@ -87,6 +87,7 @@ from .frontend.creation import (
     zeros,
     zeros_like,
 )
+from .frontend.build import fast_math
 from .frontend.jit import jit
 from .frontend.ufunc import ufunc
 from .frontend.vectorize import vectorize
@@ -116,7 +117,7 @@ __all__ = sorted(
         "concat", "permute_dims", "matrix_transpose", "vecdot", "matvec", "vecmat", "nanargmax", "nanargmin",
         "asanyarray", "ascontiguousarray", "from_dlpack", "i0", "piecewise", "isreal", "iscomplex", "isrealobj",
         "iscomplexobj", "isscalar", "promote_types", "isdtype", "issubdtype", "common_type", "min_scalar_type",
-        "ufunc", "vectorize",
+        "ufunc", "vectorize", "fast_math",
     }
     | set(_assign.__all__)
     | set(_io.__all__)

@@ -761,6 +761,8 @@ class Writer:
                 return self.assign(reg, f"({reg})({args[0]} >> {shift})" if op == "floor_divide" else f"({reg})({args[0]} & {mask})")
             ref = node.inputs[1] if op == "where" else node.inputs[0]
             fast = OPS[op].cuda_f16 if node.dtype == np.float16 or id(node) in self.ftz_exps else OPS[op].cuda_bf16 if bits is not None else None
+            if fast is None and node.attrs and node.attr("fast_math"):  # built under sl.fast_math
+                fast = OPS[op].cuda_fast  # (a 16-bit result's own approximation is as fast or faster)
             try:
                 template = fast or OPS[op].cuda_expr(ct.kind(ref.dtype))
             except NotImplementedError as exc:

@@ -7,16 +7,18 @@ where NumPy has one and are raised here, not later at materialization.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from ..ir.dtypes import as_dtype, cast, is_bfloat16, is_float
 from ..ir.node import Node, Shape, make_attrs
-from ..ir.ops import COMPARISONS, OPS, Kind
+from ..ir.ops import COMPARISONS, FAST_MATH_OPS, OPS, Kind
 
 Operand = Node | bool | int | float
 
@@ -203,6 +205,39 @@ def _describe(a: Operand) -> str:
     return f"Python {type(a).__name__}" if not isinstance(a, Node) else f"dtype('{a.dtype}')"
 
 
+# --- fast math ---------------------------------------------------------------------------------
+_fast_math = contextvars.ContextVar("stitchlab_fast_math", default=False)
+#: results whose ops :func:`fast_math` approximates (computed in float32; and bfloat16)
+_FAST_DTYPES = frozenset({np.dtype(np.float32), np.dtype(np.float16)})
+_FAST_ATTRS = make_attrs(fast_math=True)
+
+
+@contextlib.contextmanager
+def fast_math(enabled: bool = True) -> Iterator[None]:
+    """Build the float32, float16 and bfloat16 ``exp``, ``log``, ``log2``, ``log10``, ``sin``,
+    ``cos``, ``tan``, ``sigmoid``, ``divide`` and ``reciprocal`` of the block with CUDA's hardware
+    approximations (``__expf``, ``__logf``, ``__sinf``, ``__fdividef``...: what
+    ``nvcc --use_fast_math`` substitutes): fewer instructions per element, CUDA's error bounds
+    instead of NumPy's results (the user guide lists them). ``enabled=False`` turns it off inside
+    an enabled block. Each node remembers how it was built, so a lazy expression built inside
+    and evaluated outside the block is approximated; the numpy backend computes NumPy's values.
+    An :func:`~stitchlab.jit` function takes its own ``fast_math=`` argument instead of the block's.
+
+    Example:
+        >>> import stitchlab as sl, numpy as np
+        >>> x = sl.asarray(np.linspace(-4, 4, 8, dtype=np.float32))
+        >>> with sl.fast_math():
+        ...     y = sl.log1p(sl.exp(x)) / 2
+    """
+    if not isinstance(enabled, (bool, np.bool_)):
+        raise TypeError(f"sl.fast_math(enabled): enabled must be True or False, not {enabled!r}")
+    token = _fast_math.set(bool(enabled))
+    try:
+        yield
+    finally:
+        _fast_math.reset(token)
+
+
 # (op, operand signatures) -> (loop dtypes, result dtype, shape, device, operand steps) of the
 # elementwise nodes built so far: the same operation on operands of the same dtypes, shapes and
 # devices (an eager expression evaluated again) skips NumPy's type resolution and the
@@ -243,6 +278,8 @@ def elementwise(opname: str, *args: Operand) -> Node:
             ins.append(broadcast_to(astype(a, dt), shape))
         else:
             ins.append(_scalar(a, dt, shape))
+    if opname in FAST_MATH_OPS and (out_dtype in _FAST_DTYPES or is_bfloat16(out_dtype)) and _fast_math.get():
+        return Node(opname, tuple(ins), shape, out_dtype, _FAST_ATTRS, device=device)
     return Node(opname, tuple(ins), shape, out_dtype, device=device)
 
 

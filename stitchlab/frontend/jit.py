@@ -15,6 +15,7 @@ from ..ir.dtypes import WEAK_TYPES, as_dtype, is_supported, is_weak
 from ..ir.graph import Graph, build_graph
 from ..ir.node import Node
 from ..runtime import stats
+from . import build
 from .array import LazyArray
 from .creation import asarray
 
@@ -153,8 +154,9 @@ def _leaf(buf: Any, shape: tuple[int, ...], dtype: np.dtype, device: str | None)
 class Jitted:
     """A function traced once per input signature (see :func:`jit`)."""
 
-    def __init__(self, fn: Callable[..., Any]) -> None:
+    def __init__(self, fn: Callable[..., Any], fast_math: bool = False) -> None:
         self.fn = fn
+        self.fast_math = fast_math
         self.traces: dict[tuple[Any, ...], _Trace] = {}
         # replay key (per argument: shape, dtype and device id, or a scalar's type and value) ->
         # a call that binds, launches and wraps with nothing else in between
@@ -198,7 +200,8 @@ class Jitted:
         outer, per_call = (getattr(_tracing, "per_call", None), getattr(_tracing, "assigned", None)), {}
         _tracing.per_call, _tracing.assigned = per_call, {}
         try:
-            leaves, structure = _flatten(self.fn(*tracers))
+            with build.fast_math(self.fast_math):
+                leaves, structure = _flatten(self.fn(*tracers))
             assigned = [(r(), node) for r, node in _tracing.assigned.values()]
         finally:
             _tracing.per_call, _tracing.assigned = outer
@@ -288,12 +291,17 @@ def _replay(trace: _Trace, n_args: int) -> Callable[[tuple[Any, ...]], Any]:
     return replay
 
 
-def jit(fn: Callable[..., Any]) -> Jitted:
+def jit(fn: Callable[..., Any] | None = None, *, fast_math: bool = False) -> Any:
     """Trace ``fn`` once per input signature and replay the planned graph on later calls.
 
     The signature is each array argument's shape, dtype and device; Python scalar arguments are
     part of it by value. A second call with the same signature traces, plans and compiles
     nothing (see ``sl.stats()``).
+
+    ``fast_math=True`` traces ``fn`` as inside :func:`~stitchlab.fast_math` (CUDA's hardware
+    approximations of exp, log, sin, cos, tan, sigmoid and division); ``False`` (the default)
+    traces it without them, whatever block the call is in. As a decorator with arguments:
+    ``@sl.jit(fast_math=True)``.
 
     Example:
         >>> import stitchlab as sl, numpy as np
@@ -304,8 +312,12 @@ def jit(fn: Callable[..., Any]) -> Jitted:
         >>> softmax(np.ones((2, 4), np.float32)).get()[0, 0]
         np.float32(0.25)
     """
+    if not isinstance(fast_math, (bool, np.bool_)):
+        raise TypeError(f"sl.jit(fast_math=...) must be True or False, not {fast_math!r}")
+    if fn is None:
+        return functools.partial(jit, fast_math=bool(fast_math))
     if not callable(fn):
         raise TypeError(f"sl.jit expects a function, got {type(fn).__name__}")
-    return Jitted(fn)
+    return Jitted(fn, bool(fast_math))
 
 

@@ -26,6 +26,12 @@ step, ``tanh`` (the MUFU's tanh) as measured over every float16 input; the GPU t
 ``test_float16_exp_sigmoid_and_tanh_are_faithful_for_every_float16`` checks all three on every input.
 bfloat16 results take ``cuda_half`` (the same C functions, overloaded for ``sl_bf16``) and
 ``cuda_bf16`` templates alike (``tests/gpu/test_bfloat16_gpu.py`` checks every bfloat16 input).
+
+An op may also have a ``cuda_fast`` template: CUDA's hardware approximation of a float function
+(``__expf``, ``__logf``, ``__sinf``, ``__fdividef``...: the functions ``nvcc --use_fast_math``
+substitutes), used for a node built under :func:`stitchlab.fast_math` (its ``fast_math`` attribute,
+set only for float32, float16 and bfloat16 results). The error bounds are CUDA's, larger than
+NumPy's; docs/user-guide.md lists them.
 """
 
 from __future__ import annotations
@@ -76,6 +82,8 @@ class OpDef:
             (rounded once to half): relative error at most ~2**-18, against float16's 2**-11 step.
         cuda_bf16: the same for bfloat16 results (no flush of subnormals: bfloat16 has float32's
             exponent range), within one bfloat16 step (2**-8) of the exact value.
+        cuda_fast: CUDA C float template for a node built under :func:`stitchlab.fast_math`:
+            CUDA's intrinsic approximation (the op's membership in :data:`FAST_MATH_OPS`).
     """
 
     name: str
@@ -90,6 +98,7 @@ class OpDef:
     cuda_half: str | None = None
     cuda_f16: str | None = None
     cuda_bf16: str | None = None
+    cuda_fast: str | None = None
 
     def cuda_expr(self, kind: str) -> str:
         """The CUDA template for compute-dtype kind ``kind`` ("f", "i", "u" or "b")."""
@@ -169,20 +178,21 @@ _op("positive", E, 1, np.positive, ufunc=np.positive, cuda="{0}", cuda_half="{0}
 _op("absolute", E, 1, np.absolute, ufunc=np.absolute, cuda={"f": "fabs({0})", "u": "{0}", "b": "{0}", "*": "sl_abs({0})"},
     cuda_half="sl_habs({0})")
 _op("exp", E, 1, np.exp, ufunc=np.exp, cuda="exp({0})", cost=4, cuda_f16="sl_exp_f16({0})",
-    cuda_bf16="sl_exp_bf16({0})")
+    cuda_bf16="sl_exp_bf16({0})", cuda_fast="__expf({0})")
 _op("exp2", E, 1, np.exp2, ufunc=np.exp2, cuda="exp2({0})", cost=4)
 _op("expm1", E, 1, np.expm1, ufunc=np.expm1, cuda="expm1({0})", cost=6)
-_op("log", E, 1, np.log, ufunc=np.log, cuda="log({0})", cost=4)
-_op("log2", E, 1, np.log2, ufunc=np.log2, cuda="log2({0})", cost=4)
-_op("log10", E, 1, np.log10, ufunc=np.log10, cuda="log10({0})", cost=4)
+_op("log", E, 1, np.log, ufunc=np.log, cuda="log({0})", cost=4, cuda_fast="__logf({0})")
+_op("log2", E, 1, np.log2, ufunc=np.log2, cuda="log2({0})", cost=4, cuda_fast="__log2f({0})")
+_op("log10", E, 1, np.log10, ufunc=np.log10, cuda="log10({0})", cost=4, cuda_fast="__log10f({0})")
 _op("log1p", E, 1, np.log1p, ufunc=np.log1p, cuda="log1p({0})", cost=6)
 _op("sqrt", E, 1, np.sqrt, ufunc=np.sqrt, cuda="sqrt({0})", cost=2)
 _op("rsqrt", E, 1, _rsqrt, ufunc=np.sqrt, cuda="rsqrt({0})", cost=2)
 _op("square", E, 1, np.square, ufunc=np.square, cuda="({0} * {0})", cuda_half="sl_hmul({0}, {0})")
-_op("reciprocal", E, 1, np.reciprocal, ufunc=np.reciprocal, cuda={"f": "(1 / {0})", "*": "sl_int_reciprocal({0})"}, cost=2)
-_op("sin", E, 1, np.sin, ufunc=np.sin, cuda="sin({0})", cost=6)
-_op("cos", E, 1, np.cos, ufunc=np.cos, cuda="cos({0})", cost=6)
-_op("tan", E, 1, np.tan, ufunc=np.tan, cuda="tan({0})", cost=8)
+_op("reciprocal", E, 1, np.reciprocal, ufunc=np.reciprocal, cuda={"f": "(1 / {0})", "*": "sl_int_reciprocal({0})"}, cost=2,
+    cuda_fast="__fdividef(1.0f, {0})")
+_op("sin", E, 1, np.sin, ufunc=np.sin, cuda="sin({0})", cost=6, cuda_fast="__sinf({0})")
+_op("cos", E, 1, np.cos, ufunc=np.cos, cuda="cos({0})", cost=6, cuda_fast="__cosf({0})")
+_op("tan", E, 1, np.tan, ufunc=np.tan, cuda="tan({0})", cost=8, cuda_fast="__tanf({0})")
 _op("tanh", E, 1, np.tanh, ufunc=np.tanh, cuda="tanh({0})", cost=6, cuda_f16="sl_tanh_f16({0})",
     cuda_bf16="sl_tanh_f16({0})")
 _op("sinh", E, 1, np.sinh, ufunc=np.sinh, cuda="sinh({0})", cost=8)
@@ -197,7 +207,8 @@ _op("cbrt", E, 1, np.cbrt, ufunc=np.cbrt, cuda="cbrt({0})", cost=6)
 _op("rint", E, 1, np.rint, ufunc=np.rint, cuda="rint({0})")
 _op("signbit", E, 1, np.signbit, ufunc=np.signbit, cuda="signbit({0})")
 _op("sigmoid", E, 1, _sigmoid, ufunc=np.exp, cuda="sl_sigmoid({0})", cost=5,
-    cuda_f16="sl_rcp_ge1(1.0f + sl_exp_f16(-{0}))", cuda_bf16="(1.0f / (1.0f + sl_exp_bf16(-{0})))")
+    cuda_f16="sl_rcp_ge1(1.0f + sl_exp_f16(-{0}))", cuda_bf16="(1.0f / (1.0f + sl_exp_bf16(-{0})))",
+    cuda_fast="sl_rcp_ge1(1.0f + __expf(-{0}))")
 _op("erf", E, 1, _erf, ufunc=np.exp, cuda="erf({0})", cost=8)
 _op("erfc", E, 1, _erfc, ufunc=np.exp, cuda="erfc({0})", cost=8)
 # radians/degrees compute as deg2rad/rad2deg, but are ufuncs of their own: ml_dtypes gives
@@ -234,7 +245,7 @@ _op("add", E, 2, np.add, ufunc=np.add, cuda={"b": "({0} || {1})", "*": "({0} + {
 _op("subtract", E, 2, np.subtract, ufunc=np.subtract, cuda="({0} - {1})", cuda_half="sl_hsub({0}, {1})")
 _op("multiply", E, 2, np.multiply, ufunc=np.multiply, cuda={"b": "({0} && {1})", "*": "({0} * {1})"}, commutative=True,
     cuda_half="sl_hmul({0}, {1})")
-_op("divide", E, 2, np.true_divide, ufunc=np.true_divide, cuda="({0} / {1})", cost=2)
+_op("divide", E, 2, np.true_divide, ufunc=np.true_divide, cuda="({0} / {1})", cost=2, cuda_fast="__fdividef({0}, {1})")
 _op("floor_divide", E, 2, np.floor_divide, ufunc=np.floor_divide, cuda="sl_floordiv({0}, {1})", cost=4)
 _op("remainder", E, 2, np.remainder, ufunc=np.remainder, cuda="sl_mod({0}, {1})", cost=4)
 _op("power", E, 2, np.power, ufunc=np.power, cuda="sl_pow({0}, {1})", cost=8)
@@ -353,6 +364,8 @@ _op("iota", Kind.SOURCE, 0, None)
 ASSOCIATIVE_REDUCTIONS = frozenset({"sum", "prod", "max", "min", "any", "all"})
 ARG_REDUCTIONS = frozenset({"argmax", "argmin"})
 COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"})
+#: Ops with a hardware approximation (``cuda_fast``) that :func:`stitchlab.fast_math` selects.
+FAST_MATH_OPS = frozenset(name for name, op in OPS.items() if op.cuda_fast is not None)
 
 
 def get(name: str) -> OpDef:

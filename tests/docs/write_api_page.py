@@ -15,7 +15,7 @@ SECTIONS = [
     ("Arrays", "The lazy array type. `sl.ndarray` is another name for it.", ["LazyArray", "ndarray"]),
     ("Creating arrays", "", ["asarray", "array", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
                              "full_like", "empty_like", "arange", "linspace", "logspace", "tri", "indices"]),
-    ("Evaluating, planning, tracing", "", ["compute", "explain", "jit"]),
+    ("Evaluating, planning, tracing", "", ["compute", "explain", "jit", "fast_math"]),
     ("Reductions", "All take `axis` (int, tuple, negative or None) and `keepdims`, as in NumPy.",
      ["sum", "prod", "mean", "max", "min", "amax", "amin", "var", "std", "any", "all", "argmax", "argmin", "logsumexp",
       "nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanvar", "nanstd", "count_nonzero", "ptp", "trapezoid", "vecdot"]),
