@@ -243,6 +243,34 @@ def _assign_arrays(x: LazyArray, items: tuple[Any, ...], value: Any, ufunc: str 
     return _embed(x, _regions(x, basic), new)._node
 
 
+def _unary_at_arrays(x: LazyArray, items: tuple[Any, ...], f: Any) -> build.Node:
+    """``ufunc.at(x, key)`` of a unary op ``f`` (LazyArray -> LazyArray) with integer arrays in
+    ``key``: a position given ``c`` times gets ``f`` applied ``c`` times (NumPy's unbuffered
+    repeats); the positions of each count are gathered once, ``f`` applied ``c`` times in one
+    fused expression, and scattered back. Device positions are read back to count them."""
+    items, adv, basic, at, perm = index_parts(x, items, "index with integer arrays, integers, slices and '...' (a boolean mask alone)")
+    block = x[basic]
+    sizes = [block.shape[ax] for ax in adv]
+    moved = block.transpose(perm)
+    merged = moved.reshape(moved.shape[:at] + (math.prod(sizes),) + moved.shape[at + len(adv):])
+    pos = _flat_positions(x, [items[ax] for ax in adv], sizes, adv)
+    if not isinstance(pos, np.ndarray):  # (out of bounds: the merged extent, see _flat_positions)
+        pos = np.asarray(pos.get())
+        if np.any(pos == math.prod(sizes)):
+            raise IndexError(f"ufunc.at: an index is out of bounds for the axes of size {tuple(sizes)}")
+    unique, counts = np.unique(pos.ravel(), return_counts=True)
+    for c in np.unique(counts):
+        where_c = _leaf_on(x, unique[counts == c])._node
+        v = LazyArray(build.take(merged._node, where_c, at, checked=True))
+        for _ in range(int(c)):
+            v = f(v)
+        merged = LazyArray(build.scatter(merged._node, where_c, v._node, at, checked=True))
+    new = merged.reshape(moved.shape).transpose(list(np.argsort(perm)))
+    if all(k == slice(None) for k in basic):
+        return new._node
+    return _embed(x, _regions(x, basic), new)._node
+
+
 # --- NumPy's functions that write into an argument ---------------------------------------------
 def _repeated(v: LazyArray, n: int, at: Any = None) -> LazyArray:
     """``n`` values from the 1-d, non-empty ``v`` repeated as NumPy repeats a short value array:
@@ -457,6 +485,35 @@ def fill_diagonal(a: Any, val: Any, wrap: bool = False) -> None:
 
 
 # --- ufunc.at ----------------------------------------------------------------------------------
+def _at_mask(x: LazyArray, mask: Any) -> Any:
+    """The boolean ``mask`` of a ``ufunc.at`` key into ``x``, checked against ``x``'s shape: it
+    fuses as a ``where``, the mask not evaluated."""
+    m = asarray(mask) if on_device(mask) else np.asarray(mask, dtype=bool)
+    build.check_mask_shape(x.shape, m.shape)
+    return m
+
+
+def _unary_at(name: str, x: LazyArray, indices: Any, work: np.dtype) -> None:
+    """:func:`ufunc_at` of the unary op ``name`` (loop dtype ``work``)."""
+    def f(old: LazyArray) -> LazyArray:
+        return LazyArray(build.elementwise(name, old.astype(work)._node)).astype(x.dtype)
+
+    items = indices if isinstance(indices, tuple) else (indices,)
+    if isinstance(indices, (bool, np.bool_)):  # (all of x once, or nothing)
+        if indices:
+            x._rebind(f(x)._node)
+        return
+    if len(items) == 1 and _is_array(items[0]) and _is_mask(items[0]):
+        m = _at_mask(x, items[0])
+        x._rebind(where(asarray(m).reshape(m.shape + (1,) * (x.ndim - m.ndim)), f(x), x)._node)
+        return
+    sel = x[indices]  # (NumPy's errors for the key)
+    if any(_is_array(k) and not _is_mask(k) for k in items):
+        x._rebind(_unary_at_arrays(x, items, f))
+        return
+    x._rebind(assign(x, indices, f(sel)))
+
+
 def ufunc_at(name: str, a: Any, indices: Any, b: Any = None) -> None:
     """NumPy's unbuffered ``ufunc.at(a, indices, b)`` for the binary op ``name``: ``a[indices] =
     name(a[indices], b)`` with every repeat of a position applied in turn, in the order the
@@ -466,6 +523,9 @@ def ufunc_at(name: str, a: Any, indices: Any, b: Any = None) -> None:
     ``a[indices]``'s shape. ``a`` then stands for the new value. Keys without integer arrays (no
     position twice) are the assignment ``a[indices] = name(a[indices], b)``, fused; integer
     arrays are a scatter step that applies each position's values in order (docs/compiler.md).
+    A unary op takes no ``b``: a position given ``c`` times gets the op ``c`` times
+    (``np.negative.at(x, [1, 1])`` leaves ``x[1]``); integer positions held on the device are
+    read back to count their repeats.
 
     Example:
         >>> import numpy as np, stitchlab as sl
@@ -478,9 +538,13 @@ def ufunc_at(name: str, a: Any, indices: Any, b: Any = None) -> None:
     op = OPS.get(name)
     if op is None or op.kind is not Kind.ELEMENTWISE or op.ufunc is None or op.ufunc.__name__ != name:
         raise TypeError(f"{name}.at is not supported on stitchlab arrays: only NumPy's elementwise ufuncs have .at")
+    if op.nin == 1:
+        if b is not None:
+            raise ValueError("second operand provided when ufunc is unary")
+        _unary_at(name, x, indices, op.ufunc.resolve_dtypes((x.dtype, None))[0])
+        return
     if op.nin != 2:
-        raise TypeError(f"numpy.{name}.at on a stitchlab array: only binary ufuncs (add, multiply, maximum, ...) are "
-                        f"supported; for a unary one assign instead: x[indices] = numpy.{name}(x[indices])")
+        raise TypeError(f"{name}.at is not supported on stitchlab arrays: only ufuncs of one or two operands have .at")
     if b is None:
         raise ValueError("second operand needed for ufunc")
     host = None if on_device(b) else np.asarray(b)  # (a Python number: int64, float64 or bool, as NumPy's at)
@@ -521,8 +585,7 @@ def ufunc_at(name: str, a: Any, indices: Any, b: Any = None) -> None:
             x._rebind(applied(x, v.reshape(v.shape[1:]) if v.ndim > x.ndim else v)._node)
         return
     if len(items) == 1 and _is_array(items[0]) and _is_mask(items[0]):  # a mask: one value per row of x
-        m = asarray(items[0]) if on_device(items[0]) else np.asarray(items[0], dtype=bool)  # fuses as a where,
-        build.check_mask_shape(x.shape, m.shape)                                             # the mask not evaluated
+        m = _at_mask(x, items[0])
         rest = x.shape[m.ndim:]
         row = v.reshape(v.shape[1:]) if v.ndim > len(rest) and v.shape[0] == 1 else v
         if row.ndim <= len(rest):

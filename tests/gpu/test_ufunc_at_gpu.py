@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from test_ufunc_at import EXACT, _data, _operand  # tests/ is on sys.path (tests/conftest.py)
+from test_ufunc_at import EXACT, UNARY, _data, _operand  # tests/ is on sys.path (tests/conftest.py)
 
 import stitchlab as sl
 from stitchlab.ir.dtypes import as_dtype, cast
@@ -68,6 +68,30 @@ def test_repeats_applied_in_order_as_numpy(name: str, dtype: str) -> None:
         _check(name, a, rows, _operand(name, (2000, 40), dt), device_key)
     _check(name, a, (slice(None), RNG.integers(0, 40, size=90)), _operand(name, (300, 90), dt), True)
     _check(name, a.ravel(), RNG.integers(0, 64, size=5000), _operand(name, 5000, dt), False)
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_ops_apply_once_per_repeat(name: str) -> None:
+    """A unary ufunc at repeated positions, host and device positions (read back to count them)."""
+    import cupy as cp
+
+    for dtype in ("float32", "int16", "bool"):
+        a = _data((300, 40), np.dtype(dtype))
+        a = np.abs(a) if name == "sqrt" else a
+        for key in (RNG.integers(-300, 300, size=2000), (slice(None), RNG.integers(0, 40, size=90))):
+            for device_key in (False, True):
+                want, x = a.copy(), sl.asarray(cp.asarray(a))
+                dk = (tuple(cp.asarray(k) if isinstance(k, np.ndarray) else k for k in key) if isinstance(key, tuple)
+                      else cp.asarray(key)) if device_key else key
+                with np.errstate(all="ignore"):
+                    try:
+                        getattr(np, name).at(want, key)
+                    except TypeError as e:  # (no loop for this dtype: the same error)
+                        with pytest.raises(type(e)):
+                            getattr(np, name).at(x, dk)
+                        continue
+                getattr(np, name).at(x, dk)
+                np.testing.assert_array_equal(x.get(), want, err_msg=f"{name}.at {dtype} device key {device_key}")
 
 
 def test_other_loop_dtypes_cast_back_each_step() -> None:
