@@ -658,8 +658,10 @@ def _nan_dtype(x: LazyArray, dtype: Any, name: str) -> np.dtype:
     return out
 
 
-def nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False) -> LazyArray:
-    """Sum along ``axis`` treating NaN as zero (NumPy's ``nansum``).
+def nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+           initial: Any = np._NoValue, where: Any = True) -> LazyArray:
+    """Sum along ``axis`` treating NaN as zero (NumPy's ``nansum``), of the elements ``where``
+    selects, plus ``initial``.
 
     An all-NaN or empty slice sums to 0. Integer and bool input: the plain :func:`sum`.
 
@@ -671,12 +673,14 @@ def nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdim
     """
     x = asarray(a)
     if is_float(x.dtype):
-        x = where(isnan(x), 0, x)  # noqa: F821
-    return stored(x.sum(axis, dtype, keepdims=keepdims), out, "nansum")
+        x = _select(isnan(x), 0, x)  # noqa: F821
+    return stored(x.sum(axis, dtype, keepdims=keepdims, initial=initial, where=where), out, "nansum")
 
 
-def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False) -> LazyArray:
-    """Product along ``axis`` treating NaN as one (NumPy's ``nanprod``).
+def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
+            initial: Any = np._NoValue, where: Any = True) -> LazyArray:
+    """Product along ``axis`` treating NaN as one (NumPy's ``nanprod``), of the elements ``where``
+    selects, times ``initial``.
 
     An all-NaN or empty slice gives 1. Integer and bool input: the plain :func:`prod`.
 
@@ -687,18 +691,34 @@ def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdi
     """
     x = asarray(a)
     if is_float(x.dtype):
-        x = where(isnan(x), 1, x)  # noqa: F821
-    return stored(x.prod(axis, dtype, keepdims=keepdims), out, "nanprod")
+        x = _select(isnan(x), 1, x)  # noqa: F821
+    return stored(x.prod(axis, dtype, keepdims=keepdims, initial=initial, where=where), out, "nanprod")
 
 
-def _nan_extreme(opname: str, a: Any, axis: Any, keepdims: bool) -> LazyArray:
+def _nan_extreme(opname: str, a: Any, axis: Any, keepdims: bool, initial: Any = np._NoValue, where_: Any = True) -> LazyArray:
+    """``nanmax``/``nanmin``: NumPy's ``fmax``/``fmin`` reduction, whose ``where=`` needs ``initial``."""
     x = asarray(a)
     axes = build.normalize_axes(axis, x.ndim)
-    if builtins.any(x.shape[i] == 0 for i in axes):  # NumPy names the ufunc it reduces with
+    given = initial is not np._NoValue
+    if not given and where_ is not True:
+        raise ValueError(f"reduction operation 'f{opname}' does not have an identity, so to use a where mask one has "
+                         "to specify 'initial'")
+    if not given and builtins.any(x.shape[i] == 0 for i in axes):  # NumPy names the ufunc it reduces with
         raise ValueError(f"zero-size array to reduction operation f{opname} which has no identity")
     if not is_float(x.dtype):
-        return x.max(axis, keepdims=keepdims) if opname == "max" else x.min(axis, keepdims=keepdims)
+        reduce = x.max if opname == "max" else x.min
+        return reduce(axis, keepdims=keepdims, initial=initial, where=where_)
     nan = isnan(x)  # noqa: F821
+    if given:  # (fmax/fmin with initial: the extreme of the selected numbers and initial; a NaN initial is ignored)
+        sel = ~nan if where_ is True else ~nan & _mask(x, where_)
+        fill = -math.inf if opname == "max" else math.inf
+        found = where(sel, x, fill)
+        found = (found.max if opname == "max" else found.min)(axis, keepdims=keepdims, initial=fill)  # (empty slices)
+        some = sel.any(axis, keepdims=keepdims)
+        if isinstance(initial, numbers.Real) and math.isnan(initial):
+            return where(some, found, math.nan)
+        bound = (maximum if opname == "max" else minimum)(found, initial)  # noqa: F821
+        return where(some, bound, initial).astype(x.dtype)
     if opname == "max":
         extreme = where(nan, -math.inf, x).max(axis, keepdims=keepdims)
     else:
@@ -706,11 +726,14 @@ def _nan_extreme(opname: str, a: Any, axis: Any, keepdims: bool) -> LazyArray:
     return where(nan.all(axis, keepdims=keepdims), math.nan, extreme)
 
 
-def nanmax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> LazyArray:
-    """Maximum along ``axis`` ignoring NaN (NumPy's ``nanmax``).
+def nanmax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = np._NoValue,
+           where: Any = True) -> LazyArray:
+    """Maximum along ``axis`` ignoring NaN (NumPy's ``nanmax``), of the elements ``where`` selects
+    and ``initial`` (``where`` needs ``initial``, as NumPy's).
 
-    An all-NaN slice gives NaN, as in NumPy, but without NumPy's ``RuntimeWarning`` (the values
-    are not known when the expression is built). A zero result's sign follows :func:`max`.
+    An all-NaN slice gives NaN (``initial`` if given), as in NumPy, but without NumPy's
+    ``RuntimeWarning`` (the values are not known when the expression is built). A zero result's
+    sign follows :func:`max`.
 
     Example:
         >>> import numpy as np, stitchlab as sl
@@ -718,7 +741,7 @@ def nanmax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) ->
         >>> sl.nanmax(x, axis=1).get()
         array([ 3., nan])
     """
-    return stored(_nan_extreme("max", a, axis, keepdims), out, "nanmax")
+    return stored(_nan_extreme("max", a, axis, keepdims, initial, where), out, "nanmax")
 
 
 def nanargmax(a: Any, axis: Any = None, *, keepdims: bool = False) -> LazyArray:
@@ -752,19 +775,23 @@ def _nan_arg(name: str, a: Any, axis: Any, keepdims: bool) -> LazyArray:
     return where(nan.all(axis, keepdims=keepdims), -1, pos)
 
 
-def nanmin(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> LazyArray:
-    """Minimum along ``axis`` ignoring NaN (NumPy's ``nanmin``); all-NaN slices as :func:`nanmax`.
+def nanmin(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = np._NoValue,
+           where: Any = True) -> LazyArray:
+    """Minimum along ``axis`` ignoring NaN (NumPy's ``nanmin``); ``initial``, ``where`` and all-NaN
+    slices as :func:`nanmax`.
 
     Example:
         >>> import numpy as np, stitchlab as sl
         >>> sl.nanmin(sl.asarray(np.array([np.nan, 2.0, -1.0]))).get()
         array(-1.)
     """
-    return stored(_nan_extreme("min", a, axis, keepdims), out, "nanmin")
+    return stored(_nan_extreme("min", a, axis, keepdims, initial, where), out, "nanmin")
 
 
-def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False) -> LazyArray:
-    """Mean along ``axis`` of the elements that are not NaN (NumPy's ``nanmean``).
+def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False, *,
+            where: Any = True) -> LazyArray:
+    """Mean along ``axis`` of the elements that are not NaN (NumPy's ``nanmean``), of those
+    ``where`` selects.
 
     Float input is summed in its own dtype (or ``dtype``) and divided by the count in ``float64``,
     as in NumPy, except that float16 and bfloat16 without ``dtype`` are summed in float32, as
@@ -779,19 +806,21 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdi
     """
     x = asarray(a)
     if not is_float(x.dtype):
-        return mean(x, axis, dtype, out, keepdims)
+        return mean(x, axis, dtype, out, keepdims, where=where)
     result = _nan_dtype(x, dtype, "nanmean")
-    nan = isnan(x)  # noqa: F821
+    nan = _left_out(x, where)
     count = (~nan).sum(axis, keepdims=keepdims)  # int64, as NumPy's intp count
     work = result if dtype is not None else _float_work(result, None)[0]  # float16, bfloat16: float32
-    total = where(nan, 0, x).sum(axis, work, keepdims=keepdims)
+    total = _select(nan, 0, x).sum(axis, work, keepdims=keepdims)
     return stored((total / count).astype(work).astype(result), out, "nanmean")  # float64 division, as NumPy's _divide_by_count
 
 
 def nanvar(
-    a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0, keepdims: bool = False
+    a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0, keepdims: bool = False, *,
+    where: Any = True,
 ) -> LazyArray:
-    """Variance along ``axis`` of the elements that are not NaN (NumPy's ``nanvar``).
+    """Variance along ``axis`` of the elements that are not NaN (NumPy's ``nanvar``), of those
+    ``where`` selects.
 
     Follows NumPy's two passes dtype for dtype: the mean is summed in the input's dtype (or
     ``dtype``) and divided by the count in ``float64``; the deviations are taken in the input's
@@ -807,21 +836,28 @@ def nanvar(
         >>> sl.nanvar(sl.asarray(np.array([1.0, np.nan, 3.0])), ddof=1).get()
         array(2.)
     """
-    return stored(_nan_variance("nanvar", a, axis, dtype, ddof, keepdims), out, "nanvar")
+    return stored(_nan_variance("nanvar", a, axis, dtype, ddof, keepdims, where), out, "nanvar")
 
 
-def _nan_variance(name: str, a: Any, axis: Any, dtype: Any, ddof: Any, keepdims: bool, root: bool = False) -> LazyArray:
+def _left_out(x: LazyArray, where_: Any) -> LazyArray:
+    """Where a nan-function leaves float ``x``'s elements out: NaN, or not selected by ``where_``."""
+    nan = isnan(x)  # noqa: F821
+    return nan if where_ is True else nan | ~_mask(x, where_)
+
+
+def _nan_variance(name: str, a: Any, axis: Any, dtype: Any, ddof: Any, keepdims: bool, where_: Any = True,
+                  root: bool = False) -> LazyArray:
     """``nanvar`` (``root``: its square root, ``nanstd``) in the dtype NumPy's steps run in; for
     float16 and bfloat16 without ``dtype`` NumPy's steps on their float32 values, rounded at the end."""
     if not isinstance(ddof, numbers.Real):
         raise TypeError(f"{name}: ddof must be a real number, got {ddof!r}")
     x = asarray(a)
     if not is_float(x.dtype):
-        v = var(x, axis, dtype, ddof=ddof, keepdims=keepdims)
+        v = var(x, axis, dtype, ddof=ddof, keepdims=keepdims, where=where_)
         return sqrt(v) if root else v  # noqa: F821
     out = _nan_dtype(x, dtype, name)
     work = out if dtype is not None else _float_work(out, None)[0]  # float16, bfloat16: float32
-    nan = isnan(x)  # noqa: F821
+    nan = _left_out(x, where_)
     arr = where(nan, 0, x)
     count = (~nan).sum(axis, keepdims=True)
     avg = (arr.sum(axis, work, keepdims=True) / count).astype(work)
@@ -835,7 +871,8 @@ def _nan_variance(name: str, a: Any, axis: Any, dtype: Any, ddof: Any, keepdims:
 
 
 def nanstd(
-    a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0, keepdims: bool = False
+    a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0, keepdims: bool = False, *,
+    where: Any = True,
 ) -> LazyArray:
     """Standard deviation ignoring NaN: ``sqrt(nanvar(...))`` (NumPy's ``nanstd``).
 
@@ -844,7 +881,7 @@ def nanstd(
         >>> sl.nanstd(sl.asarray(np.array([[1.0, np.nan, 3.0]])), axis=1).get()
         array([1.])
     """
-    return stored(_nan_variance("nanstd", a, axis, dtype, ddof, keepdims, root=True), out, "nanstd")
+    return stored(_nan_variance("nanstd", a, axis, dtype, ddof, keepdims, where, root=True), out, "nanstd")
 
 
 def isposinf(x: Any) -> LazyArray:
