@@ -330,3 +330,31 @@ def test_power_fast_paths_and_float_power_are_numpys_on_the_device(dtype: str) -
                     np.testing.assert_allclose(g64[fin], w64[fin], rtol=4 * float(np.finfo(np.float16 if g.dtype.itemsize == 2 else g.dtype).eps))
         g, want = (x ** 0.5).get(), v ** 0.5
         assert np.array_equal(np.isnan(g.astype(np.float64)), np.isnan(want.astype(np.float64)))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_nan_reductions_with_where_and_initial(dtype: str) -> None:
+    """``where=`` and ``initial=`` of the nan-reductions on CuPy data: masks that empty some rows
+    and columns; max/min exact, the rest within the sum tolerance against NumPy (float64)."""
+    import cupy as cp
+
+    a = _inputs((256, 1000), dtype, 7)
+    rng = np.random.default_rng(8)
+    m = rng.random(a.shape) < 0.6
+    m[10] = False
+    x = sl.asarray(cp.asarray(a))
+    dm = cp.asarray(m)
+    for axis in (0, 1, None):
+        for name, kw in [("nanmax", {"initial": -1.0}), ("nanmin", {"initial": 0.25}), ("nanmax", {"initial": np.nan}),
+                         ("nansum", {"initial": 2.0}), ("nanprod", {}), ("nanmean", {}), ("nanvar", {"ddof": 1}),
+                         ("nanstd", {})]:
+            src = np.where(np.abs(a) > 2, 1, a).astype(a.dtype) if name == "nanprod" else a
+            xs = sl.asarray(cp.asarray(src)) if name == "nanprod" else x
+            want = _numpy(name, src, axis=axis, where=m, **kw)
+            got = getattr(np, name)(xs, axis=axis, where=dm, **kw).get()
+            assert got.dtype == want.dtype and got.shape == want.shape, (name, axis)
+            if name in ("nanmax", "nanmin"):
+                np.testing.assert_array_equal(got, want, err_msg=f"{name} {axis}")
+            else:
+                np.testing.assert_allclose(got, want, rtol=RTOL[dtype] * 10, atol=RTOL[dtype], equal_nan=True,
+                                           err_msg=f"{name} {axis}")
