@@ -101,6 +101,18 @@ def test_a_lazy_expression_built_inside_keeps_its_approximation() -> None:
     assert "__expf(" in _source(y)  # (planned outside the block)
 
 
+def test_the_plan_and_its_picture_name_the_approximated_ops() -> None:
+    from stitchlab.notebook.adapter import plan_view
+
+    x = sl.asarray(X)
+    with sl.fast_math():
+        y = sl.exp(x) / (1 + x)
+    plan = sl.explain(y)
+    assert "[exp (fast math), add, divide (fast math)]" in plan.summary()
+    labels = {n.op: n.label for n in plan_view(plan).nodes}
+    assert labels["exp"] == "exp (fast math)" and labels["add"] == "add (1)"  # (the folded constant)
+
+
 def test_fast_and_exact_versions_are_different_graphs_and_kernels() -> None:
     x = sl.asarray(X)
     exact = sl.log1p(sl.exp(x)) / 3.0 + sl.sin(x)

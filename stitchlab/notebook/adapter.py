@@ -235,6 +235,8 @@ def _label(node: Any, folded: list[Any]) -> str:
         label += f" axis={','.join(str(a) for a in axes)}" if isinstance(axes, tuple) else f" axis={axes}"
     elif op == "astype":
         label += f" {node.dtype}"
+    elif hasattr(node, "attr") and node.attr("fast_math"):  # (built under sl.fast_math)
+        label += " (fast math)"
     if folded:
         label += " (" + ", ".join(_fmt_const(_const_value(c)) for c in folded) + ")"
     return label

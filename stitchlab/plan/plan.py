@@ -144,7 +144,7 @@ class Plan:
         """A few lines of text: one per kernel."""
         lines = [f"Plan for {self.device.name}: {len(self.kernels)} kernel(s), ~{self.estimated_time * 1e6:.1f} µs"]
         for k in self.kernels:
-            ops = ", ".join(n.op for n in k.nodes)
+            ops = ", ".join(n.op + (" (fast math)" if n.attr("fast_math") else "") for n in k.nodes)
             lines.append(f"  {k.name}: {k.schedule} grid={k.launch.grid} block={k.launch.block} [{ops}]")
         return "\n".join(lines)
 
