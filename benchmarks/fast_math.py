@@ -35,6 +35,7 @@ from benchmarks.timing import (  # noqa: E402
     probe_args,
     to_host,
 )
+from benchmarks.vectorize import softplus_where as softplus  # noqa: E402
 
 IMPLS = ("sl", "sl fast_math", "cupy", "torch", "torch.compile")
 SHAPE = (8192, 4096)
@@ -44,12 +45,7 @@ def _sigmoid(w: Any, x: Any) -> Any:
     return w.sigmoid(x) if hasattr(w, "sigmoid") else 1 / (1 + w.exp(-x))  # (NumPy and CuPy have none)
 
 
-# --- the programs: ``w`` is the module (sl, numpy, cupy, torch) -----------------------------------
-def softplus(w: Any, x: Any, beta: Any) -> Any:
-    z = x * beta
-    return w.where(z > 20.0, x, w.log1p(w.exp(w.clip(z, None, 20.0))) / beta)
-
-
+# --- the programs: ``w`` is the module (sl, numpy, cupy, torch); softplus is benchmarks/vectorize.py's
 def silu(w: Any, x: Any) -> Any:
     return x * _sigmoid(w, x)
 

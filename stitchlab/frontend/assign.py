@@ -205,42 +205,52 @@ def _assign_mask(x: LazyArray, mask: Any, value: Any) -> build.Node:
     return build.reshape(new, x.shape)
 
 
-def _assign_arrays(x: LazyArray, items: tuple[Any, ...], value: Any, ufunc: str | None = None) -> build.Node:
-    """``x[key] = value`` with integer arrays in ``key`` (and integers beside them): a scatter
-    along their axes merged, in the block the key's slices select. With ``ufunc``,
-    ``ufunc.at(x, key, value)`` instead (``value``: a stitchlab array of the op's loop dtype)."""
-    items, adv, basic, at, perm = index_parts(x, items, "assign with integer arrays, integers, slices and '...' (a boolean mask alone)")
+def _in_merged_block(x: LazyArray, items: tuple[Any, ...], hint: str, update: Any) -> build.Node:
+    """``x`` with the block that a key of integer arrays (and integers beside them, slices, ``...``)
+    selects replaced: the arrays' axes are merged into one at position ``at`` of the block, and
+    ``update(merged, pos, at, sizes)`` returns the new merged block (``pos``: the positions in the
+    merged axis, :func:`_flat_positions`; ``sizes``: the merged axes' extents). ``hint`` names what
+    a key may hold, for NumPy's errors."""
+    items, adv, basic, at, perm = index_parts(x, items, hint)
     block = x[basic]
     sizes = [block.shape[ax] for ax in adv]
     moved = block.transpose(perm)
     merged = moved.reshape(moved.shape[:at] + (math.prod(sizes),) + moved.shape[at + len(adv):])
     pos = _flat_positions(x, [items[ax] for ax in adv], sizes, adv)
-    view = merged.shape[:at] + tuple(np.shape(pos)) + merged.shape[at + 1:]
-    v = _value(x, value, view) if ufunc is None else _fitted(value, view)
-    v = v.reshape(merged.shape[:at] + (math.prod(np.shape(pos)),) + merged.shape[at + 1:])
-    if ufunc is not None and isinstance(pos, np.ndarray):  # (repeats accumulate: applied in their order)
-        flat = pos.ravel()
-        order = np.argsort(flat, kind="stable")  # (sorted here, so that the step sorts nothing)
-        given = _leaf_on(x, order)._node if np.any(order != np.arange(flat.size)) else None
-        new = build.scatter(merged._node, _leaf_on(x, flat[order])._node, v._node, at, checked=True, ufunc=ufunc,
-                            presorted=True, order=given)
-    elif ufunc is not None:
-        new = build.scatter(merged._node, ravel(pos)._node, v._node, at, checked=False,
-                            merged=tuple(sizes) if len(sizes) > 1 else (), ufunc=ufunc)
-    elif isinstance(pos, np.ndarray):
-        flat = pos.ravel()
-        last = flat.size - 1 - np.unique(flat[::-1], return_index=True)[1]  # each position's last entry
-        if last.size < flat.size:
-            v = LazyArray(build.take(v._node, _leaf_on(x, last)._node, at, checked=True))
-            flat = flat[last]
-        new = build.scatter(merged._node, _leaf_on(x, flat)._node, v._node, at, checked=True)
-    else:
-        new = build.scatter(merged._node, ravel(pos)._node, v._node, at, checked=False,
-                            merged=tuple(sizes) if len(sizes) > 1 else ())
-    new = LazyArray(new).reshape(moved.shape).transpose(list(np.argsort(perm)))
+    new = update(merged, pos, at, sizes).reshape(moved.shape).transpose(list(np.argsort(perm)))
     if all(k == slice(None) for k in basic):
         return new._node
     return _embed(x, _regions(x, basic), new)._node
+
+
+def _assign_arrays(x: LazyArray, items: tuple[Any, ...], value: Any, ufunc: str | None = None) -> build.Node:
+    """``x[key] = value`` with integer arrays in ``key`` (and integers beside them): a scatter
+    along their axes merged, in the block the key's slices select. With ``ufunc``,
+    ``ufunc.at(x, key, value)`` instead (``value``: a stitchlab array of the op's loop dtype)."""
+    def update(merged: LazyArray, pos: Any, at: int, sizes: list[int]) -> LazyArray:
+        view = merged.shape[:at] + tuple(np.shape(pos)) + merged.shape[at + 1:]
+        v = _value(x, value, view) if ufunc is None else _fitted(value, view)
+        v = v.reshape(merged.shape[:at] + (math.prod(np.shape(pos)),) + merged.shape[at + 1:])
+        if ufunc is not None and isinstance(pos, np.ndarray):  # (repeats accumulate: applied in their order)
+            flat = pos.ravel()
+            order = np.argsort(flat, kind="stable")  # (sorted here, so that the step sorts nothing)
+            given = _leaf_on(x, order)._node if np.any(order != np.arange(flat.size)) else None
+            return LazyArray(build.scatter(merged._node, _leaf_on(x, flat[order])._node, v._node, at, checked=True,
+                                           ufunc=ufunc, presorted=True, order=given))
+        if ufunc is not None:
+            return LazyArray(build.scatter(merged._node, ravel(pos)._node, v._node, at, checked=False,
+                                           merged=tuple(sizes) if len(sizes) > 1 else (), ufunc=ufunc))
+        if isinstance(pos, np.ndarray):
+            flat = pos.ravel()
+            last = flat.size - 1 - np.unique(flat[::-1], return_index=True)[1]  # each position's last entry
+            if last.size < flat.size:
+                v = LazyArray(build.take(v._node, _leaf_on(x, last)._node, at, checked=True))
+                flat = flat[last]
+            return LazyArray(build.scatter(merged._node, _leaf_on(x, flat)._node, v._node, at, checked=True))
+        return LazyArray(build.scatter(merged._node, ravel(pos)._node, v._node, at, checked=False,
+                                       merged=tuple(sizes) if len(sizes) > 1 else ()))
+
+    return _in_merged_block(x, items, "assign with integer arrays, integers, slices and '...' (a boolean mask alone)", update)
 
 
 def _unary_at_arrays(x: LazyArray, items: tuple[Any, ...], f: Any) -> build.Node:
@@ -248,27 +258,21 @@ def _unary_at_arrays(x: LazyArray, items: tuple[Any, ...], f: Any) -> build.Node
     ``key``: a position given ``c`` times gets ``f`` applied ``c`` times (NumPy's unbuffered
     repeats); the positions of each count are gathered once, ``f`` applied ``c`` times in one
     fused expression, and scattered back. Device positions are read back to count them."""
-    items, adv, basic, at, perm = index_parts(x, items, "index with integer arrays, integers, slices and '...' (a boolean mask alone)")
-    block = x[basic]
-    sizes = [block.shape[ax] for ax in adv]
-    moved = block.transpose(perm)
-    merged = moved.reshape(moved.shape[:at] + (math.prod(sizes),) + moved.shape[at + len(adv):])
-    pos = _flat_positions(x, [items[ax] for ax in adv], sizes, adv)
-    if not isinstance(pos, np.ndarray):  # (out of bounds: the merged extent, see _flat_positions)
-        pos = np.asarray(pos.get())
-        if np.any(pos == math.prod(sizes)):
-            raise IndexError(f"ufunc.at: an index is out of bounds for the axes of size {tuple(sizes)}")
-    unique, counts = np.unique(pos.ravel(), return_counts=True)
-    for c in np.unique(counts):
-        where_c = _leaf_on(x, unique[counts == c])._node
-        v = LazyArray(build.take(merged._node, where_c, at, checked=True))
-        for _ in range(int(c)):
-            v = f(v)
-        merged = LazyArray(build.scatter(merged._node, where_c, v._node, at, checked=True))
-    new = merged.reshape(moved.shape).transpose(list(np.argsort(perm)))
-    if all(k == slice(None) for k in basic):
-        return new._node
-    return _embed(x, _regions(x, basic), new)._node
+    def update(merged: LazyArray, pos: Any, at: int, sizes: list[int]) -> LazyArray:
+        if not isinstance(pos, np.ndarray):  # (out of bounds: the merged extent, see _flat_positions)
+            pos = np.asarray(pos.get())
+            if np.any(pos == math.prod(sizes)):
+                raise IndexError(f"ufunc.at: an index is out of bounds for the axes of size {tuple(sizes)}")
+        unique, counts = np.unique(pos.ravel(), return_counts=True)
+        for c in np.unique(counts):
+            where_c = _leaf_on(x, unique[counts == c])._node
+            v = LazyArray(build.take(merged._node, where_c, at, checked=True))
+            for _ in range(int(c)):
+                v = f(v)
+            merged = LazyArray(build.scatter(merged._node, where_c, v._node, at, checked=True))
+        return merged
+
+    return _in_merged_block(x, items, "index with integer arrays, integers, slices and '...' (a boolean mask alone)", update)
 
 
 # --- NumPy's functions that write into an argument ---------------------------------------------
