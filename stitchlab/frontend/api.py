@@ -957,7 +957,7 @@ def select(condlist: Any, choicelist: Any, default: Any = 0) -> LazyArray:
     return out
 
 
-def count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> LazyArray:
+def count_nonzero(a: Any, axis: Any = None, *, keepdims: bool = False) -> LazyArray:
     """Number of elements that are not zero along ``axis`` (NaN counts, ``-0.0`` does not).
 
     Returns:

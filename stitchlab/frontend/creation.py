@@ -207,8 +207,8 @@ def ones_like(a: Any, dtype: Any = None, order: str = "K", subok: bool = True, s
     return ones(*_like(a, dtype, shape, order))
 
 
-def empty_like(a: Any, dtype: Any = None, order: str = "K", subok: bool = True, shape: Any = None) -> LazyArray:
-    return empty(*_like(a, dtype, shape, order))
+def empty_like(prototype: Any, dtype: Any = None, order: str = "K", subok: bool = True, shape: Any = None) -> LazyArray:
+    return empty(*_like(prototype, dtype, shape, order))
 
 
 def full_like(a: Any, fill_value: Any, dtype: Any = None, order: str = "K", subok: bool = True,
@@ -257,6 +257,6 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype:
     return y.astype(dt)
 
 
-def broadcast_to(x: Any, shape: Sequence[int]) -> LazyArray:
-    base = asarray(x)
+def broadcast_to(array: Any, shape: Sequence[int], subok: bool = False) -> LazyArray:
+    base = asarray(array)  # (subok: a stitchlab array is the only kind there is)
     return LazyArray(build.broadcast_to(base._node, _shape(shape)), view_of=base)

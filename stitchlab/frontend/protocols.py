@@ -219,7 +219,7 @@ def array_function(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
     outs = None
     # parameters before a *args (gradient(f, *varargs)) go positionally, ahead of its values
     has_var = any(p.kind is p.VAR_POSITIONAL for p in bound.signature.parameters.values())
-    for i, (param, value) in enumerate(bound.arguments.items()):
+    for param, value in bound.arguments.items():
         p = bound.signature.parameters[param]
         target = renames.get(param, param)
         if p.kind is p.VAR_POSITIONAL:
@@ -232,8 +232,6 @@ def array_function(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
             keywords.update(value)  # (the lazy function takes them too: pad's constant_values, stat_length)
         elif target in params:
             keywords[target] = value
-        elif i == 0:  # broadcast_to(array, ...), empty_like(prototype, ...): the array itself
-            keywords[next(iter(params))] = value
         elif param == "out":
             outs = outputs(value, None, name)
         elif not (param in _IGNORED or value is p.default or _same(value, p.default) or (param == "where" and value is True)):
