@@ -207,7 +207,8 @@ def _describe(a: Operand) -> str:
 
 # --- fast math ---------------------------------------------------------------------------------
 _fast_math = contextvars.ContextVar("stitchlab_fast_math", default=False)
-#: results whose ops :func:`fast_math` approximates (computed in float32; and bfloat16)
+#: results whose ops :func:`fast_math` approximates (all computed in float32), with bfloat16, which
+#: :func:`elementwise` tests with ``is_bfloat16`` (its dtype object would import ml_dtypes here)
 _FAST_DTYPES = frozenset({np.dtype(np.float32), np.dtype(np.float16)})
 _FAST_ATTRS = make_attrs(fast_math=True)
 
