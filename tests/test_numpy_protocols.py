@@ -117,6 +117,7 @@ FUNCTION_CASES: list[tuple[str, Any]] = [
     ("mean", lambda m, x: m.mean(x, axis=0)),
     ("var", lambda m, x: m.var(x, axis=1, ddof=1)),
     ("var-correction", lambda m, x: m.var(x, axis=1, correction=1)),
+    ("nanstd-correction", lambda m, x: m.nanstd(x, axis=0, ddof=0, correction=2)),
     ("std", lambda m, x: m.std(x, 0, keepdims=True)),
     ("argmax", lambda m, x: m.argmax(x, axis=1)),
     ("argmin", lambda m, x: m.argmin(x)),
@@ -304,6 +305,13 @@ def test_traced_arrays_cannot_be_materialized_by_numpy_functions() -> None:
 def test_arguments_without_a_lazy_meaning_raise_naming_them(call: Any, param: str) -> None:
     with pytest.raises(TypeError, match=rf"{param}=\.\.\.\) on a stitchlab array: {param}= has no lazy equivalent.*x\.get\(\)"):
         call(sl.asarray(A))
+
+
+@pytest.mark.parametrize("name", ["var", "std", "nanvar", "nanstd"])
+def test_ddof_and_correction_together_are_refused_as_numpy(name: str) -> None:
+    for f in (getattr(np, name), getattr(sl, name)):
+        with pytest.raises(ValueError, match="ddof and correction can't be provided simultaneously"):
+            f(sl.asarray(A), ddof=1, correction=1)
 
 
 def test_defaults_passed_explicitly_are_accepted() -> None:

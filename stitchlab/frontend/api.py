@@ -327,10 +327,20 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims:
     return stored((total / _counted(x, axis, 0, work, total, mask)).astype(result), out, "mean")
 
 
+def _ddof(ddof: Any, correction: Any) -> Any:
+    """``ddof``, or the array API's name for it, ``correction`` (NumPy's check: not both)."""
+    if correction is np._NoValue:
+        return ddof
+    if ddof != 0:
+        raise ValueError("ddof and correction can't be provided simultaneously.")
+    return correction
+
+
 def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
-        keepdims: bool = False, *, where: Any = True) -> LazyArray:
+        keepdims: bool = False, *, where: Any = True, correction: Any = np._NoValue) -> LazyArray:
     """Variance along ``axis`` with ``ddof`` delta degrees of freedom (two-pass, as NumPy), of
-    the elements ``where`` selects (as :func:`mean`)."""
+    the elements ``where`` selects (as :func:`mean`); ``correction`` is ``ddof``'s array API name."""
+    ddof = _ddof(ddof, correction)
     x = asarray(a)
     mask = _mask(x, where)
     work, result = _float_work(x.dtype, dtype)
@@ -351,9 +361,10 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int 
 
 
 def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
-        keepdims: bool = False, *, where: Any = True) -> LazyArray:
+        keepdims: bool = False, *, where: Any = True, correction: Any = np._NoValue) -> LazyArray:
     """Standard deviation: ``sqrt(var(...))``."""
-    return stored(sqrt(var(a, axis, dtype, ddof=ddof, keepdims=keepdims, where=where)), out, "std")  # noqa: F821
+    v = var(a, axis, dtype, ddof=ddof, keepdims=keepdims, where=where, correction=correction)
+    return stored(sqrt(v), out, "std")  # noqa: F821
 
 
 def _arg(opname: str, a: Any, axis: Any, keepdims: bool) -> LazyArray:
@@ -817,7 +828,7 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdi
 
 def nanvar(
     a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0, keepdims: bool = False, *,
-    where: Any = True,
+    where: Any = True, correction: Any = np._NoValue,
 ) -> LazyArray:
     """Variance along ``axis`` of the elements that are not NaN (NumPy's ``nanvar``), of those
     ``where`` selects.
@@ -836,7 +847,7 @@ def nanvar(
         >>> sl.nanvar(sl.asarray(np.array([1.0, np.nan, 3.0])), ddof=1).get()
         array(2.)
     """
-    return stored(_nan_variance("nanvar", a, axis, dtype, ddof, keepdims, where), out, "nanvar")
+    return stored(_nan_variance("nanvar", a, axis, dtype, _ddof(ddof, correction), keepdims, where), out, "nanvar")
 
 
 def _left_out(x: LazyArray, where_: Any) -> LazyArray:
@@ -872,7 +883,7 @@ def _nan_variance(name: str, a: Any, axis: Any, dtype: Any, ddof: Any, keepdims:
 
 def nanstd(
     a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0, keepdims: bool = False, *,
-    where: Any = True,
+    where: Any = True, correction: Any = np._NoValue,
 ) -> LazyArray:
     """Standard deviation ignoring NaN: ``sqrt(nanvar(...))`` (NumPy's ``nanstd``).
 
@@ -881,7 +892,7 @@ def nanstd(
         >>> sl.nanstd(sl.asarray(np.array([[1.0, np.nan, 3.0]])), axis=1).get()
         array([1.])
     """
-    return stored(_nan_variance("nanstd", a, axis, dtype, ddof, keepdims, where, root=True), out, "nanstd")
+    return stored(_nan_variance("nanstd", a, axis, dtype, _ddof(ddof, correction), keepdims, where, root=True), out, "nanstd")
 
 
 def isposinf(x: Any) -> LazyArray:

@@ -64,9 +64,7 @@ _FUNCTIONS = (
 _IGNORED = {"copy", "subok"}
 
 #: NumPy keyword -> stitchlab parameter, where the names differ
-_RENAMES = {"clip": {"min": "a_min", "max": "a_max"}} | {
-    name: {"correction": "ddof"} for name in ("var", "std", "nanvar", "nanstd")  # the array API's name
-}
+_RENAMES = {"clip": {"min": "a_min", "max": "a_max"}}
 
 _tables: tuple[dict[np.ufunc, Any], dict[Any, Any]] | None = None
 _signatures: dict[Any, inspect.Signature] = {}
