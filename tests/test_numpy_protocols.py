@@ -8,6 +8,7 @@ NumPy arrays are written; ``out=`` stitchlab arrays and arguments without a lazy
 
 from __future__ import annotations
 
+import re
 import warnings
 from typing import Any
 
@@ -305,6 +306,26 @@ def test_traced_arrays_cannot_be_materialized_by_numpy_functions() -> None:
 def test_arguments_without_a_lazy_meaning_raise_naming_them(call: Any, param: str) -> None:
     with pytest.raises(TypeError, match=rf"{param}=\.\.\.\) on a stitchlab array: {param}= has no lazy equivalent.*x\.get\(\)"):
         call(sl.asarray(A))
+
+
+@pytest.mark.parametrize("args, kwargs", [
+    ((None, None), {}), ((), {}), ((1,), {}), ((), {"min": 1}), ((), {"max": 0.5}), ((-1, None), {}),
+    ((None,), {"a_max": 2}), ((0, 1), {"min": 0.5}), ((0, 1), {"max": 0.5}),
+], ids=["both-none", "nothing", "a_min-only", "min", "max", "a_min-none", "a_max-keyword", "a_min-and-min", "a_max-and-max"])
+def test_clip_takes_numpys_bounds_and_errors(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """NumPy 2's ``clip``: ``min``/``max`` keywords, open sides, both open a copy, its errors; the
+    same through ``np.clip``, ``sl.clip`` and (without ``a_min``) the method."""
+    try:
+        want = np.clip(A, *args, **kwargs)
+    except Exception as e:  # noqa: BLE001 - the same error, whatever it is
+        for f in (np.clip, sl.clip):
+            with pytest.raises(type(e), match=re.escape(str(e))):
+                f(sl.asarray(A), *args, **kwargs)
+        return
+    for f in (np.clip, sl.clip):
+        _same(f(sl.asarray(A), *args, **kwargs), want)
+    if not args and set(kwargs) <= {"min", "max"}:
+        _same(sl.asarray(A).clip(**kwargs), A.clip(**kwargs))
 
 
 @pytest.mark.parametrize("name", ["var", "std", "nanvar", "nanstd"])

@@ -216,11 +216,21 @@ def stack(arrays: Any, axis: Any = 0) -> LazyArray:
     return concatenate([expand_dims(x, axis) for x in xs], build.normalize_axis(axis, xs[0].ndim + 1))
 
 
-def clip(a: Any, a_min: Any = None, a_max: Any = None, out: Any = None) -> LazyArray:
-    """Limit values to ``[a_min, a_max]`` (NaN stays NaN, as in NumPy); ``out`` as a ufunc's."""
-    if a_min is None and a_max is None:
-        raise ValueError("clip: give a_min, a_max or both")
+def clip(a: Any, a_min: Any = np._NoValue, a_max: Any = np._NoValue, out: Any = None, *, min: Any = np._NoValue,  # noqa: A002
+         max: Any = np._NoValue) -> LazyArray:  # noqa: A002
+    """Limit values to ``[a_min, a_max]`` (NaN stays NaN, as in NumPy); ``out`` as a ufunc's.
+    NumPy 2's rules: ``min``/``max`` are the keyword names of the bounds, ``None`` (or none given)
+    leaves that side open, and both sides open is a copy."""
+    if a_min is np._NoValue and a_max is np._NoValue:
+        a_min, a_max = (None if v is np._NoValue else v for v in (min, max))
+    elif a_min is np._NoValue or a_max is np._NoValue:
+        missing = "a_min" if a_min is np._NoValue else "a_max"
+        raise TypeError(f"clip() missing 1 required positional argument: '{missing}'")
+    elif min is not np._NoValue or max is not np._NoValue:
+        raise ValueError("Passing `min` or `max` keyword argument when `a_min` and `a_max` are provided is forbidden.")
     result = asarray(a)
+    if a_min is None and a_max is None:
+        return stored(copy(result), out, "clip", exact=False)  # noqa: F821  (defined below)
     if a_min is not None:
         result = maximum(result, a_min)  # noqa: F821  (generated above)
     if a_max is not None:

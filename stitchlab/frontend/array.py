@@ -424,10 +424,10 @@ class LazyArray:
 
         return api.round(self, decimals)
 
-    def clip(self, min: Any = None, max: Any = None) -> LazyArray:
+    def clip(self, min: Any = None, max: Any = None, out: Any = None) -> LazyArray:
         from . import api
 
-        return api.clip(self, min, max)
+        return api.clip(self, min, max, out)
 
     # --- library steps and views (stitchlab.frontend.library / .manipulation) ----------------------
     def take(self, indices: Any, axis: Any = None, out: Any = None, mode: str = "raise") -> LazyArray:

@@ -64,7 +64,6 @@ _FUNCTIONS = (
 _IGNORED = {"copy", "subok"}
 
 #: NumPy keyword -> stitchlab parameter, where the names differ
-_RENAMES = {"clip": {"min": "a_min", "max": "a_max"}}
 
 _tables: tuple[dict[np.ufunc, Any], dict[Any, Any]] | None = None
 _signatures: dict[Any, inspect.Signature] = {}
@@ -211,7 +210,6 @@ def array_function(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
         return run_natively(func, name, args, kwargs)
     bound = _signature(func).bind(*args, **kwargs)
     params = _signature(lazy).parameters
-    renames = _RENAMES.get(name, {})
     positional: list[Any] = []
     keywords: dict[str, Any] = {}
     outs = None
@@ -219,17 +217,16 @@ def array_function(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
     has_var = any(p.kind is p.VAR_POSITIONAL for p in bound.signature.parameters.values())
     for param, value in bound.arguments.items():
         p = bound.signature.parameters[param]
-        target = renames.get(param, param)
         if p.kind is p.VAR_POSITIONAL:
             positional.extend(value)
-        elif has_var and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and target in params:
+        elif has_var and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and param in params:
             positional.append(value)
         elif p.kind is p.VAR_KEYWORD:
             if value and not any(q.kind is q.VAR_KEYWORD for q in params.values()):
                 raise _unsupported(name, next(iter(value)))
             keywords.update(value)  # (the lazy function takes them too: pad's constant_values, stat_length)
-        elif target in params:
-            keywords[target] = value
+        elif param in params:
+            keywords[param] = value
         elif param == "out":
             outs = outputs(value, None, name)
         elif not (param in _IGNORED or value is p.default or _same(value, p.default) or (param == "where" and value is True)):
