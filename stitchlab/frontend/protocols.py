@@ -63,8 +63,6 @@ _FUNCTIONS = (
 #: NumPy parameters that mean nothing for an immutable lazy array, whatever their value
 _IGNORED = {"copy", "subok"}
 
-#: NumPy keyword -> stitchlab parameter, where the names differ
-
 _tables: tuple[dict[np.ufunc, Any], dict[Any, Any]] | None = None
 _signatures: dict[Any, inspect.Signature] = {}
 
