@@ -16,6 +16,11 @@
 #                         also time every schedule of these workloads (benchmarks/kernel_sweep.py)
 #   GPU_CHECK_RANDOM=1    also time random draws and dropout against CuPy and torch
 #                         (benchmarks/random_dropout.py) into $OUT/random/
+#   GPU_CHECK_PROBES="vectorize fast_math"
+#                         also run these side-by-side probes (benchmarks/<name>.py, each against
+#                         CuPy, torch and torch.compile) into $OUT/<name>/ and $OUT/<name>.log;
+#                         "all": assignment convolve fast_math int8_ops stencil tall_columns
+#                         ufunc_at vectorize (random_dropout: GPU_CHECK_RANDOM)
 #   GPU_CHECK_NCU=a,b     also profile these workloads' stitchlab kernels with Nsight Compute
 #                         (large, --clock-control none) into $OUT/ncu.txt; NCU_TIMEOUT_S (90),
 #                         NCU_DTYPE (float32), NCU_SECTIONS ("SpeedOfLight LaunchStats Occupancy")
@@ -97,6 +102,21 @@ if [ "${GPU_CHECK_RANDOM:-0}" != "0" ]; then
     rc_random=$?
 fi
 
+rc_probes=0
+if [ -n "${GPU_CHECK_PROBES:-}" ]; then
+    probes="$GPU_CHECK_PROBES"
+    [ "$probes" = "all" ] && probes="assignment convolve fast_math int8_ops stencil tall_columns ufunc_at vectorize"
+    for probe in $probes; do
+        step "probe $probe"
+        if [ ! -f "$REPO/benchmarks/$probe.py" ]; then
+            echo "no benchmarks/$probe.py (GPU_CHECK_PROBES names the scripts without .py)" | tee "$OUT/$probe.log"
+            rc_probes=1
+            continue
+        fi
+        python3 "$REPO/benchmarks/$probe.py" --out "$OUT/$probe" --commit "$COMMIT" 2>&1 | tee "$OUT/$probe.log" || rc_probes=1
+    done
+fi
+
 if [ -n "${GPU_CHECK_SWEEP:-}" ]; then
     # schedule sweeps (benchmarks/kernel_sweep.py): "dtype:workload,workload;dtype:workload"
     IFS=';' read -r -a sweeps <<<"$GPU_CHECK_SWEEP"
@@ -119,6 +139,6 @@ if [ "${GPU_CHECK_BENCH:-1}" != "0" ]; then
     fi
 fi
 
-step "done: tests rc=$rc_tests, notebooks rc=$rc_nb, random rc=$rc_random, benchmarks rc=$rc_bench; results in $OUT"
+step "done: tests rc=$rc_tests, notebooks rc=$rc_nb, random rc=$rc_random, probes rc=$rc_probes, benchmarks rc=$rc_bench; results in $OUT"
 ls -la "$OUT"
-[ "$rc_tests" = "0" ] && [ "$rc_nb" = "0" ] && [ "$rc_random" = "0" ] && [ "$rc_bench" = "0" ]
+[ "$rc_tests" = "0" ] && [ "$rc_nb" = "0" ] && [ "$rc_random" = "0" ] && [ "$rc_probes" = "0" ] && [ "$rc_bench" = "0" ]
