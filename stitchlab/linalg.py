@@ -1,28 +1,11 @@
-"""``sl.linalg``: NumPy's ``linalg`` names that stitchlab provides: ``norm`` lazily (it fuses with
-the work around it), ``matrix_power`` as lazy matrix products, and the solvers and
+"""``sl.linalg``: NumPy's ``linalg`` names that stitchlab provides: ``norm``, ``vector_norm`` and
+``matrix_norm`` lazily (they fuse with the work around them), ``matrix_power`` and ``multi_dot``
+as lazy matrix products, NumPy 2's array-API names (``trace``, ``diagonal``, ``outer``, ``cross``,
+``vecdot``, ``matmul``, ``tensordot``, ``matrix_transpose``) lazily, and the solvers and
 decompositions (``solve``, ``inv``, ``det``, ``slogdet``, ``cholesky``, ``qr``, ``svd``,
-``svdvals``, ``eigh``, ``eigvalsh``, ``pinv``, ``lstsq``, ``matrix_rank``) evaluated when called
-and run by the array library (products are ``sl.matmul``, ``sl.tensordot``, ``sl.einsum``)."""
+``svdvals``, ``eigh``, ``eigvalsh``, ``pinv``, ``lstsq``, ``matrix_rank``, ``cond``,
+``tensorinv``, ``tensorsolve``) evaluated when called and run by the array library. Errors are
+NumPy's ``LinAlgError`` (also ``sl.linalg.LinAlgError``)."""
 
-from .frontend.linalg import (  # noqa: F401
-    EighResult,
-    QRResult,
-    SlogdetResult,
-    SVDResult,
-    __all__,
-    cholesky,
-    det,
-    eigh,
-    eigvalsh,
-    inv,
-    lstsq,
-    matrix_power,
-    matrix_rank,
-    norm,
-    pinv,
-    qr,
-    slogdet,
-    solve,
-    svd,
-    svdvals,
-)
+from .frontend.linalg import *  # noqa: F401,F403
+from .frontend.linalg import EighResult, QRResult, SlogdetResult, SVDResult, __all__  # noqa: F401

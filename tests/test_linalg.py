@@ -147,3 +147,111 @@ def test_solvers_evaluate_when_called_and_refuse_tracing() -> None:
     p = sl.linalg.matrix_power(x, 5)  # lazy: products in one plan
     assert p._node.op != "input"
     np.testing.assert_allclose(p.get(), np.linalg.matrix_power(SPD[0], 5), rtol=1e-10)
+
+
+def _same(got: Any, want: Any, rtol: float = 1e-10) -> None:
+    assert isinstance(got, sl.LazyArray)
+    v = got.get()
+    w = np.asarray(want)
+    assert v.shape == w.shape and v.dtype == w.dtype, (v.shape, w.shape, v.dtype, w.dtype)
+    np.testing.assert_allclose(v, w, rtol=rtol, atol=rtol)
+
+
+@pytest.mark.parametrize(("name", "args", "kwargs"), [
+    ("vector_norm", (SQUARE,), {}), ("vector_norm", (SQUARE,), {"axis": (0, 2), "keepdims": True, "ord": math.inf}),
+    ("vector_norm", (SQUARE,), {"axis": -1, "ord": 0}), ("vector_norm", (SQUARE,), {"axis": 1, "ord": -math.inf}),
+    ("vector_norm", (SQUARE,), {"axis": None, "keepdims": True, "ord": 3.5}), ("vector_norm", (np.float64(-3.0),), {}),
+    ("vector_norm", (np.arange(12).reshape(3, 4) - 5,), {"axis": 0, "ord": 1}),
+    ("matrix_norm", (SQUARE,), {}), ("matrix_norm", (SQUARE,), {"ord": 1, "keepdims": True}),
+    ("matrix_norm", (SQUARE,), {"ord": "nuc"}), ("matrix_norm", (SQUARE,), {"ord": -2}),
+    ("matrix_norm", (SQUARE.astype(np.float32),), {"ord": -math.inf}),
+    ("trace", (SQUARE,), {}), ("trace", (SQUARE,), {"offset": 1}), ("trace", (np.arange(24).reshape(2, 3, 4),), {"offset": -1}),
+    ("diagonal", (SQUARE,), {"offset": 2}), ("diagonal", (TALL,), {"offset": -1}),
+    ("outer", (TALL[:, 0], SQUARE[0, 0]), {}), ("cross", (TALL, TALL[::-1]), {}),
+    ("cross", (TALL.T, TALL[::-1].T), {"axis": 0}), ("vecdot", (SQUARE, SQUARE[0]), {"axis": 1}),
+    ("matmul", (SQUARE, TALL[:4]), {}), ("tensordot", (SQUARE, TALL[:4]), {"axes": 1}),
+    ("matrix_transpose", (SQUARE,), {}),
+    ("cond", (SQUARE,), {}), ("cond", (SQUARE,), {"p": -2}), ("cond", (SQUARE,), {"p": "fro"}), ("cond", (SQUARE[0],), {"p": "nuc"}),
+    ("cond", (SQUARE,), {"p": 1}), ("cond", (SQUARE,), {"p": -math.inf}), ("cond", (TALL,), {}),
+    ("cond", (SQUARE.astype(np.float32),), {"p": math.inf}), ("cond", (np.zeros((2, 2)),), {}),
+    ("cond", (np.zeros((2, 2)),), {"p": 1}),
+    ("tensorinv", (RNG.standard_normal((4, 6, 8, 3)),), {}), ("tensorinv", (RNG.standard_normal((24, 4, 6)),), {"ind": 1}),
+    ("tensorsolve", (RNG.standard_normal((6, 4, 2, 3, 4)), RNG.standard_normal((6, 4))), {}),
+    ("tensorsolve", (RNG.standard_normal((3, 6, 2)), RNG.standard_normal(6)), {"axes": (0,)}),
+])
+def test_numpy2_linalg_names_are_numpys(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """NumPy 2's array-API functions in ``linalg`` (and ``cond``, ``tensorinv``, ``tensorsolve``)
+    against NumPy's on the same arrays, called as ``sl.linalg.<name>`` and as
+    ``np.linalg.<name>`` on stitchlab arrays: values, shapes and dtypes."""
+    want = getattr(np.linalg, name)(*args, **kwargs)
+    lazy = [sl.asarray(a) for a in args]
+    rtol = 1e-4 if np.asarray(want).dtype == np.float32 else 1e-10
+    _same(getattr(sl.linalg, name)(*lazy, **kwargs), want, rtol)
+    _same(getattr(np.linalg, name)(*lazy, **kwargs), want, rtol)
+
+
+@pytest.mark.parametrize("shapes", [
+    [(7,), (7, 30), (30, 2), (2, 40), (40, 3)], [(7, 30), (30, 2), (2, 40), (40,)], [(7,), (7, 30), (30,)],
+    [(5, 6), (6, 2)], [(9, 1), (1, 9), (9, 1)], [(3,), (3,)],
+])
+def test_multi_dot_is_numpys_in_the_cheapest_order(shapes: list[tuple[int, ...]]) -> None:
+    ms = [RNG.standard_normal(s) for s in shapes]
+    want = np.linalg.multi_dot(ms)
+    _same(sl.linalg.multi_dot([sl.asarray(m) for m in ms]), want)
+    _same(np.linalg.multi_dot([sl.asarray(m) for m in ms]), want)
+    out = sl.asarray(np.zeros(np.shape(want)))
+    assert np.linalg.multi_dot([sl.asarray(m) for m in ms], out=out) is out
+    np.testing.assert_allclose(out.get(), want, rtol=1e-10)
+
+
+def test_multi_dot_multiplies_in_the_cheapest_order() -> None:
+    """(10x100)(100x5)(5x50): (ab)c costs 7,500 products, a(bc) 75,000; the plan's first
+    product is a @ b."""
+    a, b, c = (sl.asarray(RNG.standard_normal(s)) for s in [(10, 100), (100, 5), (5, 50)])
+    r = sl.linalg.multi_dot([a, b, c])
+    assert r._node.op == "matmul"
+    left, right = r._node.inputs
+    assert left.op == "matmul" and right is c._node
+    r = sl.linalg.multi_dot([c.T, b.T, a.T])  # (50x5)(5x100)(100x10): c.T @ (b.T @ a.T)
+    assert r._node.inputs[1].op == "matmul"
+
+
+def test_numpy2_linalg_errors_are_numpys() -> None:
+    L = sl.linalg
+    assert L.LinAlgError is np.linalg.LinAlgError
+    with pytest.raises(ValueError, match=r"Input arrays must be one-dimensional, but they are x1.ndim=2 and x2.ndim=1"):
+        L.outer(sl.asarray(TALL), sl.asarray(TALL[0]))
+    with pytest.raises(ValueError, match="must be .arrays of. 3-dimensional vectors, but they are 2 and 3 dimensional"):
+        L.cross(sl.asarray(np.ones(2)), sl.asarray(np.ones(3)))
+    with pytest.raises(ValueError, match="Expecting at least two arrays"):
+        L.multi_dot([sl.asarray(TALL)])
+    with pytest.raises(np.linalg.LinAlgError, match="3-dimensional array given. Array must be two-dimensional"):
+        L.multi_dot([sl.asarray(TALL.T), sl.asarray(SQUARE), sl.asarray(TALL)])
+    with pytest.raises(np.linalg.LinAlgError, match="cond is not defined on empty arrays"):
+        L.cond(sl.asarray(np.zeros((0, 0))))
+    with pytest.raises(np.linalg.LinAlgError, match="Last 2 dimensions of the array must be square"):
+        L.cond(sl.asarray(TALL), 1)
+    with pytest.raises(ValueError, match="Invalid ind argument"):
+        L.tensorinv(sl.asarray(SQUARE), 0)
+    with pytest.raises(np.linalg.LinAlgError, match=r"prod\(a.shape\[b.ndim:\]\) == prod\(a.shape\[:b.ndim\]\)"):
+        L.tensorsolve(sl.asarray(SQUARE), sl.asarray(np.ones(4)))
+    with pytest.raises(ValueError, match="Invalid norm order 'fro' for vectors"):
+        L.vector_norm(sl.asarray(TALL), ord="fro")
+    with pytest.raises(np.exceptions.AxisError):
+        L.matrix_norm(sl.asarray(TALL[0]))
+
+
+def test_cond_of_a_stack_with_a_singular_matrix_is_inf_there() -> None:
+    """NumPy gives ``inf`` for the singular matrix of a stack (its inverse is NaN), the others'
+    numbers as they are; the array library's inverse raises, so each matrix is taken alone."""
+    stack = SQUARE.copy()
+    stack[1] = 0.0
+    for p in (1, "fro", math.inf):
+        _same(sl.linalg.cond(sl.asarray(stack), p), np.linalg.cond(stack, p))
+
+
+def test_numpy2_norms_fuse_with_their_use() -> None:
+    x = sl.asarray(RNG.standard_normal((64, 128)).astype(np.float32))
+    y = x / sl.linalg.vector_norm(x, axis=-1, keepdims=True)
+    assert len(families(y)) == 1
+    np.testing.assert_allclose(y.get(), x.get() / np.linalg.vector_norm(x.get(), axis=-1, keepdims=True), rtol=1e-6)

@@ -4,7 +4,10 @@ one row kernel), and NumPy's solvers and decompositions (``solve``, ``inv``, ``d
 ``cholesky``, ``qr``, ``svd``, ``svdvals``, ``eigh``, ``eigvalsh``, ``pinv``, ``lstsq``,
 ``matrix_rank``), which evaluate their inputs when called and run the array library's own
 (``cupy.linalg``, cuSOLVER, on the GPU; ``numpy.linalg`` on the numpy backend); their results
-are arrays on the same device. ``matrix_power`` stays lazy (matrix products).
+are arrays on the same device. ``matrix_power`` stays lazy (matrix products), as do NumPy 2's
+array-API names in ``linalg`` (``vector_norm``, ``matrix_norm``, ``trace``, ``diagonal``,
+``outer``, ``cross``, ``vecdot``, ``matmul``, ``tensordot``, ``matrix_transpose``) and
+``multi_dot``; ``cond``, ``tensorinv`` and ``tensorsolve`` are built on the evaluated ones.
 """
 
 from __future__ import annotations
@@ -17,15 +20,27 @@ from typing import Any
 import numpy as np
 
 from ..ir.dtypes import is_float
-from .api import absolute, sqrt  # type: ignore[attr-defined]
+from .api import absolute, isnan, matrix_transpose, sqrt, where  # type: ignore[attr-defined]
+from .api import vecdot as _vecdot  # type: ignore[attr-defined]
 from .array import LazyArray
 from .creation import _leaf_on, asarray, full
-from .library import matmul  # type: ignore[attr-defined]
+from .library import dot  # type: ignore[attr-defined]
+from .library import matmul as _matmul  # type: ignore[attr-defined]
+from .library import tensordot as _tensordot
+from .manipulation import cross as _cross
+from .manipulation import diagonal as _diagonal
 from .manipulation import moveaxis
+from .manipulation import outer as _outer
+from .manipulation import trace as _trace
 from .selection import _evaluated
 
 __all__ = ["norm", "solve", "inv", "det", "slogdet", "cholesky", "qr", "svd", "svdvals", "eigh", "eigvalsh", "pinv",
-           "lstsq", "matrix_rank", "matrix_power"]
+           "lstsq", "matrix_rank", "matrix_power", "vector_norm", "matrix_norm", "trace", "diagonal", "outer", "cross",
+           "vecdot", "matmul", "tensordot", "matrix_transpose", "multi_dot", "cond", "tensorinv", "tensorsolve",
+           "LinAlgError"]
+
+#: NumPy's own exception class, raised for singular or non-square matrices
+LinAlgError = np.linalg.LinAlgError
 
 SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
 QRResult = namedtuple("QRResult", ["Q", "R"])
@@ -306,8 +321,186 @@ def matrix_power(a: Any, n: int) -> LazyArray:
     result = None
     while n:
         if n & 1:
-            result = x if result is None else matmul(result, x)
+            result = x if result is None else _matmul(result, x)
         n >>= 1
         if n:
-            x = matmul(x, x)
+            x = _matmul(x, x)
     return result
+
+
+# --- NumPy 2's array-API functions in linalg, and multi_dot: lazy -------------------------------
+
+
+def vector_norm(x: Any, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> LazyArray:  # noqa: A002
+    """A vector norm over ``axis`` (NumPy 2's ``linalg.vector_norm``): ``None`` takes the whole
+    array as one vector, a tuple of axes the elements over all of them; ``ord`` as in :func:`norm`'s
+    vector norms. Lazy: it fuses with the work around it.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.linalg.vector_norm(sl.asarray(np.array([[3.0, 0.0], [0.0, 4.0]]))).get()
+        array(5.)
+    """
+    a = asarray(x)
+    if not is_float(a.dtype):
+        a = a.astype(np.float64)
+    if axis is None:
+        axes = tuple(range(a.ndim))
+    else:
+        axes = np.lib.array_utils.normalize_axis_tuple(axis, a.ndim)
+    if not axes:  # a 0-d array: the norm of a vector of one
+        return _vector_norm(a.reshape((1,)), ord, (0,), False).reshape(())
+    return _vector_norm(a, ord, axes, keepdims)
+
+
+def matrix_norm(x: Any, *, keepdims: bool = False, ord: Any = "fro") -> LazyArray:  # noqa: A002
+    """A matrix norm of each matrix over the last two axes (NumPy 2's ``linalg.matrix_norm``; ``ord``
+    as in :func:`norm`'s matrix norms)."""
+    return norm(x, ord, (-2, -1), keepdims)
+
+
+def trace(x: Any, *, offset: int = 0, dtype: Any = None) -> LazyArray:
+    """The sum along the ``offset``-th diagonal of each matrix over the last two axes (NumPy 2's
+    ``linalg.trace``; ``sl.trace`` takes the first two)."""
+    return _trace(x, offset, -2, -1, dtype)
+
+
+def diagonal(x: Any, *, offset: int = 0) -> LazyArray:
+    """The ``offset``-th diagonal of each matrix over the last two axes (NumPy 2's
+    ``linalg.diagonal``; ``sl.diagonal`` takes the first two)."""
+    return _diagonal(x, offset, -2, -1)
+
+
+def outer(x1: Any, x2: Any) -> LazyArray:
+    """The outer product of two 1-d arrays (NumPy 2's ``linalg.outer``, which refuses other
+    dimensions; ``sl.outer`` flattens them)."""
+    a, b = asarray(x1), asarray(x2)
+    if a.ndim != 1 or b.ndim != 1:
+        raise ValueError(f"Input arrays must be one-dimensional, but they are x1.ndim={a.ndim} and x2.ndim={b.ndim}.")
+    return _outer(a, b)
+
+
+def cross(x1: Any, x2: Any, *, axis: int = -1) -> LazyArray:
+    """The cross product of 3-vectors along ``axis`` (NumPy 2's ``linalg.cross``, which refuses
+    2-vectors; ``sl.cross`` takes them)."""
+    a, b = asarray(x1), asarray(x2)
+    n1, n2 = a.shape[axis], b.shape[axis]
+    if n1 != 3 or n2 != 3:
+        raise ValueError(f"Both input arrays must be (arrays of) 3-dimensional vectors, but they are {n1} and {n2} "
+                         "dimensional instead.")
+    return _cross(a, b, axis=axis)
+
+
+def matmul(x1: Any, x2: Any) -> LazyArray:
+    """NumPy 2's ``linalg.matmul``: :func:`stitchlab.matmul`."""
+    return _matmul(x1, x2)
+
+
+def tensordot(x1: Any, x2: Any, *, axes: Any = 2) -> LazyArray:
+    """NumPy 2's ``linalg.tensordot``: :func:`stitchlab.tensordot` with ``axes`` a keyword."""
+    return _tensordot(x1, x2, axes)
+
+
+def vecdot(x1: Any, x2: Any, *, axis: int = -1) -> LazyArray:
+    """NumPy 2's ``linalg.vecdot``: :func:`stitchlab.vecdot`."""
+    return _vecdot(x1, x2, axis=axis)
+
+
+def multi_dot(arrays: Any) -> LazyArray:
+    """The product of two or more matrices in the order of fewest multiplications (NumPy's
+    ``linalg.multi_dot``): the first may be a 1-d row vector and the last a 1-d column vector,
+    the others 2-d. Lazy matrix products (``sl.matmul`` steps); the order is the classic
+    matrix-chain dynamic program over the shapes.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> a, b, c = (sl.asarray(np.ones(s)) for s in [(10, 100), (100, 5), (5, 50)])
+        >>> sl.linalg.multi_dot([a, b, c]).shape  # as (a @ b) @ c: 7,500 products, not 75,000
+        (10, 50)
+    """
+    ms = [asarray(a) for a in arrays]
+    n = len(ms)
+    if n < 2:
+        raise ValueError("Expecting at least two arrays.")
+    if n == 2:
+        return dot(ms[0], ms[1])
+    first, last = ms[0].ndim, ms[-1].ndim
+    if first == 1:
+        ms[0] = ms[0].reshape((1, -1))
+    if last == 1:
+        ms[-1] = ms[-1].reshape((-1, 1))
+    for m in ms:
+        if m.ndim != 2:
+            raise LinAlgError(f"{m.ndim}-dimensional array given. Array must be two-dimensional")
+    dims = [m.shape[0] for m in ms] + [ms[-1].shape[1]]
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j], split[i][j] = min(
+                (cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1], k) for k in range(i, j))
+
+    def product(i: int, j: int) -> LazyArray:
+        return ms[i] if i == j else _matmul(product(i, split[i][j]), product(split[i][j] + 1, j))
+
+    result = product(0, n - 1)
+    if first == 1 and last == 1:
+        return result[0, 0]
+    return result.ravel() if first == 1 or last == 1 else result
+
+
+def cond(x: Any, p: Any = None) -> LazyArray:
+    """The condition number of a matrix or of each in a stack (NumPy's ``linalg.cond``): for
+    ``p`` ``None``, 2 or -2 the ratio of extreme singular values (the array library's SVD), for
+    ``"fro"``, ``"nuc"``, 1, -1, ``inf``, ``-inf`` that norm of the matrix times that of its
+    inverse. A singular matrix gives ``inf`` (unless it holds NaNs: then NaN), as in NumPy."""
+    a = asarray(x)
+    if a.size == 0 and math.prod(a.shape[-2:]) == 0:
+        raise LinAlgError("cond is not defined on empty arrays")
+    if p is None or p in (2, -2):
+        s = svdvals(a)
+        r = s[..., -1] / s[..., 0] if p == -2 else s[..., 0] / s[..., -1]
+    else:
+        a = _matrices(a, square=True)
+        try:
+            ainv = inv(a)
+        except LinAlgError:
+            if a.ndim == 2:
+                return full((), math.inf, a.dtype) if not bool(isnan(a).any()) else full((), math.nan, a.dtype)
+            stack = a.reshape((-1,) + a.shape[-2:])
+            parts = [cond(stack[i], p).reshape((1,)) for i in range(stack.shape[0])]
+            from .api import concatenate  # type: ignore[attr-defined]
+
+            return concatenate(parts).reshape(a.shape[:-2])
+        r = norm(a, p, (-2, -1)) * norm(ainv, p, (-2, -1))
+    return where(isnan(r) & ~isnan(a).any((-2, -1)), math.inf, r).astype(r.dtype)
+
+
+def tensorinv(a: Any, ind: int = 2) -> LazyArray:
+    """The inverse of ``a`` as a map from its first ``ind`` axes to the rest (NumPy's
+    ``linalg.tensorinv``): ``tensordot(tensorinv(a), a, ind)`` is the identity."""
+    x = asarray(a)
+    ind = operator.index(ind)
+    if ind <= 0:
+        raise ValueError("Invalid ind argument.")
+    rows = math.prod(x.shape[ind:])
+    return inv(x.reshape((rows, -1))).reshape(x.shape[ind:] + x.shape[:ind])
+
+
+def tensorsolve(a: Any, b: Any, axes: Any = None) -> LazyArray:
+    """The ``x`` of ``tensordot(a, x, x.ndim) = b`` (NumPy's ``linalg.tensorsolve``); ``axes``:
+    axes of ``a`` moved to the end first."""
+    x, y = asarray(a), asarray(b)
+    an = x.ndim
+    if axes is not None:
+        order = list(range(an))
+        for k in axes:
+            order.remove(k)
+            order.insert(an, k)
+        x = x.transpose(order)
+    shape = x.shape[-(an - y.ndim):]
+    n = math.prod(shape)
+    if x.size != n * n:
+        raise LinAlgError("Input arrays must satisfy the requirement prod(a.shape[b.ndim:]) == prod(a.shape[:b.ndim])")
+    return solve(x.reshape((n, n)), y.ravel()).reshape(shape)

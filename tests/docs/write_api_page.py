@@ -74,7 +74,9 @@ for title, intro, ns in SECTIONS:
         if n == "ndarray":
             out += ["    options:", "      members: false"]
         out.append("")
-out += ["## `sl.linalg`", ""] + [f"::: stitchlab.frontend.linalg.{n}\n" for n in importlib.import_module("stitchlab.frontend.linalg").__all__]
+_linalg = importlib.import_module("stitchlab.frontend.linalg")
+out += ["## `sl.linalg`", "", "`sl.linalg.LinAlgError` is NumPy's `numpy.linalg.LinAlgError`.", ""]
+out += [f"::: stitchlab.frontend.linalg.{n}\n" for n in _linalg.__all__ if getattr(_linalg, n).__module__.startswith("stitchlab")]
 out += ["## `sl.random`", "", "::: stitchlab.frontend.random", "    options:", "      members: false", ""]
 out += [f"::: stitchlab.frontend.random.{n}\n" for n in importlib.import_module("stitchlab.frontend.random").__all__]
 out += [

@@ -230,6 +230,26 @@ def test_norms_are_numpys_and_fuse(dtype: str) -> None:
     np.testing.assert_allclose(_host(y).astype(np.float64), ref / np.linalg.norm(ref, axis=-1, keepdims=True), rtol=tol, atol=tol * 0.1)
 
 
+def test_numpy2_linalg_names_on_the_device() -> None:
+    """NumPy 2's ``linalg`` names on CuPy arrays: a vector norm fused into its use, ``multi_dot``'s
+    products by cuBLAS, ``cond`` through cuSOLVER (a singular matrix of a stack: ``inf``),
+    ``tensorsolve``; values as NumPy's in float64."""
+    a = RNG.standard_normal((257, 1031))
+    x = _dev(a)
+    y = x / sl.linalg.vector_norm(x, axis=-1, keepdims=True)
+    assert len(_families(y)) == 1
+    np.testing.assert_allclose(_host(y), a / np.linalg.vector_norm(a, axis=-1, keepdims=True), rtol=1e-12)
+    np.testing.assert_allclose(_host(sl.linalg.matrix_norm(x, ord=1)), np.linalg.matrix_norm(a, ord=1), rtol=1e-12)
+    ms = [RNG.standard_normal(s) for s in [(257,), (257, 64), (64, 3), (3, 500), (500, 9)]]
+    np.testing.assert_allclose(_host(sl.linalg.multi_dot([_dev(m) for m in ms])), np.linalg.multi_dot(ms), rtol=1e-10)
+    stack = RNG.standard_normal((4, 6, 6))
+    stack[2] = 0.0
+    for p in (None, 1, "fro"):
+        np.testing.assert_allclose(_host(sl.linalg.cond(_dev(stack), p)), np.linalg.cond(stack, p), rtol=1e-9)
+    t, b = RNG.standard_normal((6, 4, 2, 3, 4)), RNG.standard_normal((6, 4))
+    np.testing.assert_allclose(_host(sl.linalg.tensorsolve(_dev(t), _dev(b))), np.linalg.tensorsolve(t, b), rtol=1e-9)
+
+
 def test_composites_run_as_the_kernels_the_plan_shows() -> None:
     a = RNG.standard_normal((513, 1031)).astype(np.float32)
     x = _dev(a)
