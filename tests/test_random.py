@@ -364,3 +364,123 @@ def test_gumbel_noise_samples_a_softmax_inside_jit() -> None:
     counts = np.bincount(np.concatenate([first, sample(logits).get()]), minlength=3) / 40_000
     np.testing.assert_allclose(counts, [0.5, 0.3, 0.2], atol=0.015)
     assert not np.array_equal(first, sample(logits).get())
+
+
+def test_more_closed_form_distributions_pass_kolmogorov_smirnov_and_moment_tests() -> None:
+    """Each against its distribution function (the KS statistic below its 0.1 % critical value)
+    and its mean and variance (Cauchy: its median and quartiles, it has no moments)."""
+    rng = sl.random.default_rng(2024)
+    n = 200_000
+    bound = 1.95 / math.sqrt(n)
+    erf = np.vectorize(math.erf)
+
+    def wald_cdf(x: np.ndarray, mu: float, lam: float) -> np.ndarray:
+        phi = lambda t: 0.5 * (1 + erf(t / math.sqrt(2)))  # noqa: E731
+        s = np.sqrt(lam / x)
+        return phi(s * (x / mu - 1)) + math.exp(2 * lam / mu) * phi(-s * (x / mu + 1))
+
+    g = math.gamma
+    cases = {
+        "lognormal": (lambda: rng.lognormal(0.5, 0.75, n), lambda x: 0.5 * (1 + erf((np.log(x) - 0.5) / (0.75 * math.sqrt(2)))),
+                      math.exp(0.5 + 0.75**2 / 2), (math.exp(0.75**2) - 1) * math.exp(1 + 0.75**2)),
+        "rayleigh": (lambda: rng.rayleigh(2.0, n), lambda x: 1 - np.exp(-x * x / 8.0), 2.0 * math.sqrt(math.pi / 2),
+                     (4 - math.pi) / 2 * 4.0),
+        "weibull": (lambda: rng.weibull(1.7, n), lambda x: 1 - np.exp(-(x**1.7)), g(1 + 1 / 1.7),
+                    g(1 + 2 / 1.7) - g(1 + 1 / 1.7) ** 2),
+        "pareto": (lambda: rng.pareto(5.0, n), lambda x: 1 - (1 + x) ** -5.0, 1 / 4, 5.0 / (4**2 * 3)),
+        "power": (lambda: rng.power(3.0, n), lambda x: x**3.0, 3 / 4, 3 / (16 * 5)),
+        "triangular": (lambda: rng.triangular(-1.0, 0.5, 3.0, n),
+                       lambda x: np.where(x <= 0.5, (x + 1) ** 2 / (4 * 1.5), 1 - (3 - x) ** 2 / (4 * 2.5)),
+                       (-1 + 0.5 + 3) / 3, (1 + 0.25 + 9 - (-0.5) - (-3) - 1.5) / 18),
+        "wald": (lambda: rng.wald(1.5, 2.0, n), lambda x: wald_cdf(x, 1.5, 2.0), 1.5, 1.5**3 / 2.0),
+        "wald-wide": (lambda: rng.wald(3.0, 0.05, n), lambda x: wald_cdf(x, 3.0, 0.05), 3.0, 3.0**3 / 0.05),
+    }
+    for name, (draw, cdf, mean, var) in cases.items():
+        x = np.sort(draw().get())
+        assert x.dtype == np.float64 and np.isfinite(x).all() and (x > -1 if name == "triangular" else x > 0).all(), name
+        assert _ks(x, cdf(x)) < bound, name
+        if name != "wald-wide":  # heavy right tail: its sample variance converges slowly
+            assert abs(x.mean() - mean) < 6 * math.sqrt(var / n), name
+            assert abs(x.var() / var - 1) < 0.05, name
+    c = np.sort(rng.standard_cauchy(n).get())
+    assert np.isfinite(c).all()
+    assert _ks(c, 0.5 + np.arctan(c) / math.pi) < bound
+    np.testing.assert_allclose(np.quantile(c, [0.25, 0.5, 0.75]), [-1, 0, 1], atol=0.02)
+
+
+@pytest.mark.parametrize("p", [0.001, 0.2, 0.5, 0.9])
+def test_geometric_counts_have_the_geometric_probabilities(p: float) -> None:
+    """A chi-square test of the counts against ``(1 - p)**(k - 1) * p`` (bins of expected count 20
+    or more, the tail in one), and the mean ``1 / p``."""
+    n = 200_000
+    k = sl.random.default_rng(77).geometric(p, n).get()
+    assert k.dtype == np.int64 and k.min() >= 1
+    assert abs(k.mean() - 1 / p) < 6 * math.sqrt((1 - p) / p**2 / n)
+    top = max(2, int(math.log(20 / (n * p)) / math.log1p(-p)) + 1) if p < 1 else 2
+    edges = np.unique(np.linspace(1, top, 60).astype(np.int64)) if p < 0.01 else np.arange(1, top + 1)
+    counts = np.array([np.count_nonzero((k >= a) & (k < b)) for a, b in zip(edges[:-1], edges[1:], strict=True)]
+                      + [np.count_nonzero(k >= edges[-1])])
+    cdf = lambda m: 1 - (1 - p) ** (m - 1)  # noqa: E731  P(K < m)
+    expected = n * np.diff(np.append(cdf(edges), 1.0))
+    chi2 = float(((counts - expected) ** 2 / expected).sum())
+    dof = len(counts) - 1
+    assert chi2 < dof + 5 * math.sqrt(2 * dof), (chi2, dof)
+
+
+def test_more_closed_form_distributions_shapes_parameters_and_errors() -> None:
+    rng = sl.random.default_rng(9)
+    assert rng.lognormal(np.zeros((2, 1)), [0.5, 1.0, 2.0]).shape == (2, 3)
+    assert rng.rayleigh(sl.ones(4), dtype=np.float32).dtype == np.float32
+    assert rng.weibull([1.0, 2.0], (3, 2), dtype=np.float16).shape == (3, 2)
+    assert rng.triangular(0.0, np.array([0.5, 1.0]), 1.0).shape == (2,)
+    assert rng.wald(1.0, 2.0, (2, 2), dtype=np.float32).dtype == np.float32
+    assert rng.standard_cauchy((2, 3), dtype=np.float32).shape == (2, 3)
+    assert rng.geometric(np.array([[0.5], [0.9]]), (2, 3)).dtype == np.int64
+    # NumPy's edge values: weibull(0) and rayleigh(0) zeros, power(inf) ones, pareto(inf) zeros, geometric(1) ones,
+    # a tiny geometric p beyond int64: its largest value
+    np.testing.assert_array_equal(rng.weibull(0.0, 5).get(), np.zeros(5))
+    np.testing.assert_array_equal(rng.weibull(sl.asarray(np.array([0.0, 0.0])), 2).get(), np.zeros(2))
+    np.testing.assert_array_equal(rng.rayleigh(0.0, 5).get(), np.zeros(5))
+    np.testing.assert_array_equal(rng.power(math.inf, 5).get(), np.ones(5))
+    np.testing.assert_array_equal(rng.pareto(math.inf, 5).get(), np.zeros(5))
+    np.testing.assert_array_equal(rng.geometric(1.0, 5).get(), np.ones(5, np.int64))
+    np.testing.assert_array_equal(rng.geometric(1e-300, 3).get(), np.full(3, np.iinfo(np.int64).max))
+    w = rng.weibull(sl.asarray(np.array([0.0, 2.0])), (1000, 2)).get()
+    assert (w[:, 0] == 0).all() and (w[:, 1] > 0).all()
+    t = rng.triangular(2.0, 2.0, 5.0, 10_000).get()  # mode at the left end
+    assert t.min() >= 2 and t.max() <= 5
+    # the stream's extreme outputs give finite draws
+    edge = sl.random.default_rng(1)
+    edge._streams = lambda name, shape, count: [sl.asarray(np.array([0, (1 << 64) - 1], np.uint64))] * count  # type: ignore[method-assign]
+    for name, args in [("lognormal", ()), ("rayleigh", ()), ("weibull", (0.5,)), ("pareto", (0.5,)), ("power", (0.5,)),
+                       ("standard_cauchy", ()), ("triangular", (0.0, 0.5, 1.0)), ("wald", (1.0, 1.0)), ("geometric", (0.5,))]:
+        assert np.isfinite(getattr(edge, name)(*args, size=2).get()).all(), name
+    for call, message in [
+        (lambda: rng.lognormal(0.0, -1.0), "sigma < 0"), (lambda: rng.rayleigh(-1.0), "scale < 0"),
+        (lambda: rng.weibull(-1.0), "a < 0"), (lambda: rng.pareto(0.0), "a <= 0"), (lambda: rng.power([1.0, 0.0]), "a <= 0"),
+        (lambda: rng.triangular(1.0, 0.0, 2.0), "left > mode"), (lambda: rng.triangular(0.0, 3.0, 2.0), "mode > right"),
+        (lambda: rng.triangular(1.0, 1.0, 1.0), "left == right"), (lambda: rng.wald(0.0, 1.0), "mean <= 0"),
+        (lambda: rng.wald(1.0, -2.0), "scale <= 0"), (lambda: rng.geometric(0.0), "p <= 0, p > 1 or p contains NaNs"),
+        (lambda: rng.geometric(1.5), "p <= 0, p > 1"), (lambda: rng.geometric(math.nan), "contains NaNs"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            call()
+    with pytest.raises(TypeError, match="dtype must be float16"):
+        rng.wald(1.0, 1.0, 3, dtype=np.int32)
+    names = ("lognormal", "rayleigh", "standard_cauchy")
+    sl.random.seed(8)
+    a = [getattr(sl.random, f)(size=4).get() for f in names] + [sl.random.weibull(2.0, 4).get(), sl.random.pareto(2.0, 4).get(),
+                                                               sl.random.power(2.0, 4).get(), sl.random.geometric(0.3, 4).get(),
+                                                               sl.random.triangular(0.0, 1.0, 2.0, 4).get(), sl.random.wald(1.0, 1.0, 4).get()]
+    sl.random.seed(8)
+    b = [getattr(sl.random, f)(size=4).get() for f in names] + [sl.random.weibull(2.0, 4).get(), sl.random.pareto(2.0, 4).get(),
+                                                               sl.random.power(2.0, 4).get(), sl.random.geometric(0.3, 4).get(),
+                                                               sl.random.triangular(0.0, 1.0, 2.0, 4).get(), sl.random.wald(1.0, 1.0, 4).get()]
+    for u, v in zip(a, b, strict=True):
+        np.testing.assert_array_equal(u, v)
+
+
+def test_a_closed_form_draw_fuses_into_its_use() -> None:
+    x = sl.asarray(np.ones((64, 128), np.float32))
+    y = x * sl.random.default_rng(4).lognormal(0.0, 0.1, x.shape, dtype=np.float32)
+    assert sl.explain(y).kernels and len(sl.explain(y).kernels) == 1

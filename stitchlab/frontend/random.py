@@ -48,7 +48,8 @@ from .library import argsort, searchsorted, take
 __all__ = [
     "Generator", "default_rng", "seed", "random", "random_sample", "rand", "randn", "uniform",
     "normal", "standard_normal", "integers", "randint", "permutation", "shuffle", "choice",
-    "standard_exponential", "exponential", "gumbel", "laplace", "logistic",
+    "standard_exponential", "exponential", "gumbel", "laplace", "logistic", "lognormal", "rayleigh", "weibull",
+    "pareto", "power", "standard_cauchy", "triangular", "wald", "geometric",
 ]
 
 _GOLDEN = 0x9E3779B97F4A7C15
@@ -253,6 +254,118 @@ class Generator:
         loc, scale, u, dt = self._location_scale("logistic", loc, scale, size, dtype)
         return (loc + scale * log(u / (1.0 - u))).astype(dt)
 
+    def lognormal(self, mean: Any = 0.0, sigma: Any = 1.0, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+        """``exp(normal(mean, sigma))`` (NumPy's ``Generator.lognormal``)."""
+        from .api import exp  # type: ignore[attr-defined]
+
+        _check_scale("lognormal", "sigma", sigma)
+        dt = _float_dtype("lognormal", dtype)
+        mean, sigma = _parameters(mean, sigma)
+        return exp(mean + sigma * self.standard_normal(_broadcast_size(size, mean, sigma))).astype(dt)
+
+    def _shaped(self, name: str, a: Any, size: Any, dtype: Any) -> tuple[Any, LazyArray, np.dtype]:
+        """A one-parameter distribution's parameter, a float64 standard exponential of the broadcast
+        shape, and the result dtype."""
+        dt = _float_dtype(name, dtype)
+        (a,) = _parameters(a)
+        return a, self.standard_exponential(_broadcast_size(size, a)), dt
+
+    def rayleigh(self, scale: Any = 1.0, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+        """Rayleigh distributed floats, ``scale * sqrt(2 * standard_exponential)`` (NumPy's
+        ``Generator.rayleigh``)."""
+        from .api import sqrt  # type: ignore[attr-defined]
+
+        _check_scale("rayleigh", "scale", scale)
+        scale, e, dt = self._shaped("rayleigh", scale, size, dtype)
+        return (scale * sqrt(e + e)).astype(dt)
+
+    def weibull(self, a: Any, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+        """Weibull distributed floats of shape ``a``, ``standard_exponential ** (1 / a)`` (NumPy's
+        ``Generator.weibull``; ``a = 0`` gives zeros, as in NumPy)."""
+        from .api import where  # type: ignore[attr-defined]
+
+        _check_scale("weibull", "a", a)
+        a, e, dt = self._shaped("weibull", a, size, dtype)
+        if not isinstance(a, LazyArray):
+            return (e * 0.0 if a == 0 else e ** (1.0 / a)).astype(dt)
+        return where(a == 0, 0.0, e ** (1.0 / a)).astype(dt)
+
+    def pareto(self, a: Any, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+        """Pareto II (Lomax) distributed floats of shape ``a``, ``expm1(standard_exponential / a)``
+        (NumPy's ``Generator.pareto``: add 1 and multiply by ``m`` for the classical Pareto of
+        minimum ``m``)."""
+        from .api import expm1  # type: ignore[attr-defined]
+
+        _check("pareto", a, lambda v: v <= 0, "a <= 0")
+        a, e, dt = self._shaped("pareto", a, size, dtype)
+        return expm1(e / a).astype(dt)
+
+    def power(self, a: Any, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+        """Floats in (0, 1) with density ``a * x**(a - 1)``, ``u ** (1 / a)`` of uniform ``u`` in
+        (0, 1) (NumPy's ``Generator.power``)."""
+        _check("power", a, lambda v: v <= 0, "a <= 0")
+        dt = _float_dtype("power", dtype)
+        (a,) = _parameters(a)
+        return (self._open("power", _broadcast_size(size, a)) ** (1.0 / a)).astype(dt)
+
+    def standard_cauchy(self, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+        """Cauchy (Lorentz) distributed floats, ``tan(pi * (u - 1/2))`` of uniform ``u`` in (0, 1)
+        (NumPy's ``Generator.standard_cauchy``; always finite)."""
+        from .api import tan  # type: ignore[attr-defined]
+
+        dt = _float_dtype("standard_cauchy", dtype)
+        u = self._open("standard_cauchy", _shape(() if size is None else size))
+        return tan(math.pi * (u - 0.5)).astype(dt)
+
+    def triangular(self, left: Any, mode: Any, right: Any, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+        """Triangular distributed floats over [left, right] peaking at ``mode`` (NumPy's
+        ``Generator.triangular``: its inverse distribution function of a uniform)."""
+        from .api import sqrt, where  # type: ignore[attr-defined]
+
+        host = [v for v in (left, mode, right) if _on_host(v)]
+        if len(host) == 3:
+            lo, md, hi = (np.asarray(v, dtype=np.float64) for v in host)
+            for bad, message in ((lo > md, "left > mode"), (md > hi, "mode > right"), (lo == hi, "left == right")):
+                if np.any(bad):
+                    raise ValueError(f"sl.random.triangular: {message} (left={left!r}, mode={mode!r}, right={right!r})")
+        dt = _float_dtype("triangular", dtype)
+        left, mode, right = _parameters(left, mode, right)
+        u = self.random(_broadcast_size(size, left, mode, right))
+        base, below, above = right - left, mode - left, right - mode
+        return where(u <= below / base, left + sqrt(u * below * base), right - sqrt((1.0 - u) * above * base)).astype(dt)
+
+    def wald(self, mean: Any, scale: Any, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+        """Wald (inverse Gaussian) distributed floats (NumPy's ``Generator.wald``: Michael, Schucany
+        and Haas' transform of a normal and a uniform, here in a form without cancellation: the
+        smaller root is ``mean / (r + sqrt(r*r + 1))**2`` for ``r = |z| * sqrt(mean / (4 scale))``)."""
+        from .api import absolute, sqrt, where  # type: ignore[attr-defined]
+
+        _check("wald", mean, lambda v: v <= 0, "mean <= 0")
+        _check("wald", scale, lambda v: v <= 0, "scale <= 0")
+        dt = _float_dtype("wald", dtype)
+        mean, scale = _parameters(mean, scale)
+        shape = _broadcast_size(size, mean, scale)
+        r = absolute(self.standard_normal(shape)) * sqrt(mean / (4.0 * scale))
+        w = r + sqrt(r * r + 1.0)
+        w = w * w
+        small = mean / w  # the root below the mean, taken with probability mean / (mean + small)
+        return where(self.random(shape) * (mean + small) <= mean, small, mean * w).astype(dt)
+
+    def geometric(self, p: Any, size: Any = None) -> LazyArray:
+        """The number of Bernoulli trials of success probability ``p`` up to the first success, as
+        int64 (NumPy's ``Generator.geometric``): ``ceil(standard_exponential / -log1p(-p))``, the
+        inverse distribution function, for every ``p`` (NumPy searches for ``p >= 1/3``: the same
+        distribution); counts past int64 are its largest value, as in NumPy."""
+        from .api import ceil, log1p, maximum, minimum, where  # type: ignore[attr-defined]
+
+        _check("geometric", p, lambda v: ~((v > 0) & (v <= 1)), "p <= 0, p > 1 or p contains NaNs")
+        (p,) = _parameters(p)
+        e = self.standard_exponential(_broadcast_size(size, p))
+        with np.errstate(divide="ignore"):
+            k = maximum(ceil(e / -log1p(-p)), 1.0)  # p = 1: e / inf = 0, one trial
+        top = np.iinfo(np.int64).max
+        return where(k >= 2.0**63, top, minimum(k, 2.0**62).astype(np.int64))
+
     def integers(self, low: Any, high: Any = None, size: Any = None, dtype: Any = np.int64,
                  endpoint: bool = False) -> LazyArray:
         """Integers in [low, high), or [low, high] with ``endpoint`` (NumPy's
@@ -357,10 +470,21 @@ class Generator:
         return take(population, picked, axis=axis)
 
 
+def _on_host(value: Any) -> bool:
+    """``value`` is a number or a host array (parameters on the device are not read back to be checked)."""
+    return not isinstance(value, LazyArray) and not hasattr(value, "__cuda_array_interface__")
+
+
+def _check(name: str, value: Any, bad: Any, message: str) -> None:
+    """NumPy's check of a host parameter: ``ValueError(message)`` where ``bad`` of its values holds."""
+    if _on_host(value):
+        with np.errstate(invalid="ignore"):
+            if np.any(bad(np.asarray(value, dtype=np.float64))):
+                raise ValueError(f"sl.random.{name}: {message} ({value!r})")
+
+
 def _check_scale(name: str, what: str, value: Any) -> None:
-    """NumPy's check of a host parameter (values on the device are not read back for it)."""
-    if not isinstance(value, LazyArray) and not hasattr(value, "__cuda_array_interface__") and np.any(np.asarray(value) < 0):
-        raise ValueError(f"sl.random.{name}: {what} < 0 ({value!r})")
+    _check(name, value, lambda v: v < 0, f"{what} < 0")
 
 
 def _parameters(*values: Any) -> list[Any]:
@@ -474,6 +598,51 @@ def laplace(loc: Any = 0.0, scale: Any = 1.0, size: Any = None, dtype: Any = np.
 def logistic(loc: Any = 0.0, scale: Any = 1.0, size: Any = None, dtype: Any = np.float64) -> LazyArray:
     """Logistic floats from the module's generator (see :meth:`Generator.logistic`)."""
     return _generator().logistic(loc, scale, size, dtype)
+
+
+def lognormal(mean: Any = 0.0, sigma: Any = 1.0, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+    """Log-normal floats from the module's generator (see :meth:`Generator.lognormal`)."""
+    return _generator().lognormal(mean, sigma, size, dtype)
+
+
+def rayleigh(scale: Any = 1.0, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+    """Rayleigh floats from the module's generator (see :meth:`Generator.rayleigh`)."""
+    return _generator().rayleigh(scale, size, dtype)
+
+
+def weibull(a: Any, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+    """Weibull floats from the module's generator (see :meth:`Generator.weibull`)."""
+    return _generator().weibull(a, size, dtype)
+
+
+def pareto(a: Any, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+    """Pareto II floats from the module's generator (see :meth:`Generator.pareto`)."""
+    return _generator().pareto(a, size, dtype)
+
+
+def power(a: Any, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+    """Power-distributed floats from the module's generator (see :meth:`Generator.power`)."""
+    return _generator().power(a, size, dtype)
+
+
+def standard_cauchy(size: Any = None, dtype: Any = np.float64) -> LazyArray:
+    """Cauchy floats from the module's generator (see :meth:`Generator.standard_cauchy`)."""
+    return _generator().standard_cauchy(size, dtype)
+
+
+def triangular(left: Any, mode: Any, right: Any, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+    """Triangular floats from the module's generator (see :meth:`Generator.triangular`)."""
+    return _generator().triangular(left, mode, right, size, dtype)
+
+
+def wald(mean: Any, scale: Any, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+    """Wald floats from the module's generator (see :meth:`Generator.wald`)."""
+    return _generator().wald(mean, scale, size, dtype)
+
+
+def geometric(p: Any, size: Any = None) -> LazyArray:
+    """Geometric int64 counts from the module's generator (see :meth:`Generator.geometric`)."""
+    return _generator().geometric(p, size)
 
 
 def permutation(x: Any, axis: int = 0) -> LazyArray:

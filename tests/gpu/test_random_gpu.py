@@ -1,6 +1,6 @@
 """``sl.random`` in kernels on the GPU: the same bits as the numpy backend for one seed (uniform
 floats of every dtype and integers: integer arithmetic and exact conversions; normals within a
-few units of the host's libm), draws fused into their use (dropout: one kernel, no random buffer),
+few units of the host's libm, and so the closed-form distributions), draws fused into their use (dropout: one kernel, no random buffer),
 and a draw large enough to need the kernels' 64-bit positions."""
 
 from __future__ import annotations
@@ -53,6 +53,27 @@ def test_inverse_transform_distributions_are_the_host_values_within_a_few_units(
     assert gpu.dtype == host.dtype == np.float64
     eps = float(np.finfo(np.float64).eps)
     np.testing.assert_allclose(gpu, host, rtol=64 * eps, atol=64 * eps)  # CUDA's log, not the host's
+
+
+@pytest.mark.parametrize(("draw", "args", "units"), [
+    ("rayleigh", (2.0,), 64), ("weibull", (1.7,), 64), ("pareto", (3.0,), 64), ("power", (0.7,), 64),
+    ("standard_cauchy", (), 64), ("triangular", (-1.0, 0.5, 3.0), 64), ("lognormal", (0.5, 0.75), 256),
+    ("wald", (1.5, 2.0), 256),
+])
+def test_closed_form_distributions_are_the_host_values_within_a_few_units(draw: str, args: tuple, units: int) -> None:
+    gpu, host = _both(lambda r: getattr(r, draw)(*args, size=200_000))
+    assert gpu.dtype == host.dtype == np.float64
+    eps = float(np.finfo(np.float64).eps)
+    np.testing.assert_allclose(gpu, host, rtol=units * eps, atol=units * eps)  # CUDA's log, exp, tan, pow
+
+
+@pytest.mark.parametrize("p", [0.001, 0.3, 1.0])
+def test_geometric_counts_are_the_host_counts(p: float) -> None:
+    """``ceil(e / -log1p(-p))``: CUDA's and the host's last bits differ, a count only where the
+    quotient lies within a few units of an integer (about one draw in 10**13)."""
+    gpu, host = _both(lambda r: r.geometric(p, size=(500, 401)))
+    assert gpu.dtype == host.dtype == np.int64
+    np.testing.assert_array_equal(gpu, host)
 
 
 def test_dropout_is_one_kernel_and_keeps_the_expected_share() -> None:
