@@ -235,6 +235,42 @@ def test_nan_reductions_take_where_and_initial_as_numpy(name: str, dtype: str) -
         _same(getattr(sl, name)(sl.asarray(a[:0]), axis=0, initial=1), _numpy(name, a[:0], axis=0, initial=1))
 
 
+@pytest.mark.parametrize("dtype", FLOATS + ["int32"])
+@pytest.mark.parametrize("name", ["var", "std", "nanvar", "nanstd"])
+def test_variances_take_a_given_mean_as_numpy(name: str, dtype: str) -> None:
+    """NumPy 2's ``mean=``: the mean of ``keepdims=True``'s shape (in the data's dtype, in float64,
+    a Python number), with ``ddof``, ``keepdims`` and ``where=``; deviations in NumPy's promotion
+    (float32 data with a float64 mean: a float64 result); ``np.<name>`` and the methods take it too."""
+    a = _data(dtype, (4, 6, 5))
+    if name in ("var", "std") and dtype != "int32":
+        a = np.nan_to_num(a, posinf=7, neginf=-7)
+    x = sl.asarray(a)
+    mask = np.random.default_rng(5).random(a.shape[-1]) < 0.7
+    for axis in (None, 0, -1, (0, 2)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            centre = np.nanmean(a.astype(np.float64), axis=axis, keepdims=True)
+        for mean in (centre.astype(a.dtype if dtype != "int32" else np.float32), centre, 0.5):
+            for kw in ({}, {"ddof": 1, "keepdims": True}, {"where": mask}):
+                low = a.dtype == np.float16 and (name.startswith("nan") or np.asarray(mean).dtype != np.float64)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices, no degrees of freedom
+                    want = np.asarray(getattr(np, name)(a.astype(np.float32) if low else a, axis=axis, mean=mean, **kw))
+                want = want.astype(np.float16) if low else want
+                calls = [getattr(sl, name)(x, axis=axis, mean=mean, **kw), getattr(np, name)(x, axis=axis, mean=mean, **kw)]
+                if name in ("var", "std"):
+                    calls.append(getattr(x, name)(axis=axis, mean=mean, **kw))
+                for got in calls:
+                    got = got.get()
+                    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, want.dtype, got.shape, want.shape)
+                    np.testing.assert_allclose(got, want, rtol=2e-3 if low else 8 * np.finfo(want.dtype).eps, atol=0)
+    with pytest.raises(ValueError, match=rf"{name}: mean= of shape \(4, 6, 5, 1\) does not broadcast to the array's "
+                                         r"shape \(4, 6, 5\); give the mean as mean\(..., keepdims=True\) computes it"):
+        getattr(sl, name)(x, axis=-1, mean=np.zeros((4, 6, 5, 1)))
+    with pytest.raises(ValueError, match=f"{name}: mean= of shape .6,. does not broadcast"):
+        getattr(np, name)(x, axis=-1, mean=np.zeros(6))
+
+
 def test_nan_reductions_report_bad_arguments() -> None:
     x = sl.asarray(_data("float32"))
     with pytest.raises(np.exceptions.AxisError, match="axis 3 is out of bounds for array of dimension 3"):

@@ -346,34 +346,62 @@ def _ddof(ddof: Any, correction: Any) -> Any:
     return correction
 
 
+def _given_mean(x: LazyArray, mean: Any, name: str) -> LazyArray:
+    """NumPy 2's ``mean=`` of a variance: an array of the shape a mean with ``keepdims=True`` has
+    (anything that broadcasts to ``x``'s shape without changing it)."""
+    m = asarray(mean)
+    try:
+        ok = np.broadcast_shapes(m.shape, x.shape) == x.shape
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"{name}: mean= of shape {m.shape} does not broadcast to the array's shape {x.shape}; give "
+                         "the mean as mean(..., keepdims=True) computes it")
+    return mean if is_weak(mean) else m
+
+
 def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
-        keepdims: bool = False, *, where: Any = True, correction: Any = np._NoValue) -> LazyArray:
+        keepdims: bool = False, *, where: Any = True, mean: Any = np._NoValue, correction: Any = np._NoValue) -> LazyArray:
     """Variance along ``axis`` with ``ddof`` delta degrees of freedom (two-pass, as NumPy), of
-    the elements ``where`` selects (as :func:`mean`); ``correction`` is ``ddof``'s array API name."""
-    ddof = _ddof(ddof, correction)
+    the elements ``where`` selects (as :func:`mean`); ``correction`` is ``ddof``'s array API name.
+    ``mean`` (NumPy 2), of the shape ``mean(..., keepdims=True)`` gives, is taken as the mean
+    instead of computing it; the deviations are then ``x - mean`` in NumPy's promotion (float32
+    data with a float64 mean: float64)."""
+    return stored(_variance("var", a, axis, dtype, _ddof(ddof, correction), keepdims, where, mean), out, "var")
+
+
+def _variance(name: str, a: Any, axis: Any, dtype: Any, ddof: Any, keepdims: bool, where_: Any, mean: Any) -> LazyArray:
     x = asarray(a)
-    mask = _mask(x, where)
-    work, result = _float_work(x.dtype, dtype)
-    xf = x.astype(work)
-    total = (xf if mask is None else _select(mask, xf, 0)).sum(axis, keepdims=True)
-    avg = total / _counted(x, axis, 0, work, total, mask)
-    # NumPy subtracts the mean from the input itself: integers minus a float32 mean give float64
-    # deviations (int32 and wider), squared there and summed in the requested dtype
-    deviation_t = np.result_type(x.dtype, work) if x.dtype.kind in "biu" else work
-    if deviation_t != work:
-        centered = x.astype(deviation_t) - avg.astype(deviation_t)
+    mask = _mask(x, where_)
+    if mean is not np._NoValue:
+        m = _given_mean(x, mean, name)
+        centered = x - m
+        work, result = _float_work(centered.dtype, dtype)
+        if centered.dtype.itemsize < 4:  # float16, bfloat16, small integers: the deviations in the working float
+            centered = x.astype(work) - (m if is_weak(m) else m.astype(work))
         sq = (centered * centered).astype(work)
     else:
-        centered = xf - avg
-        sq = centered * centered
+        work, result = _float_work(x.dtype, dtype)
+        xf = x.astype(work)
+        total = (xf if mask is None else _select(mask, xf, 0)).sum(axis, keepdims=True)
+        avg = total / _counted(x, axis, 0, work, total, mask)
+        # NumPy subtracts the mean from the input itself: integers minus a float32 mean give float64
+        # deviations (int32 and wider), squared there and summed in the requested dtype
+        deviation_t = np.result_type(x.dtype, work) if x.dtype.kind in "biu" else work
+        if deviation_t != work:
+            centered = x.astype(deviation_t) - avg.astype(deviation_t)
+            sq = (centered * centered).astype(work)
+        else:
+            centered = xf - avg
+            sq = centered * centered
     sq_total = (sq if mask is None else _select(mask, sq, 0)).sum(axis, keepdims=keepdims)
-    return stored((sq_total / _counted(x, axis, ddof, work, sq_total, mask)).astype(result), out, "var")
+    return (sq_total / _counted(x, axis, ddof, work, sq_total, mask)).astype(result)
 
 
 def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
-        keepdims: bool = False, *, where: Any = True, correction: Any = np._NoValue) -> LazyArray:
+        keepdims: bool = False, *, where: Any = True, mean: Any = np._NoValue, correction: Any = np._NoValue) -> LazyArray:
     """Standard deviation: ``sqrt(var(...))``."""
-    v = var(a, axis, dtype, ddof=ddof, keepdims=keepdims, where=where, correction=correction)
+    v = _variance("std", a, axis, dtype, _ddof(ddof, correction), keepdims, where, mean)
     return stored(sqrt(v), out, "std")  # noqa: F821
 
 
@@ -838,10 +866,11 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdi
 
 def nanvar(
     a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0, keepdims: bool = False, *,
-    where: Any = True, correction: Any = np._NoValue,
+    where: Any = True, mean: Any = np._NoValue, correction: Any = np._NoValue,
 ) -> LazyArray:
     """Variance along ``axis`` of the elements that are not NaN (NumPy's ``nanvar``), of those
-    ``where`` selects.
+    ``where`` selects; ``mean`` (NumPy 2, of ``keepdims=True``'s shape) is taken as their mean,
+    the deviations cast to the input's dtype as NumPy's are.
 
     Follows NumPy's two passes dtype for dtype: the mean is summed in the input's dtype (or
     ``dtype``) and divided by the count in ``float64``; the deviations are taken in the input's
@@ -857,7 +886,7 @@ def nanvar(
         >>> sl.nanvar(sl.asarray(np.array([1.0, np.nan, 3.0])), ddof=1).get()
         array(2.)
     """
-    return stored(_nan_variance("nanvar", a, axis, dtype, _ddof(ddof, correction), keepdims, where), out, "nanvar")
+    return stored(_nan_variance("nanvar", a, axis, dtype, _ddof(ddof, correction), keepdims, where, mean), out, "nanvar")
 
 
 def _left_out(x: LazyArray, where_: Any) -> LazyArray:
@@ -867,21 +896,25 @@ def _left_out(x: LazyArray, where_: Any) -> LazyArray:
 
 
 def _nan_variance(name: str, a: Any, axis: Any, dtype: Any, ddof: Any, keepdims: bool, where_: Any = True,
-                  root: bool = False) -> LazyArray:
+                  mean: Any = np._NoValue, root: bool = False) -> LazyArray:
     """``nanvar`` (``root``: its square root, ``nanstd``) in the dtype NumPy's steps run in; for
     float16 and bfloat16 without ``dtype`` NumPy's steps on their float32 values, rounded at the end."""
     if not isinstance(ddof, numbers.Real):
         raise TypeError(f"{name}: ddof must be a real number, got {ddof!r}")
     x = asarray(a)
     if not is_float(x.dtype):
-        v = var(x, axis, dtype, ddof=ddof, keepdims=keepdims, where=where_)
+        v = _variance(name, x, axis, dtype, ddof, keepdims, where_, mean)
         return sqrt(v) if root else v  # noqa: F821
     out = _nan_dtype(x, dtype, name)
     work = out if dtype is not None else _float_work(out, None)[0]  # float16, bfloat16: float32
     nan = _left_out(x, where_)
     arr = where(nan, 0, x)
     count = (~nan).sum(axis, keepdims=True)
-    avg = (arr.sum(axis, work, keepdims=True) / count).astype(work)
+    if mean is np._NoValue:
+        avg = (arr.sum(axis, work, keepdims=True) / count).astype(work)
+    else:  # (float16 and bfloat16 without dtype: the deviations in float32, as above)
+        avg = _given_mean(x, mean, name)
+        avg = avg if is_weak(avg) or dtype is not None or x.dtype.itemsize >= 4 else avg.astype(work)
     # NumPy subtracts into the input's dtype (float32 for float16 and bfloat16 without ``dtype``)
     deviation = where(nan, 0, (arr - avg).astype(work if dtype is None else x.dtype))
     total = (deviation * deviation).sum(axis, work, keepdims=keepdims)
@@ -893,7 +926,7 @@ def _nan_variance(name: str, a: Any, axis: Any, dtype: Any, ddof: Any, keepdims:
 
 def nanstd(
     a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0, keepdims: bool = False, *,
-    where: Any = True, correction: Any = np._NoValue,
+    where: Any = True, mean: Any = np._NoValue, correction: Any = np._NoValue,
 ) -> LazyArray:
     """Standard deviation ignoring NaN: ``sqrt(nanvar(...))`` (NumPy's ``nanstd``).
 
@@ -902,7 +935,8 @@ def nanstd(
         >>> sl.nanstd(sl.asarray(np.array([[1.0, np.nan, 3.0]])), axis=1).get()
         array([1.])
     """
-    return stored(_nan_variance("nanstd", a, axis, dtype, _ddof(ddof, correction), keepdims, where, root=True), out, "nanstd")
+    return stored(_nan_variance("nanstd", a, axis, dtype, _ddof(ddof, correction), keepdims, where, mean, root=True), out,
+                  "nanstd")
 
 
 def isposinf(x: Any) -> LazyArray:

@@ -398,16 +398,16 @@ class LazyArray:
         return api.mean(self, axis, dtype, out, keepdims, where=where)
 
     def var(self, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0, keepdims: bool = False, *,
-            where: Any = True) -> LazyArray:
+            where: Any = True, mean: Any = np._NoValue) -> LazyArray:
         from . import api
 
-        return api.var(self, axis, dtype, out, ddof=ddof, keepdims=keepdims, where=where)
+        return api.var(self, axis, dtype, out, ddof=ddof, keepdims=keepdims, where=where, mean=mean)
 
     def std(self, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0, keepdims: bool = False, *,
-            where: Any = True) -> LazyArray:
+            where: Any = True, mean: Any = np._NoValue) -> LazyArray:
         from . import api
 
-        return api.std(self, axis, dtype, out, ddof=ddof, keepdims=keepdims, where=where)
+        return api.std(self, axis, dtype, out, ddof=ddof, keepdims=keepdims, where=where, mean=mean)
 
     def argmax(self, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> LazyArray:
         from . import api

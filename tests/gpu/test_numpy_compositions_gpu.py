@@ -358,3 +358,24 @@ def test_nan_reductions_with_where_and_initial(dtype: str) -> None:
             else:
                 np.testing.assert_allclose(got, want, rtol=RTOL[dtype] * 10, atol=RTOL[dtype], equal_nan=True,
                                            err_msg=f"{name} {axis}")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_variances_take_a_given_mean_on_the_gpu(dtype: str) -> None:
+    """NumPy 2's ``mean=`` of var/std/nanvar/nanstd on device arrays: rows, columns and the whole
+    array, the mean in the data's dtype and in float64, within the dtype's tolerance."""
+    import cupy as cp
+
+    a = _inputs((300, 1000), dtype, 21)
+    a[~np.isfinite(a)] = np.nan
+    finite = np.nan_to_num(a)
+    for name, data in (("var", finite), ("std", finite), ("nanvar", a), ("nanstd", a)):
+        lazy = sl.asarray(cp.asarray(data))
+        for axis in (-1, 0, None):
+            centre = _numpy("nanmean", data.astype(np.float64), axis=axis, keepdims=True)
+            for mean in (centre.astype(dtype), centre):
+                want = _numpy(name, data, axis=axis, mean=mean, ddof=1)
+                got = getattr(sl, name)(lazy, axis=axis, mean=cp.asarray(mean), ddof=1).get()
+                what = f"{name} axis={axis} mean {mean.dtype}"
+                assert got.dtype == want.dtype and got.shape == want.shape, what
+                np.testing.assert_allclose(got, want, rtol=RTOL[dtype] * 10, err_msg=what)
