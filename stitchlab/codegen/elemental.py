@@ -31,11 +31,13 @@ bfloat16 value back to bits a truncation (``sl_bf16_of``: exact).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -65,9 +67,11 @@ class Index:
     lane: str | None = None
 
     def key(self) -> str:
+        """The position as a memo key: parentheses around a whole position dropped (``((i5))`` and
+        ``i5`` are one position)."""
         if self.tag:
             return self.tag
-        return self.lin if self.lin is not None else "|".join(self.dims or ())
+        return _bare(self.lin) if self.lin is not None else "|".join(_bare(e) for e in self.dims or ())
 
 
 #: a position along a vector chunk's last axis, ``(p + (u ± K))`` (``Writer.dims``)
@@ -108,6 +112,57 @@ def _lane_plus(e: str, k: int) -> str | None:
 def _lane_offset(K: int) -> str:
     """``u + K`` as C, for a lane ``u``."""
     return f"(u + {K})" if K > 0 else f"(u - {-K})" if K < 0 else "u"
+
+
+#: an index expression of integer literals alone: digits, ``+ - *``, parentheses (its casts to
+#: the index types dropped first)
+_LITERAL_INDEX = re.compile(r"[\d\s()+\-*]*\d[\d\s()+\-*]*")
+_INDEX_CAST = re.compile(r"\((?:int|long long)\)")
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def constant_index(expr: str) -> int | None:
+    """The value of an index expression made of literals alone (``(0 + 1)``, ``(3) * (int)64 +
+    5``: a position a basic index or a slice fixed), else None. Positions are non-negative and
+    below 2**63, where C's arithmetic on them is Python's."""
+    if expr.isdigit():
+        return int(expr)
+    if expr.isidentifier():
+        return None
+    text = _INDEX_CAST.sub("", expr)
+    if _LITERAL_INDEX.fullmatch(text) is None or "**" in text:
+        return None
+    try:
+        return int(eval(text, {"__builtins__": {}}))  # noqa: S307 (digits, + - * and parentheses)
+    except SyntaxError:
+        return None
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _bare(e: str) -> str:
+    """``e`` without parentheses that enclose all of it (``((i5))`` and ``i5`` are one position)."""
+    while e.startswith("(") and e.endswith(")"):
+        depth = 0
+        for k, c in enumerate(e):
+            depth += (c == "(") - (c == ")")
+            if depth == 0 and k < len(e) - 1:
+                return e  # the first parenthesis closes before the end: ``(a) + (b)``
+        e = e[1:-1]
+    return e
+
+
+def _folded(e: str) -> str:
+    """``e``, or its value where it is a position of literals alone (one text per position, so
+    that the values read there are computed once)."""
+    k = constant_index(e)
+    return e if k is None else str(k)
+
+
+#: ops of integer and bool literals computed while writing the kernel (the masks of basic-index
+#: assignments compare positions with constants: where a position is a literal, so is the mask)
+_FOLDED_OPS = frozenset(COMPARISONS) | {"bitwise_and", "bitwise_or", "bitwise_xor", "logical_and", "logical_or",
+                                        "logical_xor", "logical_not", "invert"}
+_ABSORBING = {"bitwise_and": False, "logical_and": False, "bitwise_or": True, "logical_or": True}
 
 
 def strides(shape: tuple[int, ...]) -> list[int]:
@@ -205,6 +260,9 @@ class Writer:
         self.bits: dict[str, str] = {}
         #: nodes the schedule accumulates in reductions: ``value`` gives them in float
         self.accumulated = {id(r.inputs[0]) for r in info.reductions}
+        #: C literals of integer and bool values this kernel holds (constants, positions known
+        #: here, ops of them) -> the value, as a NumPy scalar of its dtype
+        self.literals: dict[str, Any] = {}
 
     # --- lines and scopes ------------------------------------------------------------------------
     def line(self, text: str) -> None:
@@ -460,6 +518,13 @@ class Writer:
         memo[f"{inverse}({name})"] = expr
         return name
 
+    def _literal(self, value: Any, dtype: np.dtype) -> str:
+        """The C literal of an integer or bool ``value`` of ``dtype``, remembered as one."""
+        v = np.asarray(value).astype(dtype)[()]
+        text = ct.literal(v, dtype)
+        self.literals[text] = v
+        return text
+
     def value(self, node: Node, idx: Index) -> str:
         """A C expression (usually a variable) for ``node`` at ``idx``, in the node's register
         type or, for float16, possibly as half bits (``sl_store`` takes both); the inputs of the
@@ -477,6 +542,8 @@ class Writer:
             # a row value of another shape, the row index's with its 1s dropped or added (the sum
             # of ``keepdims=False``): the same linear index, whose axes are the node's own
             idx = Index(node.shape, lin=self.linear(idx), tag="row", lane=idx.lane)
+        if idx.tag is None and idx.dims is not None and not all(e.isidentifier() or e.isdigit() for e in idx.dims):
+            idx = replace(idx, dims=tuple(_folded(e) for e in idx.dims))
         key = (id(node), idx.key())
         found = self._lookup(key)
         if found is not None:
@@ -647,6 +714,8 @@ class Writer:
         op = node.op
         if op == "const":
             lit = ct.literal(node.attr("value"), node.dtype)
+            if node.dtype.kind in "biu":
+                self.literals[lit] = np.asarray(node.attr("value")).astype(node.dtype)[()]
             bits = ct.bits_type(node.dtype)
             if bits is not None:  # the float literal and its bits are one value
                 to_float, _, exact = ct.BITS_CONVERSIONS[bits]
@@ -659,6 +728,12 @@ class Writer:
             lin = self.linear(idx)
             work = "double" if is_float(node.dtype) else "long long"
             start, step = node.attr("start"), node.attr("step")
+            k = constant_index(lin)
+            if k is not None and node.dtype.kind in "iu" and isinstance(start, int) and isinstance(step, int):
+                v = start + k * step  # a position known here: its value
+                info_ = np.iinfo(node.dtype)
+                if info_.min <= v <= info_.max:
+                    return self._literal(v, node.dtype)
             expr = f"({work}){start!r} + ({work})({lin}) * ({work}){step!r}"
             if node.dtype == np.float16:  # from double in one rounding, as NumPy's astype
                 return self.assign_bits(f"sl_d2h({expr})", ct.HALF)
@@ -712,6 +787,12 @@ class Writer:
             src = node.inputs[0]
             dims = list(self.dims(idx))
             ax = node.attr("axis")
+            k = constant_index(dims[ax])
+            if k is not None and 0 <= k < node.shape[ax]:  # a position known here: the input position NumPy's pad reads for it
+                before, n = node.attr("before"), node.attr("extent")
+                after = node.shape[ax] - before - n
+                dims[ax] = str(int(np.pad(np.arange(n), (before, after), node.attr("mode"))[k]))
+                return self._value(src, Index(src.shape, dims=tuple(dims)))
             inner = self._interior_pad(node, dims[ax])
             dims[ax] = inner if inner is not None else self._pad_position(node, dims[ax])
             return self._value(src, Index(src.shape, dims=tuple(dims)))
@@ -740,6 +821,24 @@ class Writer:
             expr = recip
         else:
             ins = canonical_inputs(node, self.skeys)
+            if op == "where":  # a condition known here selects its operand
+                cond = self.literals.get(self._value(ins[0], idx))
+                if cond is not None and ins[1 if cond else 2].dtype == node.dtype:
+                    return self._value(ins[1 if cond else 2], idx)
+            elif op in _FOLDED_OPS and node.dtype.kind in "biu":
+                # an and of bools with a literal false is false, an or with a literal true true
+                absorbing = _ABSORBING.get(op) if all(i.dtype == np.bool_ for i in ins) else None
+                values = []
+                for i in ins:  # in the order the op reads them (an operand that is no literal ends it,
+                    v = self.literals.get(self._value(i, idx))  # unless an absorbing one may follow)
+                    if v is not None and absorbing is not None and bool(v) == absorbing:
+                        return self._literal(absorbing, node.dtype)
+                    if v is None and absorbing is None:
+                        break
+                    values.append(None if v is None else np.asarray(v).astype(i.dtype))
+                else:
+                    if all(v is not None for v in values):  # NumPy's op on the values, in the inputs' dtypes
+                        return self._literal(OPS[op].numpy(*values), node.dtype)
             operands = node.inputs[1:] if op == "where" else node.inputs
             bits = ct.bits_type(node.dtype)
             half = OPS[op].cuda_half if bits is not None else None

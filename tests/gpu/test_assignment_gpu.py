@@ -51,6 +51,29 @@ def test_basic_and_mask_assignments_are_one_kernel_and_numpys(dtype: str) -> Non
     np.testing.assert_array_equal(_host(x), want)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "int32", "float16"])
+def test_chains_of_assignments_at_constant_positions_are_numpys(dtype: str) -> None:
+    """Row by row and element by element loops (``x[i] = x[i - 1] * 2 + 1``; single elements, a
+    column from another row, a row's slice from the next row's): the kernels whose masks and
+    positions are computed while they are written (docs/compiler.md section 4) give NumPy's values."""
+    import cupy as cp
+
+    dt = as_dtype(dtype)
+    a = (RNG.integers(0, 7, (64, 33))).astype(dt)
+    x, y = sl.asarray(cp.asarray(a)), sl.asarray(cp.asarray(a))
+    want_x, want_y = a.copy(), a.copy()
+    for i in range(1, 31):
+        x[i] = x[i - 1] * 2 % 97 + 1
+        want_x[i] = want_x[i - 1] * 2 % 97 + 1
+    for i in range(25):
+        for arr in (y, want_y):
+            arr[i, (3 * i) % 33] = i + 10
+            arr[:, 0] = arr[:, 1] + arr[i, 2]
+            arr[i % 64, 1:3] = arr[(i + 1) % 64, 2:4] - 1
+    np.testing.assert_array_equal(_host(x), want_x)
+    np.testing.assert_array_equal(_host(y), want_y)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16", "bool", "int64"])
 @pytest.mark.parametrize("where", ["host", "device"])
 def test_scatter_keeps_the_last_value_of_a_repeated_position(dtype: str, where: str) -> None:
