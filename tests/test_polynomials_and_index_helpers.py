@@ -159,3 +159,88 @@ def test_insert_is_numpys() -> None:
         sl.insert(x, [1, 9], 0, 2)  # (NumPy's message names the shifted position, 10, and the new size, 6)
     with pytest.raises(ValueError, match="boolean mask.*flatnonzero"):
         sl.insert(x, [True, False], 0, 0)  # (NumPy 2.4 raises AttributeError)
+
+
+POLYNOMIALS = [[1, 2], [9, 5, 4], np.array([1.5, -2.0, 0.25]), np.array([3], np.int32), np.array([2, 1], np.int8), 5,
+               np.array([1.0, 2.0], np.float32)]
+
+
+def _close(got: Any, want: Any, rtol: float = 1e-12) -> None:
+    """``got`` is NumPy's ``want``: tuples item by item, arrays by dtype, shape and values within
+    ``rtol``, numbers by value."""
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want, strict=True):
+            _close(g, w, rtol)
+        return
+    if np.ndim(want) == 0 and not isinstance(got, sl.LazyArray):
+        assert got == want, (got, want)
+        return
+    g = got.get()
+    assert g.dtype == want.dtype and g.shape == want.shape, (g.dtype, g.shape, want.dtype, want.shape)
+    np.testing.assert_allclose(g, want, rtol=rtol, atol=rtol)
+
+
+@pytest.mark.parametrize("a", POLYNOMIALS, ids=lambda a: f"{np.asarray(a).dtype}{np.shape(a)}")
+def test_polynomial_arithmetic_is_numpys(a: Any) -> None:
+    """``polyadd``, ``polysub``, ``polymul``, ``polydiv`` of every pair (dtypes as NumPy's), as
+    ``sl.<name>`` and as ``np.<name>`` on stitchlab arrays."""
+    x = sl.asarray(np.asarray(a))
+    for b in POLYNOMIALS:
+        for name in ("polyadd", "polysub", "polymul"):
+            want = getattr(np, name)(a, b)
+            _same(getattr(sl, name)(x, b), want)
+            _same(getattr(np, name)(x, b), want)
+        if np.ndim(b) and np.asarray(b)[0] != 0:
+            want = np.polydiv(a, b)
+            _close(sl.polydiv(x, b), want, 0)
+            _close(np.polydiv(x, sl.asarray(np.asarray(b))), want, 0)
+
+
+@pytest.mark.parametrize("p", POLYNOMIALS[:5], ids=lambda a: f"{np.asarray(a).dtype}{np.shape(a)}")
+def test_polynomial_derivatives_and_integrals_are_numpys(p: Any) -> None:
+    x = sl.asarray(np.asarray(p))
+    for m in (0, 1, 2, 4):
+        _same(sl.polyder(x, m), np.polyder(p, m))
+        _same(np.polyder(x, m), np.polyder(p, m))
+        for k in (None, 3.0, [1.0, 2.0, 3.0, 4.0], [1.0, 2.0]):
+            try:
+                want = np.polyint(p, m, k)
+            except ValueError as e:
+                with pytest.raises(ValueError, match=re.escape(str(e))):
+                    sl.polyint(x, m, k)
+                continue
+            _close(sl.polyint(x, m, k), want, 1e-15)
+            _close(np.polyint(x, m, k), want, 1e-15)
+    with pytest.raises(ValueError, match="Order of derivative must be positive"):
+        sl.polyder(x, -1)
+    with pytest.raises(ValueError, match="Order of integral must be positive"):
+        sl.polyint(x, -1)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"w": True}, {"full": True}, {"cov": True}, {"cov": "unscaled", "w": True}],
+                         ids=["plain", "weights", "full", "cov", "cov-unscaled"])
+@pytest.mark.parametrize("columns", [1, 2])
+def test_polyfit_is_numpys(kwargs: dict[str, Any], columns: int) -> None:
+    x = np.linspace(-2, 3, 40)
+    y = 3 * x**3 - x + 0.5 + RNG.standard_normal(40) * 0.1
+    ys = y if columns == 1 else np.stack([y, 2 * y + 1], 1)
+    if kwargs.get("w"):
+        kwargs = kwargs | {"w": RNG.random(40)}
+    want = np.polyfit(x, ys, 3, **kwargs)
+    _close(sl.polyfit(sl.asarray(x), sl.asarray(ys), 3, **kwargs), want, 1e-9)
+    _close(np.polyfit(sl.asarray(x), sl.asarray(ys), 3, **kwargs), want, 1e-9)
+
+
+@pytest.mark.filterwarnings("ignore::numpy.exceptions.RankWarning")
+def test_polyfit_warns_and_refuses_as_numpy() -> None:
+    with pytest.warns(np.exceptions.RankWarning, match="Polyfit may be poorly conditioned"):
+        sl.polyfit(sl.asarray(np.ones(5)), sl.asarray(np.arange(5.0)), 2)
+    assert sl.polyfit(sl.arange(5), sl.arange(5), 1).dtype == np.polyfit(np.arange(5), np.arange(5), 1).dtype
+    for bad in [{"deg": -1}, {"x": np.ones((2, 2))}, {"x": np.ones(0), "y": np.ones(0)}, {"y": np.ones((4, 2, 2))},
+                {"y": np.ones(3)}, {"w": np.ones((4, 1))}, {"w": np.ones(3)}, {"cov": True, "deg": 4}]:
+        args = {"x": np.arange(4.0), "y": np.arange(4.0), "deg": 1} | bad
+        with pytest.raises((TypeError, ValueError)) as want:
+            np.polyfit(**args)
+        with pytest.raises(want.type, match=re.escape(str(want.value))):
+            sl.polyfit(**{k: sl.asarray(v) if isinstance(v, np.ndarray) else v for k, v in args.items()})

@@ -48,7 +48,7 @@ __all__ = [
     "diff", "roll", "pad", "array_equal", "array_equiv", "average", "atleast_3d", "vstack", "hstack",
     "dstack", "column_stack", "kron", "cross", "cov", "corrcoef", "rot90", "append", "ediff1d", "trapezoid",
     "unstack", "tri", "indices", "logspace", "diagflat", "gradient", "convolve", "correlate",
-    "polyval", "vander", "unwrap", "ix_", "tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from",
+    "polyval", "polyadd", "polysub", "polymul", "polyder", "polyint", "polydiv", "polyfit", "vander", "unwrap", "ix_", "tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from",
     "diag_indices", "diag_indices_from", "delete", "insert", "geomspace", "bartlett", "blackman", "hamming",
     "hanning", "ndim", "shape", "size", "broadcast_shapes", "rollaxis", "block", "resize", "kaiser", "fromfunction",
     "packbits", "unpackbits",
@@ -1431,6 +1431,146 @@ def polyval(p: Any, x: Any) -> LazyArray:
     for i in range(c.shape[0]):
         y = y * v + c[i]
     return y
+
+
+def _coefficients(*ps: Any) -> list[LazyArray]:
+    """Polynomial coefficients as NumPy's ``atleast_1d`` makes them."""
+    out = [asarray(p) for p in ps]
+    return [c.reshape((1,)) if c.ndim == 0 else c for c in out]
+
+
+def _aligned(a1: Any, a2: Any) -> tuple[LazyArray, LazyArray]:
+    """Two coefficient arrays, the shorter one with zeros in front (its highest powers)."""
+    a, b = _coefficients(a1, a2)
+    diff = b.shape[0] - a.shape[0]
+    if diff > 0:
+        a = concatenate([full((diff,) + a.shape[1:], 0, a.dtype), a])
+    elif diff < 0:
+        b = concatenate([full((-diff,) + b.shape[1:], 0, b.dtype), b])
+    return a, b
+
+
+def polyadd(a1: Any, a2: Any) -> LazyArray:
+    """The sum of two polynomials, coefficients highest power first (NumPy's ``polyadd``: the
+    shorter one padded in front with zeros). Lazy.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.polyadd(sl.asarray(np.array([1, 2])), [9, 5, 4]).get()
+        array([9, 6, 6])
+    """
+    a, b = _aligned(a1, a2)
+    return a + b
+
+
+def polysub(a1: Any, a2: Any) -> LazyArray:
+    """``a1 - a2`` of two polynomials (NumPy's ``polysub``). Lazy."""
+    a, b = _aligned(a1, a2)
+    return a - b
+
+
+def polymul(a1: Any, a2: Any) -> LazyArray:
+    """The product of two polynomials: the convolution of their coefficients (NumPy's
+    ``polymul``; :func:`convolve`)."""
+    a, b = _coefficients(a1, a2)
+    return convolve(a, b)
+
+
+def polyder(p: Any, m: int = 1) -> LazyArray:
+    """The ``m``-th derivative of a polynomial (NumPy's ``polyder``): each coefficient times its
+    power, ``m`` times. Lazy."""
+    m = int(m)
+    if m < 0:
+        raise ValueError("Order of derivative must be positive (see polyint)")
+    c = asarray(p)
+    for _ in range(m):
+        n = c.shape[0] - 1
+        c = c[:-1] * arange(n, 0, -1)
+    return c
+
+
+def polyint(p: Any, m: int = 1, k: Any = None) -> LazyArray:
+    """The ``m``-th antiderivative of a polynomial with integration constants ``k`` (one number
+    for all, or ``m`` of them, the first integration's first; NumPy's ``polyint``): each
+    coefficient divided by its power plus one, the constant appended. Lazy."""
+    m = int(m)
+    if m < 0:
+        raise ValueError("Order of integral must be positive (see polyder)")
+    ks = np.zeros(m, float) if k is None else np.atleast_1d(np.asarray(k))
+    if len(ks) == 1 and m > 1:
+        ks = ks[0] * np.ones(m, float)
+    if len(ks) < m:
+        raise ValueError("k must be a scalar or a rank-1 array of length 1 or >m.")
+    c = asarray(p)
+    for j in range(m):
+        c = concatenate([c / arange(c.shape[0], 0, -1), asarray(np.asarray([ks[j]]))])
+    return c
+
+
+def polydiv(u: Any, v: Any) -> tuple[LazyArray, LazyArray]:
+    """The quotient and remainder of polynomial division (NumPy's ``polydiv``). Its long division
+    steps on each coefficient and drops leading remainder terms within ``1e-14`` of zero, so it
+    evaluates both and runs NumPy on host copies (coefficient arrays are short); the results are
+    arrays on ``u``'s device."""
+    a, b = _coefficients(u, v)
+    q, r = np.polydiv(np.asarray(a), np.asarray(b))
+    return _leaf_on(a, q), _leaf_on(a, r)
+
+
+def polyfit(x: Any, y: Any, deg: int, rcond: Any = None, full: bool = False, w: Any = None, cov: Any = False) -> Any:  # noqa: A002
+    """The least-squares polynomial of degree ``deg`` through the points ``(x, y)`` (NumPy's
+    ``polyfit``: ``y`` one set of values or a column per set, weights ``w``, ``full`` for the
+    residuals, rank, singular values and ``rcond``, ``cov`` for the coefficients' covariance,
+    ``"unscaled"`` without the residual factor): the Vandermonde matrix, its columns scaled to unit
+    norm and :func:`stitchlab.linalg.lstsq` (evaluated). A rank below ``deg + 1`` warns NumPy's
+    ``RankWarning``."""
+    from .linalg import inv, lstsq
+
+    order = int(deg) + 1
+    xs, ys = asarray(x) + 0.0, asarray(y) + 0.0  # (NumPy's: integers to float64)
+    if deg < 0:
+        raise ValueError("expected deg >= 0")
+    if xs.ndim != 1:
+        raise TypeError("expected 1D vector for x")
+    if xs.size == 0:
+        raise TypeError("expected non-empty vector for x")
+    if ys.ndim < 1 or ys.ndim > 2:
+        raise TypeError("expected 1D or 2D array for y")
+    if xs.shape[0] != ys.shape[0]:
+        raise TypeError("expected x and y to have same length")
+    if rcond is None:
+        rcond = xs.shape[0] * float(np.finfo(xs.dtype).eps)
+    lhs, rhs = vander(xs, order), ys
+    if w is not None:
+        ws = asarray(w) + 0.0
+        if ws.ndim != 1:
+            raise TypeError("expected a 1-d array for weights")
+        if ws.shape[0] != ys.shape[0]:
+            raise TypeError("expected w and y to have the same length")
+        lhs = lhs * ws[:, None]
+        rhs = rhs * ws if rhs.ndim == 1 else rhs * ws[:, None]
+    scale = ((lhs * lhs).sum(axis=0)) ** 0.5
+    lhs = lhs / scale
+    c, resids, rank, s = lstsq(lhs, rhs, rcond)
+    c = (c.T / scale).T
+    if rank != order and not full:
+        import warnings
+
+        warnings.warn("Polyfit may be poorly conditioned", np.exceptions.RankWarning, stacklevel=2)
+    if full:
+        return c, resids, rank, s, rcond
+    if not cov:
+        return c
+    base = inv(lhs.T @ lhs) / outer(scale, scale)
+    if cov == "unscaled":
+        fac = 1
+    else:
+        if xs.shape[0] <= order:
+            raise ValueError("the number of data points must exceed order to scale the covariance matrix")
+        fac = resids / (xs.shape[0] - order)
+    if ys.ndim == 1:
+        return c, base * fac
+    return c, base[:, :, None] * fac
 
 
 def vander(x: Any, N: int | None = None, increasing: bool = False) -> LazyArray:  # noqa: N803 (NumPy's name)

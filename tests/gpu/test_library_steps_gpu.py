@@ -250,6 +250,24 @@ def test_numpy2_linalg_names_on_the_device() -> None:
     np.testing.assert_allclose(_host(sl.linalg.tensorsolve(_dev(t), _dev(b))), np.linalg.tensorsolve(t, b), rtol=1e-9)
 
 
+def test_polynomials_on_the_device() -> None:
+    """polyadd/polysub/polymul/polyder/polyint of device coefficients (lazy: kernels and the
+    convolution), polydiv (host NumPy, results on the device) and polyfit through cuSOLVER's
+    least squares: NumPy's values."""
+    p, q = RNG.standard_normal(7), RNG.standard_normal(4)
+    dp, dq = _dev(p), _dev(q)
+    for name in ("polyadd", "polysub", "polymul"):
+        np.testing.assert_allclose(_host(getattr(sl, name)(dp, dq)), getattr(np, name)(p, q), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(_host(sl.polyder(dp, 2)), np.polyder(p, 2), rtol=1e-14)
+    np.testing.assert_allclose(_host(sl.polyint(dp, 2, [1.0, -1.0])), np.polyint(p, 2, [1.0, -1.0]), rtol=1e-14)
+    quotient, remainder = sl.polydiv(dp, dq)
+    np.testing.assert_allclose(_host(quotient), np.polydiv(p, q)[0], rtol=1e-12)
+    np.testing.assert_allclose(_host(remainder), np.polydiv(p, q)[1], rtol=1e-12, atol=1e-14)
+    x = np.linspace(-1, 2, 1000)
+    y = np.polyval(p[:4], x) + RNG.standard_normal(1000) * 0.01
+    np.testing.assert_allclose(_host(sl.polyfit(_dev(x), _dev(y), 3)), np.polyfit(x, y, 3), rtol=1e-9, atol=1e-12)
+
+
 def test_composites_run_as_the_kernels_the_plan_shows() -> None:
     a = RNG.standard_normal((513, 1031)).astype(np.float32)
     x = _dev(a)
