@@ -30,3 +30,30 @@ def build(directory: Path, name: str, source: str, *flags: str) -> Path:
     built = subprocess.run([str(CXX), "-std=c++17", "-O1", *flags, "-o", str(exe), str(cpp)], capture_output=True, text=True)
     assert built.returncode == 0, built.stderr[-3000:]
     return exe
+
+
+#: host stand-ins for an int32 kernel's loads (bounds-checked against the one input ``g_in``),
+#: stores and casts, for running a pointwise kernel's element loop (:func:`element_loop`) on the host
+INT_KERNEL_HEADER = r"""
+#include <cstdio>
+#include <cstdlib>
+static const int* g_in; static long long g_size;
+static int sl_load(const int* p) {
+  if (p < g_in || p - g_in >= g_size) { std::printf("out of bounds: %lld\n", (long long)(p - g_in)); std::exit(3); }
+  return *p;
+}
+static void sl_store(int* p, int v) { *p = v; }
+template <typename T, typename S> static T sl_cast(S v) { return (T)v; }
+"""
+
+
+def element_loop(source: str) -> str:
+    """The statements of a pointwise kernel's element-by-element loop (after its bounds check)."""
+    body = source.split("// ---- end of preamble")[1]
+    tail = body[body.rindex("if (i >= n) break;") + len("if (i >= n) break;"):]
+    lines = []
+    for line in tail.splitlines():
+        if line.strip() == "}":
+            break
+        lines.append(line)
+    return "\n".join(lines)

@@ -17,19 +17,7 @@ import pytest
 import stitchlab as sl
 from stitchlab.codegen.elemental import constant_index
 
-from .hostcxx import build, needs_cxx
-
-HEADER = r"""
-#include <cstdio>
-#include <cstdlib>
-static const int* g_in; static long long g_size;
-static int sl_load(const int* p) {
-  if (p < g_in || p - g_in >= g_size) { std::printf("out of bounds: %lld\n", (long long)(p - g_in)); std::exit(3); }
-  return *p;
-}
-static void sl_store(int* p, int v) { *p = v; }
-template <typename T, typename S> static T sl_cast(S v) { return (T)v; }
-"""
+from .hostcxx import INT_KERNEL_HEADER, build, element_loop, needs_cxx
 
 
 def _row_chain(n: int, shape: tuple[int, int]) -> tuple[sl.LazyArray, np.ndarray]:
@@ -54,16 +42,6 @@ def _element_chain(n: int, shape: tuple[int, int]) -> tuple[sl.LazyArray, np.nda
     return y, want
 
 
-def _element_loop(source: str) -> str:
-    body = source.split("// ---- end of preamble")[1]
-    tail = body[body.rindex("if (i >= n) break;") + len("if (i >= n) break;"):]
-    lines = []
-    for line in tail.splitlines():
-        if line.strip() == "}":
-            break
-        lines.append(line)
-    return "\n".join(lines)
-
 
 @needs_cxx
 def test_assignment_chains_compute_numpys_values(tmp_path) -> None:  # noqa: ANN001
@@ -73,13 +51,13 @@ def test_assignment_chains_compute_numpys_values(tmp_path) -> None:  # noqa: ANN
         (k,) = sl.explain(lazy, device="H200").kernels
         assert "in1" not in k.source, "one input: the array before the assignments"
         functions.append(f"static void case{c}(const int* in0, int* out0, const int n) {{\n"
-                         f"  for (int i = 0; i < n; ++i) {{{_element_loop(k.source)}\n  }}\n}}\n")
+                         f"  for (int i = 0; i < n; ++i) {{{element_loop(k.source)}\n  }}\n}}\n")
         calls.append(f"  {{ static int in[{want.size}], out[{want.size}];\n"
                      f"    for (int j = 0; j < {want.size}; ++j) in[j] = j % {7 if c < 2 else 11};\n"
                      f"    g_in = in; g_size = {want.size}; case{c}(in, out, {want.size});\n"
                      f"    for (int j = 0; j < {want.size}; ++j) std::printf(\"%d \", out[j]);\n"
                      f"    std::printf(\"\\n\"); }}\n")
-    exe = build(tmp_path, "chains", HEADER + "".join(functions) + "int main() {\n" + "".join(calls) + "}\n")
+    exe = build(tmp_path, "chains", INT_KERNEL_HEADER + "".join(functions) + "int main() {\n" + "".join(calls) + "}\n")
     out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.splitlines()
     assert len(out) == len(cases), out[-3:]
     for (lazy, want), line in zip(cases, out, strict=True):

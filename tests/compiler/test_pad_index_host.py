@@ -13,32 +13,11 @@ import pytest
 
 import stitchlab as sl
 
-from .hostcxx import build, needs_cxx
+from .hostcxx import INT_KERNEL_HEADER, build, element_loop, needs_cxx
 
 pytestmark = needs_cxx
 
-HEADER = r"""
-#include <cstdio>
-#include <cstdlib>
-static const int* g_in; static long long g_size;
-static int sl_load(const int* p) {
-  if (p < g_in || p - g_in >= g_size) { std::printf("out of bounds: %lld\n", (long long)(p - g_in)); std::exit(3); }
-  return *p;
-}
-static void sl_store(int* p, int v) { *p = v; }
-"""
 
-
-def _element_loop(source: str) -> str:
-    """The statements of a pointwise kernel's element-by-element loop (after its bounds check)."""
-    body = source.split("// ---- end of preamble")[1]
-    tail = body[body.rindex("if (i >= n) break;") + len("if (i >= n) break;"):]
-    lines = []
-    for line in tail.splitlines():
-        if line.strip() == "}":
-            break
-        lines.append(line)
-    return "\n".join(lines)
 
 
 def _cases(mode: str) -> list[tuple[tuple[int, ...], tuple[tuple[int, int], ...]]]:
@@ -63,7 +42,7 @@ def test_the_emitted_positions_are_numpys_pad(mode: str, tmp_path) -> None:  # n
         y = sl.pad(sl.asarray(positions), widths, mode=mode)
         (k,) = sl.explain(y).kernels
         assert "sl_load(in0 +" in k.source and "in1" not in k.source, "one input, read at computed positions"
-        loop = _element_loop(k.source)
+        loop = element_loop(k.source)
         functions.append(f"static void case{c}(const int* in0, int* out0, const int n) {{\n"
                          f"  for (int i = 0; i < n; ++i) {{{loop}\n  }}\n}}\n")
         want = np.pad(positions, widths, mode=mode).ravel()
@@ -73,7 +52,7 @@ def test_the_emitted_positions_are_numpys_pad(mode: str, tmp_path) -> None:  # n
                      f"    for (int j = 0; j < {want.size}; ++j) std::printf(\"%d \", out[j]);\n"
                      f"    std::printf(\"\\n\"); }}\n")
         wants.append(want)
-    source = HEADER + "".join(functions) + "int main() {\n" + "".join(calls) + "}\n"
+    source = INT_KERNEL_HEADER + "".join(functions) + "int main() {\n" + "".join(calls) + "}\n"
     exe = build(tmp_path, f"pad_{mode}", source)
     out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.splitlines()
     assert len(out) == len(cases), out[-3:]
