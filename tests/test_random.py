@@ -484,3 +484,71 @@ def test_a_closed_form_draw_fuses_into_its_use() -> None:
     x = sl.asarray(np.ones((64, 128), np.float32))
     y = x * sl.random.default_rng(4).lognormal(0.0, 0.1, x.shape, dtype=np.float32)
     assert sl.explain(y).kernels and len(sl.explain(y).kernels) == 1
+
+
+def _ks2(x: np.ndarray, y: np.ndarray) -> float:
+    """The two-sample Kolmogorov-Smirnov statistic of two samples of one size."""
+    both = np.sort(np.concatenate([x, y]))
+    return float(np.max(np.abs(np.searchsorted(np.sort(x), both, side="right")
+                               - np.searchsorted(np.sort(y), both, side="right")))) / x.size
+
+
+@pytest.mark.parametrize(("name", "args"), [
+    ("standard_gamma", (0.3,)), ("standard_gamma", (1.0,)), ("standard_gamma", (7.5,)), ("gamma", (2.0, 3.0)),
+    ("beta", (0.5, 2.0)), ("beta", (0.01, 0.02)), ("beta", (40.0, 3.0)), ("chisquare", (3.0,)), ("standard_t", (4.0,)),
+    ("f", (5.0, 7.0)),
+])
+def test_gamma_family_has_numpys_distributions(name: str, args: tuple[float, ...]) -> None:
+    """Each against NumPy's own sampler of the distribution (a two-sample KS statistic below its
+    0.1 % critical value) and its mean."""
+    n = 100_000
+    x = getattr(sl.random.default_rng(17), name)(*args, size=n).get()
+    y = getattr(np.random.default_rng(18), name)(*args, size=n)
+    assert x.dtype == np.float64 and np.isfinite(x).all()
+    assert _ks2(x, y) < 1.95 * math.sqrt(2 / n), (name, args, _ks2(x, y))
+    if name != "standard_t":
+        assert abs(x.mean() / y.mean() - 1) < 0.03
+
+
+def test_dirichlet_and_gamma_family_shapes_parameters_and_errors() -> None:
+    rng = sl.random.default_rng(19)
+    d = rng.dirichlet([0.5, 1.0, 2.0, 0.0], 50_000).get()
+    assert d.shape == (50_000, 4)
+    np.testing.assert_allclose(d.sum(1), 1.0, rtol=1e-12)
+    assert (d[:, 3] == 0).all()  # a zero alpha: that component 0, as in NumPy
+    np.testing.assert_allclose(d.mean(0)[:3], np.array([0.5, 1.0, 2.0]) / 3.5, atol=0.005)
+    tiny = rng.dirichlet([1e-3, 1e-3], 10_000).get()  # gammas below the smallest float: still a distribution
+    assert np.isfinite(tiny).all() and abs(tiny[:, 0].mean() - 0.5) < 0.03
+    assert rng.dirichlet([1.0, 1.0], (2, 3), dtype=np.float32).shape == (2, 3, 2)
+    assert rng.standard_gamma(sl.asarray(np.array([[0.5], [4.0]])), (2, 3), dtype=np.float32).dtype == np.float32
+    g = rng.gamma(np.array([0.0, 0.4, 3.0]), [1.0, 2.0, 0.5], (20_000, 3)).get()
+    assert (g[:, 0] == 0).all() and abs(g[:, 1].mean() / 0.8 - 1) < 0.03 and abs(g[:, 2].mean() / 1.5 - 1) < 0.03
+    lazy = rng.standard_gamma(sl.asarray(np.array([0.0, 0.4, 3.0])), (20_000, 3)).get()
+    assert (lazy[:, 0] == 0).all() and abs(lazy[:, 1].mean() / 0.4 - 1) < 0.03 and abs(lazy[:, 2].mean() / 3 - 1) < 0.03
+    np.testing.assert_array_equal(rng.standard_gamma(0.0, 4).get(), np.zeros(4))
+    b = rng.beta(sl.asarray(np.array([0.5, 5.0])), 1.0, (20_000, 2)).get()
+    assert (b >= 0).all() and (b <= 1).all() and abs(b[:, 0].mean() - 1 / 3) < 0.01 and abs(b[:, 1].mean() - 5 / 6) < 0.01
+    for call, message in [
+        (lambda: rng.standard_gamma(-1.0), "shape < 0"), (lambda: rng.gamma(1.0, -1.0), "scale < 0"),
+        (lambda: rng.beta(0.0, 1.0), "a <= 0"), (lambda: rng.beta(1.0, [1.0, 0.0]), "b <= 0"),
+        (lambda: rng.chisquare(0.0), "df <= 0"), (lambda: rng.standard_t(-2.0), "df <= 0"),
+        (lambda: rng.f(0.0, 1.0), "dfnum <= 0"), (lambda: rng.f(1.0, 0.0), "dfden <= 0"),
+        (lambda: rng.dirichlet([1.0, -1.0]), "alpha < 0"), (lambda: rng.dirichlet(1.0), "too small depth"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            call()
+    names = ("standard_gamma", "chisquare", "standard_t")
+    for seed_draws in range(2):
+        sl.random.seed(21)
+        draws = [getattr(sl.random, f)(2.0, 4).get() for f in names] + [sl.random.gamma(2.0, 1.5, 4).get(),
+                 sl.random.beta(2.0, 3.0, 4).get(), sl.random.f(2.0, 3.0, 4).get(), sl.random.dirichlet([1.0, 2.0], 4).get()]
+        if seed_draws == 0:
+            first = draws
+    for u, v in zip(first, draws, strict=True):
+        np.testing.assert_array_equal(u, v)
+
+
+def test_a_gamma_draw_is_one_kernel_with_its_use() -> None:
+    x = sl.asarray(np.ones((64, 128), np.float32))
+    y = x * sl.random.default_rng(4).standard_gamma(2.0, x.shape, dtype=np.float32)
+    assert len(sl.explain(y).kernels) == 1

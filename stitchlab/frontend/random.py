@@ -17,7 +17,9 @@ What the values are (the same on every backend and device, for one seed):
 * ``standard_normal``/``normal``: Box-Muller over two float64 uniforms, rounded once to the
   dtype (tails to about 8.6 standard deviations); the last bits of ``log`` and ``cos`` differ
   between CUDA and the host's libm;
-* ``integers``: ``low + output % (high - low)`` (a bias below ``(high - low) / 2**64``).
+* ``integers``: ``low + output % (high - low)`` (a bias below ``(high - low) / 2**64``);
+* ``standard_gamma`` and the distributions made of it: Marsaglia and Tsang's rounds, all
+  :data:`GAMMA_ROUNDS` of them computed and the first accepted one taken.
 
 These are not NumPy's or CuPy's streams (their generators are PCG64, XORWOW, Philox), and not
 for cryptography. Inside :func:`stitchlab.jit` a draw takes the next stretch of its generator's
@@ -49,7 +51,8 @@ __all__ = [
     "Generator", "default_rng", "seed", "random", "random_sample", "rand", "randn", "uniform",
     "normal", "standard_normal", "integers", "randint", "permutation", "shuffle", "choice",
     "standard_exponential", "exponential", "gumbel", "laplace", "logistic", "lognormal", "rayleigh", "weibull",
-    "pareto", "power", "standard_cauchy", "triangular", "wald", "geometric",
+    "pareto", "power", "standard_cauchy", "triangular", "wald", "geometric", "standard_gamma", "gamma", "beta",
+    "chisquare", "standard_t", "f", "dirichlet",
 ]
 
 _GOLDEN = 0x9E3779B97F4A7C15
@@ -57,6 +60,9 @@ _MASK = (1 << 64) - 1
 _U64 = np.dtype(np.uint64)
 #: float dtype name -> the top bits of an output that make a uniform value (its step: 2**-bits)
 _UNIFORM_BITS = {"float64": 53, "float32": 24, "float16": 11, "bfloat16": 8}
+#: Marsaglia and Tsang's rounds a gamma draw computes (each accepts with probability 0.95 or more):
+#: an element whose every round rejects, below 0.0495**12 = 2.2e-16, keeps the last round's proposal
+GAMMA_ROUNDS = 12
 
 
 def _mix(z: LazyArray) -> LazyArray:
@@ -71,6 +77,22 @@ def _uniform(z: LazyArray, dtype: np.dtype) -> LazyArray:
     if bits <= 32:  # a 32-bit conversion to float (a 64-bit one is several times slower on the GPU)
         top = top.astype(np.uint32)
     return top.astype(dtype) * (2.0 ** -bits)
+
+
+def _box_muller(z1: LazyArray, z2: LazyArray, both: bool = False) -> Any:
+    """A float64 standard normal from two outputs: Box-Muller's ``sqrt(-2 log(1 - u1)) cos(2 pi u2)``
+    (with ``both``, the pair of independent normals with ``sin`` as well)."""
+    from .api import cos, log, sin, sqrt  # type: ignore[attr-defined]
+
+    f64 = np.dtype(np.float64)
+    radius = sqrt(-2.0 * log(1.0 - _uniform(z1, f64)))  # 1 - u in (0, 1]
+    angle = (2 * math.pi) * _uniform(z2, f64)
+    return (radius * cos(angle), radius * sin(angle)) if both else radius * cos(angle)
+
+
+def _open_uniform(z: LazyArray) -> LazyArray:
+    """A float64 uniform in (0, 1), both ends excluded: ``(k + 0.5) / 2**52`` for the top 52 bits ``k``."""
+    return ((z >> 12).astype(np.float64) + 0.5) * 2.0 ** -52
 
 
 def _float_dtype(name: str, dtype: Any) -> np.dtype:
@@ -173,11 +195,7 @@ class Generator:
         rounded once to ``dtype``)."""
         dt = _float_dtype("standard_normal", dtype)
         z1, z2 = self._streams("standard_normal", _shape(() if size is None else size), 2)
-        from .api import cos, log, sqrt  # type: ignore[attr-defined]
-
-        f64 = np.dtype(np.float64)
-        radius = sqrt(-2.0 * log(1.0 - _uniform(z1, f64)))  # 1 - u in (0, 1]
-        return (radius * cos((2 * math.pi) * _uniform(z2, f64))).astype(dt)
+        return _box_muller(z1, z2).astype(dt)
 
     def normal(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None, dtype: Any = np.float64) -> LazyArray:
         """``loc + scale * standard_normal`` (NumPy's ``Generator.normal``; ``loc`` and ``scale``
@@ -202,7 +220,7 @@ class Generator:
         functions below take the log of: ``(k + 0.5) / 2**52`` for the top 52 bits ``k`` of an
         output, every step exact (from ``2**-53`` to ``1 - 2**-53``)."""
         (z,) = self._streams(name, shape, 1)
-        return ((z >> 12).astype(np.float64) + 0.5) * 2.0 ** -52
+        return _open_uniform(z)
 
     def standard_exponential(self, size: Any = None, dtype: Any = np.float64, method: str = "zig") -> LazyArray:
         """Exponentially distributed floats of mean 1 (NumPy's ``Generator.standard_exponential``):
@@ -365,6 +383,132 @@ class Generator:
             k = maximum(ceil(e / -log1p(-p)), 1.0)  # p = 1: e / inf = 0, one trial
         top = np.iinfo(np.int64).max
         return where(k >= 2.0**63, top, minimum(k, 2.0**62).astype(np.int64))
+
+    def _gamma(self, name: str, shape_: Any, size: tuple[int, ...], log: bool = False) -> LazyArray:
+        """Float64 standard gamma draws of shape parameter ``shape_`` (a number or a lazy array
+        broadcast to ``size``), or with ``log`` their logarithms: Marsaglia and Tsang's method
+        (2000), ``d v`` for ``d = a - 1/3``, ``v = (1 + x / sqrt(9 d))**3`` of a normal ``x``, accepted
+        where ``log u < x**2 / 2 + d - d v + d log v``, for ``a >= 1``; below 1 a draw for ``a + 1``
+        times ``u**(1 / a)``. Its :data:`GAMMA_ROUNDS` rounds are all computed and the first
+        accepted one taken (a kernel has no loop that runs until one is): two outputs of the stream
+        give two rounds' normals (Box-Muller's pair), one more each round's uniform."""
+        from .api import log as ln  # type: ignore[attr-defined]
+        from .api import where  # type: ignore[attr-defined]
+
+        lazy = isinstance(shape_, LazyArray)
+        if lazy:
+            boosted = where(shape_ < 1, shape_ + 1.0, shape_)
+            d = boosted - 1.0 / 3.0
+            c = 1.0 / (9.0 * d) ** 0.5
+        else:
+            boosted = shape_ + 1.0 if shape_ < 1 else shape_
+            d = boosted - 1.0 / 3.0
+            c = 1.0 / math.sqrt(9.0 * d)
+        z = self._streams(name, size, 2 * GAMMA_ROUNDS + 1)
+        normals = [x for k in range(0, GAMMA_ROUNDS, 2) for x in _box_muller(z[2 * k], z[2 * k + 1], both=True)]
+        chosen = None
+        for k in reversed(range(GAMMA_ROUNDS)):
+            x = normals[k]
+            t = 1.0 + c * x
+            v = t * t * t
+            if chosen is None:  # every round rejected: the last round's proposal (a positive one)
+                chosen = where(t > 0, v, 1.0)
+            ok = (t > 0) & (ln(_open_uniform(z[GAMMA_ROUNDS + k])) < 0.5 * x * x + d - d * v + d * ln(v))
+            chosen = where(ok, v, chosen)
+        u = _open_uniform(z[-1])  # (a shape of 0 gives 0: u ** inf, log u / 0 = -inf)
+        if log:
+            out = ln(d * chosen)
+            if lazy:
+                return where(shape_ < 1, out + ln(u) / shape_, out)
+            if shape_ == 0:
+                return out * 0.0 - math.inf
+            return out + ln(u) / shape_ if shape_ < 1 else out
+        g = d * chosen
+        if lazy:
+            return where(shape_ < 1, g * u ** (1.0 / shape_), g)
+        if shape_ == 0:
+            return g * 0.0
+        return g * u ** (1.0 / shape_) if shape_ < 1 else g
+
+    def standard_gamma(self, shape: Any, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+        """Gamma distributed floats of shape parameter ``shape`` and scale 1 (NumPy's
+        ``Generator.standard_gamma``): Marsaglia and Tsang's method, every round in one fused
+        kernel (see :data:`GAMMA_ROUNDS`), in float64, rounded once to ``dtype``."""
+        _check("standard_gamma", shape, lambda v: v < 0, "shape < 0")
+        dt = _float_dtype("standard_gamma", dtype)
+        (a,) = _parameters(shape)
+        return self._gamma("standard_gamma", a, _broadcast_size(size, a)).astype(dt)
+
+    def gamma(self, shape: Any, scale: Any = 1.0, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+        """``scale * standard_gamma(shape)`` (NumPy's ``Generator.gamma``)."""
+        _check("gamma", shape, lambda v: v < 0, "shape < 0")
+        _check_scale("gamma", "scale", scale)
+        dt = _float_dtype("gamma", dtype)
+        a, scale = _parameters(shape, scale)
+        return (scale * self._gamma("gamma", a, _broadcast_size(size, a, scale))).astype(dt)
+
+    def beta(self, a: Any, b: Any, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+        """Beta distributed floats in [0, 1], ``Ga / (Ga + Gb)`` of two gamma draws, taken from their
+        logarithms, ``sigmoid(log Ga - log Gb)``, so that tiny ``a`` and ``b`` (gammas below the
+        smallest float) still give 0 or 1 in the right proportion (NumPy's ``Generator.beta``)."""
+        from .api import sigmoid  # type: ignore[attr-defined]
+
+        _check("beta", a, lambda v: v <= 0, "a <= 0")
+        _check("beta", b, lambda v: v <= 0, "b <= 0")
+        dt = _float_dtype("beta", dtype)
+        a, b = _parameters(a, b)
+        shape = _broadcast_size(size, a, b)
+        return sigmoid(self._gamma("beta", a, shape, log=True) - self._gamma("beta", b, shape, log=True)).astype(dt)
+
+    def chisquare(self, df: Any, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+        """Chi-square distributed floats of ``df`` degrees of freedom, ``2 * standard_gamma(df / 2)``
+        (NumPy's ``Generator.chisquare``)."""
+        _check("chisquare", df, lambda v: v <= 0, "df <= 0")
+        dt = _float_dtype("chisquare", dtype)
+        (df,) = _parameters(df)
+        return (2.0 * self._gamma("chisquare", df / 2.0, _broadcast_size(size, df))).astype(dt)
+
+    def standard_t(self, df: Any, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+        """Student's t distributed floats of ``df`` degrees of freedom, ``z * sqrt(df / 2 / g)`` of a
+        normal ``z`` and a gamma ``g`` of shape ``df / 2`` (NumPy's ``Generator.standard_t``)."""
+        from .api import sqrt  # type: ignore[attr-defined]
+
+        _check("standard_t", df, lambda v: v <= 0, "df <= 0")
+        dt = _float_dtype("standard_t", dtype)
+        (df,) = _parameters(df)
+        shape = _broadcast_size(size, df)
+        g = self._gamma("standard_t", df / 2.0, shape)
+        return (self.standard_normal(shape) * sqrt((df / 2.0) / g)).astype(dt)
+
+    def f(self, dfnum: Any, dfden: Any, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+        """F distributed floats, ``(chisquare(dfnum) / dfnum) / (chisquare(dfden) / dfden)`` (NumPy's
+        ``Generator.f``)."""
+        _check("f", dfnum, lambda v: v <= 0, "dfnum <= 0")
+        _check("f", dfden, lambda v: v <= 0, "dfden <= 0")
+        dt = _float_dtype("f", dtype)
+        dfnum, dfden = _parameters(dfnum, dfden)
+        shape = _broadcast_size(size, dfnum, dfden)
+        num = self._gamma("f", dfnum / 2.0, shape) / (dfnum / 2.0)
+        return (num / (self._gamma("f", dfden / 2.0, shape) / (dfden / 2.0))).astype(dt)
+
+    def dirichlet(self, alpha: Any, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+        """Dirichlet distributed vectors along a new last axis of ``len(alpha)`` (NumPy's
+        ``Generator.dirichlet``): gamma draws of shapes ``alpha`` normalized to sum 1, from their
+        logarithms (a softmax over the last axis: one row kernel), so that small ``alpha`` does not
+        give 0 / 0; a zero ``alpha`` gives that component 0, as in NumPy."""
+        from .api import softmax  # type: ignore[attr-defined]
+
+        if _on_host(alpha):
+            host = np.asarray(alpha, dtype=np.float64)
+            if host.ndim != 1:
+                raise ValueError("object of too small depth for desired array" if host.ndim == 0 else
+                                 f"alpha must be a 1-d sequence, got {host.ndim} dimensions")
+            if np.any(host < 0):
+                raise ValueError(f"sl.random.dirichlet: alpha < 0 ({alpha!r})")
+        dt = _float_dtype("dirichlet", dtype)
+        a = asarray(np.asarray(alpha, dtype=np.float64)) if _on_host(alpha) else asarray(alpha).astype(np.float64)
+        shape = _shape(() if size is None else size) + (a.shape[-1],)
+        return softmax(self._gamma("dirichlet", a, shape, log=True), axis=-1).astype(dt)
 
     def integers(self, low: Any, high: Any = None, size: Any = None, dtype: Any = np.int64,
                  endpoint: bool = False) -> LazyArray:
@@ -643,6 +787,41 @@ def wald(mean: Any, scale: Any, size: Any = None, dtype: Any = np.float64) -> La
 def geometric(p: Any, size: Any = None) -> LazyArray:
     """Geometric int64 counts from the module's generator (see :meth:`Generator.geometric`)."""
     return _generator().geometric(p, size)
+
+
+def standard_gamma(shape: Any, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+    """Standard gamma floats from the module's generator (see :meth:`Generator.standard_gamma`)."""
+    return _generator().standard_gamma(shape, size, dtype)
+
+
+def gamma(shape: Any, scale: Any = 1.0, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+    """Gamma floats from the module's generator (see :meth:`Generator.gamma`)."""
+    return _generator().gamma(shape, scale, size, dtype)
+
+
+def beta(a: Any, b: Any, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+    """Beta floats from the module's generator (see :meth:`Generator.beta`)."""
+    return _generator().beta(a, b, size, dtype)
+
+
+def chisquare(df: Any, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+    """Chi-square floats from the module's generator (see :meth:`Generator.chisquare`)."""
+    return _generator().chisquare(df, size, dtype)
+
+
+def standard_t(df: Any, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+    """Student's t floats from the module's generator (see :meth:`Generator.standard_t`)."""
+    return _generator().standard_t(df, size, dtype)
+
+
+def f(dfnum: Any, dfden: Any, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+    """F floats from the module's generator (see :meth:`Generator.f`)."""
+    return _generator().f(dfnum, dfden, size, dtype)
+
+
+def dirichlet(alpha: Any, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+    """Dirichlet vectors from the module's generator (see :meth:`Generator.dirichlet`)."""
+    return _generator().dirichlet(alpha, size, dtype)
 
 
 def permutation(x: Any, axis: int = 0) -> LazyArray:
