@@ -7,6 +7,7 @@ and a draw under ``sl.jit`` continues the stream at every call (the replayed lau
 from __future__ import annotations
 
 import math
+import re
 import threading
 
 import numpy as np
@@ -552,3 +553,34 @@ def test_a_gamma_draw_is_one_kernel_with_its_use() -> None:
     x = sl.asarray(np.ones((64, 128), np.float32))
     y = x * sl.random.default_rng(4).standard_gamma(2.0, x.shape, dtype=np.float32)
     assert len(sl.explain(y).kernels) == 1
+
+
+@pytest.mark.parametrize("method", ["svd", "eigh", "cholesky"])
+def test_multivariate_normal_has_the_mean_and_covariance(method: str) -> None:
+    mean = np.array([1.0, -2.0, 0.5])
+    cov = np.array([[2.0, 0.3, 0.0], [0.3, 1.0, -0.4], [0.0, -0.4, 0.5]])
+    n = 200_000
+    x = sl.random.default_rng(23).multivariate_normal(mean, cov, n, method=method).get()
+    assert x.shape == (n, 3) and x.dtype == np.float64
+    se = np.sqrt((cov**2 + np.outer(np.diag(cov), np.diag(cov))) / n)  # the sample covariance's standard errors
+    assert (np.abs(x.mean(0) - mean) < 5 * np.sqrt(np.diag(cov) / n)).all()
+    assert (np.abs(np.cov(x.T) - cov) < 5 * se).all(), np.cov(x.T) - cov
+
+
+def test_multivariate_normal_shapes_and_numpys_errors() -> None:
+    rng = sl.random.default_rng(24)
+    mean, cov = np.array([1.0, -2.0]), np.array([[1.0, 0.5], [0.5, 2.0]])
+    y = rng.multivariate_normal(sl.asarray(mean), sl.asarray(cov), (3, 4), dtype=np.float32)
+    assert y.shape == (3, 4, 2) and y.dtype == np.float32
+    assert rng.multivariate_normal(mean, cov).shape == (2,)
+    with pytest.warns(RuntimeWarning, match="covariance is not symmetric positive-semidefinite"):
+        rng.multivariate_normal([0.0, 0.0], [[1.0, 2.0], [2.0, 1.0]])
+    bad_cov = [[1.0, 2.0, 0.0], [2.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    for args in [{"method": "x"}, {"mean": np.ones((2, 2))}, {"cov": np.ones(2)}, {"cov": np.eye(3)},
+                 {"check_valid": "no", "cov": bad_cov, "mean": np.zeros(3)},
+                 {"check_valid": "raise", "cov": bad_cov, "mean": np.zeros(3)}]:
+        kwargs = {"mean": mean, "cov": cov} | args
+        with pytest.raises(ValueError) as want:
+            np.random.default_rng(0).multivariate_normal(**kwargs)
+        with pytest.raises(ValueError, match=re.escape(str(want.value))):
+            rng.multivariate_normal(**kwargs)

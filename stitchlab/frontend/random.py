@@ -52,7 +52,7 @@ __all__ = [
     "normal", "standard_normal", "integers", "randint", "permutation", "shuffle", "choice",
     "standard_exponential", "exponential", "gumbel", "laplace", "logistic", "lognormal", "rayleigh", "weibull",
     "pareto", "power", "standard_cauchy", "triangular", "wald", "geometric", "standard_gamma", "gamma", "beta",
-    "chisquare", "standard_t", "f", "dirichlet",
+    "chisquare", "standard_t", "f", "dirichlet", "multivariate_normal",
 ]
 
 _GOLDEN = 0x9E3779B97F4A7C15
@@ -510,6 +510,45 @@ class Generator:
         shape = _shape(() if size is None else size) + (a.shape[-1],)
         return softmax(self._gamma("dirichlet", a, shape, log=True), axis=-1).astype(dt)
 
+    def multivariate_normal(self, mean: Any, cov: Any, size: Any = None, check_valid: str = "warn", tol: float = 1e-8,
+                            *, method: str = "svd", dtype: Any = np.float64) -> LazyArray:
+        """Normal vectors of mean ``mean`` and covariance ``cov`` along a new last axis (NumPy's
+        ``Generator.multivariate_normal``, its methods ``"svd"``, ``"eigh"``, ``"cholesky"``, its
+        ``check_valid`` and errors): ``mean + z @ factor.T`` for standard normals ``z``, a matrix
+        product step. ``mean`` and ``cov`` are read on the host and the factor computed there by
+        NumPy (a ``d x d`` decomposition); the draw is lazy."""
+        import warnings
+
+        if method not in {"eigh", "svd", "cholesky"}:
+            raise ValueError("method must be one of {'eigh', 'svd', 'cholesky'}")
+        m, c = np.array(np.asarray(mean), dtype=np.float64), np.array(np.asarray(cov), dtype=np.float64)
+        if m.ndim != 1:
+            raise ValueError("mean must be 1 dimensional")
+        if c.ndim != 2 or c.shape[0] != c.shape[1]:
+            raise ValueError("cov must be 2 dimensional and square")
+        if m.shape[0] != c.shape[0]:
+            raise ValueError("mean and cov must have same length")
+        dt = _float_dtype("multivariate_normal", dtype)
+        if method == "svd":
+            u, s, vh = np.linalg.svd(c)
+        elif method == "eigh":
+            s, u = np.linalg.eigh(c)
+        else:
+            factor = np.linalg.cholesky(c)
+        if check_valid != "ignore" and method != "cholesky":
+            if check_valid not in ("warn", "raise"):
+                raise ValueError("check_valid must equal 'warn', 'raise', or 'ignore'")
+            psd = np.allclose(np.dot(vh.T * s, vh), c, rtol=tol, atol=tol) if method == "svd" else not np.any(s < -tol)
+            if not psd:
+                if check_valid == "raise":
+                    raise ValueError("covariance is not symmetric positive-semidefinite.")
+                warnings.warn("covariance is not symmetric positive-semidefinite.", RuntimeWarning, stacklevel=2)
+        if method != "cholesky":
+            factor = u * np.sqrt(abs(s) if method == "eigh" else s)
+        shape = _shape(() if size is None else size) + (m.shape[0],)
+        z = self.standard_normal(shape)
+        return (z @ asarray(np.ascontiguousarray(factor.T)) + asarray(m)).astype(dt)
+
     def integers(self, low: Any, high: Any = None, size: Any = None, dtype: Any = np.int64,
                  endpoint: bool = False) -> LazyArray:
         """Integers in [low, high), or [low, high] with ``endpoint`` (NumPy's
@@ -822,6 +861,12 @@ def f(dfnum: Any, dfden: Any, size: Any = None, dtype: Any = np.float64) -> Lazy
 def dirichlet(alpha: Any, size: Any = None, dtype: Any = np.float64) -> LazyArray:
     """Dirichlet vectors from the module's generator (see :meth:`Generator.dirichlet`)."""
     return _generator().dirichlet(alpha, size, dtype)
+
+
+def multivariate_normal(mean: Any, cov: Any, size: Any = None, check_valid: str = "warn", tol: float = 1e-8, *,
+                        method: str = "svd", dtype: Any = np.float64) -> LazyArray:
+    """Multivariate normal vectors from the module's generator (see :meth:`Generator.multivariate_normal`)."""
+    return _generator().multivariate_normal(mean, cov, size, check_valid, tol, method=method, dtype=dtype)
 
 
 def permutation(x: Any, axis: int = 0) -> LazyArray:

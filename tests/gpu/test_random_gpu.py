@@ -89,6 +89,15 @@ def test_gamma_family_is_the_host_values_within_rounding(draw: str, args: tuple)
     np.testing.assert_allclose(gpu, host, rtol=1e-11, atol=1e-300)
 
 
+def test_multivariate_normal_on_the_device() -> None:
+    """Standard normals times the factor (a cuBLAS product) plus the mean: the host values within
+    rounding, and the covariance asked for."""
+    mean, cov = np.array([1.0, -2.0, 0.5]), np.array([[2.0, 0.3, 0.0], [0.3, 1.0, -0.4], [0.0, -0.4, 0.5]])
+    gpu, host = _both(lambda r: r.multivariate_normal(mean, cov, 100_000))
+    np.testing.assert_allclose(gpu, host, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(np.cov(gpu.T), cov, atol=0.03)
+
+
 def test_dropout_is_one_kernel_and_keeps_the_expected_share() -> None:
     import cupy as cp
 
