@@ -1486,7 +1486,7 @@ def polyder(p: Any, m: int = 1) -> LazyArray:
     for _ in range(m):
         n = c.shape[0] - 1
         c = c[:-1] * arange(n, 0, -1)
-    return c
+    return c.copy() if m == 0 else c  # (a new array, as every function's result: assignment rebinds arrays)
 
 
 def polyint(p: Any, m: int = 1, k: Any = None) -> LazyArray:
@@ -1504,7 +1504,7 @@ def polyint(p: Any, m: int = 1, k: Any = None) -> LazyArray:
     c = asarray(p)
     for j in range(m):
         c = concatenate([c / arange(c.shape[0], 0, -1), asarray(np.asarray([ks[j]]))])
-    return c
+    return c.copy() if m == 0 else c
 
 
 def polydiv(u: Any, v: Any) -> tuple[LazyArray, LazyArray]:
