@@ -8,6 +8,7 @@ Every value lives in a *register type*: the dtype's own C type, except float16 a
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -41,23 +42,29 @@ BF16 = "sl_bf16"
 BITS_CONVERSIONS = {HALF: ("sl_h2f", "sl_f2h", "sl_f2h"), BF16: ("sl_bf2f", "sl_f2bf", "sl_bf16_of")}
 
 
+@functools.lru_cache(maxsize=256)
+def _name(dtype: np.dtype) -> str:
+    """``np.dtype(dtype).name``, remembered (the emitters ask for it of every value they write)."""
+    return np.dtype(dtype).name
+
+
 def bits_type(dtype: np.dtype) -> str | None:
     """The C type holding a float16 or bfloat16 value as its 16 bits; None for other dtypes."""
-    name = np.dtype(dtype).name
+    name = _name(dtype)
     return HALF if name == "float16" else BF16 if name == "bfloat16" else None
 
 
 def storage_type(dtype: np.dtype) -> str:
     """The C type of one element in memory."""
     try:
-        return _STORAGE[np.dtype(dtype).name]
+        return _STORAGE[_name(dtype)]
     except KeyError:
         raise TypeError(f"no C type for dtype {dtype}; supported: {', '.join(_STORAGE)}") from None
 
 
 def register_type(dtype: np.dtype) -> str:
     """The C type a value is computed in (float for float16 and bfloat16)."""
-    return "float" if np.dtype(dtype).name in ("float16", "bfloat16") else storage_type(dtype)
+    return "float" if _name(dtype) in ("float16", "bfloat16") else storage_type(dtype)
 
 
 def kind(dtype: np.dtype) -> str:
