@@ -379,8 +379,7 @@ class Generator:
         _check("geometric", p, lambda v: ~((v > 0) & (v <= 1)), "p <= 0, p > 1 or p contains NaNs")
         (p,) = _parameters(p)
         e = self.standard_exponential(_broadcast_size(size, p))
-        with np.errstate(divide="ignore"):
-            k = maximum(ceil(e / -log1p(-p)), 1.0)  # p = 1: e / inf = 0, one trial
+        k = maximum(ceil(e / -log1p(-p)), 1.0)  # p = 1: e / inf = 0, one trial
         top = np.iinfo(np.int64).max
         return where(k >= 2.0**63, top, minimum(k, 2.0**62).astype(np.int64))
 
@@ -500,13 +499,14 @@ class Generator:
 
         if _on_host(alpha):
             host = np.asarray(alpha, dtype=np.float64)
-            if host.ndim != 1:
-                raise ValueError("object of too small depth for desired array" if host.ndim == 0 else
-                                 f"alpha must be a 1-d sequence, got {host.ndim} dimensions")
+            if host.ndim == 0:
+                raise ValueError("object of too small depth for desired array")
             if np.any(host < 0):
                 raise ValueError(f"sl.random.dirichlet: alpha < 0 ({alpha!r})")
         dt = _float_dtype("dirichlet", dtype)
         a = asarray(np.asarray(alpha, dtype=np.float64)) if _on_host(alpha) else asarray(alpha).astype(np.float64)
+        if a.ndim != 1:
+            raise ValueError(f"sl.random.dirichlet: alpha must be a 1-d sequence, got {a.ndim} dimensions")
         shape = _shape(() if size is None else size) + (a.shape[-1],)
         return softmax(self._gamma("dirichlet", a, shape, log=True), axis=-1).astype(dt)
 
