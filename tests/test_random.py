@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import re
 import threading
+from typing import Any
 
 import numpy as np
 import pytest
@@ -584,3 +585,68 @@ def test_multivariate_normal_shapes_and_numpys_errors() -> None:
             np.random.default_rng(0).multivariate_normal(**kwargs)
         with pytest.raises(ValueError, match=re.escape(str(want.value))):
             rng.multivariate_normal(**kwargs)
+
+
+def _chi2_two_samples(x: np.ndarray, y: np.ndarray) -> tuple[float, int]:
+    """The chi-square statistic of two count samples of one size over their values (values seen
+    fewer than 40 times in both pooled into one bin) and its degrees of freedom."""
+    values = np.union1d(x, y)
+    cx = np.array([np.count_nonzero(x == v) for v in values])
+    cy = np.array([np.count_nonzero(y == v) for v in values])
+    keep = cx + cy >= 40
+    cx, cy = np.append(cx[keep], cx[~keep].sum()), np.append(cy[keep], cy[~keep].sum())
+    used = cx + cy > 0
+    cx, cy = cx[used], cy[used]
+    return float(((cx - cy) ** 2 / (cx + cy)).sum()), len(cx) - 1
+
+
+@pytest.mark.parametrize(("name", "args"), [
+    ("poisson", (0.3,)), ("poisson", (4.5,)), ("poisson", (1e4,)), ("binomial", (10, 0.3)), ("binomial", (1000, 0.999)),
+    ("binomial", (10**9, 1e-7)), ("hypergeometric", (5, 10, 7)), ("hypergeometric", (10**6, 10**6, 5000)),
+    ("logseries", (0.5,)), ("logseries", (0.99,)),
+])
+def test_discrete_distributions_have_numpys_probabilities(name: str, args: tuple[Any, ...]) -> None:
+    """Against NumPy's own sampler: a two-sample chi-square test of the counts (below its degrees of
+    freedom plus five standard deviations) and the mean."""
+    n = 100_000
+    x = getattr(sl.random.default_rng(31), name)(*args, size=n).get()
+    y = getattr(np.random.default_rng(32), name)(*args, size=n)
+    assert x.dtype == np.int64
+    stat, dof = _chi2_two_samples(x, y)
+    assert stat < dof + 5 * math.sqrt(2 * dof), (stat, dof)
+    assert abs(x.mean() - y.mean()) < 6 * math.sqrt(2 * y.var() / n) + 1e-12
+
+
+def test_discrete_distributions_edges_and_numpys_errors() -> None:
+    rng = sl.random.default_rng(33)
+    for draw, want in [(lambda: rng.poisson(0.0, 5), 0), (lambda: rng.binomial(5, 0.0, 5), 0), (lambda: rng.binomial(5, 1.0, 5), 5),
+                       (lambda: rng.binomial(0, 0.5, 5), 0), (lambda: rng.hypergeometric(0, 5, 3, 5), 0),
+                       (lambda: rng.hypergeometric(5, 0, 3, 5), 3), (lambda: rng.logseries(0.0, 5), 1)]:
+        np.testing.assert_array_equal(draw().get(), np.full(5, want, np.int64))
+    big = rng.poisson(3e9, 1000).get()
+    assert abs(big.mean() - 3e9) < 6 * math.sqrt(3e9 / 1000)
+    assert rng.binomial(5.7, 0.5, (2, 3)).get().max() <= 5  # n truncated, as NumPy's
+    assert rng.poisson(2.0).shape == ()
+    with pytest.raises(TypeError, match=r"sl.random.poisson takes one lam \(a number\).*NumPy's or CuPy's poisson"):
+        rng.poisson(np.array([1.0, 2.0]))
+    with pytest.raises(TypeError, match="takes one p"):
+        rng.binomial(5, sl.asarray(np.array([0.5])))
+    with pytest.raises(ValueError, match="table of .* entries"):
+        rng.logseries(1 - 1e-9)
+    for call in [lambda g: g.poisson(-1.0), lambda g: g.poisson(math.nan), lambda g: g.poisson(1e19),
+                 lambda g: g.binomial(-1, 0.5), lambda g: g.binomial(5, 1.5), lambda g: g.binomial(5, math.nan),
+                 lambda g: g.hypergeometric(-1, 2, 1), lambda g: g.hypergeometric(1, -2, 1), lambda g: g.hypergeometric(1, 2, -1),
+                 lambda g: g.hypergeometric(1, 2, 5), lambda g: g.hypergeometric(10**9, 2, 1),
+                 lambda g: g.logseries(1.0), lambda g: g.logseries(-0.1), lambda g: g.logseries(math.nan)]:
+        with pytest.raises(ValueError) as want:
+            call(np.random.default_rng(0))
+        with pytest.raises(ValueError, match=re.escape(str(want.value))):
+            call(rng)
+    sl.random.seed(34)
+    a = [sl.random.poisson(3.0, 4).get(), sl.random.binomial(9, 0.4, 4).get(), sl.random.hypergeometric(4, 6, 5, 4).get(),
+         sl.random.logseries(0.7, 4).get()]
+    sl.random.seed(34)
+    b = [sl.random.poisson(3.0, 4).get(), sl.random.binomial(9, 0.4, 4).get(), sl.random.hypergeometric(4, 6, 5, 4).get(),
+         sl.random.logseries(0.7, 4).get()]
+    for u, v in zip(a, b, strict=True):
+        np.testing.assert_array_equal(u, v)

@@ -52,7 +52,8 @@ __all__ = [
     "normal", "standard_normal", "integers", "randint", "permutation", "shuffle", "choice",
     "standard_exponential", "exponential", "gumbel", "laplace", "logistic", "lognormal", "rayleigh", "weibull",
     "pareto", "power", "standard_cauchy", "triangular", "wald", "geometric", "standard_gamma", "gamma", "beta",
-    "chisquare", "standard_t", "f", "dirichlet", "multivariate_normal",
+    "chisquare", "standard_t", "f", "dirichlet", "multivariate_normal", "poisson", "binomial", "hypergeometric",
+    "logseries",
 ]
 
 _GOLDEN = 0x9E3779B97F4A7C15
@@ -63,6 +64,8 @@ _UNIFORM_BITS = {"float64": 53, "float32": 24, "float16": 11, "bfloat16": 8}
 #: Marsaglia and Tsang's rounds a gamma draw computes (each accepts with probability 0.95 or more):
 #: an element whose every round rejects, below 0.0495**12 = 2.2e-16, keeps the last round's proposal
 GAMMA_ROUNDS = 12
+#: the most entries the inverse distribution table of a discrete draw may have (``poisson``...)
+TABLE_LIMIT = 1 << 22
 
 
 def _mix(z: LazyArray) -> LazyArray:
@@ -549,6 +552,90 @@ class Generator:
         z = self.standard_normal(shape)
         return (z @ asarray(np.ascontiguousarray(factor.T)) + asarray(m)).astype(dt)
 
+    def _table(self, name: str, lo: int, mode: int, hi: int, ratio: Any, size: Any) -> LazyArray:
+        """Int64 draws of a discrete distribution on ``lo .. hi`` by its inverse distribution
+        function: the probabilities from ``ratio(k) = P(k + 1) / P(k)`` outward from the ``mode``
+        (each step at most 1, so nothing overflows; the sum normalizes), their cumulative sum on the
+        host and a search of it at uniform float64 draws (a search step). ``lo .. hi`` is the
+        support, or a window of it outside which the probability is below 2**-100."""
+        if hi - lo + 1 > TABLE_LIMIT:
+            raise ValueError(f"sl.random.{name}: these parameters need a table of {hi - lo + 1} entries (at most "
+                             f"{TABLE_LIMIT}); draw with NumPy's or CuPy's {name}")
+        up = down = np.zeros(0)
+        with np.errstate(under="ignore", divide="ignore"):
+            if hi > mode:
+                up = np.cumprod(ratio(np.arange(mode, hi, dtype=np.float64)))
+            if mode > lo:
+                down = np.cumprod(1.0 / ratio(np.arange(mode - 1, lo - 1, -1, dtype=np.float64)))
+        cdf = np.cumsum(np.concatenate([down[::-1], [1.0], up]))
+        cdf /= cdf[-1]
+        cdf[-1] = 1.0  # (every uniform below 1 finds its entry)
+        u = self.random(_shape(() if size is None else size))
+        return searchsorted(asarray(cdf), u, side="right") + lo
+
+    def poisson(self, lam: Any = 1.0, size: Any = None) -> LazyArray:
+        """Poisson distributed int64 counts of mean ``lam`` (NumPy's ``Generator.poisson``, for one
+        ``lam``: a number): its inverse distribution function over ``lam +- (13 sqrt(lam) + 40)``,
+        exact to float64's rounding (:meth:`_table`). An array of rates raises ``TypeError``."""
+        lam = _scalar("poisson", "lam", lam)
+        if not lam >= 0:
+            raise ValueError("lam < 0 or lam is NaN")
+        if lam > 9.2e18:
+            raise ValueError("lam value too large")
+        mode, width = int(lam), int(13 * math.sqrt(lam) + 40)
+        return self._table("poisson", max(0, mode - width), mode, mode + width, lambda k: lam / (k + 1), size)
+
+    def binomial(self, n: Any, p: Any, size: Any = None) -> LazyArray:
+        """Binomially distributed int64 counts of ``n`` trials of success probability ``p`` (NumPy's
+        ``Generator.binomial`` for one ``n`` and one ``p``; ``n`` truncated to an integer, as NumPy's):
+        its inverse distribution function (:meth:`_table`) over the support or 13 standard
+        deviations and 40 beyond the mode."""
+        n = int(_scalar("binomial", "n", n))
+        p = _scalar("binomial", "p", p)
+        if n < 0:
+            raise ValueError("n < 0")
+        if not 0 <= p <= 1:
+            raise ValueError("p < 0, p > 1 or p is NaN")
+        if p in (0.0, 1.0) or n == 0:
+            return self._table("binomial", n if p == 1 else 0, n if p == 1 else 0, n if p == 1 else 0, None, size)
+        mode, width = int((n + 1) * p), int(13 * math.sqrt(n * p * (1 - p)) + 40)
+        odds = p / (1 - p)
+        return self._table("binomial", max(0, mode - width), min(mode, n), min(n, mode + width),
+                           lambda k: (n - k) / (k + 1) * odds, size)
+
+    def hypergeometric(self, ngood: Any, nbad: Any, nsample: Any, size: Any = None) -> LazyArray:
+        """The number of good items in ``nsample`` drawn without replacement from ``ngood`` good and
+        ``nbad`` bad ones, as int64 (NumPy's ``Generator.hypergeometric`` for integer parameters):
+        its inverse distribution function (:meth:`_table`)."""
+        good, bad, sample = (int(_scalar("hypergeometric", w, v)) for w, v in (("ngood", ngood), ("nbad", nbad),
+                                                                              ("nsample", nsample)))
+        for bad_value, message in ((good < 0, "ngood < 0"), (sample < 0, "nsample < 0"),
+                                   (good + bad < sample, "ngood + nbad < nsample"), (bad < 0, "nbad < 0"),
+                                   (good >= 10**9 or bad >= 10**9, "both ngood and nbad must be less than 1000000000")):
+            if bad_value:
+                raise ValueError(message)
+        lo, hi = max(0, sample - bad), min(sample, good)
+        total = good + bad
+        mode = min(max(lo, (sample + 1) * (good + 1) // (total + 2)), hi)
+        sd = math.sqrt(sample * good / max(total, 1) * bad / max(total, 1) * (total - sample) / max(total - 1, 1))
+        width = int(13 * sd + 40)
+
+        def ratio(k: np.ndarray) -> np.ndarray:
+            return (good - k) * (sample - k) / ((k + 1) * (bad - sample + k + 1))
+
+        return self._table("hypergeometric", max(lo, mode - width), mode, min(hi, mode + width), ratio, size)
+
+    def logseries(self, p: Any, size: Any = None) -> LazyArray:
+        """Logarithmic series distributed int64 counts ``k >= 1``, ``P(k)`` proportional to ``p**k / k``
+        (NumPy's ``Generator.logseries`` for one ``p``): its inverse distribution function
+        (:meth:`_table`) up to where ``p**k / k`` falls below ``2**-100``; ``p`` so close to 1 that the
+        table would pass :data:`TABLE_LIMIT` entries raises ``ValueError``."""
+        p = _scalar("logseries", "p", p)
+        if not 0 <= p < 1:
+            raise ValueError("p < 0, p >= 1 or p is NaN")
+        hi = 1 if p == 0 else 1 + int(math.ceil(70 * math.log(2) / -math.log(p)))
+        return self._table("logseries", 1, 1, hi, lambda k: p * k / (k + 1), size)
+
     def integers(self, low: Any, high: Any = None, size: Any = None, dtype: Any = np.int64,
                  endpoint: bool = False) -> LazyArray:
         """Integers in [low, high), or [low, high] with ``endpoint`` (NumPy's
@@ -651,6 +738,14 @@ class Generator:
         if population is None:
             return picked
         return take(population, picked, axis=axis)
+
+
+def _scalar(name: str, what: str, value: Any) -> float:
+    """A distribution parameter that must be one number (the table methods), as a float."""
+    if isinstance(value, (int, float, np.integer, np.floating)) or (_on_host(value) and np.ndim(value) == 0):
+        return float(value)
+    raise TypeError(f"sl.random.{name} takes one {what} (a number), got {type(value).__name__} of shape "
+                    f"{np.shape(value)}; for a {what} per element draw with NumPy's or CuPy's {name}")
 
 
 def _on_host(value: Any) -> bool:
@@ -867,6 +962,26 @@ def multivariate_normal(mean: Any, cov: Any, size: Any = None, check_valid: str 
                         method: str = "svd", dtype: Any = np.float64) -> LazyArray:
     """Multivariate normal vectors from the module's generator (see :meth:`Generator.multivariate_normal`)."""
     return _generator().multivariate_normal(mean, cov, size, check_valid, tol, method=method, dtype=dtype)
+
+
+def poisson(lam: Any = 1.0, size: Any = None) -> LazyArray:
+    """Poisson counts from the module's generator (see :meth:`Generator.poisson`)."""
+    return _generator().poisson(lam, size)
+
+
+def binomial(n: Any, p: Any, size: Any = None) -> LazyArray:
+    """Binomial counts from the module's generator (see :meth:`Generator.binomial`)."""
+    return _generator().binomial(n, p, size)
+
+
+def hypergeometric(ngood: Any, nbad: Any, nsample: Any, size: Any = None) -> LazyArray:
+    """Hypergeometric counts from the module's generator (see :meth:`Generator.hypergeometric`)."""
+    return _generator().hypergeometric(ngood, nbad, nsample, size)
+
+
+def logseries(p: Any, size: Any = None) -> LazyArray:
+    """Logarithmic series counts from the module's generator (see :meth:`Generator.logseries`)."""
+    return _generator().logseries(p, size)
 
 
 def permutation(x: Any, axis: int = 0) -> LazyArray:

@@ -98,6 +98,16 @@ def test_multivariate_normal_on_the_device() -> None:
     np.testing.assert_allclose(np.cov(gpu.T), cov, atol=0.03)
 
 
+@pytest.mark.parametrize(("draw", "args"), [
+    ("poisson", (4.5,)), ("poisson", (3e9,)), ("binomial", (1000, 0.3)), ("hypergeometric", (50, 70, 40)), ("logseries", (0.9,)),
+])
+def test_table_draws_are_the_host_counts(draw: str, args: tuple) -> None:
+    """The same table (computed on the host), the same uniform bits, CuPy's search: the same counts."""
+    gpu, host = _both(lambda r: getattr(r, draw)(*args, size=(300, 701)))
+    assert gpu.dtype == host.dtype == np.int64
+    np.testing.assert_array_equal(gpu, host)
+
+
 def test_dropout_is_one_kernel_and_keeps_the_expected_share() -> None:
     import cupy as cp
 
