@@ -603,7 +603,8 @@ def _chi2_two_samples(x: np.ndarray, y: np.ndarray) -> tuple[float, int]:
 @pytest.mark.parametrize(("name", "args"), [
     ("poisson", (0.3,)), ("poisson", (4.5,)), ("poisson", (1e4,)), ("binomial", (10, 0.3)), ("binomial", (1000, 0.999)),
     ("binomial", (10**9, 1e-7)), ("hypergeometric", (5, 10, 7)), ("hypergeometric", (10**6, 10**6, 5000)),
-    ("logseries", (0.5,)), ("logseries", (0.99,)),
+    ("logseries", (0.5,)), ("logseries", (0.99,)), ("negative_binomial", (2.5, 0.3)), ("negative_binomial", (0.3, 0.9)),
+    ("negative_binomial", (50, 0.01)),
 ])
 def test_discrete_distributions_have_numpys_probabilities(name: str, args: tuple[Any, ...]) -> None:
     """Against NumPy's own sampler: a two-sample chi-square test of the counts (below its degrees of
@@ -621,7 +622,8 @@ def test_discrete_distributions_edges_and_numpys_errors() -> None:
     rng = sl.random.default_rng(33)
     for draw, want in [(lambda: rng.poisson(0.0, 5), 0), (lambda: rng.binomial(5, 0.0, 5), 0), (lambda: rng.binomial(5, 1.0, 5), 5),
                        (lambda: rng.binomial(0, 0.5, 5), 0), (lambda: rng.hypergeometric(0, 5, 3, 5), 0),
-                       (lambda: rng.hypergeometric(5, 0, 3, 5), 3), (lambda: rng.logseries(0.0, 5), 1)]:
+                       (lambda: rng.hypergeometric(5, 0, 3, 5), 3), (lambda: rng.logseries(0.0, 5), 1),
+                       (lambda: rng.negative_binomial(3, 1.0, 5), 0)]:
         np.testing.assert_array_equal(draw().get(), np.full(5, want, np.int64))
     big = rng.poisson(3e9, 1000).get()
     assert abs(big.mean() - 3e9) < 6 * math.sqrt(3e9 / 1000)
@@ -637,7 +639,9 @@ def test_discrete_distributions_edges_and_numpys_errors() -> None:
                  lambda g: g.binomial(-1, 0.5), lambda g: g.binomial(5, 1.5), lambda g: g.binomial(5, math.nan),
                  lambda g: g.hypergeometric(-1, 2, 1), lambda g: g.hypergeometric(1, -2, 1), lambda g: g.hypergeometric(1, 2, -1),
                  lambda g: g.hypergeometric(1, 2, 5), lambda g: g.hypergeometric(10**9, 2, 1),
-                 lambda g: g.logseries(1.0), lambda g: g.logseries(-0.1), lambda g: g.logseries(math.nan)]:
+                 lambda g: g.logseries(1.0), lambda g: g.logseries(-0.1), lambda g: g.logseries(math.nan),
+                 lambda g: g.negative_binomial(0, 0.5), lambda g: g.negative_binomial(1, 0.0),
+                 lambda g: g.negative_binomial(1, math.nan)]:
         with pytest.raises(ValueError) as want:
             call(np.random.default_rng(0))
         with pytest.raises(ValueError, match=re.escape(str(want.value))):

@@ -53,7 +53,7 @@ __all__ = [
     "standard_exponential", "exponential", "gumbel", "laplace", "logistic", "lognormal", "rayleigh", "weibull",
     "pareto", "power", "standard_cauchy", "triangular", "wald", "geometric", "standard_gamma", "gamma", "beta",
     "chisquare", "standard_t", "f", "dirichlet", "multivariate_normal", "poisson", "binomial", "hypergeometric",
-    "logseries",
+    "logseries", "negative_binomial",
 ]
 
 _GOLDEN = 0x9E3779B97F4A7C15
@@ -603,6 +603,21 @@ class Generator:
         return self._table("binomial", max(0, mode - width), min(mode, n), min(n, mode + width),
                            lambda k: (n - k) / (k + 1) * odds, size)
 
+    def negative_binomial(self, n: Any, p: Any, size: Any = None) -> LazyArray:
+        """The number of failures before the ``n``-th success of trials of success probability ``p``
+        (``n`` a positive real), as int64 (NumPy's ``Generator.negative_binomial`` for one ``n`` and
+        one ``p``): its inverse distribution function (:meth:`_table`)."""
+        n = _scalar("negative_binomial", "n", n)
+        p = _scalar("negative_binomial", "p", p)
+        if not n > 0:
+            raise ValueError("n <= 0")
+        if not 0 < p <= 1:
+            raise ValueError("p <= 0, p > 1 or p contains NaNs")
+        mode = int((n - 1) * (1 - p) / p) if n > 1 else 0
+        width = int(13 * math.sqrt(n * (1 - p)) / p + 40)
+        return self._table("negative_binomial", max(0, mode - width), mode, mode + width,
+                           lambda k: (k + n) / (k + 1) * (1 - p), size)
+
     def hypergeometric(self, ngood: Any, nbad: Any, nsample: Any, size: Any = None) -> LazyArray:
         """The number of good items in ``nsample`` drawn without replacement from ``ngood`` good and
         ``nbad`` bad ones, as int64 (NumPy's ``Generator.hypergeometric`` for integer parameters):
@@ -972,6 +987,11 @@ def poisson(lam: Any = 1.0, size: Any = None) -> LazyArray:
 def binomial(n: Any, p: Any, size: Any = None) -> LazyArray:
     """Binomial counts from the module's generator (see :meth:`Generator.binomial`)."""
     return _generator().binomial(n, p, size)
+
+
+def negative_binomial(n: Any, p: Any, size: Any = None) -> LazyArray:
+    """Negative binomial counts from the module's generator (see :meth:`Generator.negative_binomial`)."""
+    return _generator().negative_binomial(n, p, size)
 
 
 def hypergeometric(ngood: Any, nbad: Any, nsample: Any, size: Any = None) -> LazyArray:

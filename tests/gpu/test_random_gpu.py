@@ -100,6 +100,7 @@ def test_multivariate_normal_on_the_device() -> None:
 
 @pytest.mark.parametrize(("draw", "args"), [
     ("poisson", (4.5,)), ("poisson", (3e9,)), ("binomial", (1000, 0.3)), ("hypergeometric", (50, 70, 40)), ("logseries", (0.9,)),
+    ("negative_binomial", (2.5, 0.3)),
 ])
 def test_table_draws_are_the_host_counts(draw: str, args: tuple) -> None:
     """The same table (computed on the host), the same uniform bits, CuPy's search: the same counts."""
