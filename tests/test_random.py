@@ -654,3 +654,18 @@ def test_discrete_distributions_edges_and_numpys_errors() -> None:
          sl.random.logseries(0.7, 4).get()]
     for u, v in zip(a, b, strict=True):
         np.testing.assert_array_equal(u, v)
+
+
+@pytest.mark.parametrize("draw", [
+    lambda g, t: t + g.poisson(3.0, t.shape), lambda g, t: t * g.standard_gamma(2.0, t.shape),
+    lambda g, t: t * g.beta(0.4, 0.4, t.shape), lambda g, t: t + g.multivariate_normal([0.0, 1.0], [[1.0, 0.5], [0.5, 1.0]], t.shape[:1]),
+    lambda g, t: t * g.dirichlet([1.0, 2.0], t.shape[:1]), lambda g, t: t + g.weibull(1.5, t.shape),
+], ids=["poisson", "standard_gamma", "beta", "multivariate_normal", "dirichlet", "weibull"])
+def test_the_new_distributions_draw_anew_at_every_jitted_call(draw: Any) -> None:
+    gen = sl.random.default_rng(40)
+    jitted = sl.jit(lambda t: draw(gen, t))
+    x = sl.asarray(np.ones((50, 2)))
+    first, second = jitted(x).get(), jitted(x).get()
+    assert first.shape == second.shape == (50, 2) and not np.array_equal(first, second)
+    again = sl.random.default_rng(40)
+    np.testing.assert_array_equal(draw(again, x).get(), first)  # the first call's numbers: the stream's first
