@@ -669,3 +669,28 @@ def test_the_new_distributions_draw_anew_at_every_jitted_call(draw: Any) -> None
     assert first.shape == second.shape == (50, 2) and not np.array_equal(first, second)
     again = sl.random.default_rng(40)
     np.testing.assert_array_equal(draw(again, x).get(), first)  # the first call's numbers: the stream's first
+
+
+def test_permuted_shuffles_each_slice_on_its_own_and_bytes() -> None:
+    rng = sl.random.default_rng(41)
+    rows = np.tile(np.arange(4), (24_000, 1))
+    got = rng.permuted(sl.asarray(rows), axis=1).get()
+    np.testing.assert_array_equal(np.sort(got, axis=1), rows)  # each row a permutation of its own
+    codes = (got * np.array([64, 16, 4, 1])).sum(1)
+    counts = np.unique(codes, return_counts=True)[1]
+    assert len(counts) == 24 and ((counts - 1000) ** 2 / 1000).sum() < 23 + 5 * math.sqrt(46)  # uniform over 4! orders
+    x = np.arange(12).reshape(3, 4)
+    flat = rng.permuted(sl.asarray(x)).get()
+    assert flat.shape == (3, 4) and np.array_equal(np.sort(flat.ravel()), x.ravel())
+    columns = rng.permuted(sl.asarray(x), axis=0).get()
+    np.testing.assert_array_equal(np.sort(columns, axis=0), x)
+    out = np.empty((3, 4), np.int64)
+    assert rng.permuted(x, axis=-1, out=out) is out and np.array_equal(np.sort(out, 1), x)
+    with pytest.raises(np.exceptions.AxisError):
+        rng.permuted(sl.asarray(x), axis=2)
+    with pytest.raises(ValueError, match="out must have the same shape as x"):
+        rng.permuted(sl.asarray(x), out=np.empty((2, 2)))
+    data = rng.bytes(100_000)
+    assert isinstance(data, bytes) and len(data) == 100_000
+    assert abs(np.frombuffer(data, np.uint8).mean() - 127.5) < 1.0
+    assert sl.random.bytes(0) == b""

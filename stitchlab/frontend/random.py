@@ -45,7 +45,7 @@ from . import build
 from . import jit as _jit
 from .array import LazyArray
 from .creation import _iota, _shape, asarray
-from .library import argsort, searchsorted, take
+from .library import argsort, searchsorted, take, take_along_axis
 
 __all__ = [
     "Generator", "default_rng", "seed", "random", "random_sample", "rand", "randn", "uniform",
@@ -53,7 +53,7 @@ __all__ = [
     "standard_exponential", "exponential", "gumbel", "laplace", "logistic", "lognormal", "rayleigh", "weibull",
     "pareto", "power", "standard_cauchy", "triangular", "wald", "geometric", "standard_gamma", "gamma", "beta",
     "chisquare", "standard_t", "f", "dirichlet", "multivariate_normal", "poisson", "binomial", "hypergeometric",
-    "logseries", "negative_binomial",
+    "logseries", "negative_binomial", "permuted", "bytes",
 ]
 
 _GOLDEN = 0x9E3779B97F4A7C15
@@ -691,6 +691,34 @@ class Generator:
         ax = build.normalize_axis(axis, arr.ndim)
         return take(arr, self.permutation(arr.shape[ax]), axis=ax)
 
+    def permuted(self, x: Any, axis: Any = None, out: Any = None) -> LazyArray:
+        """``x`` with each 1-d slice along ``axis`` in its own random order (``None``: all elements,
+        the shape kept; NumPy's ``Generator.permuted``): the argsort of a draw of 64-bit keys along
+        the axis (a sort step) and a gather. ``out`` (of ``x``'s shape) receives the result, as a
+        ufunc's ``out`` does, and is returned."""
+        from .ufunc import write
+
+        arr = asarray(x)
+        if axis is None:
+            result = take(arr.reshape(-1), self.permutation(arr.size)).reshape(arr.shape)
+        else:
+            ax = build.normalize_axis(axis, arr.ndim)
+            (keys,) = self._streams("permuted", arr.shape, 1)
+            result = take_along_axis(arr, argsort(keys, axis=ax), axis=ax)
+        if out is None:
+            return result
+        if tuple(np.shape(out)) != arr.shape:
+            raise ValueError("out must have the same shape as x")
+        return write(result, out, casting="unsafe", name="permuted")
+
+    def bytes(self, length: int) -> bytes:
+        """``length`` random bytes (NumPy's ``Generator.bytes``): the low bytes of the stream's next
+        outputs, evaluated (a Python ``bytes``)."""
+        n = operator.index(length)
+        if n < 0:
+            raise ValueError(f"sl.random.bytes: length must be non-negative, got {n}")
+        return np.asarray(self.integers(0, 256, n, dtype=np.uint8).get()).tobytes()
+
     def shuffle(self, x: Any, axis: int = 0) -> None:
         """Reorder a stitchlab array ``x`` along ``axis`` (NumPy's ``shuffle``): ``x`` then stands for
         :meth:`permutation`'s result. NumPy and CuPy arrays are refused (this would not write into them)."""
@@ -1002,6 +1030,16 @@ def hypergeometric(ngood: Any, nbad: Any, nsample: Any, size: Any = None) -> Laz
 def logseries(p: Any, size: Any = None) -> LazyArray:
     """Logarithmic series counts from the module's generator (see :meth:`Generator.logseries`)."""
     return _generator().logseries(p, size)
+
+
+def permuted(x: Any, axis: Any = None, out: Any = None) -> LazyArray:
+    """``x`` with its slices along ``axis`` shuffled independently (see :meth:`Generator.permuted`)."""
+    return _generator().permuted(x, axis, out)
+
+
+def bytes(length: int) -> bytes:  # noqa: A001 (NumPy's name)
+    """Random bytes from the module's generator (see :meth:`Generator.bytes`)."""
+    return _generator().bytes(length)
 
 
 def permutation(x: Any, axis: int = 0) -> LazyArray:

@@ -109,6 +109,14 @@ def test_table_draws_are_the_host_counts(draw: str, args: tuple) -> None:
     np.testing.assert_array_equal(gpu, host)
 
 
+def test_permuted_is_the_host_order() -> None:
+    """Keys from the stream, CuPy's argsort along the axis, a gather: the host's order."""
+    rows = np.tile(np.arange(257, dtype=np.int32), (300, 1))
+    gpu, host = _both(lambda r: r.permuted(rows, axis=1))
+    np.testing.assert_array_equal(gpu, host)
+    np.testing.assert_array_equal(np.sort(gpu, axis=1), rows)
+
+
 def test_dropout_is_one_kernel_and_keeps_the_expected_share() -> None:
     import cupy as cp
 
