@@ -152,7 +152,7 @@ def test_errors_name_the_value_and_the_fix() -> None:
         rng.integers(0, 300, dtype=np.int8)
     with pytest.raises(ValueError, match="low is out of bounds for uint8"):
         rng.integers(-1, 3, dtype=np.uint8)
-    with pytest.raises(TypeError, match="low and high must be Python or NumPy integers"):
+    with pytest.raises(TypeError, match="low and high must be integers or integer arrays"):
         rng.integers(0.5, 3)
     with pytest.raises(ValueError, match="scale < 0"):
         rng.normal(0, -1.0, 3)
@@ -694,3 +694,28 @@ def test_permuted_shuffles_each_slice_on_its_own_and_bytes() -> None:
     assert isinstance(data, bytes) and len(data) == 100_000
     assert abs(np.frombuffer(data, np.uint8).mean() - 127.5) < 1.0
     assert sl.random.bytes(0) == b""
+
+
+def test_integers_take_array_bounds() -> None:
+    rng = sl.random.default_rng(42)
+    x = rng.integers([0, 10], [5, 20], size=(50_000, 2)).get()
+    assert x.dtype == np.int64 and x.shape == (50_000, 2)
+    np.testing.assert_array_equal(np.unique(x[:, 0]), np.arange(5))
+    np.testing.assert_array_equal(np.unique(x[:, 1]), np.arange(10, 20))
+    counts = np.bincount(x[:, 1] - 10)
+    assert ((counts - 5000) ** 2 / 5000).sum() < 9 + 5 * math.sqrt(18)  # uniform
+    below = rng.integers(np.array([3, 7]), size=(1000, 2)).get()
+    assert (below >= 0).all() and (below < np.array([3, 7])).all() and below[:, 1].max() == 6
+    np.testing.assert_array_equal(rng.integers([4, 1], [4, 1], endpoint=True).get(), [4, 1])
+    dev = rng.integers(sl.asarray(np.array([-5, 100])), 200, size=(1000, 2), dtype=np.int16).get()
+    assert dev.dtype == np.int16 and dev[:, 0].min() >= -5 and dev[:, 1].min() >= 100 and dev.max() < 200
+    full = rng.integers(np.array([0], np.uint64), np.array([2**64 - 1], np.uint64), endpoint=True, size=1000, dtype=np.uint64).get()
+    assert full.dtype == np.uint64 and full.max() > 2**63  # all 2**64 values: the output itself
+    for args, kwargs in [(([0, 10], [5, 5]), {}), (([0, -200], [5, 5]), {"dtype": np.int8}),
+                         (([0, 0], [5, 300]), {"dtype": np.int8}), (([2, 3], [1, 3]), {"endpoint": True})]:
+        with pytest.raises(ValueError) as want:
+            np.random.default_rng(0).integers(*args, **kwargs)
+        with pytest.raises(ValueError, match=re.escape(str(want.value))):
+            rng.integers(*args, **kwargs)
+    with pytest.raises(TypeError, match="low and high must be integers or integer arrays, got dtypes float64"):
+        rng.integers(np.array([0.5]), [3])

@@ -654,18 +654,22 @@ class Generator:
     def integers(self, low: Any, high: Any = None, size: Any = None, dtype: Any = np.int64,
                  endpoint: bool = False) -> LazyArray:
         """Integers in [low, high), or [low, high] with ``endpoint`` (NumPy's
-        ``Generator.integers`` with Python-integer bounds; ``integers(n)`` draws from [0, n))."""
+        ``Generator.integers``; ``integers(n)`` draws from [0, n)). ``low`` and ``high`` may be
+        integer arrays (broadcast with ``size``; checked as NumPy checks them where they are on the
+        host): ``low + output % (high - low)`` element by element, in uint64 arithmetic."""
         if high is None:
             low, high = 0, low
-        try:
-            lo, hi = operator.index(low), operator.index(high)
-        except TypeError:
-            raise TypeError(
-                f"sl.random.integers: low and high must be Python or NumPy integers, got {low!r} and {high!r}"
-            ) from None
         dt = as_dtype(dtype)
         if dt.kind not in "iu":
             raise TypeError(f"sl.random.integers: dtype must be an integer dtype, got {dt}")
+        try:
+            lo, hi = operator.index(low), operator.index(high)
+        except TypeError:
+            if np.ndim(low) or np.ndim(high) or not (_on_host(low) and _on_host(high)):
+                return self._integers_between(low, high, size, dt, endpoint)
+            raise TypeError(
+                f"sl.random.integers: low and high must be integers or integer arrays, got {low!r} and {high!r}"
+            ) from None
         top = hi if endpoint else hi - 1
         if lo > top:
             raise ValueError("low > high" if endpoint else "low >= high")
@@ -678,6 +682,29 @@ class Generator:
         span = top - lo + 1
         picked = z if span == 1 << 64 else z % span
         return (picked + (lo & _MASK)).astype(dt)  # modulo 2**64, then the low bits: the value itself
+
+    def _integers_between(self, low: Any, high: Any, size: Any, dt: np.dtype, endpoint: bool) -> LazyArray:
+        """:meth:`integers` with array bounds."""
+        from .api import where  # type: ignore[attr-defined]
+
+        lo, hi = asarray(low), asarray(high)
+        if lo.dtype.kind not in "iu" or hi.dtype.kind not in "iu":
+            raise TypeError(f"sl.random.integers: low and high must be integers or integer arrays, got dtypes {lo.dtype} "
+                            f"and {hi.dtype}")
+        if _on_host(low) and _on_host(high):  # NumPy's checks, on Python integers
+            lo_h, hi_h = np.asarray(low).astype(object), np.asarray(high).astype(object)
+            top = hi_h if endpoint else hi_h - 1
+            info = np.iinfo(dt)
+            for bad, message in ((lo_h > top, "low > high" if endpoint else "low >= high"),
+                                 (lo_h < info.min, f"low is out of bounds for {dt}"),
+                                 (top > info.max, f"high is out of bounds for {dt}")):
+                if np.any(bad):
+                    raise ValueError(message)
+        (z,) = self._streams("integers", _broadcast_size(size, lo, hi), 1)
+        base = lo.astype(_U64)
+        span = hi.astype(_U64) - base + np.uint64(1 if endpoint else 0)  # modulo 2**64: 0 is all 2**64 values
+        picked = where(span == 0, z, z % where(span == 0, np.uint64(1), span))
+        return (picked + base).astype(dt)
 
     def permutation(self, x: Any, axis: int = 0) -> LazyArray:
         """A random ordering of ``range(x)`` for an integer ``x`` (int64), else ``x`` with its

@@ -117,6 +117,13 @@ def test_permuted_is_the_host_order() -> None:
     np.testing.assert_array_equal(np.sort(gpu, axis=1), rows)
 
 
+def test_integers_between_array_bounds_are_the_host_values() -> None:
+    low, high = np.array([-5, 0, -(2**40)]), np.array([17, 1000, 2**40])
+    gpu, host = _both(lambda r: r.integers(low, high, (333, 3)))
+    np.testing.assert_array_equal(gpu, host)
+    assert (gpu >= low).all() and (gpu < high).all()
+
+
 def test_dropout_is_one_kernel_and_keeps_the_expected_share() -> None:
     import cupy as cp
 
