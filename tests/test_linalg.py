@@ -96,7 +96,7 @@ def test_solvers_and_decompositions_are_numpys(name: str, args: tuple[Any, ...],
             assert got._fields == want._fields
         for g, w in pairs:
             if not isinstance(w, np.ndarray):
-                assert g == w
+                assert g == w and (name != "lstsq" or type(g) is type(w)), (g, w)  # (lstsq's rank: NumPy's int32)
                 continue
             assert isinstance(g, sl.LazyArray)
             v = g.get()

@@ -274,7 +274,7 @@ def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = None
     return _run("pinv", [a], rcond=rcond)
 
 
-def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[LazyArray, LazyArray, int, LazyArray]:
+def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[LazyArray, LazyArray, np.int32, LazyArray]:
     """The least-squares solution of ``a @ x = b`` (NumPy's ``linalg.lstsq``): ``(x, residuals,
     rank, s)``; ``rcond`` as NumPy's (default: machine precision times ``max(M, N)``)."""
     a, b = _inputs(a, b)
@@ -285,7 +285,7 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[LazyArray, LazyArray, int,
     if rcond is None:
         rcond = max(a.shape) * float(np.finfo(a.dtype).eps)
     x, residuals, rank, s = _run("lstsq", [a, b], rcond=rcond)
-    return x, residuals, int(rank), s
+    return x, residuals, np.int32(int(rank)), s  # (NumPy gives the rank as an int32 scalar)
 
 
 def matrix_rank(A: Any, tol: Any = None, hermitian: bool = False, *, rtol: Any = None) -> LazyArray:  # noqa: N803
