@@ -1517,7 +1517,7 @@ def polydiv(u: Any, v: Any) -> tuple[LazyArray, LazyArray]:
     return _leaf_on(a, q), _leaf_on(a, r)
 
 
-def polyfit(x: Any, y: Any, deg: int, rcond: Any = None, full: bool = False, w: Any = None, cov: Any = False) -> Any:  # noqa: A002
+def polyfit(x: Any, y: Any, deg: int, rcond: Any = None, full: bool = False, w: Any = None, cov: Any = False) -> Any:
     """The least-squares polynomial of degree ``deg`` through the points ``(x, y)`` (NumPy's
     ``polyfit``: ``y`` one set of values or a column per set, weights ``w``, ``full`` for the
     residuals, rank, singular values and ``rcond``, ``cov`` for the coefficients' covariance,
@@ -1554,8 +1554,6 @@ def polyfit(x: Any, y: Any, deg: int, rcond: Any = None, full: bool = False, w: 
     c, resids, rank, s = lstsq(lhs, rhs, rcond)
     c = (c.T / scale).T
     if rank != order and not full:
-        import warnings
-
         warnings.warn("Polyfit may be poorly conditioned", np.exceptions.RankWarning, stacklevel=2)
     if full:
         return c, resids, rank, s, rcond
