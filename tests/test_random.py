@@ -719,3 +719,17 @@ def test_integers_take_array_bounds() -> None:
             rng.integers(*args, **kwargs)
     with pytest.raises(TypeError, match="low and high must be integers or integer arrays, got dtypes float64"):
         rng.integers(np.array([0.5]), [3])
+
+
+@pytest.mark.parametrize("draw", [
+    lambda g, size: g.normal([0.0, 0.0], 1.0, size=size), lambda g, size: g.weibull([1.0, 2.0], size=size),
+    lambda g, size: g.standard_gamma([1.0, 2.0], size=size), lambda g, size: g.integers([0, 1], [5, 6], size=size),
+], ids=["normal", "weibull", "standard_gamma", "integers"])
+def test_a_size_the_parameters_do_not_broadcast_to_raises(draw: Any) -> None:
+    """NumPy's error, where the draw used to take the parameters' shape instead of ``size``."""
+    rng = sl.random.default_rng(43)
+    for size in [(), (3,)]:
+        with pytest.raises(ValueError, match=re.escape(f"Output size {size} is not compatible with broadcast dimensions "
+                                                       "of inputs (2,)")):
+            draw(rng, size)
+    assert draw(rng, (4, 2)).shape == (4, 2)

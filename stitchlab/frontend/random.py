@@ -842,10 +842,20 @@ def _parameters(*values: Any) -> list[Any]:
 
 
 def _broadcast_size(size: Any, *params: Any) -> tuple[int, ...]:
-    """``size``, or the broadcast shape of array parameters (NumPy's rule for distributions)."""
-    if size is not None:
-        return _shape(size)
-    return np.broadcast_shapes(*(p.shape if isinstance(p, LazyArray) else () for p in params))
+    """``size``, or the broadcast shape of array parameters (NumPy's rule for distributions); a
+    ``size`` the parameters do not broadcast to raises NumPy's ``ValueError`` (the draw would have
+    had the parameters' shape)."""
+    inputs = np.broadcast_shapes(*(p.shape if isinstance(p, LazyArray) else () for p in params))
+    if size is None:
+        return inputs
+    out = _shape(size)
+    try:
+        fits = np.broadcast_shapes(out, inputs) == out
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"Output size {out} is not compatible with broadcast dimensions of inputs {inputs}.")
+    return out
 
 
 def default_rng(seed: Any = None) -> Generator:
