@@ -82,15 +82,16 @@ def _uniform(z: LazyArray, dtype: np.dtype) -> LazyArray:
     return top.astype(dtype) * (2.0 ** -bits)
 
 
-def _box_muller(z1: LazyArray, z2: LazyArray, both: bool = False) -> Any:
-    """A float64 standard normal from two outputs: Box-Muller's ``sqrt(-2 log(1 - u1)) cos(2 pi u2)``
-    (with ``both``, the pair of independent normals with ``sin`` as well)."""
+def _box_muller(z1: LazyArray, z2: LazyArray) -> tuple[LazyArray, LazyArray]:
+    """Two independent float64 standard normals from two outputs: Box-Muller's
+    ``sqrt(-2 log(1 - u1))`` times ``cos(2 pi u2)`` and ``sin(2 pi u2)`` (a draw that takes one
+    builds only the first)."""
     from .api import cos, log, sin, sqrt  # type: ignore[attr-defined]
 
     f64 = np.dtype(np.float64)
     radius = sqrt(-2.0 * log(1.0 - _uniform(z1, f64)))  # 1 - u in (0, 1]
     angle = (2 * math.pi) * _uniform(z2, f64)
-    return (radius * cos(angle), radius * sin(angle)) if both else radius * cos(angle)
+    return radius * cos(angle), radius * sin(angle)
 
 
 def _open_uniform(z: LazyArray) -> LazyArray:
@@ -198,7 +199,7 @@ class Generator:
         rounded once to ``dtype``)."""
         dt = _float_dtype("standard_normal", dtype)
         z1, z2 = self._streams("standard_normal", _shape(() if size is None else size), 2)
-        return _box_muller(z1, z2).astype(dt)
+        return _box_muller(z1, z2)[0].astype(dt)
 
     def normal(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None, dtype: Any = np.float64) -> LazyArray:
         """``loc + scale * standard_normal`` (NumPy's ``Generator.normal``; ``loc`` and ``scale``
@@ -407,7 +408,7 @@ class Generator:
             d = boosted - 1.0 / 3.0
             c = 1.0 / math.sqrt(9.0 * d)
         z = self._streams(name, size, 2 * GAMMA_ROUNDS + 1)
-        normals = [x for k in range(0, GAMMA_ROUNDS, 2) for x in _box_muller(z[2 * k], z[2 * k + 1], both=True)]
+        normals = [x for k in range(0, GAMMA_ROUNDS, 2) for x in _box_muller(z[2 * k], z[2 * k + 1])]
         chosen = None
         for k in reversed(range(GAMMA_ROUNDS)):
             x = normals[k]
