@@ -632,6 +632,32 @@ __device__ __forceinline__ void sl_grid_dependency_wait() {
   asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
 }
+// Marsaglia and Tsang's rounds of sl.random's gamma draws (ir/ops.py, _gamma_rounds: the same
+// operations in the same order): the first accepted proposal of rounds 0..11, else the last
+// round's (1 where it is not positive). A round accepts with probability 0.95 or more, so a thread
+// usually leaves after one; each round's outputs of the element's counter z0 are made as needed
+static __device__ __noinline__ double sl_gamma_rounds(double d, unsigned long long z0) {
+  const unsigned long long step = 0x9E3779B97F4A7C15ull;
+  const double c = 1.0 / sqrt(9.0 * d);
+  double x, t = 0.0, v = 1.0, sine = 0.0;
+#pragma unroll 1
+  for (int k = 0; k < 12; k++) {
+    if ((k & 1) == 0) {
+      const double u1 = (double)(sl_splitmix64(z0 + (unsigned long long)k * step) >> 11) * 0x1p-53;
+      const double u2 = (double)(sl_splitmix64(z0 + (unsigned long long)(k + 1) * step) >> 11) * 0x1p-53;
+      const double radius = sqrt(-2.0 * log(1.0 - u1)), angle = 0x1.921fb54442d18p+2 * u2;
+      x = radius * cos(angle);
+      sine = radius * sin(angle);
+    } else {
+      x = sine;
+    }
+    t = 1.0 + c * x;
+    v = t * t * t;
+    const double u = ((double)(sl_splitmix64(z0 + (unsigned long long)(12 + k) * step) >> 12) + 0.5) * 0x1p-52;
+    if (t > 0.0 && log(u) < 0.5 * x * x + d - d * v + d * log(v)) return v;
+  }
+  return t > 0.0 ? v : 1.0;
+}
 // ---- end of preamble -----------------------------------------------------------------------
 """
 

@@ -14,12 +14,14 @@ What the values are (the same on every backend and device, for one seed):
 
 * ``random``/``uniform``: the top 53 bits of an output as a float64 in [0, 1) (24 for float32,
   11 for float16, 8 for bfloat16: every value a multiple of the type's step, never 1.0);
-* ``standard_normal``/``normal``: Box-Muller over two float64 uniforms, rounded once to the
-  dtype (tails to about 8.6 standard deviations); the last bits of ``log`` and ``cos`` differ
-  between CUDA and the host's libm;
+* ``standard_normal``/``normal``: Box-Muller over two float64 uniforms for float64 (tails to
+  about 8.6 standard deviations); for float32, float16 and bfloat16 in float32 from one output
+  (tails to 6.76), rounded once to the dtype; the last bits of ``log`` and ``cos`` differ between
+  CUDA and the host's libm;
 * ``integers``: ``low + output % (high - low)`` (a bias below ``(high - low) / 2**64``);
-* ``standard_gamma`` and the distributions made of it: Marsaglia and Tsang's rounds, all
-  :data:`GAMMA_ROUNDS` of them computed and the first accepted one taken.
+* ``standard_gamma`` and the distributions made of it: Marsaglia and Tsang's rounds, the first
+  accepted of :data:`GAMMA_ROUNDS` taken (the op ``gamma_rounds``: a kernel loops until a round
+  accepts, the numpy backend computes them all).
 
 These are not NumPy's or CuPy's streams (their generators are PCG64, XORWOW, Philox), and not
 for cryptography. Inside :func:`stitchlab.jit` a draw takes the next stretch of its generator's
@@ -38,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from .. import runtime
+from ..ir import ops as _ops
 from ..ir.dtypes import as_dtype, is_float
 from ..ir.node import Node
 from ..ir.ops import OPS
@@ -56,14 +59,14 @@ __all__ = [
     "logseries", "negative_binomial", "permuted", "bytes",
 ]
 
-_GOLDEN = 0x9E3779B97F4A7C15
+_GOLDEN = _ops.STREAM_STEP
 _MASK = (1 << 64) - 1
 _U64 = np.dtype(np.uint64)
 #: float dtype name -> the top bits of an output that make a uniform value (its step: 2**-bits)
 _UNIFORM_BITS = {"float64": 53, "float32": 24, "float16": 11, "bfloat16": 8}
-#: Marsaglia and Tsang's rounds a gamma draw computes (each accepts with probability 0.95 or more):
+#: Marsaglia and Tsang's rounds a gamma draw may take (each accepts with probability 0.95 or more):
 #: an element whose every round rejects, below 0.0495**12 = 2.2e-16, keeps the last round's proposal
-GAMMA_ROUNDS = 12
+GAMMA_ROUNDS = _ops.GAMMA_ROUNDS
 #: the most entries the inverse distribution table of a discrete draw may have (``poisson``...)
 TABLE_LIMIT = 1 << 22
 
@@ -82,16 +85,33 @@ def _uniform(z: LazyArray, dtype: np.dtype) -> LazyArray:
     return top.astype(dtype) * (2.0 ** -bits)
 
 
-def _box_muller(z1: LazyArray, z2: LazyArray) -> tuple[LazyArray, LazyArray]:
-    """Two independent float64 standard normals from two outputs: Box-Muller's
-    ``sqrt(-2 log(1 - u1))`` times ``cos(2 pi u2)`` and ``sin(2 pi u2)`` (a draw that takes one
-    builds only the first)."""
-    from .api import cos, log, sin, sqrt  # type: ignore[attr-defined]
+def _normal64(z1: LazyArray, z2: LazyArray) -> LazyArray:
+    """A float64 standard normal from two outputs: Box-Muller's ``sqrt(-2 log(1 - u1)) cos(2 pi u2)``."""
+    from .api import cos, log, sqrt  # type: ignore[attr-defined]
 
     f64 = np.dtype(np.float64)
     radius = sqrt(-2.0 * log(1.0 - _uniform(z1, f64)))  # 1 - u in (0, 1]
-    angle = (2 * math.pi) * _uniform(z2, f64)
-    return radius * cos(angle), radius * sin(angle)
+    return radius * cos((2 * math.pi) * _uniform(z2, f64))
+
+
+def _normal32(z: LazyArray) -> LazyArray:
+    """A float32 standard normal from one output: Box-Muller's ``sqrt(-2 log u) cos(2 pi v)`` in
+    float32, ``u = (h + 1/2) / 2**32`` of the high 32 bits ``h`` (in (0, 1); its logarithm taken
+    where it is exact, ``log(t)`` below 1/2 and ``log1p(-t)`` above for the distance ``t`` to the
+    nearer end, so neither the tails nor the centre are coarsened: tails to 6.76 standard
+    deviations) and ``v`` the top 24 of the low 32 bits. Several times faster on the GPU than the
+    float64 form, whose ``log`` and ``cos`` are double precision."""
+    from .api import cos, log, log1p, sqrt, where  # type: ignore[attr-defined]
+
+    f32, u32 = np.dtype(np.float32), np.dtype(np.uint32)
+    high = (z >> 32).astype(u32)
+    low = high < (1 << 31)
+    # the distance to the nearer end: ~high above 2**31 (an xor with the sign spread over the word,
+    # not a select: ptxas before 13.4 compiles integer selects unoptimized, kernels.py)
+    t = ((high ^ ((high >> 31) * 0xFFFFFFFF)).astype(f32) + 0.5) * np.float32(2.0**-32)
+    radius = sqrt(-2.0 * where(low, log(t), log1p(-t)))
+    angle = np.float32(2 * math.pi) * (((z & 0xFFFFFFFF) >> 8).astype(u32).astype(f32) * np.float32(2.0**-24))
+    return radius * cos(angle)
 
 
 def _open_uniform(z: LazyArray) -> LazyArray:
@@ -173,10 +193,9 @@ class Generator:
             self._counter += values
         return asarray(np.array((self._key + start * _GOLDEN) & _MASK, dtype=_U64))._node.value
 
-    def _streams(self, name: str, shape: tuple[int, ...], count: int) -> list[LazyArray]:
-        """``count`` lazy uint64 arrays of ``shape``: the next ``count * size`` outputs of the
-        stream, interleaved (element i of stream k is output ``count * i + k``). Inside
-        :func:`~stitchlab.jit` the stream's start is an input made anew for every call."""
+    def _counters(self, name: str, shape: tuple[int, ...], count: int) -> tuple[LazyArray, np.dtype]:
+        """The stream's start (a 0-d uint64 input, made anew at every :func:`~stitchlab.jit` call)
+        and the dtype of the positions of a draw of ``count`` outputs an element."""
         n = math.prod(shape)
         tracing = _jit.tracing()
         start = None if tracing else self._start(name, n * count)
@@ -185,7 +204,13 @@ class Generator:
             _jit.per_call_input(base._node, lambda: self._start(name, n * count))
         # positions as uint32 where they fit: the multiply by the 64-bit constant is then a wide
         # 32-bit one (bits unchanged: the positions are the same numbers)
-        width = np.dtype(np.uint32) if n * count <= 1 << 32 else _U64
+        return base, np.dtype(np.uint32) if n * count <= 1 << 32 else _U64
+
+    def _streams(self, name: str, shape: tuple[int, ...], count: int) -> list[LazyArray]:
+        """``count`` lazy uint64 arrays of ``shape``: the next ``count * size`` outputs of the
+        stream, interleaved (element i of stream k is output ``count * i + k``)."""
+        base, width = self._counters(name, shape, count)
+        n = math.prod(shape)
         return [_mix(base + _iota(n, k, count, width).astype(_U64) * _GOLDEN).reshape(shape) for k in range(count)]
 
     def random(self, size: Any = None, dtype: Any = np.float64) -> LazyArray:
@@ -195,11 +220,16 @@ class Generator:
         return _uniform(z, dt)
 
     def standard_normal(self, size: Any = None, dtype: Any = np.float64) -> LazyArray:
-        """Normally distributed floats, mean 0 and standard deviation 1 (Box-Muller in float64,
-        rounded once to ``dtype``)."""
+        """Normally distributed floats, mean 0 and standard deviation 1: Box-Muller in float64 for
+        float64 (tails to 8.6 standard deviations), in float32 from one output for float32,
+        float16 and bfloat16 (tails to 6.76, rounded once to ``dtype``)."""
         dt = _float_dtype("standard_normal", dtype)
-        z1, z2 = self._streams("standard_normal", _shape(() if size is None else size), 2)
-        return _box_muller(z1, z2)[0].astype(dt)
+        shape = _shape(() if size is None else size)
+        if dt.itemsize <= 4:
+            (z,) = self._streams("standard_normal", shape, 1)
+            return _normal32(z).astype(dt)
+        z1, z2 = self._streams("standard_normal", shape, 2)
+        return _normal64(z1, z2)
 
     def normal(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None, dtype: Any = np.float64) -> LazyArray:
         """``loc + scale * standard_normal`` (NumPy's ``Generator.normal``; ``loc`` and ``scale``
@@ -208,7 +238,8 @@ class Generator:
         dt = _float_dtype("normal", dtype)
         loc, scale = _parameters(loc, scale)
         shape = _broadcast_size(size, loc, scale)
-        return (loc + scale * self.standard_normal(shape, np.float64)).astype(dt)
+        z = self.standard_normal(shape, np.float32 if dt.itemsize <= 4 else np.float64)
+        return (loc + scale * z.astype(np.float64)).astype(dt)
 
     def uniform(self, low: Any = 0.0, high: Any = 1.0, size: Any = None, dtype: Any = np.float64) -> LazyArray:
         """Uniform floats in [low, high) (NumPy's ``Generator.uniform``)."""
@@ -392,33 +423,28 @@ class Generator:
         broadcast to ``size``), or with ``log`` their logarithms: Marsaglia and Tsang's method
         (2000), ``d v`` for ``d = a - 1/3``, ``v = (1 + x / sqrt(9 d))**3`` of a normal ``x``, accepted
         where ``log u < x**2 / 2 + d - d v + d log v``, for ``a >= 1``; below 1 a draw for ``a + 1``
-        times ``u**(1 / a)``. Its :data:`GAMMA_ROUNDS` rounds are all computed and the first
-        accepted one taken (a kernel has no loop that runs until one is): two outputs of the stream
-        give two rounds' normals (Box-Muller's pair), one more each round's uniform."""
+        times ``u**(1 / a)``. The op ``gamma_rounds`` (``ir/ops.py``) takes the first accepted of
+        :data:`GAMMA_ROUNDS` rounds; in a kernel it stops there. An element takes
+        ``2 * GAMMA_ROUNDS + 1`` outputs of the stream: the rounds' normals (Box-Muller pairs), their
+        uniforms, and ``u``."""
         from .api import log as ln  # type: ignore[attr-defined]
         from .api import where  # type: ignore[attr-defined]
 
         lazy = isinstance(shape_, LazyArray)
         if lazy:
-            boosted = where(shape_ < 1, shape_ + 1.0, shape_)
-            d = boosted - 1.0 / 3.0
-            c = 1.0 / (9.0 * d) ** 0.5
+            shape_ = shape_.astype(np.float64)
+            d = where(shape_ < 1, shape_ + 1.0, shape_) - 1.0 / 3.0
         else:
-            boosted = shape_ + 1.0 if shape_ < 1 else shape_
-            d = boosted - 1.0 / 3.0
-            c = 1.0 / math.sqrt(9.0 * d)
-        z = self._streams(name, size, 2 * GAMMA_ROUNDS + 1)
-        normals = [x for k in range(0, GAMMA_ROUNDS, 2) for x in _box_muller(z[2 * k], z[2 * k + 1])]
-        chosen = None
-        for k in reversed(range(GAMMA_ROUNDS)):
-            x = normals[k]
-            t = 1.0 + c * x
-            v = t * t * t
-            if chosen is None:  # every round rejected: the last round's proposal (a positive one)
-                chosen = where(t > 0, v, 1.0)
-            ok = (t > 0) & (ln(_open_uniform(z[GAMMA_ROUNDS + k])) < 0.5 * x * x + d - d * v + d * ln(v))
-            chosen = where(ok, v, chosen)
-        u = _open_uniform(z[-1])  # (a shape of 0 gives 0: u ** inf, log u / 0 = -inf)
+            d = build.const(float((shape_ + 1.0 if shape_ < 1 else shape_) - 1.0 / 3.0), np.dtype(np.float64))
+        count = 2 * GAMMA_ROUNDS + 1
+        base, width = self._counters(name, size, count)
+        z0 = base + _iota(math.prod(size), 0, count, width).astype(_U64) * _GOLDEN
+        d_node = build.broadcast_to(d._node if lazy else d, size)
+        chosen = LazyArray(Node("gamma_rounds", (d_node, z0.reshape(size)._node), size, np.dtype(np.float64),
+                                device=runtime.current().device()))
+        u = _open_uniform(_mix(z0 + ((2 * GAMMA_ROUNDS * _GOLDEN) & _MASK)).reshape(size))
+        d = LazyArray(d_node)
+        # (a shape of 0 gives 0: u ** inf, log u / 0 = -inf)
         if log:
             out = ln(d * chosen)
             if lazy:

@@ -169,6 +169,39 @@ def _splitmix64(z: Any) -> Any:
         return z ^ (z >> np.uint64(31))
 
 
+#: sl.random's stream step (SplitMix64's gamma) and its Marsaglia-Tsang rounds (random.py)
+STREAM_STEP = 0x9E3779B97F4A7C15
+GAMMA_ROUNDS = 12
+
+
+def _gamma_rounds(d: Any, z0: Any) -> Any:
+    """Marsaglia and Tsang's rounds of a gamma draw (``sl.random``'s ``_gamma``), as
+    ``sl_gamma_rounds`` computes them: for ``d = a - 1/3`` and ``c = 1 / sqrt(9 d)``, round ``k``
+    proposes ``v = (1 + c x)**3`` of a normal ``x`` (Box-Muller's cosine or sine, ``k`` even or odd,
+    of the outputs ``k & ~1`` and ``k | 1`` of the element's counter ``z0``) and accepts it where
+    ``1 + c x > 0`` and ``log u < x**2 / 2 + d - d v + d log v`` of the open uniform ``u`` of output
+    ``GAMMA_ROUNDS + k``; the value is the first accepted ``v``, else the last round's (1 where it is
+    not positive). Every round is computed here; the kernel stops at the first accepted one."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        d = d.astype(np.float64, copy=False) if hasattr(d, "astype") else np.float64(d)
+        c = 1.0 / np.sqrt(9.0 * d)
+        outputs = [_splitmix64(z0 + np.uint64((k * STREAM_STEP) & 0xFFFFFFFFFFFFFFFF)) for k in range(2 * GAMMA_ROUNDS)]
+        chosen = None
+        for k in reversed(range(GAMMA_ROUNDS)):
+            u1 = (outputs[k & ~1] >> np.uint64(11)).astype(np.float64) * 2.0**-53
+            u2 = (outputs[k | 1] >> np.uint64(11)).astype(np.float64) * 2.0**-53
+            radius, angle = np.sqrt(-2.0 * np.log(1.0 - u1)), (2 * math.pi) * u2
+            x = radius * (np.sin(angle) if k & 1 else np.cos(angle))
+            t = 1.0 + c * x
+            v = t * t * t
+            if chosen is None:
+                chosen = np.where(t > 0, v, 1.0)
+            u = ((outputs[GAMMA_ROUNDS + k] >> np.uint64(12)).astype(np.float64) + 0.5) * 2.0**-52
+            ok = (t > 0) & (np.log(u) < 0.5 * x * x + d - d * v + d * np.log(v))
+            chosen = np.where(ok, v, chosen)
+        return chosen
+
+
 E, R = Kind.ELEMENTWISE, Kind.REDUCE
 F = "f"
 
@@ -259,6 +292,10 @@ _op("heaviside", E, 2, np.heaviside, ufunc=np.heaviside, cuda="sl_heaviside({0},
 #: internal (``sl.random``), not a NumPy function: SplitMix64's output function of a uint64
 #: (Steele, Lea and Flood 2014), typed by ``invert``'s loop (uint64 -> uint64)
 _op("splitmix64", E, 1, _splitmix64, ufunc=np.invert, cuda="sl_splitmix64({0})", cost=10)
+#: internal (``sl.random``): the value of Marsaglia and Tsang's rounds (``_gamma_rounds``) of a
+#: float64 ``d`` and a uint64 counter, float64; built as a node by ``sl.random``, not through
+#: type resolution. The kernel loops until a round accepts (1.05 rounds on average at worst)
+_op("gamma_rounds", E, 2, _gamma_rounds, cuda="sl_gamma_rounds({0}, {1})", cost=120)
 #: x1 * 2**x2 exactly (x2 an int32 or int64: NumPy's loops), from C's ldexp; a float16 result is
 #: the float32 one rounded once, as NumPy's float16 loop computes it
 _op("ldexp", E, 2, np.ldexp, ufunc=np.ldexp, cuda="ldexp({0}, sl_ldexp_exp({1}))", cost=2)

@@ -45,7 +45,8 @@ def _elementwise(dtype: str) -> list[sl.LazyArray]:
                 sl.fmod(x, y), sl.heaviside(x, v), sl.ldexp(x, (y * 3).astype(np.int32)), sl.ldexp(v, -7),
                 sl.nextafter(x, y) + sl.spacing(v),
                 x * (sl.random.default_rng(0).random(x.shape, x.dtype) >= 0.5),
-                sl.random.default_rng(1).standard_normal(x.shape, x.dtype)]
+                sl.random.default_rng(1).standard_normal(x.shape, x.dtype),
+                sl.random.default_rng(2).beta(0.5, v.astype(np.float64) + 1, x.shape, x.dtype)]
     return outs
 
 
