@@ -498,7 +498,9 @@ def _ks2(x: np.ndarray, y: np.ndarray) -> float:
 @pytest.mark.parametrize(("name", "args"), [
     ("standard_gamma", (0.3,)), ("standard_gamma", (1.0,)), ("standard_gamma", (7.5,)), ("gamma", (2.0, 3.0)),
     ("beta", (0.5, 2.0)), ("beta", (0.01, 0.02)), ("beta", (40.0, 3.0)), ("chisquare", (3.0,)), ("standard_t", (4.0,)),
-    ("f", (5.0, 7.0)),
+    ("f", (5.0, 7.0)), ("noncentral_chisquare", (3.0, 2.0)), ("noncentral_chisquare", (0.5, 1.5)),
+    ("noncentral_chisquare", (0.7, 40.0)), ("noncentral_chisquare", (4.0, 0.0)), ("noncentral_f", (3.0, 20.0, 3.0)),
+    ("noncentral_f", (0.8, 10.0, 0.5)),
 ])
 def test_gamma_family_has_numpys_distributions(name: str, args: tuple[float, ...]) -> None:
     """Each against NumPy's own sampler of the distribution (a two-sample KS statistic below its
@@ -508,8 +510,27 @@ def test_gamma_family_has_numpys_distributions(name: str, args: tuple[float, ...
     y = getattr(np.random.default_rng(18), name)(*args, size=n)
     assert x.dtype == np.float64 and np.isfinite(x).all()
     assert _ks2(x, y) < 1.95 * math.sqrt(2 / n), (name, args, _ks2(x, y))
-    if name != "standard_t":
+    if name not in ("standard_t", "noncentral_f"):
         assert abs(x.mean() / y.mean() - 1) < 0.03
+
+
+def test_noncentral_chisquare_with_parameters_per_element() -> None:
+    """An array of df on both sides of 1 (the two methods, chosen per element) and an array of
+    nonc with df > 1; an array of nonc with df <= 1 (a Poisson count per element) raises."""
+    rng, n = sl.random.default_rng(23), 60_000
+    x = rng.noncentral_chisquare(np.array([0.5, 3.0]), 2.0, (n, 2)).get()
+    y = np.random.default_rng(24).noncentral_chisquare(np.array([0.5, 3.0]), 2.0, (n, 2))
+    for k in range(2):
+        assert _ks2(x[:, k], y[:, k]) < 1.95 * math.sqrt(2 / n)
+    z = rng.noncentral_chisquare(3.0, sl.asarray(np.array([1.0, 6.0])), (n, 2)).get()
+    np.testing.assert_allclose(z.mean(0), [4.0, 9.0], rtol=0.03)
+    assert rng.noncentral_f(3.0, 4.0, 1.0, (2, 5), dtype=np.float32).dtype == np.float32
+    with pytest.raises(TypeError, match="takes one nonc"):
+        rng.noncentral_chisquare(0.5, np.array([1.0, 2.0]))
+    for call, message in [(lambda: rng.noncentral_chisquare(0.0, 1.0), "df <= 0"), (lambda: rng.noncentral_chisquare(1.0, -1.0), "nonc < 0"),
+                          (lambda: rng.noncentral_f(1.0, 0.0, 1.0), "dfden <= 0")]:
+        with pytest.raises(ValueError, match=message):
+            call()
 
 
 def test_dirichlet_and_gamma_family_shapes_parameters_and_errors() -> None:

@@ -56,7 +56,7 @@ __all__ = [
     "standard_exponential", "exponential", "gumbel", "laplace", "logistic", "lognormal", "rayleigh", "weibull",
     "pareto", "power", "standard_cauchy", "triangular", "wald", "geometric", "standard_gamma", "gamma", "beta",
     "chisquare", "standard_t", "f", "dirichlet", "multivariate_normal", "poisson", "binomial", "hypergeometric",
-    "logseries", "negative_binomial", "permuted", "bytes",
+    "logseries", "negative_binomial", "permuted", "bytes", "noncentral_chisquare", "noncentral_f",
 ]
 
 _GOLDEN = _ops.STREAM_STEP
@@ -519,6 +519,46 @@ class Generator:
         shape = _broadcast_size(size, dfnum, dfden)
         num = self._gamma("f", dfnum / 2.0, shape) / (dfnum / 2.0)
         return (num / (self._gamma("f", dfden / 2.0, shape) / (dfden / 2.0))).astype(dt)
+
+    def noncentral_chisquare(self, df: Any, nonc: Any, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+        """Noncentral chi-square distributed floats of ``df`` degrees of freedom and
+        noncentrality ``nonc`` (NumPy's ``Generator.noncentral_chisquare`` and its method): for
+        ``df > 1`` a chi-square of ``df - 1`` plus the square of a normal of mean ``sqrt(nonc)``;
+        otherwise a chi-square of ``df + 2 i`` for a Poisson count ``i`` of mean ``nonc / 2``
+        (one ``nonc``, a number, as :meth:`poisson`); ``nonc = 0`` is :meth:`chisquare`."""
+        from .api import sqrt, where  # type: ignore[attr-defined]
+
+        _check("noncentral_chisquare", df, lambda v: v <= 0, "df <= 0")
+        _check("noncentral_chisquare", nonc, lambda v: v < 0, "nonc < 0")
+        dt = _float_dtype("noncentral_chisquare", dtype)
+        df, nonc = _parameters(df, nonc)
+        shape = _broadcast_size(size, df, nonc)
+        one_df = isinstance(df, float)
+        if isinstance(nonc, float) and nonc == 0:
+            return self.chisquare(df, shape, dt)
+        if not one_df or df > 1:
+            shifted = self.standard_normal(shape) + sqrt(nonc)
+            big = 2.0 * self._gamma("noncentral_chisquare", (df - 1.0 if one_df else where(df > 1, df - 1.0, df)) / 2.0, shape)
+            big = big + shifted * shifted
+            if one_df:
+                return big.astype(dt)
+        if not isinstance(nonc, float):
+            raise TypeError("sl.random.noncentral_chisquare: a df <= 1 takes one nonc (a number), as poisson does; "
+                            f"got an array of shape {nonc.shape}")
+        small = 2.0 * self._gamma("noncentral_chisquare", df / 2.0 + self.poisson(nonc / 2.0, shape), shape)
+        return (small if one_df else where(df > 1, big, small)).astype(dt)
+
+    def noncentral_f(self, dfnum: Any, dfden: Any, nonc: Any, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+        """Noncentral F distributed floats (NumPy's ``Generator.noncentral_f``):
+        ``noncentral_chisquare(dfnum, nonc) * dfden / (chisquare(dfden) * dfnum)``."""
+        _check("noncentral_f", dfnum, lambda v: v <= 0, "dfnum <= 0")
+        _check("noncentral_f", dfden, lambda v: v <= 0, "dfden <= 0")
+        _check("noncentral_f", nonc, lambda v: v < 0, "nonc < 0")
+        dt = _float_dtype("noncentral_f", dtype)
+        dfnum, dfden, nonc = _parameters(dfnum, dfden, nonc)
+        shape = _broadcast_size(size, dfnum, dfden, nonc)
+        t = self.noncentral_chisquare(dfnum, nonc, shape) * dfden
+        return (t / (self.chisquare(dfden, shape) * dfnum)).astype(dt)
 
     def dirichlet(self, alpha: Any, size: Any = None, dtype: Any = np.float64) -> LazyArray:
         """Dirichlet distributed vectors along a new last axis of ``len(alpha)`` (NumPy's
@@ -1058,6 +1098,17 @@ def standard_t(df: Any, size: Any = None, dtype: Any = np.float64) -> LazyArray:
 def f(dfnum: Any, dfden: Any, size: Any = None, dtype: Any = np.float64) -> LazyArray:
     """F floats from the module's generator (see :meth:`Generator.f`)."""
     return _generator().f(dfnum, dfden, size, dtype)
+
+
+def noncentral_chisquare(df: Any, nonc: Any, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+    """Noncentral chi-square floats from the module's generator (see
+    :meth:`Generator.noncentral_chisquare`)."""
+    return _generator().noncentral_chisquare(df, nonc, size, dtype)
+
+
+def noncentral_f(dfnum: Any, dfden: Any, nonc: Any, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+    """Noncentral F floats from the module's generator (see :meth:`Generator.noncentral_f`)."""
+    return _generator().noncentral_f(dfnum, dfden, nonc, size, dtype)
 
 
 def dirichlet(alpha: Any, size: Any = None, dtype: Any = np.float64) -> LazyArray:

@@ -81,6 +81,7 @@ def test_geometric_counts_are_the_host_counts(p: float) -> None:
 @pytest.mark.parametrize(("draw", "args"), [
     ("standard_gamma", (0.3,)), ("standard_gamma", (2.5,)), ("gamma", (1.0, 3.0)), ("beta", (0.5, 2.0)),
     ("chisquare", (3.0,)), ("standard_t", (4.0,)), ("f", (5.0, 7.0)), ("dirichlet", ([0.5, 1.0, 2.0],)),
+    ("noncentral_chisquare", (3.0, 2.0)), ("noncentral_chisquare", (0.5, 1.5)), ("noncentral_f", (3.0, 20.0, 3.0)),
 ])
 def test_gamma_family_is_the_host_values_within_rounding(draw: str, args: tuple) -> None:
     """Marsaglia and Tsang's rounds (all computed, the first accepted taken) on the GPU and on the
