@@ -24,7 +24,7 @@ from .ufunc import stored
 
 __all__ = [
     "take", "take_along_axis", "cumsum", "cumprod", "nancumsum", "nancumprod", "cumulative_sum", "cumulative_prod", "isin", "sort", "argsort", "dot", "tensordot", "inner",
-    "vdot", "einsum", "median", "quantile", "percentile", "nanmedian", "nanquantile", "nanpercentile",
+    "vdot", "einsum", "einsum_path", "median", "quantile", "percentile", "nanmedian", "nanquantile", "nanpercentile",
     "searchsorted", "digitize", "interp", "partition", "argpartition", "lexsort",
 ]
 
@@ -603,6 +603,21 @@ def einsum(subscripts: str, *operands: Any, optimize: Any = False) -> LazyArray:
     del optimize
     nodes = [asarray(o)._node for o in operands]
     return LazyArray(build.einsum(subscripts, nodes))
+
+
+def einsum_path(*operands: Any, optimize: Any = "greedy", einsum_call: bool = False) -> Any:
+    """NumPy's ``einsum_path`` (the subscripts, then the operands) of the operands' shapes: the
+    contraction order NumPy would choose and its report (only shapes are read: nothing is
+    evaluated or copied to the host)."""
+    def stand_in(o: Any) -> np.ndarray:  # (a read-only zero-strided array of the shape)
+        return np.broadcast_to(np.zeros((), np.float64), np.shape(o))
+
+    if operands and isinstance(operands[0], str):
+        args = [operands[0], *map(stand_in, operands[1:])]
+    else:  # NumPy's other form: operand, its sublist, ..., then optionally the output's sublist
+        end = len(operands) - len(operands) % 2
+        args = [stand_in(o) if k % 2 == 0 and k < end else o for k, o in enumerate(operands)]
+    return np.einsum_path(*args, optimize=optimize, einsum_call=einsum_call)
 
 
 def _sorted_last(a: Any, axis: Any) -> tuple[LazyArray, tuple[int, ...], int]:

@@ -51,7 +51,8 @@ __all__ = [
     "polyval", "polyadd", "polysub", "polymul", "polyder", "polyint", "polydiv", "polyfit", "vander", "unwrap", "ix_", "tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from",
     "diag_indices", "diag_indices_from", "delete", "insert", "geomspace", "bartlett", "blackman", "hamming",
     "hanning", "ndim", "shape", "size", "broadcast_shapes", "rollaxis", "block", "resize", "kaiser", "fromfunction",
-    "packbits", "unpackbits",
+    "packbits", "unpackbits", "apply_along_axis", "apply_over_axes", "asarray_chkfinite", "require", "isfortran",
+    "iterable", "real_if_close", "mask_indices", "poly",
 ]
 
 
@@ -1943,3 +1944,136 @@ def resize(a: Any, new_shape: Any) -> LazyArray:
     if x.size == 0 or total == 0:
         return full(shape_, 0, dtype=x.dtype)
     return tile(x.ravel(), -(-total // x.size))[:total].reshape(shape_)
+
+
+def apply_along_axis(func1d: Any, axis: int, arr: Any, *args: Any, **kwargs: Any) -> LazyArray:
+    """``func1d(slice, *args, **kwargs)`` of every 1-D slice of ``arr`` along ``axis``, stacked
+    where that axis was (NumPy's ``apply_along_axis``). ``arr`` is evaluated and the array library
+    that holds it loops over the slices (CuPy's ``apply_along_axis`` on the GPU, NumPy's on the
+    CPU), so ``func1d`` gets that library's arrays, as ``np.apply_along_axis`` on a stitchlab
+    array gives it; the result is a stitchlab array on ``arr``'s device. (Slices built lazily
+    would make one expression of every call, whose planning grows with the slice count: 18 s for
+    100 row sums.) It cannot run inside ``sl.jit``; where the operation has an ``axis=`` form,
+    that is one fused kernel instead of a loop.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.apply_along_axis(lambda r: r[0] + r[-1], 1, sl.asarray(np.arange(6).reshape(2, 3))).get()
+        array([2, 8])
+    """
+    from .protocols import run_natively
+
+    x = asarray(arr)
+    return _leaf_on(x, run_natively(np.apply_along_axis, "apply_along_axis", (func1d, axis, x, *args), kwargs))
+
+
+def apply_over_axes(func: Any, a: Any, axes: Any) -> LazyArray:
+    """``func(a, axis)`` applied for each axis of ``axes`` in turn, each result the next ``a``
+    (NumPy's ``apply_over_axes``): a result with one dimension fewer gets it back as length 1, so
+    the dimension count stays ``a``'s.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.apply_over_axes(sl.sum, sl.asarray(np.arange(24).reshape(2, 3, 4)), [0, 2]).get()
+        array([[[ 60],
+                [ 92],
+                [124]]])
+    """
+    from .api import expand_dims  # type: ignore[attr-defined]
+
+    val = asarray(a)
+    n = val.ndim
+    for axis in np.atleast_1d(np.asarray(axes)).tolist():
+        axis = axis + n if axis < 0 else axis
+        res = asarray(func(val, axis))
+        if res.ndim == val.ndim - 1:
+            res = expand_dims(res, axis)
+        if res.ndim != val.ndim:
+            raise ValueError("function is not returning an array of the correct shape")
+        val = res
+    return val
+
+
+def asarray_chkfinite(a: Any, dtype: Any = None, order: Any = None) -> LazyArray:
+    """:func:`asarray`, after checking that a float array holds no infinity or NaN (NumPy's
+    ``asarray_chkfinite``: ``ValueError`` otherwise). The check evaluates the array (one
+    reduction, its answer read on the host), so it cannot run inside ``sl.jit``."""
+    if order not in (None, "C", "A", "K"):
+        raise ValueError(f"asarray_chkfinite(order={order!r}): stitchlab arrays are C-contiguous; use order='C', 'A', 'K' or None")
+    from .api import isfinite  # type: ignore[attr-defined]
+
+    x = asarray(a, dtype)
+    if is_float(x.dtype) and not bool(isfinite(x).all()):
+        raise ValueError("array must not contain infs or NaNs")
+    return x
+
+
+#: NumPy's ``require`` flags and their long names
+_REQUIREMENTS = {"C": "C", "C_CONTIGUOUS": "C", "CONTIGUOUS": "C", "F": "F", "F_CONTIGUOUS": "F", "FORTRAN": "F",
+                 "A": "A", "ALIGNED": "A", "W": "W", "WRITEABLE": "W", "O": "O", "OWNDATA": "O", "E": "E", "ENSUREARRAY": "E"}
+
+
+def require(a: Any, dtype: Any = None, requirements: Any = None) -> LazyArray:
+    """``a`` as a stitchlab array of ``dtype`` that meets ``requirements`` (NumPy's ``require``):
+    a stitchlab array is C-contiguous, aligned, writeable and an array, so these hold as they
+    are; ``"O"`` (owns its data) gives a copy; ``"F"`` (Fortran order) cannot be met and raises."""
+    x = asarray(a, dtype)
+    if requirements is None:
+        return x
+    flags = set()
+    for name in requirements:  # (a string is its letters, as in NumPy: "CW")
+        if str(name).upper() not in _REQUIREMENTS:
+            raise KeyError(f"require: unknown requirement {name!r}; NumPy's are {sorted(_REQUIREMENTS)}")
+        flags.add(_REQUIREMENTS[str(name).upper()])
+    if "F" in flags:
+        raise ValueError("Cannot specify both C and F" if "C" in flags else
+                         "require(requirements='F'): stitchlab arrays are C-contiguous; no Fortran-ordered array can be made")
+    return x.copy() if "O" in flags else x
+
+
+def isfortran(a: Any) -> bool:
+    """Whether ``a`` is Fortran-contiguous and not C-contiguous (NumPy's ``isfortran``): never for
+    a stitchlab array, which is written C-contiguous."""
+    return False if isinstance(a, LazyArray) else bool(np.isfortran(a))
+
+
+def iterable(y: Any) -> bool:
+    """Whether ``iter(y)`` works (NumPy's ``iterable``): a stitchlab array of at least one
+    dimension, not a 0-d one."""
+    return bool(np.iterable(y))
+
+
+def real_if_close(a: Any, tol: Any = 100) -> LazyArray:
+    """``a`` as it is (NumPy's ``real_if_close`` drops imaginary parts within ``tol`` machine
+    epsilons of zero; stitchlab arrays are real)."""
+    del tol
+    return asarray(a)
+
+
+def mask_indices(n: int, mask_func: Any, k: Any = 0) -> tuple[LazyArray, ...]:
+    """The positions of the nonzero entries of ``mask_func(ones((n, n)), k)`` (NumPy's
+    ``mask_indices``; ``mask_func`` such as :func:`triu` or :func:`tril`): int64 row and column
+    arrays, evaluated (their length depends on the mask).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> rows, cols = sl.mask_indices(3, sl.triu, 1)
+        >>> rows.get(), cols.get()
+        (array([0, 0, 1]), array([1, 2, 2]))
+    """
+    m = full((n, n), 1, np.dtype(np.int64))
+    return nonzero(not_equal(asarray(mask_func(m, k)), 0))
+
+
+def poly(seq_of_zeros: Any) -> LazyArray:
+    """The coefficients of the monic polynomial with the given roots, highest power first (NumPy's
+    ``poly``); of a square matrix, its characteristic polynomial. Computed by NumPy on a host copy
+    (the roots of a matrix are eigenvalues; no roots give a 0-d array of 1.0, where NumPy gives
+    the float). Coefficients NumPy leaves complex (roots without their conjugates) raise
+    ``TypeError``, stitchlab arrays being real."""
+    x = asarray(seq_of_zeros)
+    coefficients = np.poly(np.asarray(x))
+    if np.iscomplexobj(coefficients):
+        raise TypeError("poly: the roots give complex coefficients (a root without its conjugate); stitchlab arrays are real: "
+                        "call numpy.poly on the host values")
+    return _leaf_on(x, coefficients)

@@ -56,7 +56,7 @@ _FUNCTIONS = (
     "polyfit", "vander", "unwrap", "ix_", "tril_indices_from", "triu_indices_from",
     "diag_indices_from", "nanargmax", "nanargmin", "delete", "insert", "ndim", "shape", "size", "rollaxis", "block",
     "resize", "unravel_index", "ravel_multi_index", "lexsort", "i0", "piecewise", "choose", "trim_zeros", "packbits",
-    "unpackbits", "isreal", "iscomplex", "isrealobj", "iscomplexobj", "histogram_bin_edges",
+    "unpackbits", "isreal", "iscomplex", "isrealobj", "iscomplexobj", "histogram_bin_edges", "apply_over_axes", "real_if_close", "poly", "einsum_path",
     # shapes that depend on the values (.selection): evaluated when called
     "nonzero", "flatnonzero", "argwhere", "extract", "compress", "unique", "bincount", "histogram", "histogram2d", "histogramdd",
 )

@@ -79,6 +79,22 @@ def test_what_stitchlab_lacks_runs_in_cupy_on_the_device() -> None:
     np.testing.assert_allclose(cp.asnumpy(got), np.sort(np.exp(a), axis=1), rtol=1e-6)
 
 
+def test_apply_along_axis_and_over_axes_on_the_device() -> None:
+    """``sl.apply_along_axis``: CuPy's loop over the slices (``func1d`` gets CuPy arrays), the result
+    a stitchlab array on the GPU; ``apply_over_axes`` and ``asarray_chkfinite`` lazily."""
+    import cupy as cp
+
+    host = np.random.default_rng(5).standard_normal((6, 7, 5))
+    x = sl.asarray(cp.asarray(host))
+    kinds: list[str] = []
+    got = sl.apply_along_axis(lambda r: kinds.append(type(r).__module__.split(".")[0]) or r[::-1] * r.sum(), 1, x)
+    assert isinstance(got, sl.LazyArray) and str(got.device).startswith("cuda") and set(kinds) == {"cupy"}
+    np.testing.assert_allclose(got.get(), np.apply_along_axis(lambda r: r[::-1] * r.sum(), 1, host), rtol=1e-12)
+    np.testing.assert_allclose(sl.apply_over_axes(np.sum, x, [0, 2]).get(), np.apply_over_axes(np.sum, host, [0, 2]), rtol=1e-12)
+    with pytest.raises(ValueError, match="infs or NaNs"):
+        sl.asarray_chkfinite(x / 0)
+
+
 def test_what_cupy_lacks_runs_in_numpy_on_a_host_copy(tmp_path: Any) -> None:
     import cupy as cp
 
