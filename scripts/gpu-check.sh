@@ -8,7 +8,7 @@
 #   GPU_CHECK_BENCH=0     skip the benchmarks
 #   BENCH_ARGS="..."      extra arguments for benchmarks/run.py (e.g. "--sizes large --dtypes float32 --budget-s 300")
 #   STITCHLAB_COMMIT=...  commit id to record (the device machine's copy of the tree has no .git)
-#   PYTEST_ARGS="..."     extra arguments for pytest
+#   PYTEST_ARGS="..."     extra arguments for pytest (with pytest-xdist it runs -n 8 unless these set -n)
 #   GPU_CHECK_NOTEBOOKS=1 also run examples/*.ipynb in Jupyter kernels (scripts/run-notebooks.py)
 #                         into $OUT/notebooks/ and $OUT/notebooks.log; NOTEBOOK_BACKEND (cupy) is
 #                         the stitchlab backend each notebook must use
@@ -56,10 +56,14 @@ rc_bench=0
 # 3. GPU tests: every test marked gpu in tests/gpu and tests/compiler (the compiler's GPU checks
 #    sit beside its source-level ones)
 if [ "${GPU_CHECK_TESTS:-1}" != "0" ]; then
-    step "pytest -m gpu tests/gpu tests/compiler"
+    # eight processes where pytest-xdist is there (carried in .whl/) and PYTEST_ARGS picks no -n: one
+    # process can outlast the device call's 600 s
+    parallel=""
+    case " ${PYTEST_ARGS:-} " in *" -n "*|*" -n="*|*" --numprocesses"*) ;; *) python3 -c "import xdist" 2>/dev/null && parallel="-n 8" ;; esac
+    step "pytest -m gpu tests/gpu tests/compiler $parallel"
     # shellcheck disable=SC2086
     python3 -m pytest -m gpu "$REPO/tests/gpu" "$REPO/tests/compiler" -q -p no:cacheprovider -c "$REPO/pyproject.toml" \
-        --rootdir "$REPO" --junitxml="$OUT/junit-gpu.xml" ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/pytest-gpu.log"
+        --rootdir "$REPO" --junitxml="$OUT/junit-gpu.xml" $parallel ${PYTEST_ARGS:-} 2>&1 | tee "$OUT/pytest-gpu.log"
     rc_tests=$?
 fi
 
