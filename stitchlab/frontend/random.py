@@ -433,17 +433,16 @@ class Generator:
         lazy = isinstance(shape_, LazyArray)
         if lazy:
             shape_ = shape_.astype(np.float64)
-            d = where(shape_ < 1, shape_ + 1.0, shape_) - 1.0 / 3.0
+            d_node = (where(shape_ < 1, shape_ + 1.0, shape_) - 1.0 / 3.0)._node
         else:
-            d = build.const(float((shape_ + 1.0 if shape_ < 1 else shape_) - 1.0 / 3.0), np.dtype(np.float64))
+            d_node = build.const(float((shape_ + 1.0 if shape_ < 1 else shape_) - 1.0 / 3.0), np.dtype(np.float64))
+        d = LazyArray(build.broadcast_to(d_node, size))
         count = 2 * GAMMA_ROUNDS + 1
         base, width = self._counters(name, size, count)
         z0 = base + _iota(math.prod(size), 0, count, width).astype(_U64) * _GOLDEN
-        d_node = build.broadcast_to(d._node if lazy else d, size)
-        chosen = LazyArray(Node("gamma_rounds", (d_node, z0.reshape(size)._node), size, np.dtype(np.float64),
+        chosen = LazyArray(Node("gamma_rounds", (d._node, z0.reshape(size)._node), size, np.dtype(np.float64),
                                 device=runtime.current().device()))
         u = _open_uniform(_mix(z0 + ((2 * GAMMA_ROUNDS * _GOLDEN) & _MASK)).reshape(size))
-        d = LazyArray(d_node)
         # (a shape of 0 gives 0: u ** inf, log u / 0 = -inf)
         if log:
             out = ln(d * chosen)
