@@ -515,8 +515,8 @@ def test_gamma_family_has_numpys_distributions(name: str, args: tuple[float, ...
 
 
 def test_noncentral_chisquare_with_parameters_per_element() -> None:
-    """An array of df on both sides of 1 (the two methods, chosen per element) and an array of
-    nonc with df > 1; an array of nonc with df <= 1 (a Poisson count per element) raises."""
+    """An array of df on both sides of 1 (the two methods, chosen per element) and arrays of nonc
+    with df on both sides of 1."""
     rng, n = sl.random.default_rng(23), 60_000
     x = rng.noncentral_chisquare(np.array([0.5, 3.0]), 2.0, (n, 2)).get()
     y = np.random.default_rng(24).noncentral_chisquare(np.array([0.5, 3.0]), 2.0, (n, 2))
@@ -525,8 +525,10 @@ def test_noncentral_chisquare_with_parameters_per_element() -> None:
     z = rng.noncentral_chisquare(3.0, sl.asarray(np.array([1.0, 6.0])), (n, 2)).get()
     np.testing.assert_allclose(z.mean(0), [4.0, 9.0], rtol=0.03)
     assert rng.noncentral_f(3.0, 4.0, 1.0, (2, 5), dtype=np.float32).dtype == np.float32
-    with pytest.raises(TypeError, match="takes one nonc"):
-        rng.noncentral_chisquare(0.5, np.array([1.0, 2.0]))
+    w = rng.noncentral_chisquare(np.array([0.5, 0.9, 3.0]), np.array([1.0, 30.0, 30.0]), (n, 3)).get()
+    v = np.random.default_rng(25).noncentral_chisquare(np.array([0.5, 0.9, 3.0]), np.array([1.0, 30.0, 30.0]), (n, 3))
+    for k in range(3):  # df <= 1 with a nonc per element: a Poisson count per element
+        assert _ks2(w[:, k], v[:, k]) < 1.95 * math.sqrt(2 / n)
     for call, message in [(lambda: rng.noncentral_chisquare(0.0, 1.0), "df <= 0"), (lambda: rng.noncentral_chisquare(1.0, -1.0), "nonc < 0"),
                           (lambda: rng.noncentral_f(1.0, 0.0, 1.0), "dfden <= 0")]:
         with pytest.raises(ValueError, match=message):
@@ -650,9 +652,7 @@ def test_discrete_distributions_edges_and_numpys_errors() -> None:
     assert abs(big.mean() - 3e9) < 6 * math.sqrt(3e9 / 1000)
     assert rng.binomial(5.7, 0.5, (2, 3)).get().max() <= 5  # n truncated, as NumPy's
     assert rng.poisson(2.0).shape == ()
-    with pytest.raises(TypeError, match=r"sl.random.poisson takes one lam \(a number\).*NumPy's or CuPy's poisson"):
-        rng.poisson(np.array([1.0, 2.0]))
-    with pytest.raises(TypeError, match="takes one p"):
+    with pytest.raises(TypeError, match=r"sl.random.binomial takes one p \(a number\).*NumPy's or CuPy's binomial"):
         rng.binomial(5, sl.asarray(np.array([0.5])))
     with pytest.raises(ValueError, match="table of .* entries"):
         rng.logseries(1 - 1e-9)
@@ -675,6 +675,79 @@ def test_discrete_distributions_edges_and_numpys_errors() -> None:
          sl.random.logseries(0.7, 4).get()]
     for u, v in zip(a, b, strict=True):
         np.testing.assert_array_equal(u, v)
+
+
+RATES = np.array([0.0, 0.02, 1.0, 4.5, 9.999, 10.0, 10.5, 37.0, 2500.0, 7.7e6])
+
+
+def test_poisson_with_a_rate_per_element_has_numpys_probabilities() -> None:
+    """Rates on both sides of 10 (the search and the rejection rounds), one column each, against
+    NumPy's sampler (the two-sample chi-square test and the mean); the parameter broadcast with
+    ``size``, from the host, the device or a lazy expression."""
+    n = 60_000
+    x = sl.random.default_rng(35).poisson(RATES, (n, RATES.size)).get()
+    y = np.random.default_rng(36).poisson(RATES, (n, RATES.size))
+    assert x.dtype == np.int64 and x.shape == (n, RATES.size)
+    for k, lam in enumerate(RATES):
+        stat, dof = _chi2_two_samples(x[:, k], y[:, k])
+        assert stat <= dof + 5 * math.sqrt(2 * dof), (lam, stat, dof)
+        assert abs(x[:, k].mean() - lam) < 6 * math.sqrt(lam / n) + 1e-12, lam
+        if lam > 1000:  # counts seen too seldom to bin: a two-sample KS statistic (0.1 %)
+            assert _ks2(x[:, k].astype(float), y[:, k].astype(float)) < 1.95 * math.sqrt(2 / n), lam
+    assert (x[:, 0] == 0).all()
+    rng = sl.random.default_rng(37)
+    lam = np.linspace(0.0, 40.0, 7).reshape(7, 1)
+    counts = rng.poisson(lam * np.ones((1, 20_000))).get()  # shape from the parameter
+    np.testing.assert_allclose(counts.mean(1), lam[:, 0], atol=0.2)
+    assert rng.poisson(sl.asarray(lam), (3, 7, 4)).shape == (3, 7, 4)
+    lazy = rng.poisson(sl.asarray(lam) * 2.0 + 1.0, (7, 5000)).get()
+    np.testing.assert_allclose(lazy.mean(1), lam[:, 0] * 2 + 1, rtol=0.05)
+
+
+def test_poisson_rates_per_element_errors_and_rates_numpy_rejects() -> None:
+    rng = sl.random.default_rng(38)
+    for bad in ([1.0, -1.0], [np.nan, 1.0], [1.0, 1e19]):
+        with pytest.raises(ValueError) as want:
+            np.random.default_rng(0).poisson(np.array(bad))
+        with pytest.raises(ValueError, match=re.escape(str(want.value))):
+            rng.poisson(np.array(bad))
+    with pytest.raises(ValueError, match="not compatible with broadcast dimensions"):
+        rng.poisson(np.ones(3), (2, 4))
+    # a rate that is a lazy array is not read back to be checked: -1 where NumPy would raise
+    got = rng.poisson(sl.asarray(np.array([-1.0, np.nan, np.inf, 3.0, 20.0]))).get()
+    np.testing.assert_array_equal(got[:3], [-1, -1, -1])
+    assert got[3] >= 0 and got[4] >= 0
+
+
+def test_poisson_per_element_is_one_kernel_and_draws_anew_under_jit() -> None:
+    rng = sl.random.default_rng(39)
+    lam = sl.asarray(np.linspace(0.5, 60.0, 64).reshape(8, 8))
+    plan = sl.explain(lam * 0.5 + rng.poisson(lam))
+    assert len(plan.kernels) == 1, plan
+    gen = sl.random.default_rng(40)
+    jitted = sl.jit(lambda t: gen.poisson(t) + 1)
+    first, second = jitted(lam).get(), jitted(lam).get()
+    assert not np.array_equal(first, second)
+    np.testing.assert_array_equal(sl.random.default_rng(40).poisson(lam).get() + 1, first)
+
+
+def test_negative_binomial_with_parameters_per_element() -> None:
+    n = 60_000
+    shapes, probs = np.array([0.4, 3.0, 25.0]), np.array([0.9, 0.3, 0.05])
+    x = sl.random.default_rng(42).negative_binomial(shapes, probs, (n, 3)).get()
+    y = np.random.default_rng(43).negative_binomial(shapes, probs, (n, 3))
+    assert x.dtype == np.int64
+    for k in range(3):
+        stat, dof = _chi2_two_samples(x[:, k], y[:, k])
+        assert stat < dof + 5 * math.sqrt(2 * dof), (k, stat, dof)
+    none = sl.random.default_rng(44).negative_binomial(np.array([2.0, 5.0]), 1.0, (10, 2)).get()
+    np.testing.assert_array_equal(none, np.zeros((10, 2), np.int64))  # p = 1: no failures
+    for call in [lambda g: g.negative_binomial(np.array([1.0, 0.0]), 0.5), lambda g: g.negative_binomial(2.0, np.array([0.5, 0.0])),
+                 lambda g: g.negative_binomial(np.array([1.0]), np.array([np.nan]))]:
+        with pytest.raises(ValueError) as want:
+            call(np.random.default_rng(0))
+        with pytest.raises(ValueError, match=re.escape(str(want.value))):
+            call(sl.random.default_rng(45))
 
 
 @pytest.mark.parametrize("draw", [

@@ -658,6 +658,56 @@ static __device__ __noinline__ double sl_gamma_rounds(double d, unsigned long lo
   }
   return t > 0.0 ? v : 1.0;
 }
+// log P(k) of a Poisson distribution of rate lam at an integer-valued k >= 0 (ir/ops.py,
+// _poisson_log_pmf): with the exact factorial below 10, Stirling's series and d = k + 1 - lam
+// from there (precise at rates of 1e15 too)
+static __device__ __forceinline__ double sl_poisson_log_pmf(double k, double lam, double loglam) {
+  if (k < 10.0) {
+    double f = 1.0;
+    for (int i = 2; i <= (int)k; i++) f *= i;
+    return -lam + k * loglam - log(f);
+  }
+  const double x = k + 1.0, r = 1.0 / x, r2 = r * r;
+  const double series = r * (0.08333333333333333 + r2 * (-0.002777777777777778 + r2 * (0.0007936507936507937 +
+                        r2 * (-0.0005952380952380953 + r2 * 0.0008417508417508417))));
+  const double d = x - lam;
+  return d - k * log1p(d / lam) - 0.5 * log(x) - 0.9189385332046727 - series;
+}
+// A Poisson count of sl.random (ir/ops.py, _poisson_rounds: the same operations in the same
+// order): below rate 10 the inverse distribution function searched from 0; from 10 on the first
+// accepted of Hoermann's PTRS rounds 0..25, else the last proposal (at least 0); -1 for a rate
+// NumPy rejects (negative, NaN, above 9.2e18)
+static __device__ __noinline__ double sl_poisson_rounds(double lam, unsigned long long z0) {
+  const unsigned long long step = 0x9E3779B97F4A7C15ull;
+  if (!(lam >= 0.0 && lam <= 9.2e18)) return -1.0;
+  if (lam < 10.0) {
+    const double u = (double)(sl_splitmix64(z0) >> 11) * 0x1p-53;
+    double p = exp(-lam), cdf = p, k = 0.0;
+    while (u >= cdf) {
+      k += 1.0;
+      p = p * lam / k;
+      const double following = cdf + p;
+      if (following == cdf) break;
+      cdf = following;
+    }
+    return k;
+  }
+  const double slam = sqrt(lam), loglam = log(lam);
+  const double b = 0.931 + 2.53 * slam, a = -0.059 + 0.02483 * b;
+  const double lia = log(1.1239 + 1.1328 / (b - 3.4)), vr = 0.9277 - 3.6224 / (b - 2.0);
+  double k = 0.0;
+#pragma unroll 1
+  for (int r = 0; r < 26; r++) {
+    const double U = ((double)(sl_splitmix64(z0 + (unsigned long long)(2 * r) * step) >> 12) + 0.5) * 0x1p-52 - 0.5;
+    const double v = ((double)(sl_splitmix64(z0 + (unsigned long long)(2 * r + 1) * step) >> 12) + 0.5) * 0x1p-52;
+    const double us = 0.5 - fabs(U);
+    k = floor((2.0 * a / us + b) * U + lam + 0.43);
+    if (us >= 0.07 && v <= vr) return k;
+    if (k >= 0.0 && (us >= 0.013 || v <= us) &&
+        log(v) + lia - log(a / (us * us) + b) <= sl_poisson_log_pmf(k, lam, loglam)) return k;
+  }
+  return k > 0.0 ? k : 0.0;
+}
 // ---- end of preamble -----------------------------------------------------------------------
 """
 

@@ -67,6 +67,9 @@ _UNIFORM_BITS = {"float64": 53, "float32": 24, "float16": 11, "bfloat16": 8}
 #: Marsaglia and Tsang's rounds a gamma draw may take (each accepts with probability 0.95 or more):
 #: an element whose every round rejects, below 0.0495**12 = 2.2e-16, keeps the last round's proposal
 GAMMA_ROUNDS = _ops.GAMMA_ROUNDS
+#: Hörmann's PTRS rounds a Poisson draw of an array of rates may take (each rejects with probability
+#: 0.25 at most): an element whose every round rejects, below 0.25**26 = 2e-16, keeps the last proposal
+POISSON_ROUNDS = _ops.POISSON_ROUNDS
 #: the most entries the inverse distribution table of a discrete draw may have (``poisson``...)
 TABLE_LIMIT = 1 << 22
 
@@ -523,8 +526,8 @@ class Generator:
         """Noncentral chi-square distributed floats of ``df`` degrees of freedom and
         noncentrality ``nonc`` (NumPy's ``Generator.noncentral_chisquare`` and its method): for
         ``df > 1`` a chi-square of ``df - 1`` plus the square of a normal of mean ``sqrt(nonc)``;
-        otherwise a chi-square of ``df + 2 i`` for a Poisson count ``i`` of mean ``nonc / 2``
-        (one ``nonc``, a number, as :meth:`poisson`); ``nonc = 0`` is :meth:`chisquare`."""
+        otherwise a chi-square of ``df + 2 i`` for a Poisson count ``i`` of mean ``nonc / 2``;
+        ``nonc = 0`` is :meth:`chisquare`. ``df`` and ``nonc`` may be arrays."""
         from .api import sqrt, where  # type: ignore[attr-defined]
 
         _check("noncentral_chisquare", df, lambda v: v <= 0, "df <= 0")
@@ -541,9 +544,6 @@ class Generator:
             big = big + shifted * shifted
             if one_df:
                 return big.astype(dt)
-        if not isinstance(nonc, float):
-            raise TypeError("sl.random.noncentral_chisquare: a df <= 1 takes one nonc (a number), as poisson does; "
-                            f"got an array of shape {nonc.shape}")
         small = 2.0 * self._gamma("noncentral_chisquare", df / 2.0 + self.poisson(nonc / 2.0, shape), shape)
         return (small if one_df else where(df > 1, big, small)).astype(dt)
 
@@ -640,16 +640,39 @@ class Generator:
         return searchsorted(asarray(cdf), u, side="right") + lo
 
     def poisson(self, lam: Any = 1.0, size: Any = None) -> LazyArray:
-        """Poisson distributed int64 counts of mean ``lam`` (NumPy's ``Generator.poisson``, for one
-        ``lam``: a number): its inverse distribution function over ``lam +- (13 sqrt(lam) + 40)``,
-        exact to float64's rounding (:meth:`_table`). An array of rates raises ``TypeError``."""
-        lam = _scalar("poisson", "lam", lam)
+        """Poisson distributed int64 counts of mean ``lam`` (NumPy's ``Generator.poisson``). One
+        ``lam`` (a number): its inverse distribution function over ``lam +- (13 sqrt(lam) + 40)``,
+        exact to float64's rounding (:meth:`_table`). An array of rates (broadcast with ``size``):
+        a count per element in the kernel (the op ``poisson_rounds``): below rate 10 the inverse
+        distribution function searched from 0 with one uniform, from 10 on Hörmann's transformed
+        rejection (PTRS) with a loop over :data:`POISSON_ROUNDS` rounds. Rates on the host are
+        checked as NumPy checks them; a rate on the device that NumPy would reject (negative,
+        NaN, above 9.2e18) gives -1."""
+        if not (_on_host(lam) and np.ndim(lam) == 0):
+            # NumPy's checks of an array and their order (a NaN is "too large")
+            _check("poisson", lam, lambda v: v < 0, "lam < 0 or lam contains NaNs")
+            _check("poisson", lam, lambda v: ~(v <= 9.2e18), "lam value too large")
+            (lam,) = _parameters(lam)
+            return self._poisson("poisson", lam, _broadcast_size(size, lam))
+        lam = float(lam)
         if not lam >= 0:
             raise ValueError("lam < 0 or lam is NaN")
         if lam > 9.2e18:
             raise ValueError("lam value too large")
         mode, width = int(lam), int(13 * math.sqrt(lam) + 40)
         return self._table("poisson", max(0, mode - width), mode, mode + width, lambda k: lam / (k + 1), size)
+
+    def _poisson(self, name: str, lam: LazyArray, size: tuple[int, ...]) -> LazyArray:
+        """Int64 Poisson counts of the rates ``lam`` (a lazy array broadcast to ``size``), one
+        element each (the op ``poisson_rounds``, ``ir/ops.py``). An element takes
+        ``2 * POISSON_ROUNDS`` outputs of the stream."""
+        count = 2 * POISSON_ROUNDS
+        base, width = self._counters(name, size, count)
+        z0 = base + _iota(math.prod(size), 0, count, width).astype(_U64) * _GOLDEN
+        rate = build.broadcast_to(lam.astype(np.float64)._node, size)
+        counts = Node("poisson_rounds", (rate, z0.reshape(size)._node), size, np.dtype(np.float64),
+                      device=runtime.current().device())
+        return LazyArray(counts).astype(np.int64)
 
     def binomial(self, n: Any, p: Any, size: Any = None) -> LazyArray:
         """Binomially distributed int64 counts of ``n`` trials of success probability ``p`` (NumPy's
@@ -671,8 +694,17 @@ class Generator:
 
     def negative_binomial(self, n: Any, p: Any, size: Any = None) -> LazyArray:
         """The number of failures before the ``n``-th success of trials of success probability ``p``
-        (``n`` a positive real), as int64 (NumPy's ``Generator.negative_binomial`` for one ``n`` and
-        one ``p``): its inverse distribution function (:meth:`_table`)."""
+        (``n`` a positive real), as int64 (NumPy's ``Generator.negative_binomial``). One ``n`` and
+        one ``p`` (numbers): its inverse distribution function (:meth:`_table`); arrays (broadcast
+        with ``size``): NumPy's method per element, a Poisson count of a gamma draw of shape ``n``
+        and scale ``(1 - p) / p`` (:meth:`poisson`'s array path)."""
+        if not all(_on_host(v) and np.ndim(v) == 0 for v in (n, p)):
+            _check("negative_binomial", n, lambda v: ~(v > 0), "n <= 0")
+            _check("negative_binomial", p, lambda v: ~((v > 0) & (v <= 1)), "p <= 0, p > 1 or p contains NaNs")
+            n, p = _parameters(n, p)
+            shape = _broadcast_size(size, n, p)
+            rate = self._gamma("negative_binomial", n, shape) * ((1.0 - p) / p)
+            return self._poisson("negative_binomial", asarray(rate), shape)
         n = _scalar("negative_binomial", "n", n)
         p = _scalar("negative_binomial", "p", p)
         if not n > 0:

@@ -202,6 +202,91 @@ def _gamma_rounds(d: Any, z0: Any) -> Any:
         return chosen
 
 
+
+#: Hörmann's PTRS rounds a Poisson draw of rate 10 or more may take (random.py): a round rejects
+#: with probability 0.25 at most (at rate 10; 0.11 for large rates), all of them below 2e-16
+POISSON_ROUNDS = 26
+#: Stirling's series of log(k!) (Bernoulli numbers: 1/12, -1/360, 1/1260, -1/1680, 1/1188)
+_STIRLING = (0.08333333333333333, -0.002777777777777778, 0.0007936507936507937, -0.0005952380952380953,
+             0.0008417508417508417)
+_SMALL_FACTORIALS = np.array([math.factorial(i) for i in range(10)], dtype=np.float64)
+
+
+def _poisson_log_pmf(k: Any, lam: Any, loglam: Any) -> Any:
+    """``log P(k)`` of a Poisson distribution of rate ``lam`` (``loglam = log(lam)``) at
+    integer-valued float64 ``k >= 0``, as the preamble's ``sl_poisson_log_pmf`` computes it:
+    ``-lam + k loglam - log(k!)`` with the exact factorial below 10; from there, with Stirling's
+    series ``S`` for ``log(k!)`` and ``d = k + 1 - lam``, ``d - k log1p(d / lam) - log(k + 1) / 2 -
+    log(2 pi) / 2 - S``, which keeps its precision at rates where ``k log(lam)`` and ``log(k!)``
+    are 1e17 (the plain form loses some units there)."""
+    x = np.maximum(k, 10.0) + 1.0
+    r = 1.0 / x
+    r2 = r * r
+    c = _STIRLING
+    series = r * (c[0] + r2 * (c[1] + r2 * (c[2] + r2 * (c[3] + r2 * c[4]))))
+    d = x - lam
+    large = d - k * np.log1p(d / lam) - 0.5 * np.log(x) - 0.9189385332046727 - series
+    small = -lam + k * loglam - np.log(_SMALL_FACTORIALS[np.clip(np.where(k < 10, k, 0), 0, 9).astype(np.intp)])
+    return np.where(k < 10, small, large)
+
+
+def _poisson_rounds(lam: Any, z0: Any) -> Any:
+    """A Poisson count of rate ``lam`` (float64) from the outputs of an element's counter ``z0``, as
+    ``sl_poisson_rounds`` computes it (the same operations in the same order). Below rate 10, the
+    inverse distribution function of the uniform ``u`` of output 0 searched from 0 (the terms
+    ``p = exp(-lam) lam**k / k!`` summed until the sum passes ``u``, or stops growing); from 10
+    on, Hörmann's PTRS (1993): round ``r`` proposes ``k = floor((2 a / us + b) U + lam + 0.43)`` of
+    the open uniforms ``U + 1/2`` and ``V`` of outputs ``2 r`` and ``2 r + 1`` and accepts it by
+    his two tests; the first accepted of :data:`POISSON_ROUNDS`, else the last proposal (at least
+    0). -1 where ``lam`` is negative, NaN or above 9.2e18 (NumPy raises there). Each step is
+    computed for the elements still going (the kernel's loop, element by element); CuPy arrays
+    (the interpreter's unfused path) go through the host."""
+    if hasattr(lam, "__cuda_array_interface__") or hasattr(z0, "__cuda_array_interface__"):
+        import cupy
+
+        return cupy.asarray(_poisson_rounds(cupy.asnumpy(lam), cupy.asnumpy(z0)))
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        lam = lam.astype(np.float64, copy=False) if hasattr(lam, "astype") else np.float64(lam)
+        shape = np.broadcast_shapes(np.shape(lam), np.shape(z0))
+        lam, z0 = (np.ascontiguousarray(v).reshape(-1) for v in np.broadcast_arrays(lam, z0))
+        out = np.full(lam.shape, -1.0)
+        at = np.flatnonzero((lam >= 0.0) & (lam < 10.0))
+        rate, z = lam[at], z0[at]
+        u = (_splitmix64(z) >> np.uint64(11)).astype(np.float64) * 2.0**-53
+        p = np.exp(-rate)
+        cdf, k = p, np.zeros(at.size)
+        while at.size:
+            going = u >= cdf
+            out[at[~going]] = k[~going]
+            at, rate, u, p, cdf, k = at[going], rate[going], u[going], p[going], cdf[going], k[going] + 1.0
+            p = p * rate / k
+            following = cdf + p
+            stop = following == cdf
+            out[at[stop]] = k[stop]
+            keep = ~stop
+            at, rate, u, p, cdf, k = at[keep], rate[keep], u[keep], p[keep], following[keep], k[keep]
+        at = np.flatnonzero((lam >= 10.0) & (lam <= 9.2e18))
+        rate, z = lam[at], z0[at]
+        slam, loglam = np.sqrt(rate), np.log(rate)
+        b = 0.931 + 2.53 * slam
+        a = -0.059 + 0.02483 * b
+        lia, vr = np.log(1.1239 + 1.1328 / (b - 3.4)), 0.9277 - 3.6224 / (b - 2.0)
+        for r in range(POISSON_ROUNDS):
+            big_u = ((_splitmix64(z + np.uint64((2 * r * STREAM_STEP) & 0xFFFFFFFFFFFFFFFF)) >> np.uint64(12))
+                     .astype(np.float64) + 0.5) * 2.0**-52 - 0.5
+            v = ((_splitmix64(z + np.uint64(((2 * r + 1) * STREAM_STEP) & 0xFFFFFFFFFFFFFFFF)) >> np.uint64(12))
+                 .astype(np.float64) + 0.5) * 2.0**-52
+            us = 0.5 - np.abs(big_u)
+            k = np.floor((2.0 * a / us + b) * big_u + rate + 0.43)
+            ok = (us >= 0.07) & (v <= vr)
+            ok |= (k >= 0.0) & ((us >= 0.013) | (v <= us)) & (
+                np.log(v) + lia - np.log(a / (us * us) + b) <= _poisson_log_pmf(k, rate, loglam))
+            out[at] = k if r < POISSON_ROUNDS - 1 else np.where(ok | (k > 0.0), k, 0.0)
+            keep = ~ok
+            at, rate, z, slam, loglam, b, a, lia, vr = (w[keep] for w in (at, rate, z, slam, loglam, b, a, lia, vr))
+        return out.reshape(shape)
+
+
 E, R = Kind.ELEMENTWISE, Kind.REDUCE
 F = "f"
 
@@ -296,6 +381,10 @@ _op("splitmix64", E, 1, _splitmix64, ufunc=np.invert, cuda="sl_splitmix64({0})",
 #: float64 ``d`` and a uint64 counter, float64; built as a node by ``sl.random``, not through
 #: type resolution. The kernel loops until a round accepts (1.05 rounds on average at worst)
 _op("gamma_rounds", E, 2, _gamma_rounds, cuda="sl_gamma_rounds({0}, {1})", cost=120)
+#: internal (``sl.random``): a Poisson count (``_poisson_rounds``) of a float64 rate and a uint64
+#: counter, float64 (-1 for a rate NumPy rejects); built as a node by ``sl.random``. The kernel
+#: searches (rate below 10) or loops until a round accepts (1.33 rounds on average at worst)
+_op("poisson_rounds", E, 2, _poisson_rounds, cuda="sl_poisson_rounds({0}, {1})", cost=160)
 #: x1 * 2**x2 exactly (x2 an int32 or int64: NumPy's loops), from C's ldexp; a float16 result is
 #: the float32 one rounded once, as NumPy's float16 loop computes it
 _op("ldexp", E, 2, np.ldexp, ufunc=np.ldexp, cuda="ldexp({0}, sl_ldexp_exp({1}))", cost=2)

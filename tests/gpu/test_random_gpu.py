@@ -121,6 +121,46 @@ def test_table_draws_are_the_host_counts(draw: str, args: tuple) -> None:
     np.testing.assert_array_equal(gpu, host)
 
 
+RATES = np.array([0.0, 0.02, 1.0, 4.5, 9.999, 10.0, 10.5, 37.0, 2500.0, 7.7e6, 3e15])
+
+
+def test_poisson_with_a_rate_per_element_is_the_host_counts() -> None:
+    """The search (rates below 10) and Hörmann's rounds (from 10) in the kernel's loop and in the
+    numpy backend's reference: the same counts (a test that flips on CUDA's last bit of exp or
+    log, about one draw in 10**14, would differ); a rate on the device NumPy would reject gives -1;
+    the interpreter's unfused path (CuPy arrays through the host) gives the same counts."""
+    from stitchlab import runtime
+    from stitchlab.ir.graph import build_graph
+
+    gpu, host = _both(lambda r: r.poisson(RATES, size=(40_000, RATES.size)))
+    assert gpu.dtype == host.dtype == np.int64
+    np.testing.assert_array_equal(gpu, host)
+    np.testing.assert_allclose(gpu.mean(0), RATES, rtol=0.02, atol=0.01)
+    bad = np.array([-1.0, np.nan, np.inf, 1e19, 5.0])
+    import cupy as cp
+
+    got = sl.random.default_rng(9).poisson(cp.asarray(bad), (3, 5)).get()
+    np.testing.assert_array_equal(got[:, :4], -1)
+    assert (got[:, 4] >= 0).all()
+    draw = sl.random.default_rng(10).poisson(sl.asarray(RATES) * 1.0, (500, RATES.size))
+    graph, sources = build_graph([draw._node])
+    backend = runtime._instance("cupy")
+    bufs = [src.value for src in sources]
+    fused = backend.plan(graph)(bufs)[0].get()
+    unfused = backend.plan_unfused(graph)(bufs)[0].get()
+    np.testing.assert_array_equal(fused, unfused)
+
+
+def test_negative_binomial_and_noncentral_chisquare_per_element_are_the_host_values() -> None:
+    """A Poisson count of a gamma draw per element (negative binomial) and a gamma draw of a Poisson
+    count per element (noncentral chi-square with df <= 1 and a nonc per element)."""
+    gpu, host = _both(lambda r: r.negative_binomial(np.array([0.4, 3.0, 25.0]), np.array([0.9, 0.3, 0.05]), (50_000, 3)))
+    assert gpu.dtype == np.int64
+    assert (gpu != host).mean() < 1e-4  # a gamma draw's last bits may move a count at its rounding
+    gpu, host = _both(lambda r: r.noncentral_chisquare(np.array([0.5, 0.9]), np.array([1.0, 30.0]), (50_000, 2)))
+    np.testing.assert_allclose(gpu, host, rtol=1e-11, atol=1e-300)
+
+
 def test_permuted_is_the_host_order() -> None:
     """Keys from the stream, CuPy's argsort along the axis, a gather: the host's order."""
     rows = np.tile(np.arange(257, dtype=np.int32), (300, 1))
