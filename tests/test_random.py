@@ -652,8 +652,8 @@ def test_discrete_distributions_edges_and_numpys_errors() -> None:
     assert abs(big.mean() - 3e9) < 6 * math.sqrt(3e9 / 1000)
     assert rng.binomial(5.7, 0.5, (2, 3)).get().max() <= 5  # n truncated, as NumPy's
     assert rng.poisson(2.0).shape == ()
-    with pytest.raises(TypeError, match=r"sl.random.binomial takes one p \(a number\).*NumPy's or CuPy's binomial"):
-        rng.binomial(5, sl.asarray(np.array([0.5])))
+    with pytest.raises(TypeError, match=r"sl.random.hypergeometric takes one ngood \(a number\).*NumPy's or CuPy's hyper"):
+        rng.hypergeometric(sl.asarray(np.array([5])), 3, 2)
     with pytest.raises(ValueError, match="table of .* entries"):
         rng.logseries(1 - 1e-9)
     for call in [lambda g: g.poisson(-1.0), lambda g: g.poisson(math.nan), lambda g: g.poisson(1e19),
@@ -729,6 +729,51 @@ def test_poisson_per_element_is_one_kernel_and_draws_anew_under_jit() -> None:
     first, second = jitted(lam).get(), jitted(lam).get()
     assert not np.array_equal(first, second)
     np.testing.assert_array_equal(sl.random.default_rng(40).poisson(lam).get() + 1, first)
+
+
+BINOMIAL = [(0, 0.3), (1, 0.5), (7, 0.9), (19, 0.5), (20, 0.5), (20, 0.51), (100, 0.1), (1000, 0.3), (10**6, 0.5),
+            (10**9, 0.01), (5 * 10**5, 2e-5), (50, 1.0), (50, 0.0)]
+
+
+def test_binomial_with_parameters_per_element_has_numpys_probabilities() -> None:
+    """n min(p, 1 - p) on both sides of 10 (the search and the rejection rounds) and p on both sides
+    of 1/2, one column each, against NumPy's sampler; an n of integers from the device, a p
+    from a lazy expression."""
+    n, p = (np.array(v) for v in zip(*BINOMIAL, strict=True))
+    rows = 60_000
+    x = sl.random.default_rng(46).binomial(n, p, (rows, n.size)).get()
+    y = np.random.default_rng(47).binomial(n, p, (rows, n.size))
+    assert x.dtype == np.int64 and x.shape == (rows, n.size)
+    for k in range(n.size):
+        stat, dof = _chi2_two_samples(x[:, k], y[:, k])
+        assert stat <= dof + 5 * math.sqrt(2 * dof), (n[k], p[k], stat, dof)
+        sd = math.sqrt(n[k] * p[k] * (1 - p[k]))
+        assert abs(x[:, k].mean() - n[k] * p[k]) < 6 * sd / math.sqrt(rows) + 1e-12, (n[k], p[k])
+        if sd > 30:
+            assert _ks2(x[:, k].astype(float), y[:, k].astype(float)) < 1.95 * math.sqrt(2 / rows), (n[k], p[k])
+    assert (x >= 0).all() and (x <= n).all()
+    np.testing.assert_array_equal(x[:, -2], 50)
+    rng = sl.random.default_rng(48)
+    lazy = rng.binomial(sl.asarray(np.array([10, 40, 400])), sl.asarray(np.array([0.2, 0.5, 0.7])) * 1.0, (20_000, 3)).get()
+    np.testing.assert_allclose(lazy.mean(0), [2.0, 20.0, 280.0], rtol=0.02)
+    assert rng.binomial(np.array([3, 4], np.uint8), 0.5).shape == (2,)
+    assert rng.binomial(5.7, np.array([0.5, 0.5]), (1000, 2)).get().max() <= 5  # a number n is truncated, as NumPy's
+
+
+def test_binomial_per_element_errors_and_parameters_numpy_rejects() -> None:
+    rng = sl.random.default_rng(49)
+    for call in [lambda g: g.binomial(np.array([-1, 2]), 0.5), lambda g: g.binomial(np.array([3, 2]), np.array([0.5, 1.5])),
+                 lambda g: g.binomial(np.array([3, 2]), np.array([0.5, np.nan])), lambda g: g.binomial(-2, np.array([0.5]))]:
+        with pytest.raises(ValueError) as want:
+            call(np.random.default_rng(0))
+        with pytest.raises(ValueError, match=re.escape(str(want.value))):
+            call(rng)
+    with pytest.raises(TypeError, match=r"n must be an array of integers.*float64.*astype"):
+        rng.binomial(np.array([5.7, 3.0]), 0.5)
+    with pytest.raises(TypeError, match=r"n must be an array of integers.*float32"):
+        rng.binomial(sl.asarray(np.array([5.0], np.float32)), 0.5)
+    got = rng.binomial(sl.asarray(np.array([-3, 5, 5, 5])), sl.asarray(np.array([0.5, -0.1, np.nan, 1.0]))).get()
+    np.testing.assert_array_equal(got, [-1, -1, -1, 5])  # on the device: not read back, -1 where NumPy raises
 
 
 def test_negative_binomial_with_parameters_per_element() -> None:

@@ -658,20 +658,32 @@ static __device__ __noinline__ double sl_gamma_rounds(double d, unsigned long lo
   }
   return t > 0.0 ? v : 1.0;
 }
+// Stirling's series of log Gamma(y) - ((y - 1/2) log y - y + log(2 pi) / 2) for y >= 11, five
+// terms (ir/ops.py, _stirling_series)
+static __device__ __forceinline__ double sl_stirling_series(double y) {
+  const double r = 1.0 / y, r2 = r * r;
+  return r * (0.08333333333333333 + r2 * (-0.002777777777777778 + r2 * (0.0007936507936507937 +
+              r2 * (-0.0005952380952380953 + r2 * 0.0008417508417508417))));
+}
+// log(x!) of the exact factorial of an integer-valued 0 <= x < 10
+static __device__ __forceinline__ double sl_small_log_factorial(double x) {
+  double f = 1.0;
+  for (int i = 2; i <= (int)x; i++) f *= i;
+  return log(f);
+}
+// log(x!) - ((x + 1/2) log(x + 1) - (x + 1) + log(2 pi) / 2) of an integer-valued x >= 0
+// (_stirling_tail)
+static __device__ __forceinline__ double sl_stirling_tail(double x) {
+  if (x < 10.0) return sl_small_log_factorial(x) - (x + 0.5) * log(x + 1.0) + (x + 1.0) - 0.9189385332046727;
+  return sl_stirling_series(x + 1.0);
+}
 // log P(k) of a Poisson distribution of rate lam at an integer-valued k >= 0 (ir/ops.py,
 // _poisson_log_pmf): with the exact factorial below 10, Stirling's series and d = k + 1 - lam
 // from there (precise at rates of 1e15 too)
 static __device__ __forceinline__ double sl_poisson_log_pmf(double k, double lam, double loglam) {
-  if (k < 10.0) {
-    double f = 1.0;
-    for (int i = 2; i <= (int)k; i++) f *= i;
-    return -lam + k * loglam - log(f);
-  }
-  const double x = k + 1.0, r = 1.0 / x, r2 = r * r;
-  const double series = r * (0.08333333333333333 + r2 * (-0.002777777777777778 + r2 * (0.0007936507936507937 +
-                        r2 * (-0.0005952380952380953 + r2 * 0.0008417508417508417))));
-  const double d = x - lam;
-  return d - k * log1p(d / lam) - 0.5 * log(x) - 0.9189385332046727 - series;
+  if (k < 10.0) return -lam + k * loglam - sl_small_log_factorial(k);
+  const double x = k + 1.0, d = x - lam;
+  return d - k * log1p(d / lam) - 0.5 * log(x) - 0.9189385332046727 - sl_stirling_series(x);
 }
 // A Poisson count of sl.random (ir/ops.py, _poisson_rounds: the same operations in the same
 // order): below rate 10 the inverse distribution function searched from 0; from 10 on the first
@@ -707,6 +719,47 @@ static __device__ __noinline__ double sl_poisson_rounds(double lam, unsigned lon
         log(v) + lia - log(a / (us * us) + b) <= sl_poisson_log_pmf(k, lam, loglam)) return k;
   }
   return k > 0.0 ? k : 0.0;
+}
+// A binomial count of sl.random (ir/ops.py, _binomial_rounds: the same operations in the same
+// order) for q = min(p, 1 - p): where n q < 10 the inverse distribution function searched from 0;
+// from 10 on the first accepted of Hoermann's BTRS rounds 0..29, else the last proposal (clipped
+// to [0, n]); n minus the count where p > 1/2; -1 for parameters NumPy rejects
+static __device__ __noinline__ double sl_binomial_rounds(double n, double p, unsigned long long z0) {
+  const unsigned long long step = 0x9E3779B97F4A7C15ull;
+  if (!(n >= 0.0 && n <= 9.2e18 && p >= 0.0 && p <= 1.0)) return -1.0;
+  const bool flip = p > 0.5;
+  const double q = flip ? 1.0 - p : p;
+  double k = 0.0;
+  if (n * q < 10.0) {
+    const double u = (double)(sl_splitmix64(z0) >> 11) * 0x1p-53;
+    const double r = q / (1.0 - q);
+    double pk = exp(n * log1p(-q)), cdf = pk;
+    while (u >= cdf && k < n) {
+      k += 1.0;
+      pk = pk * (r * (n - k + 1.0) / k);
+      const double following = cdf + pk;
+      if (following == cdf) break;
+      cdf = following;
+    }
+  } else {
+    const double spq = sqrt(n * q * (1.0 - q)), b = 1.15 + 2.53 * spq, a = -0.0873 + 0.0248 * b + 0.01 * q;
+    const double c = n * q + 0.5, vr = 0.92 - 4.2 / b, alpha = (2.83 + 5.1 / b) * spq, r = q / (1.0 - q);
+    const double m = floor((n + 1.0) * q);
+    const double h = (m + 0.5) * log((m + 1.0) / (r * (n - m + 1.0))) + sl_stirling_tail(m) + sl_stirling_tail(n - m);
+    int t = 0;
+#pragma unroll 1
+    for (; t < 30; t++) {
+      const double U = ((double)(sl_splitmix64(z0 + (unsigned long long)(2 * t) * step) >> 12) + 0.5) * 0x1p-52 - 0.5;
+      const double v = ((double)(sl_splitmix64(z0 + (unsigned long long)(2 * t + 1) * step) >> 12) + 0.5) * 0x1p-52;
+      const double us = 0.5 - fabs(U);
+      k = floor((2.0 * a / us + b) * U + c);
+      if (k >= 0.0 && k <= n && ((us >= 0.07 && v <= vr) ||
+          log(v * alpha / (a / (us * us) + b)) <= h + (n + 1.0) * log1p((k - m) / (n - k + 1.0)) +
+              (k + 0.5) * log(r * (n - k + 1.0) / (k + 1.0)) - sl_stirling_tail(k) - sl_stirling_tail(n - k))) break;
+    }
+    if (t == 30) k = k < 0.0 ? 0.0 : (k > n ? n : k);
+  }
+  return flip ? n - k : k;
 }
 // ---- end of preamble -----------------------------------------------------------------------
 """

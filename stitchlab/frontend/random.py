@@ -70,6 +70,9 @@ GAMMA_ROUNDS = _ops.GAMMA_ROUNDS
 #: Hörmann's PTRS rounds a Poisson draw of an array of rates may take (each rejects with probability
 #: 0.25 at most): an element whose every round rejects, below 0.25**26 = 2e-16, keeps the last proposal
 POISSON_ROUNDS = _ops.POISSON_ROUNDS
+#: Hörmann's BTRS rounds a binomial draw of arrays may take (each rejects with probability 0.3 at
+#: most): an element whose every round rejects, below 0.3**30 = 2e-16, keeps the last proposal
+BINOMIAL_ROUNDS = _ops.BINOMIAL_ROUNDS
 #: the most entries the inverse distribution table of a discrete draw may have (``poisson``...)
 TABLE_LIMIT = 1 << 22
 
@@ -676,9 +679,17 @@ class Generator:
 
     def binomial(self, n: Any, p: Any, size: Any = None) -> LazyArray:
         """Binomially distributed int64 counts of ``n`` trials of success probability ``p`` (NumPy's
-        ``Generator.binomial`` for one ``n`` and one ``p``; ``n`` truncated to an integer, as NumPy's):
-        its inverse distribution function (:meth:`_table`) over the support or 13 standard
-        deviations and 40 beyond the mode."""
+        ``Generator.binomial``). One ``n`` and one ``p`` (numbers; ``n`` truncated to an integer, as
+        NumPy's): its inverse distribution function (:meth:`_table`) over the support or 13 standard
+        deviations and 40 beyond the mode. Arrays (``n`` of an integer dtype, as NumPy requires;
+        broadcast with ``size``): a count per element in the kernel (the op ``binomial_rounds``):
+        where ``n min(p, 1 - p) < 10`` the inverse distribution function searched from 0 with one
+        uniform, from 10 on Hörmann's transformed rejection (BTRS) with a loop over
+        :data:`BINOMIAL_ROUNDS` rounds. Parameters on the host are checked as NumPy checks them;
+        on the device, an ``n`` or ``p`` NumPy would reject gives -1 (``n`` above 2**53 is rounded
+        to float64)."""
+        if not all(_on_host(v) and np.ndim(v) == 0 for v in (n, p)):
+            return self._binomial(n, p, size)
         n = int(_scalar("binomial", "n", n))
         p = _scalar("binomial", "p", p)
         if n < 0:
@@ -691,6 +702,29 @@ class Generator:
         odds = p / (1 - p)
         return self._table("binomial", max(0, mode - width), min(mode, n), min(n, mode + width),
                            lambda k: (n - k) / (k + 1) * odds, size)
+
+    def _binomial(self, n: Any, p: Any, size: Any) -> LazyArray:
+        """:meth:`binomial` with arrays: NumPy's checks, then the op ``binomial_rounds``
+        (``ir/ops.py``); an element takes ``2 * BINOMIAL_ROUNDS`` outputs of the stream."""
+        if _on_host(n) and np.ndim(n) == 0:
+            n = int(_scalar("binomial", "n", n))  # a number is truncated, as NumPy's
+        else:
+            kind = n.dtype if isinstance(n, LazyArray) or hasattr(n, "__cuda_array_interface__") else np.asarray(n).dtype
+            if kind.kind not in "biu" or kind == np.uint64:
+                raise TypeError(f"sl.random.binomial: n must be an array of integers (NumPy's rule), got dtype {kind}; "
+                                "cast it with .astype(np.int64) (which truncates)")
+        _check("binomial", n, lambda v: v < 0, "n < 0")
+        _check("binomial", p, lambda v: ~((v >= 0) & (v <= 1)), "p < 0, p > 1 or p contains NaNs")
+        n, p = _parameters(n, p)
+        shape = _broadcast_size(size, n, p)
+        count = 2 * BINOMIAL_ROUNDS
+        base, width = self._counters("binomial", shape, count)
+        z0 = base + _iota(math.prod(shape), 0, count, width).astype(_U64) * _GOLDEN
+        trials, prob = (build.broadcast_to(build.const(v, np.dtype(np.float64)) if isinstance(v, float)
+                                           else v.astype(np.float64)._node, shape) for v in (n, p))
+        counts = Node("binomial_rounds", (trials, prob, z0.reshape(shape)._node), shape, np.dtype(np.float64),
+                      device=runtime.current().device())
+        return LazyArray(counts).astype(np.int64)
 
     def negative_binomial(self, n: Any, p: Any, size: Any = None) -> LazyArray:
         """The number of failures before the ``n``-th success of trials of success probability ``p``

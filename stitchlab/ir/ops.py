@@ -212,6 +212,29 @@ _STIRLING = (0.08333333333333333, -0.002777777777777778, 0.0007936507936507937, 
 _SMALL_FACTORIALS = np.array([math.factorial(i) for i in range(10)], dtype=np.float64)
 
 
+def _stirling_series(y: Any) -> Any:
+    """Stirling's series of ``log Gamma(y) - ((y - 1/2) log y - y + log(2 pi) / 2)`` for ``y >= 11``,
+    five terms (the preamble's ``sl_stirling_series``)."""
+    r = 1.0 / y
+    r2 = r * r
+    c = _STIRLING
+    return r * (c[0] + r2 * (c[1] + r2 * (c[2] + r2 * (c[3] + r2 * c[4]))))
+
+
+def _small_log_factorial(x: Any) -> Any:
+    """``log(x!)`` of the exact factorial where ``x < 10`` (0 elsewhere: a placeholder)."""
+    return np.log(_SMALL_FACTORIALS[np.clip(np.where(x < 10, x, 0), 0, 9).astype(np.intp)])
+
+
+def _stirling_tail(x: Any) -> Any:
+    """``log(x!) - ((x + 1/2) log(x + 1) - (x + 1) + log(2 pi) / 2)`` of integer-valued float64
+    ``x >= 0`` (the preamble's ``sl_stirling_tail``): from the exact factorial below 10, the series
+    from there."""
+    xs = np.where(x < 10, x, 0.0)
+    small = _small_log_factorial(xs) - (xs + 0.5) * np.log(xs + 1.0) + (xs + 1.0) - 0.9189385332046727
+    return np.where(x < 10, small, _stirling_series(np.maximum(x, 10.0) + 1.0))
+
+
 def _poisson_log_pmf(k: Any, lam: Any, loglam: Any) -> Any:
     """``log P(k)`` of a Poisson distribution of rate ``lam`` (``loglam = log(lam)``) at
     integer-valued float64 ``k >= 0``, as the preamble's ``sl_poisson_log_pmf`` computes it:
@@ -220,13 +243,9 @@ def _poisson_log_pmf(k: Any, lam: Any, loglam: Any) -> Any:
     log(2 pi) / 2 - S``, which keeps its precision at rates where ``k log(lam)`` and ``log(k!)``
     are 1e17 (the plain form loses some units there)."""
     x = np.maximum(k, 10.0) + 1.0
-    r = 1.0 / x
-    r2 = r * r
-    c = _STIRLING
-    series = r * (c[0] + r2 * (c[1] + r2 * (c[2] + r2 * (c[3] + r2 * c[4]))))
     d = x - lam
-    large = d - k * np.log1p(d / lam) - 0.5 * np.log(x) - 0.9189385332046727 - series
-    small = -lam + k * loglam - np.log(_SMALL_FACTORIALS[np.clip(np.where(k < 10, k, 0), 0, 9).astype(np.intp)])
+    large = d - k * np.log1p(d / lam) - 0.5 * np.log(x) - 0.9189385332046727 - _stirling_series(x)
+    small = -lam + k * loglam - _small_log_factorial(k)
     return np.where(k < 10, small, large)
 
 
@@ -285,6 +304,79 @@ def _poisson_rounds(lam: Any, z0: Any) -> Any:
             keep = ~ok
             at, rate, z, slam, loglam, b, a, lia, vr = (w[keep] for w in (at, rate, z, slam, loglam, b, a, lia, vr))
         return out.reshape(shape)
+
+
+
+#: Hörmann's BTRS rounds a binomial draw with ``n min(p, 1 - p) >= 10`` may take (random.py): a
+#: round rejects with probability 0.3 at most (at 10; 0.12 for large ones), all of them below 2e-16
+BINOMIAL_ROUNDS = 30
+
+
+def _binomial_rounds(n: Any, p: Any, z0: Any) -> Any:
+    """A binomial count of ``n`` trials (integer-valued float64) of success probability ``p`` from
+    the outputs of an element's counter ``z0``, as ``sl_binomial_rounds`` computes it (the same
+    operations in the same order), for ``q = min(p, 1 - p)`` (the count of the rarer outcome; ``n``
+    minus it where ``p > 1/2``): where ``n q < 10`` the inverse distribution function of the
+    uniform of output 0 searched from 0 (to ``n`` at most); from 10 on, Hörmann's BTRS (1993):
+    round ``r`` proposes ``k = floor((2 a / us + b) U + n q + 1/2)`` of the open uniforms of outputs
+    ``2 r`` and ``2 r + 1`` and accepts it (``0 <= k <= n``) by his two tests, the second against
+    ``log(P(k) / P(m))`` at the mode ``m`` written in ratios near 1 and Stirling remainders; the
+    first accepted of :data:`BINOMIAL_ROUNDS`, else the last proposal (clipped to ``[0, n]``). -1
+    where ``n`` is negative, NaN or above 9.2e18 or ``p`` outside [0, 1]. Each step is computed
+    for the elements still going; CuPy arrays go through the host."""
+    if any(hasattr(v, "__cuda_array_interface__") for v in (n, p, z0)):
+        import cupy
+
+        return cupy.asarray(_binomial_rounds(*(cupy.asnumpy(v) for v in (n, p, z0))))
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        shape = np.broadcast_shapes(np.shape(n), np.shape(p), np.shape(z0))
+        n, p = (np.asarray(v, dtype=np.float64) for v in (n, p))
+        n, p, z0 = (np.ascontiguousarray(v).reshape(-1) for v in np.broadcast_arrays(n, p, z0))
+        flip = p > 0.5
+        q = np.where(flip, 1.0 - p, p)
+        valid = (n >= 0.0) & (n <= 9.2e18) & (p >= 0.0) & (p <= 1.0)
+        out = np.zeros(n.shape)
+        at = np.flatnonzero(valid & (n * q < 10.0))
+        size, qs, z = n[at], q[at], z0[at]
+        u = (_splitmix64(z) >> np.uint64(11)).astype(np.float64) * 2.0**-53
+        r = qs / (1.0 - qs)
+        pk = np.exp(size * np.log1p(-qs))
+        cdf, k = pk, np.zeros(at.size)
+        while at.size:
+            going = (u >= cdf) & (k < size)
+            out[at[~going]] = k[~going]
+            at, size, r, u, pk, cdf, k = (w[going] for w in (at, size, r, u, pk, cdf, k))
+            k = k + 1.0
+            pk = pk * (r * (size - k + 1.0) / k)
+            following = cdf + pk
+            stop = following == cdf
+            out[at[stop]] = k[stop]
+            keep = ~stop
+            at, size, r, u, pk, cdf, k = (w[keep] for w in (at, size, r, u, pk, following, k))
+        at = np.flatnonzero(valid & (n * q >= 10.0))
+        size, qs, z = n[at], q[at], z0[at]
+        spq = np.sqrt(size * qs * (1.0 - qs))
+        b = 1.15 + 2.53 * spq
+        a = -0.0873 + 0.0248 * b + 0.01 * qs
+        c, vr, alpha, r = size * qs + 0.5, 0.92 - 4.2 / b, (2.83 + 5.1 / b) * spq, qs / (1.0 - qs)
+        m = np.floor((size + 1.0) * qs)
+        h = (m + 0.5) * np.log((m + 1.0) / (r * (size - m + 1.0))) + _stirling_tail(m) + _stirling_tail(size - m)
+        for rnd in range(BINOMIAL_ROUNDS):
+            big_u = ((_splitmix64(z + np.uint64((2 * rnd * STREAM_STEP) & 0xFFFFFFFFFFFFFFFF)) >> np.uint64(12))
+                     .astype(np.float64) + 0.5) * 2.0**-52 - 0.5
+            v = ((_splitmix64(z + np.uint64(((2 * rnd + 1) * STREAM_STEP) & 0xFFFFFFFFFFFFFFFF)) >> np.uint64(12))
+                 .astype(np.float64) + 0.5) * 2.0**-52
+            us = 0.5 - np.abs(big_u)
+            k = np.floor((2.0 * a / us + b) * big_u + c)
+            ok = (k >= 0.0) & (k <= size) & (((us >= 0.07) & (v <= vr)) | (
+                np.log(v * alpha / (a / (us * us) + b))
+                <= h + (size + 1.0) * np.log1p((k - m) / (size - k + 1.0)) + (k + 0.5) * np.log(r * (size - k + 1.0) / (k + 1.0))
+                - _stirling_tail(k) - _stirling_tail(size - k)))
+            out[at] = k if rnd < BINOMIAL_ROUNDS - 1 else np.where(ok, k, np.clip(k, 0.0, size))
+            keep = ~ok
+            at, size, z, a, b, c, vr, alpha, r, m, h = (w[keep] for w in (at, size, z, a, b, c, vr, alpha, r, m, h))
+        out = np.where(flip, n - out, out)
+        return np.where(valid, out, -1.0).reshape(shape)
 
 
 E, R = Kind.ELEMENTWISE, Kind.REDUCE
@@ -385,6 +477,10 @@ _op("gamma_rounds", E, 2, _gamma_rounds, cuda="sl_gamma_rounds({0}, {1})", cost=
 #: counter, float64 (-1 for a rate NumPy rejects); built as a node by ``sl.random``. The kernel
 #: searches (rate below 10) or loops until a round accepts (1.33 rounds on average at worst)
 _op("poisson_rounds", E, 2, _poisson_rounds, cuda="sl_poisson_rounds({0}, {1})", cost=160)
+#: internal (``sl.random``): a binomial count (``_binomial_rounds``) of float64 ``n`` and ``p`` and a
+#: uint64 counter, float64 (-1 for parameters NumPy rejects); built as a node by ``sl.random``. The
+#: kernel searches (``n min(p, 1 - p)`` below 10) or loops until a round accepts
+_op("binomial_rounds", E, 3, _binomial_rounds, cuda="sl_binomial_rounds({0}, {1}, {2})", cost=180)
 #: x1 * 2**x2 exactly (x2 an int32 or int64: NumPy's loops), from C's ldexp; a float16 result is
 #: the float32 one rounded once, as NumPy's float16 loop computes it
 _op("ldexp", E, 2, np.ldexp, ufunc=np.ldexp, cuda="ldexp({0}, sl_ldexp_exp({1}))", cost=2)

@@ -70,7 +70,7 @@ def _by_hand(d: float, z0: int) -> tuple[float, int]:
 @pytest.fixture(scope="module")
 def rounds_exe(tmp_path_factory: pytest.TempPathFactory) -> Path:
     part = preamble_part("// SplitMix64's output function", "// ldexp's exponent")
-    part += preamble_part("// Marsaglia and Tsang's rounds", "// log P(k) of a Poisson distribution")
+    part += preamble_part("// Marsaglia and Tsang's rounds", "// Stirling's series of log Gamma")
     return build(tmp_path_factory.mktemp("gamma"), "gamma_rounds", SHIMS + part + MAIN, "-w")
 
 

@@ -151,6 +151,32 @@ def test_poisson_with_a_rate_per_element_is_the_host_counts() -> None:
     np.testing.assert_array_equal(fused, unfused)
 
 
+BINOMIAL_N = np.array([0, 1, 7, 19, 20, 20, 100, 1000, 10**6, 10**9, 5 * 10**5, 50, 10**12])
+BINOMIAL_P = np.array([0.3, 0.5, 0.9, 0.5, 0.5, 0.51, 0.1, 0.3, 0.5, 0.01, 2e-5, 1.0, 0.7])
+
+
+def test_binomial_with_parameters_per_element_is_the_host_counts() -> None:
+    """The search (``n min(p, 1 - p) < 10``) and Hörmann's BTRS rounds in the kernel's loop and in
+    the numpy backend's reference: the same counts; parameters on the device NumPy would reject
+    give -1; the interpreter's unfused path gives the same counts."""
+    import cupy as cp
+
+    from stitchlab import runtime
+    from stitchlab.ir.graph import build_graph
+
+    gpu, host = _both(lambda r: r.binomial(BINOMIAL_N, BINOMIAL_P, size=(40_000, BINOMIAL_N.size)))
+    assert gpu.dtype == host.dtype == np.int64
+    np.testing.assert_array_equal(gpu, host)
+    np.testing.assert_allclose(gpu.mean(0), BINOMIAL_N * BINOMIAL_P, rtol=0.02, atol=0.01)
+    got = sl.random.default_rng(11).binomial(cp.asarray([-3, 5, 5, 5]), cp.asarray([0.5, -0.1, np.nan, 1.0]), (2, 4)).get()
+    np.testing.assert_array_equal(got, [[-1, -1, -1, 5]] * 2)
+    draw = sl.random.default_rng(12).binomial(sl.asarray(BINOMIAL_N), sl.asarray(BINOMIAL_P) * 1.0, (300, BINOMIAL_N.size))
+    graph, sources = build_graph([draw._node])
+    backend = runtime._instance("cupy")
+    bufs = [src.value for src in sources]
+    np.testing.assert_array_equal(backend.plan(graph)(bufs)[0].get(), backend.plan_unfused(graph)(bufs)[0].get())
+
+
 def test_negative_binomial_and_noncentral_chisquare_per_element_are_the_host_values() -> None:
     """A Poisson count of a gamma draw per element (negative binomial) and a gamma draw of a Poisson
     count per element (noncentral chi-square with df <= 1 and a nonc per element)."""
