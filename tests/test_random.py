@@ -776,6 +776,46 @@ def test_binomial_per_element_errors_and_parameters_numpy_rejects() -> None:
     np.testing.assert_array_equal(got, [-1, -1, -1, 5])  # on the device: not read back, -1 where NumPy raises
 
 
+def test_multinomial_has_numpys_distribution() -> None:
+    """Every count sums to n; each category's counts and the pair of the first two against NumPy's
+    sampler (chi-square tests); a batch of distributions, an n per element, size."""
+    rows, pvals = 60_000, [0.05, 0.25, 0.0, 0.3, 0.4]
+    x = sl.random.default_rng(50).multinomial(60, pvals, rows).get()
+    y = np.random.default_rng(51).multinomial(60, pvals, rows)
+    assert x.dtype == np.int64 and x.shape == (rows, 5)
+    np.testing.assert_array_equal(x.sum(1), 60)
+    assert (x[:, 2] == 0).all()
+    for k in (0, 1, 3, 4):
+        stat, dof = _chi2_two_samples(x[:, k], y[:, k])
+        assert stat <= dof + 5 * math.sqrt(2 * dof), (k, stat, dof)
+    stat, dof = _chi2_two_samples(x[:, 0] * 100 + x[:, 1], y[:, 0] * 100 + y[:, 1])  # the joint law of two
+    assert stat <= dof + 5 * math.sqrt(2 * dof), (stat, dof)
+    rng = sl.random.default_rng(52)
+    batch = rng.multinomial(np.array([10, 400]), np.array([[0.5, 0.5], [0.9, 0.1]]), (20_000, 2)).get()
+    assert batch.shape == (20_000, 2, 2)
+    np.testing.assert_array_equal(batch.sum(-1), np.broadcast_to([10, 400], (20_000, 2)))
+    np.testing.assert_allclose(batch.mean(0), [[5.0, 5.0], [360.0, 40.0]], rtol=0.02)
+    assert sl.random.multinomial(5, [0.5, 0.5], (3, 2)).shape == (3, 2, 2)
+    many = rng.multinomial(10**6, np.full(30, 1 / 30), 200).get()  # large n: BTRS rounds per category
+    np.testing.assert_array_equal(many.sum(1), 10**6)
+    assert abs(many.mean() - 10**6 / 30) < 50
+
+
+def test_multinomial_errors_are_numpys() -> None:
+    rng = sl.random.default_rng(53)
+    for call in [lambda g: g.multinomial(5, [-0.1, 1.1]), lambda g: g.multinomial(-1, [0.5, 0.5]), lambda g: g.multinomial(5, 0.5),
+                 lambda g: g.multinomial(5, [np.nan, 0.5]), lambda g: g.multinomial(5, [0.7, 0.7, 0.1]),
+                 lambda g: g.multinomial(np.array([3, -1]), [0.5, 0.5])]:
+        with pytest.raises(ValueError) as want:
+            call(np.random.default_rng(0))
+        with pytest.raises(ValueError, match=re.escape(str(want.value))):
+            call(rng)
+    with pytest.raises(ValueError, match="size .3,. is not compatible"):
+        rng.multinomial(np.array([5, 5]), [0.5, 0.5], (3,))
+    with pytest.raises(TypeError, match="n must be an array of integers"):
+        rng.multinomial(np.array([5.0]), [0.5, 0.5])
+
+
 def test_negative_binomial_with_parameters_per_element() -> None:
     n = 60_000
     shapes, probs = np.array([0.4, 3.0, 25.0]), np.array([0.9, 0.3, 0.05])

@@ -56,7 +56,7 @@ __all__ = [
     "standard_exponential", "exponential", "gumbel", "laplace", "logistic", "lognormal", "rayleigh", "weibull",
     "pareto", "power", "standard_cauchy", "triangular", "wald", "geometric", "standard_gamma", "gamma", "beta",
     "chisquare", "standard_t", "f", "dirichlet", "multivariate_normal", "poisson", "binomial", "hypergeometric",
-    "logseries", "negative_binomial", "permuted", "bytes", "noncentral_chisquare", "noncentral_f",
+    "logseries", "negative_binomial", "permuted", "bytes", "noncentral_chisquare", "noncentral_f", "multinomial",
 ]
 
 _GOLDEN = _ops.STREAM_STEP
@@ -716,15 +716,75 @@ class Generator:
         _check("binomial", n, lambda v: v < 0, "n < 0")
         _check("binomial", p, lambda v: ~((v >= 0) & (v <= 1)), "p < 0, p > 1 or p contains NaNs")
         n, p = _parameters(n, p)
-        shape = _broadcast_size(size, n, p)
+        return self._binomial_counts("binomial", n, p, _broadcast_size(size, n, p)).astype(np.int64)
+
+    def _binomial_counts(self, name: str, n: Any, p: Any, shape: tuple[int, ...]) -> LazyArray:
+        """Float64 binomial counts of ``n`` trials and probabilities ``p`` (numbers or lazy
+        arrays broadcast to ``shape``; unchecked), the op ``binomial_rounds`` (``ir/ops.py``); an
+        element takes ``2 * BINOMIAL_ROUNDS`` outputs of the stream."""
         count = 2 * BINOMIAL_ROUNDS
-        base, width = self._counters("binomial", shape, count)
+        base, width = self._counters(name, shape, count)
         z0 = base + _iota(math.prod(shape), 0, count, width).astype(_U64) * _GOLDEN
         trials, prob = (build.broadcast_to(build.const(v, np.dtype(np.float64)) if isinstance(v, float)
                                            else v.astype(np.float64)._node, shape) for v in (n, p))
-        counts = Node("binomial_rounds", (trials, prob, z0.reshape(shape)._node), shape, np.dtype(np.float64),
-                      device=runtime.current().device())
-        return LazyArray(counts).astype(np.int64)
+        return LazyArray(Node("binomial_rounds", (trials, prob, z0.reshape(shape)._node), shape, np.dtype(np.float64),
+                              device=runtime.current().device()))
+
+    def multinomial(self, n: Any, pvals: Any, size: Any = None) -> LazyArray:
+        """Counts of ``n`` trials over ``k`` categories of probabilities ``pvals`` along a new last
+        axis of ``k``, as int64 (NumPy's ``Generator.multinomial`` and its method): category ``i``
+        a binomial count of the trials left with probability ``pvals[i]`` over what is left of 1,
+        the last category the rest; ``k - 1`` binomial draws per element of one kernel
+        (:meth:`binomial`'s ops). ``n`` a number or an integer array, ``pvals`` on the host, of
+        shape ``(..., k)`` (a batch of distributions broadcast with ``n`` and ``size``), checked
+        as NumPy checks them."""
+        from .api import stack  # type: ignore[attr-defined]
+
+        pv = np.asarray(pvals.get() if isinstance(pvals, LazyArray) else pvals, dtype=np.float64)
+        if pv.ndim == 0 or pv.shape[-1] == 0:
+            raise ValueError("pvals must have at least 1 dimension and the last dimension of pvals must be greater than 0.")
+        if np.any(~((pv >= 0) & (pv <= 1))):
+            raise ValueError("pvals < 0, pvals > 1 or pvals contains NaNs")
+        if np.any(pv[..., :-1].sum(axis=-1) > 1.0 + 1e-12):
+            raise ValueError("sum(pvals[:-1]) > 1.0")
+        if _on_host(n) and np.ndim(n) == 0:
+            n = int(_scalar("multinomial", "n", n))
+            if n < 0:
+                raise ValueError("n < 0")
+            n = float(n)
+        else:
+            kind = n.dtype if isinstance(n, LazyArray) or hasattr(n, "__cuda_array_interface__") else np.asarray(n).dtype
+            if kind.kind not in "biu" or kind == np.uint64:
+                raise TypeError(f"sl.random.multinomial: n must be an array of integers (NumPy's rule), got dtype {kind}; "
+                                "cast it with .astype(np.int64) (which truncates)")
+            _check("multinomial", n, lambda v: v < 0, "n < 0")
+            n = asarray(n).astype(np.float64)
+        batch = np.broadcast_shapes(n.shape if isinstance(n, LazyArray) else (), pv.shape[:-1])
+        if size is not None:
+            out = _shape(size)
+            try:
+                fits = np.broadcast_shapes(out, batch) == out
+            except ValueError:
+                fits = False
+            if not fits:
+                raise ValueError(f"sl.random.multinomial: size {out} is not compatible with the shape {batch} of n and "
+                                 "pvals' leading axes")
+            batch = out
+        # each category's probability over what its predecessors left (NumPy's order of operations)
+        left = np.ones(pv.shape[:-1])
+        counts, rest = [], n
+        for i in range(pv.shape[-1] - 1):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                share = np.where(left > 0, np.clip(pv[..., i] / left, 0.0, 1.0), 0.0)
+            share = float(share) if share.ndim == 0 else asarray(share)
+            draw = self._binomial_counts("multinomial", rest, share, batch)
+            counts.append(draw)
+            rest = rest - draw
+            left = left - pv[..., i]
+        counts.append(rest if isinstance(rest, LazyArray) else LazyArray(build.broadcast_to(
+            build.const(rest, np.dtype(np.float64)), batch)))
+        return stack([c.astype(np.int64) for c in counts], axis=-1)
+
 
     def negative_binomial(self, n: Any, p: Any, size: Any = None) -> LazyArray:
         """The number of failures before the ``n``-th success of trials of success probability ``p``
@@ -1200,6 +1260,11 @@ def binomial(n: Any, p: Any, size: Any = None) -> LazyArray:
 def negative_binomial(n: Any, p: Any, size: Any = None) -> LazyArray:
     """Negative binomial counts from the module's generator (see :meth:`Generator.negative_binomial`)."""
     return _generator().negative_binomial(n, p, size)
+
+
+def multinomial(n: Any, pvals: Any, size: Any = None) -> LazyArray:
+    """Multinomial counts from the module's generator (see :meth:`Generator.multinomial`)."""
+    return _generator().multinomial(n, pvals, size)
 
 
 def hypergeometric(ngood: Any, nbad: Any, nsample: Any, size: Any = None) -> LazyArray:

@@ -177,6 +177,14 @@ def test_binomial_with_parameters_per_element_is_the_host_counts() -> None:
     np.testing.assert_array_equal(backend.plan(graph)(bufs)[0].get(), backend.plan_unfused(graph)(bufs)[0].get())
 
 
+def test_multinomial_is_the_host_counts() -> None:
+    """Binomial counts category by category, in one kernel's chain on the GPU: the host's counts."""
+    gpu, host = _both(lambda r: r.multinomial(np.array([10, 1000, 10**6]), [0.1, 0.2, 0.3, 0.4], (20_000, 3)))
+    assert gpu.shape == (20_000, 3, 4) and gpu.dtype == np.int64
+    np.testing.assert_array_equal(gpu, host)
+    np.testing.assert_array_equal(gpu.sum(-1), np.broadcast_to([10, 1000, 10**6], (20_000, 3)))
+
+
 def test_negative_binomial_and_noncentral_chisquare_per_element_are_the_host_values() -> None:
     """A Poisson count of a gamma draw per element (negative binomial) and a gamma draw of a Poisson
     count per element (noncentral chi-square with df <= 1 and a nonc per element)."""
