@@ -2,4 +2,11 @@
 :mod:`stitchlab.frontend.random`)."""
 
 from .frontend.random import *  # noqa: F401,F403
-from .frontend.random import BINOMIAL_ROUNDS, GAMMA_ROUNDS, POISSON_ROUNDS, TABLE_LIMIT, __all__  # noqa: F401
+from .frontend.random import (  # noqa: F401
+    BINOMIAL_ROUNDS,
+    GAMMA_ROUNDS,
+    POISSON_ROUNDS,
+    TABLE_LIMIT,
+    VONMISES_ROUNDS,
+    __all__,
+)

@@ -816,6 +816,39 @@ def test_multinomial_errors_are_numpys() -> None:
         rng.multinomial(np.array([5.0]), [0.5, 0.5])
 
 
+@pytest.mark.parametrize(("mu", "kappa"), [(0.0, 0.0), (0.0, 3e-6), (1.0, 0.5), (3.0, 4.0), (-3.0, 40.0), (0.5, 1e4),
+                                         (2.0, 1e7)])
+def test_vonmises_has_numpys_distribution(mu: float, kappa: float) -> None:
+    """Against NumPy's sampler: a two-sample KS statistic of the angles and of the angles turned by
+    pi (the wrap at +-pi moved to mu's side), below the 0.1 % critical value."""
+    n = 100_000
+    x = sl.random.default_rng(54).vonmises(mu, kappa, n).get()
+    y = np.random.default_rng(55).vonmises(mu, kappa, n)
+    assert x.dtype == np.float64 and (np.abs(x) <= math.pi).all()
+    for turn in (0.0, math.pi):
+        a, b = np.angle(np.exp(1j * (x + turn))), np.angle(np.exp(1j * (y + turn)))
+        assert _ks2(a, b) < 1.95 * math.sqrt(2 / n), (mu, kappa, turn, _ks2(a, b))
+
+
+def test_vonmises_parameters_per_element_errors_and_module_function() -> None:
+    rng = sl.random.default_rng(56)
+    mu, kappa = np.array([-2.0, 0.0, 2.5]), np.array([[1.0], [30.0]])
+    x = rng.vonmises(mu, kappa, (20_000, 2, 3)).get()
+    mean = np.exp(1j * x).mean(0)
+    np.testing.assert_allclose(np.angle(mean), np.broadcast_to(mu, (2, 3)), atol=0.05)
+    np.testing.assert_allclose(np.abs(mean)[0], 0.4464, atol=0.015)  # I1(1) / I0(1)
+    assert (np.abs(mean)[1] > 0.98).all()
+    with pytest.raises(ValueError) as want:
+        np.random.default_rng(0).vonmises(0.0, np.array([1.0, -1.0]))
+    with pytest.raises(ValueError, match=re.escape(str(want.value))):
+        rng.vonmises(0.0, np.array([1.0, -1.0]))
+    assert np.isnan(rng.vonmises(0.0, sl.asarray(np.array([-1.0]))).get()).all()  # on the device: NaN, not read back
+    sl.random.seed(57)
+    first = sl.random.vonmises(0.0, 2.0, 5).get()
+    sl.random.seed(57)
+    np.testing.assert_array_equal(sl.random.vonmises(0.0, 2.0, 5).get(), first)
+
+
 def test_negative_binomial_with_parameters_per_element() -> None:
     n = 60_000
     shapes, probs = np.array([0.4, 3.0, 25.0]), np.array([0.9, 0.3, 0.05])

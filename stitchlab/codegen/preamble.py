@@ -761,6 +761,34 @@ static __device__ __noinline__ double sl_binomial_rounds(double n, double p, uns
   }
   return flip ? n - k : k;
 }
+// A von Mises angle about 0 of sl.random (ir/ops.py, _vonmises_rounds: the same operations in the
+// same order): uniform below kappa 1e-8, a normal of variance 1 / kappa above 1e6, otherwise the
+// first accepted of Best and Fisher's rounds 0..33 (else the last), signed by output 68; NaN for
+// a negative or NaN kappa
+static __device__ __noinline__ double sl_vonmises_rounds(double kappa, unsigned long long z0) {
+  const unsigned long long step = 0x9E3779B97F4A7C15ull;
+  const double pi = 0x1.921fb54442d18p+1;
+  if (!(kappa >= 0.0)) return nan("");
+  if (kappa > 1e6) {
+    const double u1 = (double)(sl_splitmix64(z0) >> 11) * 0x1p-53, u2 = (double)(sl_splitmix64(z0 + step) >> 11) * 0x1p-53;
+    return sqrt(-2.0 * log(1.0 - u1)) * cos(0x1.921fb54442d18p+2 * u2) / sqrt(kappa);
+  }
+  if (kappa < 1e-8) return pi * (2.0 * ((double)(sl_splitmix64(z0) >> 11) * 0x1p-53) - 1.0);
+  const double r = 1.0 + sqrt(1.0 + 4.0 * kappa * kappa), rho = (r - sqrt(2.0 * r)) / (2.0 * kappa);
+  const double s = kappa < 1e-5 ? 1.0 / kappa + kappa : (1.0 + rho * rho) / (2.0 * rho);
+  double w = 0.0;
+#pragma unroll 1
+  for (int t = 0; t < 34; t++) {
+    const double u = (double)(sl_splitmix64(z0 + (unsigned long long)(2 * t) * step) >> 11) * 0x1p-53;
+    const double v = ((double)(sl_splitmix64(z0 + (unsigned long long)(2 * t + 1) * step) >> 12) + 0.5) * 0x1p-52;
+    const double c = cos(pi * u);
+    w = (1.0 + s * c) / (s + c);
+    const double y = kappa * (s - w);
+    if (y * (2.0 - y) - v >= 0.0 || log(y / v) + 1.0 - y >= 0.0) break;
+  }
+  const double angle = acos(w);
+  return (double)(sl_splitmix64(z0 + 68ull * step) >> 11) * 0x1p-53 < 0.5 ? -angle : angle;
+}
 // ---- end of preamble -----------------------------------------------------------------------
 """
 

@@ -56,7 +56,7 @@ __all__ = [
     "standard_exponential", "exponential", "gumbel", "laplace", "logistic", "lognormal", "rayleigh", "weibull",
     "pareto", "power", "standard_cauchy", "triangular", "wald", "geometric", "standard_gamma", "gamma", "beta",
     "chisquare", "standard_t", "f", "dirichlet", "multivariate_normal", "poisson", "binomial", "hypergeometric",
-    "logseries", "negative_binomial", "permuted", "bytes", "noncentral_chisquare", "noncentral_f", "multinomial",
+    "logseries", "negative_binomial", "permuted", "bytes", "noncentral_chisquare", "noncentral_f", "multinomial", "vonmises",
 ]
 
 _GOLDEN = _ops.STREAM_STEP
@@ -73,6 +73,9 @@ POISSON_ROUNDS = _ops.POISSON_ROUNDS
 #: Hörmann's BTRS rounds a binomial draw of arrays may take (each rejects with probability 0.3 at
 #: most): an element whose every round rejects, below 0.3**30 = 2e-16, keeps the last proposal
 BINOMIAL_ROUNDS = _ops.BINOMIAL_ROUNDS
+#: Best and Fisher's rounds a von Mises draw may take (each rejects with probability 0.343 at most):
+#: an element whose every round rejects, below 0.343**34 = 2e-16, keeps the last proposal
+VONMISES_ROUNDS = _ops.VONMISES_ROUNDS
 #: the most entries the inverse distribution table of a discrete draw may have (``poisson``...)
 TABLE_LIMIT = 1 << 22
 
@@ -561,6 +564,30 @@ class Generator:
         shape = _broadcast_size(size, dfnum, dfden, nonc)
         t = self.noncentral_chisquare(dfnum, nonc, shape) * dfden
         return (t / (self.chisquare(dfden, shape) * dfnum)).astype(dt)
+
+    def vonmises(self, mu: Any, kappa: Any, size: Any = None) -> LazyArray:
+        """Von Mises (circular normal) distributed angles in [-pi, pi] about ``mu`` of concentration
+        ``kappa``, float64 (NumPy's ``Generator.vonmises`` and its method): Best and Fisher's
+        rejection rounds in the kernel (the op ``vonmises_rounds``, a loop over at most
+        :data:`VONMISES_ROUNDS` rounds, 1.5 on average at worst), uniform below ``kappa`` 1e-8 and a
+        normal of variance ``1 / kappa`` above 1e6; ``mu`` added and the angle wrapped to
+        [-pi, pi] as NumPy wraps it. ``mu`` and ``kappa`` may be arrays (broadcast with ``size``); a
+        negative ``kappa`` on the host raises NumPy's ``ValueError``, on the device gives NaN."""
+        from .api import absolute, fmod, where  # type: ignore[attr-defined]
+
+        _check("vonmises", kappa, lambda v: v < 0, "kappa < 0")
+        mu, kappa = _parameters(mu, kappa)
+        shape = _broadcast_size(size, mu, kappa)
+        count = 2 * VONMISES_ROUNDS + 1
+        base, width = self._counters("vonmises", shape, count)
+        z0 = base + _iota(math.prod(shape), 0, count, width).astype(_U64) * _GOLDEN
+        conc = build.broadcast_to(build.const(kappa, np.dtype(np.float64)) if isinstance(kappa, float)
+                                  else kappa.astype(np.float64)._node, shape)
+        angle = LazyArray(Node("vonmises_rounds", (conc, z0.reshape(shape)._node), shape, np.dtype(np.float64),
+                               device=runtime.current().device()))
+        turned = angle + mu
+        wrapped = fmod(absolute(turned) + math.pi, 2 * math.pi) - math.pi
+        return where(turned < 0, -wrapped, wrapped)
 
     def dirichlet(self, alpha: Any, size: Any = None, dtype: Any = np.float64) -> LazyArray:
         """Dirichlet distributed vectors along a new last axis of ``len(alpha)`` (NumPy's
@@ -1260,6 +1287,11 @@ def binomial(n: Any, p: Any, size: Any = None) -> LazyArray:
 def negative_binomial(n: Any, p: Any, size: Any = None) -> LazyArray:
     """Negative binomial counts from the module's generator (see :meth:`Generator.negative_binomial`)."""
     return _generator().negative_binomial(n, p, size)
+
+
+def vonmises(mu: Any, kappa: Any, size: Any = None) -> LazyArray:
+    """Von Mises angles from the module's generator (see :meth:`Generator.vonmises`)."""
+    return _generator().vonmises(mu, kappa, size)
 
 
 def multinomial(n: Any, pvals: Any, size: Any = None) -> LazyArray:

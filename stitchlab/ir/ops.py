@@ -379,6 +379,63 @@ def _binomial_rounds(n: Any, p: Any, z0: Any) -> Any:
         return np.where(valid, out, -1.0).reshape(shape)
 
 
+
+#: Best and Fisher's rounds a von Mises draw may take (random.py): a round rejects with probability
+#: 0.343 at most (large kappa), all of them below 2e-16
+VONMISES_ROUNDS = 34
+
+
+def _vonmises_rounds(kappa: Any, z0: Any) -> Any:
+    """A von Mises angle of concentration ``kappa`` (float64) about 0, in [-pi, pi], from the outputs
+    of an element's counter ``z0``, as ``sl_vonmises_rounds`` computes it (NumPy's method): for
+    ``kappa`` below 1e-8 ``pi (2 u - 1)`` of the uniform of output 0; above 1e6 a normal of variance
+    ``1 / kappa`` (Box-Muller of outputs 0 and 1); otherwise Best and Fisher's (1979) rounds: round
+    ``r`` takes ``z = cos(pi U)`` and ``W = (1 + s z) / (s + z)`` of the uniform of output ``2 r``
+    and accepts by the two tests against the open uniform of output ``2 r + 1``; the first
+    accepted of :data:`VONMISES_ROUNDS`, else the last; the angle ``acos(W)``, negative where the
+    uniform of output ``2 VONMISES_ROUNDS`` is below 1/2. NaN for a negative or NaN ``kappa``.
+    Each round is computed for the elements still going; CuPy arrays go through the host."""
+    if hasattr(kappa, "__cuda_array_interface__") or hasattr(z0, "__cuda_array_interface__"):
+        import cupy
+
+        return cupy.asarray(_vonmises_rounds(cupy.asnumpy(kappa), cupy.asnumpy(z0)))
+    mask = 0xFFFFFFFFFFFFFFFF
+
+    def uniform(z: Any, k: int) -> Any:
+        return (_splitmix64(z + np.uint64((k * STREAM_STEP) & mask)) >> np.uint64(11)).astype(np.float64) * 2.0**-53
+
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        shape = np.broadcast_shapes(np.shape(kappa), np.shape(z0))
+        kappa, z0 = (np.ascontiguousarray(v).reshape(-1) for v in np.broadcast_arrays(np.asarray(kappa, np.float64), z0))
+        out = np.full(kappa.shape, np.nan)
+        at = np.flatnonzero(kappa > 1e6)
+        u1, u2 = uniform(z0[at], 0), uniform(z0[at], 1)
+        out[at] = np.sqrt(-2.0 * np.log(1.0 - u1)) * np.cos((2 * math.pi) * u2) / np.sqrt(kappa[at])
+        at = np.flatnonzero((kappa >= 0.0) & (kappa < 1e-8))
+        out[at] = math.pi * (2.0 * uniform(z0[at], 0) - 1.0)
+        at = np.flatnonzero((kappa >= 1e-8) & (kappa <= 1e6))
+        k, z = kappa[at], z0[at]
+        r = 1.0 + np.sqrt(1.0 + 4.0 * k * k)
+        rho = (r - np.sqrt(2.0 * r)) / (2.0 * k)
+        s = np.where(k < 1e-5, 1.0 / k + k, (1.0 + rho * rho) / (2.0 * rho))
+        w = np.zeros(at.size)
+        done = np.zeros(at.size, dtype=bool)
+        for rnd in range(VONMISES_ROUNDS):
+            go = np.flatnonzero(~done)
+            if not go.size:
+                break
+            u = uniform(z[go], 2 * rnd)
+            v = ((_splitmix64(z[go] + np.uint64(((2 * rnd + 1) * STREAM_STEP) & mask)) >> np.uint64(12)).astype(np.float64)
+                 + 0.5) * 2.0**-52
+            c = np.cos(math.pi * u)
+            w[go] = (1.0 + s[go] * c) / (s[go] + c)
+            y = k[go] * (s[go] - w[go])
+            done[go] = (y * (2.0 - y) - v >= 0.0) | (np.log(y / v) + 1.0 - y >= 0.0)
+        angle = np.arccos(w)
+        out[at] = np.where(uniform(z, 2 * VONMISES_ROUNDS) < 0.5, -angle, angle)
+        return out.reshape(shape)
+
+
 E, R = Kind.ELEMENTWISE, Kind.REDUCE
 F = "f"
 
@@ -481,6 +538,9 @@ _op("poisson_rounds", E, 2, _poisson_rounds, cuda="sl_poisson_rounds({0}, {1})",
 #: uint64 counter, float64 (-1 for parameters NumPy rejects); built as a node by ``sl.random``. The
 #: kernel searches (``n min(p, 1 - p)`` below 10) or loops until a round accepts
 _op("binomial_rounds", E, 3, _binomial_rounds, cuda="sl_binomial_rounds({0}, {1}, {2})", cost=180)
+#: internal (``sl.random``): a von Mises angle about 0 (``_vonmises_rounds``) of a float64 kappa and
+#: a uint64 counter, float64; built as a node by ``sl.random``. The kernel loops until a round accepts
+_op("vonmises_rounds", E, 2, _vonmises_rounds, cuda="sl_vonmises_rounds({0}, {1})", cost=160)
 #: x1 * 2**x2 exactly (x2 an int32 or int64: NumPy's loops), from C's ldexp; a float16 result is
 #: the float32 one rounded once, as NumPy's float16 loop computes it
 _op("ldexp", E, 2, np.ldexp, ufunc=np.ldexp, cuda="ldexp({0}, sl_ldexp_exp({1}))", cost=2)

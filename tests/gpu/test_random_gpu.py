@@ -185,6 +185,15 @@ def test_multinomial_is_the_host_counts() -> None:
     np.testing.assert_array_equal(gpu.sum(-1), np.broadcast_to([10, 1000, 10**6], (20_000, 3)))
 
 
+def test_vonmises_is_the_host_angles_within_rounding() -> None:
+    """Best and Fisher's rounds in the kernel's loop and in the reference: the same rounds accepted,
+    so the same angles but for CUDA's last bits in cos, acos and log."""
+    mu, kappa = np.array([0.0, 1.0, -3.0, 2.0, 0.5, 0.0]), np.array([0.0, 3e-6, 0.5, 4.0, 1e4, 1e7])
+    gpu, host = _both(lambda r: r.vonmises(mu, kappa, (50_000, 6)))
+    assert gpu.dtype == np.float64 and (np.abs(gpu) <= np.pi).all()
+    np.testing.assert_allclose(gpu, host, rtol=1e-11, atol=1e-12)
+
+
 def test_negative_binomial_and_noncentral_chisquare_per_element_are_the_host_values() -> None:
     """A Poisson count of a gamma draw per element (negative binomial) and a gamma draw of a Poisson
     count per element (noncentral chi-square with df <= 1 and a nonc per element)."""
