@@ -849,6 +849,26 @@ def test_vonmises_parameters_per_element_errors_and_module_function() -> None:
     np.testing.assert_array_equal(sl.random.vonmises(0.0, 2.0, 5).get(), first)
 
 
+def test_logseries_with_a_p_per_element_has_numpys_probabilities() -> None:
+    """Kemp's method per element against NumPy's sampler (chi-square tests of the counts), and
+    NumPy's check of a host array; -1 for a p outside [0, 1) on the device."""
+    ps, n = np.array([0.0, 0.1, 0.5, 0.9, 0.999]), 60_000
+    x = sl.random.default_rng(58).logseries(ps, (n, ps.size)).get()
+    y = np.random.default_rng(59).logseries(ps, (n, ps.size))
+    assert x.dtype == np.int64 and (x >= 1).all()
+    np.testing.assert_array_equal(x[:, 0], 1)
+    for k in range(1, ps.size):
+        stat, dof = _chi2_two_samples(x[:, k], y[:, k])
+        assert stat <= dof + 5 * math.sqrt(2 * dof), (ps[k], stat, dof)
+    rng = sl.random.default_rng(60)
+    with pytest.raises(ValueError) as want:
+        np.random.default_rng(0).logseries(np.array([0.5, 1.0]))
+    with pytest.raises(ValueError, match=re.escape(str(want.value))):
+        rng.logseries(np.array([0.5, 1.0]))
+    np.testing.assert_array_equal(rng.logseries(sl.asarray(np.array([-0.1, 1.0, np.nan]))).get(), [-1, -1, -1])
+    assert len(sl.explain(rng.logseries(sl.asarray(ps)) + 1).kernels) == 1
+
+
 def test_negative_binomial_with_parameters_per_element() -> None:
     n = 60_000
     shapes, probs = np.array([0.4, 3.0, 25.0]), np.array([0.9, 0.3, 0.05])

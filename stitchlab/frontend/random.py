@@ -861,14 +861,38 @@ class Generator:
 
     def logseries(self, p: Any, size: Any = None) -> LazyArray:
         """Logarithmic series distributed int64 counts ``k >= 1``, ``P(k)`` proportional to ``p**k / k``
-        (NumPy's ``Generator.logseries`` for one ``p``): its inverse distribution function
+        (NumPy's ``Generator.logseries``). One ``p`` (a number): its inverse distribution function
         (:meth:`_table`) up to where ``p**k / k`` falls below ``2**-100``; ``p`` so close to 1 that the
-        table would pass :data:`TABLE_LIMIT` entries raises ``ValueError``."""
+        table would pass :data:`TABLE_LIMIT` entries raises ``ValueError``. An array of ``p``
+        (broadcast with ``size``): Kemp's method per element, as NumPy's, from two open uniforms
+        ``v`` and ``u``: 1 where ``v >= p``, else for ``q = -expm1(u log1p(-p))``
+        ``floor(1 + log(v) / log(q))`` where ``v <= q**2``, 1 where ``v >= q`` and 2 between (no
+        rejection: one pointwise expression); checked as NumPy checks ``p`` on the host, -1 for a
+        ``p`` outside [0, 1) on the device."""
+        if not (_on_host(p) and np.ndim(p) == 0):
+            return self._logseries(p, size)
         p = _scalar("logseries", "p", p)
         if not 0 <= p < 1:
             raise ValueError("p < 0, p >= 1 or p is NaN")
         hi = 1 if p == 0 else 1 + int(math.ceil(70 * math.log(2) / -math.log(p)))
         return self._table("logseries", 1, 1, hi, lambda k: p * k / (k + 1), size)
+
+    def _logseries(self, p: Any, size: Any) -> LazyArray:
+        """:meth:`logseries` with an array of ``p``: Kemp's method, one pointwise expression."""
+        from .api import expm1, floor, log, log1p, minimum, where  # type: ignore[attr-defined]
+
+        _check("logseries", p, lambda v: ~((v >= 0) & (v < 1)), "p < 0, p >= 1 or p contains NaNs")
+        (p,) = _parameters(p)
+        p = p.astype(np.float64)
+        shape = _broadcast_size(size, p)
+        zv, zu = self._streams("logseries", shape, 2)
+        v, u = _open_uniform(zv), _open_uniform(zu)
+        q = -expm1(u * log1p(-p))
+        k = floor(1.0 + log(v) / log(q))
+        top = np.iinfo(np.int64).max
+        counts = where(k >= 2.0**63, top, minimum(k, 2.0**62).astype(np.int64))
+        counts = where(v >= p, 1, where(v <= q * q, counts, where(v >= q, 1, 2)))
+        return where((p >= 0) & (p < 1), counts, -1)
 
     def integers(self, low: Any, high: Any = None, size: Any = None, dtype: Any = np.int64,
                  endpoint: bool = False) -> LazyArray:

@@ -194,6 +194,14 @@ def test_vonmises_is_the_host_angles_within_rounding() -> None:
     np.testing.assert_allclose(gpu, host, rtol=1e-11, atol=1e-12)
 
 
+def test_logseries_with_a_p_per_element_is_the_host_counts() -> None:
+    """Kemp's method, a pointwise expression of two uniforms: the host's counts but where CUDA's
+    last bit of log or expm1 moves a quotient across an integer (a few in a million at most)."""
+    gpu, host = _both(lambda r: r.logseries(np.array([0.1, 0.5, 0.9, 0.999]), (100_000, 4)))
+    assert gpu.dtype == np.int64 and (gpu >= 1).all()
+    assert (gpu != host).mean() < 1e-5
+
+
 def test_negative_binomial_and_noncentral_chisquare_per_element_are_the_host_values() -> None:
     """A Poisson count of a gamma draw per element (negative binomial) and a gamma draw of a Poisson
     count per element (noncentral chi-square with df <= 1 and a nonc per element)."""
