@@ -578,14 +578,7 @@ class Generator:
         _check("vonmises", kappa, lambda v: v < 0, "kappa < 0")
         mu, kappa = _parameters(mu, kappa)
         shape = _broadcast_size(size, mu, kappa)
-        count = 2 * VONMISES_ROUNDS + 1
-        base, width = self._counters("vonmises", shape, count)
-        z0 = base + _iota(math.prod(shape), 0, count, width).astype(_U64) * _GOLDEN
-        conc = build.broadcast_to(build.const(kappa, np.dtype(np.float64)) if isinstance(kappa, float)
-                                  else kappa.astype(np.float64)._node, shape)
-        angle = LazyArray(Node("vonmises_rounds", (conc, z0.reshape(shape)._node), shape, np.dtype(np.float64),
-                               device=runtime.current().device()))
-        turned = angle + mu
+        turned = self._rounds("vonmises_rounds", "vonmises", (kappa,), shape, 2 * VONMISES_ROUNDS + 1) + mu
         wrapped = fmod(absolute(turned) + math.pi, 2 * math.pi) - math.pi
         return where(turned < 0, -wrapped, wrapped)
 
@@ -692,17 +685,21 @@ class Generator:
         mode, width = int(lam), int(13 * math.sqrt(lam) + 40)
         return self._table("poisson", max(0, mode - width), mode, mode + width, lambda k: lam / (k + 1), size)
 
+    def _rounds(self, op: str, name: str, params: tuple[Any, ...], shape: tuple[int, ...], count: int) -> LazyArray:
+        """The float64 values of a loop op of ``ir/ops.py`` (``poisson_rounds``...) over its
+        parameters (numbers or lazy arrays, broadcast to ``shape``) and each element's counter: an
+        element takes ``count`` outputs of the stream."""
+        base, width = self._counters(name, shape, count)
+        z0 = base + _iota(math.prod(shape), 0, count, width).astype(_U64) * _GOLDEN
+        operands = [build.broadcast_to(build.const(v, np.dtype(np.float64)) if isinstance(v, float)
+                                       else v.astype(np.float64)._node, shape) for v in params]
+        return LazyArray(Node(op, (*operands, z0.reshape(shape)._node), shape, np.dtype(np.float64),
+                              device=runtime.current().device()))
+
     def _poisson(self, name: str, lam: LazyArray, size: tuple[int, ...]) -> LazyArray:
         """Int64 Poisson counts of the rates ``lam`` (a lazy array broadcast to ``size``), one
-        element each (the op ``poisson_rounds``, ``ir/ops.py``). An element takes
-        ``2 * POISSON_ROUNDS`` outputs of the stream."""
-        count = 2 * POISSON_ROUNDS
-        base, width = self._counters(name, size, count)
-        z0 = base + _iota(math.prod(size), 0, count, width).astype(_U64) * _GOLDEN
-        rate = build.broadcast_to(lam.astype(np.float64)._node, size)
-        counts = Node("poisson_rounds", (rate, z0.reshape(size)._node), size, np.dtype(np.float64),
-                      device=runtime.current().device())
-        return LazyArray(counts).astype(np.int64)
+        element each (the op ``poisson_rounds``)."""
+        return self._rounds("poisson_rounds", name, (lam,), size, 2 * POISSON_ROUNDS).astype(np.int64)
 
     def binomial(self, n: Any, p: Any, size: Any = None) -> LazyArray:
         """Binomially distributed int64 counts of ``n`` trials of success probability ``p`` (NumPy's
@@ -731,31 +728,16 @@ class Generator:
                            lambda k: (n - k) / (k + 1) * odds, size)
 
     def _binomial(self, n: Any, p: Any, size: Any) -> LazyArray:
-        """:meth:`binomial` with arrays: NumPy's checks, then the op ``binomial_rounds``
-        (``ir/ops.py``); an element takes ``2 * BINOMIAL_ROUNDS`` outputs of the stream."""
-        if _on_host(n) and np.ndim(n) == 0:
-            n = int(_scalar("binomial", "n", n))  # a number is truncated, as NumPy's
-        else:
-            kind = n.dtype if isinstance(n, LazyArray) or hasattr(n, "__cuda_array_interface__") else np.asarray(n).dtype
-            if kind.kind not in "biu" or kind == np.uint64:
-                raise TypeError(f"sl.random.binomial: n must be an array of integers (NumPy's rule), got dtype {kind}; "
-                                "cast it with .astype(np.int64) (which truncates)")
-        _check("binomial", n, lambda v: v < 0, "n < 0")
+        """:meth:`binomial` with arrays: NumPy's checks, then the op ``binomial_rounds``."""
+        n = _trials("binomial", n)
         _check("binomial", p, lambda v: ~((v >= 0) & (v <= 1)), "p < 0, p > 1 or p contains NaNs")
         n, p = _parameters(n, p)
         return self._binomial_counts("binomial", n, p, _broadcast_size(size, n, p)).astype(np.int64)
 
     def _binomial_counts(self, name: str, n: Any, p: Any, shape: tuple[int, ...]) -> LazyArray:
         """Float64 binomial counts of ``n`` trials and probabilities ``p`` (numbers or lazy
-        arrays broadcast to ``shape``; unchecked), the op ``binomial_rounds`` (``ir/ops.py``); an
-        element takes ``2 * BINOMIAL_ROUNDS`` outputs of the stream."""
-        count = 2 * BINOMIAL_ROUNDS
-        base, width = self._counters(name, shape, count)
-        z0 = base + _iota(math.prod(shape), 0, count, width).astype(_U64) * _GOLDEN
-        trials, prob = (build.broadcast_to(build.const(v, np.dtype(np.float64)) if isinstance(v, float)
-                                           else v.astype(np.float64)._node, shape) for v in (n, p))
-        return LazyArray(Node("binomial_rounds", (trials, prob, z0.reshape(shape)._node), shape, np.dtype(np.float64),
-                              device=runtime.current().device()))
+        arrays broadcast to ``shape``; unchecked): the op ``binomial_rounds``."""
+        return self._rounds("binomial_rounds", name, (n, p), shape, 2 * BINOMIAL_ROUNDS)
 
     def multinomial(self, n: Any, pvals: Any, size: Any = None) -> LazyArray:
         """Counts of ``n`` trials over ``k`` categories of probabilities ``pvals`` along a new last
@@ -774,18 +756,7 @@ class Generator:
             raise ValueError("pvals < 0, pvals > 1 or pvals contains NaNs")
         if np.any(pv[..., :-1].sum(axis=-1) > 1.0 + 1e-12):
             raise ValueError("sum(pvals[:-1]) > 1.0")
-        if _on_host(n) and np.ndim(n) == 0:
-            n = int(_scalar("multinomial", "n", n))
-            if n < 0:
-                raise ValueError("n < 0")
-            n = float(n)
-        else:
-            kind = n.dtype if isinstance(n, LazyArray) or hasattr(n, "__cuda_array_interface__") else np.asarray(n).dtype
-            if kind.kind not in "biu" or kind == np.uint64:
-                raise TypeError(f"sl.random.multinomial: n must be an array of integers (NumPy's rule), got dtype {kind}; "
-                                "cast it with .astype(np.int64) (which truncates)")
-            _check("multinomial", n, lambda v: v < 0, "n < 0")
-            n = asarray(n).astype(np.float64)
+        (n,) = _parameters(_trials("multinomial", n))
         batch = np.broadcast_shapes(n.shape if isinstance(n, LazyArray) else (), pv.shape[:-1])
         if size is not None:
             out = _shape(size)
@@ -1059,6 +1030,23 @@ def _scalar(name: str, what: str, value: Any) -> float:
         return float(value)
     raise TypeError(f"sl.random.{name} takes one {what} (a number), got {type(value).__name__} of shape "
                     f"{np.shape(value)}; for a {what} per element draw with NumPy's or CuPy's {name}")
+
+
+def _trials(name: str, n: Any) -> Any:
+    """A number of trials as NumPy takes it: a number truncated to an integer, an array of an
+    integer dtype (``TypeError`` for others, as NumPy's casting rule); ``ValueError("n < 0")``
+    where a value on the host is negative."""
+    if _on_host(n) and np.ndim(n) == 0:
+        n = int(_scalar(name, "n", n))
+        if n < 0:
+            raise ValueError("n < 0")
+        return n
+    kind = n.dtype if isinstance(n, LazyArray) or hasattr(n, "__cuda_array_interface__") else np.asarray(n).dtype
+    if kind.kind not in "biu" or kind == np.uint64:
+        raise TypeError(f"sl.random.{name}: n must be an array of integers (NumPy's rule), got dtype {kind}; "
+                        "cast it with .astype(np.int64) (which truncates)")
+    _check(name, n, lambda v: v < 0, "n < 0")
+    return n
 
 
 def _on_host(value: Any) -> bool:
