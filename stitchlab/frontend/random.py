@@ -757,17 +757,7 @@ class Generator:
         if np.any(pv[..., :-1].sum(axis=-1) > 1.0 + 1e-12):
             raise ValueError("sum(pvals[:-1]) > 1.0")
         (n,) = _parameters(_trials("multinomial", n))
-        batch = np.broadcast_shapes(n.shape if isinstance(n, LazyArray) else (), pv.shape[:-1])
-        if size is not None:
-            out = _shape(size)
-            try:
-                fits = np.broadcast_shapes(out, batch) == out
-            except ValueError:
-                fits = False
-            if not fits:
-                raise ValueError(f"sl.random.multinomial: size {out} is not compatible with the shape {batch} of n and "
-                                 "pvals' leading axes")
-            batch = out
+        batch = _broadcast_size(size, n, pv[..., 0])  # n and pvals' leading axes
         # each category's probability over what its predecessors left (NumPy's order of operations)
         left = np.ones(pv.shape[:-1])
         counts, rest = [], n
@@ -1076,7 +1066,7 @@ def _broadcast_size(size: Any, *params: Any) -> tuple[int, ...]:
     """``size``, or the broadcast shape of array parameters (NumPy's rule for distributions); a
     ``size`` the parameters do not broadcast to raises NumPy's ``ValueError`` (the draw would have
     had the parameters' shape)."""
-    inputs = np.broadcast_shapes(*(p.shape if isinstance(p, LazyArray) else () for p in params))
+    inputs = np.broadcast_shapes(*(np.shape(p) if isinstance(p, (LazyArray, np.ndarray)) else () for p in params))
     if size is None:
         return inputs
     out = _shape(size)
