@@ -5,6 +5,7 @@ from .frontend.random import *  # noqa: F401,F403
 from .frontend.random import (  # noqa: F401
     BINOMIAL_ROUNDS,
     GAMMA_ROUNDS,
+    HYPERGEOMETRIC_ROUNDS,
     POISSON_ROUNDS,
     TABLE_LIMIT,
     VONMISES_ROUNDS,

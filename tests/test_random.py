@@ -652,8 +652,6 @@ def test_discrete_distributions_edges_and_numpys_errors() -> None:
     assert abs(big.mean() - 3e9) < 6 * math.sqrt(3e9 / 1000)
     assert rng.binomial(5.7, 0.5, (2, 3)).get().max() <= 5  # n truncated, as NumPy's
     assert rng.poisson(2.0).shape == ()
-    with pytest.raises(TypeError, match=r"sl.random.hypergeometric takes one ngood \(a number\).*NumPy's or CuPy's hyper"):
-        rng.hypergeometric(sl.asarray(np.array([5])), 3, 2)
     with pytest.raises(ValueError, match="table of .* entries"):
         rng.logseries(1 - 1e-9)
     for call in [lambda g: g.poisson(-1.0), lambda g: g.poisson(math.nan), lambda g: g.poisson(1e19),
@@ -867,6 +865,38 @@ def test_logseries_with_a_p_per_element_has_numpys_probabilities() -> None:
         rng.logseries(np.array([0.5, 1.0]))
     np.testing.assert_array_equal(rng.logseries(sl.asarray(np.array([-0.1, 1.0, np.nan]))).get(), [-1, -1, -1])
     assert len(sl.explain(rng.logseries(sl.asarray(ps)) + 1).kernels) == 1
+
+
+HYPERGEOMETRIC = np.array([(10, 10, 10), (5, 50, 12), (100, 30, 60), (50, 70, 40), (10**6, 10**6, 5000), (20, 20, 39),
+                           (999, 1, 500), (5, 10, 7), (7, 3, 10), (0, 5, 3)])
+
+
+def test_hypergeometric_with_parameters_per_element_has_numpys_probabilities() -> None:
+    """The draws one by one (the smaller of the sample and its complement below 10) and the HRUA
+    rounds (from 10), one column each, against NumPy's sampler; NumPy's checks in NumPy's order."""
+    good, bad, sample = HYPERGEOMETRIC.T
+    n = 60_000
+    x = sl.random.default_rng(61).hypergeometric(good, bad, sample, (n, good.size)).get()
+    y = np.random.default_rng(62).hypergeometric(good, bad, sample, (n, good.size))
+    assert x.dtype == np.int64
+    for k in range(good.size):
+        stat, dof = _chi2_two_samples(x[:, k], y[:, k])
+        assert stat <= dof + 5 * math.sqrt(2 * dof), (HYPERGEOMETRIC[k], stat, dof)
+    assert (x >= np.maximum(0, sample - bad)).all() and (x <= np.minimum(sample, good)).all()
+    rng = sl.random.default_rng(63)
+    lazy = rng.hypergeometric(sl.asarray(np.array([30, 300])), 70, sl.asarray(np.array([50, 50])), (20_000, 2)).get()
+    np.testing.assert_allclose(lazy.mean(0), [15.0, 50 * 300 / 370], rtol=0.02)
+    A = np.array
+    for args in [(A([-1, 2]), 3, 1), (3, A([-1, 2]), 1), (3, 2, A([-1, 1])), (3, 2, A([6, 1])), (A([10**9]), 1, 1),
+                 (A([-1]), A([-1]), A([-5])), (A([-1]), A([10**9]), A([1])), (A([-1]), A([-1]), A([5]))]:
+        with pytest.raises(ValueError) as want:
+            np.random.default_rng(0).hypergeometric(*args)
+        with pytest.raises(ValueError, match=re.escape(str(want.value))):
+            rng.hypergeometric(*args)
+    with pytest.raises(TypeError, match="ngood must be an array of integers"):
+        rng.hypergeometric(A([2.0]), 1, 1)
+    got = rng.hypergeometric(sl.asarray(A([5, 5, 5])), sl.asarray(A([5, -1, 5])), sl.asarray(A([11, 2, 4]))).get()
+    assert got[0] == -1 and got[1] == -1 and 0 <= got[2] <= 4  # on the device: -1 where NumPy raises
 
 
 def test_negative_binomial_with_parameters_per_element() -> None:

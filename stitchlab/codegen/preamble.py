@@ -789,6 +789,59 @@ static __device__ __noinline__ double sl_vonmises_rounds(double kappa, unsigned 
   const double angle = acos(w);
   return (double)(sl_splitmix64(z0 + 68ull * step) >> 11) * 0x1p-53 < 0.5 ? -angle : angle;
 }
+// log(x!) of an integer-valued x >= 0 (ir/ops.py, _log_factorial): the exact factorial's below
+// 10, Stirling's from there
+static __device__ __forceinline__ double sl_log_factorial(double x) {
+  if (x < 10.0) return sl_small_log_factorial(x);
+  return (x + 0.5) * log(x + 1.0) - (x + 1.0) + 0.9189385332046727 + sl_stirling_series(x + 1.0);
+}
+// A hypergeometric count of sl.random (ir/ops.py, _hypergeometric_rounds: the same operations in
+// the same order): for s = min(sample, good + bad - sample) below 10 the s draws one by one; from
+// 10 on the first accepted of Stadlober's HRUA rounds 0..69 (else the last proposal in range,
+// else the mode); complemented where s was; -1 for parameters NumPy rejects
+static __device__ __noinline__ double sl_hypergeometric_rounds(double good, double bad, double sample,
+                                                                 unsigned long long z0) {
+  const unsigned long long step = 0x9E3779B97F4A7C15ull;
+  const double total = good + bad;
+  if (!(good >= 0.0 && bad >= 0.0 && sample >= 0.0 && sample <= total && good < 1e9 && bad < 1e9)) return -1.0;
+  const double s = fmin(sample, total - sample);
+  double count;
+  if (s < 10.0) {
+    double left_good = good, left = total;
+    count = 0.0;
+    for (int i = 0; i < (int)s; i++) {
+      const double u = (double)(sl_splitmix64(z0 + (unsigned long long)i * step) >> 11) * 0x1p-53;
+      if (u * left < left_good) {
+        count += 1.0;
+        left_good -= 1.0;
+      }
+      left -= 1.0;
+    }
+  } else {
+    const double small = fmin(good, bad), large = fmax(good, bad);
+    const double a = s * (small / total) + 0.5;
+    const double c = sqrt((total - s) * s * (small / total) * (large / total) / (total - 1.0) + 0.5);
+    const double h = 1.7155277699214135 * c + 0.8989161620588988;
+    const double m = floor((s + 1.0) * (small + 1.0) / (total + 2.0));
+    const double g = sl_log_factorial(m) + sl_log_factorial(small - m) + sl_log_factorial(s - m) + sl_log_factorial(large - s + m);
+    const double b = fmin(fmin(s, small) + 1.0, floor(a + 16.0 * c));
+    count = m;
+#pragma unroll 1
+    for (int t = 0; t < 70; t++) {
+      const double u = ((double)(sl_splitmix64(z0 + (unsigned long long)(2 * t) * step) >> 12) + 0.5) * 0x1p-52;
+      const double v = (double)(sl_splitmix64(z0 + (unsigned long long)(2 * t + 1) * step) >> 11) * 0x1p-53;
+      const double x = a + h * (v - 0.5) / u;
+      if (!(x >= 0.0 && x < b)) continue;
+      const double k = floor(x);
+      count = k;
+      const double d = g - (sl_log_factorial(k) + sl_log_factorial(small - k) + sl_log_factorial(s - k) +
+                            sl_log_factorial(large - s + k));
+      if (u * (4.0 - u) - 3.0 <= d || (u * (u - d) < 1.0 && 2.0 * log(u) <= d)) break;
+    }
+    if (good > bad) count = s - count;
+  }
+  return s < sample ? good - count : count;
+}
 // ---- end of preamble -----------------------------------------------------------------------
 """
 

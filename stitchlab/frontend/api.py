@@ -54,7 +54,7 @@ _ALIASES = {"absolute": ["abs"], "divide": ["true_divide"], "remainder": ["mod"]
 
 #: elementwise ops without a generated function of their own (written out, or internal)
 _NOT_GENERATED = ("astype", "where", "splitmix64", "gamma_rounds", "poisson_rounds", "binomial_rounds", "vonmises_rounds",
-                  "frexp_exponent")
+                  "hypergeometric_rounds", "frexp_exponent")
 
 for _name, _op in OPS.items():
     if _op.kind is Kind.ELEMENTWISE and _name not in _NOT_GENERATED:

@@ -76,6 +76,9 @@ BINOMIAL_ROUNDS = _ops.BINOMIAL_ROUNDS
 #: Best and Fisher's rounds a von Mises draw may take (each rejects with probability 0.343 at most):
 #: an element whose every round rejects, below 0.343**34 = 2e-16, keeps the last proposal
 VONMISES_ROUNDS = _ops.VONMISES_ROUNDS
+#: Stadlober's HRUA rounds a hypergeometric draw of arrays may take (each rejects with probability
+#: 0.59 at most): an element whose every round rejects, below 1e-16, keeps the last proposal
+HYPERGEOMETRIC_ROUNDS = _ops.HYPERGEOMETRIC_ROUNDS
 #: the most entries the inverse distribution table of a discrete draw may have (``poisson``...)
 TABLE_LIMIT = 1 << 22
 
@@ -800,8 +803,15 @@ class Generator:
 
     def hypergeometric(self, ngood: Any, nbad: Any, nsample: Any, size: Any = None) -> LazyArray:
         """The number of good items in ``nsample`` drawn without replacement from ``ngood`` good and
-        ``nbad`` bad ones, as int64 (NumPy's ``Generator.hypergeometric`` for integer parameters):
-        its inverse distribution function (:meth:`_table`)."""
+        ``nbad`` bad ones, as int64 (NumPy's ``Generator.hypergeometric``). Numbers: its inverse
+        distribution function (:meth:`_table`). Integer arrays (broadcast with ``size``): NumPy's
+        methods per element in the kernel (the op ``hypergeometric_rounds``): for ``s =
+        min(nsample, ngood + nbad - nsample)`` below 10 the ``s`` draws one by one, from 10 on
+        Stadlober's ratio-of-uniforms rejection (HRUA) with a loop over at most
+        :data:`HYPERGEOMETRIC_ROUNDS` rounds. Checked as NumPy checks them on the host; on the
+        device, parameters NumPy would reject give -1."""
+        if not all(_on_host(v) and np.ndim(v) == 0 for v in (ngood, nbad, nsample)):
+            return self._hypergeometric(ngood, nbad, nsample, size)
         good, bad, sample = (int(_scalar("hypergeometric", w, v)) for w, v in (("ngood", ngood), ("nbad", nbad),
                                                                               ("nsample", nsample)))
         for bad_value, message in ((good < 0, "ngood < 0"), (sample < 0, "nsample < 0"),
@@ -819,6 +829,25 @@ class Generator:
             return (good - k) * (sample - k) / ((k + 1) * (bad - sample + k + 1))
 
         return self._table("hypergeometric", max(lo, mode - width), mode, min(hi, mode + width), ratio, size)
+
+    def _hypergeometric(self, ngood: Any, nbad: Any, nsample: Any, size: Any) -> LazyArray:
+        """:meth:`hypergeometric` with arrays: NumPy's checks of host values (its order for
+        arrays), then the op ``hypergeometric_rounds``."""
+        params = [_integers_of("hypergeometric", w, v) for w, v in (("ngood", ngood), ("nbad", nbad), ("nsample", nsample))]
+        if all(_on_host(v) for v in params):
+            good, bad, sample = (np.asarray(v, dtype=np.float64) for v in params)
+            for bad_value, message in ((good + bad < sample, "ngood + nbad < nsample"),
+                                       ((good >= 1e9) | (bad >= 1e9), "both ngood and nbad must be less than 1000000000"),
+                                       (good < 0, "ngood < 0"), (bad < 0, "nbad < 0"), (sample < 0, "nsample < 0")):
+                if np.any(bad_value):
+                    raise ValueError(message)
+        else:
+            for what, value in zip(("ngood", "nbad", "nsample"), params, strict=True):
+                _check("hypergeometric", value, lambda v: v < 0, f"{what} < 0")
+        params = _parameters(*params)
+        shape = _broadcast_size(size, *params)
+        return self._rounds("hypergeometric_rounds", "hypergeometric", tuple(params), shape,
+                            2 * HYPERGEOMETRIC_ROUNDS).astype(np.int64)
 
     def logseries(self, p: Any, size: Any = None) -> LazyArray:
         """Logarithmic series distributed int64 counts ``k >= 1``, ``P(k)`` proportional to ``p**k / k``
@@ -1022,19 +1051,24 @@ def _scalar(name: str, what: str, value: Any) -> float:
                     f"{np.shape(value)}; for a {what} per element draw with NumPy's or CuPy's {name}")
 
 
-def _trials(name: str, n: Any) -> Any:
-    """A number of trials as NumPy takes it: a number truncated to an integer, an array of an
-    integer dtype (``TypeError`` for others, as NumPy's casting rule); ``ValueError("n < 0")``
-    where a value on the host is negative."""
-    if _on_host(n) and np.ndim(n) == 0:
-        n = int(_scalar(name, "n", n))
-        if n < 0:
-            raise ValueError("n < 0")
-        return n
-    kind = n.dtype if isinstance(n, LazyArray) or hasattr(n, "__cuda_array_interface__") else np.asarray(n).dtype
+def _integers_of(name: str, what: str, value: Any) -> Any:
+    """A count parameter as NumPy takes it: a number truncated to an integer, an array of an
+    integer dtype (``TypeError`` for others, as NumPy's casting rule)."""
+    if _on_host(value) and np.ndim(value) == 0:
+        return int(_scalar(name, what, value))
+    kind = value.dtype if isinstance(value, LazyArray) or hasattr(value, "__cuda_array_interface__") else np.asarray(value).dtype
     if kind.kind not in "biu" or kind == np.uint64:
-        raise TypeError(f"sl.random.{name}: n must be an array of integers (NumPy's rule), got dtype {kind}; "
+        raise TypeError(f"sl.random.{name}: {what} must be an array of integers (NumPy's rule), got dtype {kind}; "
                         "cast it with .astype(np.int64) (which truncates)")
+    return value
+
+
+def _trials(name: str, n: Any) -> Any:
+    """A number of trials (:func:`_integers_of`); ``ValueError("n < 0")`` where a value on the host
+    is negative."""
+    n = _integers_of(name, "n", n)
+    if isinstance(n, int) and n < 0:
+        raise ValueError("n < 0")
     _check(name, n, lambda v: v < 0, "n < 0")
     return n
 

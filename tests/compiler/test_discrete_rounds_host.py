@@ -15,7 +15,13 @@ import numpy as np
 import pytest
 
 from stitchlab.codegen.preamble import PREAMBLE
-from stitchlab.ir.ops import BINOMIAL_ROUNDS, OPS, POISSON_ROUNDS, STREAM_STEP
+from stitchlab.ir.ops import (
+    BINOMIAL_ROUNDS,
+    HYPERGEOMETRIC_ROUNDS,
+    OPS,
+    POISSON_ROUNDS,
+    STREAM_STEP,
+)
 
 from .hostcxx import build, needs_cxx, preamble_part
 
@@ -28,11 +34,13 @@ SHIMS = r"""
 #define __device__
 #define __forceinline__ inline
 #define __noinline__
-using std::exp; using std::fabs; using std::floor; using std::log; using std::log1p; using std::sqrt;
+using std::exp; using std::fabs; using std::floor; using std::fmax; using std::fmin; using std::log; using std::log1p;
+using std::sqrt;
 """
 
 MAIN = r"""
-// per line: P, the rate's bits and the counter, or B, n's and p's bits and the counter (hex);
+// per line: P, the rate's bits and the counter, B, n's and p's bits and the counter, or H, good's,
+// bad's and sample's bits and the counter (hex);
 // prints the count
 int main() {
   char kind;
@@ -42,10 +50,15 @@ int main() {
     if (kind == 'P') {
       std::scanf(" %llx", &z);
       std::printf("%.17g\n", sl_poisson_rounds(x, z));
-    } else {
+    } else if (kind == 'B') {
       std::scanf(" %llx %llx", &b, &z);
       std::memcpy(&y, &b, 8);
       std::printf("%.17g\n", sl_binomial_rounds(x, y, z));
+    } else {
+      unsigned long long c; double w;
+      std::scanf(" %llx %llx %llx", &b, &c, &z);
+      std::memcpy(&y, &b, 8); std::memcpy(&w, &c, 8);
+      std::printf("%.17g\n", sl_hypergeometric_rounds(x, y, w, z));
     }
   }
 }
@@ -269,3 +282,74 @@ def test_the_largest_uniform_stops_the_search_at_n(rounds_exe: Path) -> None:
     looped = _looped(rounds_exe, lams, z0)
     np.testing.assert_array_equal(looped, OPS["poisson_rounds"].numpy(lams, z0))
     assert looped[0] > 15 and looped[1] > 8
+
+
+def _hypergeometric_by_hand(good: float, bad: float, sample: float, z0: int) -> float:
+    """The count, one element in Python floats, NumPy's methods with ``math.lgamma`` for log(k!)."""
+    def output(k: int) -> int:
+        return _mix((z0 + k * STREAM_STEP) & MASK)
+
+    total = good + bad
+    s = min(sample, total - sample)
+    if s < 10:
+        left_good, left, count = good, total, 0.0
+        for i in range(int(s)):
+            if (output(i) >> 11) * 2.0**-53 * left < left_good:
+                count, left_good = count + 1, left_good - 1
+            left -= 1
+    else:
+        small, large = min(good, bad), max(good, bad)
+        a = s * (small / total) + 0.5
+        c = math.sqrt((total - s) * s * (small / total) * (large / total) / (total - 1.0) + 0.5)
+        h = 1.7155277699214135 * c + 0.8989161620588988
+        m = math.floor((s + 1.0) * (small + 1.0) / (total + 2.0))
+
+        def lf(x: float) -> float:
+            return math.lgamma(x + 1)
+
+        g = lf(m) + lf(small - m) + lf(s - m) + lf(large - s + m)
+        b = min(min(s, small) + 1.0, math.floor(a + 16.0 * c))
+        count = m
+        for t in range(HYPERGEOMETRIC_ROUNDS):
+            u = ((output(2 * t) >> 12) + 0.5) * 2.0**-52
+            v = (output(2 * t + 1) >> 11) * 2.0**-53
+            x = a + h * (v - 0.5) / u
+            if not 0 <= x < b:
+                continue
+            count = math.floor(x)
+            d = g - (lf(count) + lf(small - count) + lf(s - count) + lf(large - s + count))
+            if u * (4.0 - u) - 3.0 <= d or (u * (u - d) < 1.0 and 2.0 * math.log(u) <= d):
+                break
+        if good > bad:
+            count = s - count
+    return good - count if s < sample else count
+
+
+@pytest.mark.parametrize(("good", "bad", "sample"), [(5.0, 10.0, 7.0), (7.0, 3.0, 10.0), (0.0, 5.0, 3.0), (10.0, 10.0, 10.0),
+                                                     (100.0, 30.0, 60.0), (20.0, 20.0, 39.0), (1e6, 1e6, 5000.0),
+                                                     (1e8, 1e6, 1e6), (999.0, 1.0, 500.0)])
+def test_the_hypergeometric_loop_is_the_reference_and_the_methods(rounds_exe: Path, good: float, bad: float, sample: float) -> None:
+    z0 = np.random.default_rng(int(good + bad + sample) % 991).integers(0, 2**64, 3000, dtype=np.uint64, endpoint=False)
+    gs, bs, ss = (np.full(z0.shape, v) for v in (good, bad, sample))
+    lines = "".join(f"H {np.float64(good).view(np.uint64):x} {np.float64(bad).view(np.uint64):x} "
+                    f"{np.float64(sample).view(np.uint64):x} {int(z):x}\n" for z in z0)
+    ran = subprocess.run([str(rounds_exe)], input=lines, capture_output=True, text=True, check=True)
+    looped = np.array([float(w) for w in ran.stdout.split()])
+    reference = OPS["hypergeometric_rounds"].numpy(gs, bs, ss, z0)
+    np.testing.assert_array_equal(looped, reference)
+    np.testing.assert_array_equal(reference, [_hypergeometric_by_hand(good, bad, sample, int(z)) for z in z0])
+    assert (looped >= max(0.0, sample - bad)).all() and (looped <= min(sample, good)).all()
+    sd = math.sqrt(sample * good / (good + bad) * bad / (good + bad) * (good + bad - sample) / max(good + bad - 1, 1))
+    assert abs(looped.mean() - sample * good / (good + bad)) < 6 * sd / math.sqrt(looped.size) + 1e-9
+    assert f"t < {HYPERGEOMETRIC_ROUNDS}; t++" in PREAMBLE
+
+
+def test_hypergeometric_parameters_numpy_rejects_give_minus_one_on_both(rounds_exe: Path) -> None:
+    rows = np.array([[-1.0, 5.0, 2.0], [5.0, -1.0, 2.0], [5.0, 5.0, -1.0], [5.0, 5.0, 11.0], [1e9, 5.0, 2.0],
+                     [np.nan, 5.0, 2.0]])
+    z0 = np.arange(1, 7, dtype=np.uint64)
+    lines = "".join(f"H {r[0].view(np.uint64):x} {r[1].view(np.uint64):x} {r[2].view(np.uint64):x} {int(z):x}\n"
+                    for r, z in zip(rows, z0, strict=True))
+    ran = subprocess.run([str(rounds_exe)], input=lines, capture_output=True, text=True, check=True)
+    np.testing.assert_array_equal([float(w) for w in ran.stdout.split()], np.full(6, -1.0))
+    np.testing.assert_array_equal(OPS["hypergeometric_rounds"].numpy(rows[:, 0], rows[:, 1], rows[:, 2], z0), np.full(6, -1.0))

@@ -82,7 +82,7 @@ def _by_hand(kappa: float, z0: int) -> tuple[float, int]:
 @pytest.fixture(scope="module")
 def rounds_exe(tmp_path_factory: pytest.TempPathFactory) -> Path:
     part = preamble_part("// SplitMix64's output function", "// ldexp's exponent")
-    part += preamble_part("// A von Mises angle about 0", "// ---- end of preamble")
+    part += preamble_part("// A von Mises angle about 0", "// log(x!) of an integer-valued x >= 0 (ir/ops.py")
     return build(tmp_path_factory.mktemp("vonmises"), "vonmises_rounds", SHIMS + part + MAIN, "-w")
 
 

@@ -202,6 +202,17 @@ def test_logseries_with_a_p_per_element_is_the_host_counts() -> None:
     assert (gpu != host).mean() < 1e-5
 
 
+def test_hypergeometric_with_parameters_per_element_is_the_host_counts() -> None:
+    """The draws one by one and the HRUA rounds in the kernel and in the reference: the same counts
+    (a test that flips on CUDA's last bit of log, far below one in a million, would differ)."""
+    good = np.array([10, 5, 100, 50, 10**6, 20, 999, 5, 7, 10**8])
+    bad = np.array([10, 50, 30, 70, 10**6, 20, 1, 10, 3, 10**6])
+    sample = np.array([10, 12, 60, 40, 5000, 39, 500, 7, 10, 10**6])
+    gpu, host = _both(lambda r: r.hypergeometric(good, bad, sample, (30_000, good.size)))
+    assert gpu.dtype == np.int64
+    np.testing.assert_array_equal(gpu, host)
+
+
 def test_negative_binomial_and_noncentral_chisquare_per_element_are_the_host_values() -> None:
     """A Poisson count of a gamma draw per element (negative binomial) and a gamma draw of a Poisson
     count per element (noncentral chi-square with df <= 1 and a nonc per element)."""
