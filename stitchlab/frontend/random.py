@@ -717,8 +717,8 @@ class Generator:
         to float64)."""
         if not all(_on_host(v) and np.ndim(v) == 0 for v in (n, p)):
             return self._binomial(n, p, size)
-        n = int(_scalar("binomial", "n", n))
-        p = _scalar("binomial", "p", p)
+        n = int(float(n))
+        p = float(p)
         if n < 0:
             raise ValueError("n < 0")
         if not 0 <= p <= 1:
@@ -776,7 +776,6 @@ class Generator:
             build.const(rest, np.dtype(np.float64)), batch)))
         return stack([c.astype(np.int64) for c in counts], axis=-1)
 
-
     def negative_binomial(self, n: Any, p: Any, size: Any = None) -> LazyArray:
         """The number of failures before the ``n``-th success of trials of success probability ``p``
         (``n`` a positive real), as int64 (NumPy's ``Generator.negative_binomial``). One ``n`` and
@@ -790,8 +789,8 @@ class Generator:
             shape = _broadcast_size(size, n, p)
             rate = self._gamma("negative_binomial", n, shape) * ((1.0 - p) / p)
             return self._poisson("negative_binomial", asarray(rate), shape)
-        n = _scalar("negative_binomial", "n", n)
-        p = _scalar("negative_binomial", "p", p)
+        n = float(n)
+        p = float(p)
         if not n > 0:
             raise ValueError("n <= 0")
         if not 0 < p <= 1:
@@ -812,8 +811,7 @@ class Generator:
         device, parameters NumPy would reject give -1."""
         if not all(_on_host(v) and np.ndim(v) == 0 for v in (ngood, nbad, nsample)):
             return self._hypergeometric(ngood, nbad, nsample, size)
-        good, bad, sample = (int(_scalar("hypergeometric", w, v)) for w, v in (("ngood", ngood), ("nbad", nbad),
-                                                                              ("nsample", nsample)))
+        good, bad, sample = (int(float(v)) for v in (ngood, nbad, nsample))
         for bad_value, message in ((good < 0, "ngood < 0"), (sample < 0, "nsample < 0"),
                                    (good + bad < sample, "ngood + nbad < nsample"), (bad < 0, "nbad < 0"),
                                    (good >= 10**9 or bad >= 10**9, "both ngood and nbad must be less than 1000000000")):
@@ -861,7 +859,7 @@ class Generator:
         ``p`` outside [0, 1) on the device."""
         if not (_on_host(p) and np.ndim(p) == 0):
             return self._logseries(p, size)
-        p = _scalar("logseries", "p", p)
+        p = float(p)
         if not 0 <= p < 1:
             raise ValueError("p < 0, p >= 1 or p is NaN")
         hi = 1 if p == 0 else 1 + int(math.ceil(70 * math.log(2) / -math.log(p)))
@@ -1043,19 +1041,11 @@ class Generator:
         return take(population, picked, axis=axis)
 
 
-def _scalar(name: str, what: str, value: Any) -> float:
-    """A distribution parameter that must be one number (the table methods), as a float."""
-    if isinstance(value, (int, float, np.integer, np.floating)) or (_on_host(value) and np.ndim(value) == 0):
-        return float(value)
-    raise TypeError(f"sl.random.{name} takes one {what} (a number), got {type(value).__name__} of shape "
-                    f"{np.shape(value)}; for a {what} per element draw with NumPy's or CuPy's {name}")
-
-
 def _integers_of(name: str, what: str, value: Any) -> Any:
     """A count parameter as NumPy takes it: a number truncated to an integer, an array of an
     integer dtype (``TypeError`` for others, as NumPy's casting rule)."""
     if _on_host(value) and np.ndim(value) == 0:
-        return int(_scalar(name, what, value))
+        return int(float(value))  # truncated, as NumPy's
     kind = value.dtype if isinstance(value, LazyArray) or hasattr(value, "__cuda_array_interface__") else np.asarray(value).dtype
     if kind.kind not in "biu" or kind == np.uint64:
         raise TypeError(f"sl.random.{name}: {what} must be an array of integers (NumPy's rule), got dtype {kind}; "
