@@ -14,6 +14,30 @@ CXX = shutil.which("c++") or shutil.which("g++")
 needs_cxx = pytest.mark.skipif(CXX is None, reason="no host C++ compiler")
 
 
+#: the head of a host build of the preamble's device functions (``sl_gamma_rounds``...): the CUDA
+#: qualifiers as nothing, the math functions from <cmath>
+DEVICE_FUNCTION_SHIMS = r"""
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#define __device__
+#define __forceinline__ inline
+#define __noinline__
+using std::acos; using std::cos; using std::exp; using std::fabs; using std::floor; using std::fmax; using std::fmin;
+using std::log; using std::log1p; using std::nan; using std::sin; using std::sqrt;
+"""
+
+MASK = (1 << 64) - 1
+
+
+def splitmix64(z: int) -> int:
+    """SplitMix64's output function of a Python integer (sl.random's streams), for per-element
+    transcriptions in the host tests."""
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+    return z ^ (z >> 31)
+
+
 def preamble_part(start: str, end: str, include_end: bool = False) -> str:
     """The preamble's text from ``start`` up to ``end`` (the first after ``start``)."""
     i = PREAMBLE.index(start)

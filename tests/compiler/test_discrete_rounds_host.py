@@ -23,20 +23,10 @@ from stitchlab.ir.ops import (
     STREAM_STEP,
 )
 
-from .hostcxx import build, needs_cxx, preamble_part
+from .hostcxx import DEVICE_FUNCTION_SHIMS, MASK, build, needs_cxx, preamble_part
+from .hostcxx import splitmix64 as _mix
 
 pytestmark = needs_cxx
-
-SHIMS = r"""
-#include <cmath>
-#include <cstdio>
-#include <cstring>
-#define __device__
-#define __forceinline__ inline
-#define __noinline__
-using std::exp; using std::fabs; using std::floor; using std::fmax; using std::fmin; using std::log; using std::log1p;
-using std::sqrt;
-"""
 
 MAIN = r"""
 // per line: P, the rate's bits and the counter, B, n's and p's bits and the counter, or H, good's,
@@ -63,15 +53,6 @@ int main() {
   }
 }
 """
-
-MASK = (1 << 64) - 1
-
-
-def _mix(z: int) -> int:
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
-    return z ^ (z >> 31)
-
 
 def _log_pmf(k: float, lam: float) -> float:
     """log P(k), Python floats: plainly below 10; from there as ``d = k + 1 - lam`` and Stirling's
@@ -119,7 +100,7 @@ def _by_hand(lam: float, z0: int) -> tuple[float, int]:
 def rounds_exe(tmp_path_factory: pytest.TempPathFactory) -> Path:
     part = preamble_part("// SplitMix64's output function", "// ldexp's exponent")
     part += preamble_part("// Stirling's series of log Gamma", "// ---- end of preamble")
-    return build(tmp_path_factory.mktemp("counts"), "count_rounds", SHIMS + part + MAIN, "-w")
+    return build(tmp_path_factory.mktemp("counts"), "count_rounds", DEVICE_FUNCTION_SHIMS + part + MAIN, "-w")
 
 
 def _looped(exe: Path, lams: np.ndarray, z0: np.ndarray) -> np.ndarray:

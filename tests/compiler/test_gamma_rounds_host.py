@@ -15,19 +15,10 @@ import pytest
 
 from stitchlab.ir.ops import GAMMA_ROUNDS, OPS, STREAM_STEP
 
-from .hostcxx import build, needs_cxx, preamble_part
+from .hostcxx import DEVICE_FUNCTION_SHIMS, MASK, build, needs_cxx, preamble_part
+from .hostcxx import splitmix64 as _mix
 
 pytestmark = needs_cxx
-
-SHIMS = r"""
-#include <cmath>
-#include <cstdio>
-#include <cstring>
-#define __device__
-#define __forceinline__ inline
-#define __noinline__
-using std::cos; using std::log; using std::sin; using std::sqrt;
-"""
 
 MAIN = r"""
 // per line: d's bits and the counter (hex); prints the value's bits
@@ -40,15 +31,6 @@ int main() {
   }
 }
 """
-
-MASK = (1 << 64) - 1
-
-
-def _mix(z: int) -> int:
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
-    return z ^ (z >> 31)
-
 
 def _by_hand(d: float, z0: int) -> tuple[float, int]:
     """The value and the number of rounds taken, one element in Python floats."""
@@ -71,7 +53,7 @@ def _by_hand(d: float, z0: int) -> tuple[float, int]:
 def rounds_exe(tmp_path_factory: pytest.TempPathFactory) -> Path:
     part = preamble_part("// SplitMix64's output function", "// ldexp's exponent")
     part += preamble_part("// Marsaglia and Tsang's rounds", "// Stirling's series of log Gamma")
-    return build(tmp_path_factory.mktemp("gamma"), "gamma_rounds", SHIMS + part + MAIN, "-w")
+    return build(tmp_path_factory.mktemp("gamma"), "gamma_rounds", DEVICE_FUNCTION_SHIMS + part + MAIN, "-w")
 
 
 @pytest.mark.parametrize("a", [0.05, 1.0, 2.5, 100.0])

@@ -16,19 +16,10 @@ import pytest
 from stitchlab.codegen.preamble import PREAMBLE
 from stitchlab.ir.ops import OPS, STREAM_STEP, VONMISES_ROUNDS
 
-from .hostcxx import build, needs_cxx, preamble_part
+from .hostcxx import DEVICE_FUNCTION_SHIMS, MASK, build, needs_cxx, preamble_part
+from .hostcxx import splitmix64 as _mix
 
 pytestmark = needs_cxx
-
-SHIMS = r"""
-#include <cmath>
-#include <cstdio>
-#include <cstring>
-#define __device__
-#define __forceinline__ inline
-#define __noinline__
-using std::acos; using std::cos; using std::log; using std::nan; using std::sqrt;
-"""
 
 MAIN = r"""
 // per line: kappa's bits and the counter (hex); prints the angle's bits
@@ -41,15 +32,6 @@ int main() {
   }
 }
 """
-
-MASK = (1 << 64) - 1
-
-
-def _mix(z: int) -> int:
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
-    return z ^ (z >> 31)
-
 
 def _by_hand(kappa: float, z0: int) -> tuple[float, int]:
     """The angle and the rounds taken, one element in Python floats."""
@@ -83,7 +65,7 @@ def _by_hand(kappa: float, z0: int) -> tuple[float, int]:
 def rounds_exe(tmp_path_factory: pytest.TempPathFactory) -> Path:
     part = preamble_part("// SplitMix64's output function", "// ldexp's exponent")
     part += preamble_part("// A von Mises angle about 0", "// log(x!) of an integer-valued x >= 0 (ir/ops.py")
-    return build(tmp_path_factory.mktemp("vonmises"), "vonmises_rounds", SHIMS + part + MAIN, "-w")
+    return build(tmp_path_factory.mktemp("vonmises"), "vonmises_rounds", DEVICE_FUNCTION_SHIMS + part + MAIN, "-w")
 
 
 def _looped(exe: Path, kappas: np.ndarray, z0: np.ndarray) -> np.ndarray:
