@@ -77,7 +77,8 @@ BINOMIAL_ROUNDS = _ops.BINOMIAL_ROUNDS
 #: an element whose every round rejects, below 0.343**34 = 2e-16, keeps the last proposal
 VONMISES_ROUNDS = _ops.VONMISES_ROUNDS
 #: Stadlober's HRUA rounds a hypergeometric draw of arrays may take (each rejects with probability
-#: 0.59 at most): an element whose every round rejects, below 1e-16, keeps the last proposal
+#: 0.59 at most in the cases measured): an element whose every round rejects, below 1e-16, keeps
+#: the last proposal
 HYPERGEOMETRIC_ROUNDS = _ops.HYPERGEOMETRIC_ROUNDS
 #: the most entries the inverse distribution table of a discrete draw may have (``poisson``...)
 TABLE_LIMIT = 1 << 22
