@@ -63,8 +63,10 @@ from .frontend.api import (
     where,
 )
 from .frontend.array import LazyArray
-from .frontend import assign as _assign, io as _io, library as _library, manipulation as _manipulation, selection as _selection
+from .frontend import (assign as _assign, index_tricks as _index_tricks, io as _io, library as _library,
+                       manipulation as _manipulation, selection as _selection)
 from .frontend.assign import *  # noqa: F401,F403  (copyto, put, place...: assignment)
+from .frontend.index_tricks import *  # noqa: F401,F403  (mgrid, ogrid, r_, c_, s_...)
 from .frontend.io import *  # noqa: F401,F403  (load, save, savez, loadtxt...: files)
 from .frontend.library import *  # noqa: F401,F403  (take, cumsum, sort, dot...: library steps)
 from .frontend.manipulation import *  # noqa: F401,F403  (flip, tril, eye, split, tile, pad...)
@@ -117,9 +119,12 @@ __all__ = sorted(
         "concat", "permute_dims", "matrix_transpose", "vecdot", "matvec", "vecmat", "nanargmax", "nanargmin",
         "asanyarray", "ascontiguousarray", "from_dlpack", "i0", "piecewise", "isreal", "iscomplex", "isrealobj",
         "iscomplexobj", "isscalar", "promote_types", "isdtype", "issubdtype", "common_type", "min_scalar_type",
-        "ufunc", "vectorize", "fast_math",
+        "ufunc", "vectorize", "fast_math", "get_array_module", "array_repr", "array_str", "array2string",
+        "printoptions", "set_printoptions", "get_printoptions", "binary_repr", "base_repr",
+        "e", "euler_gamma", "inf", "nan", "newaxis", "pi",
     }
     | set(_assign.__all__)
+    | set(_index_tricks.__all__)
     | set(_io.__all__)
     | set(_library.__all__)
     | set(_manipulation.__all__)
@@ -140,6 +145,20 @@ _ALIASES += ["generic", "number", "integer", "signedinteger", "unsignedinteger",
 for _name in _ALIASES:
     globals()[_name] = getattr(_np, _name)
 del _name
+
+# NumPy's constants, Python floats as in NumPy and CuPy
+e = _np.e
+"""Euler's number (``numpy.e``)."""
+euler_gamma = _np.euler_gamma
+"""The Euler–Mascheroni constant (``numpy.euler_gamma``)."""
+inf = _np.inf
+"""Positive infinity (``numpy.inf``)."""
+nan = _np.nan
+"""Not a number (``numpy.nan``)."""
+pi = _np.pi
+"""π (``numpy.pi``)."""
+newaxis = None
+"""``None``: ``x[:, sl.newaxis]`` inserts an axis of length 1 (``numpy.newaxis``)."""
 
 
 _SUBPACKAGES = ("codegen", "compression", "frontend", "horovod", "ir", "linalg", "notebook", "plan", "random", "registry",

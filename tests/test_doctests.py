@@ -9,7 +9,9 @@ import pytest
 
 MODULES = ["stitchlab", "stitchlab.frontend.api", "stitchlab.frontend.array", "stitchlab.frontend.jit",
            "stitchlab.frontend.library", "stitchlab.frontend.manipulation", "stitchlab.frontend.linalg",
-           "stitchlab.frontend.random"]
+           "stitchlab.frontend.random", "stitchlab.frontend.index_tricks", "stitchlab.frontend.io",
+           "stitchlab.frontend.assign", "stitchlab.frontend.selection", "stitchlab.frontend.vectorize",
+           "stitchlab.frontend.ufunc", "stitchlab.frontend.creation"]
 
 
 @pytest.mark.parametrize("name", MODULES)

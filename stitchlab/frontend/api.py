@@ -1462,6 +1462,72 @@ def asnumpy(a: Any) -> np.ndarray:
     return np.asarray(a)
 
 
+def get_array_module(*args: Any) -> Any:
+    """The array module for ``args`` (CuPy's ``get_array_module``): ``stitchlab`` if any of them
+    is a stitchlab array, else ``numpy``, so that code written against ``xp`` takes either.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> def norm(x):
+        ...     xp = sl.get_array_module(x)
+        ...     return xp.sqrt((x * x).sum())
+        >>> sl.get_array_module(sl.ones(2)).__name__, sl.get_array_module(np.ones(2)).__name__
+        ('stitchlab', 'numpy')
+    """
+    if builtins.any(isinstance(a, LazyArray) for a in args):
+        import stitchlab
+
+        return stitchlab
+    return np
+
+
+def array_repr(arr: Any, max_line_width: Any = None, precision: Any = None, suppress_small: Any = None) -> str:
+    """NumPy's ``array_repr`` of the evaluated array (``repr(x)`` is this).
+
+    Example:
+        >>> import stitchlab as sl
+        >>> sl.array_repr(sl.arange(3) / 2, precision=1)
+        'array([0. , 0.5, 1. ])'
+    """
+    return np.array_repr(asnumpy(arr), max_line_width, precision, suppress_small)
+
+
+def array_str(a: Any, max_line_width: Any = None, precision: Any = None, suppress_small: Any = None) -> str:
+    """NumPy's ``array_str`` of the evaluated array (``str(x)`` is this)."""
+    return np.array_str(asnumpy(a), max_line_width, precision, suppress_small)
+
+
+def array2string(a: Any, *args: Any, **kwargs: Any) -> str:
+    """NumPy's ``array2string`` of the evaluated array, with NumPy's arguments."""
+    return np.array2string(asnumpy(a), *args, **kwargs)
+
+
+def printoptions(*args: Any, **kwargs: Any) -> Any:
+    """NumPy's ``printoptions`` context manager: a stitchlab array prints through NumPy, so the
+    options apply to it (``with sl.printoptions(precision=2): print(x)``)."""
+    return np.printoptions(*args, **kwargs)
+
+
+def set_printoptions(*args: Any, **kwargs: Any) -> None:
+    """NumPy's ``set_printoptions`` (they apply to stitchlab arrays, which print through NumPy)."""
+    np.set_printoptions(*args, **kwargs)
+
+
+def get_printoptions() -> dict[str, Any]:
+    """NumPy's ``get_printoptions``."""
+    return np.get_printoptions()
+
+
+def binary_repr(num: Any, width: int | None = None) -> str:
+    """NumPy's ``binary_repr`` of an integer (two's complement in ``width`` digits if negative)."""
+    return np.binary_repr(operator.index(num), width)
+
+
+def base_repr(number: Any, base: int = 2, padding: int = 0) -> str:
+    """NumPy's ``base_repr`` of an integer in ``base`` (2 to 36)."""
+    return np.base_repr(operator.index(number), base, padding)
+
+
 def isreal(x: Any) -> LazyArray:
     """Whether each element is real: all true (stitchlab arrays are real; NumPy's ``isreal``).
 

@@ -114,7 +114,7 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
         >>> sl.maximum.accumulate(sl.asarray([1, 3, 2])).get()
         array([1, 3, 3])
         >>> y = sl.zeros(3)
-        >>> sl.multiply(x, 2, out=y, where=x > 1)
+        >>> _ = sl.multiply(x, 2, out=y, where=x > 1)  # returns y
         >>> y.get()
         array([0., 4., 6.])
     """

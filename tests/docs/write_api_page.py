@@ -48,6 +48,13 @@ SECTIONS = [
     ("Files", "NumPy's formats, read and written on the host; what is read comes back as stitchlab arrays.",
      ["load", "save", "savez", "savez_compressed", "loadtxt", "savetxt", "genfromtxt", "fromfile", "frombuffer", "fromiter",
       "NpzFile"]),
+    ("Index tricks", "NumPy's: `mgrid`/`ogrid` build lazy grids (fused into their use), `r_`/`c_` join arrays, "
+     "slices and scalars with `concatenate`; `s_`, `index_exp` and `ndindex` are NumPy's own.",
+     ["mgrid", "ogrid", "r_", "c_", "s_", "index_exp", "ndindex", "ndenumerate"]),
+    ("Constants, printing and modules", "NumPy's constants and print options (a stitchlab array prints through NumPy); "
+     "`get_array_module` picks `stitchlab` or `numpy` for code written against `xp`, as CuPy's does.",
+     ["e", "euler_gamma", "inf", "nan", "newaxis", "pi", "array_repr", "array_str", "array2string", "printoptions",
+      "set_printoptions", "get_printoptions", "binary_repr", "base_repr", "get_array_module", "asnumpy"]),
     ("Backends and counters", "", ["get_backend", "set_backend", "stats", "reset_stats"]),
 ]
 

@@ -1,0 +1,42 @@
+"""``sl.mgrid``/``sl.ogrid``/``sl.r_``/``sl.c_`` on the GPU: a grid is computed from positions
+inside the kernel that reads it (one launch, NumPy's values); ``r_``/``c_`` join CuPy and
+stitchlab arrays on the device.
+
+Run on the GPU machine: ``PYTHONPATH=. python3 -m pytest -m gpu tests/gpu/test_index_tricks_gpu.py -q``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import stitchlab as sl
+
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cupy_backend")]
+
+
+@pytest.mark.parametrize("key", [np.s_[0:1024, 0:1:768j], np.s_[-2.0:2.0:0.01, 0:300]], ids=["count", "step"])
+def test_a_grid_is_made_inside_the_kernel_that_reads_it(key) -> None:
+    yy, xx = sl.mgrid[key]
+    r = sl.hypot(yy - 3.5, xx * 2.0)
+    assert len(sl.explain(r).kernels) == 1
+    before = sl.stats()["launches"]
+    got = r.get()
+    assert sl.stats()["launches"] == before + 1
+    want_y, want_x = np.mgrid[key]
+    np.testing.assert_array_equal(sl.mgrid[key].get(), np.mgrid[key])
+    np.testing.assert_allclose(got, np.hypot(want_y - 3.5, want_x * 2.0), rtol=1e-15)
+    oy, ox = sl.ogrid[key]
+    np.testing.assert_array_equal((oy + ox).get(), np.add(*np.ogrid[key]))
+
+
+def test_joins_of_device_arrays_stay_on_the_device() -> None:
+    import cupy as cp
+
+    a = np.random.default_rng(3).standard_normal(1000).astype(np.float32)
+    x = sl.asarray(cp.asarray(a))
+    got = sl.c_[x, sl.exp(x), cp.asarray(a) * 2]
+    assert isinstance(cp.asarray(got), cp.ndarray)
+    np.testing.assert_allclose(got.get(), np.c_[a, np.exp(a), a * 2], rtol=1e-6)
+    row = sl.r_[x, 0, 1:4, 0:1:3j]
+    np.testing.assert_array_equal(row.get(), np.r_[a, 0, 1:4, 0:1:3j])
