@@ -882,28 +882,44 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Lazy
 def digitize(x: Any, bins: Any, right: bool = False) -> LazyArray:
     """The bin of each element of ``x`` (NumPy's ``digitize``): ``i`` with ``bins[i-1] <= x <
     bins[i]`` for increasing bins (``<`` and ``<=`` swapped with ``right=True``), mirrored for
-    decreasing ones. ``bins`` must be known on the host (its monotonicity is checked there, as
-    NumPy does). A :func:`searchsorted` step.
+    decreasing ones. A :func:`searchsorted` step. Host ``bins`` (a list, a NumPy array) are
+    checked to be monotonic, as NumPy does; stitchlab or CuPy ``bins`` are not (that would read
+    them back, so, as in CuPy, bins that are not monotonic give unspecified bins), and their
+    direction is taken on the device from their first and last elements.
 
     Example:
         >>> import numpy as np, stitchlab as sl
         >>> sl.digitize(sl.asarray(np.array([0.5, 1.0, 3.0])), [1.0, 2.0, 3.0]).get()
         array([0, 1, 3])
+        >>> sl.digitize(sl.asarray(np.array([0.05, 0.5, 1.0])), sl.linspace(1, 0, 5)).get()
+        array([4, 2, 0])
     """
+    side = "left" if right else "right"
     if on_device(bins):
-        raise TypeError("digitize: bins must be known on the host (a list or a NumPy array) to check that they are monotonic")
+        lazy = asarray(bins)
+        _bins_are_1d(lazy.ndim)
+        n = lazy.shape[0]
+        if n == 0:
+            return searchsorted(lazy, x, side=side)
+
+        increasing = lazy[0] <= lazy[-1]  # (as NumPy: equal ends count as increasing)
+        found = searchsorted(where(increasing, lazy, lazy[::-1]), x, side=side)
+        return where(increasing, found, n - found)
     b = np.asarray(bins)
-    if b.ndim != 1:
-        raise ValueError("object too deep for desired array" if b.ndim > 1 else "object of too small depth for desired array")
+    _bins_are_1d(b.ndim)
     with np.errstate(invalid="ignore"):
         d = np.diff(b)
     increasing, decreasing = bool(np.all(d >= 0)), bool(np.all(d <= 0))
     if not (increasing or decreasing):
         raise ValueError("bins must be monotonically increasing or decreasing")
-    side = "left" if right else "right"
     if increasing:
         return searchsorted(b, x, side=side)
     return len(b) - searchsorted(b[::-1].copy(), x, side=side)
+
+
+def _bins_are_1d(ndim: int) -> None:
+    if ndim != 1:
+        raise ValueError("object too deep for desired array" if ndim > 1 else "object of too small depth for desired array")
 
 
 def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None, period: Any = None) -> LazyArray:

@@ -143,6 +143,10 @@ def test_searchsorted_and_digitize_are_numpys(dtype: str) -> None:
         np.testing.assert_array_equal(got, np.searchsorted(a.astype(np.float64), v.astype(np.float64), side=side))
     bins = np.unique(a.astype(np.float64)[:-3])[::7]
     np.testing.assert_array_equal(_host(sl.digitize(_dev(v), bins)), np.digitize(v.astype(np.float64), bins))
+    for device_bins in (bins, bins[::-1].copy()):  # bins on the device: direction taken there
+        for right in (False, True):
+            got = _host(sl.digitize(_dev(v), _dev(device_bins), right))
+            np.testing.assert_array_equal(got, np.digitize(v.astype(np.float64), device_bins, right))
 
 
 def test_products_built_on_matmul_are_numpys() -> None:
