@@ -21,6 +21,10 @@
 #                         CuPy, torch and torch.compile) into $OUT/<name>/ and $OUT/<name>.log;
 #                         "all": assignment convolve fast_math int8_ops stencil tall_columns
 #                         ufunc_at vectorize (random_dropout: GPU_CHECK_RANDOM)
+#   GPU_CHECK_FUZZ=S      also run random programs against NumPy (tests/fuzzgraphs.py) for S seconds,
+#                         one process per entry of FUZZ_RUNS (default: two mixed, wide, reductions,
+#                         assign, at, bfloat16, capture), seeds from FUZZ_FIRST (default 10000000) on,
+#                         a million apart; their logs one after another in $OUT/fuzz.log
 #   GPU_CHECK_NCU=a,b     also profile these workloads' stitchlab kernels with Nsight Compute
 #                         (large, --clock-control none) into $OUT/ncu.txt; NCU_TIMEOUT_S (90),
 #                         NCU_DTYPE (float32), NCU_SECTIONS ("SpeedOfLight LaunchStats Occupancy")
@@ -84,6 +88,31 @@ if [ "${GPU_CHECK_NOTEBOOKS:-0}" != "0" ]; then
     fi
 fi
 
+# 3c. optional: a fuzz campaign on new seeds, one process per family (the GPU tests run fixed seeds)
+rc_fuzz=0
+if [ -n "${GPU_CHECK_FUZZ:-}" ]; then
+    runs="${FUZZ_RUNS:-mixed mixed wide reductions assign at bfloat16 capture}"
+    step "fuzz for ${GPU_CHECK_FUZZ} s: $runs"
+    first="${FUZZ_FIRST:-10000000}"
+    k=0
+    pids=()
+    for run in $runs; do
+        case "$run" in
+            bfloat16) extra=(--dtypes bfloat16,bfloat16,float32,int32,bool) ;;
+            capture) extra=(--capture) ;;
+            *) extra=(--family "$run") ;;
+        esac
+        python3 "$REPO/tests/fuzzgraphs.py" $((first + k * 1000000)) 1000000 --budget-s "$GPU_CHECK_FUZZ" "${extra[@]}" \
+            > "/tmp/fuzz-$k-$run.log" 2>&1 &
+        pids+=($!)
+        k=$((k + 1))
+    done
+    for pid in "${pids[@]}"; do wait "$pid" || rc_fuzz=1; done
+    # one file (the device tool brings back few): each process's log under its name
+    for log in /tmp/fuzz-*.log; do printf '\n### %s\n' "$(basename "$log")"; cat "$log"; done > "$OUT/fuzz.log"
+    tail -qn 1 /tmp/fuzz-*.log
+fi
+
 # 4. optional: Nsight Compute over stitchlab's kernels of a few workloads (clocks left alone)
 if [ -n "${GPU_CHECK_NCU:-}" ]; then
     step "ncu: $GPU_CHECK_NCU"
@@ -143,6 +172,6 @@ if [ "${GPU_CHECK_BENCH:-1}" != "0" ]; then
     fi
 fi
 
-step "done: tests rc=$rc_tests, notebooks rc=$rc_nb, random rc=$rc_random, probes rc=$rc_probes, benchmarks rc=$rc_bench; results in $OUT"
+step "done: tests rc=$rc_tests, notebooks rc=$rc_nb, fuzz rc=$rc_fuzz, random rc=$rc_random, probes rc=$rc_probes, benchmarks rc=$rc_bench; results in $OUT"
 ls -la "$OUT"
-[ "$rc_tests" = "0" ] && [ "$rc_nb" = "0" ] && [ "$rc_random" = "0" ] && [ "$rc_probes" = "0" ] && [ "$rc_bench" = "0" ]
+[ "$rc_tests" = "0" ] && [ "$rc_nb" = "0" ] && [ "$rc_fuzz" = "0" ] && [ "$rc_random" = "0" ] && [ "$rc_probes" = "0" ] && [ "$rc_bench" = "0" ]
