@@ -97,6 +97,7 @@ from . import _log  # noqa: F401,E402  (STITCHLAB_LOG takes effect at import)
 from .explain import Plan, explain
 from .ir.dtypes import SUPPORTED as _SUPPORTED
 from .runtime import get_backend, set_backend
+from .runtime.backend import ConstantsWarning
 from .runtime.stats import reset_stats, stats
 
 ndarray = LazyArray
@@ -119,7 +120,7 @@ __all__ = sorted(
         "concat", "permute_dims", "matrix_transpose", "vecdot", "matvec", "vecmat", "nanargmax", "nanargmin",
         "asanyarray", "ascontiguousarray", "from_dlpack", "i0", "piecewise", "isreal", "iscomplex", "isrealobj",
         "iscomplexobj", "isscalar", "promote_types", "isdtype", "issubdtype", "common_type", "min_scalar_type",
-        "ufunc", "vectorize", "fast_math", "get_array_module", "array_repr", "array_str", "array2string",
+        "ufunc", "vectorize", "fast_math", "ConstantsWarning", "get_array_module", "array_repr", "array_str", "array2string",
         "printoptions", "set_printoptions", "get_printoptions", "binary_repr", "base_repr",
         "e", "euler_gamma", "inf", "nan", "newaxis", "pi",
     }

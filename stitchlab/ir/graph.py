@@ -31,12 +31,16 @@ class Graph:
         inputs: the ``input`` leaves in slot order.
         outputs: the canonical node of each requested output (may repeat).
         key: structural hash (hex), stable across processes.
+        template: a hash of the structure without the values of the ``const`` leaves (and
+            without which inputs are the same buffer): graphs that differ only in their scalar
+            constants (``x * 0.5`` and ``x * 0.25``) share it. For diagnostics only.
     """
 
     nodes: tuple[Node, ...]
     inputs: tuple[Node, ...]
     outputs: tuple[Node, ...]
     key: str
+    template: str = ""
     _index: dict[int, int] = field(default_factory=dict, repr=False)
 
     def index(self, node: Node) -> int:
@@ -151,6 +155,7 @@ def build_graph(outputs: Sequence[Node]) -> tuple[Graph, tuple[Node, ...]]:
 def _canonicalize(order: Sequence[Node], outputs: Sequence[Node]) -> tuple[Graph, tuple[Node, ...]]:
     canon: dict[int, Node] = {}  # id(original) -> canonical node
     shape_hash: dict[int, str] = {}  # id(canonical) -> hash of structure without leaf identity
+    template: dict[int, str] = {}  # id(canonical) -> the same without the constants' values
     table: dict[tuple[Any, ...], Node] = {}
     source_of: dict[int, Node] = {}  # id(canonical input) -> original leaf
 
@@ -166,6 +171,7 @@ def _canonicalize(order: Sequence[Node], outputs: Sequence[Node]) -> tuple[Graph
                 else:
                     leaf = key
                 shape_hash[id(c)] = _digest(*leaf)
+                template[id(c)] = _digest(*(leaf if node.op != "const" else leaf[:3]))
             canon[id(node)] = c
             continue
         ins = [canon[id(i)] for i in node.inputs]
@@ -178,6 +184,9 @@ def _canonicalize(order: Sequence[Node], outputs: Sequence[Node]) -> tuple[Graph
             shape_hash[id(c)] = _digest(
                 node.op, node.dtype.str, node.shape, node.attrs, [shape_hash[id(i)] for i in ins]
             )
+            parts = [template[id(i)] for i in ins]
+            template[id(c)] = _digest(node.op, node.dtype.str, node.shape, node.attrs,
+                                      sorted(parts) if OPS[node.op].commutative else parts)
         canon[id(node)] = c
 
     outs = tuple(canon[id(o)] for o in outputs)
@@ -194,4 +203,4 @@ def _canonicalize(order: Sequence[Node], outputs: Sequence[Node]) -> tuple[Graph
             h.update(f"{n.op} {n.dtype.str} {n.shape} {n.attrs!r} {args}\n".encode())
     h.update(repr([pos[id(o)] for o in outs]).encode())
     sources = tuple(source_of[id(n)] for n in inputs)
-    return Graph(tuple(nodes), inputs, outs, h.hexdigest()), sources
+    return Graph(tuple(nodes), inputs, outs, h.hexdigest(), _digest(*[template[id(o)] for o in outs])), sources

@@ -7,7 +7,10 @@ so evaluating the same structure again plans nothing.
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -29,16 +32,29 @@ class PerCall:
         self.make = make
 
 
+#: After planning this many graphs that differ only in their scalar constants, a backend that
+#: compiles kernels warns once (:class:`ConstantsWarning`).
+CONSTANT_VARIANTS_WARN = 8
+
+
+class ConstantsWarning(UserWarning):
+    """The same expression was compiled again and again for new values of its Python scalars."""
+
+
 class Backend:
     """Base class of the numpy and cupy backends."""
 
     name: str = ""
     #: how many planned graphs each backend keeps in memory
     cache_size: int = 512
+    #: whether planning a graph compiles kernels (then plans that differ only in constants warn)
+    compiles_kernels: bool = False
 
     def __init__(self) -> None:
         self._executables: OrderedDict[str, Executable] = OrderedDict()
         self._lock = threading.Lock()
+        # graph template -> keys planned for it (None once warned), the most recent templates
+        self._variants: OrderedDict[str, set[str] | None] = OrderedDict()
 
     # --- arrays --------------------------------------------------------------------------------
     def device(self) -> str:
@@ -78,7 +94,45 @@ class Backend:
             self._executables[graph.key] = exe
             while len(self._executables) > self.cache_size:
                 self._executables.popitem(last=False)
+        if self.compiles_kernels and graph.template and graph.template != graph.key:
+            self._note_constants(graph)
         return exe
+
+    def _note_constants(self, graph: Graph) -> None:
+        """Count the plans of ``graph``'s template (one per set of constant values) and warn once
+        when they reach :data:`CONSTANT_VARIANTS_WARN`: each set compiled kernels of its own."""
+        with self._lock:
+            keys = self._variants.setdefault(graph.template, set())
+            self._variants.move_to_end(graph.template)
+            while len(self._variants) > self.cache_size:
+                self._variants.popitem(last=False)
+            if keys is None:
+                return
+            keys.add(graph.key)
+            if len(keys) < CONSTANT_VARIANTS_WARN:
+                return
+            self._variants[graph.template] = None
+        values = ", ".join(str(n.dtype.type(n.attr("value"))) for n in graph.nodes if n.op == "const")
+        warnings.warn(
+            f"stitchlab planned and compiled one expression for {len(keys)} sets of scalar constants "
+            f"(now {values}): a Python number is a constant of the kernel, so each new value compiles "
+            "new kernels. Pass a value that changes between evaluations as a NumPy scalar of the array's "
+            "dtype or a 0-d array (x * np.float32(t), sl.asarray(t)): it is then an input, read when the "
+            "kernel runs, and nothing is compiled again (also as an argument of an sl.jit function).",
+            ConstantsWarning, stacklevel=_user_level())
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _user_level() -> int:
+    """``stacklevel`` for a warning raised here that names the first caller outside stitchlab
+    (the line of the user's code that asked for the evaluation)."""
+    level, frame = 2, sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame = frame.f_back
+        level += 1
+    return level
 
     def clear_cache(self) -> None:
         self._executables.clear()

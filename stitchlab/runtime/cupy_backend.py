@@ -31,6 +31,7 @@ def _cupy() -> Any:
 
 class CupyBackend(Backend):
     name = "cupy"
+    compiles_kernels = True
 
     def device(self) -> str:
         return f"cuda:{_cupy().cuda.Device().id}"

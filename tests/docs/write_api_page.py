@@ -55,7 +55,7 @@ SECTIONS = [
      "`get_array_module` picks `stitchlab` or `numpy` for code written against `xp`, as CuPy's does.",
      ["e", "euler_gamma", "inf", "nan", "newaxis", "pi", "array_repr", "array_str", "array2string", "printoptions",
       "set_printoptions", "get_printoptions", "binary_repr", "base_repr", "get_array_module", "asnumpy"]),
-    ("Backends and counters", "", ["get_backend", "set_backend", "stats", "reset_stats"]),
+    ("Backends and counters", "", ["get_backend", "set_backend", "stats", "reset_stats", "ConstantsWarning"]),
 ]
 
 names = set(sl.__all__)
