@@ -146,6 +146,10 @@ def zeros(shape: Any, dtype: Any = float, order: str = "C") -> ndarray:
     return ndarray(shape, dtype, order=order)
 
 
+def full(shape: Any, fill_value: Any, dtype: Any = None) -> ndarray:
+    return ndarray(shape, dtype if dtype is not None else np.asarray(fill_value).dtype)
+
+
 def _update_order_char(c: bool, f: bool, order: int) -> int:
     if order in (ord("K"), ord("A")):
         return ord("F") if f and not c else ord("C")
@@ -224,7 +228,7 @@ def make_module() -> types.ModuleType:
     cuda.Stream = Stream  # type: ignore[attr-defined]
     cuda.get_current_stream = lambda: _streams[-1]  # type: ignore[attr-defined]
     cp.cuda = cuda  # type: ignore[attr-defined]
-    for name, value in {"ndarray": ndarray, "empty": empty, "zeros": zeros, "empty_like": empty_like,
+    for name, value in {"ndarray": ndarray, "empty": empty, "zeros": zeros, "full": full, "empty_like": empty_like,
                         "ascontiguousarray": ascontiguousarray, "asarray": asarray, "RawKernel": RawKernel,
                         "float32": np.float32, "int32": np.int32, "uint32": np.uint32}.items():
         setattr(cp, name, value)

@@ -224,9 +224,13 @@ class Jitted:
                 f"change it. Assign into a copy made inside the function (y = captured.copy()) and return it"
             )
         graph, sources = build_graph([x._node for x in leaves])
-        binding = [placeholders[id(n)] if id(n) in placeholders else per_call.get(id(n), n.value) for n in sources]
         device = next((n.device for n in graph.nodes if n.device is not None), None)
-        executable = runtime.for_device(device).executable(graph)
+        backend = runtime.for_device(device)
+        # per input slot: an argument's position, a per-call buffer, or a buffer captured now (a
+        # constant the graph reads at run time included)
+        binding = [placeholders[id(n)] if id(n) in placeholders else per_call.get(id(n), n.value) if n.op == "input"
+                   else backend.constant(n) for n in sources]
+        executable = backend.executable(graph)
         return _Trace(graph, binding, structure, executable)
 
     def __call__(self, *args: Any) -> Any:

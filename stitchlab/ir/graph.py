@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from .node import Node
 from .ops import OPS
@@ -33,7 +35,9 @@ class Graph:
         key: structural hash (hex), stable across processes.
         template: a hash of the structure without the values of the ``const`` leaves (and
             without which inputs are the same buffer): graphs that differ only in their scalar
-            constants (``x * 0.5`` and ``x * 0.25``) share it. For diagnostics only.
+            constants (``x * 0.5`` and ``x * 0.25``) share it.
+        constants: the values of the caller's ``const`` leaves, in the order of their first use
+            (what differs between the graphs of one template).
     """
 
     nodes: tuple[Node, ...]
@@ -41,6 +45,7 @@ class Graph:
     outputs: tuple[Node, ...]
     key: str
     template: str = ""
+    constants: tuple[Any, ...] = ()
     _index: dict[int, int] = field(default_factory=dict, repr=False)
 
     def index(self, node: Node) -> int:
@@ -144,6 +149,9 @@ def build_graph(outputs: Sequence[Node]) -> tuple[Graph, tuple[Node, ...]]:
         graph, slots = hit
         return graph, tuple([order[k] for k in slots])
     graph, sources = _canonicalize(order, outputs)
+    lift = _read_at_run_time.get(graph.template)
+    if lift:  # constants that changed from graph to graph of this template: inputs instead
+        graph, sources = _canonicalize(order, outputs, lift)
     at = {id(n): k for k, n in enumerate(order)}
     with _memo_lock:
         _memo[fingerprint] = (graph, tuple(at[id(s)] for s in sources))
@@ -152,24 +160,72 @@ def build_graph(outputs: Sequence[Node]) -> tuple[Graph, tuple[Node, ...]]:
     return graph, sources
 
 
-def _canonicalize(order: Sequence[Node], outputs: Sequence[Node]) -> tuple[Graph, tuple[Node, ...]]:
+# Templates whose graphs read some of their constants at run time: template -> the positions of
+# those constants among the ``const`` leaves in first-use order (Graph.constants), set by
+# read_constants_at_run_time.
+_read_at_run_time: dict[str, frozenset[int]] = {}
+
+#: ops that give the same bits whether an operand is a literal of the kernel or a value read at
+#: run time (the code generator specializes no other use of a constant's value for these)
+_VALUE_BLIND = frozenset({"add", "subtract", "multiply", "maximum", "minimum", "fmax", "fmin", "equal", "not_equal",
+                          "less", "less_equal", "greater", "greater_equal"})
+_LIFTABLE_DTYPES = frozenset({np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)})
+
+
+def read_constants_at_run_time(template: str, positions: Iterable[int]) -> None:
+    """From now on, build the graphs of ``template`` with the constants at ``positions`` (indices
+    into :attr:`Graph.constants`) as 0-d inputs: new values then share one graph key, one plan
+    and one set of kernels. Only float16/32/64 constants used by value-blind ops (``_VALUE_BLIND``,
+    through broadcasts and reshapes) are read so; the others stay literals. Their source nodes
+    are the ``const`` nodes themselves: the runtime makes a 0-d buffer of the value."""
+    _read_at_run_time[template] = frozenset(positions)
+
+
+def _value_blind_uses(order: Sequence[Node]) -> set[int]:
+    """ids of the nodes every use of which (through broadcasts and reshapes) is a value-blind op."""
+    users: dict[int, list[Node]] = {}
+    for n in order:
+        for i in n.inputs:
+            users.setdefault(id(i), []).append(n)
+    blind: set[int] = set()
+    for n in reversed(order):  # users before what they use
+        uses = users.get(id(n), [])
+        if uses and all(u.op in _VALUE_BLIND or (u.op in ("broadcast", "reshape") and id(u) in blind) for u in uses):
+            blind.add(id(n))
+    return blind
+
+
+def _canonicalize(order: Sequence[Node], outputs: Sequence[Node],
+                  lift: frozenset[int] = frozenset()) -> tuple[Graph, tuple[Node, ...]]:
     canon: dict[int, Node] = {}  # id(original) -> canonical node
     shape_hash: dict[int, str] = {}  # id(canonical) -> hash of structure without leaf identity
     template: dict[int, str] = {}  # id(canonical) -> the same without the constants' values
     table: dict[tuple[Any, ...], Node] = {}
     source_of: dict[int, Node] = {}  # id(canonical input) -> original leaf
+    constants: list[Any] = []
+    blind = _value_blind_uses(order) if lift else set()
 
     for node in order:
         if node.is_leaf:
             key = _leaf_key(node)
+            if node.op == "const":
+                if (len(constants) in lift and id(node) in blind and node.dtype in _LIFTABLE_DTYPES
+                        and len(node.attrs) == 1):
+                    key = ("read at run time", len(constants))
+                constants.append(node.attr("value"))
             c = table.get(key)
             if c is None:
-                c = table[key] = Node(node.op, (), node.shape, node.dtype, node.attrs, device=node.device)
-                if node.op == "input":
+                if key[0] == "read at run time":
+                    c = table[key] = Node("input", (), node.shape, node.dtype, device=node.device)
                     source_of[id(c)] = node
-                    leaf: tuple[Any, ...] = ("input", node.shape, node.dtype.str)
+                    leaf: tuple[Any, ...] = key + (node.shape, node.dtype.str)
                 else:
-                    leaf = key
+                    c = table[key] = Node(node.op, (), node.shape, node.dtype, node.attrs, device=node.device)
+                    if node.op == "input":
+                        source_of[id(c)] = node
+                        leaf = ("input", node.shape, node.dtype.str)
+                    else:
+                        leaf = key
                 shape_hash[id(c)] = _digest(*leaf)
                 template[id(c)] = _digest(*(leaf if node.op != "const" else leaf[:3]))
             canon[id(node)] = c
@@ -203,4 +259,5 @@ def _canonicalize(order: Sequence[Node], outputs: Sequence[Node]) -> tuple[Graph
             h.update(f"{n.op} {n.dtype.str} {n.shape} {n.attrs!r} {args}\n".encode())
     h.update(repr([pos[id(o)] for o in outs]).encode())
     sources = tuple(source_of[id(n)] for n in inputs)
-    return Graph(tuple(nodes), inputs, outs, h.hexdigest(), _digest(*[template[id(o)] for o in outs])), sources
+    graph = Graph(tuple(nodes), inputs, outs, h.hexdigest(), _digest(*[template[id(o)] for o in outs]), tuple(constants))
+    return graph, sources

@@ -12,6 +12,7 @@ from . import stats
 from .backend import Backend, PerCall
 from .cupy_backend import CupyBackend, gpu_usable
 from .numpy_backend import NumpyBackend
+from .scratch import keep_alive
 
 BACKENDS = ("numpy", "cupy")
 _instances: dict[str, Backend] = {}
@@ -76,11 +77,17 @@ class TracedValueError(RuntimeError):
     """A traced array (inside ``sl.jit``) was asked for its values, which it does not have yet."""
 
 
+def source_buffers(backend: Backend, sources: Sequence[Node]) -> list[Any]:
+    """The buffer of each source of a graph: an input's own, or for a constant the graph reads at
+    run time (``stitchlab.ir.graph.read_constants_at_run_time``) a 0-d buffer of its value."""
+    return [leaf.value if leaf.op == "input" else backend.constant(leaf) for leaf in sources]
+
+
 def evaluate(nodes: Sequence[Node]) -> list[Any]:
     """Evaluate ``nodes`` (all on one device) in one graph; materialize them; return buffers."""
     pending = [n for n in nodes if n.op != "input"]
     graph, sources = build_graph(pending) if pending else (None, [])
-    if any(leaf.value is None for leaf in sources) or any(n.op == "input" and n.value is None for n in nodes):
+    if any(leaf.value is None and leaf.op == "input" for leaf in sources) or any(n.op == "input" and n.value is None for n in nodes):
         raise TracedValueError(
             "cannot materialize a traced array inside sl.jit (bool(), .get(), np.asarray, print, "
             "a NumPy function without a lazy version, or similar on a traced value); move "
@@ -89,7 +96,11 @@ def evaluate(nodes: Sequence[Node]) -> list[Any]:
     if graph is not None:
         device = next((n.device for n in graph.nodes if n.device is not None), None)
         backend = for_device(device)
-        outs = backend.executable(graph)([leaf.value for leaf in sources])
+        buffers = source_buffers(backend, sources)
+        outs = backend.executable(graph)(buffers)
+        made = [b for leaf, b in zip(sources, buffers, strict=True) if leaf.op != "input"]
+        if made:  # the 0-d buffers of constants: as long as the outputs (a captured graph reads them)
+            keep_alive(outs, made)
         stats.bump("evaluations")
         for node, buf in zip(pending, outs, strict=False):
             node.materialize(buf)

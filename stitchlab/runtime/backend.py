@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..ir.graph import Graph
+from ..ir.graph import Graph, read_constants_at_run_time
 from . import stats
 
 Executable = Callable[[Sequence[Any]], list[Any]]
@@ -53,8 +53,9 @@ class Backend:
     def __init__(self) -> None:
         self._executables: OrderedDict[str, Executable] = OrderedDict()
         self._lock = threading.Lock()
-        # graph template -> keys planned for it (None once warned), the most recent templates
-        self._variants: OrderedDict[str, set[str] | None] = OrderedDict()
+        # graph template -> (keys planned for it, the first graph's constants, the positions of
+        # constants that changed since), the most recent templates; None once it has warned
+        self._variants: OrderedDict[str, tuple[set[str], tuple[Any, ...], set[int]] | None] = OrderedDict()
 
     # --- arrays --------------------------------------------------------------------------------
     def device(self) -> str:
@@ -99,27 +100,43 @@ class Backend:
         return exe
 
     def _note_constants(self, graph: Graph) -> None:
-        """Count the plans of ``graph``'s template (one per set of constant values) and warn once
-        when they reach :data:`CONSTANT_VARIANTS_WARN`: each set compiled kernels of its own."""
+        """Count the plans of ``graph``'s template (one per set of constant values). When they
+        reach :data:`CONSTANT_VARIANTS_WARN`, the constants that changed are read at run time
+        from then on (where that gives the same bits, ``read_constants_at_run_time``) and the
+        user is told once."""
         with self._lock:
-            keys = self._variants.setdefault(graph.template, set())
+            seen = self._variants.get(graph.template, ())
+            if seen is None:
+                return
+            if not seen:
+                seen = self._variants[graph.template] = (set(), graph.constants, set())
             self._variants.move_to_end(graph.template)
             while len(self._variants) > self.cache_size:
                 self._variants.popitem(last=False)
-            if keys is None:
-                return
+            keys, first, changed = seen
             keys.add(graph.key)
+            if len(first) == len(graph.constants):
+                changed.update(k for k, (a, b) in enumerate(zip(first, graph.constants, strict=True)) if repr(a) != repr(b))
             if len(keys) < CONSTANT_VARIANTS_WARN:
                 return
             self._variants[graph.template] = None
+        read_constants_at_run_time(graph.template, changed)
         values = ", ".join(str(n.dtype.type(n.attr("value"))) for n in graph.nodes if n.op == "const")
         warnings.warn(
             f"stitchlab planned and compiled one expression for {len(keys)} sets of scalar constants "
-            f"(now {values}): a Python number is a constant of the kernel, so each new value compiles "
-            "new kernels. Pass a value that changes between evaluations as a NumPy scalar of the array's "
-            "dtype or a 0-d array (x * np.float32(t), sl.asarray(t)): it is then an input, read when the "
-            "kernel runs, and nothing is compiled again (also as an argument of an sl.jit function).",
+            f"(now {values}): a Python number is a constant of the kernel. From now on, the float constants "
+            "of this expression that changed and that are only added, subtracted, multiplied or compared "
+            "(t in x * t + 1) are read when the kernel runs, so their new values compile nothing; other "
+            "changing numbers (divisors, exponents, integers) still compile new kernels. Pass a value that "
+            "changes between evaluations as a NumPy scalar of the array's dtype or a 0-d array "
+            "(x * np.float32(t), sl.asarray(t)): it is then an input from the start (also as an argument "
+            "of an sl.jit function).",
             ConstantsWarning, stacklevel=_user_level())
+
+    def constant(self, node: Any) -> Any:
+        """A 0-d buffer holding the value of the ``const`` node ``node`` (a constant that the
+        graph reads at run time, ``stitchlab.ir.graph.read_constants_at_run_time``)."""
+        raise NotImplementedError
 
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -39,6 +39,10 @@ class CupyBackend(Backend):
     def owns(self, obj: Any) -> bool:
         return type(obj).__module__.startswith("cupy") and hasattr(obj, "__cuda_array_interface__")
 
+    def constant(self, node: Any) -> Any:
+        # a fill kernel, not a copy from the host: it can be captured into a CUDA graph
+        return _cupy().full((), node.attr("value"), node.dtype)
+
     def from_object(self, obj: Any, dtype: Any = None, copy: bool = False) -> Any:
         cp = _cupy()
         return cp.array(obj, dtype=dtype, copy=True) if copy else cp.asarray(obj, dtype=dtype)

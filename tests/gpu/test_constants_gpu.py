@@ -1,6 +1,8 @@
 """Python numbers are constants of the kernel, NumPy scalars inputs, on the GPU: a loop over values
-of a Python float plans each value and warns once (``sl.ConstantsWarning``); the same loop over
-NumPy scalars plans once; both give NumPy's values.
+of a Python float plans each value until ``CONSTANT_VARIANTS_WARN`` of them, warns once
+(``sl.ConstantsWarning``) and from then on reads the value at run time (a 0-d buffer filled by a
+kernel: one more plan, then none); the same loop over NumPy scalars plans once; all give NumPy's
+values, in eager code, in ``sl.jit`` and in a captured CUDA graph.
 
 Run on the GPU machine: ``PYTHONPATH=. python3 -m pytest -m gpu tests/gpu/test_constants_gpu.py -q``.
 """
@@ -17,21 +19,21 @@ from stitchlab.runtime.backend import CONSTANT_VARIANTS_WARN
 
 pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cupy_backend")]
 
-A = np.random.default_rng(11).standard_normal((256, 300)).astype(np.float32)
+A = np.random.default_rng(11).standard_normal((257, 301)).astype(np.float32)  # a shape of its own
 
 
 def test_python_numbers_replan_and_warn_numpy_scalars_do_not() -> None:
     import cupy as cp
 
     x = sl.asarray(cp.asarray(A))
-    ts = [0.1 + 0.37 * k for k in range(CONSTANT_VARIANTS_WARN + 2)]
+    ts = [0.1 + 0.37 * k for k in range(CONSTANT_VARIANTS_WARN + 4)]
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         before = sl.stats()["plans"]
-        for t in ts:
-            np.testing.assert_allclose(sl.sin(x * t + 0.5).get(), np.sin(A * np.float32(t) + np.float32(0.5)),
-                                       rtol=2e-6, atol=2e-6)
-        assert sl.stats()["plans"] - before == len(ts)
+        for t in ts:  # a multiply and an add: NumPy's bits, whether t is a literal or read at run time
+            np.testing.assert_array_equal((x * t + 0.5).get(), A * np.float32(t) + np.float32(0.5))
+        # one plan per value up to the limit, one more for the graph that reads t, then none
+        assert sl.stats()["plans"] - before == CONSTANT_VARIANTS_WARN + 1
         assert [w.category for w in seen] == [sl.ConstantsWarning]
         before = sl.stats()["plans"]
         for t in ts:
@@ -40,3 +42,29 @@ def test_python_numbers_replan_and_warn_numpy_scalars_do_not() -> None:
             np.testing.assert_allclose(got.get(), np.sin(A * np.float32(t) + np.float32(0.5)), rtol=2e-6, atol=2e-6)
         assert sl.stats()["plans"] - before == 1
         assert len(seen) == 1
+
+
+def test_a_constant_read_at_run_time_in_jit_and_under_capture() -> None:
+    import cupy as cp
+
+    from stitchlab.ir import graph as graph_module
+    from stitchlab.ir.graph import build_graph
+
+    x = sl.asarray(cp.asarray(A))
+    template = build_graph([(x * 3.25 - 1.0)._node])[0].template
+    graph_module.read_constants_at_run_time(template, [0])
+    f = sl.jit(lambda v, t: v * t - 1.0)
+    for t in (0.75, -2.5):
+        np.testing.assert_array_equal(f(cp.asarray(A), t).get(), A * np.float32(t) - np.float32(1.0))
+    stream = cp.cuda.Stream(non_blocking=True)
+    with stream:
+        out = sl.asarray(cp.asarray(A)) * 7.5 - 1.0  # new value: its 0-d buffer is filled by a kernel
+        stream.begin_capture()
+        sl.compute(out)
+        graph = stream.end_capture()
+        # small blocks, as the constant's: one freed during the capture would be among them
+        junk = [cp.full((1,), np.nan, np.float32) for _ in range(64)]
+        graph.launch()
+    stream.synchronize()
+    np.testing.assert_array_equal(out.get(), A * np.float32(7.5) - np.float32(1.0))
+    assert all(bool(cp.isnan(j).all()) for j in junk)
