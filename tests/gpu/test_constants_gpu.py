@@ -58,7 +58,8 @@ def test_a_constant_read_at_run_time_in_jit_and_under_capture() -> None:
         np.testing.assert_array_equal(f(cp.asarray(A), t).get(), A * np.float32(t) - np.float32(1.0))
     stream = cp.cuda.Stream(non_blocking=True)
     with stream:
-        out = sl.asarray(cp.asarray(A)) * 7.5 - 1.0  # new value: its 0-d buffer is filled by a kernel
+        a = cp.asarray(A)  # (inputs stay alive while a captured graph is replayed: the user's part)
+        out = sl.asarray(a) * 7.5 - 1.0  # a new value: its 0-d buffer is filled by a kernel
         stream.begin_capture()
         sl.compute(out)
         graph = stream.end_capture()
