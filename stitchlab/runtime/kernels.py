@@ -56,14 +56,49 @@ def _selects_small_ints(op: str, dtype: np.dtype) -> bool:
     return op in _SELECTING and dtype.kind in "biu" and dtype.itemsize <= 4
 
 
+_COMPARES = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"})
+
+
+def _compares_clamped_positions(kernel: KernelPlan) -> bool:
+    """Whether ``kernel`` compares integer positions (an ``iota``) that it reads through a ``pad``
+    (a clamped, reflected or wrapped index: a concatenation, ``np.pad``). The ptxas of NVRTC 13.0
+    to 13.3 folds ``clamp(i - 1004, 0, 2) == 2`` into the predicate output of the clamp's
+    ``VIMNMX.RELU``, which is also set below the bound: ``sl.r_[x, 0, 1:4, 0:1:3j]``'s ``linspace``
+    part (``where(iota == 2, 1.0, ...)`` read through the join) gave 1.0 for 0.0 and 0.5 on the
+    H200 (NVRTC 13.0; the SASS of 13.3 does the same, 13.4 and 13.5 compare with ISETP)."""
+    inside = {id(n) for n in kernel.nodes}
+    boundary = {id(n) for n in kernel.info.inputs} if kernel.info is not None else set()
+    stack = [(n, False) for n in kernel.nodes]
+    seen: set[tuple[int, bool]] = set()
+    while stack:
+        node, padded = stack.pop()
+        if (id(node), padded) in seen or id(node) in boundary and id(node) not in inside:
+            continue
+        seen.add((id(node), padded))
+        if padded and node.op in _COMPARES and node.inputs[0].dtype.kind in "biu" and any(
+                _reads_iota(i, boundary) for i in node.inputs):
+            return True
+        padded = padded or node.op == "pad"
+        stack.extend((i, padded) for i in node.inputs)
+    return False
+
+
+def _reads_iota(node: Node, boundary: set[int]) -> bool:
+    while node.op in ("broadcast", "reshape", "astype") and id(node) not in boundary:
+        node = node.inputs[0]
+    return node.op == "iota"
+
+
 def ptxas_options(kernel: KernelPlan, version: str | None = None) -> tuple[str, ...]:
     """Extra NVRTC options ``kernel`` needs with the NVRTC of ``version`` (default: the one
     loaded): :data:`UNOPTIMIZED` where that NVRTC's ptxas drops negations
-    (:func:`nvrtc.ptxas_drops_negations`) and the kernel compares integer values or takes a
-    16-bit float's absolute value, else none.
+    (:func:`nvrtc.ptxas_drops_negations`) and the kernel compares integer values, takes a 16-bit
+    float's absolute value or compares positions it reads through a pad
+    (:func:`_compares_clamped_positions`), else none.
     (:func:`build_cubin` logs a warning the first time it compiles with them.)"""
     version = nvrtc.version() if version is None else version
-    if nvrtc.ptxas_drops_negations(version) and any(_old_ptxas_breaks(n) for n in kernel.nodes):
+    if nvrtc.ptxas_drops_negations(version) and (any(_old_ptxas_breaks(n) for n in kernel.nodes)
+                                                  or _compares_clamped_positions(kernel)):
         return UNOPTIMIZED  # (a packed kernel's nodes: its parts')
     return ()
 

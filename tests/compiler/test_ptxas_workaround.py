@@ -1,8 +1,10 @@
-"""Kernels that compare integer values, or take a float16 or bfloat16 absolute value, compile
-without ptxas optimization on an NVRTC older than 13.4, whose ptxas can drop a negation when it
-fuses integer min/max and the sign mask of a float16 packed with another by one conversion
-(``runtime.kernels.ptxas_options``; on the H200 with NVRTC 13.0, ``(x * -1).max(axis=1)`` of int32
-rows gave max(x), and ``fabs`` of int8 gave -1.0 for every other element).
+"""Kernels that compare integer values, take a float16 or bfloat16 absolute value, or compare
+positions they read through a pad compile without ptxas optimization on an NVRTC older than 13.4,
+whose ptxas can drop a negation when it fuses integer min/max, the sign mask of a float16 packed
+with another by one conversion, and folds a compare of a clamped position into the clamp's
+predicate (``runtime.kernels.ptxas_options``; on the H200 with NVRTC 13.0, ``(x * -1).max(axis=1)``
+of int32 rows gave max(x), ``fabs`` of int8 gave -1.0 for every other element, and
+``sl.r_[x, 0, 1:4, 0:1:3j]`` ended in 1, 1, 1 for 0, 0.5, 1).
 The values are checked on the GPU (tests/gpu/test_integer_minmax_gpu.py); here: which kernels
 get the option, that it reaches NVRTC and the registry key, and that NVRTC accepts it."""
 
@@ -48,6 +50,14 @@ CASES: dict[str, tuple[Callable[[], list[Any]], bool]] = {
     "int32 sum": (lambda: [(_ints() * -1).sum(axis=1)], False),
     "float32 max and argmax": (lambda: [(_ints("float32") * -1).max(axis=1), _ints("float32").argmax(axis=0)], False),
     "float32 where on a bool mask": (lambda: [sl.where(_ints("float32") > 0, _ints("float32"), 0.0)], False),
+    # positions compared where a pad reads them (NVRTC 13.0-13.3 fold clamp(i - k, 0, 2) == 2 into
+    # the clamp's predicate, set below the bound too: sl.r_'s linspace part gave 1.0 for 0.0, 0.5)
+    "r_ with a linspace": (lambda: [sl.r_[_ints("float32")[0], 0, 1:4, 0:1:3j]], True),
+    "a padded triangle": (lambda: [sl.pad(sl.tri(40, 50), 2) * 3], True),
+    "a join of arrays": (lambda: [sl.concatenate([_ints("float32"), -_ints("float32")], axis=1)], False),
+    "a join with an arange": (lambda: [sl.concatenate([_ints("float32")[0], sl.arange(5.0)])], False),
+    "an edge pad": (lambda: [sl.pad(_ints("float32"), 3, mode="edge")], False),
+    "a triangle": (lambda: [sl.tri(40, 50) * 3], False),
 }
 
 

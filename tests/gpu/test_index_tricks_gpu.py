@@ -40,3 +40,23 @@ def test_joins_of_device_arrays_stay_on_the_device() -> None:
     np.testing.assert_allclose(got.get(), np.c_[a, np.exp(a), a * 2], rtol=1e-6)
     row = sl.r_[x, 0, 1:4, 0:1:3j]
     np.testing.assert_array_equal(row.get(), np.r_[a, 0, 1:4, 0:1:3j])
+
+
+POSITIONS_THROUGH_A_PAD = {
+    "r_ with a linspace": (lambda x, m: m.r_[x, 0, 1:4, 0:1:3j]),
+    "a join with a linspace": (lambda x, m: m.concatenate([x, m.linspace(-1, 1, 9)])),
+    "a padded triangle": (lambda x, m: m.pad(m.tri(37, 41), (2, 3)) * 3.0),
+    "a padded identity": (lambda x, m: m.pad(m.eye(5), 1, mode="reflect") + 1.0),
+}
+
+
+@pytest.mark.parametrize("case", list(POSITIONS_THROUGH_A_PAD))
+def test_positions_compared_through_a_pad_are_numpys(case: str) -> None:
+    """NVRTC 13.0-13.3's ptxas folds ``clamp(i - k, 0, n - 1) == n - 1`` into the clamp's predicate,
+    which is set below the bound too (``runtime.kernels._compares_clamped_positions``): such kernels
+    compile unoptimized there."""
+    import cupy as cp
+
+    a = np.random.default_rng(4).standard_normal(300).astype(np.float32)
+    build = POSITIONS_THROUGH_A_PAD[case]
+    np.testing.assert_array_equal(build(sl.asarray(cp.asarray(a)), sl).get(), build(a, np))
