@@ -33,7 +33,8 @@ class PerCall:
 
 
 #: After planning this many graphs that differ only in their scalar constants, a backend that
-#: compiles kernels warns once (:class:`ConstantsWarning`).
+#: compiles kernels reads the constants that changed at run time from then on, where it can, and
+#: says so once (:class:`ConstantsWarning`).
 CONSTANT_VARIANTS_WARN = 8
 
 
@@ -138,6 +139,9 @@ class Backend:
         graph reads at run time, ``stitchlab.ir.graph.read_constants_at_run_time``)."""
         raise NotImplementedError
 
+    def clear_cache(self) -> None:
+        self._executables.clear()
+
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -150,6 +154,3 @@ def _user_level() -> int:
         frame = frame.f_back
         level += 1
     return level
-
-    def clear_cache(self) -> None:
-        self._executables.clear()
