@@ -129,3 +129,13 @@ def test_the_numpy_backend_compiles_nothing_and_never_warns(numpy_backend) -> No
         warnings.simplefilter("error", ConstantsWarning)
         for k in range(2 * CONSTANT_VARIANTS_WARN):
             sl.compute(x * (k / 8))
+
+
+def test_clearing_a_backend_forgets_its_plans(numpy_backend) -> None:
+    from stitchlab import runtime
+
+    backend = runtime.current()
+    sl.compute(sl.asarray(np.ones((3, 3), np.float32)) * 3.5)
+    assert backend._executables
+    backend.clear_cache()  # (the registry browser's buttons call it)
+    assert not backend._executables
