@@ -58,6 +58,12 @@ def _bounds(key: slice, where: str) -> tuple[Any, Any, Any]:
     return (0 if key.start is None else key.start), key.stop, (1 if key.step is None else key.step)
 
 
+def _counted(start: Any, stop: Any, step: complex) -> tuple[int, Any]:
+    """(points, spacing) of a count step (``0:1:5j``: 5 points, both ends included), as NumPy."""
+    n = int(abs(step))
+    return n, ((stop - start) / float(n - 1) if n != 1 else 1)
+
+
 class _Grid:
     """``mgrid`` (``sparse=False``) and ``ogrid`` (``sparse=True``), as NumPy's ``nd_grid``."""
 
@@ -73,9 +79,8 @@ class _Grid:
             start, stop, step = _bounds(key, where)
             if not _is_count(step):
                 return arange(start, stop, step)
-            n = int(abs(step))
-            dtype = np.result_type(start, stop, abs(step))
-            return arange(0, n, 1, dtype=dtype) * ((stop - start) / float(n - 1) if n != 1 else 1) + start
+            n, spacing = _counted(start, stop, step)
+            return arange(0, n, 1, dtype=np.result_type(start, stop, abs(step))) * spacing + start
         keys = key if isinstance(key, tuple) else (key,)
         bad = [k for k in keys if not isinstance(k, slice)]
         if bad:
@@ -84,9 +89,8 @@ class _Grid:
         for k in keys:
             start, stop, step = _bounds(k, where)
             if _is_count(step):
-                n = int(abs(step))
                 numbers += [start, stop, abs(step)]
-                step = (stop - start) / float(n - 1) if n != 1 else 1
+                n, step = _counted(start, stop, step)
             else:
                 n = int(math.ceil((stop - start) / step))
                 numbers += [start, stop, step]

@@ -209,6 +209,8 @@ def _canonicalize(order: Sequence[Node], outputs: Sequence[Node],
         if node.is_leaf:
             key = _leaf_key(node)
             if node.op == "const":
+                # (a count divisor's constant has count_ddof besides its value: the kernel divides
+                # by the runtime extent there, and it stays as it is)
                 if (len(constants) in lift and id(node) in blind and node.dtype in _LIFTABLE_DTYPES
                         and len(node.attrs) == 1):
                     key = ("read at run time", len(constants))
