@@ -128,6 +128,21 @@ class ndarray:  # noqa: N801 (CuPy's name)
         out.data = self.data  # a view: the same device address
         return out
 
+    def __getitem__(self, key: Any) -> ndarray:
+        """Basic indexing: a view (shape, contiguity and address as CuPy's), found on a NumPy
+        array of this one's shape and strides over one element that is never read."""
+        strides, step = [], self.dtype.itemsize
+        for n in reversed(self._shape):
+            strides.append(step)
+            step *= n
+        probe = np.lib.stride_tricks.as_strided(np.zeros(1, self.dtype), self._shape, tuple(reversed(strides)))
+        view = probe[key]
+        out = ndarray(view.shape, self.dtype)
+        out._c_contiguous = self._c_contiguous and view.flags.c_contiguous
+        out.data = _MemoryPointer(self.data.device_id)
+        out.data.ptr = self.data.ptr + view.__array_interface__["data"][0] - probe.__array_interface__["data"][0]
+        return out
+
     def astype(self, dtype: Any) -> ndarray:
         return ndarray(self._shape, dtype)
 

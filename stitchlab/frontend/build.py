@@ -787,8 +787,30 @@ def getitem(x: Node, key: Any) -> Node:
             steps.append(1)
             sliced.append(1)
         axis += 1
+    view = _buffer_view(x, starts, steps, sliced, tuple(final))
+    if view is not None:
+        return view
     node = slice_(x, starts, steps, tuple(sliced))
     return reshape(node, tuple(final))
+
+
+def _buffer_view(x: Node, starts: list[int], steps: list[int], sliced: list[int], final: Shape) -> Node | None:
+    """An index of an evaluated array that keeps whole rows (``x[i]``, ``x[i, j]``, ``x[a:b]``
+    of a 2-d array): a view of its buffer, as NumPy's and CuPy's, made a new input leaf. The
+    position is then in the buffer's address, not in the kernel, so a loop over rows or batches
+    plans and compiles one kernel, not one per position. A slice along the last axis (a stencil's
+    shifted reads, which the kernel reads from one buffer) and any other step stay index maps."""
+    buf = x.value
+    if x.op != "input" or buf is None or not all(sliced) or not buf.flags.c_contiguous:
+        return None
+    shape = x.shape
+    m = len(shape)  # axes m... are taken whole
+    while m and starts[m - 1] == 0 and steps[m - 1] == 1 and sliced[m - 1] == shape[m - 1]:
+        m -= 1
+    if not m or any(n != 1 for n in sliced[:m - 1]) or (sliced[m - 1] != 1 and (steps[m - 1] != 1 or m == len(shape))):
+        return None
+    view = buf[tuple(slice(s, s + n) for s, n in zip(starts[:m], sliced[:m], strict=True))].reshape(final)
+    return Node("input", (), final, x.dtype, value=view, device=x.device)
 
 
 def is_source(node: Node) -> bool:

@@ -78,7 +78,8 @@ def _programs() -> list[tuple[tuple[int, ...], Callable[[Any], Any]]]:
         n = shape[1] - 16
         for ks in ((0, 1, 2), (1, 3, 16), (4, 5, 8), (15, 2, 7), (0, 4, 12)):
             out.append((shape, lambda x, ks=ks, n=n: terms(*(x[:, k:k + n] for k in ks))))
-        out.append((shape, lambda x: terms(x[1:], x[:-1], x[1:] * 0 + 1)))
+        # rows shifted, of x upside down (x[1:] of an evaluated x is a view of its buffer: an input of its own)
+        out.append((shape, lambda x: terms(*(y for r in [x[::-1]] for y in (r[1:], r[:-1], r[1:] * 0 + 1)))))
         out.append((shape, lambda x, m=sl: terms(m.roll(x, 1, 0), m.roll(x, -1, 0), x)))
         out.append((shape, lambda x, m=sl: terms(m.roll(x, 1, 1), m.roll(x, -1, 1), m.roll(x, 3, 1))))
         out.append((shape, lambda x, m=sl: terms(m.concatenate([x[:, :4], x[:, 4:]], 1), m.concatenate([x[:, 8:], x[:, :8]], 1), x)))
