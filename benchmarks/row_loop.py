@@ -3,7 +3,8 @@ whole loop the first time (kernels compiled into an empty registry) and per step
 stitchlab (rows and batches as views of the buffer, one kernel per loop body), stitchlab with every
 row an index map of its own (what it did before views: the position a constant of each kernel,
 emulated here by turning ``build._buffer_view`` off), CuPy eager and torch eager, side by side in
-one process on random data; every step's result checked against NumPy's float64 result.
+one process on random data (warm loops interleaved, median of ``--warm-reps``); every first loop's
+results checked against NumPy's float64 results.
 
     python3 benchmarks/row_loop.py --out /tmp/rows [--steps 64] [--commit C]
 
@@ -103,7 +104,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--steps", type=int, default=64)
-    ap.add_argument("--warm-reps", type=int, default=7)
+    ap.add_argument("--warm-reps", type=int, default=9)
     ap.add_argument("--commit", default=os.environ.get("STITCHLAB_COMMIT", "unknown"))
     args = ap.parse_args()
     os.environ["STITCHLAB_CACHE_DIR"] = tempfile.mkdtemp(prefix="sl-rows-")  # an empty registry
@@ -121,26 +122,37 @@ def main() -> None:
     xs["stitchlab_index_maps"] = xs["stitchlab"]
     views = build._buffer_view
     results: dict[str, dict[str, Any]] = {}
-    for impl in ("stitchlab", "stitchlab_index_maps", "cupy", "torch"):
+    impls = ("stitchlab", "stitchlab_index_maps", "cupy", "torch")
+    # each implementation's first loop on rows of its own (index maps: kernels of their own positions)
+    starts = {"stitchlab": 0, "stitchlab_index_maps": 1024, "cupy": 2048, "torch": 3000}
+    bodies = {impl: loops(impl, xs[impl], args.steps, starts[impl]) for impl in impls}
+
+    def use(impl: str) -> None:
         build._buffer_view = views if impl != "stitchlab_index_maps" else (lambda *a: None)
-        # each implementation's first loop on rows of its own (index maps: kernels of their own positions)
-        start = {"stitchlab": 0, "stitchlab_index_maps": 1024, "cupy": 2048, "torch": 3000}[impl]
-        for name, loop in loops(impl, xs[impl], args.steps, start).items():
+
+    for impl in impls:
+        use(impl)
+        for name, loop in bodies[impl].items():
             before = sl.stats()["nvrtc_compiles"]
             t0 = time.perf_counter()
             got = loop()
             first = time.perf_counter() - t0
-            compiles = sl.stats()["nvrtc_compiles"] - before
-            warm = []
-            for _ in range(args.warm_reps):
+            results.setdefault(name, {})[impl] = {
+                "first_loop_s": first, "nvrtc_compiles": sl.stats()["nvrtc_compiles"] - before, "warm": [],
+                "ok": _check(name, got, a, starts[impl])}
+    for _ in range(args.warm_reps):  # warm loops interleaved: each implementation in turn
+        for impl in impls:
+            use(impl)
+            for name, loop in bodies[impl].items():
                 t0 = time.perf_counter()
                 loop()
-                warm.append((time.perf_counter() - t0) / args.steps * 1e6)
-            results.setdefault(name, {})[impl] = {
-                "first_loop_s": first, "nvrtc_compiles": compiles, "warm_step_us": statistics.median(warm),
-                "warm_step_us_min": min(warm), "ok": _check(name, got, a, start)}
-            print(f"{name:16s} {impl:22s} first loop {first:7.3f} s ({compiles:3d} compiles), "
-                  f"warm {statistics.median(warm):8.1f} us/step, ok={results[name][impl]['ok']}", flush=True)
+                results[name][impl]["warm"].append((time.perf_counter() - t0) / args.steps * 1e6)
+    for name, row in results.items():
+        for impl, r in row.items():
+            warm = r.pop("warm")
+            r.update(warm_step_us=statistics.median(warm), warm_step_us_min=min(warm))
+            print(f"{name:16s} {impl:22s} first loop {r['first_loop_s']:7.3f} s ({r['nvrtc_compiles']:3d} compiles), "
+                  f"warm {r['warm_step_us']:8.1f} us/step (min {r['warm_step_us_min']:.1f}), ok={r['ok']}", flush=True)
     build._buffer_view = views
     pathlib.Path(args.out).mkdir(parents=True, exist_ok=True)
     (pathlib.Path(args.out) / "row_loop.json").write_text(json.dumps({"meta": meta, "results": results}, indent=1))
