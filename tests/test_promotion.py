@@ -69,6 +69,33 @@ def test_out_of_range_comparison_is_exact_as_in_numpy():
     np.testing.assert_array_equal((sl.asarray(a) > -1000).get(), a > -1000)
 
 
+BIG_INTS = [300, -300, 2**31, 2**32, 2**63 - 1, 2**63, 2**64 - 1, -2**63, -2**63 - 1, 2**64, -2**64, 10**30, 10**400]
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "bool",
+                                   "float16", "float32", "float64", "bfloat16"])
+def test_comparisons_with_python_integers_of_any_size_are_numpys(dtype: str) -> None:
+    """Every element against an integer outside the array's range (NumPy's exact comparison: a
+    uint64 array is never equal to -1, an int64 one always below 2**63), or NumPy's error."""
+    if dtype == "bfloat16":
+        a = np.array([0, 1, -1, 3e38, np.inf, np.nan], sl.bfloat16)
+    elif dtype.startswith("float"):
+        a = np.array([0, 1, -1, np.finfo(dtype).max, np.inf, np.nan, 2.0**63, 2.0**64], dtype)
+    elif dtype == "bool":
+        a = np.array([False, True])
+    else:
+        info = np.iinfo(dtype)
+        a = np.array([0, 1, info.max, info.min, info.max - 1, info.min + 1], dtype)
+    x = sl.asarray(a)
+    for v, fn, swap in itertools.product(BIG_INTS, ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal"], (0, 1)):
+        want = numpy_result(fn, *((v, a) if swap else (a, v)))
+        if isinstance(want, Exception):
+            with pytest.raises(type(want)):
+                getattr(sl, fn)(*((v, x) if swap else (x, v)))
+        else:
+            np.testing.assert_array_equal(getattr(sl, fn)(*((v, x) if swap else (x, v))).get(), want, err_msg=f"{fn} {v} {swap}")
+
+
 @pytest.mark.parametrize("fn", ["sqrt", "exp", "sin", "negative", "absolute", "square", "sign", "floor", "isnan"])
 @pytest.mark.parametrize("a", DTYPES)
 def test_unary_result_dtype_matches_numpy(fn, a):

@@ -11,12 +11,13 @@ import contextlib
 import contextvars
 import functools
 import math
+import operator
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
-from ..ir.dtypes import as_dtype, cast, is_bfloat16, is_float
+from ..ir.dtypes import as_dtype, cast, is_bfloat16
 from ..ir.node import Node, Shape, make_attrs
 from ..ir.ops import COMPARISONS, FAST_MATH_OPS, OPS, Kind
 
@@ -300,6 +301,10 @@ def _scalar(value: Any, dtype: np.dtype, shape: Shape) -> Node:
     return _remember(_scalars, (dtype, *_scalar_key(value), shape), lambda: broadcast_to(const(value, dtype), shape))
 
 
+_PY_COMPARE = {"equal": operator.eq, "not_equal": operator.ne, "less": operator.lt, "less_equal": operator.le,
+               "greater": operator.gt, "greater_equal": operator.ge}
+
+
 def _resolve_elementwise(opname: str, args: Sequence[Operand]) -> Any:
     """(loop dtypes, result dtype, shape, device) of ``opname`` over ``args``; or the node itself
     where a Python integer out of the loop's range is compared (the operands widened first)."""
@@ -321,12 +326,14 @@ def _resolve_elementwise(opname: str, args: Sequence[Operand]) -> Any:
         out_dtype = as_dtype(out_dtype)
         for a, dt in zip(args, loop, strict=False):
             if not isinstance(a, Node) and not _fits(a, dt):
-                if opname in COMPARISONS:  # NumPy compares out-of-range integers exactly
-                    other = next(n for n in args if isinstance(n, Node))
-                    wide = np.dtype("float64") if is_float(other.dtype) else np.dtype("int64") if other.dtype.kind == "i" or a < 0 else np.dtype("uint64")
-                    if not _fits(a, wide):
-                        wide = np.dtype("float64")
-                    return elementwise(opname, *(astype(n, wide) if isinstance(n, Node) else n for n in args))
+                other = next((n for n in args if isinstance(n, Node)), None)
+                if opname in COMPARISONS and other is not None and other.dtype.kind != "b":  # NumPy compares out-of-range integers exactly
+                    if other.dtype.kind in "iu":
+                        # outside the array's range: every element compares as any one in it (0)
+                        # does (a widened array would wrap: uint64 to int64, int64 to float64)
+                        holds = _PY_COMPARE[opname](*(0 if isinstance(n, Node) else n for n in args))
+                        return elementwise("equal" if holds else "not_equal", other, other)
+                    return elementwise(opname, *(astype(n, np.dtype("float64")) if isinstance(n, Node) else n for n in args))
                 raise OverflowError(f"Python integer {a} out of bounds for {dt}")
     shape = broadcast_shapes(*(a.shape for a in nodes)) if nodes else ()
     return tuple(loop), out_dtype, shape, device
