@@ -169,13 +169,17 @@ _read_at_run_time: dict[str, frozenset[int]] = {}
 #: run time (the code generator specializes no other use of a constant's value for these)
 _VALUE_BLIND = frozenset({"add", "subtract", "multiply", "maximum", "minimum", "fmax", "fmin", "equal", "not_equal",
                           "less", "less_equal", "greater", "greater_equal"})
-_LIFTABLE_DTYPES = frozenset({np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)})
+#: constants that may be read at run time: floats of the three IEEE widths (a bfloat16 or float16
+#: literal is written through its bits) and integers (signed and unsigned, every width: integer
+#: sums, products and compares wrap and compare alike for a literal and a value read)
+_LIFTABLE_DTYPES = frozenset({np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)}
+                             | {np.dtype(f"{k}int{b}") for k in ("", "u") for b in (8, 16, 32, 64)})
 
 
 def read_constants_at_run_time(template: str, positions: Iterable[int]) -> None:
     """From now on, build the graphs of ``template`` with the constants at ``positions`` (indices
     into :attr:`Graph.constants`) as 0-d inputs: new values then share one graph key, one plan
-    and one set of kernels. Only float16/32/64 constants used by value-blind ops (``_VALUE_BLIND``,
+    and one set of kernels. Only float16/32/64 and integer constants used by value-blind ops (``_VALUE_BLIND``,
     through broadcasts and reshapes) are read so; the others stay literals. Their source nodes
     are the ``const`` nodes themselves: the runtime makes a 0-d buffer of the value."""
     _read_at_run_time[template] = frozenset(positions)

@@ -125,10 +125,10 @@ class Backend:
         values = ", ".join(str(n.dtype.type(n.attr("value"))) for n in graph.nodes if n.op == "const")
         warnings.warn(
             f"stitchlab planned and compiled one expression for {len(keys)} sets of scalar constants "
-            f"(now {values}): a Python number is a constant of the kernel. From now on, the float constants "
-            "of this expression that changed and that are only added, subtracted, multiplied or compared "
-            "(t in x * t + 1) are read when the kernel runs, so their new values compile nothing; other "
-            "changing numbers (divisors, exponents, integers) still compile new kernels. Pass a value that "
+            f"(now {values}): a Python number is a constant of the kernel. From now on, the float and integer "
+            "constants of this expression that changed and that are only added, subtracted, multiplied or "
+            "compared (t in x * t + 1, k in labels == k) are read when the kernel runs, so their new values "
+            "compile nothing; other changing numbers (divisors, exponents) still compile new kernels. Pass a value that "
             "changes between evaluations as a NumPy scalar of the array's dtype or a 0-d array "
             "(x * np.float32(t), sl.asarray(t)): it is then an input from the start (also as an argument "
             "of an sl.jit function).",

@@ -66,7 +66,7 @@ def test_changed_constants_are_read_at_run_time_after_the_limit(standin: StandIn
 
 def test_changing_divisors_stay_literals(standin: StandIn, monkeypatch: pytest.MonkeyPatch) -> None:
     """A division by a constant is a multiply by its reciprocal, written when the kernel is: the
-    value matters to the code, so it is not read at run time (nor an exponent, nor an integer)."""
+    value matters to the code, so it is not read at run time (nor an exponent)."""
     fresh_backend(monkeypatch)
     x = sl.asarray(standin.array((64, 64)))
     with warnings.catch_warnings(record=True) as seen:
@@ -76,6 +76,46 @@ def test_changing_divisors_stay_literals(standin: StandIn, monkeypatch: pytest.M
             sl.compute(x / (k + 1.5))
             assert sl.stats()["plans"] - before == 1
     assert len(seen) == 1 and "divisors" in str(seen[0].message)
+
+
+def test_a_loop_over_integers_shares_its_kernels_after_the_limit(standin: StandIn, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``labels == k`` for each class ``k`` (an integer compare) and ``x * k + j`` (an integer
+    product and sum) read ``k`` and ``j`` at run time after the limit, as float constants are."""
+    fresh_backend(monkeypatch)
+    labels = sl.asarray(standin.array((1 << 16,), "int32"))
+    x = sl.asarray(standin.array((64, 64), "int8"))
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        for k in range(CONSTANT_VARIANTS_WARN + 6):
+            sl.compute((labels == k).sum())
+            sl.compute(x * (k + 2) + k)
+    assert len(seen) == 2 and all(w.category is ConstantsWarning for w in seen)
+    assert len(set(standin.compiled)) == 2 * (CONSTANT_VARIANTS_WARN + 1)
+    plan = sl.explain((labels == 100).sum())
+    assert not [n for n in plan.graph.nodes if n.op == "const"] and len(plan.graph.inputs) == 2  # labels, k
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "uint32", "int64", "uint64"])
+def test_integer_constants_read_at_run_time_give_numpys_values(numpy_backend, dtype) -> None:
+    info = np.iinfo(dtype)
+    a = np.random.default_rng(8).integers(info.min, info.max, (16, 33), dtype=dtype, endpoint=True)
+    x = sl.asarray(a)
+
+    def expr(t, u):
+        return sl.maximum(x * t - u, t) + (x > u)  # (wrapping products and sums, as NumPy's)
+
+    values = [(3, 5), (info.max, info.min), (info.max // 3, 1)]
+    literal = _graph(expr(7, 8))
+    graph_module.read_constants_at_run_time(literal.template, range(len(literal.constants)))
+    graphs = [_graph(expr(t, u)) for t, u in values]
+    assert len({g.key for g in graphs}) == 1 and not [n for n in graphs[0].nodes if n.op == "const"]
+    with np.errstate(over="ignore"):
+        for t, u in values:
+            t_, u_ = np.array(t, dtype), np.array(u, dtype)
+            want = np.maximum(a * t_ - u_, t_) + (a > u_)
+            got = expr(t, u).get()
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)
 
 
 def test_numpy_scalars_are_inputs_and_compile_nothing_new(standin: StandIn, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -69,3 +69,23 @@ def test_a_constant_read_at_run_time_in_jit_and_under_capture() -> None:
     stream.synchronize()
     np.testing.assert_array_equal(out.get(), A * np.float32(7.5) - np.float32(1.0))
     assert all(bool(cp.isnan(j).all()) for j in junk)
+
+
+def test_a_loop_over_integer_classes_reads_the_class_at_run_time() -> None:
+    """``labels == k`` for each class ``k``: one plan per class up to the limit, one more for the
+    graph that reads ``k``, then none; NumPy's counts, and an int8 product that wraps as NumPy's."""
+    import cupy as cp
+
+    rng = np.random.default_rng(12)
+    labels = rng.integers(0, 40, 100_003).astype(np.int32)
+    b = rng.integers(-128, 128, (97, 33)).astype(np.int8)
+    y, x = sl.asarray(cp.asarray(labels)), sl.asarray(cp.asarray(b))
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        before = sl.stats()["plans"]
+        counts = [int((y == k).sum()) for k in range(40)]
+        assert sl.stats()["plans"] - before == CONSTANT_VARIANTS_WARN + 1
+        for k in range(CONSTANT_VARIANTS_WARN + 6):
+            np.testing.assert_array_equal((x * (k + 100) + k).get(), b * np.int8(k + 100) + np.int8(k))
+    assert counts == np.bincount(labels, minlength=40).tolist()
+    assert [w.category for w in seen] == [sl.ConstantsWarning] * 2
