@@ -121,7 +121,7 @@ __all__ = sorted(
         "asanyarray", "ascontiguousarray", "from_dlpack", "i0", "piecewise", "isreal", "iscomplex", "isrealobj",
         "iscomplexobj", "isscalar", "promote_types", "isdtype", "issubdtype", "common_type", "min_scalar_type",
         "ufunc", "vectorize", "fast_math", "ConstantsWarning", "get_array_module", "array_repr", "array_str", "array2string",
-        "printoptions", "set_printoptions", "get_printoptions", "binary_repr", "base_repr",
+        "printoptions", "set_printoptions", "get_printoptions", "binary_repr", "base_repr", "errstate", "seterr", "geterr",
         "e", "euler_gamma", "inf", "nan", "newaxis", "pi",
     }
     | set(_assign.__all__)

@@ -143,3 +143,20 @@ def test_get_array_module():
 
     assert isinstance(norm(sl.ones(4)), sl.LazyArray) and float(norm(sl.ones(4))) == 2.0
     assert norm(np.ones(4)) == 2.0
+
+
+def test_errstate_is_numpys_and_kernels_report_no_floating_point_errors() -> None:
+    x = sl.asarray(np.array([1.0, 0.0, -1.0]))
+    with sl.errstate(divide="raise", invalid="raise"):
+        assert np.geterr()["divide"] == "raise" and sl.geterr()["invalid"] == "raise"
+        np.testing.assert_array_equal((1 / x).get(), [1.0, np.inf, -1.0])  # as CuPy's kernels: no error
+        with pytest.raises(FloatingPointError):
+            np.float64(1.0) / np.float64(0.0)  # NumPy's own code follows the state
+    old = sl.seterr(over="ignore")
+    try:
+        assert np.geterr()["over"] == "ignore"
+    finally:
+        sl.seterr(**old)
+    assert sl.geterr() == old
+    with pytest.raises(ValueError, match=r"errstate\(over='loud'\).*'ignore'"):
+        sl.errstate(over="loud")

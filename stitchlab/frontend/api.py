@@ -1518,6 +1518,35 @@ def get_printoptions() -> dict[str, Any]:
     return np.get_printoptions()
 
 
+_ERROR_MODES = ("ignore", "warn", "raise", "call", "print", "log")
+
+
+def _error_modes(name: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    for k, v in kwargs.items():
+        if k in ("all", "divide", "over", "under", "invalid") and v is not None and v not in _ERROR_MODES:
+            raise ValueError(f"{name}({k}={v!r}): the mode is one of {', '.join(map(repr, _ERROR_MODES))} (or None)")
+    return kwargs
+
+
+def errstate(**kwargs: Any) -> Any:
+    """NumPy's ``errstate`` (``with sl.errstate(divide="ignore"): ...``), for code written for NumPy
+    and stitchlab alike. stitchlab's kernels, as CuPy's, never report floating-point errors: a
+    division by zero gives inf or nan and an overflow inf, whatever the state; NumPy's own code in
+    the block follows it as usual."""
+    return np.errstate(**_error_modes("errstate", kwargs))
+
+
+def seterr(**kwargs: Any) -> dict[str, str]:
+    """NumPy's ``seterr`` (it sets NumPy's state; stitchlab's kernels report no floating-point
+    errors, see :func:`errstate`); returns the old settings."""
+    return np.seterr(**_error_modes("seterr", kwargs))
+
+
+def geterr() -> dict[str, str]:
+    """NumPy's ``geterr``."""
+    return np.geterr()
+
+
 def binary_repr(num: Any, width: int | None = None) -> str:
     """NumPy's ``binary_repr`` of an integer (two's complement in ``width`` digits if negative)."""
     return np.binary_repr(operator.index(num), width)

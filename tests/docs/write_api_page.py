@@ -51,10 +51,12 @@ SECTIONS = [
     ("Index tricks", "NumPy's: `mgrid`/`ogrid` build lazy grids (fused into their use), `r_`/`c_` join arrays, "
      "slices and scalars with `concatenate`; `s_`, `index_exp` and `ndindex` are NumPy's own.",
      ["mgrid", "ogrid", "r_", "c_", "s_", "index_exp", "ndindex", "ndenumerate"]),
-    ("Constants, printing and modules", "NumPy's constants and print options (a stitchlab array prints through NumPy); "
+    ("Constants, printing and modules", "NumPy's constants and print options (a stitchlab array prints through NumPy), "
+     "NumPy's floating-point error state (stitchlab's kernels, as CuPy's, report no floating-point errors); "
      "`get_array_module` picks `stitchlab` or `numpy` for code written against `xp`, as CuPy's does.",
      ["e", "euler_gamma", "inf", "nan", "newaxis", "pi", "array_repr", "array_str", "array2string", "printoptions",
-      "set_printoptions", "get_printoptions", "binary_repr", "base_repr", "get_array_module", "asnumpy"]),
+      "set_printoptions", "get_printoptions", "binary_repr", "base_repr", "errstate", "seterr", "geterr",
+      "get_array_module", "asnumpy"]),
     ("Backends and counters", "", ["get_backend", "set_backend", "stats", "reset_stats", "ConstantsWarning"]),
 ]
 
