@@ -39,6 +39,11 @@ class _TypeLevel:
         return self.method if instance is None else None
 
 
+#: assignments into one array, its value not asked for, after which it is evaluated (see
+#: ``LazyArray._rebind``)
+ASSIGNMENTS_PENDING = 16
+
+
 class LazyArray:
     """A lazily evaluated array with NumPy/CuPy semantics.
 
@@ -53,11 +58,12 @@ class LazyArray:
         (2, 3)
     """
 
-    __slots__ = ("_node", "_view", "__weakref__")
+    __slots__ = ("_node", "_view", "_pending", "__weakref__")
     __hash__ = None  # type: ignore[assignment]  # elementwise __eq__, like numpy
 
     def __init__(self, node: Node, view_of: LazyArray | None = None) -> None:
         self._node = node
+        self._pending = 0  # assignments into this array since its value was last computed
         # the array this one was made a view of (NumPy's view would write through into it): the
         # first of a chain of views, while it lives
         self._view = weakref.ref(view_of._base()) if view_of is not None else None
@@ -70,8 +76,14 @@ class LazyArray:
     def _rebind(self, node: Node) -> None:
         """Make this array stand for ``node``: an assignment into it (``x[...] = v``, ``x += v``,
         ``out=x``...). A view of an array still alive refuses: NumPy's would write through it into
-        that array (a view of a temporary, ``sl.arange(12).reshape(3, 4)``, takes assignments)."""
-        from .jit import note_assignment
+        that array (a view of a temporary, ``sl.arange(12).reshape(3, 4)``, takes assignments).
+
+        After :data:`ASSIGNMENTS_PENDING` assignments whose value was not asked for, the array is
+        evaluated (kernels launched, nothing read back; not while :func:`jit` traces): a loop of
+        assignments then plans expressions of a bounded length, which repeat from one stretch of
+        the loop to the next (their positions are constants read at run time after a few,
+        ``Backend._note_constants``), instead of one expression as long as the loop."""
+        from .jit import note_assignment, tracing
 
         note_assignment(self)
         if self._base() is not self:
@@ -81,7 +93,11 @@ class LazyArray:
                 "Assign into that array (x[0, 1] = v rather than x[0][1] = v), or into a copy of the "
                 "view (y = x[0].copy())"
             )
+        self._pending = 1 if self._node.op == "input" else self._pending + 1
         self._node = node
+        if self._pending >= ASSIGNMENTS_PENDING and node.op != "input" and not tracing():
+            runtime.evaluate([node])
+            self._pending = 0
 
     # --- attributes ---------------------------------------------------------------------------
     @property

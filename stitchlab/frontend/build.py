@@ -744,6 +744,8 @@ def pad(x: Node, axis: int, before: int, after: int, mode: str) -> Node:
     if not before and not after:
         return x
     shape = x.shape[:axis] + (n + before + after,) + x.shape[axis + 1:]
+    if n == 1:  # every mode repeats the one element: a broadcast, whose graph holds no position
+        return broadcast_to(x, shape)
     attrs = make_attrs(axis=axis, before=before, extent=n, mode=mode if n > 1 else "edge")
     return Node("pad", (x,), shape, x.dtype, attrs, device=x.device)
 

@@ -168,7 +168,7 @@ _read_at_run_time: dict[str, frozenset[int]] = {}
 #: ops that give the same bits whether an operand is a literal of the kernel or a value read at
 #: run time (the code generator specializes no other use of a constant's value for these)
 _VALUE_BLIND = frozenset({"add", "subtract", "multiply", "maximum", "minimum", "fmax", "fmin", "equal", "not_equal",
-                          "less", "less_equal", "greater", "greater_equal"})
+                          "less", "less_equal", "greater", "greater_equal", "where"})
 #: constants that may be read at run time: floats of the three IEEE widths (a bfloat16 or float16
 #: literal is written through its bits) and integers (signed and unsigned, every width: integer
 #: sums, products and compares wrap and compare alike for a literal and a value read)

@@ -20,6 +20,14 @@ from stitchlab.codegen.elemental import constant_index
 from .hostcxx import INT_KERNEL_HEADER, build, element_loop, needs_cxx
 
 
+@pytest.fixture(autouse=True)
+def _chains_stay_lazy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chains as long as the loop (an array is otherwise evaluated every 16 assignments)."""
+    from stitchlab.frontend import array
+
+    monkeypatch.setattr(array, "ASSIGNMENTS_PENDING", 1 << 30)
+
+
 def _row_chain(n: int, shape: tuple[int, int]) -> tuple[sl.LazyArray, np.ndarray]:
     a = np.arange(np.prod(shape), dtype=np.int32).reshape(shape) % 7
     x, want = sl.asarray(a), a.copy()

@@ -89,3 +89,28 @@ def test_a_loop_over_integer_classes_reads_the_class_at_run_time() -> None:
             np.testing.assert_array_equal((x * (k + 100) + k).get(), b * np.int8(k + 100) + np.int8(k))
     assert counts == np.bincount(labels, minlength=40).tolist()
     assert [w.category for w in seen] == [sl.ConstantsWarning] * 2
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int32"])
+def test_loops_of_row_assignments_give_numpys_values_with_few_plans(dtype: str) -> None:
+    """A fill loop (``x[i] = v``) and a chain (``x[i] = x[i - 1] * 2 + 1``) of 300 rows: the array is
+    evaluated every 16 assignments, and the stretches share their kernels once their positions and
+    values are read at run time (the fill loop), or plan one expression each (the chain)."""
+    import cupy as cp
+
+    a = (np.random.default_rng(13).standard_normal((301, 67)) * 4).astype(dtype)
+    for dependent in (False, True):
+        x, want = sl.asarray(cp.asarray(a)), a.copy()
+        before = sl.stats()["plans"]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", sl.ConstantsWarning)
+            for i in range(1, 301):
+                if dependent:
+                    x[i] = x[i - 1] * 2 + 1 if dtype == "int32" else x[i - 1] * 0.5 + 1
+                    want[i] = want[i - 1] * 2 + 1 if dtype == "int32" else want[i - 1] * want.dtype.type(0.5) + want.dtype.type(1)
+                else:
+                    x[i] = i * 3 if dtype == "int32" else i * 0.25
+                    want[i] = i * 3 if dtype == "int32" else want.dtype.type(i * 0.25)
+            got = x.get()
+        np.testing.assert_array_equal(got, want)
+        assert sl.stats()["plans"] - before <= (300 // 16 + 1 if dependent else CONSTANT_VARIANTS_WARN + 3)
