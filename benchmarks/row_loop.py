@@ -10,7 +10,9 @@ results checked against NumPy's float64 results.
 
 Loops over a (4096, 1024) float32 array: ``row_softmax_max`` (``float(max(softmax(x[i])))`` per
 row: one value read back each step) and ``batch_layernorm`` (``layernorm(x[b:b + 64])`` per batch
-of 64 rows, kept on the device, one synchronize at the end). Writes ``row_loop.json``.
+of 64 rows, kept on the device, one synchronize at the end) and ``row_chain`` (``y[i] = y[i - 1]
+* 0.5 + y[i]`` over 64 rows of a copy, read back at the end: stitchlab evaluates ``y`` every 16
+assignments). Writes ``row_loop.json``.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ def batch_layernorm(m: Any, b: Any) -> Any:
 
 
 def loops(impl: str, x: Any, steps: int, start: int) -> dict[str, Callable[[], list[Any]]]:
-    """The two loops over rows ``start ... start + steps`` (batches from row ``start``) for ``impl``."""
+    """The three loops over rows ``start ... start + steps`` (batches from row ``start``) for ``impl``."""
     import cupy as cp
 
     if impl.startswith("stitchlab"):
@@ -59,6 +61,12 @@ def loops(impl: str, x: Any, steps: int, start: int) -> dict[str, Callable[[], l
             out = [m.compute(batch_layernorm(m, x[b:b + BATCH]))[0] for b in range(start, start + steps)]
             cp.cuda.runtime.deviceSynchronize()
             return [cp.asarray(o) for o in out]
+
+        def chain() -> list[Any]:
+            y = x[start:start + steps] * 1  # (a new array each time, lazy)
+            for i in range(1, steps):
+                y[i] = y[i - 1] * 0.5 + y[i]
+            return [y.get()]
     else:
         m = cp if impl == "cupy" else _torch_ns()
 
@@ -69,7 +77,13 @@ def loops(impl: str, x: Any, steps: int, start: int) -> dict[str, Callable[[], l
             out = [batch_layernorm(m, x[b:b + BATCH]) for b in range(start, start + steps)]
             cp.cuda.runtime.deviceSynchronize()
             return out
-    return {"row_softmax_max": rows, "batch_layernorm": batches}
+
+        def chain() -> list[Any]:
+            y = x[start:start + steps].copy() if impl == "cupy" else x[start:start + steps].clone()
+            for i in range(1, steps):
+                y[i] = y[i - 1] * 0.5 + y[i]
+            return [y.get() if impl == "cupy" else y.cpu().numpy()]
+    return {"row_softmax_max": rows, "batch_layernorm": batches, "row_chain": chain}
 
 
 def _torch_ns() -> Any:
@@ -91,6 +105,11 @@ def _check(name: str, got: list[Any], a: np.ndarray, start: int) -> bool:
         if name == "row_softmax_max":
             want = row_softmax_max(np, w[start + k])
             ok = abs(g - want) <= 1e-5 * abs(want)
+        elif name == "row_chain":
+            want = a[start:start + g.shape[0]].copy()
+            for i in range(1, want.shape[0]):
+                want[i] = want[i - 1] * np.float32(0.5) + want[i]
+            ok = np.allclose(g, want, rtol=1e-5, atol=1e-5)
         else:
             want = batch_layernorm(np, w[start + k:start + k + BATCH])
             g = g.get() if hasattr(g, "get") else g.cpu().numpy()
