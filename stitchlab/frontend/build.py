@@ -307,7 +307,8 @@ _PY_COMPARE = {"equal": operator.eq, "not_equal": operator.ne, "less": operator.
 
 def _resolve_elementwise(opname: str, args: Sequence[Operand]) -> Any:
     """(loop dtypes, result dtype, shape, device) of ``opname`` over ``args``; or the node itself
-    where a Python integer out of the loop's range is compared (the operands widened first)."""
+    where a Python integer out of the loop's range is compared, exactly as NumPy compares it (an
+    integer array's answer is the same for every element, a float array is widened to float64)."""
     nodes = [a for a in args if isinstance(a, Node)]
     device = common_device(nodes, opname)
     if opname == "where":
@@ -327,12 +328,13 @@ def _resolve_elementwise(opname: str, args: Sequence[Operand]) -> Any:
         for a, dt in zip(args, loop, strict=False):
             if not isinstance(a, Node) and not _fits(a, dt):
                 other = next((n for n in args if isinstance(n, Node)), None)
-                if opname in COMPARISONS and other is not None and other.dtype.kind != "b":  # NumPy compares out-of-range integers exactly
-                    if other.dtype.kind in "iu":
-                        # outside the array's range: every element compares as any one in it (0)
-                        # does (a widened array would wrap: uint64 to int64, int64 to float64)
-                        holds = _PY_COMPARE[opname](*(0 if isinstance(n, Node) else n for n in args))
-                        return elementwise("equal" if holds else "not_equal", other, other)
+                kind = other.dtype.kind if other is not None and opname in COMPARISONS else "b"
+                if kind in "iu":
+                    # outside the array's range: every element compares as any one in it (0) does
+                    # (a widened array would wrap or round: uint64 to int64, int64 to float64)
+                    holds = _PY_COMPARE[opname](*(0 if isinstance(n, Node) else n for n in args))
+                    return elementwise("equal" if holds else "not_equal", other, other)
+                if kind != "b":  # a float array (a bool one raises, as in NumPy)
                     return elementwise(opname, *(astype(n, np.dtype("float64")) if isinstance(n, Node) else n for n in args))
                 raise OverflowError(f"Python integer {a} out of bounds for {dt}")
     shape = broadcast_shapes(*(a.shape for a in nodes)) if nodes else ()
@@ -746,7 +748,7 @@ def pad(x: Node, axis: int, before: int, after: int, mode: str) -> Node:
     shape = x.shape[:axis] + (n + before + after,) + x.shape[axis + 1:]
     if n == 1:  # every mode repeats the one element: a broadcast, whose graph holds no position
         return broadcast_to(x, shape)
-    attrs = make_attrs(axis=axis, before=before, extent=n, mode=mode if n > 1 else "edge")
+    attrs = make_attrs(axis=axis, before=before, extent=n, mode=mode)
     return Node("pad", (x,), shape, x.dtype, attrs, device=x.device)
 
 
