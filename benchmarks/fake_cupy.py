@@ -11,6 +11,7 @@ Use :func:`install` before stitchlab touches ``cupy``; it replaces ``sys.modules
 
 from __future__ import annotations
 
+import ctypes
 import itertools
 import math
 import sys
@@ -78,6 +79,9 @@ class Stream:
 
 
 _streams = [Stream()]
+#: host-to-device copies made through ``cupy.cuda.runtime.memcpyAsync``: (destination address,
+#: the bytes copied, kind, stream handle)
+copies: list[tuple[int, bytes, int, int]] = []
 
 
 class ndarray:  # noqa: N801 (CuPy's name)
@@ -145,6 +149,14 @@ class ndarray:  # noqa: N801 (CuPy's name)
 
     def astype(self, dtype: Any) -> ndarray:
         return ndarray(self._shape, dtype)
+
+    def view(self, dtype: Any) -> ndarray:
+        """The same memory as ``dtype`` (a C-contiguous array; the last axis rescaled)."""
+        dtype = np.dtype(dtype)
+        shape = self._shape[:-1] + (self._shape[-1] * self.dtype.itemsize // dtype.itemsize,) if self._shape else ()
+        out = ndarray(shape, dtype)
+        out.data = self.data
+        return out
 
     def get(self) -> np.ndarray:
         return np.zeros(self._shape, self.dtype)
@@ -238,7 +250,9 @@ def make_module() -> types.ModuleType:
     cp = types.ModuleType("cupy")
     cuda = types.ModuleType("cupy.cuda")
     cuda.Device = Device  # type: ignore[attr-defined]
-    cuda.runtime = types.SimpleNamespace(getDeviceCount=lambda: 1, deviceSynchronize=lambda: None)  # type: ignore[attr-defined]
+    cuda.runtime = types.SimpleNamespace(  # type: ignore[attr-defined]
+        getDeviceCount=lambda: 1, deviceSynchronize=lambda: None, memcpyHostToDevice=1,
+        memcpyAsync=lambda dst, src, size, kind, stream: copies.append((dst, ctypes.string_at(src, size), kind, stream)))
     cuda.function = types.SimpleNamespace(Module=Module, Function=Function)  # type: ignore[attr-defined]
     cuda.Stream = Stream  # type: ignore[attr-defined]
     cuda.get_current_stream = lambda: _streams[-1]  # type: ignore[attr-defined]

@@ -35,7 +35,7 @@ def test_a_new_signature_traces_again():
     assert sl.stats()["traces"] == 2
 
 
-def test_outputs_keep_their_structure_and_scalars_are_static():
+def test_outputs_keep_their_structure_and_a_changed_scalar_traces_once_more():
     @sl.jit
     def f(x, scale):
         return {"y": x * scale, "pair": (x + 1, x.sum())}
@@ -45,7 +45,8 @@ def test_outputs_keep_their_structure_and_scalars_are_static():
     np.testing.assert_array_equal(out["pair"][0].get(), [1, 2, 3])
     assert float(out["pair"][1]) == 3.0
     np.testing.assert_array_equal(f(np.arange(3.0), 3.0)["y"].get(), [0, 3, 6])
-    assert len(f.traces) == 2
+    np.testing.assert_array_equal(f(np.arange(3.0), 0.5)["y"].get(), [0, 0.5, 1])
+    assert len(f.traces) == 2  # by value, then reading scale at run time
 
 
 def test_captured_arrays_and_lazy_arguments():

@@ -13,13 +13,15 @@ from .. import runtime
 from ..ir.dtypes import as_dtype, is_bfloat16, is_weak
 from ..ir.node import Node
 from . import build
+from .scalars import TracedScalar
 
 
-def node_of(x: Any) -> Node | bool | int | float:
-    """The graph operand for ``x``: a node, or a Python scalar kept weak (NEP 50)."""
+def node_of(x: Any) -> Node | bool | int | float | TracedScalar:
+    """The graph operand for ``x``: a node, or a Python scalar kept weak (NEP 50; one that an
+    ``sl.jit`` call reads at run time too)."""
     if isinstance(x, LazyArray):
         return x._node
-    if is_weak(x):
+    if is_weak(x) or isinstance(x, TracedScalar):
         return x
     from .creation import asarray
 
@@ -548,19 +550,24 @@ _FAST_POWERS = {2: "square", 0.5: "sqrt", 1: "positive"}
 
 
 def _binary(opname: str) -> Any:
-    def forward(self: LazyArray, other: Any) -> LazyArray:
+    def node(self: LazyArray, other: Any) -> Node:
+        if opname == "power" and isinstance(other, TracedScalar):
+            other._need("an exponent (NumPy computes x ** 2, ** 0.5 and ** 1 otherwise)")
         if opname == "power" and type(other) in (int, float) and other in _FAST_POWERS:
             # NumPy: its own float types take every fast power (bfloat16, ml_dtypes', none);
             # integers and bools only an integer 2
             if self.dtype.kind == "f" or (type(other) is int and other == 2):
-                return LazyArray(build.elementwise(_FAST_POWERS[other], self._node))
-        return LazyArray(build.elementwise(opname, self._node, node_of(other)))
+                return build.elementwise(_FAST_POWERS[other], self._node)
+        return build.elementwise(opname, self._node, node_of(other))
+
+    def forward(self: LazyArray, other: Any) -> LazyArray:
+        return LazyArray(node(self, other))
 
     def reflected(self: LazyArray, other: Any) -> LazyArray:
         return LazyArray(build.elementwise(opname, node_of(other), self._node))
 
     def inplace(self: LazyArray, other: Any) -> LazyArray:
-        result = build.elementwise(opname, self._node, node_of(other))
+        result = node(self, other)  # (x **= 2 squares, as NumPy's in-place power does)
         if result.shape != self.shape:
             raise ValueError(
                 f"non-broadcastable output operand with shape {self.shape} doesn't match the "

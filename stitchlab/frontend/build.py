@@ -20,6 +20,7 @@ import numpy as np
 from ..ir.dtypes import as_dtype, cast, is_bfloat16
 from ..ir.node import Node, Shape, make_attrs
 from ..ir.ops import COMPARISONS, FAST_MATH_OPS, OPS, Kind
+from .scalars import TracedScalar
 
 Operand = Node | bool | int | float
 
@@ -100,7 +101,7 @@ def _remember(table: dict[Any, Any], key: Any, make: Any) -> Any:
     return found
 
 
-def _scalar_key(value: bool | int | float) -> tuple[Any, ...]:
+def scalar_key(value: bool | int | float) -> tuple[Any, ...]:
     """A Python scalar as a key: its type and value, 0.0 and -0.0 apart (they compare equal)."""
     return type(value), value, math.copysign(1.0, value) if type(value) is float else 0
 
@@ -113,11 +114,12 @@ def _item(value: Any, dtype: np.dtype) -> Any:
     """``value`` converted to ``dtype`` as NumPy converts it, as a Python scalar (remembered for
     Python scalars)."""
     if type(value) not in (bool, int, float):
-        return _convert(value, dtype)
-    return _remember(_items, (dtype, *_scalar_key(value)), lambda: _convert(value, dtype))
+        return convert(value, dtype)
+    return _remember(_items, (dtype, *scalar_key(value)), lambda: convert(value, dtype))
 
 
-def _convert(value: Any, dtype: np.dtype) -> Any:
+def convert(value: Any, dtype: np.dtype) -> Any:
+    """``value`` converted to ``dtype`` as NumPy converts it, as a Python scalar."""
     return cast(np.asarray(value), dtype).item() if dtype.kind != "b" else bool(value)
 
 
@@ -178,7 +180,7 @@ def _resolve(opname: str, key: tuple[Any, ...]) -> tuple[np.dtype, ...]:
     return tuple(np.dtype(d) for d in OPS[opname].ufunc.resolve_dtypes(key + (None,)))
 
 
-def _fits(value: Any, dtype: np.dtype) -> bool:
+def fits(value: Any, dtype: np.dtype) -> bool:
     if dtype.kind in "iu" and isinstance(value, int) and not isinstance(value, bool):
         info = np.iinfo(dtype)
         return info.min <= value <= info.max
@@ -186,8 +188,9 @@ def _fits(value: Any, dtype: np.dtype) -> bool:
 
 
 def _weak_key(value: Any) -> Any:
-    # Python int and float are weak (NEP 50); a Python bool is just a bool
-    return np.dtype(bool) if isinstance(value, bool) else type(value)
+    # Python int and float are weak (NEP 50), and so are those an sl.jit call reads at run time; a
+    # Python bool is just a bool
+    return np.dtype(bool) if isinstance(value, bool) else value.kind if isinstance(value, TracedScalar) else type(value)
 
 
 def _bfloat16_weak(args: Sequence[Operand], key: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -264,7 +267,7 @@ def elementwise(opname: str, *args: Operand) -> Node:
     else:
         sig = (opname, *[_operand_key(a) for a in args])
     known = _elementwise.get(sig)
-    if known is None or (int in sig and not all(_fits(a, dt) for a, dt in zip(args, known[0], strict=True))):
+    if known is None or (int in sig and not all(fits(a, dt) for a, dt in zip(args, known[0], strict=True))):
         made = _resolve_elementwise(opname, args)
         if isinstance(made, Node):  # an integer out of the loop's range, compared exactly
             return made
@@ -297,8 +300,11 @@ _scalars: dict[tuple[Any, ...], Node] = {}
 def _scalar(value: Any, dtype: np.dtype, shape: Shape) -> Node:
     """A Python scalar operand as a constant broadcast to ``shape``. The nodes of a Python scalar
     are shared by every expression that uses it (as ``x * 0.5`` in a loop; only the nodes an
-    evaluation asks for are ever materialized, and these are never returned to the user)."""
-    return _remember(_scalars, (dtype, *_scalar_key(value), shape), lambda: broadcast_to(const(value, dtype), shape))
+    evaluation asks for are ever materialized, and these are never returned to the user). A
+    scalar that an ``sl.jit`` call reads at run time is its 0-d input of ``dtype``."""
+    if isinstance(value, TracedScalar):
+        return broadcast_to(value.node(dtype), shape)
+    return _remember(_scalars, (dtype, *scalar_key(value), shape), lambda: broadcast_to(const(value, dtype), shape))
 
 
 _PY_COMPARE = {"equal": operator.eq, "not_equal": operator.ne, "less": operator.lt, "less_equal": operator.le,
@@ -326,7 +332,7 @@ def _resolve_elementwise(opname: str, args: Sequence[Operand]) -> Any:
             raise TypeError(f"ufunc '{opname}' not supported for the input types ({listed}): {exc}") from None
         out_dtype = as_dtype(out_dtype)
         for a, dt in zip(args, loop, strict=False):
-            if not isinstance(a, Node) and not _fits(a, dt):
+            if not isinstance(a, Node) and not fits(a, dt):
                 other = next((n for n in args if isinstance(n, Node)), None)
                 kind = other.dtype.kind if other is not None and opname in COMPARISONS else "b"
                 if kind in "iu":
@@ -643,6 +649,7 @@ def result_type(*args: Operand) -> np.dtype:
     """NumPy's ``result_type`` with Python scalars weak (NEP 50; for bfloat16 as
     :func:`_bfloat16_weak` explains)."""
     bf16 = any(isinstance(a, Node) and is_bfloat16(a.dtype) for a in args)
+    args = tuple(a.kind() if isinstance(a, TracedScalar) else a for a in args)  # (any value of its kind)
     items = [a.dtype if isinstance(a, Node) else (0 if bf16 and type(a) is float else a) for a in args]
     try:
         return as_dtype(np.result_type(*items))

@@ -11,13 +11,15 @@ from typing import Any
 import numpy as np
 
 from .. import runtime
-from ..ir.dtypes import WEAK_TYPES, as_dtype, is_supported, is_weak
+from ..ir.dtypes import WEAK_TYPES, as_dtype, is_bfloat16, is_supported, is_weak
 from ..ir.graph import Graph, build_graph
 from ..ir.node import Node
 from ..runtime import stats
+from ..runtime.scratch import keep_alive
 from . import build
 from .array import LazyArray
 from .creation import asarray
+from .scalars import Recorder, ValueNeeded, argument
 
 _tracing = threading.local()
 
@@ -43,15 +45,55 @@ def per_call_input(node: Node, make: Callable[[], Any]) -> None:
 
 
 class _Trace:
-    """What one trace recorded: the graph, how to bind its inputs, how to rebuild the output."""
+    """What one trace recorded: the graph, how to bind its inputs, how to rebuild the output, and
+    the numbers it reads at run time (:mod:`stitchlab.frontend.scalars`)."""
 
-    __slots__ = ("graph", "binding", "structure", "executable")
+    __slots__ = ("graph", "binding", "structure", "executable", "scalars", "n_scalars")
 
-    def __init__(self, graph: Graph, binding: list[int | Any], structure: Any, executable: Any) -> None:
+    def __init__(self, graph: Graph, binding: list[int | Any], structure: Any, executable: Any,
+                 scalars: Callable[[tuple[Any, ...]], tuple[tuple[Any, ...], bool]] | None, n_scalars: int) -> None:
         self.graph = graph
-        self.binding = binding  # per input slot: argument position (int), a captured buffer or a runtime.PerCall
+        # per input slot: argument position (int; the numbers read at run time are numbered after
+        # the arguments), a captured buffer or a runtime.PerCall
+        self.binding = binding
         self.structure = structure
         self.executable = executable
+        # the call's arguments -> a 0-d buffer per number read at run time, and whether those are
+        # the call's own (kept as long as its outputs)
+        self.scalars = scalars
+        self.n_scalars = n_scalars
+
+
+class _Retrace(Exception):
+    """A number read at run time took a value its trace does not hold (another Python type, an
+    integer outside its array's dtype, an error computing it): this call is traced with the
+    literal values, which gives NumPy's result or error."""
+
+
+def _scalar_buffers(recorder: Recorder, backend: Any) -> Callable[[tuple[Any, ...]], tuple[tuple[Any, ...], bool]]:
+    """For a call's arguments, the 0-d buffer of each number ``recorder`` made an input of (the
+    number computed with Python's arithmetic, converted to its input's dtype as NumPy converts a
+    Python scalar), and whether the buffers are the call's own (``Backend.numbers``)."""
+    # (a float into a float dtype or an int into an int one is converted where it is stored)
+    specs = [(scalar.fn, scalar.kind, dtype, scalar.kind is (float if dtype.kind == "f" and not is_bfloat16(dtype) else int))
+             for _, scalar, dtype in recorder.inputs]
+    fill = backend.numbers([dtype for _, _, dtype in recorder.inputs])
+
+    def buffers(args: tuple[Any, ...]) -> tuple[tuple[Any, ...], bool]:
+        try:
+            values = []
+            for fn, kind, dtype, stored in specs:
+                value = fn(args)
+                if type(value) is not kind or not build.fits(value, dtype):
+                    raise _Retrace
+                values.append(value if stored and dtype.kind in "fiu" else build.convert(value, dtype))
+        except _Retrace:
+            raise
+        except Exception:
+            raise _Retrace from None
+        return fill(values)
+
+    return buffers
 
 
 def _flatten(out: Any) -> tuple[list[LazyArray], Any]:
@@ -109,6 +151,21 @@ def _direct_device(a: Any) -> str | None:
     return None
 
 
+def _shown(entry: tuple[Any, ...]) -> str:
+    """A signature's entry for a Python scalar: its value, or its type where it is read at run time."""
+    if not isinstance(entry[0], type):
+        return "an array"
+    return repr(entry[1]) if len(entry) > 1 else f"any {entry[0].__name__} (read at run time)"
+
+
+def _scalar_entry(a: Any, read_at_run_time: bool) -> tuple[Any, ...]:
+    """A Python scalar argument in a signature: its type, where it is read at run time (an int or
+    a float); else its type and value (0.0 and -0.0 apart)."""
+    if read_at_run_time and type(a) is not bool:
+        return (type(a),)
+    return build.scalar_key(a)
+
+
 def _why(old: tuple[Any, ...], new: tuple[Any, ...]) -> str:
     """What differs between two signatures, for the recompile log."""
     if len(old) != len(new):
@@ -118,8 +175,8 @@ def _why(old: tuple[Any, ...], new: tuple[Any, ...]) -> str:
     for pos, (a, b) in enumerate(zip(old, new, strict=False)):
         if a == b:
             continue
-        if isinstance(a[0], type) or isinstance(b[0], type):  # Python scalars, part of the signature by value
-            changes.append(f"argument {pos}: scalar {a[-1]!r} -> {b[-1]!r}")
+        if isinstance(a[0], type) or isinstance(b[0], type):  # Python scalars
+            changes.append(f"argument {pos}: scalar {_shown(a)} -> {_shown(b)}")
             continue
         for name, x, y in zip(names, a, b, strict=False):
             if x != y:
@@ -158,18 +215,24 @@ class Jitted:
         self.fn = fn
         self.fast_math = fast_math
         self.traces: dict[tuple[Any, ...], _Trace] = {}
-        # replay key (per argument: shape, dtype and device id, or a scalar's type and value) ->
+        # replay key (per argument: shape, dtype and device id, or a scalar's signature entry) ->
         # a call that binds, launches and wraps with nothing else in between
         self._replays: dict[tuple[Any, ...], Callable[[tuple[Any, ...]], Any]] = {}
+        # positions of int and float arguments read at run time (their value changed between
+        # calls), and of those whose value a trace needed (part of the signature by value)
+        self._dynamic: set[int] = set()
+        self._static: set[int] = set()
         functools.update_wrapper(self, fn)
 
-    def _signature(self, args: tuple[Any, ...]) -> tuple[tuple[Any, ...], list[Any], bool]:
-        """(signature, buffer per argument, whether every array argument is replayable)."""
+    def _signature(self, args: tuple[Any, ...], literal: bool = False) -> tuple[tuple[Any, ...], list[Any], bool]:
+        """(signature, buffer per argument, whether every array argument is replayable).
+        ``literal``: every scalar by value (a call whose numbers its trace cannot read)."""
         sig, bufs = [], []
         replayable = True
-        for a in args:
+        dynamic = () if literal else self._dynamic
+        for pos, a in enumerate(args):
             if is_weak(a):
-                sig.append((type(a), a))
+                sig.append(_scalar_entry(a, pos in dynamic))
                 bufs.append(None)
                 continue
             device = _direct_device(a)
@@ -189,9 +252,10 @@ class Jitted:
         stats.bump("traces")
         tracers: list[Any] = []
         placeholders: dict[int, int] = {}
+        recorder = Recorder()
         for pos, (a, s) in enumerate(zip(args, sig, strict=False)):
-            if is_weak(a):
-                tracers.append(a)
+            if is_weak(a):  # by value, or (a signature entry of its type alone) read at run time
+                tracers.append(a if len(s) > 1 else argument(pos, type(a), recorder))
                 continue
             shape, dtype, device = s
             node = Node("input", (), shape, as_dtype(dtype), device=device)
@@ -203,8 +267,14 @@ class Jitted:
             with build.fast_math(self.fast_math):
                 leaves, structure = _flatten(self.fn(*tracers))
             assigned = [(r(), node) for r, node in _tracing.assigned.values()]
+        except Exception as exc:
+            if recorder.needed:  # (a ValueNeeded, or what the function made of one)
+                raise ValueNeeded(sorted(recorder.needed)) from exc
+            raise
         finally:
             _tracing.per_call, _tracing.assigned = outer
+        if recorder.needed:  # the function went on after a ValueNeeded
+            raise ValueNeeded(sorted(recorder.needed))
         name = getattr(self.fn, "__name__", "the jit function")
         written = [pos for pos, t in enumerate(tracers) if isinstance(t, LazyArray) and id(t._node) not in placeholders]
         if written:
@@ -226,45 +296,111 @@ class Jitted:
         graph, sources = build_graph([x._node for x in leaves])
         device = next((n.device for n in graph.nodes if n.device is not None), None)
         backend = runtime.for_device(device)
+        for i, (node, _, _) in enumerate(recorder.inputs):  # numbered after the arguments
+            placeholders[id(node)] = len(args) + i
         # per input slot: an argument's position, a per-call buffer, or a buffer captured now (a
         # constant the graph reads at run time included)
         binding = [placeholders[id(n)] if id(n) in placeholders else per_call.get(id(n), n.value) if n.op == "input"
                    else backend.constant(n) for n in sources]
         executable = backend.executable(graph)
-        return _Trace(graph, binding, structure, executable)
+        scalars = _scalar_buffers(recorder, backend) if recorder.inputs else None
+        return _Trace(graph, binding, structure, executable, scalars, len(recorder.inputs))
+
+    def _changed(self, sig: tuple[Any, ...]) -> set[int]:
+        """Positions of int and float arguments whose value alone tells ``sig`` from a signature
+        traced before (none if anything else differs too)."""
+        for old in reversed(self.traces):
+            if len(old) != len(sig):
+                continue
+            diff = {pos for pos, (a, b) in enumerate(zip(old, sig, strict=True)) if a != b}
+            if all(isinstance(old[p][0], type) and {old[p][0], sig[p][0]} <= {int, float} for p in diff):
+                return diff - self._static
+        return set()
+
+    def _new_trace(self, args: tuple[Any, ...], literal: bool) -> tuple[tuple[Any, ...], _Trace]:
+        """Trace for a signature not seen before: the int and float arguments whose value changed
+        are read at run time from now on, unless tracing needs their value."""
+        name = getattr(self.fn, "__name__", "jit function")
+        sig = self._signature(args, literal)[0]
+        old = next(reversed(self.traces), None)
+        if not literal and old is not None:
+            changed = self._changed(sig)
+            if changed:
+                self._dynamic |= changed
+                sig = self._signature(args)[0]
+        unsure: set[int] = set()  # taken back after an error that a trace by value may raise too
+        while True:
+            trace = self.traces.get(sig)
+            if trace is not None:
+                return sig, trace
+            read = {pos for pos, entry in enumerate(sig) if len(entry) == 1}
+            if old is not None:
+                from .._log import log_recompile
+
+                log_recompile(name, _why(old, sig))
+            try:
+                trace = self.traces[sig] = self._trace(sig, args)
+                return sig, trace
+            except ValueNeeded as exc:  # those positions are traced by value from now on
+                blamed = set(exc.args[0])
+            except Exception:
+                if not read:  # the function fails with the values themselves: not the reading's fault
+                    self._dynamic |= unsure
+                    self._static -= unsure
+                    raise
+                blamed = read
+                unsure |= read
+            self._dynamic -= blamed
+            self._static |= blamed
+            sig = self._signature(args, literal)[0]
+
+    def _key(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        """The replay key of a call whose arguments are replayable arrays and Python scalars."""
+        dynamic = self._dynamic
+        return tuple((a.shape, a.dtype, a.data.device_id) if not is_weak(a) else _scalar_entry(a, pos in dynamic)
+                     for pos, a in enumerate(args))
 
     def __call__(self, *args: Any) -> Any:
         key: list[Any] = []
-        for a in args:
+        dynamic = self._dynamic
+        for pos, a in enumerate(args):
             t = type(a)
             if t in _replayable_types:
                 key.append((a.shape, a.dtype, a.data.device_id))
             elif t in WEAK_TYPES:
-                key.append((t, a))
+                key.append(_scalar_entry(a, pos in dynamic))
             else:
-                return self._call(args, None)
-        key_t = tuple(key)
-        replay = self._replays.get(key_t)
+                return self._call(args)
+        replay = self._replays.get(tuple(key))
         if replay is not None:
-            return replay(args)
-        return self._call(args, key_t)
+            try:
+                return replay(args)
+            except _Retrace:
+                return self._call(args, literal=True)
+        return self._call(args)
 
-    def _call(self, args: tuple[Any, ...], key: tuple[Any, ...] | None) -> Any:
-        sig, bufs, replayable = self._signature(args)
+    def _call(self, args: tuple[Any, ...], literal: bool = False) -> Any:
+        sig, bufs, replayable = self._signature(args, literal)
         trace = self.traces.get(sig)
         if trace is None:
-            if self.traces:
-                from .._log import log_recompile
-
-                log_recompile(getattr(self.fn, "__name__", "jit function"), _why(next(reversed(self.traces)), sig))
-            trace = self.traces[sig] = self._trace(sig, args)
-        if replayable and getattr(trace.executable, "bind", None) is not None:
-            if key is None:  # the argument types were seen for the first time in this call
-                key = tuple((a.shape, a.dtype, a.data.device_id) if not is_weak(a) else (type(a), a) for a in args)
-            replay = self._replays[key] = _replay(trace, len(args))
-            return replay(args)
+            sig, trace = self._new_trace(args, literal)
+        if replayable and not literal and getattr(trace.executable, "bind", None) is not None:
+            replay = self._replays[self._key(args)] = _replay(trace, len(args))
+            try:
+                return replay(args)
+            except _Retrace:
+                return self._call(args, literal=True)
+        own: tuple[Any, ...] = ()
+        if trace.scalars is not None:
+            try:
+                extra, mine = trace.scalars(args)
+            except _Retrace:
+                return self._call(args, literal=True)
+            bufs += extra
+            own = extra if mine else ()
         inputs = [bufs[b] if isinstance(b, int) else b.make() if isinstance(b, runtime.PerCall) else b for b in trace.binding]
         outs = trace.executable(inputs)
+        keep_alive(outs, list(own))
         stats.bump("evaluations")
         leaves = [_leaf(buf, node.shape, node.dtype, node.device) for node, buf in zip(trace.graph.outputs, outs, strict=True)]
         return _unflatten(leaves, trace.structure)
@@ -273,7 +409,17 @@ class Jitted:
 def _replay(trace: _Trace, n_args: int) -> Callable[[tuple[Any, ...]], Any]:
     """The whole call of ``trace`` for arguments that are device buffers and scalars: the bound
     executable, one counter, the outputs wrapped in their structure."""
-    run = trace.executable.bind(trace.binding, n_args)
+    run = trace.executable.bind(trace.binding, n_args + trace.n_scalars)
+    if trace.scalars is not None:  # the numbers read at run time follow the arguments
+        launch, scalars = run, trace.scalars
+
+        def run(args: tuple[Any, ...]) -> list[Any]:
+            extra, own = scalars(args)
+            outs = launch(args + extra)
+            if own:  # (under capture: the graph reads them at every replay)
+                keep_alive(outs, list(extra))
+            return outs
+
     counters = stats.counters
     meta = [(node.shape, node.dtype, node.device) for node in trace.graph.outputs]
     structure = trace.structure
@@ -298,9 +444,15 @@ def _replay(trace: _Trace, n_args: int) -> Callable[[tuple[Any, ...]], Any]:
 def jit(fn: Callable[..., Any] | None = None, *, fast_math: bool = False) -> Any:
     """Trace ``fn`` once per input signature and replay the planned graph on later calls.
 
-    The signature is each array argument's shape, dtype and device; Python scalar arguments are
-    part of it by value. A second call with the same signature traces, plans and compiles
-    nothing (see ``sl.stats()``).
+    The signature is each array argument's shape, dtype and device, and each Python scalar
+    argument's value. A second call with the same signature traces, plans and compiles nothing
+    (see ``sl.stats()``). An ``int`` or ``float`` argument whose value changes is traced once
+    more and read at run time from then on (a learning rate, a step count): Python arithmetic on
+    it is done again at each call, and the results are those of a trace with its value (a
+    divisor read at run time divides exactly, as NumPy does, where a literal one is a multiply
+    by its reciprocal). Where
+    tracing needs the value (an ``if`` on it, a shape, ``int()``, an exponent) it stays part of
+    the signature by value; a ``bool`` always does.
 
     ``fast_math=True`` traces ``fn`` as inside :func:`~stitchlab.fast_math` (CUDA's hardware
     approximations of exp, log, sin, cos, tan, sigmoid and division); ``False`` (the default)

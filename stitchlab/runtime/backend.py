@@ -137,7 +137,17 @@ class Backend:
     def constant(self, node: Any) -> Any:
         """A 0-d buffer holding the value of the ``const`` node ``node`` (a constant that the
         graph reads at run time, ``stitchlab.ir.graph.read_constants_at_run_time``)."""
+        return self.scalar(node.attr("value"), node.dtype)
+
+    def scalar(self, value: Any, dtype: Any) -> Any:
+        """A 0-d buffer of ``dtype`` holding ``value`` (a Python number of that dtype's values)."""
         raise NotImplementedError
+
+    def numbers(self, dtypes: Sequence[Any]) -> Callable[[Sequence[Any]], tuple[tuple[Any, ...], bool]]:
+        """For the numbers an ``sl.jit`` call reads at run time, of ``dtypes``: a function that
+        takes one call's numbers (converted to their dtypes' values) and gives their 0-d buffers,
+        and whether those are the call's own (to be kept as long as its outputs)."""
+        return lambda values: (tuple(self.scalar(v, dt) for v, dt in zip(values, dtypes, strict=True)), False)
 
     def clear_cache(self) -> None:
         self._executables.clear()

@@ -15,6 +15,9 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
+from ..ir.dtypes import is_bfloat16
 from ..ir.graph import Graph
 from . import stats
 from .backend import Backend, Executable
@@ -39,9 +42,17 @@ class CupyBackend(Backend):
     def owns(self, obj: Any) -> bool:
         return type(obj).__module__.startswith("cupy") and hasattr(obj, "__cuda_array_interface__")
 
-    def constant(self, node: Any) -> Any:
+    def numbers(self, dtypes: Sequence[Any]) -> Any:
+        from .scratch import Numbers
+
+        return Numbers(_cupy(), dtypes, self.scalar)
+
+    def scalar(self, value: Any, dtype: Any) -> Any:
         # a fill kernel, not a copy from the host: it can be captured into a CUDA graph
-        return _cupy().full((), node.attr("value"), node.dtype)
+        if is_bfloat16(dtype):  # (filled as its bits)
+            bits = np.array(value, dtype).view(np.uint16).item()
+            return _cupy().full((), bits, np.uint16).view(dtype)
+        return _cupy().full((), value, dtype)
 
     def from_object(self, obj: Any, dtype: Any = None, copy: bool = False) -> Any:
         cp = _cupy()

@@ -21,8 +21,8 @@ class NumpyBackend(Backend):
     def owns(self, obj: Any) -> bool:
         return isinstance(obj, np.ndarray)
 
-    def constant(self, node: Any) -> np.ndarray:
-        return np.full((), node.attr("value"), node.dtype)
+    def scalar(self, value: Any, dtype: Any) -> np.ndarray:
+        return np.full((), value, dtype)
 
     def from_object(self, obj: Any, dtype: Any = None, copy: bool = False) -> np.ndarray:
         if hasattr(obj, "__cuda_array_interface__") and not isinstance(obj, np.ndarray):

@@ -32,6 +32,15 @@ use the stream's set), and its temporaries, counters and workspaces live as long
 outputs does: the outputs are what a graph's user keeps, to read what the replays compute. Steps
 that run unfused through CuPy operations (:func:`~stitchlab.runtime.launch._interpret_group`)
 allocate as CuPy does, outside this.
+
+*Numbers read at run time.* The Python numbers an ``sl.jit`` call reads when it runs
+(:mod:`stitchlab.frontend.scalars`) reach its kernels as 0-d buffers. On each stream and thread
+they live in one device block, 8 bytes a number, written by one host-to-device copy per call
+(:class:`Numbers`): on one stream the copy runs after the kernels of the call before (which read
+the old numbers) and before this call's, so one block serves every call, and the 0-d views into it
+are made once. Keyed by thread too: two threads on one stream would otherwise enqueue their
+copies before either's kernels. Under capture a call gets buffers of its own, filled by kernels,
+that live as long as its outputs.
 """
 
 from __future__ import annotations
@@ -40,6 +49,8 @@ import threading
 import weakref
 from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 #: ``cudaStreamPerThread``: the handle of the per-thread default stream (CuPy's ``Stream.ptds``,
 #: and its current stream when ``CUPY_CUDA_PER_THREAD_DEFAULT_STREAM=1``).
@@ -107,4 +118,43 @@ class Scratch:
         buffers = self._by_stream.get(key)
         if buffers is None:
             buffers = self._by_stream[key] = self._new()
+        return buffers, False
+
+
+class Numbers:
+    """Per stream and thread, the device block holding one call's numbers read at run time, of
+    ``dtypes`` (see the module's docstring); calling it with the numbers (converted to their dtypes'
+    values) gives their 0-d buffers and whether they are the call's own (under capture)."""
+
+    __slots__ = ("_dtypes", "_nbytes", "_cp", "_scalar", "_stream", "_copy", "_by_key")
+
+    def __init__(self, cp: Any, dtypes: Sequence[Any], scalar: Any) -> None:
+        self._dtypes = [np.dtype(d) for d in dtypes]
+        self._scalar = scalar  # (value, dtype) -> a 0-d buffer filled by a kernel
+        self._nbytes = 8 * len(self._dtypes)
+        self._cp = cp
+        self._stream = cp.cuda.get_current_stream
+        self._copy = cp.cuda.runtime.memcpyAsync
+        self._by_key: dict[Any, tuple[np.ndarray, int, list[np.ndarray], tuple[Any, ...]]] = {}
+
+    def _new(self) -> tuple[np.ndarray, int, list[np.ndarray], tuple[Any, ...]]:
+        """(host staging bytes, device address, host views, device 0-d views)."""
+        host = np.zeros(self._nbytes, np.uint8)
+        device = self._cp.empty(self._nbytes, np.uint8)
+        slots = [(8 * i, 8 * i + dt.itemsize, dt) for i, dt in enumerate(self._dtypes)]
+        return (host, device.data.ptr, [host[a:b].view(dt).reshape(()) for a, b, dt in slots],
+                tuple(device[a:b].view(dt).reshape(()) for a, b, dt in slots))
+
+    def __call__(self, values: Sequence[Any]) -> tuple[tuple[Any, ...], bool]:
+        stream = self._stream()
+        if capturing(stream):  # filled by kernels, which the graph replays
+            return tuple(self._scalar(v, dt) for v, dt in zip(values, self._dtypes, strict=True)), True
+        key = (stream.ptr, threading.get_ident())
+        block = self._by_key.get(key)
+        if block is None:
+            block = self._by_key[key] = self._new()
+        host, address, views, buffers = block
+        for view, v in zip(views, values, strict=True):
+            view[()] = v
+        self._copy(address, host.ctypes.data, self._nbytes, self._cp.cuda.runtime.memcpyHostToDevice, stream.ptr)
         return buffers, False

@@ -56,8 +56,13 @@ def test_a_non_contiguous_argument_is_copied_before_the_launch(standin: StandIn)
     assert first is not t and first._c_contiguous
 
 
-def test_scalars_are_part_of_the_signature_by_value(standin: StandIn) -> None:
-    f = sl.jit(lambda x, s: x * s)
+def test_scalars_that_change_are_read_at_run_time(standin: StandIn) -> None:
+    """A float whose value changed is read at run time (one trace for all values): each call
+    copies its numbers into the stream's block, 8 bytes each, which the launch reads through a 0-d
+    view made once; an int is another kind of number (another trace), a bool stays a literal."""
+    from benchmarks import fake_cupy
+
+    f = sl.jit(lambda x, s: x * s + 1.0)
     x = standin.array((8, 16))
     f(x, 2.0)
     f(x, 2.0)
@@ -67,9 +72,26 @@ def test_scalars_are_part_of_the_signature_by_value(standin: StandIn) -> None:
     f(x, True)
     assert _delta(before)["traces"] == 3
     assert len(f.traces) == 4 and len(f._replays) == 4
-    before = sl.stats()
-    f(x, 2.0)
-    assert _delta(before) == {"evaluations": 1, "launches": 1}
+    before, fake_cupy.copies[:] = sl.stats(), []
+    for value in (2.0, 0.1, -7.5):
+        f(x, value)
+        (launch,) = standin.launches[-1:]
+        address, data, _, stream = fake_cupy.copies[-1]
+        assert np.frombuffer(data, np.float32, count=1)[0] == np.float32(value) and len(data) == 8
+        (number,) = [a for a in launch.args if isinstance(a, fake_cupy.ndarray) and a.shape == ()]
+        assert number.data.ptr == address and number.dtype == np.float32
+    assert len({c[0] for c in fake_cupy.copies}) == 1  # one block for every call on this stream
+    assert _delta(before) == {"evaluations": 3, "launches": 3}
+    with fake_cupy.Stream(7):  # another stream: a block of its own
+        f(x, 0.5)
+    assert fake_cupy.copies[-1][0] != address and fake_cupy.copies[-1][3] == 7
+    captured = fake_cupy.Stream(9)
+    captured.capturing = True
+    copies = len(fake_cupy.copies)
+    with captured:  # under capture: a buffer of the call's own, filled by a kernel, no copy
+        f(x, 0.75)
+    (number,) = [a for a in standin.launches[-1].args if isinstance(a, fake_cupy.ndarray) and a.shape == ()]
+    assert len(fake_cupy.copies) == copies and number.data.ptr != address
 
 
 def test_tuple_and_dict_outputs_keep_their_structure(standin: StandIn) -> None:

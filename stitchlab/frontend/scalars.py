@@ -1,0 +1,175 @@
+"""Python scalar arguments of an :func:`~stitchlab.jit` function read when it runs.
+
+Once an ``int`` or ``float`` argument has changed value between calls, the function is traced
+with a :class:`TracedScalar` in its place: Python arithmetic on it records how each derived
+number is computed from the arguments (``1 - 0.9 ** t``), and where one meets an array it becomes
+a 0-d input of the graph (:meth:`TracedScalar.node`), of the dtype NumPy's weak-scalar rules give
+it there. Each call computes those numbers from its own arguments, with Python's arithmetic, and
+converts each to its dtype as NumPy converts a Python scalar, so the result is the one a trace
+with the literal values would give (but that a divisor read at run time divides exactly, where a
+literal one is a multiply by its reciprocal).
+
+Anything that needs the value while tracing (``bool()``, ``int()``, a shape or an index, a
+comparison in Python, an exponent, which NumPy computes by value) raises :class:`ValueNeeded`;
+the function is then traced once per value of that argument, as before.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..ir.node import Node
+
+
+class ValueNeeded(Exception):
+    """Tracing needed the value of a scalar argument that is read at run time."""
+
+
+class Recorder:
+    """What one trace made of its traced scalars: the 0-d inputs (node, scalar, dtype) in the
+    order made, and the argument positions whose value tracing needed."""
+
+    __slots__ = ("inputs", "needed")
+
+    def __init__(self) -> None:
+        self.inputs: list[tuple[Node, TracedScalar, np.dtype]] = []
+        self.needed: set[int] = set()
+
+
+def _operand(x: Any) -> tuple[Callable[[tuple[Any, ...]], Any] | None, Any, type | None]:
+    """(computation, constant, kind) of an operand of scalar arithmetic; kind None: not one."""
+    if isinstance(x, TracedScalar):
+        return x.fn, None, x.kind
+    if type(x) in (int, float, bool):
+        return None, x, float if type(x) is float else int
+    return None, None, None
+
+
+def _arith(op: Callable[[Any, Any], Any], true_division: bool = False) -> tuple[Any, Any]:
+    def make(a: TracedScalar, b: Any, swap: bool) -> Any:
+        f, c, kind = _operand(b)
+        if kind is None:
+            if hasattr(b, "_node"):  # a stitchlab array: its reflected operation
+                return NotImplemented
+            a._need(f"{op.__name__} with {type(b).__name__}")
+        result_kind = float if true_division or float in (kind, a.kind) else int
+        g = a.fn
+        if f is None:
+            fn = (lambda args: op(c, g(args))) if swap else (lambda args: op(g(args), c))
+            positions = a.positions
+        else:
+            if b.recorder is not a.recorder:
+                a._need("arithmetic with a scalar of another trace")
+            fn = (lambda args: op(f(args), g(args))) if swap else (lambda args: op(g(args), f(args)))
+            positions = a.positions | b.positions
+        return (TracedFloat if result_kind is float else TracedInt)(fn, positions, a.recorder)
+
+    return (lambda a, b: make(a, b, False)), (lambda a, b: make(a, b, True))
+
+
+class TracedScalar:
+    """A Python ``int`` or ``float`` computed from arguments of the function being traced."""
+
+    __slots__ = ("fn", "positions", "recorder", "_nodes")
+    kind: type = float
+    __array_ufunc__ = None  # NumPy defers: np.float32(2) * s calls s.__rmul__, which refuses
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(self, fn: Callable[[tuple[Any, ...]], Any], positions: frozenset[int], recorder: Recorder) -> None:
+        self.fn = fn
+        self.positions = positions
+        self.recorder = recorder
+        self._nodes: dict[np.dtype, Node] = {}
+
+    def node(self, dtype: np.dtype) -> Node:
+        """The 0-d input holding this number converted to ``dtype`` at each call."""
+        made = self._nodes.get(dtype)
+        if made is None:
+            made = self._nodes[dtype] = Node("input", (), (), dtype)
+            self.recorder.inputs.append((made, self, dtype))
+        return made
+
+    def _need(self, what: str) -> Any:
+        self.recorder.needed |= self.positions
+        raise ValueNeeded(f"{what} needs the value of argument {sorted(self.positions)} while tracing")
+
+    def __repr__(self) -> str:
+        return f"<traced {self.kind.__name__} argument {sorted(self.positions)}>"
+
+    def __bool__(self) -> bool:
+        return self._need("bool()")
+
+    def __int__(self) -> int:
+        return self._need("int()")
+
+    def __float__(self) -> float:
+        return self._need("float()")
+
+    def __complex__(self) -> complex:
+        return self._need("complex()")
+
+    def __index__(self) -> int:
+        return self._need("an index or a shape")
+
+    def __round__(self, ndigits: Any = None) -> Any:
+        return self._need("round()")
+
+    def __trunc__(self) -> Any:
+        return self._need("math.trunc()")
+
+    def __floor__(self) -> Any:
+        return self._need("math.floor()")
+
+    def __ceil__(self) -> Any:
+        return self._need("math.ceil()")
+
+    def __array__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._need("a NumPy array")
+
+    def _compare(self, other: Any) -> Any:
+        if hasattr(other, "_node"):  # an array: its reflected comparison
+            return NotImplemented
+        return self._need("a comparison")
+
+    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _compare  # type: ignore[assignment]
+
+    __add__, __radd__ = _arith(operator.add)
+    __sub__, __rsub__ = _arith(operator.sub)
+    __mul__, __rmul__ = _arith(operator.mul)
+    __truediv__, __rtruediv__ = _arith(operator.truediv, true_division=True)
+    __floordiv__, __rfloordiv__ = _arith(operator.floordiv)
+    __mod__, __rmod__ = _arith(operator.mod)
+    # int ** int is a float for a negative exponent: the kind recorded is checked at each call
+    __pow__, __rpow__ = _arith(operator.pow)
+
+    def _unary(self, op: Callable[[Any], Any]) -> TracedScalar:
+        g = self.fn
+        return type(self)(lambda args: op(g(args)), self.positions, self.recorder)
+
+    def __neg__(self) -> TracedScalar:
+        return self._unary(operator.neg)
+
+    def __pos__(self) -> TracedScalar:
+        return self._unary(operator.pos)
+
+    def __abs__(self) -> TracedScalar:
+        return self._unary(operator.abs)
+
+
+class TracedInt(TracedScalar):
+    __slots__ = ()
+    kind = int
+
+
+class TracedFloat(TracedScalar):
+    __slots__ = ()
+    kind = float
+
+
+def argument(position: int, kind: type, recorder: Recorder) -> TracedScalar:
+    """The traced scalar standing for argument ``position`` (a Python ``kind``)."""
+    return (TracedFloat if kind is float else TracedInt)(operator.itemgetter(position), frozenset((position,)), recorder)
