@@ -69,6 +69,7 @@ def test_a_value_needed_while_tracing_is_traced_per_value_and_the_others_still_r
     # traces rows by value; (3, 2.0) traces rows 3 by value; everything else replays
     assert sl.stats()["traces"] == 5
     assert "scalar 0.5 -> any float (read at run time)" in caplog.text
+    assert "int() needs the value of argument [1] while tracing: traced for each of its values" in caplog.text
 
 
 @pytest.mark.parametrize("use", ["branch", "exponent", "int()", "range", "numpy"])

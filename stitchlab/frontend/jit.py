@@ -320,6 +320,8 @@ class Jitted:
     def _new_trace(self, args: tuple[Any, ...], literal: bool) -> tuple[tuple[Any, ...], _Trace]:
         """Trace for a signature not seen before: the int and float arguments whose value changed
         are read at run time from now on, unless tracing needs their value."""
+        from .._log import log_recompile
+
         name = getattr(self.fn, "__name__", "jit function")
         sig = self._signature(args, literal)[0]
         old = next(reversed(self.traces), None)
@@ -335,14 +337,14 @@ class Jitted:
                 return sig, trace
             read = {pos for pos, entry in enumerate(sig) if len(entry) == 1}
             if old is not None:
-                from .._log import log_recompile
-
                 log_recompile(name, _why(old, sig))
             try:
                 trace = self.traces[sig] = self._trace(sig, args)
                 return sig, trace
             except ValueNeeded as exc:  # those positions are traced by value from now on
                 blamed = set(exc.args[0])
+                log_recompile(name, f"{exc.__cause__ or 'tracing needs the value of ' + str(sorted(blamed))}: "
+                                    f"traced for each of its values from now on")
             except Exception:
                 if not read:  # the function fails with the values themselves: not the reading's fault
                     self._dynamic |= unsure
@@ -450,9 +452,8 @@ def jit(fn: Callable[..., Any] | None = None, *, fast_math: bool = False) -> Any
     more and read at run time from then on (a learning rate, a step count): Python arithmetic on
     it is done again at each call, and the results are those of a trace with its value (a
     divisor read at run time divides exactly, as NumPy does, where a literal one is a multiply
-    by its reciprocal). Where
-    tracing needs the value (an ``if`` on it, a shape, ``int()``, an exponent) it stays part of
-    the signature by value; a ``bool`` always does.
+    by its reciprocal). Where tracing needs the value (an ``if`` on it, a shape, ``int()``, an
+    exponent) it stays part of the signature by value; a ``bool`` always does.
 
     ``fast_math=True`` traces ``fn`` as inside :func:`~stitchlab.fast_math` (CUDA's hardware
     approximations of exp, log, sin, cos, tan, sigmoid and division); ``False`` (the default)
