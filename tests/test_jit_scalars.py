@@ -188,3 +188,32 @@ def test_a_traced_scalar_outside_its_trace_says_what_it_is() -> None:
     assert "traced float argument [1]" in repr(kept[-1])
     with pytest.raises(ValueNeeded, match="bool"):
         bool(kept[-1])
+
+
+PATTERNS = {
+    "clip": lambda x, t: sl.clip(x, -t, t),
+    "where": lambda x, t: sl.where(x > t, t, x),
+    "full_like": lambda x, t: sl.full_like(x, t) + x,
+    "full_int8": lambda x, t: sl.full(x.shape, t, dtype=np.int8) * x,
+    "maximum": lambda x, t: sl.maximum(x, t),
+    "decay": lambda x, t: sl.exp(-t * x),
+    "count_below": lambda x, t: (sl.abs(x) < t).sum(),
+    "mean_over": lambda x, t: x.mean() / t,
+    "reflected": lambda x, t: (t - x, t / x, t ** x),
+    "temperature": lambda x, t: sl.exp((x - x.max(-1, keepdims=True)) / t),
+    "cast_after": lambda x, t: (x * t).astype(np.float16),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PATTERNS))
+def test_common_uses_of_a_number_read_at_run_time(name: str) -> None:
+    fn = PATTERNS[name]
+    f = sl.jit(fn)
+    x = np.linspace(-3, 3, 24).reshape(4, 6).astype(np.float32)
+    with np.errstate(all="ignore"):
+        for t in (0.5, 1.5, 2.7, 0.75, -1.25):
+            got, want = f(x, t), fn(sl.asarray(x), t)  # eager: the literal value
+            for a, b in zip(*(v if isinstance(v, tuple) else (v,) for v in (got, want)), strict=True):
+                assert a.dtype == b.dtype
+                np.testing.assert_array_equal(a.get(), b.get())
+    assert len(f.traces) == 2

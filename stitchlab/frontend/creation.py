@@ -15,6 +15,7 @@ from ..ir.dtypes import as_dtype, bfloat16, is_bfloat16, is_float
 from ..ir.node import Node, make_attrs
 from . import build
 from .array import LazyArray
+from .scalars import TracedScalar
 
 
 def _shape(shape: Any) -> tuple[int, ...]:
@@ -164,9 +165,13 @@ def full(shape: Any, fill_value: Any, dtype: Any = None) -> LazyArray:
     if isinstance(fill_value, LazyArray) or hasattr(fill_value, "__len__"):
         fill = asarray(fill_value, dtype)
         return LazyArray(build.broadcast_to(fill._node, shape))
-    dt = as_dtype(dtype) if dtype is not None else as_dtype(np.asarray(fill_value).dtype)
     device = runtime.current().device()
-    c = build.const(fill_value, dt)
+    if isinstance(fill_value, TracedScalar):  # a number an sl.jit call reads at run time
+        dt = as_dtype(dtype) if dtype is not None else np.dtype(fill_value.kind)  # (NumPy's int64, float64)
+        c = fill_value.node(dt)
+    else:
+        dt = as_dtype(dtype) if dtype is not None else as_dtype(np.asarray(fill_value).dtype)
+        c = build.const(fill_value, dt)
     c.device = device
     if not shape:
         return LazyArray(c)
