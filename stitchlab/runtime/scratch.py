@@ -126,7 +126,7 @@ class Numbers:
     ``dtypes`` (see the module's docstring); calling it with the numbers (converted to their dtypes'
     values) gives their 0-d buffers and whether they are the call's own (under capture)."""
 
-    __slots__ = ("_dtypes", "_nbytes", "_cp", "_scalar", "_stream", "_copy", "_by_key")
+    __slots__ = ("_dtypes", "_nbytes", "_cp", "_scalar", "_stream", "_copy", "_h2d", "_by_key")
 
     def __init__(self, cp: Any, dtypes: Sequence[Any], scalar: Any) -> None:
         self._dtypes = [np.dtype(d) for d in dtypes]
@@ -135,14 +135,15 @@ class Numbers:
         self._cp = cp
         self._stream = cp.cuda.get_current_stream
         self._copy = cp.cuda.runtime.memcpyAsync
-        self._by_key: dict[Any, tuple[np.ndarray, int, list[np.ndarray], tuple[Any, ...]]] = {}
+        self._h2d = cp.cuda.runtime.memcpyHostToDevice
+        self._by_key: dict[Any, tuple[int, int, list[np.ndarray], tuple[Any, ...]]] = {}
 
-    def _new(self) -> tuple[np.ndarray, int, list[np.ndarray], tuple[Any, ...]]:
-        """(host staging bytes, device address, host views, device 0-d views)."""
+    def _new(self) -> tuple[int, int, list[np.ndarray], tuple[Any, ...]]:
+        """(host staging address, device address, host 0-d views, device 0-d views)."""
         host = np.zeros(self._nbytes, np.uint8)
         device = self._cp.empty(self._nbytes, np.uint8)
         slots = [(8 * i, 8 * i + dt.itemsize, dt) for i, dt in enumerate(self._dtypes)]
-        return (host, device.data.ptr, [host[a:b].view(dt).reshape(()) for a, b, dt in slots],
+        return (host.ctypes.data, device.data.ptr, [host[a:b].view(dt).reshape(()) for a, b, dt in slots],
                 tuple(device[a:b].view(dt).reshape(()) for a, b, dt in slots))
 
     def __call__(self, values: Sequence[Any]) -> tuple[tuple[Any, ...], bool]:
@@ -153,8 +154,8 @@ class Numbers:
         block = self._by_key.get(key)
         if block is None:
             block = self._by_key[key] = self._new()
-        host, address, views, buffers = block
+        host, address, views, buffers = block  # (the views hold the host array: its address stays valid)
         for view, v in zip(views, values, strict=True):
             view[()] = v
-        self._copy(address, host.ctypes.data, self._nbytes, self._cp.cuda.runtime.memcpyHostToDevice, stream.ptr)
+        self._copy(address, host, self._nbytes, self._h2d, stream.ptr)
         return buffers, False
