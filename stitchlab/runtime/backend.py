@@ -130,8 +130,8 @@ class Backend:
             "compared (t in x * t + 1, k in labels == k) are read when the kernel runs, so their new values "
             "compile nothing; other changing numbers (divisors, exponents) still compile new kernels. Pass a value that "
             "changes between evaluations as a NumPy scalar of the array's dtype or a 0-d array "
-            "(x * np.float32(t), sl.asarray(t)): it is then an input from the start (also as an argument "
-            "of an sl.jit function).",
+            "(x * np.float32(t), sl.asarray(t)): it is then an input from the start. (An sl.jit function "
+            "reads its int and float arguments at run time once their value changes.)",
             ConstantsWarning, stacklevel=_user_level())
 
     def constant(self, node: Any) -> Any:
