@@ -28,6 +28,8 @@ a computed value is checked exactly):
 the current backend and prints each failing seed with its program (``--compile-only``: plans them
 for the H200, checks each plan's recipe and compiles their kernels with NVRTC, which needs no GPU;
 ``--capture``: captures each program into a CUDA graph and replays it on new inputs, GPU only;
+``--numbers``: runs each program as an ``sl.jit`` function of its Python numbers too, called with
+other numbers, against the program with those numbers written in;
 ``--family reductions|wide|assign|at``: other programs, ``FAMILIES``);
 ``tests/gpu/test_random_graphs_gpu.py`` runs a fixed set of seeds on the GPU and
 ``tests/test_fuzzgraphs.py`` some on the numpy backend.
@@ -98,6 +100,7 @@ class Value:
     #: inputs' scale, and an order of the factors may overflow) or "unit" (normalized results)
     reduces: str = ""
     buf: Any = None  # a leaf: the array it wraps (on the cupy backend a view of a device array)
+    number: Any = None  # a step with a Python number: the number (``fn`` takes another as ``c=``)
 
 
 @dataclass
@@ -219,7 +222,10 @@ def _step(rng: np.random.Generator, env: list[Value], wide: bool = False) -> Val
             j = int(rng.integers(0, len(env)))
             return _make(env, lambda m, x, y: getattr(m, fn)(x, y), (i, j), binary[fn], f"{fn}(v{i}, v{j})")
         c = [2, -1.5, True, 3, 0.5][int(rng.integers(0, 5))]
-        return _make(env, lambda m, x: getattr(m, fn)(x, _weak(m, x, c)), (i,), binary[fn], f"{fn}(v{i}, {c!r})")
+        made = _make(env, lambda m, x, c=c: getattr(m, fn)(x, _weak(m, x, c)), (i,), binary[fn], f"{fn}(v{i}, {c!r})")
+        if made is not None:
+            made.number = c
+        return made
     if kind == "reduce":
         fn = str(rng.choice(list(reduce)))
         nd = a.ndim
@@ -661,6 +667,61 @@ def check(seed: int, dtypes: list[str] | None = None, jit: bool = True, family: 
     return problems
 
 
+#: the numbers a program's Python numbers are changed to by :func:`numbers_check` (a change of
+#: kind, int to float, is a new trace too; bools stay: they are part of the signature by value)
+OTHER_NUMBERS = [0.25, -2.5, 3, 0, -7, 1e-3, 100, 2.0, 300, 0.5]
+
+
+def numbers_check(seed: int, dtypes: list[str] | None = None, family: str = "mixed") -> list[str]:
+    """The program of ``seed`` as an ``sl.jit`` function of its leaves and its Python numbers (the
+    "scalar" steps'), called with its own numbers, with two other sets (read at run time from the
+    second call on) and with its own again: each call must give the bits of the program evaluated
+    with those numbers written in (eager, by value), or raise the same error. On the numpy backend
+    (on the GPU a divisor written in is a multiply by its reciprocal, a divisor read at run time a
+    division: not the same bits)."""
+    prog = build(seed, dtypes, family)
+    steps = prog.values[prog.leaves:]
+    if prog.errors:
+        return [f"raised building the next step: {e}" for e in prog.errors]
+    own = [v.number for v in steps if v.number is not None]
+    if not own:
+        return []
+
+    def run(leaves: Any, numbers: Any) -> tuple[Any, ...]:
+        env, it = list(leaves), iter(numbers)
+        for v in steps:
+            assert v.fn is not None
+            env.append(v.fn(sl, *[env[i] for i in v.ins], **({"c": next(it)} if v.number is not None else {})))
+        return tuple(env[prog.leaves:])
+
+    def outcome(call: Callable[[], Any]) -> tuple[list[np.ndarray] | None, str | None]:
+        try:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return [_as_numpy(o) for o in sl.compute(*call())], None
+        except Exception as exc:  # noqa: BLE001 - compared with the other call's
+            return None, type(exc).__name__
+
+    rng = np.random.default_rng(seed)
+    other = [[c if type(c) is bool else OTHER_NUMBERS[int(rng.integers(0, len(OTHER_NUMBERS)))] for c in own]
+             for _ in range(2)]
+    leaves = [v.lazy for v in prog.values[:prog.leaves]]
+    fn = sl.jit(lambda *args: run(args[:prog.leaves], args[prog.leaves:]))
+    problems = []
+    for numbers in (own, *other, own):
+        want, want_error = outcome(lambda numbers=numbers: run(leaves, numbers))
+        got, got_error = outcome(lambda numbers=numbers: fn(*leaves, *numbers))
+        if want_error or got_error:
+            if want_error != got_error:
+                problems.append(f"numbers {numbers}: by value {want_error or 'computes'}, sl.jit {got_error or 'computes'}")
+            continue
+        assert want is not None and got is not None
+        for k, (g, w) in enumerate(zip(got, want, strict=True), start=prog.leaves):
+            if g.dtype != w.dtype or g.shape != w.shape or not np.all(_same(g, w)):
+                problems.append(f"numbers {numbers}: v{k} = {prog.values[k].text} differs from the value by value")
+    return problems
+
+
 def compile_check(seed: int, dtypes: list[str] | None = None, family: str = "mixed") -> list[str]:
     """Plan the program of ``seed`` for the H200, lower the plan to its recipe (what the plan
     cache stores) and check it against the graph, and compile every kernel with NVRTC (no GPU
@@ -906,8 +967,11 @@ def main(argv: list[str]) -> int:
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--compile-only", action="store_true", help="plan for the H200 and compile with NVRTC")
     mode.add_argument("--capture", action="store_true", help="capture each program into a CUDA graph (GPU)")
+    mode.add_argument("--numbers", action="store_true",
+                      help="sl.jit with the programs' Python numbers as arguments read at run time (numpy backend)")
     args = parser.parse_args(argv)
-    check_one = compile_check if args.compile_only else capture_check if args.capture else check
+    check_one = (compile_check if args.compile_only else capture_check if args.capture
+                 else numbers_check if args.numbers else check)
     start = time.perf_counter()
     failed, ran, refused = [], 0, 0
     print(f"backend {sl.get_backend()}, seeds {args.first}..{args.first + args.count - 1}, "

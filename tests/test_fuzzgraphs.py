@@ -192,3 +192,10 @@ def test_checker_accepts_a_zero_product_that_another_order_turns_to_nan() -> Non
         assert fuzzgraphs.judge(v, np.full(v.np.shape, -0.0, v.np.dtype), [x]) is None
         near_one = np.where(x < 0, -1, 1).astype(x.dtype) * (1 + np.abs(x) / np.float32(1e6))  # no zero, a finite product
         assert "values off" in fuzzgraphs.judge(v, np.full(v.np.shape, -0.0, v.np.dtype), [near_one])
+
+
+def test_programs_with_numbers_read_at_run_time_pass_on_numpy_backend() -> None:
+    """The programs' Python numbers as arguments of an sl.jit function, changed between calls: the
+    bits of the program with the numbers written in (fuzzgraphs.numbers_check)."""
+    bad = {s: p for s in range(120) if (p := fuzzgraphs.numbers_check(s))}
+    assert not bad, bad

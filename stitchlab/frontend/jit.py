@@ -70,14 +70,15 @@ class _Retrace(Exception):
     literal values, which gives NumPy's result or error."""
 
 
-def _scalar_buffers(recorder: Recorder, backend: Any) -> Callable[[tuple[Any, ...]], tuple[tuple[Any, ...], bool]]:
+def _scalar_buffers(recorder: Recorder, backend: Any, shared: bool) -> Callable[[tuple[Any, ...]], tuple[tuple[Any, ...], bool]]:
     """For a call's arguments, the 0-d buffer of each number ``recorder`` made an input of (the
     number computed with Python's arithmetic, converted to its input's dtype as NumPy converts a
-    Python scalar), and whether the buffers are the call's own (``Backend.numbers``)."""
+    Python scalar), and whether the buffers are the call's own (``Backend.numbers``; ``shared``:
+    buffers that every call rewrites may serve)."""
     # (a float into a float dtype or an int into an int one is converted where it is stored)
     specs = [(scalar.fn, scalar.kind, dtype, scalar.kind is (float if dtype.kind == "f" and not is_bfloat16(dtype) else int))
              for _, scalar, dtype in recorder.inputs]
-    fill = backend.numbers([dtype for _, _, dtype in recorder.inputs])
+    fill = backend.numbers([dtype for _, _, dtype in recorder.inputs], shared)
 
     def buffers(args: tuple[Any, ...]) -> tuple[tuple[Any, ...], bool]:
         try:
@@ -303,7 +304,10 @@ class Jitted:
         binding = [placeholders[id(n)] if id(n) in placeholders else per_call.get(id(n), n.value) if n.op == "input"
                    else backend.constant(n) for n in sources]
         executable = backend.executable(graph)
-        scalars = _scalar_buffers(recorder, backend) if recorder.inputs else None
+        numbers = {id(node) for node, _, _ in recorder.inputs}
+        # a number returned as an output (sl.full((), t)) must not be a buffer the next call rewrites
+        returned = any(id(sources[s]) in numbers for s in getattr(executable, "returned_inputs", ()))
+        scalars = _scalar_buffers(recorder, backend, shared=not returned) if recorder.inputs else None
         return _Trace(graph, binding, structure, executable, scalars, len(recorder.inputs))
 
     def _changed(self, sig: tuple[Any, ...]) -> set[int]:

@@ -143,10 +143,12 @@ class Backend:
         """A 0-d buffer of ``dtype`` holding ``value`` (a Python number of that dtype's values)."""
         raise NotImplementedError
 
-    def numbers(self, dtypes: Sequence[Any]) -> Callable[[Sequence[Any]], tuple[tuple[Any, ...], bool]]:
+    def numbers(self, dtypes: Sequence[Any], shared: bool = True) -> Callable[[Sequence[Any]], tuple[tuple[Any, ...], bool]]:
         """For the numbers an ``sl.jit`` call reads at run time, of ``dtypes``: a function that
         takes one call's numbers (converted to their dtypes' values) and gives their 0-d buffers,
-        and whether those are the call's own (to be kept as long as its outputs)."""
+        and whether those are the call's own (to be kept as long as its outputs). ``shared``:
+        the buffers may be ones that every call rewrites (none of them is returned); here, as
+        where it is False, each call's are new."""
         return lambda values: (tuple(self.scalar(v, dt) for v, dt in zip(values, dtypes, strict=True)), False)
 
     def clear_cache(self) -> None:

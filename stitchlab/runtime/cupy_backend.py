@@ -42,7 +42,9 @@ class CupyBackend(Backend):
     def owns(self, obj: Any) -> bool:
         return type(obj).__module__.startswith("cupy") and hasattr(obj, "__cuda_array_interface__")
 
-    def numbers(self, dtypes: Sequence[Any]) -> Any:
+    def numbers(self, dtypes: Sequence[Any], shared: bool = True) -> Any:
+        if not shared:
+            return super().numbers(dtypes, shared)
         from .scratch import Numbers
 
         return Numbers(_cupy(), dtypes, self.scalar)

@@ -256,16 +256,18 @@ class CupyExecutable:
         recipe: its plan-cache recipe (None when a group runs unfused).
         plan: the :class:`~stitchlab.plan.plan.Plan` (planned on first access when the executable
             was assembled from a stored recipe).
+        returned_inputs: the input slots whose buffer an output is (as it is or reshaped).
     """
 
-    __slots__ = ("graph", "device", "recipe", "_plan", "_run", "_bind")
+    __slots__ = ("graph", "device", "recipe", "returned_inputs", "_plan", "_run", "_bind")
 
     def __init__(self, graph: Graph, device: DeviceProfile, run: Callable[[Sequence[Any]], list[Any]],
                  bind: Callable[[list[Any], int], Callable[[tuple[Any, ...]], list[Any]]],
-                 plan: Plan | None, recipe: dict[str, Any] | None) -> None:
+                 plan: Plan | None, recipe: dict[str, Any] | None, returned_inputs: frozenset[int] = frozenset()) -> None:
         self.graph = graph
         self.device = device
         self.recipe = recipe
+        self.returned_inputs = returned_inputs
         self._plan = plan
         self._run = run
         self._bind = bind
@@ -371,7 +373,7 @@ def _assemble(graph: Graph, device: DeviceProfile, steps: list[tuple[Any, ...]],
     else:
         run = _steps(runs, env0, n_inputs, out_slots, cp, scratch)
         bind = _binder(None, run)
-    return CupyExecutable(graph, device, run, bind, plan, recipe)
+    return CupyExecutable(graph, device, run, bind, plan, recipe, frozenset(s for s in outs if s < n_inputs))
 
 
 def _allocate_as_returned(runs: list[tuple[Any, ...]], out_slots: list[tuple[int, tuple[int, ...] | None]],

@@ -203,3 +203,23 @@ def test_a_random_draw_gets_a_new_stream_start_at_every_replay(standin: StandIn,
     starts = [next(a for a in launch.args if getattr(a, "shape", None) == ()) for launch in standin.launches[-3:]]
     assert len({id(s) for s in starts}) == 3 and all(s.dtype == np.uint64 for s in starts)
     assert rng._counter == 4 * 64 * 512
+
+
+@pytest.mark.parametrize("returned", [lambda x, t: (x * t, sl.full((), t)), lambda x, t: sl.full((), t).reshape(1, 1)])
+def test_a_number_returned_as_it_is_gets_a_buffer_per_call(standin: StandIn, returned: Any,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The block of numbers is rewritten by every call: a number returned as an output (as it is,
+    or reshaped: the same buffer) is in a buffer of the call's own instead."""
+    from benchmarks import fake_cupy
+    from stitchlab import runtime
+
+    monkeypatch.setattr(runtime, "_current", "cupy")  # (sl.full makes its array on the cupy backend)
+
+    f = sl.jit(returned)
+    x = standin.array((8, 16))
+    f(x, 1.0)
+    copies = len(fake_cupy.copies)
+    outs = [f(x, t) for t in (2.0, 3.0, 4.0)]
+    last = [o[-1] if isinstance(o, tuple) else o for o in outs]
+    assert len({o._node.value.data.ptr for o in last}) == 3
+    assert len(fake_cupy.copies) == copies  # no shared block

@@ -124,3 +124,14 @@ def test_a_captured_replay_keeps_the_numbers_of_the_capture() -> None:
         stream.synchronize()
     np.testing.assert_array_equal(out.get(), a * np.float32(3.0) + np.float32(1.0))
     np.testing.assert_array_equal(f(x, -2.0).get(), a * np.float32(-2.0) + np.float32(1.0))
+
+
+def test_a_returned_number_keeps_its_value_after_later_calls() -> None:
+    import cupy as cp
+
+    x = cp.asarray(np.arange(6, dtype=np.float32))
+    f = sl.jit(lambda x, t: (x * t, sl.full((), t), sl.full((), t).reshape(1, 1)))
+    outs = [f(x, t) for t in (1.0, 2.0, 3.0, 4.0)]
+    assert [(float(a.get()), float(b.get()[0, 0])) for _, a, b in outs] == [(t, t) for t in (1.0, 2.0, 3.0, 4.0)]
+    for (y, _, _), t in zip(outs, (1.0, 2.0, 3.0, 4.0), strict=True):
+        np.testing.assert_array_equal(y.get(), np.arange(6, dtype=np.float32) * np.float32(t))
