@@ -1,7 +1,7 @@
 """An Adam step whose learning rate and step count change at every call (a training loop with a
 schedule), on the GPU: time per step back to back, stitchlab's ``sl.jit`` (the two numbers read at
-run time) against the same function traced for each value (what ``sl.jit`` did before), the
-replay with fixed numbers, CuPy eager, torch eager and ``torch.compile``, side by side in one
+run time) against the same function traced for each value (what ``sl.jit`` did before), with
+NumPy scalars for the numbers (``np.float32(lr)``, ``np.int64(step)``), the replay with fixed numbers, CuPy eager, torch eager and ``torch.compile``, side by side in one
 process on random data, every implementation warmed up, blocks of steps interleaved, median of
 ``--samples`` blocks. Each implementation's step is checked against NumPy's float64 step.
 
@@ -61,6 +61,9 @@ def steppers(host: dict[str, np.ndarray]) -> dict[str, Callable[[int], Any]]:
     out["stitchlab"] = lambda k: jitted(dev["p"], dev["g"], dev["m"], dev["v"], *schedule(k))
     per_value = sl.jit(body(sl))  # a trace for each value: the call path sl.jit took before
     out["stitchlab, traced per value"] = lambda k: per_value._call((dev["p"], dev["g"], dev["m"], dev["v"], *schedule(k)), literal=True)
+    as_numpy = sl.jit(body(sl))  # the numbers as NumPy scalars: 0-d arrays read at run time from the first call
+    out["stitchlab, NumPy scalars"] = lambda k: as_numpy(dev["p"], dev["g"], dev["m"], dev["v"],
+                                                         np.float32(schedule(k)[0]), np.int64(schedule(k)[1]))
     fixed = sl.jit(body(sl))
     out["stitchlab, fixed numbers"] = lambda k: fixed(dev["p"], dev["g"], dev["m"], dev["v"], *schedule(0))
     cupy_step = body(cp)

@@ -217,3 +217,26 @@ def test_common_uses_of_a_number_read_at_run_time(name: str) -> None:
                 assert a.dtype == b.dtype
                 np.testing.assert_array_equal(a.get(), b.get())
     assert len(f.traces) == 2
+
+
+def test_numpy_scalars_are_read_at_run_time_in_their_own_dtype() -> None:
+    """A NumPy scalar is an array of its dtype (NumPy's scalars are not weak): read at run time
+    from the first call, one trace for every value."""
+    @sl.jit
+    def f(x: Any, lr: Any, k: Any, flag: Any) -> Any:
+        return x - lr * x, x * k, sl.where(flag, x, -x), lr
+
+    x16 = np.linspace(-2, 2, 12).astype(np.float16).reshape(3, 4)
+    x8 = np.arange(-6, 6, dtype=np.int8).reshape(3, 4)
+    sl.reset_stats()
+    for t in range(6):
+        lr = np.float64(0.5 * (1 + np.cos(np.pi * t / 6)))  # a cosine schedule: NumPy's float64
+        k, flag = np.int8(t - 3), np.bool_(t % 2)
+        for x in (x16, x8):
+            got = f(x, lr, k, flag)
+            with np.errstate(all="ignore"):
+                want = (x - lr * x, x * k, np.where(flag, x, -x), lr)
+            for a, b in zip(got, want, strict=True):
+                assert a.dtype == np.asarray(b).dtype
+                np.testing.assert_array_equal(a.get(), b)
+    assert sl.stats()["traces"] == 2  # one per array dtype

@@ -75,10 +75,11 @@ def _scalar_buffers(recorder: Recorder, backend: Any, shared: bool) -> Callable[
     number computed with Python's arithmetic, converted to its input's dtype as NumPy converts a
     Python scalar), and whether the buffers are the call's own (``Backend.numbers``; ``shared``:
     buffers that every call rewrites may serve)."""
-    # (a float into a float dtype or an int into an int one is converted where it is stored)
-    specs = [(scalar.fn, scalar.kind, dtype, scalar.kind is (float if dtype.kind == "f" and not is_bfloat16(dtype) else int))
-             for _, scalar, dtype in recorder.inputs]
-    fill = backend.numbers([dtype for _, _, dtype in recorder.inputs], shared)
+    # (a float into a float dtype, an int into an int one or a NumPy scalar into its own dtype is
+    # converted where it is stored)
+    specs = [(fn, kind, dtype, kind is dtype.type or kind is (float if dtype.kind == "f" and not is_bfloat16(dtype) else int))
+             for _, fn, kind, dtype in recorder.inputs]
+    fill = backend.numbers([dtype for _, _, _, dtype in recorder.inputs], shared)
 
     def buffers(args: tuple[Any, ...]) -> tuple[tuple[Any, ...], bool]:
         try:
@@ -188,6 +189,11 @@ def _why(old: tuple[Any, ...], new: tuple[Any, ...]) -> str:
 #: Array types whose instances took the direct path before and expose ``a.data.device_id`` (CuPy's
 #: ``ndarray``): a call whose arguments are all such arrays or Python scalars may replay at once.
 _replayable_types: set[type] = set()
+#: NumPy scalar types of the supported dtypes (``np.float32(lr)``): arguments read at run time,
+#: each a 0-d array of its dtype (its signature entry: shape ``()``, dtype, device ``HOST``)
+_numpy_scalar_types = frozenset(np.dtype(name).type for name in (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32", "float64"))
+HOST = "host"
 
 
 def _note_replayable(a: Any) -> bool:
@@ -236,6 +242,10 @@ class Jitted:
                 sig.append(_scalar_entry(a, pos in dynamic))
                 bufs.append(None)
                 continue
+            if isinstance(a, np.generic) and is_supported(a.dtype):  # read at run time, in its dtype
+                sig.append(((), a.dtype, HOST))
+                bufs.append(None)
+                continue
             device = _direct_device(a)
             if device is not None:  # hot path: a buffer the backend takes as it is
                 sig.append((a.shape, a.dtype, device))
@@ -259,6 +269,9 @@ class Jitted:
                 tracers.append(a if len(s) > 1 else argument(pos, type(a), recorder))
                 continue
             shape, dtype, device = s
+            if device == HOST:  # a NumPy scalar
+                tracers.append(LazyArray(recorder.numpy_scalar(pos, dtype)))
+                continue
             node = Node("input", (), shape, as_dtype(dtype), device=device)
             placeholders[id(node)] = pos
             tracers.append(LazyArray(node))
@@ -277,7 +290,9 @@ class Jitted:
         if recorder.needed:  # the function went on after a ValueNeeded
             raise ValueNeeded(sorted(recorder.needed))
         name = getattr(self.fn, "__name__", "the jit function")
-        written = [pos for pos, t in enumerate(tracers) if isinstance(t, LazyArray) and id(t._node) not in placeholders]
+        numbers = {id(node) for node, _, _, _ in recorder.inputs}
+        written = [pos for pos, t in enumerate(tracers)
+                   if isinstance(t, LazyArray) and id(t._node) not in placeholders and id(t._node) not in numbers]
         if written:
             raise TypeError(
                 f"{name} assigns into its argument {written[0]} (x[...] = v, x += v, or a function that "
@@ -297,14 +312,13 @@ class Jitted:
         graph, sources = build_graph([x._node for x in leaves])
         device = next((n.device for n in graph.nodes if n.device is not None), None)
         backend = runtime.for_device(device)
-        for i, (node, _, _) in enumerate(recorder.inputs):  # numbered after the arguments
+        for i, (node, _, _, _) in enumerate(recorder.inputs):  # numbered after the arguments
             placeholders[id(node)] = len(args) + i
         # per input slot: an argument's position, a per-call buffer, or a buffer captured now (a
         # constant the graph reads at run time included)
         binding = [placeholders[id(n)] if id(n) in placeholders else per_call.get(id(n), n.value) if n.op == "input"
                    else backend.constant(n) for n in sources]
         executable = backend.executable(graph)
-        numbers = {id(node) for node, _, _ in recorder.inputs}
         # a number returned as an output (sl.full((), t)) must not be a buffer the next call rewrites
         returned = any(id(sources[s]) in numbers for s in getattr(executable, "returned_inputs", ()))
         scalars = _scalar_buffers(recorder, backend, shared=not returned) if recorder.inputs else None
@@ -361,10 +375,11 @@ class Jitted:
             sig = self._signature(args, literal)[0]
 
     def _key(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
-        """The replay key of a call whose arguments are replayable arrays and Python scalars."""
+        """The replay key of a call whose arguments are replayable arrays, Python scalars and
+        NumPy scalars."""
         dynamic = self._dynamic
-        return tuple((a.shape, a.dtype, a.data.device_id) if not is_weak(a) else _scalar_entry(a, pos in dynamic)
-                     for pos, a in enumerate(args))
+        return tuple(_scalar_entry(a, pos in dynamic) if is_weak(a) else ((), a.dtype, HOST) if isinstance(a, np.generic)
+                     else (a.shape, a.dtype, a.data.device_id) for pos, a in enumerate(args))
 
     def __call__(self, *args: Any) -> Any:
         key: list[Any] = []
@@ -375,6 +390,8 @@ class Jitted:
                 key.append((a.shape, a.dtype, a.data.device_id))
             elif t in WEAK_TYPES:
                 key.append(_scalar_entry(a, pos in dynamic))
+            elif t in _numpy_scalar_types:
+                key.append(((), a.dtype, HOST))
             else:
                 return self._call(args)
         replay = self._replays.get(tuple(key))

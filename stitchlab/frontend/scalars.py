@@ -30,14 +30,23 @@ class ValueNeeded(Exception):
 
 
 class Recorder:
-    """What one trace made of its traced scalars: the 0-d inputs (node, scalar, dtype) in the
-    order made, and the argument positions whose value tracing needed."""
+    """What one trace reads at run time: its 0-d inputs in the order made, each ``(node, fn,
+    kind, dtype)`` (``fn(args)`` computes the number from the call's arguments, which must then
+    be a ``kind``; the input is of ``dtype``), and the argument positions whose value tracing
+    needed."""
 
     __slots__ = ("inputs", "needed")
 
     def __init__(self) -> None:
-        self.inputs: list[tuple[Node, TracedScalar, np.dtype]] = []
+        self.inputs: list[tuple[Node, Callable[[tuple[Any, ...]], Any], type, np.dtype]] = []
         self.needed: set[int] = set()
+
+    def numpy_scalar(self, position: int, dtype: np.dtype) -> Node:
+        """The 0-d input of ``dtype`` holding the NumPy scalar argument at ``position`` (an array
+        argument of its own dtype, as NumPy's scalars are, read at run time from each call's)."""
+        node = Node("input", (), (), dtype)
+        self.inputs.append((node, operator.itemgetter(position), dtype.type, dtype))
+        return node
 
 
 def _operand(x: Any) -> tuple[Callable[[tuple[Any, ...]], Any] | None, Any, type | None]:
@@ -90,7 +99,7 @@ class TracedScalar:
         made = self._nodes.get(dtype)
         if made is None:
             made = self._nodes[dtype] = Node("input", (), (), dtype)
-            self.recorder.inputs.append((made, self, dtype))
+            self.recorder.inputs.append((made, self.fn, self.kind, dtype))
         return made
 
     def _need(self, what: str) -> Any:

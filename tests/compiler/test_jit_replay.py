@@ -223,3 +223,20 @@ def test_a_number_returned_as_it_is_gets_a_buffer_per_call(standin: StandIn, ret
     last = [o[-1] if isinstance(o, tuple) else o for o in outs]
     assert len({o._node.value.data.ptr for o in last}) == 3
     assert len(fake_cupy.copies) == copies  # no shared block
+
+
+def test_a_numpy_scalar_is_copied_into_the_block_and_replays(standin: StandIn) -> None:
+    from benchmarks import fake_cupy
+
+    f = sl.jit(lambda x, s: x * s)
+    x = standin.array((8, 16))
+    f(x, np.float32(2.0))
+    before, fake_cupy.copies[:] = sl.stats(), []
+    for value in (0.5, -3.0, 7.25):
+        out = f(x, np.float32(value))
+        assert np.frombuffer(fake_cupy.copies[-1][1], np.float32, count=1)[0] == np.float32(value)
+        assert out.dtype == np.float32
+    assert _delta(before) == {"evaluations": 3, "launches": 3}  # no trace: replayed
+    g = sl.jit(lambda x, s: (x * s, s))  # returned as it is: a buffer per call
+    outs = [g(x, np.float64(v))[1] for v in (1.0, 2.0, 3.0)]
+    assert len({o._node.value.data.ptr for o in outs}) == 3 and outs[0].dtype == np.float64

@@ -135,3 +135,21 @@ def test_a_returned_number_keeps_its_value_after_later_calls() -> None:
     assert [(float(a.get()), float(b.get()[0, 0])) for _, a, b in outs] == [(t, t) for t in (1.0, 2.0, 3.0, 4.0)]
     for (y, _, _), t in zip(outs, (1.0, 2.0, 3.0, 4.0), strict=True):
         np.testing.assert_array_equal(y.get(), np.arange(6, dtype=np.float32) * np.float32(t))
+
+
+def test_numpy_scalars_replay_one_trace_with_numpys_values() -> None:
+    import cupy as cp
+
+    a = np.random.default_rng(4).standard_normal((96, 130)).astype(np.float16)
+    x = cp.asarray(a)
+    f = sl.jit(lambda x, lr, k: (x - lr * x, x * k))
+    sl.reset_stats()
+    for t in range(1, 9):
+        lr, k = np.float32(1.0 / t), np.float16(t - 4.5)
+        got = f(x, lr, k)
+        with np.errstate(all="ignore"):
+            want = (a - lr * a, a * k)
+        for g, w in zip(got, want, strict=True):
+            assert g.dtype == w.dtype
+            np.testing.assert_array_equal(g.get(), w)
+    assert sl.stats()["traces"] == 1
