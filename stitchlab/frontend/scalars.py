@@ -80,6 +80,14 @@ def _arith(op: Callable[[Any, Any], Any], true_division: bool = False) -> tuple[
     return (lambda a, b: make(a, b, False)), (lambda a, b: make(a, b, True))
 
 
+def _needs(what: str) -> Any:
+    """A method that raises :class:`ValueNeeded` saying ``what`` needed the value."""
+    def method(self: TracedScalar, *args: Any, **kwargs: Any) -> Any:
+        return self._need(what)
+
+    return method
+
+
 class TracedScalar:
     """A Python ``int`` or ``float`` computed from arguments of the function being traced."""
 
@@ -109,35 +117,17 @@ class TracedScalar:
     def __repr__(self) -> str:
         return f"<traced {self.kind.__name__} argument {sorted(self.positions)}>"
 
-    def __bool__(self) -> bool:
-        return self._need("bool()")
-
-    def __int__(self) -> int:
-        return self._need("int()")
-
-    def __float__(self) -> float:
-        return self._need("float()")
-
-    def __complex__(self) -> complex:
-        return self._need("complex()")
-
-    def __index__(self) -> int:
-        return self._need("an index or a shape")
-
-    def __round__(self, ndigits: Any = None) -> Any:
-        return self._need("round()")
-
-    def __trunc__(self) -> Any:
-        return self._need("math.trunc()")
-
-    def __floor__(self) -> Any:
-        return self._need("math.floor()")
-
-    def __ceil__(self) -> Any:
-        return self._need("math.ceil()")
-
-    def __array__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._need("a NumPy array")
+    # what needs the value itself
+    __bool__ = _needs("bool()")
+    __int__ = _needs("int()")
+    __float__ = _needs("float()")
+    __complex__ = _needs("complex()")
+    __index__ = _needs("an index or a shape")
+    __round__ = _needs("round()")
+    __trunc__ = _needs("math.trunc()")
+    __floor__ = _needs("math.floor()")
+    __ceil__ = _needs("math.ceil()")
+    __array__ = _needs("a NumPy array")
 
     def _compare(self, other: Any) -> Any:
         if hasattr(other, "_node"):  # an array: its reflected comparison
