@@ -9,6 +9,9 @@ converts each to its dtype as NumPy converts a Python scalar, so the result is t
 with the literal values would give (but that a divisor read at run time divides exactly, where a
 literal one is a multiply by its reciprocal).
 
+A NumPy scalar argument is read at run time from the first call (:meth:`Recorder.numpy_scalar`):
+a 0-d input of its own dtype, as NumPy's scalars are not weak.
+
 Anything that needs the value while tracing (``bool()``, ``int()``, a shape or an index, a
 comparison in Python, an exponent, which NumPy computes by value) raises :class:`ValueNeeded`;
 the function is then traced once per value of that argument, as before.
