@@ -93,3 +93,20 @@ def test_a_retrace_is_logged_with_its_reason(caplog):
     with caplog.at_level(logging.INFO, logger="stitchlab"):
         f(np.ones((2, 8), np.float64))
     assert "argument 0: dtype float32 -> float64" in caplog.text
+
+
+def test_keyword_arguments_and_keyword_only_parameters():
+    @sl.jit
+    def f(x, lr=0.1, *, eps=1e-3):
+        return x * lr + eps
+
+    x = np.arange(4.0)
+    np.testing.assert_array_equal(f(x).get(), x * 0.1 + 1e-3)
+    np.testing.assert_array_equal(f(x, lr=0.5).get(), x * 0.5 + 1e-3)
+    np.testing.assert_array_equal(f(x, eps=1.0, lr=2.0).get(), x * 2.0 + 1.0)
+    sl.reset_stats()
+    for k in range(8):  # a number passed by keyword is read at run time once it changes, too
+        np.testing.assert_array_equal(f(x, lr=0.25 * k).get(), x * (0.25 * k) + 1e-3)
+    assert sl.stats()["traces"] == 1
+    with pytest.raises(TypeError, match="unexpected keyword argument 'rate'"):
+        f(x, rate=0.5)

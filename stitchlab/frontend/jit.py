@@ -229,6 +229,9 @@ class Jitted:
         # calls), and of those whose value a trace needed (part of the signature by value)
         self._dynamic: set[int] = set()
         self._static: set[int] = set()
+        # (positional count, keyword names) of a call with keyword arguments -> the function taking
+        # them all by position, jitted on its own
+        self._keyword_calls: dict[tuple[int, tuple[str, ...]], Jitted] = {}
         functools.update_wrapper(self, fn)
 
     def _signature(self, args: tuple[Any, ...], literal: bool = False) -> tuple[tuple[Any, ...], list[Any], bool]:
@@ -381,7 +384,24 @@ class Jitted:
         return tuple(_scalar_entry(a, pos in dynamic) if is_weak(a) else ((), a.dtype, HOST) if isinstance(a, np.generic)
                      else (a.shape, a.dtype, a.data.device_id) for pos, a in enumerate(args))
 
-    def __call__(self, *args: Any) -> Any:
+    def _with_keywords(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A call with keyword arguments: the function of this layout of names (its own traces),
+        every argument passed by position."""
+        layout = (len(args), tuple(kwargs))
+        inner = self._keyword_calls.get(layout)
+        if inner is None:
+            fn, n, names = self.fn, len(args), tuple(kwargs)
+
+            def by_position(*flat: Any) -> Any:
+                return fn(*flat[:n], **dict(zip(names, flat[n:], strict=True)))
+
+            functools.update_wrapper(by_position, fn)
+            inner = self._keyword_calls[layout] = Jitted(by_position, self.fast_math)
+        return inner(*args, *kwargs.values())
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs:
+            return self._with_keywords(args, kwargs)
         key: list[Any] = []
         dynamic = self._dynamic
         for pos, a in enumerate(args):
@@ -474,7 +494,8 @@ def jit(fn: Callable[..., Any] | None = None, *, fast_math: bool = False) -> Any
     it is done again at each call, and the results are those of a trace with its value (a
     divisor read at run time divides exactly, as NumPy does, where a literal one is a multiply
     by its reciprocal). Where tracing needs the value (an ``if`` on it, a shape, ``int()``, an
-    exponent) it stays part of the signature by value; a ``bool`` always does.
+    exponent) it stays part of the signature by value; a ``bool`` always does. Arguments may be
+    passed by keyword; each layout of keyword names is traced on its own.
 
     ``fast_math=True`` traces ``fn`` as inside :func:`~stitchlab.fast_math` (CUDA's hardware
     approximations of exp, log, sin, cos, tan, sigmoid and division); ``False`` (the default)
