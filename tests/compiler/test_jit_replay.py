@@ -240,3 +240,14 @@ def test_a_numpy_scalar_is_copied_into_the_block_and_replays(standin: StandIn) -
     g = sl.jit(lambda x, s: (x * s, s))  # returned as it is: a buffer per call
     outs = [g(x, np.float64(v))[1] for v in (1.0, 2.0, 3.0)]
     assert len({o._node.value.data.ptr for o in outs}) == 3 and outs[0].dtype == np.float64
+
+
+def test_a_call_with_keywords_replays(standin: StandIn) -> None:
+    f = sl.jit(lambda a, b, scale=1.0: a * b * scale)
+    a, b = standin.array((64, 512)), standin.array((64, 512))
+    f(a, b=b, scale=2.0)
+    f(a, b=b, scale=3.0)  # reads scale from now on
+    before = sl.stats()
+    for s in (4.0, 5.0):
+        f(a, b=b, scale=s)
+    assert _delta(before) == {"evaluations": 2, "launches": 2}
