@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from .. import runtime
-from ..ir.dtypes import WEAK_TYPES, as_dtype, is_bfloat16, is_supported, is_weak
+from ..ir.dtypes import SUPPORTED, WEAK_TYPES, as_dtype, is_bfloat16, is_supported, is_weak
 from ..ir.graph import Graph, build_graph
 from ..ir.node import Node
 from ..runtime import stats
@@ -75,9 +75,10 @@ def _scalar_buffers(recorder: Recorder, backend: Any, shared: bool) -> Callable[
     number computed with Python's arithmetic, converted to its input's dtype as NumPy converts a
     Python scalar), and whether the buffers are the call's own (``Backend.numbers``; ``shared``:
     buffers that every call rewrites may serve)."""
-    # (a float into a float dtype, an int into an int one or a NumPy scalar into its own dtype is
-    # converted where it is stored)
-    specs = [(fn, kind, dtype, kind is dtype.type or kind is (float if dtype.kind == "f" and not is_bfloat16(dtype) else int))
+    # as it is where storing converts it as NumPy does: a NumPy scalar into its own dtype, a float
+    # into a float dtype (bfloat16's stores round twice: build.convert), an int into an int one
+    specs = [(fn, kind, dtype, kind is dtype.type or (kind is float and dtype.kind == "f" and not is_bfloat16(dtype))
+              or (kind is int and dtype.kind in "iu"))
              for _, fn, kind, dtype in recorder.inputs]
     fill = backend.numbers([dtype for _, _, _, dtype in recorder.inputs], shared)
 
@@ -88,7 +89,7 @@ def _scalar_buffers(recorder: Recorder, backend: Any, shared: bool) -> Callable[
                 value = fn(args)
                 if type(value) is not kind or not build.fits(value, dtype):
                     raise _Retrace
-                values.append(value if stored and dtype.kind in "fiu" else build.convert(value, dtype))
+                values.append(value if stored else build.convert(value, dtype))
         except _Retrace:
             raise
         except Exception:
@@ -191,8 +192,7 @@ def _why(old: tuple[Any, ...], new: tuple[Any, ...]) -> str:
 _replayable_types: set[type] = set()
 #: NumPy scalar types of the supported dtypes (``np.float32(lr)``): arguments read at run time,
 #: each a 0-d array of its dtype (its signature entry: shape ``()``, dtype, device ``HOST``)
-_numpy_scalar_types = frozenset(np.dtype(name).type for name in (
-    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32", "float64"))
+_numpy_scalar_types = frozenset(dt.type for dt in SUPPORTED.values())
 HOST = "host"
 
 

@@ -52,33 +52,31 @@ class Recorder:
         return node
 
 
-def _operand(x: Any) -> tuple[Callable[[tuple[Any, ...]], Any] | None, Any, type | None]:
-    """(computation, constant, kind) of an operand of scalar arithmetic; kind None: not one."""
+def _operand(x: Any) -> tuple[Callable[[tuple[Any, ...]], Any], frozenset[int], type] | None:
+    """(computation, argument positions, kind) of an operand of scalar arithmetic; None: not one."""
     if isinstance(x, TracedScalar):
-        return x.fn, None, x.kind
+        return x.fn, x.positions, x.kind
     if type(x) in (int, float, bool):
-        return None, x, float if type(x) is float else int
-    return None, None, None
+        return (lambda args: x), frozenset(), float if type(x) is float else int
+    return None
+
+
+def _is_array(x: Any) -> bool:
+    """Whether ``x`` is a stitchlab array (its reflected operation then takes the number)."""
+    return hasattr(x, "_node")
 
 
 def _arith(op: Callable[[Any, Any], Any], true_division: bool = False) -> tuple[Any, Any]:
     def make(a: TracedScalar, b: Any, swap: bool) -> Any:
-        f, c, kind = _operand(b)
-        if kind is None:
-            if hasattr(b, "_node"):  # a stitchlab array: its reflected operation
-                return NotImplemented
-            a._need(f"{op.__name__} with {type(b).__name__}")
-        result_kind = float if true_division or float in (kind, a.kind) else int
-        g = a.fn
-        if f is None:
-            fn = (lambda args: op(c, g(args))) if swap else (lambda args: op(g(args), c))
-            positions = a.positions
-        else:
-            if b.recorder is not a.recorder:
-                a._need("arithmetic with a scalar of another trace")
-            fn = (lambda args: op(f(args), g(args))) if swap else (lambda args: op(g(args), f(args)))
-            positions = a.positions | b.positions
-        return (TracedFloat if result_kind is float else TracedInt)(fn, positions, a.recorder)
+        other = _operand(b)
+        if other is None:
+            return NotImplemented if _is_array(b) else a._need(f"{op.__name__} with {type(b).__name__}")
+        f, positions, kind = other
+        if isinstance(b, TracedScalar) and b.recorder is not a.recorder:
+            a._need("arithmetic with a scalar of another trace")
+        left, right = (f, a.fn) if swap else (a.fn, f)
+        made = TracedFloat if true_division or float in (kind, a.kind) else TracedInt
+        return made(lambda args: op(left(args), right(args)), a.positions | positions, a.recorder)
 
     return (lambda a, b: make(a, b, False)), (lambda a, b: make(a, b, True))
 
@@ -133,9 +131,7 @@ class TracedScalar:
     __array__ = _needs("a NumPy array")
 
     def _compare(self, other: Any) -> Any:
-        if hasattr(other, "_node"):  # an array: its reflected comparison
-            return NotImplemented
-        return self._need("a comparison")
+        return NotImplemented if _is_array(other) else self._need("a comparison")
 
     __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _compare  # type: ignore[assignment]
 
