@@ -2,7 +2,7 @@
 rate and step count change at every call traces twice (by value, then reading both) and compiles
 nothing after that; every step read at run time is NumPy's bits (float32, float16; the first, by
 value, within the reciprocal's ulp; bfloat16 equals the trace by value); an integer outside its array's range, and a negative power of an integer, give NumPy's
-answer and error through a trace by value; a replay captured into a CUDA graph gives the values
+answer and error through a trace by value; numbers passed by keyword are read alike; a replay captured into a CUDA graph gives the values
 of the capture.
 
 Run on the GPU machine: ``PYTHONPATH=. python3 -m pytest -m gpu tests/gpu/test_jit_scalars_gpu.py -q``.
@@ -153,3 +153,21 @@ def test_numpy_scalars_replay_one_trace_with_numpys_values() -> None:
             assert g.dtype == w.dtype
             np.testing.assert_array_equal(g.get(), w)
     assert sl.stats()["traces"] == 1
+
+
+def test_numbers_passed_by_keyword_are_read_at_run_time() -> None:
+    import cupy as cp
+
+    dev = [cp.asarray(a) for a in _state(np.float32)]
+    steps = [(1e-3 * 0.9 ** t, t) for t in range(1, 7)]
+    want = [[b.get() for b in adam_corrected(*(sl.asarray(a) for a in dev), lr, t)] for lr, t in steps]  # eager, by value
+    f = sl.jit(adam_corrected)
+    sl.reset_stats()
+    for (lr, t), w in zip(steps, want, strict=True):
+        got = f(*dev[:2], v=dev[3], m=dev[2], t=t, lr=lr)
+        for a, b in zip(got, w, strict=True):
+            np.testing.assert_array_equal(a.get(), b, err_msg=f"t={t}")
+        if t == 2:  # traced by value, then once more reading lr and t
+            compiled = sl.stats()["nvrtc_compiles"] + sl.stats()["registry_hits"]
+    s = sl.stats()
+    assert s["traces"] == 2 and s["nvrtc_compiles"] + s["registry_hits"] == compiled
