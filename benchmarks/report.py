@@ -150,6 +150,11 @@ def _cell_device(rec: dict[str, Any], impl: str, notes: list[str]) -> str:
         return f"error [{len(notes)}]"
     t = r.get("device", {}).get("median_us")
     cell = f"{t:,.1f} ({rec['floor_us'] / t:.2f})" if t else "—"
+    late = r.get("device", {}).get("held_loops_timed_out")
+    if late:
+        notes.append(f"{rec['workload']} {rec['size']} {rec['dtype']}, {IMPL_TITLES.get(impl, impl)}: the hold ran out "
+                     f"before {late} of {r['device']['samples']} loops were queued (partly timed as the host queued them)")
+        cell = f"{cell} [{len(notes)}]"
     fallbacks = r.get("stats_first_call", {}).get("fallbacks", 0)
     if fallbacks:
         notes.append(f"{rec['workload']} {rec['size']} {rec['dtype']}, stitchlab: {fallbacks} fused group(s) "
@@ -160,6 +165,12 @@ def _cell_device(rec: dict[str, Any], impl: str, notes: list[str]) -> str:
                      f"rel. error {r.get('rel_err')} > {r.get('tol_rel')} {r.get('check', '')}")
         cell = f"{cell} WRONG [{len(notes)}]"
     return cell
+
+
+def _cell_unheld(rec: dict[str, Any], impl: str) -> str:
+    r = rec["impls"].get(impl) or {}
+    t, held = r.get("device_unheld", {}).get("median_us"), _dev(rec, impl)
+    return f"{t:,.1f} ({t / held:.2f})" if t and held else "—"
 
 
 def _cell_latency(rec: dict[str, Any], impl: str) -> str:
@@ -232,6 +243,15 @@ def markdown(results: dict[str, Any]) -> str:
                     row.append(str(c["impls"].get("stitchlab", {}).get("kernels", "n/a")))
                 lines.append("| " + " | ".join(row) + " |")
             lines += ["", f"_{prov}_", ""]
+            if any(c["impls"].get(i, {}).get("device_unheld") for c in cases for i in impls):
+                lines += [f"### {size} ({SIZE_TITLES.get(size, size)}) {dtype}: the same loops without the hold, "
+                          "µs per call (÷ the held time: above 1.00 where the host's cost per call exceeds "
+                          "the device's)", ""]
+                head = ["workload"] + [IMPL_TITLES.get(i, i) for i in impls]
+                lines += ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+                for c in cases:
+                    lines.append("| " + " | ".join([c["workload"]] + [_cell_unheld(c, i) for i in impls]) + " |")
+                lines += ["", f"_{prov}_", ""]
             if any(c["impls"].get(i, {}).get("latency") for c in cases for i in impls):
                 lines += [f"### {size} ({SIZE_TITLES.get(size, size)}) {dtype}: per-call wall latency, µs "
                           "(call + synchronize, median / pipelined host cost per call)", ""]

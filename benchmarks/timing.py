@@ -1,13 +1,20 @@
 """Timers: device-bound time from CUDA events, per-call wall latency, copy bandwidth.
 
 Device-bound time: ``n`` calls back to back between two CUDA events, repeated ``samples`` times
-after a warm-up; the per-call median is reported (with min and max). Wall latency: one call plus
-a device synchronize, timed with ``perf_counter``, median of many. On the CPU (``--cpu``) the
-"device" timer is ``perf_counter`` around the same loop.
+after a warm-up; the per-call median is reported (with min and max). Back to back is device-bound
+only while the host queues calls faster than the GPU runs them: a call whose host cost (Python,
+guards, launches) exceeds its kernels' time leaves the GPU idle between calls, and the events
+then time the host. So a *held* loop (``hold=True``) first launches a kernel that spins until the
+host has queued all ``n`` calls and the end event (``Hold``, as nvbench's blocking kernel): the
+events then see only the kernels, back to back. Wall latency: one call plus a device synchronize,
+timed with ``perf_counter``, median of many. On the CPU (``--cpu``) the "device" timer is
+``perf_counter`` around the same loop.
 """
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import statistics
 import time
 from collections.abc import Callable
@@ -29,6 +36,58 @@ class CpuClock:
         return (time.perf_counter() - t0) * 1e6
 
 
+_HOLD_SOURCE = r"""
+extern "C" __global__ void hold(const volatile int* release, int* timed_out, unsigned long long timeout_ns) {
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    while (*release == 0) {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+        if (t - t0 > timeout_ns) { *timed_out = 1; return; }
+    }
+}
+"""
+
+
+class Hold:
+    """A one-thread kernel that keeps a stream busy until the host releases it (a flag in mapped
+    pinned memory), or until ``timeout_s`` has passed: then :attr:`timed_out` says so (the host
+    was held up longer, for instance by a full launch queue, and the loop was not all queued)."""
+
+    def __init__(self, timeout_s: float = 1.0) -> None:
+        import cupy
+
+        rt = cupy.cuda.runtime
+        self.cupy = cupy
+        self._flag_ptr = rt.hostAlloc(4, rt.hostAllocMapped)  # UVA: the same address on the device
+        self._flag = ctypes.c_int.from_address(self._flag_ptr)
+        self._timed_out = cupy.zeros(1, cupy.int32)
+        self._kernel = cupy.RawKernel(_HOLD_SOURCE, "hold")
+        self._timeout_ns = int(timeout_s * 1e9)
+
+    def launch(self) -> None:
+        """Hold the current CuPy stream (call with nothing running: the flag is reset here)."""
+        self._flag.value = 0
+        self._timed_out.fill(0)
+        self._kernel((1,), (1,), (self._flag_ptr, self._timed_out, self.cupy.uint64(self._timeout_ns)))
+
+    def release(self) -> None:
+        self._flag.value = 1
+
+    @property
+    def timed_out(self) -> bool:
+        return bool(self._timed_out.get()[0])
+
+
+_hold: Hold | None = None
+
+
+def _the_hold() -> Hold:
+    global _hold
+    if _hold is None:
+        _hold = Hold()
+    return _hold
+
+
 class CupyClock:
     """CUDA events on CuPy's current stream (the legacy default stream unless changed)."""
 
@@ -43,13 +102,25 @@ class CupyClock:
     def sync(self) -> None:
         self.cupy.cuda.runtime.deviceSynchronize()
 
-    def time_loop_us(self, call: Callable[[], Any], n: int) -> float:
+    def _stream(self) -> Any:
+        """The stream the events are recorded on, as a CuPy stream (for the hold kernel)."""
+        return self.cupy.cuda.get_current_stream()
+
+    def time_loop_us(self, call: Callable[[], Any], n: int, hold: bool = False) -> float:
+        """Device time of ``n`` calls back to back, µs; ``hold``: queued behind the hold kernel
+        (:attr:`held_timed_out` then says whether the hold ran out before the loop was queued)."""
         self.sync()
+        if hold:
+            with self._stream():
+                _the_hold().launch()
         self.start.record()
         for _ in range(n):
             call()
         self.end.record()
+        if hold:
+            _the_hold().release()
         self.end.synchronize()
+        self.held_timed_out = hold and _the_hold().timed_out
         return self._elapsed_ms() * 1e3
 
     def _elapsed_ms(self) -> float:
@@ -69,29 +140,44 @@ class TorchClock(CupyClock):
         self.start = torch.cuda.Event(enable_timing=True)
         self.end = torch.cuda.Event(enable_timing=True)
 
+    def _stream(self) -> Any:
+        ptr = self.torch.cuda.current_stream().cuda_stream
+        return self.cupy.cuda.Stream.null if ptr == 0 else self.cupy.cuda.ExternalStream(ptr)
+
     def _elapsed_ms(self) -> float:
         return self.start.elapsed_time(self.end)
 
 
 def device_time(call: Callable[[], Any], clock: Any, target_us: float = 3000.0, samples: int = 15,
-                max_n: int = 200) -> dict[str, Any]:
+                max_n: int = 200, hold: bool = False) -> dict[str, Any]:
     """Per-call device-bound time in µs: median/min/max over ``samples`` loops of ``n`` calls.
 
     ``n`` is chosen so that one loop lasts about ``target_us`` (at least 1, at most ``max_n``).
+    ``hold`` (GPU clocks only): each loop is queued behind the hold kernel, so the host's cost per
+    call is not timed (see the module's docstring); ``held_loops_timed_out`` counts the loops whose
+    hold ran out first (those were partly timed as the host queued them).
     """
+    hold = hold and isinstance(clock, CupyClock)
     call()
     clock.sync()
-    one = clock.time_loop_us(call, 1)
+    loop = functools.partial(clock.time_loop_us, hold=True) if hold else clock.time_loop_us
+    one = loop(call, 1)
     n = int(min(max_n, max(1, target_us // max(one, 1.0))))
-    per_call = [clock.time_loop_us(call, n) / n for _ in range(samples)]
-    return {
+    per_call, timed_out = [], 0
+    for _ in range(samples):
+        per_call.append(loop(call, n) / n)
+        timed_out += hold and clock.held_timed_out
+    out = {
         "median_us": statistics.median(per_call),
         "min_us": min(per_call),
         "max_us": max(per_call),
         "calls_per_sample": n,
         "samples": samples,
-        "clock": clock.name,
+        "clock": clock.name + (", held" if hold else ""),
     }
+    if hold:
+        out["held_loops_timed_out"] = timed_out
+    return out
 
 
 def wall_latency(call: Callable[[], Any], clock: Any, reps: int = 200, warmup: int = 10) -> dict[str, Any]:

@@ -114,3 +114,15 @@ def test_startup_phases_run_in_fresh_processes() -> None:
         assert su[phase]["spawn_to_first_result_s"] > 0
     assert su["warm"]["workloads"]["softmax"]["counters_first_call"]["nvrtc_compiles"] == 0
     assert su["notebook_cold"]["max_abs_err"] < 1e-6
+
+
+def test_report_shows_the_loops_without_the_hold_and_holds_that_ran_out() -> None:
+    res = _synthetic(sl_us=20.0, tc_us=30.0, cupy_us=400.0, floor_us=16.0)
+    tc = res["cases"][0]["impls"]["torch_compile"]
+    tc["device"].update(samples=10, held_loops_timed_out=3)
+    tc["device_unheld"] = {"median_us": 75.0}
+    md = report.markdown(res)
+    assert "the same loops without the hold" in md
+    assert "| softmax | — | — | 75.0 (2.50) |" in md  # stitchlab and cupy have no unheld time here
+    assert "30.0 (0.53) [1]" in md and "the hold ran out before 3 of 10 loops were queued" in md
+    assert "without the hold" not in report.markdown(_synthetic(sl_us=20.0, tc_us=30.0, cupy_us=400.0, floor_us=16.0))
