@@ -243,23 +243,17 @@ def markdown(results: dict[str, Any]) -> str:
                     row.append(str(c["impls"].get("stitchlab", {}).get("kernels", "n/a")))
                 lines.append("| " + " | ".join(row) + " |")
             lines += ["", f"_{prov}_", ""]
-            if any(c["impls"].get(i, {}).get("device_unheld") for c in cases for i in impls):
-                lines += [f"### {size} ({SIZE_TITLES.get(size, size)}) {dtype}: the same loops without the hold, "
-                          "µs per call (÷ the held time: above 1.00 where the host's cost per call exceeds "
-                          "the device's)", ""]
-                head = ["workload"] + [IMPL_TITLES.get(i, i) for i in impls]
-                lines += ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
-                for c in cases:
-                    lines.append("| " + " | ".join([c["workload"]] + [_cell_unheld(c, i) for i in impls]) + " |")
-                lines += ["", f"_{prov}_", ""]
-            if any(c["impls"].get(i, {}).get("latency") for c in cases for i in impls):
-                lines += [f"### {size} ({SIZE_TITLES.get(size, size)}) {dtype}: per-call wall latency, µs "
-                          "(call + synchronize, median / pipelined host cost per call)", ""]
-                head = ["workload"] + [IMPL_TITLES.get(i, i) for i in impls]
-                lines += ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
-                for c in cases:
-                    lines.append("| " + " | ".join([c["workload"]] + [_cell_latency(c, i) for i in impls]) + " |")
-                lines += ["", f"_{prov}_", ""]
+            title = f"### {size} ({SIZE_TITLES.get(size, size)}) {dtype}: "
+            for key, what, cell in (
+                    ("device_unheld", "the same loops without the hold, µs per call (÷ the held time: above "
+                     "1.00 where the host's cost per call exceeds the device's)", _cell_unheld),
+                    ("latency", "per-call wall latency, µs (call + synchronize, median / pipelined host "
+                     "cost per call)", _cell_latency)):
+                if any(c["impls"].get(i, {}).get(key) for c in cases for i in impls):
+                    head = ["workload"] + [IMPL_TITLES.get(i, i) for i in impls]
+                    lines += [title + what, "", "| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+                    lines += ["| " + " | ".join([c["workload"]] + [cell(c, i) for i in impls]) + " |" for c in cases]
+                    lines += ["", f"_{prov}_", ""]
     lc = results.get("latency_compare")
     if lc:
         lines += ["### One-kernel call latency: cached sl.jit vs bare cupy.RawKernel (64×512 float32, SiLU-gated product)", ""]
