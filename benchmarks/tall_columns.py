@@ -138,7 +138,8 @@ def main(argv: list[str] | None = None) -> int:
                     err = max(float(np.linalg.norm(g.astype(np.float64) - r) / max(np.linalg.norm(r), 1e-30))
                               for g, r in zip(got, ref, strict=True))
                     row["rel_err"], row["ok"] = err, err < 1e-5
-                    row["device"] = device_time(call, clock, samples=args.samples)
+                    row["device"] = device_time(call, clock, samples=args.samples, hold=True)
+                    row["device_unheld"] = device_time(call, clock, samples=args.samples)
                     if impl == "stitchlab":
                         plan = sl.explain(*_programs("sl")[name](sl.asarray(x_cp)))
                         row["kernels"] = [str(k.schedule) + f" grid={k.launch.grid[0]}" for k in plan.kernels]

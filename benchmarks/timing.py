@@ -282,11 +282,15 @@ def floor_cells(rows: dict[str, dict[str, Any]], names: list[str], width: int = 
 def measure(row: dict[str, Any], call: Callable[[], Any], clock: Any, samples: int,
             check: Callable[[Any], tuple[bool, str]]) -> dict[str, Any]:
     """Fill a probe's result ``row``: ``ok`` and ``check`` from ``check(call())`` (its result
-    against the reference), then ``device`` (:func:`device_time`); ``error`` instead where either
-    raised (a failure is a result). Prints the row and returns it."""
+    against the reference), then ``device`` (:func:`device_time`, held on a GPU clock) and, on a
+    GPU clock, ``device_unheld`` (the plain loop: where it is longer, the host's cost per call
+    exceeds the device's); ``error`` instead where either raised (a failure is a result). Prints
+    the row and returns it. (Probe results before 2026-12-04 have the plain loop as ``device``.)"""
     try:
         row["ok"], row["check"] = check(call())
-        row["device"] = device_time(call, clock, samples=samples)
+        row["device"] = device_time(call, clock, samples=samples, hold=True)
+        if isinstance(clock, CupyClock):
+            row["device_unheld"] = device_time(call, clock, samples=samples)
     except Exception as exc:  # noqa: BLE001 - a failure is a result
         row["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
     print(row, flush=True)
