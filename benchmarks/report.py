@@ -150,6 +150,10 @@ def _cell_device(rec: dict[str, Any], impl: str, notes: list[str]) -> str:
         return f"error [{len(notes)}]"
     t = r.get("device", {}).get("median_us")
     cell = f"{t:,.1f} ({rec['floor_us'] / t:.2f})" if t else "—"
+    if r.get("device", {}).get("hold_refused"):
+        notes.append(f"{rec['workload']} {rec['size']} {rec['dtype']}, {IMPL_TITLES.get(impl, impl)}: timed in plain "
+                     f"loops, not held: {r['device']['hold_refused']}")
+        cell = f"{cell} [{len(notes)}]"
     late = r.get("device", {}).get("held_loops_timed_out")
     if late:
         notes.append(f"{rec['workload']} {rec['size']} {rec['dtype']}, {IMPL_TITLES.get(impl, impl)}: the hold ran out "

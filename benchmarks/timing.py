@@ -155,13 +155,21 @@ def device_time(call: Callable[[], Any], clock: Any, target_us: float = 3000.0, 
     ``n`` is chosen so that one loop lasts about ``target_us`` (at least 1, at most ``max_n``).
     ``hold`` (GPU clocks only): each loop is queued behind the hold kernel, so the host's cost per
     call is not timed (see the module's docstring); ``held_loops_timed_out`` counts the loops whose
-    hold ran out first (those were partly timed as the host queued them).
+    hold ran out first (those were partly timed as the host queued them). A call that waits for
+    the device itself (it reads a value back, or synchronizes) cannot be queued behind a hold: where
+    a single held call runs the hold out, the loops are plain and ``hold_refused`` says why.
     """
     hold = hold and isinstance(clock, CupyClock)
     call()
     clock.sync()
+    refused = None
+    if hold:
+        one = clock.time_loop_us(call, 1, hold=True)
+        if clock.held_timed_out:
+            hold, refused = False, "a call waited for the device while the stream was held (it synchronizes)"
+    if not hold:
+        one = clock.time_loop_us(call, 1)
     loop = functools.partial(clock.time_loop_us, hold=True) if hold else clock.time_loop_us
-    one = loop(call, 1)
     n = int(min(max_n, max(1, target_us // max(one, 1.0))))
     per_call, timed_out = [], 0
     for _ in range(samples):
@@ -177,6 +185,8 @@ def device_time(call: Callable[[], Any], clock: Any, target_us: float = 3000.0, 
     }
     if hold:
         out["held_loops_timed_out"] = timed_out
+    if refused:
+        out["hold_refused"] = refused
     return out
 
 

@@ -125,4 +125,6 @@ def test_report_shows_the_loops_without_the_hold_and_holds_that_ran_out() -> Non
     assert "the same loops without the hold" in md
     assert "| softmax | — | — | 75.0 (2.50) |" in md  # stitchlab and cupy have no unheld time here
     assert "30.0 (0.53) [1]" in md and "the hold ran out before 3 of 10 loops were queued" in md
+    res["cases"][1]["impls"]["stitchlab"]["device"]["hold_refused"] = "a call waited for the device"
+    assert "logsumexp large float32, stitchlab: timed in plain loops, not held: a call waited" in report.markdown(res)
     assert "without the hold" not in report.markdown(_synthetic(sl_us=20.0, tc_us=30.0, cupy_us=400.0, floor_us=16.0))

@@ -75,3 +75,14 @@ def test_a_hold_not_released_runs_out_and_says_so() -> None:
     hold.release()
     cp.cuda.runtime.deviceSynchronize()
     assert not hold.timed_out
+
+
+def test_a_call_that_waits_for_the_device_is_timed_in_plain_loops() -> None:
+    import cupy as cp
+
+    x = cp.random.default_rng(0).random(1 << 16, dtype=cp.float32)
+    t0 = time.perf_counter()
+    got = timing.device_time(lambda: float(x.sum()), timing.CupyClock(), target_us=1000, samples=3, hold=True)
+    assert got["hold_refused"].startswith("a call waited for the device") and "held_loops_timed_out" not in got
+    assert not got["clock"].endswith(", held") and got["median_us"] > 0
+    assert time.perf_counter() - t0 < 5  # one hold ran out (1 s), no more
