@@ -163,13 +163,12 @@ def device_time(call: Callable[[], Any], clock: Any, target_us: float = 3000.0, 
     call()
     clock.sync()
     refused = None
-    if hold:
-        one = clock.time_loop_us(call, 1, hold=True)
-        if clock.held_timed_out:
-            hold, refused = False, "a call waited for the device while the stream was held (it synchronizes)"
-    if not hold:
-        one = clock.time_loop_us(call, 1)
     loop = functools.partial(clock.time_loop_us, hold=True) if hold else clock.time_loop_us
+    one = loop(call, 1)
+    if hold and clock.held_timed_out:  # the call itself waits for the device: it cannot be held
+        hold, refused = False, "a call waited for the device while the stream was held (it synchronizes)"
+        loop = clock.time_loop_us
+        one = loop(call, 1)
     n = int(min(max_n, max(1, target_us // max(one, 1.0))))
     per_call, timed_out = [], 0
     for _ in range(samples):
