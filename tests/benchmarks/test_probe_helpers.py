@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.append(str(ROOT))
 
-from benchmarks.timing import measure, probe_args  # noqa: E402
+from benchmarks.timing import CupyClock, device_time, measure, probe_args  # noqa: E402
 
 
 class CountingClock:
@@ -32,6 +32,37 @@ class CountingClock:
             call()
         self.calls += n
         return 2.0 * n
+
+
+class HeldClock(CupyClock):
+    """A CuPy clock without CuPy: a held loop of a call that waits for the device runs the hold out."""
+
+    name = "fake"
+
+    def __init__(self, call_waits: bool) -> None:
+        self.call_waits, self.loops = call_waits, []
+
+    def sync(self) -> None:
+        pass
+
+    def time_loop_us(self, call: Any, n: int, hold: bool = False) -> float:
+        for _ in range(n):
+            call()
+        self.loops.append(hold)
+        self.held_timed_out = hold and self.call_waits
+        return 2.0 * n
+
+
+def test_held_loops_and_a_call_that_cannot_be_held() -> None:
+    clock = HeldClock(call_waits=False)
+    got = device_time(lambda: None, clock, samples=3, hold=True)
+    assert clock.loops == [True] * 4 and got["clock"] == "fake, held" and got["held_loops_timed_out"] == 0
+    clock = HeldClock(call_waits=True)
+    got = device_time(lambda: None, clock, samples=3, hold=True)
+    assert clock.loops == [True, False, False, False, False]  # one held call, then plain loops
+    assert got["clock"] == "fake" and got["hold_refused"].startswith("a call waited")
+    assert "held_loops_timed_out" not in got and got["median_us"] == 2.0
+    assert "hold_refused" not in device_time(lambda: None, HeldClock(call_waits=True), samples=2)
 
 
 def test_measure_records_the_check_and_the_device_time() -> None:
