@@ -57,36 +57,88 @@ def _selects_small_ints(op: str, dtype: np.dtype) -> bool:
 
 
 _COMPARES = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"})
+#: ops through which a compared integer is still a position (``tri``'s ``j - i <= k``)
+_POSITION_OPS = frozenset({"broadcast", "reshape", "astype", "slice", "add", "subtract", "multiply", "negative"})
 
 
 def _compares_clamped_positions(kernel: KernelPlan) -> bool:
     """Whether ``kernel`` compares integer positions (an ``iota``) that it reads through a ``pad``
-    (a clamped, reflected or wrapped index: a concatenation, ``np.pad``). The ptxas of NVRTC 13.0
-    to 13.3 folds ``clamp(i - 1004, 0, 2) == 2`` into the predicate output of the clamp's
-    ``VIMNMX.RELU``, which is also set below the bound: ``sl.r_[x, 0, 1:4, 0:1:3j]``'s ``linspace``
-    part (``where(iota == 2, 1.0, ...)`` read through the join) gave 1.0 for 0.0 and 0.5 on the
-    H200 (NVRTC 13.0; the SASS of 13.3 does the same, 13.4 and 13.5 compare with ISETP)."""
+    along the pad's axis (a clamped, reflected or wrapped index: a concatenation, ``np.pad``). The
+    ptxas of NVRTC 13.0 to 13.3 folds ``clamp(i - 1004, 0, 2) == 2`` into the predicate output of
+    the clamp's ``VIMNMX.RELU``, which is also set below the bound: ``sl.r_[x, 0, 1:4, 0:1:3j]``'s
+    ``linspace`` part (``where(iota == 2, 1.0, ...)`` read through the join) gave 1.0 for 0.0 and
+    0.5 on the H200 (NVRTC 13.0; the SASS of 13.3 does the same, 13.4 and 13.5 compare with ISETP).
+
+    Each pad's axis is followed down to the compared position (:func:`_clamped_inputs`): a
+    position on another axis is no clamp's result (the row masks of a constant pad under its
+    column pad, a 2-d stencil's), so its kernel keeps ptxas' optimization."""
     inside = {id(n) for n in kernel.nodes}
     boundary = {id(n) for n in kernel.info.inputs} if kernel.info is not None else set()
-    stack = [(n, False) for n in kernel.nodes]
-    seen: set[tuple[int, bool]] = set()
+    stack: list[tuple[Node, frozenset[int], bool]] = [(n, frozenset(), False) for n in kernel.nodes]
+    seen: set[tuple[int, frozenset[int], bool]] = set()
     while stack:
-        node, padded = stack.pop()
-        if (id(node), padded) in seen or id(node) in boundary and id(node) not in inside:
+        node, clamped, compared = stack.pop()
+        if (id(node), clamped, compared) in seen or id(node) in boundary and id(node) not in inside:
             continue
-        seen.add((id(node), padded))
-        if padded and node.op in _COMPARES and node.inputs[0].dtype.kind in "biu" and any(
-                _reads_iota(i, boundary) for i in node.inputs):
+        seen.add((id(node), clamped, compared))
+        if node.op == "iota" and compared and 0 in clamped:
             return True
-        padded = padded or node.op == "pad"
-        stack.extend((i, padded) for i in node.inputs)
+        if node.op in _COMPARES and node.inputs[0].dtype.kind in "biu":
+            compared = True  # (its operands, read through views, casts and integer arithmetic)
+        elif node.op not in _POSITION_OPS or node.dtype.kind not in "biu":
+            compared = False
+        stack.extend((i, c, compared) for i, c in zip(node.inputs, _clamped_inputs(node, clamped), strict=True))
     return False
 
 
-def _reads_iota(node: Node, boundary: set[int]) -> bool:
-    while node.op in ("broadcast", "reshape", "astype") and id(node) not in boundary:
-        node = node.inputs[0]
-    return node.op == "iota"
+def _clamped_inputs(node: Node, clamped: frozenset[int]) -> list[frozenset[int]]:
+    """For each input of ``node``: its axes whose positions depend on a position of ``clamped`` (axes
+    of ``node`` read through a pad), as ``stitchlab.codegen.elemental`` computes the input's
+    position from the output's: a pad adds its axis, a slice keeps the axes, a transpose permutes
+    them, a broadcast drops those it repeats, a reshape maps axes through the linear index; an op
+    whose input has the output's shape keeps them, any other (a reduction) gives every axis."""
+    op = node.op
+    if op == "pad":
+        return [clamped | {node.attr("axis")}]
+    if not clamped:
+        return [clamped] * len(node.inputs)
+    if op == "transpose":
+        perm = node.attr("perm")
+        return [frozenset(perm[a] for a in clamped)]
+    if op == "broadcast":
+        src = node.inputs[0].shape
+        return [frozenset(a for a in clamped if src[a] == node.shape[a])]
+    if op == "reshape":
+        src = node.inputs[0].shape
+        deps = _reshape_axes(src, node.shape)
+        return [frozenset(a for a in range(len(src)) if deps[a] & clamped)]
+    if op == "slice":
+        return [clamped]
+    return [clamped if i.shape == node.shape else frozenset(range(len(i.shape))) for i in node.inputs]
+
+
+def _reshape_axes(src: tuple[int, ...], dst: tuple[int, ...]) -> list[frozenset[int]]:
+    """For each axis of ``src``: the axes of ``dst`` whose positions its position (at the same
+    linear index) depends on. Axes group where their extents' products meet; an axis of extent 1
+    depends on none (its position is 0)."""
+    if 0 in src or 0 in dst:
+        return [frozenset(range(len(dst)))] * len(src)
+    deps = [frozenset()] * len(src)
+    i = j = 0
+    while i < len(src) and j < len(dst):
+        gi, gj, ps, pd = [i], [j], src[i], dst[j]
+        i, j = i + 1, j + 1
+        while ps != pd:
+            if ps < pd:
+                gi.append(i)
+                ps, i = ps * src[i], i + 1
+            else:
+                gj.append(j)
+                pd, j = pd * dst[j], j + 1
+        wide = frozenset(b for b in gj if dst[b] != 1)
+        for a in gi:
+            deps[a] = wide if src[a] != 1 else frozenset()
+    return deps
 
 
 def ptxas_options(kernel: KernelPlan, version: str | None = None) -> tuple[str, ...]:

@@ -58,7 +58,25 @@ CASES: dict[str, tuple[Callable[[], list[Any]], bool]] = {
     "a join with an arange": (lambda: [sl.concatenate([_ints("float32")[0], sl.arange(5.0)])], False),
     "an edge pad": (lambda: [sl.pad(_ints("float32"), 3, mode="edge")], False),
     "a triangle": (lambda: [sl.tri(40, 50) * 3], False),
+    # the pad's axis is followed to the compared position: a position on another axis is no clamp's
+    "a 3 x 3 mean of a zero pad": (lambda: [_mean3(sl.pad(_ints("float32", (40, 50)), 1))], False),
+    "a constant pad of 2-d": (lambda: [sl.pad(_ints("float32"), ((2, 3), (1, 4)), constant_values=7) * 2], False),
+    "a row mask, transposed, padded along it": (lambda: [sl.pad(_row_mask().T, ((0, 0), (1, 1)), mode="edge")], True),
+    "a row mask, transposed, padded across": (lambda: [sl.pad(_row_mask().T, ((1, 1), (0, 0)), mode="edge")], False),
+    "a row mask, flattened, padded": (lambda: [sl.pad(_row_mask().reshape(2000), 1, mode="edge")], True),
+    "a row mask, split, padded along rows": (lambda: [sl.pad(_row_mask().reshape(40, 5, 10), ((1, 1), (0, 0), (0, 0)), mode="wrap")], True),
+    "a row mask, split, padded along columns": (lambda: [sl.pad(_row_mask().reshape(40, 5, 10), ((0, 0), (0, 0), (1, 1)), mode="wrap")], False),
 }
+
+
+def _mean3(p: Any) -> Any:
+    n, m = p.shape[0] - 2, p.shape[1] - 2
+    return sum(p[i:i + n, j:j + m] for i in range(3) for j in range(3)) / 9
+
+
+def _row_mask() -> Any:
+    """A 40 x 50 array whose kernel compares row positions only."""
+    return sl.where(sl.arange(40)[:, None] == 5, 1.0, _ints("float32", (40, 50)))
 
 
 def test_which_nvrtc_versions_drop_negations() -> None:

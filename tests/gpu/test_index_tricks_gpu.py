@@ -60,3 +60,46 @@ def test_positions_compared_through_a_pad_are_numpys(case: str) -> None:
     a = np.random.default_rng(4).standard_normal(300).astype(np.float32)
     build = POSITIONS_THROUGH_A_PAD[case]
     np.testing.assert_array_equal(build(sl.asarray(cp.asarray(a)), sl).get(), build(a, np))
+
+
+def _mean3(m, p):
+    n, k = p.shape[0] - 2, p.shape[1] - 2
+    return sum(p[i:i + n, j:j + k] for i in range(3) for j in range(3)) / 9
+
+
+POSITIONS_ACROSS_A_PAD = {
+    "a 3 x 3 mean of a zero pad": (lambda x, m: _mean3(m, m.pad(x, 1))),
+    "a 5-point stencil": (lambda x, m: (lambda z: z[1:-1, :-2] + z[1:-1, 2:] + z[:-2, 1:-1] + z[2:, 1:-1] - 4 * z[1:-1, 1:-1])(
+        m.pad(x, 1, constant_values=-2.5))),
+    "a constant pad of each width": (lambda x, m: m.pad(x, ((3, 0), (1, 4)), constant_values=((7, 8), (9, 10))) * 2),
+    "a 3-d constant pad": (lambda x, m: m.pad(x.reshape(x.shape[0], 4, -1), ((1, 2), (0, 3), (2, 1)), constant_values=5) + 1),
+    "a row mask, transposed, padded across": (lambda x, m: m.pad(m.where(m.arange(x.shape[0])[:, None] % 7 == 3, 1.0, x).T,
+                                                                ((1, 2), (0, 0)), mode="wrap")),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64", "int32"])
+@pytest.mark.parametrize("shape", [(64, 300), (513, 1024)], ids=["64x300", "513x1024"])
+@pytest.mark.parametrize("case", list(POSITIONS_ACROSS_A_PAD))
+def test_positions_compared_across_a_pad_are_numpys_optimized(case: str, shape: tuple[int, int], dtype: str) -> None:
+    """A constant pad's masks compare positions on each axis under the other axes' pads; no pad
+    clamps the axis a mask compares, so those kernels compile with ptxas' optimization on every
+    NVRTC (unless they select integers: a constant pad of int32 is a ``where`` of int32, which an
+    NVRTC before 13.4 compiles unoptimized for another reason) and give NumPy's values."""
+    import cupy as cp
+
+    from stitchlab.runtime import kernels
+
+    rng = np.random.default_rng(5)
+    a = (rng.standard_normal(shape) * 20).astype(dtype)
+    build = POSITIONS_ACROSS_A_PAD[case]
+    got = build(sl.asarray(cp.asarray(a)), sl)
+    want = build(a, np)
+    assert not any(kernels._compares_clamped_positions(k) for k in sl.explain(got).kernels)
+    if dtype.startswith("float"):
+        assert {kernels.ptxas_options(k) for k in sl.explain(got).kernels} == {()}
+    assert got.dtype == want.dtype
+    if np.issubdtype(want.dtype, np.integer) or case == "a row mask, transposed, padded across":
+        np.testing.assert_array_equal(got.get(), want)
+    else:
+        np.testing.assert_allclose(got.get(), want, rtol=2e-3 if dtype == "float16" else 1e-6, atol=1e-2 if dtype == "float16" else 1e-5)
