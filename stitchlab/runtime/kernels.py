@@ -105,7 +105,7 @@ def _clamped_inputs(node: Node, clamped: frozenset[int]) -> list[frozenset[int]]
     if op == "transpose":
         perm = node.attr("perm")
         return [frozenset(perm[a] for a in clamped)]
-    if op == "broadcast":
+    if op == "broadcast" and len(node.inputs[0].shape) == len(node.shape):
         src = node.inputs[0].shape
         return [frozenset(a for a in clamped if src[a] == node.shape[a])]
     if op == "reshape":
