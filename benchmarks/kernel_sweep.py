@@ -89,6 +89,12 @@ def _variants(k0: Any, dev: Any) -> list[tuple[str, Any, Any, dict[str, Any]]]:
     if k0.schedule.family == "column":
         for unroll in (8, 32):
             out.append((f"unroll {unroll}", k0.schedule, k0.launch, {"COLUMN_UNROLL": unroll}))
+    if k0.schedule.family == "row_block" and k0.schedule.cache == "registers":
+        # the row streamed instead (later passes re-read it from L1/L2), with more threads and
+        # fewer registers a block, as torch.compile's reduction kernels do
+        for block in (256, 512, 1024):
+            s = dataclasses.replace(k0.schedule, block=block, cache="none", prefetch=0)
+            out.append(("streamed", s, Launch(k0.launch.grid, (block, 1, 1)), {}))  # (a row a block)
     if k0.schedule.family in ("row_block", "row_warp") and k0.schedule.cache == "registers":
         if k0.schedule.prefetch:
             out.append(("prefetch off", k0.schedule, k0.launch, {"ROW_PREFETCH": 0}))
