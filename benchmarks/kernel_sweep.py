@@ -6,7 +6,8 @@ evaluator considers for its first kernel is emitted, launched back to back betwe
 events and timed (median of several loops), next to the evaluator's estimate. Also: row schedules
 without 16-byte vectors; streamed row ones unrolled 4, 8 or 16 deep and column ones 8 or 32 (those
 other than the default); register-cached row ones prefetching the row 1, 2, 4 or 8 × (SM count)
-ahead into L2, after the row's loads or after its first reduction, or not at all; pointwise ones
+ahead into L2, after the row's loads or after its first reduction, or not at all, and the same
+rows streamed through 256, 512 or 1024 threads instead (each pass reading them again); pointwise ones
 with 8 elements per thread and a full grid; and the evaluator's choice once with each emitter
 switch (``stitchlab.codegen.schedules.OPTIONS``) off.
 Every variant's output is compared with the chosen plan's.
