@@ -201,7 +201,7 @@ def build_cubin(kernel: KernelPlan, arch: str) -> tuple[bytes, dict[str, Any]]:
             "NVRTC %s: its ptxas can drop a negation when it fuses integer min/max, the sign mask "
             "of a float16 absolute value, and a compare of a clamped position (fixed in 13.4); kernels "
             "that take an integer min or max or a float16 abs, or compare positions read through a "
-            "pad or a join, compile without ptxas optimization (correct, slower). For full speed: "
+            "pad or a join along its axis, compile without ptxas optimization (correct, slower). For full speed: "
             "pip install 'nvidia-cuda-nvrtc>=13.4'", version)
     cubin, messages = nvrtc.compile_cubin(kernel.source, kernel.name, arch, options)
     return cubin, {"name": kernel.name, "arch": arch, "schedule": str(kernel.schedule), "options": " ".join(options),
