@@ -177,11 +177,10 @@ def run_case(name: str, size: str, dtype: str, impls: list[str], gpu: bool, bw: 
                 r["stats_first_call"] = {k: v - before.get(k, 0) for k, v in after.items() if v != before.get(k, 0)}
             r.update(check(prep.host(out), ref, dtype))
             del out
-            # large sizes: the device-bound time, with the loop queued behind the hold kernel, and
-            # the plain back-to-back loop beside it (host-bound where a call costs the host more)
-            r["device"] = timing.device_time(prep.call, prep.clock, samples=samples, hold=not latency)
-            if not latency and gpu:
-                r["device_unheld"] = timing.device_time(prep.call, prep.clock, samples=samples)
+            if latency:
+                r["device"] = timing.device_time(prep.call, prep.clock, samples=samples)
+            else:  # the loop queued behind the hold kernel, and the plain loop beside it
+                r.update(timing.held_and_plain(prep.call, prep.clock, samples))
             r["floor_fraction"] = rec["floor_us"] / r["device"]["median_us"]
             if latency:
                 r["latency"] = timing.wall_latency(prep.call, prep.clock, reps=reps)

@@ -32,9 +32,9 @@ if str(ROOT) not in sys.path:  # appended: the installed stitchlab (or the GPU m
 from benchmarks.timing import (  # noqa: E402
     CupyClock,
     TorchClock,
-    device_time,
     floor_cells,
     gpu_run_meta,
+    held_and_plain,
     probe_args,
 )
 
@@ -138,8 +138,7 @@ def main(argv: list[str] | None = None) -> int:
                     err = max(float(np.linalg.norm(g.astype(np.float64) - r) / max(np.linalg.norm(r), 1e-30))
                               for g, r in zip(got, ref, strict=True))
                     row["rel_err"], row["ok"] = err, err < 1e-5
-                    row["device"] = device_time(call, clock, samples=args.samples, hold=True)
-                    row["device_unheld"] = device_time(call, clock, samples=args.samples)
+                    row.update(held_and_plain(call, clock, args.samples))
                     if impl == "stitchlab":
                         plan = sl.explain(*_programs("sl")[name](sl.asarray(x_cp)))
                         row["kernels"] = [str(k.schedule) + f" grid={k.launch.grid[0]}" for k in plan.kernels]

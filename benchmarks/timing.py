@@ -189,6 +189,15 @@ def device_time(call: Callable[[], Any], clock: Any, target_us: float = 3000.0, 
     return out
 
 
+def held_and_plain(call: Callable[[], Any], clock: Any, samples: int) -> dict[str, Any]:
+    """``{"device": ...}``, the held :func:`device_time`, and on a GPU clock ``"device_unheld"``
+    beside it, the plain loop (where it is longer, the host's cost per call exceeds the device's)."""
+    out = {"device": device_time(call, clock, samples=samples, hold=True)}
+    if isinstance(clock, CupyClock):
+        out["device_unheld"] = device_time(call, clock, samples=samples)
+    return out
+
+
 def wall_latency(call: Callable[[], Any], clock: Any, reps: int = 200, warmup: int = 10) -> dict[str, Any]:
     """Per-call wall latency in µs: one call plus a device synchronize (median), and the
     pipelined host cost (``reps`` calls back to back, then one synchronize, divided by ``reps``)."""
@@ -291,15 +300,12 @@ def floor_cells(rows: dict[str, dict[str, Any]], names: list[str], width: int = 
 def measure(row: dict[str, Any], call: Callable[[], Any], clock: Any, samples: int,
             check: Callable[[Any], tuple[bool, str]]) -> dict[str, Any]:
     """Fill a probe's result ``row``: ``ok`` and ``check`` from ``check(call())`` (its result
-    against the reference), then ``device`` (:func:`device_time`, held on a GPU clock) and, on a
-    GPU clock, ``device_unheld`` (the plain loop: where it is longer, the host's cost per call
-    exceeds the device's); ``error`` instead where either raised (a failure is a result). Prints
+    against the reference), then ``device`` and ``device_unheld`` (:func:`held_and_plain`);
+    ``error`` instead where either raised (a failure is a result). Prints
     the row and returns it. (Probe results before 2026-12-04 have the plain loop as ``device``.)"""
     try:
         row["ok"], row["check"] = check(call())
-        row["device"] = device_time(call, clock, samples=samples, hold=True)
-        if isinstance(clock, CupyClock):
-            row["device_unheld"] = device_time(call, clock, samples=samples)
+        row.update(held_and_plain(call, clock, samples))
     except Exception as exc:  # noqa: BLE001 - a failure is a result
         row["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
     print(row, flush=True)

@@ -65,6 +65,13 @@ def test_held_loops_and_a_call_that_cannot_be_held() -> None:
     assert "hold_refused" not in device_time(lambda: None, HeldClock(call_waits=True), samples=2)
 
 
+def test_measure_on_a_gpu_clock_records_the_held_and_the_plain_loops() -> None:
+    clock = HeldClock(call_waits=False)
+    row = measure({"impl": "x"}, lambda: 42, clock, 2, lambda out: (out == 42, "ok"))
+    assert row["device"]["clock"] == "fake, held" and row["device_unheld"]["clock"] == "fake"
+    assert clock.loops == [True] * 3 + [False] * 3
+
+
 def test_measure_records_the_check_and_the_device_time() -> None:
     clock = CountingClock()
     row = measure({"impl": "x"}, lambda: 41 + 1, clock, 5, lambda out: (out == 42, f"got {out}"))
