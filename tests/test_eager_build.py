@@ -112,3 +112,31 @@ def test_shared_counts_of_means_and_variances_belong_to_their_reduction():
         np.testing.assert_allclose(x.var(0, ddof=1), a.var(0, ddof=1), rtol=1e-12)
         np.testing.assert_allclose(x.std(1, keepdims=True), a.std(1, keepdims=True), rtol=1e-12)
         np.testing.assert_allclose(sl.mean(x.astype(np.float32), axis=0), a.astype(np.float32).mean(0), rtol=1e-6)
+
+
+def test_a_remembered_reduction_signature_checks_and_builds_as_the_first():
+    a = np.arange(6, dtype=np.int8).reshape(2, 3)
+    x = sl.asarray(a)
+    for _ in range(2):  # the second build of each comes from the remembered signature
+        s = x.sum(1)
+        assert (s.dtype, s.shape) == (a.sum(1).dtype, (2,))
+        assert x.sum(1, keepdims=True).shape == (2, 1)
+        assert x.any(0).dtype == np.bool_
+        assert x.argmax(1).dtype == np.int64
+        assert x.sum(np.int64(0)).shape == (3,)  # an axis of NumPy's int type: the checked path
+        assert x.sum((0, 1), keepdims=True).shape == (1, 1)
+        with pytest.raises(TypeError, match="axis must be an integer"):
+            x.sum((0, True))
+        np.testing.assert_array_equal(sl.asarray(a.astype(np.float32)).max(axis=None), a.max())
+        with pytest.raises(ValueError, match="zero-size array to reduction operation maximum"):
+            sl.asarray(np.ones((0, 3))).max(0)
+    np.testing.assert_array_equal(s, a.sum(1))
+
+
+def test_a_remembered_broadcast_still_refuses_shapes_that_do_not_match():
+    x = sl.asarray(np.arange(3.0))
+    for _ in range(2):
+        assert sl.broadcast_to(x, (2, 3)).shape == (2, 3)
+        with pytest.raises(ValueError, match=r"cannot broadcast an array of shape \(3,\) to shape \(2, 4\)"):
+            sl.broadcast_to(x, (2, 4))
+    np.testing.assert_array_equal(sl.broadcast_to(x, (2, 3)), np.broadcast_to(np.arange(3.0), (2, 3)))

@@ -184,3 +184,27 @@ def test_an_executable_evicted_by_another_thread_after_its_lookup_still_runs(mon
     for k in range(3):  # additions past the bound evict under the lock
         np.testing.assert_array_equal(sl.asarray(a) * float(k), a * float(k))
     assert len(backend._executables) <= 1
+
+
+def test_the_fingerprint_walk_keeps_the_postorder_and_tells_shared_buffers_apart():
+    from stitchlab.ir.graph import _order_and_fingerprint, postorder
+
+    a = np.arange(12.0).reshape(3, 4)
+    x, y = sl.asarray(a), sl.asarray(a + 1)
+    d = x - x.mean(1, keepdims=True)
+    cases = [
+        [d * d + 1.0, d],  # a shared subexpression, one output inside another
+        [x, x + y, x],  # a leaf output, repeated
+        [(d * 2.0).sum(), sl.exp(d) / sl.exp(d).sum(1, keepdims=True)],
+    ]
+    for outs in cases:
+        nodes = [o._node for o in outs]
+        order, _ = _order_and_fingerprint(nodes)
+        assert order == postorder(nodes)
+    # two leaves over one buffer are one input of the graph; over two buffers, two
+    x2 = sl.asarray(a)
+    assert x2._node is not x._node and x2._node.value is x._node.value
+    same = _order_and_fingerprint([(x + x2)._node])[1]
+    assert same == _order_and_fingerprint([(y + sl.asarray(y._node.value))._node])[1]
+    assert same != _order_and_fingerprint([(x + y)._node])[1]
+    assert len(graph_of(x + x2).inputs) == 1 and len(graph_of(x + y).inputs) == 2

@@ -35,7 +35,10 @@ def _elementwise(opname: str, doc_name: str | None = None) -> Any:
         if len(args) != nin:
             raise TypeError(f"{fn.__name__}() takes {nin} positional argument{'s' * (nin > 1)} but {len(args)} were given")
         operands = [node_of(a) for a in args]
-        if not builtins.any(isinstance(o, build.Node) for o in operands):  # all Python scalars
+        for o in operands:
+            if isinstance(o, build.Node):
+                break
+        else:  # all Python scalars
             operands[0] = node_of(asarray(args[0]))
         return LazyArray(build.elementwise(opname, *operands))
 
@@ -289,6 +292,11 @@ def _divisor(x: LazyArray, axis: Any, ddof: int, work: np.dtype, total: LazyArra
     return LazyArray(build.count_like(_count(x, axis), ddof, work, total.shape))
 
 
+def _cast(x: LazyArray, dtype: np.dtype) -> LazyArray:
+    """``x.astype(dtype)`` for a dtype already checked (the casts mean, var and std make)."""
+    return x if x.dtype == dtype else LazyArray(build.astype(x._node, dtype))
+
+
 def _float_work(dtype: np.dtype, requested: Any) -> tuple[np.dtype, np.dtype]:
     """(dtype to compute in, dtype to return) for mean/var/std, as NumPy chooses them."""
     if requested is not None:
@@ -333,9 +341,9 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims:
     x = asarray(a)
     mask = _mask(x, where)
     work, result = _float_work(x.dtype, dtype)
-    xf = x.astype(work)
+    xf = _cast(x, work)
     total = (xf if mask is None else _select(mask, xf, 0)).sum(axis, keepdims=keepdims)
-    return stored((total / _counted(x, axis, 0, work, total, mask)).astype(result), out, "mean")
+    return stored(_cast(total / _counted(x, axis, 0, work, total, mask), result), out, "mean")
 
 
 def _ddof(ddof: Any, correction: Any) -> Any:
@@ -383,7 +391,7 @@ def _variance(name: str, a: Any, axis: Any, dtype: Any, ddof: Any, keepdims: boo
         sq = (centered * centered).astype(work)
     else:
         work, result = _float_work(x.dtype, dtype)
-        xf = x.astype(work)
+        xf = _cast(x, work)
         total = (xf if mask is None else _select(mask, xf, 0)).sum(axis, keepdims=True)
         avg = total / _counted(x, axis, 0, work, total, mask)
         # NumPy subtracts the mean from the input itself: integers minus a float32 mean give float64
@@ -396,7 +404,7 @@ def _variance(name: str, a: Any, axis: Any, dtype: Any, ddof: Any, keepdims: boo
             centered = xf - avg
             sq = centered * centered
     sq_total = (sq if mask is None else _select(mask, sq, 0)).sum(axis, keepdims=keepdims)
-    return (sq_total / _counted(x, axis, ddof, work, sq_total, mask)).astype(result)
+    return _cast(sq_total / _counted(x, axis, ddof, work, sq_total, mask), result)
 
 
 def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,

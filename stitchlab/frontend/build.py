@@ -154,24 +154,34 @@ def astype(x: Node, dtype: np.dtype) -> Node:
     return Node("astype", (x,), x.shape, dtype, device=x.device)
 
 
+# (shape, target shape) -> (shape with leading axes of extent 1, or None where there are none to
+# add; its reshape attributes; the broadcast's attributes): checked once per pair of shapes
+_broadcasts: dict[tuple[Shape, Shape], tuple[Shape | None, Any, Any]] = {}
+
+
+def _broadcast_steps(src: Shape, shape: Shape) -> tuple[Shape | None, Any, Any]:
+    if len(src) > len(shape) or any(a != b and a != 1 for a, b in zip(src[::-1], shape[::-1], strict=False)):
+        raise ValueError(
+            f"cannot broadcast an array of shape {src} to shape {shape}: each axis must "
+            f"match or have extent 1"
+        )
+    lead = (1,) * (len(shape) - len(src)) + src if len(src) < len(shape) else None
+    return lead, make_attrs(shape=lead) if lead is not None else None, make_attrs(shape=shape)
+
+
 def broadcast_to(x: Node, shape: Shape) -> Node:
     if x.shape == shape:
         return x
-    if len(x.shape) > len(shape) or any(
-        a != b and a != 1 for a, b in zip(x.shape[::-1], shape[::-1], strict=False)
-    ):
-        raise ValueError(
-            f"cannot broadcast an array of shape {x.shape} to shape {shape}: each axis must "
-            f"match or have extent 1"
-        )
-    if len(x.shape) < len(shape):
-        lead = (1,) * (len(shape) - len(x.shape)) + x.shape
+    steps = _broadcasts.get((x.shape, shape))
+    if steps is None:
+        steps = _remember(_broadcasts, (x.shape, shape), lambda: _broadcast_steps(x.shape, shape))
+    lead, lead_attrs, attrs = steps
+    if lead is not None:
         # leading axes of extent 1: the same size, so the node is built without reshape()'s checks
-        x = reshape(x, lead) if x.op == "reshape" else Node(
-            "reshape", (x,), lead, x.dtype, make_attrs(shape=lead), device=x.device)
-        if x.shape == shape:
+        x = reshape(x, lead) if x.op == "reshape" else Node("reshape", (x,), lead, x.dtype, lead_attrs, device=x.device)
+        if lead == shape:
             return x
-    return Node("broadcast", (x,), shape, x.dtype, make_attrs(shape=shape), device=x.device)
+    return Node("broadcast", (x,), shape, x.dtype, attrs, device=x.device)
 
 
 # --- elementwise -----------------------------------------------------------------------------------
@@ -247,7 +257,7 @@ def fast_math(enabled: bool = True) -> Iterator[None]:
 # elementwise nodes built so far: the same operation on operands of the same dtypes, shapes and
 # devices (an eager expression evaluated again) skips NumPy's type resolution and the
 # broadcasting checks, and knows which operands to cast, broadcast or take as they are
-_elementwise: dict[tuple[Any, ...], tuple[tuple[np.dtype, ...], np.dtype, Shape, str | None, tuple[int, ...]]] = {}
+_elementwise: dict[tuple[Any, ...], tuple[tuple[np.dtype, ...], np.dtype, Shape, str | None, tuple[int, ...] | None]] = {}
 
 
 def _operand_key(a: Operand) -> Any:
@@ -273,25 +283,30 @@ def elementwise(opname: str, *args: Operand) -> Node:
             return made
         known = _remember(_elementwise, sig, lambda: (*made, _operand_steps(args, made[0], made[2])))
     loop, out_dtype, shape, device, steps = known
-    ins = []
-    for a, dt, step in zip(args, loop, steps, strict=True):
-        if step == _AS_IS:
-            ins.append(a)
-        elif step == _BROADCAST:
-            ins.append(broadcast_to(a, shape))
-        elif step == _CAST:
-            ins.append(broadcast_to(astype(a, dt), shape))
-        else:
-            ins.append(_scalar(a, dt, shape))
+    ins = args  # (steps None: every operand is a node of the shape and dtype, taken as it is)
+    if steps is not None:
+        made_ins = []
+        for a, dt, step in zip(args, loop, steps, strict=True):
+            if step == _AS_IS:
+                made_ins.append(a)
+            elif step == _BROADCAST:
+                made_ins.append(broadcast_to(a, shape))
+            elif step == _CAST:
+                made_ins.append(broadcast_to(astype(a, dt), shape))
+            else:
+                made_ins.append(_scalar(a, dt, shape))
+        ins = tuple(made_ins)
     if opname in FAST_MATH_OPS and (out_dtype in _FAST_DTYPES or is_bfloat16(out_dtype)) and _fast_math.get():
-        return Node(opname, tuple(ins), shape, out_dtype, _FAST_ATTRS, device=device)
-    return Node(opname, tuple(ins), shape, out_dtype, device=device)
+        return Node(opname, ins, shape, out_dtype, _FAST_ATTRS, device=device)
+    return Node(opname, ins, shape, out_dtype, device=device)
 
 
-def _operand_steps(args: Sequence[Operand], loop: Sequence[np.dtype], shape: Shape) -> tuple[int, ...]:
-    """What each operand of an elementwise op needs (the same for every operand of its signature)."""
-    return tuple(_SCALAR if type(a) is not Node else _CAST if a.dtype != dt else _BROADCAST if a.shape != shape else _AS_IS
-                 for a, dt in zip(args, loop, strict=True))
+def _operand_steps(args: Sequence[Operand], loop: Sequence[np.dtype], shape: Shape) -> tuple[int, ...] | None:
+    """What each operand of an elementwise op needs (the same for every operand of its signature);
+    None where every operand is taken as it is."""
+    steps = tuple(_SCALAR if type(a) is not Node else _CAST if a.dtype != dt else _BROADCAST if a.shape != shape else _AS_IS
+                  for a, dt in zip(args, loop, strict=True))
+    return None if all(step == _AS_IS for step in steps) else steps
 
 
 _scalars: dict[tuple[Any, ...], Node] = {}
@@ -668,27 +683,49 @@ def reduction_dtype(opname: str, dtype: np.dtype) -> np.dtype:
 _UFUNC_NAME = {"max": "maximum", "min": "minimum", "argmax": "argmax", "argmin": "argmin"}
 
 
-def reduce(opname: str, x: Node, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Node:
-    """A reduction node over ``axis``; the output keeps reduced axes unless ``keepdims`` is False."""
-    axes = normalize_axes(axis, len(x.shape))
+# (op, shape, dtype, axis, keepdims) -> (dtype to reduce in, reduced shape with the axes kept, result
+# dtype, attributes, result shape): what :func:`reduce` works out, once per signature (for an axis
+# of ints or None and no dtype asked for: the calls of eager code; a bool is not an int here)
+_reductions: dict[tuple[Any, ...], tuple[np.dtype, Shape, np.dtype, Any, Shape]] = {}
+
+
+def _reduction_steps(opname: str, shape: Shape, dtype: np.dtype, axis: Any, keepdims: bool,
+                     requested: Any) -> tuple[np.dtype, Shape, np.dtype, Any, Shape]:
+    """What :func:`reduce` builds (attributes None: no axes, the cast input is the result)."""
+    axes = normalize_axes(axis, len(shape))
     if opname in ("any", "all"):
-        x = astype(x, np.dtype(bool))
-    elif opname not in ("argmax", "argmin"):
-        acc = as_dtype(dtype) if dtype is not None else reduction_dtype(opname, x.dtype)
-        x = astype(x, acc)
-    if OPS[opname].identity is None and any(x.shape[a] == 0 for a in axes):
+        acc = np.dtype(bool)
+    elif opname in ("argmax", "argmin"):
+        acc = dtype
+    else:
+        acc = as_dtype(requested) if requested is not None else reduction_dtype(opname, dtype)
+    if OPS[opname].identity is None and any(shape[a] == 0 for a in axes):
         raise ValueError(
             f"zero-size array to reduction operation {_UFUNC_NAME.get(opname, opname)} which has no identity"
         )
-    kept = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
-    if axes:
-        out_dtype = np.dtype("int64") if opname in ("argmax", "argmin") else x.dtype
-        node = Node(opname, (x,), kept, out_dtype, make_attrs(axes=axes), device=x.device)
+    if not axes:
+        return acc, shape, acc, None, shape
+    kept = tuple(1 if i in axes else d for i, d in enumerate(shape))
+    out_dtype = np.dtype("int64") if opname in ("argmax", "argmin") else acc
+    final = kept if keepdims else tuple(d for i, d in enumerate(shape) if i not in axes)
+    return acc, kept, out_dtype, make_attrs(axes=axes), final
+
+
+def reduce(opname: str, x: Node, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Node:
+    """A reduction node over ``axis``; the output keeps reduced axes unless ``keepdims`` is False."""
+    if dtype is None and (axis is None or type(axis) is int or (type(axis) is tuple and all(type(a) is int for a in axis))):
+        key = (opname, x.shape, x.dtype, axis, bool(keepdims))
+        steps = _reductions.get(key)
+        if steps is None:
+            steps = _remember(_reductions, key, lambda: _reduction_steps(opname, x.shape, x.dtype, axis, keepdims, None))
     else:
-        node = x
-    if not keepdims:
-        node = reshape(node, tuple(d for i, d in enumerate(x.shape) if i not in axes))
-    return node
+        steps = _reduction_steps(opname, x.shape, x.dtype, axis, keepdims, dtype)
+    acc, kept, out_dtype, attrs, final = steps
+    x = astype(x, acc)
+    if attrs is None:
+        return x
+    node = Node(opname, (x,), kept, out_dtype, attrs, device=x.device)
+    return node if final == kept else reshape(node, final)
 
 
 # --- layout ------------------------------------------------------------------------------------

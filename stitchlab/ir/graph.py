@@ -100,7 +100,7 @@ def _leaf_key(node: Node) -> tuple[Any, ...]:
     return (node.op, node.dtype.str, node.shape, repr(node.attrs))
 
 
-# Graphs built before, by fingerprint (see _fingerprint): an expression evaluated again (the same
+# Graphs built before, by fingerprint (see _order_and_fingerprint): an expression evaluated again (the same
 # eager code in a loop or a notebook cell run twice) skips the canonicalization and its hashing.
 # Reads take no lock (a dict lookup is atomic); additions and evictions (the oldest first) do.
 _MEMO_SIZE = 512
@@ -108,27 +108,58 @@ _memo: dict[tuple[Any, ...], tuple[Graph, tuple[int, ...]]] = {}
 _memo_lock = threading.Lock()
 
 
-def _fingerprint(order: Sequence[Node], outputs: Sequence[Node]) -> tuple[Any, ...]:
-    """Everything :func:`build_graph` reads from the nodes in ``order`` (a postorder), with inputs
-    named by position and leaves holding the same buffer by the position of the first of them:
-    equal fingerprints give the same canonical graph. Constants and other leaves are compared by
-    the ``repr`` of their attributes, as the canonical graph tells them apart (``0.0`` and
-    ``-0.0``, ``1`` and ``True`` are equal Python values)."""
-    pos: dict[int, int] = {}
-    buffers: dict[tuple[Any, ...], int] = {}
+def _leaf_part(node: Node, k: int, buffers: dict[tuple[Any, ...], int]) -> tuple[Any, ...]:
+    """A leaf's part of a fingerprint (:func:`_order_and_fingerprint`; ``k``: its position)."""
+    if node.op == "input":
+        return (node.dtype, node.shape, node.device, buffers.setdefault(_leaf_key(node), k))
+    part = node.leaf_part
+    if part is None:
+        part = node.leaf_part = (node.op, node.dtype, node.shape, repr(node.attrs), node.device)
+    return part
+
+
+def _order_and_fingerprint(outputs: Sequence[Node]) -> tuple[list[Node], tuple[Any, ...]]:
+    """:func:`postorder` of ``outputs`` (the same order) and, in the same walk, its fingerprint:
+    everything :func:`build_graph` reads from those nodes, with inputs named by position and
+    leaves holding the same buffer by the position of the first of them. Equal fingerprints give
+    the same canonical graph. Constants and other leaves are compared by the ``repr`` of their
+    attributes, as the canonical graph tells them apart (``0.0`` and ``-0.0``, ``1`` and ``True``
+    are equal Python values). (One walk, not two: this runs at every eager evaluation.)"""
+    pos: dict[Node, int] = {}  # (nodes hash by identity); -1 while a node's inputs are walked
+    order: list[Node] = []
     parts: list[tuple[Any, ...]] = []
-    for k, n in enumerate(order):
-        pos[id(n)] = k
-        if n.inputs:
-            parts.append((n.op, n.dtype, n.shape, n.attrs, n.device, tuple([pos[id(i)] for i in n.inputs])))
-        elif n.op == "input":
-            parts.append((n.dtype, n.shape, n.device, buffers.setdefault(_leaf_key(n), k)))
-        else:
-            part = n.leaf_part
-            if part is None:
-                part = n.leaf_part = (n.op, n.dtype, n.shape, repr(n.attrs), n.device)
-            parts.append(part)
-    return tuple(parts), tuple([pos[id(o)] for o in outputs])
+    buffers: dict[tuple[Any, ...], int] = {}
+    emit, add = order.append, parts.append
+    for root in outputs:
+        if root in pos:
+            continue
+        if not root.inputs:
+            pos[root] = len(order)
+            add(_leaf_part(root, len(order), buffers))
+            emit(root)
+            continue
+        pos[root] = -1
+        stack = [(root, iter(root.inputs))]
+        while stack:
+            node, children = stack[-1]
+            for child in children:
+                if child in pos:
+                    continue
+                if child.inputs:
+                    pos[child] = -1
+                    stack.append((child, iter(child.inputs)))
+                    break
+                k = pos[child] = len(order)  # a leaf goes straight into the order
+                add(_leaf_part(child, k, buffers))
+                emit(child)
+            else:
+                stack.pop()
+                ins = node.inputs
+                pos[node] = len(order)
+                add((node.op, node.dtype, node.shape, node.attrs, node.device,
+                     (pos[ins[0]],) if len(ins) == 1 else tuple([pos[i] for i in ins])))
+                emit(node)
+    return order, (tuple(parts), tuple([pos[o] for o in outputs]))
 
 
 def build_graph(outputs: Sequence[Node]) -> tuple[Graph, tuple[Node, ...]]:
@@ -142,8 +173,7 @@ def build_graph(outputs: Sequence[Node]) -> tuple[Graph, tuple[Node, ...]]:
         ``(graph, sources)``: ``sources[k]`` is the caller's leaf node bound to input slot ``k``
         (it holds the buffer, or is a tracing placeholder).
     """
-    order = postorder(outputs)
-    fingerprint = _fingerprint(order, outputs)
+    order, fingerprint = _order_and_fingerprint(outputs)
     hit = _memo.get(fingerprint)
     if hit is not None:
         graph, slots = hit
