@@ -258,6 +258,10 @@ class Writer:
         #: the C expressions (variables, literals) holding float16 or bfloat16 values as their
         #: bits, with their C type (``ct.HALF``, ``ct.BF16``)
         self.bits: dict[str, str] = {}
+        #: those of them whose bits came out of a conversion from float or a 16-bit arithmetic
+        #: instruction (directly, or through sign and selection operations on such bits): an
+        #: absolute value of one is taken in float (:meth:`_absolute_bits`)
+        self.converted: set[str] = set()
         #: nodes the schedule accumulates in reductions: ``value`` gives them in float
         self.accumulated = {id(r.inputs[0]) for r in info.reductions}
         #: C literals of integer and bool values this kernel holds (constants, positions known
@@ -514,6 +518,7 @@ class Writer:
             name, memo = self.assign(ctype, text), self.tmps[-1]
         if ctype in ct.BITS_CONVERSIONS:
             self.bits[name] = ctype
+            self.converted.add(name)
         memo[text] = name
         memo[f"{inverse}({name})"] = expr
         return name
@@ -850,7 +855,12 @@ class Writer:
                     # 16-bit value as it is: selecting the floats needs no conversion
                     return self.assign("float", OPS[op].cuda_expr("f").format(*vals))
                 args = [self.as_bits(v, bits) if i.dtype == node.dtype else v for i, v in zip(ins, vals, strict=True)]
-                return self.assign_bits(half.format(*args), bits)
+                if op == "absolute" and args[0] in self.converted:
+                    return self._absolute_bits(args[0], bits)
+                made = self.assign_bits(half.format(*args), bits)
+                if op not in _SIGN_AND_SELECT_OPS or any(a in self.converted for a in args):
+                    self.converted.add(made)
+                return made
             args = [self.as_float(self._value(i, idx)) for i in ins]
             if op in COMPARISONS and {i.dtype for i in ins} == _MIXED_64:  # (NumPy's exact qQ->? loops)
                 return self.assign(reg, f"({reg})(sl_compare_mixed({args[0]}, {args[1]}) {_RELATION[op]} 0)")
@@ -869,8 +879,22 @@ class Writer:
             expr = template.format(*args)
         bits = ct.bits_type(node.dtype)
         if bits is not None:  # computed in float: rounded once, to bits
-            return self.assign_bits(f"{ct.BITS_CONVERSIONS[bits][1]}((float)({expr}))", bits)
+            made = self.assign_bits(f"{ct.BITS_CONVERSIONS[bits][1]}((float)({expr}))", bits)
+            self.converted.add(made)
+            return made
         return self.assign(reg, f"({reg})({expr})")
+
+    def _absolute_bits(self, v: str, bits: str) -> str:
+        """The absolute value of ``v``, 16-bit float bits that came out of a conversion or a 16-bit
+        arithmetic instruction, taken in float and converted back (exact: the value is one of the
+        type's). The sign mask ``& 0x7fff`` on such bits is what the ptxas of NVRTC 13.0 to 13.3
+        drops when it packs two conversions into one F2FP.PACK_AB (fuzz seed 1000455: ``fabs`` of
+        int8 gave -1.0 for every other element); the float's ``|x|`` is an operand modifier it
+        keeps, so the kernel compiles with full optimization. Bits read from memory keep the mask
+        (no conversion comes before it; NumPy's result for every NaN payload)."""
+        made = self.assign_bits(f"{ct.BITS_CONVERSIONS[bits][1]}(fabsf({self.as_float(v)}))", bits)
+        self.converted.add(made)
+        return made
 
 
 def _power_of_two_divisor(node: Node) -> int | None:
@@ -896,6 +920,9 @@ _RELATION = {"equal": "==", "not_equal": "!=", "less": "<", "less_equal": "<=", 
 #: 16-bit float ops that pick one operand's value as it is (no rounding): computed in whichever form
 #: their operands are held in
 _SELECTS = frozenset({"where", "positive"})
+#: 16-bit float ops whose bits come from their operands' bits without arithmetic (a sign bit
+#: flipped or cleared, one operand picked)
+_SIGN_AND_SELECT_OPS = frozenset({"negative", "absolute", "positive", "where", "maximum", "minimum"})
 
 
 def leaf_params(info: GroupInfo) -> list[Node]:

@@ -17,7 +17,6 @@ import numpy as np
 
 from ..codegen.preamble import PREAMBLE_DIGEST
 from ..codegen.schedules import CODEGEN_VERSION
-from ..ir.dtypes import is_float
 from ..ir.node import Node
 from ..ir.ops import ARG_REDUCTIONS
 from ..plan.plan import KernelPlan
@@ -26,9 +25,10 @@ from . import nvrtc, stats
 
 log = logging.getLogger("stitchlab.runtime")
 
-#: ptxas options for kernels that compare integer values, or take a float16 or bfloat16 absolute
-#: value, on an older NVRTC: without optimization ptxas neither fuses min/max nor drops the sign mask
-#: of a half packed with another by one conversion (correct code, slower kernels)
+#: ptxas options for kernels that compare integer values on an older NVRTC: without optimization
+#: ptxas does not fuse min/max (correct code, slower kernels). (A float16 or bfloat16 absolute
+#: value of converted bits, whose sign mask that ptxas dropped, is taken in float instead:
+#: ``codegen.elemental.Writer._absolute_bits``.)
 UNOPTIMIZED = ("--ptxas-options=-O0",)
 #: IR ops whose CUDA code compares two values and keeps one (what ptxas turns into min/max)
 #: (gcd and lcm take magnitudes; ldexp clamps its integer exponent)
@@ -39,12 +39,7 @@ _warned: set[str] = set()
 
 def _old_ptxas_breaks(node: Node) -> bool:
     """Whether an older ptxas may miscompile ``node``: it compares integers of 32 bits or fewer
-    and keeps one (an arg reduction compares its input's values), or it is the absolute value of
-    a float16 or bfloat16 (NVRTC 13.0 dropped ``& 0x7fff`` on the low half of two floats
-    converted to float16 by one F2FP.PACK_AB: ``fabs`` of int8, fuzz seed 1000455 of the wide
-    family, gave -1.0)."""
-    if node.op == "absolute" and node.dtype.itemsize == 2 and is_float(node.dtype):
-        return True
+    and keeps one (an arg reduction compares its input's values)."""
     if node.op not in _SELECTING:
         return False
     dtype = node.inputs[0].dtype if node.op in ARG_REDUCTIONS else node.inputs[1].dtype if node.op == "ldexp" else node.dtype
@@ -144,9 +139,8 @@ def _reshape_axes(src: tuple[int, ...], dst: tuple[int, ...]) -> list[frozenset[
 def ptxas_options(kernel: KernelPlan, version: str | None = None) -> tuple[str, ...]:
     """Extra NVRTC options ``kernel`` needs with the NVRTC of ``version`` (default: the one
     loaded): :data:`UNOPTIMIZED` where that NVRTC's ptxas drops negations
-    (:func:`nvrtc.ptxas_drops_negations`) and the kernel compares integer values, takes a 16-bit
-    float's absolute value or compares positions it reads through a pad
-    (:func:`_compares_clamped_positions`), else none.
+    (:func:`nvrtc.ptxas_drops_negations`) and the kernel compares integer values or compares
+    positions it reads through a pad (:func:`_compares_clamped_positions`), else none.
     (:func:`build_cubin` logs a warning the first time it compiles with them.)"""
     version = nvrtc.version() if version is None else version
     if nvrtc.ptxas_drops_negations(version) and (any(_old_ptxas_breaks(n) for n in kernel.nodes)
@@ -198,11 +192,10 @@ def build_cubin(kernel: KernelPlan, arch: str) -> tuple[bytes, dict[str, Any]]:
     if options and version not in _warned:
         _warned.add(version)
         log.warning(
-            "NVRTC %s: its ptxas can drop a negation when it fuses integer min/max, the sign mask "
-            "of a float16 absolute value, and a compare of a clamped position (fixed in 13.4); kernels "
-            "that take an integer min or max or a float16 abs, or compare positions read through a "
-            "pad or a join along its axis, compile without ptxas optimization (correct, slower). For full speed: "
-            "pip install 'nvidia-cuda-nvrtc>=13.4'", version)
+            "NVRTC %s: its ptxas can drop a negation when it fuses integer min/max, and a compare "
+            "of a clamped position (fixed in 13.4); kernels that take an integer min or max, or "
+            "compare positions read through a pad or a join along its axis, compile without ptxas "
+            "optimization (correct, slower). For full speed: pip install 'nvidia-cuda-nvrtc>=13.4'", version)
     cubin, messages = nvrtc.compile_cubin(kernel.source, kernel.name, arch, options)
     return cubin, {"name": kernel.name, "arch": arch, "schedule": str(kernel.schedule), "options": " ".join(options),
                    "nvrtc_log": messages[:2000]}

@@ -1,12 +1,14 @@
-"""Kernels that compare integer values, take a float16 or bfloat16 absolute value, or compare
-positions they read through a pad compile without ptxas optimization on an NVRTC older than 13.4,
-whose ptxas can drop a negation when it fuses integer min/max, the sign mask of a float16 packed
-with another by one conversion, and folds a compare of a clamped position into the clamp's
-predicate (``runtime.kernels.ptxas_options``; on the H200 with NVRTC 13.0, ``(x * -1).max(axis=1)``
-of int32 rows gave max(x), ``fabs`` of int8 gave -1.0 for every other element, and
-``sl.r_[x, 0, 1:4, 0:1:3j]`` ended in 1, 1, 1 for 0, 0.5, 1).
-The values are checked on the GPU (tests/gpu/test_integer_minmax_gpu.py); here: which kernels
-get the option, that it reaches NVRTC and the registry key, and that NVRTC accepts it."""
+"""Kernels that compare integer values or compare positions they read through a pad compile
+without ptxas optimization on an NVRTC older than 13.4, whose ptxas can drop a negation when it
+fuses integer min/max and folds a compare of a clamped position into the clamp's predicate
+(``runtime.kernels.ptxas_options``; on the H200 with NVRTC 13.0, ``(x * -1).max(axis=1)`` of int32
+rows gave max(x) and ``sl.r_[x, 0, 1:4, 0:1:3j]`` ended in 1, 1, 1 for 0, 0.5, 1).
+The same ptxas dropped the sign mask ``& 0x7fff`` of a float16 converted from float and packed
+with another by one conversion (``fabs`` of int8 gave -1.0 for every other element); such an
+absolute value is now taken in float, before the conversion, and its kernels keep full
+optimization (the last tests here).
+The values are checked on the GPU (tests/gpu/test_integer_minmax_gpu.py, test_random_graphs_gpu.py);
+here: which kernels get the option, that it reaches NVRTC and the registry key, and that NVRTC accepts it."""
 
 from __future__ import annotations
 
@@ -40,9 +42,9 @@ CASES: dict[str, tuple[Callable[[], list[Any]], bool]] = {
     "int32 elementwise maximum": (lambda: [sl.maximum(-_ints(), 3) + 1], True),
     "int32 absolute": (lambda: [abs(_ints()) * 2], True),
     "int32 where": (lambda: [sl.where(_ints() > 0, -_ints(), 5)], True),
-    "float16 fabs of int8": (lambda: [sl.fabs(_ints("int8"))], True),
-    "float16 absolute": (lambda: [abs(_ints("float32").astype("float16")) + 1], True),
-    "bfloat16 absolute": (lambda: [abs(_ints("float32").astype("bfloat16"))], True),
+    "float16 fabs of int8": (lambda: [sl.fabs(_ints("int8"))], False),  # (taken in float: no mask after a conversion)
+    "float16 absolute": (lambda: [abs(_ints("float32").astype("float16")) + 1], False),  # (taken in float: no mask after a conversion)
+    "bfloat16 absolute": (lambda: [abs(_ints("float32").astype("bfloat16"))], False),  # (taken in float: no mask after a conversion)
     "int8 floor_divide by 2": (lambda: [sl.floor_divide(_ints("int8"), 2)], False),  # (fixed in the source)
     "int8 right_shift": (lambda: [_ints("int8") >> 1], False),
     "float32 absolute": (lambda: [abs(_ints("int8").astype("float32"))], False),
@@ -125,3 +127,28 @@ def test_nvrtc_accepts_the_option() -> None:
     (k,) = _kernels((_ints() * -1).max(axis=1))
     cubin, _ = nvrtc.compile_cubin(k.source, k.name, "sm_90", kernels.UNOPTIMIZED)
     assert cubin[:4] == b"\x7fELF"
+
+
+ABSOLUTES: dict[str, tuple[Callable[[], Any], str]] = {
+    # (what the kernel computes, how its 16-bit absolute value is written)
+    "fabs of int8": (lambda: sl.fabs(_ints("int8")), "float"),
+    "float16 of a float32 product": (lambda: abs((_ints("float32") * 1.5).astype("float16")), "float"),
+    "bfloat16 difference": (lambda: abs(_ints("float32").astype("bfloat16") - _ints("int8").astype("bfloat16")), "float"),
+    "float16 maximum of converted values": (lambda: abs(sl.maximum(_ints("int8").astype("float16"), -_ints("int8").astype("float16"))), "float"),
+    "a float16 input": (lambda: abs(_ints("float16")), "mask"),
+    "a bfloat16 input, negated": (lambda: abs(-_ints("bfloat16")), "mask"),
+    "a float16 input, selected": (lambda: abs(sl.where(_ints() > 0, _ints("float16"), _ints("float16", (1, 1000)))), "mask"),
+}
+
+
+@pytest.mark.parametrize("case", list(ABSOLUTES))
+def test_a_16_bit_absolute_value_of_converted_bits_is_taken_in_float(case: str) -> None:
+    """Bits that came out of a conversion from float (or a 16-bit add, subtract or multiply, or
+    a sign or select operation on such bits) get ``|x|`` in float and are converted back; bits
+    read from memory (through a sign flip or a selection) keep NumPy's mask ``& 0x7fff``. Either
+    way the kernel compiles optimized on an old NVRTC."""
+    build, how = ABSOLUTES[case]
+    (k,) = _kernels(build())
+    body = k.source[k.source.index("extern \"C\""):]
+    assert ("fabsf(" in body) == (how == "float") and ("sl_habs(" in body) == (how == "mask"), body
+    assert kernels.ptxas_options(k, "13.0") == ()
