@@ -5,7 +5,7 @@ dropped the sign mask ``& 0x7fff`` that followed (fuzz seed 1000455: ``fabs`` of
 for every other element). An absolute value of bits that came out of a conversion is now taken
 in float before converting back (``codegen.elemental.Writer._absolute_bits``); bits read from
 memory keep the mask. Neither needs ``--ptxas-options=-O0`` any more, which cost these kernels
-2-5x on NVRTC 13.0. Every 16-bit pattern, read as it is and through conversions, in vectorized
+1.1-5x on NVRTC 13.0. Every 16-bit pattern, read as it is and through conversions, in vectorized
 (8 halves a thread) and element-by-element kernels.
 
 Run on the GPU machine: ``PYTHONPATH=. python3 -m pytest -m gpu tests/gpu/test_half_absolute_gpu.py -q``.
