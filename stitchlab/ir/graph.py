@@ -67,26 +67,9 @@ class Graph:
 
 
 def postorder(roots: Sequence[Node]) -> list[Node]:
-    """Unique nodes reachable from ``roots``, inputs first (iterative: deep chains are fine)."""
-    seen: set[int] = set()
-    order: list[Node] = []
-    for root in roots:
-        if id(root) in seen:
-            continue
-        stack: list[tuple[Node, int]] = [(root, 0)]
-        seen.add(id(root))
-        while stack:
-            node, i = stack[-1]
-            if i < len(node.inputs):
-                stack[-1] = (node, i + 1)
-                child = node.inputs[i]
-                if id(child) not in seen:
-                    seen.add(id(child))
-                    stack.append((child, 0))
-            else:
-                stack.pop()
-                order.append(node)
-    return order
+    """Unique nodes reachable from ``roots``, inputs first, each input in order before its user
+    (iterative: deep chains are fine). The walk of :func:`_order_and_fingerprint`."""
+    return _order_and_fingerprint(roots)[0]
 
 
 def _digest(*parts: Any) -> str:
@@ -119,7 +102,7 @@ def _leaf_part(node: Node, k: int, buffers: dict[tuple[Any, ...], int]) -> tuple
 
 
 def _order_and_fingerprint(outputs: Sequence[Node]) -> tuple[list[Node], tuple[Any, ...]]:
-    """:func:`postorder` of ``outputs`` (the same order) and, in the same walk, its fingerprint:
+    """The postorder of ``outputs`` (:func:`postorder`) and, in the same walk, its fingerprint:
     everything :func:`build_graph` reads from those nodes, with inputs named by position and
     leaves holding the same buffer by the position of the first of them. Equal fingerprints give
     the same canonical graph. Constants and other leaves are compared by the ``repr`` of their
