@@ -37,7 +37,14 @@ import numpy as np
 from ..ir.dtypes import is_bfloat16, is_low_float
 from ..ir.node import Node
 from ..ir.ops import ARG_REDUCTIONS, OPS
-from ..plan.cost import CACHE_REG_BUDGET, COLUMN_CACHE, STREAM_VEC_UNROLL, Schedule, stream_unroll
+from ..plan.cost import (
+    CACHE_REG_BUDGET,
+    COLUMN_CACHE,
+    STREAM_VEC_UNROLL,
+    Schedule,
+    column_vector_width,
+    stream_unroll,
+)
 from ..plan.cost import row_vector_width as cost_row_vector_width
 from ..plan.groups import FREE_OPS, FULL, ROW, GroupInfo
 from . import ctypes as ct
@@ -81,6 +88,9 @@ def switches(**values: bool) -> Iterator[None]:
 CACHE_VALUE_COST = 3
 #: Unroll factor of a column pass (rows in flight per thread).
 COLUMN_UNROLL = 16
+#: Rows whose vectors a thread of a column schedule with several kept indices a thread loads
+#: before computing them (:func:`_emit_column_lanes`).
+COLUMN_LANE_BATCH = 8
 #: Unroll of a row pass that streams from memory (rows too long to stay on chip), when set; None:
 #: :func:`stitchlab.plan.cost.stream_unroll`, which the latency evaluator assumes. The sweep
 #: (``benchmarks/kernel_sweep.py``) also times 8 and 16.
@@ -437,9 +447,48 @@ def _simple_loop(header: str, pragma: str | None = None, guard: str | None = Non
     return _Loop(open_, close, cache_on=cache_on)
 
 
+@dataclass
+class _Lane:
+    """One of the kept indices a thread of a column schedule with ``Schedule.vec`` > 1 computes:
+    its row index (``r0``, ``r1``…), where its full inputs come from in a pass (elements of the
+    vectors the pass loaded), and its own memo of values (:func:`_active`), so that the emitters
+    write the scalar code of each lane after the other inside shared loops."""
+
+    row: Index
+    vector_src: dict[int, str]
+    scopes: list[dict[tuple[int, str], str]]
+    tmps: list[dict[str, str]]
+    depth: int
+    accs: set[str] = dataclasses.field(default_factory=set)
+
+
+@contextlib.contextmanager
+def _active(w: Writer, lane: _Lane | None) -> Iterator[None]:
+    """Write ``lane``'s code: its row index and memo of values in place of the writer's (a frame
+    of its own inside a loop, dropped after), its vector elements as its full inputs there."""
+    if lane is None:
+        yield
+        return
+    saved = w.scopes, w.tmps, w.row_index, w.vector_src
+    inner = w.depth > lane.depth
+    if inner:
+        lane.scopes.append({})
+        lane.tmps.append({})
+    w.scopes, w.tmps, w.row_index = lane.scopes, lane.tmps, lane.row
+    w.vector_src = lane.vector_src if inner else {}
+    try:
+        yield
+    finally:
+        if inner:
+            lane.scopes.pop()
+            lane.tmps.pop()
+        w.scopes, w.tmps, w.row_index, w.vector_src = saved
+
+
 def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[_Loop]],
                  combine: Callable[[Writer, list[tuple[Node, str]]], None], one_pass: bool = False,
-                 picks: dict[int, Callable[[Writer], str]] | None = None, split: _Split | None = None) -> None:
+                 picks: dict[int, Callable[[Writer], str]] | None = None, split: _Split | None = None,
+                 lanes: list[_Lane] | None = None) -> None:
     """The phases of a reduction group: one pass per depth (its reductions accumulate, then
     ``combine`` reduces each accumulator over the team), then a pass storing the full outputs.
     ``loop`` may depend on the pass number (0, 1, …) and give several loops that together cover
@@ -461,85 +510,121 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
     once the reductions of the phase before it are known.
 
     ``split`` (split schedules, whose blocks each reduce a chunk): the one-pass variances are
-    combined across blocks with :func:`_split_variances` instead of ``combine``."""
+    combined across blocks with :func:`_split_variances` instead of ``combine``.
+
+    ``lanes`` (a column schedule with several kept indices a thread): each lane's scalar code is
+    written after the other's, in the same loops (:func:`_active`); ``combine`` gets the
+    accumulators of every lane at once."""
     picks = picks or {}
     loops_of = loop if callable(loop) and not isinstance(loop, _Loop) else (lambda _k: [loop])
     merged = info.one_pass_variances() if one_pass and (OPTIONS["one_pass_variance"] or split is not None) else {}
     emitted: set[int] = set()
-    row = w.row_index
-    assert row is not None
+    each: list[_Lane | None] = list(lanes) if lanes else [None]
 
-    def finish(accs: list[tuple[Node, str]], combined: bool = False) -> None:
+    def ready(done: int) -> None:
+        nodes = _row_nodes_ready(info, done, emitted)
+        for lane in each:
+            with _active(w, lane):
+                for n in nodes:
+                    w.value(n, w.row_index)
+        emitted.update(id(n) for n in nodes)
+
+    def finish(accs: list[tuple[Node, str, _Lane | None]], combined: bool = False) -> None:
         if not combined:
-            combine(w, accs)
-        for r, a in accs:
-            if r.dtype == np.float16:
-                w.line(f"{a} = sl_round_half({a});")
-            elif is_bfloat16(r.dtype):
-                w.line(f"{a} = sl_round_bf16({a});")
-            # a position is an int in the kernel and an int64 value (NumPy's) to what reads it
-            val = f"(({ct.register_type(r.dtype)})sl_arg_index({a}))" if r.op in ARG_REDUCTIONS else a
-            w.scopes[0][(id(r), "row")] = val
-            w.scopes[0][(id(r), "full")] = val
+            combine(w, [(r, a) for r, a, _ in accs])
+        for r, a, lane in accs:
+            with _active(w, lane):
+                finish_one(r, a)
 
-    for n in _row_nodes_ready(info, 0, emitted):
-        w.value(n, row)
-        emitted.add(id(n))
+    def finish_one(r: Node, a: str) -> None:
+        if r.dtype == np.float16:
+            w.line(f"{a} = sl_round_half({a});")
+        elif is_bfloat16(r.dtype):
+            w.line(f"{a} = sl_round_bf16({a});")
+        # a position is an int in the kernel and an int64 value (NumPy's) to what reads it
+        val = f"(({ct.register_type(r.dtype)})sl_arg_index({a}))" if r.op in ARG_REDUCTIONS else a
+        w.scopes[0][(id(r), "row")] = val
+        w.scopes[0][(id(r), "full")] = val
+
+    ready(0)
     passes = 0
     for d in range(1, info.phases + 1):
         reds = [r for r in info.reductions if info.depth[id(r)] == d and id(r) not in merged and id(r) not in picks]
-        accs = []
-        for r in reds:
-            a = w.fresh("acc")
-            accs.append((r, a))
-            w.line(f"{_acc_type(r)} {a} = {_identity(r, cast=False)};")
-        # (variance, its mean, count, running mean, sum of squared deviations), by source reduction
-        wf: dict[int, list[tuple[Node, Node, str, str, str]]] = {}
-        for r2 in info.reductions:
-            if id(r2) in merged and merged[id(r2)][0] in reds:
-                t = _acc_type(r2)
-                n, k, m, q = w.fresh("wn"), w.fresh("wk"), w.fresh("wm"), w.fresh("wq")
-                w.line(f"{t} {n} = 0, {k} = 0, {m} = 0, {q} = 0;")
-                wf.setdefault(id(merged[id(r2)][0]), []).append((r2, merged[id(r2)][1], n, k, m, q))
+        accs: list[tuple[Node, str, _Lane | None]] = []
+        # (variance, its mean, count, running mean, sum of squared deviations, lane), by source reduction
+        wf: dict[int, list[tuple[Node, Node, str, str, str, str, _Lane | None]]] = {}
+        count = ""  # (lanes: the rows counted so far, shared by the lanes' running means)
+        for lane in each:
+            for r in reds:
+                a = w.fresh("acc")
+                accs.append((r, a, lane))
+                if lane is not None:
+                    lane.accs.add(a)
+                w.line(f"{_acc_type(r)} {a} = {_identity(r, cast=False)};")
+            for r2 in info.reductions:
+                if id(r2) in merged and merged[id(r2)][0] in reds:
+                    t = _acc_type(r2)
+                    n, k, m, q = w.fresh("wn"), w.fresh("wk"), w.fresh("wm"), w.fresh("wq")
+                    if lane is None:
+                        w.line(f"{t} {n} = 0, {k} = 0, {m} = 0, {q} = 0;")
+                    else:  # every lane visits the same rows: one count (and its reciprocal) for all
+                        n = count = count or w.fresh("wn")
+                        w.line(f"{t} {k} = 0, {m} = 0, {q} = 0;")
+                    wf.setdefault(id(merged[id(r2)][0]), []).append((r2, merged[id(r2)][1], n, k, m, q, lane))
+        if count:
+            w.line(f"float {count} = 0;")
         if accs:
             w.loop_no += 1
             w.hoist_at, w.hoist_depth = len(w.lines), w.depth
             for lp in loops_of(passes):
                 w.cache_on = lp.cache_on
                 lp.open(w)
-                full = w.full_index = w.make_full()
-                for r, a in accs:
-                    v = w.value(r.inputs[0], full)
-                    for _r2, _mean, n, k, m, q in wf.get(id(r), []):
-                        x, dv = w.fresh("wx"), w.fresh("wd")
-                        # per element the chain through m is one subtract and one fused multiply-add
-                        w.line(f"{k} = {n} == 0.0f ? {v} : {k}; {n} += 1.0f; const float {x} = {v} - {k}, {dv} = {x} - {m}; "
-                               f"{m} = fmaf({dv}, sl_rcp_ge1({n}), {m}); {q} = fmaf({dv}, {x} - {m}, {q});")
-                    _accumulate(w, r, a, v)
+                if count:
+                    first, rn = w.fresh("wf"), w.fresh("wr")
+                    w.line(f"const bool {first} = {count} == 0.0f; {count} += 1.0f; const float {rn} = sl_rcp_ge1({count});")
+                for lane in each:
+                    with _active(w, lane):
+                        full = w.full_index = w.make_full()
+                        for r, a, lane_of in accs:
+                            if lane_of is not lane:
+                                continue
+                            v = w.value(r.inputs[0], full)
+                            for _r2, _mean, n, k, m, q, _ln in (i for i in wf.get(id(r), []) if i[6] is lane):
+                                x, dv = w.fresh("wx"), w.fresh("wd")
+                                # per element the chain through m is one subtract and one fused multiply-add
+                                if count:
+                                    w.line(f"{k} = {first} ? {v} : {k}; const float {x} = {v} - {k}, {dv} = {x} - {m}; "
+                                           f"{m} = fmaf({dv}, {rn}, {m}); {q} = fmaf({dv}, {x} - {m}, {q});")
+                                else:
+                                    w.line(f"{k} = {n} == 0.0f ? {v} : {k}; {n} += 1.0f; const float {x} = {v} - {k}, {dv} = {x} - {m}; "
+                                           f"{m} = fmaf({dv}, sl_rcp_ge1({n}), {m}); {q} = fmaf({dv}, {x} - {m}, {q});")
+                            _accumulate(w, r, a, v)
                 lp.close(w)
             passes += 1
             w.cache_on = True
             w.hoist_at = None
             w.filled |= w.filling
             if split is not None and wf:
-                _split_variances(w, info, accs, [item for items in wf.values() for item in items], split, finish)
+                _split_variances(w, info, [(r, a) for r, a, _ in accs], [item[:6] for items in wf.values() for item in items],
+                                 split, lambda done, combined=False: finish([(r, a, None) for r, a in done], combined))
                 wf = {}
             else:
                 finish(accs)
-        parts = []
-        for r2, mean, n, k, m, q in (item for items in wf.values() for item in items):
-            mu, a, dl = w.as_float(w.value(mean, row)), w.fresh("acc"), w.fresh("wd")
-            w.line(f"const float {dl} = ({k} - {mu}) + {m};")
-            w.line(f"float {a} = fmaf({n} * {dl}, {dl}, {q});")
-            parts.append((r2, a))
+        parts: list[tuple[Node, str, _Lane | None]] = []
+        for r2, mean, n, k, m, q, lane in (item for items in wf.values() for item in items):
+            with _active(w, lane):
+                mu, a, dl = w.as_float(w.value(mean, w.row_index)), w.fresh("acc"), w.fresh("wd")
+                w.line(f"const float {dl} = ({k} - {mu}) + {m};")
+                w.line(f"float {a} = fmaf({n} * {dl}, {dl}, {q});")
+            if lane is not None:
+                lane.accs.add(a)
+            parts.append((r2, a, lane))
         if parts:
             finish(parts)
-        picked = [(r, picks[id(r)](w)) for r in info.reductions if info.depth[id(r)] == d and id(r) in picks]
+        picked = [(r, picks[id(r)](w), None) for r in info.reductions if info.depth[id(r)] == d and id(r) in picks]
         if picked:
             finish(picked, combined=True)
-        for n in _row_nodes_ready(info, d, emitted):
-            w.value(n, row)
-            emitted.add(id(n))
+        ready(d)
     full_outs = [(k, o) for k, (o, lvl) in enumerate(info.outputs) if lvl == FULL]
     if full_outs:
         w.loop_no += 1
@@ -550,13 +635,15 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
                 lp.store_open(w, full_outs)
             else:
                 lp.open(w)
-            full = w.full_index = w.make_full()
-            for k, o in full_outs:
-                v = w.value(o, full)
-                if lp.store is not None:
-                    lp.store(w, k, v, full)
-                else:
-                    w.line(f"sl_store(out{k} + {w.linear(full)}, {v});")
+            for lane in each:
+                with _active(w, lane):
+                    full = w.full_index = w.make_full()
+                    for k, o in full_outs:
+                        v = w.value(o, full)
+                        if lp.store is not None:
+                            lp.store(w, k, v, full)
+                        else:
+                            w.line(f"sl_store(out{k} + {w.linear(full)}, {v});")
             if lp.store_close is not None:
                 lp.store_close(w, full_outs)
             else:
@@ -1024,6 +1111,8 @@ def emit_column(info: GroupInfo, sched: Schedule) -> KernelSource:
     first pass on (read at the end of a pass going up and at the start of one going down).
     A group with argmax/argmin reads every pass in increasing positions (its threads step up).
     """
+    if sched.vec > 1:
+        return _emit_column_lanes(info, sched)
     idx_t = sched.index
     params, names = _buffer_params(info)
     params += [Param("R", f"const {idx_t}", "R"), Param("K", f"const {idx_t}", "K")]
@@ -1067,6 +1156,125 @@ def emit_column(info: GroupInfo, sched: Schedule) -> KernelSource:
     _emit_phases(w, info, loops, combine, one_pass=True)
     _row_outputs(w, info, "valid && threadIdx.y == 0", "r")
     return _finish("column", info, sched, params, w.lines, 32 * ty)
+
+
+def _emit_column_lanes(info: GroupInfo, sched: Schedule) -> KernelSource:
+    """``column`` with ``vec`` kept indices a thread (:func:`stitchlab.plan.cost.column_vector_width`):
+    a block of (32 / vec) x ``ty`` threads takes 32 kept indices, and each warp reads ``vec`` rows
+    of them with one 8-byte access a thread (the full inputs as ``sl_vec``, scalar loads where a
+    pointer is not aligned to the vector: checked in the kernel). Each lane (kept index) of a
+    thread is written as the scalar schedule writes its one (:class:`_Lane`); the team combine is
+    a warp shuffle over the warp's rows, then an ordered combine of the block's 32 warp partials.
+    Passes alternate direction as in :func:`emit_column`."""
+    idx_t, vec, ty = sched.index, sched.vec, sched.ty
+    tx = 32 // vec
+    if vec != column_vector_width(info) or tx * ty != 1024:
+        raise CodegenError(f"a column schedule of {vec} kept indices a thread and {ty} rows does not fit this group")
+    params, names = _buffer_params(info)
+    params += [Param("R", f"const {idx_t}", "R"), Param("K", f"const {idx_t}", "K")]
+    w = _reduction_writer(info, idx_t, names, "K")
+    for k, r in enumerate(info.reductions):
+        w.line(f"__shared__ {_acc_type(r)} scol{k}[32][33];")
+    w.line(f"const int tid = threadIdx.y * {tx} + threadIdx.x, warp = tid >> 5, wlane = tid & 31;")
+    w.line(f"const {idx_t} rb0 = ({idx_t})blockIdx.x * 32 + threadIdx.x * {vec};")
+    w.line("const bool valid = rb0 < R;")  # (R is a multiple of vec: a thread's lanes are all valid or none)
+    w.line(f"const {idx_t} rb = valid ? rb0 : 0;")
+    leaves = _cached_leaves(info, params)
+    outs = [(k, o) for k, (o, lvl) in enumerate(info.outputs) if lvl == FULL]
+    ptrs = [p.name for p in leaves] + [f"out{k}" for k, _ in outs]
+    checks = " | ".join(f"(unsigned long long){p}" for p in ptrs)
+    w.line(f"const bool aligned = (({checks}) & {vec * max(_itemsize(info, ptrs, params)) - 1}ULL) == 0ULL;")
+    lanes = []
+    for u in range(vec):
+        w.line(f"const {idx_t} r{u} = rb + {u};")
+        lanes.append(_Lane(Index(info.keep_shape, lin=f"r{u}", tag="row"),
+                           {id(p.node): f"ld_{p.name}[j].v[{u}]" for p in leaves}, [dict(w.scopes[0])], [dict(w.tmps[0])], w.depth))
+    lane_no = {lane.row.lin: u for u, lane in enumerate(lanes)}
+    w.row_index = lanes[0].row
+    w.reduced_pos = "c"
+    assert w.row_index is not None
+    w.make_full = lambda: _full_index(w, info, str(w.row_index.lin), "c", "K", str(info.rows))
+    reverse = OPTIONS["reverse_passes"]
+
+    def open_(w: Writer, first: str, vector: bool) -> None:
+        # a loop for aligned pointers and one for the others (a branch per load would keep the
+        # loads from being in flight together): exactly one of the two runs. Each step loads
+        # COLUMN_LANE_BATCH rows' vectors first, then computes them (ptxas left the unrolled
+        # loads of a plain loop one or two at a time ahead of their use)
+        batch = COLUMN_LANE_BATCH
+        w.open(f"if (valid && {'' if vector else '!'}aligned)")
+        w.open(f"for ({idx_t} c0 = threadIdx.y; c0 < K; c0 += {ty * batch})")
+        for p in leaves:
+            w.line(f"sl_vec<{ct.storage_type(p.node.dtype)}, {vec}> ld_{p.name}[{batch}];")
+        for step in ("load", "compute"):
+            w.line("#pragma unroll")
+            w.open(f"for (int j = 0; j < {batch}; ++j)")
+            w.line(f"const {idx_t} cc = c0 + j * {ty};")
+            w.open("if (cc < K)")
+            w.line(f"const {idx_t} c = {first};")
+            if step == "load":
+                base = w.tmp(w.linear(_full_index(w, info, "rb", "c", "K", str(info.rows))))
+                for p in leaves:
+                    st = ct.storage_type(p.node.dtype)
+                    load = f"sl_load_vec_ro<{st}, {vec}>({p.name} + {base})" if vector else f"sl_load_vec<{st}, {vec}>({p.name} + {base}, false)"
+                    w.line(f"ld_{p.name}[j] = {load};")
+                w.close()
+                w.close()
+
+    def close(w: Writer) -> None:
+        for _ in range(4):
+            w.close()
+
+    def store_open(w: Writer, first: str, vector: bool, outs: list[tuple[int, Node]]) -> None:
+        open_(w, first, vector)
+        for k, o in outs:
+            w.line(f"sl_vec<{ct.storage_type(o.dtype)}, {vec}> vo{k};")
+
+    def store(w: Writer, k: int, v: str, full: Index) -> None:
+        w.line(f"sl_store(&vo{k}.v[{lane_no[str(w.row_index.lin if w.row_index else '')]}], {v});")
+
+    def store_close(w: Writer, vector: bool, outs: list[tuple[int, Node]]) -> None:
+        base = w.tmp(w.linear(_full_index(w, info, "rb", "c", "K", str(info.rows))))
+        for k, o in outs:
+            st = ct.storage_type(o.dtype)
+            if vector:
+                w.line(f"*reinterpret_cast<sl_vec<{st}, {vec}>*>(out{k} + {base}) = vo{k};")
+            else:
+                w.line(f"for (int u = 0; u < {vec}; ++u) out{k}[{base} + u] = vo{k}.v[u];")
+        close(w)
+
+    def loops(first: str) -> list[_Loop]:
+        return [_Loop(lambda w, v=v: open_(w, first, v), close, lambda w, o, v=v: store_open(w, first, v, o),
+                      lambda w, o, v=v: store_close(w, v, o), store, cache_on=False) for v in (True, False)]
+    forward, backward = loops("cc"), loops("K - 1 - cc")
+
+    def combine(w: Writer, accs: list[tuple[Node, str]]) -> None:
+        """Each accumulator over its column's threads: a shuffle over the warp's rows, the warp's
+        partial into ``scol``, one barrier, 32 threads combine the 32 warps' in order, a barrier,
+        every thread reads its lanes' results."""
+        done = []
+        for r, a in accs:
+            k, u = info.reductions.index(r), next(u for u, lane in enumerate(lanes) if a in lane.accs)
+            op = _OPS[r.op]
+            w.line(f"for (int o = {tx}; o < 32; o <<= 1) {a} = {op}()({a}, __shfl_xor_sync(0xffffffffu, {a}, o));")
+            w.line(f"if (wlane < {tx}) scol{k}[warp][threadIdx.x * {vec} + {u}] = {a};")
+            if k not in done:
+                done.append(k)
+        w.line("__syncthreads();")
+        for k in done:
+            r = info.reductions[k]
+            w.line(f"if (tid < 32) {{ {_acc_type(r)} t = scol{k}[0][tid]; for (int j = 1; j < 32; ++j) t = {_OPS[r.op]}()(t, scol{k}[j][tid]); "
+                   f"scol{k}[0][tid] = t; }}")
+        w.line("__syncthreads();")
+        for r, a in accs:
+            k, u = info.reductions.index(r), next(u for u, lane in enumerate(lanes) if a in lane.accs)
+            w.line(f"{a} = scol{k}[0][threadIdx.x * {vec} + {u}];")
+
+    _emit_phases(w, info, lambda k: backward if reverse and k % 2 else forward, combine, one_pass=True, lanes=lanes)
+    for lane in lanes:
+        with _active(w, lane):
+            _row_outputs(w, info, "valid && threadIdx.y == 0", str(lane.row.lin))
+    return _finish("column", info, sched, params, w.lines, 1024)
 
 
 def _column_team_combine(w: Writer, info: GroupInfo, accs: list[tuple[Node, str]], ty: int) -> None:
