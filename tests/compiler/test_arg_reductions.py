@@ -57,8 +57,10 @@ def test_column_arg_reductions_are_fused(shape: tuple[int, ...], axis: int, fami
 
 
 def _column_passes(k) -> list[str]:
-    """The column loops of a column kernel: "up" (positions ascending) or "down"."""
+    """The column loops of a column kernel: "up" (positions ascending) or "down" (with several
+    kept indices a thread, a pass's loop for aligned pointers)."""
     loops = re.findall(r"for \(int cc = [^;]*;[^;]*;[^)]*\) \{\n\s*const int c = ([^;]*);", k.source)
+    loops += re.findall(r"if \(valid && aligned\) \{\n\s*for \(int c0 = [^\n]*\n(?:[^\n]*\n)*?\s*const int c = ([^;]*);", k.source)
     return ["down" if "K - 1" in c else "up" for c in loops]
 
 
