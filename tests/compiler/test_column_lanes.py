@@ -78,3 +78,16 @@ def test_a_lane_schedule_that_does_not_fit_the_group_is_refused() -> None:
     assert k.info is not None
     with pytest.raises(CodegenError, match="kept indices a thread"):
         emit(k.info, Schedule("column", block=32, vec=4, ty=128))
+
+
+def test_lane_kernels_compile_with_64_bit_indices_and_empty_columns() -> None:
+    from stitchlab.runtime.nvrtc import compile_cubin
+
+    x = _x((96, 64), "float16")
+    k = _kernel((x - x.mean(0)) / x.std(0))
+    ks = emit(k.info, Schedule("column", block=32, vec=4, ty=128, index="long long"))
+    assert "const long long rb0" in ks.source
+    compile_cubin(ks.source, ks.name, "sm_90")
+    # no rows to reduce: the lanes keep their identities (the plan has no error)
+    plan = sl.explain(_x((0, 64), "float32").sum(0))
+    assert all(k.error is None for k in plan.kernels)

@@ -92,3 +92,12 @@ def test_weights_along_the_kept_axes_and_two_reduced_axes(dtype: str) -> None:
     outs = [a - a.mean((0, 1), keepdims=True)]
     assert _lanes(*outs), sl.explain(*outs).summary()
     _close(outs[0].get(), x64 - x64.mean((0, 1), keepdims=True), dtype)
+
+
+def test_no_rows_to_reduce() -> None:
+    import cupy as cp
+
+    a = sl.asarray(cp.zeros((0, 64), np.float32))
+    assert _lanes(a.sum(0))
+    np.testing.assert_array_equal(a.sum(0).get(), np.zeros(64, np.float32))
+    np.testing.assert_array_equal(a.mean(0).get(), np.full(64, np.nan, np.float32))
