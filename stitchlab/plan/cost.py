@@ -43,7 +43,8 @@ COLUMN_PARTIAL_CACHE_PENALTY = 0.1
 #: (``benchmarks/results/2026-12-04-h200-e259394-column-lanes-ab-3.log``, planned kernels against
 #: the scalar 32 x 32 one): float16 column normalization 57.0 against 63.4 us, x.sum(0) 19.4
 #: against 21.7, x - x.max(0) with x.sum(0) 52.8 against 60.0; float32 100.9 against 102.3,
-#: 31.7 against 33.4, 102.0 against 102.3.
+#: 31.7 against 33.4, 102.0 against 102.3. (Hand-written float16 column normalization with 2
+#: columns a thread took 56.2-56.5 us against 55.2-55.5 with 4: ``…-colnorm-vec-probe.log``.)
 COLUMN_VEC_GAIN = {2: 0.90, 4: 0.98}
 #: Base registers of a kernel thread (indices, pointers, accumulators).
 BASE_REGS = 32
@@ -332,8 +333,8 @@ _SHUFFLED = frozenset({"float32", "float64", "int32", "int64", "uint32", "uint64
 def column_vector_width(info: GroupInfo) -> int:
     """Kept indices per thread of a column schedule (``Schedule.vec``): 8 bytes of consecutive
     kept indices of its full inputs and outputs (4 float16 or bfloat16, 2 float32 or int32),
-    when the kept axes are the contiguous ones and the kept extent is a multiple of the width;
-    else 1. Not for argmax/argmin (their pairs are combined in order) nor for accumulators that
+    when the kept axes are the contiguous ones and the kept extent is a multiple of the width
+    (else half the width where that divides it: 2 float16); else 1. Not for argmax/argmin (their pairs are combined in order) nor for accumulators that
     warp shuffles do not move (bool, 8- and 16-bit integers), nor for 1- and 8-byte elements."""
     nodes = _full_leaves(info) + [o for o, lvl in info.outputs if lvl == FULL]
     if not nodes or any(n.dtype.itemsize not in (2, 4) for n in nodes):
@@ -345,7 +346,9 @@ def column_vector_width(info: GroupInfo) -> int:
     if not big_kept or not big_red or max(big_red) > min(big_kept):
         return 1
     vec = 8 // max(n.dtype.itemsize for n in nodes)
-    return vec if info.rows % vec == 0 else 1
+    if info.rows % vec:
+        vec //= 2  # (float16 columns of an extent 2 mod 4: two a thread, 4-byte accesses)
+    return vec if vec > 1 and info.rows % vec == 0 else 1
 
 
 def _outer(info: GroupInfo, R_eval: int | None) -> tuple[int, int, float]:
@@ -489,7 +492,8 @@ def _column(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> l
         best = min((e for e in out if e.schedule.cache == "none"), key=lambda e: e.seconds)
         sched = Schedule("column", block=32, vec=vec, ty=32 * vec, index=index)
         launch = Launch(best.launch.grid, (32 // vec, 32 * vec, 1), 0)
-        out.append(Estimate(sched, launch, best.seconds * COLUMN_VEC_GAIN[8 // vec], dict(best.detail)))
+        item = max(n.dtype.itemsize for n in full_leaves + [o for o, lvl in info.outputs if lvl == FULL])
+        out.append(Estimate(sched, launch, best.seconds * COLUMN_VEC_GAIN[item], dict(best.detail)))
     tiles = math.ceil(R / 32)
     if _splittable(info) and _column_splits(R, K, dev) and _team_fits(info, 8, dev):
         # few column tiles over a long reduced axis (x.sum(0) of 1M x 64 has 2): split each tile

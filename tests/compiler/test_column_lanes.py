@@ -91,3 +91,10 @@ def test_lane_kernels_compile_with_64_bit_indices_and_empty_columns() -> None:
     # no rows to reduce: the lanes keep their identities (the plan has no error)
     plan = sl.explain(_x((0, 64), "float32").sum(0))
     assert all(k.error is None for k in plan.kernels)
+
+
+def test_float16_columns_of_an_extent_2_mod_4_take_two_a_thread() -> None:
+    x = _x((300, 38), "float16")
+    k = _kernel((x - x.mean(0)) / x.std(0))
+    assert k.info is not None and column_vector_width(k.info) == 2
+    assert k.schedule.vec == 2 and "sl_load_vec_ro<sl_half, 2>" in k.source

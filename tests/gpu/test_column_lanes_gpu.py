@@ -44,7 +44,7 @@ def _close(got, want, dtype):
 
 
 @pytest.mark.parametrize("offset", [0, 1], ids=["aligned", "misaligned"])
-@pytest.mark.parametrize("shape", [(8192, 4096), (1000, 96), (777, 36), (5, 12)])
+@pytest.mark.parametrize("shape", [(8192, 4096), (1000, 96), (777, 36), (777, 38), (5, 12)])
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
 def test_column_normalization(dtype: str, shape: tuple[int, int], offset: int) -> None:
     x, g = _data(shape, dtype, offset=offset)
