@@ -533,18 +533,15 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
         if not combined:
             combine(w, [(r, a) for r, a, _ in accs])
         for r, a, lane in accs:
-            with _active(w, lane):
-                finish_one(r, a)
-
-    def finish_one(r: Node, a: str) -> None:
-        if r.dtype == np.float16:
-            w.line(f"{a} = sl_round_half({a});")
-        elif is_bfloat16(r.dtype):
-            w.line(f"{a} = sl_round_bf16({a});")
-        # a position is an int in the kernel and an int64 value (NumPy's) to what reads it
-        val = f"(({ct.register_type(r.dtype)})sl_arg_index({a}))" if r.op in ARG_REDUCTIONS else a
-        w.scopes[0][(id(r), "row")] = val
-        w.scopes[0][(id(r), "full")] = val
+            if r.dtype == np.float16:
+                w.line(f"{a} = sl_round_half({a});")
+            elif is_bfloat16(r.dtype):
+                w.line(f"{a} = sl_round_bf16({a});")
+            # a position is an int in the kernel and an int64 value (NumPy's) to what reads it
+            val = f"(({ct.register_type(r.dtype)})sl_arg_index({a}))" if r.op in ARG_REDUCTIONS else a
+            with _active(w, lane):  # (the lane's memo of row values)
+                w.scopes[0][(id(r), "row")] = val
+                w.scopes[0][(id(r), "full")] = val
 
     ready(0)
     passes = 0
@@ -1197,10 +1194,10 @@ def _emit_column_lanes(info: GroupInfo, sched: Schedule) -> KernelSource:
     reverse = OPTIONS["reverse_passes"]
 
     def open_(w: Writer, first: str, vector: bool) -> None:
-        # a loop for aligned pointers and one for the others (a branch per load would keep the
-        # loads from being in flight together): exactly one of the two runs. Each step loads
-        # COLUMN_LANE_BATCH rows' vectors first, then computes them (ptxas left the unrolled
-        # loads of a plain loop one or two at a time ahead of their use)
+        # a loop for aligned pointers and one for the others, so that no load branches on it:
+        # exactly one of the two runs. Each step loads COLUMN_LANE_BATCH rows' vectors first,
+        # then computes them (ptxas left the unrolled loads of a plain loop one or two ahead of
+        # their use)
         batch = COLUMN_LANE_BATCH
         w.open(f"if (valid && {'' if vector else '!'}aligned)")
         w.open(f"for ({idx_t} c0 = threadIdx.y; c0 < K; c0 += {ty * batch})")
@@ -1252,9 +1249,10 @@ def _emit_column_lanes(info: GroupInfo, sched: Schedule) -> KernelSource:
         """Each accumulator over its column's threads: a shuffle over the warp's rows, the warp's
         partial into ``scol``, one barrier, 32 threads combine the 32 warps' in order, a barrier,
         every thread reads its lanes' results."""
+        lane_of = {a: u for u, lane in enumerate(lanes) for a in lane.accs}
         done = []
         for r, a in accs:
-            k, u = info.reductions.index(r), next(u for u, lane in enumerate(lanes) if a in lane.accs)
+            k, u = info.reductions.index(r), lane_of[a]
             op = _OPS[r.op]
             w.line(f"for (int o = {tx}; o < 32; o <<= 1) {a} = {op}()({a}, __shfl_xor_sync(0xffffffffu, {a}, o));")
             w.line(f"if (wlane < {tx}) scol{k}[warp][threadIdx.x * {vec} + {u}] = {a};")
@@ -1267,8 +1265,7 @@ def _emit_column_lanes(info: GroupInfo, sched: Schedule) -> KernelSource:
                    f"scol{k}[0][tid] = t; }}")
         w.line("__syncthreads();")
         for r, a in accs:
-            k, u = info.reductions.index(r), next(u for u, lane in enumerate(lanes) if a in lane.accs)
-            w.line(f"{a} = scol{k}[0][threadIdx.x * {vec} + {u}];")
+            w.line(f"{a} = scol{info.reductions.index(r)}[0][threadIdx.x * {vec} + {lane_of[a]}];")
 
     _emit_phases(w, info, lambda k: backward if reverse and k % 2 else forward, combine, one_pass=True, lanes=lanes)
     for lane in lanes:
