@@ -937,7 +937,8 @@ class _Split:
     block ``g`` writes its partial result of reduction ``k`` to ``ws{k}[slot]`` where ``guard``
     holds; ``handshake`` lets only the last of the ``G`` blocks go on; that block's threads take
     the partials ``ws{k}[slot_j]`` of the blocks ``j`` that ``gather`` (a loop header) gives
-    them, ``GATHER_UNROLL`` loads in flight; ``reset`` re-arms the counter for the next call."""
+    them, ``GATHER_UNROLL`` loads in flight; ``reset`` re-arms the counter for the next call.
+    ``slot`` and ``slot_j`` name the accumulator's row ``{r}`` (:attr:`row_of`)."""
 
     team: Callable[[Writer, list[tuple[Node, str]]], None]
     guard: str
@@ -946,6 +947,8 @@ class _Split:
     gather: str
     slot_j: str
     reset: str
+    #: the row (kept index) of an accumulator, for ``{r}`` in ``slot`` and ``slot_j`` (a lane's)
+    row_of: Callable[[str], str] = lambda _a: "r"
 
 
 #: Partial results each thread of a split reduction's last block has in flight (``sl_load_cg``,
@@ -957,7 +960,7 @@ GATHER_UNROLL = 4
 def _publish(w: Writer, info: GroupInfo, accs: list[tuple[Node, str]], sp: _Split) -> None:
     """Each block writes its partial results; then only the last block goes on."""
     for r, a in accs:
-        w.line(f"if ({sp.guard}) ws{info.reductions.index(r)}[{sp.slot}] = {a};")
+        w.line(f"if ({sp.guard}) ws{info.reductions.index(r)}[{sp.slot.format(r=sp.row_of(a))}] = {a};")
     sp.handshake(w)
 
 
@@ -967,7 +970,7 @@ def _gather(w: Writer, info: GroupInfo, accs: list[tuple[Node, str]], sp: _Split
         k = info.reductions.index(r)
         w.line(f"{a} = {_identity(r)};")
         w.line(f"#pragma unroll {GATHER_UNROLL}")
-        w.line(f"{sp.gather} {a} = {_OPS[r.op]}()({a}, sl_load_cg(ws{k} + {sp.slot_j}));")
+        w.line(f"{sp.gather} {a} = {_OPS[r.op]}()({a}, sl_load_cg(ws{k} + {sp.slot_j.format(r=sp.row_of(a))}));")
     sp.team(w, accs)
 
 
@@ -1015,7 +1018,8 @@ def _split_variances(w: Writer, info: GroupInfo, accs: list[tuple[Node, str]],
         w.line(f"const {w.idx_t} rest = K - ({w.idx_t})j * chunk;")
         w.line("const float nj = rest <= 0 ? 0.0f : (float)(rest < chunk ? rest : chunk);")
         # a block with no share wrote 0 and 0: its term is 0
-        w.line(f"const float sj = sl_load_cg(ws{k1} + {sp.slot_j}), qj = sl_load_cg(ws{k2} + {sp.slot_j});")
+        slot = sp.slot_j.format(r=sp.row_of(a))
+        w.line(f"const float sj = sl_load_cg(ws{k1} + {slot}), qj = sl_load_cg(ws{k2} + {slot});")
         w.line(f"const float dj = nj > 0.0f ? sj / nj - {mu} : 0.0f;")
         w.line(f"{a} = fmaf(nj * dj, dj, {a} + qj);")
         w.close()
@@ -1091,8 +1095,8 @@ def emit_row_split(info: GroupInfo, sched: Schedule) -> KernelSource:
             ident = _identity(r)
             w.line(f"{a} = sl_block_allreduce{once}({a}, {_OPS[r.op]}(), {ident}, sred{k});")
 
-    sp = _Split(team, "threadIdx.x == 0", "r * G + g", lambda w: _last_block(w, "r", "threadIdx.x == 0"),
-                f"for (int j = threadIdx.x; j < G; j += {block})", "r * G + j", "if (threadIdx.x == 0) counters[r] = 0u;")
+    sp = _Split(team, "threadIdx.x == 0", "{r} * G + g", lambda w: _last_block(w, "r", "threadIdx.x == 0"),
+                f"for (int j = threadIdx.x; j < G; j += {block})", "{r} * G + j", "if (threadIdx.x == 0) counters[r] = 0u;")
     _emit_phases(w, info, loop, lambda w, accs: _split_combine(w, info, accs, sp), one_pass=True, split=sp)
     _row_outputs(w, info, "threadIdx.x == 0", "r")
     return _finish("row_split", info, sched, params, w.lines, block)
@@ -1156,26 +1160,43 @@ def emit_column(info: GroupInfo, sched: Schedule) -> KernelSource:
 
 
 def _emit_column_lanes(info: GroupInfo, sched: Schedule) -> KernelSource:
-    """``column`` with ``vec`` kept indices a thread (:func:`stitchlab.plan.cost.column_vector_width`):
-    a block of (32 / vec) x ``ty`` threads takes 32 kept indices, and each warp reads ``vec`` rows
-    of them with one 8-byte access a thread (the full inputs as ``sl_vec``, scalar loads where a
-    pointer is not aligned to the vector: checked in the kernel). Each lane (kept index) of a
-    thread is written as the scalar schedule writes its one (:class:`_Lane`); the team combine is
-    a warp shuffle over the warp's rows, then an ordered combine of the block's 32 warp partials.
-    Passes alternate direction as in :func:`emit_column`."""
+    """``column`` and ``column_split`` with ``vec`` kept indices a thread
+    (:func:`stitchlab.plan.cost.column_vector_width`): a block of (32 / vec) x ``ty`` threads
+    (1024; 256 split) takes 32 kept indices, and each warp reads ``vec`` rows of them with one
+    8-byte access a thread (the full inputs as ``sl_vec``, scalar loads where a pointer is not
+    aligned to the vector: checked in the kernel). Each lane (kept index) of a thread is written
+    as the scalar schedule writes its one (:class:`_Lane`); the team combine is a warp shuffle
+    over the warp's rows, then an ordered combine of the block's warp partials. Passes alternate
+    direction as in :func:`emit_column`; a split block reduces its chunk of the rows and the last
+    block of a tile combines their partials, as in :func:`emit_column_split`."""
     idx_t, vec, ty = sched.index, sched.vec, sched.ty
-    tx = 32 // vec
-    if vec != column_vector_width(info) or tx * ty != 1024:
-        raise CodegenError(f"a column schedule of {vec} kept indices a thread and {ty} rows does not fit this group")
-    params, names = _buffer_params(info)
-    params += [Param("R", f"const {idx_t}", "R"), Param("K", f"const {idx_t}", "K")]
+    split = sched.family == "column_split"
+    tx, threads = 32 // vec, 256 if split else 1024
+    if vec != column_vector_width(info) or tx * ty != threads or split and info.one_pass_variances():
+        raise CodegenError(f"a {sched.family} schedule of {vec} kept indices a thread and {ty} rows does not fit this group")
+    if split:
+        params, names = _split_params(info, sched)
+    else:
+        params, names = _buffer_params(info)
+        params += [Param("R", f"const {idx_t}", "R"), Param("K", f"const {idx_t}", "K")]
     w = _reduction_writer(info, idx_t, names, "K")
+    warps = threads // 32
     for k, r in enumerate(info.reductions):
-        w.line(f"__shared__ {_acc_type(r)} scol{k}[32][33];")
+        w.line(f"__shared__ {_acc_type(r)} scol{k}[{warps}][33];")
     w.line(f"const int tid = threadIdx.y * {tx} + threadIdx.x, warp = tid >> 5, wlane = tid & 31;")
-    w.line(f"const {idx_t} rb0 = ({idx_t})blockIdx.x * 32 + threadIdx.x * {vec};")
+    if split:
+        w.line("__shared__ bool s_last;")
+        w.line(f"const {idx_t} tile = blockIdx.x / G;")
+        w.line("const int g = blockIdx.x % G;")
+        w.line(f"const {idx_t} rb0 = tile * 32 + threadIdx.x * {vec};")
+    else:
+        w.line(f"const {idx_t} rb0 = ({idx_t})blockIdx.x * 32 + threadIdx.x * {vec};")
     w.line("const bool valid = rb0 < R;")  # (R is a multiple of vec: a thread's lanes are all valid or none)
     w.line(f"const {idx_t} rb = valid ? rb0 : 0;")
+    if split:
+        _split_chunk(w, idx_t, ty)
+    # (a split block's share of the rows: [c0, c1))
+    step, start, hi = ("s0", "c0 + threadIdx.y", "c1") if split else ("c0", "threadIdx.y", "K")
     leaves = _cached_leaves(info, params)
     outs = [(k, o) for k, (o, lvl) in enumerate(info.outputs) if lvl == FULL]
     ptrs = [p.name for p in leaves] + [f"out{k}" for k, _ in outs]
@@ -1191,7 +1212,7 @@ def _emit_column_lanes(info: GroupInfo, sched: Schedule) -> KernelSource:
     w.reduced_pos = "c"
     assert w.row_index is not None
     w.make_full = lambda: _full_index(w, info, str(w.row_index.lin), "c", "K", str(info.rows))
-    reverse = OPTIONS["reverse_passes"]
+    reverse = OPTIONS["reverse_passes"] and not split
 
     def open_(w: Writer, first: str, vector: bool) -> None:
         # a loop for aligned pointers and one for the others, so that no load branches on it:
@@ -1200,16 +1221,16 @@ def _emit_column_lanes(info: GroupInfo, sched: Schedule) -> KernelSource:
         # their use)
         batch = COLUMN_LANE_BATCH
         w.open(f"if (valid && {'' if vector else '!'}aligned)")
-        w.open(f"for ({idx_t} c0 = threadIdx.y; c0 < K; c0 += {ty * batch})")
+        w.open(f"for ({idx_t} {step} = {start}; {step} < {hi}; {step} += {ty * batch})")
         for p in leaves:
             w.line(f"sl_vec<{ct.storage_type(p.node.dtype)}, {vec}> ld_{p.name}[{batch}];")
-        for step in ("load", "compute"):
+        for stage in ("load", "compute"):
             w.line("#pragma unroll")
             w.open(f"for (int j = 0; j < {batch}; ++j)")
-            w.line(f"const {idx_t} cc = c0 + j * {ty};")
-            w.open("if (cc < K)")
+            w.line(f"const {idx_t} cc = {step} + j * {ty};")
+            w.open(f"if (cc < {hi})")
             w.line(f"const {idx_t} c = {first};")
-            if step == "load":
+            if stage == "load":
                 base = w.tmp(w.linear(_full_index(w, info, "rb", "c", "K", str(info.rows))))
                 for p in leaves:
                     st = ct.storage_type(p.node.dtype)
@@ -1245,33 +1266,41 @@ def _emit_column_lanes(info: GroupInfo, sched: Schedule) -> KernelSource:
                       lambda w, o, v=v: store_close(w, v, o), store, cache_on=False) for v in (True, False)]
     forward, backward = loops("cc"), loops("K - 1 - cc")
 
-    def combine(w: Writer, accs: list[tuple[Node, str]]) -> None:
+    def lane_of(a: str) -> int:
+        return next(u for u, lane in enumerate(lanes) if a in lane.accs)
+
+    def team(w: Writer, accs: list[tuple[Node, str]]) -> None:
         """Each accumulator over its column's threads: a shuffle over the warp's rows, the warp's
-        partial into ``scol``, one barrier, 32 threads combine the 32 warps' in order, a barrier,
-        every thread reads its lanes' results."""
-        lane_of = {a: u for u, lane in enumerate(lanes) for a in lane.accs}
+        partial into ``scol``, one barrier, 32 threads combine the block's warp partials in
+        order, a barrier, every thread reads its lanes' results."""
+        where = {a: lane_of(a) for _, a in accs}
         done = []
         for r, a in accs:
-            k, u = info.reductions.index(r), lane_of[a]
-            op = _OPS[r.op]
+            k, op = info.reductions.index(r), _OPS[r.op]
             w.line(f"for (int o = {tx}; o < 32; o <<= 1) {a} = {op}()({a}, __shfl_xor_sync(0xffffffffu, {a}, o));")
-            w.line(f"if (wlane < {tx}) scol{k}[warp][threadIdx.x * {vec} + {u}] = {a};")
+            w.line(f"if (wlane < {tx}) scol{k}[warp][threadIdx.x * {vec} + {where[a]}] = {a};")
             if k not in done:
                 done.append(k)
         w.line("__syncthreads();")
         for k in done:
             r = info.reductions[k]
-            w.line(f"if (tid < 32) {{ {_acc_type(r)} t = scol{k}[0][tid]; for (int j = 1; j < 32; ++j) t = {_OPS[r.op]}()(t, scol{k}[j][tid]); "
+            w.line(f"if (tid < 32) {{ {_acc_type(r)} t = scol{k}[0][tid]; for (int j = 1; j < {warps}; ++j) t = {_OPS[r.op]}()(t, scol{k}[j][tid]); "
                    f"scol{k}[0][tid] = t; }}")
         w.line("__syncthreads();")
-        for r, a in accs:
-            w.line(f"{a} = scol{info.reductions.index(r)}[0][threadIdx.x * {vec} + {lane_of[a]}];")
+        for r, a in accs:  # (a split block's two combines are apart by the handshake's barriers)
+            w.line(f"{a} = scol{info.reductions.index(r)}[0][threadIdx.x * {vec} + {where[a]}];")
 
-    _emit_phases(w, info, lambda k: backward if reverse and k % 2 else forward, combine, one_pass=True, lanes=lanes)
+    if split:
+        sp = _Split(team, "valid && threadIdx.y == 0", "{r} * G + g", lambda w: _last_block(w, "tile", "tid == 0"),
+                    f"for (int j = valid ? (int)threadIdx.y : G; j < G; j += {ty})", "{r} * G + j",
+                    "if (tid == 0) counters[tile] = 0u;", lambda a: f"r{lane_of(a)}")
+        _emit_phases(w, info, lambda _k: forward, lambda w, accs: _split_combine(w, info, accs, sp), one_pass=True, split=sp, lanes=lanes)
+    else:
+        _emit_phases(w, info, lambda k: backward if reverse and k % 2 else forward, team, one_pass=True, lanes=lanes)
     for lane in lanes:
         with _active(w, lane):
             _row_outputs(w, info, "valid && threadIdx.y == 0", str(lane.row.lin))
-    return _finish("column", info, sched, params, w.lines, 1024)
+    return _finish(sched.family, info, sched, params, w.lines, threads)
 
 
 def _column_team_combine(w: Writer, info: GroupInfo, accs: list[tuple[Node, str]], ty: int) -> None:
@@ -1295,6 +1324,8 @@ def emit_column_split(info: GroupInfo, sched: Schedule) -> KernelSource:
     reduced axis. Each block combines its chunk over its ``ty`` threads per column and writes a
     partial result per column; the last block of a tile (an atomic counter, as ``row_split``)
     combines the ``G`` partials in order and finishes the epilogue."""
+    if sched.vec > 1:
+        return _emit_column_lanes(info, sched)
     idx_t = sched.index
     params, names = _split_params(info, sched)
     ty = sched.ty
@@ -1312,9 +1343,9 @@ def emit_column_split(info: GroupInfo, sched: Schedule) -> KernelSource:
     w.reduced_pos = "c"
     w.make_full = lambda: _full_index(w, info, "r", "c", "K", str(info.rows))
     loop = _simple_loop(f"for ({idx_t} c = c0 + threadIdx.y; c < c1; c += {ty})", f"#pragma unroll {COLUMN_UNROLL}", "if (valid)")
-    sp = _Split(lambda w, accs: _column_team_combine(w, info, accs, ty), "valid && threadIdx.y == 0", "r * G + g",
+    sp = _Split(lambda w, accs: _column_team_combine(w, info, accs, ty), "valid && threadIdx.y == 0", "{r} * G + g",
                 lambda w: _last_block(w, "tile", "threadIdx.x == 0 && threadIdx.y == 0"),
-                f"for (int j = valid ? (int)threadIdx.y : G; j < G; j += {ty})", "r * G + j",
+                f"for (int j = valid ? (int)threadIdx.y : G; j < G; j += {ty})", "{r} * G + j",
                 "if (threadIdx.x == 0 && threadIdx.y == 0) counters[tile] = 0u;")
     _emit_phases(w, info, loop, lambda w, accs: _split_combine(w, info, accs, sp), one_pass=True, split=sp)
     _row_outputs(w, info, "valid && threadIdx.y == 0", "r")

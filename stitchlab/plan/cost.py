@@ -518,6 +518,13 @@ def _column(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> l
             secs += dev.launch_overhead * 0.2  # the finishing pass
             sched = Schedule("column_split", block=32, ty=ty, index=index)
             out.append(Estimate(sched, Launch((blocks, 1, 1), (32, ty, 1), 0, split), secs, detail))
+            if vec > 1 and not info.one_pass_variances():
+                # the same blocks as (32 / vec) x (8 vec) threads, vec kept indices a thread
+                # (the lanes of "column" above; a variance merged into its mean's pass stays scalar)
+                item = max(n.dtype.itemsize for n in full_leaves + [o for o, lvl in info.outputs if lvl == FULL])
+                sched = Schedule("column_split", block=32, vec=vec, ty=ty * vec, index=index)
+                out.append(Estimate(sched, Launch((blocks, 1, 1), (32 // vec, ty * vec, 1), 0, split),
+                                    secs * COLUMN_VEC_GAIN[item], dict(detail)))
     return out
 
 

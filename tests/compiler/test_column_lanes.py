@@ -98,3 +98,24 @@ def test_float16_columns_of_an_extent_2_mod_4_take_two_a_thread() -> None:
     k = _kernel((x - x.mean(0)) / x.std(0))
     assert k.info is not None and column_vector_width(k.info) == 2
     assert k.schedule.vec == 2 and "sl_load_vec_ro<sl_half, 2>" in k.source
+
+
+@pytest.mark.parametrize(("dtype", "vec"), [("float32", 2), ("float16", 4), ("bfloat16", 4), ("int32", 2)])
+def test_tall_column_sums_split_with_lanes(dtype: str, vec: int) -> None:
+    from stitchlab.runtime.nvrtc import compile_cubin
+
+    x = _x((1 << 20, 64), dtype)
+    for outs in ([x.sum(0)], [x.max(0), x.min(0) * 2], [x.mean(0)]):
+        k = _kernel(*outs)
+        assert k.schedule.family == "column_split" and k.schedule.vec == vec and k.schedule.ty == 8 * vec
+        assert k.launch.block == (32 // vec, 8 * vec, 1) and k.launch.split > 1
+        compile_cubin(k.source, k.name, "sm_90")
+
+
+def test_a_split_variance_in_its_means_pass_stays_scalar() -> None:
+    x = _x((1 << 20, 64), "float32")
+    plan = sl.explain(x.mean(0), x.var(0))
+    assert [k.schedule.vec for k in plan.kernels] == [1]
+    k = plan.kernels[0]
+    with pytest.raises(CodegenError, match="kept indices a thread"):
+        emit(k.info, Schedule("column_split", block=32, vec=2, ty=16))

@@ -23,13 +23,14 @@ def _lanes(*outs) -> bool:
     return bool(columns) and all(k.schedule.vec > 1 for k in columns)
 
 
-def _data(shape, dtype, seed=0, offset=0):
-    """A random array of ``dtype`` on the GPU, as a view ``offset`` elements into its buffer."""
+def _data(shape, dtype, seed=0, offset=0, scale=1.0):
+    """A random array of ``dtype`` on the GPU (times ``scale``), as a view ``offset`` elements
+    into its buffer."""
     import cupy as cp
 
     rng = np.random.default_rng(seed)
-    scale = 0.5 + rng.random(shape[-1])
-    x = (rng.standard_normal(shape) * scale + rng.standard_normal(shape[-1]) * 2).astype(dtype)
+    spread = 0.5 + rng.random(shape[-1])
+    x = ((rng.standard_normal(shape) * spread + rng.standard_normal(shape[-1]) * 2) * scale).astype(dtype)
     if dtype == "int32":
         x = rng.integers(-1000, 1000, shape, dtype=np.int32)
     flat = cp.empty(x.size + offset, dtype=x.dtype)
@@ -101,3 +102,29 @@ def test_no_rows_to_reduce() -> None:
     assert _lanes(a.sum(0))
     np.testing.assert_array_equal(a.sum(0).get(), np.zeros(64, np.float32))
     np.testing.assert_array_equal(a.mean(0).get(), np.full(64, np.nan, np.float32))
+
+
+@pytest.mark.parametrize("offset", [0, 1], ids=["aligned", "misaligned"])
+@pytest.mark.parametrize(("shape", "dtype"), [
+    ((1 << 20, 64), "float32"), ((262_144, 256), "float16"), ((70_001, 34), "float16"), ((70_001, 36), "bfloat16"),
+    ((100_000, 48), "int32"),
+])
+def test_tall_columns_split_over_blocks(shape: tuple[int, int], dtype: str, offset: int) -> None:
+    """column_split with lanes: each tile's rows over G blocks, the last block combines the
+    partials; three calls in a row (the tiles' counters are reset for the next)."""
+    # (float16 sums of 262 144 values of a hundredth's scale stay below 65 504)
+    x, g = _data(shape, dtype, seed=7, offset=offset, scale=1.0 if dtype == "int32" else 0.01)
+    a = sl.asarray(g)
+    outs = [a.sum(0), a.max(0), a.min(0)]
+    assert all(k.schedule.family == "column_split" and k.schedule.vec > 1 for k in sl.explain(*outs).kernels)
+    x64 = x.astype(np.float64)
+    for _ in range(3):
+        got = [o.get() for o in sl.compute(a.sum(0), a.max(0), a.min(0))]
+        np.testing.assert_array_equal(got[1], x.max(0))
+        np.testing.assert_array_equal(got[2], x.min(0))
+        if dtype == "int32":
+            np.testing.assert_array_equal(got[0], x.sum(0))
+        else:
+            # float32 accumulation over a thread's few hundred rows, then the rounding to dtype
+            bound = 512 * 2.0**-24 * np.abs(x64).sum(0) + np.spacing(np.abs(x64.sum(0)).astype(dtype)).astype(np.float64)
+            assert np.all(np.abs(got[0].astype(np.float64) - x64.sum(0)) <= bound)
