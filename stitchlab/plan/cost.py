@@ -60,8 +60,11 @@ class Schedule:
     Attributes:
         family: "pointwise", "row_warp", "row_block", "row_split", "column", "column_split" or
             "interpreted".
-        block: threads per block (x); for "column" and "column_split" the block is (32, ty).
-        vec: elements per thread per step in "pointwise" (16-byte accesses where aligned).
+        block: threads per block (x); for "column" and "column_split" the block is (32, ty),
+            (32 / vec, ty) with several kept indices a thread.
+        vec: elements per thread per step in "pointwise" (16-byte accesses where aligned), in
+            row schedules along the row; kept indices per thread in "column" and "column_split"
+            (8 bytes of them: :func:`column_vector_width`).
         cache: where a row's inputs stay between phases: "registers", "shared" or "none".
         ty: threads along the reduced axis per column ("column", "column_split").
         index: C type of index arithmetic, "int" or "long long".
@@ -334,8 +337,9 @@ def column_vector_width(info: GroupInfo) -> int:
     """Kept indices per thread of a column schedule (``Schedule.vec``): 8 bytes of consecutive
     kept indices of its full inputs and outputs (4 float16 or bfloat16, 2 float32 or int32),
     when the kept axes are the contiguous ones and the kept extent is a multiple of the width
-    (else half the width where that divides it: 2 float16); else 1. Not for argmax/argmin (their pairs are combined in order) nor for accumulators that
-    warp shuffles do not move (bool, 8- and 16-bit integers), nor for 1- and 8-byte elements."""
+    (else half the width where that divides it: 2 float16); else 1. Not for argmax/argmin (their
+    pairs are combined in order) nor for accumulators that warp shuffles do not move (bool, 8-
+    and 16-bit integers), nor for 1- and 8-byte elements."""
     nodes = _full_leaves(info) + [o for o, lvl in info.outputs if lvl == FULL]
     if not nodes or any(n.dtype.itemsize not in (2, 4) for n in nodes):
         return 1
@@ -486,14 +490,15 @@ def _column(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> l
             sched = Schedule("column", block=32, ty=ty, cache=cache, index=index)
             out.append(Estimate(sched, Launch((blocks if R else 0, 1, 1), (32, ty, 1), 0), secs, detail))
     vec = column_vector_width(info)
+    # (their time against the scalar schedules', by element size)
+    gain = COLUMN_VEC_GAIN[max(n.dtype.itemsize for n in full_leaves + [o for o, lvl in info.outputs if lvl == FULL])] if vec > 1 else 1.0
     if vec > 1 and _team_fits(info, 32, dev):
         # blocks of 1024 threads as (32 / vec) x (32 vec): a warp reads vec rows of the tile with
         # one 8-byte access a thread; the team combine is by warp shuffles, then 32 warp partials
         best = min((e for e in out if e.schedule.cache == "none"), key=lambda e: e.seconds)
         sched = Schedule("column", block=32, vec=vec, ty=32 * vec, index=index)
         launch = Launch(best.launch.grid, (32 // vec, 32 * vec, 1), 0)
-        item = max(n.dtype.itemsize for n in full_leaves + [o for o, lvl in info.outputs if lvl == FULL])
-        out.append(Estimate(sched, launch, best.seconds * COLUMN_VEC_GAIN[item], dict(best.detail)))
+        out.append(Estimate(sched, launch, best.seconds * gain, dict(best.detail)))
     tiles = math.ceil(R / 32)
     if _splittable(info) and _column_splits(R, K, dev) and _team_fits(info, 8, dev):
         # few column tiles over a long reduced axis (x.sum(0) of 1M x 64 has 2): split each tile
@@ -521,10 +526,8 @@ def _column(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> l
             if vec > 1 and not info.one_pass_variances():
                 # the same blocks as (32 / vec) x (8 vec) threads, vec kept indices a thread
                 # (the lanes of "column" above; a variance merged into its mean's pass stays scalar)
-                item = max(n.dtype.itemsize for n in full_leaves + [o for o, lvl in info.outputs if lvl == FULL])
                 sched = Schedule("column_split", block=32, vec=vec, ty=ty * vec, index=index)
-                out.append(Estimate(sched, Launch((blocks, 1, 1), (32 // vec, ty * vec, 1), 0, split),
-                                    secs * COLUMN_VEC_GAIN[item], dict(detail)))
+                out.append(Estimate(sched, Launch((blocks, 1, 1), (32 // vec, ty * vec, 1), 0, split), secs * gain, dict(detail)))
     return out
 
 
