@@ -13,7 +13,8 @@
   row's epilogue.
 * ``column``: reductions over outer axes (the kept axis is the contiguous one): 32 consecutive
   kept indices per block row give coalesced loads; ``ty`` threads split the reduced axis and
-  combine through shared memory.
+  combine through shared memory. With ``vec`` > 1 each thread takes 8 bytes of consecutive kept
+  indices (``_emit_column_lanes``), ``column_split`` too.
 * ``column_split``: one-phase column reductions of few columns (tall, narrow inputs): each tile
   of 32 columns is split over several blocks along the reduced axis; the last block of a tile
   combines their partial results, as ``row_split`` does for rows.
