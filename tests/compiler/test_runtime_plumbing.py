@@ -100,7 +100,9 @@ def test_split_column_kernel_gets_a_workspace_per_partial_and_zeroed_counters(re
     by_role: dict[str, list[Any]] = {}
     for p, a in zip(k.params, args, strict=True):
         by_role.setdefault(p.role, []).append(a)
-    assert [int(v) for v in by_role["G"]] == [G] and grid == (2 * G, 1, 1) and block[0] == 32
+    # (40 float32 columns: two lanes a thread, blocks of 16 x 16 threads)
+    assert [int(v) for v in by_role["G"]] == [G] and grid == (2 * G, 1, 1)
+    assert tuple(block) == k.launch.block == (32 // k.schedule.vec, 8 * k.schedule.vec, 1) and k.schedule.vec == 2
     assert [int(v) for v in by_role["R"] + by_role["K"]] == [40, 50_000]
     assert [w.size for w in by_role["ws"]] == [40 * G, 40 * G]
     ((counters,),) = [by_role["counter"]]
