@@ -1210,6 +1210,11 @@ def _emit_column_lanes(info: GroupInfo, sched: Schedule) -> KernelSource:
                            {id(p.node): f"ld_{p.name}[j].v[{u}]" for p in leaves}, [dict(w.scopes[0])], [dict(w.tmps[0])], w.depth))
     lane_no = {lane.row.lin: u for u, lane in enumerate(lanes)}
     w.row_index = lanes[0].row
+
+    def chunk_base(w: Writer) -> str:
+        """The offset of the thread's first kept index in row ``c`` (its vectors' address)."""
+        return w.tmp(w.linear(_full_index(w, info, "rb", "c", "K", str(info.rows))))
+
     w.reduced_pos = "c"
     assert w.row_index is not None
     w.make_full = lambda: _full_index(w, info, str(w.row_index.lin), "c", "K", str(info.rows))
@@ -1232,7 +1237,7 @@ def _emit_column_lanes(info: GroupInfo, sched: Schedule) -> KernelSource:
             w.open(f"if (cc < {hi})")
             w.line(f"const {idx_t} c = {first};")
             if stage == "load":
-                base = w.tmp(w.linear(_full_index(w, info, "rb", "c", "K", str(info.rows))))
+                base = chunk_base(w)
                 for p in leaves:
                     st = ct.storage_type(p.node.dtype)
                     load = f"sl_load_vec_ro<{st}, {vec}>({p.name} + {base})" if vector else f"sl_load_vec<{st}, {vec}>({p.name} + {base}, false)"
@@ -1250,10 +1255,11 @@ def _emit_column_lanes(info: GroupInfo, sched: Schedule) -> KernelSource:
             w.line(f"sl_vec<{ct.storage_type(o.dtype)}, {vec}> vo{k};")
 
     def store(w: Writer, k: int, v: str, full: Index) -> None:
-        w.line(f"sl_store(&vo{k}.v[{lane_no[str(w.row_index.lin if w.row_index else '')]}], {v});")
+        assert w.row_index is not None
+        w.line(f"sl_store(&vo{k}.v[{lane_no[w.row_index.lin]}], {v});")
 
     def store_close(w: Writer, vector: bool, outs: list[tuple[int, Node]]) -> None:
-        base = w.tmp(w.linear(_full_index(w, info, "rb", "c", "K", str(info.rows))))
+        base = chunk_base(w)
         for k, o in outs:
             st = ct.storage_type(o.dtype)
             if vector:
