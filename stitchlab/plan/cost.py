@@ -29,6 +29,16 @@ from .groups import FULL, GroupInfo
 CACHE_REG_BUDGET = 64
 #: 16-byte loads' worth of row data a row-schedule thread should have in flight (measured).
 LOADS_IN_FLIGHT = 8
+#: The same for a register-cached row kernel that stores full rows: its blocks' stores keep the
+#: memory busy while other blocks load, and fewer registers a thread keep more rows resident.
+#: Measured on the H200 (held, ``benchmarks/results/2026-12-04-h200-b769f62-row-block-probe.log``):
+#: float32 softmax 8192 x 4096 63.5 us with 512 threads (2 loads each) against 64.8 with 128 (8),
+#: layernorm 64.6 against 66.3, rmsnorm 64.4 / 65.5, l2norm 64.1 / 64.8; layernorm 16384 x 2048
+#: 65.1 with 256 against 66.8 with 64; float16 layernorm 8192 x 4096 33.3 with 256 against
+#: 33.8 with 128, but float16 layernorm 4096 x 8192 37.7 with 512 against 34.4 with 256: 4-byte
+#: row inputs only. Kernels that store no row (logsumexp, cross-entropy) keep the target above:
+#: 38.7 us with 512 threads against 31.9 with 128.
+LOADS_IN_FLIGHT_STORED = 2
 #: Iterations of a streamed row loop the emitter unrolls (its loads in flight per thread); half
 #: that for 8-byte inputs (see :func:`stream_unroll`).
 STREAM_UNROLL = 8
@@ -373,6 +383,8 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
     work = R * K * _elem_work(info) * (1.5 if info.phases > 1 else 1.0)
     out = []
     row_vec = row_vector_width(info)
+    stores_rows = any(lvl == FULL for _, lvl in info.outputs)
+    words4 = bool(full_leaves) and all(n.dtype.itemsize == 4 for n in full_leaves)
     configs = [("row_warp", 32, b) for b in (128, 256)] + [("row_block", b, b) for b in (128, 256, 512, 1024, 64)]
     for family, team, block in configs:
         cache, regs, smem = _cache_choice(info, team, block, dev)
@@ -401,6 +413,7 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
         # streamed loop has its unrolled iterations' loads in flight (GroupNorm streamed over
         # 128 threads: 118 us, 1.9x the cached row)
         if full_leaves:
+            target = LOADS_IN_FLIGHT_STORED if cache == "registers" and stores_rows and words4 else LOADS_IN_FLIGHT
             row_bytes = sum(n.dtype.itemsize for n in full_leaves)
             if cache == "registers":
                 loads = max(1.0, math.ceil(K / team) * row_bytes / 16)
@@ -408,10 +421,10 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
                 loads = STREAM_VEC_UNROLL * vec * row_bytes / 16
             else:
                 loads = stream_unroll(info) * row_bytes / 16
-            if loads < LOADS_IN_FLIGHT:
-                secs *= 1.0 + 0.15 * math.log2(LOADS_IN_FLIGHT / loads)
+            if loads < target:
+                secs *= 1.0 + 0.15 * math.log2(target / loads)
             else:
-                secs *= 1.0 + 0.03 * math.log2(loads / LOADS_IN_FLIGHT)
+                secs *= 1.0 + 0.03 * math.log2(loads / target)
         if block == 1024:
             secs *= 1.05  # block-wide barriers over 32 warps
         if family == "row_block" and K < block:
