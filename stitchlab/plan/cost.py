@@ -36,9 +36,13 @@ LOADS_IN_FLIGHT = 8
 #: layernorm 64.6 against 66.3, rmsnorm 64.4 / 65.5, l2norm 64.1 / 64.8; layernorm 16384 x 2048
 #: 65.1 with 256 against 66.8 with 64; float16 layernorm 8192 x 4096 33.3 with 256 against
 #: 33.8 with 128, but float16 layernorm 4096 x 8192 37.7 with 512 against 34.4 with 256: 4-byte
-#: row inputs only. Kernels that store no row (logsumexp, cross-entropy) keep the target above:
-#: 38.7 us with 512 threads against 31.9 with 128.
+#: row inputs only, and only where each thread still loads two vectors of each input (one: float16
+#: layernorm 8192 x 4096 43.9 us with 512 threads) and the rows are as long as measured (2048 to
+#: 8192 elements; shorter rows keep the target above, unmeasured with this one). Kernels that store
+#: no row (logsumexp, cross-entropy) keep it too: 38.7 us with 512 threads against 31.9 with 128.
 LOADS_IN_FLIGHT_STORED = 2
+#: The shortest rows :data:`LOADS_IN_FLIGHT_STORED` applies to.
+STORED_ROWS_MIN = 2048
 #: Iterations of a streamed row loop the emitter unrolls (its loads in flight per thread); half
 #: that for 8-byte inputs (see :func:`stream_unroll`).
 STREAM_UNROLL = 8
@@ -384,7 +388,7 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
     out = []
     row_vec = row_vector_width(info)
     stores_rows = any(lvl == FULL for _, lvl in info.outputs)
-    words4 = bool(full_leaves) and all(n.dtype.itemsize == 4 for n in full_leaves)
+    stored_target = stores_rows and K >= STORED_ROWS_MIN and bool(full_leaves) and all(n.dtype.itemsize == 4 for n in full_leaves)
     configs = [("row_warp", 32, b) for b in (128, 256)] + [("row_block", b, b) for b in (128, 256, 512, 1024, 64)]
     for family, team, block in configs:
         cache, regs, smem = _cache_choice(info, team, block, dev)
@@ -413,7 +417,8 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
         # streamed loop has its unrolled iterations' loads in flight (GroupNorm streamed over
         # 128 threads: 118 us, 1.9x the cached row)
         if full_leaves:
-            target = LOADS_IN_FLIGHT_STORED if cache == "registers" and stores_rows and words4 else LOADS_IN_FLIGHT
+            stored = stored_target and cache == "registers" and math.ceil(K / team) >= 2 * row_vec
+            target = LOADS_IN_FLIGHT_STORED if stored else LOADS_IN_FLIGHT
             row_bytes = sum(n.dtype.itemsize for n in full_leaves)
             if cache == "registers":
                 loads = max(1.0, math.ceil(K / team) * row_bytes / 16)

@@ -45,6 +45,17 @@ def test_evaluator_gives_4096_float_rows_it_stores_2_vector_loads_per_thread() -
     assert _kernel("layernorm").schedule.block == 512
 
 
+def test_evaluator_keeps_the_8_load_target_for_stored_rows_shorter_than_measured() -> None:
+    # cost.STORED_ROWS_MIN: rows of 1024 floats keep a warp each (not measured with 2 loads)
+    assert _kernel("softmax", rows=32768, cols=1024).schedule.family == "row_warp"
+    # and rows of 2048 take 256 threads, two vectors of each input a thread (measured: layernorm
+    # 16384 x 2048 65.1 us against 66.8 with 64 threads)
+    assert _kernel("layernorm", rows=16384, cols=2048).schedule.block == 256
+    # two inputs: not 512 threads, which would load one vector of each (as float16 rows of 4096
+    # with 512 threads: 43.9 us against 33.8)
+    assert _kernel("add_layernorm", rows=16384, cols=2048).schedule.block == 256
+
+
 def test_evaluator_keeps_float16_rows_it_stores_at_4_vector_loads_per_thread() -> None:
     # float16 layernorm 4096 x 8192: 34.4 us with 256-thread blocks (4 vectors), 37.7 with 512
     x = sl.asarray(np.ones((4096, 8192), np.float16))
