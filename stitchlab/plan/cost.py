@@ -29,19 +29,20 @@ from .groups import FULL, GroupInfo
 CACHE_REG_BUDGET = 64
 #: 16-byte loads' worth of row data a row-schedule thread should have in flight (measured).
 LOADS_IN_FLIGHT = 8
-#: The same for a register-cached row kernel that stores full rows: its blocks' stores keep the
-#: memory busy while other blocks load, and fewer registers a thread keep more rows resident.
-#: Measured on the H200 (held, ``benchmarks/results/2026-12-04-h200-b769f62-row-block-probe.log``):
-#: float32 softmax 8192 x 4096 63.5 us with 512 threads (2 loads each) against 64.8 with 128 (8),
-#: layernorm 64.6 against 66.3, rmsnorm 64.4 / 65.5, l2norm 64.1 / 64.8; layernorm 16384 x 2048
-#: 65.1 with 256 against 66.8 with 64; float16 layernorm 8192 x 4096 33.3 with 256 against
-#: 33.8 with 128, but float16 layernorm 4096 x 8192 37.7 with 512 against 34.4 with 256: 4-byte
-#: row inputs only, and only where each thread still loads two vectors of each input (one: float16
-#: layernorm 8192 x 4096 43.9 us with 512 threads) and the rows are as long as measured (2048 to
-#: 8192 elements; shorter rows keep the target above, unmeasured with this one). Kernels that store
-#: no row (logsumexp, cross-entropy) keep it too: 38.7 us with 512 threads against 31.9 with 128.
+#: The same for a register-cached row kernel that stores full rows of 4-byte elements, at least
+#: :data:`STORED_ROWS_MIN` long, where each thread loads at least two vectors of each input: its
+#: blocks' stores keep the memory busy while other blocks load, and fewer registers a thread keep
+#: more rows resident. Measured on the H200 (held, one process,
+#: ``benchmarks/results/2026-12-04-h200-b769f62-row-block-probe.log``): float32 8192 x 4096 with
+#: 512 threads (2 loads each) against 128 (8): softmax 63.5 / 64.8 us, layernorm 64.6 / 66.3,
+#: rmsnorm 64.4 / 65.5, l2norm 64.1 / 64.8; layernorm 16384 x 2048 65.1 with 256 threads against
+#: 66.8 with 64, 4096 x 8192 65.4 with 512 against 66.1 with 256. Not for float16 (layernorm
+#: 4096 x 8192 37.7 with 512 threads against 34.4 with 256), nor with one vector of an input a
+#: thread (float16 layernorm 8192 x 4096 with 512: 43.9 against 33.8), nor for kernels that store
+#: no row (float32 logsumexp 38.7 with 512 threads against 31.9 with 128).
 LOADS_IN_FLIGHT_STORED = 2
-#: The shortest rows :data:`LOADS_IN_FLIGHT_STORED` applies to.
+#: The shortest rows :data:`LOADS_IN_FLIGHT_STORED` applies to (the measured range is 2048 to 8192
+#: elements; rows of 1024 keep a warp each, not measured against 128-thread blocks).
 STORED_ROWS_MIN = 2048
 #: Iterations of a streamed row loop the emitter unrolls (its loads in flight per thread); half
 #: that for 8-byte inputs (see :func:`stream_unroll`).
