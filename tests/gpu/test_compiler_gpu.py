@@ -76,6 +76,9 @@ SHAPES = {
     "many_short_rows": (4099, 24),
     "medium": (257, 4099),
     "vector_rows": (300, 4096),  # many rows of a multiple of 4: 16-byte row loads and stores
+    # (float32 rows that are stored: 512-thread blocks at 4096 columns, 256 at 2048; cost.py
+    # LOADS_IN_FLIGHT_STORED)
+    "vector_rows_2048": (600, 2048),
     "short_vector_rows": (40, 1024),
     "tall": (3000, 300),  # columns longer than the register-cached head of a column schedule
     "empty_rows": (0, 16),
