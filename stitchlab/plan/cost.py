@@ -388,8 +388,9 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
     work = R * K * _elem_work(info) * (1.5 if info.phases > 1 else 1.0)
     out = []
     row_vec = row_vector_width(info)
-    stores_rows = any(lvl == FULL for _, lvl in info.outputs)
-    stored_target = stores_rows and K >= STORED_ROWS_MIN and bool(full_leaves) and all(n.dtype.itemsize == 4 for n in full_leaves)
+    # (rows the kernel stores: LOADS_IN_FLIGHT_STORED where a thread keeps two vectors of each input)
+    stored_target = (any(lvl == FULL for _, lvl in info.outputs) and K >= STORED_ROWS_MIN and bool(full_leaves)
+                     and all(n.dtype.itemsize == 4 for n in full_leaves))
     configs = [("row_warp", 32, b) for b in (128, 256)] + [("row_block", b, b) for b in (128, 256, 512, 1024, 64)]
     for family, team, block in configs:
         cache, regs, smem = _cache_choice(info, team, block, dev)
@@ -416,7 +417,8 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
         # registers, hence resident rows. Counted in bytes: 32 scalar float16 loads have what 4
         # vectors have in flight (GroupNorm float16: 68.6 us scalar, 63.5 vectors), and a
         # streamed loop has its unrolled iterations' loads in flight (GroupNorm streamed over
-        # 128 threads: 118 us, 1.9x the cached row)
+        # 128 threads: 118 us, 1.9x the cached row). (That sweep timed plain loops; held, kernels
+        # that store float32 rows are fastest with 2 loads a thread: LOADS_IN_FLIGHT_STORED.)
         if full_leaves:
             stored = stored_target and cache == "registers" and math.ceil(K / team) >= 2 * row_vec
             target = LOADS_IN_FLIGHT_STORED if stored else LOADS_IN_FLIGHT
