@@ -7,7 +7,9 @@ events and timed (median of several loops), next to the evaluator's estimate. Al
 without 16-byte vectors; streamed row ones unrolled 4, 8 or 16 deep and column ones 8 or 32 (those
 other than the default); register-cached row ones prefetching the row 1, 2, 4 or 8 × (SM count)
 ahead into L2, after the row's loads or after its first reduction, or not at all, and the same
-rows streamed through 256, 512 or 1024 threads instead (each pass reading them again); pointwise ones
+rows streamed through 256, 512 or 1024 threads instead (each pass reading them again); streamed
+``row_block`` ones walking their rows (``Schedule.row_loop``) with 1, 2 or 4 blocks an SM, or a
+row a block; pointwise ones
 with 8 elements per thread and a full grid; and the evaluator's choice once with each emitter
 switch (``stitchlab.codegen.schedules.OPTIONS``) off.
 Every variant's output is compared with the chosen plan's.
@@ -87,6 +89,16 @@ def _variants(k0: Any, dev: Any) -> list[tuple[str, Any, Any, dict[str, Any]]]:
             for unroll in (4, 8, 16):
                 if unroll != stream_unroll(info):  # the default is the plain variant
                     out.append((f"unroll {unroll}", est.schedule, est.launch, {"ROW_STREAM_UNROLL": unroll}))
+    for est in ests:
+        if est.schedule.family == "row_block" and est.schedule.cache == "none":
+            # each block walks rows, its passes alternating direction (Schedule.row_loop): a
+            # grid of a few blocks an SM bounds the rows in flight (their bytes against L2's);
+            # the full grid (a row a block) times the turned passes alone
+            s = dataclasses.replace(est.schedule, row_loop=True)
+            for per_sm in (1, 2, 4):
+                grid = min(est.launch.grid[0], dev.sms * per_sm)
+                out.append((f"row loop {per_sm}/SM", s, dataclasses.replace(est.launch, grid=(grid, 1, 1)), {}))
+            out.append(("row loop, full grid", s, est.launch, {}))
     if k0.schedule.family == "column":
         for unroll in (8, 32):
             out.append((f"unroll {unroll}", k0.schedule, k0.launch, {"COLUMN_UNROLL": unroll}))

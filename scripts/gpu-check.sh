@@ -12,8 +12,9 @@
 #   GPU_CHECK_NOTEBOOKS=1 also run examples/*.ipynb in Jupyter kernels (scripts/run-notebooks.py)
 #                         into $OUT/notebooks/ and $OUT/notebooks.log; NOTEBOOK_BACKEND (cupy) is
 #                         the stitchlab backend each notebook must use
-#   GPU_CHECK_SWEEP="float16:layernorm,adam;float32:groupnorm"
-#                         also time every schedule of these workloads (benchmarks/kernel_sweep.py)
+#   GPU_CHECK_SWEEP="float16:layernorm,adam;float32@1024,128256:logsumexp"
+#                         also time every schedule of these workloads (benchmarks/kernel_sweep.py),
+#                         at 8192 x 4096 or at the shape after "@"
 #   GPU_CHECK_RANDOM=1    also time random draws and dropout against CuPy and torch
 #                         (benchmarks/random_dropout.py) into $OUT/random/
 #   GPU_CHECK_PROBES="vectorize fast_math"
@@ -151,13 +152,14 @@ if [ -n "${GPU_CHECK_PROBES:-}" ]; then
 fi
 
 if [ -n "${GPU_CHECK_SWEEP:-}" ]; then
-    # schedule sweeps (benchmarks/kernel_sweep.py): "dtype:workload,workload;dtype:workload"
+    # schedule sweeps (benchmarks/kernel_sweep.py): "dtype[@rows,cols]:workload,workload;..."
     IFS=';' read -r -a sweeps <<<"$GPU_CHECK_SWEEP"
     for entry in "${sweeps[@]}"; do
-        dt="${entry%%:*}"; wls="${entry#*:}"
-        step "schedule sweep $dt: $wls"
-        python3 "$REPO/benchmarks/kernel_sweep.py" --dtype "$dt" --workloads "$wls" \
-            --out "$OUT/sweep-$dt" 2>&1 | tee -a "$OUT/sweep.log"
+        dt="${entry%%:*}"; wls="${entry#*:}"; shape="8192,4096"
+        if [ "${dt#*@}" != "$dt" ]; then shape="${dt#*@}"; dt="${dt%%@*}"; fi
+        step "schedule sweep $dt $shape: $wls"
+        python3 "$REPO/benchmarks/kernel_sweep.py" --dtype "$dt" --shape "$shape" --workloads "$wls" \
+            --out "$OUT/sweep-$dt-${shape/,/x}" 2>&1 | tee -a "$OUT/sweep.log"
     done
 fi
 

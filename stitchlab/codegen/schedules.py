@@ -721,8 +721,17 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
         for k, r in enumerate(info.reductions):
             w.line(f"__shared__ {_acc_type(r)} sred{k}[32];")
     w.line(f"const int lane = threadIdx.x % {team};")
-    w.line(f"const {idx_t} r = ({idx_t})blockIdx.x * {rows_per_block} + threadIdx.x / {team};")
-    w.line("if (r >= R) return;")
+    # (Schedule.row_loop: a streamed row_block walks its rows, every pass after the first going
+    # the other way; an argmax/argmin thread steps up its positions, so its passes do not turn)
+    row_loop = sched.row_loop
+    if row_loop and (sched.family != "row_block" or cache != "none"):
+        raise CodegenError(f"row_loop is a schedule of row_block with cache='none', not {sched}")
+    turn = row_loop and not any(r.op in ARG_REDUCTIONS for r in info.reductions)
+    if row_loop:
+        w.open(f"for ({idx_t} r = ({idx_t})blockIdx.x; r < R; r += ({idx_t})gridDim.x)")
+    else:
+        w.line(f"const {idx_t} r = ({idx_t})blockIdx.x * {rows_per_block} + threadIdx.x / {team};")
+        w.line("if (r >= R) return;")
     w.row_index = Index(info.keep_shape, lin="r", tag="row")
     out_full = [(k, o) for k, (o, lvl) in enumerate(info.outputs) if lvl == FULL]
     pending: list[Callable[[Writer], None]] = []  # emitted after the first combine
@@ -738,6 +747,7 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
             header = ("#pragma unroll", f"for (int t = 0; t < {nt}; ++t) {guard}")
         else:
             header = (f"#pragma unroll {STREAM_VEC_UNROLL}", f"for (int t = 0; {chunk} * {vec} < {K}; ++t)")
+        back = (header[0], f"for (int t = {nt - 1}; t >= 0; --t) {guard}")  # (row_loop's turned passes)
 
         def rowbase(row: str = "r") -> str:
             """The offset of the chunk's first element (rows strided over memory: by index)."""
@@ -822,9 +832,9 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
                 lane[0] = w.tmp(rowbase())
                 w.vec_at, w.vec_depth, w.side_loaded = len(w.lines), w.depth, {}
 
-        def open_(w: Writer) -> None:
-            w.line(header[0])
-            w.open(header[1])
+        def open_(w: Writer, head: tuple[str, str] = header) -> None:
+            w.line(head[0])
+            w.open(head[1])
             chunk_start(w)
             if vec > 1:
                 w.line("#pragma unroll")
@@ -842,10 +852,11 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
             return dataclasses.replace(full, lane=lane[0]) if vec > 1 and w.vec_at is not None else full
 
         loop = _Loop(open_, close)
+        loop_back = _Loop(functools.partial(open_, head=back), close)
         if vec > 1:
-            def store_open(w: Writer, outs: list[tuple[int, Node]]) -> None:
-                w.line(header[0])
-                w.open(header[1])
+            def store_open(w: Writer, outs: list[tuple[int, Node]], head: tuple[str, str] = header) -> None:
+                w.line(head[0])
+                w.open(head[1])
                 for k, o in outs:
                     w.line(f"sl_vec<{ct.storage_type(o.dtype)}, {vec}> vo{k};")
                 chunk_start(w)
@@ -872,6 +883,8 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
                 w.vec_at = None
 
             loop = _Loop(open_, close, store_open, store_close, store)
+            loop_back = _Loop(functools.partial(open_, head=back), close, functools.partial(store_open, head=back),
+                              store_close, store)
     else:
         if cache == "shared":
             for p in leaves:
@@ -883,6 +896,9 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
                 w.cache_fill[id(p.node)] = cname + "[c] = {}"
         unroll = (ROW_STREAM_UNROLL or stream_unroll(info)) if cache == "none" else 4
         loop = _simple_loop(f"for ({idx_t} c = lane; c < {K}; c += {team})", f"#pragma unroll {unroll}")
+        last = (K - 1) // team * team  # (row_loop's turned passes: the thread's last position first)
+        loop_back = _simple_loop(f"for ({idx_t} c = lane + {last}; c >= 0; c -= {team})", f"#pragma unroll {unroll}",
+                                 inner_guard=f"if (c < {K})")
 
         def make_full() -> Index:
             w.reduced_pos = "c"
@@ -921,8 +937,12 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
 
     picks = {id(r): functools.partial(emit_pick, r) for r in info.reductions if id(r) in found}
     # a row held on chip costs nothing to read again; a streamed one is read once per pass
-    _emit_phases(w, info, loop, combine, one_pass=cache == "none", picks=picks)
+    _emit_phases(w, info, (lambda k: [loop_back if k % 2 else loop]) if turn else loop, combine,
+                 one_pass=cache == "none", picks=picks)
     _row_outputs(w, info, "lane == 0", "r")
+    if row_loop:
+        w.line("__syncthreads();  // the next row's reductions reuse the block's buffers")
+        w.close()
     return w
 
 

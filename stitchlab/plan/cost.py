@@ -86,6 +86,11 @@ class Schedule:
         prefetch: "row_block" with ``cache="registers"``: after its first reduction each block
             prefetches into L2 the inputs of the row this many rows ahead (the block that will
             take this one's place); 0: none.
+        row_loop: "row_block" with ``cache="none"``: each block walks rows ``blockIdx.x``,
+            ``blockIdx.x + gridDim.x``, ... and its passes over a row alternate direction (the
+            second starts where the first ended, in L2), so that a grid smaller than the row count
+            bounds the rows read at once. The planner does not choose it yet: it waits for its
+            measurement (docs/compiler.md §4, "Streamed rows a block walks").
     """
 
     family: str
@@ -95,14 +100,18 @@ class Schedule:
     ty: int = 1
     index: str = "int"
     prefetch: int = 0
+    row_loop: bool = False
 
     def params(self) -> dict[str, Any]:
-        return {"family": self.family, "block": self.block, "vec": self.vec, "cache": self.cache, "ty": self.ty,
-                "index": self.index, "prefetch": self.prefetch}
+        out = {"family": self.family, "block": self.block, "vec": self.vec, "cache": self.cache, "ty": self.ty,
+               "index": self.index, "prefetch": self.prefetch}
+        if self.row_loop:  # (only when set: the registry keys of the other kernels stay as they were)
+            out["row_loop"] = True
+        return out
 
     def __str__(self) -> str:
         extra = {"vec": self.vec, "cache": self.cache, "ty": self.ty, "prefetch": self.prefetch}
-        shown = ", ".join(f"{k}={v}" for k, v in extra.items() if v not in (0, 1, "none"))
+        shown = ", ".join([f"{k}={v}" for k, v in extra.items() if v not in (0, 1, "none")] + ["row_loop"] * self.row_loop)
         return f"{self.family}(block={self.block}{', ' + shown if shown else ''}, index={self.index})"
 
 

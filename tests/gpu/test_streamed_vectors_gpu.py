@@ -4,6 +4,10 @@ same schedule element by element (``vec=1``) and the float64 reference, with the
 to 16 bytes and not (views that start one element in: every vector load and store takes its
 element-by-element path), and with weights broadcast along the rows.
 
+The same kernels with blocks that walk their rows (``Schedule.row_loop``, passes turning round):
+the same bits whatever the grid, the row-a-block kernel's values up to the order of the sums, and
+argmax's first positions where its passes keep going up.
+
 Run on the GPU machine: ``PYTHONPATH=. python3 -m pytest -m gpu tests/gpu/test_streamed_vectors_gpu.py -q``.
 """
 
@@ -30,6 +34,16 @@ def _view(a: np.ndarray, shift: int):
     return flat[shift:].reshape(a.shape)
 
 
+def _reference(build, host: list[np.ndarray]) -> list[np.ndarray]:
+    """``build`` over ``host`` in float64 on the numpy backend."""
+    sl.set_backend("numpy")
+    try:
+        with np.errstate(all="ignore"):
+            return [o.get() for o in build(*[a.astype(np.float64) for a in host])]
+    finally:
+        sl.set_backend("cupy")
+
+
 @pytest.mark.parametrize("shift", [0, 1])
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
 @pytest.mark.parametrize("name", ["softmax", "layernorm", "add_layernorm", "logsumexp", "rmsnorm"])
@@ -54,12 +68,7 @@ def test_streamed_chunks_match_elements_and_reference(name: str, dtype: str, shi
         assert ("sl_load_vec<" in ks.source) == (vec > 1)
         k = dataclasses.replace(k0, name=ks.name, source=ks.source, params=ks.params, schedule=ks.schedule)
         outs[vec] = [o.get().astype(np.float64) for o in build_executable(dataclasses.replace(plan, kernels=[k]))(bufs)]
-    sl.set_backend("numpy")
-    try:
-        with np.errstate(all="ignore"):
-            ref = [o.get() for o in build(*[a.astype(np.float64) for a in host])]
-    finally:
-        sl.set_backend("cupy")
+    ref = _reference(build, host)
     # float16 about 40 steps of the dtype, bfloat16 the same in its (8 times larger) steps: the
     # affine's cancellation (x * w + b near 0) keeps that many in absolute terms
     tol = {"float16": 2e-2, "bfloat16": 1.6e-1, "float32": 2e-5}[dtype]
@@ -70,3 +79,66 @@ def test_streamed_chunks_match_elements_and_reference(name: str, dtype: str, shi
     # and through the planner's own kernel, as a user calls it
     lazy = build(*[sl.asarray(a) for a in args])
     np.testing.assert_allclose(lazy[0].get().astype(np.float64), ref[0], rtol=tol, atol=tol)
+
+
+def _walking(k0, launch_grid: int):
+    """``k0`` with blocks that walk their rows, launched over ``launch_grid`` blocks."""
+    from stitchlab.codegen import emit
+
+    ks = emit(k0.info, dataclasses.replace(k0.schedule, row_loop=True))
+    return dataclasses.replace(k0, name=ks.name, source=ks.source, params=ks.params, schedule=ks.schedule,
+                               launch=dataclasses.replace(k0.launch, grid=(launch_grid, 1, 1)))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+@pytest.mark.parametrize("name", ["softmax", "layernorm", "add_layernorm", "logsumexp", "rmsnorm"])
+def test_blocks_walking_rows_match_a_row_a_block(name: str, dtype: str) -> None:
+    from stitchlab.ir.graph import build_graph
+    from stitchlab.runtime import _instance
+    from stitchlab.runtime.launch import build_executable
+
+    build, _, kinds = _wl.WORKLOADS[name]
+    host = _wl.make_args(kinds, 272, 70_000, np.dtype(dtype), seed=7)
+    host[0][3, 11] = np.nan
+    args = [_view(a, int(dtype == "float32")) for a in host]  # (float32: unaligned, element-wise paths)
+    graph, sources = build_graph([o._node for o in build(*args)])
+    bufs = [s.value for s in sources]
+    plan = _instance("cupy").plan(graph).plan
+    (k0,) = plan.kernels
+    assert k0.schedule.family == "row_block" and k0.schedule.cache == "none", k0.schedule
+    plain = [o.get() for o in build_executable(plan)(bufs)]
+    walked = {grid: [o.get() for o in build_executable(dataclasses.replace(plan, kernels=[_walking(k0, grid)]))(bufs)]
+              for grid in (3, 132, k0.launch.grid[0])}
+    for grid, outs in walked.items():  # which block takes a row changes no bit of it
+        for got, first in zip(outs, walked[3], strict=True):
+            np.testing.assert_array_equal(got.view(np.uint8), first.view(np.uint8), err_msg=f"grid {grid}")
+    tol = {"float16": 2e-2, "bfloat16": 1.6e-1, "float32": 2e-5, "float64": 1e-12}[dtype]
+    for got, row_a_block, want in zip(walked[3], plain, _reference(build, host), strict=True):
+        got = got.astype(np.float64)
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        np.testing.assert_allclose(got, row_a_block.astype(np.float64), rtol=tol, atol=tol)
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def test_argmax_rows_walked_by_blocks_give_numpys_first_positions() -> None:
+    """Values of 7 levels: every row has thousands of ties for its maximum; NumPy gives the first."""
+    import cupy as cp
+
+    from stitchlab.ir.graph import build_graph
+    from stitchlab.runtime import _instance
+    from stitchlab.runtime.launch import build_executable
+
+    host = np.random.default_rng(3).integers(-3, 4, (272, 70_000)).astype(np.float32)
+    host[5, 100:] = -4.0
+    host[5, 69_999] = 9.0  # a row whose only maximum is its last element
+    x = sl.asarray(cp.asarray(host))
+    m = x.max(-1, keepdims=True)
+    graph, sources = build_graph([(x - m).argmax(-1)._node, sl.exp(x - m).sum(-1)._node])
+    bufs = [s.value for s in sources]
+    plan = _instance("cupy").plan(graph).plan
+    (k0,) = plan.kernels
+    assert k0.schedule.family == "row_block" and k0.schedule.cache == "none", k0.schedule
+    arg, total = (o.get() for o in build_executable(dataclasses.replace(plan, kernels=[_walking(k0, 3)]))(bufs))
+    shifted = host - host.max(-1, keepdims=True)
+    np.testing.assert_array_equal(arg, np.argmax(shifted, -1))
+    np.testing.assert_allclose(total, np.exp(shifted.astype(np.float64)).sum(-1), rtol=2e-5)

@@ -1,0 +1,99 @@
+"""``Schedule.row_loop`` (``_row_body`` in ``stitchlab/codegen/schedules.py``): a streamed
+``row_block`` kernel whose blocks walk their rows, so that the grid bounds the rows in flight, and
+whose passes after the first turn round (the second starts at the row's end, the part the first
+read last). Checked here on the text of the kernels and with ptxas (no GPU needed); their values
+on the GPU in ``tests/gpu/test_streamed_vectors_gpu.py``."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import stitchlab as sl
+from stitchlab.codegen import emit
+from stitchlab.codegen.elemental import CodegenError
+from stitchlab.plan.cost import Schedule
+
+from .workloads import WORKLOADS, make_args
+
+ROWS, COLS = 272, 70_000  # rows too long to stay on chip: every workload below streams them
+
+
+def _streamed(name: str, dtype: str):
+    build, _, kinds = WORKLOADS[name]
+    (k,) = sl.explain(*build(*make_args(kinds, ROWS, COLS, dtype))).kernels
+    assert k.schedule.family == "row_block" and k.schedule.cache == "none", k.schedule
+    return k
+
+
+def test_blocks_walk_their_rows_and_the_second_pass_turns_round() -> None:
+    k = _streamed("softmax", "float32")
+    assert not k.schedule.row_loop  # the planner does not choose it (it waits for its measurement)
+    src = emit(k.info, dataclasses.replace(k.schedule, row_loop=True)).source
+    assert "for (int r = (int)blockIdx.x; r < R; r += (int)gridDim.x) {" in src
+    assert "if (r >= R) return;" not in src
+    # max going up, the sum of exps coming down from the last chunk, the stores going up again
+    nt = -(-COLS // (128 * 4))
+    up = f"for (int t = 0; (lane + t * 128) * 4 < {COLS}; ++t)"
+    down = f"for (int t = {nt - 1}; t >= 0; --t) if ((lane + t * 128) * 4 < {COLS})"
+    assert k.schedule.block == 128 and src.count(up) == 2 and src.count(down) == 1
+    assert src.index(up) < src.index(down) < src.rindex(up)
+    # the block's reduction buffers serve the next row only once every thread is past them
+    body_end = src.rindex("__syncthreads();")
+    assert src.rindex("sl_block_allreduce") < body_end and src.rindex("sl_store(") < body_end
+
+
+def test_element_by_element_passes_turn_round_too() -> None:
+    k = _streamed("logsumexp", "float64")  # float64 rows stream element by element (vec 1)
+    assert k.schedule.vec == 1
+    src = emit(k.info, dataclasses.replace(k.schedule, row_loop=True)).source
+    team = k.schedule.block
+    last = (COLS - 1) // team * team
+    assert f"for (int c = lane; c < {COLS}; c += {team})" in src
+    assert f"for (int c = lane + {last}; c >= 0; c -= {team})" in src and f"if (c < {COLS})" in src
+
+
+def test_argmax_passes_keep_going_up() -> None:
+    """An argmax/argmin thread steps up its positions (the preamble's ``sl_arg``): no turn."""
+    x = sl.asarray(np.random.default_rng(0).standard_normal((ROWS, COLS)).astype(np.float32))
+    m = x.max(-1, keepdims=True)
+    (k,) = sl.explain((x - m).argmax(-1), sl.exp(x - m).sum(-1)).kernels
+    assert k.schedule.family == "row_block" and k.schedule.cache == "none", k.schedule
+    src = emit(k.info, dataclasses.replace(k.schedule, row_loop=True)).source
+    assert "r += (int)gridDim.x" in src and "--t)" not in src and "c -= " not in src
+
+
+def test_only_streamed_row_blocks_walk_rows() -> None:
+    build, _, kinds = WORKLOADS["softmax"]
+    (k,) = sl.explain(*build(*make_args(kinds, 8192, 4096, "float32"))).kernels
+    assert k.schedule.cache == "registers"
+    with pytest.raises(CodegenError, match="row_loop is a schedule of row_block with cache='none'"):
+        emit(k.info, dataclasses.replace(k.schedule, row_loop=True))
+
+
+def test_row_loop_is_part_of_the_registry_key_only_where_set() -> None:
+    """The schedule's part of a kernel's registry key (``runtime/kernels.py``) stays what it was
+    for every other kernel, so a registry filled before keeps its entries."""
+    plain = Schedule("row_block", block=128, vec=4)
+    assert "row_loop" not in plain.params() and "row_loop" not in str(plain)
+    walking = dataclasses.replace(plain, row_loop=True)
+    assert walking.params() == {**plain.params(), "row_loop": True}
+    assert str(walking) == "row_block(block=128, vec=4, row_loop, index=int)"
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+@pytest.mark.parametrize("name", ["softmax", "layernorm", "add_layernorm", "logsumexp", "rmsnorm"])
+def test_walking_kernels_spill_no_more_than_a_row_a_block(name: str, dtype: str) -> None:
+    """None spills, but for the float64 logsumexp (8 bytes; a row a block spills 20 there, and 44
+    in float64 softmax, which walking does not: docs/compiler.md §4)."""
+    pytest.importorskip("cuda.bindings.nvrtc", reason="NVRTC (pip cuda-bindings) is not installed")
+    from stitchlab.runtime.nvrtc import resource_usage
+
+    k = _streamed(name, dtype)
+    ks = emit(k.info, dataclasses.replace(k.schedule, row_loop=True))
+    use, plain = resource_usage(ks.source, ks.name), resource_usage(k.source, k.name)
+    assert use.spill_stores <= plain.spill_stores and use.spill_loads <= plain.spill_loads, (use, plain)
+    if (name, dtype) != ("logsumexp", "float64"):
+        assert (use.spill_stores, use.spill_loads) == (0, 0), f"{ks.name} {ks.schedule}: {use}"
