@@ -1,0 +1,172 @@
+"""The kernels the planner writes, run on the CPU (``tests/compiler/hostkernels.py``: the CUDA
+threads of a block as fibers) against the float64 reference: the emitters' indexing, passes,
+barriers and team reductions checked without a GPU, in CI. Each kernel runs with its threads in
+increasing and in decreasing order between barriers, which must give the same bits (a read of
+shared memory that no barrier orders gives different ones). The device's own arithmetic stays
+with ``tests/gpu``."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import sys
+
+import ml_dtypes  # noqa: F401  (registers the "bfloat16" dtype name with NumPy)
+import numpy as np
+import pytest
+
+import stitchlab as sl
+from stitchlab.codegen import emit
+from stitchlab.codegen.program import build_plan
+from stitchlab.ir.graph import build_graph
+from stitchlab.plan.device import preset
+
+from .hostcxx import needs_cxx
+from .hostkernels import HOST_ASM, host_preamble, run_plan
+from .workloads import WORKLOADS, make_args
+
+pytestmark = [needs_cxx, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fibers through ucontext (Linux)")]
+
+#: within the float64 reference: float16 about 40 steps, bfloat16 the same in its steps (the
+#: affine's cancellation, x * w + b near 0), as the GPU tests allow
+TOL = {"float16": 2e-2, "bfloat16": 1.6e-1, "float32": 2e-5, "float64": 1e-12}
+ROWS, COLS = 37, 3000
+
+
+@pytest.fixture(scope="module")
+def build_dir(tmp_path_factory: pytest.TempPathFactory):
+    return tmp_path_factory.mktemp("host_kernels")
+
+
+def _graph(build, host: list[np.ndarray]):
+    graph, sources = build_graph([o._node for o in build(*[sl.asarray(a) for a in host])])
+    return graph, sources, build_plan(graph, preset("H200"))
+
+
+def _reference(build, host: list[np.ndarray]) -> list[np.ndarray]:
+    with np.errstate(all="ignore"):
+        return [np.asarray(o.get(), np.float64) for o in build(*[sl.asarray(a.astype(np.float64)) for a in host])]
+
+
+def _both_orders(plan, sources, build_dir) -> list[np.ndarray]:
+    """The outputs, the same bits with the threads run in either order between barriers."""
+    up, down = run_plan(plan, sources, build_dir), run_plan(plan, sources, build_dir, order=1)
+    for a, b in zip(up, down, strict=True):
+        np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8), err_msg="threads in another order")
+    return up
+
+
+def _close(got: list[np.ndarray], want: list[np.ndarray], dtype: str) -> None:
+    tol = TOL[dtype]
+    for g, w in zip(got, want, strict=True):
+        g = g.astype(np.float64)
+        np.testing.assert_array_equal(np.isnan(g), np.isnan(w))
+        np.testing.assert_allclose(g, w, rtol=tol, atol=tol)
+
+
+def _case(name: str, dtype: str, rows: int = ROWS, cols: int = COLS):
+    build, _, kinds = WORKLOADS[name]
+    host = make_args(kinds, rows, cols, np.dtype(dtype), seed=2)
+    if name == "adam":
+        host[3] = np.abs(host[3])
+    host[0][3, 11] = np.nan  # one row carries a NaN through its reductions
+    return build, host
+
+
+def test_every_inline_ptx_instruction_has_a_host_version() -> None:
+    host = host_preamble()  # (raises KeyError naming an instruction that has none)
+    assert not re.search(r"\basm\s*(volatile\s*)?\(", host)
+    assert "h.x = slh_f2h(f);" in host and set(HOST_ASM) >= {"cvt.f32.f16", "max.NaN.f32", "griddepcontrol.wait"}
+    with pytest.raises(KeyError, match="'fma.rn.f16'"):
+        host_preamble('asm("fma.rn.f16 %0, %1, %2, %3;" : "=h"(r) : "h"(a), "h"(b), "h"(c));')
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("name", sorted(WORKLOADS))
+def test_workload_kernels_match_the_reference(name: str, dtype: str, build_dir) -> None:
+    build, host = _case(name, dtype)
+    graph, sources, plan = _graph(build, host)
+    _close(_both_orders(plan, sources, build_dir), _reference(build, host), dtype)
+
+
+@pytest.mark.parametrize(("name", "shape"), [
+    ("softmax", (300, 24)), ("layernorm", (300, 24)), ("column_norm", (300, 24)),  # a warp a row; column lanes
+    ("softmax", (5, 40_000)), ("layernorm", (5, 40_000)),  # rows split over blocks (row_split)
+    ("column_norm", (20_000, 16)),  # columns split over blocks (column_split)
+])
+def test_short_and_long_rows_match_the_reference(name: str, shape: tuple[int, int], build_dir) -> None:
+    """Short rows (a warp each; columns two a thread) and split reductions (partial results, the
+    last block's combine through the counters)."""
+    build, host = _case(name, "float32", *shape)
+    graph, sources, plan = _graph(build, host)
+    _close(_both_orders(plan, sources, build_dir), _reference(build, host), "float32")
+
+
+def _with_schedule(plan, kernel, schedule, grid: int):
+    ks = emit(kernel.info, schedule)
+    k = dataclasses.replace(kernel, name=ks.name, source=ks.source, params=ks.params, schedule=ks.schedule,
+                            launch=dataclasses.replace(kernel.launch, grid=(grid, 1, 1), block=(schedule.block, 1, 1)))
+    return dataclasses.replace(plan, kernels=[k if x is kernel else x for x in plan.kernels])
+
+
+def _row_kernel(plan):
+    (k,) = [k for k in plan.kernels if k.schedule.family in ("row_block", "row_warp")]
+    return k
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64"])
+@pytest.mark.parametrize("name", ["softmax", "layernorm", "add_layernorm", "logsumexp", "rmsnorm"])
+def test_streamed_rows_walked_by_blocks(name: str, dtype: str, build_dir) -> None:
+    """``Schedule.row_loop``: the same bits whatever the grid, the row-a-block kernel's values up
+    to the order of the turned passes' sums (float64: element by element, no vectors)."""
+    build, host = _case(name, dtype)
+    graph, sources, plan = _graph(build, host)
+    k = _row_kernel(plan)
+    vec = k.schedule.vec if dtype != "float64" else 1
+    streamed = dataclasses.replace(k.schedule, family="row_block", block=128, cache="none", prefetch=0, vec=vec)
+    plain = _both_orders(_with_schedule(plan, k, streamed, ROWS), sources, build_dir)
+    walking = dataclasses.replace(streamed, row_loop=True)
+    walked = _both_orders(_with_schedule(plan, k, walking, 5), sources, build_dir)
+    for grid in (1, ROWS):  # which block takes a row changes no bit of it
+        for a, b in zip(run_plan(_with_schedule(plan, k, walking, grid), sources, build_dir), walked, strict=True):
+            np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8), err_msg=f"grid {grid}")
+    _close(walked, [p.astype(np.float64) for p in plain], dtype)
+    _close(walked, _reference(build, host), dtype)
+
+
+def test_argmax_rows_walked_by_blocks_give_numpys_first_positions(build_dir) -> None:
+    """Values of 7 levels: thousands of ties in each row for its maximum; NumPy gives the first."""
+    host = np.random.default_rng(3).integers(-3, 4, (ROWS, COLS)).astype(np.float32)
+    host[5, 100:] = -4.0
+    host[5, -1] = 9.0  # a row whose only maximum is its last element
+
+    def build(a):
+        x = sl.asarray(a)
+        m = x.max(-1, keepdims=True)
+        return [(x - m).argmax(-1), sl.exp(x - m).sum(-1)]
+
+    graph, sources, plan = _graph(build, [host])
+    k = _row_kernel(plan)
+    walking = dataclasses.replace(k.schedule, family="row_block", block=128, cache="none", prefetch=0, row_loop=True)
+    arg, total = _both_orders(_with_schedule(plan, k, walking, 5), sources, build_dir)
+    shifted = host - host.max(-1, keepdims=True)
+    np.testing.assert_array_equal(arg, np.argmax(shifted, -1))
+    np.testing.assert_allclose(total, np.exp(shifted.astype(np.float64)).sum(-1), rtol=2e-5)
+
+
+def test_a_missing_barrier_is_caught(build_dir) -> None:
+    """The check can fail: without the barrier at the end of a walked row, the next row's block
+    reduction overwrites the shared values of the last one before every thread read them (rmsnorm:
+    one reduction a row; where a row has two, the second one's barrier orders the first's reuse)."""
+    build, host = _case("rmsnorm", "float32")
+    graph, sources, plan = _graph(build, host)
+    k = _row_kernel(plan)
+    walking = dataclasses.replace(k.schedule, family="row_block", block=128, cache="none", prefetch=0, row_loop=True)
+    good = _with_schedule(plan, k, walking, 5)
+    (kernel,) = good.kernels
+    barrier = "    __syncthreads();  // the next row's reductions reuse the block's buffers\n"
+    assert kernel.source.count(barrier) == 1
+    racy = dataclasses.replace(good, kernels=[dataclasses.replace(kernel, source=kernel.source.replace(barrier, ""))])
+    want = run_plan(good, sources, build_dir)
+    got = [run_plan(racy, sources, build_dir, order=o)[0] for o in (0, 1)]
+    assert any(not np.array_equal(g, want[0], equal_nan=True) for g in got)
