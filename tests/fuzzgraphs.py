@@ -28,6 +28,8 @@ a computed value is checked exactly):
 the current backend and prints each failing seed with its program (``--compile-only``: plans them
 for the H200, checks each plan's recipe and compiles their kernels with NVRTC, which needs no GPU;
 ``--capture``: captures each program into a CUDA graph and replays it on new inputs, GPU only;
+``--host``: plans them for the H200 and runs the plans on the CPU, kernels as host C++
+(``tests/compiler/hostkernels.py``);
 ``--numbers``: runs each program as an ``sl.jit`` function of its Python numbers too, called with
 other numbers, against the program with those numbers written in;
 ``--family reductions|wide|assign|at``: other programs, ``FAMILIES``);
@@ -768,6 +770,46 @@ def compile_check(seed: int, dtypes: list[str] | None = None, family: str = "mix
     return problems
 
 
+def host_check(seed: int, dtypes: list[str] | None = None, family: str = "mixed") -> list[str]:
+    """Plan the program of ``seed`` for the H200 and run the plan on the CPU
+    (``tests/compiler/hostkernels.py``: each kernel built as host C++, its threads as fibers,
+    warps in increasing and then decreasing order, which must give the same bits); each value is
+    judged as :func:`check` judges it. No GPU needed: what the emitters write, not the device's
+    arithmetic, is under test."""
+    import tempfile
+    from pathlib import Path
+
+    from compiler.hostkernels import run_plan  # tests/ is on sys.path (this file's folder)
+
+    from stitchlab.codegen.program import build_plan
+    from stitchlab.ir.graph import build_graph
+    from stitchlab.plan.device import preset
+
+    prog = build(seed, dtypes, family)
+    steps = prog.values[prog.leaves:]
+    if prog.errors or not steps:
+        return [f"raised building the next step: {e}" for e in prog.errors]
+    try:
+        graph, sources = build_graph([v.lazy._node for v in steps])
+        plan = build_plan(graph, preset("H200"))
+        directory = Path(tempfile.gettempdir()) / "stitchlab-host-kernels"
+        directory.mkdir(exist_ok=True)
+        with np.errstate(all="ignore"):
+            up = run_plan(plan, sources, directory)
+            down = run_plan(plan, sources, directory, order=1)
+    except Exception:  # noqa: BLE001 - a crash is a finding, reported with the program
+        return [f"raised: {traceback.format_exc(limit=6)}"]
+    problems = [f"v{k} = {steps[k - prog.leaves].text}: other bits with the warps in another order"
+                for k, (a, b) in enumerate(zip(up, down, strict=True), start=prog.leaves)
+                if a.shape != b.shape or a.tobytes() != b.tobytes()]
+    values = [v.np for v in prog.values[:prog.leaves]] + [np.asarray(g).reshape(v.lazy.shape) for g, v in zip(up, steps, strict=True)]
+    for k, v in enumerate(steps, start=prog.leaves):
+        why = judge(v, values[k], [values[i] for i in v.ins])
+        if why:
+            problems.append(f"v{k} = {v.text}: {why}")
+    return problems
+
+
 def ptx_of(source: str) -> str:
     """NVRTC's PTX of ``source`` for sm_90 (the runtime's options, a virtual architecture: no
     ptxas)."""
@@ -967,11 +1009,12 @@ def main(argv: list[str]) -> int:
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--compile-only", action="store_true", help="plan for the H200 and compile with NVRTC")
     mode.add_argument("--capture", action="store_true", help="capture each program into a CUDA graph (GPU)")
+    mode.add_argument("--host", action="store_true", help="plan for the H200 and run the kernels on the CPU (host C++)")
     mode.add_argument("--numbers", action="store_true",
                       help="sl.jit with the programs' Python numbers as arguments read at run time (numpy backend)")
     args = parser.parse_args(argv)
     check_one = (compile_check if args.compile_only else capture_check if args.capture
-                 else numbers_check if args.numbers else check)
+                 else numbers_check if args.numbers else host_check if args.host else check)
     start = time.perf_counter()
     failed, ran, refused = [], 0, 0
     print(f"backend {sl.get_backend()}, seeds {args.first}..{args.first + args.count - 1}, "

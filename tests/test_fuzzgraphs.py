@@ -199,3 +199,18 @@ def test_programs_with_numbers_read_at_run_time_pass_on_numpy_backend() -> None:
     bits of the program with the numbers written in (fuzzgraphs.numbers_check)."""
     bad = {s: p for s in range(120) if (p := fuzzgraphs.numbers_check(s))}
     assert not bad, bad
+
+
+@pytest.mark.parametrize(("family", "seeds"), [("mixed", range(10_000_000, 10_000_004)),
+                                               ("reductions", range(10_000_006, 10_000_010))])
+def test_programs_run_on_the_host_as_planned_for_the_gpu(family: str, seeds: range) -> None:
+    """``--host``: the H200 plans of random programs, their kernels built as host C++ and run with
+    their threads as fibers (``tests/compiler/hostkernels.py``), judged as on the GPU (the
+    reductions family: row kernels of every team size, block reductions through shared memory; its
+    seed 10000008 fails without the barrier in ``sl_block_allreduce_once``)."""
+    from compiler.hostkernels import CXX
+
+    if CXX is None:
+        pytest.skip("no host C++ compiler")
+    bad = {s: p for s in seeds if (p := fuzzgraphs.host_check(s, family=family))}
+    assert not bad, bad

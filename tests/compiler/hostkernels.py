@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -287,12 +288,16 @@ def build_kernel(source: str, name: str, ctypes_: list[str], directory: Path) ->
     digest = hashlib.sha256(text.encode()).hexdigest()[:16]
     if digest in _built:
         return _built[digest]
-    cpp, lib = directory / f"{name}_{digest}.cpp", directory / f"{name}_{digest}.so"
-    cpp.write_text(text)
-    done = subprocess.run([str(CXX), "-std=c++17", "-O1", "-shared", "-fPIC", "-w", "-o", str(lib), str(cpp)],
-                          capture_output=True, text=True)
-    if done.returncode:
-        raise RuntimeError(f"host build of {name} failed:\n{done.stderr[-4000:]}")
+    lib = directory / f"{name}_{digest}.so"
+    if not lib.exists():  # (built before, by this text: the same library)
+        cpp, part = lib.with_suffix(f".{os.getpid()}.cpp"), lib.with_suffix(f".{os.getpid()}.so")
+        cpp.write_text(text)
+        done = subprocess.run([str(CXX), "-std=c++17", "-O1", "-shared", "-fPIC", "-w", "-o", str(part), str(cpp)],
+                              capture_output=True, text=True)
+        cpp.unlink()
+        if done.returncode:
+            raise RuntimeError(f"host build of {name} failed:\n{done.stderr[-4000:]}")
+        os.replace(part, lib)  # whole, for another process building the same kernel at once
     loaded = ctypes.CDLL(str(lib))
     loaded.sl_host_launch.restype = ctypes.c_int
     _built[digest] = loaded
@@ -305,11 +310,35 @@ _FAILURES = {2: "a warp waits at a shuffle while other lanes of it wait at a bar
              3: "a block of more than 1024 threads"}
 
 
+def _interpret(kernel: Any, env: dict[int, np.ndarray], pos: dict[int, int]) -> None:
+    """A step without CUDA code (run by the array library, or a group left unfused) node by node
+    with NumPy, as the cupy backend runs it with CuPy (``launch._interpret_group``)."""
+    from stitchlab.plan.groups import FREE_OPS
+    from stitchlab.runtime.interpreter import eval_node
+
+    members = {id(n) for n in kernel.info.members}
+    memo: dict[int, Any] = {}
+
+    def ev(n: Any) -> Any:
+        if id(n) not in memo:
+            if pos[id(n)] in env and id(n) not in members:
+                memo[id(n)] = env[pos[id(n)]]
+            elif id(n) in members or n.op in FREE_OPS or n.op in ("const", "iota"):
+                with np.errstate(all="ignore"):
+                    memo[id(n)] = np.asarray(eval_node(n, [ev(i) for i in n.inputs], np)).astype(n.dtype, copy=False)
+            else:
+                raise RuntimeError(f"{kernel.name}: node {n!r} has no buffer")
+        return memo[id(n)]
+
+    for n, _ in kernel.info.outputs:
+        env[pos[id(n)]] = np.ascontiguousarray(ev(n)).reshape(n.shape)
+
+
 def run_plan(plan: Any, sources: Any, directory: Path, order: int = 0) -> list[np.ndarray]:
-    """Run every kernel of ``plan`` (all with CUDA source) on the host over the buffers of
-    ``sources`` (the graph's input leaves, as :func:`stitchlab.ir.graph.build_graph` gives them),
-    as the cupy backend binds them (:func:`stitchlab.runtime.plan_cache.lower_kernel`); returns
-    the graph's outputs as NumPy arrays."""
+    """Run ``plan`` on the host over the buffers of ``sources`` (the graph's input leaves, as
+    :func:`stitchlab.ir.graph.build_graph` gives them): each kernel as the cupy backend binds it
+    (:func:`stitchlab.runtime.plan_cache.lower_kernel`), a step without CUDA code with NumPy;
+    returns the graph's outputs as NumPy arrays."""
     from stitchlab.runtime.plan_cache import lower_kernel, outputs_of
 
     graph = plan.graph
@@ -319,8 +348,9 @@ def run_plan(plan: Any, sources: Any, directory: Path, order: int = 0) -> list[n
         value = src.value if src.value is not None else src.attr("value")  # (a constant read at run time)
         env[pos[id(node)]] = np.ascontiguousarray(np.asarray(value, dtype=node.dtype).reshape(node.shape))
     for kernel in plan.kernels:
-        if not kernel.source:
-            raise ValueError(f"{kernel.name} ({kernel.schedule}) has no CUDA source: the host runs kernels only")
+        if not kernel.source or kernel.error is not None:  # a step of the array library, or unfused
+            _interpret(kernel, env, pos)
+            continue
         entry = lower_kernel(kernel, "", pos)
         storage, args = [], []
         for p in entry["stores"]:
