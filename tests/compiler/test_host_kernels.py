@@ -89,6 +89,26 @@ def test_workload_kernels_match_the_reference(name: str, dtype: str, build_dir) 
     _close(_both_orders(plan, sources, build_dir), _reference(build, host), dtype)
 
 
+def _one_element_in(a: np.ndarray) -> np.ndarray:
+    """``a`` in a buffer that starts one element before it: no 16-byte vector of it is aligned."""
+    flat = np.empty(a.size + 1, a.dtype)
+    flat[1:] = a.ravel()
+    return flat[1:].reshape(a.shape)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("name", ["softmax", "layernorm", "add_layernorm", "rmsnorm"])
+def test_unaligned_buffers_take_the_element_paths(name: str, dtype: str, build_dir) -> None:
+    """Inputs that start 4 (2) bytes past a 16-byte boundary: every vector load and store of the
+    row kernels takes its element-by-element branch (the kernel checks the pointers)."""
+    build, host = _case(name, dtype)
+    host = [_one_element_in(a) for a in host]
+    graph, sources, plan = _graph(build, host)
+    assert all(s.value.ctypes.data % 16 for s in sources)
+    assert any(k.schedule.vec > 1 for k in plan.kernels)
+    _close(_both_orders(plan, sources, build_dir), _reference(build, host), dtype)
+
+
 @pytest.mark.parametrize(("name", "shape"), [
     ("softmax", (300, 24)), ("layernorm", (300, 24)), ("column_norm", (300, 24)),  # a warp a row; column lanes
     ("softmax", (5, 40_000)), ("layernorm", (5, 40_000)),  # rows split over blocks (row_split)
