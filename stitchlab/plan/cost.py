@@ -150,6 +150,11 @@ def _full_leaves(info: GroupInfo) -> list[Node]:
     return [i for i in info.inputs if info.is_full_leaf(i)]
 
 
+def _full_nodes(info: GroupInfo) -> list[Node]:
+    """The full inputs and the full outputs: the buffers a column schedule's lanes move."""
+    return _full_leaves(info) + [o for o, lvl in info.outputs if lvl == FULL]
+
+
 def stream_unroll(info: GroupInfo) -> int:
     """The unroll of a row pass that streams from memory. Measured on the H200
     (``benchmarks/kernel_sweep.py``, 128 x 65536 float32): softmax 50.3 us unrolled 4, 39.4 at 8,
@@ -364,7 +369,7 @@ def column_vector_width(info: GroupInfo) -> int:
     (else half the width where that divides it: 2 float16); else 1. Not for argmax/argmin (their
     pairs are combined in order) nor for accumulators that warp shuffles do not move (bool, 8-
     and 16-bit integers), nor for 1- and 8-byte elements."""
-    nodes = _full_leaves(info) + [o for o, lvl in info.outputs if lvl == FULL]
+    nodes = _full_nodes(info)
     if not nodes or any(n.dtype.itemsize not in (2, 4) for n in nodes):
         return 1
     if any(r.op in ARG_REDUCTIONS or r.dtype.name not in _SHUFFLED for r in info.reductions):
@@ -521,7 +526,7 @@ def _column(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> l
             out.append(Estimate(sched, Launch((blocks if R else 0, 1, 1), (32, ty, 1), 0), secs, detail))
     vec = column_vector_width(info)
     # (their time against the scalar schedules', by element size)
-    gain = COLUMN_VEC_GAIN[max(n.dtype.itemsize for n in full_leaves + [o for o, lvl in info.outputs if lvl == FULL])] if vec > 1 else 1.0
+    gain = COLUMN_VEC_GAIN[max(n.dtype.itemsize for n in _full_nodes(info))] if vec > 1 else 1.0
     if vec > 1 and _team_fits(info, 32, dev):
         # blocks of 1024 threads as (32 / vec) x (32 vec): a warp reads vec rows of the tile with
         # one 8-byte access a thread; the team combine is by warp shuffles, then 32 warp partials
