@@ -11,7 +11,7 @@ rows streamed through 256, 512 or 1024 threads instead (each pass reading them a
 ``row_block`` ones walking their rows (``Schedule.row_loop``) with 1, 2 or 4 blocks an SM, or a
 row a block; pointwise ones
 with 8 elements per thread and a full grid; and the evaluator's choice once with each emitter
-switch (``stitchlab.codegen.schedules.OPTIONS``) off.
+switch (``stitchlab.codegen.schedules.OPTIONS``) the other way from its default.
 Every variant's output is compared with the chosen plan's.
 
     python3 benchmarks/kernel_sweep.py --out /tmp/sweep [--shape 8192,4096] [--workloads softmax,logsumexp]
@@ -82,8 +82,8 @@ def _variants(k0: Any, dev: Any) -> list[tuple[str, Any, Any, dict[str, Any]]]:
                     out.append(("capped grid", dataclasses.replace(ests[0].schedule, block=block, vec=vec), Launch((capped, 1, 1), (block, 1, 1)), {}))
     from stitchlab.codegen.schedules import OPTIONS
 
-    for name in OPTIONS:
-        out.append((f"{name} off", k0.schedule, k0.launch, {name: False}))
+    for name, on in OPTIONS.items():  # (each the other way from its default)
+        out.append((f"{name} {'off' if on else 'on'}", k0.schedule, k0.launch, {name: not on}))
     for est in ests:
         if est.schedule.family in ("row_block", "row_warp") and est.schedule.cache == "none":
             for unroll in (4, 8, 16):
@@ -97,7 +97,10 @@ def _variants(k0: Any, dev: Any) -> list[tuple[str, Any, Any, dict[str, Any]]]:
             s = dataclasses.replace(est.schedule, row_loop=True)
             for per_sm in (1, 2, 4):
                 grid = min(est.launch.grid[0], dev.sms * per_sm)
-                out.append((f"row loop {per_sm}/SM", s, dataclasses.replace(est.launch, grid=(grid, 1, 1)), {}))
+                launch = dataclasses.replace(est.launch, grid=(grid, 1, 1))
+                out.append((f"row loop {per_sm}/SM", s, launch, {}))
+                if info.online_exp_sums():  # and the sum of exps in the max's pass
+                    out.append((f"row loop {per_sm}/SM, online_exp_sum on", s, launch, {"online_exp_sum": True}))
             out.append(("row loop, full grid", s, est.launch, {}))
     if k0.schedule.family == "column":
         for unroll in (8, 32):

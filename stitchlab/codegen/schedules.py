@@ -62,10 +62,12 @@ CODEGEN_VERSION = "14"  # 11: --fmad=false; 12: sl_rcp_ge1; 13: bf16x2 cvt; 14: 
 #: schedules, which have no second pass, keep it whatever the switch says), a
 #: row's one-hot sum read as the one element it picks, the streaming cache hint on the row loads of
 #: register-cached row kernels that store no full-size output (logsumexp, cross-entropy), the
-#: flushing exp for bfloat16 sums of ``exp(a - max(a))`` (``GroupInfo.shifted_exps``).
+#: flushing exp for bfloat16 sums of ``exp(a - max(a))`` (``GroupInfo.shifted_exps``). One is off
+#: until measured (the sweep times it on): float32/float64 sums of ``exp(a - max(a))`` in the max's
+#: pass where passes re-read memory (``GroupInfo.online_exp_sums``).
 OPTIONS: dict[str, bool] = {"cache_values": True, "reciprocal": True, "single_sync": True, "reverse_passes": True,
                             "one_pass_variance": True, "one_hot_pick": True, "cache_hints": True,
-                            "shifted_exp_ftz": True}
+                            "shifted_exp_ftz": True, "online_exp_sum": False}
 
 
 @contextlib.contextmanager
@@ -519,6 +521,7 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
     picks = picks or {}
     loops_of = loop if callable(loop) and not isinstance(loop, _Loop) else (lambda _k: [loop])
     merged = info.one_pass_variances() if one_pass and (OPTIONS["one_pass_variance"] or split is not None) else {}
+    online = info.online_exp_sums() if one_pass and OPTIONS["online_exp_sum"] and split is None and not lanes else {}
     emitted: set[int] = set()
     each: list[_Lane | None] = list(lanes) if lanes else [None]
 
@@ -547,7 +550,14 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
     ready(0)
     passes = 0
     for d in range(1, info.phases + 1):
-        reds = [r for r in info.reductions if info.depth[id(r)] == d and id(r) not in merged and id(r) not in picks]
+        reds = [r for r in info.reductions
+                if info.depth[id(r)] == d and id(r) not in merged and id(r) not in picks and id(r) not in online]
+        # (sum of exp(a - shift), a, shift, running max, running sum) of this pass's maxima
+        ol = [(r2, a, shift, w.fresh("om"), w.fresh("os")) for r2 in info.reductions if id(r2) in online
+              for a, shift, top in [online[id(r2)]] if any(top is r for r in reds)]
+        for r2, _a, _shift, m, sm in ol:
+            t = _acc_type(r2)
+            w.line(f"{t} {m} = {ct.identity_literal('max', r2.dtype)}, {sm} = 0;")
         accs: list[tuple[Node, str, _Lane | None]] = []
         # (variance, its mean, count, running mean, sum of squared deviations, lane), by source reduction
         wf: dict[int, list[tuple[Node, Node, str, str, str, str, _Lane | None]]] = {}
@@ -597,6 +607,13 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
                                     w.line(f"{k} = {n} == 0.0f ? {v} : {k}; {n} += 1.0f; const float {x} = {v} - {k}, {dv} = {x} - {m}; "
                                            f"{m} = fmaf({dv}, sl_rcp_ge1({n}), {m}); {q} = fmaf({dv}, {x} - {m}, {q});")
                             _accumulate(w, r, a, v)
+                        for _r2, a_node, _shift, m, sm in ol:
+                            # exp(v - m) with m the running maximum: each term at most 1; v == m
+                            # counts 1 (two equal infinities: the rescale below gives the exact
+                            # inf or NaN; -inf terms vanish once m is finite), NaN poisons s
+                            v, t = w.value(a_node, full), _acc_type(_r2)
+                            w.line(f"if ({v} > {m}) {{ {sm} = {sm} * exp({m} - {v}) + ({t})1; {m} = {v}; }} "
+                                   f"else {sm} += {v} == {m} ? ({t})1 : exp({v} - {m});")
                 lp.close(w)
             passes += 1
             w.cache_on = True
@@ -617,6 +634,12 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
             if lane is not None:
                 lane.accs.add(a)
             parts.append((r2, a, lane))
+        for r2, _a, shift, m, sm in ol:
+            a, t = w.fresh("acc"), _acc_type(r2)
+            # (a thread that took no element adds 0 * exp(-inf - shift): 0, or NaN where the shift
+            # is -inf, which the row's other threads give it anyway)
+            w.line(f"{t} {a} = {sm} * exp({m} - ({t})({w.value(shift, w.row_index)}));")
+            parts.append((r2, a, None))
         if parts:
             finish(parts)
         picked = [(r, picks[id(r)](w), None) for r in info.reductions if info.depth[id(r)] == d and id(r) in picks]

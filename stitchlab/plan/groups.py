@@ -276,6 +276,33 @@ class GroupInfo:
                 out.add(id(e))
         return out
 
+    def online_exp_sums(self) -> dict[int, tuple[Node, Node, Node]]:
+        """``id(S)`` -> ``(a, shift, M)`` for the second-phase sums ``S = sum(exp(a - shift))`` of
+        float32 or float64 whose ``shift`` is ``M = max(a)``, a first-phase reduction of the
+        group, broadcast back (or ``where(isfinite(M), M, c)``, ``sl.logsumexp``'s): logsumexp,
+        softmax and cross-entropy. A schedule whose passes re-read memory may compute such a sum
+        in ``M``'s pass (``schedules.OPTIONS["online_exp_sum"]``): each thread keeps its running
+        maximum ``m`` and ``s = sum(exp(a - m))``, rescaled when ``m`` grows, and once the row's
+        ``shift`` is known its part is ``s * exp(m - shift)``. The exps of float16 and bfloat16
+        are rounded to their dtype one by one, as NumPy's, so those keep the second pass."""
+        if self.kind != "reduce" or self.phases != 2:
+            return {}
+        members = {id(n) for n in self.members}
+        out: dict[int, tuple[Node, Node, Node]] = {}
+        for r in self.reductions:
+            e = r.inputs[0]
+            if (r.op != "sum" or self.depth[id(r)] != 2 or e.op != "exp" or id(e) not in members
+                    or e.dtype not in (np.dtype(np.float32), np.dtype(np.float64)) or r.dtype != e.dtype):
+                continue
+            d = e.inputs[0]
+            if d.op != "subtract" or id(d) not in members:
+                continue
+            a, shift = d.inputs
+            top = _finite_or_constant(_layout_source(shift))
+            if top.op == "max" and top.inputs[0] is a and self.depth.get(id(top)) == 1 and any(top is m for m in self.reductions):
+                out[id(r)] = (a, shift, top)
+        return out
+
     @property
     def rows(self) -> int:
         """Kept extent R (number of reduction results per reduction); the domain size for pointwise."""

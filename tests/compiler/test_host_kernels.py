@@ -124,8 +124,9 @@ def test_short_and_long_rows_match_the_reference(name: str, shape: tuple[int, in
 
 def _with_schedule(plan, kernel, schedule, grid: int):
     ks = emit(kernel.info, schedule)
+    block = (32, schedule.ty, 1) if schedule.family == "column" else (schedule.block, 1, 1)  # (scalar columns)
     k = dataclasses.replace(kernel, name=ks.name, source=ks.source, params=ks.params, schedule=ks.schedule,
-                            launch=dataclasses.replace(kernel.launch, grid=(grid, 1, 1), block=(schedule.block, 1, 1)))
+                            launch=dataclasses.replace(kernel.launch, grid=(grid, 1, 1), block=block))
     return dataclasses.replace(plan, kernels=[k if x is kernel else x for x in plan.kernels])
 
 
@@ -190,3 +191,60 @@ def test_a_missing_barrier_is_caught(build_dir) -> None:
     want = run_plan(good, sources, build_dir)
     got = [run_plan(racy, sources, build_dir, order=o)[0] for o in (0, 1)]
     assert any(not np.array_equal(g, want[0], equal_nan=True) for g in got)
+
+
+def _edge_rows(dtype: str) -> np.ndarray:
+    """Random rows, and rows of -inf, +inf (once, twice, at the end), NaN, -inf heads and tails,
+    and a constant row whose exps overflow without the shift."""
+    x = np.random.default_rng(1).standard_normal((ROWS, COLS)).astype(dtype) * 3
+    x[0, :] = -np.inf
+    x[1, 5] = x[2, 5] = x[2, -1] = x[6, 7] = np.inf
+    x[3, 11] = np.nan
+    x[4, :1500] = x[5, 1000:] = x[6, 8] = -np.inf
+    x[7, :] = 80.0 if dtype == "float32" else 700.0
+    return x
+
+
+#: sums of exp(a - max(a)): logsumexp (its shift is where(isfinite(max), max, 0)), the same written
+#: out (the shift is the max), softmax (rows) and softmax over columns
+_EXP_SUMS = {
+    "logsumexp": lambda x: [sl.logsumexp(x, axis=-1)],
+    "written out": lambda x: [sl.log(sl.exp(x - x.max(-1, keepdims=True)).sum(-1)) + x.max(-1)],
+    "softmax": lambda x: [(lambda e: e / e.sum(-1, keepdims=True))(sl.exp(x - x.max(-1, keepdims=True)))],
+    "column softmax": lambda x: [(lambda e: e / e.sum(0, keepdims=True))(sl.exp(x - x.max(0, keepdims=True)))],
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(_EXP_SUMS))
+def test_online_exp_sums_keep_every_inf_and_nan(name: str, dtype: str, build_dir) -> None:
+    """``OPTIONS["online_exp_sum"]`` (``GroupInfo.online_exp_sums``): the sum in the max's pass,
+    one pass fewer, with the two-pass kernel's NaN and infinities in every edge row and its finite
+    values up to rounding."""
+    from stitchlab.codegen.schedules import switches
+
+    build = _EXP_SUMS[name]
+    host = _edge_rows(dtype)
+    graph, sources, plan = _graph(build, [host])
+    (k,) = [k for k in plan.kernels if k.schedule.family in ("row_block", "row_warp", "column")]
+    assert set(k.info.online_exp_sums()) == {id(r) for r in k.info.reductions if r.op == "sum"}
+    if k.schedule.family == "column":  # (passes that re-read memory: columns streamed, rows streamed)
+        streamed = dataclasses.replace(k.schedule, cache="none", vec=1, ty=32)
+    else:
+        streamed = dataclasses.replace(k.schedule, family="row_block", block=128, cache="none", prefetch=0)
+    outs, loops = {}, {}
+    for on in (False, True):
+        with switches(online_exp_sum=on):
+            p = _with_schedule(plan, k, streamed, k.launch.grid[0] if streamed.family == "column" else ROWS)
+        body = p.kernels[-1].source.split("// ---- end of preamble")[1]
+        loops[on] = sum(body.count(h) for h in ("for (int t = ", "for (int c = lane", "for (int cc = "))
+        outs[on] = _both_orders(p, sources, build_dir)
+    assert loops[True] == loops[False] - 1  # the sum's pass is gone
+    want = _reference(build, [host])
+    for on in (False, True):
+        for got, w in zip(outs[on], want, strict=True):
+            got = got.astype(np.float64)
+            np.testing.assert_array_equal(np.isnan(got), np.isnan(w))
+            np.testing.assert_array_equal(np.isposinf(got), np.isposinf(w))
+            np.testing.assert_array_equal(np.isneginf(got), np.isneginf(w))
+            np.testing.assert_allclose(got, w, rtol=TOL[dtype], atol=TOL[dtype])

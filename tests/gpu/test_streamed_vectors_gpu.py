@@ -142,3 +142,48 @@ def test_argmax_rows_walked_by_blocks_give_numpys_first_positions() -> None:
     shifted = host - host.max(-1, keepdims=True)
     np.testing.assert_array_equal(arg, np.argmax(shifted, -1))
     np.testing.assert_allclose(total, np.exp(shifted.astype(np.float64)).sum(-1), rtol=2e-5)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", ["logsumexp", "softmax"])
+def test_online_exp_sums_match_two_passes(name: str, dtype: str) -> None:
+    """``OPTIONS["online_exp_sum"]``: the sum of exps in the max's pass keeps the two-pass
+    kernel's NaN and infinities (rows of -inf, +inf once and twice, NaN, -inf heads and tails) and
+    its values up to rounding; with the rows walked by blocks too."""
+    import cupy as cp
+
+    from stitchlab.codegen import emit
+    from stitchlab.codegen.schedules import switches
+    from stitchlab.ir.graph import build_graph
+    from stitchlab.runtime import _instance
+    from stitchlab.runtime.launch import build_executable
+
+    host = np.random.default_rng(4).standard_normal((272, 70_000)).astype(dtype) * 3
+    host[0, :] = -np.inf
+    host[1, 5] = host[2, 5] = host[2, -1] = np.inf
+    host[3, 11] = np.nan
+    host[4, :30_000] = host[5, 9_000:] = -np.inf
+
+    def build(a):
+        x = sl.asarray(a)
+        return [sl.logsumexp(x, axis=-1)] if name == "logsumexp" else [sl.softmax(x, axis=-1)]
+
+    graph, sources = build_graph([o._node for o in build(cp.asarray(host))])
+    bufs = [s.value for s in sources]
+    plan = _instance("cupy").plan(graph).plan
+    (k0,) = plan.kernels
+    assert k0.schedule.cache == "none" and k0.info.online_exp_sums(), k0.schedule
+    with switches(online_exp_sum=True):
+        ks = emit(k0.info, k0.schedule)
+    one_pass = dataclasses.replace(k0, name=ks.name, source=ks.source, params=ks.params, schedule=ks.schedule)
+    with switches(online_exp_sum=True):
+        walked = _walking(k0, 132)
+    got = {label: [o.get().astype(np.float64) for o in build_executable(dataclasses.replace(plan, kernels=[k]))(bufs)]
+           for label, k in (("two passes", k0), ("one pass", one_pass), ("walked", walked))}
+    want = _reference(build, [host])
+    tol = {"float32": 2e-5, "float64": 1e-12}[dtype]
+    for label, outs in got.items():
+        for g, w in zip(outs, want, strict=True):
+            for test in (np.isnan, np.isposinf, np.isneginf):
+                np.testing.assert_array_equal(test(g), test(w), err_msg=f"{label}: {test.__name__}")
+            np.testing.assert_allclose(g, w, rtol=tol, atol=tol, err_msg=label)
