@@ -607,11 +607,11 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
                                     w.line(f"{k} = {n} == 0.0f ? {v} : {k}; {n} += 1.0f; const float {x} = {v} - {k}, {dv} = {x} - {m}; "
                                            f"{m} = fmaf({dv}, sl_rcp_ge1({n}), {m}); {q} = fmaf({dv}, {x} - {m}, {q});")
                             _accumulate(w, r, a, v)
-                        for _r2, a_node, _shift, m, sm in ol:
+                        for r2, a_node, _shift, m, sm in ol:
                             # exp(v - m) with m the running maximum: each term at most 1; v == m
                             # counts 1 (two equal infinities: the rescale below gives the exact
                             # inf or NaN; -inf terms vanish once m is finite), NaN poisons s
-                            v, t = w.value(a_node, full), _acc_type(_r2)
+                            v, t = w.value(a_node, full), _acc_type(r2)
                             w.line(f"if ({v} > {m}) {{ {sm} = {sm} * exp({m} - {v}) + ({t})1; {m} = {v}; }} "
                                    f"else {sm} += {v} == {m} ? ({t})1 : exp({v} - {m});")
                 lp.close(w)
@@ -635,11 +635,11 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
                 lane.accs.add(a)
             parts.append((r2, a, lane))
         for r2, _a, shift, m, sm in ol:
-            a, t = w.fresh("acc"), _acc_type(r2)
+            part, t = w.fresh("acc"), _acc_type(r2)
             # (a thread that took no element adds 0 * exp(-inf - shift): 0, or NaN where the shift
             # is -inf, which the row's other threads give it anyway)
-            w.line(f"{t} {a} = {sm} * exp({m} - ({t})({w.value(shift, w.row_index)}));")
-            parts.append((r2, a, None))
+            w.line(f"{t} {part} = {sm} * exp({m} - ({t})({w.value(shift, w.row_index)}));")
+            parts.append((r2, part, None))
         if parts:
             finish(parts)
         picked = [(r, picks[id(r)](w), None) for r in info.reductions if info.depth[id(r)] == d and id(r) in picks]
