@@ -262,14 +262,7 @@ class GroupInfo:
         stored = {id(o) for o, _ in self.outputs}
         out: set[int] = set()
         for e in self.members:
-            if e.op != "exp" or not is_bfloat16(e.dtype) or id(e) in stored:
-                continue
-            d = e.inputs[0]
-            if d.op != "subtract" or id(d) not in members:
-                continue
-            a, m = d.inputs
-            top = _finite_or_constant(_layout_source(m))
-            if not (top.op == "max" and id(top) in reductions and top.inputs[0] is a):
+            if not is_bfloat16(e.dtype) or id(e) in stored or self._exp_shifted_by_max(e, members, reductions) is None:
                 continue
             users = [n for n in self.members if any(i is e for i in n.inputs)]
             if users and all(u.op == "sum" and id(u) in reductions and u.dtype == e.dtype for u in users):
@@ -288,20 +281,27 @@ class GroupInfo:
         if self.kind != "reduce" or self.phases != 2:
             return {}
         members = {id(n) for n in self.members}
+        reductions = {id(r) for r in self.reductions}
         out: dict[int, tuple[Node, Node, Node]] = {}
         for r in self.reductions:
             e = r.inputs[0]
-            if (r.op != "sum" or self.depth[id(r)] != 2 or e.op != "exp" or id(e) not in members
-                    or e.dtype not in (np.dtype(np.float32), np.dtype(np.float64)) or r.dtype != e.dtype):
+            if (r.op != "sum" or self.depth[id(r)] != 2 or id(e) not in members or r.dtype != e.dtype
+                    or e.dtype not in (np.dtype(np.float32), np.dtype(np.float64))):
                 continue
-            d = e.inputs[0]
-            if d.op != "subtract" or id(d) not in members:
-                continue
-            a, shift = d.inputs
-            top = _finite_or_constant(_layout_source(shift))
-            if top.op == "max" and top.inputs[0] is a and self.depth.get(id(top)) == 1 and any(top is m for m in self.reductions):
-                out[id(r)] = (a, shift, top)
+            found = self._exp_shifted_by_max(e, members, reductions)
+            if found is not None and self.depth[id(found[2])] == 1:
+                out[id(r)] = found
         return out
+
+    @staticmethod
+    def _exp_shifted_by_max(e: Node, members: set[int], reductions: set[int]) -> tuple[Node, Node, Node] | None:
+        """``(a, shift, M)`` where member ``e`` is ``exp(a - shift)`` and ``shift`` is ``M =
+        max(a)``, a reduction of the group, broadcast back (or ``where(isfinite(M), M, c)``)."""
+        if e.op != "exp" or e.inputs[0].op != "subtract" or id(e.inputs[0]) not in members:
+            return None
+        a, shift = e.inputs[0].inputs
+        top = _finite_or_constant(_layout_source(shift))
+        return (a, shift, top) if top.op == "max" and id(top) in reductions and top.inputs[0] is a else None
 
     @property
     def rows(self) -> int:
