@@ -22,10 +22,12 @@ speed. Those stay with the GPU tests (``tests/gpu``).
 from __future__ import annotations
 
 import ctypes
+import functools
 import hashlib
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -280,6 +282,19 @@ def _wrapper(name: str, ctypes_: list[str]) -> str:
 
 
 _built: dict[str, Any] = {}
+
+
+@functools.cache
+def unsupported() -> str | None:
+    """Why kernels cannot run on this host (no C++ compiler, no ucontext, no ``_Float16``), or None."""
+    if CXX is None:
+        return "no host C++ compiler"
+    if not sys.platform.startswith("linux"):
+        return "fibers through ucontext (Linux)"
+    probe = "#include <ucontext.h>\nint main() { ucontext_t c; getcontext(&c); _Float16 h = (_Float16)1.5; return (int)h - 1; }\n"
+    done = subprocess.run([str(CXX), "-std=c++17", "-x", "c++", "-o", os.devnull, "-"], input=probe,
+                          capture_output=True, text=True)
+    return None if done.returncode == 0 else f"{CXX} lacks _Float16 or ucontext: {done.stderr.strip()[:200]}"
 
 
 def build_kernel(source: str, name: str, ctypes_: list[str], directory: Path) -> Any:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import sys
 
 import ml_dtypes  # noqa: F401  (registers the "bfloat16" dtype name with NumPy)
 import numpy as np
@@ -21,11 +20,10 @@ from stitchlab.codegen.program import build_plan
 from stitchlab.ir.graph import build_graph
 from stitchlab.plan.device import preset
 
-from .hostcxx import needs_cxx
-from .hostkernels import HOST_ASM, host_preamble, run_plan
+from .hostkernels import HOST_ASM, host_preamble, run_plan, unsupported
 from .workloads import WORKLOADS, make_args
 
-pytestmark = [needs_cxx, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fibers through ucontext (Linux)")]
+pytestmark = pytest.mark.skipif(unsupported() is not None, reason=str(unsupported()))
 
 #: within the float64 reference: float16 about 40 steps, bfloat16 the same in its steps (the
 #: affine's cancellation, x * w + b near 0), as the GPU tests allow
