@@ -1,8 +1,8 @@
 """The kernels the planner writes, run on the CPU (``tests/compiler/hostkernels.py``: the CUDA
 threads of a block as fibers) against the float64 reference: the emitters' indexing, passes,
-barriers and team reductions checked without a GPU, in CI. Each kernel runs with its threads in
-increasing and in decreasing order between barriers, which must give the same bits (a read of
-shared memory that no barrier orders gives different ones). The device's own arithmetic stays
+barriers and team reductions checked without a GPU, in CI. Each kernel runs twice, its warps
+taking turns in increasing and then in decreasing order between barriers, which must give the same
+bits (a read of shared memory that no barrier orders gives different ones). The device's own arithmetic stays
 with ``tests/gpu``."""
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def _reference(build, host: list[np.ndarray]) -> list[np.ndarray]:
 
 
 def _both_orders(plan, sources, build_dir) -> list[np.ndarray]:
-    """The outputs, the same bits with the threads run in either order between barriers."""
+    """The outputs, the same bits with the warps run in either order between barriers."""
     up, down = run_plan(plan, sources, build_dir), run_plan(plan, sources, build_dir, order=1)
     for a, b in zip(up, down, strict=True):
         np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8), err_msg="threads in another order")
