@@ -156,7 +156,6 @@ static ucontext_t home;
 static int current = -1;
 static std::function<void()> body;
 static unsigned long long slots[1024];
-static int failure = 0;
 
 static void yield(State s) {
   fibers[current].state = s;

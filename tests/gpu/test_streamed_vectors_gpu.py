@@ -24,6 +24,11 @@ import stitchlab as sl
 
 pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cupy_backend")]
 
+#: against the float64 reference: float16 about 40 steps of the dtype, bfloat16 the same in its
+#: (8 times larger) steps (the affine's cancellation, x * w + b near 0, keeps that many in
+#: absolute terms)
+TOL = {"float16": 2e-2, "bfloat16": 1.6e-1, "float32": 2e-5, "float64": 1e-12}
+
 
 def _view(a: np.ndarray, shift: int):
     """``a`` on the GPU, starting ``shift`` elements into a larger buffer."""
@@ -69,9 +74,7 @@ def test_streamed_chunks_match_elements_and_reference(name: str, dtype: str, shi
         k = dataclasses.replace(k0, name=ks.name, source=ks.source, params=ks.params, schedule=ks.schedule)
         outs[vec] = [o.get().astype(np.float64) for o in build_executable(dataclasses.replace(plan, kernels=[k]))(bufs)]
     ref = _reference(build, host)
-    # float16 about 40 steps of the dtype, bfloat16 the same in its (8 times larger) steps: the
-    # affine's cancellation (x * w + b near 0) keeps that many in absolute terms
-    tol = {"float16": 2e-2, "bfloat16": 1.6e-1, "float32": 2e-5}[dtype]
+    tol = TOL[dtype]
     for got, elementwise, want in zip(outs[k0.schedule.vec], outs[1], ref, strict=True):
         np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
         np.testing.assert_allclose(got, elementwise, rtol=tol, atol=tol)
@@ -112,7 +115,7 @@ def test_blocks_walking_rows_match_a_row_a_block(name: str, dtype: str) -> None:
     for grid, outs in walked.items():  # which block takes a row changes no bit of it
         for got, first in zip(outs, walked[3], strict=True):
             np.testing.assert_array_equal(got.view(np.uint8), first.view(np.uint8), err_msg=f"grid {grid}")
-    tol = {"float16": 2e-2, "bfloat16": 1.6e-1, "float32": 2e-5, "float64": 1e-12}[dtype]
+    tol = TOL[dtype]
     for got, row_a_block, want in zip(walked[3], plain, _reference(build, host), strict=True):
         got = got.astype(np.float64)
         np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
@@ -181,7 +184,7 @@ def test_online_exp_sums_match_two_passes(name: str, dtype: str) -> None:
     got = {label: [o.get().astype(np.float64) for o in build_executable(dataclasses.replace(plan, kernels=[k]))(bufs)]
            for label, k in (("two passes", k0), ("one pass", one_pass), ("walked", walked))}
     want = _reference(build, [host])
-    tol = {"float32": 2e-5, "float64": 1e-12}[dtype]
+    tol = TOL[dtype]
     for label, outs in got.items():
         for g, w in zip(outs, want, strict=True):
             for test in (np.isnan, np.isposinf, np.isneginf):
