@@ -125,7 +125,8 @@ def logsumexp(o: Any, x: Any) -> tuple[Any]:
 
 
 def cross_entropy(o: Any, x: Any, t: Any) -> tuple[Any]:
-    """Per-row loss ``logsumexp(x) - x[i, t_i]``; the pick is a one-hot mask (basic indexing only)."""
+    """Per-row loss ``logsumexp(x) - x[i, t_i]``; the pick is a one-hot mask, one body for every
+    library compared (stitchlab reads the masked sum as the one element it picks)."""
     rows, cols = x.shape
     m = o.max(x, -1, True)
     lse = o.log(o.sum(o.exp(x - m), -1, True)) + m
