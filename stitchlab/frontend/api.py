@@ -340,10 +340,35 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims:
     a slice with none gives NaN)."""
     x = asarray(a)
     mask = _mask(x, where)
+    if _exact_dtype(dtype) is not None:
+        return stored(_exact_mean(x, axis, _exact_dtype(dtype), keepdims, mask), out, "mean")
     work, result = _float_work(x.dtype, dtype)
-    xf = _cast(x, work)
+    xf = _work_input(x, work, result)
     total = (xf if mask is None else _select(mask, xf, 0)).sum(axis, keepdims=keepdims)
     return stored(_cast(total / _counted(x, axis, 0, work, total, mask), result), out, "mean")
+
+
+def _work_input(x: LazyArray, work: np.dtype, result: np.dtype) -> LazyArray:
+    """``x`` in ``work``, the float that mean/var/std sum in; for a float16 or bfloat16 ``dtype=``
+    of other data each element is rounded to it first, as NumPy's sum in that dtype casts them
+    (an int32 70000 is inf in float16)."""
+    return _cast(_cast(x, result) if is_low_float(result) else x, work)
+
+
+def _exact_dtype(requested: Any) -> np.dtype | None:
+    """An integer or bool ``dtype=`` of mean/var/std, in which NumPy's steps run (sums that wrap,
+    quotients truncated), or None."""
+    if requested is None:
+        return None
+    dt = as_dtype(requested)
+    return dt if dt.kind in "biu" else None
+
+
+def _exact_mean(x: LazyArray, axis: Any, dt: np.dtype, keepdims: bool, mask: LazyArray | None) -> LazyArray:
+    """NumPy's mean with an integer or bool ``dtype``: the sum in ``dt`` divided by the count in
+    float64 and cast back (``true_divide(..., casting='unsafe')``: truncated)."""
+    total = (x if mask is None else _select(mask, x, 0)).sum(axis, dt, keepdims=keepdims)
+    return (total / _counted(x, axis, 0, np.dtype(np.float64), total, mask)).astype(dt)
 
 
 def _ddof(ddof: Any, correction: Any) -> Any:
@@ -382,6 +407,13 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int 
 def _variance(name: str, a: Any, axis: Any, dtype: Any, ddof: Any, keepdims: bool, where_: Any, mean: Any) -> LazyArray:
     x = asarray(a)
     mask = _mask(x, where_)
+    exact = _exact_dtype(dtype)
+    if exact is not None:  # NumPy's steps in an integer dtype: the mean truncated, squares that wrap
+        avg = _exact_mean(x, axis, exact, True, mask) if mean is np._NoValue else _given_mean(x, mean, name)
+        centered = x - avg
+        sq = centered * centered
+        sq_total = (sq if mask is None else _select(mask, sq, 0)).sum(axis, exact, keepdims=keepdims)
+        return (sq_total / _counted(x, axis, ddof, np.dtype(np.float64), sq_total, mask)).astype(exact)
     if mean is not np._NoValue:
         m = _given_mean(x, mean, name)
         centered = x - m
@@ -391,7 +423,7 @@ def _variance(name: str, a: Any, axis: Any, dtype: Any, ddof: Any, keepdims: boo
         sq = (centered * centered).astype(work)
     else:
         work, result = _float_work(x.dtype, dtype)
-        xf = _cast(x, work)
+        xf = _work_input(x, work, result)
         total = (xf if mask is None else _select(mask, xf, 0)).sum(axis, keepdims=True)
         avg = total / _counted(x, axis, 0, work, total, mask)
         # NumPy subtracts the mean from the input itself: integers minus a float32 mean give float64
@@ -411,7 +443,22 @@ def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int 
         keepdims: bool = False, *, where: Any = True, mean: Any = np._NoValue, correction: Any = np._NoValue) -> LazyArray:
     """Standard deviation: ``sqrt(var(...))``."""
     v = _variance("std", a, axis, dtype, _ddof(ddof, correction), keepdims, where, mean)
-    return stored(sqrt(v), out, "std")  # noqa: F821
+    return stored(_exact_root("std", v, out, keepdims) if _exact_dtype(dtype) is not None else sqrt(v), out,  # noqa: F821
+                  "std")
+
+
+def _exact_root(name: str, v: LazyArray, out: Any, keepdims: bool) -> LazyArray:
+    """NumPy's std with an integer or bool ``dtype``: a single value is the square root truncated
+    to it; an array of them is NumPy's ``sqrt(var, out=var)``, whose float result cannot go back
+    into the integer array (a TypeError there, so here too)."""
+    root = sqrt(v)  # noqa: F821
+    if out is None and not keepdims and v.ndim == 0:
+        return root.astype(v.dtype)
+    raise TypeError(
+        f"{name}: Cannot cast ufunc 'sqrt' output from {root.dtype!r} to {v.dtype!r} with casting rule "
+        f"'same_kind' (NumPy's error: an integer dtype= takes the root of a whole-array {name} only); give a float "
+        f"dtype, e.g. dtype=np.float64"
+    )
 
 
 def _arg(opname: str, a: Any, axis: Any, keepdims: bool) -> LazyArray:
@@ -913,6 +960,8 @@ def _nan_variance(name: str, a: Any, axis: Any, dtype: Any, ddof: Any, keepdims:
     x = asarray(a)
     if not is_float(x.dtype):
         v = _variance(name, x, axis, dtype, ddof, keepdims, where_, mean)
+        if root and _exact_dtype(dtype) is not None:
+            return _exact_root(name, v, None, keepdims)
         return sqrt(v) if root else v  # noqa: F821
     out = _nan_dtype(x, dtype, name)
     work = out if dtype is not None else _float_work(out, None)[0]  # float16, bfloat16: float32
