@@ -337,8 +337,7 @@ def test_quantile_errors_are_numpys() -> None:
         sl.quantile(x, 0.5, method="hazen")
     with pytest.raises(TypeError, match="q must be known on the host"):
         sl.quantile(x, sl.asarray(np.array(0.5)))
-    with pytest.raises(ValueError, match="median of an empty slice"):
-        sl.median(x[:, :0], axis=1)
+    # (an empty slice's median is NaN, as NumPy's: tests/test_reduction_arguments.py)
 
 
 def test_median_is_a_sort_step_with_the_rest_fused() -> None:

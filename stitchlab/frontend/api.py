@@ -25,7 +25,7 @@ from ..ir.ops import OPS, Kind
 from . import build
 from .array import LazyArray, node_of
 from .creation import array, asarray
-from .ufunc import stored
+from .ufunc import outputs, stored
 
 
 def _elementwise(opname: str, doc_name: str | None = None) -> Any:
@@ -463,7 +463,7 @@ def _exact_root(name: str, v: LazyArray, out: Any, keepdims: bool) -> LazyArray:
 
 def _arg(opname: str, a: Any, axis: Any, keepdims: bool) -> LazyArray:
     x = asarray(a)
-    if axis is None:
+    if build.zero_d_axis(axis, x.ndim, None) is None:
         flat = x.reshape(-1)
         out = LazyArray(build.reduce(opname, flat._node, 0, keepdims=False))
         return out.reshape((1,) * x.ndim) if keepdims else out
@@ -474,12 +474,12 @@ def _arg(opname: str, a: Any, axis: Any, keepdims: bool) -> LazyArray:
 
 def argmax(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> LazyArray:
     """Index of the first maximum along ``axis`` (over the flattened array if None)."""
-    return stored(_arg("argmax", a, axis, keepdims), out, "argmax")
+    return stored(_arg("argmax", a, axis, keepdims), out, "argmax", casting="safe")  # (NumPy's check of out=)
 
 
 def argmin(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> LazyArray:
     """Index of the first minimum along ``axis`` (over the flattened array if None)."""
-    return stored(_arg("argmin", a, axis, keepdims), out, "argmin")
+    return stored(_arg("argmin", a, axis, keepdims), out, "argmin", casting="safe")  # (NumPy's check of out=)
 
 
 def logsumexp(a: Any, axis: Any = None, keepdims: bool = False) -> LazyArray:
@@ -803,6 +803,7 @@ def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdi
 def _nan_extreme(opname: str, a: Any, axis: Any, keepdims: bool, initial: Any = np._NoValue, where_: Any = True) -> LazyArray:
     """``nanmax``/``nanmin``: NumPy's ``fmax``/``fmin`` reduction, whose ``where=`` needs ``initial``."""
     x = asarray(a)
+    axis = build.zero_d_axis(axis, x.ndim, ())
     axes = build.normalize_axes(axis, x.ndim)
     given = initial is not np._NoValue
     if not given and where_ is not True:
@@ -849,7 +850,7 @@ def nanmax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, in
     return stored(_nan_extreme("max", a, axis, keepdims, initial, where), out, "nanmax")
 
 
-def nanargmax(a: Any, axis: Any = None, *, keepdims: bool = False) -> LazyArray:
+def nanargmax(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> LazyArray:
     """Position of the first maximum along ``axis`` ignoring NaN (NumPy's ``nanargmax``: NaN
     replaced by -inf, then :func:`argmax`, so a slice of NaN and -inf gives its first NaN, as in
     NumPy). An all-NaN slice gives -1, as CuPy's ``nanargmax`` does, where NumPy raises
@@ -862,13 +863,13 @@ def nanargmax(a: Any, axis: Any = None, *, keepdims: bool = False) -> LazyArray:
         >>> sl.nanargmax(x, axis=1).get()
         array([ 2, -1])
     """
-    return _nan_arg("argmax", a, axis, keepdims)
+    return stored(_nan_arg("argmax", a, axis, keepdims), out, "nanargmax", casting="safe")
 
 
-def nanargmin(a: Any, axis: Any = None, *, keepdims: bool = False) -> LazyArray:
+def nanargmin(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> LazyArray:
     """Position of the first minimum along ``axis`` ignoring NaN (NumPy's ``nanargmin``); NaN
     and all-NaN slices as in :func:`nanargmax` (+inf in place of NaN)."""
-    return _nan_arg("argmin", a, axis, keepdims)
+    return stored(_nan_arg("argmin", a, axis, keepdims), out, "nanargmin", casting="safe")
 
 
 def _nan_arg(name: str, a: Any, axis: Any, keepdims: bool) -> LazyArray:
@@ -1100,6 +1101,9 @@ def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> La
             "ptp: boolean input is not supported (NumPy's subtract has no bool loop); "
             "use sl.any(a, axis) & ~sl.all(a, axis), or a.astype(int) first"
         )
+    target = outputs(out, 1, "ptp") if out is not None else None
+    if target is not None and target[0].dtype != x.dtype:  # NumPy's max into out, then subtract in both dtypes
+        x = x.astype(np.result_type(target[0].dtype, x.dtype))
     return stored(x.max(axis, keepdims=keepdims) - x.min(axis, keepdims=keepdims), out, "ptp")
 
 

@@ -74,6 +74,14 @@ def _one_axis(axis: int, ndim: int) -> tuple[int, ...]:
     return _normalize_axes(axis, ndim)
 
 
+def zero_d_axis(axis: Any, ndim: int, whole: Any) -> Any:
+    """``axis`` of a reduction or scan, or ``whole`` (what stands for all of a 0-d array) where it
+    is 0 or -1 of 0-d data, which NumPy's reductions, arg-reductions and scans take as that."""
+    if ndim == 0 and isinstance(axis, (int, np.integer)) and not isinstance(axis, bool) and axis in (0, -1):
+        return whole
+    return axis
+
+
 def _normalize_axes(axis: Any, ndim: int) -> tuple[int, ...]:
     if axis is None:
         return tuple(range(ndim))
@@ -628,7 +636,7 @@ def searchsorted(a: Node, v: Node, side: str) -> Node:
 def scan(opname: str, x: Node, axis: int | None, dtype: Any) -> Node:
     """NumPy's ``cumsum``/``cumprod``: ``axis=None`` scans the flattened array; the result dtype is
     ``dtype`` or NumPy's (integers narrower than int64 and bool widen to int64/uint64)."""
-    if axis is None:
+    if zero_d_axis(axis, len(x.shape), None) is None:
         x, axis = reshape(x, (-1,)), 0
     axis = normalize_axis(axis, len(x.shape))
     if dtype is not None:
@@ -713,6 +721,7 @@ def _reduction_steps(opname: str, shape: Shape, dtype: np.dtype, axis: Any, keep
 
 def reduce(opname: str, x: Node, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Node:
     """A reduction node over ``axis``; the output keeps reduced axes unless ``keepdims`` is False."""
+    axis = zero_d_axis(axis, len(x.shape), ())
     if dtype is None and (axis is None or type(axis) is int or (type(axis) is tuple and all(type(a) is int for a in axis))):
         key = (opname, x.shape, x.dtype, axis, bool(keepdims))
         steps = _reductions.get(key)

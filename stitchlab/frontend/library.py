@@ -19,7 +19,7 @@ from ..ir.dtypes import is_float
 from . import build
 from .api import clip, floor, isnan, matmul, mean, multiply, ravel, rint, where  # type: ignore[attr-defined]
 from .array import LazyArray
-from .creation import _leaf_on, asarray
+from .creation import _leaf_on, asarray, full
 from .ufunc import stored
 
 __all__ = [
@@ -278,7 +278,7 @@ def _nan_scan(opname: str, a: Any, axis: Any, dtype: Any, fill: int) -> LazyArra
     return _scan(opname, x, axis, dtype)
 
 
-def nancumsum(a: Any, axis: Any = None, dtype: Any = None) -> LazyArray:
+def nancumsum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> LazyArray:
     """Running sum along ``axis`` treating NaN as zero (NumPy's ``nancumsum``; dtypes as
     :func:`cumsum`): the NaNs are replaced in the fused work before the scan step.
 
@@ -287,10 +287,10 @@ def nancumsum(a: Any, axis: Any = None, dtype: Any = None) -> LazyArray:
         >>> sl.nancumsum(sl.asarray(np.array([1.0, np.nan, 2.0]))).get()
         array([1., 1., 3.])
     """
-    return _nan_scan("cumsum", a, axis, dtype, 0)
+    return stored(_nan_scan("cumsum", a, axis, dtype, 0), out, "nancumsum")
 
 
-def nancumprod(a: Any, axis: Any = None, dtype: Any = None) -> LazyArray:
+def nancumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> LazyArray:
     """Running product along ``axis`` treating NaN as one (NumPy's ``nancumprod``).
 
     Example:
@@ -298,7 +298,7 @@ def nancumprod(a: Any, axis: Any = None, dtype: Any = None) -> LazyArray:
         >>> sl.nancumprod(sl.asarray(np.array([2.0, np.nan, 3.0]))).get()
         array([2., 2., 6.])
     """
-    return _nan_scan("cumprod", a, axis, dtype, 1)
+    return stored(_nan_scan("cumprod", a, axis, dtype, 1), out, "nancumprod")
 
 
 def _cumulative(opname: str, x: Any, axis: Any, dtype: Any, include_initial: bool) -> LazyArray:
@@ -620,21 +620,20 @@ def einsum_path(*operands: Any, optimize: Any = "greedy", einsum_call: bool = Fa
     return np.einsum_path(*args, optimize=optimize, einsum_call=einsum_call)
 
 
-def _sorted_last(a: Any, axis: Any) -> tuple[LazyArray, tuple[int, ...], int]:
+def _sorted_last(a: Any, axis: Any, empty_nan: bool = False) -> tuple[LazyArray, tuple[int, ...], int]:
     """``a`` with the axes ``axis`` (None: all) merged into a last axis and sorted along it; also
-    the shape of the kept axes with the reduced ones as 1 (for ``keepdims``) and their count."""
+    the shape of the kept axes with the reduced ones as 1 (for ``keepdims``) and their count.
+    ``empty_nan``: empty slices are one NaN each (in a float dtype), whose statistics NumPy's
+    median and nan-functions give (with a RuntimeWarning)."""
     x = asarray(a)
     axes = tuple(range(x.ndim)) if axis is None else np.lib.array_utils.normalize_axis_tuple(axis, x.ndim)
     kept = [d for d in range(x.ndim) if d not in axes]
     n = math.prod(x.shape[d] for d in axes)
     y = x.transpose(kept + list(axes)).reshape(tuple(x.shape[d] for d in kept) + (n,))
     keep_shape = tuple(1 if d in axes else x.shape[d] for d in range(x.ndim))
+    if n == 0 and empty_nan:
+        y, n = full(y.shape[:-1] + (1,), np.nan, dtype=y.dtype if is_float(y.dtype) else np.float64), 1
     return sort(y, -1), keep_shape, n
-
-
-def _no_out(name: str, out: Any) -> None:
-    if out is not None:
-        raise TypeError(f"{name}: out= is handled by NumPy's np.{name} on stitchlab arrays; sl.{name} returns a new array")
 
 
 def _nan_last(last: LazyArray, result: LazyArray) -> LazyArray:
@@ -655,23 +654,19 @@ def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = Fa
         >>> sl.median(sl.asarray(np.array([[3.0, 1.0, 2.0, 10.0]])), axis=1).get()
         array([2.5])
     """
-    _no_out("median", out)
     del overwrite_input  # nothing is overwritten: the sort makes a new array
-    s, keep_shape, n = _sorted_last(a, axis)
-    if n == 0:
-        raise ValueError("median of an empty slice: NumPy returns NaN with a RuntimeWarning; give a non-empty axis")
+    s, keep_shape, n = _sorted_last(a, axis, empty_nan=True)
     h = n // 2
     m = _nan_last(s[..., -1], mean(s[..., h - 1 + n % 2: h + 1], axis=-1))
-    return m.reshape(keep_shape) if keepdims else m
+    return stored(m.reshape(keep_shape) if keepdims else m, out, "median")
 
 
 _QUANTILE_METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
 
 
-def _q_args(name: str, q_in: Any, out: Any, method: str) -> tuple[np.ndarray, bool]:
+def _q_args(name: str, q_in: Any, method: str) -> tuple[np.ndarray, bool]:
     """``q`` as a host array (divided by 100 for a percentile) and whether NumPy promotes it weakly,
-    after NumPy's checks of ``q``, ``out`` and ``method``."""
-    _no_out(name, out)
+    after NumPy's checks of ``q`` and ``method``."""
     q, weak = _q_of(name, q_in, 100.0 if name.endswith("percentile") else 1.0)
     if method not in _QUANTILE_METHODS:
         raise ValueError(
@@ -690,9 +685,10 @@ def _q_axes_first(result: LazyArray, q: np.ndarray, keep_shape: tuple[int, ...],
     return result.reshape(q.shape + keep_shape) if keepdims else result
 
 
-def _quantile(name: str, a: Any, q_in: Any, axis: Any, out: Any, method: str, keepdims: bool) -> LazyArray:
-    q, weak = _q_args(name, q_in, out, method)
-    s, keep_shape, n = _sorted_last(a, axis)
+def _quantile(name: str, a: Any, q_in: Any, axis: Any, out: Any, method: str, keepdims: bool,
+              empty_nan: bool = False) -> LazyArray:
+    q, weak = _q_args(name, q_in, method)
+    s, keep_shape, n = _sorted_last(a, axis, empty_nan)
     if n == 0:
         raise IndexError("index -1 is out of bounds for axis 0 with size 0 (a quantile of an empty slice)")
     v = (n - 1) * q.ravel()
@@ -709,7 +705,7 @@ def _quantile(name: str, a: Any, q_in: Any, axis: Any, out: Any, method: str, ke
         lo = take(s, np.where(top, n - 1, prev).astype(np.int64), axis=-1)
         hi = take(s, np.where(top, n - 1, prev + 1).astype(np.int64), axis=-1)
         result = _nan_last(s[..., -1:], _lerp(lo, hi, gamma, weak))
-    return _q_axes_first(result, q, keep_shape, keepdims)
+    return stored(_q_axes_first(result, q, keep_shape, keepdims), out, name)
 
 
 def _lerp(lo: LazyArray, hi: LazyArray, gamma: Any, weak: bool) -> LazyArray:
@@ -779,9 +775,7 @@ def _gather_last(s: LazyArray, positions: LazyArray) -> LazyArray:
 
 
 def _nan_stats(name: str, a: Any, axis: Any) -> tuple[LazyArray, tuple[int, ...], LazyArray]:
-    s, keep_shape, n = _sorted_last(a, axis)
-    if n == 0:
-        raise ValueError(f"{name} of an empty slice: NumPy returns NaN with a RuntimeWarning; give a non-empty axis")
+    s, keep_shape, _ = _sorted_last(a, axis, empty_nan=True)
     return s, keep_shape, (~isnan(s)).sum(-1, keepdims=True)  # NaN sorts last: the first c are numbers
 
 
@@ -799,7 +793,6 @@ def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool =
     x = asarray(a)
     if not is_float(x.dtype):
         return median(x, axis, out, overwrite_input, keepdims)
-    _no_out("nanmedian", out)
     s, keep_shape, c = _nan_stats("nanmedian", x, axis)
     lo, hi = _gather_last(s, (c - 1) // 2), _gather_last(s, c // 2)
     if x.dtype == np.float16:  # NumPy's float16 mean: summed in float32, rounded once
@@ -807,14 +800,14 @@ def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool =
     else:
         pair = (lo + hi) / 2
     m = where(c == 0, np.nan, where(c % 2 == 1, lo, pair))[..., 0]
-    return m.reshape(keep_shape) if keepdims else m
+    return stored(m.reshape(keep_shape) if keepdims else m, out, "nanmedian")
 
 
 def _nan_quantile(name: str, a: Any, q_in: Any, axis: Any, out: Any, method: str, keepdims: bool) -> LazyArray:
     x = asarray(a)
-    if not is_float(x.dtype):  # no NaN to skip: NumPy's nanquantile is quantile there
-        return _quantile(name[3:], x, q_in, axis, out, method, keepdims)
-    q, weak = _q_args(name, q_in, out, method)
+    if not is_float(x.dtype):  # no NaN to skip: NumPy's nanquantile is quantile there (NaN for empty slices)
+        return _quantile(name[3:], x, q_in, axis, out, method, keepdims, empty_nan=True)
+    q, weak = _q_args(name, q_in, method)
     s, keep_shape, c = _nan_stats(name, x, axis)
     v = (c - 1).astype(np.float64) * asarray(q.ravel().astype(np.float64))  # per slice and q
     if method in ("lower", "higher", "nearest") or (method == "linear" and q.dtype.kind in "iu"):
@@ -829,7 +822,7 @@ def _nan_quantile(name: str, a: Any, q_in: Any, axis: Any, out: Any, method: str
         lo = _gather_last(s, where(top, c - 1, prev))
         hi = _gather_last(s, where(top, c - 1, prev + 1))
         result = _lerp(lo, hi, gamma, weak)
-    return _q_axes_first(where(c == 0, np.nan, result), q, keep_shape, keepdims)
+    return stored(_q_axes_first(where(c == 0, np.nan, result), q, keep_shape, keepdims), out, name)
 
 
 def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,

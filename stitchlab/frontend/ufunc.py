@@ -94,11 +94,14 @@ def write(value: Any, target: Any, casting: str = "same_kind", where: Any = True
     return target
 
 
-def stored(result: Any, out: Any, name: str, exact: bool = True) -> Any:
+def stored(result: Any, out: Any, name: str, exact: bool = True, casting: str | None = None) -> Any:
     """``result``, or the output array ``out`` with it written in (:func:`write`; ``exact``: a
-    reduction's or scan's ``out``, of the result's shape), as NumPy's functions take ``out=``."""
+    reduction's or scan's ``out``, of the result's shape, cast as NumPy's reductions cast into it,
+    ``unsafe``; otherwise ``same_kind``, or ``casting``), as NumPy's functions take ``out=``."""
     outs = outputs(out, 1, name) if out is not None else None
-    return result if outs is None else write(result, outs[0], name=name, exact=exact)
+    if outs is None:
+        return result
+    return write(result, outs[0], casting=casting or ("unsafe" if exact else "same_kind"), name=name, exact=exact)
 
 
 class ufunc:  # noqa: N801 - NumPy's and CuPy's name
@@ -260,10 +263,22 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
             kwargs = {"axis": axis} | {k: v for k, v in given.items() if v is not None and v is not np._NoValue
                                        and not (k == "where" and v is True)}
             return self._library("reduce", (array,), kwargs)
-        from . import api
+        from ..ir.dtypes import as_dtype
+        from . import api, build
         from .creation import full
 
         a = _lazy(array)
+        axis = build.zero_d_axis(axis, a.ndim, ())
+        if dtype is not None and kind in ("all", "any") and not np.can_cast(as_dtype(dtype), np.bool_):
+            raise TypeError(f"{name}: No loop matching the specified signature and casting was found for dtype="
+                            f"{as_dtype(dtype)} ({self.__name__} reduces in bool); leave dtype out")
+        target = outputs(out, 1, name)[0] if out is not None else None
+        if dtype is None and target is not None and target.dtype != a.dtype and kind in ("sum", "prod"):
+            dtype = np.result_type(target.dtype, a.dtype)  # NumPy's loop for a reduction into out: both dtypes promoted
+        if dtype is None and target is not None and kind in ("max", "min") and not np.can_cast(a.dtype, target.dtype):
+            raise TypeError(f"{name}: out= of dtype {target.dtype} cannot hold every {a.dtype} value (NumPy's result "
+                            f"then depends on how it buffers); give out= of dtype {a.dtype}, or cast first: "
+                            f"{self.__name__}.reduce(x.astype(np.{target.dtype}), out=...)")
         if dtype is not None and kind in ("max", "min"):
             a, dtype = a.astype(dtype), None
         if where is not True:
@@ -271,7 +286,7 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
             if fill is np._NoValue:
                 raise ValueError(f"reduction operation '{self.__name__}' does not have an identity, so to use a where "
                                  "mask one has to specify 'initial'")
-            a = api.where(_lazy(where), a, np.asarray(fill).astype(a.dtype) if a.dtype.kind != "b" else bool(fill))
+            a = api.where(_lazy(where), a, _scalar_in(fill, a.dtype))
         reduction = getattr(api, kind)
         empty = 0 in [a.shape[i] for i in _axes(axis, a.ndim)]
         if kind in ("max", "min") and empty:
@@ -284,8 +299,7 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
             result = (reduction(a, axis, dtype, keepdims=keepdims) if kind in ("sum", "prod")
                       else reduction(a, axis, keepdims=keepdims))
             if initial is not np._NoValue:
-                result = self._func(result, np.asarray(initial).astype(result.dtype) if result.dtype.kind != "b"
-                                    else bool(initial))
+                result = self._func(result, _scalar_in(initial, result.dtype))
         return stored(result, out, name)
 
     def accumulate(self, array: Any, axis: int = 0, dtype: Any = None, out: Any = None) -> Any:
@@ -326,6 +340,21 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
         from .assign import ufunc_at
 
         ufunc_at(self._np.__name__ if self._np is not None else self.__name__, a, indices, b)
+
+
+def _scalar_in(value: Any, dtype: np.dtype) -> Any:
+    """A reduction's ``initial`` (or ``where=``'s fill) in ``dtype`` as NumPy converts it: a Python
+    number checked (300 into uint8, inf or NaN into an integer raise NumPy's errors), a NumPy
+    scalar or array cast."""
+    if dtype.kind == "b":
+        return bool(value)
+    if isinstance(value, (int, float)):
+        try:
+            return np.array(value, dtype=dtype)
+        except (OverflowError, ValueError) as e:
+            raise type(e)(f"{e}: initial={value!r} does not fit the reduction's dtype {dtype}; give one that "
+                          f"does, or a dtype= that holds it") from None
+    return np.asarray(value).astype(dtype)
 
 
 def _axes(axis: Any, ndim: int) -> tuple[int, ...]:

@@ -1,0 +1,166 @@
+"""Reductions' less common arguments against NumPy: ``initial=`` that does not fit the dtype,
+``out=`` of another dtype, integer ``dtype=`` of mean/var/std, ``axis`` 0 or -1 of 0-d data,
+empty slices of the order statistics and their ``out=``."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+
+import stitchlab as sl
+
+
+def _numpy(f: Any, *args: Any, **kwargs: Any) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return f(*args, **kwargs)
+
+
+def _same(expected: Any, got: Any) -> None:
+    expected, got = np.asarray(expected), np.asarray(got)
+    assert (got.dtype, got.shape) == (expected.dtype, expected.shape)
+    np.testing.assert_array_equal(got, expected)
+
+
+U8 = np.array([1, 2, 3], np.uint8)
+I16 = np.array([1, 2, 3], np.int16)
+
+
+@pytest.mark.parametrize("name, data, initial", [
+    ("max", U8, 300), ("min", I16, np.inf), ("sum", I16, np.nan), ("prod", U8, -3), ("nanmax", U8, 256),
+    ("nansum", I16, 2**70), ("amin", U8, -1),
+])
+def test_an_initial_that_does_not_fit_raises_numpys_error(name: str, data: np.ndarray, initial: Any) -> None:
+    with pytest.raises((OverflowError, ValueError)) as expected:
+        getattr(np, name)(data, initial=initial)
+    with pytest.raises(expected.type, match="initial="):
+        getattr(sl, name)(sl.asarray(data), initial=initial)
+
+
+@pytest.mark.parametrize("initial", [300, 2.5, True, np.int64(300), np.float32(7.5)])
+@pytest.mark.parametrize("name", ["max", "sum", "min"])
+def test_an_initial_that_fits_or_is_cast_is_numpys(name: str, initial: Any) -> None:
+    _same(getattr(np, name)(I16, initial=initial), getattr(sl, name)(sl.asarray(I16), initial=initial).get())
+    _same(getattr(np, name)(I16, initial=initial, where=I16 > 1),
+          getattr(sl, name)(sl.asarray(I16), initial=initial, where=I16 > 1).get())
+
+
+@pytest.mark.parametrize("name, data, out_dtype", [
+    ("sum", np.array([1.5, 1.5, 2.25]), np.int64),     # summed in float64, then cast: 5
+    ("sum", np.array([100, 100], np.int8), np.int16),  # summed in int16
+    ("prod", np.array([100, 3], np.uint8), np.float32),
+    ("sum", np.array([1, 2**40 + 1, -2**40], np.int64), np.float32),
+    ("cumsum", np.array([1.5, 1.5]), np.int64),
+    ("mean", np.array([1.5, 1.5]), np.int64),
+    ("var", np.array([1.5, 2.5, 4.0]), np.float16),
+    ("nancumsum", np.array([1.5, np.nan, 2.0]), np.int32),
+    ("max", np.array([120, -103], np.int8), np.int16),
+    ("ptp", np.array([120, -103], np.int8), np.int16),  # 223: max into out, then the difference in int16
+])
+def test_out_of_another_dtype_is_cast_into_as_numpys(name: str, data: np.ndarray, out_dtype: Any) -> None:
+    shape = data.shape if name.startswith(("cum", "nancum")) else ()
+    expected = np.zeros(shape, out_dtype)
+    _numpy(getattr(np, name), data, out=expected)
+    out = sl.zeros(shape, dtype=out_dtype)
+    assert getattr(sl, name)(sl.asarray(data), out=out) is out
+    _same(expected, out.get())
+
+
+def test_max_into_an_out_that_cannot_hold_the_input_raises() -> None:
+    """NumPy's result there depends on its buffering ([2**63, 1] into int64 gives 1)."""
+    with pytest.raises(TypeError, match="cannot hold every uint64 value"):
+        sl.max(sl.asarray(np.array([2**63, 1], np.uint64)), out=sl.zeros((), dtype=np.int64))
+
+
+def test_argmax_into_a_float_out_raises_as_numpys() -> None:
+    a = np.array([1.0, 3.0, 2.0])
+    with pytest.raises(TypeError):
+        np.argmax(a, out=np.zeros((), np.float32))
+    with pytest.raises(TypeError, match="'safe'"):
+        sl.argmax(sl.asarray(a), out=sl.zeros((), dtype=np.float32))
+    out = sl.zeros(2, dtype=np.int64)
+    sl.nanargmin(sl.asarray(np.array([[np.nan, 2.0], [1.0, 0.5]])), axis=1, out=out)
+    _same(np.array([1, 1]), out.get())
+
+
+def test_logical_reductions_refuse_a_non_bool_dtype() -> None:
+    with pytest.raises(TypeError):
+        np.logical_and.reduce(np.array([1, 2]), dtype=np.float64)
+    with pytest.raises(TypeError, match="reduces in bool"):
+        sl.logical_and.reduce(sl.asarray(np.array([1, 2])), dtype=np.float64)
+
+
+DATA = [np.array([[1, 2], [3, 9]], np.int16), np.array([100, 100, 100], np.int16),
+        np.array([[120, -103, 5], [7, 8, -128]], np.int8), np.array([True, False, True])]
+
+
+@pytest.mark.parametrize("data", DATA, ids=lambda a: f"{a.dtype}{a.shape}")
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int64, np.bool_])
+@pytest.mark.parametrize("name", ["mean", "var", "std", "nanmean", "nanvar", "nanstd"])
+@pytest.mark.parametrize("axis", [None, 0, -1])
+def test_an_integer_dtype_runs_numpys_steps_in_it(data: np.ndarray, dtype: Any, name: str, axis: Any) -> None:
+    """The sums wrap in ``dtype`` and the quotients are truncated; the root of an array of
+    integer variances raises, as NumPy's ``sqrt(var, out=var)``."""
+    try:
+        expected = _numpy(getattr(np, name), data, axis=axis, dtype=dtype)
+    except TypeError as e:  # (the root of an array, or bool deviations: NumPy has no bool subtract)
+        with pytest.raises(TypeError, match="give a float" if "sqrt" in str(e) else "subtract"):
+            getattr(sl, name)(sl.asarray(data), axis=axis, dtype=dtype)
+        return
+    _same(expected, getattr(sl, name)(sl.asarray(data), axis=axis, dtype=dtype).get())
+
+
+def test_a_float16_dtype_rounds_other_data_first() -> None:
+    a = np.array([70000, 0], np.int32)  # inf in float16
+    _same(np.mean(a, dtype=np.float16), sl.mean(sl.asarray(a), dtype=np.float16).get())
+    b = np.array([1.00048828125, 1.0], np.float64)  # rounds to 1 in float16
+    _same(np.mean(b, dtype=np.float16), sl.mean(sl.asarray(b), dtype=np.float16).get())
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "min", "all", "any", "argmax", "argmin", "count_nonzero",
+                                  "ptp", "nansum", "nanprod", "nanmax", "nanmin", "nanargmax", "nanargmin", "cumsum",
+                                  "cumprod", "nancumsum", "mean", "median"])
+@pytest.mark.parametrize("axis", [0, -1, 1, (0,), ()])
+def test_axis_0_or_minus_1_of_0_d_data_is_numpys(name: str, axis: Any) -> None:
+    """NumPy's reductions, arg-reductions and scans take axis 0 or -1 of a 0-d array; mean and
+    median do not."""
+    data = np.array(5.0)
+    try:
+        expected = _numpy(getattr(np, name), data, axis=axis)
+    except (np.exceptions.AxisError, TypeError):  # (a tuple where an int is needed: either error, as NumPy's vary)
+        with pytest.raises(np.exceptions.AxisError if type(axis) is int else (TypeError, np.exceptions.AxisError)):
+            getattr(sl, name)(sl.asarray(data), axis=axis)
+        return
+    _same(expected, getattr(sl, name)(sl.asarray(data), axis=axis).get())
+
+
+def test_ufunc_reduce_of_0_d_data_with_its_default_axis() -> None:
+    _same(np.add.reduce(np.array(5)), sl.add.reduce(sl.asarray(np.array(5))).get())
+    _same(np.maximum.reduce(np.array(2.5)), sl.maximum.reduce(sl.asarray(np.array(2.5))).get())
+
+
+@pytest.mark.parametrize("shape, axis", [((0, 3), 0), ((0, 3), None), ((2, 0), -1), ((0,), 0)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int16])
+@pytest.mark.parametrize("name, args", [("median", ()), ("nanmedian", ()), ("nanquantile", (0.5,)),
+                                        ("nanpercentile", (25.0,))])
+def test_statistics_of_empty_slices_are_nan(shape: tuple[int, ...], axis: Any, dtype: Any, name: str,
+                                            args: tuple[Any, ...]) -> None:
+    data = np.zeros(shape, dtype)
+    _same(_numpy(getattr(np, name), data, *args, axis=axis),
+          getattr(sl, name)(sl.asarray(data), *args, axis=axis).get())
+
+
+@pytest.mark.parametrize("name, args", [("median", ()), ("nanmedian", ()), ("quantile", (0.25,)),
+                                        ("percentile", (75.0,)), ("nanquantile", (0.5,))])
+def test_order_statistics_take_out(name: str, args: tuple[Any, ...]) -> None:
+    data = np.random.default_rng(0).standard_normal((3, 5))
+    expected = getattr(np, name)(data, *args, axis=0)
+    out = sl.zeros(5)
+    assert getattr(sl, name)(sl.asarray(data), *args, axis=0, out=out) is out
+    np.testing.assert_allclose(out.get(), expected, rtol=1e-15)
+    into = np.zeros(5)  # through NumPy's function, into a NumPy array
+    getattr(np, name)(sl.asarray(data), *args, axis=0, out=into)
+    np.testing.assert_allclose(into, expected, rtol=1e-15)
