@@ -186,9 +186,10 @@ def matmul(a: Any, b: Any) -> LazyArray:
     return LazyArray(build.matmul(a._node, b._node))
 
 
-def concatenate(arrays: Any, axis: Any = 0) -> LazyArray:
+def concatenate(arrays: Any, axis: Any = 0, out: Any = None, *, dtype: Any = None,
+                casting: str = "same_kind") -> LazyArray:
     """Join arrays along an existing axis (NumPy's ``concatenate``; ``axis=None`` joins the
-    flattened arrays), lazily. A join of up to four nonempty arrays is an index map, fused into the
+    flattened arrays, ``dtype``, ``casting`` and ``out`` are NumPy's), lazily. A join of up to four nonempty arrays is an index map, fused into the
     kernel that reads it (``rotate_half``'s ``concatenate([-x2, x1], -1)`` with the products around
     it is one kernel); a join of more is a step of the plan of its own, run by CuPy or NumPy.
 
@@ -200,16 +201,34 @@ def concatenate(arrays: Any, axis: Any = 0) -> LazyArray:
     """
     if isinstance(arrays, LazyArray) or not isinstance(arrays, (list, tuple)):
         arrays = list(asarray(arrays))  # an array: its subarrays along the first axis, as NumPy
-    return LazyArray(build.concatenate([asarray(a)._node for a in arrays], axis))
+    if out is not None and dtype is not None:
+        raise TypeError("concatenate() only takes `out` or `dtype` as an argument, but both were provided.")
+    xs = joined("concatenate", [asarray(a) for a in arrays], dtype, casting)
+    return stored(LazyArray(build.concatenate([x._node for x in xs], axis)), out, "concatenate", casting=casting)
+
+
+def joined(name: str, xs: list[LazyArray], dtype: Any, casting: str) -> list[LazyArray]:
+    """The arrays of a join in ``dtype`` (None: as they are, joined in their promotion), after
+    NumPy's check that each casts to the join's dtype under ``casting``."""
+    if casting not in ("no", "equiv", "safe", "same_kind", "unsafe"):
+        raise ValueError(f"{name}: casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe' (got {casting!r})")
+    if not xs or (dtype is None and casting in ("same_kind", "unsafe")):
+        return xs
+    dt = as_dtype(dtype) if dtype is not None else np.result_type(*(x.dtype for x in xs))
+    for x in xs:
+        if not np.can_cast(x.dtype, dt, casting):
+            raise TypeError(f"{name}: cannot cast array data from {x.dtype!r} to {dt!r} according to the rule {casting!r}; "
+                            f"give casting='unsafe' or another dtype")
+    return [_cast(x, dt) for x in xs]
 
 
 
 #: the array API's name (NumPy 2's ``np.concat`` is ``np.concatenate``)
 concat = concatenate
 
-def stack(arrays: Any, axis: Any = 0) -> LazyArray:
-    """Join arrays of one shape along a new axis (NumPy's ``stack``), lazily (as
-    :func:`concatenate`)."""
+def stack(arrays: Any, axis: Any = 0, out: Any = None, *, dtype: Any = None, casting: str = "same_kind") -> LazyArray:
+    """Join arrays of one shape along a new axis (NumPy's ``stack``; ``dtype``, ``casting`` and
+    ``out`` as :func:`concatenate`'s), lazily (as :func:`concatenate`)."""
     if isinstance(arrays, LazyArray) or not isinstance(arrays, (list, tuple)):
         arrays = list(asarray(arrays))
     xs = [asarray(a) for a in arrays]
@@ -217,7 +236,8 @@ def stack(arrays: Any, axis: Any = 0) -> LazyArray:
         raise ValueError("need at least one array to stack")
     if builtins.any(x.shape != xs[0].shape for x in xs):
         raise ValueError("all input arrays must have the same shape")
-    return concatenate([expand_dims(x, axis) for x in xs], build.normalize_axis(axis, xs[0].ndim + 1))
+    return concatenate([expand_dims(x, axis) for x in xs], build.normalize_axis(axis, xs[0].ndim + 1), out, dtype=dtype,
+                       casting=casting)
 
 
 def clip(a: Any, a_min: Any = np._NoValue, a_max: Any = np._NoValue, out: Any = None, *, min: Any = np._NoValue,  # noqa: A002
@@ -597,7 +617,7 @@ def squeeze(a: Any, axis: Any = None) -> LazyArray:
     if axis is None:
         axes = tuple(i for i, d in enumerate(x.shape) if d == 1)
     else:
-        axes = build.normalize_axes(axis, x.ndim)
+        axes = build.normalize_axes(build.zero_d_axis(axis, x.ndim, ()), x.ndim)
         for i in axes:
             if x.shape[i] != 1:
                 raise ValueError("cannot select an axis to squeeze out which has size not equal to one")

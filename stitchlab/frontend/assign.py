@@ -259,10 +259,11 @@ def _unary_at_arrays(x: LazyArray, items: tuple[Any, ...], f: Any) -> build.Node
     repeats); the positions of each count are gathered once, ``f`` applied ``c`` times in one
     fused expression, and scattered back. Device positions are read back to count them."""
     def update(merged: LazyArray, pos: Any, at: int, sizes: list[int]) -> LazyArray:
-        if not isinstance(pos, np.ndarray):  # (out of bounds: the merged extent, see _flat_positions)
-            pos = np.asarray(pos.get())
-            if np.any(pos == math.prod(sizes)):
+        if not isinstance(pos, np.ndarray):  # (one array's own positions, or several merged: see _flat_positions)
+            pos, n = np.asarray(pos.get()), math.prod(sizes)
+            if np.any((pos < -n) | (pos >= n)):
                 raise IndexError(f"ufunc.at: an index is out of bounds for the axes of size {tuple(sizes)}")
+            pos = np.where(pos < 0, pos + n, pos)
         unique, counts = np.unique(pos.ravel(), return_counts=True)
         for c in np.unique(counts):
             where_c = _leaf_on(x, unique[counts == c])._node

@@ -99,7 +99,7 @@ def take(a: Any, indices: Any, axis: Any = None, out: Any = None, mode: str = "r
     if mode not in ("raise", "wrap", "clip"):
         raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
     x = asarray(a)
-    if axis is None:
+    if build.zero_d_axis(axis, x.ndim, None) is None:  # (axis 0 or -1 of 0-d data: as NumPy, its one element)
         x, axis = ravel(x), 0
     return stored(_take(x, indices, build.normalize_axis(axis, x.ndim), mode), out, "take")
 
@@ -139,8 +139,8 @@ def _is_array(k: Any) -> bool:
 
 
 def _is_mask(k: Any) -> bool:
-    if isinstance(k, list):
-        return len(k) > 0 and all(isinstance(v, (bool, np.bool_)) for v in k)
+    if isinstance(k, list):  # (NumPy's rule: a list, nested or not, of bools only; [True, 1] is integers)
+        return len(k) > 0 and all(_is_mask(v) if isinstance(v, list) else isinstance(v, (bool, np.bool_)) for v in k)
     return k.dtype == np.bool_
 
 
@@ -196,6 +196,10 @@ def index_parts(x: LazyArray, items: tuple[Any, ...], hint: str) -> tuple[tuple[
         raise IndexError(f"None (a new axis) beside an integer-array index; {hint}")
     if sum(k is Ellipsis for k in items) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
+    # NumPy keeps the picked axes in place only when nothing stands between the arrays in the key as
+    # written: a '...' there separates them even where it stands for no axis
+    written = [i for i, k in enumerate(items) if _is_array(k) or _is_int(k)]
+    apart = written != list(range(written[0], written[-1] + 1))
     n_real = sum(k is not Ellipsis for k in items)
     if n_real > x.ndim:
         raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, but {n_real} were indexed")
@@ -207,7 +211,7 @@ def index_parts(x: LazyArray, items: tuple[Any, ...], hint: str) -> tuple[tuple[
             raise IndexError(f"only integers, slices, '...', None and integer or boolean arrays are valid indices, got {k!r}")
     adv = [ax for ax, k in enumerate(items) if _is_array(k) or _is_int(k)]
     basic = tuple(slice(None) if ax in adv else k for ax, k in enumerate(items))
-    if adv == list(range(adv[0], adv[-1] + 1)):
+    if not apart and adv == list(range(adv[0], adv[-1] + 1)):
         return items, adv, basic, adv[0], list(range(x.ndim))
     return items, adv, basic, 0, adv + [ax for ax in range(x.ndim) if ax not in adv]
 
@@ -225,6 +229,10 @@ def _flat_positions(x: LazyArray, indices: list[Any], sizes: list[int], axes: li
     if all(h is not None for h in hosts):
         pos = [build.check_indices(h, n, ax, indexing=True) for h, n, ax in zip(hosts, sizes, axes, strict=True)]
         return np.asarray(np.ravel_multi_index(np.broadcast_arrays(*pos), sizes))  # (a scalar when all are 0-d)
+    if len(indices) == 1:  # (one array: its own positions, which the step checks and names as they are)
+        a = asarray(indices[0])
+        build.check_index_dtype(a.dtype)
+        return a.astype(np.int64)
     total = math.prod(sizes)
     flat: Any = 0
     valid: Any = True
@@ -393,6 +401,7 @@ def partition(a: Any, kth: Any, axis: Any = -1, kind: str = "introselect", order
 def argpartition(a: Any, kth: Any, axis: Any = -1, kind: str = "introselect", order: Any = None) -> LazyArray:
     """The positions that :func:`partition` puts along ``axis`` (NumPy's ``argpartition``): the
     whole stable :func:`argsort`, which is one valid answer."""
+    axis = build.zero_d_axis(axis, np.ndim(a), None)  # (NumPy's: the one element of 0-d data)
     x = _partitioned("argpartition", a, kth, axis, kind, order)
     return argsort(x, axis, kind="stable")
 
@@ -413,7 +422,7 @@ def _partitioned(name: str, a: Any, kth: Any, axis: Any, kind: str, order: Any) 
     if ks.dtype.kind not in "iu":
         raise TypeError("Partition index must be integer")
     for k in ks.reshape(-1).tolist():
-        if not -n <= k < n:
+        if n and not -n <= k < n:  # (an empty axis has nothing to partition: NumPy takes any kth)
             raise ValueError(f"kth(={k if k >= 0 else k + n}) out of bounds ({n})")
     return x
 
@@ -425,7 +434,10 @@ def _sort(opname: str, a: Any, axis: Any, kind: Any, order: Any, stable: Any) ->
         raise ValueError(f"stable must be None, True or False (got {stable!r})")
     if order is not None:
         raise ValueError(f"{opname}: order= applies to structured arrays, which stitchlab does not have")
-    return LazyArray(build.sort(opname, asarray(a)._node, axis))
+    x = asarray(a)
+    if opname == "argsort":  # (NumPy's argsort of 0-d data along 0 or -1: its one position; sort raises)
+        axis = build.zero_d_axis(axis, x.ndim, None)
+    return LazyArray(build.sort(opname, x._node, axis))
 
 
 def sort(a: Any, axis: Any = -1, kind: Any = None, order: Any = None, *, stable: Any = None) -> LazyArray:

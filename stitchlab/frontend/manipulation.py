@@ -26,6 +26,7 @@ from .api import (  # type: ignore[attr-defined]
     cos,
     i0,
     isnan,
+    joined,
     matmul,
     mean,
     moveaxis,
@@ -630,13 +631,17 @@ def repeat(a: Any, repeats: Any, axis: Any = None) -> LazyArray:
                [3, 4]])
     """
     x = asarray(a)
-    if axis is None:
+    if build.zero_d_axis(axis, x.ndim, None) is None:  # (axis 0 or -1 of 0-d data: as NumPy, its one element)
         x, axis = x.ravel(), 0
     axis = build.normalize_axis(axis, x.ndim)
     n = x.shape[axis]
     counts = np.asarray(repeats)
+    if counts.size == 0:
+        counts = counts.astype(np.int64)  # (NumPy reads an empty list of counts as integers)
     if counts.dtype.kind not in "iub":
         raise TypeError(f"Cannot cast array data from {counts.dtype} to int64 according to the rule 'safe'")
+    if n == 0 and counts.size <= 1:
+        return x  # (nothing to repeat: NumPy does not check the count then)
     if (counts < 0).any():
         raise ValueError("repeats may not contain negative values.")
     if counts.ndim == 0 or counts.size == 1:
@@ -921,7 +926,7 @@ def _pad_with_stats(x: LazyArray, d: int, widths: tuple[int, int], lengths: Any,
 
     def value(part: LazyArray, width: int) -> LazyArray:
         v = stat(part, axis=d, keepdims=True)
-        if mode in ("mean", "median") and not is_float(x.dtype):
+        if mode in ("mean", "median") and x.dtype.kind in "iu":  # (bool is cast: 0.5 is True, as NumPy's)
             v = rint(v)
         return broadcast_to(v.astype(x.dtype), x.shape[:d] + (width,) + x.shape[d + 1:])
 
@@ -1096,13 +1101,7 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
 def _join(name: str, arrays: Any, axis: int, dtype: Any, casting: str) -> LazyArray:
     """:func:`~stitchlab.concatenate` of ``arrays`` (already of the joined rank) with NumPy's
     ``dtype`` and ``casting`` arguments."""
-    if dtype is None:
-        return concatenate(arrays, axis)
-    dt = as_dtype(dtype)
-    for x in arrays:
-        if not np.can_cast(x.dtype, dt, casting):
-            raise TypeError(f"{name}: cannot cast array data from {x.dtype!r} to {dt!r} according to the rule {casting!r}")
-    return concatenate([x.astype(dt) for x in arrays], axis)
+    return concatenate(joined(name, arrays, dtype, casting), axis)
 
 
 def _sequence(name: str, tup: Any) -> list[LazyArray]:

@@ -189,7 +189,7 @@ def compress(condition: Any, a: Any, axis: Any = None) -> LazyArray:
     if c.ndim != 1:
         raise ValueError("condition must be a 1-d array")
     x = asarray(a)
-    if axis is None:
+    if build.zero_d_axis(axis, x.ndim, None) is None:  # (axis 0 or -1 of 0-d data: as NumPy, its one element)
         return _gather("compress", x, ravel(x), c, 0)
     return _gather("compress", x, x, c, build.normalize_axis(axis, x.ndim))
 

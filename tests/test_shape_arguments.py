@@ -1,0 +1,109 @@
+"""Indexing and array manipulation at NumPy's edges: a '...' between index arrays, nested lists
+of bools, axis 0 or -1 of 0-d data, empty axes, joins with ``dtype=``/``casting=``/``out=``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import stitchlab as sl
+
+
+def _same(expected: Any, got: Any) -> None:
+    expected, got = np.asarray(expected), np.asarray(got)
+    assert (got.dtype, got.shape) == (expected.dtype, expected.shape)
+    np.testing.assert_array_equal(got, expected)
+
+
+A3 = np.arange(24).reshape(2, 3, 4)
+
+
+@pytest.mark.parametrize("key", [
+    (slice(None), [1, 0], Ellipsis, 1),      # the '...' stands for no axis, and still separates
+    ([1, 0], Ellipsis, [2, 3]),
+    (Ellipsis, [1, 0], 2),                   # adjacent: in place
+    (0, Ellipsis, [1, 2]),
+    ([[0], [1]], slice(None), [0, 3]),
+])
+def test_a_key_with_index_arrays_lays_out_axes_as_numpys(key: tuple[Any, ...]) -> None:
+    _same(A3[key], sl.asarray(A3)[key].get())
+    expected, x = A3.copy(), sl.asarray(A3)
+    value = -np.arange(A3[key].size).reshape(A3[key].shape)
+    expected[key] = value
+    x[key] = value
+    _same(expected, x.get())
+
+
+def test_a_nested_list_of_bools_is_a_mask() -> None:
+    b = np.arange(6).reshape(2, 3)
+    k = [[True, False, True], [False, True, False]]
+    _same(b[k], sl.asarray(b)[k].get())
+    expected, x = b.copy(), sl.asarray(b)
+    expected[k] = -1
+    x[k] = -1
+    _same(expected, x.get())
+    _same(b[[True, 1]], sl.asarray(b)[[True, 1]].get())  # (a mixed list is integers)
+    with pytest.raises(IndexError, match="too many indices"):
+        sl.asarray(np.arange(3))[[[True, False, True]]]
+
+
+@pytest.mark.parametrize("name, call", [
+    ("repeat", lambda m, s, ax: m.repeat(s, 2, axis=ax)),
+    ("take", lambda m, s, ax: m.take(s, [0], axis=ax)),
+    ("argsort", lambda m, s, ax: m.argsort(s, axis=ax)),
+    ("squeeze", lambda m, s, ax: m.squeeze(s, axis=ax)),
+    ("compress", lambda m, s, ax: m.compress([True], s, axis=ax)),
+    ("argpartition", lambda m, s, ax: m.argpartition(s, 0, axis=ax)),
+])
+@pytest.mark.parametrize("axis", [0, -1])
+def test_axis_0_or_minus_1_of_0_d_data_is_its_one_element(name: str, call: Any, axis: int) -> None:
+    data = np.array(5)
+    _same(call(np, data, axis), call(sl, sl.asarray(data), axis).get())
+    with pytest.raises(np.exceptions.AxisError):
+        call(sl, sl.asarray(data), 1)
+
+
+def test_empty_axes_partition_and_repeat_as_numpys() -> None:
+    e = np.zeros(0)
+    _same(np.partition(e, 5), sl.partition(sl.asarray(e), 5).get())
+    _same(np.argpartition(np.zeros((2, 0)), 0), sl.argpartition(sl.asarray(np.zeros((2, 0))), 0).get())
+    _same(np.repeat(e, []), sl.repeat(sl.asarray(e), []).get())
+    _same(np.repeat(e, -1), sl.repeat(sl.asarray(e), -1).get())
+    _same(np.repeat(np.zeros((2, 0)), [], axis=1), sl.repeat(sl.asarray(np.zeros((2, 0))), [], axis=1).get())
+    with pytest.raises(ValueError):
+        sl.repeat(sl.asarray(np.zeros(3)), -1)
+
+
+@pytest.mark.parametrize("mode", ["mean", "median"])
+@pytest.mark.parametrize("data", [[True, False], [True, False, False], [3, 4], [1.0, 2.0]])
+def test_pad_statistics_of_bools_are_cast_not_rounded(mode: str, data: list[Any]) -> None:
+    a = np.array(data)
+    _same(np.pad(a, (1, 0), mode=mode), sl.pad(sl.asarray(a), (1, 0), mode=mode).get())
+
+
+@pytest.mark.parametrize("name", ["concatenate", "stack"])
+def test_joins_take_dtype_casting_and_out(name: str) -> None:
+    xs = [np.ones(2, np.int8), np.full(2, 2.5)]
+    join = getattr(np, name)
+    _same(join(xs, dtype=np.float32), getattr(sl, name)([sl.asarray(x) for x in xs], dtype=np.float32).get())
+    _same(join(xs, dtype=np.int8, casting="unsafe"),
+          getattr(sl, name)([sl.asarray(x) for x in xs], dtype=np.int8, casting="unsafe").get())
+    with pytest.raises(TypeError, match="according to the rule 'same_kind'"):
+        getattr(sl, name)([sl.asarray(x) for x in xs], dtype=np.int8)
+    with pytest.raises(TypeError, match="according to the rule 'no'"):
+        getattr(sl, name)([sl.asarray(x) for x in xs], casting="no")
+    out = sl.zeros(join(xs).shape, dtype=np.float32)
+    assert getattr(sl, name)([sl.asarray(x) for x in xs], out=out) is out
+    _same(join(xs).astype(np.float32), out.get())
+    with pytest.raises(TypeError, match="only takes `out` or `dtype`"):
+        getattr(sl, name)([sl.asarray(x) for x in xs], out=out, dtype=np.float32)
+
+
+@pytest.mark.parametrize("position", [5, -4])
+def test_a_device_position_out_of_bounds_is_named_as_given(position: int) -> None:
+    x = sl.asarray(np.zeros((3, 4)))
+    x[sl.asarray(np.array([position]))] = 1
+    with pytest.raises(IndexError, match=f"index {position} is out of bounds for axis 0 with size 3"):
+        x.get()
