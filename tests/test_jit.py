@@ -110,3 +110,17 @@ def test_keyword_arguments_and_keyword_only_parameters():
     assert sl.stats()["traces"] == 1
     with pytest.raises(TypeError, match="unexpected keyword argument 'rate'"):
         f(x, rate=0.5)
+
+
+def test_a_namedtuple_result_keeps_its_type():
+    import collections
+
+    Pair = collections.namedtuple("Pair", "a b")
+    f = sl.jit(lambda x: Pair(x + 1, [x * 2, {"c": x - 1}]))
+    x = np.arange(3.0)
+    for _ in range(2):  # traced, then replayed
+        out = f(x)
+        assert type(out) is Pair and type(out.b) is list
+        np.testing.assert_array_equal(out.a.get(), x + 1)
+        np.testing.assert_array_equal(out.b[0].get(), x * 2)
+        np.testing.assert_array_equal(out.b[1]["c"].get(), x - 1)

@@ -130,7 +130,7 @@ def _unflatten(leaves: list[Any], spec: Any) -> Any:
     for n, s in parts:
         out.append(_unflatten(leaves[i:i + n], s))
         i += n
-    return kind(out)
+    return kind(*out) if hasattr(kind, "_fields") else kind(out)  # a namedtuple takes its fields
 
 
 _cuda_devices: dict[int, str] = {}
