@@ -124,3 +124,20 @@ def test_a_namedtuple_result_keeps_its_type():
         np.testing.assert_array_equal(out.a.get(), x + 1)
         np.testing.assert_array_equal(out.b[0].get(), x * 2)
         np.testing.assert_array_equal(out.b[1]["c"].get(), x - 1)
+
+
+def test_a_jitted_function_called_inside_another_runs_in_its_trace():
+    inner = sl.jit(lambda x: x * 2)
+    outer = sl.jit(lambda x: inner(x) + 1)
+    x = np.arange(3.0)
+    np.testing.assert_array_equal(outer(x).get(), x * 2 + 1)
+    np.testing.assert_array_equal(outer(x + 1).get(), (x + 1) * 2 + 1)
+    assert len(inner.traces) == 0 and len(outer.traces) == 1
+    np.testing.assert_array_equal(inner(x).get(), x * 2)  # called on its own, it traces as usual
+
+    @sl.jit
+    def power_of_two(x, n):  # recursive
+        return x if n == 0 else power_of_two(x, n - 1) * 2
+
+    for n in (3, 2, 5):
+        np.testing.assert_array_equal(power_of_two(x, n).get(), x * 2 ** n)

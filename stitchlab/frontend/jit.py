@@ -400,6 +400,9 @@ class Jitted:
         return inner(*args, *kwargs.values())
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if tracing():  # called by a function being traced (or by itself): it becomes part of that trace
+            with build.fast_math(self.fast_math):
+                return self.fn(*args, **kwargs)
         if kwargs:
             return self._with_keywords(args, kwargs)
         key: list[Any] = []
