@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import dis
 import functools
+import inspect
 import threading
+import types
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -187,6 +190,23 @@ def _why(old: tuple[Any, ...], new: tuple[Any, ...]) -> str:
     return "new input signature (" + "; ".join(changes) + ")"
 
 
+def _reads_type(fn: Callable[..., Any]) -> bool:
+    """Whether the code of ``fn`` (unwrapped, its nested functions and comprehensions included)
+    reads the builtin ``type``: ``type(s) is int`` cannot give the number's answer for a number
+    read at run time (``isinstance`` can), so such a function takes its numbers by value."""
+    fn = inspect.unwrap(fn)
+    stack = [getattr(fn, "__code__", None)]
+    while stack:
+        code = stack.pop()
+        if code is None:
+            continue
+        if "type" in code.co_names and any(ins.opname in ("LOAD_GLOBAL", "LOAD_NAME") and ins.argval == "type"
+                                           for ins in dis.get_instructions(code)):
+            return True
+        stack += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    return False
+
+
 #: Array types whose instances took the direct path before and expose ``a.data.device_id`` (CuPy's
 #: ``ndarray``): a call whose arguments are all such arrays or Python scalars may replay at once.
 _replayable_types: set[type] = set()
@@ -229,6 +249,8 @@ class Jitted:
         # calls), and of those whose value a trace needed (part of the signature by value)
         self._dynamic: set[int] = set()
         self._static: set[int] = set()
+        # a function that calls type() (on a number, perhaps) is traced for each value of its numbers
+        self._numbers_by_value = _reads_type(fn)
         # (positional count, keyword names) of a call with keyword arguments -> the function taking
         # them all by position, jitted on its own
         self._keyword_calls: dict[tuple[int, tuple[str, ...]], Jitted] = {}
@@ -346,7 +368,7 @@ class Jitted:
         name = getattr(self.fn, "__name__", "jit function")
         sig = self._signature(args, literal)[0]
         old = next(reversed(self.traces), None)
-        if not literal and old is not None:
+        if not literal and old is not None and not self._numbers_by_value:
             changed = self._changed(sig)
             if changed:
                 self._dynamic |= changed
