@@ -141,3 +141,34 @@ def test_a_jitted_function_called_inside_another_runs_in_its_trace():
 
     for n in (3, 2, 5):
         np.testing.assert_array_equal(power_of_two(x, n).get(), x * 2 ** n)
+
+
+def _seeded(x):
+    return x * sl.random.default_rng(42).random(x.shape, dtype=np.float32)
+
+
+def _module_seeded(x):
+    sl.random.seed(3)
+    return x + sl.random.standard_normal(x.shape, dtype=np.float32)
+
+
+def _spawned(x):
+    return x + sl.random.default_rng(5).spawn(2)[1].integers(0, 100, x.shape)
+
+
+@pytest.mark.parametrize("fn", [_seeded, _module_seeded, _spawned])
+def test_a_generator_seeded_inside_the_function_draws_the_same_numbers_every_call(fn):
+    f = sl.jit(fn)
+    x = np.arange(1, 5, dtype=np.float32)
+    eager = fn(sl.asarray(x)).get()
+    for _ in range(3):
+        np.testing.assert_array_equal(f(x).get(), eager)
+
+
+def test_a_generator_from_outside_the_function_draws_anew_every_call():
+    gen = sl.random.default_rng(0)
+    f = sl.jit(lambda x: x + gen.random(x.shape, dtype=np.float32))
+    g = sl.jit(lambda x: x + sl.random.default_rng().random(x.shape, dtype=np.float32))  # fresh entropy
+    x = np.zeros(8, np.float32)
+    for h in (f, g):
+        assert not np.array_equal(h(x).get(), h(x).get())

@@ -32,6 +32,12 @@ def tracing() -> bool:
     return getattr(_tracing, "per_call", None) is not None
 
 
+def current_trace() -> object | None:
+    """What stands for the trace in progress on this thread (None outside one): a random generator
+    made from a seed during it draws the same numbers at every call, as one made anew would."""
+    return getattr(_tracing, "per_call", None)
+
+
 def note_assignment(x: LazyArray) -> None:
     """Remember ``x`` and its value before the first assignment into it while a function is
     traced: after the trace, an array still alive that is neither an argument nor a result came
