@@ -82,7 +82,10 @@ def test_arguments_the_backend_cannot_take_as_they_are_go_through_asarray():
     np.testing.assert_array_equal(f(swapped.astype(np.float32)).get(), [1, 2, 3])
     with pytest.raises(TypeError, match="complex128"):
         f(np.ones(2, np.complex128))
-    np.testing.assert_array_equal(f([1, 2]).get(), [2, 3])
+    # a list is a list of numbers (a tuple, list or dict argument is passed as it is, as eagerly)
+    with pytest.raises(TypeError, match="can only concatenate list"):
+        f([1, 2])
+    np.testing.assert_array_equal(sl.jit(lambda x: sl.asarray(x) + 1)([1, 2]).get(), [2, 3])
 
 
 def test_a_retrace_is_logged_with_its_reason(caplog):
