@@ -152,3 +152,17 @@ def test_an_unhashable_argument_is_refused_with_the_fix():
         f(np.ones(2), {1, 2})
     with pytest.raises(TypeError, match=r"argument 'opts'\[0\]\['a'\] of <lambda> is a set"):
         f(np.ones(2), opts=[{"a": {3}}])
+
+
+def test_a_tuple_of_numpy_integers_is_a_static_value_of_its_types(caplog):
+    import logging
+
+    def f(x, s):
+        return x.reshape(s) * s[0]
+
+    jf = sl.jit(f)
+    x = np.arange(6, dtype=np.int8)
+    with caplog.at_level(logging.INFO, logger="stitchlab"):
+        for s in ((2, 3), (np.int64(2), np.int64(3)), (3, 2)):  # NumPy's int64 is not weak
+            _same(jf(x, s), f(x, s))
+    assert "new static values or containers in argument 1" in caplog.text

@@ -231,12 +231,12 @@ def _tree(a: Any, where: str, name: str, leaves: list[Any], statics: list[Any]) 
     """The part of a call's layout that the argument ``a`` makes, its traced leaves (arrays and
     numbers) appended to ``leaves`` and its static values to ``statics``: ``None`` for a leaf,
     ``(type, items)`` for a tuple (a namedtuple too) or list, ``(dict, keys, items)`` for a dict,
-    ``("static", key)`` for a value passed as itself (a tuple of Python ints, a shape or an axis,
-    is one)."""
+    ``("static", key)`` for a value passed as itself (a tuple of integers, a shape or an axis, is
+    one)."""
     t = type(a)
-    if t is tuple and all(type(v) is int for v in a):
+    if t is tuple and all(type(v) is int or isinstance(v, np.integer) for v in a):
         statics.append(a)
-        return ("static", (tuple, a))
+        return ("static", (tuple, a, tuple(map(type, a))))  # (2,) and (np.int64(2),) apart
     if t is list or t is tuple or (isinstance(a, tuple) and hasattr(t, "_fields")):
         return (t, tuple(_tree(v, f"{where}[{i}]", name, leaves, statics) for i, v in enumerate(a)))
     if t is dict:
@@ -261,6 +261,15 @@ def _rebuild(spec: Any, leaves: Any, statics: Any) -> Any:
         return {k: _rebuild(s, leaves, statics) for k, s in zip(spec[1], spec[2], strict=True)}
     items = [_rebuild(s, leaves, statics) for s in spec[1]]
     return kind(*items) if hasattr(kind, "_fields") else kind(items)
+
+
+def _layout_why(old: tuple[Any, ...], new: tuple[Any, ...]) -> str:
+    """What differs between two layouts of a call's arguments, for the recompile log."""
+    if old[:2] != new[:2]:
+        return f"new keyword layout ({new[0]} positional, keywords {list(new[1])})"
+    names = [str(pos) for pos in range(new[0])] + [repr(k) for k in new[1]]
+    changed = [n for n, a, b in zip(names, old[2], new[2], strict=True) if a != b]
+    return f"new static values or containers in argument {', '.join(changed)}"
 
 
 def _reads_type(fn: Callable[..., Any]) -> bool:
@@ -491,6 +500,10 @@ class Jitted:
         layout = (len(args), tuple(kwargs), spec)
         inner = self._layouts.get(layout)
         if inner is None:
+            if self._layouts:
+                from .._log import log_recompile
+
+                log_recompile(name, _layout_why(next(reversed(self._layouts)), layout))
             fn, n, names, kept = self.fn, len(args), tuple(kwargs), tuple(statics)  # (equal to later ones)
 
             def by_leaves(*flat: Any) -> Any:
@@ -596,7 +609,7 @@ def jit(fn: Callable[..., Any] | None = None, *, fast_math: bool = False) -> Any
     """Trace ``fn`` once per input signature and replay the planned graph on later calls.
 
     The signature is each array argument's shape, dtype and device, each Python scalar
-    argument's value, and the value of each static argument: a tuple of Python ints (a shape, an
+    argument's value, and the value of each static argument: a tuple of integers (a shape, an
     axis) or another hashable value that is neither an array nor a number (``None``, a string, a
     dtype, a slice, a function), passed to ``fn`` as itself. Tuples, lists and dicts of arguments
     are passed as they are, the arrays and numbers in them traced as arguments are. A second call with the same signature traces, plans and compiles nothing
