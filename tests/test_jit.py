@@ -82,7 +82,10 @@ def test_arguments_the_backend_cannot_take_as_they_are_go_through_asarray():
     np.testing.assert_array_equal(f(swapped.astype(np.float32)).get(), [1, 2, 3])
     with pytest.raises(TypeError, match="complex128"):
         f(np.ones(2, np.complex128))
-    np.testing.assert_array_equal(f([1, 2]).get(), [2, 3])
+    # a list is a list of numbers (a tuple, list or dict argument is passed as it is, as eagerly)
+    with pytest.raises(TypeError, match="can only concatenate list"):
+        f([1, 2])
+    np.testing.assert_array_equal(sl.jit(lambda x: sl.asarray(x) + 1)([1, 2]).get(), [2, 3])
 
 
 def test_a_retrace_is_logged_with_its_reason(caplog):
@@ -110,3 +113,65 @@ def test_keyword_arguments_and_keyword_only_parameters():
     assert sl.stats()["traces"] == 1
     with pytest.raises(TypeError, match="unexpected keyword argument 'rate'"):
         f(x, rate=0.5)
+
+
+def test_a_namedtuple_result_keeps_its_type():
+    import collections
+
+    Pair = collections.namedtuple("Pair", "a b")
+    f = sl.jit(lambda x: Pair(x + 1, [x * 2, {"c": x - 1}]))
+    x = np.arange(3.0)
+    for _ in range(2):  # traced, then replayed
+        out = f(x)
+        assert type(out) is Pair and type(out.b) is list
+        np.testing.assert_array_equal(out.a.get(), x + 1)
+        np.testing.assert_array_equal(out.b[0].get(), x * 2)
+        np.testing.assert_array_equal(out.b[1]["c"].get(), x - 1)
+
+
+def test_a_jitted_function_called_inside_another_runs_in_its_trace():
+    inner = sl.jit(lambda x: x * 2)
+    outer = sl.jit(lambda x: inner(x) + 1)
+    x = np.arange(3.0)
+    np.testing.assert_array_equal(outer(x).get(), x * 2 + 1)
+    np.testing.assert_array_equal(outer(x + 1).get(), (x + 1) * 2 + 1)
+    assert len(inner.traces) == 0 and len(outer.traces) == 1
+    np.testing.assert_array_equal(inner(x).get(), x * 2)  # called on its own, it traces as usual
+
+    @sl.jit
+    def power_of_two(x, n):  # recursive
+        return x if n == 0 else power_of_two(x, n - 1) * 2
+
+    for n in (3, 2, 5):
+        np.testing.assert_array_equal(power_of_two(x, n).get(), x * 2 ** n)
+
+
+def _seeded(x):
+    return x * sl.random.default_rng(42).random(x.shape, dtype=np.float32)
+
+
+def _module_seeded(x):
+    sl.random.seed(3)
+    return x + sl.random.standard_normal(x.shape, dtype=np.float32)
+
+
+def _spawned(x):
+    return x + sl.random.default_rng(5).spawn(2)[1].integers(0, 100, x.shape)
+
+
+@pytest.mark.parametrize("fn", [_seeded, _module_seeded, _spawned])
+def test_a_generator_seeded_inside_the_function_draws_the_same_numbers_every_call(fn):
+    f = sl.jit(fn)
+    x = np.arange(1, 5, dtype=np.float32)
+    eager = fn(sl.asarray(x)).get()
+    for _ in range(3):
+        np.testing.assert_array_equal(f(x).get(), eager)
+
+
+def test_a_generator_from_outside_the_function_draws_anew_every_call():
+    gen = sl.random.default_rng(0)
+    f = sl.jit(lambda x: x + gen.random(x.shape, dtype=np.float32))
+    g = sl.jit(lambda x: x + sl.random.default_rng().random(x.shape, dtype=np.float32))  # fresh entropy
+    x = np.zeros(8, np.float32)
+    for h in (f, g):
+        assert not np.array_equal(h(x).get(), h(x).get())

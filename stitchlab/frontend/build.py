@@ -199,7 +199,9 @@ def _resolve(opname: str, key: tuple[Any, ...]) -> tuple[np.dtype, ...]:
 
 
 def fits(value: Any, dtype: np.dtype) -> bool:
-    if dtype.kind in "iu" and isinstance(value, int) and not isinstance(value, bool):
+    # (a Python int: one an sl.jit call reads at run time, which isinstance takes for an int, is
+    # checked when each call reads it)
+    if dtype.kind in "iu" and type(value) is int:
         info = np.iinfo(dtype)
         return info.min <= value <= info.max
     return True

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import dis
 import functools
+import inspect
 import threading
+import types
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -27,6 +30,12 @@ _tracing = threading.local()
 def tracing() -> bool:
     """Whether this thread is tracing a function for :func:`jit` (what it builds is replayed)."""
     return getattr(_tracing, "per_call", None) is not None
+
+
+def current_trace() -> object | None:
+    """What stands for the trace in progress on this thread (None outside one): a random generator
+    made from a seed during it draws the same numbers at every call, as one made anew would."""
+    return getattr(_tracing, "per_call", None)
 
 
 def note_assignment(x: LazyArray) -> None:
@@ -130,7 +139,7 @@ def _unflatten(leaves: list[Any], spec: Any) -> Any:
     for n, s in parts:
         out.append(_unflatten(leaves[i:i + n], s))
         i += n
-    return kind(out)
+    return kind(*out) if hasattr(kind, "_fields") else kind(out)  # a namedtuple takes its fields
 
 
 _cuda_devices: dict[int, str] = {}
@@ -187,6 +196,99 @@ def _why(old: tuple[Any, ...], new: tuple[Any, ...]) -> str:
     return "new input signature (" + "; ".join(changes) + ")"
 
 
+def _is_leaf(a: Any) -> bool:
+    """Whether the argument ``a`` is traced as it is: an array (anything :func:`asarray` takes as
+    one, a NumPy number included) or a Python number."""
+    t = type(a)
+    if t in WEAK_TYPES or t is np.ndarray or isinstance(a, LazyArray):
+        return True
+    if isinstance(a, type) or isinstance(a, (tuple, list, dict)):  # (np.float32 has an __array__ too)
+        return False
+    if isinstance(a, np.generic):
+        return a.dtype.kind in "biufc"  # (a np.str_ is a static value)
+    return any(hasattr(a, name) for name in ("__cuda_array_interface__", "__array_interface__", "__array__", "__dlpack__"))
+
+
+def _static_key(a: Any, where: str, name: str) -> Any:
+    """What stands for the static argument ``a`` in a signature: its type and value (equal values
+    share a trace); a TypeError naming the argument and the fix where it has no value to compare."""
+    if type(a) is slice:  # (unhashable before Python 3.12)
+        key: Any = (slice, (a.start, a.stop, a.step))
+    else:
+        key = (type(a), a)
+    try:
+        hash(key)
+    except TypeError:
+        raise TypeError(
+            f"sl.jit: argument {where} of {name} is a {type(a).__name__}, which is neither an array, a number, "
+            f"a tuple, list or dict of them, nor a hashable value that a trace could be kept for: pass it to "
+            f"the function through a closure or functools.partial({name}, ...) instead"
+        ) from None
+    return key
+
+
+def _tree(a: Any, where: str, name: str, leaves: list[Any], statics: list[Any]) -> Any:
+    """The part of a call's layout that the argument ``a`` makes, its traced leaves (arrays and
+    numbers) appended to ``leaves`` and its static values to ``statics``: ``None`` for a leaf,
+    ``(type, items)`` for a tuple (a namedtuple too) or list, ``(dict, keys, items)`` for a dict,
+    ``("static", key)`` for a value passed as itself (a tuple of integers, a shape or an axis, is
+    one)."""
+    t = type(a)
+    if t is tuple and all(type(v) is int or isinstance(v, np.integer) for v in a):
+        statics.append(a)
+        return ("static", (tuple, a, tuple(map(type, a))))  # (2,) and (np.int64(2),) apart
+    if t is list or t is tuple or (isinstance(a, tuple) and hasattr(t, "_fields")):
+        return (t, tuple(_tree(v, f"{where}[{i}]", name, leaves, statics) for i, v in enumerate(a)))
+    if t is dict:
+        return (dict, tuple(a), tuple(_tree(v, f"{where}[{k!r}]", name, leaves, statics) for k, v in a.items()))
+    if _is_leaf(a):
+        leaves.append(a)
+        return None
+    key = _static_key(a, where, name)
+    statics.append(a)
+    return ("static", key)
+
+
+def _rebuild(spec: Any, leaves: Any, statics: Any) -> Any:
+    """The argument that :func:`_tree` made ``spec`` of, from iterators over the leaves (traced
+    arrays and numbers) and static values."""
+    if spec is None:
+        return next(leaves)
+    kind = spec[0]
+    if kind == "static":
+        return next(statics)
+    if kind is dict:
+        return {k: _rebuild(s, leaves, statics) for k, s in zip(spec[1], spec[2], strict=True)}
+    items = [_rebuild(s, leaves, statics) for s in spec[1]]
+    return kind(*items) if hasattr(kind, "_fields") else kind(items)
+
+
+def _layout_why(old: tuple[Any, ...], new: tuple[Any, ...]) -> str:
+    """What differs between two layouts of a call's arguments, for the recompile log."""
+    if old[:2] != new[:2]:
+        return f"new keyword layout ({new[0]} positional, keywords {list(new[1])})"
+    names = [str(pos) for pos in range(new[0])] + [repr(k) for k in new[1]]
+    changed = [n for n, a, b in zip(names, old[2], new[2], strict=True) if a != b]
+    return f"new static values or containers in argument {', '.join(changed)}"
+
+
+def _reads_type(fn: Callable[..., Any]) -> bool:
+    """Whether the code of ``fn`` (unwrapped, its nested functions and comprehensions included)
+    reads the builtin ``type``: ``type(s) is int`` cannot give the number's answer for a number
+    read at run time (``isinstance`` can), so such a function takes its numbers by value."""
+    fn = inspect.unwrap(fn)
+    stack = [getattr(fn, "__code__", None)]
+    while stack:
+        code = stack.pop()
+        if code is None:
+            continue
+        if "type" in code.co_names and any(ins.opname in ("LOAD_GLOBAL", "LOAD_NAME") and ins.argval == "type"
+                                           for ins in dis.get_instructions(code)):
+            return True
+        stack += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    return False
+
+
 #: Array types whose instances took the direct path before and expose ``a.data.device_id`` (CuPy's
 #: ``ndarray``): a call whose arguments are all such arrays or Python scalars may replay at once.
 _replayable_types: set[type] = set()
@@ -229,9 +331,11 @@ class Jitted:
         # calls), and of those whose value a trace needed (part of the signature by value)
         self._dynamic: set[int] = set()
         self._static: set[int] = set()
-        # (positional count, keyword names) of a call with keyword arguments -> the function taking
-        # them all by position, jitted on its own
-        self._keyword_calls: dict[tuple[int, tuple[str, ...]], Jitted] = {}
+        # a function that calls type() (on a number, perhaps) is traced for each value of its numbers
+        self._numbers_by_value = _reads_type(fn)
+        # layout of a call with keyword, container or static arguments (positional count, keyword
+        # names, _tree of each argument) -> the function taking the leaves by position, jitted on its own
+        self._layouts: dict[tuple[int, tuple[str, ...], tuple[Any, ...]], Jitted] = {}
         functools.update_wrapper(self, fn)
 
     def _signature(self, args: tuple[Any, ...], literal: bool = False) -> tuple[tuple[Any, ...], list[Any], bool]:
@@ -346,7 +450,7 @@ class Jitted:
         name = getattr(self.fn, "__name__", "jit function")
         sig = self._signature(args, literal)[0]
         old = next(reversed(self.traces), None)
-        if not literal and old is not None:
+        if not literal and old is not None and not self._numbers_by_value:
             changed = self._changed(sig)
             if changed:
                 self._dynamic |= changed
@@ -384,24 +488,39 @@ class Jitted:
         return tuple(_scalar_entry(a, pos in dynamic) if is_weak(a) else ((), a.dtype, HOST) if isinstance(a, np.generic)
                      else (a.shape, a.dtype, a.data.device_id) for pos, a in enumerate(args))
 
-    def _with_keywords(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        """A call with keyword arguments: the function of this layout of names (its own traces),
-        every argument passed by position."""
-        layout = (len(args), tuple(kwargs))
-        inner = self._keyword_calls.get(layout)
+    def _structured(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A call with keyword arguments, or with tuples, lists, dicts or static values among its
+        arguments: the function of this layout (its own traces) takes the arrays and numbers in
+        them by position, and is passed the containers rebuilt and the static values as they are."""
+        name = getattr(self.fn, "__name__", "the function")
+        leaves: list[Any] = []
+        statics: list[Any] = []
+        spec = tuple(_tree(a, str(pos), name, leaves, statics) for pos, a in enumerate(args)) + tuple(
+            _tree(a, repr(k), name, leaves, statics) for k, a in kwargs.items())
+        layout = (len(args), tuple(kwargs), spec)
+        inner = self._layouts.get(layout)
         if inner is None:
-            fn, n, names = self.fn, len(args), tuple(kwargs)
+            if self._layouts:
+                from .._log import log_recompile
 
-            def by_position(*flat: Any) -> Any:
-                return fn(*flat[:n], **dict(zip(names, flat[n:], strict=True)))
+                log_recompile(name, _layout_why(next(reversed(self._layouts)), layout))
+            fn, n, names, kept = self.fn, len(args), tuple(kwargs), tuple(statics)  # (equal to later ones)
 
-            functools.update_wrapper(by_position, fn)
-            inner = self._keyword_calls[layout] = Jitted(by_position, self.fast_math)
-        return inner(*args, *kwargs.values())
+            def by_leaves(*flat: Any) -> Any:
+                it, static = iter(flat), iter(kept)
+                values = [_rebuild(s, it, static) for s in spec]
+                return fn(*values[:n], **dict(zip(names, values[n:], strict=True)))
+
+            functools.update_wrapper(by_leaves, fn)
+            inner = self._layouts[layout] = Jitted(by_leaves, self.fast_math)
+        return inner(*leaves)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if tracing():  # called by a function being traced (or by itself): it becomes part of that trace
+            with build.fast_math(self.fast_math):
+                return self.fn(*args, **kwargs)
         if kwargs:
-            return self._with_keywords(args, kwargs)
+            return self._structured(args, kwargs)
         key: list[Any] = []
         dynamic = self._dynamic
         for pos, a in enumerate(args):
@@ -412,8 +531,10 @@ class Jitted:
                 key.append(_scalar_entry(a, pos in dynamic))
             elif t in _numpy_scalar_types:
                 key.append(((), a.dtype, HOST))
-            else:
+            elif all(map(_is_leaf, args)):
                 return self._call(args)
+            else:
+                return self._structured(args, {})
         replay = self._replays.get(tuple(key))
         if replay is not None:
             try:
@@ -487,8 +608,11 @@ def _replay(trace: _Trace, n_args: int) -> Callable[[tuple[Any, ...]], Any]:
 def jit(fn: Callable[..., Any] | None = None, *, fast_math: bool = False) -> Any:
     """Trace ``fn`` once per input signature and replay the planned graph on later calls.
 
-    The signature is each array argument's shape, dtype and device, and each Python scalar
-    argument's value. A second call with the same signature traces, plans and compiles nothing
+    The signature is each array argument's shape, dtype and device, each Python scalar
+    argument's value, and the value of each static argument: a tuple of integers (a shape, an
+    axis) or another hashable value that is neither an array nor a number (``None``, a string, a
+    dtype, a slice, a function), passed to ``fn`` as itself. Tuples, lists and dicts of arguments
+    are passed as they are, the arrays and numbers in them traced as arguments are. A second call with the same signature traces, plans and compiles nothing
     (see ``sl.stats()``). An ``int`` or ``float`` argument whose value changes is traced once
     more and read at run time from then on (a learning rate, a step count): Python arithmetic on
     it is done again at each call, and the results are those of a trace with its value (a

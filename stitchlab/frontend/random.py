@@ -25,7 +25,8 @@ What the values are (the same on every backend and device, for one seed):
 
 These are not NumPy's or CuPy's streams (their generators are PCG64, XORWOW, Philox), and not
 for cryptography. Inside :func:`stitchlab.jit` a draw takes the next stretch of its generator's
-stream at every call (the start is an input the replay makes anew); under a CUDA-graph capture a
+stream at every call (the start is an input the replay makes anew), but for a generator the
+function made from a seed, whose draws are the same at every call, as eagerly; under a CUDA-graph capture a
 draw raises ``RuntimeError`` (the graph would replay the same numbers).
 """
 
@@ -172,6 +173,9 @@ class Generator:
         self._counter = 0
         self._spawned = 0
         self._lock = threading.Lock()
+        # the sl.jit trace that made it from a seed (None: from fresh entropy, or outside a trace):
+        # its draws there are constants of the trace, the numbers a call would make it draw anew
+        self._trace = None if seed is None else _jit.current_trace()
 
     def spawn(self, n_children: int) -> list[Generator]:
         """``n_children`` new generators with streams of their own (NumPy's ``Generator.spawn``):
@@ -183,7 +187,10 @@ class Generator:
         with self._lock:
             first = self._spawned
             self._spawned += n
-        return [Generator((self._key << 64) | s) for s in range(first, first + n)]  # a 128-bit seed
+        children = [Generator((self._key << 64) | s) for s in range(first, first + n)]  # a 128-bit seed
+        for child in children:  # made in a trace as their parent was (or not)
+            child._trace = self._trace
+        return children
 
     def __repr__(self) -> str:
         return f"Generator(SplitMix64, {self._counter} values drawn)"
@@ -207,10 +214,12 @@ class Generator:
         return asarray(np.array((self._key + start * _GOLDEN) & _MASK, dtype=_U64))._node.value
 
     def _counters(self, name: str, shape: tuple[int, ...], count: int) -> tuple[LazyArray, np.dtype]:
-        """The stream's start (a 0-d uint64 input, made anew at every :func:`~stitchlab.jit` call)
-        and the dtype of the positions of a draw of ``count`` outputs an element."""
+        """The stream's start (a 0-d uint64 input, made anew at every :func:`~stitchlab.jit` call
+        but for a generator seeded in that function) and the dtype of the positions of a draw of
+        ``count`` outputs an element."""
         n = math.prod(shape)
-        tracing = _jit.tracing()
+        # in a trace, a generator from outside it (or from fresh entropy) draws anew at each call
+        tracing = _jit.tracing() and (self._trace is None or self._trace is not _jit.current_trace())
         start = None if tracing else self._start(name, n * count)
         base = LazyArray(Node("input", (), (), _U64, value=start, device=runtime.current().device()))
         if tracing:

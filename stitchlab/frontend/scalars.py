@@ -118,6 +118,12 @@ class TracedScalar:
     def __repr__(self) -> str:
         return f"<traced {self.kind.__name__} argument {sorted(self.positions)}>"
 
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:  # type: ignore[override]
+        """The Python type it stands for: ``isinstance(s, int)``, ``isinstance(s, numbers.Number)``
+        and ``np.isscalar(s)`` answer as for the number (``type(s)`` still tells it apart)."""
+        return self.kind
+
     # what needs the value itself
     __bool__ = _needs("bool()")
     __int__ = _needs("int()")
