@@ -149,3 +149,15 @@ def test_python_numbers_alone_with_out_cast_as_numpy(out_dtype: str) -> None:
     for casting in ("no", "same_kind", "unsafe"):
         _same_as_numpy(lambda c=casting: np.arctan(3, out=np.zeros((), out_dtype), casting=c),
                        lambda c=casting: sl.arctan(3, out=sl.zeros((), out_dtype), casting=c))
+
+
+# --- D: conjugate of bool is int8 -------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", ["bool"] + INTS + FLOATS)
+def test_conjugate_has_numpys_dtype_bool_giving_int8(dtype: str) -> None:
+    x = np.array([1, 0, 1]).astype(dtype)
+    for name in ("conj", "conjugate"):
+        _same_as_numpy(lambda n=name: getattr(np, n)(x), lambda n=name: getattr(sl, n)(sl.asarray(x)))
+        for out in ("uint8", "int8", "float32"):  # int8 into uint8 raises, as NumPy's same_kind
+            _same_as_numpy(lambda n=name, o=out: getattr(np, n)(x, out=np.zeros(3, o)),
+                           lambda n=name, o=out: getattr(sl, n)(sl.asarray(x), out=sl.zeros(3, o)))
+    _same_as_numpy(lambda: np.conjugate(True), lambda: sl.conjugate(True))

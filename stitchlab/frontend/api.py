@@ -1426,14 +1426,16 @@ def imag(val: Any) -> LazyArray:
 
 
 def conjugate(x: Any) -> LazyArray:
-    """The complex conjugate: the array itself (stitchlab arrays are real).
+    """The complex conjugate: the array itself (stitchlab arrays are real); a bool array is int8,
+    as NumPy's ``conjugate`` has no bool loop.
 
     Example:
         >>> import numpy as np, stitchlab as sl
         >>> sl.conj(sl.asarray(np.array([1, -2]))).get()
         array([ 1, -2])
     """
-    return asarray(x).copy()
+    arr = asarray(x)
+    return arr.astype(np.int8) if arr.dtype == np.bool_ else arr.copy()
 
 
 conj = conjugate
