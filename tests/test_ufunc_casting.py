@@ -161,3 +161,52 @@ def test_conjugate_has_numpys_dtype_bool_giving_int8(dtype: str) -> None:
             _same_as_numpy(lambda n=name, o=out: getattr(np, n)(x, out=np.zeros(3, o)),
                            lambda n=name, o=out: getattr(sl, n)(sl.asarray(x), out=sl.zeros(3, o)))
     _same_as_numpy(lambda: np.conjugate(True), lambda: sl.conjugate(True))
+
+
+# --- E: clip -----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", INTS + ["bool"])
+@pytest.mark.parametrize(("lo", "hi"), [(-1, 2), (-1000, 1000), (-1000, 5), (3, 2**64), (None, -129), (-(2**63), None),
+                                        (300, 400), (-5, -1), (2**63, 2**64), (0.5, 2), (True, 2)])
+def test_clip_with_python_int_bounds_beyond_the_dtype_is_numpys(dtype: str, lo: Any, hi: Any) -> None:
+    x = np.array([0, 1, 2, 3, 100]).astype(dtype)
+    _same_as_numpy(lambda: np.clip(x, lo, hi), lambda: sl.clip(sl.asarray(x), lo, hi))
+    _same_as_numpy(lambda: np.clip(x, lo, hi, out=np.zeros(5, dtype)),
+                   lambda: sl.clip(sl.asarray(x), lo, hi, out=sl.zeros(5, dtype)))
+
+
+@pytest.mark.parametrize(("x", "lo", "hi"), [("int8", 0.5, "float16"), ("bool", 127, "int8"), ("int8", "uint16", "float16"),
+                                             ("uint8", -1.5, 300), ("float16", 70000, "int8"), ("int16", "uint8", 2.5),
+                                             ("float32", "int64", 1), ("uint64", "int64", 0)])
+def test_clip_promotes_its_three_operands_at_once(x: str, lo: Any, hi: Any) -> None:
+    def operand(v: Any, lib: Any) -> Any:
+        return lib.asarray(np.array([1, 3]).astype(v)) if isinstance(v, str) else v
+
+    a = np.array([0, 2]).astype(x)
+    _same_as_numpy(lambda: np.clip(a, operand(lo, np), operand(hi, np)),
+                   lambda: sl.clip(sl.asarray(a), operand(lo, sl), operand(hi, sl)))
+
+
+SPECIALS = [-0.0, 0.0, np.nan, 1.0, -1.0, 2.0]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("bounds", ["python", "numpy scalar", "0-d", "one element", "arrays", "one array"])
+def test_clip_keeps_numpys_signed_zeros_and_nans(dtype: str, bounds: str) -> None:
+    # every (x, min, max) of the specials, min > max and NaNs included; NumPy's loop keeps x where it
+    # equals a constant bound (and always for float16), the bound for array bounds of float32/64
+    triples = np.array(list(itertools.product(SPECIALS, repeat=3))).astype(dtype).T
+    x, lo, hi = triples
+    if bounds == "arrays":
+        _same_as_numpy(lambda: np.clip(x, lo, hi), lambda: sl.clip(sl.asarray(x), sl.asarray(lo), sl.asarray(hi)))
+        return
+    if bounds == "one array":
+        _same_as_numpy(lambda: np.clip(x, lo, 1.0), lambda: sl.clip(sl.asarray(x), sl.asarray(lo), 1.0))
+        return
+    xs = np.array(SPECIALS, dtype)
+    for lo1, hi1 in itertools.product(SPECIALS, repeat=2):
+        make = {"python": float, "numpy scalar": np.dtype(dtype).type, "0-d": lambda v: np.array(v, dtype),
+                "one element": lambda v: np.array([v], dtype)}[bounds]
+        lo_, hi_ = make(lo1), make(hi1)
+        lo_sl, hi_sl = (lo_, hi_) if bounds in ("python", "numpy scalar") else (sl.asarray(lo_), sl.asarray(hi_))
+        _same_as_numpy(lambda lo_=lo_, hi_=hi_: np.clip(xs, lo_, hi_),
+                       lambda lo_sl=lo_sl, hi_sl=hi_sl: sl.clip(sl.asarray(xs), lo_sl, hi_sl))

@@ -222,9 +222,22 @@ def stack(arrays: Any, axis: Any = 0) -> LazyArray:
 
 def clip(a: Any, a_min: Any = np._NoValue, a_max: Any = np._NoValue, out: Any = None, *, min: Any = np._NoValue,  # noqa: A002
          max: Any = np._NoValue) -> LazyArray:  # noqa: A002
-    """Limit values to ``[a_min, a_max]`` (NaN stays NaN, as in NumPy); ``out`` as a ufunc's.
-    NumPy 2's rules: ``min``/``max`` are the keyword names of the bounds, ``None`` (or none given)
-    leaves that side open, and both sides open is a copy."""
+    """Limit values to ``[a_min, a_max]``; ``out`` as a ufunc's. NumPy 2's rules: ``min``/``max``
+    are the keyword names of the bounds, ``None`` (or none given) leaves that side open, and both
+    sides open is a copy; for an integer array a Python-int bound at or beyond the dtype's range
+    leaves that side open too (``clip(x_uint8, -1, 2)`` is ``minimum(x, 2)``, uint8); with one
+    side open the result is ``maximum``/``minimum``'s. With both, NumPy's ``clip`` loop: the
+    dtype is the three operands' ``result_type`` (Python numbers weak), and for floats
+    ``min(max(x, a_min), a_max)`` where a NaN ``x`` stays and a NaN bound gives NaN. Where ``x``
+    equals a bound, NumPy's loops differ in the sign of a zero, and so does this: with two
+    one-element bounds (scalars) or float16 ``x`` stays (``clip(-0.0, 0.0, 1.0)`` is -0.0); with
+    array bounds of float32 or float64, the bound (0.0).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.clip(sl.asarray(np.array([1, 2, 3], np.uint8)), -1, 2).get()
+        array([1, 2, 2], dtype=uint8)
+    """
     if a_min is np._NoValue and a_max is np._NoValue:
         a_min, a_max = (None if v is np._NoValue else v for v in (min, max))
     elif a_min is np._NoValue or a_max is np._NoValue:
@@ -232,14 +245,56 @@ def clip(a: Any, a_min: Any = np._NoValue, a_max: Any = np._NoValue, out: Any = 
         raise TypeError(f"clip() missing 1 required positional argument: '{missing}'")
     elif min is not np._NoValue or max is not np._NoValue:
         raise ValueError("Passing `min` or `max` keyword argument when `a_min` and `a_max` are provided is forbidden.")
-    result = asarray(a)
+    x = asarray(a)
+    if x.dtype.kind in "iu":  # NumPy's _clip: an out-of-range Python int leaves its side open
+        info = np.iinfo(x.dtype)
+        if type(a_min) is int and a_min <= info.min:
+            a_min = None
+        if type(a_max) is int and a_max >= info.max:
+            a_max = None
     if a_min is None and a_max is None:
-        return stored(copy(result), out, "clip", exact=False)  # noqa: F821  (defined below)
-    if a_min is not None:
-        result = maximum(result, a_min)  # noqa: F821  (generated above)
-    if a_max is not None:
-        result = minimum(result, a_max)  # noqa: F821
+        result = copy(x)  # noqa: F821  (defined below)
+    elif a_min is None:
+        result = minimum(x, a_max)  # noqa: F821  (generated above)
+    elif a_max is None:
+        result = maximum(x, a_min)  # noqa: F821
+    else:
+        result = _clip(x, a_min, a_max)
     return stored(result, out, "clip", exact=False)
+
+
+def _clip_bound(v: Any, dtype: np.dtype) -> LazyArray:
+    """A bound of :func:`clip` as an array of the result's ``dtype`` (a Python number converted
+    as NumPy converts it, an ``int`` outside the dtype raising NumPy's ``OverflowError``)."""
+    from .scalars import TracedScalar
+
+    if isinstance(v, TracedScalar):  # (an sl.jit argument read at run time)
+        return LazyArray(v.node(dtype))
+    if is_weak(v):
+        if type(v) is int and dtype.kind in "iu" and not build.fits(v, dtype):
+            raise OverflowError(f"clip: Python integer {v} out of bounds for {dtype} (the result's dtype); give a "
+                                f"bound within [{np.iinfo(dtype).min}, {np.iinfo(dtype).max}] or clip a wider array")
+        return LazyArray(build.const(v, dtype))
+    return asarray(v).astype(dtype)
+
+
+def _clip(x: LazyArray, a_min: Any, a_max: Any) -> LazyArray:
+    """NumPy's ``clip`` loop (``np._core.umath.clip``) on ``x`` and two bounds."""
+    from .scalars import TracedScalar
+
+    operands = [v if is_weak(v) or isinstance(v, TracedScalar) else node_of(asarray(v)) for v in (a_min, a_max)]
+    dtype = build.result_type(x._node, *operands)
+    v, lo, hi = x.astype(dtype), _clip_bound(a_min, dtype), _clip_bound(a_max, dtype)
+    if not is_float(dtype):
+        return minimum(maximum(v, lo), hi)  # noqa: F821  (no NaN, no signed zero: the same values)
+    if (lo.size == 1 and hi.size == 1) or dtype == np.float16 or is_bfloat16(dtype):
+        # the loop for constant bounds and the half loop: x stays where it equals a bound
+        t = where(v < lo, lo, v)
+        t = where(t > hi, hi, t)
+        return where((isnan(lo) | isnan(hi)) & ~isnan(v), math.nan, t)  # noqa: F821
+    # NumPy's generic loop, Max(a, b) = isnan(a) || a > b ? a : b and Min likewise
+    t = where(isnan(v) | (v > lo), v, lo)  # noqa: F821
+    return where(isnan(t) | (t < hi), t, hi)  # noqa: F821
 
 
 def astype(x: Any, dtype: Any) -> LazyArray:
