@@ -210,3 +210,14 @@ def test_clip_keeps_numpys_signed_zeros_and_nans(dtype: str, bounds: str) -> Non
         lo_sl, hi_sl = (lo_, hi_) if bounds in ("python", "numpy scalar") else (sl.asarray(lo_), sl.asarray(hi_))
         _same_as_numpy(lambda lo_=lo_, hi_=hi_: np.clip(xs, lo_, hi_),
                        lambda lo_sl=lo_sl, hi_sl=hi_sl: sl.clip(sl.asarray(xs), lo_sl, hi_sl))
+
+
+# --- G: select with Python numbers among the choices ------------------------------------------------
+@pytest.mark.parametrize("dtype", ["bool", *INTS, *FLOATS])
+@pytest.mark.parametrize(("choice", "default"), [(5, 0), (300, 0), (5, 300), (5, -1), (2.5, 0), (2**63, 0), (True, 0),
+                                                 (5, True), (70000, 1e300), (-1, 0.5)])
+def test_select_keeps_python_numbers_in_the_choices_weak(dtype: str, choice: Any, default: Any) -> None:
+    conds = [np.array([True, False, False]), np.array([False, True, False])]
+    x = np.array([1, 2, 3]).astype(dtype)
+    _same_as_numpy(lambda: np.select(conds, [x, choice], default),
+                   lambda: sl.select([sl.asarray(c) for c in conds], [sl.asarray(x), choice], default))

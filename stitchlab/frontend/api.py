@@ -1098,7 +1098,9 @@ def copy(a: Any, order: str = "K", subok: bool = False) -> LazyArray:
 def select(condlist: Any, choicelist: Any, default: Any = 0) -> LazyArray:
     """The element of the first choice whose condition holds, ``default`` where none does
     (NumPy's ``select``): conditions, choices and ``default`` broadcast together; the result
-    dtype is the choices' and ``default``'s ``result_type`` (a Python scalar ``default`` weak).
+    dtype is the choices' and ``default``'s ``result_type``, Python ints and floats among them
+    weak (``select(c, [x_int8, 5])`` is int8), as in NumPy; such a choice is then an int64 or
+    float64 value cast to it with NumPy's ``same_kind`` rule (it wraps: 300 is 44 in int8).
 
     Example:
         >>> import numpy as np, stitchlab as sl
@@ -1116,12 +1118,29 @@ def select(condlist: Any, choicelist: Any, default: Any = 0) -> LazyArray:
         if c.dtype != np.bool_:
             raise TypeError(f"invalid entry {i} in condlist: should be boolean ndarray (got dtype {c.dtype}); "
                             f"compare first, e.g. x > 0")
-    vs = [asarray(v) for v in choices]
-    d = default if isinstance(default, (bool, int, float)) else asarray(default)
-    dtype = build.result_type(*(v._node for v in vs), d._node if isinstance(d, LazyArray) else d)
-    out = d.astype(dtype) if isinstance(d, LazyArray) else LazyArray(build.const(d, dtype))
+    # NumPy's: a Python int or float (not a bool) is weak in the result dtype, then an int64 or
+    # float64 array (uint64 beyond int64) written into the result with copyto's same_kind rule;
+    # the default fills the result with an unsafe cast
+    weak = [v if type(v) in (int, float) else asarray(v) for v in [*choices, default]]
+    dtype = build.result_type(*(v._node if isinstance(v, LazyArray) else v for v in weak))
+    vs = []
+    for i, v in enumerate(weak[:-1]):
+        if not isinstance(v, LazyArray):
+            host = np.asarray(v)
+            if not np.can_cast(host.dtype, dtype, "same_kind"):
+                raise TypeError(f"select: Cannot cast array data from {host.dtype!r} to {dtype!r} according to the rule "
+                                f"'same_kind' (choice {i}, {v!r}, as NumPy's copyto); give it as a {dtype} array "
+                                f"(np.{dtype}({v!r}))")
+            v = asarray(host)
+        vs.append(v.astype(dtype))
+    d = weak[-1]
+    if isinstance(d, LazyArray):
+        out = d.astype(dtype)
+    else:
+        with np.errstate(all="ignore"):
+            out = LazyArray(build.const(cast(np.asarray(d), dtype)[()], dtype))
     for c, v in zip(reversed(cs), reversed(vs), strict=True):  # the first condition that holds wins
-        out = where(c, v.astype(dtype), out)
+        out = where(c, v, out)
     return out
 
 
