@@ -221,3 +221,20 @@ def test_select_keeps_python_numbers_in_the_choices_weak(dtype: str, choice: Any
     x = np.array([1, 2, 3]).astype(dtype)
     _same_as_numpy(lambda: np.select(conds, [x, choice], default),
                    lambda: sl.select([sl.asarray(c) for c in conds], [sl.asarray(x), choice], default))
+
+
+# --- F: round/around with out= of another dtype -----------------------------------------------------
+ROUND_VALUES = [126, -3.5, 54.68914, 0.125, 2.5, -1.55, 1e5 + 0.5, 7, 0]
+
+
+@pytest.mark.parametrize("out_dtype", ["bool", *INTS, *FLOATS])
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int64", *FLOATS])
+def test_round_into_out_computes_in_outs_dtype_as_numpy(dtype: str, out_dtype: str) -> None:
+    with np.errstate(over="ignore", invalid="ignore"):  # (1e5 in float16 and int8: inf, wrapped)
+        x = np.array(ROUND_VALUES).astype(dtype) if dtype != "bool" else np.array([True, False] * 4 + [True])
+    for decimals in (-2, -1, 0, 1, 2, 3):
+        for name in ("round", "around"):
+            _same_as_numpy(lambda d=decimals, n=name: getattr(np, n)(x, d, out=np.zeros(len(x), out_dtype)),
+                           lambda d=decimals, n=name: getattr(sl, n)(sl.asarray(x), d, out=sl.zeros(len(x), out_dtype)))
+        _same_as_numpy(lambda d=decimals: np.round(x, d, out=np.zeros(len(x), out_dtype)),
+                       lambda d=decimals: np.round(sl.asarray(x), d, out=sl.zeros(len(x), out_dtype)))

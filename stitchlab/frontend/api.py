@@ -135,14 +135,38 @@ def round(a: Any, decimals: Any = 0, out: Any = None) -> LazyArray:  # noqa: A00
     10**-d`` for negative ``d``); integers come back unchanged for ``d >= 0`` and are rounded
     through float64 otherwise; bool gives ``rint``'s float16 for ``d == 0`` and raises
     ``TypeError`` otherwise, as in NumPy; bfloat16 is rounded in float64 and the result rounded
-    once to bfloat16.
+    once to bfloat16. With ``out``, NumPy computes in ``out``'s dtype: the scaled value (of the
+    input's loop with a Python float) is cast to it with the ``same_kind`` rule (NumPy's error
+    where it cannot be: an integer ``out`` with ``decimals != 0`` of float input, or ``< 0`` of
+    integers), then rounded and scaled back there (``round(x_int8, -1, out=float64)`` of 126 is
+    130.0).
 
     Example:
         >>> import numpy as np, stitchlab as sl
         >>> sl.round(sl.asarray(np.array([0.125, 2.5, -1.55])), 1).get()
         array([ 0.1,  2.5, -1.6])
     """
-    return stored(_round(asarray(a), operator.index(decimals)), out, "round")  # (a float decimals raises TypeError, as in NumPy)
+    x, d = asarray(a), operator.index(decimals)  # (a float decimals raises TypeError, as in NumPy)
+    if out is None or (d >= 0 and x.dtype.kind in "iu") or d == 0:
+        return stored(_round(x, d), out, "round")  # (a copy or rint, written with out's same_kind cast)
+    from .ufunc import outputs
+
+    target = outputs(out, 1, "round")[0]
+    return stored(_round_into(x, d, as_dtype(target.dtype)), out, "round")
+
+
+def _round_into(x: LazyArray, d: int, dtype: np.dtype) -> LazyArray:
+    """NumPy's ``round`` with an ``out`` of ``dtype`` (``PyArray_Round``): ``op1(x, f, out)``,
+    ``rint(out, out)``, ``op2(out, f, out)``, each result cast to ``dtype`` by ``same_kind``."""
+    f = _power_of_ten(abs(d))
+    scaled = x * f if d >= 0 else (LazyArray(build.exact_divide(x.astype(np.float64)._node, f))
+                                   if x.dtype.kind in "iub" else LazyArray(build.exact_divide(x._node, f)))
+    if not np.can_cast(scaled.dtype, dtype, "same_kind"):
+        op = "multiply" if d >= 0 else "divide"
+        raise TypeError(f"Cannot cast ufunc '{op}' output from {scaled.dtype!r} to {dtype!r} with casting rule "
+                        f"'same_kind' (round to {d} decimals into out=, as in NumPy); give a float out=")
+    r = rint(scaled.astype(dtype))  # noqa: F821
+    return LazyArray(build.exact_divide(r._node, f)) if d >= 0 else r * f
 
 
 def _round(x: LazyArray, d: int) -> LazyArray:
