@@ -135,14 +135,38 @@ def round(a: Any, decimals: Any = 0, out: Any = None) -> LazyArray:  # noqa: A00
     10**-d`` for negative ``d``); integers come back unchanged for ``d >= 0`` and are rounded
     through float64 otherwise; bool gives ``rint``'s float16 for ``d == 0`` and raises
     ``TypeError`` otherwise, as in NumPy; bfloat16 is rounded in float64 and the result rounded
-    once to bfloat16.
+    once to bfloat16. With ``out``, NumPy computes in ``out``'s dtype: the scaled value (of the
+    input's loop with a Python float) is cast to it with the ``same_kind`` rule (NumPy's error
+    where it cannot be: an integer ``out`` with ``decimals != 0`` of float input, or ``< 0`` of
+    integers), then rounded and scaled back there (``round(x_int8, -1, out=float64)`` of 126 is
+    130.0).
 
     Example:
         >>> import numpy as np, stitchlab as sl
         >>> sl.round(sl.asarray(np.array([0.125, 2.5, -1.55])), 1).get()
         array([ 0.1,  2.5, -1.6])
     """
-    return stored(_round(asarray(a), operator.index(decimals)), out, "round")  # (a float decimals raises TypeError, as in NumPy)
+    x, d = asarray(a), operator.index(decimals)  # (a float decimals raises TypeError, as in NumPy)
+    if out is None or (d >= 0 and x.dtype.kind in "iu") or d == 0:
+        return stored(_round(x, d), out, "round")  # (a copy or rint, written with out's same_kind cast)
+    from .ufunc import outputs
+
+    target = outputs(out, 1, "round")[0]
+    return stored(_round_into(x, d, as_dtype(target.dtype)), out, "round")
+
+
+def _round_into(x: LazyArray, d: int, dtype: np.dtype) -> LazyArray:
+    """NumPy's ``round`` with an ``out`` of ``dtype`` (``PyArray_Round``): ``op1(x, f, out)``,
+    ``rint(out, out)``, ``op2(out, f, out)``, each result cast to ``dtype`` by ``same_kind``."""
+    f = _power_of_ten(abs(d))
+    scaled = x * f if d >= 0 else (LazyArray(build.exact_divide(x.astype(np.float64)._node, f))
+                                   if x.dtype.kind in "iub" else LazyArray(build.exact_divide(x._node, f)))
+    if not np.can_cast(scaled.dtype, dtype, "same_kind"):
+        op = "multiply" if d >= 0 else "divide"
+        raise TypeError(f"Cannot cast ufunc '{op}' output from {scaled.dtype!r} to {dtype!r} with casting rule "
+                        f"'same_kind' (round to {d} decimals into out=, as in NumPy); give a float out=")
+    r = rint(scaled.astype(dtype))  # noqa: F821
+    return LazyArray(build.exact_divide(r._node, f)) if d >= 0 else r * f
 
 
 def _round(x: LazyArray, d: int) -> LazyArray:
@@ -242,9 +266,22 @@ def stack(arrays: Any, axis: Any = 0, out: Any = None, *, dtype: Any = None, cas
 
 def clip(a: Any, a_min: Any = np._NoValue, a_max: Any = np._NoValue, out: Any = None, *, min: Any = np._NoValue,  # noqa: A002
          max: Any = np._NoValue) -> LazyArray:  # noqa: A002
-    """Limit values to ``[a_min, a_max]`` (NaN stays NaN, as in NumPy); ``out`` as a ufunc's.
-    NumPy 2's rules: ``min``/``max`` are the keyword names of the bounds, ``None`` (or none given)
-    leaves that side open, and both sides open is a copy."""
+    """Limit values to ``[a_min, a_max]``; ``out`` as a ufunc's. NumPy 2's rules: ``min``/``max``
+    are the keyword names of the bounds, ``None`` (or none given) leaves that side open, and both
+    sides open is a copy; for an integer array a Python-int bound at or beyond the dtype's range
+    leaves that side open too (``clip(x_uint8, -1, 2)`` is ``minimum(x, 2)``, uint8); with one
+    side open the result is ``maximum``/``minimum``'s. With both, NumPy's ``clip`` loop: the
+    dtype is the three operands' ``result_type`` (Python numbers weak), and for floats
+    ``min(max(x, a_min), a_max)`` where a NaN ``x`` stays and a NaN bound gives NaN. Where ``x``
+    equals a bound, NumPy's loops differ in the sign of a zero, and so does this: with two
+    one-element bounds (scalars) or float16 ``x`` stays (``clip(-0.0, 0.0, 1.0)`` is -0.0); with
+    array bounds of float32 or float64, the bound (0.0).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.clip(sl.asarray(np.array([1, 2, 3], np.uint8)), -1, 2).get()
+        array([1, 2, 2], dtype=uint8)
+    """
     if a_min is np._NoValue and a_max is np._NoValue:
         a_min, a_max = (None if v is np._NoValue else v for v in (min, max))
     elif a_min is np._NoValue or a_max is np._NoValue:
@@ -252,14 +289,56 @@ def clip(a: Any, a_min: Any = np._NoValue, a_max: Any = np._NoValue, out: Any = 
         raise TypeError(f"clip() missing 1 required positional argument: '{missing}'")
     elif min is not np._NoValue or max is not np._NoValue:
         raise ValueError("Passing `min` or `max` keyword argument when `a_min` and `a_max` are provided is forbidden.")
-    result = asarray(a)
+    x = asarray(a)
+    if x.dtype.kind in "iu":  # NumPy's _clip: an out-of-range Python int leaves its side open
+        info = np.iinfo(x.dtype)
+        if type(a_min) is int and a_min <= info.min:
+            a_min = None
+        if type(a_max) is int and a_max >= info.max:
+            a_max = None
     if a_min is None and a_max is None:
-        return stored(copy(result), out, "clip", exact=False)  # noqa: F821  (defined below)
-    if a_min is not None:
-        result = maximum(result, a_min)  # noqa: F821  (generated above)
-    if a_max is not None:
-        result = minimum(result, a_max)  # noqa: F821
+        result = copy(x)  # noqa: F821  (defined below)
+    elif a_min is None:
+        result = minimum(x, a_max)  # noqa: F821  (generated above)
+    elif a_max is None:
+        result = maximum(x, a_min)  # noqa: F821
+    else:
+        result = _clip(x, a_min, a_max)
     return stored(result, out, "clip", exact=False)
+
+
+def _clip_bound(v: Any, dtype: np.dtype) -> LazyArray:
+    """A bound of :func:`clip` as an array of the result's ``dtype`` (a Python number converted
+    as NumPy converts it, an ``int`` outside the dtype raising NumPy's ``OverflowError``)."""
+    from .scalars import TracedScalar
+
+    if isinstance(v, TracedScalar):  # (an sl.jit argument read at run time)
+        return LazyArray(v.node(dtype))
+    if is_weak(v):
+        if type(v) is int and dtype.kind in "iu" and not build.fits(v, dtype):
+            raise OverflowError(f"clip: Python integer {v} out of bounds for {dtype} (the result's dtype); give a "
+                                f"bound within [{np.iinfo(dtype).min}, {np.iinfo(dtype).max}] or clip a wider array")
+        return LazyArray(build.const(v, dtype))
+    return asarray(v).astype(dtype)
+
+
+def _clip(x: LazyArray, a_min: Any, a_max: Any) -> LazyArray:
+    """NumPy's ``clip`` loop (``np._core.umath.clip``) on ``x`` and two bounds."""
+    from .scalars import TracedScalar
+
+    operands = [v if is_weak(v) or isinstance(v, TracedScalar) else node_of(asarray(v)) for v in (a_min, a_max)]
+    dtype = build.result_type(x._node, *operands)
+    v, lo, hi = x.astype(dtype), _clip_bound(a_min, dtype), _clip_bound(a_max, dtype)
+    if not is_float(dtype):
+        return minimum(maximum(v, lo), hi)  # noqa: F821  (no NaN, no signed zero: the same values)
+    if (lo.size == 1 and hi.size == 1) or dtype == np.float16 or is_bfloat16(dtype):
+        # the loop for constant bounds and the half loop: x stays where it equals a bound
+        t = where(v < lo, lo, v)
+        t = where(t > hi, hi, t)
+        return where((isnan(lo) | isnan(hi)) & ~isnan(v), math.nan, t)  # noqa: F821
+    # NumPy's generic loop, Max(a, b) = isnan(a) || a > b ? a : b and Min likewise
+    t = where(isnan(v) | (v > lo), v, lo)  # noqa: F821
+    return where(isnan(t) | (t < hi), t, hi)  # noqa: F821
 
 
 def astype(x: Any, dtype: Any) -> LazyArray:
@@ -1064,7 +1143,9 @@ def copy(a: Any, order: str = "K", subok: bool = False) -> LazyArray:
 def select(condlist: Any, choicelist: Any, default: Any = 0) -> LazyArray:
     """The element of the first choice whose condition holds, ``default`` where none does
     (NumPy's ``select``): conditions, choices and ``default`` broadcast together; the result
-    dtype is the choices' and ``default``'s ``result_type`` (a Python scalar ``default`` weak).
+    dtype is the choices' and ``default``'s ``result_type``, Python ints and floats among them
+    weak (``select(c, [x_int8, 5])`` is int8), as in NumPy; such a choice is then an int64 or
+    float64 value cast to it with NumPy's ``same_kind`` rule (it wraps: 300 is 44 in int8).
 
     Example:
         >>> import numpy as np, stitchlab as sl
@@ -1082,12 +1163,29 @@ def select(condlist: Any, choicelist: Any, default: Any = 0) -> LazyArray:
         if c.dtype != np.bool_:
             raise TypeError(f"invalid entry {i} in condlist: should be boolean ndarray (got dtype {c.dtype}); "
                             f"compare first, e.g. x > 0")
-    vs = [asarray(v) for v in choices]
-    d = default if isinstance(default, (bool, int, float)) else asarray(default)
-    dtype = build.result_type(*(v._node for v in vs), d._node if isinstance(d, LazyArray) else d)
-    out = d.astype(dtype) if isinstance(d, LazyArray) else LazyArray(build.const(d, dtype))
+    # NumPy's: a Python int or float (not a bool) is weak in the result dtype, then an int64 or
+    # float64 array (uint64 beyond int64) written into the result with copyto's same_kind rule;
+    # the default fills the result with an unsafe cast
+    weak = [v if type(v) in (int, float) else asarray(v) for v in [*choices, default]]
+    dtype = build.result_type(*(v._node if isinstance(v, LazyArray) else v for v in weak))
+    vs = []
+    for i, v in enumerate(weak[:-1]):
+        if not isinstance(v, LazyArray):
+            host = np.asarray(v)
+            if not np.can_cast(host.dtype, dtype, "same_kind"):
+                raise TypeError(f"select: Cannot cast array data from {host.dtype!r} to {dtype!r} according to the rule "
+                                f"'same_kind' (choice {i}, {v!r}, as NumPy's copyto); give it as a {dtype} array "
+                                f"(np.{dtype}({v!r}))")
+            v = asarray(host)
+        vs.append(v.astype(dtype))
+    d = weak[-1]
+    if isinstance(d, LazyArray):
+        out = d.astype(dtype)
+    else:
+        with np.errstate(all="ignore"):
+            out = LazyArray(build.const(cast(np.asarray(d), dtype)[()], dtype))
     for c, v in zip(reversed(cs), reversed(vs), strict=True):  # the first condition that holds wins
-        out = where(c, v.astype(dtype), out)
+        out = where(c, v, out)
     return out
 
 
@@ -1450,14 +1548,16 @@ def imag(val: Any) -> LazyArray:
 
 
 def conjugate(x: Any) -> LazyArray:
-    """The complex conjugate: the array itself (stitchlab arrays are real).
+    """The complex conjugate: the array itself (stitchlab arrays are real); a bool array is int8,
+    as NumPy's ``conjugate`` has no bool loop.
 
     Example:
         >>> import numpy as np, stitchlab as sl
         >>> sl.conj(sl.asarray(np.array([1, -2]))).get()
         array([ 1, -2])
     """
-    return asarray(x).copy()
+    arr = asarray(x)
+    return arr.astype(np.int8) if arr.dtype == np.bool_ else arr.copy()
 
 
 conj = conjugate

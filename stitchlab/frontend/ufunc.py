@@ -9,7 +9,9 @@
   ``out``'s values; without, they are 0 (NumPy leaves them uninitialized).
 * ``dtype=`` and ``signature=``: NumPy's loop for them (``ufunc.resolve_dtypes``), the inputs
   cast to its dtypes under ``casting`` with NumPy's errors (``sl.add(x_int8, 1, dtype=np.float64)``
-  adds in float64).
+  adds in float64). A Python number is converted to its loop dtype first, as NumPy converts it
+  (``sl.multiply(x_int32, 1.5, dtype=np.int32, casting="unsafe")`` multiplies by 1); where every
+  operand is a Python number they are int64/float64 arrays, not weak, as in NumPy.
 * ``reduce``, ``accumulate``, ``outer``, ``reduceat`` and ``at``, as NumPy's methods: ``add``,
   ``multiply``, ``maximum``, ``minimum``, ``logical_and`` and ``logical_or`` reduce lazily (with
   ``initial=`` and ``where=``), ``add``/``multiply`` accumulate as ``cumsum``/``cumprod``, every
@@ -56,6 +58,31 @@ def _dtype_of(obj: Any) -> Any:
         return type(obj)
     dtype = getattr(obj, "dtype", None)
     return dtype if isinstance(dtype, np.dtype) else np.asarray(obj).dtype
+
+
+def _is_python_number(obj: Any) -> bool:
+    """Whether ``obj`` is a Python ``bool``, ``int`` or ``float`` itself (``np.float64``, a float
+    subclass, is a NumPy scalar: strong, converted as a 0-d array)."""
+    return type(obj) in (bool, int, float)
+
+
+def _scalar_in(value: bool | int | float, dtype: np.dtype, name: str) -> LazyArray:
+    """A Python number converted to a loop's input ``dtype`` as NumPy's ufuncs convert it: an
+    ``int`` by value (``OverflowError`` out of the dtype's range), a ``float`` or ``bool`` by a C
+    cast of its float64/bool array (``1.5`` to int32 is 1)."""
+    from ..ir.dtypes import cast
+    from . import build
+
+    if type(value) is int and dtype.kind in "iub":
+        try:
+            converted = np.asarray(value, dtype=dtype)
+        except OverflowError:
+            raise OverflowError(f"{name}: Python integer {value} out of bounds for {dtype} (the loop's input dtype); "
+                                f"give a dtype= or signature= whose loop holds it") from None
+    else:
+        with np.errstate(all="ignore"):
+            converted = cast(np.asarray(value), dtype)
+    return LazyArray(build.const(converted[()], dtype))
 
 
 def outputs(out: Any, nout: int | None, name: str) -> tuple[Any, ...] | None:
@@ -178,6 +205,8 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
         # what is left is the function's own (a gufunc's axes/axis/keepdims); its TypeError names the rest
         loop = None
         if dtype is not None or signature is not None or casting != "same_kind":
+            if all(_is_python_number(a) for a in args):  # NumPy: int64/float64 arrays, none weak
+                args = tuple(np.asarray(a) for a in args)
             loop = self._loop(args, outs, dtype, signature, casting)
             args = self._cast_inputs(args, loop)
         result = self._func(*args, **kwargs)
@@ -216,16 +245,42 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
         given = tuple(_dtype_of(a) for a in args) + (
             tuple(o.dtype if o is not None else None for o in outs) if outs is not None else (None,) * self.nout)
         extra = {"signature": signature} if signature is not None else {}
+        if casting == "equiv" and any(isinstance(g, type) for g in given):
+            # NumPy's resolve_dtypes crashes (a segfault) on a Python number's type under 'equiv'
+            # (NumPy 2.4); its call raises instead where the number would need a cast. That call
+            # on empty arrays gives the error; 'no' is 'equiv' for the native dtypes here.
+            self._check_equiv(args, outs, extra)
+            casting = "no"
         return tuple(self._np.resolve_dtypes(given, casting=casting, **extra))
 
+    def _check_equiv(self, args: tuple[Any, ...], outs: tuple[Any, ...] | None, extra: dict[str, Any]) -> None:
+        """NumPy's error for a Python number that ``casting='equiv'`` would need cast (its own
+        call on empty operands of the same dtypes decides)."""
+        if self._np.signature is not None:  # (a gufunc takes no Python numbers as NumPy's do)
+            return
+        empty = tuple(a if isinstance(_dtype_of(a), type) else np.empty(0, _dtype_of(a)) for a in args)
+        out = tuple(np.empty(0, o.dtype) if o is not None else None for o in outs) if outs is not None else None
+        try:
+            with np.errstate(all="ignore"):
+                self._np(*empty, casting="equiv", **extra, **({"out": out} if out is not None else {}))
+        except TypeError as exc:
+            if str(exc).startswith("cannot cast Python"):
+                raise TypeError(f"{self.__name__}(): {exc} (only a cast of byte order is 'equiv'); give the number as "
+                                f"an array or NumPy scalar of the loop's dtype, or use casting='safe'") from None
+
     def _cast_inputs(self, args: tuple[Any, ...], loop: tuple[np.dtype, ...]) -> tuple[Any, ...]:
-        """The operands in the loop's input dtypes (Python numbers stay weak unless all are)."""
-        if all(isinstance(a, (bool, int, float)) for a in args):
-            return (_lazy(np.asarray(args[0], dtype=loop[0])),) + args[1:]
+        """The operands in the loop's input dtypes, Python numbers converted as NumPy converts them
+        (:func:`_scalar_in`); an integer outside a comparison's loop dtype stays a Python int,
+        which stitchlab's comparisons compare exactly, as NumPy's do."""
+        from . import build
+
         out = []
         for a, d in zip(args, loop, strict=False):
-            if isinstance(a, (bool, int, float)):
-                out.append(a)
+            if _is_python_number(a):
+                if type(a) is int and self.__name__ in build.COMPARISONS and not build.fits(a, d):
+                    out.append(a)
+                else:
+                    out.append(_scalar_in(a, d, f"{self.__name__}()"))
             else:
                 a = _lazy(a)
                 out.append(a if a.dtype == d else a.astype(d))
