@@ -341,7 +341,7 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
             if fill is np._NoValue:
                 raise ValueError(f"reduction operation '{self.__name__}' does not have an identity, so to use a where "
                                  "mask one has to specify 'initial'")
-            a = api.where(_lazy(where), a, _scalar_in(fill, a.dtype))
+            a = api.where(_lazy(where), a, _initial_in(fill, a.dtype))
         reduction = getattr(api, kind)
         empty = 0 in [a.shape[i] for i in _axes(axis, a.ndim)]
         if kind in ("max", "min") and empty:
@@ -354,7 +354,7 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
             result = (reduction(a, axis, dtype, keepdims=keepdims) if kind in ("sum", "prod")
                       else reduction(a, axis, keepdims=keepdims))
             if initial is not np._NoValue:
-                result = self._func(result, _scalar_in(initial, result.dtype))
+                result = self._func(result, _initial_in(initial, result.dtype))
         return stored(result, out, name)
 
     def accumulate(self, array: Any, axis: int = 0, dtype: Any = None, out: Any = None) -> Any:
@@ -397,10 +397,10 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
         ufunc_at(self._np.__name__ if self._np is not None else self.__name__, a, indices, b)
 
 
-def _scalar_in(value: Any, dtype: np.dtype) -> Any:
+def _initial_in(value: Any, dtype: np.dtype) -> Any:
     """A reduction's ``initial`` (or ``where=``'s fill) in ``dtype`` as NumPy converts it: a Python
     number checked (300 into uint8, inf or NaN into an integer raise NumPy's errors), a NumPy
-    scalar or array cast."""
+    scalar or array cast. (An operand's Python float is C-cast instead: :func:`_scalar_in`.)"""
     if dtype.kind == "b":
         return bool(value)
     if isinstance(value, (int, float)):
