@@ -148,11 +148,11 @@ def round(a: Any, decimals: Any = 0, out: Any = None) -> LazyArray:  # noqa: A00
     """
     x, d = asarray(a), operator.index(decimals)  # (a float decimals raises TypeError, as in NumPy)
     if out is None or (d >= 0 and x.dtype.kind in "iu") or d == 0:
-        return stored(_round(x, d), out, "round")  # (a copy or rint, written with out's same_kind cast)
+        return stored(_round(x, d), out, "round", casting="same_kind")  # (a copy or rint, written with out's same_kind cast)
     from .ufunc import outputs
 
     target = outputs(out, 1, "round")[0]
-    return stored(_round_into(x, d, as_dtype(target.dtype)), out, "round")
+    return stored(_round_into(x, d, as_dtype(target.dtype)), out, "round", casting="same_kind")
 
 
 def _round_into(x: LazyArray, d: int, dtype: np.dtype) -> LazyArray:
