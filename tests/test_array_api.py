@@ -43,6 +43,36 @@ def test_creation_functions_match_numpy():
     check(sl.asarray(3.5), np.asarray(3.5))
 
 
+@pytest.mark.parametrize("make", [
+    lambda xp: xp.full(2, 300, dtype=np.int8),
+    lambda xp: xp.full((), -1, dtype=np.uint8),
+    lambda xp: xp.full_like(xp.zeros(2), -1, dtype=np.uint8),
+    lambda xp: xp.full(1, -1, dtype=np.uint64),
+])
+def test_full_refuses_a_python_int_out_of_the_dtypes_range_as_numpy(make):
+    with pytest.raises(OverflowError) as expected:
+        make(np)
+    with pytest.raises(OverflowError, match=r"Python integer -?\d+ out of bounds for u?int\d+") as got:
+        make(sl)
+    assert str(got.value).startswith(str(expected.value))
+    with pytest.raises(OverflowError, match="out of bounds for int8"):
+        sl.jit(lambda t: t + sl.full(2, 300, dtype=np.int8))(sl.zeros(2))
+
+
+def test_full_casts_other_fill_values_unsafely_as_numpy():
+    # NumPy's copyto(casting="unsafe"): a NumPy integer, a float or a list's elements wrap
+    for fill in (np.int64(300), 300.0, [1, 300], True):
+        check(sl.full(2, fill, dtype=np.int8), np.full(2, fill, dtype=np.int8))
+    check(sl.full(2, 300, dtype=bool), np.full(2, 300, dtype=bool))
+    check(sl.full(2, 2**64, dtype=np.float32), np.full(2, 2**64, dtype=np.float32))
+    # creation functions whose dtype= wraps in NumPy wrap here too
+    check(sl.arange(300, dtype=np.int8), np.arange(300, dtype=np.int8))
+    check(sl.linspace(0, 300, 3, dtype=np.int8), np.linspace(0, 300, 3, dtype=np.int8))
+    check(sl.eye(3, k=300, dtype=np.int8), np.eye(3, k=300, dtype=np.int8))
+    check(sl.tri(3, dtype=np.uint8), np.tri(3, dtype=np.uint8))
+    check(sl.identity(3, dtype=np.int8), np.identity(3, dtype=np.int8))
+
+
 def test_array_copies_and_asarray_shares():
     a = np.arange(3.0)
     copied, shared = sl.array(a), sl.asarray(a)

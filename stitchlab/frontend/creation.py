@@ -163,7 +163,8 @@ def full(shape: Any, fill_value: Any, dtype: Any = None) -> LazyArray:
     """An array of ``shape`` filled with ``fill_value`` (dtype from the value, as NumPy)."""
     shape = _shape(shape)
     if isinstance(fill_value, LazyArray) or hasattr(fill_value, "__len__"):
-        fill = asarray(fill_value, dtype)
+        fill = asarray(fill_value)  # then cast as NumPy's copyto(casting="unsafe") casts it
+        fill = fill if dtype is None else fill.astype(dtype)
         return LazyArray(build.broadcast_to(fill._node, shape))
     device = runtime.current().device()
     if isinstance(fill_value, TracedScalar):  # a number an sl.jit call reads at run time
@@ -171,6 +172,10 @@ def full(shape: Any, fill_value: Any, dtype: Any = None) -> LazyArray:
         c = fill_value.node(dt)
     else:
         dt = as_dtype(dtype) if dtype is not None else as_dtype(np.asarray(fill_value).dtype)
+        if not build.fits(fill_value, dt):  # a Python int, as NumPy 2 (and x.fill) refuses it
+            info = np.iinfo(dt)
+            raise OverflowError(f"Python integer {fill_value} out of bounds for {dt} (its range is {info.min} "
+                                f"to {info.max}: give a value in it, or a wider dtype)")
         c = build.const(fill_value, dt)
     c.device = device
     if not shape:
