@@ -567,8 +567,14 @@ def xlogy(x: Any, y: Any) -> LazyArray:
 
 
 # --- layout -------------------------------------------------------------------------------------
-def reshape(a: Any, shape: Any) -> LazyArray:
-    return asarray(a).reshape(shape)
+def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None, copy: bool | None = None) -> LazyArray:
+    """``a`` in another shape (NumPy's ``reshape``: ``newshape=`` is its old name for ``shape``;
+    ``order="F"`` raises ``TypeError`` naming the way round)."""
+    if shape is None and newshape is None:
+        raise TypeError("reshape() missing 1 required positional argument: 'shape'")
+    if shape is not None and newshape is not None:
+        raise TypeError("You cannot specify 'newshape' and 'shape' arguments at the same time.")
+    return asarray(a).reshape(shape if shape is not None else newshape, order=order, copy=copy)
 
 
 def transpose(a: Any, axes: Any = None) -> LazyArray:
@@ -579,8 +585,9 @@ def transpose(a: Any, axes: Any = None) -> LazyArray:
 #: the array API's name (NumPy 2's ``np.permute_dims`` is ``np.transpose``)
 permute_dims = transpose
 
-def ravel(a: Any) -> LazyArray:
-    return asarray(a).reshape(-1)
+def ravel(a: Any, order: str = "C") -> LazyArray:
+    """The elements of ``a`` in one axis, a lazy view (NumPy's ``ravel``)."""
+    return asarray(a).ravel(order)
 
 
 def expand_dims(a: Any, axis: Any) -> LazyArray:

@@ -29,6 +29,14 @@ def node_of(x: Any) -> Node | bool | int | float | TracedScalar:
     return asarray(x)._node
 
 
+def c_order(call: str, order: Any, allowed: tuple[Any, ...] = ("C", "A", "K", None), way: str = "") -> None:
+    """Refuse an ``order`` a C-ordered array cannot follow (``"F"``, as :meth:`LazyArray.astype`
+    does): ``TypeError`` naming it and the way round. ``"A"`` and ``"K"`` mean C for such an array."""
+    if order not in allowed:
+        raise TypeError(f"{call}(order={order!r}): stitchlab arrays are C-ordered; "
+                        f"{way or 'leave order out'} (or order='C')")
+
+
 class _TypeLevel:
     """``__array_ufunc__`` as NumPy finds it, on the type: the method. Read from an instance it
     is None, and that is how CuPy reads it: ``cupy_array + x`` then defers to ``x.__radd__`` and
@@ -395,21 +403,28 @@ class LazyArray:
 
         put(self, indices, values, mode)
 
-    def reshape(self, *shape: Any) -> LazyArray:
+    def reshape(self, *shape: Any, order: str = "C", copy: bool | None = None) -> LazyArray:
+        """The elements in another shape, a lazy view (NumPy's ``reshape``; ``order="F"`` raises
+        ``TypeError`` naming the way round: ``x.T.reshape(shape[::-1]).T``)."""
+        c_order("reshape", order, ("C", "A"), "x.T.reshape(shape[::-1]).T reshapes in Fortran order")
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        return LazyArray(build.reshape(self._node, shape), view_of=self)
+        out = LazyArray(build.reshape(self._node, shape), view_of=self)
+        return out.copy() if copy else out
 
     def transpose(self, *axes: Any) -> LazyArray:
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
             axes = axes[0]
         return LazyArray(build.transpose(self._node, axes or None), view_of=self)
 
-    def ravel(self) -> LazyArray:
+    def ravel(self, order: str = "C") -> LazyArray:
+        """The elements in one axis, a lazy view (NumPy's ``ravel``; ``order="F"``: ``x.T.ravel()``)."""
+        c_order("ravel", order, way="x.T.ravel() gives the Fortran order")
         return self.reshape(-1)
 
-    def flatten(self) -> LazyArray:
+    def flatten(self, order: str = "C") -> LazyArray:
         """The elements in one axis, a new array (NumPy's ``flatten`` copies; ``ravel`` is a view)."""
+        c_order("flatten", order, way="x.T.flatten() gives the Fortran order")
         return self.reshape(-1).copy()
 
     def swapaxes(self, axis1: int, axis2: int) -> LazyArray:
@@ -428,13 +443,14 @@ class LazyArray:
         another rule raises NumPy's ``TypeError`` where the cast breaks it (``order``: stitchlab
         arrays are C-ordered; ``subok`` and ``copy`` mean nothing for an immutable lazy array)."""
         target = as_dtype(dtype)
-        if order not in ("K", "C", "A", None):
-            raise TypeError(f"astype(order={order!r}): stitchlab arrays are C-ordered; leave order out (or 'C')")
+        c_order("astype", order)
         if casting != "unsafe" and not np.can_cast(self.dtype, target, casting):
             raise TypeError(f"Cannot cast array data from {self.dtype!r} to {target!r} according to the rule {casting!r}")
         return LazyArray(build.astype(self._node, target))
 
-    def copy(self) -> LazyArray:
+    def copy(self, order: str = "C") -> LazyArray:
+        """A new array of the same value (NumPy's ``copy``; stitchlab arrays are C-ordered)."""
+        c_order("copy", order)
         return LazyArray(self._node)
 
     # --- reductions --------------------------------------------------------------------------------
