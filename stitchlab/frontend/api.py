@@ -25,6 +25,7 @@ from ..ir.ops import OPS, Kind
 from . import build
 from .array import LazyArray, node_of
 from .creation import array, asarray
+from .scalars import TracedScalar
 from .ufunc import stored
 
 
@@ -373,11 +374,14 @@ def _exact_mean(x: LazyArray, axis: Any, dt: np.dtype, keepdims: bool, mask: Laz
 
 def _ddof(ddof: Any, correction: Any) -> Any:
     """``ddof``, or the array API's name for it, ``correction`` (NumPy's check: not both)."""
-    if correction is np._NoValue:
-        return ddof
-    if ddof != 0:
-        raise ValueError("ddof and correction can't be provided simultaneously.")
-    return correction
+    if correction is not np._NoValue:
+        if ddof != 0:
+            raise ValueError("ddof and correction can't be provided simultaneously.")
+        ddof = correction
+    if not isinstance(ddof, (int, float, np.integer, np.floating, TracedScalar)):
+        raise TypeError(f"ddof must be a number (the degrees of freedom subtracted from the count), got {ddof!r} "
+                        f"of type {type(ddof).__name__}")
+    return ddof
 
 
 def _given_mean(x: LazyArray, mean: Any, name: str) -> LazyArray:

@@ -382,8 +382,28 @@ class LazyArray:
         (:func:`stitchlab.take`)."""
         from .library import advanced_index
 
+        items = key if isinstance(key, tuple) else (key,)
+        if any(isinstance(k, (bool, np.bool_)) for k in items):
+            return self._bool_scalar_index(items)
         gathered = advanced_index(self, key)
         return gathered if gathered is not None else LazyArray(build.getitem(self._node, key), view_of=self)
+
+    def _bool_scalar_index(self, items: tuple[Any, ...]) -> LazyArray:
+        """``x[True]``, ``x[False]``, ``x[..., True]``: NumPy's 0-d boolean index, a new axis of
+        length 1 (True) or 0 (False) where it stands, beside slices, ``None`` and ``...``."""
+        bools = [i for i, k in enumerate(items) if isinstance(k, (bool, np.bool_))]
+        others_basic = all(k is None or k is Ellipsis or isinstance(k, slice) for k in items if not isinstance(k, (bool, np.bool_)))
+        if len(bools) > 1 or not others_basic:
+            raise IndexError(f"a boolean scalar index ({items[bools[0]]!r}) beside integers, arrays or another boolean "
+                             "is not supported; index with None (x[None]) and take [:1] or [:0] of that axis")
+        i = bools[0]
+        out = self[items[:i] + (None,) + items[i + 1:]]
+        if items[i]:
+            return out
+        # NumPy's shape of the result (of a stand-in without memory) differs from out's in the new axis
+        want = np.broadcast_to(np.False_, self.shape)[items].shape
+        axis = next(d for d, (n, m) in enumerate(zip(want, out.shape, strict=True)) if n != m)
+        return out[(slice(None),) * axis + (slice(0, 0),)]
 
     def __setitem__(self, key: Any, value: Any) -> None:
         """``x[key] = value`` with NumPy's indexing and casting: ``x`` then stands for the new value,

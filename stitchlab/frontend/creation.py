@@ -187,6 +187,8 @@ def _wrap(obj: Any, dtype: Any, copy: bool) -> LazyArray:
         buf = backend.from_object(obj, dtype=dtype, copy=copy)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"cannot make a stitchlab array from {type(obj).__name__}: {exc}") from None
+    if not buf.dtype.isnative:  # byte-swapped (">f4" on x86): copied into native byte order
+        buf = buf.astype(buf.dtype.newbyteorder("="))
     if buf.dtype.kind in "OUSVcMm" and not is_bfloat16(buf.dtype):
         raise TypeError(
             f"cannot make a stitchlab array from {type(obj).__name__} with dtype {buf.dtype}; "
@@ -279,6 +281,11 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> La
     """Evenly spaced values in ``[start, stop)`` (NumPy's ``arange``)."""
     if stop is None:
         start, stop = 0, start
+    for value in (start, stop, step):
+        kind = value.dtype if isinstance(value, (LazyArray, np.ndarray, np.generic)) else np.asarray(value).dtype
+        if kind.kind not in "biuf" or np.ndim(value):
+            raise TypeError(f"arange() not supported for inputs with DType {type(kind)}: got {value!r}; give "
+                            "numbers (start, stop, step)")
     if step == 0:
         raise ValueError("arange: step must not be zero")
     n = max(0, math.ceil((stop - start) / step))
