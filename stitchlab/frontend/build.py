@@ -734,7 +734,8 @@ def reduce(opname: str, x: Node, axis: Any = None, keepdims: bool = False, dtype
 # --- layout ------------------------------------------------------------------------------------
 def reshape(x: Node, shape: Sequence[int]) -> Node:
     try:
-        shape = tuple(operator.index(s) for s in shape)
+        # (a scalar an sl.jit call reads is traced per value here: its int() says so in the log)
+        shape = tuple(int(s) if isinstance(s, TracedScalar) else operator.index(s) for s in shape)
     except TypeError:
         bad = next(s for s in shape if not hasattr(s, "__index__"))
         raise TypeError(f"'{type(bad).__name__}' object cannot be interpreted as an integer: reshape to "
