@@ -77,7 +77,11 @@ def _open(args: argparse.Namespace) -> KernelRegistry | None:
     """Open the registry the arguments or the environment name; None (with a message) if unusable."""
     max_size = DEFAULT_MAX_SIZE
     if os.environ.get(ENV_MAX_SIZE, "").strip():
-        max_size = parse_size(os.environ[ENV_MAX_SIZE])
+        try:
+            max_size = parse_size(os.environ[ENV_MAX_SIZE])
+        except ValueError as error:  # a bad argument, as argparse's: exit status 2
+            print(f"error: ${ENV_MAX_SIZE}: {error}", file=sys.stderr)
+            raise SystemExit(2) from None
     path = getattr(args, "cache_dir", None)
     if path is None and env_wants_memory():
         print(
@@ -321,4 +325,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m stitchlab.registry")
     register(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(["registry", *(sys.argv[1:] if argv is None else argv)])
-    return int(args.func(args))
+    return run_quietly_into_a_closed_pipe(args.func, args)
+
+
+def run_quietly_into_a_closed_pipe(func: Any, args: argparse.Namespace) -> int:
+    """``func(args)``; where the reader of stdout has gone (``... | head -3``), exit quietly
+    with 141 (128 + SIGPIPE, as a shell reports a command the pipe ended) instead of a
+    ``BrokenPipeError`` traceback."""
+    try:
+        code = int(func(args) or 0)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        # Python flushes stdout again at exit: point it at devnull so that flush cannot fail
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141

@@ -129,4 +129,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
-    return int(args.func(args) or 0)
+    try:
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:  # `stitchlab registry show KEY | head -3`: the reader has gone
+        # exit quietly, as other command lines do (128 + SIGPIPE); Python flushes stdout again at
+        # exit, so point it at devnull first
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141

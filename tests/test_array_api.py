@@ -43,6 +43,36 @@ def test_creation_functions_match_numpy():
     check(sl.asarray(3.5), np.asarray(3.5))
 
 
+@pytest.mark.parametrize("make", [
+    lambda xp: xp.full(2, 300, dtype=np.int8),
+    lambda xp: xp.full((), -1, dtype=np.uint8),
+    lambda xp: xp.full_like(xp.zeros(2), -1, dtype=np.uint8),
+    lambda xp: xp.full(1, -1, dtype=np.uint64),
+])
+def test_full_refuses_a_python_int_out_of_the_dtypes_range_as_numpy(make):
+    with pytest.raises(OverflowError) as expected:
+        make(np)
+    with pytest.raises(OverflowError, match=r"Python integer -?\d+ out of bounds for u?int\d+") as got:
+        make(sl)
+    assert str(got.value).startswith(str(expected.value))
+    with pytest.raises(OverflowError, match="out of bounds for int8"):
+        sl.jit(lambda t: t + sl.full(2, 300, dtype=np.int8))(sl.zeros(2))
+
+
+def test_full_casts_other_fill_values_unsafely_as_numpy():
+    # NumPy's copyto(casting="unsafe"): a NumPy integer, a float or a list's elements wrap
+    for fill in (np.int64(300), 300.0, [1, 300], True):
+        check(sl.full(2, fill, dtype=np.int8), np.full(2, fill, dtype=np.int8))
+    check(sl.full(2, 300, dtype=bool), np.full(2, 300, dtype=bool))
+    check(sl.full(2, 2**64, dtype=np.float32), np.full(2, 2**64, dtype=np.float32))
+    # creation functions whose dtype= wraps in NumPy wrap here too
+    check(sl.arange(300, dtype=np.int8), np.arange(300, dtype=np.int8))
+    check(sl.linspace(0, 300, 3, dtype=np.int8), np.linspace(0, 300, 3, dtype=np.int8))
+    check(sl.eye(3, k=300, dtype=np.int8), np.eye(3, k=300, dtype=np.int8))
+    check(sl.tri(3, dtype=np.uint8), np.tri(3, dtype=np.uint8))
+    check(sl.identity(3, dtype=np.int8), np.identity(3, dtype=np.int8))
+
+
 def test_array_copies_and_asarray_shares():
     a = np.arange(3.0)
     copied, shared = sl.array(a), sl.asarray(a)
@@ -319,8 +349,8 @@ def test_indexing_errors():
         x[0, 0, 0, 0]
     with pytest.raises(IndexError, match="arrays used as indices must be of integer"):
         x[np.array([0.5, 1.0])]  # an integer array is a gather: tests/test_library_steps.py
-    with pytest.raises(IndexError, match="basic indexing only"):
-        x[True]
+    with pytest.raises(IndexError, match="only integers, slices"):
+        x[1.5]
     with pytest.raises(IndexError, match="single ellipsis"):
         x[..., ...]
     with pytest.raises(IndexError, match="index 3 is out of bounds for axis 0 with size 3"):
@@ -409,3 +439,49 @@ def test_scalar_powers_match_numpy_and_use_the_cheaper_op(dtype, exponent):
         assert got._node.op == "square"
     assert got.dtype == expected.dtype
     np.testing.assert_array_equal(got.get(), expected)
+
+
+# --- bad arguments: NumPy's exception, a message naming the value ----------------------------------
+X = np.arange(24.0).reshape(2, 3, 4)
+
+
+@pytest.mark.parametrize(("call", "error", "message"), [
+    (lambda x: x.reshape(2.0, 12), TypeError, r"'float' object cannot be interpreted as an integer.*\(2\.0, 12\)"),
+    (lambda x: x.reshape((4, 6.0)), TypeError, r"'float' object cannot be interpreted as an integer"),
+    (lambda x: x.sum(axis=[0, 1]), TypeError, r"'list' object cannot be interpreted as an integer.*axis=\(0, 1\)"),
+    (lambda x: x.max(axis=[0]), TypeError, r"'list' object cannot be interpreted as an integer"),
+    (lambda x: x.mean(axis=[0]), TypeError, r"'list' object cannot be interpreted as an integer"),
+    (lambda x: x[1.0], IndexError, r"only integers, slices \(`:`\), ellipsis \(`\.\.\.`\), numpy\.newaxis \(`None`\) and "
+                                   r"integer or boolean arrays are valid indices; got 1\.0 of type float"),
+    (lambda x: x[0, "a"], IndexError, r"only integers, slices .* got 'a' of type str"),
+    (lambda x: x.std(ddof="a"), TypeError, r"ddof must be a number .* got 'a' of type str"),
+    (lambda x: x.var(ddof=None), TypeError, r"ddof must be a number .* got None"),
+])
+def test_bad_arguments_raise_numpys_error_naming_them(call, error, message):
+    with pytest.raises(error):
+        call(X)
+    with pytest.raises(error, match=message):
+        call(sl.asarray(X))
+
+
+@pytest.mark.parametrize("key", [True, False, np.True_, (Ellipsis, False), (slice(None), False, slice(1, 2)),
+                                 (None, False), (slice(None), True, Ellipsis, None), (False, Ellipsis, slice(0, 1))])
+def test_a_0d_boolean_index_adds_an_axis_of_length_1_or_0_as_numpy(key):
+    check(sl.asarray(X)[key], X[key])
+
+
+def test_arange_of_what_is_no_number_raises_numpys_type_error():
+    for args in (("5",), (5.0, "a"), (0, 5, "1")):
+        with pytest.raises(TypeError, match="arange\\(\\) not supported for inputs with DType"):
+            np.arange(*args)
+        with pytest.raises(TypeError, match="arange\\(\\) not supported for inputs with DType .*StrDType.* got '"):
+            sl.arange(*args)
+
+
+@pytest.mark.parametrize("dtype", [">f4", ">i2", ">u8", ">f8", "<f4"])
+def test_byte_swapped_data_is_copied_into_native_order(dtype):
+    a = np.arange(6, dtype=dtype).reshape(2, 3)
+    x = sl.asarray(a)
+    assert x.dtype == a.dtype.newbyteorder("=") and x.dtype.isnative
+    np.testing.assert_array_equal((x * 2).get(), a * 2)
+    np.testing.assert_array_equal(sl.array(a[::-1]).get(), a[::-1])

@@ -298,12 +298,25 @@ def test_traced_arrays_cannot_be_materialized_by_numpy_functions() -> None:
         f(A)
 
 
-@pytest.mark.parametrize("call, param", [
-    (lambda x: np.reshape(x, (6, 5), order="F"), "order"),
-    (lambda x: np.ravel(x, order="F"), "order"),
+@pytest.mark.parametrize("call, way", [
+    (lambda x: np.reshape(x, (6, 5), order="F"), r"x\.T\.reshape\(shape\[::-1\]\)\.T"),
+    (lambda x: sl.reshape(x, (6, 5), order="F"), r"x\.T\.reshape\(shape\[::-1\]\)\.T"),
+    (lambda x: x.reshape(6, 5, order="F"), r"x\.T\.reshape\(shape\[::-1\]\)\.T"),
+    (lambda x: np.ravel(x, order="F"), r"x\.T\.ravel\(\)"),
+    (lambda x: x.ravel("F"), r"x\.T\.ravel\(\)"),
+    (lambda x: x.flatten("F"), r"x\.T\.flatten\(\)"),
+    (lambda x: x.copy(order="F"), "leave order out"),
+    (lambda x: np.zeros_like(x, order="F"), "leave order out"),
+    (lambda x: sl.zeros(3, order="F"), "leave order out"),
+    (lambda x: sl.ones(3, order="F"), "leave order out"),
+    (lambda x: sl.empty(3, order="F"), "leave order out"),
+    (lambda x: sl.full(3, 1, order="F"), "leave order out"),
+    (lambda x: sl.eye(3, order="F"), "leave order out"),
+    (lambda x: sl.asarray(A, order="F"), "leave order out"),
+    (lambda x: sl.array(A, order="F"), "leave order out"),
 ])
-def test_arguments_without_a_lazy_meaning_raise_naming_them(call: Any, param: str) -> None:
-    with pytest.raises(TypeError, match=rf"{param}=\.\.\.\) on a stitchlab array: {param}= has no lazy equivalent.*x\.get\(\)"):
+def test_order_f_raises_naming_it_and_the_way_round(call: Any, way: str) -> None:
+    with pytest.raises(TypeError, match=rf"\(order='F'\): stitchlab arrays are C-ordered; {way}"):
         call(sl.asarray(A))
 
 
@@ -341,6 +354,46 @@ def test_defaults_passed_explicitly_are_accepted() -> None:
     _same(np.exp(x, casting="same_kind", order="K", where=True, out=None), np.exp(A))
     _same(np.astype(x, np.float16, copy=False), A.astype(np.float16))
     _same(np.zeros_like(x, order="K", subok=True), np.zeros_like(A))
+    _same(x.reshape(5, 6, order="C"), A.reshape(5, 6, order="C"))
+    _same(x.reshape((5, 6), order="A", copy=True), A.reshape((5, 6), order="A", copy=True))
+    _same(sl.reshape(x, (5, 6), order="C"), np.reshape(A, (5, 6), order="C"))
+    _same(np.reshape(x, shape=(5, 6), copy=False), np.reshape(A, shape=(5, 6), copy=False))
+    for method, args in [("ravel", ("C",)), ("ravel", ("K",)), ("flatten", ("C",)), ("copy", ("C",))]:
+        _same(getattr(x, method)(*args), getattr(A, method)(*args))
+    _same(x.ravel(order="C"), A.ravel(order="C"))
+    _same(x.copy(order="C"), A.copy(order="C"))
+    _same(sl.ravel(x, order="C"), np.ravel(A, order="C"))
+    for name in ("zeros", "ones", "empty"):
+        assert getattr(sl, name)(3, order="C").shape == getattr(np, name)(3, order="C").shape
+    _same(sl.full(2, 7, order="C"), np.full(2, 7, order="C"))
+    _same(sl.eye(3, order="C"), np.eye(3, order="C"))
+    _same(sl.asarray(A, order="C"), np.asarray(A, order="C"))
+    _same(sl.array(A, order="K", subok=False), np.array(A, order="K", subok=False))
+
+
+@pytest.mark.parametrize("ndmin", [0, 1, 2, 3, 5])
+@pytest.mark.parametrize("data", [A, np.float32(2.5), [1, 2], sl.asarray(np.arange(3.0))])
+def test_array_ndmin_puts_axes_in_front_as_numpy(ndmin: int, data: Any) -> None:
+    host = data.get() if isinstance(data, sl.LazyArray) else data
+    _same(sl.array(data, ndmin=ndmin), np.array(host, ndmin=ndmin))
+
+
+def test_asarray_copy_is_numpy_2s() -> None:
+    a = np.arange(3.0)
+    copied, shared, default = sl.asarray(a, copy=True), sl.asarray(a, copy=False), sl.asarray(a, copy=None)
+    a[0] = 9
+    assert copied.get()[0] == 0 and shared.get()[0] == 9 and default.get()[0] == 9
+    x = sl.asarray(a)
+    assert sl.asarray(x, copy=True) is not x and sl.asarray(x, copy=False) is x
+    _same(sl.asarray(x, copy=True), a)
+    for data, dtype in [([1, 2], None), (a, np.float32), (x, np.float32)]:
+        with pytest.raises(ValueError, match="Unable to avoid copy"):
+            np.asarray(data.get() if isinstance(data, sl.LazyArray) else data, dtype=dtype, copy=False)
+        with pytest.raises(ValueError, match="Unable to avoid copy while creating an array as requested; .*copy=None"):
+            sl.asarray(data, dtype=dtype, copy=False)
+        with pytest.raises(ValueError, match="Unable to avoid copy"):
+            sl.array(data, dtype=dtype, copy=False)
+    _same(sl.array([1, 2], copy=None), np.array([1, 2], copy=None))
 
 
 def test_cupy_sees_no_array_ufunc_and_defers_to_the_reflected_operator() -> None:

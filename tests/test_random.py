@@ -995,3 +995,46 @@ def test_a_size_the_parameters_do_not_broadcast_to_raises(draw: Any) -> None:
                                                        "of inputs (2,)")):
             draw(rng, size)
     assert draw(rng, (4, 2)).shape == (4, 2)
+
+
+@pytest.mark.parametrize(("name", "args"), [
+    ("uniform", (1, 0, 3)),
+    ("uniform", (np.array([0.0, 1.0]), np.array([1.0, 0.0]))),
+    ("uniform", (0, np.array([1.0, np.nan]))),
+    ("uniform", (0, np.inf, 3)),
+    ("normal", (0, -1, 3)),
+    ("exponential", (np.array([-1.0]),)),
+    ("integers", (3, 3, 3)),
+    ("gamma", (1, -1, 3)),
+    ("wald", (1, 0, 3)),
+    ("triangular", (1, 0, 2, 3)),
+    ("vonmises", (0, -1, 3)),
+    ("beta", (0, 1, 3)),
+    ("poisson", (np.nan, 3)),
+    ("binomial", (3, 1.5, 3)),
+    ("logseries", (1, 3)),
+    ("dirichlet", ([-1, 1], 3)),
+])
+def test_host_parameters_are_refused_as_numpys_generator_refuses_them(name: str, args: tuple[Any, ...]) -> None:
+    with pytest.raises((ValueError, OverflowError)) as expected:
+        getattr(np.random.default_rng(0), name)(*args)
+    with pytest.raises(expected.type) as got:
+        getattr(sl.random.default_rng(0), name)(*args)
+    assert str(expected.value).lower() in str(got.value).lower()
+
+
+def test_uniform_of_high_below_low_is_refused_by_the_generator_only() -> None:
+    # NumPy 2's Generator refuses it; NumPy's and CuPy's module functions draw in (high, low]
+    with pytest.raises(ValueError, match=r"high - low < 0 \(low=1, high=0\); give low <= high"):
+        sl.random.default_rng(0).uniform(1, 0, 3)
+    u = sl.random.uniform(1, 0, 1000).get()
+    assert u.min() > 0 and u.max() <= 1 and np.random.uniform(1, 0, 3).shape == (3,)
+
+
+def test_a_nan_noncentrality_draws_nan_as_numpy() -> None:
+    rng = sl.random.default_rng(0)
+    for df, nonc in [(1, np.nan), (3, np.nan), (np.array([1.0, 3.0, 0.5]), np.full(3, np.nan)), (1, np.array([np.nan, 1.0]))]:
+        want = np.random.default_rng(0).noncentral_chisquare(df, nonc, np.broadcast_shapes(np.shape(df), np.shape(nonc)) or 2)
+        got = rng.noncentral_chisquare(df, nonc, want.shape).get()
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    assert np.isnan(rng.noncentral_f(1, 1, np.nan, 2).get()).all()

@@ -25,6 +25,7 @@ from ..ir.ops import OPS, Kind
 from . import build
 from .array import LazyArray, node_of
 from .creation import array, asarray
+from .scalars import TracedScalar
 from .ufunc import outputs, stored
 
 
@@ -472,11 +473,14 @@ def _exact_mean(x: LazyArray, axis: Any, dt: np.dtype, keepdims: bool, mask: Laz
 
 def _ddof(ddof: Any, correction: Any) -> Any:
     """``ddof``, or the array API's name for it, ``correction`` (NumPy's check: not both)."""
-    if correction is np._NoValue:
-        return ddof
-    if ddof != 0:
-        raise ValueError("ddof and correction can't be provided simultaneously.")
-    return correction
+    if correction is not np._NoValue:
+        if ddof != 0:
+            raise ValueError("ddof and correction can't be provided simultaneously.")
+        ddof = correction
+    if not isinstance(ddof, (int, float, np.integer, np.floating, TracedScalar)):
+        raise TypeError(f"ddof must be a number (the degrees of freedom subtracted from the count), got {ddof!r} "
+                        f"of type {type(ddof).__name__}")
+    return ddof
 
 
 def _given_mean(x: LazyArray, mean: Any, name: str) -> LazyArray:
@@ -666,8 +670,14 @@ def xlogy(x: Any, y: Any) -> LazyArray:
 
 
 # --- layout -------------------------------------------------------------------------------------
-def reshape(a: Any, shape: Any) -> LazyArray:
-    return asarray(a).reshape(shape)
+def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None, copy: bool | None = None) -> LazyArray:
+    """``a`` in another shape (NumPy's ``reshape``: ``newshape=`` is its old name for ``shape``;
+    ``order="F"`` raises ``TypeError`` naming the way round)."""
+    if shape is None and newshape is None:
+        raise TypeError("reshape() missing 1 required positional argument: 'shape'")
+    if shape is not None and newshape is not None:
+        raise TypeError("You cannot specify 'newshape' and 'shape' arguments at the same time.")
+    return asarray(a).reshape(shape if shape is not None else newshape, order=order, copy=copy)
 
 
 def transpose(a: Any, axes: Any = None) -> LazyArray:
@@ -678,8 +688,9 @@ def transpose(a: Any, axes: Any = None) -> LazyArray:
 #: the array API's name (NumPy 2's ``np.permute_dims`` is ``np.transpose``)
 permute_dims = transpose
 
-def ravel(a: Any) -> LazyArray:
-    return asarray(a).reshape(-1)
+def ravel(a: Any, order: str = "C") -> LazyArray:
+    """The elements of ``a`` in one axis, a lazy view (NumPy's ``ravel``)."""
+    return asarray(a).ravel(order)
 
 
 def expand_dims(a: Any, axis: Any) -> LazyArray:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Iterator
+from operator import index as operator_index
 from typing import Any
 
 import numpy as np
@@ -26,6 +27,14 @@ def node_of(x: Any) -> Node | bool | int | float | TracedScalar:
     from .creation import asarray
 
     return asarray(x)._node
+
+
+def c_order(call: str, order: Any, allowed: tuple[Any, ...] = ("C", "A", "K", None), way: str = "") -> None:
+    """Refuse an ``order`` a C-ordered array cannot follow (``"F"``, as :meth:`LazyArray.astype`
+    does): ``TypeError`` naming it and the way round. ``"A"`` and ``"K"`` mean C for such an array."""
+    if order not in allowed:
+        raise TypeError(f"{call}(order={order!r}): stitchlab arrays are C-ordered; "
+                        f"{way or 'leave order out'} (or order='C')")
 
 
 class _TypeLevel:
@@ -269,6 +278,11 @@ class LazyArray:
 
     def _scalar(self, kind: str) -> Any:
         if self.size != 1:
+            if kind == "bool" and self.size == 0:
+                raise ValueError(
+                    "The truth value of an empty array is ambiguous. Use `array.size > 0` to check "
+                    "that an array is not empty."
+                )
             if kind == "bool":
                 raise ValueError(
                     "The truth value of an array with more than one element is ambiguous. "
@@ -291,8 +305,62 @@ class LazyArray:
             raise TypeError(f"only integer scalar arrays can be converted to a scalar index (dtype {self.dtype})")
         return int(self._scalar("int"))
 
-    def item(self) -> Any:
-        return self._scalar("item")
+    def item(self, *args: Any) -> Any:
+        """One element as a Python scalar (NumPy's ``ndarray.item``): of a size-1 array without
+        arguments, else at a flat index (``x.item(5)``) or at one index per axis (``x.item(1, 2)``,
+        ``x.item((1, 2))``). Evaluates that element only."""
+        if len(args) == 1 and isinstance(args[0], tuple):
+            args = args[0]
+        if not args:
+            return self._scalar("item")
+        if len(args) == 1 and self.ndim != 1:
+            flat, n = operator_index(args[0]), self.size
+            if not -n <= flat < n:
+                raise IndexError(f"index {flat} is out of bounds for size {n}")
+            return self.reshape(-1)[flat]._scalar("item")
+        if len(args) != self.ndim:
+            raise ValueError(f"incorrect number of indices for array: item{args} of an array of "
+                             f"{self.ndim} dimensions; give one index per axis or one flat index")
+        return self[tuple(operator_index(i) for i in args)]._scalar("item")
+
+    def __format__(self, spec: str) -> str:
+        """``f"{x:.2f}"``: a 0-d array formats as its value, as NumPy's does; an array of
+        dimensions takes only the empty spec (its ``str``)."""
+        if self.ndim == 0:
+            return format(self.get()[()], spec)
+        if spec:
+            raise TypeError(f"unsupported format string {spec!r} passed to LazyArray.__format__ (an array of shape "
+                            f"{self.shape}); format its elements, e.g. f'{{x[0]:{spec}}}' or x.item(0)")
+        return str(self)
+
+    def __contains__(self, value: Any) -> bool:
+        """``v in x``: ``(x == v).any()``, as NumPy's (evaluates)."""
+        return bool((self == value).any())
+
+    def __divmod__(self, other: Any) -> tuple[LazyArray, LazyArray]:
+        """``divmod(x, y)``: :func:`stitchlab.divmod`, two lazy arrays."""
+        from . import api
+
+        return api.divmod(self, other)
+
+    def __rdivmod__(self, other: Any) -> tuple[LazyArray, LazyArray]:
+        from . import api
+
+        return api.divmod(other, self)
+
+    @property
+    def flags(self) -> ArrayFlags:
+        """NumPy's ``flags``, read-only: a stitchlab array's value is laid out in C order, so
+        ``c_contiguous`` is True and ``f_contiguous`` only where the two orders agree (at most
+        one axis longer than 1, or no elements), as for NumPy's C-ordered arrays; ``owndata`` is
+        False for a view (``x[...]``, ``reshape``...), and ``writeable`` False for a view of an
+        array still alive (assign into that array: :meth:`_rebind`)."""
+        view = self._view is not None
+        return ArrayFlags(
+            f_contiguous=self.size == 0 or sum(n > 1 for n in self.shape) <= 1,
+            owndata=not view,
+            writeable=self._base() is self,
+        )
 
     def tolist(self) -> Any:
         return self.get().tolist()
@@ -314,8 +382,28 @@ class LazyArray:
         (:func:`stitchlab.take`)."""
         from .library import advanced_index
 
+        items = key if isinstance(key, tuple) else (key,)
+        if any(isinstance(k, (bool, np.bool_)) for k in items):
+            return self._bool_scalar_index(items)
         gathered = advanced_index(self, key)
         return gathered if gathered is not None else LazyArray(build.getitem(self._node, key), view_of=self)
+
+    def _bool_scalar_index(self, items: tuple[Any, ...]) -> LazyArray:
+        """``x[True]``, ``x[False]``, ``x[..., True]``: NumPy's 0-d boolean index, a new axis of
+        length 1 (True) or 0 (False) where it stands, beside slices, ``None`` and ``...``."""
+        bools = [i for i, k in enumerate(items) if isinstance(k, (bool, np.bool_))]
+        others_basic = all(k is None or k is Ellipsis or isinstance(k, slice) for k in items if not isinstance(k, (bool, np.bool_)))
+        if len(bools) > 1 or not others_basic:
+            raise IndexError(f"a boolean scalar index ({items[bools[0]]!r}) beside integers, arrays or another boolean "
+                             "is not supported; index with None (x[None]) and take [:1] or [:0] of that axis")
+        i = bools[0]
+        out = self[items[:i] + (None,) + items[i + 1:]]
+        if items[i]:
+            return out
+        # NumPy's shape of the result (of a stand-in without memory) differs from out's in the new axis
+        want = np.broadcast_to(np.False_, self.shape)[items].shape
+        axis = next(d for d, (n, m) in enumerate(zip(want, out.shape, strict=True)) if n != m)
+        return out[(slice(None),) * axis + (slice(0, 0),)]
 
     def __setitem__(self, key: Any, value: Any) -> None:
         """``x[key] = value`` with NumPy's indexing and casting: ``x`` then stands for the new value,
@@ -335,21 +423,28 @@ class LazyArray:
 
         put(self, indices, values, mode)
 
-    def reshape(self, *shape: Any) -> LazyArray:
+    def reshape(self, *shape: Any, order: str = "C", copy: bool | None = None) -> LazyArray:
+        """The elements in another shape, a lazy view (NumPy's ``reshape``; ``order="F"`` raises
+        ``TypeError`` naming the way round: ``x.T.reshape(shape[::-1]).T``)."""
+        c_order("reshape", order, ("C", "A"), "x.T.reshape(shape[::-1]).T reshapes in Fortran order")
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        return LazyArray(build.reshape(self._node, shape), view_of=self)
+        out = LazyArray(build.reshape(self._node, shape), view_of=self)
+        return out.copy() if copy else out
 
     def transpose(self, *axes: Any) -> LazyArray:
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
             axes = axes[0]
         return LazyArray(build.transpose(self._node, axes or None), view_of=self)
 
-    def ravel(self) -> LazyArray:
+    def ravel(self, order: str = "C") -> LazyArray:
+        """The elements in one axis, a lazy view (NumPy's ``ravel``; ``order="F"``: ``x.T.ravel()``)."""
+        c_order("ravel", order, way="x.T.ravel() gives the Fortran order")
         return self.reshape(-1)
 
-    def flatten(self) -> LazyArray:
+    def flatten(self, order: str = "C") -> LazyArray:
         """The elements in one axis, a new array (NumPy's ``flatten`` copies; ``ravel`` is a view)."""
+        c_order("flatten", order, way="x.T.flatten() gives the Fortran order")
         return self.reshape(-1).copy()
 
     def swapaxes(self, axis1: int, axis2: int) -> LazyArray:
@@ -368,13 +463,14 @@ class LazyArray:
         another rule raises NumPy's ``TypeError`` where the cast breaks it (``order``: stitchlab
         arrays are C-ordered; ``subok`` and ``copy`` mean nothing for an immutable lazy array)."""
         target = as_dtype(dtype)
-        if order not in ("K", "C", "A", None):
-            raise TypeError(f"astype(order={order!r}): stitchlab arrays are C-ordered; leave order out (or 'C')")
+        c_order("astype", order)
         if casting != "unsafe" and not np.can_cast(self.dtype, target, casting):
             raise TypeError(f"Cannot cast array data from {self.dtype!r} to {target!r} according to the rule {casting!r}")
         return LazyArray(build.astype(self._node, target))
 
-    def copy(self) -> LazyArray:
+    def copy(self, order: str = "C") -> LazyArray:
+        """A new array of the same value (NumPy's ``copy``; stitchlab arrays are C-ordered)."""
+        c_order("copy", order)
         return LazyArray(self._node)
 
     # --- reductions --------------------------------------------------------------------------------
@@ -545,6 +641,50 @@ class LazyArray:
         return api.matmul(other, self)
 
 
+class ArrayFlags:
+    """What ``LazyArray.flags`` gives: NumPy's ``flagsobj``, read-only (attributes, and NumPy's
+    keys ``x.flags["C_CONTIGUOUS"]``)."""
+
+    __slots__ = ("f_contiguous", "owndata", "writeable")
+    c_contiguous = True
+    aligned = True
+    writebackifcopy = False
+
+    def __init__(self, f_contiguous: bool, owndata: bool, writeable: bool) -> None:
+        object.__setattr__(self, "f_contiguous", f_contiguous)
+        object.__setattr__(self, "owndata", owndata)
+        object.__setattr__(self, "writeable", writeable)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"flags.{name}: a stitchlab array's flags are read-only (it has no memory layout to "
+                             "change); x.copy() gives a new array")
+
+    @property
+    def fnc(self) -> bool:  # what np.isfortran reads: Fortran-ordered and not C-ordered
+        return self.f_contiguous and not self.c_contiguous
+
+    @property
+    def forc(self) -> bool:
+        return True
+
+    contiguous = c_contiguous
+    fortran = property(lambda self: self.f_contiguous)
+
+    _KEYS = ("C_CONTIGUOUS", "F_CONTIGUOUS", "OWNDATA", "WRITEABLE", "ALIGNED", "WRITEBACKIFCOPY")
+
+    def __getitem__(self, key: str) -> bool:
+        names = {"C": "c_contiguous", "F": "f_contiguous", "O": "owndata", "W": "writeable", "A": "aligned",
+                 "X": "writebackifcopy", "CONTIGUOUS": "c_contiguous", "FORTRAN": "f_contiguous", "FNC": "fnc",
+                 "FORC": "forc"}
+        name = names.get(key, key.lower() if key in self._KEYS else None)
+        if name is None:
+            raise KeyError(f"Unknown flag {key!r}; NumPy's flags are {', '.join(self._KEYS)}")
+        return getattr(self, name)
+
+    def __repr__(self) -> str:
+        return "".join(f"  {key} : {self[key]}\n" for key in self._KEYS)
+
+
 #: ``x ** c`` for these Python scalars is the cheaper op, as NumPy's own ``ndarray.__pow__`` does
 _FAST_POWERS = {2: "square", 0.5: "sqrt", 1: "positive"}
 
@@ -595,11 +735,37 @@ for _name, _op in [
     setattr(LazyArray, f"__r{_name}__", _r)
     setattr(LazyArray, f"__i{_name}__", _i)
 
-for _name, _op in [
-    ("eq", "equal"), ("ne", "not_equal"), ("lt", "less"), ("le", "less_equal"),
-    ("gt", "greater"), ("ge", "greater_equal"),
-]:
+for _name, _op in [("lt", "less"), ("le", "less_equal"), ("gt", "greater"), ("ge", "greater_equal")]:
     setattr(LazyArray, f"__{_name}__", _binary(_op)[0])
+
+
+def _equality(opname: str) -> Any:
+    compare = _binary(opname)[0]
+
+    def method(self: LazyArray, other: Any) -> LazyArray:
+        """``x == v``, ``x != v``; against what is no number (``None``, a string, an object)
+        elementwise False (True for ``!=``), as NumPy's."""
+        if other is None or isinstance(other, (str, bytes)):
+            shape = self.shape
+        else:
+            try:
+                return compare(self, other)
+            except TypeError:
+                if isinstance(other, LazyArray) or hasattr(other, "__cuda_array_interface__"):
+                    raise
+                host = np.asarray(other)
+                if host.dtype.kind not in "OUSV":
+                    raise
+                shape = np.broadcast_shapes(self.shape, host.shape)
+        from .creation import full
+
+        return full(shape, opname == "not_equal", np.bool_)
+
+    return method
+
+
+LazyArray.__eq__ = _equality("equal")  # type: ignore[assignment,method-assign]
+LazyArray.__ne__ = _equality("not_equal")  # type: ignore[assignment,method-assign]
 
 for _name, _op in [("neg", "negative"), ("pos", "positive"), ("abs", "absolute"), ("invert", "invert")]:
     setattr(LazyArray, f"__{_name}__", (lambda op: lambda self: LazyArray(build.elementwise(op, self._node)))(_op))

@@ -702,6 +702,9 @@ _reductions: dict[tuple[Any, ...], tuple[np.dtype, Shape, np.dtype, Any, Shape]]
 def _reduction_steps(opname: str, shape: Shape, dtype: np.dtype, axis: Any, keepdims: bool,
                      requested: Any) -> tuple[np.dtype, Shape, np.dtype, Any, Shape]:
     """What :func:`reduce` builds (attributes None: no axes, the cast input is the result)."""
+    if isinstance(axis, list):  # NumPy's reductions take an int or a tuple of them
+        raise TypeError(f"'list' object cannot be interpreted as an integer: axis={axis!r} of {opname}; "
+                        f"give a tuple, axis={tuple(axis)!r}")
     axes = normalize_axes(axis, len(shape))
     if opname in ("any", "all"):
         acc = np.dtype(bool)
@@ -741,7 +744,13 @@ def reduce(opname: str, x: Node, axis: Any = None, keepdims: bool = False, dtype
 
 # --- layout ------------------------------------------------------------------------------------
 def reshape(x: Node, shape: Sequence[int]) -> Node:
-    shape = tuple(int(s) for s in shape)
+    try:
+        # (a scalar an sl.jit call reads is traced per value here: its int() says so in the log)
+        shape = tuple(int(s) if isinstance(s, TracedScalar) else operator.index(s) for s in shape)
+    except TypeError:
+        bad = next(s for s in shape if not hasattr(s, "__index__"))
+        raise TypeError(f"'{type(bad).__name__}' object cannot be interpreted as an integer: reshape to "
+                        f"{tuple(shape)!r}; give integers (int({bad!r}))") from None
     unknown = [i for i, s in enumerate(shape) if s == -1]
     if len(unknown) > 1:
         raise ValueError("can only specify one unknown dimension")
@@ -816,8 +825,9 @@ def getitem(x: Node, key: Any) -> Node:
         )
         if not ok:
             raise IndexError(
-                f"stitchlab supports basic indexing only (integers, slices, None, ...), got {k!r} "
-                f"of type {type(k).__name__}; for advanced indexing materialize first: x.get()[...]"
+                "only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and integer or "
+                f"boolean arrays are valid indices; got {k!r} of type {type(k).__name__}"
+                + (f" (int({k!r}) for a position)" if isinstance(k, (float, np.floating)) else "")
             )
     if sum(k is Ellipsis for k in items) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")

@@ -14,7 +14,7 @@ from .. import runtime
 from ..ir.dtypes import as_dtype, bfloat16, is_bfloat16, is_float
 from ..ir.node import Node, make_attrs
 from . import build
-from .array import LazyArray
+from .array import LazyArray, c_order
 from .scalars import TracedScalar
 
 
@@ -51,7 +51,7 @@ def _backend_of(obj: Any) -> runtime.Backend:
     return runtime.current()
 
 
-def asarray(obj: Any, dtype: Any = None) -> LazyArray:
+def asarray(obj: Any, dtype: Any = None, order: Any = None, *, copy: bool | None = None) -> LazyArray:
     """Wrap ``obj`` as a lazy array without copying where possible.
 
     NumPy arrays, CuPy arrays, nested sequences, scalars and objects with ``__array__`` or
@@ -64,13 +64,41 @@ def asarray(obj: Any, dtype: Any = None) -> LazyArray:
     Args:
         obj: the data.
         dtype: optional dtype to convert to.
+        order: ``"C"``, ``"A"``, ``"K"`` or None (stitchlab arrays are C-ordered; ``"F"`` raises).
+        copy: NumPy 2's: None (the default) copies only where it must, True always copies, False
+            raises NumPy's ``ValueError`` where a copy would be needed (another dtype, a list,
+            host data for the GPU).
 
     Returns:
         A :class:`LazyArray`.
     """
+    c_order("asarray", order)
+    if copy is False:
+        _refuse_a_copy(obj, dtype)
     if isinstance(obj, LazyArray):
-        return obj if dtype is None else obj.astype(dtype)
-    return _wrap(obj, dtype, copy=False)
+        out = obj if dtype is None else obj.astype(dtype)
+        return out.copy() if copy else out
+    return _wrap(obj, dtype, copy=bool(copy))
+
+
+def _refuse_a_copy(obj: Any, dtype: Any) -> None:
+    """NumPy 2's ``copy=False``: ``ValueError`` where wrapping ``obj`` as ``dtype`` needs a copy."""
+    message = ("Unable to avoid copy while creating an array as requested; {why}. Use copy=None to copy "
+               "only where needed (sl.asarray's default)")
+    if isinstance(obj, LazyArray):
+        if dtype is not None and as_dtype(dtype) != obj.dtype:
+            raise ValueError(message.format(why=f"converting {obj.dtype} to {as_dtype(dtype)} makes a new array"))
+        return
+    backend = _backend_of(obj) if hasattr(obj, "__cuda_array_interface__") else runtime.current()
+    if backend.device().startswith("cuda"):
+        if not hasattr(obj, "__cuda_array_interface__"):
+            raise ValueError(message.format(why=f"{type(obj).__name__} on the host is copied to the GPU"))
+        return
+    try:
+        np.asarray(obj, dtype=None if dtype is None else as_dtype(dtype), copy=False)
+    except ValueError:
+        wrapped = f" as {as_dtype(dtype)}" if dtype is not None else ""
+        raise ValueError(message.format(why=f"a {type(obj).__name__} cannot be wrapped{wrapped} without a copy")) from None
 
 
 def asanyarray(obj: Any, dtype: Any = None) -> LazyArray:
@@ -116,12 +144,20 @@ def from_dlpack(x: Any, *, device: Any = None, copy: Any = None) -> LazyArray:
     return _wrap(x, None, copy=bool(copy))
 
 
-def array(obj: Any, dtype: Any = None, copy: bool = True) -> LazyArray:
-    """Like :func:`asarray` but copies the data (NumPy's ``array``)."""
+def array(obj: Any, dtype: Any = None, *, copy: bool | None = True, order: Any = "K", subok: bool = False,
+          ndmin: int = 0) -> LazyArray:
+    """Like :func:`asarray` but copies the data (NumPy's ``array``): ``copy=None`` copies only
+    where it must, ``copy=False`` raises where it must; ``ndmin`` puts axes of length 1 in front
+    up to that many dimensions."""
+    c_order("array", order)
     if isinstance(obj, LazyArray):
-        out = obj if dtype is None else obj.astype(dtype)
-        return out.copy() if copy else out
-    return _wrap(obj, dtype, copy=copy)
+        out = asarray(obj, dtype, copy=copy)
+    else:
+        if copy is False:
+            _refuse_a_copy(obj, dtype)
+        out = _wrap(obj, dtype, copy=bool(copy))
+    ndmin = operator_index(ndmin)
+    return out.reshape((1,) * (ndmin - out.ndim) + out.shape) if out.ndim < ndmin else out
 
 
 def _torch_bfloat16(obj: Any) -> Any:
@@ -151,6 +187,8 @@ def _wrap(obj: Any, dtype: Any, copy: bool) -> LazyArray:
         buf = backend.from_object(obj, dtype=dtype, copy=copy)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"cannot make a stitchlab array from {type(obj).__name__}: {exc}") from None
+    if not buf.dtype.isnative:  # byte-swapped (">f4" on x86): copied into native byte order
+        buf = buf.astype(buf.dtype.newbyteorder("="))
     if buf.dtype.kind in "OUSVcMm" and not is_bfloat16(buf.dtype):
         raise TypeError(
             f"cannot make a stitchlab array from {type(obj).__name__} with dtype {buf.dtype}; "
@@ -159,11 +197,14 @@ def _wrap(obj: Any, dtype: Any, copy: bool) -> LazyArray:
     return _leaf(buf, backend.device())
 
 
-def full(shape: Any, fill_value: Any, dtype: Any = None) -> LazyArray:
-    """An array of ``shape`` filled with ``fill_value`` (dtype from the value, as NumPy)."""
+def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C") -> LazyArray:
+    """An array of ``shape`` filled with ``fill_value`` (dtype from the value, as NumPy; ``order``
+    ``"C"``: stitchlab arrays are C-ordered)."""
+    c_order("full", order, ("C",))
     shape = _shape(shape)
     if isinstance(fill_value, LazyArray) or hasattr(fill_value, "__len__"):
-        fill = asarray(fill_value, dtype)
+        fill = asarray(fill_value)  # then cast as NumPy's copyto(casting="unsafe") casts it
+        fill = fill if dtype is None else fill.astype(dtype)
         return LazyArray(build.broadcast_to(fill._node, shape))
     device = runtime.current().device()
     if isinstance(fill_value, TracedScalar):  # a number an sl.jit call reads at run time
@@ -171,6 +212,10 @@ def full(shape: Any, fill_value: Any, dtype: Any = None) -> LazyArray:
         c = fill_value.node(dt)
     else:
         dt = as_dtype(dtype) if dtype is not None else as_dtype(np.asarray(fill_value).dtype)
+        if not build.fits(fill_value, dt):  # a Python int, as NumPy 2 (and x.fill) refuses it
+            info = np.iinfo(dt)
+            raise OverflowError(f"Python integer {fill_value} out of bounds for {dt} (its range is {info.min} "
+                                f"to {info.max}: give a value in it, or a wider dtype)")
         c = build.const(fill_value, dt)
     c.device = device
     if not shape:
@@ -180,23 +225,27 @@ def full(shape: Any, fill_value: Any, dtype: Any = None) -> LazyArray:
     return LazyArray(Node("broadcast", (c,), shape, dt, make_attrs(shape=shape), device=device))
 
 
-def zeros(shape: Any, dtype: Any = float) -> LazyArray:
+def zeros(shape: Any, dtype: Any = float, order: str = "C") -> LazyArray:
+    """Zeros of ``shape`` (NumPy's ``zeros``; ``order`` ``"C"``: stitchlab arrays are C-ordered)."""
+    c_order("zeros", order, ("C",))
     return full(shape, 0, dtype)
 
 
-def ones(shape: Any, dtype: Any = float) -> LazyArray:
+def ones(shape: Any, dtype: Any = float, order: str = "C") -> LazyArray:
+    """Ones of ``shape`` (NumPy's ``ones``; ``order`` ``"C"``: stitchlab arrays are C-ordered)."""
+    c_order("ones", order, ("C",))
     return full(shape, 1, dtype)
 
 
-def empty(shape: Any, dtype: Any = float) -> LazyArray:
+def empty(shape: Any, dtype: Any = float, order: str = "C") -> LazyArray:
     """Like NumPy's ``empty``; the contents are zeros (a lazy array has no uninitialized memory)."""
+    c_order("empty", order, ("C",))
     return full(shape, 0, dtype)
 
 
-def _like(a: Any, dtype: Any, shape: Any, order: Any = "K") -> tuple[Any, Any]:
+def _like(a: Any, dtype: Any, shape: Any, order: Any = "K", call: str = "zeros_like") -> tuple[Any, Any]:
     """(shape, dtype) of an array like ``a`` (an array's own, without copying it in)."""
-    if order not in ("K", "C", "A", None):
-        raise TypeError(f"order={order!r}: stitchlab arrays are C-ordered; leave order out (or 'C')")
+    c_order(call, order)
     if not (hasattr(a, "shape") and isinstance(getattr(a, "dtype", None), np.dtype)):
         a = asarray(a)
     return (tuple(a.shape) if shape is None else shape), (a.dtype if dtype is None else dtype)
@@ -209,16 +258,16 @@ def zeros_like(a: Any, dtype: Any = None, order: str = "K", subok: bool = True, 
 
 
 def ones_like(a: Any, dtype: Any = None, order: str = "K", subok: bool = True, shape: Any = None) -> LazyArray:
-    return ones(*_like(a, dtype, shape, order))
+    return ones(*_like(a, dtype, shape, order, "ones_like"))
 
 
 def empty_like(prototype: Any, dtype: Any = None, order: str = "K", subok: bool = True, shape: Any = None) -> LazyArray:
-    return empty(*_like(prototype, dtype, shape, order))
+    return empty(*_like(prototype, dtype, shape, order, "empty_like"))
 
 
 def full_like(a: Any, fill_value: Any, dtype: Any = None, order: str = "K", subok: bool = True,
               shape: Any = None) -> LazyArray:
-    shape, dtype = _like(a, dtype, shape, order)
+    shape, dtype = _like(a, dtype, shape, order, "full_like")
     return full(shape, fill_value, dtype)
 
 
@@ -232,6 +281,11 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> La
     """Evenly spaced values in ``[start, stop)`` (NumPy's ``arange``)."""
     if stop is None:
         start, stop = 0, start
+    for value in (start, stop, step):
+        kind = value.dtype if isinstance(value, (LazyArray, np.ndarray, np.generic)) else np.asarray(value).dtype
+        if kind.kind not in "biuf" or np.ndim(value):
+            raise TypeError(f"arange() not supported for inputs with DType {type(kind)}: got {value!r}; give "
+                            "numbers (start, stop, step)")
     if step == 0:
         raise ValueError("arange: step must not be zero")
     n = max(0, math.ceil((stop - start) / step))

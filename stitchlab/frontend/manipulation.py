@@ -38,7 +38,7 @@ from .api import (  # type: ignore[attr-defined]
     subtract,
     where,
 )
-from .array import LazyArray
+from .array import LazyArray, c_order
 from .creation import _leaf_on, arange, asarray, broadcast_to, full, linspace
 from .library import cumprod, cumsum, median, on_device, take
 from .selection import _evaluated, nonzero
@@ -177,7 +177,7 @@ def triu(m: Any, k: int = 0) -> LazyArray:
     return where(mask, x, _zero(x.dtype))
 
 
-def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = float) -> LazyArray:  # noqa: N803 (NumPy's names)
+def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = float, order: str = "C") -> LazyArray:  # noqa: N803
     """An ``N`` × ``M`` array with ones on the ``k``-th diagonal and zeros elsewhere (NumPy's
     ``eye``), computed where it is used: nothing is allocated for it.
 
@@ -187,6 +187,7 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = float) -> LazyArr
         array([[0, 1, 0],
                [0, 0, 1]])
     """
+    c_order("eye", order, ("C",))
     return (_offsets(N, M) == operator.index(k)).astype(as_dtype(dtype))
 
 

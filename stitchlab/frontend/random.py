@@ -48,7 +48,7 @@ from ..ir.ops import OPS
 from . import build
 from . import jit as _jit
 from .array import LazyArray
-from .creation import _iota, _shape, asarray
+from .creation import _iota, _shape, asarray, full
 from .library import argsort, searchsorted, take, take_along_axis
 
 __all__ = [
@@ -264,11 +264,24 @@ class Generator:
         return (loc + scale * z.astype(np.float64)).astype(dt)
 
     def uniform(self, low: Any = 0.0, high: Any = 1.0, size: Any = None, dtype: Any = np.float64) -> LazyArray:
-        """Uniform floats in [low, high) (NumPy's ``Generator.uniform``)."""
+        """Uniform floats in [low, high) (NumPy's ``Generator.uniform``). Bounds on the host are
+        checked as NumPy checks them: ``high - low`` must be finite (``OverflowError``) and not
+        negative (``ValueError``)."""
+        return self._uniform(low, high, size, dtype, check=True)
+
+    def _uniform(self, low: Any, high: Any, size: Any, dtype: Any, check: bool) -> LazyArray:
+        """:meth:`uniform`; ``check=False`` takes ``high < low`` (NumPy's and CuPy's module
+        ``uniform``, which draw in (high, low] then)."""
         dt = _float_dtype("uniform", dtype)
+        if _on_host(low) and _on_host(high):
+            with np.errstate(invalid="ignore", over="ignore"):
+                span = np.subtract(np.asarray(high, np.float64), np.asarray(low, np.float64))
+            if not np.all(np.isfinite(span)):
+                raise OverflowError(f"sl.random.uniform: high - low range exceeds valid bounds (low={low!r}, "
+                                    f"high={high!r}): high - low is not finite")
+            if check and np.any(span < 0):
+                raise ValueError(f"sl.random.uniform: high - low < 0 (low={low!r}, high={high!r}); give low <= high")
         low, high = _parameters(low, high)
-        if not isinstance(low, LazyArray) and not isinstance(high, LazyArray) and not math.isfinite(high - low):
-            raise OverflowError(f"sl.random.uniform: high - low = {high - low} is not finite")
         shape = _broadcast_size(size, low, high)
         return (low + (high - low) * self.random(shape, np.float64)).astype(dt)
 
@@ -547,7 +560,7 @@ class Generator:
         ``df > 1`` a chi-square of ``df - 1`` plus the square of a normal of mean ``sqrt(nonc)``;
         otherwise a chi-square of ``df + 2 i`` for a Poisson count ``i`` of mean ``nonc / 2``;
         ``nonc = 0`` is :meth:`chisquare`. ``df`` and ``nonc`` may be arrays."""
-        from .api import sqrt, where  # type: ignore[attr-defined]
+        from .api import isnan, sqrt, where  # type: ignore[attr-defined]
 
         _check("noncentral_chisquare", df, lambda v: v <= 0, "df <= 0")
         _check("noncentral_chisquare", nonc, lambda v: v < 0, "nonc < 0")
@@ -557,6 +570,8 @@ class Generator:
         one_df = isinstance(df, float)
         if isinstance(nonc, float) and nonc == 0:
             return self.chisquare(df, shape, dt)
+        if isinstance(nonc, float) and math.isnan(nonc):  # NumPy's draws are NaN (its checks let NaN through)
+            nonc = full((), nonc)
         if not one_df or df > 1:
             shifted = self.standard_normal(shape) + sqrt(nonc)
             big = 2.0 * self._gamma("noncentral_chisquare", (df - 1.0 if one_df else where(df > 1, df - 1.0, df)) / 2.0, shape)
@@ -564,7 +579,10 @@ class Generator:
             if one_df:
                 return big.astype(dt)
         small = 2.0 * self._gamma("noncentral_chisquare", df / 2.0 + self.poisson(nonc / 2.0, shape), shape)
-        return (small if one_df else where(df > 1, big, small)).astype(dt)
+        out = small if one_df else where(df > 1, big, small)
+        if isinstance(nonc, LazyArray):  # a NaN rate's Poisson count is -1 (device) or a table's: NaN, as NumPy's
+            out = where(isnan(nonc), math.nan, out)
+        return out.astype(dt)
 
     def noncentral_f(self, dfnum: Any, dfden: Any, nonc: Any, size: Any = None, dtype: Any = np.float64) -> LazyArray:
         """Noncentral F distributed floats (NumPy's ``Generator.noncentral_f``):
@@ -1174,8 +1192,9 @@ def normal(loc: Any = 0.0, scale: Any = 1.0, size: Any = None, dtype: Any = np.f
 
 
 def uniform(low: Any = 0.0, high: Any = 1.0, size: Any = None, dtype: Any = np.float64) -> LazyArray:
-    """Uniform floats in [low, high) from the module's generator (CuPy's ``uniform``)."""
-    return _generator().uniform(low, high, size, dtype)
+    """Uniform floats in [low, high) from the module's generator (CuPy's ``uniform``; as NumPy's
+    and CuPy's module functions, ``high < low`` draws in (high, low])."""
+    return _generator()._uniform(low, high, size, dtype, check=False)
 
 
 def integers(low: Any, high: Any = None, size: Any = None, dtype: Any = np.int64, endpoint: bool = False) -> LazyArray:

@@ -172,3 +172,33 @@ def test_python_dash_m_stitchlab_registry(filled: Path) -> None:
         )
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout)["kernels"] == 3
+
+
+@pytest.mark.parametrize("value", ["banana", "-1", "12 parsecs"])
+def test_a_bad_max_size_in_the_environment_is_an_error_line_and_status_2(
+    filled: Path, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("STITCHLAB_CACHE_MAX_SIZE", value)
+    parser = argparse.ArgumentParser(prog="stitchlab")
+    register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["registry", "stats", "--cache-dir", str(filled)])
+    err = io.StringIO()
+    with redirect_stderr(err), pytest.raises(SystemExit) as exit_:
+        args.func(args)
+    assert exit_.value.code == 2
+    assert err.getvalue().startswith(f"error: $STITCHLAB_CACHE_MAX_SIZE: cannot read size {value!r}")
+    assert "512K, 100MiB" in err.getvalue() and "Traceback" not in err.getvalue()
+
+
+def test_output_into_a_closed_pipe_ends_quietly(filled: Path) -> None:
+    """`stitchlab registry show KEY | head -3`: no BrokenPipeError traceback, status 141."""
+    KernelRegistry(filled).put_record("plan", "big", {"rows": [list(range(50))] * 4000})
+    for module in ("stitchlab", "stitchlab.registry"):
+        argv = [sys.executable, "-m", module, *(["registry"] if module == "stitchlab" else [])]
+        argv += ["show", "record/plan/big", "--cache-dir", str(filled)]
+        with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+            assert proc.stdout is not None and proc.stderr is not None
+            assert proc.stdout.readline().startswith(b"key")
+            proc.stdout.close()  # the reader goes, as head does
+            err = proc.stderr.read().decode()
+        assert proc.returncode == 141 and "Traceback" not in err and "BrokenPipeError" not in err, err
