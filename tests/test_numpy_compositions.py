@@ -280,7 +280,7 @@ def test_nan_reductions_report_bad_arguments() -> None:
     for name in ["nanmean", "nanvar", "nanstd"]:
         with pytest.raises(TypeError, match=f"{name}: dtype must be a float dtype for float input.*int32"):
             getattr(sl, name)(x, dtype=np.int32)
-    with pytest.raises(TypeError, match="nanstd: ddof must be a real number, got .one."):
+    with pytest.raises(TypeError, match="ddof must be a number .*, got 'one'"):
         sl.nanstd(x, ddof="one")
     with pytest.raises(ValueError, match="duplicate value in 'axis'"):
         sl.nansum(x, axis=(1, -2))

@@ -255,7 +255,7 @@ def test_out_stitchlab_array_is_written(call: Any) -> None:
 
 @pytest.mark.parametrize("call", [
     lambda x: np.sum(x, axis=0, out=x[0]),
-    lambda x: np.nanargmax(x, axis=0, out=x[0]),
+    lambda x: np.nansum(x, axis=0, out=x[0]),
     lambda x: np.add.reduce(x, out=x[0]),
     lambda x: np.exp(x, out=x[:]),
 ], ids=["function", "numpy-function", "reduce", "slice"])
