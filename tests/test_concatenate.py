@@ -100,7 +100,7 @@ def test_jit_traces_once_and_replays() -> None:
     assert sl.stats()["traces"] == 1
 
 
-def test_numpy_arguments_without_a_lazy_meaning_raise() -> None:
+def test_numpy_concatenate_on_stitchlab_arrays_takes_dtype() -> None:
     joined = np.concatenate([sl.asarray(A), A], dtype=np.float64)  # (NumPy 2's dtype=: tests/test_shape_arguments.py)
     np.testing.assert_array_equal(joined.get(), np.concatenate([A, A], dtype=np.float64))
     assert joined.dtype == np.float64
