@@ -107,3 +107,12 @@ def test_a_device_position_out_of_bounds_is_named_as_given(position: int) -> Non
     x[sl.asarray(np.array([position]))] = 1
     with pytest.raises(IndexError, match=f"index {position} is out of bounds for axis 0 with size 3"):
         x.get()
+
+
+@pytest.mark.parametrize("start, stop, step, dtype", [
+    (2**63 - 5, 2**63, 1, np.uint64), (2**64 - 3, 2**64 - 1, 1, np.uint64), (2**63 + 10, 2**63, -3, np.uint64),
+    (2**63 - 5, 2**63, 1, np.int64), (5, 0, -1, np.uint64), (2**63 - 5, 2**63, 1, None), (0, 10, 3, np.int8),
+])
+def test_arange_of_integers_past_int64_is_numpys(start: int, stop: int, step: int, dtype: Any) -> None:
+    """int64 and uint64 bounds promote to float64, but with an integer dtype NumPy counts exactly."""
+    _same(np.arange(start, stop, step, dtype=dtype), sl.arange(start, stop, step, dtype=dtype).get())

@@ -739,7 +739,10 @@ class Writer:
                 info_ = np.iinfo(node.dtype)
                 if info_.min <= v <= info_.max:
                     return self._literal(v, node.dtype)
-            expr = f"({work}){start!r} + ({work})({lin}) * ({work}){step!r}"
+            if node.dtype == np.uint64:  # (in uint64, wrapping: starts past int64's range, negative steps)
+                expr = f"{start % 2**64}ULL + (unsigned long long)({lin}) * {step % 2**64}ULL"
+            else:
+                expr = f"({work}){start!r} + ({work})({lin}) * ({work}){step!r}"
             if node.dtype == np.float16:  # from double in one rounding, as NumPy's astype
                 return self.assign_bits(f"sl_d2h({expr})", ct.HALF)
             if is_bfloat16(node.dtype):  # from double in one rounding

@@ -291,7 +291,8 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> La
     n = max(0, math.ceil((stop - start) / step))
     natural = np.result_type(*(np.asarray(v).dtype for v in (start, stop, step)))
     dt = as_dtype(dtype) if dtype is not None else as_dtype(natural)
-    if is_float(dt) or natural.kind == "f":
+    integral = all(isinstance(v, (int, np.integer)) for v in (start, stop, step))  # (int64 and uint64 promote to float)
+    if is_float(dt) or (natural.kind == "f" and not (integral and dt.kind in "iu")):
         return _iota(n, float(start), float(step), np.dtype("float64")).astype(dt)
     return _iota(n, int(start), int(step), dt)
 

@@ -122,8 +122,11 @@ def eval_node(node: Node, args: list[Any], xp: ModuleType) -> Any:
     if op == "const":
         return xp.asarray(node.attr("value"), dtype=node.dtype)
     if op == "iota":
-        work = np.float64 if is_float(node.dtype) else np.int64
         start, step = node.attr("start"), node.attr("step")
+        if node.dtype == np.uint64:  # (in uint64, wrapping: starts past int64's range, negative steps)
+            start, step, work = start % 2**64, step % 2**64, np.uint64
+        else:
+            work = np.float64 if is_float(node.dtype) else np.int64
         return cast(xp.arange(node.shape[0], dtype=work) * work(step) + work(start), node.dtype, xp)
     if op == "astype":
         return cast(args[0], node.dtype, xp)

@@ -246,3 +246,15 @@ def test_online_exp_sums_keep_every_inf_and_nan(name: str, dtype: str, build_dir
             np.testing.assert_array_equal(np.isposinf(got), np.isposinf(w))
             np.testing.assert_array_equal(np.isneginf(got), np.isneginf(w))
             np.testing.assert_allclose(got, w, rtol=TOL[dtype], atol=TOL[dtype])
+
+
+@pytest.mark.parametrize("start, stop, step", [(2**64 - 700, 2**64 - 1, 1), (2**63 + 900, 2**63 - 900, -3), (5, 2005, 2)])
+def test_uint64_positions_past_int64_are_numpys(start: int, stop: int, step: int, build_dir) -> None:
+    """``arange`` of uint64 (an iota in a kernel) counts in uint64: starts past int64's range and
+    negative steps wrap as NumPy's do."""
+    x = np.arange(abs(stop - start) // abs(step), dtype=np.uint64)
+    graph, sources = build_graph([(sl.arange(start, stop, step, dtype=np.uint64) ^ sl.asarray(x))._node])
+    plan = build_plan(graph, preset("H200"))
+    assert any(k.source for k in plan.kernels)
+    got = _both_orders(plan, sources, build_dir)
+    np.testing.assert_array_equal(got[0], np.arange(start, stop, step, dtype=np.uint64) ^ x)
