@@ -116,3 +116,14 @@ def test_a_device_position_out_of_bounds_is_named_as_given(position: int) -> Non
 def test_arange_of_integers_past_int64_is_numpys(start: int, stop: int, step: int, dtype: Any) -> None:
     """int64 and uint64 bounds promote to float64, but with an integer dtype NumPy counts exactly."""
     _same(np.arange(start, stop, step, dtype=dtype), sl.arange(start, stop, step, dtype=dtype).get())
+
+
+@pytest.mark.parametrize("data, obj, values, axis", [
+    (np.arange(5.0), slice(4, 5), [7.0, 8.0, 9.0], None),  # a slice of one position: all the values there
+    (np.arange(5), [1, 3], [[7, 8]], None),                # leading 1s of the values dropped
+    (np.zeros((5, 4)), slice(-2, 0, -6), [], 1),           # nothing inserted
+    (np.arange(6.0).reshape(2, 3), [1], [[7], [8]], 1),
+    (np.arange(6.0).reshape(2, 3), [0, 2], [[1, 2], [3, 4]], 1),
+])
+def test_insert_places_values_as_numpys(data: np.ndarray, obj: Any, values: Any, axis: Any) -> None:
+    _same(np.insert(data, obj, values, axis=axis), sl.insert(sl.asarray(data), obj, values, axis=axis).get())

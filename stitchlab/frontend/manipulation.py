@@ -1786,7 +1786,7 @@ def insert(arr: Any, obj: Any, values: Any, axis: Any = None) -> LazyArray:
         bad = indices[(indices < -n) | (indices > n)]
         if bad.size:
             raise IndexError(f"index {bad.reshape(-1)[0]} is out of bounds for axis {ax} with size {n}")
-    if not isinstance(obj, slice) and indices.size == 1:  # one position: as many entries as values has
+    if indices.size == 1:  # one position (a slice of one too): as many entries as values has
         shape = (1,) * (x.ndim - v.ndim) + v.shape  # (NumPy's ndmin)
         v = v.reshape(shape)
         if indices.ndim == 0:
@@ -1795,6 +1795,8 @@ def insert(arr: Any, obj: Any, values: Any, axis: Any = None) -> LazyArray:
     else:
         count = indices.size
     block = x.shape[:ax] + (count,) + x.shape[ax + 1:]
+    while v.ndim > len(block) and v.shape[0] == 1:  # (NumPy's assignment of the values drops leading 1s)
+        v = v.reshape(v.shape[1:])
     try:
         v = broadcast_to(v, block)
     except ValueError:
