@@ -516,11 +516,8 @@ class Jitted:
         return inner(*leaves)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if tracing():  # called by a function being traced (or by itself): it becomes part of that trace
-            with build.fast_math(self.fast_math):
-                return self.fn(*args, **kwargs)
         if kwargs:
-            return self._structured(args, kwargs)
+            return self._inline(args, kwargs) if tracing() else self._structured(args, kwargs)
         key: list[Any] = []
         dynamic = self._dynamic
         for pos, a in enumerate(args):
@@ -531,17 +528,26 @@ class Jitted:
                 key.append(_scalar_entry(a, pos in dynamic))
             elif t in _numpy_scalar_types:
                 key.append(((), a.dtype, HOST))
-            elif all(map(_is_leaf, args)):
-                return self._call(args)
             else:
-                return self._structured(args, {})
+                return self._unkeyed(args)
         replay = self._replays.get(tuple(key))
         if replay is not None:
             try:
                 return replay(args)
             except _Retrace:
                 return self._call(args, literal=True)
-        return self._call(args)
+        return self._unkeyed(args)
+
+    def _unkeyed(self, args: tuple[Any, ...]) -> Any:
+        """A call without a replay ready: traced (or its trace found), structured, or inline."""
+        if tracing():
+            return self._inline(args, {})
+        return self._call(args) if all(map(_is_leaf, args)) else self._structured(args, {})
+
+    def _inline(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Called by a function being traced (or by itself): part of that trace."""
+        with build.fast_math(self.fast_math):
+            return self.fn(*args, **kwargs)
 
     def _call(self, args: tuple[Any, ...], literal: bool = False) -> Any:
         sig, bufs, replayable = self._signature(args, literal)
@@ -612,8 +618,8 @@ def jit(fn: Callable[..., Any] | None = None, *, fast_math: bool = False) -> Any
     argument's value, and the value of each static argument: a tuple of integers (a shape, an
     axis) or another hashable value that is neither an array nor a number (``None``, a string, a
     dtype, a slice, a function), passed to ``fn`` as itself. Tuples, lists and dicts of arguments
-    are passed as they are, the arrays and numbers in them traced as arguments are. A second call with the same signature traces, plans and compiles nothing
-    (see ``sl.stats()``). An ``int`` or ``float`` argument whose value changes is traced once
+    are passed as they are, the arrays and numbers in them traced as arguments are. A second call
+    with the same signature traces, plans and compiles nothing (see ``sl.stats()``). An ``int`` or ``float`` argument whose value changes is traced once
     more and read at run time from then on (a learning rate, a step count): Python arithmetic on
     it is done again at each call, and the results are those of a trace with its value (a
     divisor read at run time divides exactly, as NumPy does, where a literal one is a multiply
