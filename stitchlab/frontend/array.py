@@ -426,7 +426,8 @@ class LazyArray:
     def reshape(self, *shape: Any, order: str = "C", copy: bool | None = None) -> LazyArray:
         """The elements in another shape, a lazy view (NumPy's ``reshape``; ``order="F"`` raises
         ``TypeError`` naming the way round: ``x.T.reshape(shape[::-1]).T``)."""
-        c_order("reshape", order, ("C", "A"), "x.T.reshape(shape[::-1]).T reshapes in Fortran order")
+        if order != "C":
+            c_order("reshape", order, ("C", "A"), "x.T.reshape(shape[::-1]).T reshapes in Fortran order")
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
         out = LazyArray(build.reshape(self._node, shape), view_of=self)
@@ -439,7 +440,8 @@ class LazyArray:
 
     def ravel(self, order: str = "C") -> LazyArray:
         """The elements in one axis, a lazy view (NumPy's ``ravel``; ``order="F"``: ``x.T.ravel()``)."""
-        c_order("ravel", order, way="x.T.ravel() gives the Fortran order")
+        if order != "C":
+            c_order("ravel", order, way="x.T.ravel() gives the Fortran order")
         return self.reshape(-1)
 
     def flatten(self, order: str = "C") -> LazyArray:

@@ -726,7 +726,8 @@ def _reduction_steps(opname: str, shape: Shape, dtype: np.dtype, axis: Any, keep
 
 def reduce(opname: str, x: Node, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Node:
     """A reduction node over ``axis``; the output keeps reduced axes unless ``keepdims`` is False."""
-    axis = zero_d_axis(axis, len(x.shape), ())
+    if not x.shape:
+        axis = zero_d_axis(axis, 0, ())
     if dtype is None and (axis is None or type(axis) is int or (type(axis) is tuple and all(type(a) is int for a in axis))):
         key = (opname, x.shape, x.dtype, axis, bool(keepdims))
         steps = _reductions.get(key)

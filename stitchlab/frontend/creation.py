@@ -282,6 +282,8 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> La
     if stop is None:
         start, stop = 0, start
     for value in (start, stop, step):
+        if type(value) in (int, float):
+            continue
         kind = value.dtype if isinstance(value, (LazyArray, np.ndarray, np.generic)) else np.asarray(value).dtype
         if kind.kind not in "biuf" or np.ndim(value):
             raise TypeError(f"arange() not supported for inputs with DType {type(kind)}: got {value!r}; give "
