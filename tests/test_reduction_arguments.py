@@ -164,3 +164,59 @@ def test_order_statistics_take_out(name: str, args: tuple[Any, ...]) -> None:
     into = np.zeros(5)  # through NumPy's function, into a NumPy array
     getattr(np, name)(sl.asarray(data), *args, axis=0, out=into)
     np.testing.assert_allclose(into, expected, rtol=1e-15)
+
+
+@pytest.mark.parametrize("out_dtype", [np.uint8, np.int8, np.float16, np.float32, np.int64])
+@pytest.mark.parametrize("name", ["mean", "var", "std"])
+def test_mean_and_variance_into_another_dtype_follow_numpys_steps(name: str, out_dtype: Any) -> None:
+    """NumPy sums into ``out`` and divides there: int16 [100, 200, 300] into uint8 has the mean 29;
+    ``std`` into an integer ``out`` raises (its ``sqrt(var, out=var)``)."""
+    data = np.array([100, 200, 300], np.int16) if name != "std" else np.array([100, 200, 300], np.float32)
+    expected = np.zeros((), out_dtype)
+    try:
+        _numpy(getattr(np, name), data, out=expected)
+    except TypeError:
+        with pytest.raises(TypeError, match="give a float out="):
+            getattr(sl, name)(sl.asarray(data), out=sl.zeros((), dtype=out_dtype))
+        return
+    out = sl.zeros((), dtype=out_dtype)
+    getattr(sl, name)(sl.asarray(data), out=out)
+    _same(expected, out.get())
+
+
+def test_outs_that_numpy_refuses_are_refused() -> None:
+    f = np.array([7.0, 8.0, -3.0], np.float32)
+    for call in (lambda m, o: m.nanvar(f if m is np else sl.asarray(f), out=o),
+                 lambda m, o: m.ptp(f if m is np else sl.asarray(f), out=o),
+                 lambda m, o: m.quantile(f if m is np else sl.asarray(f), 1.0, out=o)):
+        with pytest.raises(TypeError):
+            call(np, np.zeros((), np.uint8))
+        with pytest.raises(TypeError):
+            call(sl, sl.zeros((), dtype=np.uint8))
+
+
+@pytest.mark.parametrize("out_dtype", [np.int32, np.uint8, np.bool_, np.float64, np.uint64])
+def test_argmax_out_is_checked_as_numpys(out_dtype: Any) -> None:
+    """NumPy takes an ``out`` whose dtype casts safely to int64, and casts into it."""
+    data = np.array([1.0, 3.0, 2.0], np.float32)
+    expected = np.zeros((), out_dtype)
+    try:
+        np.argmax(data, out=expected)
+    except TypeError:
+        with pytest.raises(TypeError, match="'safe'"):
+            sl.argmax(sl.asarray(data), out=sl.zeros((), dtype=out_dtype))
+        return
+    out = sl.zeros((), dtype=out_dtype)
+    sl.argmax(sl.asarray(data), out=out)
+    _same(expected, out.get())
+
+
+def test_initial_is_cast_into_out_first() -> None:
+    f = np.array([7.0, 8.0, -3.0], np.float32)
+    expected = np.zeros((), np.int64)
+    np.prod(f, initial=2.5, out=expected)  # -336: out starts from int64(2.5)
+    out = sl.zeros((), dtype=np.int64)
+    sl.prod(sl.asarray(f), initial=2.5, out=out)
+    _same(expected, out.get())
+    with pytest.raises(ValueError, match="initial="):
+        sl.max(sl.asarray(np.zeros((3, 0), np.uint64)), axis=-1, initial=np.nan)

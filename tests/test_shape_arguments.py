@@ -127,3 +127,14 @@ def test_arange_of_integers_past_int64_is_numpys(start: int, stop: int, step: in
 ])
 def test_insert_places_values_as_numpys(data: np.ndarray, obj: Any, values: Any, axis: Any) -> None:
     _same(np.insert(data, obj, values, axis=axis), sl.insert(sl.asarray(data), obj, values, axis=axis).get())
+
+
+@pytest.mark.parametrize("key, value", [
+    ((slice(None), True), 9), ((slice(None), True), np.array([7.0, 8.0, 9.0])), ((Ellipsis, False), 9),
+    ((True, slice(None)), np.array([7.0, 8.0, 9.0])), ((None, Ellipsis, True), 9), ((None, False, Ellipsis), 9),
+])
+def test_assignment_through_a_0_d_boolean_beside_slices(key: tuple[Any, ...], value: Any) -> None:
+    expected, x = np.arange(6.0).reshape(2, 3), sl.asarray(np.arange(6.0).reshape(2, 3))
+    expected[key] = value
+    x[key] = value
+    _same(expected, x.get())

@@ -238,3 +238,18 @@ def test_round_into_out_computes_in_outs_dtype_as_numpy(dtype: str, out_dtype: s
                            lambda d=decimals, n=name: getattr(sl, n)(sl.asarray(x), d, out=sl.zeros(len(x), out_dtype)))
         _same_as_numpy(lambda d=decimals: np.round(x, d, out=np.zeros(len(x), out_dtype)),
                        lambda d=decimals: np.round(sl.asarray(x), d, out=sl.zeros(len(x), out_dtype)))
+
+
+@pytest.mark.parametrize("name, args, kw", [
+    ("minimum", (127, 0.0), {"dtype": np.float16, "casting": "no"}),     # two numbers stay weak
+    ("equal", (-1, 1e10), {"casting": "no"}),
+    ("subtract", (2**63 - 1, 2**63 - 1), {"dtype": np.int32}),           # by value: OverflowError
+    ("add", (True, 65535), {"dtype": np.uint8, "casting": "unsafe"}),
+    ("add", (1, 2.5), {"dtype": np.int32, "casting": "unsafe"}),
+    ("floor", (1,), {"dtype": np.uint32, "casting": "no"}),               # one number: an int64 array
+    ("conjugate", (2**63 - 1,), {"dtype": np.int8}),
+    ("minimum", (np.array([1.0, 0.0]), 2**64), {"dtype": bool, "casting": "unsafe"}),  # too large for C
+])
+def test_python_numbers_with_dtype_or_casting_are_numpys(name: str, args: tuple[Any, ...], kw: dict[str, Any]) -> None:
+    _same_as_numpy(lambda: getattr(np, name)(*args, **kw),
+                   lambda: getattr(sl, name)(*[sl.asarray(a) if isinstance(a, np.ndarray) else a for a in args], **kw))

@@ -228,7 +228,9 @@ def concatenate(arrays: Any, axis: Any = 0, out: Any = None, *, dtype: Any = Non
         arrays = list(asarray(arrays))  # an array: its subarrays along the first axis, as NumPy
     if out is not None and dtype is not None:
         raise TypeError("concatenate() only takes `out` or `dtype` as an argument, but both were provided.")
-    xs = joined("concatenate", [asarray(a) for a in arrays], dtype, casting)
+    # (into out=, each array is cast to out's dtype, as NumPy's)
+    into = outputs(out, 1, "concatenate")[0].dtype if out is not None else dtype
+    xs = joined("concatenate", [asarray(a) for a in arrays], into, casting)
     return stored(LazyArray(build.concatenate([x._node for x in xs], axis)), out, "concatenate", casting=casting)
 
 
@@ -445,7 +447,26 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims:
     work, result = _float_work(x.dtype, dtype)
     xf = _work_input(x, work, result)
     total = (xf if mask is None else _select(mask, xf, 0)).sum(axis, keepdims=keepdims)
+    into = _out_dtype(out, "mean", result)
+    if into is not None:
+        return stored(_divided_in(total, _counted(x, axis, 0, work, total, mask), into), out, "mean")
     return stored(_cast(total / _counted(x, axis, 0, work, total, mask), result), out, "mean")
+
+
+def _out_dtype(out: Any, name: str, result: np.dtype) -> np.dtype | None:
+    """The dtype of ``out`` where it is not ``result``'s: NumPy's mean and variance then sum into
+    ``out`` and divide there (:func:`_divided_in`)."""
+    if out is None:
+        return None
+    target = outputs(out, 1, name)[0]
+    return None if target.dtype == result else target.dtype
+
+
+def _divided_in(total: LazyArray, count: LazyArray, into: np.dtype) -> LazyArray:
+    """NumPy's steps for an ``out`` of another dtype: the sum cast into it, then divided by the
+    count in place (``true_divide(..., casting='unsafe')``: in float64 for an integer ``out``)."""
+    div = np.dtype(np.float64) if into.kind in "biu" else into
+    return (total.astype(into).astype(div) / count.astype(div)).astype(into)
 
 
 def _work_input(x: LazyArray, work: np.dtype, result: np.dtype) -> LazyArray:
@@ -504,10 +525,11 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int 
     ``mean`` (NumPy 2), of the shape ``mean(..., keepdims=True)`` gives, is taken as the mean
     instead of computing it; the deviations are then ``x - mean`` in NumPy's promotion (float32
     data with a float64 mean: float64)."""
-    return stored(_variance("var", a, axis, dtype, _ddof(ddof, correction), keepdims, where, mean), out, "var")
+    return stored(_variance("var", a, axis, dtype, _ddof(ddof, correction), keepdims, where, mean, out), out, "var")
 
 
-def _variance(name: str, a: Any, axis: Any, dtype: Any, ddof: Any, keepdims: bool, where_: Any, mean: Any) -> LazyArray:
+def _variance(name: str, a: Any, axis: Any, dtype: Any, ddof: Any, keepdims: bool, where_: Any, mean: Any,
+              out: Any = None) -> LazyArray:
     x = asarray(a)
     mask = _mask(x, where_)
     exact = _exact_dtype(dtype)
@@ -539,13 +561,19 @@ def _variance(name: str, a: Any, axis: Any, dtype: Any, ddof: Any, keepdims: boo
             centered = xf - avg
             sq = centered * centered
     sq_total = (sq if mask is None else _select(mask, sq, 0)).sum(axis, keepdims=keepdims)
+    into = _out_dtype(out, name, result)
+    if into is not None:
+        if name == "std" and into.kind in "biu":  # NumPy's sqrt(var, out=var) cannot go back into it
+            raise TypeError(f"std: Cannot cast ufunc 'sqrt' output from dtype('float64') to {into!r} with casting rule "
+                            f"'same_kind' (the out= NumPy's std takes its root in); give a float out=")
+        return _divided_in(sq_total, _counted(x, axis, ddof, work, sq_total, mask), into)
     return _cast(sq_total / _counted(x, axis, ddof, work, sq_total, mask), result)
 
 
 def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
         keepdims: bool = False, *, where: Any = True, mean: Any = np._NoValue, correction: Any = np._NoValue) -> LazyArray:
     """Standard deviation: ``sqrt(var(...))``."""
-    v = _variance("std", a, axis, dtype, _ddof(ddof, correction), keepdims, where, mean)
+    v = _variance("std", a, axis, dtype, _ddof(ddof, correction), keepdims, where, mean, out)
     return stored(_exact_root("std", v, out, keepdims) if _exact_dtype(dtype) is not None else sqrt(v), out,  # noqa: F821
                   "std")
 
@@ -577,12 +605,22 @@ def _arg(opname: str, a: Any, axis: Any, keepdims: bool) -> LazyArray:
 
 def argmax(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> LazyArray:
     """Index of the first maximum along ``axis`` (over the flattened array if None)."""
-    return stored(_arg("argmax", a, axis, keepdims), out, "argmax", casting="safe")  # (NumPy's check of out=)
+    return positions_stored(_arg("argmax", a, axis, keepdims), out, "argmax")
 
 
 def argmin(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> LazyArray:
     """Index of the first minimum along ``axis`` (over the flattened array if None)."""
-    return stored(_arg("argmin", a, axis, keepdims), out, "argmin", casting="safe")  # (NumPy's check of out=)
+    return positions_stored(_arg("argmin", a, axis, keepdims), out, "argmin")
+
+
+def positions_stored(result: LazyArray, out: Any, name: str) -> LazyArray:
+    """An arg-reduction's ``result``, or ``out`` with it written in: NumPy takes an ``out`` whose
+    dtype casts safely to int64 (an integer or bool; not a float, not uint64) and casts into it."""
+    target = outputs(out, 1, name) if out is not None else None
+    if target is not None and not np.can_cast(target[0].dtype, np.int64, "safe"):
+        raise TypeError(f"{name}: Cannot cast array data from {target[0].dtype!r} to dtype('int64') according to the "
+                        f"rule 'safe' (NumPy's check of out=); give an integer out=")
+    return stored(result, out, name)
 
 
 def logsumexp(a: Any, axis: Any = None, keepdims: bool = False) -> LazyArray:
@@ -860,6 +898,13 @@ def nan_to_num(
     return x
 
 
+def inexact_out(x: Any, out: Any, name: str) -> None:
+    """NumPy's check of a nan-statistic's ``out=`` for float data: a float array."""
+    if out is not None and is_float(asarray(x).dtype) and not is_float(outputs(out, 1, name)[0].dtype):
+        raise TypeError(f"{name}: If a is inexact, then out must be inexact (NumPy's rule), got out= of dtype "
+                        f"{outputs(out, 1, name)[0].dtype}; give a float out=")
+
+
 def _nan_dtype(x: LazyArray, dtype: Any, name: str) -> np.dtype:
     """The dtype a nan-function over float ``x`` sums in and returns: ``dtype`` or ``x``'s own."""
     if dtype is None:
@@ -973,13 +1018,13 @@ def nanargmax(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = Fal
         >>> sl.nanargmax(x, axis=1).get()
         array([ 2, -1])
     """
-    return stored(_nan_arg("argmax", a, axis, keepdims), out, "nanargmax", casting="safe")
+    return positions_stored(_nan_arg("argmax", a, axis, keepdims), out, "nanargmax")
 
 
 def nanargmin(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> LazyArray:
     """Position of the first minimum along ``axis`` ignoring NaN (NumPy's ``nanargmin``); NaN
     and all-NaN slices as in :func:`nanargmax` (+inf in place of NaN)."""
-    return stored(_nan_arg("argmin", a, axis, keepdims), out, "nanargmin", casting="safe")
+    return positions_stored(_nan_arg("argmin", a, axis, keepdims), out, "nanargmin")
 
 
 def _nan_arg(name: str, a: Any, axis: Any, keepdims: bool) -> LazyArray:
@@ -1023,6 +1068,7 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdi
     x = asarray(a)
     if not is_float(x.dtype):
         return mean(x, axis, dtype, out, keepdims, where=where)
+    inexact_out(x, out, "nanmean")
     result = _nan_dtype(x, dtype, "nanmean")
     nan = _left_out(x, where)
     count = (~nan).sum(axis, keepdims=keepdims)  # int64, as NumPy's intp count
@@ -1053,6 +1099,7 @@ def nanvar(
         >>> sl.nanvar(sl.asarray(np.array([1.0, np.nan, 3.0])), ddof=1).get()
         array(2.)
     """
+    inexact_out(a, out, "nanvar")
     return stored(_nan_variance("nanvar", a, axis, dtype, _ddof(ddof, correction), keepdims, where, mean), out, "nanvar")
 
 
@@ -1104,6 +1151,7 @@ def nanstd(
         >>> sl.nanstd(sl.asarray(np.array([[1.0, np.nan, 3.0]])), axis=1).get()
         array([1.])
     """
+    inexact_out(a, out, "nanstd")
     return stored(_nan_variance("nanstd", a, axis, dtype, _ddof(ddof, correction), keepdims, where, mean, root=True), out,
                   "nanstd")
 
@@ -1233,7 +1281,7 @@ def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> La
     target = outputs(out, 1, "ptp") if out is not None else None
     if target is not None and target[0].dtype != x.dtype:  # NumPy's max into out, then subtract in both dtypes
         x = x.astype(np.result_type(target[0].dtype, x.dtype))
-    return stored(x.max(axis, keepdims=keepdims) - x.min(axis, keepdims=keepdims), out, "ptp")
+    return stored(x.max(axis, keepdims=keepdims) - x.min(axis, keepdims=keepdims), out, "ptp", casting="same_kind")
 
 
 def fabs(x: Any) -> LazyArray:

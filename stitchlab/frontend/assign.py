@@ -109,9 +109,13 @@ def assign(x: LazyArray, key: Any, value: Any) -> build.Node:
             return _assign_mask(x, items[0], value)
         return _assign_arrays(x, items, value)
     if any(isinstance(k, (bool, np.bool_)) for k in items):
-        if len(items) != 1:
-            raise IndexError("a boolean index must be the only index in an assignment")
-        return _assign_mask(x, np.asarray(items[0]), value)
+        if len(items) == 1:
+            return _assign_mask(x, np.asarray(items[0]), value)
+        x[key]  # (NumPy's errors for the key: a 0-d boolean beside slices, None and '...' only)
+        if any(isinstance(k, (bool, np.bool_)) and not k for k in items):  # a False selects nothing: nothing
+            # is written (NumPy checks no value then)
+            return x._node
+        key = tuple(None if isinstance(k, (bool, np.bool_)) else k for k in items)  # True: a new axis of 1
     return _assign_basic(x, key, value)
 
 

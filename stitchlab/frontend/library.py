@@ -17,7 +17,7 @@ import numpy as np
 
 from ..ir.dtypes import is_float
 from . import build
-from .api import clip, floor, isnan, matmul, mean, multiply, ravel, rint, where  # type: ignore[attr-defined]
+from .api import clip, floor, inexact_out, isnan, matmul, mean, multiply, ravel, rint, where  # type: ignore[attr-defined]
 from .array import LazyArray
 from .creation import _leaf_on, asarray, full
 from .ufunc import stored
@@ -717,7 +717,7 @@ def _quantile(name: str, a: Any, q_in: Any, axis: Any, out: Any, method: str, ke
         lo = take(s, np.where(top, n - 1, prev).astype(np.int64), axis=-1)
         hi = take(s, np.where(top, n - 1, prev + 1).astype(np.int64), axis=-1)
         result = _nan_last(s[..., -1:], _lerp(lo, hi, gamma, weak))
-    return stored(_q_axes_first(result, q, keep_shape, keepdims), out, name)
+    return stored(_q_axes_first(result, q, keep_shape, keepdims), out, name, casting="same_kind")  # (NumPy's lerp into out)
 
 
 def _lerp(lo: LazyArray, hi: LazyArray, gamma: Any, weak: bool) -> LazyArray:
@@ -805,6 +805,7 @@ def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool =
     x = asarray(a)
     if not is_float(x.dtype):
         return median(x, axis, out, overwrite_input, keepdims)
+    inexact_out(x, out, "nanmedian")
     s, keep_shape, c = _nan_stats("nanmedian", x, axis)
     lo, hi = _gather_last(s, (c - 1) // 2), _gather_last(s, c // 2)
     if x.dtype == np.float16:  # NumPy's float16 mean: summed in float32, rounded once
@@ -819,6 +820,7 @@ def _nan_quantile(name: str, a: Any, q_in: Any, axis: Any, out: Any, method: str
     x = asarray(a)
     if not is_float(x.dtype):  # no NaN to skip: NumPy's nanquantile is quantile there (NaN for empty slices)
         return _quantile(name[3:], x, q_in, axis, out, method, keepdims, empty_nan=True)
+    inexact_out(x, out, name)
     q, weak = _q_args(name, q_in, method)
     s, keep_shape, c = _nan_stats(name, x, axis)
     v = (c - 1).astype(np.float64) * asarray(q.ravel().astype(np.float64))  # per slice and q
@@ -834,7 +836,7 @@ def _nan_quantile(name: str, a: Any, q_in: Any, axis: Any, out: Any, method: str
         lo = _gather_last(s, where(top, c - 1, prev))
         hi = _gather_last(s, where(top, c - 1, prev + 1))
         result = _lerp(lo, hi, gamma, weak)
-    return stored(_q_axes_first(where(c == 0, np.nan, result), q, keep_shape, keepdims), out, name)
+    return stored(_q_axes_first(where(c == 0, np.nan, result), q, keep_shape, keepdims), out, name, casting="same_kind")
 
 
 def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,

@@ -1077,6 +1077,7 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
         scl = full(avg.shape, x.size // max(avg.size, 1) if avg.size else 0, avg.dtype)
         return (avg, scl) if returned else avg
     w = asarray(weights)
+    build.normalize_axes(axis, x.ndim)  # (NumPy's AxisError first, 0-d data included)
     if x.dtype.kind in "iub":
         dt = np.result_type(x.dtype, w.dtype, np.float64)
     else:

@@ -73,6 +73,9 @@ def _scalar_in(value: bool | int | float, dtype: np.dtype, name: str) -> LazyArr
     from ..ir.dtypes import cast
     from . import build
 
+    if type(value) is int and not -2**63 <= value < 2**64:  # (NumPy reads it as an int64 or uint64 first)
+        raise OverflowError(f"{name}: Python int {value} too large to convert to C long; give a value within "
+                            f"[-2**63, 2**64), or a float")
     if type(value) is int and dtype.kind in "iub":
         try:
             converted = np.asarray(value, dtype=dtype)
@@ -205,8 +208,8 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
         # what is left is the function's own (a gufunc's axes/axis/keepdims); its TypeError names the rest
         loop = None
         if dtype is not None or signature is not None or casting != "same_kind":
-            if all(_is_python_number(a) for a in args):  # NumPy: int64/float64 arrays, none weak
-                args = tuple(np.asarray(a) for a in args)
+            if self.nin == 1 and _is_python_number(args[0]):  # NumPy: an int64/float64 array, not weak
+                args = (np.asarray(args[0]),)
             loop = self._loop(args, outs, dtype, signature, casting)
             args = self._cast_inputs(args, loop)
         result = self._func(*args, **kwargs)
@@ -336,6 +339,8 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
                             f"{self.__name__}.reduce(x.astype(np.{target.dtype}), out=...)")
         if dtype is not None and kind in ("max", "min"):
             a, dtype = a.astype(dtype), None
+        if target is not None and initial is not np._NoValue and target.dtype != a.dtype:
+            initial = _initial_in(initial, target.dtype)  # (NumPy starts out= from it: 2.5 into int64 is 2)
         if where is not True:
             fill = self.identity if self.identity is not None else initial  # (initial is applied below too)
             if fill is np._NoValue:
@@ -349,7 +354,7 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
                 raise ValueError(f"zero-size array to reduction operation {self.__name__} which has no identity; "
                                  "give initial= (the value of an empty reduction)")
             shape = _reduced_shape(a.shape, _axes(axis, a.ndim), keepdims)
-            result = full(shape, initial, dtype=a.dtype)
+            result = full(shape, _initial_in(initial, a.dtype), dtype=a.dtype)
         else:
             result = (reduction(a, axis, dtype, keepdims=keepdims) if kind in ("sum", "prod")
                       else reduction(a, axis, keepdims=keepdims))
@@ -403,6 +408,8 @@ def _initial_in(value: Any, dtype: np.dtype) -> Any:
     scalar or array cast. (An operand's Python float is C-cast instead: :func:`_scalar_in`.)"""
     if dtype.kind == "b":
         return bool(value)
+    if isinstance(value, LazyArray):  # (an array argument of an sl.jit call)
+        return value.astype(dtype)
     if isinstance(value, (int, float)):
         try:
             return np.array(value, dtype=dtype)
