@@ -10,8 +10,9 @@
 * ``dtype=`` and ``signature=``: NumPy's loop for them (``ufunc.resolve_dtypes``), the inputs
   cast to its dtypes under ``casting`` with NumPy's errors (``sl.add(x_int8, 1, dtype=np.float64)``
   adds in float64). A Python number is converted to its loop dtype first, as NumPy converts it
-  (``sl.multiply(x_int32, 1.5, dtype=np.int32, casting="unsafe")`` multiplies by 1); where every
-  operand is a Python number they are int64/float64 arrays, not weak, as in NumPy.
+  (``sl.multiply(x_int32, 1.5, dtype=np.int32, casting="unsafe")`` multiplies by 1; an int out of
+  the loop dtype's range raises ``OverflowError``); the one operand of a one-input ufunc, a Python
+  number, is an int64/float64 array, not weak, as in NumPy.
 * ``reduce``, ``accumulate``, ``outer``, ``reduceat`` and ``at``, as NumPy's methods: ``add``,
   ``multiply``, ``maximum``, ``minimum``, ``logical_and`` and ``logical_or`` reduce lazily (with
   ``initial=`` and ``where=``), ``add``/``multiply`` accumulate as ``cumsum``/``cumprod``, every
