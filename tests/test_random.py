@@ -1038,3 +1038,11 @@ def test_a_nan_noncentrality_draws_nan_as_numpy() -> None:
         got = rng.noncentral_chisquare(df, nonc, want.shape).get()
         np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     assert np.isnan(rng.noncentral_f(1, 1, np.nan, 2).get()).all()
+
+
+@pytest.mark.parametrize("size", [None, 3, (2, 4)])
+def test_dirichlet_of_no_components_draws_empty_vectors_as_numpy(size: Any) -> None:
+    want = np.random.default_rng(0).dirichlet([], size=size)
+    got = sl.random.default_rng(0).dirichlet([], size=size)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    assert got.get().shape == want.shape

@@ -631,6 +631,8 @@ class Generator:
         if a.ndim != 1:
             raise ValueError(f"sl.random.dirichlet: alpha must be a 1-d sequence, got {a.ndim} dimensions")
         shape = _shape(() if size is None else size) + (a.shape[-1],)
+        if a.shape[-1] == 0:  # no components: empty vectors, as NumPy's (a softmax of none has no maximum)
+            return full(shape, 0.0, dtype=dt)
         return softmax(self._gamma("dirichlet", a, shape, log=True), axis=-1).astype(dt)
 
     def multivariate_normal(self, mean: Any, cov: Any, size: Any = None, check_valid: str = "warn", tol: float = 1e-8,
