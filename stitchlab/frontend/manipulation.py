@@ -1317,6 +1317,9 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: An
         other_factor = centred
     else:  # float64 weights: NumPy's average and product take their dtype
         w_sum = float(w.sum())
+        if w_sum == 0:  # NumPy's average refuses them, for fweights and aweights alike
+            raise ZeroDivisionError("Weights sum to zero, can't be normalized (cov: the fweights and aweights "
+                                    "products must not all be 0)")
         fact = w_sum if ddof == 0 else w_sum - ddof if aw is None else w_sum - ddof * float((w * aw).sum()) / w_sum
         wl = asarray(w)
         centred = (X - average(X, 1, wl)[:, None]).astype(dt)
