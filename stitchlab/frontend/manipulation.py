@@ -1361,7 +1361,7 @@ def convolve(a: Any, v: Any, mode: str = "full") -> LazyArray:
     ``"full"``, ``"same"``, ``"valid"`` and its dtypes). Where the shorter one has at most
     ``LAZY_FILTER`` (32) elements the result is lazy: that many shifted views of the longer one,
     weighted and summed, fused into one kernel with the work around them (``"same"`` and
-    ``"full"`` read a zero-padded view, :func:`pad`). The sum runs in
+    ``"full"`` read a zero-padded view, :func:`pad`); a 0-d operand is one element, as NumPy's. The sum runs in
     another order than NumPy's, so float results can differ in the last bits. Longer filters
     evaluate both arrays and run the array library's ``convolve``.
 
@@ -1370,7 +1370,7 @@ def convolve(a: Any, v: Any, mode: str = "full") -> LazyArray:
         >>> sl.convolve(sl.asarray(np.array([1.0, 2.0, 3.0])), sl.asarray(np.array([0.0, 1.0, 0.5]))).get()
         array([0. , 1. , 2.5, 4. , 1.5])
     """
-    x, w = _conv_inputs(a, v, mode)
+    x, w = _conv_inputs(a, v, mode, ndmin=1)
     if w.shape[0] > x.shape[0]:  # NumPy swaps them too: the longer one is slid over
         x, w = w, x
     n, m = x.shape[0], w.shape[0]
@@ -1405,11 +1405,14 @@ def correlate(a: Any, v: Any, mode: str = "valid") -> LazyArray:
     return convolve(x, flip(w, 0), mode)
 
 
-def _conv_inputs(a: Any, v: Any, mode: str) -> tuple[LazyArray, LazyArray]:
-    """``a`` and ``v`` with NumPy's checks: 1-d, not empty, a known mode."""
+def _conv_inputs(a: Any, v: Any, mode: str, ndmin: int = 0) -> tuple[LazyArray, LazyArray]:
+    """``a`` and ``v`` with NumPy's checks: 1-d, not empty, a known mode. ``ndmin=1`` takes a 0-d
+    operand as one element (NumPy's ``convolve`` does; its ``correlate`` refuses it)."""
     if mode not in ("full", "same", "valid"):
         raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
     x, w = asarray(a), asarray(v)
+    if ndmin:
+        x, w = (arr.reshape(1) if arr.ndim == 0 else arr for arr in (x, w))
     for arr, name in ((x, "a"), (w, "v")):
         if arr.ndim != 1:
             raise ValueError(f"object too deep for desired array ({name} has {arr.ndim} dimensions; convolve and "
