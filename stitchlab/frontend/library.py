@@ -20,7 +20,7 @@ from . import build
 from .api import clip, floor, inexact_out, isnan, matmul, mean, multiply, ravel, rint, where  # type: ignore[attr-defined]
 from .array import LazyArray
 from .creation import _leaf_on, asarray, full
-from .ufunc import stored
+from .ufunc import dot_stored, stored
 
 __all__ = [
     "take", "take_along_axis", "cumsum", "cumprod", "nancumsum", "nancumprod", "cumulative_sum", "cumulative_prod", "isin", "sort", "argsort", "dot", "tensordot", "inner",
@@ -546,10 +546,11 @@ def _check_aligned(x: LazyArray, y: LazyArray, dim: int) -> None:
         )
 
 
-def dot(a: Any, b: Any) -> LazyArray:
+def dot(a: Any, b: Any, out: Any = None) -> LazyArray:
     """NumPy's ``dot``: a product with a scalar for 0-d operands, :func:`matmul` for 1-D and 2-D
     ones and a 1-D second operand, and otherwise the sum over the last axis of ``a`` and the
-    second-to-last of ``b`` (:func:`tensordot`).
+    second-to-last of ``b`` (:func:`tensordot`). ``out`` takes the result under NumPy's rule for
+    it: exactly the result's dtype and shape, C-contiguous, nothing cast (``ValueError``).
 
     Example:
         >>> import numpy as np, stitchlab as sl
@@ -558,12 +559,14 @@ def dot(a: Any, b: Any) -> LazyArray:
     """
     x, y = asarray(a), asarray(b)
     if x.ndim == 0 or y.ndim == 0:
-        return multiply(x, y)
-    if y.ndim == 1 or (x.ndim <= 2 and y.ndim <= 2):
+        product = multiply(x, y)
+    elif y.ndim == 1 or (x.ndim <= 2 and y.ndim <= 2):
         _check_aligned(x, y, max(y.ndim - 2, 0))
-        return matmul(x, y)
-    _check_aligned(x, y, y.ndim - 2)
-    return tensordot(x, y, axes=([-1], [-2]))
+        product = matmul(x, y)
+    else:
+        _check_aligned(x, y, y.ndim - 2)
+        product = tensordot(x, y, axes=([-1], [-2]))
+    return dot_stored(product, out, "dot")
 
 
 def inner(a: Any, b: Any) -> LazyArray:

@@ -494,20 +494,21 @@ def diag(v: Any, k: int = 0) -> LazyArray:
     return where(d == k, values, _zero(x.dtype))
 
 
-def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None) -> LazyArray:
-    """Sum along the ``offset``-th diagonal (NumPy's ``trace``; ``dtype`` as in ``sum``).
+def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None, out: Any = None) -> LazyArray:
+    """Sum along the ``offset``-th diagonal (NumPy's ``trace``; ``dtype`` and ``out`` as in ``sum``).
 
     Example:
         >>> import numpy as np, stitchlab as sl
         >>> sl.trace(sl.asarray(np.arange(9).reshape(3, 3))).get()
         array(12)
     """
-    return diagonal(a, offset, axis1, axis2).sum(-1, dtype)
+    return diagonal(a, offset, axis1, axis2).sum(-1, dtype, out)
 
 
-def outer(a: Any, b: Any) -> LazyArray:
+def outer(a: Any, b: Any, out: Any = None) -> LazyArray:
     """``out[i, j] = a[i] * b[j]`` over the flattened operands (NumPy's ``outer``), a broadcast
-    product that fuses with its use.
+    product that fuses with its use; ``out`` as a ufunc's (``multiply``'s: broadcast to, cast
+    ``same_kind``).
 
     Example:
         >>> import numpy as np, stitchlab as sl
@@ -515,7 +516,9 @@ def outer(a: Any, b: Any) -> LazyArray:
         array([[  1,  10, 100],
                [  2,  20, 200]])
     """
-    return asarray(a).ravel()[:, None] * asarray(b).ravel()[None, :]
+    from .api import multiply  # type: ignore[attr-defined]
+
+    return multiply(asarray(a).ravel()[:, None], asarray(b).ravel()[None, :], out=out)
 
 
 def _split_at(x: LazyArray, bounds: list[int], axis: int) -> list[LazyArray]:
