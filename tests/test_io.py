@@ -61,6 +61,23 @@ def test_unsupported_contents_raise_naming_the_dtype(tmp_path: Any) -> None:
         sl.load(tmp_path / "o.npy")
 
 
+def test_bfloat16_is_refused_by_the_npy_writers_with_the_fix(tmp_path: Any) -> None:
+    bf = pytest.importorskip("ml_dtypes").bfloat16
+    x = sl.asarray(A.astype(bf))
+    for call in (lambda: sl.save(tmp_path / "b.npy", x), lambda: sl.savez(tmp_path / "b.npz", x),
+                 lambda: sl.savez(tmp_path / "b.npz", w=x), lambda: sl.savez_compressed(tmp_path / "b.npz", A, w=x),
+                 lambda: sl.save(tmp_path / "b.npy", A.astype(bf))):
+        with pytest.raises(TypeError, match=r"no bfloat16.*x.astype\(np.float32\)"):
+            call()
+    assert not list(tmp_path.iterdir())  # refused before anything is written
+    sl.save(tmp_path / "f.npy", x.astype(np.float32))  # the fix named: exact
+    np.testing.assert_array_equal(sl.load(tmp_path / "f.npy").astype(bf).get(), A.astype(bf))
+    np.save(tmp_path / "v.npy", A.astype(bf))  # NumPy's own: raw |V2 records
+    with pytest.raises(TypeError, match=r"\|V2.*view\(ml_dtypes.bfloat16\)"):
+        sl.load(tmp_path / "v.npy")
+    np.testing.assert_array_equal(sl.asarray(np.load(tmp_path / "v.npy").view(bf)).get(), A.astype(bf))
+
+
 def test_numpys_dtype_names() -> None:
     for name in ("intp", "double", "single", "half", "bool", "int_", "uint", "byte", "ubyte", "short", "intc"):
         assert getattr(sl, name) is getattr(np, name)

@@ -295,6 +295,63 @@ def test_einsum_errors_name_the_subscript(spec: str, shapes: list[tuple[int, ...
         sl.einsum(spec, *[sl.asarray(np.ones(s)) for s in shapes])
 
 
+_E = np.arange(6.0).reshape(2, 3)
+_E8 = np.full((2, 3), 100, np.int8)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, a, z: m.einsum("ij->i", a(_E), out=z(2)),
+    lambda m, a, z: m.einsum("ij->i", a(_E * 1.5), out=z(2, np.int64), casting="unsafe"),
+    lambda m, a, z: m.einsum("ij->", a(_E8), out=z((), np.int64)),  # the loop in out's dtype: no int8 wrap
+    lambda m, a, z: m.einsum("ij->i", a(_E8), dtype=np.int8),
+    lambda m, a, z: m.einsum("ij->i", a(_E8), dtype=np.float64),
+    lambda m, a, z: m.einsum("ij->i", a(_E), dtype=np.float32, casting="same_kind"),
+    lambda m, a, z: m.einsum("ij->i", a(_E * 1.7), dtype=np.int64, casting="unsafe"),
+    lambda m, a, z: m.einsum("ij,kj", a(_E), a(_E), casting="no"),
+    lambda m, a, z: m.einsum("ij->i", a(_E), order="C"),
+    lambda m, a, z: m.einsum(a(_E), [0, 1], a(_E), [2, 1], [0, 2]),
+    lambda m, a, z: m.einsum(a(_E), [0, 1], a(_E), [2, 1]),  # implicit output: A..Z then a..z
+    lambda m, a, z: m.einsum(a(_E), [30, 1], a(_E), [2, 1]),
+    lambda m, a, z: m.einsum(a(np.ones((4, 2, 3))), [Ellipsis, 1], a(_E), [0, 1], [Ellipsis, 0]),
+    lambda m, a, z: m.einsum(a(_E), np.array([0, 1]), [1]),
+    lambda m, a, z: m.einsum(a(_E), [0, 1], [1], out=z(3)),
+], ids=["out", "out-unsafe", "out-wider", "dtype-int8", "dtype-float64", "dtype-same_kind", "dtype-unsafe",
+        "casting-no", "order", "sublists", "sublists-implicit", "sublists-lowercase", "sublists-ellipsis",
+        "sublists-ndarray", "sublists-out"])
+def test_einsum_takes_numpys_keywords_and_operand_lists(call: Any) -> None:
+    want = call(np, lambda x: x, np.zeros)
+    got = call(sl, sl.asarray, sl.zeros)
+    same(got, np.asarray(want))
+    same(call(np, sl.asarray, sl.zeros), np.asarray(want))  # NumPy's own function on stitchlab arrays
+
+
+@pytest.mark.parametrize(("call", "error", "match"), [
+    (lambda m, a, z: m.einsum("ij->i", a(_E), out=z(2, np.float32)), TypeError, "according to the rule 'safe'"),
+    (lambda m, a, z: m.einsum("ij->i", a(_E), out=z(2, np.int64)), TypeError, "according to the rule 'safe'"),
+    (lambda m, a, z: m.einsum("ij->i", a(_E), dtype=np.float32), TypeError, "according to the rule 'safe'"),
+    (lambda m, a, z: m.einsum("ij,kj", a(_E), a(_E8), casting="no"), TypeError, "according to the rule 'no'"),
+    (lambda m, a, z: m.einsum("ij->i", a(_E8), dtype=np.float64, out=z(2, np.float32)), TypeError, "rule 'safe'"),
+    (lambda m, a, z: m.einsum("ij->i", a(_E), casting="bad"), ValueError, "casting must be one of"),
+    (lambda m, a, z: m.einsum("ij->i", a(_E), out=z(3)), ValueError, ""),
+    (lambda m, a, z: m.einsum("ij->i", a(_E), out=z((2, 2))), ValueError, ""),
+    (lambda m, a, z: m.einsum(a(_E), [52, 0]), ValueError, r"subscript is not within the valid range \[0, 52\)"),
+    (lambda m, a, z: m.einsum(a(_E), [-1, 0]), ValueError, r"subscript is not within the valid range \[0, 52\)"),
+    (lambda m, a, z: m.einsum(a(_E), ["i", "j"]), TypeError, "each subscript must be either an integer or an ellipsis"),
+], ids=["out-float32", "out-int", "dtype-float32", "casting-no", "dtype-and-out", "casting-bad", "out-shape",
+        "out-ndim", "sublist-52", "sublist-negative", "sublist-str"])
+def test_einsum_refuses_what_numpys_refuses(call: Any, error: type, match: str) -> None:
+    with pytest.raises(error, match=match or None):
+        call(np, lambda x: x, np.zeros)
+    with pytest.raises(error, match=match or None):
+        call(sl, sl.asarray, sl.zeros)
+
+
+def test_einsum_of_bfloat16_runs_in_the_dtype_given() -> None:
+    bf = pytest.importorskip("ml_dtypes").bfloat16
+    b = A.astype(bf)
+    same(sl.einsum("ij->i", sl.asarray(b), dtype=np.float32), np.einsum("ij->i", b, dtype=np.float32))
+
+
 def test_einsum_is_a_step_of_its_own_and_jit_replays_it() -> None:
     y = sl.einsum("ij,kj->ik", sl.asarray(A) * 2, A[:3]) + 1
     assert families(y) == ["pointwise", "interpreted", "pointwise"]

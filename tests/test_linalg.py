@@ -199,9 +199,15 @@ def test_multi_dot_is_numpys_in_the_cheapest_order(shapes: list[tuple[int, ...]]
     want = np.linalg.multi_dot(ms)
     _same(sl.linalg.multi_dot([sl.asarray(m) for m in ms]), want)
     _same(np.linalg.multi_dot([sl.asarray(m) for m in ms]), want)
-    out = sl.asarray(np.zeros(np.shape(want)))
-    assert np.linalg.multi_dot([sl.asarray(m) for m in ms], out=out) is out
-    np.testing.assert_allclose(out.get(), want, rtol=1e-10)
+    # out: of three or more arrays NumPy's is the 2-d product (1-d ends as a row and a column), returned raveled
+    shape = np.shape(want) if len(ms) == 2 else (ms[0].shape[0] if ms[0].ndim == 2 else 1,
+                                                  ms[-1].shape[1] if ms[-1].ndim == 2 else 1)
+    out, np_out = sl.asarray(np.zeros(shape)), np.zeros(shape)
+    np.testing.assert_allclose(np.linalg.multi_dot(ms, out=np_out), want, rtol=1e-10)  # (a scalar of two 1-d ends)
+    got = np.linalg.multi_dot([sl.asarray(m) for m in ms], out=out)
+    assert got is out or len(shape) != np.ndim(want)
+    _same(got, want)
+    np.testing.assert_allclose(out.get(), np_out, rtol=1e-10)
 
 
 def test_multi_dot_multiplies_in_the_cheapest_order() -> None:

@@ -322,3 +322,19 @@ def test_convolve_errors_are_numpys() -> None:
         sl.correlate(one, sl.asarray(np.ones(0)))
     with pytest.raises(ValueError, match="object too deep for desired array"):
         sl.convolve(sl.asarray(np.ones((2, 2))), one)
+
+
+@pytest.mark.parametrize(("a", "v"), [(2.0, np.ones(3)), (np.arange(3.0), 2.0), (2.0, 3.0), (np.int8(2), np.ones(3, np.int8)),
+                                      (2, np.ones(3, np.int8))], ids=str)
+def test_convolve_takes_a_0d_operand_as_one_element_as_numpy(a: Any, v: Any) -> None:
+    want = np.convolve(a, v)
+    got = sl.convolve(sl.asarray(a), sl.asarray(v))
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_array_equal(got.get(), want)
+    same = sl.convolve(a, v)  # Python and NumPy numbers as they are
+    assert same.dtype == want.dtype
+    np.testing.assert_array_equal(same.get(), want)
+    with pytest.raises(ValueError, match="object of too small depth"):  # NumPy's correlate refuses them
+        np.correlate(a, v)
+    with pytest.raises(ValueError, match="object of too small depth"):
+        sl.correlate(sl.asarray(a), sl.asarray(v))

@@ -92,3 +92,77 @@ def test_shared_products_are_computed_once() -> None:
     assert [k.schedule.family for k in sl.explain(h + 1, h * 2).kernels].count("interpreted") == 1
     np.testing.assert_allclose(np.asarray(a), x.get() @ w + 1, rtol=1e-6)
     np.testing.assert_allclose(np.asarray(b), (x.get() @ w) * 2, rtol=1e-6)
+
+
+# --- out= of dot, outer, trace and multi_dot, under NumPy's rules for each -----------------------------
+_M = np.arange(4.0).reshape(2, 2)
+_OUT_CASES = {  # (module, array maker, out maker) -> the call
+    "dot": lambda m, a, o: m.dot(a(_M), a(_M), out=o((2, 2))),
+    "dot-0d": lambda m, a, o: m.dot(a(np.float64(2)), a(_M), out=o((2, 2))),
+    "dot-3d": lambda m, a, o: m.dot(a(np.ones((2, 2, 3))), a(np.ones((4, 3, 2))), out=o((2, 2, 4, 2))),
+    "dot-method": lambda m, a, o: a(_M).dot(a(_M), o((2, 2))),
+    "outer": lambda m, a, o: m.outer(a(_M), a(_M[0]), out=o((4, 2))),
+    "outer-float32": lambda m, a, o: m.outer(a(_M), a(_M[0]), out=o((4, 2), np.float32)),  # same_kind
+    "outer-broadcast": lambda m, a, o: m.outer(a(_M), a(_M[0]), out=o((3, 4, 2))),
+    "trace": lambda m, a, o: m.trace(a(np.ones((3, 3, 2))), out=o((2,))),
+    "trace-int": lambda m, a, o: m.trace(a(np.ones((3, 3, 2))), out=o((2,), np.int64)),  # a reduction's: unsafe
+    "trace-dtype": lambda m, a, o: m.trace(a(np.ones((3, 3, 2), np.int64)), dtype=np.float32, out=o((2,), np.int8)),
+    "trace-method": lambda m, a, o: a(np.ones((3, 3, 2))).trace(0, 0, 1, None, o((2,))),
+    "multi_dot-2": lambda m, a, o: m.linalg.multi_dot([a(_M), a(_M)], out=o((2, 2))),
+    "multi_dot-3": lambda m, a, o: m.linalg.multi_dot([a(_M), a(_M), a(_M)], out=o((2, 2))),
+    "multi_dot-row": lambda m, a, o: m.linalg.multi_dot([a(_M[0]), a(_M), a(_M)], out=o((1, 2))),
+}
+
+
+@pytest.mark.parametrize("case", list(_OUT_CASES))
+@pytest.mark.parametrize("kind", ["stitchlab", "numpy"])
+def test_products_and_trace_write_into_out_as_numpy(case: str, kind: str) -> None:
+    call = _OUT_CASES[case]
+    want_out = []
+    want = call(np, lambda x: x, lambda s, d=np.float64: want_out.append(np.zeros(s, d)) or want_out[-1])
+    outs = []
+    maker = sl.zeros if kind == "stitchlab" else np.zeros
+    got = call(sl, sl.asarray, lambda s, d=np.float64: outs.append(maker(s, d)) or outs[-1])
+    if case == "multi_dot-row":  # NumPy returns out's ravel: a view (stitchlab: the ravel of out's new value)
+        np.testing.assert_allclose(outs[0].get() if kind == "stitchlab" else outs[0], want_out[0], rtol=1e-12)
+    else:
+        assert got is outs[0]
+    value = got.get() if isinstance(got, sl.LazyArray) else got
+    assert value.dtype == want.dtype and value.shape == want.shape
+    np.testing.assert_allclose(value, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize(("case", "out", "error", "match"), [
+    ("dot", np.zeros((2, 2), np.float32), ValueError, "output array is not acceptable"),
+    ("dot", np.zeros((2, 2), np.int64), ValueError, "output array is not acceptable"),
+    ("dot", np.zeros((1, 2, 2)), ValueError, "output array is not acceptable"),
+    ("dot", np.zeros((2, 2), order="F"), ValueError, "output array is not acceptable"),
+    ("dot", np.zeros((2, 4))[:, ::2], ValueError, "output array is not acceptable"),
+    ("dot", np.zeros((2, 3)), ValueError, "output array has wrong dimensions"),
+    ("dot", [0.0], TypeError, "'out' must be an array"),
+    ("dot-0d", np.zeros((2, 2), np.float32), ValueError, "output array is not acceptable"),
+    ("multi_dot-2", np.zeros((2, 2), np.float32), ValueError, "output array is not acceptable"),
+    ("multi_dot-3", np.zeros((2, 2), np.float32), ValueError, "output array is not acceptable"),
+    ("multi_dot-row", np.zeros(2), ValueError, "output array is not acceptable"),  # NumPy's: the 2-d shape
+    ("outer", np.zeros((4, 2), np.int64), TypeError, "Cannot cast"),
+    ("outer", np.zeros(3), ValueError, "broadcast"),
+    ("trace", np.zeros((1, 2)), ValueError, "output parameter"),
+])
+def test_products_and_trace_refuse_outs_numpy_refuses(case: str, out: Any, error: type, match: str) -> None:
+    call = _OUT_CASES[case]
+    with pytest.raises(error, match=match):
+        call(np, lambda x: x, lambda s, d=np.float64: out)
+    with pytest.raises(error, match=match):
+        call(sl, sl.asarray, lambda s, d=np.float64: out)
+    if isinstance(out, np.ndarray) and out.flags.c_contiguous:  # the same out as a stitchlab array
+        with pytest.raises(error, match=match):
+            call(sl, sl.asarray, lambda s, d=np.float64: sl.asarray(out))
+
+
+def test_dot_into_numpys_own_function_takes_the_same_rule() -> None:
+    a = sl.asarray(_M)
+    out = np.zeros((2, 2))
+    assert np.dot(a, a, out=out) is out
+    np.testing.assert_array_equal(out, _M @ _M)
+    with pytest.raises(ValueError, match="output array is not acceptable"):
+        np.dot(a, a, out=np.zeros((2, 2), np.float32))

@@ -220,6 +220,13 @@ def test_cov_edge_cases_and_errors_are_numpys() -> None:
         sl.cov(sl.asarray(M), fweights=FW[:3])
     with pytest.raises(TypeError, match="pass a float dtype"):
         sl.cov(sl.asarray(M), dtype=np.int64)
+    zeros = np.zeros(M.shape[1])
+    for weights in ({"fweights": zeros.astype(int)}, {"aweights": zeros}, {"fweights": FW, "aweights": zeros},
+                    {"fweights": zeros.astype(int), "aweights": AW, "ddof": 0}):
+        with pytest.raises(ZeroDivisionError, match="Weights sum to zero, can't be normalized"):
+            np.cov(M, **weights)
+        with pytest.raises(ZeroDivisionError, match="Weights sum to zero, can't be normalized"):
+            sl.cov(sl.asarray(M), **weights)
     same(sl.corrcoef(sl.asarray(M[0])), np.corrcoef(M[0]))  # one variable: 1 (NaN where constant)
     with np.errstate(all="ignore"):
         same(sl.corrcoef(sl.asarray(np.ones(4))), np.corrcoef(np.ones(4)))

@@ -144,7 +144,7 @@ def test_errors_name_the_value_and_the_fix() -> None:
     rng = sl.random.default_rng(0)
     with pytest.raises(TypeError, match="dtype must be float16, bfloat16, float32 or float64, got int32"):
         rng.random(3, dtype=np.int32)
-    with pytest.raises(TypeError, match="dtype must be an integer dtype, got float32"):
+    with pytest.raises(TypeError, match="dtype must be an integer dtype or bool, got float32"):
         rng.integers(0, 3, dtype=np.float32)
     with pytest.raises(ValueError, match="low >= high"):
         rng.integers(5, 5)
@@ -153,7 +153,7 @@ def test_errors_name_the_value_and_the_fix() -> None:
     with pytest.raises(ValueError, match="low is out of bounds for uint8"):
         rng.integers(-1, 3, dtype=np.uint8)
     with pytest.raises(TypeError, match="low and high must be integers or integer arrays"):
-        rng.integers(0.5, 3)
+        rng.integers(0, 3 + 0j)  # (a float bound is truncated, as NumPy's)
     with pytest.raises(ValueError, match="scale < 0"):
         rng.normal(0, -1.0, 3)
     with pytest.raises(OverflowError, match="not finite"):
@@ -979,8 +979,8 @@ def test_integers_take_array_bounds() -> None:
             np.random.default_rng(0).integers(*args, **kwargs)
         with pytest.raises(ValueError, match=re.escape(str(want.value))):
             rng.integers(*args, **kwargs)
-    with pytest.raises(TypeError, match="low and high must be integers or integer arrays, got dtypes float64"):
-        rng.integers(np.array([0.5]), [3])
+    with pytest.raises(TypeError, match="complex128"):
+        rng.integers(np.array([0.5j]), [3])
 
 
 @pytest.mark.parametrize("draw", [
@@ -1038,3 +1038,91 @@ def test_a_nan_noncentrality_draws_nan_as_numpy() -> None:
         got = rng.noncentral_chisquare(df, nonc, want.shape).get()
         np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     assert np.isnan(rng.noncentral_f(1, 1, np.nan, 2).get()).all()
+
+
+@pytest.mark.parametrize("size", [None, 3, (2, 4)])
+def test_dirichlet_of_no_components_draws_empty_vectors_as_numpy(size: Any) -> None:
+    want = np.random.default_rng(0).dirichlet([], size=size)
+    got = sl.random.default_rng(0).dirichlet([], size=size)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    assert got.get().shape == want.shape
+
+
+#: draws of int seeds recorded before sequences and SeedSequences were taken: an int seed's stream is unchanged
+_SEEDED = {0: [969397886678051878, 483924178416925696], 42: [3063180732386728930, 4366551868547703214],
+           2**64 + 5: [155120214773975727, 471377480317728800]}
+
+
+def test_seeds_are_numpys_ints_sequences_and_seed_sequences() -> None:
+    for seed, first in _SEEDED.items():
+        assert sl.random.default_rng(seed).integers(0, 2**62, 2).get().tolist() == first
+    assert sl.random.default_rng(np.array(42)).integers(0, 2**62, 2).get().tolist() == _SEEDED[42]
+    def first(seed: Any) -> np.ndarray:
+        return sl.random.default_rng(seed).random(4).get()
+
+    one_two_three = first([1, 2, 3])
+    for seed in ((1, 2, 3), np.array([1, 2, 3]), np.random.SeedSequence([1, 2, 3])):
+        np.testing.assert_array_equal(first(seed), one_two_three)
+    np.testing.assert_array_equal(first(np.random.SeedSequence(3)), first([3]))  # (NumPy's state of both is one)
+    assert not np.array_equal(first([3]), one_two_three) and not np.array_equal(first([3]), first(3))
+    for bad in ([1, -1], [1.5]):
+        with pytest.raises((ValueError, TypeError)) as want:
+            np.random.default_rng(bad)
+        with pytest.raises(want.type):
+            sl.random.default_rng(bad)
+
+
+@pytest.mark.parametrize("call", [
+    lambda g: g.integers(0, 2, 1000, dtype=bool),
+    lambda g: g.integers(0, 1, 1000, dtype=np.bool_, endpoint=True),
+    lambda g: g.integers(0, np.array([1, 2]), (500, 2), dtype=bool),
+    lambda g: g.integers(0.5, 2.7, 1000),
+    lambda g: g.integers(-0.5, 2, 1000, dtype=np.uint8),
+    lambda g: g.integers(3.0, size=1000),
+    lambda g: g.integers(np.float32(1.5), np.array(4.5), 1000),
+    lambda g: g.integers(np.array([0.5, 1.9]), 2.7, (1000, 2)),
+    lambda g: g.integers(np.array([0.0, 1.0]), 5, (1000, 2)),
+    lambda g: g.random(np.array([2, 3])),
+    lambda g: g.standard_normal(np.array([4])),
+    lambda g: g.choice(np.array(5), 1000),
+    lambda g: g.choice(np.array(5), np.array([10, 3]), replace=True),
+], ids=["bool", "bool-endpoint", "bool-array", "floats", "float-low-uint8", "float-high", "float-0d-arrays",
+        "float-array", "float-array-whole", "size-array", "size-array-normal", "choice-0d", "choice-size-array"])
+def test_inputs_numpy_takes_draw_its_shapes_dtypes_and_range(call: Any) -> None:
+    want = call(np.random.default_rng(0))
+    got = call(sl.random.default_rng(0)).get()
+    assert got.shape == want.shape and got.dtype == want.dtype
+    if want.dtype.kind in "biu":
+        assert got.min() == want.min() and got.max() == want.max()  # (every value of the range drawn)
+
+
+@pytest.mark.parametrize("call", [
+    lambda g: g.integers(-1.5, 2, 10, dtype=np.uint8), lambda g: g.integers(np.array([-0.5]), 2, 3, dtype=np.uint8),
+    lambda g: g.integers(0, 3, 3, dtype=bool), lambda g: g.integers(-1, 1, 3, dtype=bool),
+    lambda g: g.integers(0, np.array([1, 3]), dtype=bool), lambda g: g.integers(0, 1e20, 3),
+    lambda g: g.integers(0, np.array([1e20]), 3), lambda g: g.integers(0, np.nan, 3), lambda g: g.integers(0, np.inf, 3),
+    lambda g: g.integers(0.9, 1.1, 3) if False else g.integers(1.9, 1.1, 3),
+    lambda g: g.random(np.array([2.0, 3.0])), lambda g: g.random(np.array([[2, 3]])), lambda g: g.choice(np.array(5.0), 3),
+])
+def test_inputs_numpy_refuses_are_refused(call: Any) -> None:
+    with pytest.raises((ValueError, TypeError, OverflowError)) as want:
+        call(np.random.default_rng(0))
+    with pytest.raises(want.type):
+        call(sl.random.default_rng(0))
+
+
+@pytest.mark.parametrize("method", ["random", "standard_normal"])
+def test_random_and_standard_normal_draw_into_out_as_numpy(method: str) -> None:
+    for out in (sl.zeros((2, 3)), np.zeros((2, 3)), np.zeros((2, 3), order="F")):
+        got = getattr(sl.random.default_rng(0), method)(out=out)
+        assert got is out
+        value = out.get() if isinstance(out, sl.LazyArray) else out
+        np.testing.assert_array_equal(value, getattr(sl.random.default_rng(0), method)((2, 3)).get())
+    o32 = sl.zeros(3, dtype=np.float32)
+    assert getattr(sl.random.default_rng(0), method)(3, dtype=np.float32, out=o32) is o32 and o32.dtype == np.float32
+    for kwargs in ({"out": np.zeros(3, np.float32)}, {"out": np.zeros(3, np.int64)}, {"size": 4, "out": np.zeros(3)},
+                   {"out": np.zeros(6)[::2]}):
+        with pytest.raises((TypeError, ValueError)) as want:
+            getattr(np.random.default_rng(0), method)(**kwargs)
+        with pytest.raises(want.type, match=str(want.value).split(".")[0]):
+            getattr(sl.random.default_rng(0), method)(**kwargs)

@@ -159,6 +159,7 @@ def test_numpys_functions_on_stitchlab_arrays_give_stitchlab_arrays(func: Any, a
 
 @pytest.mark.parametrize("x, kwargs", [(np.array([0, 1, 1, 3, 7, 1]), {}), (np.array([0, 1, 1, 3]), {"minlength": 8}),
                                        (np.array([], np.int64), {}), (np.array([True, False, True]), {}),
+                                       (np.array([1, 2], np.uint64), {}), (np.array([], np.uint64), {"minlength": 2}),
                                        (np.array([2, 0, 2], np.uint8), {"weights": np.array([0.5, 1.0, 2.0])}),
                                        (np.array([4, 1], np.int32), {"weights": np.array([3, 4]), "minlength": 2})], ids=str)
 def test_bincount_is_numpys(x: np.ndarray, kwargs: dict[str, Any]) -> None:
@@ -171,7 +172,8 @@ def test_bincount_is_numpys(x: np.ndarray, kwargs: dict[str, Any]) -> None:
 
 def test_bincount_errors_are_numpys() -> None:
     for bad, err, match in [(np.array([[1, 2]]), ValueError, "object too deep"), (np.array([1.5]), TypeError, "according to the rule 'safe'"),
-                            (np.array([-1, 2]), ValueError, "negative")]:
+                            (np.array([-1, 2]), ValueError, "negative"),
+                            (np.array([1, 2**63], np.uint64), ValueError, "negative")]:  # NumPy 2: cast to intp
         with pytest.raises(err, match=match):
             sl.bincount(sl.asarray(bad))
     with pytest.raises(ValueError, match="'minlength' must not be negative"):

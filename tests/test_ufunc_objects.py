@@ -379,9 +379,8 @@ def _positional(f: Any) -> list[str]:
     return [p.name for p in inspect.signature(f).parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
 
-#: where stitchlab's parameters differ from NumPy's: einsum's subscripts are a named first parameter
-#: (NumPy's ``*operands`` holds them)
-_ORDER_EXCEPTIONS = {"einsum"}
+#: where stitchlab's parameters differ from NumPy's (none now: einsum takes NumPy's ``*operands``)
+_ORDER_EXCEPTIONS: set[str] = set()
 
 
 def test_functions_take_numpys_positional_parameters_in_numpys_order() -> None:

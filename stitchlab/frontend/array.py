@@ -574,9 +574,8 @@ class LazyArray:
 
     def dot(self, b: Any, out: Any = None) -> LazyArray:
         from . import library
-        from .ufunc import stored
 
-        return stored(library.dot(self, b), out, "dot")
+        return library.dot(self, b, out)
 
     def searchsorted(self, v: Any, side: str = "left", sorter: Any = None) -> LazyArray:
         from . import library
@@ -620,10 +619,10 @@ class LazyArray:
 
         return manipulation.diagonal(self, offset, axis1, axis2)
 
-    def trace(self, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None) -> LazyArray:
+    def trace(self, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None, out: Any = None) -> LazyArray:
         from . import manipulation
 
-        return manipulation.trace(self, offset, axis1, axis2, dtype)
+        return manipulation.trace(self, offset, axis1, axis2, dtype, out)
 
     def repeat(self, repeats: Any, axis: Any = None) -> LazyArray:
         from . import manipulation

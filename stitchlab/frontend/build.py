@@ -615,7 +615,8 @@ def einsum(subscripts: str, nodes: Sequence[Node]) -> Node:
     shape = tuple(sizes[c] for c in pre) + (ell if "..." in out else ()) + tuple(sizes[c] for c in post)
     dtypes = [n.dtype for n in nodes]
     if any(is_bfloat16(d) for d in dtypes):
-        raise TypeError("einsum of bfloat16: NumPy has no bfloat16 einsum; cast the operands to float32 first")
+        raise TypeError("einsum of bfloat16: NumPy has no bfloat16 einsum; give dtype=np.float32 or cast the operands "
+                        "to float32 first")
     dtype = as_dtype(np.result_type(*dtypes))
     device = common_device(nodes, "einsum")
     spec = ",".join(terms) + "->" + out

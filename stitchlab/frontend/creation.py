@@ -19,7 +19,9 @@ from .scalars import TracedScalar
 
 
 def _shape(shape: Any) -> tuple[int, ...]:
-    items = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    """A shape as NumPy takes one: an int, or a tuple, list or 1-d array of ints."""
+    one_d = isinstance(shape, np.ndarray) and shape.ndim == 1
+    items = tuple(shape) if isinstance(shape, (tuple, list)) or one_d else (shape,)
     try:
         out = tuple(operator_index(s) for s in items)
     except TypeError:

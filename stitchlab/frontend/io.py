@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..ir.dtypes import is_bfloat16
 from .array import LazyArray
 from .creation import asarray
 from .protocols import native
@@ -62,21 +63,43 @@ def load(file: Any, mmap_mode: Any = None, allow_pickle: bool = False, **kwargs:
     obj = np.load(file, mmap_mode=mmap_mode, allow_pickle=allow_pickle, **kwargs)
     if isinstance(obj, np.lib.npyio.NpzFile):
         return NpzFile(obj)
+    if isinstance(obj, np.ndarray) and obj.dtype == np.dtype("V2"):
+        raise TypeError("sl.load: the file holds raw two-byte records (|V2), as NumPy with ml_dtypes writes a bfloat16 "
+                        "array, but the format does not say they are bfloat16; if they are, read them with "
+                        "sl.asarray(np.load(file).view(ml_dtypes.bfloat16))")
     return asarray(obj) if isinstance(obj, np.ndarray) and obj.dtype != object else obj
 
 
+def _no_bfloat16(call: str, *arrays: Any) -> None:
+    """Refuse bfloat16 arrays before anything is written: the ``.npy`` format has no bfloat16, and
+    NumPy (with ml_dtypes) writes one as raw two-byte records, ``|V2``, which neither ``np.load``
+    nor :func:`load` reads back as bfloat16."""
+    for a in arrays:
+        dtype = getattr(a, "dtype", None)
+        if isinstance(dtype, np.dtype) and is_bfloat16(dtype):
+            raise TypeError(f"sl.{call}: the .npy format has no bfloat16 (NumPy would write raw |V2 records that load "
+                            "cannot read back as bfloat16); save x.astype(np.float32) (exact: every bfloat16 is a "
+                            "float32), or the bits np.asarray(x.get()).view(np.uint16) and read them back with "
+                            ".view(ml_dtypes.bfloat16)")
+
+
 def save(file: Any, arr: Any, allow_pickle: bool = True) -> None:
-    """NumPy's ``save`` of the evaluated array (a ``.npy`` file NumPy and CuPy read)."""
+    """NumPy's ``save`` of the evaluated array (a ``.npy`` file NumPy and CuPy read). A bfloat16
+    array raises ``TypeError`` (the format has none: save it as float32, exactly)."""
+    _no_bfloat16("save", arr)
     np.save(file, native(arr, True), allow_pickle=allow_pickle)
 
 
 def savez(file: Any, *args: Any, **kwds: Any) -> None:
-    """NumPy's ``savez`` of the evaluated arrays (``arr_0``..., or the keywords' names)."""
+    """NumPy's ``savez`` of the evaluated arrays (``arr_0``..., or the keywords' names); bfloat16
+    raises as in :func:`save`."""
+    _no_bfloat16("savez", *args, *kwds.values())
     np.savez(file, *native(args, True), **native(kwds, True))
 
 
 def savez_compressed(file: Any, *args: Any, **kwds: Any) -> None:
-    """NumPy's ``savez_compressed`` of the evaluated arrays."""
+    """NumPy's ``savez_compressed`` of the evaluated arrays; bfloat16 raises as in :func:`save`."""
+    _no_bfloat16("savez_compressed", *args, *kwds.values())
     np.savez_compressed(file, *native(args, True), **native(kwds, True))
 
 

@@ -15,12 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from ..ir.dtypes import is_float
+from ..ir.dtypes import as_dtype, is_float
 from . import build
 from .api import clip, floor, inexact_out, isnan, matmul, mean, multiply, ravel, rint, where  # type: ignore[attr-defined]
 from .array import LazyArray
 from .creation import _leaf_on, asarray, full
-from .ufunc import stored
+from .ufunc import dot_stored, stored
 
 __all__ = [
     "take", "take_along_axis", "cumsum", "cumprod", "nancumsum", "nancumprod", "cumulative_sum", "cumulative_prod", "isin", "sort", "argsort", "dot", "tensordot", "inner",
@@ -546,10 +546,11 @@ def _check_aligned(x: LazyArray, y: LazyArray, dim: int) -> None:
         )
 
 
-def dot(a: Any, b: Any) -> LazyArray:
+def dot(a: Any, b: Any, out: Any = None) -> LazyArray:
     """NumPy's ``dot``: a product with a scalar for 0-d operands, :func:`matmul` for 1-D and 2-D
     ones and a 1-D second operand, and otherwise the sum over the last axis of ``a`` and the
-    second-to-last of ``b`` (:func:`tensordot`).
+    second-to-last of ``b`` (:func:`tensordot`). ``out`` takes the result under NumPy's rule for
+    it: exactly the result's dtype and shape, C-contiguous, nothing cast (``ValueError``).
 
     Example:
         >>> import numpy as np, stitchlab as sl
@@ -558,12 +559,14 @@ def dot(a: Any, b: Any) -> LazyArray:
     """
     x, y = asarray(a), asarray(b)
     if x.ndim == 0 or y.ndim == 0:
-        return multiply(x, y)
-    if y.ndim == 1 or (x.ndim <= 2 and y.ndim <= 2):
+        product = multiply(x, y)
+    elif y.ndim == 1 or (x.ndim <= 2 and y.ndim <= 2):
         _check_aligned(x, y, max(y.ndim - 2, 0))
-        return matmul(x, y)
-    _check_aligned(x, y, y.ndim - 2)
-    return tensordot(x, y, axes=([-1], [-2]))
+        product = matmul(x, y)
+    else:
+        _check_aligned(x, y, y.ndim - 2)
+        product = tensordot(x, y, axes=([-1], [-2]))
+    return dot_stored(product, out, "dot")
 
 
 def inner(a: Any, b: Any) -> LazyArray:
@@ -597,13 +600,19 @@ def vdot(a: Any, b: Any) -> LazyArray:
     return matmul(x, y)
 
 
-def einsum(subscripts: str, *operands: Any, optimize: Any = False) -> LazyArray:
+def einsum(*operands: Any, out: Any = None, optimize: Any = False, dtype: Any = None, order: str = "K",
+           casting: str = "safe") -> LazyArray:
     """NumPy's ``einsum``: ``"ij,jk->ik"``, the implicit output (``"ij,jk"``: the letters that
     appear once, in alphabetical order), ``...`` for broadcast axes, repeated letters for
-    diagonals and sums; NumPy's result dtype (the operands' ``result_type``; bfloat16 raises
-    ``TypeError``, as NumPy's has no bfloat16 loop). A plan step of its own, run by
+    diagonals and sums, and NumPy's other form, each operand followed by a list of integers for
+    its axes (``einsum(a, [0, 1], b, [1, 2], [0, 2])``, the output's list optional). The result
+    dtype is ``dtype``, or the operands' (and ``out``'s) ``result_type``; every operand is cast to
+    it, and the result into ``out``, under ``casting`` (``"safe"`` by default), with NumPy's
+    ``TypeError``; ``out`` has the result's shape. bfloat16 operands raise ``TypeError``, as
+    NumPy has no bfloat16 loop (give ``dtype=np.float32``). A plan step of its own, run by
     ``cupy.einsum`` (``numpy.einsum`` on the CPU), which picks its own contraction order
-    (``optimize`` is accepted for NumPy's signature).
+    (``optimize`` is accepted for NumPy's signature; ``order`` may be ``"K"``, ``"A"`` or ``"C"``:
+    stitchlab arrays are C-ordered).
 
     Example:
         >>> import numpy as np, stitchlab as sl
@@ -611,10 +620,63 @@ def einsum(subscripts: str, *operands: Any, optimize: Any = False) -> LazyArray:
         >>> sl.einsum("ij,kj->ik", a, a).get()
         array([[ 5., 14.],
                [14., 50.]])
+        >>> sl.einsum(a, [0, 1], a, [2, 1], [0, 2]).get()  # the same, with lists of axes
+        array([[ 5., 14.],
+               [14., 50.]])
     """
+    from .array import c_order
+    from .ufunc import _CASTINGS
+
     del optimize
-    nodes = [asarray(o)._node for o in operands]
-    return LazyArray(build.einsum(subscripts, nodes))
+    c_order("einsum", order, ("C", "A", "K"))
+    if casting not in _CASTINGS:
+        raise ValueError(f"casting must be one of 'no', 'equiv', 'safe', 'same_kind', 'unsafe' (got {casting!r})")
+    if not operands:
+        raise TypeError("einsum: give the subscripts and at least one operand, e.g. sl.einsum('ij->ji', a)")
+    subscripts, arrays = _einsum_subscripts(operands)
+    arrays = [asarray(o) for o in arrays]
+    # NumPy's loop: dtype, or the result type of the operands and out; the operands cast to it under casting
+    kinds = [a.dtype for a in arrays] + ([np.dtype(out.dtype)] if getattr(out, "dtype", None) is not None else [])
+    loop = as_dtype(dtype) if dtype is not None else np.result_type(*kinds)
+    for k, a in enumerate(arrays):
+        if a.dtype != loop and not np.can_cast(a.dtype, loop, casting):
+            raise TypeError(f"Iterator operand {k} dtype could not be cast from dtype('{a.dtype}') to dtype('{loop}') "
+                            f"according to the rule '{casting}' (einsum: give casting= or a dtype= they cast to)")
+    arrays = [a if a.dtype == loop else a.astype(loop) for a in arrays]
+    result = LazyArray(build.einsum(subscripts, [a._node for a in arrays]))
+    return stored(result, out, "einsum", casting=casting)
+
+
+def _einsum_subscripts(operands: tuple[Any, ...]) -> tuple[str, list[Any]]:
+    """The subscripts string and the operands of an ``einsum`` call, in either of NumPy's forms:
+    ``(subscripts, *arrays)``, or ``(array, axes, array, axes, ..., [output axes])`` with axes
+    lists of integers in [0, 52) (``A``-``Z`` then ``a``-``z``, as NumPy converts them) and
+    ``...``."""
+    if isinstance(operands[0], str):
+        return operands[0], list(operands[1:])
+    if isinstance(operands[0], (bytes, np.str_)):
+        return str(operands[0]), list(operands[1:])
+
+    def letters(axes: Any) -> str:
+        out = []
+        for s in axes:
+            if s is Ellipsis:
+                out.append("...")
+                continue
+            try:
+                k = operator.index(s)
+            except TypeError:
+                raise TypeError("each subscript must be either an integer or an ellipsis") from None
+            if not 0 <= k < 52:
+                raise ValueError("subscript is not within the valid range [0, 52)")
+            out.append(chr(ord("A") + k) if k < 26 else chr(ord("a") + k - 26))
+        return "".join(out)
+
+    arrays = list(operands[0::2][: len(operands) // 2])
+    inputs = ",".join(letters(axes) for axes in operands[1::2][: len(operands) // 2])
+    if len(operands) % 2:  # the output's axes
+        return inputs + "->" + letters(operands[-1]), arrays
+    return inputs, arrays
 
 
 def einsum_path(*operands: Any, optimize: Any = "greedy", einsum_call: bool = False) -> Any:

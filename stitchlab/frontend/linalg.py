@@ -33,6 +33,7 @@ from .manipulation import moveaxis
 from .manipulation import outer as _outer
 from .manipulation import trace as _trace
 from .selection import _evaluated
+from .ufunc import dot_stored
 
 __all__ = ["norm", "solve", "inv", "det", "slogdet", "cholesky", "qr", "svd", "svdvals", "eigh", "eigvalsh", "pinv",
            "lstsq", "matrix_rank", "matrix_power", "vector_norm", "matrix_norm", "trace", "diagonal", "outer", "cross",
@@ -406,11 +407,13 @@ def vecdot(x1: Any, x2: Any, *, axis: int = -1) -> LazyArray:
     return _vecdot(x1, x2, axis=axis)
 
 
-def multi_dot(arrays: Any) -> LazyArray:
+def multi_dot(arrays: Any, *, out: Any = None) -> LazyArray:
     """The product of two or more matrices in the order of fewest multiplications (NumPy's
     ``linalg.multi_dot``): the first may be a 1-d row vector and the last a 1-d column vector,
     the others 2-d. Lazy matrix products (``sl.matmul`` steps); the order is the classic
-    matrix-chain dynamic program over the shapes.
+    matrix-chain dynamic program over the shapes. ``out`` takes the last product as
+    :func:`stitchlab.dot`'s does (its dtype and shape exactly; of three or more arrays, the 2-d
+    shape with the 1-d ends as rows and columns of 1, as NumPy's).
 
     Example:
         >>> import numpy as np, stitchlab as sl
@@ -423,7 +426,7 @@ def multi_dot(arrays: Any) -> LazyArray:
     if n < 2:
         raise ValueError("Expecting at least two arrays.")
     if n == 2:
-        return dot(ms[0], ms[1])
+        return dot(ms[0], ms[1], out)
     first, last = ms[0].ndim, ms[-1].ndim
     if first == 1:
         ms[0] = ms[0].reshape((1, -1))
@@ -444,7 +447,7 @@ def multi_dot(arrays: Any) -> LazyArray:
     def product(i: int, j: int) -> LazyArray:
         return ms[i] if i == j else _matmul(product(i, split[i][j]), product(split[i][j] + 1, j))
 
-    result = product(0, n - 1)
+    result = dot_stored(product(0, n - 1), out, "multi_dot")
     if first == 1 and last == 1:
         return result[0, 0]
     return result.ravel() if first == 1 or last == 1 else result

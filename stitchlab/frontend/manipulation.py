@@ -494,20 +494,21 @@ def diag(v: Any, k: int = 0) -> LazyArray:
     return where(d == k, values, _zero(x.dtype))
 
 
-def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None) -> LazyArray:
-    """Sum along the ``offset``-th diagonal (NumPy's ``trace``; ``dtype`` as in ``sum``).
+def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None, out: Any = None) -> LazyArray:
+    """Sum along the ``offset``-th diagonal (NumPy's ``trace``; ``dtype`` and ``out`` as in ``sum``).
 
     Example:
         >>> import numpy as np, stitchlab as sl
         >>> sl.trace(sl.asarray(np.arange(9).reshape(3, 3))).get()
         array(12)
     """
-    return diagonal(a, offset, axis1, axis2).sum(-1, dtype)
+    return diagonal(a, offset, axis1, axis2).sum(-1, dtype, out)
 
 
-def outer(a: Any, b: Any) -> LazyArray:
+def outer(a: Any, b: Any, out: Any = None) -> LazyArray:
     """``out[i, j] = a[i] * b[j]`` over the flattened operands (NumPy's ``outer``), a broadcast
-    product that fuses with its use.
+    product that fuses with its use; ``out`` as a ufunc's (``multiply``'s: broadcast to, cast
+    ``same_kind``).
 
     Example:
         >>> import numpy as np, stitchlab as sl
@@ -515,7 +516,9 @@ def outer(a: Any, b: Any) -> LazyArray:
         array([[  1,  10, 100],
                [  2,  20, 200]])
     """
-    return asarray(a).ravel()[:, None] * asarray(b).ravel()[None, :]
+    from .api import multiply  # type: ignore[attr-defined]
+
+    return multiply(asarray(a).ravel()[:, None], asarray(b).ravel()[None, :], out=out)
 
 
 def _split_at(x: LazyArray, bounds: list[int], axis: int) -> list[LazyArray]:
@@ -1317,6 +1320,9 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: An
         other_factor = centred
     else:  # float64 weights: NumPy's average and product take their dtype
         w_sum = float(w.sum())
+        if w_sum == 0:  # NumPy's average refuses them, for fweights and aweights alike
+            raise ZeroDivisionError("Weights sum to zero, can't be normalized (cov: the fweights and aweights "
+                                    "products must not all be 0)")
         fact = w_sum if ddof == 0 else w_sum - ddof if aw is None else w_sum - ddof * float((w * aw).sum()) / w_sum
         wl = asarray(w)
         centred = (X - average(X, 1, wl)[:, None]).astype(dt)
@@ -1358,7 +1364,7 @@ def convolve(a: Any, v: Any, mode: str = "full") -> LazyArray:
     ``"full"``, ``"same"``, ``"valid"`` and its dtypes). Where the shorter one has at most
     ``LAZY_FILTER`` (32) elements the result is lazy: that many shifted views of the longer one,
     weighted and summed, fused into one kernel with the work around them (``"same"`` and
-    ``"full"`` read a zero-padded view, :func:`pad`). The sum runs in
+    ``"full"`` read a zero-padded view, :func:`pad`); a 0-d operand is one element, as NumPy's. The sum runs in
     another order than NumPy's, so float results can differ in the last bits. Longer filters
     evaluate both arrays and run the array library's ``convolve``.
 
@@ -1367,7 +1373,7 @@ def convolve(a: Any, v: Any, mode: str = "full") -> LazyArray:
         >>> sl.convolve(sl.asarray(np.array([1.0, 2.0, 3.0])), sl.asarray(np.array([0.0, 1.0, 0.5]))).get()
         array([0. , 1. , 2.5, 4. , 1.5])
     """
-    x, w = _conv_inputs(a, v, mode)
+    x, w = _conv_inputs(a, v, mode, ndmin=1)
     if w.shape[0] > x.shape[0]:  # NumPy swaps them too: the longer one is slid over
         x, w = w, x
     n, m = x.shape[0], w.shape[0]
@@ -1402,11 +1408,14 @@ def correlate(a: Any, v: Any, mode: str = "valid") -> LazyArray:
     return convolve(x, flip(w, 0), mode)
 
 
-def _conv_inputs(a: Any, v: Any, mode: str) -> tuple[LazyArray, LazyArray]:
-    """``a`` and ``v`` with NumPy's checks: 1-d, not empty, a known mode."""
+def _conv_inputs(a: Any, v: Any, mode: str, ndmin: int = 0) -> tuple[LazyArray, LazyArray]:
+    """``a`` and ``v`` with NumPy's checks: 1-d, not empty, a known mode. ``ndmin=1`` takes a 0-d
+    operand as one element (NumPy's ``convolve`` does; its ``correlate`` refuses it)."""
     if mode not in ("full", "same", "valid"):
         raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
     x, w = asarray(a), asarray(v)
+    if ndmin:
+        x, w = (arr.reshape(1) if arr.ndim == 0 else arr for arr in (x, w))
     for arr, name in ((x, "a"), (w, "v")):
         if arr.ndim != 1:
             raise ValueError(f"object too deep for desired array ({name} has {arr.ndim} dimensions; convolve and "

@@ -221,8 +221,9 @@ def array_function(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
         elif has_var and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and param in params:
             positional.append(value)
         elif p.kind is p.VAR_KEYWORD:
-            if value and not any(q.kind is q.VAR_KEYWORD for q in params.values()):
-                raise _unsupported(name, next(iter(value)))
+            unknown = [k for k in value if k not in params]
+            if unknown and not any(q.kind is q.VAR_KEYWORD for q in params.values()):
+                raise _unsupported(name, unknown[0])
             keywords.update(value)  # (the lazy function takes them too: pad's constant_values, stat_length)
         elif param in params:
             keywords[param] = value

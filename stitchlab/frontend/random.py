@@ -141,9 +141,19 @@ def _float_dtype(name: str, dtype: Any) -> np.dtype:
 
 
 def _key(seed: Any) -> int:
-    """A 64-bit key from a non-negative integer seed of any size (NumPy's seeds)."""
+    """A 64-bit key from a seed as NumPy takes them: a non-negative integer of any size (or a 0-d
+    integer array), a sequence of them or a ``numpy.random.SeedSequence``; the last two through
+    NumPy's ``SeedSequence``, whose first 128 bits of state are folded as an integer seed is."""
+    if isinstance(seed, np.ndarray) and seed.ndim == 0 and seed.dtype.kind in "iu":
+        seed = seed[()]
+    if isinstance(seed, (np.random.SeedSequence, list, tuple, np.ndarray)):
+        if not isinstance(seed, np.random.SeedSequence):
+            seed = np.random.SeedSequence(seed)  # (NumPy's checks: integers, non-negative)
+        low, high = (int(v) for v in seed.generate_state(2, np.uint64))
+        seed = low | high << 64
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"sl.random: a seed must be a non-negative integer (or None for fresh entropy), got {seed!r}")
+        raise TypeError(f"sl.random: a seed must be a non-negative integer, a sequence of them or a "
+                        f"numpy.random.SeedSequence (or None for fresh entropy), got {seed!r}")
     seed = int(seed)
     if seed < 0:
         raise ValueError(f"sl.random: a seed must be a non-negative integer, got {seed}")
@@ -235,23 +245,24 @@ class Generator:
         n = math.prod(shape)
         return [_mix(base + _iota(n, k, count, width).astype(_U64) * _GOLDEN).reshape(shape) for k in range(count)]
 
-    def random(self, size: Any = None, dtype: Any = np.float64) -> LazyArray:
-        """Uniform floats in [0, 1) (NumPy's ``Generator.random``; float16 and bfloat16 too)."""
+    def random(self, size: Any = None, dtype: Any = np.float64, out: Any = None) -> LazyArray:
+        """Uniform floats in [0, 1) (NumPy's ``Generator.random``; float16 and bfloat16 too).
+        ``out`` (of ``dtype``, and of ``size`` where both are given) receives the draw, as in NumPy."""
         dt = _float_dtype("random", dtype)
-        (z,) = self._streams("random", _shape(() if size is None else size), 1)
-        return _uniform(z, dt)
+        (z,) = self._streams("random", _drawn_shape(size, out, dt), 1)
+        return _into(_uniform(z, dt), out)
 
-    def standard_normal(self, size: Any = None, dtype: Any = np.float64) -> LazyArray:
+    def standard_normal(self, size: Any = None, dtype: Any = np.float64, out: Any = None) -> LazyArray:
         """Normally distributed floats, mean 0 and standard deviation 1: Box-Muller in float64 for
         float64 (tails to 8.6 standard deviations), in float32 from one output for float32,
-        float16 and bfloat16 (tails to 6.76, rounded once to ``dtype``)."""
+        float16 and bfloat16 (tails to 6.76, rounded once to ``dtype``). ``out`` as :meth:`random`'s."""
         dt = _float_dtype("standard_normal", dtype)
-        shape = _shape(() if size is None else size)
+        shape = _drawn_shape(size, out, dt)
         if dt.itemsize <= 4:
             (z,) = self._streams("standard_normal", shape, 1)
-            return _normal32(z).astype(dt)
+            return _into(_normal32(z).astype(dt), out)
         z1, z2 = self._streams("standard_normal", shape, 2)
-        return _normal64(z1, z2)
+        return _into(_normal64(z1, z2), out)
 
     def normal(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None, dtype: Any = np.float64) -> LazyArray:
         """``loc + scale * standard_normal`` (NumPy's ``Generator.normal``; ``loc`` and ``scale``
@@ -631,6 +642,8 @@ class Generator:
         if a.ndim != 1:
             raise ValueError(f"sl.random.dirichlet: alpha must be a 1-d sequence, got {a.ndim} dimensions")
         shape = _shape(() if size is None else size) + (a.shape[-1],)
+        if a.shape[-1] == 0:  # no components: empty vectors, as NumPy's (a softmax of none has no maximum)
+            return full(shape, 0.0, dtype=dt)
         return softmax(self._gamma("dirichlet", a, shape, log=True), axis=-1).astype(dt)
 
     def multivariate_normal(self, mean: Any, cov: Any, size: Any = None, check_valid: str = "warn", tol: float = 1e-8,
@@ -913,14 +926,16 @@ class Generator:
     def integers(self, low: Any, high: Any = None, size: Any = None, dtype: Any = np.int64,
                  endpoint: bool = False) -> LazyArray:
         """Integers in [low, high), or [low, high] with ``endpoint`` (NumPy's
-        ``Generator.integers``; ``integers(n)`` draws from [0, n)). ``low`` and ``high`` may be
-        integer arrays (broadcast with ``size``; checked as NumPy checks them where they are on the
-        host): ``low + output % (high - low)`` element by element, in uint64 arithmetic."""
+        ``Generator.integers``; ``integers(n)`` draws from [0, n)), of an integer ``dtype`` or bool. ``low`` and ``high`` may be
+        arrays (broadcast with ``size``; checked as NumPy checks them where they are on the
+        host): ``low + output % (high - low)`` element by element, in uint64 arithmetic. Float
+        bounds are truncated to integers, as NumPy's are."""
         if high is None:
             low, high = 0, low
         dt = as_dtype(dtype)
-        if dt.kind not in "iu":
-            raise TypeError(f"sl.random.integers: dtype must be an integer dtype, got {dt}")
+        if dt.kind not in "biu":
+            raise TypeError(f"sl.random.integers: dtype must be an integer dtype or bool, got {dt}")
+        low, high = _truncated(low), _truncated(high)
         try:
             lo, hi = operator.index(low), operator.index(high)
         except TypeError:
@@ -932,10 +947,10 @@ class Generator:
         top = hi if endpoint else hi - 1
         if lo > top:
             raise ValueError("low > high" if endpoint else "low >= high")
-        info = np.iinfo(dt)
-        if lo < info.min:
+        least, most = _integer_range(dt)
+        if lo < least:
             raise ValueError(f"low is out of bounds for {dt}")
-        if top > info.max:
+        if top > most:
             raise ValueError(f"high is out of bounds for {dt}")
         (z,) = self._streams("integers", _shape(() if size is None else size), 1)
         span = top - lo + 1
@@ -946,17 +961,18 @@ class Generator:
         """:meth:`integers` with array bounds."""
         from .api import where  # type: ignore[attr-defined]
 
+        least, most = _integer_range(dt)
+        low, high = (_truncated_array(v, "low", least, most + (0 if endpoint else 1), dt) for v in (low, high))
         lo, hi = asarray(low), asarray(high)
-        if lo.dtype.kind not in "iu" or hi.dtype.kind not in "iu":
-            raise TypeError(f"sl.random.integers: low and high must be integers or integer arrays, got dtypes {lo.dtype} "
+        if lo.dtype.kind not in "biu" or hi.dtype.kind not in "biu":
+            raise TypeError(f"sl.random.integers: low and high must be numbers or arrays of them, got dtypes {lo.dtype} "
                             f"and {hi.dtype}")
         if _on_host(low) and _on_host(high):  # NumPy's checks, on Python integers
             lo_h, hi_h = np.asarray(low).astype(object), np.asarray(high).astype(object)
             top = hi_h if endpoint else hi_h - 1
-            info = np.iinfo(dt)
             for bad, message in ((lo_h > top, "low > high" if endpoint else "low >= high"),
-                                 (lo_h < info.min, f"low is out of bounds for {dt}"),
-                                 (top > info.max, f"high is out of bounds for {dt}")):
+                                 (lo_h < least, f"low is out of bounds for {dt}"),
+                                 (top > most, f"high is out of bounds for {dt}")):
                 if np.any(bad):
                     raise ValueError(message)
         (z,) = self._streams("integers", _broadcast_size(size, lo, hi), 1)
@@ -1021,6 +1037,8 @@ class Generator:
         permutation and weighted ones the smallest of exponential keys over ``p`` (the
         distribution of NumPy's successive draws). Samples come in random order (``shuffle`` is
         accepted for NumPy's signature)."""
+        if isinstance(a, np.ndarray) and a.ndim == 0 and a.dtype.kind in "biu":  # NumPy's: a 0-d array is a count
+            a = int(a)
         if isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_)):
             n, population = int(a), None
         else:
@@ -1067,6 +1085,79 @@ class Generator:
         if population is None:
             return picked
         return take(population, picked, axis=axis)
+
+
+def _drawn_shape(size: Any, out: Any, dt: np.dtype) -> tuple[int, ...]:
+    """The shape of a draw of ``size`` into ``out`` (None: none), with NumPy's checks of ``out``:
+    an array (stitchlab, NumPy or CuPy; a NumPy one C- or Fortran-contiguous and writeable) of
+    the draw's dtype, of ``size``'s shape where both are given."""
+    if out is None:
+        return _shape(() if size is None else size)
+    if not (isinstance(out, (LazyArray, np.ndarray)) or hasattr(out, "__cuda_array_interface__")):
+        raise ValueError(f"Supplied output array must be contiguous, writable, aligned, and in machine byte-order "
+                         f"(got a {type(out).__name__}: give a stitchlab, NumPy or CuPy array)")
+    flags = out.flags
+    if not isinstance(out, LazyArray) and not ((flags.c_contiguous or flags.f_contiguous) and getattr(flags, "writeable", True)):
+        raise ValueError("Supplied output array must be contiguous, writable, aligned, and in machine byte-order.")
+    if np.dtype(out.dtype) != dt:
+        fix = (f"give dtype={np.dtype(out.dtype).name!r} to draw in out's dtype" if np.dtype(out.dtype).name in _UNIFORM_BITS
+               else "give a float out")
+        raise TypeError(f"Supplied output array has the wrong type. Expected {dt}, got {np.dtype(out.dtype)} ({fix})")
+    if size is not None and _shape(size) != tuple(out.shape):
+        raise ValueError(f"size must match out.shape when used together (size {_shape(size)}, out {tuple(out.shape)})")
+    return tuple(out.shape)
+
+
+def _into(draw: LazyArray, out: Any) -> Any:
+    """``draw``, or ``out`` with it written in (a stitchlab ``out`` then stands for it)."""
+    if out is None:
+        return draw
+    from .ufunc import write
+
+    return write(draw, out, casting="no", name="sl.random", exact=True)
+
+
+def _integer_range(dt: np.dtype) -> tuple[int, int]:
+    """The least and the greatest value of an integer or bool dtype."""
+    if dt.kind == "b":
+        return 0, 1
+    info = np.iinfo(dt)
+    return int(info.min), int(info.max)
+
+
+def _truncated(value: Any) -> Any:
+    """A float bound of ``integers`` (a number, or a 0-d host array) truncated to an int, as NumPy
+    converts it (``int(value)``: NaN raises ``ValueError``, an infinity ``OverflowError``);
+    anything else as it is."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, (float, np.floating)):
+        return int(value)
+    return value
+
+
+def _truncated_array(value: Any, what: str, least: int, beyond: int, dt: np.dtype) -> Any:
+    """A float array of bounds of ``integers`` cast to integers as NumPy casts them: a host one
+    checked against the dtype's range (``least``, and ``beyond`` the greatest bound) on its float
+    values first, then truncated (int64, or uint64 past it); a lazy one truncated to int64."""
+    if isinstance(value, LazyArray) or hasattr(value, "__cuda_array_interface__"):
+        arr = asarray(value)
+        return arr.astype(np.int64) if arr.dtype.kind == "f" else arr
+    host = np.asarray(value)
+    if host.dtype.kind != "f":
+        return value
+    if not np.all(np.isfinite(host)):
+        raise ValueError(f"sl.random.integers: {what} holds NaN or an infinity ({value!r}); NumPy cannot convert it "
+                         "to an integer either")
+    if np.any(host < least):
+        raise ValueError(f"low is out of bounds for {dt}")
+    if np.any(host > beyond):
+        raise ValueError(f"high is out of bounds for {dt}")
+    whole = np.trunc(host)
+    if np.any(whole >= 2.0**64):  # (uint64's exclusive end: no integer array holds it)
+        raise ValueError(f"sl.random.integers: a float {what} of 2**64 has no uint64 value; give high=2**64 as a "
+                         "Python int, or high - 1 with endpoint=True")
+    return whole.astype(np.uint64) if np.any(whole >= 2.0**63) else whole.astype(np.int64)
 
 
 def _integers_of(name: str, what: str, value: Any) -> Any:
@@ -1133,7 +1224,8 @@ def _broadcast_size(size: Any, *params: Any) -> tuple[int, ...]:
 
 def default_rng(seed: Any = None) -> Generator:
     """A new :class:`Generator` (NumPy's ``default_rng``): from ``seed`` (a non-negative
-    integer), from fresh entropy for ``None``; a Generator passed in is returned as it is.
+    integer, a sequence of them or a ``numpy.random.SeedSequence``: NumPy's state of it makes the
+    key), from fresh entropy for ``None``; a Generator passed in is returned as it is.
 
     Example:
         >>> import numpy as np, stitchlab as sl

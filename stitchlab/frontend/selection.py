@@ -344,7 +344,7 @@ def _checked_counts_input(x: LazyArray) -> None:
     if x.ndim != 1:
         raise ValueError(f"object too deep for desired array (bincount counts a 1-d array; got {x.ndim} dimensions: "
                          f"ravel it first)" if x.ndim > 1 else "object of too small depth for desired array")
-    if x.dtype.kind not in "biu" or x.dtype == np.uint64:
+    if x.dtype.kind not in "biu":
         raise TypeError(f"Cannot cast array data from dtype('{x.dtype}') to dtype('int64') according to the rule 'safe' "
                         f"(bincount counts non-negative integers: x.astype(np.int64) if the values are whole)")
 
@@ -353,7 +353,8 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0) -> LazyArray:
     """How many times each non-negative integer occurs in the 1-d ``x`` (NumPy's ``bincount``;
     with ``weights``, their float64 sums instead), ``max(x) + 1`` long, or ``minlength``.
     Evaluates ``x`` (and ``weights``) and runs the array library's ``bincount``: a negative value
-    raises its ``ValueError``.
+    raises its ``ValueError`` (uint64 values are counted as int64, as NumPy 2 casts them: one past
+    ``2**63 - 1`` is negative there).
 
     Example:
         >>> import numpy as np, stitchlab as sl
@@ -362,6 +363,8 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0) -> LazyArray:
     """
     v = asarray(x)
     _checked_counts_input(v)
+    if v.dtype == np.uint64:  # NumPy 2 casts uint64 to intp: a value past 2**63 - 1 is then negative (its ValueError)
+        v = v.astype(np.int64)
     minlength = operator.index(minlength)
     if minlength < 0:
         raise ValueError("'minlength' must not be negative")

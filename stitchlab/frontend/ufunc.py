@@ -135,6 +135,29 @@ def stored(result: Any, out: Any, name: str, exact: bool = True, casting: str | 
     return write(result, outs[0], casting=casting or ("unsafe" if exact else "same_kind"), name=name, exact=exact)
 
 
+def dot_stored(result: LazyArray, out: Any, name: str) -> Any:
+    """``result``, or the output array ``out`` with it written in, under NumPy's rule for
+    ``dot``'s ``out`` (and ``multi_dot``'s): NumPy writes the product into it directly, so it must
+    be an array of exactly the result's dtype and shape, C-contiguous and writeable, and nothing is
+    cast (``ValueError`` otherwise, as NumPy's). A stitchlab ``out`` is C-ordered; one that is a
+    view raises :func:`write`'s ``TypeError``, as for every ``out``."""
+    if out is None:
+        return result
+    if not (isinstance(out, (LazyArray, np.ndarray)) or hasattr(out, "__cuda_array_interface__")):
+        raise TypeError(f"{name}: 'out' must be an array (stitchlab, NumPy or CuPy), not {type(out).__name__}")
+    flags = out.flags
+    usable = isinstance(out, LazyArray) or (flags.c_contiguous and getattr(flags, "writeable", True))
+    if np.dtype(out.dtype) != result.dtype or out.ndim != result.ndim or not usable:
+        layout = "" if usable else ", not C-contiguous and writeable"
+        raise ValueError(f"output array is not acceptable (must have the right datatype, number of dimensions, and be a "
+                         f"C-Array): {name}'s result is {result.dtype} of shape {result.shape}, out is {out.dtype} of "
+                         f"shape {tuple(out.shape)}{layout}; give np.empty({result.shape}, {str(result.dtype)!r})")
+    if tuple(out.shape) != result.shape:
+        raise ValueError(f"output array has wrong dimensions ({name}'s result has shape {result.shape}, out "
+                         f"{tuple(out.shape)})")
+    return write(result, out, casting="no", name=name, exact=True)
+
+
 class ufunc:  # noqa: N801 - NumPy's and CuPy's name
     """A stitchlab elementwise function with NumPy's ufunc interface (module docstring):
     ``sl.add(x, y, out=z, where=m, dtype=d, casting=c)``, ``sl.add.reduce``, ``.accumulate``,
