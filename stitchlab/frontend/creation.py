@@ -74,7 +74,8 @@ def asarray(obj: Any, dtype: Any = None, order: Any = None, *, copy: bool | None
     Returns:
         A :class:`LazyArray`.
     """
-    c_order("asarray", order)
+    if order is not None:
+        c_order("asarray", order)
     if copy is False:
         _refuse_a_copy(obj, dtype)
     if isinstance(obj, LazyArray):
@@ -295,8 +296,9 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> La
     n = max(0, math.ceil((stop - start) / step))
     natural = np.result_type(*(np.asarray(v).dtype for v in (start, stop, step)))
     dt = as_dtype(dtype) if dtype is not None else as_dtype(natural)
-    integral = all(isinstance(v, (int, np.integer)) for v in (start, stop, step))  # (int64 and uint64 promote to float)
-    if is_float(dt) or (natural.kind == "f" and not (integral and dt.kind in "iu")):
+    # (int64 and uint64 bounds promote to float64; with an integer dtype NumPy counts exactly)
+    if is_float(dt) or (natural.kind == "f" and not (
+            dt.kind in "iu" and all(isinstance(v, (int, np.integer)) for v in (start, stop, step)))):
         return _iota(n, float(start), float(step), np.dtype("float64")).astype(dt)
     return _iota(n, int(start), int(step), dt)
 

@@ -139,7 +139,9 @@ def _unflatten(leaves: list[Any], spec: Any) -> Any:
     for n, s in parts:
         out.append(_unflatten(leaves[i:i + n], s))
         i += n
-    return kind(*out) if hasattr(kind, "_fields") else kind(out)  # a namedtuple takes its fields
+    if kind is tuple or kind is list or not hasattr(kind, "_fields"):  # (hasattr is slow when it is False)
+        return kind(out)
+    return kind(*out)  # a namedtuple takes its fields
 
 
 _cuda_devices: dict[int, str] = {}
@@ -200,7 +202,7 @@ def _is_leaf(a: Any) -> bool:
     """Whether the argument ``a`` is traced as it is: an array (anything :func:`asarray` takes as
     one, a NumPy number included) or a Python number."""
     t = type(a)
-    if t in WEAK_TYPES or t is np.ndarray or isinstance(a, LazyArray):
+    if t is LazyArray or t in WEAK_TYPES or t is np.ndarray or isinstance(a, LazyArray):
         return True
     if isinstance(a, type) or isinstance(a, (tuple, list, dict)):  # (np.float32 has an __array__ too)
         return False
