@@ -2,9 +2,12 @@
 
 An embedding's gradient is non-zero only in the rows a step looked up. Each rank sends the
 distinct rows it touched (``int64`` indices) and those rows of its local gradient; every rank
-sums the gathered rows into a dense table. The sum accumulates in float64 and rounds once, so
-the result is the exactly rounded sum of the ranks' gradients, identical on every rank and
-independent of the order the rows arrive in.
+sums the gathered rows into a dense table. The sum accumulates in float64, in the order of the
+pieces (rank order for an all-gather: the same on every rank), and rounds once: for float16
+that is the exactly rounded sum of the ranks' gradients (float64 holds their sums exactly); for
+float32 and bfloat16, float64's sum rounded, which is the exactly rounded sum except where the
+pieces of one element span more than float64's 53 bits (then it can be one unit in the last
+place off, and depend on the order of the pieces).
 
 Example:
     >>> import torch
@@ -33,8 +36,15 @@ def encode_rows(grad: torch.Tensor, rows: torch.Tensor) -> tuple[torch.Tensor, t
     Args:
         grad: dense ``V × d`` gradient, or a sparse COO gradient (its own rows are used and
             ``rows`` is ignored).
-        rows: distinct ``int64`` row indices that may be non-zero.
+        rows: distinct integer row indices that may be non-zero (a row given twice would be sent
+            twice, and summed twice by :func:`decode_rows`).
+
+    Raises:
+        TypeError: ``rows`` of a float or bool dtype (give the positions as integers).
     """
+    if rows.dtype.is_floating_point or rows.dtype.is_complex or rows.dtype == torch.bool:
+        raise TypeError(f"encode_rows: rows must be integer row indices, got dtype {rows.dtype}; give the "
+                        f"positions (a mask's: mask.nonzero().flatten())")
     if grad.is_sparse:
         g = grad.coalesce()
         return g.indices()[0].to(torch.int64), g.values()

@@ -60,6 +60,7 @@ def check_strategy(strategy: Strategy, model: nn.Module, world_size: int) -> Non
             f"launch with -np {strategy.world_size}"
         )
     modules = dict(model.named_modules())
+    tied = shared_weights(model)
     for layer, scheme in sorted(strategy.schemes.items()):
         if layer not in modules:
             near = sorted(n for n in modules if n and (layer in n or n in layer))[:5]
@@ -78,6 +79,12 @@ def check_strategy(strategy: Strategy, model: nn.Module, world_size: int) -> Non
             raise ValueError(
                 f"the plan applies sparse encoding to {layer!r}, a {type(module).__name__}; it is "
                 "for nn.Embedding layers only"
+            )
+        if scheme in ("sfb", "sparse") and id(module.weight) in tied:
+            raise ValueError(
+                f"the plan applies {scheme!r} to {layer!r}, whose weight is shared with another module "
+                "(tied weights): it would rebuild only this layer's part of the gradient and drop the "
+                "rest; give that layer 'allreduce'"
             )
         if scheme in ("sfb", "sparse", "hierarchical"):
             if not any(p.requires_grad for p in module.parameters(recurse=False)):
@@ -159,7 +166,12 @@ def auto_strategy(
     candidates = {}
     saved_by: dict[str, float] = {}  # layers that all-gather: their time saved per step
     rates = (bandwidth_bytes_per_s, flops_per_s, latency_s, op_overhead_s, gather_overhead_s)
+    tied = shared_weights(model)
     for name, module in model.named_modules():
+        if isinstance(module, (nn.Linear, nn.Embedding)) and id(module.weight) in tied:
+            reasons[name] = ("allreduce: its weight is shared with another module (tied weights), "
+                             "whose part of the gradient SFB or sparse rows would drop")
+            continue
         if isinstance(module, nn.Linear) and module.weight.requires_grad:
             if name not in layer_tokens:
                 reasons[name] = "allreduce: not measured"
@@ -225,6 +237,15 @@ def auto_strategy(
     strategy = even_strategy(world_size, batch_shares)
     strategy.schemes = schemes
     return strategy, reasons
+
+
+def shared_weights(model: nn.Module) -> set[int]:
+    """The ids of the parameters that more than one module of ``model`` holds (tied weights)."""
+    holders: dict[int, int] = {}
+    for module in model.modules():
+        for p in module.parameters(recurse=False):
+            holders[id(p)] = holders.get(id(p), 0) + 1
+    return {pid for pid, n in holders.items() if n > 1}
 
 
 def _fixed(cost: SchemeCost, op_overhead_s: float, gather_overhead_s: float | None) -> str:

@@ -111,3 +111,10 @@ def test_sparse_encoding_reads_sparse_gradients():
 def test_sparse_decode_rejects_rows_outside_the_table():
     with pytest.raises(ValueError, match="out of range"):
         decode_rows([torch.tensor([3])], [torch.zeros(1, 2)], 3)
+
+
+@pytest.mark.parametrize("rows", [torch.tensor([0.9]), torch.tensor([True, False])])
+def test_encode_rows_refuses_positions_that_are_not_integers(rows: torch.Tensor) -> None:
+    """A float would be truncated to another row and a bool mask read as positions 1, 0."""
+    with pytest.raises(TypeError, match="rows must be integer row indices"):
+        encode_rows(torch.ones(2, 3), rows)

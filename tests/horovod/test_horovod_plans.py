@@ -197,6 +197,29 @@ def test_auto_strategy_on_one_rank_compresses_nothing():
     assert strategy.schemes == {}
 
 
+class TiedNet(Net):
+    """A language-model-like net whose output layer is the embedding's matrix (tied weights)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.head = nn.Linear(64, 1000, bias=False)
+        self.head.weight = self.emb.weight
+
+
+def test_tied_weights_get_no_sfb_or_sparse_rows():
+    """Sparse rows send only the rows looked up and SFB only its layer's δᵀ·X: a weight another
+    module also uses would lose that module's part of its gradient."""
+    strategy, reasons = auto_strategy(
+        TiedNet(), 4, layer_tokens={"wide": 16, "narrow": 4, "head": 4}, embedding_rows={"emb": 40},
+        bandwidth_bytes_per_s=1e9, flops_per_s=1e11, op_overhead_s=0.0,
+    )
+    assert strategy.schemes == {"wide": "sfb", "narrow": "sfb"}
+    assert "tied" in reasons["emb"] and "tied" in reasons["head"]
+    for layer, scheme in (("emb", "sparse"), ("head", "sfb")):
+        with pytest.raises(ValueError, match="tied weights"):
+            check_strategy(Strategy(["a"], [1], schemes={layer: scheme}), TiedNet(), 1)
+
+
 @pytest.mark.parametrize(
     "strategy, fragment",
     [
