@@ -313,8 +313,6 @@ def clip(a: Any, a_min: Any = np._NoValue, a_max: Any = np._NoValue, out: Any = 
 def _clip_bound(v: Any, dtype: np.dtype) -> LazyArray:
     """A bound of :func:`clip` as an array of the result's ``dtype`` (a Python number converted
     as NumPy converts it, an ``int`` outside the dtype raising NumPy's ``OverflowError``)."""
-    from .scalars import TracedScalar
-
     if isinstance(v, TracedScalar):  # (an sl.jit argument read at run time)
         return LazyArray(v.node(dtype))
     if is_weak(v):
@@ -327,8 +325,6 @@ def _clip_bound(v: Any, dtype: np.dtype) -> LazyArray:
 
 def _clip(x: LazyArray, a_min: Any, a_max: Any) -> LazyArray:
     """NumPy's ``clip`` loop (``np._core.umath.clip``) on ``x`` and two bounds."""
-    from .scalars import TracedScalar
-
     operands = [v if is_weak(v) or isinstance(v, TracedScalar) else node_of(asarray(v)) for v in (a_min, a_max)]
     dtype = build.result_type(x._node, *operands)
     v, lo, hi = x.astype(dtype), _clip_bound(a_min, dtype), _clip_bound(a_max, dtype)
@@ -900,9 +896,10 @@ def nan_to_num(
 
 def inexact_out(x: Any, out: Any, name: str) -> None:
     """NumPy's check of a nan-statistic's ``out=`` for float data: a float array."""
-    if out is not None and is_float(asarray(x).dtype) and not is_float(outputs(out, 1, name)[0].dtype):
+    target = outputs(out, 1, name)[0] if out is not None else None
+    if target is not None and is_float(asarray(x).dtype) and not is_float(target.dtype):
         raise TypeError(f"{name}: If a is inexact, then out must be inexact (NumPy's rule), got out= of dtype "
-                        f"{outputs(out, 1, name)[0].dtype}; give a float out=")
+                        f"{target.dtype}; give a float out=")
 
 
 def _nan_dtype(x: LazyArray, dtype: Any, name: str) -> np.dtype:
