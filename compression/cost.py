@@ -31,6 +31,7 @@ Example:
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -153,10 +154,15 @@ def _non_negative(name: str, value: float) -> None:
         raise ValueError(f"{name} must be non-negative, got {value!r}")
 
 
+def _count(name: str, value: int) -> int:
+    """``value`` as an int, refusing anything but a positive whole number (layer sizes, bytes)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value >= 1 or int(value) != value:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
 def _world(world_size: int) -> int:
-    if int(world_size) != world_size or world_size < 1:
-        raise ValueError(f"world_size must be a positive integer, got {world_size!r}")
-    return int(world_size)
+    return _count("world_size", world_size)
 
 
 def ring_allreduce_bytes(nbytes: float, world_size: int) -> float:
@@ -178,6 +184,7 @@ def allreduce_time(
 ) -> float:
     """α-β time of a ring all-reduce of ``nbytes``: ``2(p-1)·α + 2(p-1)/p·n/β``."""
     _positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s)
+    _non_negative("latency_s", latency_s)
     p = _world(world_size)
     return 2 * (p - 1) * latency_s + ring_allreduce_bytes(nbytes, p) / bandwidth_bytes_per_s
 
@@ -187,6 +194,7 @@ def allgather_time(
 ) -> float:
     """α-β time of a ring all-gather with a result of ``total_nbytes``: ``(p-1)·α + (p-1)/p·n/β``."""
     _positive("bandwidth_bytes_per_s", bandwidth_bytes_per_s)
+    _non_negative("latency_s", latency_s)
     p = _world(world_size)
     return (p - 1) * latency_s + ring_allgather_bytes(total_nbytes, p) / bandwidth_bytes_per_s
 
@@ -195,7 +203,7 @@ def allreduce_cost(numel: int, world_size: int, itemsize: int = 4) -> SchemeCost
     """The baseline: ring all-reduce of a dense gradient of ``numel`` elements."""
     p = _world(world_size)
     _non_negative("numel", numel)
-    dense = ring_allreduce_bytes(numel * itemsize, p)
+    dense = ring_allreduce_bytes(numel * _count("itemsize", itemsize), p)
     return SchemeCost("allreduce", dense, dense, 2 * (p - 1), 2 * (p - 1), 0.0, 0.0)
 
 
@@ -223,11 +231,10 @@ def sfb_cost(
         for the bias); ``extra_memory_bytes`` holds the gathered ``X`` and ``δ`` (``T·(m+k)``).
     """
     p = _world(world_size)
-    for name, v in (("in_features", in_features), ("out_features", out_features)):
-        if int(v) != v or v < 1:
-            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+    m, k = _count("in_features", in_features), _count("out_features", out_features)
+    itemsize = _count("itemsize", itemsize)
     _non_negative("tokens", tokens)
-    m, k, t = int(in_features), int(out_features), float(tokens)
+    t = float(tokens)
     dense = ring_allreduce_bytes((m * k + (k if bias else 0)) * itemsize, p)
     gathered = t * (m + k) * itemsize
     flops = 2.0 * t * m * k + (t * k if bias else 0.0)
@@ -249,9 +256,9 @@ def sfb_break_even_tokens(
 ) -> float:
     """Tokens per step (all ranks) below which SFB sends fewer bytes than the all-reduce."""
     p = _world(world_size)
+    m, k = _count("in_features", in_features), _count("out_features", out_features)
     if p == 1:
         return 0.0
-    m, k = in_features, out_features
     return 2.0 * (m * k + (k if bias else 0)) / (m + k)
 
 
@@ -275,7 +282,8 @@ def sparse_cost(
     """
     p = _world(world_size)
     _non_negative("rows", rows)
-    gathered = rows * (embedding_dim * itemsize + index_itemsize)
+    num_embeddings = _count("num_embeddings", num_embeddings)
+    gathered = rows * _row_bytes(embedding_dim, itemsize, index_itemsize)
     return SchemeCost(
         "sparse",
         traffic_bytes=ring_allgather_bytes(gathered, p),
@@ -299,8 +307,8 @@ def sparse_break_even_density(
     ``ρ < 2·d·s / (p·(d·s + i))``.
     """
     p = _world(world_size)
-    row = embedding_dim * itemsize
-    return 2.0 * row / (p * (row + index_itemsize))
+    row = _count("embedding_dim", embedding_dim) * _count("itemsize", itemsize)
+    return 2.0 * row / (p * _row_bytes(embedding_dim, itemsize, index_itemsize))
 
 
 def sfb_gather_bytes(
@@ -311,7 +319,10 @@ def sfb_gather_bytes(
     The per-rank view of :func:`sfb_cost` that a simulator needs
     (``stitchlab.topology.compression_costs``); the rebuild is ``2·Σb_r·m·k`` FLOPs on every rank.
     """
-    return [float(b) * (in_features + out_features) * itemsize for b in rows_per_rank]
+    row = (_count("in_features", in_features) + _count("out_features", out_features)) * _count(
+        "itemsize", itemsize
+    )
+    return [_rows(b) * row for b in rows_per_rank]
 
 
 def sparse_gather_bytes(
@@ -322,4 +333,17 @@ def sparse_gather_bytes(
 ) -> list[float]:
     """Bytes each rank contributes to the sparse (index, value) all-gathers:
     ``rows_r·(d·s + i)``."""
-    return [float(r) * (embedding_dim * itemsize + index_itemsize) for r in rows_per_rank]
+    row = _row_bytes(embedding_dim, itemsize, index_itemsize)
+    return [_rows(r) * row for r in rows_per_rank]
+
+
+def _row_bytes(embedding_dim: int, itemsize: int, index_itemsize: int) -> int:
+    """Bytes of one gathered embedding row and its index."""
+    return _count("embedding_dim", embedding_dim) * _count("itemsize", itemsize) + _count(
+        "index_itemsize", index_itemsize
+    )
+
+
+def _rows(value: float) -> float:
+    _non_negative("rows per rank", value)
+    return float(value)

@@ -25,6 +25,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from ._hooks import layer_input
+
 
 def linear_grads(
     x: torch.Tensor, dy: torch.Tensor, bias: bool
@@ -65,12 +67,14 @@ class LinearFactors:
             raise TypeError(f"SFB needs an nn.Linear layer, got {type(layer).__name__}")
         self.layer = layer
         self._pairs: list[tuple[torch.Tensor, torch.Tensor]] = []
-        self._handle = layer.register_forward_hook(self._forward_hook)
+        self._handle = layer.register_forward_hook(self._forward_hook, with_kwargs=True)
 
-    def _forward_hook(self, module: nn.Module, args: tuple, output: torch.Tensor) -> None:
+    def _forward_hook(
+        self, module: nn.Module, args: tuple, kwargs: dict, output: torch.Tensor
+    ) -> None:
         if not (torch.is_grad_enabled() and output.requires_grad):
             return  # no gradient will come
-        x = args[0].detach().reshape(-1, self.layer.in_features)
+        x = layer_input(args, kwargs).detach().reshape(-1, self.layer.in_features)
 
         def grad_hook(grad: torch.Tensor) -> None:
             self._pairs.append((x, grad.detach().reshape(-1, self.layer.out_features)))

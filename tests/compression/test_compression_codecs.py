@@ -118,3 +118,70 @@ def test_encode_rows_refuses_positions_that_are_not_integers(rows: torch.Tensor)
     """A float would be truncated to another row and a bool mask read as positions 1, 0."""
     with pytest.raises(TypeError, match="rows must be integer row indices"):
         encode_rows(torch.ones(2, 3), rows)
+
+
+def test_capture_hooks_read_an_input_given_by_keyword():
+    """``layer(input=x)`` is a legal call; the hooks used to index an empty ``args``."""
+    torch.manual_seed(0)
+    emb = nn.Embedding(10, 3)
+    rows = EmbeddingRows(emb)
+    emb(input=torch.tensor([[1, 4, 4]])).sum().backward()
+    assert rows.take().tolist() == [1, 4]
+    layer = nn.Linear(3, 2)
+    factors = LinearFactors(layer)
+    layer(input=torch.randn(4, 3)).sum().backward()
+    gw, gb = linear_grads(*factors.take(), bias=True)
+    assert torch.allclose(gw, layer.weight.grad) and torch.allclose(gb, layer.bias.grad)
+
+
+def test_encode_rows_sends_a_repeated_row_once():
+    """Rows given twice, by hand, in any order: the decoded gradient still equals the dense one."""
+    grad = torch.zeros(6, 3)
+    grad[[1, 4]] = torch.randn(2, 3)
+    idx, val = encode_rows(grad, torch.tensor([4, 1, 4, 1]))
+    assert idx.tolist() == [1, 4]
+    assert torch.equal(decode_rows([idx], [val], 6), grad)
+
+
+def test_encode_rows_reads_a_sparse_gradient_with_both_dimensions_sparse():
+    grad = torch.sparse_coo_tensor(
+        torch.tensor([[1, 1, 4], [0, 2, 1]]), torch.tensor([1.5, 2.0, 3.0]), (6, 3), check_invariants=True
+    )
+    idx, val = encode_rows(grad, torch.zeros(0, dtype=torch.int64))
+    assert idx.tolist() == [1, 4] and val.shape == (2, 3)
+    assert torch.equal(decode_rows([idx], [val], 6), grad.to_dense())
+
+
+@pytest.mark.parametrize(
+    "values, expected",
+    [
+        # float64 would round 2**53 + 1
+        (torch.tensor([[2**53 + 1]]), torch.tensor([[2**54 + 2]])),
+        # int32 wraps as its own sum does
+        (torch.tensor([[2**31 - 1]], dtype=torch.int32), torch.tensor([[-2]], dtype=torch.int32)),
+        # float64 would drop the imaginary part
+        (torch.tensor([[1 + 2j]], dtype=torch.complex64), torch.tensor([[2 + 4j]], dtype=torch.complex64)),
+    ],
+)
+def test_decode_rows_sums_integers_and_complex_values_exactly(values, expected):
+    out = decode_rows([torch.tensor([0]), torch.tensor([0])], [values, values], 1)
+    assert out.dtype == values.dtype and torch.equal(out, expected)
+
+
+@pytest.mark.parametrize(
+    "indices, values, error, match",
+    [
+        ([torch.tensor([0])], [torch.ones(1)], ValueError, "n × d values"),
+        ([torch.tensor([0]), torch.tensor([0])], [torch.ones(1, 2), torch.ones(1, 3)], ValueError, "d = 2"),
+        ([torch.tensor([0, 1])], [torch.ones(1, 2)], ValueError, r"indices \(2,\)"),
+        ([torch.tensor([0])], [torch.ones(1, 2, dtype=torch.bool)], TypeError, "bool"),
+    ],
+)
+def test_decode_rows_names_pieces_it_cannot_sum(indices, values, error, match):
+    with pytest.raises(error, match=match):
+        decode_rows(indices, values, 3)
+
+
+def test_encode_rows_refuses_a_gradient_that_is_not_a_matrix():
+    with pytest.raises(ValueError, match=r"V × d matrix, got shape \(6,\)"):
+        encode_rows(torch.ones(6), torch.tensor([1]))

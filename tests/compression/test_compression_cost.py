@@ -19,6 +19,7 @@ from stitchlab.compression import (
     sparse_break_even_density,
     sparse_cost,
 )
+from stitchlab.compression.cost import sfb_gather_bytes, sparse_gather_bytes
 
 
 def test_importing_compression_does_not_import_torch_or_horovod():
@@ -89,6 +90,20 @@ def test_alpha_beta_times():
         (lambda: allreduce_time(1, 2, 0), "bandwidth"),
         (lambda: place_sfb({}, -1, 1, 1), "memory_budget_bytes"),
         (lambda: place_sfb({"e": sparse_cost(10, 4, 2, 2)}, 1, 1, 1), "'sparse'"),
+        (lambda: sfb_cost(4, 4, 1, 2, itemsize=0), "itemsize"),
+        (lambda: sfb_break_even_tokens(0, 4, 2), "in_features"),
+        (lambda: sfb_break_even_tokens(4, -3, 2), "out_features"),
+        (lambda: sparse_break_even_density(0, 2), "embedding_dim"),
+        (lambda: sparse_break_even_density(4, 2, itemsize=-4), "itemsize"),
+        (lambda: sparse_break_even_density(4, 2, index_itemsize=0), "index_itemsize"),
+        (lambda: sparse_cost(0, 4, 2, 2), "num_embeddings"),
+        (lambda: sparse_cost(10, 2.5, 2, 2), "embedding_dim"),
+        (lambda: allreduce_cost(10, 2, itemsize=0), "itemsize"),
+        (lambda: allreduce_time(1, 2, 1, latency_s=-1e-6), "latency_s"),
+        (lambda: allgather_time(1, 2, 1, latency_s=float("nan")), "latency_s"),
+        (lambda: sfb_gather_bytes([4, -1], 3, 3), "rows per rank"),
+        (lambda: sparse_gather_bytes([1], 0), "embedding_dim"),
+        (lambda: sfb_cost(4, 4, 1, True), "world_size"),
     ],
 )
 def test_bad_numbers_name_the_offending_argument(call, fragment):
