@@ -18,6 +18,8 @@
   ``initial=`` and ``where=``), ``add``/``multiply`` accumulate as ``cumsum``/``cumprod``, every
   ``outer`` is a broadcast; the others run on the evaluated values in CuPy or NumPy and come back
   as stitchlab arrays.
+* ``axes=``, ``axis=`` and ``keepdims=`` of the ufuncs with a signature (``matmul``, ``vecdot``,
+  ``matvec``, ``vecmat``), as NumPy's gufuncs take them (:mod:`stitchlab.frontend.gufunc`).
 * ``nin``, ``nout``, ``nargs``, ``identity``, ``signature``, ``types``, ``ntypes``: NumPy's.
 
 ``np.add(x, y, out=z)`` on stitchlab arrays (NumPy's ``__array_ufunc__``) takes the same path
@@ -236,8 +238,16 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
                 args = (np.asarray(args[0]),)
             loop = self._loop(args, outs, dtype, signature, casting)
             args = self._cast_inputs(args, loop)
+        place = None
+        if self.signature is not None and {"axes", "axis", "keepdims"} & kwargs.keys():
+            from .gufunc import with_core_axes
+
+            args, place = with_core_axes(name, self.signature, args, kwargs.pop("axes", None),
+                                         kwargs.pop("axis", None), bool(kwargs.pop("keepdims", False)))
         result = self._func(*args, **kwargs)
         results = result if self.nout > 1 else (result,)
+        if place is not None:
+            results = place(results)
         if loop is not None:  # (the loop's output dtypes; stitchlab's function gives them already but for bfloat16 quirks)
             results = tuple(r if r.dtype == d else r.astype(d) for r, d in zip(results, loop[self.nin:], strict=True))
         if outs is None:
