@@ -37,6 +37,14 @@ def c_order(call: str, order: Any, allowed: tuple[Any, ...] = ("C", "A", "K", No
                         f"{way or 'leave order out'} (or order='C')")
 
 
+def _method_axis(method: str, axis: Any) -> None:
+    """NumPy's ``TypeError`` for ``x.sort(axis=None)`` and ``x.partition(kth, axis=None)``: the
+    in-place methods take an integer axis (the functions ``sl.sort``/``sl.partition`` flatten)."""
+    if axis is None:
+        raise TypeError(f"x.{method}() takes an integer axis, not None (the in-place method cannot flatten); "
+                        f"use sl.{method}(x, axis=None) for the flattened result")
+
+
 class _TypeLevel:
     """``__array_ufunc__`` as NumPy finds it, on the type: the method. Read from an instance it
     is None, and that is how CuPy reads it: ``cupy_array + x`` then defers to ``x.__radd__`` and
@@ -567,9 +575,12 @@ class LazyArray:
         return library.argsort(self, axis, kind, order, stable=stable)
 
     def sort(self, axis: Any = -1, kind: Any = None, order: Any = None, *, stable: Any = None) -> None:
-        """Sort along ``axis`` (NumPy's ``ndarray.sort``): ``x`` then stands for the sorted value."""
+        """Sort along ``axis`` (NumPy's ``ndarray.sort``): ``x`` then stands for the sorted value.
+        ``axis`` is an integer: the method sorts in place, so there is no flattened ``axis=None``
+        (NumPy's ``TypeError``; ``sl.sort(x, axis=None)`` returns the flattened sort)."""
         from . import library
 
+        _method_axis("sort", axis)
         self._rebind(library.sort(self, axis, kind, order, stable=stable)._node)
 
     def dot(self, b: Any, out: Any = None) -> LazyArray:
@@ -588,9 +599,11 @@ class LazyArray:
         return selection.choose(self, choices, out, mode)
 
     def partition(self, kth: Any, axis: Any = -1, kind: str = "introselect", order: Any = None) -> None:
-        """NumPy's ``ndarray.partition``: ``x`` then stands for the partitioned value."""
+        """NumPy's ``ndarray.partition``: ``x`` then stands for the partitioned value (``axis`` an
+        integer, as for :meth:`sort`)."""
         from . import library
 
+        _method_axis("partition", axis)
         self._rebind(library.partition(self, kth, axis, kind, order)._node)
 
     def argpartition(self, kth: Any, axis: Any = -1, kind: str = "introselect", order: Any = None) -> LazyArray:

@@ -28,7 +28,7 @@ __all__ = [
     "searchsorted", "digitize", "interp", "partition", "argpartition", "lexsort",
 ]
 
-_SORT_KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
+_SORT_KIND_LETTERS = "qhms"  # NumPy reads a sort kind by its first letter, either case: quick, heap, merge, stable
 
 
 def on_device(a: Any) -> bool:
@@ -422,16 +422,31 @@ def _partitioned(name: str, a: Any, kth: Any, axis: Any, kind: str, order: Any) 
     if ks.dtype.kind not in "iu":
         raise TypeError("Partition index must be integer")
     for k in ks.reshape(-1).tolist():
-        if n and not -n <= k < n:  # (an empty axis has nothing to partition: NumPy takes any kth)
+        if x.size and not -n <= k < n:  # (an empty array has nothing to partition: NumPy takes any kth)
             raise ValueError(f"kth(={k if k >= 0 else k + n}) out of bounds ({n})")
     return x
 
 
-def _sort(opname: str, a: Any, axis: Any, kind: Any, order: Any, stable: Any) -> LazyArray:
-    if kind not in _SORT_KINDS:
-        raise ValueError(f"sort kind must be one of 'quick', 'heap', or 'stable' (got {kind!r})")
+def _check_sort_kind(kind: Any, stable: Any) -> None:
+    """NumPy's checks of ``sort``'s ``kind`` and ``stable``: ``kind`` None or a string (or bytes)
+    whose first letter, either case, is that of quicksort, heapsort, mergesort or stable (NumPy
+    takes ``"q"`` and ``"Quick"`` as it takes ``"quicksort"``); not both ``kind`` and ``stable``."""
+    if kind is not None:
+        if isinstance(kind, bytes):
+            kind = kind.decode("latin-1")
+        if not isinstance(kind, str):
+            raise TypeError(f"sort kind must be str, not {type(kind).__name__} (got {kind!r}); give 'quicksort', "
+                            f"'mergesort', 'heapsort' or 'stable'")
+        if not kind or kind[0].lower() not in _SORT_KIND_LETTERS:
+            raise ValueError(f"sort kind must be one of 'quick', 'heap', or 'stable' (got {kind!r})")
+        if stable is not None:
+            raise ValueError("`kind` and keyword parameters can't be provided at the same time. Use only one of them.")
     if stable not in (None, True, False):
         raise ValueError(f"stable must be None, True or False (got {stable!r})")
+
+
+def _sort(opname: str, a: Any, axis: Any, kind: Any, order: Any, stable: Any) -> LazyArray:
+    _check_sort_kind(kind, stable)
     if order is not None:
         raise ValueError(f"{opname}: order= applies to structured arrays, which stitchlab does not have")
     x = asarray(a)
@@ -490,7 +505,9 @@ def lexsort(keys: Any, axis: int = -1) -> LazyArray:
         raise TypeError("need sequence of keys with len > 0 in lexsort")
     if any(k.shape != seq[0].shape for k in seq):
         raise ValueError("all keys need to be the same shape")
-    if seq[0].ndim == 0:
+    if seq[0].ndim == 0:  # (NumPy's: the one position, along axis 0 or -1 only)
+        if build.zero_d_axis(operator.index(axis), 0, None) is not None:
+            raise np.exceptions.AxisError(f"axis {axis} is out of bounds for array of dimension 0")
         return asarray(np.int64(0))
     ax = build.normalize_axis(operator.index(axis), seq[0].ndim)
     order = argsort(seq[0], axis=ax)

@@ -1,0 +1,97 @@
+"""Sorting, searching, counting and index utilities against NumPy 2: the cases a differential
+fuzz found apart (argument spellings NumPy takes, its order of checks, empty and 0-d data, NaN
+in ``digitize``'s bins). Each test runs the same call on NumPy and on stitchlab and compares the
+result (dtype, shape, values) or the exception type."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import stitchlab as sl
+
+
+def on_device(value: Any) -> Any:
+    """``value`` with its NumPy arrays (also inside a list or tuple) as stitchlab arrays."""
+    if isinstance(value, np.ndarray):
+        return sl.asarray(value)
+    if isinstance(value, (list, tuple)) and any(isinstance(v, np.ndarray) for v in value):
+        return type(value)(on_device(v) for v in value)
+    return value
+
+
+def fetched(value: Any) -> Any:
+    if isinstance(value, (tuple, list)):
+        return [fetched(v) for v in value]
+    return sl.asnumpy(value) if isinstance(value, sl.LazyArray) else np.asarray(value)
+
+
+def assert_same(got: Any, want: Any) -> None:
+    if isinstance(want, (tuple, list)):
+        assert isinstance(got, (tuple, list)) and len(got) == len(want)
+        for g, w in zip(got, want, strict=True):
+            assert_same(g, w)
+        return
+    got, want = fetched(got), np.asarray(want)
+    assert (got.dtype, got.shape) == (want.dtype, want.shape)
+    np.testing.assert_array_equal(got, want)
+
+
+def both(np_call: Callable[..., Any], sl_call: Callable[..., Any], *args: Any, device: bool = True, **kwargs: Any) -> None:
+    """``sl_call`` gives NumPy's result, or raises the exception type NumPy raises. ``device``:
+    the NumPy arrays among the arguments go to stitchlab as stitchlab arrays (else as they are)."""
+    try:
+        want = np_call(*args, **kwargs)
+    except Exception as error:  # noqa: BLE001 - any NumPy error is the one to match
+        with pytest.raises(type(error)):
+            fetched(sl_call(*(on_device(a) if device else a for a in args),
+                            **{k: on_device(v) if device else v for k, v in kwargs.items()}))
+        return
+    got = sl_call(*(on_device(a) if device else a for a in args), **{k: on_device(v) if device else v for k, v in kwargs.items()})
+    assert_same(got, want)
+
+
+# sort, argsort, partition, lexsort
+
+
+@pytest.mark.parametrize("kind", ["q", "quick", "Quick", "s", "merge", "H", b"mergesort", "", "x", 3, "stable"])
+@pytest.mark.parametrize("name", ["sort", "argsort"])
+def test_sort_kind_is_read_as_numpy_reads_it(name: str, kind: Any) -> None:
+    a = np.array([3.0, np.nan, -1.0, 2.0, -1.0])
+    if name == "argsort":  # (stitchlab's ties are always in index order: compare with NumPy's stable)
+        both(lambda x, kind: np.argsort(x, kind=kind) * 0 + np.argsort(x, kind="stable"), sl.argsort, a, kind=kind)
+    else:
+        both(np.sort, sl.sort, a, kind=kind)
+
+
+def test_sort_kind_and_stable_together_are_refused() -> None:
+    both(np.sort, sl.sort, np.array([2, 1]), kind="stable", stable=True)
+    both(np.argsort, sl.argsort, np.array([2, 1]), kind="quicksort", stable=False)
+
+
+@pytest.mark.parametrize("method, args", [("sort", ()), ("partition", (1,))])
+def test_in_place_sort_and_partition_methods_refuse_axis_none(method: str, args: tuple[Any, ...]) -> None:
+    a = np.array([[3, 1], [2, 0]])
+    with pytest.raises(TypeError):
+        getattr(a.copy(), method)(*args, axis=None)
+    x = sl.asarray(a)
+    with pytest.raises(TypeError):
+        getattr(x, method)(*args, axis=None)
+    assert_same(x, a)  # (untouched)
+
+
+@pytest.mark.parametrize("shape, kth, axis", [((0, 3), 5, 1), ((0, 3), -9, 1), ((1, 0, 3), 3, -1), ((2, 0), 5, 0),
+                                              ((4, 2, 0), -5, 0), ((0, 3), 7, None), ((3,), 3, None)])
+@pytest.mark.parametrize("name", ["partition", "argpartition"])
+def test_partition_of_empty_data_takes_any_kth(name: str, shape: tuple[int, ...], kth: int, axis: Any) -> None:
+    a = np.zeros(shape, np.float32)
+    both(lambda *a, **k: getattr(np, name)(*a, **k).shape, lambda *a, **k: getattr(sl, name)(*a, **k).shape,
+         a, kth, axis=axis)
+
+
+@pytest.mark.parametrize("axis", [0, -1, 1, -2, 5])
+def test_lexsort_of_0d_keys_checks_the_axis(axis: int) -> None:
+    both(np.lexsort, sl.lexsort, [np.array(4), np.array(1.5)], axis=axis)
