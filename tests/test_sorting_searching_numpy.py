@@ -95,3 +95,41 @@ def test_partition_of_empty_data_takes_any_kth(name: str, shape: tuple[int, ...]
 @pytest.mark.parametrize("axis", [0, -1, 1, -2, 5])
 def test_lexsort_of_0d_keys_checks_the_axis(axis: int) -> None:
     both(np.lexsort, sl.lexsort, [np.array(4), np.array(1.5)], axis=axis)
+
+
+# searchsorted and digitize
+
+
+@pytest.mark.parametrize("side", ["left", "right", b"right", "L", "r", "RIGHT", "", None, 1])
+def test_searchsorted_side_is_checked_as_numpy(side: Any) -> None:
+    a, v = np.array([1, 2, 2, 3]), np.array([2, 0, 5])
+    both(np.searchsorted, sl.searchsorted, a, v, side=side)
+    both(lambda a, v, **k: a.searchsorted(v, **k), lambda a, v, **k: a.searchsorted(v, **k), a, v, side=side)
+
+
+SORTERS = [np.array([1, 2, 0]), [1, 2, 0], np.array([1, 2, 0], np.int32), np.array([2, 0, 1, 1]),
+           np.array([[1, 2, 0]]), np.array([1.0, 2.0, 0.0]), [True, False, True], np.array([1, 2, 3]),
+           np.array([-1, 0, 1]), [], np.array([], np.int64)]
+
+
+@pytest.mark.parametrize("sorter", SORTERS, ids=repr)
+@pytest.mark.parametrize("v", [np.array([2.5, -1.0, 9.0]), np.zeros((2, 0))], ids=["values", "no-values"])
+def test_searchsorted_sorter_is_checked_as_numpy(sorter: Any, v: np.ndarray) -> None:
+    """NumPy's sorter: 1-d integers (``TypeError``), of ``a``'s size (``ValueError``), positions in
+    range when something is looked up (``ValueError``; with nothing to look up none is read)."""
+    a = np.array([3.0, 1.0, 2.0])
+    both(np.searchsorted, sl.searchsorted, a, v, sorter=sorter, device=False)
+    s = np.asarray(sorter)
+    if s.size == 0 or s.dtype.kind not in "iu" or s.shape != (3,) or np.array_equal(np.sort(s), [0, 1, 2]):
+        # (a device sorter's positions are checked when its gather runs: an IndexError there)
+        both(np.searchsorted, sl.searchsorted, a, v, sorter=sorter if isinstance(sorter, list) else s)
+
+
+def test_searchsorted_on_device_sorter() -> None:
+    a = np.array([3.0, 1.0, 2.0, np.nan, 0.5])
+    sorter = np.argsort(a)
+    both(np.searchsorted, sl.searchsorted, a, np.array([0.0, 1.5, 3.0, np.nan, np.inf]), sorter=sorter, side="right")
+    with pytest.raises(TypeError):  # (checked before anything runs, as NumPy)
+        sl.searchsorted(sl.asarray(a), 1.0, sorter=sl.asarray(sorter.astype(np.float64)))
+    with pytest.raises(ValueError):
+        sl.searchsorted(sl.asarray(a), 1.0, sorter=sl.asarray(sorter[:-1]))

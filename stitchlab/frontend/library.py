@@ -952,17 +952,46 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Lazy
     """Where the elements of ``v`` would go in the sorted 1-d ``a`` to keep it sorted (NumPy's
     ``searchsorted``: ``side="left"`` the first such position, ``"right"`` the last; NaN sorts
     last; ``sorter`` the positions that sort ``a``). int64, ``v``'s shape; a plan step of its own
-    (``cupy.searchsorted``).
+    (``cupy.searchsorted``). ``side`` and ``sorter`` are checked as NumPy checks them: ``sorter`` a
+    1-d integer array of ``a``'s size, with positions in range (host sorters when called, its
+    ``ValueError``; a stitchlab sorter's positions when the gather through it runs, ``IndexError``).
 
     Example:
         >>> import numpy as np, stitchlab as sl
         >>> sl.searchsorted(sl.asarray(np.array([1.0, 2.0, 2.0, 5.0])), [2.0, 3.0], side="right").get()
         array([3, 3])
     """
-    x = asarray(a)
+    if isinstance(side, bytes):
+        side = side.decode("latin-1")
+    if not isinstance(side, str):
+        raise TypeError(f"search side must be str, not {type(side).__name__} (got {side!r}); give 'left' or 'right'")
+    if side not in ("left", "right"):  # (before the sorter's checks, as NumPy)
+        raise ValueError(f"search side must be 'left' or 'right' (got {side!r})")
+    x, values = asarray(a), asarray(v)
     if sorter is not None:
-        x = take(x, sorter)
-    return LazyArray(build.searchsorted(x._node, asarray(v)._node, side))
+        x = _sorted_by(x, sorter, values.size)
+    return LazyArray(build.searchsorted(x._node, values._node, side))
+
+
+def _sorted_by(x: LazyArray, sorter: Any, searched: int) -> LazyArray:
+    """``x`` (1-d) read through ``searchsorted``'s ``sorter``, after NumPy's checks: a 1-d integer
+    array (``TypeError``) of ``x``'s size (``ValueError``) whose positions, when ``searched`` (the
+    number of values looked for) is not 0, are in ``[0, x.size)`` (``ValueError``; host sorters
+    only: a device sorter's positions are checked when the gather runs, its ``IndexError``)."""
+    s = asarray(sorter) if on_device(sorter) else np.asarray(sorter)
+    if s.ndim != 1:
+        raise TypeError(f"could not parse sorter argument: it must be 1-d (got shape {s.shape}), "
+                        f"e.g. sl.argsort(a) of the 1-d a")
+    if s.dtype.kind not in "iu":
+        raise TypeError(f"sorter must only contain integers (got dtype {s.dtype}), e.g. sl.argsort(a)")
+    if s.shape[0] != x.size:
+        raise ValueError(f"sorter.size must equal a.size (got {s.shape[0]} and {x.size})")
+    if searched == 0:
+        return x  # (nothing is looked up: NumPy reads no position of the sorter)
+    if isinstance(s, np.ndarray) and s.size and (s.min() < 0 or s.max() >= x.size):
+        bad = s[(s < 0) | (s >= x.size)][0]
+        raise ValueError(f"Sorter index out of range: {bad} is not a position in a of size {x.size}")
+    return take(x, s if isinstance(s, np.ndarray) else sorter)
 
 
 def digitize(x: Any, bins: Any, right: bool = False) -> LazyArray:
