@@ -1000,7 +1000,8 @@ def digitize(x: Any, bins: Any, right: bool = False) -> LazyArray:
     decreasing ones. A :func:`searchsorted` step. Host ``bins`` (a list, a NumPy array) are
     checked to be monotonic, as NumPy does; stitchlab or CuPy ``bins`` are not (that would read
     them back, so, as in CuPy, bins that are not monotonic give unspecified bins), and their
-    direction is taken on the device from their first and last elements.
+    direction is found on the device. Either way the direction is NumPy's: that of the first edge
+    that differs from ``bins[0]`` (a NaN differs), so sorted bins with NaNs last are increasing.
 
     Example:
         >>> import numpy as np, stitchlab as sl
@@ -1014,22 +1015,39 @@ def digitize(x: Any, bins: Any, right: bool = False) -> LazyArray:
         lazy = asarray(bins)
         _bins_are_1d(lazy.ndim)
         n = lazy.shape[0]
-        if n == 0:
+        if n < 2:
             return searchsorted(lazy, x, side=side)
-
-        increasing = lazy[0] <= lazy[-1]  # (as NumPy: equal ends count as increasing)
+        # NumPy's direction: that of the first edge that differs from bins[0] (a NaN differs;
+        # all equal counts as increasing)
+        differs = lazy[1:] != lazy[0]
+        increasing = ~differs.any() | (lazy[0] < take(lazy[1:], differs.argmax()))
         found = searchsorted(where(increasing, lazy, lazy[::-1]), x, side=side)
         return where(increasing, found, n - found)
     b = np.asarray(bins)
     _bins_are_1d(b.ndim)
-    with np.errstate(invalid="ignore"):
-        d = np.diff(b)
-    increasing, decreasing = bool(np.all(d >= 0)), bool(np.all(d <= 0))
-    if not (increasing or decreasing):
-        raise ValueError("bins must be monotonically increasing or decreasing")
-    if increasing:
+    direction = _monotonic_direction(b)
+    if direction == 0:
+        raise ValueError(f"bins must be monotonically increasing or decreasing (got {b!r})")
+    if direction > 0:
         return searchsorted(b, x, side=side)
     return len(b) - searchsorted(b[::-1].copy(), x, side=side)
+
+
+def _monotonic_direction(b: np.ndarray) -> int:
+    """NumPy's check of ``digitize``'s host ``bins`` (its ``_monotonicity``): 1 for increasing, -1
+    for decreasing, 0 for neither. As NumPy, the direction is that of the first edge that differs
+    from ``b[0]`` (all equal, or none: increasing), the later edges may not turn back, and NaN
+    compares false (so a NaN never turns back: sorted bins with NaNs last are increasing)."""
+    if b.dtype.kind not in "biu":  # (NumPy compares as float64; whole numbers compare exactly here)
+        b = b.astype(np.float64)
+    differs = np.flatnonzero(b[1:] != b[0]) if b.size else b
+    if differs.size == 0:
+        return 1
+    i = differs[0] + 1
+    with np.errstate(invalid="ignore"):
+        if b[0] < b[i]:
+            return 0 if np.any(b[i:-1] > b[i + 1:]) else 1
+        return 0 if np.any(b[i:-1] < b[i + 1:]) else -1
 
 
 def _bins_are_1d(ndim: int) -> None:
