@@ -158,3 +158,19 @@ def test_digitize_reads_nan_bins_as_numpy(bins: list[float], right: bool) -> Non
 @pytest.mark.parametrize("bins", [[], [5.0], [1, 1, 1], [2, 1, 0], [0, 1, 2], [1, 2, 1], [1, 1, 0, 0], [0, 0, 1, 0]])
 def test_digitize_host_bins_direction_and_errors(bins: list[float]) -> None:
     both(np.digitize, sl.digitize, np.array([-1, 0, 1, 2, 3]), bins, device=False)
+
+
+# put, take_along_axis, put_along_axis, choose, select
+
+
+@pytest.mark.parametrize("ind, values", [(0, []), (0, [1.0]), ([], [1.0]), ([], [])])
+@pytest.mark.parametrize("mode", ["raise", "wrap", "clip"])
+def test_put_into_an_empty_array_raises_as_numpy(ind: Any, values: Any, mode: str) -> None:
+    def put(np_or_sl: Any) -> Callable[..., Any]:
+        def call(a: Any, ind: Any, v: Any, mode: str) -> Any:
+            a = a.copy() if np_or_sl is np else sl.asarray(a)
+            np_or_sl.put(a, ind, v, mode=mode)
+            return a
+        return call
+
+    both(put(np), put(sl), np.zeros(0), ind, values, mode, device=False)

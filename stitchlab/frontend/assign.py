@@ -412,10 +412,12 @@ def put(a: Any, ind: Any, v: Any, mode: str = "raise") -> None:
     idx: Any = ravel(asarray(ind)) if host is None else host.ravel()
     build.check_index_dtype(idx.dtype)
     values = ravel(_converted(x, v))
-    if values.size == 0 or idx.size == 0:
+    if idx.size == 0:
         return
-    if n == 0:
+    if n == 0:  # (NumPy's order: positions into an empty array raise, values or none)
         raise IndexError("cannot replace elements of an empty array")
+    if values.size == 0:
+        return
     if mode == "wrap":
         idx = idx.astype(np.int64) % n
     elif mode == "clip":
