@@ -174,3 +174,28 @@ def test_put_into_an_empty_array_raises_as_numpy(ind: Any, values: Any, mode: st
         return call
 
     both(put(np), put(sl), np.zeros(0), ind, values, mode, device=False)
+
+
+def _put_along_axis(np_or_sl: Any) -> Callable[..., Any]:
+    def call(a: Any, indices: Any, values: Any, axis: Any) -> Any:
+        a = a.copy() if isinstance(a, np.ndarray) else a
+        np_or_sl.put_along_axis(a, indices, values, axis)
+        return a
+    return call
+
+
+@pytest.mark.parametrize("indices", [np.array([True, False, True, False]), np.array([1.0, 2.0]), np.array([3, 0])],
+                         ids=["bool", "float", "int"])
+def test_put_along_axis_none_takes_integer_positions_only(indices: np.ndarray) -> None:
+    """A boolean array is no mask here: NumPy's ``IndexError`` (stitchlab set the masked elements)."""
+    both(_put_along_axis(np), _put_along_axis(sl), np.arange(4.0), indices, 9.0, None)
+    both(np.take_along_axis, sl.take_along_axis, np.arange(4.0), indices, axis=None)
+
+
+@pytest.mark.parametrize("indices, axis", [(np.array([1, 0]), -3), (np.array([1.0, 0.0]), 0), (np.array([[True]]), 1),
+                                           (np.array([[1, 0]]), 2)], ids=["axis", "float", "bool", "axis2"])
+def test_along_axis_checks_come_in_numpys_order(indices: np.ndarray, axis: int) -> None:
+    """Axis first (``AxisError``), then the positions' type (``IndexError``), then their ndim."""
+    a = np.arange(6).reshape(2, 3)
+    both(np.take_along_axis, sl.take_along_axis, a, indices, axis=axis)
+    both(_put_along_axis(np), _put_along_axis(sl), a, indices, 0, axis)

@@ -448,16 +448,17 @@ def put_along_axis(arr: Any, indices: Any, values: Any, axis: Any) -> None:
     """
     x = _target("put_along_axis", arr)
     host = _host_positions(indices)
-    ndim = host.ndim if host is not None else asarray(indices).ndim
+    ind = host if host is not None else asarray(indices)
     if axis is None:
-        if ndim != 1:
+        if ind.ndim != 1:
             raise ValueError("when axis=None, `indices` must have a single dimension.")
+        build.check_index_dtype(ind.dtype, along_axis=True)  # (a bool array is no mask here)
         x._rebind(build.reshape(assign(ravel(x), indices, values), x.shape))
         return
-    if ndim != x.ndim:
+    axis = build.normalize_axis(axis, x.ndim)  # (NumPy's order of checks: axis, the positions' type, ndim)
+    build.check_index_dtype(ind.dtype, along_axis=True)
+    if ind.ndim != x.ndim:
         raise ValueError("`indices` and `arr` must have the same number of dimensions")
-    axis = build.normalize_axis(axis, x.ndim)
-    build.check_index_dtype(host.dtype if host is not None else asarray(indices).dtype, along_axis=True)
     key = tuple(indices if d == axis else np.arange(n).reshape((-1,) + (1,) * (x.ndim - d - 1))
                 for d, n in enumerate(x.shape))
     x._rebind(assign(x, key, values))

@@ -120,16 +120,16 @@ def take_along_axis(arr: Any, indices: Any, axis: Any = -1) -> LazyArray:
     """
     x = asarray(arr)
     host = _host_positions(indices)
-    ndim = host.ndim if host is not None else asarray(indices).ndim
+    ind = host if host is not None else asarray(indices)
     if axis is None:
-        if ndim != 1:
+        if ind.ndim != 1:
             raise ValueError("when axis=None, `indices` must have a single dimension.")
         x, axis = ravel(x), 0
-    if ndim != x.ndim:
+    axis = build.normalize_axis(axis, x.ndim)  # (NumPy's order of checks: axis, the positions' type, ndim)
+    build.check_index_dtype(ind.dtype, along_axis=True)
+    if ind.ndim != x.ndim:
         raise ValueError("`indices` and `arr` must have the same number of dimensions")
-    axis = build.normalize_axis(axis, x.ndim)
     if host is not None:
-        build.check_index_dtype(host.dtype, along_axis=True)
         return LazyArray(build.take_along_axis(x._node, _checked_leaf(x, host, axis, indexing=True), axis, checked=True))
     return LazyArray(build.take_along_axis(x._node, asarray(indices)._node, axis, checked=False))
 
