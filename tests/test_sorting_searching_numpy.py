@@ -199,3 +199,12 @@ def test_along_axis_checks_come_in_numpys_order(indices: np.ndarray, axis: int) 
     a = np.arange(6).reshape(2, 3)
     both(np.take_along_axis, sl.take_along_axis, a, indices, axis=axis)
     both(_put_along_axis(np), _put_along_axis(sl), a, indices, 0, axis)
+
+
+@pytest.mark.parametrize("index, choices", [(np.array([True]), np.zeros((1, 0), np.uint32)),
+                                            (np.array([5]), [np.zeros((0, 1))]),
+                                            (np.array([[3], [-1]]), [np.zeros((2, 0)), np.ones(0)]),
+                                            (np.array([5]), [np.zeros((2, 1))])])
+def test_choose_of_an_empty_result_reads_no_entry(index: np.ndarray, choices: Any) -> None:
+    both(np.choose, sl.choose, index, choices)
+    both(np.choose, sl.choose, index, choices, device=False)

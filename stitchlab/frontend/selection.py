@@ -644,7 +644,11 @@ def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> LazyAr
     if kind not in "iub":
         raise TypeError(f"Cannot cast array data from dtype({str(index.dtype)!r}) to dtype('int64') according to the "
                         f"rule 'safe'; choose takes integer positions (round them first, e.g. a.astype(int))")
-    if mode == "raise" and isinstance(index, np.ndarray):  # host entries: checked here, as NumPy does
+    values = [o if isinstance(o, (bool, int, float)) else asarray(o) for o in options]
+    shape = build.broadcast_shapes(np.shape(index), *(np.shape(v) for v in values))
+    if mode == "raise" and not math.prod(shape):  # (an empty result reads no entry: NumPy checks none)
+        index = asarray(index).astype(np.int64)
+    elif mode == "raise" and isinstance(index, np.ndarray):  # host entries: checked here, as NumPy does
         if ((index < 0) | (index >= n)).any():
             raise ValueError("invalid entry in choice array")
         index = asarray(index).astype(np.int64)
@@ -656,10 +660,8 @@ def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> LazyAr
         index = asarray(index).astype(np.int64) % n
     else:
         index = clip(asarray(index).astype(np.int64), 0, n - 1)
-    values = [o if isinstance(o, (bool, int, float)) else asarray(o) for o in options]
     dtype = result_type(*values)
     lazy = [v.astype(dtype) if isinstance(v, LazyArray) else LazyArray(build.const(v, dtype)) for v in values]
-    shape = build.broadcast_shapes(index.shape, *(v.shape for v in lazy))
     result = lazy[-1]
     for i in reversed(range(n - 1)):
         result = where(index == i, lazy[i], result)
