@@ -208,3 +208,9 @@ def test_along_axis_checks_come_in_numpys_order(indices: np.ndarray, axis: int) 
 def test_choose_of_an_empty_result_reads_no_entry(index: np.ndarray, choices: Any) -> None:
     both(np.choose, sl.choose, index, choices)
     both(np.choose, sl.choose, index, choices, device=False)
+
+
+def test_select_broadcasts_before_it_checks_the_conditions() -> None:
+    both(np.select, sl.select, [np.array([], bool), np.array([], np.int64)], [np.array([], np.uint32), 1],
+         default=np.array([1, 2, 3]))
+    both(np.select, sl.select, [np.array([True]), np.array([1, 0])], [np.array([1, 2]), np.array([1, 2, 3])])

@@ -1215,15 +1215,19 @@ def select(condlist: Any, choicelist: Any, default: Any = 0) -> LazyArray:
     if not conds:
         raise ValueError("select with an empty condition list is not possible")
     cs = [asarray(c) for c in conds]
-    for i, c in enumerate(cs):
-        if c.dtype != np.bool_:
-            raise TypeError(f"invalid entry {i} in condlist: should be boolean ndarray (got dtype {c.dtype}); "
-                            f"compare first, e.g. x > 0")
     # NumPy's: a Python int or float (not a bool) is weak in the result dtype, then an int64 or
     # float64 array (uint64 beyond int64) written into the result with copyto's same_kind rule;
     # the default fills the result with an unsafe cast
     weak = [v if type(v) in (int, float) else asarray(v) for v in [*choices, default]]
     dtype = build.result_type(*(v._node if isinstance(v, LazyArray) else v for v in weak))
+    # (NumPy's order of checks: the conditions broadcast together, the choices and default
+    # together, then the conditions' dtype)
+    build.broadcast_shapes(*(c.shape for c in cs))
+    build.broadcast_shapes(*(np.shape(v) for v in weak))
+    for i, c in enumerate(cs):
+        if c.dtype != np.bool_:
+            raise TypeError(f"invalid entry {i} in condlist: should be boolean ndarray (got dtype {c.dtype}); "
+                            f"compare first, e.g. x > 0")
     vs = []
     for i, v in enumerate(weak[:-1]):
         if not isinstance(v, LazyArray):
