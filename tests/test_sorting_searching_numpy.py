@@ -214,3 +214,32 @@ def test_select_broadcasts_before_it_checks_the_conditions() -> None:
     both(np.select, sl.select, [np.array([], bool), np.array([], np.int64)], [np.array([], np.uint32), 1],
          default=np.array([1, 2, 3]))
     both(np.select, sl.select, [np.array([True]), np.array([1, 0])], [np.array([1, 2]), np.array([1, 2, 3])])
+
+
+# unravel_index, ravel_multi_index, ix_, indices
+
+
+@pytest.mark.parametrize("positions", [np.array([True, False]), np.array(True), np.ones((2, 2), bool)], ids=repr)
+@pytest.mark.parametrize("shape", [(2, 3), (3,), (5, 0)])
+def test_unravel_index_takes_bool_positions(positions: np.ndarray, shape: tuple[int, ...]) -> None:
+    both(np.unravel_index, sl.unravel_index, positions, shape)
+
+
+@pytest.mark.parametrize("mode", ["raise", "wrap", "clip"])
+def test_ravel_multi_index_takes_bool_coordinates(mode: str) -> None:
+    both(np.ravel_multi_index, sl.ravel_multi_index, (np.array([True, False]), np.array([1, 0])), (2, 3), mode=mode)
+
+
+@pytest.mark.parametrize("coords", [(np.array([0]), np.array([0])), (np.array([1, 0, 2]), np.array([2, 0, 1])),
+                                    (np.array([], np.int64), np.array([], np.int64))], ids=["one", "three", "none"])
+@pytest.mark.parametrize("mode", ["raise", "wrap", "clip", ("clip", "wrap")])
+def test_ravel_multi_index_into_zero_size_dims(coords: tuple[np.ndarray, ...], mode: Any) -> None:
+    both(np.ravel_multi_index, sl.ravel_multi_index, coords, (0, 3), mode=mode)
+
+
+@pytest.mark.parametrize("order", ["C", "F", "A", "K", None, "x"])
+@pytest.mark.parametrize("dtype", [np.int64, np.float64])
+def test_unravel_and_ravel_check_order_as_numpy(order: Any, dtype: type) -> None:
+    both(np.unravel_index, sl.unravel_index, np.array([1, 4]).astype(dtype), (2, 3), order=order)
+    both(np.ravel_multi_index, sl.ravel_multi_index, (np.array([1, 0]).astype(dtype), np.array([2, 1])), (2, 3),
+         order=order)

@@ -477,9 +477,7 @@ def _positions_checked(what: str, arrays: list[Any], bound: Any, message: str) -
     if not _on_device(arrays):
         return None
     lazy = [asarray(a) for a in arrays]
-    for a in lazy:
-        if a.dtype.kind not in "iu":
-            raise TypeError("only int indices permitted")
+    _positions_typed(lazy)
     if all(_argmax_within(a._node, n) for a, n in zip(lazy, bound, strict=True)):
         return [a._node for a in lazy], None  # in range by construction: nothing to evaluate
     bufs, xp = _evaluated(what, *lazy, why="its positions are checked against the shape on the host (NumPy's ValueError)")
@@ -488,6 +486,29 @@ def _positions_checked(what: str, arrays: list[Any], bound: Any, message: str) -
         if bool(bad.any()):  # (a host sync, as NumPy's check)
             raise ValueError(message.format(int(buf[bad].ravel()[0])))
     return bufs, xp
+
+
+def _array_order(order: Any) -> None:
+    """NumPy's ``ValueError`` for an ``order`` that is no array order at all."""
+    if order not in ("C", "F", "A", "K", None):
+        raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
+
+
+def _c_or_f(order: Any) -> str:
+    """``order`` of :func:`unravel_index` or :func:`ravel_multi_index` as ``"C"`` or ``"F"``
+    (``None``: ``"C"``); NumPy's ``ValueError`` for anything else, ``"A"`` and ``"K"`` included."""
+    _array_order(order)
+    if order in ("A", "K"):
+        raise ValueError(f"only 'C' or 'F' order is permitted (got {order!r})")
+    return order or "C"
+
+
+def _positions_typed(arrays: list[LazyArray]) -> None:
+    """NumPy's ``TypeError`` for positions that do not cast safely to intp: integer or bool only."""
+    for a in arrays:
+        if a.dtype.kind not in "biu":
+            raise TypeError(f"only int indices permitted (got dtype {a.dtype}); round them first, "
+                            f"e.g. x.astype(np.int64)")
 
 
 def _on_device(arrays: list[Any]) -> bool:
@@ -532,15 +553,17 @@ def unravel_index(indices: Any, shape: Any, order: str = "C") -> tuple[LazyArray
         >>> tuple(int(c.get()) for c in sl.unravel_index(sl.argmax(x), x.shape))
         (0, 1)
     """
-    if order not in ("C", "F"):
-        raise ValueError("only 'C' or 'F' order is permitted")
     dims = _dims(shape, "unravel_index")
+    if not _on_device([indices]):
+        return tuple(asarray(np.asarray(c, np.int64)) for c in np.unravel_index(indices, dims, order=order))
+    _array_order(order)  # (NumPy's order of checks: dims, order's spelling, the positions' type, C or F)
+    _positions_typed([asarray(indices)])
+    order = _c_or_f(order)
     size = math.prod(dims)
     if not dims and np.ndim(indices):
         raise ValueError("multiple indices are not supported for 0d arrays")
     checked = _positions_checked("unravel_index", [indices], [size], f"index {{}} is out of bounds for array with size {size}")
-    if checked is None:
-        return tuple(asarray(np.asarray(c, np.int64)) for c in np.unravel_index(indices, dims, order=order))
+    assert checked is not None
     (buf,), xp = checked
     flat = (_leaf_on(asarray(indices), buf) if xp is not None else LazyArray(buf)).astype(np.int64)
     out: list[LazyArray] = []
@@ -565,19 +588,21 @@ def ravel_multi_index(multi_index: Any, dims: Any, mode: Any = "raise", order: s
         >>> sl.ravel_multi_index((rows, cols), (2, 3)).get()
         array([2, 3, 4])
     """
-    if order not in ("C", "F"):
-        raise ValueError("only 'C' or 'F' order is permitted")
     shape = _dims(dims, "ravel_multi_index")
     coords = list(multi_index)
+    if not _on_device(coords):
+        return asarray(np.asarray(np.ravel_multi_index(tuple(coords), shape, mode=mode, order=order), np.int64))
+    order = _c_or_f(order)
     if len(coords) != len(shape):
         raise ValueError(f"parameter multi_index must be a sequence of length {len(shape)}")
     modes = [mode] * len(shape) if isinstance(mode, str) else list(mode)
     if len(modes) != len(shape) or any(m not in ("raise", "wrap", "clip") for m in modes):
         raise ValueError(f"mode must be 'raise', 'wrap' or 'clip', one or one per axis (got {mode!r})")
-    if not _on_device(coords):
-        return asarray(np.asarray(np.ravel_multi_index(tuple(coords), shape, mode=mode, order=order), np.int64))
-    raised = [k for k, m in enumerate(modes) if m == "raise"]
     lazy = [asarray(c) for c in coords]
+    _positions_typed(lazy)
+    if math.prod(shape) == 0 and math.prod(build.broadcast_shapes(*(c.shape for c in lazy))):
+        raise ValueError(f"cannot unravel if shape has zero entries (is empty): dims {shape} hold no position")
+    raised = [k for k, m in enumerate(modes) if m == "raise"]
     checked = _positions_checked("ravel_multi_index", [lazy[k] for k in raised], [shape[k] for k in raised],
                                  "invalid entry in coordinates array") if raised else None
     if checked is not None and checked[1] is not None:
@@ -588,8 +613,6 @@ def ravel_multi_index(multi_index: Any, dims: Any, mode: Any = "raise", order: s
         strides[k], acc = acc, acc * shape[k]
     out: LazyArray | None = None
     for k, (c, d, m) in enumerate(zip(lazy, shape, modes, strict=True)):
-        if c.dtype.kind not in "iu":
-            raise TypeError("only int indices permitted")
         c = c.astype(np.int64)
         if m == "wrap":
             c = c % d if d else c
