@@ -243,3 +243,10 @@ def test_unravel_and_ravel_check_order_as_numpy(order: Any, dtype: type) -> None
     both(np.unravel_index, sl.unravel_index, np.array([1, 4]).astype(dtype), (2, 3), order=order)
     both(np.ravel_multi_index, sl.ravel_multi_index, (np.array([1, 0]).astype(dtype), np.array([2, 1])), (2, 3),
          order=order)
+
+
+@pytest.mark.parametrize("seq", [np.array([], np.float64), np.array([], np.float32), [], np.array([], bool), [1, 2]],
+                         ids=repr)
+def test_ix_keeps_an_empty_arrays_dtype(seq: Any) -> None:
+    both(np.ix_, sl.ix_, seq)
+    both(np.ix_, sl.ix_, seq, device=False)

@@ -1658,8 +1658,8 @@ def ix_(*args: Any) -> tuple[LazyArray, ...]:
         v = asarray(a)
         if v.ndim != 1:
             raise ValueError("Cross index must be 1 dimensional")
-        if v.size == 0:
-            v = v.astype(np.intp)
+        if v.size == 0 and not isinstance(a, (np.ndarray, LazyArray)):
+            v = v.astype(np.intp)  # (NumPy's: an empty list is no positions, not float64; an array keeps its dtype)
         if v.dtype == np.bool_:
             (v,) = nonzero(v)
         out.append(v.reshape((1,) * k + (v.shape[0],) + (1,) * (nd - k - 1)))
