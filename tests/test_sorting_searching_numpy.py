@@ -250,3 +250,15 @@ def test_unravel_and_ravel_check_order_as_numpy(order: Any, dtype: type) -> None
 def test_ix_keeps_an_empty_arrays_dtype(seq: Any) -> None:
     both(np.ix_, sl.ix_, seq)
     both(np.ix_, sl.ix_, seq, device=False)
+
+
+@pytest.mark.parametrize("dims", [(3,), (2,), (2, 1), (1, 3), ()])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_indices_of_bool_dtype_as_numpy(dims: tuple[int, ...], sparse: bool) -> None:
+    """NumPy's ``arange`` of booleans stops at length 2 (``TypeError``); stitchlab cast 0, 1, 2."""
+    both(np.indices, sl.indices, dims, dtype=bool, sparse=sparse)
+
+
+@pytest.mark.parametrize("start, stop", [(0, 3), (0, 2), (1, 3), (-1, 1), (5, 5)])
+def test_arange_of_bool_dtype_as_numpy(start: int, stop: int) -> None:
+    both(np.arange, sl.arange, start, stop, dtype=bool)

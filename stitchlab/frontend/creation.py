@@ -296,6 +296,9 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> La
     n = max(0, math.ceil((stop - start) / step))
     natural = np.result_type(*(np.asarray(v).dtype for v in (start, stop, step)))
     dt = as_dtype(dtype) if dtype is not None else as_dtype(natural)
+    if dt.kind == "b" and n > 2:
+        raise TypeError(f"arange() is only supported for booleans when the result has at most length 2 (got "
+                        f"length {n}); make integers and compare, e.g. sl.arange(n) > 0")
     # (int64 and uint64 bounds promote to float64; with an integer dtype NumPy counts exactly)
     if is_float(dt) or (natural.kind == "f" and not (
             dt.kind in "iu" and all(isinstance(v, (int, np.integer)) for v in (start, stop, step)))):
