@@ -262,3 +262,22 @@ def test_indices_of_bool_dtype_as_numpy(dims: tuple[int, ...], sparse: bool) -> 
 @pytest.mark.parametrize("start, stop", [(0, 3), (0, 2), (1, 3), (-1, 1), (5, 5)])
 def test_arange_of_bool_dtype_as_numpy(start: int, stop: int) -> None:
     both(np.arange, sl.arange, start, stop, dtype=bool)
+
+
+# packbits, unpackbits, bincount
+
+
+@pytest.mark.parametrize("axis", [None, 0, -1, 1])
+def test_packbits_and_unpackbits_of_0d_data(axis: Any) -> None:
+    both(np.packbits, sl.packbits, np.array(7), axis=axis)
+    both(np.unpackbits, sl.unpackbits, np.array(7, np.uint8), axis=axis)
+
+
+@pytest.mark.parametrize("bitorder", ["big", "little", "l", "lit", "bogus", "L", "B", "x", "", None])
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+def test_unpackbits_reads_bitorder_by_its_first_letter(bitorder: Any, dtype: type) -> None:
+    """NumPy's ``unpackbits`` takes any string that starts with ``l`` or ``b`` (checked before the
+    dtype); ``packbits`` only ``"big"`` and ``"little"``."""
+    a = np.array([1, 6, 255]).astype(dtype)
+    both(np.unpackbits, sl.unpackbits, a, bitorder=bitorder)
+    both(np.packbits, sl.packbits, a, bitorder=bitorder)

@@ -250,18 +250,27 @@ def fromfunction(function: Any, shape: Any, *, dtype: Any = float, like: Any = N
     return function(*(broadcast_to(a, dims) for a in indices(dims, dtype, sparse=True)), **kwargs)
 
 
-def _bit_order(bitorder: str) -> bool:
-    """Whether ``bitorder`` is ``"big"`` (NumPy's ``ValueError`` for anything but big or little)."""
+def _bit_order(bitorder: Any, by_first_letter: bool = False) -> bool:
+    """Whether ``bitorder`` is ``"big"``: NumPy's ``TypeError`` for a non-string and ``ValueError``
+    for anything but ``"big"`` or ``"little"`` (``by_first_letter``, as NumPy's ``unpackbits``
+    reads it: any string starting with ``"b"`` or ``"l"``)."""
+    if not isinstance(bitorder, str):
+        raise TypeError(f"bitorder must be str, not {type(bitorder).__name__} (got {bitorder!r}); give 'big' or 'little'")
+    if by_first_letter:
+        if bitorder[:1] not in ("b", "l"):
+            raise ValueError(f"'order' must begin with 'l' or 'b' (got {bitorder!r}); give 'big' or 'little'")
+        return bitorder[0] == "b"
     if bitorder not in ("big", "little"):
-        raise ValueError("'order' must be either 'little' or 'big'")
+        raise ValueError(f"'order' must be either 'little' or 'big' (got {bitorder!r})")
     return bitorder == "big"
 
 
 def _bit_axis(x: LazyArray, axis: Any) -> tuple[LazyArray, int]:
-    """``x`` flattened for ``axis=None``, and the axis to work along."""
-    if axis is None:
-        return x.reshape(-1), 0
-    return x, build.normalize_axis(axis, x.ndim)
+    """``x`` flattened for ``axis=None`` (0-d data: as one element along axis 0 or -1, as NumPy),
+    and the axis to work along."""
+    if axis is None or x.ndim == 0:
+        x = x.reshape(-1)
+    return x, 0 if axis is None else build.normalize_axis(axis, x.ndim)
 
 
 def packbits(a: Any, axis: Any = None, bitorder: str = "big") -> LazyArray:
@@ -300,7 +309,7 @@ def unpackbits(a: Any, axis: Any = None, count: Any = None, bitorder: str = "big
         >>> sl.unpackbits(sl.asarray(np.array([176], np.uint8))).get()
         array([1, 0, 1, 1, 0, 0, 0, 0], dtype=uint8)
     """
-    big = _bit_order(bitorder)
+    big = _bit_order(bitorder, by_first_letter=True)  # (NumPy's order of checks: bitorder, dtype, axis, count)
     x = asarray(a)
     if x.dtype != np.uint8:
         raise TypeError(f"Expected an input array of unsigned byte data type (got {x.dtype}); "
