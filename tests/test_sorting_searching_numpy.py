@@ -281,3 +281,11 @@ def test_unpackbits_reads_bitorder_by_its_first_letter(bitorder: Any, dtype: typ
     a = np.array([1, 6, 255]).astype(dtype)
     both(np.unpackbits, sl.unpackbits, a, bitorder=bitorder)
     both(np.packbits, sl.packbits, a, bitorder=bitorder)
+
+
+@pytest.mark.parametrize("x, kwargs", [([], {}), ([], {"weights": []}), ([], {"minlength": 3}),
+                                       (np.array([], np.uint8), {"weights": np.array([1.0, 2.0])}),
+                                       (np.array([], np.int64), {"weights": np.array([1.0, 2.0]), "minlength": 2}),
+                                       (np.array([], np.float64), {}), ([[]], {})], ids=repr)
+def test_bincount_of_nothing_as_numpy(x: Any, kwargs: dict[str, Any]) -> None:
+    both(np.bincount, sl.bincount, x, **kwargs)

@@ -361,6 +361,8 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0) -> LazyArray:
         >>> sl.bincount(sl.asarray(np.array([0, 1, 1, 3]))).get()
         array([1, 2, 0, 1])
     """
+    if not _on_device([x]) and not isinstance(x, np.ndarray) and np.size(x) == 0:
+        x = np.zeros(np.shape(x), np.int64)  # (an empty list holds no value to count: NumPy's, not float64)
     v = asarray(x)
     _checked_counts_input(v)
     if v.dtype == np.uint64:  # NumPy 2 casts uint64 to intp: a value past 2**63 - 1 is then negative (its ValueError)
@@ -368,6 +370,8 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0) -> LazyArray:
     minlength = operator.index(minlength)
     if minlength < 0:
         raise ValueError("'minlength' must not be negative")
+    if v.size == 0:  # (NumPy's: nothing counted, int64 zeros, whatever the weights)
+        return _leaf_on(v, np.zeros(minlength, np.int64))
     if weights is None:
         (buf,), xp = _evaluated("bincount", v)
         return _leaf_on(v, xp.bincount(buf, minlength=minlength).astype(np.int64, copy=False))
