@@ -289,3 +289,24 @@ def test_unpackbits_reads_bitorder_by_its_first_letter(bitorder: Any, dtype: typ
                                        (np.array([], np.float64), {}), ([[]], {})], ids=repr)
 def test_bincount_of_nothing_as_numpy(x: Any, kwargs: dict[str, Any]) -> None:
     both(np.bincount, sl.bincount, x, **kwargs)
+
+
+@pytest.mark.parametrize("out_dtype", [np.float64, np.int64, np.float32])
+@pytest.mark.parametrize("axis", [None, 1])
+def test_compress_writes_into_out(axis: Any, out_dtype: type) -> None:
+    """NumPy's ``compress(..., out=)``: the result cast ``unsafe`` into ``out``, which is returned."""
+    a = np.arange(6.0).reshape(2, 3) + 0.5
+    cond = [True, False, True]
+    want_out = np.zeros((2, 2) if axis == 1 else (2,), out_dtype)
+    want = np.compress(cond, a, axis=axis, out=want_out)
+    for out in (sl.zeros(want_out.shape, dtype=out_dtype), np.zeros(want_out.shape, out_dtype)):
+        got = sl.compress(cond, sl.asarray(a), axis=axis, out=out)
+        assert got is out
+        assert_same(out, want)
+    out = sl.zeros(want_out.shape, dtype=out_dtype)
+    assert sl.asarray(a).compress(cond, axis=axis, out=out) is out
+    assert_same(out, want)
+    with pytest.raises(ValueError):
+        np.compress(cond, a, axis=axis, out=np.zeros(7))
+    with pytest.raises(ValueError):
+        sl.compress(cond, sl.asarray(a), axis=axis, out=sl.zeros(7))

@@ -621,11 +621,11 @@ class LazyArray:
 
         return selection.nonzero(self)
 
-    def compress(self, condition: Any, axis: Any = None) -> LazyArray:
+    def compress(self, condition: Any, axis: Any = None, out: Any = None) -> Any:
         """The slices where ``condition`` is true (:func:`stitchlab.compress`; evaluates it)."""
         from . import selection
 
-        return selection.compress(condition, self, axis)
+        return selection.compress(condition, self, axis, out)
 
     def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> LazyArray:
         from . import manipulation

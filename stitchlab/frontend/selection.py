@@ -32,6 +32,7 @@ from .api import clip, concatenate, not_equal, ravel, result_type, where  # type
 from .array import LazyArray
 from .creation import _leaf_on, asarray, full
 from .library import argsort, isin, sort, take
+from .ufunc import stored
 
 __all__ = ["nonzero", "flatnonzero", "argwhere", "extract", "compress", "unique", "unique_all", "unique_counts",
            "unique_inverse", "unique_values", "intersect1d", "union1d", "setdiff1d", "setxor1d", "bincount", "histogram",
@@ -173,10 +174,11 @@ def extract(condition: Any, arr: Any) -> LazyArray:
     return _gather("extract", x, ravel(x), ravel(asarray(condition)), 0)
 
 
-def compress(condition: Any, a: Any, axis: Any = None) -> LazyArray:
+def compress(condition: Any, a: Any, axis: Any = None, out: Any = None) -> Any:
     """The slices of ``a`` along ``axis`` (``None``: of the flattened array) where the 1-d
     ``condition`` is true (NumPy's ``compress``; a shorter condition selects from the start).
-    Evaluates ``condition``; the selection is a gather step.
+    Evaluates ``condition``; the selection is a gather step. ``out``: an array of the result's
+    shape that receives it (cast ``unsafe``, as NumPy's ``compress`` and ``take``) and is returned.
 
     Example:
         >>> import numpy as np, stitchlab as sl
@@ -190,8 +192,10 @@ def compress(condition: Any, a: Any, axis: Any = None) -> LazyArray:
         raise ValueError("condition must be a 1-d array")
     x = asarray(a)
     if build.zero_d_axis(axis, x.ndim, None) is None:  # (axis 0 or -1 of 0-d data: as NumPy, its one element)
-        return _gather("compress", x, ravel(x), c, 0)
-    return _gather("compress", x, x, c, build.normalize_axis(axis, x.ndim))
+        result = _gather("compress", x, ravel(x), c, 0)
+    else:
+        result = _gather("compress", x, x, c, build.normalize_axis(axis, x.ndim))
+    return stored(result, out, "compress")
 
 
 def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, return_counts: bool = False,
