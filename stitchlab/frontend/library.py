@@ -1018,9 +1018,9 @@ def digitize(x: Any, bins: Any, right: bool = False) -> LazyArray:
         if n < 2:
             return searchsorted(lazy, x, side=side)
         # NumPy's direction: that of the first edge that differs from bins[0] (a NaN differs;
-        # all equal counts as increasing)
-        differs = lazy[1:] != lazy[0]
-        increasing = ~differs.any() | (lazy[0] < take(lazy[1:], differs.argmax()))
+        # all equal counts as increasing): increasing where that edge is also the first above it
+        differs, above = lazy[1:] != lazy[0], lazy[1:] > lazy[0]
+        increasing = ~differs.any() | (above.any() & (above.argmax() == differs.argmax()))
         found = searchsorted(where(increasing, lazy, lazy[::-1]), x, side=side)
         return where(increasing, found, n - found)
     b = np.asarray(bins)
