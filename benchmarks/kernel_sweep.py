@@ -61,6 +61,7 @@ def _device_us(exe: Any, bufs: list[Any], cp: Any, loops: int = 7, inner: int = 
 
 def _variants(k0: Any, dev: Any) -> list[tuple[str, Any, Any, dict[str, Any]]]:
     """(label, schedule, launch, emitter options) to try for kernel ``k0``."""
+    from stitchlab.codegen.schedules import OPTIONS
     from stitchlab.plan.cost import Launch, schedules, stream_unroll
 
     out: list[tuple[str, Any, Any, dict[str, Any]]] = []
@@ -80,8 +81,6 @@ def _variants(k0: Any, dev: Any) -> list[tuple[str, Any, Any, dict[str, Any]]]:
                 if vec == 8:
                     capped = min(grid, dev.sms * (2048 // block) * 4)
                     out.append(("capped grid", dataclasses.replace(ests[0].schedule, block=block, vec=vec), Launch((capped, 1, 1), (block, 1, 1)), {}))
-    from stitchlab.codegen.schedules import OPTIONS
-
     for name, on in OPTIONS.items():  # (each the other way from its default)
         out.append((f"{name} {'off' if on else 'on'}", k0.schedule, k0.launch, {name: not on}))
     for est in ests:
@@ -99,8 +98,9 @@ def _variants(k0: Any, dev: Any) -> list[tuple[str, Any, Any, dict[str, Any]]]:
                 grid = min(est.launch.grid[0], dev.sms * per_sm)
                 launch = dataclasses.replace(est.launch, grid=(grid, 1, 1))
                 out.append((f"row loop {per_sm}/SM", s, launch, {}))
-                if info.online_exp_sums():  # and the sum of exps in the max's pass
-                    out.append((f"row loop {per_sm}/SM, online_exp_sum on", s, launch, {"online_exp_sum": True}))
+                if info.online_exp_sums():  # and the sum of exps in the max's pass the other way
+                    on = not OPTIONS["online_exp_sum"]
+                    out.append((f"row loop {per_sm}/SM, online_exp_sum {'on' if on else 'off'}", s, launch, {"online_exp_sum": on}))
             out.append(("row loop, full grid", s, est.launch, {}))
     if k0.schedule.family == "column":
         for unroll in (8, 32):

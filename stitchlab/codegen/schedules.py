@@ -62,12 +62,15 @@ CODEGEN_VERSION = "14"  # 11: --fmad=false; 12: sl_rcp_ge1; 13: bf16x2 cvt; 14: 
 #: schedules, which have no second pass, keep it whatever the switch says), a
 #: row's one-hot sum read as the one element it picks, the streaming cache hint on the row loads of
 #: register-cached row kernels that store no full-size output (logsumexp, cross-entropy), the
-#: flushing exp for bfloat16 sums of ``exp(a - max(a))`` (``GroupInfo.shifted_exps``). One is off
-#: until measured (the sweep times it on): float32/float64 sums of ``exp(a - max(a))`` in the max's
-#: pass where passes re-read memory (``GroupInfo.online_exp_sums``).
+#: flushing exp for bfloat16 sums of ``exp(a - max(a))`` (``GroupInfo.shifted_exps``), float32/float64
+#: sums of ``exp(a - max(a))`` in the max's pass of rows walked by blocks (``Schedule.row_loop``,
+#: ``GroupInfo.online_exp_sums``; 1024 x 128256 float32 on the H200: logsumexp 166.8 us against
+#: 216.1, softmax 394.0 against 485.0, ``benchmarks/results/2026-12-05-h200-1352ee2-rowloop-sweep.log``).
+#: One is off until measured (the sweep times it on): the same sums in every other schedule whose
+#: passes re-read memory (rows a block, scalar columns).
 OPTIONS: dict[str, bool] = {"cache_values": True, "reciprocal": True, "single_sync": True, "reverse_passes": True,
                             "one_pass_variance": True, "one_hot_pick": True, "cache_hints": True,
-                            "shifted_exp_ftz": True, "online_exp_sum": False}
+                            "shifted_exp_ftz": True, "online_exp_sum": True, "online_exp_sum_streamed": False}
 
 
 @contextlib.contextmanager
@@ -491,7 +494,7 @@ def _active(w: Writer, lane: _Lane | None) -> Iterator[None]:
 def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[_Loop]],
                  combine: Callable[[Writer, list[tuple[Node, str]]], None], one_pass: bool = False,
                  picks: dict[int, Callable[[Writer], str]] | None = None, split: _Split | None = None,
-                 lanes: list[_Lane] | None = None) -> None:
+                 lanes: list[_Lane] | None = None, online: bool = False) -> None:
     """The phases of a reduction group: one pass per depth (its reductions accumulate, then
     ``combine`` reduces each accumulator over the team), then a pass storing the full outputs.
     ``loop`` may depend on the pass number (0, 1, …) and give several loops that together cover
@@ -517,11 +520,14 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
 
     ``lanes`` (a column schedule with several kept indices a thread): each lane's scalar code is
     written after the other's, in the same loops (:func:`_active`); ``combine`` gets the
-    accumulators of every lane at once."""
+    accumulators of every lane at once.
+
+    ``online`` (with ``one_pass``, neither ``split`` nor ``lanes``): the sums of
+    :meth:`~stitchlab.plan.groups.GroupInfo.online_exp_sums` in the max's pass."""
     picks = picks or {}
     loops_of = loop if callable(loop) and not isinstance(loop, _Loop) else (lambda _k: [loop])
     merged = info.one_pass_variances() if one_pass and (OPTIONS["one_pass_variance"] or split is not None) else {}
-    online = info.online_exp_sums() if one_pass and OPTIONS["online_exp_sum"] and split is None and not lanes else {}
+    online_sums = info.online_exp_sums() if one_pass and online and split is None and not lanes else {}
     emitted: set[int] = set()
     each: list[_Lane | None] = list(lanes) if lanes else [None]
 
@@ -551,10 +557,10 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
     passes = 0
     for d in range(1, info.phases + 1):
         reds = [r for r in info.reductions
-                if info.depth[id(r)] == d and id(r) not in merged and id(r) not in picks and id(r) not in online]
+                if info.depth[id(r)] == d and id(r) not in merged and id(r) not in picks and id(r) not in online_sums]
         # (sum of exp(a - shift), a, shift, running max, running sum) of this pass's maxima
-        ol = [(r2, a, shift, w.fresh("om"), w.fresh("os")) for r2 in info.reductions if id(r2) in online
-              for a, shift, top in [online[id(r2)]] if any(top is r for r in reds)]
+        ol = [(r2, a, shift, w.fresh("om"), w.fresh("os")) for r2 in info.reductions if id(r2) in online_sums
+              for a, shift, top in [online_sums[id(r2)]] if any(top is r for r in reds)]
         for r2, _a, _shift, m, sm in ol:
             t = _acc_type(r2)
             w.line(f"{t} {m} = {ct.identity_literal('max', r2.dtype)}, {sm} = 0;")
@@ -961,7 +967,8 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
     picks = {id(r): functools.partial(emit_pick, r) for r in info.reductions if id(r) in found}
     # a row held on chip costs nothing to read again; a streamed one is read once per pass
     _emit_phases(w, info, (lambda k: [loop_back if k % 2 else loop]) if turn else loop, combine,
-                 one_pass=cache == "none", picks=picks)
+                 one_pass=cache == "none", picks=picks,
+                 online=OPTIONS["online_exp_sum_streamed"] or (row_loop and OPTIONS["online_exp_sum"]))
     _row_outputs(w, info, "lane == 0", "r")
     if row_loop:
         w.line("__syncthreads();  // the next row's reductions reuse the block's buffers")
@@ -1198,7 +1205,7 @@ def emit_column(info: GroupInfo, sched: Schedule) -> KernelSource:
     def combine(w: Writer, accs: list[tuple[Node, str]]) -> None:
         _column_team_combine(w, info, accs, ty)
 
-    _emit_phases(w, info, loops, combine, one_pass=True)
+    _emit_phases(w, info, loops, combine, one_pass=True, online=OPTIONS["online_exp_sum_streamed"])
     _row_outputs(w, info, "valid && threadIdx.y == 0", "r")
     return _finish("column", info, sched, params, w.lines, 32 * ty)
 

@@ -16,7 +16,7 @@ Both are closed-form and fast; they are documented in docs/compiler.md.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..ir.dtypes import is_low_float
@@ -49,6 +49,21 @@ STORED_ROWS_MIN = 2048
 STREAM_UNROLL = 8
 #: Chunks of 16 bytes (``Schedule.vec`` elements) a streamed row loop with vectors unrolls.
 STREAM_VEC_UNROLL = 4
+#: Streamed rows of 16-byte chunks are read by 1024-thread blocks that walk their rows
+#: (``Schedule.row_loop``: every pass after the first turns round, so it starts on what the pass
+#: before read last, still in L2) over at most this many blocks an SM. Measured on the H200 at
+#: 1024 x 128256 (one process, ``benchmarks/results/2026-12-05-h200-1352ee2-rowloop-sweep.log``;
+#: µs, the walking kernel against the 128-thread row-a-block kernel chosen before): float16
+#: logsumexp 100.2 against 121.5, softmax 218.6 against 268.4; float32 logsumexp 166.8 against
+#: 240.1, softmax 394.0 against 533.2 (both with the sum of exps in the max's pass, 216.1 and
+#: 485.0 without), layernorm 391.0 against 445.7. 1, 2 and 4 blocks an SM and a row a block are
+#: within 3 % of each other at 1024 threads, except float16 softmax (1: 199.7) and float32 with
+#: the exps' sum in the max's pass (1: 233.3 and 485.4); 128- and 256-thread blocks walking rows
+#: are slower than a row a block.
+ROW_LOOP_BLOCKS_PER_SM = 4
+#: The walking kernel's time relative to the best row-a-block streamed estimate: the worst of the
+#: measured ratios above without the exps' sum in the max's pass (float32 softmax 485.0 / 533.2).
+ROW_LOOP_GAIN = 0.91
 #: Rows per thread a column schedule with ``cache=registers`` keeps in registers across passes.
 COLUMN_CACHE = 32
 #: Per pass, the extra time of a column schedule whose register cache holds part of each column.
@@ -458,6 +473,15 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
         prefetch = dev.sms if family == "row_block" and cache == "registers" and detail.get("occupancy") == 1 else 0
         sched = Schedule(family, block=block, cache=cache, index=index, vec=vec, prefetch=prefetch)
         out.append(Estimate(sched, Launch((blocks if R else 0, 1, 1), (block, 1, 1), 0), secs, detail))
+    streamed = [e for e in out if e.schedule.family == "row_block" and e.schedule.cache == "none" and e.schedule.vec > 1]
+    walker = next((e for e in streamed if e.schedule.block == 1024), None)
+    if walker is not None and R:
+        # (ROW_LOOP_BLOCKS_PER_SM: rows of 16-byte chunks walked by 1024-thread blocks, as measured)
+        sched = replace(walker.schedule, row_loop=True)
+        grid = min(walker.launch.grid[0], dev.sms * ROW_LOOP_BLOCKS_PER_SM)
+        best = min(e.seconds for e in streamed)
+        out.append(Estimate(sched, replace(walker.launch, grid=(grid, 1, 1)), best * ROW_LOOP_GAIN,
+                            dict(walker.detail)))
     if _splittable(info) and _row_splits(R, K, dev):
         # few long rows: split each row over several blocks; the last block of a row finishes it
         # (a variance's second phase too, from each block's sum and squared deviations)

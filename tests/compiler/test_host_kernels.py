@@ -216,7 +216,7 @@ _EXP_SUMS = {
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("name", sorted(_EXP_SUMS))
 def test_online_exp_sums_keep_every_inf_and_nan(name: str, dtype: str, build_dir) -> None:
-    """``OPTIONS["online_exp_sum"]`` (``GroupInfo.online_exp_sums``): the sum in the max's pass,
+    """``OPTIONS["online_exp_sum_streamed"]`` (``GroupInfo.online_exp_sums``): the sum in the max's pass,
     one pass fewer, with the two-pass kernel's NaN and infinities in every edge row and its finite
     values up to rounding."""
     from stitchlab.codegen.schedules import switches
@@ -232,7 +232,7 @@ def test_online_exp_sums_keep_every_inf_and_nan(name: str, dtype: str, build_dir
         streamed = dataclasses.replace(k.schedule, family="row_block", block=128, cache="none", prefetch=0)
     outs, loops = {}, {}
     for on in (False, True):
-        with switches(online_exp_sum=on):
+        with switches(online_exp_sum_streamed=on):
             p = _with_schedule(plan, k, streamed, k.launch.grid[0] if streamed.family == "column" else ROWS)
         body = p.kernels[-1].source.split("// ---- end of preamble")[1]
         loops[on] = sum(body.count(h) for h in ("for (int t = ", "for (int c = lane", "for (int cc = "))

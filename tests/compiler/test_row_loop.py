@@ -7,6 +7,7 @@ on the GPU in ``tests/gpu/test_streamed_vectors_gpu.py``."""
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 
 import numpy as np
 import pytest
@@ -28,10 +29,43 @@ def _streamed(name: str, dtype: str):
     return k
 
 
-def test_blocks_walk_their_rows_and_the_second_pass_turns_round() -> None:
+def test_the_planner_walks_long_rows_of_vectors_with_1024_thread_blocks() -> None:
+    """Measured on the H200 (``cost.ROW_LOOP_BLOCKS_PER_SM``): rows of 16-byte chunks too long for
+    a block's registers are walked by 1024-thread blocks, at most 4 an SM; float32 sums of exps in
+    the max's pass (``OPTIONS["online_exp_sum"]``), one pass fewer."""
+    from stitchlab.codegen.schedules import switches
+
+    for name, dtype in (("softmax", "float32"), ("logsumexp", "float16"), ("layernorm", "bfloat16")):
+        k = _streamed(name, dtype)
+        assert k.schedule.row_loop and k.schedule.block == 1024 and k.schedule.vec == 16 // np.dtype(dtype).itemsize
+        assert k.launch.grid[0] == ROWS  # (fewer rows than 4 blocks an SM: a row a block)
     k = _streamed("softmax", "float32")
-    assert not k.schedule.row_loop  # the planner does not choose it (it waits for its measurement)
-    src = emit(k.info, dataclasses.replace(k.schedule, row_loop=True)).source
+    with switches(online_exp_sum=False):
+        two = emit(k.info, k.schedule).source
+    assert k.source.count("for (int t = ") == two.count("for (int t = ") - 1
+    build, _, kinds = WORKLOADS["softmax"]
+    (many,) = sl.explain(*build(*make_args(kinds, 2048, COLS, "float32"))).kernels
+    assert many.schedule == k.schedule and many.launch.grid[0] == 4 * 132  # the grid is capped
+    if importlib.util.find_spec("cuda.bindings") is not None:  # (NVRTC, pip cuda-bindings)
+        from stitchlab.runtime.nvrtc import resource_usage
+
+        for name, dtype in (("softmax", "float32"), ("logsumexp", "float32"), ("add_layernorm", "float16")):
+            walked = _streamed(name, dtype)
+            use = resource_usage(walked.source, walked.name)
+            assert (use.spill_stores, use.spill_loads) == (0, 0), f"{walked.schedule}: {use}"
+    # rows a 1024-thread block holds, and float64 rows (element by element), stay as they were
+    for rows, cols, dtype in ((4096, 32000, "float32"), (ROWS, COLS, "float64")):
+        (other,) = sl.explain(*build(*make_args(kinds, rows, cols, dtype))).kernels
+        assert not other.schedule.row_loop, other.schedule
+
+
+def test_blocks_walk_their_rows_and_the_second_pass_turns_round() -> None:
+    from stitchlab.codegen.schedules import switches
+
+    k = _streamed("softmax", "float32")
+    k = dataclasses.replace(k, schedule=dataclasses.replace(k.schedule, block=128))
+    with switches(online_exp_sum=False):  # (the sum of exps in a pass of its own)
+        src = emit(k.info, k.schedule).source
     assert "for (int r = (int)blockIdx.x; r < R; r += (int)gridDim.x) {" in src
     assert "if (r >= R) return;" not in src
     # max going up, the sum of exps coming down from the last chunk, the stores going up again
@@ -46,9 +80,12 @@ def test_blocks_walk_their_rows_and_the_second_pass_turns_round() -> None:
 
 
 def test_element_by_element_passes_turn_round_too() -> None:
+    from stitchlab.codegen.schedules import switches
+
     k = _streamed("logsumexp", "float64")  # float64 rows stream element by element (vec 1)
     assert k.schedule.vec == 1
-    src = emit(k.info, dataclasses.replace(k.schedule, row_loop=True)).source
+    with switches(online_exp_sum=False):  # (the sum of exps in a pass of its own)
+        src = emit(k.info, dataclasses.replace(k.schedule, row_loop=True)).source
     team = k.schedule.block
     last = (COLS - 1) // team * team
     assert f"for (int c = lane; c < {COLS}; c += {team})" in src
@@ -89,10 +126,14 @@ def test_walking_kernels_spill_no_more_than_a_row_a_block(name: str, dtype: str)
     """None spills, but for the float64 logsumexp (8 bytes; a row a block spills 20 there, and 44
     in float64 softmax, which walking does not: docs/compiler.md §4)."""
     pytest.importorskip("cuda.bindings.nvrtc", reason="NVRTC (pip cuda-bindings) is not installed")
+    from stitchlab.codegen.schedules import switches
     from stitchlab.runtime.nvrtc import resource_usage
 
     k = _streamed(name, dtype)
-    ks = emit(k.info, dataclasses.replace(k.schedule, row_loop=True))
+    plain_schedule = dataclasses.replace(k.schedule, block=128, row_loop=False)
+    with switches(online_exp_sum=False):  # the passes alone (the planner's sums: the test above)
+        ks = emit(k.info, dataclasses.replace(plain_schedule, row_loop=True))
+        k = emit(k.info, plain_schedule)
     use, plain = resource_usage(ks.source, ks.name), resource_usage(k.source, k.name)
     assert use.spill_stores <= plain.spill_stores and use.spill_loads <= plain.spill_loads, (use, plain)
     if (name, dtype) != ("logsumexp", "float64"):

@@ -150,7 +150,7 @@ def test_argmax_rows_walked_by_blocks_give_numpys_first_positions() -> None:
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("name", ["logsumexp", "softmax"])
 def test_online_exp_sums_match_two_passes(name: str, dtype: str) -> None:
-    """``OPTIONS["online_exp_sum"]``: the sum of exps in the max's pass keeps the two-pass
+    """``OPTIONS["online_exp_sum"]`` and ``["online_exp_sum_streamed"]``: the sum of exps in the max's pass keeps the two-pass
     kernel's NaN and infinities (rows of -inf, +inf once and twice, NaN, -inf heads and tails) and
     its values up to rounding; with the rows walked by blocks too."""
     import cupy as cp
@@ -176,13 +176,17 @@ def test_online_exp_sums_match_two_passes(name: str, dtype: str) -> None:
     plan = _instance("cupy").plan(graph).plan
     (k0,) = plan.kernels
     assert k0.schedule.cache == "none" and k0.info.online_exp_sums(), k0.schedule
+    row_a_block = dataclasses.replace(k0.schedule, row_loop=False)
+    kernels = {}
+    for label, on in (("two passes", False), ("one pass", True)):
+        with switches(online_exp_sum_streamed=on):
+            ks = emit(k0.info, row_a_block)
+        kernels[label] = dataclasses.replace(k0, name=ks.name, source=ks.source, params=ks.params, schedule=ks.schedule,
+                                             launch=dataclasses.replace(k0.launch, grid=(host.shape[0], 1, 1)))
     with switches(online_exp_sum=True):
-        ks = emit(k0.info, k0.schedule)
-    one_pass = dataclasses.replace(k0, name=ks.name, source=ks.source, params=ks.params, schedule=ks.schedule)
-    with switches(online_exp_sum=True):
-        walked = _walking(k0, 132)
+        kernels["walked"] = _walking(k0, 132)
     got = {label: [o.get().astype(np.float64) for o in build_executable(dataclasses.replace(plan, kernels=[k]))(bufs)]
-           for label, k in (("two passes", k0), ("one pass", one_pass), ("walked", walked))}
+           for label, k in kernels.items()}
     want = _reference(build, [host])
     tol = TOL[dtype]
     for label, outs in got.items():

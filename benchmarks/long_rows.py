@@ -1,0 +1,108 @@
+"""Long rows (a language model's vocabulary: 128256, 151936 columns) on the GPU: the planner's
+kernel against the one it chose before rows were walked by blocks, in one process.
+
+For each workload of ``tests/compiler/workloads.py`` with rows (softmax, logsumexp, layernorm,
+rmsnorm), each dtype and each shape: the plan's kernel, and the same group emitted as the
+128-thread row-a-block streamed kernel with the sum of exps in its own pass (the choice before
+``Schedule.row_loop`` and ``OPTIONS["online_exp_sum"]`` were measured), each timed back to back
+between CUDA events (median of 15 loops of 10 calls after a warm-up), on random data, both checked
+against the workload in float64 on the numpy backend.
+
+    python3 benchmarks/long_rows.py --out /tmp/long [--shapes 1024x128256,512x151936] [--dtypes float32,float16]
+
+Writes ``long_rows.json`` and prints one line per case.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import pathlib
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.kernel_sweep import _device_us, _workloads  # noqa: E402
+
+#: relative L2 error against float64 allowed, by dtype (as the benchmark suite's)
+TOL = {"float32": 1e-5, "float16": 5e-3, "bfloat16": 4e-2, "float64": 1e-12}
+
+
+def _rel(got: np.ndarray, want: np.ndarray) -> float:
+    got, want = got.astype(np.float64), want.astype(np.float64)
+    return float(np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-300))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", default="long-rows")
+    ap.add_argument("--shapes", default="1024x128256,512x151936")
+    ap.add_argument("--dtypes", default="float32,float16")
+    ap.add_argument("--workloads", default="softmax,logsumexp,layernorm,rmsnorm")
+    ap.add_argument("--commit", default="")
+    args = ap.parse_args(argv)
+
+    import cupy as cp
+
+    import stitchlab as sl
+    from stitchlab.codegen import emit
+    from stitchlab.codegen.schedules import switches
+    from stitchlab.ir.graph import build_graph
+    from stitchlab.runtime import _instance
+    from stitchlab.runtime.launch import build_executable
+
+    wl = _workloads()
+    sl.set_backend("cupy")
+    backend = _instance("cupy")
+    results: list[dict[str, Any]] = []
+    for shape in args.shapes.split(","):
+        rows, cols = (int(v) for v in shape.split("x"))
+        for dtype in args.dtypes.split(","):
+            for name in args.workloads.split(","):
+                build, _, kinds = wl.WORKLOADS[name]
+                host = wl.make_args(kinds, rows, cols, np.dtype(dtype), seed=1)
+                graph, sources = build_graph([o._node for o in build(*[cp.asarray(a) for a in host])])
+                bufs = [s.value for s in sources]
+                plan = backend.plan(graph).plan
+                (k0,) = plan.kernels
+                before = dataclasses.replace(k0.schedule, block=128, row_loop=False)
+                with switches(online_exp_sum=False):
+                    ks = emit(k0.info, before)
+                k_before = dataclasses.replace(k0, name=ks.name, source=ks.source, params=ks.params, schedule=ks.schedule,
+                                               launch=dataclasses.replace(k0.launch, grid=(rows, 1, 1), block=(128, 1, 1)))
+                sl.set_backend("numpy")  # the reference: the workload in float64 through NumPy
+                try:
+                    with np.errstate(all="ignore"):
+                        want = [np.asarray(o.get(), np.float64) for o in build(*[a.astype(np.float64) for a in host])]
+                finally:
+                    sl.set_backend("cupy")
+                row: dict[str, Any] = {"workload": name, "dtype": dtype, "shape": [rows, cols]}
+                for label, k in (("planned", k0), ("before", k_before)):
+                    exe = build_executable(dataclasses.replace(plan, kernels=[k]))
+                    got = [o.get() for o in exe(bufs)]
+                    err = max(_rel(g, w) for g, w in zip(got, want, strict=True))
+                    us = _device_us(exe, bufs, cp, loops=15, inner=10)
+                    row[label] = {"schedule": str(k.schedule), "grid": k.launch.grid[0], "us": us, "rel_err": err,
+                                  "ok": err <= TOL[dtype]}
+                row["speedup"] = row["before"]["us"] / row["planned"]["us"]
+                results.append(row)
+                print(f"{name:10s} {dtype:8s} {rows}x{cols}: planned {row['planned']['us']:8.1f} us "
+                      f"({row['planned']['schedule']} grid={row['planned']['grid']}, err {row['planned']['rel_err']:.1e}) "
+                      f"before {row['before']['us']:8.1f} us (err {row['before']['rel_err']:.1e})  {row['speedup']:.2f}x",
+                      flush=True)
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    meta = {"date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "commit": args.commit,
+            "device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(), "command": " ".join(sys.argv)}
+    (out / "long_rows.json").write_text(json.dumps({"meta": meta, "results": results}, indent=1))
+    return 0 if all(r[k]["ok"] for r in results for k in ("planned", "before")) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
