@@ -24,15 +24,18 @@ from .api import (  # type: ignore[attr-defined]
     atleast_2d,
     concatenate,
     cos,
+    expand_dims,
     i0,
     isnan,
     joined,
+    log10,
     matmul,
     mean,
     moveaxis,
     not_equal,
     power,
     rint,
+    sign,
     sqrt,
     stack,
     subtract,
@@ -320,29 +323,44 @@ def unpackbits(a: Any, axis: Any = None, count: Any = None, bitorder: str = "big
     return moveaxis(bits, -1, axis)
 
 
-def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: Any = 10.0, dtype: Any = None) -> LazyArray:
-    """``base ** linspace(start, stop, num, endpoint)`` (NumPy's ``logspace`` of scalar ends; float64
-    unless ``dtype`` says otherwise).
+def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: Any = 10.0, dtype: Any = None,
+             axis: int = 0) -> LazyArray:
+    """``base ** linspace(start, stop, num, endpoint, axis=axis)`` (NumPy's ``logspace``): array
+    ends or an array ``base`` give one sequence per element along ``axis``; the dtype is
+    ``power``'s (a Python ``base`` is weak: float32 ends stay float32) unless ``dtype`` says
+    otherwise.
 
     Example:
         >>> import stitchlab as sl
         >>> sl.logspace(0, 3, 4).get()
         array([   1.,   10.,  100., 1000.])
     """
-    y = power(np.float64(base), linspace(start, stop, num, endpoint))
+    if not isinstance(base, float | int) and np.ndim(base):
+        # an array base broadcasts with the ends (NumPy: all three become arrays of that rank)
+        ndmax = len(np.broadcast_shapes(np.shape(start), np.shape(stop), np.shape(base)))
+        start, stop, base = (atleast_nd(asarray(a), ndmax) for a in (start, stop, base))
+        base = expand_dims(base, axis)
+    y = power(base, linspace(start, stop, num, endpoint, axis=axis))
     return y if dtype is None else y.astype(as_dtype(dtype))
+
+
+def atleast_nd(a: LazyArray, ndim: int) -> LazyArray:
+    """``a`` with ones in front of its shape up to ``ndim`` dimensions (NumPy's ``ndmin``)."""
+    return a.reshape((1,) * (ndim - a.ndim) + a.shape) if a.ndim < ndim else a
 
 
 def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None,
               axis: int = 0) -> LazyArray:
     """``num`` values from ``start`` to ``stop`` evenly spaced on a log scale (NumPy's
-    ``geomspace`` of real scalar ends): :func:`logspace` of their magnitudes' ``log10``, the
-    ends exactly ``start`` and ``stop``, the sign of ``start`` (ends of opposite signs give NaN
-    between them, as NumPy's do).
+    ``geomspace`` of real ends, scalars or arrays): :func:`logspace` of their magnitudes'
+    ``log10`` in float64 (or ``dtype`` where that is wider), the ends exactly ``start`` and
+    ``stop``, the sign of ``start`` (ends of opposite signs give NaN between them, as NumPy's do);
+    array ends give one sequence per element along ``axis``.
 
     Raises:
-        ValueError: an end of 0 (``Geometric sequence cannot include zero``).
-        TypeError: complex or array ends (give scalars; ``stack`` the sequences for several).
+        ValueError: an end of 0 (``Geometric sequence cannot include zero``; lazy ends are
+            evaluated for this check).
+        TypeError: complex ends.
 
     Example:
         >>> import stitchlab as sl
@@ -350,23 +368,24 @@ def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype
         array([   1.,   10.,  100., 1000.])
     """
     for end in (start, stop):
-        if isinstance(end, complex | np.complexfloating) or np.ndim(end) != 0 or isinstance(end, LazyArray):
-            raise TypeError(f"geomspace: start and stop must be real scalars (got {end!r}); for several "
-                            "sequences stack one per pair of ends")
-    if start == 0 or stop == 0:
+        if isinstance(end, complex | np.complexfloating) or np.asarray(end).dtype.kind == "c":
+            raise TypeError(f"geomspace: start and stop must be real (got {end!r}); stitchlab has no complex dtype")
+    first, last = asarray(start) * 1.0, asarray(stop) * 1.0
+    if bool((first == 0).any()) or bool((last == 0).any()):
         raise ValueError("Geometric sequence cannot include zero")
-    build.normalize_axis(axis, 1)
-    dt = np.result_type(start, stop, float(num), np.zeros((), dtype))
-    sign = np.sign(np.asarray(start, dt))
-    first, last = np.asarray(start, dt) / sign, np.asarray(stop, dt) / sign
-    with np.errstate(invalid="ignore"):
-        y = logspace(np.log10(first), np.log10(last), num, endpoint).astype(dt)
     num = operator.index(num)
-    i = arange(num)
+    dt = np.result_type(np.zeros((), first.dtype), np.zeros((), last.dtype), float(num), np.zeros((), dtype))
+    first, last = first.astype(dt), last.astype(dt)
+    start_sign = sign(first)
+    first, last = first / start_sign, last / start_sign
+    y = logspace(log10(first), log10(last), num, endpoint, base=10.0, dtype=dt)
+    i = arange(num).reshape((-1,) + (1,) * (y.ndim - 1))
     if num > 1 and endpoint:
         y = where(i == num - 1, last, y)
-    y = where(i == 0, first, y) * sign
-    return y if dtype is None else y.astype(as_dtype(dtype))
+    y = where(i == 0, first, y) * start_sign
+    if axis != 0:
+        y = moveaxis(y, 0, axis)
+    return y.astype(as_dtype(dtype) if dtype is not None else np.dtype(np.float64))
 
 
 def _window(m: Any, f: Any) -> LazyArray:
