@@ -306,6 +306,29 @@ def test_convolve_and_correlate_are_numpys(mode: str, dtype: str, n: int, m: int
                 np.testing.assert_array_equal(value, want)
 
 
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+@pytest.mark.parametrize("fn", ["convolve", "correlate"])
+def test_convolve_nan_and_inf_reach_only_the_outputs_numpy_multiplies_them_into(fn: str, mode: str) -> None:
+    """A NaN or inf in the shorter operand meets no padded zero: the outputs whose sum does not
+    take it stay numbers, as NumPy's; a lone -0.0 product sums from +0.0, as NumPy's."""
+    a = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    for v in (np.array([np.nan, 1.0]), np.array([2.0, np.inf, -1.0]), np.array([1.0, 2.0, 3.0, -np.inf])):
+        want = getattr(np, fn)(a, v, mode)
+        got = getattr(sl, fn)(sl.asarray(a), sl.asarray(v), mode).get()
+        np.testing.assert_array_equal(got, want)  # (NaN where NumPy has NaN only)
+    want = getattr(np, fn)(np.array([-0.0]), np.array([1.0]), mode)
+    got = getattr(sl, fn)(sl.asarray(np.array([-0.0])), sl.asarray(np.array([1.0])), mode).get()
+    assert np.signbit(got).tolist() == np.signbit(want).tolist() == [False]
+
+
+def test_convolve_float16_sums_in_float32_as_numpy() -> None:
+    a = np.array([0.59521484375, -0.40380859375], np.float16)
+    v = np.array([215, 72, 173, 130, 255], np.uint8)
+    for fn in ("convolve", "correlate"):
+        for mode in ("full", "same", "valid"):
+            same(getattr(sl, fn)(sl.asarray(a), sl.asarray(v), mode), getattr(np, fn)(a, v, mode))
+
+
 def test_a_valid_convolution_is_one_kernel_with_its_neighbours() -> None:
     x = sl.asarray(np.random.default_rng(3).random(4096).astype(np.float32))
     box = sl.asarray(np.full(5, 0.2, np.float32))

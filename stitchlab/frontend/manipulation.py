@@ -1383,7 +1383,9 @@ def convolve(a: Any, v: Any, mode: str = "full") -> LazyArray:
     ``"full"``, ``"same"``, ``"valid"`` and its dtypes). Where the shorter one has at most
     ``LAZY_FILTER`` (32) elements the result is lazy: that many shifted views of the longer one,
     weighted and summed, fused into one kernel with the work around them (``"same"`` and
-    ``"full"`` read a zero-padded view, :func:`pad`); a 0-d operand is one element, as NumPy's. The sum runs in
+    ``"full"`` pad each weighted view with zeros, :func:`pad`, so that a NaN or inf weight meets
+    only the elements NumPy multiplies it by); a 0-d operand is one element, as NumPy's. A float16
+    result is summed in float32 and rounded once, as NumPy's float16 loop does. The sum runs in
     another order than NumPy's, so float results can differ in the last bits. Longer filters
     evaluate both arrays and run the array library's ``convolve``.
 
@@ -1393,23 +1395,29 @@ def convolve(a: Any, v: Any, mode: str = "full") -> LazyArray:
         array([0. , 1. , 2.5, 4. , 1.5])
     """
     x, w = _conv_inputs(a, v, mode, ndmin=1)
+    if build.result_type(x._node, w._node) == np.float16:  # NumPy's float16 loop sums in float32
+        return convolve(x.astype(np.float32), w.astype(np.float32), mode).astype(np.float16)
     if w.shape[0] > x.shape[0]:  # NumPy swaps them too: the longer one is slid over
         x, w = w, x
     n, m = x.shape[0], w.shape[0]
     if m > LAZY_FILTER:
         (bx, bw), xp = _evaluated("convolve", x, w, why="its filter is longer than LAZY_FILTER")
         return _leaf_on(x, xp.convolve(bx, bw, mode))
-    # output j of the full convolution is sum_k w[k] * x[j - k]; only the zeros the mode's range
-    # reaches are padded ("valid" reads x alone: its terms are views, all fused into one kernel)
+    # output j of the full convolution is sum_k w[k] * x[j - k] over the k with 0 <= j - k < n, as
+    # NumPy sums it from +0.0: each term is w[k] times the view of x it meets, padded with zeros
+    # to the mode's range after the multiply (a NaN or inf in w never meets a padded zero: NaN
+    # where NumPy has a number); "valid" pads nothing. The terms are views, fused into one kernel
     start, length = {"full": (0, n + m - 1), "same": ((m - 1) // 2, n), "valid": (m - 1, n - m + 1)}[mode]
-    left, right = max(0, m - 1 - start), max(0, start + length - n)
-    xs = pad(x, (left, right)) if left or right else x
     out = None
     for k in range(m):
-        first = start - k + left
-        term = w[k] * xs[first: first + length]
+        lo, hi = max(start, k), min(start + length, k + n)
+        if lo >= hi:
+            continue
+        term = w[k] * x[lo - k: hi - k]
+        if lo > start or hi < start + length:
+            term = pad(term, (lo - start, start + length - hi))
         out = term if out is None else out + term
-    return out
+    return out + 0.0 if is_float(out.dtype) else out  # (-0.0 + 0.0 is +0.0, as NumPy's sum from +0.0)
 
 
 def correlate(a: Any, v: Any, mode: str = "valid") -> LazyArray:
