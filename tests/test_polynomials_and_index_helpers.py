@@ -197,6 +197,16 @@ def test_polynomial_arithmetic_is_numpys(a: Any) -> None:
             _close(np.polydiv(x, sl.asarray(np.asarray(b))), want, 0)
 
 
+@pytest.mark.parametrize(("a", "b"), [([0, 0, 1, 2], [3, 1]), (np.array([False, False, True]), [1.5, 2.0]),
+                                      ([], [1, 2]), (np.array([], np.int8), np.array([0, 2], np.int8)),
+                                      ([0.0, 0.0], [0.0, 4.0, 1.0]), (np.array([0, 7, -3], np.int16), 2)], ids=str)
+def test_polymul_drops_leading_zeros_as_numpys_poly1d(a: Any, b: Any) -> None:
+    _same(sl.polymul(sl.asarray(np.asarray(a)), b), np.polymul(a, b))
+    _same(sl.polymul(b, sl.asarray(np.asarray(a))), np.polymul(b, a))
+    with pytest.raises(ValueError, match="Polynomial must be 1d only"):
+        sl.polymul(sl.asarray(np.ones((2, 2))), b)
+
+
 @pytest.mark.parametrize("p", POLYNOMIALS[:5], ids=lambda a: f"{np.asarray(a).dtype}{np.shape(a)}")
 def test_polynomial_derivatives_and_integrals_are_numpys(p: Any) -> None:
     x = sl.asarray(np.asarray(p))

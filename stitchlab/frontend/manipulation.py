@@ -1509,8 +1509,22 @@ def polysub(a1: Any, a2: Any) -> LazyArray:
 
 def polymul(a1: Any, a2: Any) -> LazyArray:
     """The product of two polynomials: the convolution of their coefficients (NumPy's
-    ``polymul``; :func:`convolve`)."""
+    ``polymul``; :func:`convolve`) after NumPy's ``poly1d`` drops their leading zeros (none left:
+    the polynomial ``[0]``). Where the zeros end depends on the values, so the coefficients are
+    evaluated to find it; the product is lazy.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.polymul(sl.asarray(np.array([0, 0, 1, 2])), [3, 1]).get()
+        array([3, 7, 2])
+    """
     a, b = _coefficients(a1, a2)
+    for c in (a, b):
+        if c.ndim > 1:
+            raise ValueError(f"Polynomial must be 1d only (got coefficients of shape {c.shape}); give a 1-d array")
+    nonzeros, _ = _evaluated("polymul", a != 0, b != 0, why="NumPy's polymul drops the leading zero coefficients, "
+                             "so the length of its result depends on the values")
+    a, b = (c[int(nz.argmax()):] if bool(nz.any()) else full((1,), 0, c.dtype) for c, nz in zip((a, b), nonzeros, strict=True))
     return convolve(a, b)
 
 
