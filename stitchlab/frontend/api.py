@@ -620,11 +620,14 @@ def positions_stored(result: LazyArray, out: Any, name: str) -> LazyArray:
 
 
 def logsumexp(a: Any, axis: Any = None, keepdims: bool = False) -> LazyArray:
-    """``log(sum(exp(a)))`` along ``axis``, computed stably (SciPy's ``logsumexp``)."""
+    """``log(sum(exp(a)))`` along ``axis``, computed stably (SciPy's ``logsumexp``: shifted by the
+    maximum; over no elements ``log(0)``, -inf)."""
     x = asarray(a)
     if x.dtype.kind in "biu":
         x = x.astype(np.float64)
-    m = x.max(axis, keepdims=True)
+    # an empty axis has no maximum: -inf there (the shape says which; elsewhere no initial=, so
+    # the code generator still sees exp(x - max(x)))
+    m = x.max(axis, keepdims=True, initial=-np.inf) if x.size == 0 else x.max(axis, keepdims=True)
     m = where(isfinite(m), m, 0)  # noqa: F821
     s = exp(x - m).sum(axis, keepdims=True)  # noqa: F821
     out = log(s) + m  # noqa: F821
