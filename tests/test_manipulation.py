@@ -148,6 +148,13 @@ def test_diff_errors_are_numpys() -> None:
         sl.diff(sl.asarray(np.float32(1)))
 
 
+def test_diff_of_order_zero_is_the_input_as_numpys() -> None:
+    """NumPy returns ``a`` for ``n=0`` before it checks dimensions, axis or ``prepend``/``append``."""
+    zero_d = np.array(7, np.uint8)
+    same(sl.diff(sl.asarray(zero_d), 0), np.asarray(np.diff(zero_d, 0)))
+    same(sl.diff(sl.asarray(A), 0, axis=5, append=np.ones((9, 9))), np.diff(A, 0, axis=5, append=np.ones((9, 9))))
+
+
 @pytest.mark.parametrize("shift, axis", [(2, None), (-13, None), (1, 0), (7, 1), ((1, -2), (0, 1)), ((1, 2), 1), (0, 0)])
 def test_roll_is_numpys(shift: Any, axis: Any) -> None:
     same(sl.roll(sl.asarray(A), shift, axis), np.roll(A, shift, axis))

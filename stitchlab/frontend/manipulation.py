@@ -706,7 +706,7 @@ def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = 
 def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None) -> LazyArray:
     """The ``n``-th discrete difference along ``axis`` (NumPy's ``diff``): ``a[1:] - a[:-1]``
     (``!=`` for bool), ``n`` times; ``prepend``/``append`` are joined first (a scalar is broadcast
-    along the axis).
+    along the axis). ``n=0`` gives ``a`` as it is (0-d too, ``prepend``/``append`` ignored).
 
     Example:
         >>> import numpy as np, stitchlab as sl
@@ -717,11 +717,11 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = 
     if n < 0:
         raise ValueError(f"order must be non-negative but got {n!r}")
     x = asarray(a)
+    if n == 0:  # NumPy returns the input before it checks its dimensions and axis
+        return x
     if x.ndim == 0:
         raise ValueError("diff requires input that is at least one dimensional")
     axis = build.normalize_axis(axis, x.ndim)
-    if n == 0:
-        return x
     parts = []
     for extra in (prepend, x, append):
         if extra is None:
