@@ -242,6 +242,15 @@ def test_polyfit_is_numpys(kwargs: dict[str, Any], columns: int) -> None:
     _close(np.polyfit(sl.asarray(x), sl.asarray(ys), 3, **kwargs), want, 1e-9)
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int64])
+def test_polyfit_full_gives_rcond_in_xs_float_dtype_as_numpy(dtype: Any) -> None:
+    x = np.array([0.5, 6.0, 2.5, -1.5, 1.5, -0.25, -3.5], dtype)
+    y = np.linspace(0.0, 1.0, 7)
+    want = np.polyfit(x, y, 2, full=True)[4]
+    got = sl.polyfit(sl.asarray(x), sl.asarray(y), 2, full=True)[4]
+    assert type(got) is type(want) and got == want, (type(got), got, type(want), want)
+
+
 @pytest.mark.filterwarnings("ignore::numpy.exceptions.RankWarning")
 def test_polyfit_warns_and_refuses_as_numpy() -> None:
     with pytest.warns(np.exceptions.RankWarning, match="Polyfit may be poorly conditioned"):

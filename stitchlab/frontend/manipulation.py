@@ -1591,7 +1591,7 @@ def polyfit(x: Any, y: Any, deg: int, rcond: Any = None, full: bool = False, w: 
     if xs.shape[0] != ys.shape[0]:
         raise TypeError("expected x and y to have same length")
     if rcond is None:
-        rcond = xs.shape[0] * float(np.finfo(xs.dtype).eps)
+        rcond = xs.shape[0] * np.finfo(xs.dtype).eps  # (a NumPy scalar of x's float dtype, as NumPy's)
     lhs, rhs = vander(xs, order), ys
     if w is not None:
         ws = asarray(w) + 0.0
