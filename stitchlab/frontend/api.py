@@ -21,12 +21,30 @@ import numpy as np
 from .. import runtime
 from ..ir.dtypes import as_dtype, cast, is_bfloat16, is_float, is_low_float, is_weak
 from ..ir.dtypes import finfo as _finfo
-from ..ir.ops import OPS, Kind
+from ..ir.ops import COMPARISONS, OPS, Kind
 from . import build
 from .array import LazyArray, node_of
 from .creation import array, asarray
 from .scalars import TracedScalar
 from .ufunc import outputs, stored
+
+
+def _python_scalar_operands(opname: str, args: tuple[Any, ...]) -> list[Any]:
+    """The operands of ``opname`` over Python scalars only, as NumPy takes them: the loop is the
+    one for their default dtypes (int64, float64, bool) and each number becomes an array of its
+    loop dtype (OverflowError where it does not fit): ``ldexp(0, 2**40)`` takes the int64
+    exponent loop, ``ldexp(2**63, 1)`` the float64 one for 2**63, ``add(2**63, 1)`` raises.
+    Comparisons (NumPy compares Python ints exactly), other scalars (an ``sl.jit`` argument) or no
+    such loop: the first as an array, the rest weak."""
+    defaults = {bool: np.dtype(bool), int: np.dtype(np.int64), float: np.dtype(np.float64)}
+    if opname not in COMPARISONS and builtins.all(type(a) in defaults for a in args):  # (this module's all is the reduction)
+        try:
+            loop = build._resolve(opname, tuple(defaults[type(a)] for a in args))
+        except (TypeError, np.exceptions.DTypePromotionError):
+            pass  # (build.elementwise raises NumPy's TypeError naming the operands)
+        else:
+            return [node_of(asarray(np.asarray(a, dtype=dt))) for a, dt in zip(args, loop, strict=False)]
+    return [node_of(asarray(args[0])), *(node_of(a) for a in args[1:])]
 
 
 def _elementwise(opname: str, doc_name: str | None = None) -> Any:
@@ -40,7 +58,7 @@ def _elementwise(opname: str, doc_name: str | None = None) -> Any:
             if isinstance(o, build.Node):
                 break
         else:  # all Python scalars
-            operands[0] = node_of(asarray(args[0]))
+            operands = _python_scalar_operands(opname, args)
         return LazyArray(build.elementwise(opname, *operands))
 
     fn.__name__ = fn.__qualname__ = doc_name or opname
