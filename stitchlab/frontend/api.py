@@ -2027,8 +2027,9 @@ def piecewise(x: Any, condlist: Any, funclist: Any, *args: Any, **kw: Any) -> La
     out = LazyArray(build.broadcast_to(build.const(0, xs.dtype), xs.shape))
     for c, f in zip(cs, funcs, strict=True):
         value = f(xs, *args, **kw) if callable(f) else f
-        if np.isscalar(value):  # NumPy's cast of the value to x's dtype (0.5 -> 0 for integers)
-            v = LazyArray(build.const(np.asarray(value).astype(xs.dtype)[()], xs.dtype))
+        if np.isscalar(value):  # NumPy's assignment of the value into x's dtype (0.5 -> 0 for integers;
+            # a Python int out of its range OverflowError, NaN into integers ValueError)
+            v = LazyArray(build.const(np.asarray(value, dtype=xs.dtype)[()], xs.dtype))
         else:
             v = asarray(value).astype(xs.dtype)
         out = where(c, v, out)
