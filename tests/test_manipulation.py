@@ -63,6 +63,11 @@ def test_triangle_and_diagonal_errors_are_numpys() -> None:
         sl.eye(-1)
 
 
+@pytest.mark.parametrize("args", [(-1,), (3, -2), (-2, 3), (-3, -1, 1), (0,)], ids=str)
+def test_tri_of_negative_sizes_is_empty_as_numpys(args: tuple[int, ...]) -> None:
+    same(sl.tri(*args), np.tri(*args))  # (eye raises for them, in NumPy as here)
+
+
 def test_views_compares_and_broadcasts_fuse_into_their_use() -> None:
     x = sl.asarray(A)
     assert families(sl.tril(x * 2, -1) + sl.eye(6, 5)) == ["pointwise"]

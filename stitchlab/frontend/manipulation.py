@@ -212,8 +212,12 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = float) -> LazyArr
         >>> sl.tri(2, 3, k=1, dtype=int).get()
         array([[1, 1, 0],
                [1, 1, 1]])
+
+    A negative ``N`` or ``M`` is 0 rows or columns, as NumPy's (``tri(-1)`` is empty).
     """
-    return (_offsets(N, M) <= operator.index(k)).astype(as_dtype(dtype))
+    n = max(operator.index(N), 0)
+    m = n if M is None else max(operator.index(M), 0)
+    return (_offsets(n, m) <= operator.index(k)).astype(as_dtype(dtype))
 
 
 def indices(dimensions: Any, dtype: Any = int, sparse: bool = False) -> Any:
