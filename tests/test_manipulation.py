@@ -341,6 +341,19 @@ def test_convolve_float16_sums_in_float32_as_numpy() -> None:
             same(getattr(sl, fn)(sl.asarray(a), sl.asarray(v), mode), getattr(np, fn)(a, v, mode))
 
 
+@pytest.mark.parametrize("mode", [0, 1, 2, np.int64(2), 3, -1, True, 1.0, None, "FULL"], ids=repr)
+def test_convolve_modes_take_numpys_integer_codes(mode: Any) -> None:
+    a, v = np.array([1, 2, 3]), np.array([1, 1, 5])
+    for fn in ("convolve", "correlate"):
+        try:
+            want = getattr(np, fn)(a, v, mode=mode)
+        except (TypeError, ValueError) as e:
+            with pytest.raises(type(e)):
+                getattr(sl, fn)(sl.asarray(a), sl.asarray(v), mode=mode)
+            continue
+        same(getattr(sl, fn)(sl.asarray(a), sl.asarray(v), mode=mode), want)
+
+
 def test_a_valid_convolution_is_one_kernel_with_its_neighbours() -> None:
     x = sl.asarray(np.random.default_rng(3).random(4096).astype(np.float32))
     box = sl.asarray(np.full(5, 0.2, np.float32))

@@ -1384,8 +1384,8 @@ LAZY_FILTER = 32
 
 def convolve(a: Any, v: Any, mode: str = "full") -> LazyArray:
     """The discrete linear convolution of two 1-d arrays (NumPy's ``convolve``, its modes
-    ``"full"``, ``"same"``, ``"valid"`` and its dtypes). Where the shorter one has at most
-    ``LAZY_FILTER`` (32) elements the result is lazy: that many shifted views of the longer one,
+    ``"full"``, ``"same"``, ``"valid"`` or their codes 2, 1, 0, and its dtypes). Where the shorter
+    one has at most ``LAZY_FILTER`` (32) elements the result is lazy: that many shifted views of the longer one,
     weighted and summed, fused into one kernel with the work around them (``"same"`` and
     ``"full"`` pad each weighted view with zeros, :func:`pad`, so that a NaN or inf weight meets
     only the elements NumPy multiplies it by); a 0-d operand is one element, as NumPy's. A float16
@@ -1398,6 +1398,7 @@ def convolve(a: Any, v: Any, mode: str = "full") -> LazyArray:
         >>> sl.convolve(sl.asarray(np.array([1.0, 2.0, 3.0])), sl.asarray(np.array([0.0, 1.0, 0.5]))).get()
         array([0. , 1. , 2.5, 4. , 1.5])
     """
+    mode = _conv_mode(mode)
     x, w = _conv_inputs(a, v, mode, ndmin=1)
     if build.result_type(x._node, w._node) == np.float16:  # NumPy's float16 loop sums in float32
         return convolve(x.astype(np.float32), w.astype(np.float32), mode).astype(np.float16)
@@ -1433,17 +1434,36 @@ def correlate(a: Any, v: Any, mode: str = "valid") -> LazyArray:
         >>> sl.correlate(sl.asarray(np.array([1.0, 2.0, 3.0])), sl.asarray(np.array([0.0, 1.0, 0.5])), "full").get()
         array([0.5, 2. , 3.5, 3. , 0. ])
     """
+    mode = _conv_mode(mode)
     x, w = _conv_inputs(a, v, mode)
     if w.shape[0] > x.shape[0]:  # NumPy: the reversed correlation of the swapped pair
         return flip(correlate(w, x, mode), 0)
     return convolve(x, flip(w, 0), mode)
 
 
+#: convolve's and correlate's modes by NumPy's integer code (0, 1, 2)
+_CONV_MODES = ("valid", "same", "full")
+
+
+def _conv_mode(mode: Any) -> str:
+    """``mode`` by name, NumPy's way: ``"valid"``, ``"same"``, ``"full"`` or their integer codes
+    0, 1, 2 (a bool or a float is no code: TypeError)."""
+    if isinstance(mode, str):
+        if mode not in _CONV_MODES:
+            raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
+        return mode
+    if isinstance(mode, int | np.integer) and not isinstance(mode, bool):
+        if not 0 <= mode <= 2:
+            raise ValueError(f"integer convolve/correlate mode must be 0, 1, or 2 (got {mode}: 0 'valid', 1 'same', 2 'full')")
+        return _CONV_MODES[int(mode)]
+    raise TypeError(f"convolve/correlate mode not understood (got {mode!r}); give 'valid', 'same' or 'full'")
+
+
 def _conv_inputs(a: Any, v: Any, mode: str, ndmin: int = 0) -> tuple[LazyArray, LazyArray]:
-    """``a`` and ``v`` with NumPy's checks: 1-d, not empty, a known mode. ``ndmin=1`` takes a 0-d
-    operand as one element (NumPy's ``convolve`` does; its ``correlate`` refuses it)."""
-    if mode not in ("full", "same", "valid"):
-        raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
+    """``a`` and ``v`` with NumPy's checks: 1-d, not empty (and a known ``mode``, :func:`_conv_mode`).
+    ``ndmin=1`` takes a 0-d operand as one element (NumPy's ``convolve`` does; its ``correlate``
+    refuses it)."""
+    _conv_mode(mode)
     x, w = asarray(a), asarray(v)
     if ndmin:
         x, w = (arr.reshape(1) if arr.ndim == 0 else arr for arr in (x, w))
