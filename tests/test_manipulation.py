@@ -121,6 +121,14 @@ def test_repeat_and_tile_errors_are_numpys() -> None:
         sl.tile(sl.asarray(A), -1)
 
 
+@pytest.mark.parametrize("repeats, axis", [(np.array([[2]]), None), ([[1, 2]], 0), (np.ones((1, 1, 1), int), 1)], ids=str)
+def test_repeat_refuses_counts_of_two_or_more_dimensions_as_numpy(repeats: Any, axis: Any) -> None:
+    with pytest.raises(ValueError):
+        np.repeat(A, repeats, axis)
+    with pytest.raises(ValueError, match="object too deep for desired array"):
+        sl.repeat(sl.asarray(A), repeats, axis)
+
+
 @pytest.mark.parametrize("indexing", ["xy", "ij"])
 @pytest.mark.parametrize("sparse", [False, True])
 def test_meshgrid_is_numpys(indexing: str, sparse: bool) -> None:

@@ -228,6 +228,16 @@ def test_polynomial_derivatives_and_integrals_are_numpys(p: Any) -> None:
         sl.polyint(x, -1)
 
 
+def test_polyder_and_polyint_of_0d_coefficients_raise_numpys_type_error() -> None:
+    for call in (lambda m: m.polyder(np.array(3.0)), lambda m: m.polyder(2.0, 0), lambda m: m.polyint(np.array(3.0)),
+                 lambda m: m.polyint(3, 2)):
+        with pytest.raises(TypeError):
+            call(np)
+        with pytest.raises(TypeError, match="len\\(\\) of unsized object"):
+            call(sl)
+    _close(sl.polyint(sl.asarray(np.array(3.0)), 0), np.polyint(np.array(3.0), 0))  # (m=0: p as it is)
+
+
 @pytest.mark.parametrize("kwargs", [{}, {"w": True}, {"full": True}, {"cov": True}, {"cov": "unscaled", "w": True}],
                          ids=["plain", "weights", "full", "cov", "cov-unscaled"])
 @pytest.mark.parametrize("columns", [1, 2])

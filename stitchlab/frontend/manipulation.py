@@ -667,6 +667,9 @@ def repeat(a: Any, repeats: Any, axis: Any = None) -> LazyArray:
         counts = counts.astype(np.int64)  # (NumPy reads an empty list of counts as integers)
     if counts.dtype.kind not in "iub":
         raise TypeError(f"Cannot cast array data from {counts.dtype} to int64 according to the rule 'safe'")
+    if counts.ndim > 1:
+        raise ValueError(f"object too deep for desired array (repeats has shape {counts.shape}; give an int or a "
+                         "1-d sequence of counts)")
     if n == 0 and counts.size <= 1:
         return x  # (nothing to repeat: NumPy does not check the count then)
     if (counts < 0).any():
@@ -1552,13 +1555,22 @@ def polymul(a1: Any, a2: Any) -> LazyArray:
     return convolve(a, b)
 
 
+def _one_d_coefficients(p: Any, name: str) -> LazyArray:
+    """``p`` as an array of coefficients that has a length: a 0-d one raises NumPy's TypeError."""
+    c = asarray(p)
+    if c.ndim == 0:
+        raise TypeError(f"{name}: len() of unsized object (got 0-d coefficients {p!r}); give a 1-d array, "
+                        "highest power first")
+    return c
+
+
 def polyder(p: Any, m: int = 1) -> LazyArray:
     """The ``m``-th derivative of a polynomial (NumPy's ``polyder``): each coefficient times its
     power, ``m`` times. Lazy."""
     m = int(m)
     if m < 0:
         raise ValueError("Order of derivative must be positive (see polyint)")
-    c = asarray(p)
+    c = _one_d_coefficients(p, "polyder")
     for _ in range(m):
         n = c.shape[0] - 1
         c = c[:-1] * arange(n, 0, -1)
@@ -1577,7 +1589,7 @@ def polyint(p: Any, m: int = 1, k: Any = None) -> LazyArray:
         ks = ks[0] * np.ones(m, float)
     if len(ks) < m:
         raise ValueError("k must be a scalar or a rank-1 array of length 1 or >m.")
-    c = asarray(p)
+    c = _one_d_coefficients(p, "polyint") if m else asarray(p)  # (NumPy returns p for m=0 before it takes a length)
     for j in range(m):
         c = concatenate([c / arange(c.shape[0], 0, -1), asarray(np.asarray([ks[j]]))])
     return c.copy() if m == 0 else c
