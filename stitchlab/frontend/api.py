@@ -866,12 +866,27 @@ def allclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bo
     return builtins.bool(isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan).all())
 
 
-def _fill_value(value: Any, dtype: np.dtype, name: str) -> LazyArray:
-    """``value`` as a constant of ``dtype``, converted as NumPy's ``copyto`` converts it."""
-    if not isinstance(value, numbers.Real):
-        raise TypeError(f"nan_to_num: {name} must be a real number, got {value!r}")
-    with np.errstate(over="ignore"):  # out of range for float16: inf, as in NumPy
-        return LazyArray(build.const(cast(np.asarray(value), dtype).item(), dtype))
+def _fill_value(value: Any, like: LazyArray, name: str) -> LazyArray:
+    """``value`` in ``like``'s dtype, converted as NumPy's ``copyto`` converts it: a number as a
+    constant, an array (real) broadcast to ``like``'s shape (ValueError where it does not)."""
+    dtype = like.dtype
+    if not isinstance(value, numbers.Real | LazyArray) and np.ndim(value) == 0:
+        if np.asarray(value).dtype.kind not in "biuf":  # (1j, a string, None)
+            raise TypeError(f"nan_to_num: {name} must be a real number, got {value!r}")
+        value = np.asarray(value).item()  # (a 0-d NumPy array)
+    if isinstance(value, numbers.Real):
+        with np.errstate(over="ignore"):  # out of range for float16: inf, as in NumPy
+            return LazyArray(build.const(cast(np.asarray(value), dtype).item(), dtype))
+    v = asarray(value)
+    if v.dtype.kind not in "biuf":
+        raise TypeError(f"nan_to_num: {name} must be a real number or array, got {value!r}")
+    while v.ndim > like.ndim and v.shape[0] == 1:  # (an assignment drops leading axes of length 1)
+        v = v.reshape(v.shape[1:])
+    tail = like.shape[like.ndim - v.ndim:] if v.ndim <= like.ndim else None
+    if tail is None or builtins.any(n not in (1, m) for n, m in zip(v.shape, tail, strict=True)):
+        raise ValueError(f"nan_to_num: could not broadcast {name} of shape {v.shape} into x's shape {like.shape}; give "
+                         "a number or an array that broadcasts to x")
+    return LazyArray(build.broadcast_to(v.astype(dtype)._node, like.shape))
 
 
 def nan_to_num(
@@ -883,7 +898,8 @@ def nan_to_num(
         x: array or scalar. Integer and bool input comes back unchanged.
         copy: ``False`` with a stitchlab ``x``: ``x`` then stands for the result too, and is
             returned (NumPy's replacement in place); otherwise the result is a new lazy array.
-        nan: value for NaN.
+        nan: value for NaN (a number, or an array that broadcasts to ``x``'s shape; so too the
+            next two).
         posinf: value for +inf; default: the dtype's largest finite value (``np.finfo(dtype).max``).
         neginf: value for -inf; default: the dtype's most negative finite value.
 
@@ -902,9 +918,9 @@ def nan_to_num(
         return arr.copy() if copy else arr
     info = _finfo(arr.dtype)
     fills = [
-        _fill_value(nan, arr.dtype, "nan"),
-        _fill_value(float(info.max) if posinf is None else posinf, arr.dtype, "posinf"),
-        _fill_value(float(info.min) if neginf is None else neginf, arr.dtype, "neginf"),
+        _fill_value(nan, arr, "nan"),
+        _fill_value(float(info.max) if posinf is None else posinf, arr, "posinf"),
+        _fill_value(float(info.min) if neginf is None else neginf, arr, "neginf"),
     ]
     out = where(arr == -math.inf, fills[2], arr)
     out = where(arr == math.inf, fills[1], out)
