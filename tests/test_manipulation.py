@@ -63,6 +63,11 @@ def test_triangle_and_diagonal_errors_are_numpys() -> None:
         sl.eye(-1)
 
 
+@pytest.mark.parametrize("args", [(-1,), (3, -2), (-2, 3), (-3, -1, 1), (0,)], ids=str)
+def test_tri_of_negative_sizes_is_empty_as_numpys(args: tuple[int, ...]) -> None:
+    same(sl.tri(*args), np.tri(*args))  # (eye raises for them, in NumPy as here)
+
+
 def test_views_compares_and_broadcasts_fuse_into_their_use() -> None:
     x = sl.asarray(A)
     assert families(sl.tril(x * 2, -1) + sl.eye(6, 5)) == ["pointwise"]
@@ -116,6 +121,14 @@ def test_repeat_and_tile_errors_are_numpys() -> None:
         sl.tile(sl.asarray(A), -1)
 
 
+@pytest.mark.parametrize("repeats, axis", [(np.array([[2]]), None), ([[1, 2]], 0), (np.ones((1, 1, 1), int), 1)], ids=str)
+def test_repeat_refuses_counts_of_two_or_more_dimensions_as_numpy(repeats: Any, axis: Any) -> None:
+    with pytest.raises(ValueError):
+        np.repeat(A, repeats, axis)
+    with pytest.raises(ValueError, match="object too deep for desired array"):
+        sl.repeat(sl.asarray(A), repeats, axis)
+
+
 @pytest.mark.parametrize("indexing", ["xy", "ij"])
 @pytest.mark.parametrize("sparse", [False, True])
 def test_meshgrid_is_numpys(indexing: str, sparse: bool) -> None:
@@ -146,6 +159,13 @@ def test_diff_errors_are_numpys() -> None:
         sl.diff(sl.asarray(A), -1)
     with pytest.raises(ValueError, match="at least one dimensional"):
         sl.diff(sl.asarray(np.float32(1)))
+
+
+def test_diff_of_order_zero_is_the_input_as_numpys() -> None:
+    """NumPy returns ``a`` for ``n=0`` before it checks dimensions, axis or ``prepend``/``append``."""
+    zero_d = np.array(7, np.uint8)
+    same(sl.diff(sl.asarray(zero_d), 0), np.asarray(np.diff(zero_d, 0)))
+    same(sl.diff(sl.asarray(A), 0, axis=5, append=np.ones((9, 9))), np.diff(A, 0, axis=5, append=np.ones((9, 9))))
 
 
 @pytest.mark.parametrize("shift, axis", [(2, None), (-13, None), (1, 0), (7, 1), ((1, -2), (0, 1)), ((1, 2), 1), (0, 0)])
@@ -304,6 +324,42 @@ def test_convolve_and_correlate_are_numpys(mode: str, dtype: str, n: int, m: int
                 np.testing.assert_allclose(value, want, rtol=1e-5 if dtype == "float32" else 1e-12, atol=1e-3)
             else:
                 np.testing.assert_array_equal(value, want)
+
+
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+@pytest.mark.parametrize("fn", ["convolve", "correlate"])
+def test_convolve_nan_and_inf_reach_only_the_outputs_numpy_multiplies_them_into(fn: str, mode: str) -> None:
+    """A NaN or inf in the shorter operand meets no padded zero: the outputs whose sum does not
+    take it stay numbers, as NumPy's; a lone -0.0 product sums from +0.0, as NumPy's."""
+    a = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    for v in (np.array([np.nan, 1.0]), np.array([2.0, np.inf, -1.0]), np.array([1.0, 2.0, 3.0, -np.inf])):
+        want = getattr(np, fn)(a, v, mode)
+        got = getattr(sl, fn)(sl.asarray(a), sl.asarray(v), mode).get()
+        np.testing.assert_array_equal(got, want)  # (NaN where NumPy has NaN only)
+    want = getattr(np, fn)(np.array([-0.0]), np.array([1.0]), mode)
+    got = getattr(sl, fn)(sl.asarray(np.array([-0.0])), sl.asarray(np.array([1.0])), mode).get()
+    assert np.signbit(got).tolist() == np.signbit(want).tolist() == [False]
+
+
+def test_convolve_float16_sums_in_float32_as_numpy() -> None:
+    a = np.array([0.59521484375, -0.40380859375], np.float16)
+    v = np.array([215, 72, 173, 130, 255], np.uint8)
+    for fn in ("convolve", "correlate"):
+        for mode in ("full", "same", "valid"):
+            same(getattr(sl, fn)(sl.asarray(a), sl.asarray(v), mode), getattr(np, fn)(a, v, mode))
+
+
+@pytest.mark.parametrize("mode", [0, 1, 2, np.int64(2), 3, -1, True, 1.0, None, "FULL"], ids=repr)
+def test_convolve_modes_take_numpys_integer_codes(mode: Any) -> None:
+    a, v = np.array([1, 2, 3]), np.array([1, 1, 5])
+    for fn in ("convolve", "correlate"):
+        try:
+            want = getattr(np, fn)(a, v, mode=mode)
+        except (TypeError, ValueError) as e:
+            with pytest.raises(type(e)):
+                getattr(sl, fn)(sl.asarray(a), sl.asarray(v), mode=mode)
+            continue
+        same(getattr(sl, fn)(sl.asarray(a), sl.asarray(v), mode=mode), want)
 
 
 def test_a_valid_convolution_is_one_kernel_with_its_neighbours() -> None:

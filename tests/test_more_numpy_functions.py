@@ -91,6 +91,22 @@ def test_piecewise_is_numpys() -> None:
     _same_error(lambda: np.piecewise(a, [a < 0], [1, 2, 3]), lambda: sl.piecewise(x, [x < 0], [1, 2, 3]), ValueError)
 
 
+@pytest.mark.parametrize("value", [2**40, 300, -1, np.nan, 1e10, 0.5], ids=str)
+@pytest.mark.parametrize("dtype", [np.int16, np.uint8])
+def test_piecewise_values_go_into_xs_dtype_as_numpys_assignment(value: Any, dtype: Any) -> None:
+    """A number that does not fit x's integer dtype raises NumPy's error (it wrapped silently)."""
+    a = np.arange(6, dtype=dtype)
+    try:
+        want = np.piecewise(a, [a > 1], [value])
+    except (OverflowError, ValueError) as e:
+        with pytest.raises(type(e)):
+            sl.piecewise(sl.asarray(a), [sl.asarray(a) > 1], [value]).get()
+        return
+    got = sl.piecewise(sl.asarray(a), [sl.asarray(a) > 1], [value]).get()
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
 def test_piecewise_runs_inside_jit() -> None:
     f = sl.jit(lambda v: sl.piecewise(v, [v < 0], [lambda u: -u, lambda u: u * 2]))
     a = RNG.standard_normal(50)

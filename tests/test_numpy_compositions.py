@@ -445,6 +445,22 @@ def test_nan_to_num_returns_integers_and_bools_unchanged(dtype: str) -> None:
     _same(sl.nan_to_num(float("inf")), np.nan_to_num(float("inf")))
 
 
+@pytest.mark.parametrize("kwargs", [{"nan": np.array([5, 6])}, {"posinf": np.array([[7.0], [8.0]])},
+                                    {"neginf": [1e10, 2.0], "posinf": np.array([[1], [2]])}, {"nan": np.ones((1, 1, 2))},
+                                    {"nan": np.array(4.5)}, {"nan": np.array([1, 2, 3])}, {"nan": np.ones((2, 1, 2))}], ids=str)
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_nan_to_num_takes_arrays_of_values_that_broadcast_to_x(kwargs: dict[str, Any], dtype: str) -> None:
+    """NumPy's copyto puts array values in (broadcast to x; ValueError where they do not)."""
+    a = np.array([[np.nan, 1.0], [np.inf, -np.inf]], dtype)
+    try:
+        want = np.nan_to_num(a, **kwargs)
+    except ValueError:
+        with pytest.raises(ValueError, match="could not broadcast"):
+            sl.nan_to_num(sl.asarray(a), **kwargs)
+        return
+    _same(sl.nan_to_num(sl.asarray(a), **kwargs), want)
+
+
 def test_nan_to_num_refuses_values_that_are_not_real_numbers() -> None:
     x = sl.asarray(np.array([np.nan], np.float32))
     with pytest.raises(TypeError, match=r"nan_to_num: nan must be a real number, got 1j"):

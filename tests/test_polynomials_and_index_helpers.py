@@ -197,6 +197,16 @@ def test_polynomial_arithmetic_is_numpys(a: Any) -> None:
             _close(np.polydiv(x, sl.asarray(np.asarray(b))), want, 0)
 
 
+@pytest.mark.parametrize(("a", "b"), [([0, 0, 1, 2], [3, 1]), (np.array([False, False, True]), [1.5, 2.0]),
+                                      ([], [1, 2]), (np.array([], np.int8), np.array([0, 2], np.int8)),
+                                      ([0.0, 0.0], [0.0, 4.0, 1.0]), (np.array([0, 7, -3], np.int16), 2)], ids=str)
+def test_polymul_drops_leading_zeros_as_numpys_poly1d(a: Any, b: Any) -> None:
+    _same(sl.polymul(sl.asarray(np.asarray(a)), b), np.polymul(a, b))
+    _same(sl.polymul(b, sl.asarray(np.asarray(a))), np.polymul(b, a))
+    with pytest.raises(ValueError, match="Polynomial must be 1d only"):
+        sl.polymul(sl.asarray(np.ones((2, 2))), b)
+
+
 @pytest.mark.parametrize("p", POLYNOMIALS[:5], ids=lambda a: f"{np.asarray(a).dtype}{np.shape(a)}")
 def test_polynomial_derivatives_and_integrals_are_numpys(p: Any) -> None:
     x = sl.asarray(np.asarray(p))
@@ -218,6 +228,16 @@ def test_polynomial_derivatives_and_integrals_are_numpys(p: Any) -> None:
         sl.polyint(x, -1)
 
 
+def test_polyder_and_polyint_of_0d_coefficients_raise_numpys_type_error() -> None:
+    for call in (lambda m: m.polyder(np.array(3.0)), lambda m: m.polyder(2.0, 0), lambda m: m.polyint(np.array(3.0)),
+                 lambda m: m.polyint(3, 2)):
+        with pytest.raises(TypeError):
+            call(np)
+        with pytest.raises(TypeError, match="len\\(\\) of unsized object"):
+            call(sl)
+    _close(sl.polyint(sl.asarray(np.array(3.0)), 0), np.polyint(np.array(3.0), 0))  # (m=0: p as it is)
+
+
 @pytest.mark.parametrize("kwargs", [{}, {"w": True}, {"full": True}, {"cov": True}, {"cov": "unscaled", "w": True}],
                          ids=["plain", "weights", "full", "cov", "cov-unscaled"])
 @pytest.mark.parametrize("columns", [1, 2])
@@ -230,6 +250,15 @@ def test_polyfit_is_numpys(kwargs: dict[str, Any], columns: int) -> None:
     want = np.polyfit(x, ys, 3, **kwargs)
     _close(sl.polyfit(sl.asarray(x), sl.asarray(ys), 3, **kwargs), want, 1e-9)
     _close(np.polyfit(sl.asarray(x), sl.asarray(ys), 3, **kwargs), want, 1e-9)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int64])
+def test_polyfit_full_gives_rcond_in_xs_float_dtype_as_numpy(dtype: Any) -> None:
+    x = np.array([0.5, 6.0, 2.5, -1.5, 1.5, -0.25, -3.5], dtype)
+    y = np.linspace(0.0, 1.0, 7)
+    want = np.polyfit(x, y, 2, full=True)[4]
+    got = sl.polyfit(sl.asarray(x), sl.asarray(y), 2, full=True)[4]
+    assert type(got) is type(want) and got == want, (type(got), got, type(want), want)
 
 
 @pytest.mark.filterwarnings("ignore::numpy.exceptions.RankWarning")

@@ -96,6 +96,22 @@ def test_comparisons_with_python_integers_of_any_size_are_numpys(dtype: str) -> 
             np.testing.assert_array_equal(getattr(sl, fn)(*((v, x) if swap else (x, v))).get(), want, err_msg=f"{fn} {v} {swap}")
 
 
+@pytest.mark.parametrize("name, a, b", [("ldexp", 0, 2**40), ("ldexp", 1.0, 2**40), ("ldexp", 2**63, 1), ("ldexp", True, 3),
+                                        ("add", 2**63, 1), ("left_shift", 1, 2**40), ("power", 2, -1), ("gcd", 2**62, 6),
+                                        ("heaviside", 2**63, 0.5), ("multiply", 2**40, 2.5), ("subtract", True, 3)], ids=str)
+def test_python_scalars_only_take_numpys_default_dtype_loop(name, a, b):
+    """With no array among the operands NumPy resolves the loop for int64/float64/bool and
+    converts each number to its loop dtype (OverflowError where it does not fit)."""
+    try:
+        want = np.asarray(getattr(np, name)(a, b))
+    except (OverflowError, ValueError, TypeError) as e:
+        with pytest.raises(type(e)):
+            getattr(sl, name)(a, b).get()
+        return
+    got = getattr(sl, name)(a, b).get()
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
 @pytest.mark.parametrize("fn", ["sqrt", "exp", "sin", "negative", "absolute", "square", "sign", "floor", "isnan"])
 @pytest.mark.parametrize("a", DTYPES)
 def test_unary_result_dtype_matches_numpy(fn, a):

@@ -21,12 +21,30 @@ import numpy as np
 from .. import runtime
 from ..ir.dtypes import as_dtype, cast, is_bfloat16, is_float, is_low_float, is_weak
 from ..ir.dtypes import finfo as _finfo
-from ..ir.ops import OPS, Kind
+from ..ir.ops import COMPARISONS, OPS, Kind
 from . import build
 from .array import LazyArray, node_of
 from .creation import array, asarray
 from .scalars import TracedScalar
 from .ufunc import outputs, stored
+
+
+def _python_scalar_operands(opname: str, args: tuple[Any, ...]) -> list[Any]:
+    """The operands of ``opname`` over Python scalars only, as NumPy takes them: the loop is the
+    one for their default dtypes (int64, float64, bool) and each number becomes an array of its
+    loop dtype (OverflowError where it does not fit): ``ldexp(0, 2**40)`` takes the int64
+    exponent loop, ``ldexp(2**63, 1)`` the float64 one for 2**63, ``add(2**63, 1)`` raises.
+    Comparisons (NumPy compares Python ints exactly), other scalars (an ``sl.jit`` argument) or no
+    such loop: the first as an array, the rest weak."""
+    defaults = {bool: np.dtype(bool), int: np.dtype(np.int64), float: np.dtype(np.float64)}
+    if opname not in COMPARISONS and builtins.all(type(a) in defaults for a in args):  # (this module's all is the reduction)
+        try:
+            loop = build._resolve(opname, tuple(defaults[type(a)] for a in args))
+        except (TypeError, np.exceptions.DTypePromotionError):
+            pass  # (build.elementwise raises NumPy's TypeError naming the operands)
+        else:
+            return [node_of(asarray(np.asarray(a, dtype=dt))) for a, dt in zip(args, loop, strict=False)]
+    return [node_of(asarray(args[0])), *(node_of(a) for a in args[1:])]
 
 
 def _elementwise(opname: str, doc_name: str | None = None) -> Any:
@@ -40,7 +58,7 @@ def _elementwise(opname: str, doc_name: str | None = None) -> Any:
             if isinstance(o, build.Node):
                 break
         else:  # all Python scalars
-            operands[0] = node_of(asarray(args[0]))
+            operands = _python_scalar_operands(opname, args)
         return LazyArray(build.elementwise(opname, *operands))
 
     fn.__name__ = fn.__qualname__ = doc_name or opname
@@ -620,11 +638,14 @@ def positions_stored(result: LazyArray, out: Any, name: str) -> LazyArray:
 
 
 def logsumexp(a: Any, axis: Any = None, keepdims: bool = False) -> LazyArray:
-    """``log(sum(exp(a)))`` along ``axis``, computed stably (SciPy's ``logsumexp``)."""
+    """``log(sum(exp(a)))`` along ``axis``, computed stably (SciPy's ``logsumexp``: shifted by the
+    maximum; over no elements ``log(0)``, -inf)."""
     x = asarray(a)
     if x.dtype.kind in "biu":
         x = x.astype(np.float64)
-    m = x.max(axis, keepdims=True)
+    # an empty axis has no maximum: -inf there (the shape says which; elsewhere no initial=, so
+    # the code generator still sees exp(x - max(x)))
+    m = x.max(axis, keepdims=True, initial=-np.inf) if x.size == 0 else x.max(axis, keepdims=True)
     m = where(isfinite(m), m, 0)  # noqa: F821
     s = exp(x - m).sum(axis, keepdims=True)  # noqa: F821
     out = log(s) + m  # noqa: F821
@@ -845,12 +866,27 @@ def allclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bo
     return builtins.bool(isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan).all())
 
 
-def _fill_value(value: Any, dtype: np.dtype, name: str) -> LazyArray:
-    """``value`` as a constant of ``dtype``, converted as NumPy's ``copyto`` converts it."""
-    if not isinstance(value, numbers.Real):
-        raise TypeError(f"nan_to_num: {name} must be a real number, got {value!r}")
-    with np.errstate(over="ignore"):  # out of range for float16: inf, as in NumPy
-        return LazyArray(build.const(cast(np.asarray(value), dtype).item(), dtype))
+def _fill_value(value: Any, like: LazyArray, name: str) -> LazyArray:
+    """``value`` in ``like``'s dtype, converted as NumPy's ``copyto`` converts it: a number as a
+    constant, an array (real) broadcast to ``like``'s shape (ValueError where it does not)."""
+    dtype = like.dtype
+    if not isinstance(value, numbers.Real | LazyArray) and np.ndim(value) == 0:
+        if np.asarray(value).dtype.kind not in "biuf":  # (1j, a string, None)
+            raise TypeError(f"nan_to_num: {name} must be a real number, got {value!r}")
+        value = np.asarray(value).item()  # (a 0-d NumPy array)
+    if isinstance(value, numbers.Real):
+        with np.errstate(over="ignore"):  # out of range for float16: inf, as in NumPy
+            return LazyArray(build.const(cast(np.asarray(value), dtype).item(), dtype))
+    v = asarray(value)
+    if v.dtype.kind not in "biuf":
+        raise TypeError(f"nan_to_num: {name} must be a real number or array, got {value!r}")
+    while v.ndim > like.ndim and v.shape[0] == 1:  # (an assignment drops leading axes of length 1)
+        v = v.reshape(v.shape[1:])
+    tail = like.shape[like.ndim - v.ndim:] if v.ndim <= like.ndim else None
+    if tail is None or builtins.any(n not in (1, m) for n, m in zip(v.shape, tail, strict=True)):
+        raise ValueError(f"nan_to_num: could not broadcast {name} of shape {v.shape} into x's shape {like.shape}; give "
+                         "a number or an array that broadcasts to x")
+    return LazyArray(build.broadcast_to(v.astype(dtype)._node, like.shape))
 
 
 def nan_to_num(
@@ -862,7 +898,8 @@ def nan_to_num(
         x: array or scalar. Integer and bool input comes back unchanged.
         copy: ``False`` with a stitchlab ``x``: ``x`` then stands for the result too, and is
             returned (NumPy's replacement in place); otherwise the result is a new lazy array.
-        nan: value for NaN.
+        nan: value for NaN (a number, or an array that broadcasts to ``x``'s shape; so too the
+            next two).
         posinf: value for +inf; default: the dtype's largest finite value (``np.finfo(dtype).max``).
         neginf: value for -inf; default: the dtype's most negative finite value.
 
@@ -881,9 +918,9 @@ def nan_to_num(
         return arr.copy() if copy else arr
     info = _finfo(arr.dtype)
     fills = [
-        _fill_value(nan, arr.dtype, "nan"),
-        _fill_value(float(info.max) if posinf is None else posinf, arr.dtype, "posinf"),
-        _fill_value(float(info.min) if neginf is None else neginf, arr.dtype, "neginf"),
+        _fill_value(nan, arr, "nan"),
+        _fill_value(float(info.max) if posinf is None else posinf, arr, "posinf"),
+        _fill_value(float(info.min) if neginf is None else neginf, arr, "neginf"),
     ]
     out = where(arr == -math.inf, fills[2], arr)
     out = where(arr == math.inf, fills[1], out)
@@ -2010,8 +2047,9 @@ def piecewise(x: Any, condlist: Any, funclist: Any, *args: Any, **kw: Any) -> La
     out = LazyArray(build.broadcast_to(build.const(0, xs.dtype), xs.shape))
     for c, f in zip(cs, funcs, strict=True):
         value = f(xs, *args, **kw) if callable(f) else f
-        if np.isscalar(value):  # NumPy's cast of the value to x's dtype (0.5 -> 0 for integers)
-            v = LazyArray(build.const(np.asarray(value).astype(xs.dtype)[()], xs.dtype))
+        if np.isscalar(value):  # NumPy's assignment of the value into x's dtype (0.5 -> 0 for integers;
+            # a Python int out of its range OverflowError, NaN into integers ValueError)
+            v = LazyArray(build.const(np.asarray(value, dtype=xs.dtype)[()], xs.dtype))
         else:
             v = asarray(value).astype(xs.dtype)
         out = where(c, v, out)

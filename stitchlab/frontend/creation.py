@@ -306,24 +306,69 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> La
     return _iota(n, int(start), int(step), dt)
 
 
-def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None) -> LazyArray:
-    """``num`` evenly spaced values from ``start`` to ``stop`` (NumPy's ``linspace``)."""
+def _linspace_dtype(start: Any, stop: Any) -> np.dtype:
+    """NumPy's dtype for ``linspace(start, stop)``: the ends' result dtype, float64 where that is
+    an integer or bool (a Python number is weak: ``linspace(np.float32(0), 1)`` is float32)."""
+    def proxy(v: Any) -> Any:
+        if isinstance(v, bool | int | float):
+            return v
+        dt = v.dtype if isinstance(v, LazyArray | np.ndarray | np.generic) else np.asarray(v).dtype
+        if dt.kind not in "biuf":
+            raise TypeError(f"linspace: start and stop must be real numbers or arrays of them (got dtype {dt}); "
+                            "give float or integer ends")
+        return np.zeros((), np.float32 if is_bfloat16(dt) else dt)
+    dt = np.result_type(proxy(start), proxy(stop))
+    return dt if dt.kind == "f" else np.dtype(np.float64)
+
+
+def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retstep: bool = False,
+             dtype: Any = None, axis: int = 0) -> Any:
+    """``num`` evenly spaced values from ``start`` to ``stop`` (NumPy's ``linspace``, computed its
+    way: ``arange(num) * step + start`` in the ends' float dtype, the last value ``stop`` exactly
+    where ``endpoint``). Array ends give one sequence per element, along ``axis`` of the result;
+    an integer ``dtype`` floors the values first; ``retstep=True`` also returns the step (NaN
+    where there is none: fewer than two points with ``endpoint``).
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> y, step = sl.linspace(np.array([0.0, 1.0]), 2.0, 3, retstep=True)
+        >>> y.get()
+        array([[0. , 1. ],
+               [1. , 1.5],
+               [2. , 2. ]])
+        >>> step.get()
+        array([1. , 0.5])
+    """
+    from .api import floor, moveaxis, where
+
     num = operator_index(num)
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
     div = (num - 1) if endpoint else num
-    step = (stop - start) / div if div > 0 else float("nan")
-    y = _iota(num, float(start), float(step) if div > 0 else 0.0, np.dtype("float64"))
+    dt = _linspace_dtype(start, stop)
+    host = not any(isinstance(v, LazyArray) for v in (start, stop)) and np.ndim(start) == 0 and np.ndim(stop) == 0
+    first, last = asarray(start), asarray(stop)
+    delta = last.astype(dt) - first.astype(dt)
+    y = arange(0, num, dtype=dt).reshape((-1,) + (1,) * delta.ndim)
+    step: Any = float("nan")
+    if div <= 0:
+        y = y * delta
+    elif host:  # NumPy's scalar step, computed as NumPy computes it
+        with np.errstate(all="ignore"):
+            step = np.subtract(np.asarray(stop), np.asarray(start), dtype=dt.type) / div
+        y = (y / div) * delta if step == 0 else y * step
+    else:  # a step that underflows to 0 (subnormal ends): NumPy divides first, for every element
+        step = delta / div
+        y = where((step == 0).any(), (y / div) * delta, y * step)
+    y = y + first.astype(dt)  # (NumPy adds in place: a Python number as dt, an array cast to it)
     if endpoint and num > 1:
-        from .api import where
-
-        y = where(_iota(num, 0, 1, np.dtype("int64")) == num - 1, float(stop), y)
-    dt = as_dtype(dtype) if dtype is not None else np.dtype("float64")
-    if dt.kind in "iu":
-        from .api import floor
-
-        y = floor(y)
-    return y.astype(dt)
+        y = where(arange(num).reshape((-1,) + (1,) * delta.ndim) == num - 1, last.astype(dt), y)
+    if axis != 0:
+        y = moveaxis(y, 0, axis)
+    if dtype is not None:
+        out_dt = as_dtype(dtype)
+        y = (floor(y) if out_dt.kind in "iu" else y).astype(out_dt)
+    return (y, step) if retstep else y
 
 
 def broadcast_to(array: Any, shape: Sequence[int], subok: bool = False) -> LazyArray:

@@ -24,15 +24,18 @@ from .api import (  # type: ignore[attr-defined]
     atleast_2d,
     concatenate,
     cos,
+    expand_dims,
     i0,
     isnan,
     joined,
+    log10,
     matmul,
     mean,
     moveaxis,
     not_equal,
     power,
     rint,
+    sign,
     sqrt,
     stack,
     subtract,
@@ -209,8 +212,12 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = float) -> LazyArr
         >>> sl.tri(2, 3, k=1, dtype=int).get()
         array([[1, 1, 0],
                [1, 1, 1]])
+
+    A negative ``N`` or ``M`` is 0 rows or columns, as NumPy's (``tri(-1)`` is empty).
     """
-    return (_offsets(N, M) <= operator.index(k)).astype(as_dtype(dtype))
+    n = max(operator.index(N), 0)
+    m = n if M is None else max(operator.index(M), 0)
+    return (_offsets(n, m) <= operator.index(k)).astype(as_dtype(dtype))
 
 
 def indices(dimensions: Any, dtype: Any = int, sparse: bool = False) -> Any:
@@ -329,29 +336,44 @@ def unpackbits(a: Any, axis: Any = None, count: Any = None, bitorder: str = "big
     return moveaxis(bits, -1, axis)
 
 
-def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: Any = 10.0, dtype: Any = None) -> LazyArray:
-    """``base ** linspace(start, stop, num, endpoint)`` (NumPy's ``logspace`` of scalar ends; float64
-    unless ``dtype`` says otherwise).
+def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: Any = 10.0, dtype: Any = None,
+             axis: int = 0) -> LazyArray:
+    """``base ** linspace(start, stop, num, endpoint, axis=axis)`` (NumPy's ``logspace``): array
+    ends or an array ``base`` give one sequence per element along ``axis``; the dtype is
+    ``power``'s (a Python ``base`` is weak: float32 ends stay float32) unless ``dtype`` says
+    otherwise.
 
     Example:
         >>> import stitchlab as sl
         >>> sl.logspace(0, 3, 4).get()
         array([   1.,   10.,  100., 1000.])
     """
-    y = power(np.float64(base), linspace(start, stop, num, endpoint))
+    if not isinstance(base, float | int) and np.ndim(base):
+        # an array base broadcasts with the ends (NumPy: all three become arrays of that rank)
+        ndmax = len(np.broadcast_shapes(np.shape(start), np.shape(stop), np.shape(base)))
+        start, stop, base = (atleast_nd(asarray(a), ndmax) for a in (start, stop, base))
+        base = expand_dims(base, axis)
+    y = power(base, linspace(start, stop, num, endpoint, axis=axis))
     return y if dtype is None else y.astype(as_dtype(dtype))
+
+
+def atleast_nd(a: LazyArray, ndim: int) -> LazyArray:
+    """``a`` with ones in front of its shape up to ``ndim`` dimensions (NumPy's ``ndmin``)."""
+    return a.reshape((1,) * (ndim - a.ndim) + a.shape) if a.ndim < ndim else a
 
 
 def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None,
               axis: int = 0) -> LazyArray:
     """``num`` values from ``start`` to ``stop`` evenly spaced on a log scale (NumPy's
-    ``geomspace`` of real scalar ends): :func:`logspace` of their magnitudes' ``log10``, the
-    ends exactly ``start`` and ``stop``, the sign of ``start`` (ends of opposite signs give NaN
-    between them, as NumPy's do).
+    ``geomspace`` of real ends, scalars or arrays): :func:`logspace` of their magnitudes'
+    ``log10`` in float64 (or ``dtype`` where that is wider), the ends exactly ``start`` and
+    ``stop``, the sign of ``start`` (ends of opposite signs give NaN between them, as NumPy's do);
+    array ends give one sequence per element along ``axis``.
 
     Raises:
-        ValueError: an end of 0 (``Geometric sequence cannot include zero``).
-        TypeError: complex or array ends (give scalars; ``stack`` the sequences for several).
+        ValueError: an end of 0 (``Geometric sequence cannot include zero``; lazy ends are
+            evaluated for this check).
+        TypeError: complex ends.
 
     Example:
         >>> import stitchlab as sl
@@ -359,23 +381,24 @@ def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype
         array([   1.,   10.,  100., 1000.])
     """
     for end in (start, stop):
-        if isinstance(end, complex | np.complexfloating) or np.ndim(end) != 0 or isinstance(end, LazyArray):
-            raise TypeError(f"geomspace: start and stop must be real scalars (got {end!r}); for several "
-                            "sequences stack one per pair of ends")
-    if start == 0 or stop == 0:
+        if isinstance(end, complex | np.complexfloating) or np.asarray(end).dtype.kind == "c":
+            raise TypeError(f"geomspace: start and stop must be real (got {end!r}); stitchlab has no complex dtype")
+    first, last = asarray(start) * 1.0, asarray(stop) * 1.0
+    if bool((first == 0).any()) or bool((last == 0).any()):
         raise ValueError("Geometric sequence cannot include zero")
-    build.normalize_axis(axis, 1)
-    dt = np.result_type(start, stop, float(num), np.zeros((), dtype))
-    sign = np.sign(np.asarray(start, dt))
-    first, last = np.asarray(start, dt) / sign, np.asarray(stop, dt) / sign
-    with np.errstate(invalid="ignore"):
-        y = logspace(np.log10(first), np.log10(last), num, endpoint).astype(dt)
     num = operator.index(num)
-    i = arange(num)
+    dt = np.result_type(np.zeros((), first.dtype), np.zeros((), last.dtype), float(num), np.zeros((), dtype))
+    first, last = first.astype(dt), last.astype(dt)
+    start_sign = sign(first)
+    first, last = first / start_sign, last / start_sign
+    y = logspace(log10(first), log10(last), num, endpoint, base=10.0, dtype=dt)
+    i = arange(num).reshape((-1,) + (1,) * (y.ndim - 1))
     if num > 1 and endpoint:
         y = where(i == num - 1, last, y)
-    y = where(i == 0, first, y) * sign
-    return y if dtype is None else y.astype(as_dtype(dtype))
+    y = where(i == 0, first, y) * start_sign
+    if axis != 0:
+        y = moveaxis(y, 0, axis)
+    return y.astype(as_dtype(dtype) if dtype is not None else np.dtype(np.float64))
 
 
 def _window(m: Any, f: Any) -> LazyArray:
@@ -653,6 +676,9 @@ def repeat(a: Any, repeats: Any, axis: Any = None) -> LazyArray:
         counts = counts.astype(np.int64)  # (NumPy reads an empty list of counts as integers)
     if counts.dtype.kind not in "iub":
         raise TypeError(f"Cannot cast array data from {counts.dtype} to int64 according to the rule 'safe'")
+    if counts.ndim > 1:
+        raise ValueError(f"object too deep for desired array (repeats has shape {counts.shape}; give an int or a "
+                         "1-d sequence of counts)")
     if n == 0 and counts.size <= 1:
         return x  # (nothing to repeat: NumPy does not check the count then)
     if (counts < 0).any():
@@ -696,7 +722,7 @@ def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = 
 def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None) -> LazyArray:
     """The ``n``-th discrete difference along ``axis`` (NumPy's ``diff``): ``a[1:] - a[:-1]``
     (``!=`` for bool), ``n`` times; ``prepend``/``append`` are joined first (a scalar is broadcast
-    along the axis).
+    along the axis). ``n=0`` gives ``a`` as it is (0-d too, ``prepend``/``append`` ignored).
 
     Example:
         >>> import numpy as np, stitchlab as sl
@@ -707,11 +733,11 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = 
     if n < 0:
         raise ValueError(f"order must be non-negative but got {n!r}")
     x = asarray(a)
+    if n == 0:  # NumPy returns the input before it checks its dimensions and axis
+        return x
     if x.ndim == 0:
         raise ValueError("diff requires input that is at least one dimensional")
     axis = build.normalize_axis(axis, x.ndim)
-    if n == 0:
-        return x
     parts = []
     for extra in (prepend, x, append):
         if extra is None:
@@ -1370,10 +1396,12 @@ LAZY_FILTER = 32
 
 def convolve(a: Any, v: Any, mode: str = "full") -> LazyArray:
     """The discrete linear convolution of two 1-d arrays (NumPy's ``convolve``, its modes
-    ``"full"``, ``"same"``, ``"valid"`` and its dtypes). Where the shorter one has at most
-    ``LAZY_FILTER`` (32) elements the result is lazy: that many shifted views of the longer one,
+    ``"full"``, ``"same"``, ``"valid"`` or their codes 2, 1, 0, and its dtypes). Where the shorter
+    one has at most ``LAZY_FILTER`` (32) elements the result is lazy: that many shifted views of the longer one,
     weighted and summed, fused into one kernel with the work around them (``"same"`` and
-    ``"full"`` read a zero-padded view, :func:`pad`); a 0-d operand is one element, as NumPy's. The sum runs in
+    ``"full"`` pad each weighted view with zeros, :func:`pad`, so that a NaN or inf weight meets
+    only the elements NumPy multiplies it by); a 0-d operand is one element, as NumPy's. A float16
+    result is summed in float32 and rounded once, as NumPy's float16 loop does. The sum runs in
     another order than NumPy's, so float results can differ in the last bits. Longer filters
     evaluate both arrays and run the array library's ``convolve``.
 
@@ -1382,24 +1410,31 @@ def convolve(a: Any, v: Any, mode: str = "full") -> LazyArray:
         >>> sl.convolve(sl.asarray(np.array([1.0, 2.0, 3.0])), sl.asarray(np.array([0.0, 1.0, 0.5]))).get()
         array([0. , 1. , 2.5, 4. , 1.5])
     """
+    mode = _conv_mode(mode)
     x, w = _conv_inputs(a, v, mode, ndmin=1)
+    if build.result_type(x._node, w._node) == np.float16:  # NumPy's float16 loop sums in float32
+        return convolve(x.astype(np.float32), w.astype(np.float32), mode).astype(np.float16)
     if w.shape[0] > x.shape[0]:  # NumPy swaps them too: the longer one is slid over
         x, w = w, x
     n, m = x.shape[0], w.shape[0]
     if m > LAZY_FILTER:
         (bx, bw), xp = _evaluated("convolve", x, w, why="its filter is longer than LAZY_FILTER")
         return _leaf_on(x, xp.convolve(bx, bw, mode))
-    # output j of the full convolution is sum_k w[k] * x[j - k]; only the zeros the mode's range
-    # reaches are padded ("valid" reads x alone: its terms are views, all fused into one kernel)
+    # output j of the full convolution is sum_k w[k] * x[j - k] over the k with 0 <= j - k < n, as
+    # NumPy sums it from +0.0: each term is w[k] times the view of x it meets, padded with zeros
+    # to the mode's range after the multiply (a NaN or inf in w never meets a padded zero: NaN
+    # where NumPy has a number); "valid" pads nothing. The terms are views, fused into one kernel
     start, length = {"full": (0, n + m - 1), "same": ((m - 1) // 2, n), "valid": (m - 1, n - m + 1)}[mode]
-    left, right = max(0, m - 1 - start), max(0, start + length - n)
-    xs = pad(x, (left, right)) if left or right else x
     out = None
     for k in range(m):
-        first = start - k + left
-        term = w[k] * xs[first: first + length]
+        lo, hi = max(start, k), min(start + length, k + n)
+        if lo >= hi:
+            continue
+        term = w[k] * x[lo - k: hi - k]
+        if lo > start or hi < start + length:
+            term = pad(term, (lo - start, start + length - hi))
         out = term if out is None else out + term
-    return out
+    return out + 0.0 if is_float(out.dtype) else out  # (-0.0 + 0.0 is +0.0, as NumPy's sum from +0.0)
 
 
 def correlate(a: Any, v: Any, mode: str = "valid") -> LazyArray:
@@ -1411,17 +1446,36 @@ def correlate(a: Any, v: Any, mode: str = "valid") -> LazyArray:
         >>> sl.correlate(sl.asarray(np.array([1.0, 2.0, 3.0])), sl.asarray(np.array([0.0, 1.0, 0.5])), "full").get()
         array([0.5, 2. , 3.5, 3. , 0. ])
     """
+    mode = _conv_mode(mode)
     x, w = _conv_inputs(a, v, mode)
     if w.shape[0] > x.shape[0]:  # NumPy: the reversed correlation of the swapped pair
         return flip(correlate(w, x, mode), 0)
     return convolve(x, flip(w, 0), mode)
 
 
+#: convolve's and correlate's modes by NumPy's integer code (0, 1, 2)
+_CONV_MODES = ("valid", "same", "full")
+
+
+def _conv_mode(mode: Any) -> str:
+    """``mode`` by name, NumPy's way: ``"valid"``, ``"same"``, ``"full"`` or their integer codes
+    0, 1, 2 (a bool or a float is no code: TypeError)."""
+    if isinstance(mode, str):
+        if mode not in _CONV_MODES:
+            raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
+        return mode
+    if isinstance(mode, int | np.integer) and not isinstance(mode, bool):
+        if not 0 <= mode <= 2:
+            raise ValueError(f"integer convolve/correlate mode must be 0, 1, or 2 (got {mode}: 0 'valid', 1 'same', 2 'full')")
+        return _CONV_MODES[int(mode)]
+    raise TypeError(f"convolve/correlate mode not understood (got {mode!r}); give 'valid', 'same' or 'full'")
+
+
 def _conv_inputs(a: Any, v: Any, mode: str, ndmin: int = 0) -> tuple[LazyArray, LazyArray]:
-    """``a`` and ``v`` with NumPy's checks: 1-d, not empty, a known mode. ``ndmin=1`` takes a 0-d
-    operand as one element (NumPy's ``convolve`` does; its ``correlate`` refuses it)."""
-    if mode not in ("full", "same", "valid"):
-        raise ValueError(f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})")
+    """``a`` and ``v`` with NumPy's checks: 1-d, not empty (and a known ``mode``, :func:`_conv_mode`).
+    ``ndmin=1`` takes a 0-d operand as one element (NumPy's ``convolve`` does; its ``correlate``
+    refuses it)."""
+    _conv_mode(mode)
     x, w = asarray(a), asarray(v)
     if ndmin:
         x, w = (arr.reshape(1) if arr.ndim == 0 else arr for arr in (x, w))
@@ -1491,9 +1545,32 @@ def polysub(a1: Any, a2: Any) -> LazyArray:
 
 def polymul(a1: Any, a2: Any) -> LazyArray:
     """The product of two polynomials: the convolution of their coefficients (NumPy's
-    ``polymul``; :func:`convolve`)."""
+    ``polymul``; :func:`convolve`) after NumPy's ``poly1d`` drops their leading zeros (none left:
+    the polynomial ``[0]``). Where the zeros end depends on the values, so the coefficients are
+    evaluated to find it; the product is lazy.
+
+    Example:
+        >>> import numpy as np, stitchlab as sl
+        >>> sl.polymul(sl.asarray(np.array([0, 0, 1, 2])), [3, 1]).get()
+        array([3, 7, 2])
+    """
     a, b = _coefficients(a1, a2)
+    for c in (a, b):
+        if c.ndim > 1:
+            raise ValueError(f"Polynomial must be 1d only (got coefficients of shape {c.shape}); give a 1-d array")
+    nonzeros, _ = _evaluated("polymul", a != 0, b != 0, why="NumPy's polymul drops the leading zero coefficients, "
+                             "so the length of its result depends on the values")
+    a, b = (c[int(nz.argmax()):] if bool(nz.any()) else full((1,), 0, c.dtype) for c, nz in zip((a, b), nonzeros, strict=True))
     return convolve(a, b)
+
+
+def _one_d_coefficients(p: Any, name: str) -> LazyArray:
+    """``p`` as an array of coefficients that has a length: a 0-d one raises NumPy's TypeError."""
+    c = asarray(p)
+    if c.ndim == 0:
+        raise TypeError(f"{name}: len() of unsized object (got 0-d coefficients {p!r}); give a 1-d array, "
+                        "highest power first")
+    return c
 
 
 def polyder(p: Any, m: int = 1) -> LazyArray:
@@ -1502,7 +1579,7 @@ def polyder(p: Any, m: int = 1) -> LazyArray:
     m = int(m)
     if m < 0:
         raise ValueError("Order of derivative must be positive (see polyint)")
-    c = asarray(p)
+    c = _one_d_coefficients(p, "polyder")
     for _ in range(m):
         n = c.shape[0] - 1
         c = c[:-1] * arange(n, 0, -1)
@@ -1521,7 +1598,7 @@ def polyint(p: Any, m: int = 1, k: Any = None) -> LazyArray:
         ks = ks[0] * np.ones(m, float)
     if len(ks) < m:
         raise ValueError("k must be a scalar or a rank-1 array of length 1 or >m.")
-    c = asarray(p)
+    c = _one_d_coefficients(p, "polyint") if m else asarray(p)  # (NumPy returns p for m=0 before it takes a length)
     for j in range(m):
         c = concatenate([c / arange(c.shape[0], 0, -1), asarray(np.asarray([ks[j]]))])
     return c.copy() if m == 0 else c
@@ -1559,7 +1636,7 @@ def polyfit(x: Any, y: Any, deg: int, rcond: Any = None, full: bool = False, w: 
     if xs.shape[0] != ys.shape[0]:
         raise TypeError("expected x and y to have same length")
     if rcond is None:
-        rcond = xs.shape[0] * float(np.finfo(xs.dtype).eps)
+        rcond = xs.shape[0] * np.finfo(xs.dtype).eps  # (a NumPy scalar of x's float dtype, as NumPy's)
     lhs, rhs = vander(xs, order), ys
     if w is not None:
         ws = asarray(w) + 0.0
