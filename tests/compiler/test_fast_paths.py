@@ -217,9 +217,10 @@ def test_long_rows_of_an_empty_result_plan(shape) -> None:
 def _passes(body: str) -> int:
     """Loops over the reduced elements in a column or streamed row kernel (element by element,
     or in 16-byte chunks ``t``; a column kernel of several kept indices a thread has two loops a
-    pass, for aligned pointers or not: the first counts)."""
-    return len(re.findall(r"for \(int (cc|c) = (threadIdx\.y|lane)|for \(int t = 0; \(lane \+ t|if \(valid && aligned\) \{\n\s*for \(int c0 =",
-                          body))
+    pass, for aligned pointers or not: the first counts; rows walked by blocks turn every pass
+    after the first round, ``t`` counting down)."""
+    return len(re.findall(r"for \(int (cc|c) = (threadIdx\.y|lane)|for \(int t = 0; \(lane \+ t|for \(int t = \d+; t >= 0; --t\)"
+                          r"|if \(valid && aligned\) \{\n\s*for \(int c0 =", body))
 
 
 def _three_passes(k, monkeypatch) -> str:
