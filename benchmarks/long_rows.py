@@ -6,7 +6,7 @@ rmsnorm), each dtype and each shape: the plan's kernel, and the same group emitt
 128-thread row-a-block streamed kernel with the sum of exps in its own pass (the choice before
 ``Schedule.row_loop`` and ``OPTIONS["online_exp_sum"]`` were measured), each timed back to back
 between CUDA events (median of 15 loops of 10 calls after a warm-up), on random data, both checked
-against the workload in float64 on the numpy backend.
+against the workload in float64 on the numpy backend; torch eager's own op beside them.
 
     python3 benchmarks/long_rows.py --out /tmp/long [--shapes 1024x128256,512x151936] [--dtypes float32,float16]
 
@@ -37,6 +37,33 @@ TOL = {"float32": 1e-5, "float16": 5e-3, "bfloat16": 4e-2, "float64": 1e-12}
 def _rel(got: np.ndarray, want: np.ndarray) -> float:
     got, want = got.astype(np.float64), want.astype(np.float64)
     return float(np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-300))
+
+
+def _torch_row(name: str, host: list[np.ndarray], want: list[np.ndarray], dtype: str) -> dict[str, Any] | None:
+    """torch eager's kernel for the workload (its own softmax, logsumexp, layer_norm, rms_norm),
+    timed as ours, or None where torch is missing or has no such op."""
+    try:
+        import cupy as cp
+        import torch
+        import torch.nn.functional as F
+    except ImportError:
+        return None
+    if dtype == "bfloat16":  # (torch takes bfloat16 through its own dtype; no DLPack of ml_dtypes' bfloat16)
+        args = [torch.from_numpy(a.astype(np.float32)).to("cuda", torch.bfloat16) for a in host]
+    else:
+        args = [torch.from_numpy(a).to("cuda") for a in host]
+    cols = host[0].shape[-1]
+    ops = {"softmax": lambda x: torch.softmax(x, -1), "logsumexp": lambda x: torch.logsumexp(x, -1),
+           "layernorm": lambda x, w, b: F.layer_norm(x, (cols,), w, b, 1e-5),
+           "rmsnorm": lambda x, w: F.rms_norm(x, (cols,), w, 1e-6)}
+    if name not in ops:
+        return None
+    fn = ops[name]
+    got = fn(*args).float().cpu().numpy()
+    err = _rel(got, want[0])
+    torch.cuda.synchronize()
+    us = _device_us(lambda _b: fn(*args), [], cp, loops=15, inner=10)  # (torch on the legacy default stream, as CuPy's events)
+    return {"us": us, "rel_err": err, "ok": err <= TOL[dtype]}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -90,11 +117,13 @@ def main(argv: list[str] | None = None) -> int:
                     us = _device_us(exe, bufs, cp, loops=15, inner=10)
                     row[label] = {"schedule": str(k.schedule), "grid": k.launch.grid[0], "us": us, "rel_err": err,
                                   "ok": err <= TOL[dtype]}
+                row["torch"] = _torch_row(name, host, want, dtype)
                 row["speedup"] = row["before"]["us"] / row["planned"]["us"]
                 results.append(row)
                 print(f"{name:10s} {dtype:8s} {rows}x{cols}: planned {row['planned']['us']:8.1f} us "
                       f"({row['planned']['schedule']} grid={row['planned']['grid']}, err {row['planned']['rel_err']:.1e}) "
-                      f"before {row['before']['us']:8.1f} us (err {row['before']['rel_err']:.1e})  {row['speedup']:.2f}x",
+                      f"before {row['before']['us']:8.1f} us (err {row['before']['rel_err']:.1e})  {row['speedup']:.2f}x"
+                      + (f"  torch {row['torch']['us']:8.1f} us (err {row['torch']['rel_err']:.1e})" if row["torch"] else ""),
                       flush=True)
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
