@@ -56,10 +56,11 @@ STREAM_VEC_UNROLL = 4
 #: µs, the walking kernel against the 128-thread row-a-block kernel chosen before): float16
 #: logsumexp 100.2 against 121.5, softmax 218.6 against 268.4; float32 logsumexp 166.8 against
 #: 240.1, softmax 394.0 against 533.2 (both with the sum of exps in the max's pass, 216.1 and
-#: 485.0 without), layernorm 391.0 against 445.7. 1, 2 and 4 blocks an SM and a row a block are
-#: within 3 % of each other at 1024 threads, except float16 softmax (1: 199.7) and float32 with
-#: the exps' sum in the max's pass (1: 233.3 and 485.4); 128- and 256-thread blocks walking rows
-#: are slower than a row a block.
+#: 485.0 without), layernorm 391.0 against 445.7. Other grids of 1024-thread blocks: a row a
+#: block within 0.5 % of 4 an SM (float16 logsumexp 100.0, softmax 219.0; layernorm 389.6); 1 an
+#: SM faster for float16 softmax (199.7) and float32 without the sum in the max's pass
+#: (logsumexp 204.3, softmax 462.0), slower with it (233.3, 485.4) and for layernorm (428.6).
+#: 128- and 256-thread blocks walking rows are slower than a row a block.
 ROW_LOOP_BLOCKS_PER_SM = 4
 #: The walking kernel's time relative to the best row-a-block streamed estimate: the worst of the
 #: measured ratios above without the exps' sum in the max's pass (float32 softmax 485.0 / 533.2).
