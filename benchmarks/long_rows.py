@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.append(str(ROOT))  # (benchmarks.kernel_sweep; stitchlab stays the installed one)
 
 from benchmarks.kernel_sweep import _device_us, _workloads  # noqa: E402
 
