@@ -682,10 +682,10 @@ def _entry(key: str, item: Item, hit: bool) -> Entry:
 def _summary(key: str, tag: dict[str, Any], size: int, hits: int, created: float) -> dict[str, Any]:
     kind = tag.get("kind", "unknown")
     summary: dict[str, Any] = {"key": key, "kind": kind, "size": size, "hits": hits}
-    if kind == "record":
-        summary["record"] = tag.get("record")
-    else:
-        summary["components"] = tag.get("components")
+    # the tag comes from the index, which may be damaged: only a dict is passed on
+    field = "record" if kind == "record" else "components"
+    value = tag.get(field)
+    summary[field] = value if isinstance(value, dict) else None
     summary["created"] = created
     return summary
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sqlite3
 import threading
 import time
@@ -40,6 +41,15 @@ DISK_ERRORS: tuple[type[BaseException], ...] = (OSError, sqlite3.Error, diskcach
 _MAX_PENDING = 256
 
 _MODE_NAMES = {0: "none", 1: "raw", 2: "binary", 3: "text", 4: "pickle"}
+
+#: The value file names diskcache makes (``Disk.filename``): ``ab/cd/<28 hex>.val`` under the
+#: directory. The index is only a file: a name of any other form (absolute, ``..``, None) is
+#: never opened or removed, so a damaged or planted row cannot point the registry outside it.
+_VALUE_FILE = re.compile(r"[0-9a-f]{2}[/\\][0-9a-f]{2}[/\\][0-9a-f]{28}\.val")
+
+
+def _is_value_file(name: object) -> bool:
+    return isinstance(name, str) and _VALUE_FILE.fullmatch(name) is not None
 
 
 class UnsafeValue(CorruptEntry):
@@ -72,7 +82,16 @@ class SafeDisk(diskcache.Disk):
         if read or mode not in (MODE_RAW, MODE_BINARY):
             name = _MODE_NAMES.get(mode, str(mode))
             raise UnsafeValue(f"row is stored as diskcache mode {name!r}; only bytes are loaded")
+        if mode == MODE_BINARY and not _is_value_file(filename):
+            raise UnsafeValue(f"row names the value file {filename!r}, not one diskcache makes")
         return super().fetch(mode, filename, value, read)
+
+    def remove(self, file_path: Any) -> None:
+        if not _is_value_file(file_path):
+            log.warning("registry: not removing %r, named by an index row: not a value file "
+                        "diskcache makes", file_path)
+            return
+        super().remove(file_path)
 
 
 @dataclass(frozen=True)
@@ -193,10 +212,10 @@ class DiskStore:
             rows.append(
                 Row(
                     key=key,
-                    size=int(size or 0),
-                    created=float(created or 0.0),
-                    last_access=float(accessed or 0.0),
-                    loads=int(loads or 0),
+                    size=int(_number(size)),
+                    created=_number(created),
+                    last_access=_number(accessed),
+                    loads=int(_number(loads)),
                     tag=_parse_tag(tag),
                     filename=filename if isinstance(filename, str) else None,
                 )
@@ -205,15 +224,26 @@ class DiskStore:
 
     def count(self) -> int:
         """Number of rows."""
-        return len(self._cache)
+        return self._setting("count", "SELECT COUNT(*) FROM Cache")
 
     def value_bytes(self) -> int:
         """Total size of the value files."""
-        return int(self._cache.reset("size"))
+        return self._setting("size", "SELECT COALESCE(SUM(size), 0) FROM Cache")
 
     def volume(self) -> int:
         """Value files plus the SQLite index: what the size cap is compared with."""
-        return int(self._cache.volume())
+        ((pages,),) = self._cache._sql("PRAGMA page_count").fetchall()
+        return int(self._cache._page_size * pages + self.value_bytes())
+
+    def _setting(self, name: str, recount: str) -> int:
+        """diskcache's running total ``name`` from its Settings table; a damaged one (not a
+        non-negative integer) is counted again with ``recount`` and written back."""
+        value = self._cache.reset(name)
+        if type(value) is int and value >= 0:
+            return value
+        ((counted,),) = self._cache._sql(recount).fetchall()
+        log.debug("registry: index setting %s was %r; recounted %r", name, value, counted)
+        return int(self._cache.reset(name, int(_number(counted))))
 
     def evict_to(self, limit: int) -> list[str]:
         """Evict least-recently-used rows until :meth:`volume` is at most ``limit``.
@@ -269,6 +299,14 @@ class _AccessLog:
         except Exception as error:  # noqa: BLE001 - may run in a finalizer, must not raise
             # Bookkeeping only: a read-only, busy or removed index keeps the older times.
             log.debug("registry: access times not written (%s)", error)
+
+
+def _number(value: Any) -> float:
+    """A number column of an index row; NULL, text or a negative/non-finite value (a damaged
+    row) reads as 0."""
+    if type(value) not in (int, float) or not 0 <= value < float("inf"):
+        return 0.0
+    return float(value)
 
 
 def _parse_tag(tag: Any) -> dict[str, Any] | None:

@@ -206,9 +206,14 @@ def cmd_show(args: argparse.Namespace) -> int:
     summary = matches[0]
     key = summary["key"]
     detail: dict[str, Any] = dict(summary)
-    if summary["kind"] == "record":
-        record = summary.get("record") or {}
-        detail["data"] = registry.get_record(record.get("kind", ""), record.get("name", ""))
+    if key.startswith(RECORD_PREFIX):
+        # kind and name from the key itself (the index's tag may be damaged)
+        kind, _, name = key[len(RECORD_PREFIX) :].partition("/")
+        detail.update(kind="record", record={"kind": kind, "name": name})
+        try:
+            detail["data"] = registry.get_record(kind, name)
+        except ValueError:  # a key of no record this registry can write
+            detail["data"] = None
         found = detail["data"] is not None
     else:
         entry = registry.get(key)
@@ -217,6 +222,7 @@ def cmd_show(args: argparse.Namespace) -> int:
             import hashlib
 
             detail.update(
+                kind="kernel",
                 components=entry.components,
                 meta=entry.meta,
                 blob_size=len(entry.blob),

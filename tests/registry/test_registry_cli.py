@@ -202,3 +202,18 @@ def test_output_into_a_closed_pipe_ends_quietly(filled: Path) -> None:
             proc.stdout.close()  # the reader goes, as head does
             err = proc.stderr.read().decode()
         assert proc.returncode == 141 and "Traceback" not in err and "BrokenPipeError" not in err, err
+
+
+def test_a_damaged_index_tag_does_not_break_list_or_show(filled: Path) -> None:
+    import sqlite3
+
+    with sqlite3.connect(filled / "cache.db") as db:
+        db.execute("""UPDATE Cache SET tag = '{"kind":"record","record":"zz","components":[1]}'""")
+    db.close()
+    code, out, err = cli("list", "--cache-dir", str(filled))
+    assert code == 0 and "4 entries" in out, err
+    code, out, err = cli("show", "record/plan/softmax", "--cache-dir", str(filled))
+    assert code == 0 and "plan/softmax" in out and '"groups"' in out, err
+    key = make_key(kernel_components(0))
+    code, out, err = cli("show", key[:12], "--cache-dir", str(filled))
+    assert code == 0 and "components" in out, err

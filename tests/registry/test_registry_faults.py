@@ -186,3 +186,51 @@ def test_corrupt_index_database_degrades_to_memory(cache_dir: Path) -> None:
         registry = KernelRegistry(cache_dir)
     entry = registry.get_or_build(kernel_components(0), lambda: (payload(0), {}))
     assert entry.blob == payload(0) and registry.mode == "memory"
+
+
+def _damage_index(cache_dir: Path, statement: str, *params: object) -> None:
+    with sqlite3.connect(cache_dir / "cache.db") as db:
+        db.execute(statement, params)
+    db.close()
+
+
+def test_index_row_naming_a_file_outside_the_directory_never_touches_it(
+    cache_dir: Path, tmp_path: Path
+) -> None:
+    """A damaged or planted row's file name is not opened, and dropping the row removes nothing."""
+    _stored(cache_dir)
+    victim = tmp_path / "precious.txt"
+    victim.write_text("keep me")
+    _damage_index(cache_dir, "UPDATE Cache SET filename = ?", str(victim))
+    with pytest.warns(RegistryWarning, match="not one diskcache makes"):
+        entry, calls = _rebuild(cache_dir)
+    assert calls == [0] and entry.blob == payload(0)
+    assert victim.read_text() == "keep me"
+    _stored(cache_dir, 1)
+    _damage_index(cache_dir, "UPDATE Cache SET filename = ?", "../precious.txt")
+    KernelRegistry(cache_dir).clear()
+    assert victim.read_text() == "keep me"
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UPDATE Cache SET filename = NULL",
+        "UPDATE Cache SET size = 'x', store_time = 'x', access_time = NULL, access_count = 'x'",
+        "UPDATE Settings SET value = 'garbage' WHERE key IN ('count', 'size')",
+    ],
+)
+def test_damaged_index_columns_are_a_miss_or_ignored_never_a_crash(
+    cache_dir: Path, statement: str
+) -> None:
+    _stored(cache_dir)
+    _damage_index(cache_dir, statement)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RegistryWarning)
+        registry = KernelRegistry(cache_dir)
+        entry = registry.get_or_build(kernel_components(0), lambda: (payload(0), {"i": 0}))
+        assert entry.blob == payload(0) and entry.meta == {"i": 0}
+        stats = registry.stats()
+        assert stats["entries"] == 1 and stats["bytes"] > 0
+        assert [e["key"] for e in registry.entries()] == [entry.key]
+        assert registry.prune(0) == [entry.key]
