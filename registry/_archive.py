@@ -12,6 +12,7 @@ archives you trust, as a cubin runs on your GPU.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import io
 import json
@@ -66,6 +67,10 @@ def export_archive(registry: KernelRegistry, path: str | os.PathLike[str]) -> Ar
     counts = {"kernel": 0, "record": 0}
     total = 0
     target = Path(path)
+    if not target.name or target.is_dir():
+        raise IsADirectoryError(
+            errno.EISDIR, "is a directory; give an archive file name, e.g. registry.tar.gz", str(path)
+        )
     partial = target.with_name(target.name + ".partial")
     with tarfile.open(partial, "w:gz") as tar:
         for summary in registry.entries():

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import threading
 import time
@@ -31,7 +32,7 @@ from ._paths import (
     env_wants_memory,
     make_private_dir,
 )
-from ._sizes import format_size, parse_size
+from ._sizes import MAX_SIZE, format_size, parse_size
 from ._store import DISK_ERRORS, DiskStore
 
 log = logging.getLogger("stitchlab.registry")
@@ -110,6 +111,22 @@ class KernelRegistry:
     ) -> None:
         if isinstance(max_size, bool) or not isinstance(max_size, int) or max_size <= 0:
             raise ValueError(f"max_size={max_size!r} must be a positive number of bytes")
+        if max_size > MAX_SIZE:
+            raise ValueError(f"max_size={max_size!r} is over the largest size {MAX_SIZE} bytes")
+        if (
+            isinstance(lock_timeout, bool)
+            or not isinstance(lock_timeout, int | float)
+            or not 0 <= lock_timeout < math.inf
+        ):
+            raise ValueError(
+                f"lock_timeout={lock_timeout!r} must be a finite number of seconds >= 0"
+            )
+        if path is not None and not os.fspath(path):
+            raise ValueError(
+                "path='' names no directory (it would be the current directory); give a "
+                f"directory, None for ${ENV_CACHE_DIR} or the user cache directory, or "
+                f"{MEMORY!r} for memory-only"
+            )
         self.max_size = max_size
         self.lock_timeout = lock_timeout
         self._lock = threading.RLock()
@@ -711,9 +728,27 @@ def default_registry() -> KernelRegistry:
             max_size = DEFAULT_MAX_SIZE
             configured = os.environ.get(ENV_MAX_SIZE, "").strip()
             if configured:
-                max_size = parse_size(configured)
+                max_size = env_max_size(configured)
             _default = KernelRegistry(memory_only=env_wants_memory(), max_size=max_size)
         return _default
+
+
+def env_max_size(configured: str) -> int:
+    """The size cap ``$STITCHLAB_CACHE_MAX_SIZE`` gives.
+
+    Raises:
+        ValueError: naming the variable, its value and the fix.
+    """
+    try:
+        size = parse_size(configured)
+    except ValueError as error:
+        raise ValueError(f"${ENV_MAX_SIZE}: {error}") from None
+    if size <= 0:
+        raise ValueError(
+            f"${ENV_MAX_SIZE}: size {configured!r} leaves no room at all; give a positive size "
+            f"such as 512MiB, or ${ENV_CACHE_DIR}={MEMORY} for a memory-only registry"
+        )
+    return size
 
 
 def reset_default_registry() -> None:

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import re
+from fractions import Fraction
+
+#: The largest size: the index (SQLite) holds sizes as signed 64-bit integers.
+MAX_SIZE = 2**63 - 1
 
 _UNITS = {
     "": 1,
@@ -30,20 +34,27 @@ def parse_size(text: str | int) -> int:
     ``KB``, ``MB``, ``GB``, ``TB`` are powers of 1000.
 
     Raises:
-        ValueError: naming the text and the accepted forms.
+        ValueError: naming the text and the accepted forms, or a size over :data:`MAX_SIZE`.
     """
     if isinstance(text, int) and not isinstance(text, bool):
         if text < 0:
             raise ValueError(f"size {text} is negative; give a size >= 0")
-        return text
-    match = _SIZE.match(str(text))
-    unit = match.group(2).lower() if match else ""
-    if not match or unit not in _UNITS:
+        size = text
+    else:
+        match = _SIZE.match(str(text))
+        unit = match.group(2).lower() if match else ""
+        if not match or unit not in _UNITS:
+            raise ValueError(
+                f"cannot read size {text!r}; write a number with an optional unit, "
+                f"e.g. 1048576, 512K, 100MiB, 1.5GiB or 2GB"
+            )
+        size = int(Fraction(match.group(1)) * _UNITS[unit])  # exact: no float overflow
+    if size > MAX_SIZE:
         raise ValueError(
-            f"cannot read size {text!r}; write a number with an optional unit, "
-            f"e.g. 1048576, 512K, 100MiB, 1.5GiB or 2GB"
+            f"size {text!r} is larger than the largest size the registry can record, "
+            f"{MAX_SIZE} bytes (8 EiB); give a smaller size"
         )
-    return int(float(match.group(1)) * _UNITS[unit])
+    return size
 
 
 def format_size(size: int) -> str:

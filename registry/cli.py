@@ -16,7 +16,7 @@ from typing import Any
 
 from ._archive import ArchiveError, export_archive, import_archive
 from ._paths import ENV_CACHE_DIR, ENV_MAX_SIZE, env_wants_memory
-from ._registry import DEFAULT_MAX_SIZE, RECORD_PREFIX, KernelRegistry
+from ._registry import DEFAULT_MAX_SIZE, RECORD_PREFIX, KernelRegistry, env_max_size
 from ._sizes import format_size, parse_size
 
 #: The components shown in ``list`` (the rest are in ``show``).
@@ -78,11 +78,14 @@ def _open(args: argparse.Namespace) -> KernelRegistry | None:
     max_size = DEFAULT_MAX_SIZE
     if os.environ.get(ENV_MAX_SIZE, "").strip():
         try:
-            max_size = parse_size(os.environ[ENV_MAX_SIZE])
+            max_size = env_max_size(os.environ[ENV_MAX_SIZE].strip())
         except ValueError as error:  # a bad argument, as argparse's: exit status 2
-            print(f"error: ${ENV_MAX_SIZE}: {error}", file=sys.stderr)
+            print(f"error: {error}", file=sys.stderr)
             raise SystemExit(2) from None
     path = getattr(args, "cache_dir", None)
+    if path is not None and not path.strip():
+        print("error: --cache-dir '' names no directory; give a directory", file=sys.stderr)
+        raise SystemExit(2)
     if path is None and env_wants_memory():
         print(
             f"the registry is memory-only (${ENV_CACHE_DIR}); there is nothing on disk to manage",

@@ -347,3 +347,45 @@ def test_registry_directory_removed_under_a_live_registry_does_not_crash(
     registry.close()
     fresh = KernelRegistry(cache_dir)
     assert fresh.get_or_build(kernel_components(1), lambda: (payload(1), {})).blob == payload(1)
+
+
+@pytest.mark.parametrize("text", ["9" * 400, "9" * 40 + "TiB", 2**63, "10000000TB"])
+def test_a_size_too_large_to_record_is_named_not_an_overflow(text: object) -> None:
+    with pytest.raises(ValueError, match="larger than the largest size the registry can record"):
+        parse_size(text)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="over the largest size"):
+        KernelRegistry(memory_only=True, max_size=2**63)
+
+
+def test_sizes_are_exact() -> None:
+    assert parse_size("0.1KB") == 100
+    assert parse_size("8191.99999999999999999TiB") == int(
+        __import__("fractions").Fraction("8191.99999999999999999") * 2**40
+    )
+
+
+@pytest.mark.parametrize("timeout", [-1, -5.0, float("nan"), float("inf"), "3", None, True])
+def test_bad_lock_timeout_is_named(timeout: object) -> None:
+    with pytest.raises(ValueError, match=f"lock_timeout={timeout!r} must be a finite number"):
+        KernelRegistry(memory_only=True, lock_timeout=timeout)  # type: ignore[arg-type]
+
+
+def test_an_empty_path_is_refused_not_the_current_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match="path='' names no directory"):
+        KernelRegistry("")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [("0", "leaves no room at all"), ("banana", "cannot read size 'banana'"), ("9" * 30, "largest")],
+)
+def test_default_registry_names_a_bad_max_size_variable(
+    monkeypatch: pytest.MonkeyPatch, value: str, message: str
+) -> None:
+    monkeypatch.setenv("STITCHLAB_CACHE_MAX_SIZE", value)
+    with pytest.raises(ValueError, match=rf"^\$STITCHLAB_CACHE_MAX_SIZE: .*{message}"):
+        default_registry()

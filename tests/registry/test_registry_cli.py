@@ -217,3 +217,37 @@ def test_a_damaged_index_tag_does_not_break_list_or_show(filled: Path) -> None:
     key = make_key(kernel_components(0))
     code, out, err = cli("show", key[:12], "--cache-dir", str(filled))
     assert code == 0 and "components" in out, err
+
+
+@pytest.mark.parametrize("value", ["0", "9" * 400])
+def test_a_zero_or_huge_max_size_in_the_environment_is_an_error_line(
+    filled: Path, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("STITCHLAB_CACHE_MAX_SIZE", value)
+    with pytest.raises(SystemExit) as exit_:
+        cli("stats", "--cache-dir", str(filled))
+    assert exit_.value.code == 2
+
+
+def test_prune_to_a_huge_size_is_an_error_line(filled: Path) -> None:
+    code, _, err = cli("prune", "--max-size", "9" * 400, "--cache-dir", str(filled))
+    assert code == 2 and err.startswith("error: --max-size: size") and "largest" in err
+
+
+def test_an_empty_cache_dir_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    parser = argparse.ArgumentParser(prog="stitchlab")
+    register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["registry", "list", "--cache-dir", ""])
+    err = io.StringIO()
+    with redirect_stderr(err), pytest.raises(SystemExit) as exit_:
+        args.func(args)
+    assert exit_.value.code == 2 and "--cache-dir '' names no directory" in err.getvalue()
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("target", [".", "{dir}"])
+def test_export_to_a_directory_is_an_error_line(filled: Path, tmp_path: Path, target: str) -> None:
+    target = target.format(dir=tmp_path)
+    code, _, err = cli("export", target, "--cache-dir", str(filled))
+    assert code == 1 and err.startswith(f"error: cannot write {target}") and "is a directory" in err
