@@ -15,6 +15,7 @@ Times scale linearly with the batch share and inversely with the device speed
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,14 @@ FORMAT = "stitchlab.profile/1"
 LAYER_KINDS = ("linear", "embedding", "conv", "norm", "other")
 DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8, "int64": 8, "int32": 4,
                "int8": 1, "uint8": 1, "bool": 1, "float8_e4m3fn": 1, "float8_e5m2": 1}
+
+
+def _check_amount(what: str, value: Any) -> None:
+    """A time, byte count, FLOP count or factor: a finite number >= 0 (JSON allows NaN and
+    Infinity, which would otherwise pass every ``< 0`` check and poison the simulation)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not 0 <= value < math.inf:
+        raise ProfileError(f"{what} is {value!r}; it must be a finite number >= 0")
 
 
 @dataclass(frozen=True)
@@ -95,9 +104,7 @@ class LayerProfile:
                                f"expected one of {', '.join(LAYER_KINDS)}")
         self.params = [p if isinstance(p, ParamInfo) else ParamInfo(**p) for p in self.params]
         for attr in ("forward_time", "backward_time", "activation_bytes", "forward_flops"):
-            if getattr(self, attr) < 0:
-                raise ProfileError(f"layer {self.name!r} has negative {attr} "
-                                   f"{getattr(self, attr)!r}")
+            _check_amount(f"layer {self.name!r} {attr}", getattr(self, attr))
         if self.grad_density is not None and not 0 <= self.grad_density <= 1:
             raise ProfileError(f"layer {self.name!r} grad_density {self.grad_density!r} must be "
                                "in [0, 1]")
@@ -146,10 +153,18 @@ class ModelProfile:
                        for ln in self.layers]
         if self.batch_size <= 0:
             raise ProfileError(f"profile batch_size {self.batch_size!r} must be positive")
+        _check_amount("profile device_flops", self.device_flops)
         if not self.device_flops > 0:
             raise ProfileError(f"profile device_flops {self.device_flops!r} must be positive")
+        _check_amount("profile optimizer_time", self.optimizer_time)
+        _check_amount("profile optimizer_state_factor", self.optimizer_state_factor)
         seen: dict[str, str] = {}
+        names: set[str] = set()
         for layer in self.layers:
+            if layer.name in names:
+                raise ProfileError(f"layer name {layer.name!r} appears twice; layer names are "
+                                   "module names and must be unique")
+            names.add(layer.name)
             for p in layer.params:
                 if p.name in seen:
                     raise ProfileError(f"parameter {p.name!r} appears in layers {seen[p.name]!r} "

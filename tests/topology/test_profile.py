@@ -110,3 +110,34 @@ def test_frozen_parameters_and_modules_used_through_their_weights():
     need = prof.memory_needed(4)
     assert need["gradients"] == prof.trainable_bytes
     assert ModelProfile.from_json(prof.to_json()).layer("0").params[0].trainable is False
+
+
+@pytest.mark.parametrize("text", ["NaN", "Infinity"])
+@pytest.mark.parametrize("field", ["forward_time", "backward_time", "activation_bytes",
+                                   "forward_flops"])
+def test_nan_and_infinite_layer_amounts_in_a_file_are_refused(tmp_path, field, text):
+    """JSON as Python reads it allows NaN and Infinity; a NaN forward time made a 0 ms step."""
+    prof = ModelProfile("m", 8, "cpu", 1e12, [LayerProfile("fc", "linear", [ParamInfo("w", (4, 4))],
+                                                           forward_time=1e-3, backward_time=2e-3)])
+    data = prof.to_dict()
+    data["layers"][0][field] = float(text.replace("inity", ""))
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(data))  # writes NaN / Infinity, as Python's json reads them
+    assert text in path.read_text()
+    with pytest.raises(ProfileError, match=f"layer 'fc' {field} is .*; it must be a finite"):
+        ModelProfile.load(path)
+
+
+@pytest.mark.parametrize("field", ["device_flops", "optimizer_time", "optimizer_state_factor"])
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_nan_and_infinite_profile_amounts_are_refused(field, value):
+    kwargs = {"name": "m", "batch_size": 8, "device": "cpu", "device_flops": 1e12, "layers": [],
+              field: value}
+    with pytest.raises(ProfileError, match=f"profile {field} is {value!r}; it must be a finite"):
+        ModelProfile(**kwargs)
+
+
+def test_a_layer_name_listed_twice_is_refused():
+    with pytest.raises(ProfileError, match="layer name 'fc' appears twice"):
+        ModelProfile("m", 1, "cpu", 1e9, [LayerProfile("fc", params=[ParamInfo("a", (2,))]),
+                                          LayerProfile("fc", params=[ParamInfo("b", (2,))])])
