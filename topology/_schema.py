@@ -116,6 +116,9 @@ def read_json(path: str | Path) -> Any:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise DocumentError(f"cannot read the file: {exc.strerror}", source=str(path)) from None
+    except UnicodeDecodeError as exc:
+        raise DocumentError(f"not UTF-8 text (byte {exc.start}: {exc.reason}); is this a JSON "
+                            "file?", source=str(path)) from None
     return parse_json(text, source=str(path))
 
 

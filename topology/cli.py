@@ -38,10 +38,19 @@ def _cmd_presets(args: argparse.Namespace) -> int:
     return 0
 
 
+def _write(path: str, text: str, what: str) -> None:
+    """Write an output file; an unwritable path is a :class:`DocumentError` naming it."""
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise DocumentError(f"cannot write the {what}: {exc.strerror}; give a writable file path",
+                            source=path) from None
+
+
 def _cmd_show(args: argparse.Namespace) -> int:
     topo = _topology(args.topology)
     if args.svg:
-        Path(args.svg).write_text(topo._repr_svg_(), encoding="utf-8")
+        _write(args.svg, topo._repr_svg_(), "SVG")
     print(topo.to_json() if args.json else topo.summary())
     return 0
 
@@ -51,7 +60,7 @@ def _cmd_discover(args: argparse.Namespace) -> int:
 
     topo = discover()
     if args.save:
-        topo.save(args.save)
+        _write(args.save, topo.to_json() + "\n", "topology")
     print(topo.to_json() if args.json else topo.summary())
     return 0
 
@@ -79,7 +88,14 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     topo = _topology(args.topology)
     prof = ModelProfile.load(args.profile)
     if args.strategy:
-        strategy = Strategy.from_json(Path(args.strategy).read_text(encoding="utf-8"))
+        from ._schema import read_json
+
+        try:
+            strategy = Strategy.from_dict(read_json(args.strategy))
+        except DocumentError:
+            raise
+        except ValueError as exc:
+            raise DocumentError(str(exc), source=args.strategy) from None
     else:
         strategy = Strategy(topo.ids, [prof.batch_size] * len(topo.devices))
     res = simulate(topo, prof, strategy, args.global_batch, timeline=False)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from .errors import ProfileError, TopologyError
 from .simulator import HOROVOD_DEFAULTS, HorovodCycle
@@ -70,9 +71,23 @@ def _horovod(args: argparse.Namespace) -> HorovodCycle | None:
     return HorovodCycle(cycle, fusion)
 
 
+def _check_writable(path: str | None, flag: str) -> None:
+    """Refuse an output path that cannot be written before any planning or training runs."""
+    if not path:
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise ValueError(f"{flag} {path!r} is a directory; give a file path")
+    if not target.parent.is_dir():
+        raise ValueError(f"{flag} {path!r}: the folder {str(target.parent)!r} does not exist; "
+                         "create it or give another path")
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``stitchlab plan``; returns the exit status (2 on bad input, with the reason)."""
     try:
+        _check_writable(args.out, "--out")
+        _check_writable(args.svg, "--svg")
         if args.action == "train":
             if not args.out:
                 raise ValueError("stitchlab plan train needs --out FILE (the weights .npz to "
@@ -95,13 +110,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"stitchlab plan: error: {exc}", file=sys.stderr)
         return 2
     print(result.to_json() if args.json else result.summary())
-    if args.out:
-        result.save(args.out)
-        print(f"wrote {args.out}", file=sys.stderr)
-    if args.svg:
-        with open(args.svg, "w", encoding="utf-8") as fh:
-            fh.write(result.to_svg())
-        print(f"wrote {args.svg}", file=sys.stderr)
+    try:
+        if args.out:
+            result.save(args.out)
+            print(f"wrote {args.out}", file=sys.stderr)
+        if args.svg:
+            with open(args.svg, "w", encoding="utf-8") as fh:
+                fh.write(result.to_svg())
+            print(f"wrote {args.svg}", file=sys.stderr)
+    except OSError as exc:
+        print(f"stitchlab plan: error: cannot write {exc.filename}: {exc.strerror}",
+              file=sys.stderr)
+        return 1
     if not args.json:
         print(f"estimated speed-up over plain data parallel: {result.speedup:.2f}x")
     return 0

@@ -87,12 +87,12 @@ class HorovodCycle:
     first_tick: float = 1.0
 
     def __post_init__(self) -> None:
-        if not self.cycle_time >= 0 or not self.overhead >= 0:
+        if not 0 <= self.cycle_time < math.inf or not 0 <= self.overhead < math.inf:
             raise ValueError(f"HorovodCycle(cycle_time={self.cycle_time!r}, "
-                             f"overhead={self.overhead!r}): both must be >= 0 seconds")
-        if not self.fusion_bytes >= 0:
-            raise ValueError(f"HorovodCycle(fusion_bytes={self.fusion_bytes!r}) must be >= 0 "
-                             "(0: no fusion, as HOROVOD_FUSION_THRESHOLD=0)")
+                             f"overhead={self.overhead!r}): both must be >= 0 seconds, and finite")
+        if not 0 <= self.fusion_bytes < math.inf:
+            raise ValueError(f"HorovodCycle(fusion_bytes={self.fusion_bytes!r}) must be >= 0 bytes, "
+                             "and finite (0: no fusion, as HOROVOD_FUSION_THRESHOLD=0)")
         if not 0 < self.first_tick <= 1:
             raise ValueError(f"HorovodCycle(first_tick={self.first_tick!r}) must be in (0, 1] "
                              "cycles (1: a full cycle after the first gradient)")
@@ -352,8 +352,9 @@ def simulate(
         raise ProfileError(f"strategy names a device twice: {list(ids)}")
     shares = strategy.batch_shares
     total = float(sum(shares))
-    if global_batch is not None and not global_batch > 0:
-        raise ValueError(f"global_batch={global_batch!r} must be positive")
+    if global_batch is not None and not 0 < global_batch < math.inf:
+        raise ValueError(f"global_batch={global_batch!r} must be a positive finite number of "
+                         "samples per step")
     batches = [s * (global_batch / total) if global_batch else float(s) for s in shares]
     pb = profile.batch_size
     speed = [profile.device_flops / d.flops for d in devs]

@@ -17,6 +17,9 @@ A strategy names, for one training step:
 from __future__ import annotations
 
 import json
+import math
+import numbers
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -32,6 +35,25 @@ class Strategy:
     schemes: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        _check_list("devices", self.devices, (str,), "device ids (str)")
+        _check_list("batch_shares", self.batch_shares, (numbers.Real,), "sample counts")
+        if not isinstance(self.groups, (list, tuple)) or not all(
+            isinstance(g, (list, tuple)) for g in self.groups
+        ):
+            raise ValueError(f"Strategy.groups {self.groups!r} must be a list of lists of ranks, "
+                             "e.g. [[0, 1], [2, 3]], or [] for one flat group")
+        for group in self.groups:
+            _check_list("groups", group, (numbers.Integral,), "ranks (int)")
+        if not isinstance(self.buckets, (list, tuple)):
+            raise ValueError(f"Strategy.buckets {self.buckets!r} must be a list of lists of "
+                             "parameter names, e.g. [['fc.weight', 'fc.bias']]")
+        for bucket in self.buckets:
+            _check_list("buckets", bucket, (str,), "parameter names (str)")
+        if not isinstance(self.schemes, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in self.schemes.items()
+        ):
+            raise ValueError(f"Strategy.schemes {self.schemes!r} must map layer names to scheme "
+                             f"names, e.g. {{'fc1': 'sfb'}}; schemes: {', '.join(SCHEMES)}")
         if not self.devices:
             raise ValueError("Strategy.devices is empty: name at least one device")
         if len(self.batch_shares) != len(self.devices):
@@ -40,7 +62,7 @@ class Strategy:
                 f"shares {self.batch_shares}: give one share per device"
             )
         for share in self.batch_shares:
-            if int(share) != share or share < 0:
+            if not math.isfinite(share) or int(share) != share or share < 0:
                 raise ValueError(f"batch share {share!r} must be a non-negative integer")
         if sum(self.batch_shares) <= 0:
             raise ValueError(f"batch shares {self.batch_shares} sum to zero: no device has work")
@@ -72,9 +94,16 @@ class Strategy:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Strategy:
         known = {"devices", "batch_shares", "groups", "buckets", "schemes"}
+        if not isinstance(data, dict):
+            raise ValueError(f"a Strategy is a JSON object with fields {sorted(known)}; got "
+                             f"{type(data).__name__} {str(data)[:60]}")
         unknown = set(data) - known
         if unknown:
             raise ValueError(f"unknown Strategy fields {sorted(unknown)}; expected {sorted(known)}")
+        missing = [name for name in ("devices", "batch_shares") if name not in data]
+        if missing:
+            raise ValueError(f"Strategy is missing the field(s) {missing}: give 'devices' (ids in "
+                             "rank order) and 'batch_shares' (samples per rank)")
         return cls(**data)
 
     def to_json(self) -> str:
@@ -83,3 +112,13 @@ class Strategy:
     @classmethod
     def from_json(cls, text: str) -> Strategy:
         return cls.from_dict(json.loads(text))
+
+
+def _check_list(name: str, value: Any, types: tuple[type, ...], what: str) -> None:
+    """``value`` is a list (or tuple) of ``types`` (bool is not a number here)."""
+    if not isinstance(value, (list, tuple)):
+        raise ValueError(f"Strategy.{name} {value!r} must be a list of {what}")
+    for item in value:
+        if isinstance(item, bool) or not isinstance(item, types):
+            raise ValueError(f"Strategy.{name} holds {item!r} ({type(item).__name__}); it must be "
+                             f"a list of {what}")

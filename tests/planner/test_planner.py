@@ -320,3 +320,42 @@ def test_docstring_examples_run(module: str) -> None:
     name = "stitchlab.topology.planner" + (f".{module}" if module else "")
     result = doctest.testmod(importlib.import_module(name))
     assert result.failed == 0 and result.attempted > 0
+
+
+def _plan_cli(*argv: str) -> int:
+    import argparse
+
+    from stitchlab.topology import plan_cli
+
+    parser = argparse.ArgumentParser(prog="stitchlab")
+    plan_cli.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["plan", *argv])
+    return args.func(args)
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--out", "{tmp}/no/such/folder/p.json"], "the folder"),
+    (["--svg", "{tmp}/no/such/folder/p.svg"], "the folder"),
+    (["--out", "{tmp}"], "is a directory"),
+    (["--fusion-mib", "inf"], "fusion_bytes=inf"),
+    (["--cycle-ms", "inf"], "cycle_time=inf"),
+])
+def test_cli_bad_outputs_and_infinite_loop_settings_exit_2_before_planning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
+    prof = tmp_path / "model.json"
+    mlp_profile(1, 256, 8).save(prof)
+    extra = [x.format(tmp=tmp_path) for x in extra]
+    code = _plan_cli("--topology", HETERO, "--model", str(prof), "--budget", "3", *extra)
+    captured = capsys.readouterr()
+    assert code == 2 and message in captured.err and captured.out == "", captured.err
+
+
+@pytest.mark.parametrize(("cases", "epochs", "message"), [
+    ("1", "1", "count=1 training cases"), ("-1", "1", "count=-1"), ("3", "0", "epochs=0")])
+def test_cli_train_refuses_settings_that_leave_the_weights_untrained(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], cases: str, epochs: str, message: str
+) -> None:
+    out = tmp_path / "w.npz"
+    code = _plan_cli("train", "--cases", cases, "--epochs", epochs, "--out", str(out))
+    assert code == 2 and message in capsys.readouterr().err and not out.exists()

@@ -163,6 +163,9 @@ def test_the_cycle_model_is_deterministic_and_keeps_gathers_apart():
     ({"cycle_time": -1.0}, "must be >= 0"),
     ({"cycle_time": 1e-3, "fusion_bytes": -1}, "fusion_bytes"),
     ({"cycle_time": 1e-3, "first_tick": 0.0}, r"in \(0, 1\]"),
+    ({"cycle_time": float("inf")}, "cycle_time=inf.*and finite"),
+    ({"cycle_time": 1e-3, "overhead": float("inf")}, "overhead=inf.*and finite"),
+    ({"cycle_time": 1e-3, "fusion_bytes": float("inf")}, "fusion_bytes=inf.*and finite"),
 ])
 def test_bad_cycles_name_the_value(kw, match):
     with pytest.raises(ValueError, match=match):

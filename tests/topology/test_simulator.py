@@ -153,6 +153,33 @@ def test_bad_strategies_are_named(profile):
         simulate(pair(), profile, Strategy(["d0", "d1"], [8, 8], schemes={"fc1": "sparse"}))
 
 
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"devices": "d0", "batch_shares": [8]}, "Strategy.devices 'd0' must be a list of device ids"),
+    ({"devices": ["d0", 1], "batch_shares": [8, 8]}, r"Strategy.devices holds 1 \(int\)"),
+    ({"devices": ["d0"], "batch_shares": [None]}, r"batch_shares holds None \(NoneType\)"),
+    ({"devices": ["d0"], "batch_shares": ["8"]}, r"batch_shares holds '8' \(str\)"),
+    ({"devices": ["d0"], "batch_shares": [float("inf")]}, "batch share inf must be"),
+    ({"devices": ["d0"], "batch_shares": [float("nan")]}, "batch share nan must be"),
+    ({"devices": ["d0"], "batch_shares": [8], "groups": [0]}, r"Strategy.groups \[0\] must be"),
+    ({"devices": ["d0"], "batch_shares": [8], "buckets": "fc1.weight"}, "Strategy.buckets 'fc1"),
+    ({"devices": ["d0"], "batch_shares": [8], "buckets": [[1]]}, r"buckets holds 1 \(int\)"),
+    ({"devices": ["d0"], "batch_shares": [8], "schemes": ["fc1"]}, r"Strategy.schemes \['fc1'\]"),
+])
+def test_strategies_of_the_wrong_shape_are_named(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        Strategy(**kwargs)
+
+
+@pytest.mark.parametrize(("data", "match"), [
+    ([1], "a Strategy is a JSON object"),
+    (5, "a Strategy is a JSON object"),
+    ({"devices": ["d0"]}, r"missing the field\(s\) \['batch_shares'\]"),
+])
+def test_strategy_documents_of_the_wrong_shape_are_named(data, match):
+    with pytest.raises(ValueError, match=match):
+        Strategy.from_dict(data)
+
+
 def test_deterministic(profile):
     topo = presets.get("hetero-4fast-4slow-eth")
     st = Strategy(topo.ids, [3, 3, 3, 3, 1, 1, 1, 1], schemes={"fc1": "sfb"})

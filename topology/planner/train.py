@@ -153,7 +153,17 @@ def evaluate_loss(model, examples: Sequence[Example]) -> float:
 
 def train(seed: int = 0, count: int = 400, epochs: int = 40, out: str | Path | None = None,
           log: bool = True) -> dict:
-    """Generate rollouts, fit, and (with ``out``) save the weights. Returns a summary dict."""
+    """Generate rollouts, fit, and (with ``out``) save the weights. Returns a summary dict.
+
+    Raises:
+        ValueError: ``count`` < 2 (one case to fit and one held out) or ``epochs`` < 1: the
+            weights would be untrained.
+    """
+    if isinstance(count, bool) or not isinstance(count, int) or count < 2:
+        raise ValueError(f"count={count!r} training cases: give at least 2 (one to fit, one held "
+                         "out), e.g. --cases 400")
+    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
+        raise ValueError(f"epochs={epochs!r}: give at least 1, e.g. --epochs 40")
     import torch
 
     from .gnn import save
