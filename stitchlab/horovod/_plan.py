@@ -9,6 +9,7 @@ another model or world size is an error, never a silently wrong gradient.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping
 from typing import Any
 
@@ -42,6 +43,7 @@ def as_strategy(plan: Any) -> Strategy:
 
 def even_strategy(world_size: int, batch_shares: list[int] | None = None) -> Strategy:
     """Flat all-reduce over ``world_size`` ranks (the plan when none is given)."""
+    _check_world_size(world_size)
     shares = list(batch_shares) if batch_shares is not None else [1] * world_size
     return Strategy(devices=[f"rank{r}" for r in range(world_size)], batch_shares=shares)
 
@@ -159,8 +161,28 @@ def auto_strategy(
     Returns:
         ``(strategy, reasons)``: reasons maps each candidate layer to why it got its scheme.
     """
-    layer_tokens = dict(layer_tokens or {})
-    embedding_rows = dict(embedding_rows or {})
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    _check_world_size(world_size)
+    for name, value, positive in (
+        ("bandwidth_bytes_per_s", bandwidth_bytes_per_s, True),
+        ("flops_per_s", flops_per_s, True),
+        ("latency_s", latency_s, False),
+        ("op_overhead_s", op_overhead_s, False),
+        ("gather_step_s", gather_step_s, False),
+    ) + ((("gather_overhead_s", gather_overhead_s, False),) if gather_overhead_s is not None else ()):
+        _check_rate(name, value, positive)
+    layer_tokens = _counts("layer_tokens", layer_tokens)
+    embedding_rows = _counts("embedding_rows", embedding_rows)
+    modules = dict(model.named_modules())
+    for name, rows in embedding_rows.items():
+        module = modules.get(name)
+        if isinstance(module, nn.Embedding) and rows > world_size * module.num_embeddings:
+            raise ValueError(
+                f"embedding_rows[{name!r}]={rows} is more than the {module.num_embeddings} rows "
+                f"of {name!r} times {world_size} ranks; give the distinct rows each rank touched "
+                "in one step, summed over ranks"
+            )
     reasons: dict[str, str] = {}
     schemes: dict[str, str] = {}
     candidates = {}
@@ -237,6 +259,39 @@ def auto_strategy(
     strategy = even_strategy(world_size, batch_shares)
     strategy.schemes = schemes
     return strategy, reasons
+
+
+def _check_world_size(world_size: Any) -> None:
+    if isinstance(world_size, bool) or not isinstance(world_size, numbers.Integral) or world_size < 1:
+        raise ValueError(
+            f"world_size must be a positive integer (the number of Horovod ranks, hvd.size()), "
+            f"got {world_size!r}"
+        )
+
+
+def _check_rate(name: str, value: Any, positive: bool) -> None:
+    low = "> 0" if positive else ">= 0"
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not (value > 0 if positive else value >= 0)
+        or math.isinf(value)
+    ):
+        raise ValueError(f"{name} must be a finite number {low}, got {value!r}")
+
+
+def _counts(name: str, counts: Mapping[str, Any] | None) -> dict[str, float]:
+    """``layer_tokens``/``embedding_rows``: layer name -> a finite count >= 0."""
+    if counts is None:
+        return {}
+    if not isinstance(counts, Mapping):
+        raise TypeError(f"{name} must map layer names to counts, e.g. {{'fc1': 4096}}; got "
+                        f"{type(counts).__name__}")
+    for layer, value in counts.items():
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) \
+                or not 0 <= value < math.inf:
+            raise ValueError(f"{name}[{layer!r}] must be a finite number >= 0, got {value!r}")
+    return dict(counts)
 
 
 def shared_weights(model: nn.Module) -> set[int]:

@@ -197,6 +197,36 @@ def test_auto_strategy_on_one_rank_compresses_nothing():
     assert strategy.schemes == {}
 
 
+@pytest.mark.parametrize("world_size", [0, -1, 2.0, "2", None, True])
+def test_a_bad_world_size_is_named(world_size):
+    for plan in (lambda: even_strategy(world_size), lambda: auto_strategy(Net(), world_size)):
+        with pytest.raises(ValueError, match=f"world_size must be a positive integer.*got "
+                                             f"{world_size!r}"):
+            plan()
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"latency_s": -1.0}, "latency_s must be a finite number >= 0, got -1.0"),
+    ({"op_overhead_s": float("nan")}, "op_overhead_s must be a finite number >= 0, got nan"),
+    ({"gather_step_s": float("inf")}, "gather_step_s must be a finite number >= 0, got inf"),
+    ({"bandwidth_bytes_per_s": float("inf")}, "bandwidth_bytes_per_s must be a finite number > 0"),
+    ({"layer_tokens": {"wide": "4096"}}, r"layer_tokens\['wide'\] must be a finite number >= 0"),
+    ({"layer_tokens": {"wide": float("inf")}}, r"layer_tokens\['wide'\] must be a finite"),
+    ({"embedding_rows": {"emb": 4001}}, r"embedding_rows\['emb'\]=4001 is more than the 1000 rows"),
+])
+def test_auto_strategy_names_a_bad_rate_or_count(kwargs, match):
+    """Before, a negative latency or a NaN overhead silently changed the plan, and a string token
+    count raised a bare TypeError from a comparison."""
+    args = {"layer_tokens": {"wide": 4096}, "embedding_rows": {"emb": 10}, **kwargs}
+    with pytest.raises(ValueError, match=match):
+        auto_strategy(Net(), 4, **args)
+
+
+def test_auto_strategy_names_a_model_that_is_not_a_module():
+    with pytest.raises(TypeError, match="model must be a torch.nn.Module, got NoneType"):
+        auto_strategy(None, 2)
+
+
 class TiedNet(Net):
     """A language-model-like net whose output layer is the embedding's matrix (tied weights)."""
 
