@@ -114,6 +114,27 @@ def decode(key: str, value: object) -> Decoded:
             raise CorruptEntry("stored components do not hash to the key")
         if not isinstance(header.get("meta"), dict):
             raise CorruptEntry("kernel metadata is not a JSON object")
-    elif kind != "record":
+    elif kind == "record":
+        _check_record(key, header.get("record"), body[head_end:])
+    else:
         raise CorruptEntry(f"unknown entry kind {kind!r}")
+    created = header.get("created", 0.0)
+    if isinstance(created, bool) or not isinstance(created, int | float):
+        raise CorruptEntry(f"creation time {created!r} is not a number")
     return Decoded(key=key, header=header, payload=body[head_end:])
+
+
+def _check_record(key: str, record: object, payload: bytes) -> None:
+    """A record's header names the kind and name its key is made of, and its payload is the
+    JSON text of a dict (what ``put_record`` writes)."""
+    if not isinstance(record, dict):
+        raise CorruptEntry("record header has no kind and name")
+    kind, name = record.get("kind"), record.get("name")
+    if not (isinstance(kind, str) and isinstance(name, str)) or key != f"record/{kind}/{name}":
+        raise CorruptEntry(f"record {kind!r}/{name!r} does not belong under the key {key!r}")
+    try:
+        data = json.loads(payload.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise CorruptEntry(f"record data is not JSON: {error}") from None
+    if not isinstance(data, dict):
+        raise CorruptEntry(f"record data is a JSON {type(data).__name__}, not an object")

@@ -251,3 +251,42 @@ def test_export_to_a_directory_is_an_error_line(filled: Path, tmp_path: Path, ta
     target = target.format(dir=tmp_path)
     code, _, err = cli("export", target, "--cache-dir", str(filled))
     assert code == 1 and err.startswith(f"error: cannot write {target}") and "is a directory" in err
+
+
+@pytest.mark.parametrize(
+    ("record", "payload", "created", "message"),
+    [
+        ({"kind": "plan", "name": "softmax"}, b"\xff not JSON", 1.0, "record data is not JSON"),
+        ({"kind": "plan", "name": "softmax"}, b"[1, 2]", 1.0, "record data is a JSON list"),
+        ({"kind": "plan", "name": "other"}, b"{}", 1.0, "does not belong under the key"),
+        (None, b"{}", 1.0, "record header has no kind and name"),
+        ({"kind": "plan", "name": "softmax"}, b"{}", "yesterday", "creation time 'yesterday'"),
+    ],
+)
+def test_import_refuses_a_well_sealed_record_that_is_not_a_record(
+    filled: Path, tmp_path: Path, record: object, payload: bytes, created: object, message: str
+) -> None:
+    """A value whose checksum is right but whose content put_record could never have written
+    (it made get_record raise UnicodeDecodeError, or return a list or another record's data)."""
+    import hashlib
+
+    from stitchlab.registry._envelope import encode
+
+    archive, forged = tmp_path / "warm.tar.gz", tmp_path / "forged.tar.gz"
+    cli("export", str(archive), "--cache-dir", str(filled))
+    key = "record/plan/softmax"
+
+    def change(members: dict[str, bytes]) -> dict[str, bytes]:
+        manifest = json.loads(members["manifest.json"])
+        (item,) = [e for e in manifest["entries"] if e["key"] == key]
+        value = encode(key, {"kind": "record", "record": record, "created": created}, payload)
+        members[item["file"]] = value
+        item["sha256"] = hashlib.sha256(value).hexdigest()
+        members["manifest.json"] = json.dumps(manifest).encode()
+        return members
+
+    _rewrite(archive, forged, change)
+    node2 = tmp_path / "node2"
+    code, _, err = cli("import", str(forged), "--cache-dir", str(node2))
+    assert code == 1 and message in err, err
+    assert KernelRegistry(node2).get_record("plan", "softmax") is None
