@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,9 @@ from ._schema import parse_json, read_json, validate, write_json
 from .errors import DoesNotFitError, ProfileError
 
 FORMAT = "stitchlab.profile/1"
+#: The most elements one tensor dimension or parameter may have (2**48: a petabyte of float32,
+#: more than any device holds); larger numbers overflow the float arithmetic of the cost models.
+MAX_ELEMENTS = 2**48
 LAYER_KINDS = ("linear", "embedding", "conv", "norm", "other")
 DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8, "int64": 8, "int32": 4,
                "int8": 1, "uint8": 1, "bool": 1, "float8_e4m3fn": 1, "float8_e5m2": 1}
@@ -49,6 +53,9 @@ class ParamInfo:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "shape", tuple(int(s) for s in self.shape))
+        if any(s < 0 for s in self.shape) or self.numel > MAX_ELEMENTS:
+            raise ProfileError(f"parameter {self.name!r} has shape {self.shape}; sizes must be "
+                               f">= 0 and hold at most {MAX_ELEMENTS} (2**48) elements")
         if self.dtype not in DTYPE_BYTES:
             raise ProfileError(f"parameter {self.name!r} has unknown dtype {self.dtype!r}; "
                                f"expected one of {', '.join(DTYPE_BYTES)}")
@@ -108,6 +115,23 @@ class LayerProfile:
         if self.grad_density is not None and not 0 <= self.grad_density <= 1:
             raise ProfileError(f"layer {self.name!r} grad_density {self.grad_density!r} must be "
                                "in [0, 1]")
+        for attr in ("in_features", "out_features", "tokens", "num_embeddings", "embedding_dim"):
+            value = getattr(self, attr)
+            if value is not None and (isinstance(value, bool)
+                                      or not isinstance(value, numbers.Real)
+                                      or not 0 <= value <= MAX_ELEMENTS or value != int(value)):
+                raise ProfileError(f"layer {self.name!r} {attr} is {value!r}; it must be an "
+                                   f"integer from 0 to {MAX_ELEMENTS} (2**48), or null")
+        dims = {"linear": ("out_features", "in_features"),
+                "embedding": ("num_embeddings", "embedding_dim")}.get(self.kind)
+        matrices = [p for p in self.params if len(p.shape) == 2]
+        if dims and matrices and None not in (getattr(self, dims[0]), getattr(self, dims[1])):
+            want = (getattr(self, dims[0]), getattr(self, dims[1]))
+            if matrices[0].shape != want:
+                raise ProfileError(
+                    f"layer {self.name!r} says {dims[0]}={want[0]}, {dims[1]}={want[1]} but its "
+                    f"weight {matrices[0].name!r} has shape {matrices[0].shape}; they must agree "
+                    f"(the weight is {dims[0]} x {dims[1]})")
 
     @property
     def param_bytes(self) -> int:

@@ -359,3 +359,12 @@ def test_cli_train_refuses_settings_that_leave_the_weights_untrained(
     out = tmp_path / "w.npz"
     code = _plan_cli("train", "--cases", cases, "--epochs", epochs, "--out", str(out))
     assert code == 2 and message in capsys.readouterr().err and not out.exists()
+
+
+def test_planning_on_a_device_of_huge_but_finite_speed_does_not_overflow() -> None:
+    """The spread of device speeds squared 1e308 (OverflowError: Numerical result out of range)."""
+    topo = presets.get(HETERO)
+    data = topo.to_dict()
+    data["devices"][0]["flops"] = 1e308
+    result = plan(DeviceTopology.from_dict(data), mlp_profile(1, 256, 8), budget=4, prior="uniform")
+    assert result.strategy.devices

@@ -141,3 +141,23 @@ def test_a_layer_name_listed_twice_is_refused():
     with pytest.raises(ProfileError, match="layer name 'fc' appears twice"):
         ModelProfile("m", 1, "cpu", 1e9, [LayerProfile("fc", params=[ParamInfo("a", (2,))]),
                                           LayerProfile("fc", params=[ParamInfo("b", (2,))])])
+
+
+@pytest.mark.parametrize(("layer", "match"), [
+    (lambda: LayerProfile("fc", "linear", [ParamInfo("fc.weight", (2**30, 2**30))]),
+     r"shape \(1073741824, 1073741824\); sizes must be >= 0 and hold at most"),
+    (lambda: LayerProfile("fc", "linear", [ParamInfo("fc.weight", (-1, 4))]), "sizes must be >= 0"),
+    (lambda: LayerProfile("fc", "linear", [ParamInfo("fc.weight", (10, 4))], in_features=4,
+                          out_features=2**63), "out_features is 9223372036854775808"),
+    (lambda: LayerProfile("fc", "linear", tokens=-3), "tokens is -3"),
+    (lambda: LayerProfile("fc", "linear", tokens=2.5), "tokens is 2.5"),
+    (lambda: LayerProfile("fc", "linear", [ParamInfo("fc.weight", (10, 4))], in_features=4,
+                          out_features=2**40), r"out_features=1099511627776, in_features=4 but"),
+    (lambda: LayerProfile("e", "embedding", [ParamInfo("e.weight", (100, 8))], num_embeddings=8,
+                          embedding_dim=100), r"has shape \(100, 8\); they must agree"),
+])
+def test_sizes_too_large_for_the_cost_models_or_not_matching_the_weight_are_refused(layer, match):
+    """Before: OverflowError from the simulator, or HiGHS 'Model error' from SFB placement when a
+    linear layer's out_features disagreed with its weight."""
+    with pytest.raises(ProfileError, match=match):
+        layer()

@@ -497,7 +497,7 @@ class SearchSpace:
 
         flops = [topo.device(d).flops for d in order]
         mean = sum(flops) / n_all
-        cv = math.sqrt(sum((f - mean) ** 2 for f in flops) / n_all) / mean
+        cv = math.sqrt(sum((f / mean - 1) ** 2 for f in flops) / n_all)  # no overflow at 1e308
         pressure = self.global_batch * self.act_per_sample / max(
             sum(topo.device(d).memory for d in order), 1)
         opts = [Option(m, m, (float(m == "even"), float(m == "halfway"), float(m == "balanced"),
