@@ -133,12 +133,41 @@ class DistributedOptimizer(torch.optim.Optimizer):
             )
         if not isinstance(model, nn.Module):
             raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
-        if (
-            int(backward_passes_per_step) != backward_passes_per_step
-            or backward_passes_per_step < 1
-        ):
+        if not _whole(backward_passes_per_step, 1):
             raise ValueError(
                 f"backward_passes_per_step must be a positive integer, got {backward_passes_per_step!r}"
+            )
+        if local_batch_size is not None and not _whole(local_batch_size, 0):
+            raise ValueError(
+                f"local_batch_size must be a non-negative integer, got {local_batch_size!r}"
+            )
+        if profile_steps is not None and not _whole(profile_steps, 0):
+            raise ValueError(f"profile_steps must be a non-negative integer, got {profile_steps!r}")
+        if (
+            isinstance(memory_budget_bytes, bool)
+            or not isinstance(memory_budget_bytes, int | float)
+            or not memory_budget_bytes >= 0
+        ):
+            raise ValueError(
+                f"memory_budget_bytes must be a number of bytes >= 0 (math.inf: no limit), got "
+                f"{memory_budget_bytes!r}"
+            )
+        if isinstance(callbacks, str | bytes) or not isinstance(callbacks, Sequence):
+            raise TypeError(
+                f"callbacks must be a list of objects with on_profile/on_plan/on_apply, got "
+                f"{type(callbacks).__name__}; wrap a single one in a list"
+            )
+        if planner is not None and not callable(planner):
+            raise TypeError(
+                f"planner must be a function (profile, strategy, model) -> "
+                f"(strategy, reasons), got {type(planner).__name__}"
+            )
+        if compression is not None and not (
+            hasattr(compression, "compress") and hasattr(compression, "decompress")
+        ):
+            raise TypeError(
+                f"compression must be a Horovod compression such as hvd.Compression.fp16, got "
+                f"{type(compression).__name__}: {compression!r}"
             )
         named = list(model.named_parameters())
         model_ids = {id(p) for _, p in named}
@@ -167,10 +196,6 @@ class DistributedOptimizer(torch.optim.Optimizer):
         size = hvd.size()
         shares = None
         if local_batch_size is not None:
-            if int(local_batch_size) != local_batch_size or local_batch_size < 0:
-                raise ValueError(
-                    f"local_batch_size must be a non-negative integer, got {local_batch_size!r}"
-                )
             shares = [int(s) for s in hvd.allgather_object(int(local_batch_size))]
         if plan is None or (isinstance(plan, str) and plan == "auto"):
             strategy = even_strategy(size, shares)
@@ -194,8 +219,6 @@ class DistributedOptimizer(torch.optim.Optimizer):
         _check_same_everywhere(strategy)
         if profile_steps is None:
             profile_steps = 3 if isinstance(plan, str) else 0
-        if int(profile_steps) != profile_steps or profile_steps < 0:
-            raise ValueError(f"profile_steps must be a non-negative integer, got {profile_steps!r}")
         self._profile_steps = int(profile_steps)
         self._profiler = StepProfiler(model) if self._profile_steps > 0 else None
 
@@ -435,6 +458,17 @@ class DistributedOptimizer(torch.optim.Optimizer):
         self._hvd.state = state
         self.strategy = strategy
         notify(self._callbacks, "on_apply", self, strategy)
+
+
+def _whole(value: Any, minimum: int) -> bool:
+    """``value`` is a whole number >= ``minimum`` (an int, or a float such as 2.0; not a bool)."""
+    return (
+        not isinstance(value, bool)
+        and isinstance(value, int | float)
+        and math.isfinite(value)
+        and int(value) == value
+        and value >= minimum
+    )
 
 
 def _check_same_everywhere(strategy: Strategy) -> None:

@@ -301,6 +301,26 @@ def test_optimizer_rejects_bad_arguments(single_rank):
         DistributedOptimizer(wrapped, model)
 
 
+@pytest.mark.parametrize(("kwargs", "error", "match"), [
+    ({"backward_passes_per_step": float("inf")}, ValueError, "backward_passes_per_step must be"),
+    ({"backward_passes_per_step": None}, ValueError, "backward_passes_per_step must be"),
+    ({"backward_passes_per_step": float("nan")}, ValueError, "got nan"),
+    ({"local_batch_size": float("inf")}, ValueError, "local_batch_size must be a non-negative"),
+    ({"profile_steps": float("inf")}, ValueError, "profile_steps must be a non-negative"),
+    ({"memory_budget_bytes": -1}, ValueError, "memory_budget_bytes must be a number of bytes"),
+    ({"memory_budget_bytes": float("nan")}, ValueError, "memory_budget_bytes must be"),
+    ({"callbacks": None}, TypeError, "callbacks must be a list"),
+    ({"planner": 5}, TypeError, "planner must be a function"),
+    ({"compression": "fp16"}, TypeError, "compression must be a Horovod compression"),
+])
+def test_optimizer_names_bad_settings_when_it_is_built(single_rank, kwargs, error, match):
+    """Before: OverflowError/TypeError from int(), or (memory budget, planner, compression) an
+    error only at the first re-plan or all-reduce, in the middle of training."""
+    model = Net()
+    with pytest.raises(error, match=match):
+        DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), model, **kwargs)
+
+
 def test_too_many_backward_passes_is_an_error_not_a_wrong_gradient(single_rank):
     model = Net()
     _opt = DistributedOptimizer(
