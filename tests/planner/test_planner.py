@@ -368,3 +368,19 @@ def test_planning_on_a_device_of_huge_but_finite_speed_does_not_overflow() -> No
     data["devices"][0]["flops"] = 1e308
     result = plan(DeviceTopology.from_dict(data), mlp_profile(1, 256, 8), budget=4, prior="uniform")
     assert result.strategy.devices
+
+
+@pytest.mark.parametrize(("topology", "global_batch", "fewest"), [
+    ("pcie-4gpu", 3, 4), (HETERO, 3, 4), (HETERO, 1, 4)])
+def test_a_global_batch_smaller_than_every_device_set_is_named(topology, global_batch, fewest):
+    """Before: 'no strategy found ... fits in memory within budget=3; raise the budget', which no
+    budget could fix."""
+    with pytest.raises(PlanError, match=f"global_batch={global_batch} is smaller than the "
+                                        f"{fewest} devices .* give global_batch >= {fewest}"):
+        plan(topology, mlp_profile(1, 256, 8), global_batch=global_batch, budget=3,
+             prior="uniform")
+
+
+def test_a_negative_seed_is_named() -> None:
+    with pytest.raises(PlanError, match="seed=-1 must be a non-negative integer"):
+        plan(HETERO, mlp_profile(1, 256, 8), budget=3, seed=-1, prior="uniform")

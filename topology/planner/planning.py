@@ -101,7 +101,8 @@ def plan(topology: DeviceTopology | str | Path, profile: ModelProfile | str | Pa
         The :class:`Plan`.
 
     Raises:
-        PlanError: unknown preset or missing file, bad budget or prior.
+        PlanError: unknown preset or missing file, bad budget, seed or prior, a global batch
+            smaller than the fewest devices a strategy may use.
         DoesNotFitError: the model does not fit the devices.
 
     Example:
@@ -114,6 +115,8 @@ def plan(topology: DeviceTopology | str | Path, profile: ModelProfile | str | Pa
         raise PlanError(f"prior={prior!r}; expected one of {PRIORS}")
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
         raise PlanError(f"budget={budget!r} must be a positive number of simulator calls")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise PlanError(f"seed={seed!r} must be a non-negative integer")
     t_start = time.perf_counter()
     topo = resolve_topology(topology)
     prof = resolve_profile(profile)

@@ -132,7 +132,8 @@ class SearchSpace:
             buckets sent when ready (DDP, NCCL), and no ``no groups`` option.
 
     Raises:
-        PlanError: an empty profile or a non-positive global batch.
+        PlanError: an empty profile, a non-positive global batch, or one smaller than the
+            fewest devices a strategy may use.
         DoesNotFitError: no device can hold a replica of the model (names the model and device).
     """
 
@@ -172,6 +173,13 @@ class SearchSpace:
         self._sfb_cache: dict[tuple, list[str]] = {}
         self.sims = 0
         self.decisions: list[Decision] = self._make_decisions()
+        if min(len(o.value) for o in self.decisions[0].options) > self.global_batch:
+            fewest = min((devs for _, devs in self._device_sets(check_fit=False)), key=len)
+            raise PlanError(
+                f"global_batch={self.global_batch} is smaller than the {len(fewest)} devices of "
+                f"the smallest device set the planner considers ({', '.join(fewest)}); every "
+                f"rank needs at least one sample: give global_batch >= {len(fewest)}"
+            )
 
     # ----------------------------------------------------------------- memory
     def capacity(self, device: str) -> float:
@@ -443,7 +451,9 @@ class SearchSpace:
         return _clip(_log10(self._ring_time(self.profile.param_bytes, devices)
                             / max(self._compute_time(devices), 1e-12)))
 
-    def _device_sets(self) -> list[tuple[str, list[str]]]:
+    def _device_sets(self, check_fit: bool = True) -> list[tuple[str, list[str]]]:
+        """The device sets to choose from (with ``check_fit``: those that hold the global batch,
+        and all devices)."""
         topo, order = self.topo, self.order
         sets: list[tuple[str, list[str]]] = [("all devices", list(order))]
         if self.all_devices:
@@ -469,7 +479,7 @@ class SearchSpace:
             key = tuple(devs)
             if key in seen or not devs:
                 continue
-            if label != "all devices" and self.shares(devs, "balanced") is None:
+            if check_fit and label != "all devices" and self.shares(devs, "balanced") is None:
                 continue  # cannot hold the global batch
             seen.add(key)
             out.append((label, devs))
