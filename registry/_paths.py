@@ -42,11 +42,28 @@ def env_wants_memory() -> bool:
 
 
 def default_path() -> Path:
-    """Return the registry directory the environment selects (not created here)."""
+    """Return the registry directory the environment selects (not created here).
+
+    Raises:
+        ValueError: if ``$STITCHLAB_CACHE_DIR`` starts with a ``~`` that cannot be expanded, or
+            no home directory can be found; the message names the variable and the fix.
+    """
     configured = os.environ.get(ENV_CACHE_DIR, "").strip()
     if configured and configured != MEMORY:
-        return Path(configured).expanduser()
-    return user_cache_dir()
+        try:
+            return Path(configured).expanduser()
+        except RuntimeError as error:  # "~nosuchuser/...", or no home directory at all
+            raise ValueError(
+                f"${ENV_CACHE_DIR}={configured!r}: cannot expand '~' ({error}); give an absolute "
+                f"directory, or {MEMORY} for memory-only"
+            ) from None
+    try:
+        return user_cache_dir()
+    except (RuntimeError, KeyError) as error:  # no $HOME and no password-database entry
+        raise ValueError(
+            f"cannot find a home directory for the kernel registry ({error}); set "
+            f"${ENV_CACHE_DIR} to a directory, or to {MEMORY} for memory-only"
+        ) from None
 
 
 def make_private_dir(path: Path) -> None:

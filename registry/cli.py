@@ -94,7 +94,11 @@ def _open(args: argparse.Namespace) -> KernelRegistry | None:
         return None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        registry = KernelRegistry(path, max_size=max_size)
+        try:
+            registry = KernelRegistry(path, max_size=max_size)
+        except ValueError as error:  # e.g. $STITCHLAB_CACHE_DIR='~nosuchuser/x'
+            print(f"error: {error}", file=sys.stderr)
+            raise SystemExit(2) from None
     if registry.mode != "disk":
         reason = caught[0].message if caught else "unknown reason"
         print(f"error: {reason}", file=sys.stderr)

@@ -389,3 +389,10 @@ def test_default_registry_names_a_bad_max_size_variable(
     monkeypatch.setenv("STITCHLAB_CACHE_MAX_SIZE", value)
     with pytest.raises(ValueError, match=rf"^\$STITCHLAB_CACHE_MAX_SIZE: .*{message}"):
         default_registry()
+
+
+def test_a_cache_dir_with_an_unknown_user_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: RuntimeError('Could not determine home directory.') from pathlib."""
+    monkeypatch.setenv("STITCHLAB_CACHE_DIR", "~no-such-user-stitchlab/cache")
+    with pytest.raises(ValueError, match=r"\$STITCHLAB_CACHE_DIR='~no-such-user-stitchlab/cache'"):
+        default_registry()

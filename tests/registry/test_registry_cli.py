@@ -290,3 +290,15 @@ def test_import_refuses_a_well_sealed_record_that_is_not_a_record(
     code, _, err = cli("import", str(forged), "--cache-dir", str(node2))
     assert code == 1 and message in err, err
     assert KernelRegistry(node2).get_record("plan", "softmax") is None
+
+
+def test_a_cache_dir_with_an_unknown_user_is_an_error_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STITCHLAB_CACHE_DIR", "~no-such-user-stitchlab/cache")
+    parser = argparse.ArgumentParser(prog="stitchlab")
+    register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["registry", "stats"])
+    err = io.StringIO()
+    with redirect_stderr(err), pytest.raises(SystemExit) as exit_:
+        args.func(args)
+    assert exit_.value.code == 2
+    assert err.getvalue().startswith("error: $STITCHLAB_CACHE_DIR='~no-such-user-stitchlab/cache'")
