@@ -151,11 +151,19 @@ class DeviceTopology:
     description: str = ""
 
     def __post_init__(self) -> None:
+        for name in ("devices", "links", "switches"):
+            if not isinstance(getattr(self, name), (list, tuple)):
+                raise TopologyError(f"DeviceTopology {name} {getattr(self, name)!r} must be a list")
         self.devices = list(self.devices)
         self.links = list(self.links)
         self.switches = list(self.switches)
         if not self.devices:
             raise TopologyError("a topology needs at least one device")
+        for items, cls in ((self.devices, Device), (self.links, Link), (self.switches, Switch)):
+            for item in items:
+                if not isinstance(item, cls):
+                    raise TopologyError(f"{item!r} is a {type(item).__name__}, not a {cls.__name__}; "
+                                        f"build it with {cls.__name__}(...)")
         self._index: dict[str, int] = {}
         for node in [*self.devices, *self.switches]:
             if node.id in self._index:

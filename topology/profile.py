@@ -41,6 +41,23 @@ def _check_amount(what: str, value: Any) -> None:
         raise ProfileError(f"{what} is {value!r}; it must be a finite number >= 0")
 
 
+def _make(cls: type, fields: Any, what: str) -> Any:
+    """``cls(**fields)`` for a dict read from JSON; wrong fields are a :class:`ProfileError`."""
+    if not isinstance(fields, dict):
+        raise ProfileError(f"{what} {fields!r} must be a {cls.__name__} or a dict of its fields")
+    try:
+        return cls(**fields)
+    except TypeError as exc:  # an unknown or missing field
+        reason = str(exc).split("() ", 1)[-1]  # "got an unexpected keyword argument 'x'"
+        raise ProfileError(f"{what} {fields!r}: {reason}") from None
+
+
+def _integral(value: Any) -> bool:
+    """A whole number: an int, or a float such as 8.0 (JSON's integers may be written so)."""
+    return (not isinstance(value, bool) and isinstance(value, numbers.Real)
+            and math.isfinite(value) and value == int(value))
+
+
 @dataclass(frozen=True)
 class ParamInfo:
     """One parameter tensor: qualified name (``"encoder.0.weight"``), shape, dtype and whether it
@@ -52,6 +69,10 @@ class ParamInfo:
     trainable: bool = True
 
     def __post_init__(self) -> None:
+        if isinstance(self.shape, (str, bytes)) or not isinstance(self.shape, (list, tuple)) \
+                or not all(_integral(s) for s in self.shape):
+            raise ProfileError(f"parameter {self.name!r} has shape {self.shape!r}; give a list of "
+                               "integer sizes, e.g. [256, 128]")
         object.__setattr__(self, "shape", tuple(int(s) for s in self.shape))
         if any(s < 0 for s in self.shape) or self.numel > MAX_ELEMENTS:
             raise ProfileError(f"parameter {self.name!r} has shape {self.shape}; sizes must be "
@@ -109,7 +130,8 @@ class LayerProfile:
         if self.kind not in LAYER_KINDS:
             raise ProfileError(f"layer {self.name!r} has unknown kind {self.kind!r}; "
                                f"expected one of {', '.join(LAYER_KINDS)}")
-        self.params = [p if isinstance(p, ParamInfo) else ParamInfo(**p) for p in self.params]
+        self.params = [p if isinstance(p, ParamInfo) else _make(ParamInfo, p, f"layer "
+                       f"{self.name!r} parameter") for p in self.params]
         for attr in ("forward_time", "backward_time", "activation_bytes", "forward_flops"):
             _check_amount(f"layer {self.name!r} {attr}", getattr(self, attr))
         if self.grad_density is not None and not 0 <= self.grad_density <= 1:
@@ -117,9 +139,7 @@ class LayerProfile:
                                "in [0, 1]")
         for attr in ("in_features", "out_features", "tokens", "num_embeddings", "embedding_dim"):
             value = getattr(self, attr)
-            if value is not None and (isinstance(value, bool)
-                                      or not isinstance(value, numbers.Real)
-                                      or not 0 <= value <= MAX_ELEMENTS or value != int(value)):
+            if value is not None and (not _integral(value) or not 0 <= value <= MAX_ELEMENTS):
                 raise ProfileError(f"layer {self.name!r} {attr} is {value!r}; it must be an "
                                    f"integer from 0 to {MAX_ELEMENTS} (2**48), or null")
         dims = {"linear": ("out_features", "in_features"),
@@ -173,10 +193,12 @@ class ModelProfile:
     method: str = "measured"
 
     def __post_init__(self) -> None:
-        self.layers = [ln if isinstance(ln, LayerProfile) else LayerProfile(**ln)
+        if not isinstance(self.layers, (list, tuple)):
+            raise ProfileError(f"profile layers {self.layers!r} must be a list of LayerProfile")
+        self.layers = [ln if isinstance(ln, LayerProfile) else _make(LayerProfile, ln, "layer")
                        for ln in self.layers]
-        if self.batch_size <= 0:
-            raise ProfileError(f"profile batch_size {self.batch_size!r} must be positive")
+        if not _integral(self.batch_size) or self.batch_size <= 0:
+            raise ProfileError(f"profile batch_size {self.batch_size!r} must be a positive integer")
         _check_amount("profile device_flops", self.device_flops)
         if not self.device_flops > 0:
             raise ProfileError(f"profile device_flops {self.device_flops!r} must be positive")

@@ -338,6 +338,11 @@ def simulate(
     Returns:
         A :class:`SimResult`.
     """
+    for value, cls, name in ((topo, DeviceTopology, "topo"), (profile, ModelProfile, "profile"),
+                             (strategy, Strategy, "strategy")):
+        if not isinstance(value, cls):
+            raise TypeError(f"simulate's {name} must be a {cls.__name__}, got "
+                            f"{type(value).__name__}")
     if allreduce not in ALLREDUCE_ALGORITHMS:
         raise ValueError(f"allreduce={allreduce!r}; expected one of {ALLREDUCE_ALGORITHMS}")
     if on_oom not in ("flag", "raise"):

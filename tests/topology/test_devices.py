@@ -135,3 +135,14 @@ def test_with_link_params_replaces_only_the_kind_asked():
 def test_switch_kind_checked():
     with pytest.raises(TopologyError, match="'router'"):
         Switch("s", "router")
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"devices": None, "links": []}, "devices None must be a list"),
+    ({"devices": ["gpu0"], "links": []}, "'gpu0' is a str, not a Device"),
+    ({"devices": [Device("a", "gpu", 1e12, 2**30)], "links": [("a", "b")]},
+     r"\('a', 'b'\) is a tuple, not a Link"),
+])
+def test_topology_parts_of_the_wrong_type_are_named(kwargs, match):
+    with pytest.raises(TopologyError, match=match):
+        DeviceTopology(**kwargs)

@@ -161,3 +161,27 @@ def test_sizes_too_large_for_the_cost_models_or_not_matching_the_weight_are_refu
     linear layer's out_features disagreed with its weight."""
     with pytest.raises(ProfileError, match=match):
         layer()
+
+
+@pytest.mark.parametrize(("make", "match"), [
+    (lambda: ParamInfo("w", "12"), r"shape '12'; give a list of integer sizes"),
+    (lambda: ParamInfo("w", (2.5,)), r"shape \(2.5,\); give a list"),
+    (lambda: ParamInfo("w", None), "shape None"),
+    (lambda: ModelProfile("m", 8.5, "cpu", 1e9, []), "batch_size 8.5 must be a positive integer"),
+    (lambda: ModelProfile("m", "8", "cpu", 1e9, []), "batch_size '8' must be a positive integer"),
+    (lambda: ModelProfile("m", 8, "cpu", 1e9, None), "layers None must be a list"),
+    (lambda: ModelProfile("m", 8, "cpu", 1e9, [{"name": "l", "bogus": 1}]),
+     "got an unexpected keyword argument 'bogus'"),
+    (lambda: LayerProfile("l", "linear", [{"nm": "w"}]), "got an unexpected keyword argument 'nm'"),
+])
+def test_profile_fields_of_the_wrong_type_are_named_not_truncated(make, match):
+    """Before: shape '12' became (1, 2), (2.5,) became (2,) and batch_size 8.5 was kept, silently;
+    the others raised TypeError from inside the dataclass."""
+    with pytest.raises(ProfileError, match=match):
+        make()
+
+
+def test_whole_floats_from_json_are_still_sizes():
+    prof = ModelProfile("m", 8.0, "cpu", 1e9, [{"name": "l", "params": [{"name": "w",
+                                                                         "shape": [4.0, 2]}]}])
+    assert prof.layers[0].params[0].shape == (4, 2)

@@ -268,3 +268,10 @@ def test_step_bounds_and_slower_links_never_help(shares, bw, sfb):
     assert b.step_time >= a.step_time - 1e-12
     starts = [c.start for c in a.comm]
     assert starts == sorted(starts) and all(c.start >= c.ready for c in a.comm)
+
+
+def test_simulate_names_arguments_of_the_wrong_type(profile):
+    with pytest.raises(TypeError, match="simulate's topo must be a DeviceTopology, got NoneType"):
+        simulate(None, profile, Strategy(["d0"], [8]))
+    with pytest.raises(TypeError, match="simulate's strategy must be a Strategy, got dict"):
+        simulate(pair(), profile, {"devices": ["d0"], "batch_shares": [8]})
