@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .collectives import AlphaBeta
 from .devices import DeviceTopology
@@ -39,6 +41,7 @@ def fit_ring_allreduce(measurements: Sequence[tuple[float, float]], world_size: 
         >>> round(ab.alpha * 1e6, 3), round(ab.beta * 1e9, 3)
         (10.0, 1.0)
     """
+    _check_measurements(measurements, world_size)
     p = world_size
     ka, kb = 2 * (p - 1), 2 * (p - 1) / p
     # minimize sum (ka·α + kb·n·β - t)^2 / t: weighted normal equations in (α, β)
@@ -61,6 +64,23 @@ def fit_ring_allreduce(measurements: Sequence[tuple[float, float]], world_size: 
     if beta < 0:
         alpha, beta = r1 / s11, 0.0
     return AlphaBeta(alpha, beta)
+
+
+def _check_measurements(measurements: Any, world_size: Any) -> None:
+    """``[(n_bytes, seconds), ...]`` with sizes >= 0 and positive finite times, over >= 2 ranks."""
+    if isinstance(world_size, bool) or not isinstance(world_size, int) or world_size < 2:
+        raise ValueError(f"world_size={world_size!r}: a ring all-reduce fit needs an integer "
+                         "number of ranks >= 2 (one rank sends nothing)")
+    if not isinstance(measurements, Sequence) or isinstance(measurements, str):
+        raise ValueError(f"measurements must be a list of (n_bytes, seconds) pairs, got "
+                         f"{type(measurements).__name__}")
+    for item in measurements:
+        ok = isinstance(item, Sequence) and len(item) == 2 and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+            for v in item)
+        if not ok or item[0] < 0 or item[1] <= 0:
+            raise ValueError(f"measurement {item!r} must be (n_bytes >= 0, seconds > 0), both "
+                             "finite numbers")
 
 
 @dataclass(frozen=True)
@@ -133,6 +153,7 @@ def fit_horovod_cycle(measurements: Sequence[tuple[float, float]], world_size: i
         >>> round(fit.cycle * 1e6, 1), round(fit.bandwidth / 1e9), fit.missed_ticks
         (1000.0, 300, (16777216,))
     """
+    _check_measurements(measurements, world_size)
     p = world_size
     k = 2 * (p - 1) / p
     kept = [(float(n), float(t)) for n, t in measurements]

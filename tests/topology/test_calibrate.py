@@ -2,6 +2,7 @@ import pytest
 from stitchlab.topology import collectives as c
 from stitchlab.topology.calibrate import (
     cpu_topology_from_fit,
+    fit_horovod_cycle,
     fit_ring_allreduce,
     measure_allreduce,
 )
@@ -61,3 +62,22 @@ def test_horovod_over_nccl_needs_a_horovod_built_with_nccl():
         pytest.skip("this Horovod has NCCL")
     with pytest.raises(ValueError, match="needs a Horovod built with NCCL: STITCHLAB_HOROVOD_NCCL=1"):
         validate(backend="nccl", horovod=True)
+
+
+@pytest.mark.parametrize(("measurements", "world_size", "match"), [
+    ([(1024, 1e-4), (2**20, 1e-3)], 0, "world_size=0"),
+    ([(1024, 1e-4), (2**20, 1e-3)], 1, "world_size=1"),
+    ([(0, 0.0), (0, 0.0)], 2, r"measurement \(0, 0.0\) must be"),
+    ([(1024, float("nan")), (2**20, 1e-3), (2**24, 1e-2)], 2, "measurement .*nan"),
+    ([(1024, float("inf")), (2**20, 1e-3), (2**24, 1e-2)], 2, "measurement .*inf"),
+    ([(1024, -1.0), (2**20, 1e-3), (2**24, 1e-2)], 2, r"measurement \(1024, -1.0\)"),
+    ([("a", 1.0), (2**20, 1e-3)], 2, r"measurement \('a', 1.0\)"),
+    (None, 2, "measurements must be a list"),
+])
+def test_fits_name_bad_measurements_instead_of_dividing_by_zero_or_fitting_nan(
+        measurements, world_size, match):
+    """Before: ZeroDivisionError (world size 0, zero times), a NaN fit (NaN/inf times), or a
+    TypeError from the arithmetic."""
+    for fit in (fit_ring_allreduce, fit_horovod_cycle):
+        with pytest.raises(ValueError, match=match):
+            fit(measurements, world_size)
