@@ -78,6 +78,14 @@ def record_key(kind: str, name: str) -> str:
         raise ValueError(f"record kind {kind!r} must be a non-empty str without '/', e.g. 'plan'")
     if not isinstance(name, str) or not name:
         raise ValueError(f"record name {name!r} must be a non-empty str")
+    for what, text in (("kind", kind), ("name", name)):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate, e.g. from a file name decoded badly
+            raise ValueError(
+                f"record {what} {text!r} is not valid Unicode text (a lone surrogate); "
+                f"pass text that encodes as UTF-8"
+            ) from None
     return f"{RECORD_PREFIX}{kind}/{name}"
 
 

@@ -396,3 +396,11 @@ def test_a_cache_dir_with_an_unknown_user_is_named(monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("STITCHLAB_CACHE_DIR", "~no-such-user-stitchlab/cache")
     with pytest.raises(ValueError, match=r"\$STITCHLAB_CACHE_DIR='~no-such-user-stitchlab/cache'"):
         default_registry()
+
+
+def test_a_record_name_with_a_lone_surrogate_is_named(registry: KernelRegistry) -> None:
+    """Before: UnicodeEncodeError "'utf-8' codec can't encode character" from deep in encode."""
+    for call in (lambda: registry.put_record("plan", "x\udc80", {}),
+                 lambda: registry.get_record("plan", "x\udc80")):
+        with pytest.raises(ValueError, match=r"record name 'x\\udc80' is not valid Unicode"):
+            call()
