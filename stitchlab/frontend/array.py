@@ -77,7 +77,7 @@ class LazyArray:
         (2, 3)
     """
 
-    __slots__ = ("_node", "_view", "_pending", "__weakref__")
+    __slots__ = ("_node", "_view", "_pending", "_indexed", "__weakref__")
     __hash__ = None  # type: ignore[assignment]  # elementwise __eq__, like numpy
 
     def __init__(self, node: Node, view_of: LazyArray | None = None) -> None:
@@ -86,6 +86,9 @@ class LazyArray:
         # the array this one was made a view of (NumPy's view would write through into it): the
         # first of a chain of views, while it lives
         self._view = weakref.ref(view_of._base()) if view_of is not None else None
+        # for a view by basic indexing of an array that is no view itself: the key, and the node
+        # that array stood for when the view was taken (see :meth:`_write_through`)
+        self._indexed: tuple[Any, Node] | None = None
 
     def _base(self) -> LazyArray:
         """The array this one is a view of, if it still lives; else this one."""
@@ -394,7 +397,12 @@ class LazyArray:
         if any(isinstance(k, (bool, np.bool_)) for k in items):
             return self._bool_scalar_index(items)
         gathered = advanced_index(self, key)
-        return gathered if gathered is not None else LazyArray(build.getitem(self._node, key), view_of=self)
+        if gathered is not None:
+            return gathered
+        view = LazyArray(build.getitem(self._node, key), view_of=self)
+        if self._base() is self:
+            view._indexed = (key, self._node)
+        return view
 
     def _bool_scalar_index(self, items: tuple[Any, ...]) -> LazyArray:
         """``x[True]``, ``x[False]``, ``x[..., True]``: NumPy's 0-d boolean index, a new axis of
@@ -419,7 +427,41 @@ class LazyArray:
         boolean masks fuse into the kernels around them; integer arrays are a scatter step."""
         from .assign import assign
 
+        if isinstance(value, LazyArray) and value._written_back_into(self, key):
+            return  # (the store of ``x[key] += v``: the in-place operator wrote x[key] already)
         self._rebind(assign(self, key, value))
+
+    def _write_through(self, node: Node) -> bool:
+        """An in-place operator on a view by basic indexing (``x[key] += v``, which Python runs as
+        ``t = x[key]; t += v; x[key] = t``, or ``v = x[0]; v *= 2``): write ``node`` through into
+        the array viewed, as NumPy's view does, and let this view stand for it. False where that is
+        not possible: a view of a view, of another kind (``x.T``), or taken before the array viewed
+        was assigned (its value then is not the array's any more)."""
+        base = self._base()
+        if base is self or self._indexed is None or self._indexed[1] is not base._node:
+            return False
+        key = self._indexed[0]
+        base[key] = LazyArray(node)
+        self._node = node
+        self._indexed = (key, base._node)
+        return True
+
+    def _is_numpy_scalar(self) -> bool:
+        """Whether this is ``x[i, j]`` with an integer for every axis of ``x`` (``x[()]`` of a 0-d
+        ``x``), where NumPy gives a scalar, not a view: ``x[i, j] += v`` is then NumPy's
+        ``x[i, j] = x[i, j] + v`` (promoted, then cast as assignment casts), and ``s = x[i, j];
+        s += v`` leaves ``x`` as it was."""
+        if self._indexed is None or self.ndim:
+            return False
+        key = self._indexed[0]
+        items = key if isinstance(key, tuple) else (key,)
+        return all(isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)) for k in items)
+
+    def _written_back_into(self, base: LazyArray, key: Any) -> bool:
+        """Whether this view was just written through into ``base[key]`` (:meth:`_write_through`)
+        and ``base`` was not assigned since: ``base[key] = self`` then changes nothing."""
+        return self._indexed is not None and self._indexed[0] is key and self._indexed[1] is base._node \
+            and self._base() is base
 
     def fill(self, value: Any) -> None:
         """Set every element to ``value`` (NumPy's ``ndarray.fill``): ``x`` then stands for the new value."""
@@ -721,6 +763,8 @@ def _binary(opname: str) -> Any:
         return LazyArray(build.elementwise(opname, node_of(other), self._node))
 
     def inplace(self: LazyArray, other: Any) -> LazyArray:
+        if self._is_numpy_scalar():  # x[i, j] += v: NumPy's x[i, j] is a scalar, its += not in place
+            return forward(self, other)  # (Python stores it: x[i, j] = x[i, j] + v, cast as assigned)
         result = node(self, other)  # (x **= 2 squares, as NumPy's in-place power does)
         if result.shape != self.shape:
             raise ValueError(
@@ -732,7 +776,9 @@ def _binary(opname: str) -> Any:
                 f"Cannot cast ufunc '{opname}' output from {result.dtype!r} to {self.dtype!r} "
                 f"with casting rule 'same_kind'"
             )
-        self._rebind(build.astype(result, self.dtype))
+        result = build.astype(result, self.dtype)
+        if not self._write_through(result):
+            self._rebind(result)
         return self
 
     return forward, reflected, inplace

@@ -1,0 +1,134 @@
+"""Aliasing against NumPy: in-place operators on views, writes through views, and sequences of
+assignments that read the array they write, each against NumPy doing the same to a NumPy array
+(user guide, "Assignment").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import stitchlab as sl
+
+RNG = np.random.default_rng(4)
+
+_KEYS = [
+    slice(None, None, 2), slice(1, None), slice(None, None, -1), slice(-2, 0, -2), Ellipsis, slice(None),
+    (1,), 1, -1, (slice(None), 0), (0, slice(1, None)), (slice(None, None, -2), None), (None, 1),
+    (1, 2), (-1, -1), (Ellipsis, 0), (slice(3, 1), 0),
+]
+
+
+def _start(dtype: Any) -> np.ndarray:
+    if np.dtype(dtype) == np.bool_:
+        return RNG.random((4, 3)) < 0.5
+    return RNG.integers(0, 9, (4, 3)).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint8, np.int32, np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("op", ["+=", "-=", "*=", "|=", "//=", "**="])
+def test_in_place_operators_on_indexed_arrays_numpy(dtype: Any, op: str) -> None:
+    """``x[key] += v`` (Python's ``t = x[key]; t += v; x[key] = t``) gives NumPy's array, or
+    NumPy's type of error: a view's operator is in place (its result cast ``same_kind``), an
+    integer for every axis gives NumPy a scalar, whose operator is not (promoted, then cast as
+    assignment casts: ``x_int8[1, 2] += 1.5`` works where ``x_int8[1:2, 2] += 1.5`` raises)."""
+    for key in _KEYS:
+        for value in (2, 1.5, True):
+            a = _start(dtype)
+            x = sl.asarray(a.copy())
+            code = f"x[key] {op} value"
+            try:
+                exec(code, {"x": a, "key": key, "value": value})
+            except Exception as e:  # noqa: BLE001 - the same type of error, whatever it is
+                base = next(t for t in (TypeError, ValueError, IndexError, OverflowError) if isinstance(e, t))
+                with pytest.raises(base):
+                    exec(code, {"x": x, "key": key, "value": value})
+                continue
+            exec(code, {"x": x, "key": key, "value": value})
+            got = x.get()
+            assert got.dtype == a.dtype
+            np.testing.assert_array_equal(got, a, err_msg=f"x[{key!r}] {op} {value!r}")
+
+
+def test_in_place_operator_reading_the_array_itself_numpy() -> None:
+    a = np.arange(12.0).reshape(4, 3)
+    x = sl.asarray(a.copy())
+    x[::2] *= x[1::2]
+    x[1:, 1] += x[:-1, 1]
+    x[-1] -= x[0]
+    want = a.copy()
+    want[::2] *= want[1::2]
+    want[1:, 1] += want[:-1, 1]
+    want[-1] -= want[0]
+    np.testing.assert_array_equal(x.get(), want)
+
+
+def test_an_in_place_operator_on_a_view_writes_through_as_numpys() -> None:
+    """``v = x[1:3]; v += 10`` changes ``x`` and ``v``, as NumPy's view does; a view taken before
+    ``x`` was assigned (its value is not ``x``'s any more), a view of a view and a transpose raise
+    instead of writing nowhere; a scalar's operator (``s = x[1]``) leaves ``x`` as it was."""
+    a = np.arange(6.0)
+    x, want = sl.asarray(a.copy()), a.copy()
+    v, w = x[1:5:2], want[1:5:2]
+    v += 10
+    w += 10
+    v *= 2
+    w *= 2
+    np.testing.assert_array_equal(x.get(), want)
+    np.testing.assert_array_equal(v.get(), w)
+    s, t = x[0], want[0]
+    s += 1  # NumPy's x[0] is a scalar: x stays
+    t += 1
+    np.testing.assert_array_equal(x.get(), want)
+    assert s.get() == t
+
+    x = sl.asarray(a.copy())
+    before = x[1:3]
+    x[1] = 50.0
+    with pytest.raises(TypeError, match="view of another"):
+        before += 1  # (NumPy's would see the 50 and write 51; ours holds the value before)
+    np.testing.assert_array_equal(x.get(), [0, 50, 2, 3, 4, 5])
+    m = sl.asarray(np.arange(6.0).reshape(2, 3))
+    with pytest.raises(TypeError, match="view of another"):
+        m[0][1] += 5
+    with pytest.raises(TypeError, match="view of another"):
+        m.T[0] += 5
+    np.testing.assert_array_equal(m.get(), np.arange(6.0).reshape(2, 3))
+
+
+def test_in_place_operators_on_views_inside_jit() -> None:
+    @sl.jit
+    def bumped(a: Any) -> Any:
+        y = a.copy()
+        y[1:] += 1
+        y[0] *= 3
+        return y
+
+    for start in (np.arange(4.0), np.arange(4.0) + 1):
+        want = start.copy()
+        want[1:] += 1
+        want[0] *= 3
+        np.testing.assert_array_equal(bumped(sl.asarray(start)).get(), want)
+
+    @sl.jit
+    def into_argument(a: Any) -> Any:
+        a[1:] += 1
+        return a
+
+    with pytest.raises(TypeError, match="assigns into its argument"):
+        into_argument(sl.asarray(np.arange(4.0)))
+
+
+def test_indexed_in_place_operators_fuse_into_one_kernel() -> None:
+    """``x[key] += v`` is one assignment (the store Python does after it changes nothing),
+    fused as ``x[key] = x[key] + v`` is."""
+    x = sl.asarray(np.arange(64.0).reshape(8, 8))
+    for i in range(8):
+        x[i, ::2] += i
+    want = np.arange(64.0).reshape(8, 8)
+    for i in range(8):
+        want[i, ::2] += i
+    assert len(sl.explain(x).kernels) == 1
+    np.testing.assert_array_equal(x.get(), want)
