@@ -132,3 +132,18 @@ def test_indexed_in_place_operators_fuse_into_one_kernel() -> None:
         want[i, ::2] += i
     assert len(sl.explain(x).kernels) == 1
     np.testing.assert_array_equal(x.get(), want)
+
+
+def test_base_is_numpys_for_views_and_copies() -> None:
+    """``base`` is the array viewed (the first of a chain of views), None for arrays that are no
+    view, as NumPy's; the flags agree with it."""
+    a = np.arange(12.0).reshape(3, 4).copy()
+    x = sl.asarray(a.copy())
+    for make in (lambda m: m[1:], lambda m: m.T, lambda m: m[::-1, 1], lambda m: m[None], lambda m: m.reshape(4, 3),
+                 lambda m: m.ravel(), lambda m: m.swapaxes(0, 1), lambda m: m.diagonal(), lambda m: m[1:].T[::2]):
+        assert make(a).base is a
+        assert make(x).base is x and not make(x).flags.owndata
+    for make in (lambda m: m.copy(), lambda m: m + 1, lambda m: m.flatten(), lambda m: m[[0, 2]]):
+        assert make(a).base is None or make(a).base is not a
+        assert make(x).base is None and make(x).flags.owndata
+    assert x.base is None and a.base is None

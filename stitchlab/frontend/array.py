@@ -360,6 +360,15 @@ class LazyArray:
         return api.divmod(other, self)
 
     @property
+    def base(self) -> LazyArray | None:
+        """NumPy's ``base``: the array this one is a view of (``x[1:].base is x``, the first
+        array of a chain of views: ``x[1:].T.base is x``), None for an array that is no view.
+        A stitchlab view does not keep that array alive: once nothing else holds it, ``base`` is
+        None, and the view takes assignments as an array of its own (:meth:`_rebind`)."""
+        base = self._base()
+        return None if base is self else base
+
+    @property
     def flags(self) -> ArrayFlags:
         """NumPy's ``flags``, read-only: a stitchlab array's value is laid out in C order, so
         ``c_contiguous`` is True and ``f_contiguous`` only where the two orders agree (at most
