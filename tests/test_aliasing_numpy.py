@@ -67,8 +67,8 @@ def test_in_place_operator_reading_the_array_itself_numpy() -> None:
 
 def test_an_in_place_operator_on_a_view_writes_through_as_numpys() -> None:
     """``v = x[1:3]; v += 10`` changes ``x`` and ``v``, as NumPy's view does; a view taken before
-    ``x`` was assigned (its value is not ``x``'s any more), a view of a view and a transpose raise
-    instead of writing nowhere; a scalar's operator (``s = x[1]``) leaves ``x`` as it was."""
+    ``x`` was assigned (its value is not ``x``'s any more) and a transpose raise instead of
+    writing nowhere; a scalar's operator (``s = x[1]``) leaves ``x`` as it was."""
     a = np.arange(6.0)
     x, want = sl.asarray(a.copy()), a.copy()
     v, w = x[1:5:2], want[1:5:2]
@@ -91,8 +91,6 @@ def test_an_in_place_operator_on_a_view_writes_through_as_numpys() -> None:
         before += 1  # (NumPy's would see the 50 and write 51; ours holds the value before)
     np.testing.assert_array_equal(x.get(), [0, 50, 2, 3, 4, 5])
     m = sl.asarray(np.arange(6.0).reshape(2, 3))
-    with pytest.raises(TypeError, match="view of another"):
-        m[0][1] += 5
     with pytest.raises(TypeError, match="view of another"):
         m.T[0] += 5
     np.testing.assert_array_equal(m.get(), np.arange(6.0).reshape(2, 3))
@@ -147,3 +145,61 @@ def test_base_is_numpys_for_views_and_copies() -> None:
         assert make(a).base is None or make(a).base is not a
         assert make(x).base is None and make(x).flags.owndata
     assert x.base is None and a.base is None
+
+
+def _both(a: np.ndarray, program: str) -> None:
+    """``program`` on a NumPy copy of ``a`` and on a stitchlab one: the same arrays after it."""
+    want, got = {"x": a.copy(), "np": np}, {"x": sl.asarray(a.copy()), "np": np}
+    exec(program, want)
+    exec(program, got)
+    for name, value in want.items():
+        if isinstance(value, np.ndarray):
+            np.testing.assert_array_equal(sl.asnumpy(got[name]), value, err_msg=f"{name} after {program!r}")
+            assert sl.asnumpy(got[name]).dtype == value.dtype
+
+
+@pytest.mark.parametrize("program", [
+    "x[0][1] = 5",
+    "x[1:][::2] = -1",
+    "x[::-1][0][::2] = 7",
+    "x[0][1] += 5",
+    "x[1:][0] *= 3",
+    "v = x[1:3]; v[...] = 7",
+    "v = x[:, ::-1]; v[0] = 9; w = v[1:]; w[:, 0] = -2",
+    "x[1].fill(4)",
+    "x[::-1].sort(axis=0)",
+    "x[1:].sort()",
+    "np.copyto(x[0], x[1])",
+    "np.add(x[0], 1, out=x[0])",
+    "np.multiply(x[1], 2, out=x[0])",
+    "np.sum(x, axis=0, out=x[2])",
+    "np.exp(x[:, :3] / 10, out=x[:, 1:])",
+    "np.put(x[1], [0, 2], [8, 9])",
+    "np.putmask(x[:2], x[:2] > 3, 0)",
+    "np.add.at(x[0], [0, 0, 1], 1.0)",
+    "v = x[1:]; v[0] = 1; x[0, 0] = 2; u = x[2]; u += 1; del v  # (v holds the value before x[0, 0] = 2)",
+    "s = x[0, 1]; s += 1",
+    "r = x.real; r *= 2",
+])
+def test_writes_into_a_view_by_indexing_reach_the_array_numpy(program: str) -> None:
+    """Every way of writing into a view by basic indexing (``x[0][1] = 5``, ``x[1:].sort()``,
+    ``out=x[0]``...) writes into ``x`` as NumPy's view does, and the view holds the new value."""
+    _both(np.arange(12.0).reshape(3, 4) % 5, program)
+
+
+def test_views_that_cannot_write_through_raise() -> None:
+    """A transpose (or reshape, ravel, broadcast), a view of one, and a view taken before its
+    array was assigned raise instead of writing nowhere, and report ``writeable`` False."""
+    x = sl.asarray(np.arange(12.0).reshape(3, 4))
+    t = x.T
+    stale = x[1]
+    x[1, 1] = 50.0
+    fresh = x[1]
+    for view in (t, t[0], x.reshape(4, 3)[0], stale, x.ravel()[2:]):
+        assert not view.flags.writeable
+        with pytest.raises(TypeError, match="view of another"):
+            view[...] = 0.0
+    assert fresh.flags.writeable
+    want = np.arange(12.0).reshape(3, 4)
+    want[1, 1] = 50.0
+    np.testing.assert_array_equal(x.get(), want)

@@ -86,9 +86,10 @@ class LazyArray:
         # the array this one was made a view of (NumPy's view would write through into it): the
         # first of a chain of views, while it lives
         self._view = weakref.ref(view_of._base()) if view_of is not None else None
-        # for a view by basic indexing of an array that is no view itself: the key, and the node
-        # that array stood for when the view was taken (see :meth:`_write_through`)
-        self._indexed: tuple[Any, Node] | None = None
+        # for a view by basic indexing: the array indexed (held where it is a view itself, so that
+        # x[::-1][0][::2] = 7 reaches x; weakly where not), the key, and the node that array stood
+        # for when the view was taken (see :meth:`_write_through`)
+        self._indexed: tuple[LazyArray | weakref.ref[LazyArray], Any, Node] | None = None
 
     def _base(self) -> LazyArray:
         """The array this one is a view of, if it still lives; else this one."""
@@ -97,8 +98,10 @@ class LazyArray:
 
     def _rebind(self, node: Node) -> None:
         """Make this array stand for ``node``: an assignment into it (``x[...] = v``, ``x += v``,
-        ``out=x``...). A view of an array still alive refuses: NumPy's would write through it into
-        that array (a view of a temporary, ``sl.arange(12).reshape(3, 4)``, takes assignments).
+        ``out=x``...). A view of an array still alive writes through into it where it is a view
+        by basic indexing taken from the array's current value (:meth:`_write_through`), as
+        NumPy's does; other views of an array still alive refuse, as NumPy's would write through
+        them (a view of a temporary, ``sl.arange(12).reshape(3, 4)``, takes assignments).
 
         After :data:`ASSIGNMENTS_PENDING` assignments whose value was not asked for, the array is
         evaluated (kernels launched, nothing read back; not while :func:`jit` traces): a loop of
@@ -109,11 +112,14 @@ class LazyArray:
 
         note_assignment(self)
         if self._base() is not self:
+            if self._write_through(node):
+                return
             raise TypeError(
-                "this array is a view of another (x[...], reshape, transpose, ravel, a split...): NumPy "
-                "would write through it into the array it views, which a stitchlab view does not do. "
-                "Assign into that array (x[0, 1] = v rather than x[0][1] = v), or into a copy of the "
-                "view (y = x[0].copy())"
+                "this array is a view of another that it cannot write through into, as NumPy's would: a "
+                "transpose, reshape, ravel or broadcast (or a view of one), or a view taken before that "
+                "array was assigned (it holds the value from before). Views by indexing (x[1:], x[0]) "
+                "taken from the array's current value write through. Assign into that array (x[0, 1] = "
+                "v rather than x.T[1][0] = v), or into a copy of the view (y = x.T.copy())"
             )
         self._pending = 1 if self._node.op == "input" else self._pending + 1
         self._node = node
@@ -374,12 +380,13 @@ class LazyArray:
         ``c_contiguous`` is True and ``f_contiguous`` only where the two orders agree (at most
         one axis longer than 1, or no elements), as for NumPy's C-ordered arrays; ``owndata`` is
         False for a view (``x[...]``, ``reshape``...), and ``writeable`` False for a view of an
-        array still alive (assign into that array: :meth:`_rebind`)."""
+        array still alive that cannot write through into it (a transpose, a view of a view, one
+        taken before the array was assigned: :meth:`_rebind`)."""
         view = self._view is not None
         return ArrayFlags(
             f_contiguous=self.size == 0 or sum(n > 1 for n in self.shape) <= 1,
             owndata=not view,
-            writeable=self._base() is self,
+            writeable=self._base() is self or self._writes_through(),
         )
 
     def tolist(self) -> Any:
@@ -409,8 +416,7 @@ class LazyArray:
         if gathered is not None:
             return gathered
         view = LazyArray(build.getitem(self._node, key), view_of=self)
-        if self._base() is self:
-            view._indexed = (key, self._node)
+        view._indexed = (self if self._view is not None else weakref.ref(self), key, self._node)
         return view
 
     def _bool_scalar_index(self, items: tuple[Any, ...]) -> LazyArray:
@@ -441,19 +447,37 @@ class LazyArray:
         self._rebind(assign(self, key, value))
 
     def _write_through(self, node: Node) -> bool:
-        """An in-place operator on a view by basic indexing (``x[key] += v``, which Python runs as
-        ``t = x[key]; t += v; x[key] = t``, or ``v = x[0]; v *= 2``): write ``node`` through into
-        the array viewed, as NumPy's view does, and let this view stand for it. False where that is
-        not possible: a view of a view, of another kind (``x.T``), or taken before the array viewed
-        was assigned (its value then is not the array's any more)."""
-        base = self._base()
-        if base is self or self._indexed is None or self._indexed[1] is not base._node:
+        """An assignment into a view by basic indexing (``v = x[1:]; v[0] = 5``, ``x[0][1] = 5``,
+        ``x[1:].sort()``, ``out=x[0]``, and ``x[key] += v``, which Python runs as ``t = x[key];
+        t += v; x[key] = t``): write ``node`` through into the array indexed, ``x[key] = node``
+        (which writes on through where ``x`` is such a view too), as NumPy's view does, and let
+        this view stand for it. False where that is not possible: a view of another kind
+        (``x.T``), a NumPy scalar (``x[0, 0]``), a view whose array indexed is gone (``x.T[0]``
+        once ``x.T`` is), or one taken before that array was assigned (its value then is not the
+        array's any more)."""
+        parent = self._indexed_array()
+        if parent is None or self._is_numpy_scalar():
             return False
-        key = self._indexed[0]
-        base[key] = LazyArray(node)
+        key = self._indexed[1]
+        parent[key] = LazyArray(node)
         self._node = node
-        self._indexed = (key, base._node)
+        self._indexed = (self._indexed[0], key, parent._node)
         return True
+
+    def _indexed_array(self) -> LazyArray | None:
+        """The array this view indexes, where it lives and was not assigned since."""
+        if self._indexed is None:
+            return None
+        held = self._indexed[0]
+        parent = held if isinstance(held, LazyArray) else held()
+        return parent if parent is not None and parent._node is self._indexed[2] else None
+
+    def _writes_through(self) -> bool:
+        """Whether an assignment into this view writes through (:meth:`_write_through`): the
+        array it indexes writes too (it is no view of a live array, or one that writes through)."""
+        parent = self._indexed_array()
+        return parent is not None and not self._is_numpy_scalar() and \
+            (parent._base() is parent or parent._writes_through())
 
     def _is_numpy_scalar(self) -> bool:
         """Whether this is ``x[i, j]`` with an integer for every axis of ``x`` (``x[()]`` of a 0-d
@@ -462,15 +486,14 @@ class LazyArray:
         s += v`` leaves ``x`` as it was."""
         if self._indexed is None or self.ndim:
             return False
-        key = self._indexed[0]
+        key = self._indexed[1]
         items = key if isinstance(key, tuple) else (key,)
         return all(isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)) for k in items)
 
-    def _written_back_into(self, base: LazyArray, key: Any) -> bool:
-        """Whether this view was just written through into ``base[key]`` (:meth:`_write_through`)
-        and ``base`` was not assigned since: ``base[key] = self`` then changes nothing."""
-        return self._indexed is not None and self._indexed[0] is key and self._indexed[1] is base._node \
-            and self._base() is base
+    def _written_back_into(self, parent: LazyArray, key: Any) -> bool:
+        """Whether this view was just written through into ``parent[key]`` (:meth:`_write_through`)
+        and ``parent`` was not assigned since: ``parent[key] = self`` then changes nothing."""
+        return self._indexed_array() is parent and self._indexed[1] is key
 
     def fill(self, value: Any) -> None:
         """Set every element to ``value`` (NumPy's ``ndarray.fill``): ``x`` then stands for the new value."""
@@ -785,9 +808,7 @@ def _binary(opname: str) -> Any:
                 f"Cannot cast ufunc '{opname}' output from {result.dtype!r} to {self.dtype!r} "
                 f"with casting rule 'same_kind'"
             )
-        result = build.astype(result, self.dtype)
-        if not self._write_through(result):
-            self._rebind(result)
+        self._rebind(build.astype(result, self.dtype))
         return self
 
     return forward, reflected, inplace
