@@ -203,3 +203,30 @@ def test_views_that_cannot_write_through_raise() -> None:
     want = np.arange(12.0).reshape(3, 4)
     want[1, 1] = 50.0
     np.testing.assert_array_equal(x.get(), want)
+
+
+def test_jit_reads_a_captured_array_as_it_was_at_the_first_call() -> None:
+    """The user guide's promise (``sl.jit``): assignments into a captured stitchlab array between
+    calls are not seen (NumPy's function would see them); the data a captured wrapped NumPy array
+    holds is read at each call."""
+    host = np.arange(4.0)
+    wrapped = sl.asarray(host)
+    computed = sl.asarray(np.arange(4.0)) * 1
+
+    @sl.jit
+    def plus_wrapped(a: Any) -> Any:
+        return a + wrapped
+
+    @sl.jit
+    def plus_computed(a: Any) -> Any:
+        return a + computed
+
+    ones = sl.ones(4)
+    np.testing.assert_array_equal(plus_wrapped(ones).get(), [1.0, 2.0, 3.0, 4.0])
+    np.testing.assert_array_equal(plus_computed(ones).get(), [1.0, 2.0, 3.0, 4.0])
+    host[1] = 50.0  # wrapped data: read at the call
+    computed += 10.0  # an assignment: not seen by the trace
+    np.testing.assert_array_equal(plus_wrapped(ones).get(), [1.0, 51.0, 3.0, 4.0])
+    np.testing.assert_array_equal(plus_computed(ones).get(), [1.0, 2.0, 3.0, 4.0])
+    wrapped[0] = 100.0  # an assignment into the wrapper: not seen either
+    np.testing.assert_array_equal(plus_wrapped(ones).get(), [1.0, 51.0, 3.0, 4.0])
