@@ -230,3 +230,39 @@ def test_jit_reads_a_captured_array_as_it_was_at_the_first_call() -> None:
     np.testing.assert_array_equal(plus_computed(ones).get(), [1.0, 2.0, 3.0, 4.0])
     wrapped[0] = 100.0  # an assignment into the wrapper: not seen either
     np.testing.assert_array_equal(plus_wrapped(ones).get(), [1.0, 51.0, 3.0, 4.0])
+
+
+@pytest.mark.parametrize("call", [
+    "sl.tile(x, 2)", "sl.tile(x, (2, 1))", "sl.repeat(x, 2)", "sl.repeat(x, 3, axis=1)", "sl.resize(x, (2, 5))",
+    "sl.meshgrid(x[0], x[1])[0]", "sl.meshgrid(x[0], x[1], indexing='ij')[1]", "sl.meshgrid(x[0], x[1], sparse=True)[0]",
+], ids=str)
+def test_functions_numpy_copies_give_new_arrays(call: str) -> None:
+    """``tile``, ``repeat``, ``resize`` and ``meshgrid`` are copies in NumPy: their results take
+    assignments of their own (they raised ``TypeError``, as views of ``x``), and ``x`` keeps its
+    values."""
+    a = np.arange(9.0).reshape(3, 3)
+    x, xa = sl.asarray(a.copy()), a.copy()
+    got, want = eval(call, {"sl": sl, "x": x}), eval(call.replace("sl.", "np."), {"np": np, "x": xa})
+    assert got.flags.writeable and got.flags.owndata and got.base is None
+    got[...] = -7.0
+    want[...] = -7.0
+    np.testing.assert_array_equal(got.get(), want)
+    np.testing.assert_array_equal(x.get(), a)
+    np.testing.assert_array_equal(xa, a)
+
+
+def test_functions_numpy_returns_its_argument_from_give_the_array_itself() -> None:
+    """``broadcast_arrays`` of arrays of one shape and ``asarray(x, dtype=x.dtype)`` give ``x``
+    itself, as NumPy does: a write into the result is a write into ``x`` (it wrote into a
+    stand-alone array, and ``x`` kept its values)."""
+    a = np.arange(6.0).reshape(2, 3)
+    x, xa = sl.asarray(a.copy()), a.copy()
+    for make in (lambda m, lib: lib.broadcast_arrays(m, m * 2)[0], lambda m, lib: lib.asarray(m, dtype=np.float64)):
+        got, want = make(x, sl), make(xa, np)
+        got[0, 1] = -7.0
+        want[0, 1] = -7.0
+        np.testing.assert_array_equal(x.get(), xa)
+    np.testing.assert_array_equal(xa[0], [0.0, -7.0, 2.0])
+    wide = sl.broadcast_arrays(x, sl.zeros((4, 2, 3)))[0]  # (broadcast: a view of x, which cannot write)
+    with pytest.raises(TypeError, match="view of another"):
+        wide[0, 0, 0] = 1.0

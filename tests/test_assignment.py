@@ -394,8 +394,10 @@ def test_out_a_stitchlab_array() -> None:
 #: functions that return their argument itself, as NumPy's do (assigning into the result is
 #: assigning into the argument, in NumPy too)
 _RETURN_THEIR_ARGUMENT = {"asarray", "asanyarray", "ascontiguousarray", "from_dlpack", "atleast_1d", "atleast_2d",
-                          "atleast_3d", "diff", "nan_to_num", "asarray_chkfinite", "require", "real_if_close"}
-# (diff with n=0; nan_to_num with copy=False; require, real_if_close: NumPy's return their argument)
+                          "atleast_3d", "diff", "nan_to_num", "asarray_chkfinite", "require", "real_if_close",
+                          "broadcast_arrays"}
+# (diff with n=0; nan_to_num with copy=False; require, real_if_close, broadcast_arrays of one shape:
+# NumPy's return their argument)
 
 
 def test_no_other_function_returns_its_argument_object() -> None:
