@@ -266,3 +266,15 @@ def test_functions_numpy_returns_its_argument_from_give_the_array_itself() -> No
     wide = sl.broadcast_arrays(x, sl.zeros((4, 2, 3)))[0]  # (broadcast: a view of x, which cannot write)
     with pytest.raises(TypeError, match="view of another"):
         wide[0, 0, 0] = 1.0
+
+
+def test_a_loop_of_writes_through_a_view_numpy() -> None:
+    """200 writes into a row view that read it (``v[i % 8] = v[(i + 1) % 8] + i``): NumPy's values
+    in the view and the array."""
+    x, a = sl.asarray(np.zeros((4, 8))), np.zeros((4, 8))
+    v, w = x[1], a[1]
+    for i in range(200):
+        v[i % 8] = v[(i + 1) % 8] + i
+        w[i % 8] = w[(i + 1) % 8] + i
+    np.testing.assert_array_equal(v.get(), w)
+    np.testing.assert_array_equal(x.get(), a)

@@ -460,7 +460,9 @@ class LazyArray:
             return False
         key = self._indexed[1]
         parent[key] = LazyArray(node)
-        self._node = node
+        # (read back from the array's new value, not ``node``: a loop of writes into the view then
+        # builds expressions no longer than the array's, which are evaluated every few writes)
+        self._node = build.getitem(parent._node, key)
         self._indexed = (self._indexed[0], key, parent._node)
         return True
 
