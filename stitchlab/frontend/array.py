@@ -493,8 +493,9 @@ class LazyArray:
         return all(isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)) for k in items)
 
     def _written_back_into(self, parent: LazyArray, key: Any) -> bool:
-        """Whether this view was just written through into ``parent[key]`` (:meth:`_write_through`)
-        and ``parent`` was not assigned since: ``parent[key] = self`` then changes nothing."""
+        """Whether this view is ``parent[key]`` as ``parent`` stands now (taken, or last written
+        through by :meth:`_write_through`, with this key object, and ``parent`` not assigned
+        since): ``parent[key] = self`` then changes nothing."""
         return self._indexed_array() is parent and self._indexed[1] is key
 
     def fill(self, value: Any) -> None:
