@@ -394,8 +394,10 @@ def test_out_a_stitchlab_array() -> None:
 #: functions that return their argument itself, as NumPy's do (assigning into the result is
 #: assigning into the argument, in NumPy too)
 _RETURN_THEIR_ARGUMENT = {"asarray", "asanyarray", "ascontiguousarray", "from_dlpack", "atleast_1d", "atleast_2d",
-                          "atleast_3d", "diff", "nan_to_num", "asarray_chkfinite", "require", "real_if_close"}
-# (diff with n=0; nan_to_num with copy=False; require, real_if_close: NumPy's return their argument)
+                          "atleast_3d", "diff", "nan_to_num", "asarray_chkfinite", "require", "real_if_close",
+                          "broadcast_arrays"}
+# (diff with n=0; nan_to_num with copy=False; require, real_if_close, broadcast_arrays of one shape:
+# NumPy's return their argument)
 
 
 def test_no_other_function_returns_its_argument_object() -> None:
@@ -417,23 +419,43 @@ def test_no_other_function_returns_its_argument_object() -> None:
     assert not found
 
 
-@pytest.mark.parametrize("make", [
-    lambda x: x[0], lambda x: x[:, 1:], lambda x: x.T, lambda x: x.reshape(-1), lambda x: sl.ravel(x),
-    lambda x: sl.split(x, 2, axis=1)[0], lambda x: sl.broadcast_to(x[0], (3, 4)), lambda x: sl.expand_dims(x, 0),
-    lambda x: sl.moveaxis(x, 0, 1), lambda x: x.diagonal(), lambda x: sl.flip(x), lambda x: sl.rot90(x, 0),
-    lambda x: sl.rollaxis(x, 0), lambda x: sl.real(x),
-], ids=["row", "slice", "T", "reshape", "ravel", "split", "broadcast_to", "expand_dims", "moveaxis", "diagonal", "flip",
-        "rot90-0", "rollaxis-none", "real"])
-def test_assigning_into_a_view_raises_instead_of_writing_nowhere(make: Any) -> None:
-    """NumPy writes through a view into its base (``x[0][1] = 5``); a stitchlab view cannot, so
-    every way of assigning into one refuses, and a copy of it can be assigned into."""
+#: views of x, and whether an assignment into one writes through into x (views by indexing)
+_VIEWS = {
+    "row": (lambda x: x[0], True), "slice": (lambda x: x[:, 1:], True), "T": (lambda x: x.T, False),
+    "reshape": (lambda x: x.reshape(-1), False), "ravel": (lambda x: sl.ravel(x), False),
+    "split": (lambda x: sl.split(x, 2, axis=1)[0], True), "broadcast_to": (lambda x: sl.broadcast_to(x[0], (3, 4)), False),
+    "expand_dims": (lambda x: sl.expand_dims(x, 0), False), "moveaxis": (lambda x: sl.moveaxis(x, 0, 1), False),
+    "diagonal": (lambda x: x.diagonal(), False), "flip": (lambda x: sl.flip(x), True),
+    "rot90-0": (lambda x: sl.rot90(x, 0), True), "rollaxis-none": (lambda x: sl.rollaxis(x, 0), True),
+    "real": (lambda x: sl.real(x), True),
+}
+
+
+@pytest.mark.parametrize("make, writes_through", _VIEWS.values(), ids=_VIEWS.keys())
+def test_assigning_into_a_view_writes_through_or_raises_instead_of_writing_nowhere(make: Any, writes_through: bool) -> None:
+    """NumPy writes through a view into its base (``x[0][1] = 5``). A stitchlab view by indexing
+    (``x[0]``, ``x[:, 1:]``, and ``split``, ``flip``... which index) does too; other views cannot,
+    so every way of assigning into one refuses, and a copy of it can be assigned into."""
     a = np.arange(12.0).reshape(4, 3).T.copy()
-    x = sl.asarray(a)
+    positions = make(sl.asarray(np.arange(a.size).reshape(a.shape))).get()  # (of a in the view)
     for write in (lambda v: v.__setitem__(0, 5.0), lambda v: v.__iadd__(1.0), lambda v: v.fill(0.0),
-                  lambda v: sl.copyto(v, 1.0), lambda v: np.exp(v, out=v), lambda v: v.sort()):
-        with pytest.raises(TypeError, match="view of another"):
-            write(make(x))
-    np.testing.assert_array_equal(x.get(), a)
+                  lambda v: np.copyto(v, 1.0), lambda v: np.exp(v, out=v), lambda v: v.sort()):
+        x = sl.asarray(a)
+        v = make(x)
+        try:
+            write(v)
+        except TypeError as error:
+            assert "view of another" in str(error) and not writes_through
+            np.testing.assert_array_equal(x.get(), a)
+            continue
+        assert writes_through
+        seen = a.ravel()[positions]  # NumPy's view, as a copy, written and put back in place
+        write(seen)
+        want = a.copy()
+        want.flat[positions.ravel()] = seen.ravel()
+        np.testing.assert_array_equal(x.get(), want)
+        np.testing.assert_array_equal(v.get(), seen)
+    x = sl.asarray(a)
     y = make(x).copy()
     y[...] = 7.0
     np.testing.assert_array_equal(y.get(), np.full(y.shape, 7.0))

@@ -113,8 +113,9 @@ def test_flags_are_numpys_for_a_c_ordered_array(shape: tuple[int, ...]) -> None:
 
 def test_flags_of_a_view_and_their_read_only_ness() -> None:
     x = sl.asarray(M)
-    view = x[0]
-    assert not view.flags.owndata and not view.flags.writeable and not M[0].flags.owndata
+    view = x[0]  # (writes through into x, as NumPy's; a transpose cannot)
+    assert not view.flags.owndata and view.flags.writeable and not M[0].flags.owndata and M[0].flags.writeable
+    assert not x.T.flags.writeable and not x.T.flags.owndata
     assert sl.asarray(M).copy().flags.owndata
     with pytest.raises(AttributeError, match="read-only"):
         x.flags.writeable = False

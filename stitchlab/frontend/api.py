@@ -24,7 +24,7 @@ from ..ir.dtypes import finfo as _finfo
 from ..ir.ops import COMPARISONS, OPS, Kind
 from . import build
 from .array import LazyArray, node_of
-from .creation import array, asarray
+from .creation import array, asarray, broadcast_to
 from .scalars import TracedScalar
 from .ufunc import outputs, stored
 
@@ -1503,7 +1503,9 @@ def atleast_2d(*arys: Any) -> LazyArray | tuple[LazyArray, ...]:
 
 
 def broadcast_arrays(*args: Any) -> tuple[LazyArray, ...]:
-    """The arguments broadcast against each other: lazy broadcasts, no copies.
+    """The arguments broadcast against each other: lazy broadcasts, no copies. Where every
+    argument has the common shape they come back as they are (a stitchlab array itself, as NumPy
+    returns its arguments); else each is a view of its argument (:func:`broadcast_to`).
 
     Returns:
         A tuple of lazy arrays of the common shape (NumPy 2 returns a tuple).
@@ -1515,7 +1517,9 @@ def broadcast_arrays(*args: Any) -> tuple[LazyArray, ...]:
     """
     arrays = [asarray(a) for a in args]
     shape = build.broadcast_shapes(*(x.shape for x in arrays))
-    return tuple(LazyArray(build.broadcast_to(x._node, shape)) for x in arrays)
+    if builtins.all(x.shape == shape for x in arrays):  # (sl.all is this module's all)
+        return tuple(arrays)
+    return tuple(broadcast_to(x, shape) for x in arrays)
 
 
 def compute(*arrays: Any) -> tuple[Any, ...]:

@@ -77,7 +77,7 @@ class LazyArray:
         (2, 3)
     """
 
-    __slots__ = ("_node", "_view", "_pending", "__weakref__")
+    __slots__ = ("_node", "_view", "_pending", "_indexed", "__weakref__")
     __hash__ = None  # type: ignore[assignment]  # elementwise __eq__, like numpy
 
     def __init__(self, node: Node, view_of: LazyArray | None = None) -> None:
@@ -86,6 +86,10 @@ class LazyArray:
         # the array this one was made a view of (NumPy's view would write through into it): the
         # first of a chain of views, while it lives
         self._view = weakref.ref(view_of._base()) if view_of is not None else None
+        # for a view by basic indexing: the array indexed (held where it is a view itself, so that
+        # x[::-1][0][::2] = 7 reaches x; weakly where not), the key, and the node that array stood
+        # for when the view was taken (see :meth:`_write_through`)
+        self._indexed: tuple[LazyArray | weakref.ref[LazyArray], Any, Node] | None = None
 
     def _base(self) -> LazyArray:
         """The array this one is a view of, if it still lives; else this one."""
@@ -94,8 +98,10 @@ class LazyArray:
 
     def _rebind(self, node: Node) -> None:
         """Make this array stand for ``node``: an assignment into it (``x[...] = v``, ``x += v``,
-        ``out=x``...). A view of an array still alive refuses: NumPy's would write through it into
-        that array (a view of a temporary, ``sl.arange(12).reshape(3, 4)``, takes assignments).
+        ``out=x``...). A view of an array still alive writes through into it where it is a view
+        by basic indexing taken from the array's current value (:meth:`_write_through`), as
+        NumPy's does; other views of an array still alive refuse, as NumPy's would write through
+        them (a view of a temporary, ``sl.arange(12).reshape(3, 4)``, takes assignments).
 
         After :data:`ASSIGNMENTS_PENDING` assignments whose value was not asked for, the array is
         evaluated (kernels launched, nothing read back; not while :func:`jit` traces): a loop of
@@ -106,11 +112,14 @@ class LazyArray:
 
         note_assignment(self)
         if self._base() is not self:
+            if self._write_through(node):
+                return
             raise TypeError(
-                "this array is a view of another (x[...], reshape, transpose, ravel, a split...): NumPy "
-                "would write through it into the array it views, which a stitchlab view does not do. "
-                "Assign into that array (x[0, 1] = v rather than x[0][1] = v), or into a copy of the "
-                "view (y = x[0].copy())"
+                "this array is a view of another that it cannot write through into, as NumPy's would: a "
+                "transpose, reshape, ravel or broadcast (or a view of one), or a view taken before that "
+                "array was assigned (it holds the value from before). Views by indexing (x[1:], x[0]) "
+                "taken from the array's current value write through. Assign into that array (x[0, 1] = "
+                "v rather than x.T[1][0] = v), or into a copy of the view (y = x.T.copy())"
             )
         self._pending = 1 if self._node.op == "input" else self._pending + 1
         self._node = node
@@ -357,17 +366,27 @@ class LazyArray:
         return api.divmod(other, self)
 
     @property
+    def base(self) -> LazyArray | None:
+        """NumPy's ``base``: the array this one is a view of (``x[1:].base is x``, the first
+        array of a chain of views: ``x[1:].T.base is x``), None for an array that is no view.
+        A stitchlab view does not keep that array alive: once nothing else holds it, ``base`` is
+        None, and the view takes assignments as an array of its own (:meth:`_rebind`)."""
+        base = self._base()
+        return None if base is self else base
+
+    @property
     def flags(self) -> ArrayFlags:
         """NumPy's ``flags``, read-only: a stitchlab array's value is laid out in C order, so
         ``c_contiguous`` is True and ``f_contiguous`` only where the two orders agree (at most
         one axis longer than 1, or no elements), as for NumPy's C-ordered arrays; ``owndata`` is
         False for a view (``x[...]``, ``reshape``...), and ``writeable`` False for a view of an
-        array still alive (assign into that array: :meth:`_rebind`)."""
+        array still alive that cannot write through into it (a transpose, a view of a view, one
+        taken before the array was assigned: :meth:`_rebind`)."""
         view = self._view is not None
         return ArrayFlags(
             f_contiguous=self.size == 0 or sum(n > 1 for n in self.shape) <= 1,
             owndata=not view,
-            writeable=self._base() is self,
+            writeable=self._base() is self or self._writes_through(),
         )
 
     def tolist(self) -> Any:
@@ -394,7 +413,11 @@ class LazyArray:
         if any(isinstance(k, (bool, np.bool_)) for k in items):
             return self._bool_scalar_index(items)
         gathered = advanced_index(self, key)
-        return gathered if gathered is not None else LazyArray(build.getitem(self._node, key), view_of=self)
+        if gathered is not None:
+            return gathered
+        view = LazyArray(build.getitem(self._node, key), view_of=self)
+        view._indexed = (self if self._view is not None else weakref.ref(self), key, self._node)
+        return view
 
     def _bool_scalar_index(self, items: tuple[Any, ...]) -> LazyArray:
         """``x[True]``, ``x[False]``, ``x[..., True]``: NumPy's 0-d boolean index, a new axis of
@@ -419,7 +442,61 @@ class LazyArray:
         boolean masks fuse into the kernels around them; integer arrays are a scatter step."""
         from .assign import assign
 
+        if isinstance(value, LazyArray) and value._written_back_into(self, key):
+            return  # (the store of ``x[key] += v``: the in-place operator wrote x[key] already)
         self._rebind(assign(self, key, value))
+
+    def _write_through(self, node: Node) -> bool:
+        """An assignment into a view by basic indexing (``v = x[1:]; v[0] = 5``, ``x[0][1] = 5``,
+        ``x[1:].sort()``, ``out=x[0]``, and ``x[key] += v``, which Python runs as ``t = x[key];
+        t += v; x[key] = t``): write ``node`` through into the array indexed, ``x[key] = node``
+        (which writes on through where ``x`` is such a view too), as NumPy's view does, and let
+        this view stand for it. False where that is not possible: a view of another kind
+        (``x.T``), a NumPy scalar (``x[0, 0]``), a view whose array indexed is gone (``x.T[0]``
+        once ``x.T`` is), or one taken before that array was assigned (its value then is not the
+        array's any more)."""
+        parent = self._indexed_array()
+        if parent is None or self._is_numpy_scalar():
+            return False
+        key = self._indexed[1]
+        parent[key] = LazyArray(node)
+        # (read back from the array's new value, not ``node``: a loop of writes into the view then
+        # builds expressions no longer than the array's, which are evaluated every few writes)
+        self._node = build.getitem(parent._node, key)
+        self._indexed = (self._indexed[0], key, parent._node)
+        return True
+
+    def _indexed_array(self) -> LazyArray | None:
+        """The array this view indexes, where it lives and was not assigned since."""
+        if self._indexed is None:
+            return None
+        held = self._indexed[0]
+        parent = held if isinstance(held, LazyArray) else held()
+        return parent if parent is not None and parent._node is self._indexed[2] else None
+
+    def _writes_through(self) -> bool:
+        """Whether an assignment into this view writes through (:meth:`_write_through`): the
+        array it indexes writes too (it is no view of a live array, or one that writes through)."""
+        parent = self._indexed_array()
+        return parent is not None and not self._is_numpy_scalar() and \
+            (parent._base() is parent or parent._writes_through())
+
+    def _is_numpy_scalar(self) -> bool:
+        """Whether this is ``x[i, j]`` with an integer for every axis of ``x`` (``x[()]`` of a 0-d
+        ``x``), where NumPy gives a scalar, not a view: ``x[i, j] += v`` is then NumPy's
+        ``x[i, j] = x[i, j] + v`` (promoted, then cast as assignment casts), and ``s = x[i, j];
+        s += v`` leaves ``x`` as it was."""
+        if self._indexed is None or self.ndim:
+            return False
+        key = self._indexed[1]
+        items = key if isinstance(key, tuple) else (key,)
+        return all(isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)) for k in items)
+
+    def _written_back_into(self, parent: LazyArray, key: Any) -> bool:
+        """Whether this view is ``parent[key]`` as ``parent`` stands now (taken, or last written
+        through by :meth:`_write_through`, with this key object, and ``parent`` not assigned
+        since): ``parent[key] = self`` then changes nothing."""
+        return self._indexed_array() is parent and self._indexed[1] is key
 
     def fill(self, value: Any) -> None:
         """Set every element to ``value`` (NumPy's ``ndarray.fill``): ``x`` then stands for the new value."""
@@ -721,6 +798,8 @@ def _binary(opname: str) -> Any:
         return LazyArray(build.elementwise(opname, node_of(other), self._node))
 
     def inplace(self: LazyArray, other: Any) -> LazyArray:
+        if self._is_numpy_scalar():  # x[i, j] += v: NumPy's x[i, j] is a scalar, its += not in place
+            return forward(self, other)  # (Python stores it: x[i, j] = x[i, j] + v, cast as assigned)
         result = node(self, other)  # (x **= 2 squares, as NumPy's in-place power does)
         if result.shape != self.shape:
             raise ValueError(

@@ -79,7 +79,7 @@ def asarray(obj: Any, dtype: Any = None, order: Any = None, *, copy: bool | None
     if copy is False:
         _refuse_a_copy(obj, dtype)
     if isinstance(obj, LazyArray):
-        out = obj if dtype is None else obj.astype(dtype)
+        out = obj if dtype is None or as_dtype(dtype) == obj.dtype else obj.astype(dtype)  # (NumPy: the array itself)
         return out.copy() if copy else out
     return _wrap(obj, dtype, copy=bool(copy))
 

@@ -630,7 +630,8 @@ def dsplit(ary: Any, indices_or_sections: Any) -> list[LazyArray]:
 
 def tile(A: Any, reps: Any) -> LazyArray:  # noqa: N803 (NumPy's name)
     """``A`` repeated ``reps`` times along each axis (NumPy's ``tile``): a broadcast and a reshape,
-    fused with its use; nothing is copied.
+    fused with its use; nothing is copied, and the result is a new array (not a view of ``A``:
+    assignments into it are its own), as NumPy's.
 
     Example:
         >>> import numpy as np, stitchlab as sl
@@ -650,14 +651,14 @@ def tile(A: Any, reps: Any) -> LazyArray:  # noqa: N803 (NumPy's name)
     shape = (1,) * (nd - x.ndim) + x.shape
     inter = tuple(v for pair in zip([1] * nd, shape, strict=True) for v in pair)
     wide = tuple(v for pair in zip(r, shape, strict=True) for v in pair)
-    return broadcast_to(x.reshape(inter), wide).reshape(tuple(a * b for a, b in zip(r, shape, strict=True)))
+    return broadcast_to(x.reshape(inter), wide).reshape(tuple(a * b for a, b in zip(r, shape, strict=True))).copy()
 
 
 def repeat(a: Any, repeats: Any, axis: Any = None) -> LazyArray:
     """Each element of ``a`` repeated ``repeats`` times along ``axis`` (``None``: of the flattened
     array), NumPy's ``repeat``. An int is a broadcast and a reshape, fused with its use; a
     sequence of counts (one per element along the axis, known on the host) is a gather
-    (:func:`~stitchlab.take`).
+    (:func:`~stitchlab.take`). The result is a new array, not a view of ``a``, as NumPy's.
 
     Example:
         >>> import numpy as np, stitchlab as sl
@@ -687,7 +688,7 @@ def repeat(a: Any, repeats: Any, axis: Any = None) -> LazyArray:
         c = int(counts.reshape(-1)[0]) if counts.size else 0
         shape = x.shape[: axis + 1] + (1,) + x.shape[axis + 1:]
         wide = x.shape[: axis + 1] + (c,) + x.shape[axis + 1:]
-        return broadcast_to(x.reshape(shape), wide).reshape(x.shape[:axis] + (n * c,) + x.shape[axis + 1:])
+        return broadcast_to(x.reshape(shape), wide).reshape(x.shape[:axis] + (n * c,) + x.shape[axis + 1:]).copy()
     if counts.shape != (n,):
         raise ValueError(f"operands could not be broadcast together with shape ({n},) ({counts.size},)")
     return take(x, np.repeat(np.arange(n), counts), axis)
@@ -696,7 +697,9 @@ def repeat(a: Any, repeats: Any, axis: Any = None) -> LazyArray:
 def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = "xy") -> tuple[LazyArray, ...]:
     """Coordinate arrays from coordinate vectors (NumPy's ``meshgrid``): broadcasts of the
     flattened inputs (``indexing="xy"``: the first two axes swapped); ``sparse=True`` leaves them
-    unbroadcast. Nothing is copied (``copy`` is accepted for NumPy's signature).
+    unbroadcast. Nothing is copied; with ``copy=True`` (the default) they are new arrays, as
+    NumPy's copies are (assignments into them are their own), with ``copy=False`` views of the
+    inputs (assigning into one raises ``TypeError`` while its input lives).
 
     Example:
         >>> import stitchlab as sl
@@ -713,10 +716,10 @@ def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = 
         if indexing == "xy" and nd > 1 and i < 2:
             shape[0], shape[1] = shape[1], shape[0]
         out.append(asarray(v).reshape(tuple(shape)))
-    if sparse:
-        return tuple(out)
-    full_shape = build.broadcast_shapes(*(o.shape for o in out))
-    return tuple(broadcast_to(o, full_shape) for o in out)
+    if not sparse:
+        full_shape = build.broadcast_shapes(*(o.shape for o in out))
+        out = [broadcast_to(o, full_shape) for o in out]
+    return tuple(o.copy() if copy else o for o in out)
 
 
 def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None) -> LazyArray:
@@ -2041,7 +2044,7 @@ def resize(a: Any, new_shape: Any) -> LazyArray:
     total = math.prod(shape_)
     if x.size == 0 or total == 0:
         return full(shape_, 0, dtype=x.dtype)
-    return tile(x.ravel(), -(-total // x.size))[:total].reshape(shape_)
+    return tile(x.ravel(), -(-total // x.size))[:total].reshape(shape_).copy()  # (a new array, as NumPy's)
 
 
 def apply_along_axis(func1d: Any, axis: int, arr: Any, *args: Any, **kwargs: Any) -> LazyArray:
