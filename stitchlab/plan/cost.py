@@ -476,7 +476,7 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
         out.append(Estimate(sched, Launch((blocks if R else 0, 1, 1), (block, 1, 1), 0), secs, detail))
     streamed = [e for e in out if e.schedule.family == "row_block" and e.schedule.cache == "none" and e.schedule.vec > 1]
     walker = next((e for e in streamed if e.schedule.block == 1024), None)
-    if walker is not None and R:
+    if walker is not None and R and math.isfinite(walker.seconds):  # (inf: the block does not fit an SM)
         # (ROW_LOOP_BLOCKS_PER_SM: rows of 16-byte chunks walked by 1024-thread blocks, as measured)
         sched = replace(walker.schedule, row_loop=True)
         grid = min(walker.launch.grid[0], dev.sms * ROW_LOOP_BLOCKS_PER_SM)

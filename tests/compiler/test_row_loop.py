@@ -59,6 +59,17 @@ def test_the_planner_walks_long_rows_of_vectors_with_1024_thread_blocks() -> Non
         assert not other.schedule.row_loop, other.schedule
 
 
+def test_no_walking_block_where_a_1024_thread_block_does_not_fit(monkeypatch) -> None:
+    """The walking schedule is estimated from the best streamed one, so it must not stand in for a
+    1024-thread block the SM cannot hold (its own estimate infinite)."""
+    from stitchlab.plan import cost
+
+    occupancy = cost._occupancy
+    monkeypatch.setattr(cost, "_occupancy", lambda dev, threads, *a: 0 if threads == 1024 else occupancy(dev, threads, *a))
+    k = _streamed("softmax", "float32")
+    assert not k.schedule.row_loop and k.schedule.block < 1024, k.schedule
+
+
 def test_blocks_walk_their_rows_and_the_second_pass_turns_round() -> None:
     from stitchlab.codegen.schedules import switches
 
