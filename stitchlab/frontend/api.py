@@ -24,7 +24,7 @@ from ..ir.dtypes import finfo as _finfo
 from ..ir.ops import COMPARISONS, OPS, Kind
 from . import build
 from .array import LazyArray, node_of
-from .creation import array, asarray, broadcast_to
+from .creation import _ones_in_front, array, asarray, broadcast_to
 from .scalars import TracedScalar
 from .ufunc import outputs, stored
 
@@ -1466,10 +1466,7 @@ def moveaxis(a: Any, source: Any, destination: Any) -> LazyArray:
 def _atleast(ndim: int, arys: tuple[Any, ...]) -> LazyArray | tuple[LazyArray, ...]:
     out = []
     for ary in arys:
-        x = asarray(ary)
-        if x.ndim < ndim:
-            x = x.reshape((1,) * (ndim - x.ndim) + x.shape)  # a 1-d array becomes one row
-        out.append(x)
+        out.append(_ones_in_front(asarray(ary), ndim))  # (a 1-d array becomes one row)
     return out[0] if len(out) == 1 else tuple(out)
 
 

@@ -53,6 +53,11 @@ def _backend_of(obj: Any) -> runtime.Backend:
     return runtime.current()
 
 
+def _ones_in_front(a: LazyArray, ndim: int) -> LazyArray:
+    """``a`` with axes of length 1 in front of its shape up to ``ndim`` axes (NumPy's ``ndmin``)."""
+    return a.reshape((1,) * (ndim - a.ndim) + a.shape) if a.ndim < ndim else a
+
+
 def asarray(obj: Any, dtype: Any = None, order: Any = None, *, copy: bool | None = None) -> LazyArray:
     """Wrap ``obj`` as a lazy array without copying where possible.
 
@@ -160,7 +165,7 @@ def array(obj: Any, dtype: Any = None, *, copy: bool | None = True, order: Any =
             _refuse_a_copy(obj, dtype)
         out = _wrap(obj, dtype, copy=bool(copy))
     ndmin = operator_index(ndmin)
-    return out.reshape((1,) * (ndmin - out.ndim) + out.shape) if out.ndim < ndmin else out
+    return _ones_in_front(out, ndmin)
 
 
 def _torch_bfloat16(obj: Any) -> Any:

@@ -42,7 +42,7 @@ from .api import (  # type: ignore[attr-defined]
     where,
 )
 from .array import LazyArray, c_order
-from .creation import _leaf_on, arange, asarray, broadcast_to, full, linspace
+from .creation import _leaf_on, _ones_in_front, arange, asarray, broadcast_to, full, linspace
 from .library import cumprod, cumsum, median, on_device, take
 from .selection import _evaluated, nonzero
 
@@ -351,15 +351,10 @@ def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: 
     if not isinstance(base, float | int) and np.ndim(base):
         # an array base broadcasts with the ends (NumPy: all three become arrays of that rank)
         ndmax = len(np.broadcast_shapes(np.shape(start), np.shape(stop), np.shape(base)))
-        start, stop, base = (atleast_nd(asarray(a), ndmax) for a in (start, stop, base))
+        start, stop, base = (_ones_in_front(asarray(a), ndmax) for a in (start, stop, base))
         base = expand_dims(base, axis)
     y = power(base, linspace(start, stop, num, endpoint, axis=axis))
     return y if dtype is None else y.astype(as_dtype(dtype))
-
-
-def atleast_nd(a: LazyArray, ndim: int) -> LazyArray:
-    """``a`` with ones in front of its shape up to ``ndim`` dimensions (NumPy's ``ndmin``)."""
-    return a.reshape((1,) * (ndim - a.ndim) + a.shape) if a.ndim < ndim else a
 
 
 def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None,
