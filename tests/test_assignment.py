@@ -219,6 +219,28 @@ def test_values_convert_as_numpy_assignment_does() -> None:
         x[0] = object()
 
 
+@pytest.mark.parametrize("key, value", [
+    (slice(0, 1), [[6.0]]),
+    (slice(None), [[1.0, 2.0, 3.0, 4.0]]),
+    ((0, slice(None)), [[[1.0, 2.0]]]),
+    (Ellipsis, ([1.0, 2.0, 3.0, 4.0],)),
+])
+def test_a_list_deeper_than_the_view_is_refused_as_numpy_refuses_it(key: Any, value: Any) -> None:
+    """NumPy reads a list into at most the view's dimensions (an array of shape (1, 1) drops its
+    leading axis instead): ``x[0:1] = [[6]]`` raises, and nothing is written."""
+    a = np.arange(4.0) if key != (0, slice(None)) else np.arange(4.0).reshape(2, 2)
+    with pytest.raises(ValueError, match="setting an array element with a sequence"):
+        a.copy()[key] = value
+    x = sl.asarray(a)
+    with pytest.raises(ValueError, match="exceed the maximum number of dimension"):
+        x[key] = value
+    np.testing.assert_array_equal(x.get(), a)
+    x[key] = np.asarray(value)  # an array of leading axes of extent 1: as NumPy, written
+    want = a.copy()
+    want[key] = np.asarray(value)
+    np.testing.assert_array_equal(x.get(), want)
+
+
 def test_jit_assigns_into_locals_not_arguments() -> None:
     @sl.jit
     def clipped(x: Any) -> Any:

@@ -138,6 +138,14 @@ def _regions(x: LazyArray, key: Any) -> list[tuple[int, int, int]]:
     return out
 
 
+def _nesting(value: list | tuple) -> int:
+    """How deep the first elements of a list or tuple nest (NumPy's dimensions for a regular one)."""
+    depth = 0
+    while isinstance(value, (list, tuple)) and len(value):
+        depth, value = depth + 1, value[0]
+    return depth + (isinstance(value, (list, tuple)) or np.ndim(value))
+
+
 def _assign_basic(x: LazyArray, key: Any, value: Any) -> build.Node:
     view = x[key].shape  # (NumPy's errors for the key)
     items = key if isinstance(key, tuple) else (key,)
@@ -145,6 +153,11 @@ def _assign_basic(x: LazyArray, key: Any, value: Any) -> build.Node:
         v = _converted(x, value)
         if v.ndim and not (x.dtype == np.bool_ and v.size == 1):  # (NumPy's truth of one value for bool)
             raise ValueError("setting an array element with a sequence.")
+    elif isinstance(value, (list, tuple)) and _nesting(value) > len(view):
+        # (NumPy reads a list into at most the view's dimensions: [[6]] into x[0:1] is refused, where
+        # an array of shape (1, 1) drops its leading axis)
+        raise ValueError(f"setting an array element with a sequence. The requested array would exceed "
+                         f"the maximum number of dimension of {len(view)}.")
     v = _value(x, value, view)
     regions = _regions(x, key)
     v = v.reshape(tuple(length for _, _, length in regions))  # None's axes out, integers' in
