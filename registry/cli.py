@@ -192,8 +192,12 @@ def cmd_show(args: argparse.Namespace) -> int:
     registry = _open(args)
     if registry is None:
         return 1
-    entries = registry.entries()
     wanted = args.key.strip()
+    if not wanted:
+        print("error: an empty KEY names no entry; give a key or a unique prefix of one (see "
+              "`stitchlab registry list`)", file=sys.stderr)
+        return 2
+    entries = registry.entries()
     matches = [e for e in entries if e["key"] == wanted] or [
         e for e in entries if e["key"].startswith(wanted) and not wanted.startswith(RECORD_PREFIX)
     ]

@@ -64,7 +64,15 @@ def test_show_by_prefix_and_record(filled: Path) -> None:
     code, _, err = cli("show", "nope", "--cache-dir", str(filled))
     assert code == 1 and "no entry with key 'nope'" in err
     code, _, err = cli("show", "", "--cache-dir", str(filled))
-    assert code == 2 and "give more of the key" in err
+    assert code == 2 and "an empty KEY names no entry" in err
+
+
+def test_show_refuses_an_empty_key_even_with_one_entry(tmp_path: Path) -> None:
+    """An empty (or blank) KEY is a prefix of every key: with one entry it showed that one."""
+    KernelRegistry(tmp_path).put(kernel_components(1), payload(1), {})
+    for key in ("", "  "):
+        code, out, err = cli("show", key, "--cache-dir", str(tmp_path))
+        assert code == 2 and out == "" and "an empty KEY names no entry" in err
 
 
 def test_prune_and_clear(filled: Path) -> None:
