@@ -70,8 +70,8 @@ class PlanExplorer(_Displayable):
 
     Examples:
         >>> explorer = PlanExplorer(sl.explain(z))    # doctest: +SKIP
-        >>> explorer                                  # doctest: +SKIP  (shows the cards)
-        >>> explorer.choose(1)                        # doctest: +SKIP  (same as clicking)
+        >>> explorer              # shows the cards        # doctest: +SKIP
+        >>> explorer.choose(1)    # same as clicking       # doctest: +SKIP
     """
 
     def __init__(self, target: Any, *, measure: Measure | None = None) -> None:
