@@ -792,7 +792,7 @@ def _quantile(name: str, a: Any, q_in: Any, axis: Any, out: Any, method: str, ke
             v = 0.5 * (np.floor(v) + np.ceil(v))
         top = v >= n - 1  # NumPy reads the last value twice there (its positions -1, -1)
         prev = np.where(top, -1.0, np.floor(v))
-        gamma = v - prev if method == "linear" else np.where(v % 1 == 0, 0.0, 0.5)
+        gamma = (v - prev if method == "linear" else np.where(v % 1 == 0, 0.0, 0.5)).astype(v.dtype)  # (NumPy's dtype)
         lo = take(s, np.where(top, n - 1, prev).astype(np.int64), axis=-1)
         hi = take(s, np.where(top, n - 1, prev + 1).astype(np.int64), axis=-1)
         result = _nan_last(s[..., -1:], _lerp(lo, hi, gamma, weak))
@@ -801,10 +801,15 @@ def _quantile(name: str, a: Any, q_in: Any, axis: Any, out: Any, method: str, ke
 
 def _lerp(lo: LazyArray, hi: LazyArray, gamma: Any, weak: bool) -> LazyArray:
     """NumPy's interpolation between neighbours: ``lo + (hi - lo) * t``, or ``hi - (hi - lo) * (1 -
-    t)`` where ``t >= 0.5``. ``gamma`` (float64, host or lazy) is ``t``; ``weak``: ``t`` is a Python
-    float to NumPy, which converts it (and ``1 - t``) to the values' float dtype, else float64."""
+    t)`` where ``t >= 0.5``. ``gamma`` (host or lazy, in the dtype of ``q``'s positions) is ``t``;
+    ``weak``: ``t`` is a Python float to NumPy, which converts it (and ``1 - t``) to the values'
+    float dtype (integers: float64), else the values and ``t`` promote (int16 values, a float32 ``q``:
+    float32)."""
     g = asarray(gamma)
-    dt = lo.dtype if weak and is_float(lo.dtype) else np.dtype(np.float64)
+    if weak:
+        dt = lo.dtype if is_float(lo.dtype) else np.dtype(np.float64)
+    else:
+        dt = np.result_type(lo.dtype, g.dtype)
     diff = hi - lo
     if not weak:
         lo, hi, diff = lo.astype(dt), hi.astype(dt), diff.astype(dt)
@@ -816,8 +821,10 @@ def _q_of(name: str, q: Any, scale: float) -> tuple[np.ndarray, bool]:
         raise TypeError(f"{name}: q must be known on the host (a float, a list or a NumPy array), not a device array")
     weak = type(q) in (int, float)  # NumPy's rule: a Python number promotes weakly
     arr = np.asarray(q)
-    if arr.dtype.kind not in "iuf" or scale != 1.0:  # percentile divides: float64, as NumPy's
-        arr = arr.astype(np.float64) / scale
+    if scale != 1.0:  # NumPy's percentile divides in q's dtype (a float32 q stays float32; integers: float64)
+        arr = np.asarray(np.true_divide(arr, scale))
+    elif arr.dtype.kind not in "iuf":
+        arr = arr.astype(np.float64)
     if not (np.all(arr >= 0) and np.all(arr <= 1)):
         what = "Percentiles must be in the range [0, 100]" if scale == 100 else "Quantiles must be in the range [0, 1]"
         raise ValueError(what)
@@ -828,8 +835,8 @@ def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input:
              method: str = "linear", keepdims: bool = False) -> LazyArray:
     """The ``q``-th quantiles along ``axis``, NumPy's ``quantile`` with ``method`` ``"linear"``
     (the default), ``"lower"``, ``"higher"``, ``"nearest"`` or ``"midpoint"``: ``q``'s axes come
-    first; a Python float ``q`` keeps the input's float dtype, a NumPy ``q`` gives float64, as in
-    NumPy (which returns the input's dtype for a NaN-holding slice reduced to a scalar: a dtype
+    first; a Python float ``q`` keeps the input's float dtype, a NumPy ``q`` weights in its own
+    float dtype, which promotes with the input's (a float64 ``q``: float64), as in NumPy (which returns the input's dtype for a NaN-holding slice reduced to a scalar: a dtype
     that depends on the values, which stitchlab's does not); NaN where the slice holds a NaN. A
     sort step, then gathers of the positions (known from ``q`` on the host) and the
     interpolation fused after them.
@@ -902,7 +909,9 @@ def _nan_quantile(name: str, a: Any, q_in: Any, axis: Any, out: Any, method: str
     inexact_out(x, out, name)
     q, weak = _q_args(name, q_in, method)
     s, keep_shape, c = _nan_stats(name, x, axis)
-    v = (c - 1).astype(np.float64) * asarray(q.ravel().astype(np.float64))  # per slice and q
+    # per slice and q, in q's float dtype as NumPy's (n - 1) * q of a Python int n
+    vt = q.dtype if q.dtype.kind == "f" else np.dtype(np.float64)
+    v = (c - 1).astype(vt) * asarray(q.ravel().astype(vt))
     if method in ("lower", "higher", "nearest") or (method == "linear" and q.dtype.kind in "iu"):
         pos = {"lower": floor, "higher": lambda t: -floor(-t), "nearest": rint, "linear": floor}[method](v)
         result = _gather_last(s, pos)
@@ -911,7 +920,7 @@ def _nan_quantile(name: str, a: Any, q_in: Any, axis: Any, out: Any, method: str
             v = 0.5 * (floor(v) - floor(-v))
         top = v >= (c - 1)  # NumPy reads the last number twice there
         prev = where(top, -1.0, floor(v))
-        gamma = v - prev if method == "linear" else where(v % 1 == 0, 0.0, 0.5)
+        gamma = (v - prev if method == "linear" else where(v % 1 == 0, 0.0, 0.5)).astype(vt)
         lo = _gather_last(s, where(top, c - 1, prev))
         hi = _gather_last(s, where(top, c - 1, prev + 1))
         result = _lerp(lo, hi, gamma, weak)
