@@ -47,3 +47,37 @@ def test_a_numpy_q_of_a_narrower_float_sets_the_interpolation_dtype(name: str, m
         q = (q / 100).astype(qtype)
     want = _numpy(name, data, q, axis=1, method=method)
     _same(getattr(sl, name)(sl.asarray(data), q, axis=1, method=method), want)
+
+
+ALL_METHODS = ["linear", "lower", "higher", "nearest", "midpoint", "inverted_cdf", "averaged_inverted_cdf",
+               "closest_observation", "interpolated_inverted_cdf", "hazen", "weibull", "median_unbiased",
+               "normal_unbiased"]
+
+
+@pytest.mark.parametrize("name", ["quantile", "percentile", "nanquantile", "nanpercentile"])
+@pytest.mark.parametrize("method", ALL_METHODS)
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int16", "uint8"])
+def test_every_numpy_method_gives_numpys_quantiles(name: str, method: str, dtype: str) -> None:
+    data = np.array([[3, 1, 4, 1, 5, 9, 2, 6], [2, 7, 1, 8, 2, 8, 1, 8], [5, 3, 5, 8, 9, 7, 9, 3]], dtype)
+    if dtype.startswith("float"):
+        data[2, [1, 4, 6]] = np.nan  # (the nan-functions skip them, the others give NaN)
+    q = np.linspace(0, 1, 11)
+    q = q * 100 if name.endswith("percentile") else q
+    x = sl.asarray(data)
+    _same(getattr(sl, name)(x, q, axis=1, method=method), _numpy(name, data, q, axis=1, method=method))
+    _same(getattr(sl, name)(x, float(q[3]), axis=None, method=method), _numpy(name, data, float(q[3]), method=method))
+
+
+def test_an_unknown_method_and_a_3_d_q_raise_numpys_value_error() -> None:
+    x = sl.asarray(np.arange(5.0))
+    with pytest.raises(ValueError, match="'bogus' is not a valid method"):
+        sl.quantile(x, 0.5, method="bogus")
+    for name in ("quantile", "nanpercentile"):
+        with pytest.raises(ValueError, match="q must be a scalar or 1d"):
+            getattr(sl, name)(x, np.full((1, 1, 1), 0.5))
+
+
+def test_no_quantile_of_empty_integer_slices_is_an_empty_result() -> None:
+    data = np.zeros((3, 0), np.int32)
+    _same(sl.quantile(sl.asarray(data), [], axis=1), np.quantile(data, [], axis=1))
+    _same(sl.percentile(sl.asarray(data), [], axis=1, method="lower"), np.percentile(data, [], axis=1, method="lower"))
