@@ -81,3 +81,17 @@ def test_no_quantile_of_empty_integer_slices_is_an_empty_result() -> None:
     data = np.zeros((3, 0), np.int32)
     _same(sl.quantile(sl.asarray(data), [], axis=1), np.quantile(data, [], axis=1))
     _same(sl.percentile(sl.asarray(data), [], axis=1, method="lower"), np.percentile(data, [], axis=1, method="lower"))
+
+
+# --- ptp -----------------------------------------------------------------------------------------
+def test_ptp_of_bool_data_checks_axis_and_empty_slices_first_as_numpy() -> None:
+    empty = sl.asarray(np.zeros((0, 3), bool))
+    with pytest.raises(np.exceptions.AxisError):
+        sl.ptp(empty, axis=2)
+    with pytest.raises(ValueError, match="zero-size array"):
+        sl.ptp(empty, axis=0)
+    with pytest.raises(TypeError, match="boolean"):
+        sl.ptp(sl.asarray(np.array([True, False])))
+    out = np.empty((), np.int64)  # (NumPy's maximum into an int64 out, then a subtract it has)
+    sl.ptp(sl.asarray(np.array([True, False])), out=out)
+    assert out == np.ptp(np.array([True, False]), out=np.empty((), np.int64))

@@ -1311,15 +1311,16 @@ def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> La
         array([7, 0])
     """
     x = asarray(a)
+    target = outputs(out, 1, "ptp") if out is not None else None
+    if target is not None and target[0].dtype != x.dtype:  # NumPy's max into out, then subtract in both dtypes
+        x = x.astype(np.result_type(target[0].dtype, x.dtype))
+    hi, lo = x.max(axis, keepdims=keepdims), x.min(axis, keepdims=keepdims)  # (NumPy's errors of axis and empty slices first)
     if x.dtype == np.bool_:
         raise TypeError(
             "ptp: boolean input is not supported (NumPy's subtract has no bool loop); "
             "use sl.any(a, axis) & ~sl.all(a, axis), or a.astype(int) first"
         )
-    target = outputs(out, 1, "ptp") if out is not None else None
-    if target is not None and target[0].dtype != x.dtype:  # NumPy's max into out, then subtract in both dtypes
-        x = x.astype(np.result_type(target[0].dtype, x.dtype))
-    return stored(x.max(axis, keepdims=keepdims) - x.min(axis, keepdims=keepdims), out, "ptp", casting="same_kind")
+    return stored(hi - lo, out, "ptp", casting="same_kind")
 
 
 def fabs(x: Any) -> LazyArray:
