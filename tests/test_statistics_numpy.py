@@ -95,3 +95,22 @@ def test_ptp_of_bool_data_checks_axis_and_empty_slices_first_as_numpy() -> None:
     out = np.empty((), np.int64)  # (NumPy's maximum into an int64 out, then a subtract it has)
     sl.ptp(sl.asarray(np.array([True, False])), out=out)
     assert out == np.ptp(np.array([True, False]), out=np.empty((), np.int64))
+
+
+# --- mean and variance into out= -----------------------------------------------------------------
+@pytest.mark.parametrize("name", ["mean", "var", "std"])
+@pytest.mark.parametrize("out_dtype", [np.float32, np.float64, np.uint8, np.int64])
+def test_an_integer_dtype_into_another_out_sums_into_out_then_divides_there(name: str, out_dtype: Any) -> None:
+    # NumPy's steps: the sum in dtype= cast into out, divided there (40.75 into a float out)
+    data = np.array([[55, 3], [25, 80]], np.uint16)
+    if name == "std" and np.dtype(out_dtype).kind in "iu":
+        return  # (NumPy's sqrt(var, out=var) refuses an integer out: tests/test_reduction_arguments.py)
+    want = _numpy(name, data, axis=None, dtype=np.int32, out=np.zeros((), out_dtype))
+    _same(getattr(sl, name)(sl.asarray(data), axis=None, dtype=np.int32, out=np.zeros((), out_dtype)), want)
+
+
+@pytest.mark.parametrize("name", ["mean", "var", "std"])
+def test_float32_data_into_a_float64_out_is_summed_in_float64(name: str) -> None:
+    data = (np.random.default_rng(1).standard_normal((10, 100)) * 1000).astype(np.float32)
+    want = _numpy(name, data, axis=1, out=np.zeros(10, np.float64))
+    _same(getattr(sl, name)(sl.asarray(data), axis=1, out=np.zeros(10, np.float64)), want)
