@@ -114,3 +114,16 @@ def test_float32_data_into_a_float64_out_is_summed_in_float64(name: str) -> None
     data = (np.random.default_rng(1).standard_normal((10, 100)) * 1000).astype(np.float32)
     want = _numpy(name, data, axis=1, out=np.zeros(10, np.float64))
     _same(getattr(sl, name)(sl.asarray(data), axis=1, out=np.zeros(10, np.float64)), want)
+
+
+@pytest.mark.parametrize("out_dtype", [np.uint8, np.float32])
+def test_nanstd_and_nanvar_of_integers_are_numpys_std_and_var_with_out(out_dtype: Any) -> None:
+    data = np.array([[5, -3, 7], [1, 2, 90]], np.int8)
+    for name in ("nanvar", "nanstd"):
+        try:
+            want = _numpy(name, data, axis=None, ddof=1, keepdims=True, out=np.zeros((1, 1), out_dtype))
+        except TypeError:  # (NumPy's sqrt(var, out=var) into an integer out)
+            with pytest.raises(TypeError):
+                getattr(sl, name)(sl.asarray(data), axis=None, ddof=1, keepdims=True, out=np.zeros((1, 1), out_dtype))
+            continue
+        _same(getattr(sl, name)(sl.asarray(data), axis=None, ddof=1, keepdims=True, out=np.zeros((1, 1), out_dtype)), want)

@@ -598,8 +598,8 @@ def _variance(name: str, a: Any, axis: Any, dtype: Any, ddof: Any, keepdims: boo
     sq = _cast(sq, _summed_in(work, dtype, x.dtype, into))  # (NumPy sums the squares into out)
     sq_total = (sq if mask is None else _select(mask, sq, 0)).sum(axis, keepdims=keepdims)
     if into is not None:
-        if name == "std" and into.kind in "biu":  # NumPy's sqrt(var, out=var) cannot go back into it
-            raise TypeError(f"std: Cannot cast ufunc 'sqrt' output from dtype('float64') to {into!r} with casting rule "
+        if name in ("std", "nanstd") and into.kind in "biu":  # NumPy's sqrt(var, out=var) cannot go back into it
+            raise TypeError(f"{name}: Cannot cast ufunc 'sqrt' output from dtype('float64') to {into!r} with casting rule "
                             f"'same_kind' (the out= NumPy's std takes its root in); give a float out=")
         return _divided_in(sq_total, _counted(x, axis, ddof, work, sq_total, mask), into)
     return _cast(sq_total / _counted(x, axis, ddof, work, sq_total, mask), result)
@@ -608,9 +608,15 @@ def _variance(name: str, a: Any, axis: Any, dtype: Any, ddof: Any, keepdims: boo
 def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
         keepdims: bool = False, *, where: Any = True, mean: Any = np._NoValue, correction: Any = np._NoValue) -> LazyArray:
     """Standard deviation: ``sqrt(var(...))``."""
-    v = _variance("std", a, axis, dtype, _ddof(ddof, correction), keepdims, where, mean, out)
+    return _deviation("std", a, axis, dtype, out, _ddof(ddof, correction), keepdims, where, mean)
+
+
+def _deviation(name: str, a: Any, axis: Any, dtype: Any, out: Any, ddof: Any, keepdims: bool, where_: Any,
+               mean: Any) -> LazyArray:
+    """:func:`std` (``name``: ``"std"``, or ``"nanstd"`` of integers, which NumPy hands to ``std``)."""
+    v = _variance(name, a, axis, dtype, ddof, keepdims, where_, mean, out)
     exact = _exact_dtype(dtype) is not None and v.dtype.kind in "biu"  # (a float out= holds the variance: its root)
-    return stored(_exact_root("std", v, out, keepdims) if exact else sqrt(v), out, "std")  # noqa: F821
+    return stored(_exact_root(name, v, out, keepdims) if exact else sqrt(v), out, name)  # noqa: F821
 
 
 def _exact_root(name: str, v: LazyArray, out: Any, keepdims: bool) -> LazyArray:
@@ -1154,6 +1160,9 @@ def nanvar(
         >>> sl.nanvar(sl.asarray(np.array([1.0, np.nan, 3.0])), ddof=1).get()
         array(2.)
     """
+    if not is_float(asarray(a).dtype):  # no NaN to skip: NumPy's var, out= included
+        return stored(_variance("nanvar", a, axis, dtype, _ddof(ddof, correction), keepdims, where, mean, out), out,
+                      "nanvar")
     inexact_out(a, out, "nanvar")
     return stored(_nan_variance("nanvar", a, axis, dtype, _ddof(ddof, correction), keepdims, where, mean), out, "nanvar")
 
@@ -1206,6 +1215,8 @@ def nanstd(
         >>> sl.nanstd(sl.asarray(np.array([[1.0, np.nan, 3.0]])), axis=1).get()
         array([1.])
     """
+    if not is_float(asarray(a).dtype):  # no NaN to skip: NumPy's std, out= included (an integer out= raises)
+        return _deviation("nanstd", a, axis, dtype, out, _ddof(ddof, correction), keepdims, where, mean)
     inexact_out(a, out, "nanstd")
     return stored(_nan_variance("nanstd", a, axis, dtype, _ddof(ddof, correction), keepdims, where, mean, root=True), out,
                   "nanstd")
