@@ -390,8 +390,8 @@ def test_quantile_errors_are_numpys() -> None:
         sl.quantile(x, 1.5)
     with pytest.raises(ValueError, match=r"Percentiles must be in the range \[0, 100\]"):
         sl.percentile(x, [10, 101])
-    with pytest.raises(ValueError, match="method 'hazen' is not supported"):
-        sl.quantile(x, 0.5, method="hazen")
+    with pytest.raises(ValueError, match="'hazen ' is not a valid method"):
+        sl.quantile(x, 0.5, method="hazen ")
     with pytest.raises(TypeError, match="q must be known on the host"):
         sl.quantile(x, sl.asarray(np.array(0.5)))
     # (an empty slice's median is NaN, as NumPy's: tests/test_reduction_arguments.py)

@@ -456,12 +456,18 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims:
     a slice with none gives NaN)."""
     x = asarray(a)
     mask = _mask(x, where)
-    if _exact_dtype(dtype) is not None:
-        return stored(_exact_mean(x, axis, _exact_dtype(dtype), keepdims, mask), out, "mean")
+    exact = _exact_dtype(dtype)
+    if exact is not None:
+        into = _out_dtype(out, "mean", exact)
+        if into is None:
+            return stored(_exact_mean(x, axis, exact, keepdims, mask), out, "mean")
+        total = (x if mask is None else _select(mask, x, 0)).sum(axis, exact, keepdims=keepdims)
+        return stored(_divided_in(total, _counted(x, axis, 0, np.dtype(np.float64), total, mask), into), out, "mean")
     work, result = _float_work(x.dtype, dtype)
+    into = _out_dtype(out, "mean", result)
+    work = _summed_in(work, dtype, x.dtype, into)
     xf = _work_input(x, work, result)
     total = (xf if mask is None else _select(mask, xf, 0)).sum(axis, keepdims=keepdims)
-    into = _out_dtype(out, "mean", result)
     if into is not None:
         return stored(_divided_in(total, _counted(x, axis, 0, work, total, mask), into), out, "mean")
     return stored(_cast(total / _counted(x, axis, 0, work, total, mask), result), out, "mean")
@@ -474,6 +480,16 @@ def _out_dtype(out: Any, name: str, result: np.dtype) -> np.dtype | None:
         return None
     target = outputs(out, 1, name)[0]
     return None if target.dtype == result else target.dtype
+
+
+def _summed_in(work: np.dtype, requested: Any, dtype: np.dtype, into: np.dtype | None) -> np.dtype:
+    """The dtype NumPy's mean and variance sum in: ``work``; but where no ``dtype`` was asked for,
+    float32 or float64 data summed into an ``out`` of another float dtype is summed in the
+    promotion of both (NumPy's ``add.reduce`` into ``out``: float32 data into a float64 ``out``
+    adds in float64)."""
+    if into is None or requested is not None or dtype.kind != "f" or is_low_float(dtype) or not is_float(into):
+        return work
+    return np.result_type(work, into)
 
 
 def _divided_in(total: LazyArray, count: LazyArray, into: np.dtype) -> LazyArray:
@@ -552,7 +568,11 @@ def _variance(name: str, a: Any, axis: Any, dtype: Any, ddof: Any, keepdims: boo
         centered = x - avg
         sq = centered * centered
         sq_total = (sq if mask is None else _select(mask, sq, 0)).sum(axis, exact, keepdims=keepdims)
-        return (sq_total / _counted(x, axis, ddof, np.dtype(np.float64), sq_total, mask)).astype(exact)
+        count = _counted(x, axis, ddof, np.dtype(np.float64), sq_total, mask)
+        into = _out_dtype(out, name, exact)
+        if into is not None:  # NumPy sums into out, then divides there
+            return _divided_in(sq_total, count, into)
+        return (sq_total / count).astype(exact)
     if mean is not np._NoValue:
         m = _given_mean(x, mean, name)
         centered = x - m
@@ -574,11 +594,12 @@ def _variance(name: str, a: Any, axis: Any, dtype: Any, ddof: Any, keepdims: boo
         else:
             centered = xf - avg
             sq = centered * centered
-    sq_total = (sq if mask is None else _select(mask, sq, 0)).sum(axis, keepdims=keepdims)
     into = _out_dtype(out, name, result)
+    sq = _cast(sq, _summed_in(work, dtype, x.dtype, into))  # (NumPy sums the squares into out)
+    sq_total = (sq if mask is None else _select(mask, sq, 0)).sum(axis, keepdims=keepdims)
     if into is not None:
-        if name == "std" and into.kind in "biu":  # NumPy's sqrt(var, out=var) cannot go back into it
-            raise TypeError(f"std: Cannot cast ufunc 'sqrt' output from dtype('float64') to {into!r} with casting rule "
+        if name in ("std", "nanstd") and into.kind in "biu":  # NumPy's sqrt(var, out=var) cannot go back into it
+            raise TypeError(f"{name}: Cannot cast ufunc 'sqrt' output from dtype('float64') to {into!r} with casting rule "
                             f"'same_kind' (the out= NumPy's std takes its root in); give a float out=")
         return _divided_in(sq_total, _counted(x, axis, ddof, work, sq_total, mask), into)
     return _cast(sq_total / _counted(x, axis, ddof, work, sq_total, mask), result)
@@ -587,9 +608,15 @@ def _variance(name: str, a: Any, axis: Any, dtype: Any, ddof: Any, keepdims: boo
 def std(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0,
         keepdims: bool = False, *, where: Any = True, mean: Any = np._NoValue, correction: Any = np._NoValue) -> LazyArray:
     """Standard deviation: ``sqrt(var(...))``."""
-    v = _variance("std", a, axis, dtype, _ddof(ddof, correction), keepdims, where, mean, out)
-    return stored(_exact_root("std", v, out, keepdims) if _exact_dtype(dtype) is not None else sqrt(v), out,  # noqa: F821
-                  "std")
+    return _deviation("std", a, axis, dtype, out, _ddof(ddof, correction), keepdims, where, mean)
+
+
+def _deviation(name: str, a: Any, axis: Any, dtype: Any, out: Any, ddof: Any, keepdims: bool, where_: Any,
+               mean: Any) -> LazyArray:
+    """:func:`std` (``name``: ``"std"``, or ``"nanstd"`` of integers, which NumPy hands to ``std``)."""
+    v = _variance(name, a, axis, dtype, ddof, keepdims, where_, mean, out)
+    exact = _exact_dtype(dtype) is not None and v.dtype.kind in "biu"  # (a float out= holds the variance: its root)
+    return stored(_exact_root(name, v, out, keepdims) if exact else sqrt(v), out, name)  # noqa: F821
 
 
 def _exact_root(name: str, v: LazyArray, out: Any, keepdims: bool) -> LazyArray:
@@ -1133,6 +1160,9 @@ def nanvar(
         >>> sl.nanvar(sl.asarray(np.array([1.0, np.nan, 3.0])), ddof=1).get()
         array(2.)
     """
+    if not is_float(asarray(a).dtype):  # no NaN to skip: NumPy's var, out= included
+        return stored(_variance("nanvar", a, axis, dtype, _ddof(ddof, correction), keepdims, where, mean, out), out,
+                      "nanvar")
     inexact_out(a, out, "nanvar")
     return stored(_nan_variance("nanvar", a, axis, dtype, _ddof(ddof, correction), keepdims, where, mean), out, "nanvar")
 
@@ -1185,6 +1215,8 @@ def nanstd(
         >>> sl.nanstd(sl.asarray(np.array([[1.0, np.nan, 3.0]])), axis=1).get()
         array([1.])
     """
+    if not is_float(asarray(a).dtype):  # no NaN to skip: NumPy's std, out= included (an integer out= raises)
+        return _deviation("nanstd", a, axis, dtype, out, _ddof(ddof, correction), keepdims, where, mean)
     inexact_out(a, out, "nanstd")
     return stored(_nan_variance("nanstd", a, axis, dtype, _ddof(ddof, correction), keepdims, where, mean, root=True), out,
                   "nanstd")
@@ -1311,15 +1343,16 @@ def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> La
         array([7, 0])
     """
     x = asarray(a)
+    target = outputs(out, 1, "ptp") if out is not None else None
+    if target is not None and target[0].dtype != x.dtype:  # NumPy's max into out, then subtract in both dtypes
+        x = x.astype(np.result_type(target[0].dtype, x.dtype))
+    hi, lo = x.max(axis, keepdims=keepdims), x.min(axis, keepdims=keepdims)  # (NumPy's errors of axis and empty slices first)
     if x.dtype == np.bool_:
         raise TypeError(
             "ptp: boolean input is not supported (NumPy's subtract has no bool loop); "
             "use sl.any(a, axis) & ~sl.all(a, axis), or a.astype(int) first"
         )
-    target = outputs(out, 1, "ptp") if out is not None else None
-    if target is not None and target[0].dtype != x.dtype:  # NumPy's max into out, then subtract in both dtypes
-        x = x.astype(np.result_type(target[0].dtype, x.dtype))
-    return stored(x.max(axis, keepdims=keepdims) - x.min(axis, keepdims=keepdims), out, "ptp", casting="same_kind")
+    return stored(hi - lo, out, "ptp", casting="same_kind")
 
 
 def fabs(x: Any) -> LazyArray:

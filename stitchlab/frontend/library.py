@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import operator
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -752,19 +753,70 @@ def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = Fa
     return stored(m.reshape(keep_shape) if keepdims else m, out, "median")
 
 
-_QUANTILE_METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
+#: NumPy's continuous methods besides "linear" (Hyndman and Fan's): their (alpha, beta), in the
+#: position ``n * q + (alpha + q * (1 - alpha - beta)) - 1`` of the q-quantile among n sorted values
+_ALPHA_BETA = {"interpolated_inverted_cdf": (0, 1), "hazen": (0.5, 0.5), "weibull": (0, 0),
+               "median_unbiased": (1 / 3.0, 1 / 3.0), "normal_unbiased": (3 / 8.0, 3 / 8.0)}
+#: the methods that take one sorted value, no interpolation
+_PICKING = ("lower", "higher", "nearest", "inverted_cdf", "closest_observation")
+_QUANTILE_METHODS = ("linear", "midpoint", "averaged_inverted_cdf", *_PICKING, *_ALPHA_BETA)
 
 
-def _q_args(name: str, q_in: Any, method: str) -> tuple[np.ndarray, bool]:
+def _q_args(name: str, q_in: Any) -> tuple[np.ndarray, bool]:
     """``q`` as a host array (divided by 100 for a percentile) and whether NumPy promotes it weakly,
-    after NumPy's checks of ``q`` and ``method``."""
-    q, weak = _q_of(name, q_in, 100.0 if name.endswith("percentile") else 1.0)
+    after NumPy's check of its range."""
+    return _q_of(name, q_in, 100.0 if name.endswith("percentile") else 1.0)
+
+
+def _check_q_method(q: np.ndarray, method: str) -> None:
+    """NumPy's checks of ``q``'s dimensions and of ``method``, made after those of the axes."""
+    if q.ndim > 2:
+        raise ValueError(f"q must be a scalar or 1d (NumPy takes at most 2 dimensions; got {q.ndim})")
     if method not in _QUANTILE_METHODS:
-        raise ValueError(
-            f"{name}: method {method!r} is not supported by stitchlab (one of {', '.join(_QUANTILE_METHODS)}); "
-            f"call np.{name} on x.get() for the others"
-        )
-    return q, weak
+        raise ValueError(f"{method!r} is not a valid method. Use one of: {', '.join(_QUANTILE_METHODS)}")
+
+
+def _position(method: str, n: Any, q: Any, xp: Any) -> Any:
+    """NumPy's (virtual) position of the ``q``-quantile among ``n`` sorted values for ``method``
+    (its ``_QuantileMethods``), computed with ``xp``'s ``floor``, ``rint`` and ``where``: NumPy on the
+    host, where ``n`` is an int, or stitchlab, where ``n`` is each slice's count of numbers (a float
+    array of ``q``'s dtype). The picking methods give whole positions."""
+    if method in ("linear", "lower", "higher", "nearest", "midpoint"):
+        v = (n - 1) * q
+        if method == "lower":
+            return xp.floor(v)
+        if method == "higher":
+            return -xp.floor(-v)
+        if method == "nearest":
+            return xp.rint(v)
+        return 0.5 * (xp.floor(v) - xp.floor(-v)) if method == "midpoint" else v
+    if method in ("inverted_cdf", "closest_observation"):
+        v = n * q - 1 if method == "inverted_cdf" else n * q - 1 - 0.5
+        prev = xp.floor(v)
+        at_prev = v - prev == 0
+        if method == "closest_observation":  # the even order statistic (1-based) where v is whole
+            at_prev = at_prev & (prev % 2 == 1)
+        pos = xp.where(at_prev, prev, prev + 1)
+        return xp.where(pos < 0, 0, pos)
+    if method == "averaged_inverted_cdf":
+        return n * q - 1
+    alpha, beta = _ALPHA_BETA[method]
+    return n * q + (alpha + q * (1 - alpha - beta)) - 1
+
+
+def _neighbours(method: str, v: Any, n: Any, xp: Any) -> tuple[Any, Any, Any]:
+    """NumPy's positions of the two values around position ``v`` among ``n`` (both the last past
+    ``n - 1``, both the first below 0) and its interpolation weight, in ``v``'s dtype."""
+    top, below = v >= n - 1, v < 0
+    prev = xp.where(top, -1, xp.where(below, 0, xp.floor(v)))  # (NumPy's -1: the last value)
+    gamma = v - prev
+    if method == "midpoint":
+        gamma = xp.where(v % 1 == 0, 0.0, 0.5)
+    elif method == "averaged_inverted_cdf":
+        gamma = xp.where(gamma == 0, 0.5, 1.0)
+    lo = xp.where(top, n - 1, prev)
+    hi = xp.where(top | below, lo, prev + 1)
+    return lo, hi, gamma.astype(v.dtype)
 
 
 def _q_axes_first(result: LazyArray, q: np.ndarray, keep_shape: tuple[int, ...], keepdims: bool) -> LazyArray:
@@ -778,33 +830,36 @@ def _q_axes_first(result: LazyArray, q: np.ndarray, keep_shape: tuple[int, ...],
 
 def _quantile(name: str, a: Any, q_in: Any, axis: Any, out: Any, method: str, keepdims: bool,
               empty_nan: bool = False) -> LazyArray:
-    q, weak = _q_args(name, q_in, method)
+    q, weak = _q_args(name, q_in)
     s, keep_shape, n = _sorted_last(a, axis, empty_nan)
+    _check_q_method(q, method)
+    if n == 0 and q.size == 0 and not is_float(s.dtype):  # no quantile of the empty slices: an empty result (NumPy
+        # reads a float slice's last value for its NaN check, an IndexError there)
+        s, n = full(s.shape[:-1] + (1,), 0, s.dtype), 1
     if n == 0:
         raise IndexError("index -1 is out of bounds for axis 0 with size 0 (a quantile of an empty slice)")
-    v = (n - 1) * q.ravel()
-    if method in ("lower", "higher", "nearest") or (method == "linear" and v.dtype.kind in "iu"):  # one value each,
+    v = _position(method, n, q.ravel(), np)
+    if method in _PICKING or (method == "linear" and v.dtype.kind in "iu"):  # one value each,
         # in the input's dtype (an integer q, 0 or 1, needs no interpolation either, in NumPy)
-        idx = {"lower": np.floor, "higher": np.ceil, "nearest": np.around, "linear": np.floor}[method](v).astype(np.int64)
-        result = _nan_last(s[..., -1:], take(s, idx, axis=-1))
+        result = _nan_last(s[..., -1:], take(s, v.astype(np.int64), axis=-1))
     else:
-        if method == "midpoint":
-            v = 0.5 * (np.floor(v) + np.ceil(v))
-        top = v >= n - 1  # NumPy reads the last value twice there (its positions -1, -1)
-        prev = np.where(top, -1.0, np.floor(v))
-        gamma = v - prev if method == "linear" else np.where(v % 1 == 0, 0.0, 0.5)
-        lo = take(s, np.where(top, n - 1, prev).astype(np.int64), axis=-1)
-        hi = take(s, np.where(top, n - 1, prev + 1).astype(np.int64), axis=-1)
+        lo, hi, gamma = _neighbours(method, v, n, np)
+        lo, hi = take(s, lo.astype(np.int64), axis=-1), take(s, hi.astype(np.int64), axis=-1)
         result = _nan_last(s[..., -1:], _lerp(lo, hi, gamma, weak))
     return stored(_q_axes_first(result, q, keep_shape, keepdims), out, name, casting="same_kind")  # (NumPy's lerp into out)
 
 
 def _lerp(lo: LazyArray, hi: LazyArray, gamma: Any, weak: bool) -> LazyArray:
     """NumPy's interpolation between neighbours: ``lo + (hi - lo) * t``, or ``hi - (hi - lo) * (1 -
-    t)`` where ``t >= 0.5``. ``gamma`` (float64, host or lazy) is ``t``; ``weak``: ``t`` is a Python
-    float to NumPy, which converts it (and ``1 - t``) to the values' float dtype, else float64."""
+    t)`` where ``t >= 0.5``. ``gamma`` (host or lazy, in the dtype of ``q``'s positions) is ``t``;
+    ``weak``: ``t`` is a Python float to NumPy, which converts it (and ``1 - t``) to the values'
+    float dtype (integers: float64), else the values and ``t`` promote (int16 values, a float32 ``q``:
+    float32)."""
     g = asarray(gamma)
-    dt = lo.dtype if weak and is_float(lo.dtype) else np.dtype(np.float64)
+    if weak:
+        dt = lo.dtype if is_float(lo.dtype) else np.dtype(np.float64)
+    else:
+        dt = np.result_type(lo.dtype, g.dtype)
     diff = hi - lo
     if not weak:
         lo, hi, diff = lo.astype(dt), hi.astype(dt), diff.astype(dt)
@@ -816,8 +871,10 @@ def _q_of(name: str, q: Any, scale: float) -> tuple[np.ndarray, bool]:
         raise TypeError(f"{name}: q must be known on the host (a float, a list or a NumPy array), not a device array")
     weak = type(q) in (int, float)  # NumPy's rule: a Python number promotes weakly
     arr = np.asarray(q)
-    if arr.dtype.kind not in "iuf" or scale != 1.0:  # percentile divides: float64, as NumPy's
-        arr = arr.astype(np.float64) / scale
+    if scale != 1.0:  # NumPy's percentile divides in q's dtype (a float32 q stays float32; integers: float64)
+        arr = np.asarray(np.true_divide(arr, scale))
+    elif arr.dtype.kind not in "iuf":
+        arr = arr.astype(np.float64)
     if not (np.all(arr >= 0) and np.all(arr <= 1)):
         what = "Percentiles must be in the range [0, 100]" if scale == 100 else "Quantiles must be in the range [0, 1]"
         raise ValueError(what)
@@ -826,13 +883,15 @@ def _q_of(name: str, q: Any, scale: float) -> tuple[np.ndarray, bool]:
 
 def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
              method: str = "linear", keepdims: bool = False) -> LazyArray:
-    """The ``q``-th quantiles along ``axis``, NumPy's ``quantile`` with ``method`` ``"linear"``
-    (the default), ``"lower"``, ``"higher"``, ``"nearest"`` or ``"midpoint"``: ``q``'s axes come
-    first; a Python float ``q`` keeps the input's float dtype, a NumPy ``q`` gives float64, as in
-    NumPy (which returns the input's dtype for a NaN-holding slice reduced to a scalar: a dtype
-    that depends on the values, which stitchlab's does not); NaN where the slice holds a NaN. A
-    sort step, then gathers of the positions (known from ``q`` on the host) and the
-    interpolation fused after them.
+    """The ``q``-th quantiles along ``axis``, NumPy's ``quantile`` with any of its methods
+    (``"linear"``, the default, ``"lower"``, ``"higher"``, ``"nearest"``, ``"midpoint"`` and
+    Hyndman and Fan's ``"inverted_cdf"`` ... ``"normal_unbiased"``): ``q``'s axes come first; a
+    Python float ``q`` keeps the input's float dtype, a NumPy ``q`` weights in its own float
+    dtype, which promotes with the input's (a float64 ``q``: float64), as in NumPy (which returns
+    the input's dtype for a NaN-holding slice reduced to a scalar: a dtype that depends on the
+    values, which stitchlab's does not); NaN where the slice holds a NaN. A sort step, then
+    gathers of the positions (known from ``q`` on the host) and the interpolation fused after
+    them. NumPy's ``weights=`` (of ``"inverted_cdf"``) is not supported.
 
     Example:
         >>> import numpy as np, stitchlab as sl
@@ -855,6 +914,10 @@ def percentile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_inpu
     """
     del overwrite_input  # nothing is overwritten: the sort makes a new array
     return _quantile("percentile", a, q, axis, out, method, keepdims)
+
+
+#: the operations :func:`_position` and :func:`_neighbours` take, on lazy arrays
+_LAZY_OPS = SimpleNamespace(floor=floor, rint=rint, where=where)
 
 
 def _gather_last(s: LazyArray, positions: LazyArray) -> LazyArray:
@@ -900,21 +963,17 @@ def _nan_quantile(name: str, a: Any, q_in: Any, axis: Any, out: Any, method: str
     if not is_float(x.dtype):  # no NaN to skip: NumPy's nanquantile is quantile there (NaN for empty slices)
         return _quantile(name[3:], x, q_in, axis, out, method, keepdims, empty_nan=True)
     inexact_out(x, out, name)
-    q, weak = _q_args(name, q_in, method)
+    q, weak = _q_args(name, q_in)
     s, keep_shape, c = _nan_stats(name, x, axis)
-    v = (c - 1).astype(np.float64) * asarray(q.ravel().astype(np.float64))  # per slice and q
-    if method in ("lower", "higher", "nearest") or (method == "linear" and q.dtype.kind in "iu"):
-        pos = {"lower": floor, "higher": lambda t: -floor(-t), "nearest": rint, "linear": floor}[method](v)
-        result = _gather_last(s, pos)
+    _check_q_method(q, method)
+    # per slice and q, in q's float dtype as NumPy's positions for a Python int n
+    vt = q.dtype if q.dtype.kind == "f" else np.dtype(np.float64)
+    v = _position(method, c.astype(vt), asarray(q.ravel().astype(vt)), _LAZY_OPS)
+    if method in _PICKING or (method == "linear" and q.dtype.kind in "iu"):
+        result = _gather_last(s, v)
     else:
-        if method == "midpoint":
-            v = 0.5 * (floor(v) - floor(-v))
-        top = v >= (c - 1)  # NumPy reads the last number twice there
-        prev = where(top, -1.0, floor(v))
-        gamma = v - prev if method == "linear" else where(v % 1 == 0, 0.0, 0.5)
-        lo = _gather_last(s, where(top, c - 1, prev))
-        hi = _gather_last(s, where(top, c - 1, prev + 1))
-        result = _lerp(lo, hi, gamma, weak)
+        lo, hi, gamma = _neighbours(method, v, c, _LAZY_OPS)
+        result = _lerp(_gather_last(s, lo), _gather_last(s, hi), gamma, weak)
     return stored(_q_axes_first(where(c == 0, np.nan, result), q, keep_shape, keepdims), out, name, casting="same_kind")
 
 
