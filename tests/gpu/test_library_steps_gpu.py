@@ -181,7 +181,10 @@ def test_median_and_quantiles_are_numpys(dtype: str) -> None:
         got, want = _host(sl.median(x, axis=axis)), np.median(a, axis=axis)
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got, want)  # the mean of one or two values: no multiply-add
-        for q, method in [(0.3, "linear"), ([0.1, 0.9], "linear"), (0.5, "midpoint"), ([0.25, 1.0], "nearest"), (0.7, "lower")]:
+        for q, method in [(0.3, "linear"), ([0.1, 0.9], "linear"), (0.5, "midpoint"), ([0.25, 1.0], "nearest"), (0.7, "lower"),
+                          ([0.0, 0.5, 0.97], "inverted_cdf"), ([0.2, 0.5], "averaged_inverted_cdf"),
+                          ([0.1, 0.5], "closest_observation"), (0.3, "hazen"), ([0.01, 0.99], "weibull"),
+                          (0.6, "median_unbiased"), (0.4, "normal_unbiased"), (0.35, "interpolated_inverted_cdf")]:
             if axis is None and dt.kind == "f" and method != "nearest":
                 continue  # NumPy's dtype for a NaN-holding scalar result depends on the values
             got, want = _host(sl.quantile(x, q, axis=axis, method=method)), np.asarray(np.quantile(a, q, axis=axis, method=method))
@@ -204,7 +207,9 @@ def test_nan_skipping_median_and_quantiles_are_numpys(dtype: str) -> None:
         warnings.simplefilter("ignore", RuntimeWarning)
         for axis in (1, 0):
             np.testing.assert_array_equal(_host(sl.nanmedian(x, axis=axis)), np.nanmedian(a, axis=axis))
-            for q, method in [(0.3, "linear"), ([0.1, 0.9], "linear"), (0.5, "midpoint"), ([0.25, 1.0], "nearest")]:
+            for q, method in [(0.3, "linear"), ([0.1, 0.9], "linear"), (0.5, "midpoint"), ([0.25, 1.0], "nearest"),
+                              ([0.0, 0.5, 0.97], "inverted_cdf"), ([0.2, 0.5], "averaged_inverted_cdf"),
+                              ([0.1, 0.5], "closest_observation"), (0.3, "hazen"), ([0.01, 0.99], "weibull")]:
                 got = _host(sl.nanquantile(x, q, axis=axis, method=method))
                 want = np.asarray(np.nanquantile(a, q, axis=axis, method=method))
                 assert got.dtype == want.dtype and got.shape == want.shape
