@@ -4,6 +4,7 @@ bad value. Budgets are small so the whole file runs in well under a minute on 2 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import subprocess
@@ -384,3 +385,35 @@ def test_a_global_batch_smaller_than_every_device_set_is_named(topology, global_
 def test_a_negative_seed_is_named() -> None:
     with pytest.raises(PlanError, match="seed=-1 must be a non-negative integer"):
         plan(HETERO, mlp_profile(1, 256, 8), budget=3, seed=-1, prior="uniform")
+
+
+# ----------------------------------------------------------------------------- frozen layers
+def _frozen(layer):
+    layer.params = [dataclasses.replace(p, trainable=False) for p in layer.params]
+    return layer
+
+
+def test_frozen_layers_get_no_sfb_sparse_or_hierarchical_scheme() -> None:
+    # a frozen embedding or linear layer has no gradient: SFB or sparse rows would only add
+    # traffic, and stitchlab.horovod refuses any of the three schemes on a layer that trains
+    # nothing. The integer program and the sparse test used to pick them, and small budgets kept
+    # them in the plan.
+    prof = transformer_profile(1, 1024, 128, 8)
+    for layer in prof.layers:
+        if layer.kind == "embedding" or layer.name in ("h0.fc1", "h0.ln1"):
+            _frozen(layer)
+    frozen = {"embed", "h0.fc1", "h0.ln1"}
+    topo = cluster([("h100", 2), ("a100", 2)], "10GbE")
+    space = SearchSpace(topo, prof)
+    assert "h0.fc1" not in {ln.name for ln in space.sfb_candidates()}
+    assert space.sparse_layers([8.0] * 4) == []
+    strategy = space.build(space.decode("hierarchical by host", "sparse embeddings",
+                                        "SFB by integer program"))
+    assert strategy is not None and strategy.groups
+    assert not frozen & set(strategy.schemes), strategy.schemes
+    frozen_params = {q.name for ln in prof.layers for q in ln.params if not q.trainable}
+    bucketed = space.build(space.decode("1 MiB buckets")).buckets
+    assert bucketed and not frozen_params & {q for b in bucketed for q in b}
+    for budget in (4, 8):
+        p = plan(topo, prof, budget=budget, prior="uniform")
+        assert not frozen & set(p.strategy.schemes), p.strategy.schemes
