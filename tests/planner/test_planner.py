@@ -18,7 +18,10 @@ from stitchlab.topology import (
     Device,
     DeviceTopology,
     DoesNotFitError,
+    LayerProfile,
     Link,
+    ModelProfile,
+    ParamInfo,
     presets,
     simulate,
 )
@@ -417,3 +420,18 @@ def test_frozen_layers_get_no_sfb_sparse_or_hierarchical_scheme() -> None:
     for budget in (4, 8):
         p = plan(topo, prof, budget=budget, prior="uniform")
         assert not frozen & set(p.strategy.schemes), p.strategy.schemes
+
+
+def test_frozen_weights_need_no_gradient_or_optimizer_memory() -> None:
+    # a LoRA-like fine-tune: 20 GiB of frozen bf16 weights and a small trained adapter under
+    # Adam need about 21 GiB per replica (the simulator's peak); the planner counted gradients
+    # and optimizer state for the frozen weights too (80 GiB) and refused 48 GiB GPUs
+    base = LayerProfile("base", "other", [ParamInfo("base.w", (10 * 2**30,), "bfloat16", False)],
+                        5e-3, 5e-3, 2**30)
+    adapter = LayerProfile("lora", "linear", [ParamInfo("lora.w", (64, 4096))], 1e-4, 2e-4, 2**20)
+    prof = ModelProfile("lora", 8, "ref", 989e12, [base, adapter], optimizer_state_factor=2)
+    topo = presets.get("pcie-4gpu")
+    peak = simulate(topo, prof, SearchSpace(topo, prof).baseline()).memory_peak["gpu0"]
+    assert 20 * 2**30 < peak < 22 * 2**30
+    p = plan(topo, prof, budget=4, prior="uniform")
+    assert p.world_size == 4 and math.isfinite(p.step_time)
