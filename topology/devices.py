@@ -182,7 +182,8 @@ class DeviceTopology:
             self._adj[a].append((b, 2 * i))
             self._adj[b].append((a, 2 * i + 1))
         self._routes: dict[tuple[str, str], Route] = {}
-        self._from: dict[str, dict[int, tuple[int, int]]] = {}
+        self._wide: dict[str, dict[int, float]] = {}
+        self._from: dict[tuple[str, float], dict[int, tuple[int, int]]] = {}
         self.cache: dict[Any, Any] = {}  # for cost models keyed on this topology
         self._check_connected()
 
@@ -232,33 +233,60 @@ class DeviceTopology:
         return sum(d.memory for d in self.devices)
 
     # ----------------------------------------------------------------- routing
-    def _tree(self, src: str) -> dict[int, tuple[int, int]]:
-        """Widest-path tree from ``src`` (ties: lower latency, then fewer hops, then node order):
-        node -> (previous node, directed link key)."""
-        if src in self._from:
-            return self._from[src]
+    def _widest(self, src: str) -> dict[int, float]:
+        """Bottleneck bandwidth of the widest path from ``src`` to every node."""
+        if src in self._wide:
+            return self._wide[src]
         start = self._index[src]
-        best: dict[int, tuple[float, float, int]] = {start: (-math.inf, 0.0, 0)}
+        best: dict[int, float] = {start: math.inf}
+        heap = [(-math.inf, start)]
+        while heap:
+            nbw, u = heapq.heappop(heap)
+            if -nbw < best[u]:
+                continue  # a wider path reached u already
+            for v, key in self._adj[u]:
+                bw = min(-nbw, self.links[key // 2].bandwidth)
+                if bw > best.get(v, -math.inf):
+                    best[v] = bw
+                    heapq.heappush(heap, (-bw, v))
+        self._wide[src] = best
+        return best
+
+    def _tree(self, src: str, min_bandwidth: float) -> dict[int, tuple[int, int]]:
+        """Lowest-latency tree from ``src`` (ties: fewer hops, then node order) over the links of
+        at least ``min_bandwidth``: node -> (previous node, directed link key).
+
+        Routing is in two steps because the widest path with the lowest latency is not found by
+        one search on (bandwidth, latency) labels: a path that is wider part way (through a
+        neighbour's faster PCIe link) can end at the same bottleneck with more latency.
+        """
+        if (src, min_bandwidth) in self._from:
+            return self._from[src, min_bandwidth]
+        start = self._index[src]
+        best: dict[int, tuple[float, int]] = {start: (0.0, 0)}
         prev: dict[int, tuple[int, int]] = {}
-        heap = [(-math.inf, 0.0, 0, start)]
+        heap = [(0.0, 0, start)]
         done: set[int] = set()
         while heap:
-            nbw, lat, hops, u = heapq.heappop(heap)
+            lat, hops, u = heapq.heappop(heap)
             if u in done:
                 continue
             done.add(u)
             for v, key in self._adj[u]:
                 link = self.links[key // 2]
-                cand = (max(nbw, -link.bandwidth), lat + link.latency, hops + 1)
+                if link.bandwidth < min_bandwidth:
+                    continue
+                cand = (lat + link.latency, hops + 1)
                 if v not in done and (v not in best or cand < best[v]):
                     best[v] = cand
                     prev[v] = (u, key)
                     heapq.heappush(heap, (*cand, v))
-        self._from[src] = prev
+        self._from[src, min_bandwidth] = prev
         return prev
 
     def route(self, src: str, dst: str) -> Route:
-        """The path data travels from device ``src`` to device ``dst``."""
+        """The path data travels from device ``src`` to device ``dst``: the widest (largest
+        bottleneck bandwidth); among those the lowest summed latency, then the fewest hops."""
         key = (src, dst)
         if key in self._routes:
             return self._routes[key]
@@ -266,7 +294,7 @@ class DeviceTopology:
         if src == dst:
             route = Route((), math.inf, 0.0)
         else:
-            prev = self._tree(src)
+            prev = self._tree(src, self._widest(src)[self._index[dst]])
             hops: list[int] = []
             node = self._index[dst]
             while node != self._index[src]:

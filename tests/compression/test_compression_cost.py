@@ -142,6 +142,36 @@ def test_placement_integer_program_is_optimal_under_the_memory_budget():
     assert place_sfb(costs, 0, bw, flops) == []
 
 
+def _best_subset_saving(costs, budget, bw, flops):
+    saved = {n: c.time_saved(bw, flops) for n, c in costs.items()}
+    return max(
+        sum(saved[n] for n in s)
+        for r in range(len(costs) + 1)
+        for s in itertools.combinations(costs, r)
+        if sum(costs[n].extra_memory_bytes for n in s) <= budget
+    )
+
+
+def test_placement_is_optimal_when_savings_are_microseconds():
+    # NVLink-fast links: each layer saves 1e-6..1e-4 s, under HiGHS's default absolute gap (1e-6)
+    # and near its relative one (1e-4); the program used to stop at fc0, fc2, fc4 (0.07 % short)
+    bw, flops = 450e9, 989e12
+    dims = [(1024, 4096, 16), (2048, 1024, 128), (1024, 1024, 128), (1024, 512, 128),
+            (512, 2048, 64)]
+    costs = {f"fc{i}": sfb_cost(m, k, t, 4) for i, (m, k, t) in enumerate(dims)}
+    budget = 2452436.0
+    chosen = place_sfb(costs, budget, bw, flops)
+    assert chosen == ["fc0", "fc1"]
+    assert sum(costs[n].time_saved(bw, flops) for n in chosen) == pytest.approx(
+        _best_subset_saving(costs, budget, bw, flops), rel=1e-9)
+    # small layers on a slow link: the default gap left 0.02 % of the saving
+    small = {f"l{i}": sfb_cost(m, k, t, 2)
+             for i, (m, k, t) in enumerate([(32, 64, 2), (32, 128, 2), (256, 256, 1), (128, 32, 1)])}
+    chosen = place_sfb(small, 3420.0, 1e9, 1e12)
+    assert sum(small[n].time_saved(1e9, 1e12) for n in chosen) == pytest.approx(
+        _best_subset_saving(small, 3420.0, 1e9, 1e12), rel=1e-9)
+
+
 def test_per_rank_gather_bytes_add_up_to_the_scheme_traffic():
     from stitchlab.compression import sfb_gather_bytes, sparse_gather_bytes
 

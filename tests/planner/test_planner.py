@@ -4,6 +4,7 @@ bad value. Budgets are small so the whole file runs in well under a minute on 2 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import subprocess
@@ -17,7 +18,10 @@ from stitchlab.topology import (
     Device,
     DeviceTopology,
     DoesNotFitError,
+    LayerProfile,
     Link,
+    ModelProfile,
+    ParamInfo,
     presets,
     simulate,
 )
@@ -384,3 +388,50 @@ def test_a_global_batch_smaller_than_every_device_set_is_named(topology, global_
 def test_a_negative_seed_is_named() -> None:
     with pytest.raises(PlanError, match="seed=-1 must be a non-negative integer"):
         plan(HETERO, mlp_profile(1, 256, 8), budget=3, seed=-1, prior="uniform")
+
+
+# ----------------------------------------------------------------------------- frozen layers
+def _frozen(layer):
+    layer.params = [dataclasses.replace(p, trainable=False) for p in layer.params]
+    return layer
+
+
+def test_frozen_layers_get_no_sfb_sparse_or_hierarchical_scheme() -> None:
+    # a frozen embedding or linear layer has no gradient: SFB or sparse rows would only add
+    # traffic, and stitchlab.horovod refuses any of the three schemes on a layer that trains
+    # nothing. The integer program and the sparse test used to pick them, and small budgets kept
+    # them in the plan.
+    prof = transformer_profile(1, 1024, 128, 8)
+    for layer in prof.layers:
+        if layer.kind == "embedding" or layer.name in ("h0.fc1", "h0.ln1"):
+            _frozen(layer)
+    frozen = {"embed", "h0.fc1", "h0.ln1"}
+    topo = cluster([("h100", 2), ("a100", 2)], "10GbE")
+    space = SearchSpace(topo, prof)
+    assert "h0.fc1" not in {ln.name for ln in space.sfb_candidates()}
+    assert space.sparse_layers([8.0] * 4) == []
+    strategy = space.build(space.decode("hierarchical by host", "sparse embeddings",
+                                        "SFB by integer program"))
+    assert strategy is not None and strategy.groups
+    assert not frozen & set(strategy.schemes), strategy.schemes
+    frozen_params = {q.name for ln in prof.layers for q in ln.params if not q.trainable}
+    bucketed = space.build(space.decode("1 MiB buckets")).buckets
+    assert bucketed and not frozen_params & {q for b in bucketed for q in b}
+    for budget in (4, 8):
+        p = plan(topo, prof, budget=budget, prior="uniform")
+        assert not frozen & set(p.strategy.schemes), p.strategy.schemes
+
+
+def test_frozen_weights_need_no_gradient_or_optimizer_memory() -> None:
+    # a LoRA-like fine-tune: 20 GiB of frozen bf16 weights and a small trained adapter under
+    # Adam need about 21 GiB per replica (the simulator's peak); the planner counted gradients
+    # and optimizer state for the frozen weights too (80 GiB) and refused 48 GiB GPUs
+    base = LayerProfile("base", "other", [ParamInfo("base.w", (10 * 2**30,), "bfloat16", False)],
+                        5e-3, 5e-3, 2**30)
+    adapter = LayerProfile("lora", "linear", [ParamInfo("lora.w", (64, 4096))], 1e-4, 2e-4, 2**20)
+    prof = ModelProfile("lora", 8, "ref", 989e12, [base, adapter], optimizer_state_factor=2)
+    topo = presets.get("pcie-4gpu")
+    peak = simulate(topo, prof, SearchSpace(topo, prof).baseline()).memory_peak["gpu0"]
+    assert 20 * 2**30 < peak < 22 * 2**30
+    p = plan(topo, prof, budget=4, prior="uniform")
+    assert p.world_size == 4 and math.isfinite(p.step_time)

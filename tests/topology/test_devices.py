@@ -8,6 +8,7 @@ from stitchlab.topology import (
     Link,
     Switch,
     TopologyError,
+    collectives,
     presets,
 )
 from stitchlab.topology._schema import schema_errors
@@ -54,6 +55,30 @@ def test_route_prefers_widest_path_and_sums_latency():
     assert inside.bandwidth == 450e9 and inside.latency == pytest.approx(2e-6)
     across = topo.route("node0/gpu0", "node1/gpu0")
     assert across.bandwidth == 50e9 and across.latency == pytest.approx(5e-6)
+
+
+def test_route_takes_the_lowest_latency_among_equally_wide_paths():
+    # a0 reaches host B at the network's 12.5 GB/s directly or through its NVLink neighbour a1;
+    # a1's faster PCIe link used to win the search part way, giving a longer path of the same
+    # bandwidth (and one sharing a1's PCIe link), so a faster link made the all-reduce slower
+    def topo(a1_pcie):
+        devs = [Device("a0", "gpu", 1e14, 2**34, "A"), Device("a1", "gpu", 1e14, 2**34, "A"),
+                Device("b0", "gpu", 1e14, 2**34, "B")]
+        sws = [Switch("cpuA", "cpu", "A"), Switch("cpuB", "cpu", "B"), Switch("net", "network")]
+        links = [Link("a0", "a1", 300e9, 1e-6, "nvlink"),
+                 Link("a0", "cpuA", 25e9, 1e-6, "pcie"), Link("a1", "cpuA", a1_pcie, 1e-6, "pcie"),
+                 Link("b0", "cpuB", 25e9, 1e-6, "pcie"),
+                 Link("cpuA", "net", 12.5e9, 5e-6, "network"),
+                 Link("cpuB", "net", 12.5e9, 5e-6, "network")]
+        return DeviceTopology(devs, links, sws)
+
+    for a1_pcie in (25e9, 50e9):
+        t = topo(a1_pcie)
+        r = t.route("a0", "b0")
+        assert [(t.links[k // 2].a, t.links[k // 2].b) for k in r.hops] == [
+            ("a0", "cpuA"), ("cpuA", "net"), ("cpuB", "net"), ("b0", "cpuB")]
+        assert (r.bandwidth, r.latency) == (12.5e9, pytest.approx(12e-6))
+        assert collectives.ring_allreduce(0.0, t, ["a0", "b0"]) == pytest.approx(24e-6)
 
 
 def test_flows_through_one_network_card_share_it():

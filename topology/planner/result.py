@@ -57,7 +57,9 @@ class DecisionRecord:
 
     @property
     def saving(self) -> float:
-        """Seconds per step this decision saves (negative never happens for a kept choice)."""
+        """Seconds per step this decision saves. Negative when the search's budget ran out before
+        the polish tried this alternative (the explanations simulate it on top of the budget and
+        change nothing in the plan): a larger ``budget`` then finds the faster plan."""
         return self.time_without - self.time_with
 
     def reason(self) -> str:

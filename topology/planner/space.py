@@ -163,9 +163,11 @@ class SearchSpace:
         self.all_devices = all_devices
         hosts = topo.hosts()
         self.order: list[str] = [d for ids in hosts.values() for d in ids]
-        self.static_bytes = profile.param_bytes * (2 + profile.optimizer_state_factor)
+        # weights; gradients and optimizer state of the trained ones only (as the simulator)
+        self.static_bytes = profile.param_bytes + \
+            profile.trainable_bytes * (1 + profile.optimizer_state_factor)
         self.act_per_sample = profile.activation_bytes / profile.batch_size
-        self.fusion_reserve = min(float(profile.param_bytes), 256.0 * MiB)
+        self.fusion_reserve = min(float(profile.trainable_bytes), 256.0 * MiB)
         self._check_fits()
         self.compute_per_sample = (profile.forward_time + profile.backward_time) / \
             profile.batch_size * profile.device_flops  # FLOP-equivalents per sample
@@ -279,13 +281,14 @@ class SearchSpace:
 
     # ----------------------------------------------------------------- compression
     def sparse_layers(self, batches: Sequence[float]) -> list[str]:
-        """Embedding layers whose gathered (index, value) rows are smaller than a ring all-reduce
-        of the dense gradient sends."""
+        """Embedding layers (with a trained weight) whose gathered (index, value) rows are smaller
+        than a ring all-reduce of the dense gradient sends."""
         traffic = compression_costs.current()
         p = len(batches)
         out = []
         for layer in self.profile.layers:
-            if layer.grad_density is None or not layer.num_embeddings or p < 2:
+            if layer.grad_density is None or not layer.num_embeddings or p < 2 \
+                    or not _trains_weight(layer):
                 continue
             g = traffic(layer, "sparse", list(batches), self.profile.batch_size)
             if (p - 1) / p * sum(g.gather_bytes) < 2 * (p - 1) / p * layer.param_bytes:
@@ -293,8 +296,10 @@ class SearchSpace:
         return out
 
     def sfb_candidates(self) -> list[LayerProfile]:
+        """Linear layers with their dimensions, tokens and a trained weight in the profile."""
         return [ln for ln in self.profile.layers
-                if ln.kind == "linear" and ln.in_features and ln.out_features and ln.tokens]
+                if ln.kind == "linear" and ln.in_features and ln.out_features and ln.tokens
+                and _trains_weight(ln)]
 
     def sfb_layers(self, devices: Sequence[str], shares: Sequence[int],
                    extra_buffers: float = 0.0) -> list[str]:
@@ -349,7 +354,7 @@ class SearchSpace:
             schemes[name] = "sfb"
         if dense != "allreduce":
             for layer in self.profile.layers:
-                if layer.name not in schemes and layer.params:
+                if layer.name not in schemes and layer.trainable_bytes:
                     schemes[layer.name] = dense
         cap = opt["buckets"]
         buckets = self._buckets(cap, schemes) if cap is not None else []  # None: no groups
@@ -357,8 +362,9 @@ class SearchSpace:
                         buckets=buckets, schemes=schemes)
 
     def _buckets(self, cap: float, schemes: dict[str, str]) -> list[list[str]]:
-        """Parameters in backward order, a bucket closed before it would exceed ``cap`` bytes
-        (layers under SFB or sparse travel by all-gather and are left out)."""
+        """Trained parameters in backward order, a bucket closed before it would exceed ``cap``
+        bytes (layers under SFB or sparse travel by all-gather and are left out, as are frozen
+        parameters: they have no gradient to all-reduce)."""
         buckets: list[list[str]] = []
         cur: list[str] = []
         size = 0.0
@@ -366,6 +372,8 @@ class SearchSpace:
             if schemes.get(layer.name) in ("sfb", "sparse"):
                 continue
             for p in layer.params:
+                if not p.trainable:
+                    continue
                 if cur and size + p.nbytes > cap:
                     buckets.append(cur)
                     cur, size = [], 0.0
@@ -571,6 +579,12 @@ class SearchSpace:
                                                  1e-12))) / 3, 0.0))]
         decisions.append(Decision("sfb", "sufficient factor broadcasting", tuple(opts), 0))
         return decisions
+
+
+def _trains_weight(layer: LayerProfile) -> bool:
+    """Whether the layer's weight matrix is trained: a frozen one has no gradient for SFB or
+    sparse rows to carry (and ``stitchlab.horovod`` refuses those schemes on it)."""
+    return any(p.trainable and len(p.shape) == 2 for p in layer.params)
 
 
 def check_profile_matches(profile: ModelProfile, strategy: Strategy) -> None:
