@@ -220,3 +220,21 @@ def test_initial_is_cast_into_out_first() -> None:
     _same(expected, out.get())
     with pytest.raises(ValueError, match="initial="):
         sl.max(sl.asarray(np.zeros((3, 0), np.uint64)), axis=-1, initial=np.nan)
+
+
+@pytest.mark.parametrize("name", ["max", "min", "nanmax", "nanmin"])
+@pytest.mark.parametrize("out_dtype, initial", [(np.float64, 100.5), (np.float32, -100.5), (np.int16, 200), (np.uint8, 1)])
+def test_extremes_of_integers_reduce_in_outs_dtype(name: str, out_dtype: Any, initial: Any) -> None:
+    """NumPy's max/min (and nanmax/nanmin, its fmax/fmin) into ``out=`` run in ``out``'s dtype: an
+    ``initial`` of 2.5 over integers into a float ``out`` stays 2.5; nanmax of int8 into uint8 is
+    refused as max's is (it reduced in int8 and cast: 94 where NumPy gives 160)."""
+    a = np.array([-96, 5, 94], np.int8)
+    if not np.can_cast(a.dtype, out_dtype):
+        with pytest.raises(TypeError, match="cannot hold every int8 value"):
+            getattr(sl, name)(sl.asarray(a), out=sl.zeros((), dtype=out_dtype), initial=initial)
+        return
+    expected = np.zeros((), out_dtype)
+    getattr(np, name)(a, out=expected, initial=initial)
+    out = sl.zeros((), dtype=out_dtype)
+    assert getattr(sl, name)(sl.asarray(a), out=out, initial=initial) is out
+    _same(expected, out.get())

@@ -1016,8 +1016,10 @@ def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdi
     return stored(x.prod(axis, dtype, keepdims=keepdims, initial=initial, where=where), out, "nanprod")
 
 
-def _nan_extreme(opname: str, a: Any, axis: Any, keepdims: bool, initial: Any = np._NoValue, where_: Any = True) -> LazyArray:
-    """``nanmax``/``nanmin``: NumPy's ``fmax``/``fmin`` reduction, whose ``where=`` needs ``initial``."""
+def _nan_extreme(opname: str, a: Any, axis: Any, out: Any, keepdims: bool, initial: Any, where_: Any) -> LazyArray:
+    """``nanmax``/``nanmin``: NumPy's ``fmax``/``fmin`` reduction, whose ``where=`` needs ``initial``;
+    of integers and bools :func:`max`'s or :func:`min`'s, ``out=`` included (NumPy's reduces in
+    ``out``'s dtype)."""
     x = asarray(a)
     axis = build.zero_d_axis(axis, x.ndim, ())
     axes = build.normalize_axes(axis, x.ndim)
@@ -1029,7 +1031,12 @@ def _nan_extreme(opname: str, a: Any, axis: Any, keepdims: bool, initial: Any = 
         raise ValueError(f"zero-size array to reduction operation f{opname} which has no identity")
     if not is_float(x.dtype):
         reduce = x.max if opname == "max" else x.min
-        return reduce(axis, keepdims=keepdims, initial=initial, where=where_)
+        return reduce(axis, out=out, keepdims=keepdims, initial=initial, where=where_)
+    return stored(_nan_float_extreme(opname, x, axis, keepdims, initial, where_), out, f"nan{opname}")
+
+
+def _nan_float_extreme(opname: str, x: LazyArray, axis: Any, keepdims: bool, initial: Any, where_: Any) -> LazyArray:
+    given = initial is not np._NoValue
     nan = isnan(x)  # noqa: F821
     if given:  # (fmax/fmin with initial: the extreme of the selected numbers and initial; a NaN initial is ignored)
         sel = ~nan if where_ is True else ~nan & _mask(x, where_)
@@ -1063,7 +1070,7 @@ def nanmax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, in
         >>> sl.nanmax(x, axis=1).get()
         array([ 3., nan])
     """
-    return stored(_nan_extreme("max", a, axis, keepdims, initial, where), out, "nanmax")
+    return _nan_extreme("max", a, axis, out, keepdims, initial, where)
 
 
 def nanargmax(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = False) -> LazyArray:
@@ -1107,7 +1114,7 @@ def nanmin(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, in
         >>> sl.nanmin(sl.asarray(np.array([np.nan, 2.0, -1.0]))).get()
         array(-1.)
     """
-    return stored(_nan_extreme("min", a, axis, keepdims, initial, where), out, "nanmin")
+    return _nan_extreme("min", a, axis, out, keepdims, initial, where)
 
 
 def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False, *,

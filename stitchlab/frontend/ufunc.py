@@ -373,6 +373,8 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
                             f"{self.__name__}.reduce(x.astype(np.{target.dtype}), out=...)")
         if dtype is not None and kind in ("max", "min"):
             a, dtype = a.astype(dtype), None
+        elif target is not None and kind in ("max", "min"):  # NumPy's loop runs in out='s dtype (initial=2.5
+            a = a.astype(target.dtype)                        # over integers into a float out stays 2.5)
         if target is not None and initial is not np._NoValue and target.dtype != a.dtype:
             initial = _initial_in(initial, target.dtype)  # (NumPy starts out= from it: 2.5 into int64 is 2)
         if where is not True:
