@@ -26,7 +26,7 @@ from . import build
 from .array import LazyArray, node_of
 from .creation import _ones_in_front, array, asarray, broadcast_to
 from .scalars import TracedScalar
-from .ufunc import outputs, stored
+from .ufunc import initial_arg, outputs, stored
 
 
 def _python_scalar_operands(opname: str, args: tuple[Any, ...]) -> list[Any]:
@@ -994,6 +994,7 @@ def _nan_extreme(opname: str, a: Any, axis: Any, keepdims: bool, initial: Any = 
     x = asarray(a)
     axis = build.zero_d_axis(axis, x.ndim, ())
     axes = build.normalize_axes(axis, x.ndim)
+    initial = initial_arg(initial, f"nan{opname}")
     given = initial is not np._NoValue
     if not given and where_ is not True:
         raise ValueError(f"reduction operation 'f{opname}' does not have an identity, so to use a where mask one has "

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from .array import LazyArray
+from .scalars import TracedScalar
 
 #: ``ufunc.reduce`` that stitchlab reduces lazily: the op -> its reduction
 _REDUCTIONS = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min", "logical_and": "all",
@@ -349,6 +350,7 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
         evaluated values (CuPy or NumPy)."""
         self._binary("reduce")
         name = f"{self.__name__}.reduce"
+        initial = initial_arg(initial, name)
         kind = _REDUCTIONS.get(self.__name__)
         if kind is None:  # (only what was given: CuPy's reduce takes fewer keywords than NumPy's)
             given = {"dtype": dtype, "out": out, "keepdims": keepdims or None, "initial": initial, "where": where}
@@ -434,6 +436,22 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
         from .assign import ufunc_at
 
         ufunc_at(self._np.__name__ if self._np is not None else self.__name__, a, indices, b)
+
+
+def initial_arg(value: Any, name: str) -> Any:
+    """A reduction's ``initial=`` checked as NumPy checks it: ``None`` is no initial value
+    (``np._NoValue``); a sequence (``ValueError``) or a complex number (``TypeError``) is refused,
+    naming it (it was broadcast against the result, or its real part taken)."""
+    if value is None:
+        return np._NoValue
+    if value is np._NoValue or isinstance(value, TracedScalar):
+        return value
+    if np.ndim(value) != 0:
+        raise ValueError(f"{name}: initial={value!r} is not a single number (NumPy: setting an array element with "
+                         f"a sequence); give a scalar, the value an empty reduction starts from")
+    if isinstance(value, (complex, np.complexfloating)):
+        raise TypeError(f"{name}: initial={value!r} is complex; stitchlab reduces real numbers, give a real one")
+    return value
 
 
 def _initial_in(value: Any, dtype: np.dtype) -> Any:

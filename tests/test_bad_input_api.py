@@ -1,0 +1,33 @@
+"""Bad arguments to the public array API: NumPy's answer or NumPy's exception type, with a
+message that names the value, never a wrong result or an internal error (found by a fuzzer that
+calls each public function with one bad argument at a time and compares with NumPy)."""
+
+import numpy as np
+import pytest
+
+import stitchlab as sl
+
+A = np.random.default_rng(0).random((3, 4))
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "min", "nansum", "nanprod", "nanmax", "nanmin"])
+def test_initial_none_is_no_initial_value(name):
+    # NumPy reads initial=None as "not given"; stitchlab took it as NaN
+    got = getattr(sl, name)(sl.asarray(A), initial=None).get()
+    np.testing.assert_allclose(got, getattr(np, name)(A, initial=None))
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "min", "nansum", "nanmax"])
+def test_initial_sequence_raises_valueerror_naming_it(name):
+    with pytest.raises(ValueError):
+        getattr(np, name)(A, initial=np.array([1.0, 2.0]))
+    with pytest.raises(ValueError, match=r"initial=\[1\.0, 2\.0\].*scalar"):  # (it was broadcast: a result of shape (2,))
+        getattr(sl, name)(sl.asarray(A), initial=[1.0, 2.0])
+
+
+@pytest.mark.parametrize("name", ["sum", "max", "nanmin"])
+def test_initial_complex_raises_typeerror(name):
+    with pytest.raises(TypeError):
+        getattr(np, name)(A, initial=1 + 2j)
+    with pytest.raises(TypeError, match=r"initial=\(1\+2j\)"):  # (its real part was taken)
+        getattr(sl, name)(sl.asarray(A), initial=1 + 2j)
