@@ -31,3 +31,17 @@ def test_initial_complex_raises_typeerror(name):
         getattr(np, name)(A, initial=1 + 2j)
     with pytest.raises(TypeError, match=r"initial=\(1\+2j\)"):  # (its real part was taken)
         getattr(sl, name)(sl.asarray(A), initial=1 + 2j)
+
+
+@pytest.mark.parametrize("reshape", [lambda x, s: x.reshape(s), lambda x, s: sl.reshape(x, s)])
+def test_reshape_takes_an_array_of_sizes(reshape):
+    # NumPy reads a 1-d integer array as the shape; stitchlab leaked StopIteration
+    assert reshape(sl.asarray(A), np.array([2, 6])).shape == A.reshape(np.array([2, 6])).shape == (2, 6)
+
+
+@pytest.mark.parametrize("shape", [np.array([2.0, 6.0]), np.array([[2, 6]]), (np.array([2]), 6)])
+def test_reshape_to_non_integer_sizes_raises_typeerror_naming_them(shape):
+    with pytest.raises(TypeError):
+        A.reshape(shape)
+    with pytest.raises(TypeError, match="cannot be interpreted as an integer: reshape to"):
+        sl.asarray(A).reshape(shape)

@@ -513,7 +513,7 @@ class LazyArray:
         ``TypeError`` naming the way round: ``x.T.reshape(shape[::-1]).T``)."""
         if order != "C":
             c_order("reshape", order, ("C", "A"), "x.T.reshape(shape[::-1]).T reshapes in Fortran order")
-        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        if len(shape) == 1 and (isinstance(shape[0], (tuple, list)) or np.ndim(shape[0]) == 1):  # (or an array of sizes)
             shape = tuple(shape[0])
         out = LazyArray(build.reshape(self._node, shape), view_of=self)
         return out.copy() if copy else out

@@ -746,13 +746,15 @@ def reduce(opname: str, x: Node, axis: Any = None, keepdims: bool = False, dtype
 
 # --- layout ------------------------------------------------------------------------------------
 def reshape(x: Node, shape: Sequence[int]) -> Node:
-    try:
-        # (a scalar an sl.jit call reads is traced per value here: its int() says so in the log)
-        shape = tuple(int(s) if isinstance(s, TracedScalar) else operator.index(s) for s in shape)
-    except TypeError:
-        bad = next(s for s in shape if not hasattr(s, "__index__"))
-        raise TypeError(f"'{type(bad).__name__}' object cannot be interpreted as an integer: reshape to "
-                        f"{tuple(shape)!r}; give integers (int({bad!r}))") from None
+    shape = tuple(shape)
+    for s in shape:
+        try:
+            operator.index(s) if not isinstance(s, TracedScalar) else None
+        except TypeError:  # (a float, a list, an array of several numbers...)
+            raise TypeError(f"'{type(s).__name__}' object cannot be interpreted as an integer: reshape to "
+                            f"{shape!r}; give integers (int({s!r}))") from None
+    # (a scalar an sl.jit call reads is traced per value here: its int() says so in the log)
+    shape = tuple(int(s) if isinstance(s, TracedScalar) else operator.index(s) for s in shape)
     unknown = [i for i, s in enumerate(shape) if s == -1]
     if len(unknown) > 1:
         raise ValueError("can only specify one unknown dimension")
