@@ -45,3 +45,13 @@ def test_reshape_to_non_integer_sizes_raises_typeerror_naming_them(shape):
         A.reshape(shape)
     with pytest.raises(TypeError, match="cannot be interpreted as an integer: reshape to"):
         sl.asarray(A).reshape(shape)
+
+
+@pytest.mark.parametrize("weights", [{"fweights": 2.5}, {"fweights": np.array([1, None], dtype=object)},
+                                     {"fweights": 2}, {"aweights": 0.5}])
+def test_cov_weights_checked_in_numpys_order(weights):
+    # a float or 0-d weight leaked 'tuple index out of range'; a NaN weight was counted before its integrality
+    with pytest.raises(Exception) as expected:
+        np.cov(A, **weights)
+    with pytest.raises(expected.type, match="weight|integer"):
+        sl.cov(sl.asarray(A), **weights)
