@@ -55,3 +55,34 @@ def test_cov_weights_checked_in_numpys_order(weights):
         np.cov(A, **weights)
     with pytest.raises(expected.type, match="weight|integer"):
         sl.cov(sl.asarray(A), **weights)
+
+
+def _where_calls():
+    x = sl.asarray(A)
+    return {
+        "add": (lambda w: np.add(A, A, where=w, out=None), lambda w: sl.add(x, x, where=w)),
+        "sum": (lambda w: np.sum(A, where=w), lambda w: sl.sum(x, where=w)),
+        "max": (lambda w: np.max(A, where=w, initial=0), lambda w: sl.max(x, where=w, initial=0)),
+        "mean": (lambda w: np.mean(A, where=w), lambda w: sl.mean(x, where=w)),
+    }
+
+
+@pytest.mark.parametrize("name", ["add", "sum", "max", "mean"])
+def test_where_array_of_integers_raises_typeerror(name):
+    # NumPy casts where= to bool by the 'safe' rule; stitchlab read the integers as truth values
+    np_call, sl_call = _where_calls()[name]
+    with pytest.raises(TypeError):
+        np_call(np.array([0, 1, 2, 3]))
+    with pytest.raises(TypeError, match=r"where= takes a bool mask.*int64"):
+        sl_call(np.array([0, 1, 2, 3]))
+
+
+def test_where_list_of_numbers_is_a_mask_with_out():
+    # NumPy reads a Python list as bools; with out= stitchlab refused it (an int64 array)
+    expected, got = np.zeros((3, 4)), sl.zeros((3, 4))
+    np.add(A, A, where=[1, 0, 1, 0], out=expected)
+    sl.add(sl.asarray(A), sl.asarray(A), where=[1, 0, 1, 0], out=got)
+    np.testing.assert_array_equal(got.get(), expected)
+    dst = sl.zeros(4)
+    sl.copyto(dst, sl.ones(4), where=[1, 0, 1, 0])
+    np.testing.assert_array_equal(dst.get(), [1, 0, 1, 0])

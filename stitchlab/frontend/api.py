@@ -425,12 +425,25 @@ def _float_work(dtype: np.dtype, requested: Any) -> tuple[np.dtype, np.dtype]:
     return dtype, dtype
 
 
+def bool_mask(where_: Any, name: str) -> LazyArray:
+    """A ``where=`` mask read as NumPy reads one: an array (stitchlab, NumPy, CuPy) must be bool,
+    as NumPy casts it under the 'safe' rule (``TypeError`` naming its dtype: an integer array is
+    no mask); Python bools, numbers and lists become bools (``[1, 0]`` is ``[True, False]``)."""
+    if hasattr(where_, "dtype"):
+        m = asarray(where_)
+        if m.dtype != np.bool_:
+            raise TypeError(f"{name}: where= takes a bool mask; Cannot cast array data from {m.dtype!r} to "
+                            f"dtype('bool') according to the rule 'safe'; give e.g. where=(m != 0)")
+        return m
+    return asarray(np.asarray(where_, dtype=np.bool_))
+
+
 def _mask(x: LazyArray, where_: Any) -> LazyArray | None:
     """A reduction's ``where=`` as a bool array of ``x``'s shape (it broadcasts to it, as NumPy
     requires), or None for ``True``."""
     if where_ is True:
         return None
-    m = asarray(where_).astype(np.bool_)
+    m = bool_mask(where_, "reduction")
     try:
         shape = np.broadcast_shapes(m.shape, x.shape)
     except ValueError:

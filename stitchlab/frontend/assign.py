@@ -352,9 +352,7 @@ def copyto(dst: Any, src: Any, casting: str = "same_kind", where: Any = True) ->
     if where is True:
         dst._rebind(v._node)
         return
-    w = asarray(where)
-    if w.dtype != np.bool_:
-        raise TypeError(f"Cannot cast array data from {w.dtype!r} to dtype('bool') according to the rule 'safe'")
+    w = api.bool_mask(where, "copyto()")
     dst._rebind(api.where(_fitted(w, dst.shape), v, dst)._node)
 
 

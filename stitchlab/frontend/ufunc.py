@@ -222,6 +222,10 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
             args = args[:self.nin]
         outs = outputs(out, self.nout, f"{name}()") if out is not None else None
         where = kwargs.pop("where", True)
+        if where is not True:
+            from .api import bool_mask
+
+            where = bool_mask(where, f"{name}()")
         casting = kwargs.pop("casting", "same_kind")
         if casting not in _CASTINGS:
             raise ValueError(f"{name}(): casting must be one of {', '.join(map(repr, _CASTINGS))} (got {casting!r})")
@@ -255,8 +259,7 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
             if where is not True:
                 from .api import where as select
 
-                mask = _lazy(where)
-                results = tuple(select(mask, r, r.dtype.type(0)) for r in results)
+                results = tuple(select(where, r, r.dtype.type(0)) for r in results)
             return results if self.nout > 1 else results[0]
         written = tuple(
             write(r, o, casting, where, f"{name}()") if o is not None else r for r, o in zip(results, outs, strict=True)
@@ -382,7 +385,7 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
             if fill is np._NoValue:
                 raise ValueError(f"reduction operation '{self.__name__}' does not have an identity, so to use a where "
                                  "mask one has to specify 'initial'")
-            a = api.where(_lazy(where), a, _initial_in(fill, a.dtype))
+            a = api.where(api.bool_mask(where, name), a, _initial_in(fill, a.dtype))
         reduction = getattr(api, kind)
         empty = 0 in [a.shape[i] for i in _axes(axis, a.ndim)]
         if kind in ("max", "min") and empty:
