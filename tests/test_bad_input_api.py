@@ -86,3 +86,11 @@ def test_where_list_of_numbers_is_a_mask_with_out():
     dst = sl.zeros(4)
     sl.copyto(dst, sl.ones(4), where=[1, 0, 1, 0])
     np.testing.assert_array_equal(dst.get(), [1, 0, 1, 0])
+
+
+def test_einsum_path_sublist_as_a_stitchlab_array():
+    # the sublist went to np.einsum_path as a stitchlab array, which dispatched back: RecursionError
+    x = sl.asarray(A)
+    assert sl.einsum_path(x, sl.asarray(np.array([0, 1])))[0] == np.einsum_path(A, [0, 1])[0]
+    with pytest.raises(ValueError, match="subscript"):
+        sl.einsum_path(x, sl.asarray(np.array([0, 1, 2])))

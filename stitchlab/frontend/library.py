@@ -707,7 +707,10 @@ def einsum_path(*operands: Any, optimize: Any = "greedy", einsum_call: bool = Fa
         args = [operands[0], *map(stand_in, operands[1:])]
     else:  # NumPy's other form: operand, its sublist, ..., then optionally the output's sublist
         end = len(operands) - len(operands) % 2
-        args = [stand_in(o) if k % 2 == 0 and k < end else o for k, o in enumerate(operands)]
+        # (a sublist given as a stitchlab array is read as its values: handed to NumPy as it is, it
+        # dispatched np.einsum_path back here, without end)
+        args = [stand_in(o) if k % 2 == 0 and k < end else o.tolist() if isinstance(o, LazyArray) else o
+                for k, o in enumerate(operands)]
     return np.einsum_path(*args, optimize=optimize, einsum_call=einsum_call)
 
 
