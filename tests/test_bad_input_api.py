@@ -94,3 +94,31 @@ def test_einsum_path_sublist_as_a_stitchlab_array():
     assert sl.einsum_path(x, sl.asarray(np.array([0, 1])))[0] == np.einsum_path(A, [0, 1])[0]
     with pytest.raises(ValueError, match="subscript"):
         sl.einsum_path(x, sl.asarray(np.array([0, 1, 2])))
+
+
+def _casting_calls():
+    x = sl.asarray(A)
+    return {
+        "add": (lambda c: np.add(A, A, casting=c), lambda c: sl.add(x, x, casting=c)),
+        "concatenate": (lambda c: np.concatenate([A, A], casting=c), lambda c: sl.concatenate([x, x], casting=c)),
+        "copyto": (lambda c: np.copyto(A.copy(), A, casting=c), lambda c: sl.copyto(sl.zeros((3, 4)), x, casting=c)),
+        "einsum": (lambda c: np.einsum("ij", A, casting=c), lambda c: sl.einsum("ij", x, casting=c)),
+    }
+
+
+@pytest.mark.parametrize("name", ["add", "concatenate", "copyto", "einsum"])
+@pytest.mark.parametrize("casting", [None, 1, np.array(["safe", "no"])])
+def test_casting_of_another_type_raises_typeerror_naming_it(name, casting):
+    # NumPy: 'casting must be str'; stitchlab raised ValueError (for an array: 'truth value ... ambiguous')
+    np_call, sl_call = _casting_calls()[name]
+    with pytest.raises(TypeError):
+        np_call(casting)
+    with pytest.raises(TypeError, match=f"casting must be str, not {type(casting).__name__}"):
+        sl_call(casting)
+
+
+@pytest.mark.parametrize("name", ["add", "concatenate", "copyto", "einsum"])
+def test_casting_as_bytes_is_read_as_numpy_reads_it(name):
+    np_call, sl_call = _casting_calls()[name]
+    np_call(b"same_kind")
+    sl_call(b"same_kind")

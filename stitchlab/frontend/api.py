@@ -255,8 +255,7 @@ def concatenate(arrays: Any, axis: Any = 0, out: Any = None, *, dtype: Any = Non
 def joined(name: str, xs: list[LazyArray], dtype: Any, casting: str) -> list[LazyArray]:
     """The arrays of a join in ``dtype`` (None: as they are, joined in their promotion), after
     NumPy's check that each casts to the join's dtype under ``casting``."""
-    if casting not in ("no", "equiv", "safe", "same_kind", "unsafe"):
-        raise ValueError(f"{name}: casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe' (got {casting!r})")
+    casting = build.casting_arg(casting, name)
     if not xs or (dtype is None and casting in ("same_kind", "unsafe")):
         return xs
     dt = as_dtype(dtype) if dtype is not None else np.result_type(*(x.dtype for x in xs))

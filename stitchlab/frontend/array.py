@@ -551,6 +551,7 @@ class LazyArray:
         arrays are C-ordered; ``subok`` and ``copy`` mean nothing for an immutable lazy array)."""
         target = as_dtype(dtype)
         c_order("astype", order)
+        casting = build.casting_arg(casting, "astype")
         if casting != "unsafe" and not np.can_cast(self.dtype, target, casting):
             raise TypeError(f"Cannot cast array data from {self.dtype!r} to {target!r} according to the rule {casting!r}")
         return LazyArray(build.astype(self._node, target))

@@ -326,8 +326,7 @@ def copyto(dst: Any, src: Any, casting: str = "same_kind", where: Any = True) ->
         >>> x.get()
         array([0., 0., 2., 0.])
     """
-    if casting not in ("no", "equiv", "safe", "same_kind", "unsafe"):
-        raise ValueError(f"casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe' (got {casting!r})")
+    casting = build.casting_arg(casting, "copyto")
     if not isinstance(dst, LazyArray):
         if hasattr(dst, "__cuda_array_interface__"):
             import cupy as xp

@@ -39,6 +39,23 @@ def common_device(nodes: Sequence[Node], what: str) -> str | None:
     return devices.pop() if devices else None
 
 
+# --- arguments ---------------------------------------------------------------------------------
+CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
+
+
+def casting_arg(casting: Any, name: str) -> str:
+    """A ``casting=`` checked as NumPy checks it: a string (or bytes) naming one of
+    :data:`CASTINGS`; ``TypeError`` for another type, ``ValueError`` for another name."""
+    if isinstance(casting, bytes):
+        casting = casting.decode("latin-1")
+    if not isinstance(casting, str):
+        raise TypeError(f"{name}: casting must be str, not {type(casting).__name__} ({casting!r}); give one of "
+                        f"{', '.join(map(repr, CASTINGS))}")
+    if casting not in CASTINGS:
+        raise ValueError(f"{name}: casting must be one of {', '.join(map(repr, CASTINGS))} (got {casting!r})")
+    return str(casting)
+
+
 # --- shapes ------------------------------------------------------------------------------------
 def shapes_text(shapes: Sequence[Shape]) -> str:
     """Shapes as NumPy's messages list them: ``(2,) (3,4)``."""

@@ -642,12 +642,10 @@ def einsum(*operands: Any, out: Any = None, optimize: Any = False, dtype: Any = 
                [14., 50.]])
     """
     from .array import c_order
-    from .ufunc import _CASTINGS
 
     del optimize
     c_order("einsum", order, ("C", "A", "K"))
-    if casting not in _CASTINGS:
-        raise ValueError(f"casting must be one of 'no', 'equiv', 'safe', 'same_kind', 'unsafe' (got {casting!r})")
+    casting = build.casting_arg(casting, "einsum")
     if not operands:
         raise TypeError("einsum: give the subscripts and at least one operand, e.g. sl.einsum('ij->ji', a)")
     subscripts, arrays = _einsum_subscripts(operands)

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from . import build
 from .array import LazyArray
 from .scalars import TracedScalar
 
@@ -42,9 +43,6 @@ _REDUCTIONS = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "m
 
 #: ``ufunc.accumulate`` that stitchlab scans as a library step: the op -> its scan
 _SCANS = {"add": "cumsum", "multiply": "cumprod"}
-
-_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
-
 
 def _lazy(obj: Any) -> Any:
     """``obj`` as a stitchlab array (a NumPy or CuPy array, a list or a number is copied in)."""
@@ -75,7 +73,6 @@ def _scalar_in(value: bool | int | float, dtype: np.dtype, name: str) -> LazyArr
     ``int`` by value (``OverflowError`` out of the dtype's range), a ``float`` or ``bool`` by a C
     cast of its float64/bool array (``1.5`` to int32 is 1)."""
     from ..ir.dtypes import cast
-    from . import build
 
     if type(value) is int and not -2**63 <= value < 2**64:  # (NumPy reads it as an int64 or uint64 first)
         raise OverflowError(f"{name}: Python int {value} too large to convert to C long; give a value within "
@@ -226,9 +223,7 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
             from .api import bool_mask
 
             where = bool_mask(where, f"{name}()")
-        casting = kwargs.pop("casting", "same_kind")
-        if casting not in _CASTINGS:
-            raise ValueError(f"{name}(): casting must be one of {', '.join(map(repr, _CASTINGS))} (got {casting!r})")
+        casting = build.casting_arg(kwargs.pop("casting", "same_kind"), f"{name}()")
         dtype, signature = kwargs.pop("dtype", None), kwargs.pop("signature", None)
         if dtype is not None and signature is not None:
             raise TypeError("cannot specify both 'signature' and 'dtype'")
@@ -313,8 +308,6 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
         """The operands in the loop's input dtypes, Python numbers converted as NumPy converts them
         (:func:`_scalar_in`); an integer outside a comparison's loop dtype stays a Python int,
         which stitchlab's comparisons compare exactly, as NumPy's do."""
-        from . import build
-
         out = []
         for a, d in zip(args, loop, strict=False):
             if _is_python_number(a):
@@ -361,7 +354,7 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
                                        and not (k == "where" and v is True)}
             return self._library("reduce", (array,), kwargs)
         from ..ir.dtypes import as_dtype
-        from . import api, build
+        from . import api
         from .creation import full
 
         a = _lazy(array)
