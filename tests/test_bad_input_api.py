@@ -122,3 +122,14 @@ def test_casting_as_bytes_is_read_as_numpy_reads_it(name):
     np_call, sl_call = _casting_calls()[name]
     np_call(b"same_kind")
     sl_call(b"same_kind")
+
+
+@pytest.mark.parametrize("name", ["svd", "pinv", "matrix_rank"])
+def test_hermitian_of_a_non_square_matrix_raises_linalgerror(name):
+    # stitchlab ignored hermitian=True and answered for the 3x4 matrix
+    with pytest.raises(np.linalg.LinAlgError):
+        getattr(np.linalg, name)(A, hermitian=True)
+    with pytest.raises(np.linalg.LinAlgError, match="square"):
+        result = getattr(sl.linalg, name)(sl.asarray(A), hermitian=True)
+        sl.compute(*(result if isinstance(result, tuple) else (result,)))
+
