@@ -261,3 +261,16 @@ def test_numpy2_norms_fuse_with_their_use() -> None:
     y = x / sl.linalg.vector_norm(x, axis=-1, keepdims=True)
     assert len(families(y)) == 1
     np.testing.assert_allclose(y.get(), x.get() / np.linalg.vector_norm(x.get(), axis=-1, keepdims=True), rtol=1e-6)
+
+
+_HERMITIAN_BASE = np.random.default_rng(0).random((3, 3))
+
+
+@pytest.mark.parametrize("name", ["svdvals", "pinv", "matrix_rank"])
+def test_hermitian_of_a_symmetric_matrix_is_numpys_answer(name):
+    s = _HERMITIAN_BASE @ _HERMITIAN_BASE.T
+    np_name, kwargs = ("svd", {"compute_uv": False}) if name == "svdvals" else (name, {})
+    expected = getattr(np.linalg, np_name)(s, hermitian=True, **kwargs)
+    got = (sl.linalg.svd(sl.asarray(s), hermitian=True, compute_uv=False) if name == "svdvals"
+           else getattr(sl.linalg, name)(sl.asarray(s), hermitian=True))
+    np.testing.assert_allclose(got.get(), expected, atol=1e-9)

@@ -26,7 +26,7 @@ from . import build
 from .array import LazyArray, node_of
 from .creation import _ones_in_front, array, asarray, broadcast_to
 from .scalars import TracedScalar
-from .ufunc import outputs, stored
+from .ufunc import initial_arg, outputs, stored
 
 
 def _python_scalar_operands(opname: str, args: tuple[Any, ...]) -> list[Any]:
@@ -255,8 +255,7 @@ def concatenate(arrays: Any, axis: Any = 0, out: Any = None, *, dtype: Any = Non
 def joined(name: str, xs: list[LazyArray], dtype: Any, casting: str) -> list[LazyArray]:
     """The arrays of a join in ``dtype`` (None: as they are, joined in their promotion), after
     NumPy's check that each casts to the join's dtype under ``casting``."""
-    if casting not in ("no", "equiv", "safe", "same_kind", "unsafe"):
-        raise ValueError(f"{name}: casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe' (got {casting!r})")
+    casting = build.casting_arg(casting, name)
     if not xs or (dtype is None and casting in ("same_kind", "unsafe")):
         return xs
     dt = as_dtype(dtype) if dtype is not None else np.result_type(*(x.dtype for x in xs))
@@ -425,12 +424,25 @@ def _float_work(dtype: np.dtype, requested: Any) -> tuple[np.dtype, np.dtype]:
     return dtype, dtype
 
 
+def bool_mask(where_: Any, name: str) -> LazyArray:
+    """A ``where=`` mask read as NumPy reads one: an array (stitchlab, NumPy, CuPy) must be bool,
+    as NumPy casts it under the 'safe' rule (``TypeError`` naming its dtype: an integer array is
+    no mask); Python bools, numbers and lists become bools (``[1, 0]`` is ``[True, False]``)."""
+    if hasattr(where_, "dtype"):
+        m = asarray(where_)
+        if m.dtype != np.bool_:
+            raise TypeError(f"{name}: where= takes a bool mask; Cannot cast array data from {m.dtype!r} to "
+                            f"dtype('bool') according to the rule 'safe'; give e.g. where=(m != 0)")
+        return m
+    return asarray(np.asarray(where_, dtype=np.bool_))
+
+
 def _mask(x: LazyArray, where_: Any) -> LazyArray | None:
     """A reduction's ``where=`` as a bool array of ``x``'s shape (it broadcasts to it, as NumPy
     requires), or None for ``True``."""
     if where_ is True:
         return None
-    m = asarray(where_).astype(np.bool_)
+    m = bool_mask(where_, "reduction")
     try:
         shape = np.broadcast_shapes(m.shape, x.shape)
     except ValueError:
@@ -1023,6 +1035,7 @@ def _nan_extreme(opname: str, a: Any, axis: Any, out: Any, keepdims: bool, initi
     x = asarray(a)
     axis = build.zero_d_axis(axis, x.ndim, ())
     axes = build.normalize_axes(axis, x.ndim)
+    initial = initial_arg(initial, f"nan{opname}")
     given = initial is not np._NoValue
     if not given and where_ is not True:
         raise ValueError(f"reduction operation 'f{opname}' does not have an identity, so to use a where mask one has "

@@ -513,7 +513,7 @@ class LazyArray:
         ``TypeError`` naming the way round: ``x.T.reshape(shape[::-1]).T``)."""
         if order != "C":
             c_order("reshape", order, ("C", "A"), "x.T.reshape(shape[::-1]).T reshapes in Fortran order")
-        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        if len(shape) == 1 and (isinstance(shape[0], (tuple, list)) or np.ndim(shape[0]) == 1):  # (or an array of sizes)
             shape = tuple(shape[0])
         out = LazyArray(build.reshape(self._node, shape), view_of=self)
         return out.copy() if copy else out
@@ -551,6 +551,7 @@ class LazyArray:
         arrays are C-ordered; ``subok`` and ``copy`` mean nothing for an immutable lazy array)."""
         target = as_dtype(dtype)
         c_order("astype", order)
+        casting = build.casting_arg(casting, "astype")
         if casting != "unsafe" and not np.can_cast(self.dtype, target, casting):
             raise TypeError(f"Cannot cast array data from {self.dtype!r} to {target!r} according to the rule {casting!r}")
         return LazyArray(build.astype(self._node, target))

@@ -326,8 +326,7 @@ def copyto(dst: Any, src: Any, casting: str = "same_kind", where: Any = True) ->
         >>> x.get()
         array([0., 0., 2., 0.])
     """
-    if casting not in ("no", "equiv", "safe", "same_kind", "unsafe"):
-        raise ValueError(f"casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe' (got {casting!r})")
+    casting = build.casting_arg(casting, "copyto")
     if not isinstance(dst, LazyArray):
         if hasattr(dst, "__cuda_array_interface__"):
             import cupy as xp
@@ -352,9 +351,7 @@ def copyto(dst: Any, src: Any, casting: str = "same_kind", where: Any = True) ->
     if where is True:
         dst._rebind(v._node)
         return
-    w = asarray(where)
-    if w.dtype != np.bool_:
-        raise TypeError(f"Cannot cast array data from {w.dtype!r} to dtype('bool') according to the rule 'safe'")
+    w = api.bool_mask(where, "copyto()")
     dst._rebind(api.where(_fitted(w, dst.shape), v, dst)._node)
 
 

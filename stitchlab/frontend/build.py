@@ -39,6 +39,23 @@ def common_device(nodes: Sequence[Node], what: str) -> str | None:
     return devices.pop() if devices else None
 
 
+# --- arguments ---------------------------------------------------------------------------------
+CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
+
+
+def casting_arg(casting: Any, name: str) -> str:
+    """A ``casting=`` checked as NumPy checks it: a string (or bytes) naming one of
+    :data:`CASTINGS`; ``TypeError`` for another type, ``ValueError`` for another name."""
+    if isinstance(casting, bytes):
+        casting = casting.decode("latin-1")
+    if not isinstance(casting, str):
+        raise TypeError(f"{name}: casting must be str, not {type(casting).__name__} ({casting!r}); give one of "
+                        f"{', '.join(map(repr, CASTINGS))}")
+    if casting not in CASTINGS:
+        raise ValueError(f"{name}: casting must be one of {', '.join(map(repr, CASTINGS))} (got {casting!r})")
+    return str(casting)
+
+
 # --- shapes ------------------------------------------------------------------------------------
 def shapes_text(shapes: Sequence[Shape]) -> str:
     """Shapes as NumPy's messages list them: ``(2,) (3,4)``."""
@@ -746,13 +763,15 @@ def reduce(opname: str, x: Node, axis: Any = None, keepdims: bool = False, dtype
 
 # --- layout ------------------------------------------------------------------------------------
 def reshape(x: Node, shape: Sequence[int]) -> Node:
-    try:
-        # (a scalar an sl.jit call reads is traced per value here: its int() says so in the log)
-        shape = tuple(int(s) if isinstance(s, TracedScalar) else operator.index(s) for s in shape)
-    except TypeError:
-        bad = next(s for s in shape if not hasattr(s, "__index__"))
-        raise TypeError(f"'{type(bad).__name__}' object cannot be interpreted as an integer: reshape to "
-                        f"{tuple(shape)!r}; give integers (int({bad!r}))") from None
+    shape = tuple(shape)
+    for s in shape:
+        try:
+            operator.index(s) if not isinstance(s, TracedScalar) else None
+        except TypeError:  # (a float, a list, an array of several numbers...)
+            raise TypeError(f"'{type(s).__name__}' object cannot be interpreted as an integer: reshape to "
+                            f"{shape!r}; give integers (int({s!r}))") from None
+    # (a scalar an sl.jit call reads is traced per value here: its int() says so in the log)
+    shape = tuple(int(s) if isinstance(s, TracedScalar) else operator.index(s) for s in shape)
     unknown = [i for i, s in enumerate(shape) if s == -1]
     if len(unknown) > 1:
         raise ValueError("can only specify one unknown dimension")

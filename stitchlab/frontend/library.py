@@ -643,12 +643,10 @@ def einsum(*operands: Any, out: Any = None, optimize: Any = False, dtype: Any = 
                [14., 50.]])
     """
     from .array import c_order
-    from .ufunc import _CASTINGS
 
     del optimize
     c_order("einsum", order, ("C", "A", "K"))
-    if casting not in _CASTINGS:
-        raise ValueError(f"casting must be one of 'no', 'equiv', 'safe', 'same_kind', 'unsafe' (got {casting!r})")
+    casting = build.casting_arg(casting, "einsum")
     if not operands:
         raise TypeError("einsum: give the subscripts and at least one operand, e.g. sl.einsum('ij->ji', a)")
     subscripts, arrays = _einsum_subscripts(operands)
@@ -708,7 +706,10 @@ def einsum_path(*operands: Any, optimize: Any = "greedy", einsum_call: bool = Fa
         args = [operands[0], *map(stand_in, operands[1:])]
     else:  # NumPy's other form: operand, its sublist, ..., then optionally the output's sublist
         end = len(operands) - len(operands) % 2
-        args = [stand_in(o) if k % 2 == 0 and k < end else o for k, o in enumerate(operands)]
+        # (a sublist given as a stitchlab array is read as its values: handed to NumPy as it is, it
+        # dispatched np.einsum_path back here, without end)
+        args = [stand_in(o) if k % 2 == 0 and k < end else o.tolist() if isinstance(o, LazyArray) else o
+                for k, o in enumerate(operands)]
     return np.einsum_path(*args, optimize=optimize, einsum_call=einsum_call)
 
 

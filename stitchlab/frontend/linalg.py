@@ -237,9 +237,9 @@ def qr(a: Any, mode: str = "reduced") -> Any:
 
 def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False) -> Any:
     """The singular value decomposition (NumPy's ``linalg.svd``): ``SVDResult(U, S, Vh)``, or the
-    singular values alone for ``compute_uv=False``, in descending order. ``hermitian`` is
-    accepted and ignored (the general method gives the same values)."""
-    a = _matrices(a)
+    singular values alone for ``compute_uv=False``, in descending order. With ``hermitian`` the
+    matrices must be square, as NumPy requires (the general method then gives the same values)."""
+    a = _matrices(a, square=bool(hermitian))
     if not compute_uv:
         return _run("svd", [a], compute_uv=False)
     return SVDResult(*_run("svd", [a], full_matrices=full_matrices, compute_uv=True))
@@ -267,9 +267,9 @@ def eigvalsh(a: Any, UPLO: str = "L") -> LazyArray:  # noqa: N803 (NumPy's name)
 
 def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = None) -> LazyArray:
     """The Moore-Penrose pseudo-inverse (NumPy's ``linalg.pinv``; singular values below ``rcond``
-    (default ``max(M, N) * eps``) times the largest count as zero). ``hermitian`` is accepted and
-    ignored."""
-    a = _matrices(a)
+    (default ``max(M, N) * eps``) times the largest count as zero). With ``hermitian`` the
+    matrices must be square, as NumPy requires (the general method then gives the same values)."""
+    a = _matrices(a, square=bool(hermitian))
     if rcond is None:
         rcond = rtol if rtol is not None else max(a.shape[-2:]) * float(np.finfo(a.dtype).eps)
     return _run("pinv", [a], rcond=rcond)
@@ -291,11 +291,12 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[LazyArray, LazyArray, np.i
 
 def matrix_rank(A: Any, tol: Any = None, hermitian: bool = False, *, rtol: Any = None) -> LazyArray:  # noqa: N803
     """The rank: how many singular values exceed ``tol`` (default ``S.max() * max(M, N) * eps``,
-    NumPy's ``linalg.matrix_rank``; ``rtol`` times the largest instead). ``hermitian`` is accepted
-    and ignored."""
+    NumPy's ``linalg.matrix_rank``; ``rtol`` times the largest instead). With ``hermitian`` the
+    matrices must be square, as NumPy requires (the general method then gives the same rank)."""
     a = asarray(A)
     if a.ndim < 2:
         return (a != 0).any().astype(np.int64)
+    _check_matrices(a, square=bool(hermitian))
     s = svdvals(a)
     if tol is None:
         eps = float(np.finfo(s.dtype).eps)

@@ -1286,9 +1286,13 @@ def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1, axi
 
 # --- statistics ------------------------------------------------------------------------------
 def _host_weights(name: str, w: Any, n: int) -> np.ndarray:
-    """Frequency or analytic weights as host floats, checked as NumPy's ``cov`` checks them (the
-    normalization needs their sum as a value)."""
+    """Frequency or analytic weights as host floats, checked as NumPy's ``cov`` checks them, in
+    its order (the normalization needs their sum as a value)."""
     w = np.asarray(w, dtype=float)
+    if name == "fweights" and not np.all(w == np.around(w)):
+        raise TypeError("fweights must be integer")
+    if w.ndim == 0:  # (NumPy's IndexError, from reading the length of a 0-d array)
+        raise IndexError(f"cov: {name}={w.item()!r} is a single number; give one weight per observation ({n})")
     if w.ndim > 1:
         raise RuntimeError(f"cannot handle multidimensional {name}")
     if w.shape[0] != n:
@@ -1340,10 +1344,7 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: An
         ddof = 0 if bias else 1
     w = None
     if fweights is not None:
-        fw = _host_weights("fweights", fweights, X.shape[1])
-        if not np.all(fw == np.around(fw)):
-            raise TypeError("fweights must be integer")
-        w = fw
+        w = _host_weights("fweights", fweights, X.shape[1])
     aw = None if aweights is None else _host_weights("aweights", aweights, X.shape[1])
     if aw is not None:
         w = aw if w is None else w * aw

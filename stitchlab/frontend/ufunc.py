@@ -33,7 +33,9 @@ from typing import Any
 
 import numpy as np
 
+from . import build
 from .array import LazyArray
+from .scalars import TracedScalar
 
 #: ``ufunc.reduce`` that stitchlab reduces lazily: the op -> its reduction
 _REDUCTIONS = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min", "logical_and": "all",
@@ -41,9 +43,6 @@ _REDUCTIONS = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "m
 
 #: ``ufunc.accumulate`` that stitchlab scans as a library step: the op -> its scan
 _SCANS = {"add": "cumsum", "multiply": "cumprod"}
-
-_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
-
 
 def _lazy(obj: Any) -> Any:
     """``obj`` as a stitchlab array (a NumPy or CuPy array, a list or a number is copied in)."""
@@ -74,7 +73,6 @@ def _scalar_in(value: bool | int | float, dtype: np.dtype, name: str) -> LazyArr
     ``int`` by value (``OverflowError`` out of the dtype's range), a ``float`` or ``bool`` by a C
     cast of its float64/bool array (``1.5`` to int32 is 1)."""
     from ..ir.dtypes import cast
-    from . import build
 
     if type(value) is int and not -2**63 <= value < 2**64:  # (NumPy reads it as an int64 or uint64 first)
         raise OverflowError(f"{name}: Python int {value} too large to convert to C long; give a value within "
@@ -221,9 +219,11 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
             args = args[:self.nin]
         outs = outputs(out, self.nout, f"{name}()") if out is not None else None
         where = kwargs.pop("where", True)
-        casting = kwargs.pop("casting", "same_kind")
-        if casting not in _CASTINGS:
-            raise ValueError(f"{name}(): casting must be one of {', '.join(map(repr, _CASTINGS))} (got {casting!r})")
+        if where is not True:
+            from .api import bool_mask
+
+            where = bool_mask(where, f"{name}()")
+        casting = build.casting_arg(kwargs.pop("casting", "same_kind"), f"{name}()")
         dtype, signature = kwargs.pop("dtype", None), kwargs.pop("signature", None)
         if dtype is not None and signature is not None:
             raise TypeError("cannot specify both 'signature' and 'dtype'")
@@ -254,8 +254,7 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
             if where is not True:
                 from .api import where as select
 
-                mask = _lazy(where)
-                results = tuple(select(mask, r, r.dtype.type(0)) for r in results)
+                results = tuple(select(where, r, r.dtype.type(0)) for r in results)
             return results if self.nout > 1 else results[0]
         written = tuple(
             write(r, o, casting, where, f"{name}()") if o is not None else r for r, o in zip(results, outs, strict=True)
@@ -309,8 +308,6 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
         """The operands in the loop's input dtypes, Python numbers converted as NumPy converts them
         (:func:`_scalar_in`); an integer outside a comparison's loop dtype stays a Python int,
         which stitchlab's comparisons compare exactly, as NumPy's do."""
-        from . import build
-
         out = []
         for a, d in zip(args, loop, strict=False):
             if _is_python_number(a):
@@ -349,6 +346,7 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
         evaluated values (CuPy or NumPy)."""
         self._binary("reduce")
         name = f"{self.__name__}.reduce"
+        initial = initial_arg(initial, name)
         kind = _REDUCTIONS.get(self.__name__)
         if kind is None:  # (only what was given: CuPy's reduce takes fewer keywords than NumPy's)
             given = {"dtype": dtype, "out": out, "keepdims": keepdims or None, "initial": initial, "where": where}
@@ -356,7 +354,7 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
                                        and not (k == "where" and v is True)}
             return self._library("reduce", (array,), kwargs)
         from ..ir.dtypes import as_dtype
-        from . import api, build
+        from . import api
         from .creation import full
 
         a = _lazy(array)
@@ -382,7 +380,7 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
             if fill is np._NoValue:
                 raise ValueError(f"reduction operation '{self.__name__}' does not have an identity, so to use a where "
                                  "mask one has to specify 'initial'")
-            a = api.where(_lazy(where), a, _initial_in(fill, a.dtype))
+            a = api.where(api.bool_mask(where, name), a, _initial_in(fill, a.dtype))
         reduction = getattr(api, kind)
         empty = 0 in [a.shape[i] for i in _axes(axis, a.ndim)]
         if kind in ("max", "min") and empty:
@@ -436,6 +434,22 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
         from .assign import ufunc_at
 
         ufunc_at(self._np.__name__ if self._np is not None else self.__name__, a, indices, b)
+
+
+def initial_arg(value: Any, name: str) -> Any:
+    """A reduction's ``initial=`` checked as NumPy checks it: ``None`` is no initial value
+    (``np._NoValue``); a sequence (``ValueError``) or a complex number (``TypeError``) is refused,
+    naming it (it was broadcast against the result, or its real part taken)."""
+    if value is None:
+        return np._NoValue
+    if value is np._NoValue or isinstance(value, TracedScalar):
+        return value
+    if np.ndim(value) != 0:
+        raise ValueError(f"{name}: initial={value!r} is not a single number (NumPy: setting an array element with "
+                         f"a sequence); give a scalar, the value an empty reduction starts from")
+    if isinstance(value, (complex, np.complexfloating)):
+        raise TypeError(f"{name}: initial={value!r} is complex; stitchlab reduces real numbers, give a real one")
+    return value
 
 
 def _initial_in(value: Any, dtype: np.dtype) -> Any:
