@@ -44,6 +44,7 @@ _REDUCTIONS = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "m
 #: ``ufunc.accumulate`` that stitchlab scans as a library step: the op -> its scan
 _SCANS = {"add": "cumsum", "multiply": "cumprod"}
 
+
 def _lazy(obj: Any) -> Any:
     """``obj`` as a stitchlab array (a NumPy or CuPy array, a list or a number is copied in)."""
     from .creation import asarray
