@@ -107,6 +107,19 @@ def test_solvers_and_decompositions_are_numpys(name: str, args: tuple[Any, ...],
             np.testing.assert_allclose(v, w, rtol=rtol, atol=rtol)
 
 
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_reads_the_triangle_numpy_reads(upper: bool) -> None:
+    """NumPy's ``cholesky`` reads only the lower triangle, or the upper one with ``upper=True``;
+    the upper factor was the transpose of the lower one, read from the other triangle."""
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((3, 4, 4))
+    m = a @ np.swapaxes(a, -1, -2) + 4 * np.eye(4)
+    m[..., 0, 3] += 1.0  # not symmetric: the two triangles differ
+    m[..., 2, 1] -= 0.7
+    got = sl.linalg.cholesky(sl.asarray(m), upper=upper).get()
+    np.testing.assert_allclose(got, np.linalg.cholesky(m, upper=upper), rtol=1e-12, atol=1e-12)
+
+
 def test_solver_errors_are_numpys() -> None:
     L = sl.linalg
     with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):

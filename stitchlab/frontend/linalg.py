@@ -220,9 +220,12 @@ def slogdet(a: Any) -> SlogdetResult:
 def cholesky(a: Any, *, upper: bool = False) -> LazyArray:
     """The lower (``upper=True``: upper) Cholesky factor of a symmetric positive-definite matrix
     (NumPy's ``linalg.cholesky``); a matrix that is not positive definite raises
-    ``numpy.linalg.LinAlgError``."""
-    low = _run("cholesky", [_matrices(a, square=True)])
-    return moveaxis(low, -1, -2).copy() if upper else low
+    ``numpy.linalg.LinAlgError``. As NumPy's, it reads one triangle: the lower, or with ``upper``
+    the upper (the lower factor of the transpose, transposed)."""
+    m = _matrices(a, square=True)
+    if not upper:
+        return _run("cholesky", [m])
+    return moveaxis(_run("cholesky", [moveaxis(m, -1, -2)]), -1, -2).copy()
 
 
 def qr(a: Any, mode: str = "reduced") -> Any:
