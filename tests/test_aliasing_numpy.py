@@ -252,17 +252,22 @@ def test_functions_numpy_copies_give_new_arrays(call: str) -> None:
 
 
 def test_functions_numpy_returns_its_argument_from_give_the_array_itself() -> None:
-    """``broadcast_arrays`` of arrays of one shape and ``asarray(x, dtype=x.dtype)`` give ``x``
-    itself, as NumPy does: a write into the result is a write into ``x`` (it wrote into a
-    stand-alone array, and ``x`` kept its values)."""
+    """``broadcast_arrays`` of arrays of one shape, ``asarray(x, dtype=x.dtype)`` and
+    ``astype(x.dtype, copy=False)`` give ``x`` itself, as NumPy does: a write into the result is a
+    write into ``x`` (it wrote into a stand-alone array, and ``x`` kept its values)."""
     a = np.arange(6.0).reshape(2, 3)
     x, xa = sl.asarray(a.copy()), a.copy()
-    for make in (lambda m, lib: lib.broadcast_arrays(m, m * 2)[0], lambda m, lib: lib.asarray(m, dtype=np.float64)):
+    for k, make in enumerate((lambda m, lib: lib.broadcast_arrays(m, m * 2)[0],
+                              lambda m, lib: lib.asarray(m, dtype=np.float64),
+                              lambda m, lib: m.astype(np.float64, copy=False),
+                              lambda m, lib: lib.astype(m, np.float64, copy=False),
+                              lambda m, lib: np.astype(m, np.float64, copy=False))):
         got, want = make(x, sl), make(xa, np)
-        got[0, 1] = -7.0
-        want[0, 1] = -7.0
+        got[0, 1] = -7.0 - k
+        want[0, 1] = -7.0 - k
         np.testing.assert_array_equal(x.get(), xa)
-    np.testing.assert_array_equal(xa[0], [0.0, -7.0, 2.0])
+    np.testing.assert_array_equal(xa[0], [0.0, -11.0, 2.0])
+    assert x.astype(np.float32, copy=False) is not x
     wide = sl.broadcast_arrays(x, sl.zeros((4, 2, 3)))[0]  # (broadcast: a view of x, which cannot write)
     with pytest.raises(TypeError, match="view of another"):
         wide[0, 0, 0] = 1.0

@@ -357,8 +357,13 @@ def _clip(x: LazyArray, a_min: Any, a_max: Any) -> LazyArray:
     return where(isnan(t) | (t < hi), t, hi)  # noqa: F821
 
 
-def astype(x: Any, dtype: Any) -> LazyArray:
-    return asarray(x).astype(dtype)
+def astype(x: Any, dtype: Any, *, copy: bool = True, device: Any = None) -> LazyArray:
+    """NumPy's (the array API's) ``astype``: ``x`` cast to ``dtype``; with ``copy=False``, ``x``
+    itself where it has that dtype. ``device``: None (stitchlab arrays stay where they are)."""
+    if device is not None:
+        raise ValueError(f"astype: device={device!r} is not supported (a stitchlab array stays on its backend's "
+                         "device); leave device out")
+    return asarray(x).astype(dtype, copy=copy)
 
 
 # --- reductions ---------------------------------------------------------------------------------

@@ -548,12 +548,15 @@ class LazyArray:
                copy: bool = True) -> LazyArray:
         """Cast to ``dtype`` with NumPy's ``astype`` semantics: ``casting`` ``"unsafe"`` by default,
         another rule raises NumPy's ``TypeError`` where the cast breaks it (``order``: stitchlab
-        arrays are C-ordered; ``subok`` and ``copy`` mean nothing for an immutable lazy array)."""
+        arrays are C-ordered; ``subok`` means nothing here). ``copy=False`` returns this array itself
+        where its dtype is ``dtype``, as NumPy's: assignments into the result are assignments into it."""
         target = as_dtype(dtype)
         c_order("astype", order)
         casting = build.casting_arg(casting, "astype")
         if casting != "unsafe" and not np.can_cast(self.dtype, target, casting):
             raise TypeError(f"Cannot cast array data from {self.dtype!r} to {target!r} according to the rule {casting!r}")
+        if not copy and target == self.dtype:
+            return self
         return LazyArray(build.astype(self._node, target))
 
     def copy(self, order: str = "C") -> LazyArray:
