@@ -389,7 +389,7 @@ class Jitted:
         try:
             with build.fast_math(self.fast_math):
                 leaves, structure = _flatten(self.fn(*tracers))
-            assigned = [(r(), node) for r, node in _tracing.assigned.values()]
+            assigned = list(_tracing.assigned.values())
         except Exception as exc:
             if recorder.needed:  # (a ValueNeeded, or what the function made of one)
                 raise ValueNeeded(sorted(recorder.needed)) from exc
@@ -408,8 +408,13 @@ class Jitted:
                 f"writes into x): NumPy would change the caller's array, which a call of an sl.jit "
                 f"function does not do. Assign into a copy (x = x.copy()) and return the new value"
             )
-        kept = {id(x) for x in (*tracers, *leaves)}
-        outside = [(x, node) for x, node in assigned if x is not None and id(x) not in kept]  # (locals are gone)
+        outputs = [x._node for x in leaves]
+        # the locals are gone, and with the results the arrays only they held (a view of a view
+        # holds the view it was taken of): an array assigned into that still lives is the caller's
+        del leaves
+        arguments = {id(x) for x in tracers}
+        outside = [(x, node) for x, node in ((r(), node) for r, node in assigned)
+                   if x is not None and id(x) not in arguments]
         for x, node in outside:
             x._node = node
         if outside:
@@ -418,7 +423,7 @@ class Jitted:
                 f"scope, or kept there): it would stand for a traced value, and later calls would not "
                 f"change it. Assign into a copy made inside the function (y = captured.copy()) and return it"
             )
-        graph, sources = build_graph([x._node for x in leaves])
+        graph, sources = build_graph(outputs)
         device = next((n.device for n in graph.nodes if n.device is not None), None)
         backend = runtime.for_device(device)
         for i, (node, _, _, _) in enumerate(recorder.inputs):  # numbered after the arguments

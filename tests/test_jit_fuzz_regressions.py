@@ -1,0 +1,39 @@
+"""sl.jit cases a random-program fuzzer found: each jitted call gives what the function gives run
+eagerly with stitchlab (and NumPy), or the error the user guide documents."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import stitchlab as sl
+
+
+def test_a_view_of_a_view_of_a_local_returned_after_a_write_through_is_no_outside_array():
+    def f(x):
+        a = x.copy()
+        v = a[1:]
+        w = v[1:]  # holds v, which the write below reaches through
+        w[0] = 5
+        return w
+
+    x = np.arange(4.0)
+    eager = f(sl.asarray(x)).get()
+    np.testing.assert_array_equal(eager, [5, 3])
+    jitted = sl.jit(f)
+    for _ in range(2):
+        np.testing.assert_array_equal(jitted(x).get(), eager)
+
+
+def test_a_captured_array_assigned_into_and_returned_is_refused_and_keeps_its_value():
+    total = sl.zeros(3)
+
+    @sl.jit
+    def accumulate(x):
+        total[1] += x[0]  # eagerly, every call would add to total
+        return total
+
+    for _ in range(2):
+        with pytest.raises(TypeError, match="assigns into an array from outside the function"):
+            accumulate(np.ones(3))
+    np.testing.assert_array_equal(total.get(), [0, 0, 0])
