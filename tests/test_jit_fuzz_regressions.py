@@ -37,3 +37,15 @@ def test_a_captured_array_assigned_into_and_returned_is_refused_and_keeps_its_va
         with pytest.raises(TypeError, match="assigns into an array from outside the function"):
             accumulate(np.ones(3))
     np.testing.assert_array_equal(total.get(), [0, 0, 0])
+
+
+def test_clip_of_an_integer_array_with_a_bound_read_at_run_time_at_the_edge_of_its_dtype():
+    # NumPy leaves a side open for a Python int at or beyond the dtype's range, so a float bound
+    # above it wins (np.clip(x_uint8, inf, 255) is inf): an int read at run time must do the same
+    f = sl.jit(lambda x, lo, hi: sl.clip(x, lo, hi))
+    x = np.arange(3, dtype=np.uint8)
+    for lo, hi in ((0.5, 1), (0.5, 2), (float("inf"), 255), (float("inf"), 256), (7.5, 3)):
+        expected = np.clip(x, lo, hi)
+        got = f(x, lo, hi).get()
+        assert got.dtype == expected.dtype
+        np.testing.assert_array_equal(got, expected)
