@@ -49,3 +49,24 @@ def test_clip_of_an_integer_array_with_a_bound_read_at_run_time_at_the_edge_of_i
         got = f(x, lo, hi).get()
         assert got.dtype == expected.dtype
         np.testing.assert_array_equal(got, expected)
+
+
+def _add_in_place(x, s):
+    s += 1  # a NumPy scalar is immutable: Python rebinds s to s + 1
+    return x * s
+
+
+def _scale_in_place(x, s):
+    s *= 1.5  # np.int8(1) * 1.5 is a float64
+    return x * s
+
+
+@pytest.mark.parametrize("f", [_add_in_place, _scale_in_place])
+def test_an_in_place_operator_on_a_numpy_scalar_argument_makes_a_new_number_as_numpy_does(f):
+    x = np.arange(3, dtype=np.float32)
+    jitted = sl.jit(f)
+    for s in (np.float32(2), np.float32(3), np.int8(1), np.float64(-1)):
+        expected = f(x, s)
+        got = jitted(x, s).get()
+        assert got.dtype == expected.dtype
+        np.testing.assert_array_equal(got, expected)

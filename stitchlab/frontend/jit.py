@@ -315,6 +315,16 @@ def _note_replayable(a: Any) -> bool:
     return ok
 
 
+class _NumpyScalar(LazyArray):
+    """A NumPy scalar argument while a function is traced: the 0-d array of its dtype read at
+    run time, immutable as the scalar is (``s += 1`` makes a new one, as NumPy's does)."""
+
+    __slots__ = ()
+
+    def _is_numpy_scalar(self) -> bool:
+        return True
+
+
 def _leaf(buf: Any, shape: tuple[int, ...], dtype: np.dtype, device: str | None) -> LazyArray:
     return LazyArray(Node("input", (), shape, dtype, value=buf, device=device))
 
@@ -379,7 +389,7 @@ class Jitted:
                 continue
             shape, dtype, device = s
             if device == HOST:  # a NumPy scalar
-                tracers.append(LazyArray(recorder.numpy_scalar(pos, dtype)))
+                tracers.append(_NumpyScalar(recorder.numpy_scalar(pos, dtype)))
                 continue
             node = Node("input", (), shape, as_dtype(dtype), device=device)
             placeholders[id(node)] = pos
