@@ -312,9 +312,9 @@ def clip(a: Any, a_min: Any = np._NoValue, a_max: Any = np._NoValue, out: Any = 
     x = asarray(a)
     if x.dtype.kind in "iu":  # NumPy's _clip: an out-of-range Python int leaves its side open
         info = np.iinfo(x.dtype)
-        if type(a_min) is int and a_min <= info.min:
+        if _python_int(a_min) and a_min <= info.min:
             a_min = None
-        if type(a_max) is int and a_max >= info.max:
+        if _python_int(a_max) and a_max >= info.max:
             a_max = None
     if a_min is None and a_max is None:
         result = copy(x)  # noqa: F821  (defined below)
@@ -325,6 +325,12 @@ def clip(a: Any, a_min: Any = np._NoValue, a_max: Any = np._NoValue, out: Any = 
     else:
         result = _clip(x, a_min, a_max)
     return stored(result, out, "clip", exact=False)
+
+
+def _python_int(v: Any) -> bool:
+    """Whether ``v`` is a Python ``int`` (not a bool) or one an sl.jit call reads at run time,
+    whose comparison with the dtype's range then makes the trace take it by value."""
+    return type(v) is int or (isinstance(v, TracedScalar) and v.kind is int)
 
 
 def _clip_bound(v: Any, dtype: np.dtype) -> LazyArray:

@@ -315,6 +315,16 @@ def _note_replayable(a: Any) -> bool:
     return ok
 
 
+class _NumpyScalar(LazyArray):
+    """A NumPy scalar argument while a function is traced: the 0-d array of its dtype read at
+    run time, immutable as the scalar is (``s += 1`` makes a new one, as NumPy's does)."""
+
+    __slots__ = ()
+
+    def _is_numpy_scalar(self) -> bool:
+        return True
+
+
 def _leaf(buf: Any, shape: tuple[int, ...], dtype: np.dtype, device: str | None) -> LazyArray:
     return LazyArray(Node("input", (), shape, dtype, value=buf, device=device))
 
@@ -379,7 +389,7 @@ class Jitted:
                 continue
             shape, dtype, device = s
             if device == HOST:  # a NumPy scalar
-                tracers.append(LazyArray(recorder.numpy_scalar(pos, dtype)))
+                tracers.append(_NumpyScalar(recorder.numpy_scalar(pos, dtype)))
                 continue
             node = Node("input", (), shape, as_dtype(dtype), device=device)
             placeholders[id(node)] = pos
@@ -389,7 +399,7 @@ class Jitted:
         try:
             with build.fast_math(self.fast_math):
                 leaves, structure = _flatten(self.fn(*tracers))
-            assigned = [(r(), node) for r, node in _tracing.assigned.values()]
+            assigned = list(_tracing.assigned.values())
         except Exception as exc:
             if recorder.needed:  # (a ValueNeeded, or what the function made of one)
                 raise ValueNeeded(sorted(recorder.needed)) from exc
@@ -408,8 +418,13 @@ class Jitted:
                 f"writes into x): NumPy would change the caller's array, which a call of an sl.jit "
                 f"function does not do. Assign into a copy (x = x.copy()) and return the new value"
             )
-        kept = {id(x) for x in (*tracers, *leaves)}
-        outside = [(x, node) for x, node in assigned if x is not None and id(x) not in kept]  # (locals are gone)
+        outputs = [x._node for x in leaves]
+        # the locals are gone, and with the results the arrays only they held (a view of a view
+        # holds the view it was taken of): an array assigned into that still lives is the caller's
+        del leaves
+        arguments = {id(x) for x in tracers}
+        outside = [(x, node) for x, node in ((r(), node) for r, node in assigned)
+                   if x is not None and id(x) not in arguments]
         for x, node in outside:
             x._node = node
         if outside:
@@ -418,7 +433,7 @@ class Jitted:
                 f"scope, or kept there): it would stand for a traced value, and later calls would not "
                 f"change it. Assign into a copy made inside the function (y = captured.copy()) and return it"
             )
-        graph, sources = build_graph([x._node for x in leaves])
+        graph, sources = build_graph(outputs)
         device = next((n.device for n in graph.nodes if n.device is not None), None)
         backend = runtime.for_device(device)
         for i, (node, _, _, _) in enumerate(recorder.inputs):  # numbered after the arguments
