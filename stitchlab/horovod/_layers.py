@@ -145,6 +145,10 @@ class SparseReducer(_Reducer):
             val = w.new_zeros((0, w.shape[1]))
         else:
             self._sparse_grad = grad.is_sparse
+            if not grad.is_sparse:
+                # a table also used outside the embedding's forward (``h @ emb.weight.T``, a
+                # penalty term) has gradient in rows it never looked up: send those rows too
+                rows = torch.cat([rows, grad.ne(0).any(dim=1).nonzero().flatten()])
             idx, val = encode_rows(grad, rows)
         self.rows += int(idx.numel())
         self._handles = (

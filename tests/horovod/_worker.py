@@ -73,9 +73,9 @@ def rel_errors(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> dict[s
     return out
 
 
-def plain_grads(k: int = 1, n: int = 6) -> tuple[dict[str, torch.Tensor], Net]:
+def plain_grads(k: int = 1, n: int = 6, make=fresh_model) -> tuple[dict[str, torch.Tensor], Net]:
     """Gradients through plain horovod.torch.DistributedOptimizer (even shares)."""
-    model = fresh_model()
+    model = make()
     opt = hvd.DistributedOptimizer(
         torch.optim.SGD(model.parameters(), lr=0.1),
         named_parameters=model.named_parameters(),
@@ -87,8 +87,10 @@ def plain_grads(k: int = 1, n: int = 6) -> tuple[dict[str, torch.Tensor], Net]:
     return grads(model), model
 
 
-def planned_grads(strategy: Strategy, k: int = 1, n: int = 6) -> dict[str, torch.Tensor]:
-    model = fresh_model()
+def planned_grads(
+    strategy: Strategy, k: int = 1, n: int = 6, make=fresh_model
+) -> dict[str, torch.Tensor]:
+    model = make()
     opt = DistributedOptimizer(
         torch.optim.SGD(model.parameters(), lr=0.1), model, strategy, backward_passes_per_step=k
     )
@@ -116,6 +118,27 @@ def check_even(world: int) -> dict:
 def check_accumulation(world: int) -> dict:
     ref, _ = plain_grads(k=2)
     got = planned_grads(plan(world, emb="sparse", fc1="sfb", fc2="sfb"), k=2)
+    return {"rel": rel_errors(got, ref)}
+
+
+class ProjectedNet(Net):
+    """Net whose embedding table is also used outside the embedding's forward, as an output
+    projection over the whole vocabulary: every row gets gradient, not only those looked up."""
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        scores = self.emb(ids).mean(dim=1) @ self.emb.weight.t()  # (batch, VOCAB)
+        return super().forward(ids) * (1 + 0.1 * scores.logsumexp(dim=1, keepdim=True))
+
+
+def check_embedding_used_outside_forward(world: int) -> dict:
+    """Sparse rows for a table also used directly: the rows never looked up must be sent too."""
+
+    def make() -> Net:
+        torch.manual_seed(0)
+        return ProjectedNet()
+
+    ref, _ = plain_grads(make=make)
+    got = planned_grads(plan(world, emb="sparse", fc1="sfb"), make=make)
     return {"rel": rel_errors(got, ref)}
 
 
@@ -363,6 +386,7 @@ CHECKS = {
     "bad_plans": check_bad_plans,
     "even": check_even,
     "accumulation": check_accumulation,
+    "embedding_used_outside_forward": check_embedding_used_outside_forward,
     "uneven": check_uneven,
     "local_batch_size": check_local_batch_size,
     "training": check_training,
