@@ -164,7 +164,8 @@ class SparseReducer(_Reducer):
         val = hvd.synchronize(self._handles[1])
         self._handles = None
         dense = decode_rows([idx], [val], self.layer.num_embeddings)
-        _set_grad(self.layer.weight, dense.to_sparse() if self._sparse_grad else dense)
+        # nn.Embedding(sparse=True)'s layout: sparse rows of dense values (one sparse dimension)
+        _set_grad(self.layer.weight, dense.to_sparse(1) if self._sparse_grad else dense)
 
     def remove(self) -> None:
         super().remove()

@@ -62,7 +62,7 @@ def plan(world: int, shares: list[int] | None = None, **schemes: str) -> Strateg
 
 
 def grads(model: nn.Module) -> dict[str, torch.Tensor]:
-    return {n: p.grad.detach().clone() for n, p in model.named_parameters()}
+    return {n: p.grad.detach().to_dense().clone() for n, p in model.named_parameters()}
 
 
 def rel_errors(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> dict[str, float]:
@@ -140,6 +140,27 @@ def check_embedding_used_outside_forward(world: int) -> dict:
     ref, _ = plain_grads(make=make)
     got = planned_grads(plan(world, emb="sparse", fc1="sfb"), make=make)
     return {"rel": rel_errors(got, ref)}
+
+
+def check_sparse_embedding_gradients(world: int) -> dict:
+    """nn.Embedding(sparse=True) under the sparse scheme: a sparse gradient as Horovod gives."""
+
+    def make() -> Net:
+        model = fresh_model()
+        model.emb.sparse = True
+        return model
+
+    ref, _ = plain_grads(make=make)
+    model = make()
+    opt = DistributedOptimizer(
+        torch.optim.SGD(model.parameters(), lr=0.1), model, plan(world, emb="sparse")
+    )
+    loss_fn(model, *batch(0, hvd.rank(), 6)).backward()
+    try:
+        opt.step()
+    except RuntimeError as err:  # raised on every rank alike, after the all-gathers
+        return {"error": str(err)}
+    return {"rel": rel_errors(grads(model), ref), "is_sparse": model.emb.weight.grad.is_sparse}
 
 
 def check_uneven(world: int) -> dict:
@@ -387,6 +408,7 @@ CHECKS = {
     "even": check_even,
     "accumulation": check_accumulation,
     "embedding_used_outside_forward": check_embedding_used_outside_forward,
+    "sparse_embedding_gradients": check_sparse_embedding_gradients,
     "uneven": check_uneven,
     "local_batch_size": check_local_batch_size,
     "training": check_training,
