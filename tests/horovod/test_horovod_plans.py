@@ -442,6 +442,24 @@ def test_profile_probes_and_timings_run_on_the_models_device(single_rank, monkey
     assert torch.equal(torch.get_rng_state(), state), "probes must not move training's RNG"
 
 
+def test_profiler_reads_layer_inputs_given_as_keywords(single_rank, monkeypatch):
+    """``layer(input=x)`` works with the SFB and sparse hooks; the profiler's hooks read it too
+    (they indexed the positional arguments and raised IndexError in the first step)."""
+    from stitchlab.horovod import _profile
+
+    monkeypatch.setattr(_profile, "measure_collective", lambda repeats=7, device=None: (1e9, 0.0))
+    monkeypatch.setattr(_profile, "measure_matmul", lambda shape, repeats=3, device=None: 1e11)
+    monkeypatch.setattr(_profile, "measure_gather", lambda repeats=7, device=None: (0.0, 0.0))
+    model = Net()
+    profiler = _profile.StepProfiler(model)
+    ids = torch.tensor([[1, 2, 2], [5, 1, 7]])
+    model.narrow(input=torch.relu(model.wide(input=model.emb(input=ids)))).sum().backward()
+    profiler.end_step(0.0)
+    profile = profiler.finish()
+    assert profile.layers["wide"].tokens == 6 and profile.layers["narrow"].tokens == 6
+    assert profile.layers["emb"].rows == 4
+
+
 def test_a_model_without_linear_or_embedding_layers_skips_the_gather_probe(
     single_rank, monkeypatch
 ):
