@@ -99,6 +99,18 @@ class SFBReducer(_Reducer):
         self._handles: tuple[int, int] | None = None
         super().__init__(name, layer.weight, passes_per_step, weight)
 
+    def _on_grad(self, param: torch.Tensor) -> None:
+        if self.factors.rows == 0:
+            # the output-gradient hook runs before the weight's gradient arrives, so a gradient
+            # with no factors came from a use of the weight outside the layer's forward
+            raise ValueError(
+                f"SFB layer {self.name!r} got a weight gradient but no factors: its weight is "
+                "used outside its forward (nn.MultiheadAttention's out_proj is, through "
+                "F.multi_head_attention_forward), whose gradient SFB would drop; give "
+                f"{self.name!r} 'allreduce'"
+            )
+        super()._on_grad(param)
+
     def _launch(self) -> None:
         x, dy = self.factors.take()
         self.tokens += int(x.shape[0])

@@ -192,6 +192,39 @@ def test_default_planner_plans_with_the_profiled_gather_cost():
     assert measured.schemes == {}, reasons
 
 
+class AttentionNet(nn.Module):
+    """nn.MultiheadAttention uses its out_proj's weight without calling out_proj's forward."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.attn = nn.MultiheadAttention(8, 2, batch_first=True)
+        self.head = nn.Linear(8, 1)
+
+    def forward(self, x):
+        return self.head(self.attn(x, x, x)[0]).mean()
+
+
+def test_default_planner_leaves_layers_whose_forward_never_ran_to_the_allreduce():
+    # the profile saw 0 tokens for out_proj: SFB looked free and would have rebuilt a zero gradient
+    layers = {
+        "attn.out_proj": LayerProfile("attn.out_proj", "linear", tokens=0),
+        "head": LayerProfile("head", "linear", tokens=6),
+    }
+    rates = dict(bandwidth_bytes_per_s=1e6, latency_s=0.0, flops_per_s=1e13)
+    profile = Profile(1, 2, 3e-3, 1e-3, **rates, layers=layers, gather_overhead_s=0.0)
+    strategy, reasons = default_planner(profile, even_strategy(2), AttentionNet())
+    assert "attn.out_proj" not in strategy.schemes, reasons["attn.out_proj"]
+    assert reasons["attn.out_proj"] == "allreduce: not measured"
+
+
+def test_sfb_on_a_linear_whose_weight_is_used_outside_its_forward_is_an_error(single_rank):
+    model = AttentionNet()
+    plan = Strategy(["cpu"], [1], schemes={"attn.out_proj": "sfb", "head": "sfb"})
+    DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), model, plan)
+    with pytest.raises(ValueError, match="'attn.out_proj' got a weight gradient but no factors"):
+        model(torch.randn(2, 3, 8)).backward()
+
+
 def test_auto_strategy_on_one_rank_compresses_nothing():
     strategy, _ = auto_strategy(Net(), 1, layer_tokens={"wide": 1}, embedding_rows={"emb": 1})
     assert strategy.schemes == {}
