@@ -298,6 +298,30 @@ def test_plans_that_do_not_fit_the_model_are_rejected(strategy, fragment):
         check_strategy(strategy, Net(), 1)
 
 
+@pytest.mark.parametrize(
+    "strategy, fragment",
+    [
+        (Strategy(["a"], [1], groups=[[0]], schemes={"emb": "hierarchical"}), "sparse=True"),
+        (Strategy(["a"], [1], buckets=[["wide.weight", "emb.weight"]]), "has buckets"),
+        (Strategy(["a"], [1], buckets=[["wide.weight", "narrow.weight"]]), "has buckets"),
+    ],
+)
+def test_plans_that_horovod_cannot_reduce_sparse_gradients_for_are_rejected(strategy, fragment):
+    # Horovod's grouped and process-set all-reduce take dense tensors only: these failed in the
+    # first backward pass with "Tensor type torch.sparse.FloatTensor is not supported"
+    model = Net()
+    model.emb.sparse = True
+    with pytest.raises(ValueError, match=fragment):
+        check_strategy(strategy, model, 1)
+    # its own 'sparse' scheme takes it out of Horovod's hands, buckets or not
+    check_strategy(Strategy(["a"], [1], schemes={"emb": "sparse"}), model, 1)
+    check_strategy(
+        Strategy(["a"], [1], buckets=[["wide.weight", "emb.weight"]], schemes={"emb": "sparse"}),
+        model,
+        1,
+    )
+
+
 def test_optimizer_accepts_a_plan_object_carrying_a_strategy(single_rank):
     model = Net()
     plan = SimpleNamespace(
