@@ -99,6 +99,18 @@ class SFBReducer(_Reducer):
         self._handles: tuple[int, int] | None = None
         super().__init__(name, layer.weight, passes_per_step, weight)
 
+    def _on_grad(self, param: torch.Tensor) -> None:
+        if self.factors.rows == 0:
+            # the output-gradient hook runs before the weight's gradient arrives, so a gradient
+            # with no factors came from a use of the weight outside the layer's forward
+            raise ValueError(
+                f"SFB layer {self.name!r} got a weight gradient but no factors: its weight is "
+                "used outside its forward (nn.MultiheadAttention's out_proj is, through "
+                "F.multi_head_attention_forward), whose gradient SFB would drop; give "
+                f"{self.name!r} 'allreduce'"
+            )
+        super()._on_grad(param)
+
     def _launch(self) -> None:
         x, dy = self.factors.take()
         self.tokens += int(x.shape[0])
@@ -145,6 +157,10 @@ class SparseReducer(_Reducer):
             val = w.new_zeros((0, w.shape[1]))
         else:
             self._sparse_grad = grad.is_sparse
+            if not grad.is_sparse:
+                # a table also used outside the embedding's forward (``h @ emb.weight.T``, a
+                # penalty term) has gradient in rows it never looked up: send those rows too
+                rows = torch.cat([rows, grad.ne(0).any(dim=1).nonzero().flatten()])
             idx, val = encode_rows(grad, rows)
         self.rows += int(idx.numel())
         self._handles = (
@@ -160,7 +176,8 @@ class SparseReducer(_Reducer):
         val = hvd.synchronize(self._handles[1])
         self._handles = None
         dense = decode_rows([idx], [val], self.layer.num_embeddings)
-        _set_grad(self.layer.weight, dense.to_sparse() if self._sparse_grad else dense)
+        # nn.Embedding(sparse=True)'s layout: sparse rows of dense values (one sparse dimension)
+        _set_grad(self.layer.weight, dense.to_sparse(1) if self._sparse_grad else dense)
 
     def remove(self) -> None:
         super().remove()

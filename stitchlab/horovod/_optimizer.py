@@ -46,8 +46,14 @@ def default_planner(
         model,
         current.world_size,
         batch_shares=current.batch_shares,
-        layer_tokens={n: p.tokens for n, p in profile.layers.items() if p.kind == "linear"},
-        embedding_rows={n: p.rows for n, p in profile.layers.items() if p.kind == "embedding"},
+        # a layer whose forward never ran in the profile is not measured (nn.MultiheadAttention
+        # uses its out_proj's weight directly): 0 tokens would make SFB look free
+        layer_tokens={
+            n: p.tokens for n, p in profile.layers.items() if p.kind == "linear" and p.tokens > 0
+        },
+        embedding_rows={
+            n: p.rows for n, p in profile.layers.items() if p.kind == "embedding" and p.rows > 0
+        },
         bandwidth_bytes_per_s=profile.bandwidth_bytes_per_s,
         flops_per_s=profile.flops_per_s,
         latency_s=profile.latency_s,

@@ -105,6 +105,22 @@ def check_strategy(strategy: Strategy, model: nn.Module, world_size: int) -> Non
                 raise ValueError(
                     f"hierarchical reduction needs groups of equal size, got {strategy.groups}"
                 )
+            if isinstance(module, nn.Embedding) and module.sparse:
+                raise ValueError(
+                    f"layer {layer!r} is 'hierarchical' but is an nn.Embedding(sparse=True), whose "
+                    "sparse gradient Horovod cannot all-reduce; give it 'sparse' or 'allreduce'"
+                )
+    if strategy.buckets:
+        # with groups, Horovod all-reduces every parameter it reduces (even one outside all
+        # buckets) through its grouped all-reduce, which takes dense tensors only
+        for name, module in modules.items():
+            if isinstance(module, nn.Embedding) and module.sparse \
+                    and strategy.scheme(name) == "allreduce" and module.weight.requires_grad:
+                raise ValueError(
+                    f"{name!r} is an nn.Embedding(sparse=True) left to Horovod's all-reduce, "
+                    f"which cannot reduce its sparse gradient once the plan has buckets "
+                    f"({strategy.buckets}); give {name!r} the 'sparse' scheme or drop the buckets"
+                )
     params = dict(model.named_parameters())
     seen: set[str] = set()
     for bucket in strategy.buckets:

@@ -19,6 +19,7 @@ import horovod.torch as hvd
 import torch
 from torch import nn
 
+from stitchlab.compression._hooks import layer_input
 from stitchlab.topology.strategy import Strategy
 
 from ._layers import SFBReducer
@@ -231,7 +232,7 @@ class StepProfiler:
                 name, kind, grad_bytes=sum(p.numel() * p.element_size() for p in own)
             )
             self._hooks.append(module.register_forward_pre_hook(self._pre(name)))
-            self._hooks.append(module.register_forward_hook(self._post(name)))
+            self._hooks.append(module.register_forward_hook(self._post(name), with_kwargs=True))
 
     def _pre(self, name: str):
         def hook(module: nn.Module, args: tuple) -> None:
@@ -245,7 +246,7 @@ class StepProfiler:
         return hook
 
     def _post(self, name: str):
-        def hook(module: nn.Module, args: tuple, output: Any) -> None:
+        def hook(module: nn.Module, args: tuple, kwargs: dict, output: Any) -> None:
             layer = self.layers[name]
             start = self._starts.pop(name, None)
             if self._cuda:
@@ -258,9 +259,10 @@ class StepProfiler:
             if not torch.is_grad_enabled():
                 return
             if layer.kind == "linear":
-                layer.tokens += args[0].numel() // module.in_features
+                layer.tokens += layer_input(args, kwargs).numel() // module.in_features
             elif layer.kind == "embedding":
-                self._step_rows.setdefault(name, []).append(torch.unique(args[0].detach()))
+                rows = torch.unique(layer_input(args, kwargs).detach())
+                self._step_rows.setdefault(name, []).append(rows)
 
         return hook
 

@@ -62,7 +62,7 @@ def plan(world: int, shares: list[int] | None = None, **schemes: str) -> Strateg
 
 
 def grads(model: nn.Module) -> dict[str, torch.Tensor]:
-    return {n: p.grad.detach().clone() for n, p in model.named_parameters()}
+    return {n: p.grad.detach().to_dense().clone() for n, p in model.named_parameters()}
 
 
 def rel_errors(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> dict[str, float]:
@@ -73,9 +73,9 @@ def rel_errors(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> dict[s
     return out
 
 
-def plain_grads(k: int = 1, n: int = 6) -> tuple[dict[str, torch.Tensor], Net]:
+def plain_grads(k: int = 1, n: int = 6, make=fresh_model) -> tuple[dict[str, torch.Tensor], Net]:
     """Gradients through plain horovod.torch.DistributedOptimizer (even shares)."""
-    model = fresh_model()
+    model = make()
     opt = hvd.DistributedOptimizer(
         torch.optim.SGD(model.parameters(), lr=0.1),
         named_parameters=model.named_parameters(),
@@ -87,8 +87,10 @@ def plain_grads(k: int = 1, n: int = 6) -> tuple[dict[str, torch.Tensor], Net]:
     return grads(model), model
 
 
-def planned_grads(strategy: Strategy, k: int = 1, n: int = 6) -> dict[str, torch.Tensor]:
-    model = fresh_model()
+def planned_grads(
+    strategy: Strategy, k: int = 1, n: int = 6, make=fresh_model
+) -> dict[str, torch.Tensor]:
+    model = make()
     opt = DistributedOptimizer(
         torch.optim.SGD(model.parameters(), lr=0.1), model, strategy, backward_passes_per_step=k
     )
@@ -117,6 +119,48 @@ def check_accumulation(world: int) -> dict:
     ref, _ = plain_grads(k=2)
     got = planned_grads(plan(world, emb="sparse", fc1="sfb", fc2="sfb"), k=2)
     return {"rel": rel_errors(got, ref)}
+
+
+class ProjectedNet(Net):
+    """Net whose embedding table is also used outside the embedding's forward, as an output
+    projection over the whole vocabulary: every row gets gradient, not only those looked up."""
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        scores = self.emb(ids).mean(dim=1) @ self.emb.weight.t()  # (batch, VOCAB)
+        return super().forward(ids) * (1 + 0.1 * scores.logsumexp(dim=1, keepdim=True))
+
+
+def check_embedding_used_outside_forward(world: int) -> dict:
+    """Sparse rows for a table also used directly: the rows never looked up must be sent too."""
+
+    def make() -> Net:
+        torch.manual_seed(0)
+        return ProjectedNet()
+
+    ref, _ = plain_grads(make=make)
+    got = planned_grads(plan(world, emb="sparse", fc1="sfb"), make=make)
+    return {"rel": rel_errors(got, ref)}
+
+
+def check_sparse_embedding_gradients(world: int) -> dict:
+    """nn.Embedding(sparse=True) under the sparse scheme: a sparse gradient as Horovod gives."""
+
+    def make() -> Net:
+        model = fresh_model()
+        model.emb.sparse = True
+        return model
+
+    ref, _ = plain_grads(make=make)
+    model = make()
+    opt = DistributedOptimizer(
+        torch.optim.SGD(model.parameters(), lr=0.1), model, plan(world, emb="sparse")
+    )
+    loss_fn(model, *batch(0, hvd.rank(), 6)).backward()
+    try:
+        opt.step()
+    except RuntimeError as err:  # raised on every rank alike, after the all-gathers
+        return {"error": str(err)}
+    return {"rel": rel_errors(grads(model), ref), "is_sparse": model.emb.weight.grad.is_sparse}
 
 
 def check_uneven(world: int) -> dict:
@@ -363,6 +407,8 @@ CHECKS = {
     "bad_plans": check_bad_plans,
     "even": check_even,
     "accumulation": check_accumulation,
+    "embedding_used_outside_forward": check_embedding_used_outside_forward,
+    "sparse_embedding_gradients": check_sparse_embedding_gradients,
     "uneven": check_uneven,
     "local_batch_size": check_local_batch_size,
     "training": check_training,

@@ -114,6 +114,19 @@ def test_sparse_rows_merge_exactly(run):
         assert run["even"]["rel"]["emb.weight"] == 0.0
 
 
+def test_sparse_rows_include_rows_a_direct_use_of_the_table_touched(run):
+    # emb.weight also multiplies the hidden state over the whole vocabulary: the rows the
+    # embedding never looked up get gradient too, which the sparse rows must carry
+    _assert_close(run["embedding_used_outside_forward"]["rel"], "table used outside forward")
+
+
+def test_sparse_embedding_gradients_stay_sparse_and_equal_plain_horovod(run):
+    got = run["sparse_embedding_gradients"]
+    assert "error" not in got, got.get("error")
+    assert got["is_sparse"], "nn.Embedding(sparse=True) keeps a sparse gradient"
+    _assert_close(got["rel"], "nn.Embedding(sparse=True)")
+
+
 def test_gradient_accumulation_matches_plain_horovod(run):
     _assert_close(run["accumulation"]["rel"], "backward_passes_per_step=2")
 

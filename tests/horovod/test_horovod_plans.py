@@ -192,6 +192,39 @@ def test_default_planner_plans_with_the_profiled_gather_cost():
     assert measured.schemes == {}, reasons
 
 
+class AttentionNet(nn.Module):
+    """nn.MultiheadAttention uses its out_proj's weight without calling out_proj's forward."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.attn = nn.MultiheadAttention(8, 2, batch_first=True)
+        self.head = nn.Linear(8, 1)
+
+    def forward(self, x):
+        return self.head(self.attn(x, x, x)[0]).mean()
+
+
+def test_default_planner_leaves_layers_whose_forward_never_ran_to_the_allreduce():
+    # the profile saw 0 tokens for out_proj: SFB looked free and would have rebuilt a zero gradient
+    layers = {
+        "attn.out_proj": LayerProfile("attn.out_proj", "linear", tokens=0),
+        "head": LayerProfile("head", "linear", tokens=6),
+    }
+    rates = dict(bandwidth_bytes_per_s=1e6, latency_s=0.0, flops_per_s=1e13)
+    profile = Profile(1, 2, 3e-3, 1e-3, **rates, layers=layers, gather_overhead_s=0.0)
+    strategy, reasons = default_planner(profile, even_strategy(2), AttentionNet())
+    assert "attn.out_proj" not in strategy.schemes, reasons["attn.out_proj"]
+    assert reasons["attn.out_proj"] == "allreduce: not measured"
+
+
+def test_sfb_on_a_linear_whose_weight_is_used_outside_its_forward_is_an_error(single_rank):
+    model = AttentionNet()
+    plan = Strategy(["cpu"], [1], schemes={"attn.out_proj": "sfb", "head": "sfb"})
+    DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), model, plan)
+    with pytest.raises(ValueError, match="'attn.out_proj' got a weight gradient but no factors"):
+        model(torch.randn(2, 3, 8)).backward()
+
+
 def test_auto_strategy_on_one_rank_compresses_nothing():
     strategy, _ = auto_strategy(Net(), 1, layer_tokens={"wide": 1}, embedding_rows={"emb": 1})
     assert strategy.schemes == {}
@@ -263,6 +296,30 @@ def test_tied_weights_get_no_sfb_or_sparse_rows():
 def test_plans_that_do_not_fit_the_model_are_rejected(strategy, fragment):
     with pytest.raises(ValueError, match=fragment):
         check_strategy(strategy, Net(), 1)
+
+
+@pytest.mark.parametrize(
+    "strategy, fragment",
+    [
+        (Strategy(["a"], [1], groups=[[0]], schemes={"emb": "hierarchical"}), "sparse=True"),
+        (Strategy(["a"], [1], buckets=[["wide.weight", "emb.weight"]]), "has buckets"),
+        (Strategy(["a"], [1], buckets=[["wide.weight", "narrow.weight"]]), "has buckets"),
+    ],
+)
+def test_plans_that_horovod_cannot_reduce_sparse_gradients_for_are_rejected(strategy, fragment):
+    # Horovod's grouped and process-set all-reduce take dense tensors only: these failed in the
+    # first backward pass with "Tensor type torch.sparse.FloatTensor is not supported"
+    model = Net()
+    model.emb.sparse = True
+    with pytest.raises(ValueError, match=fragment):
+        check_strategy(strategy, model, 1)
+    # its own 'sparse' scheme takes it out of Horovod's hands, buckets or not
+    check_strategy(Strategy(["a"], [1], schemes={"emb": "sparse"}), model, 1)
+    check_strategy(
+        Strategy(["a"], [1], buckets=[["wide.weight", "emb.weight"]], schemes={"emb": "sparse"}),
+        model,
+        1,
+    )
 
 
 def test_optimizer_accepts_a_plan_object_carrying_a_strategy(single_rank):
@@ -440,6 +497,24 @@ def test_profile_probes_and_timings_run_on_the_models_device(single_rank, monkey
     assert real_matmul((4, 2, 8), device="cpu") > 0
     assert real_gather(device="cpu") == (0.0, 0.0)
     assert torch.equal(torch.get_rng_state(), state), "probes must not move training's RNG"
+
+
+def test_profiler_reads_layer_inputs_given_as_keywords(single_rank, monkeypatch):
+    """``layer(input=x)`` works with the SFB and sparse hooks; the profiler's hooks read it too
+    (they indexed the positional arguments and raised IndexError in the first step)."""
+    from stitchlab.horovod import _profile
+
+    monkeypatch.setattr(_profile, "measure_collective", lambda repeats=7, device=None: (1e9, 0.0))
+    monkeypatch.setattr(_profile, "measure_matmul", lambda shape, repeats=3, device=None: 1e11)
+    monkeypatch.setattr(_profile, "measure_gather", lambda repeats=7, device=None: (0.0, 0.0))
+    model = Net()
+    profiler = _profile.StepProfiler(model)
+    ids = torch.tensor([[1, 2, 2], [5, 1, 7]])
+    model.narrow(input=torch.relu(model.wide(input=model.emb(input=ids)))).sum().backward()
+    profiler.end_step(0.0)
+    profile = profiler.finish()
+    assert profile.layers["wide"].tokens == 6 and profile.layers["narrow"].tokens == 6
+    assert profile.layers["emb"].rows == 4
 
 
 def test_a_model_without_linear_or_embedding_layers_skips_the_gather_probe(
