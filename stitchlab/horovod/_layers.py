@@ -97,7 +97,18 @@ class SFBReducer(_Reducer):
         self.factors = LinearFactors(layer)
         self.tokens = 0  # rows sent, summed over steps (read by the profiler)
         self._handles: tuple[int, int] | None = None
+        self._stale: torch.Tensor | None = None  # whether .grad held a gradient before the step's first pass
         super().__init__(name, layer.weight, passes_per_step, weight)
+        self._hooks.append(layer.weight.register_hook(self._before_accumulation))
+
+    def _before_accumulation(self, _grad: torch.Tensor) -> None:
+        # a tensor hook runs before the gradient is added to .grad: a non-zero .grad at the
+        # step's first pass is left from before (no zero_grad() since the last step), which the
+        # rebuilt δᵀ·X would replace where Horovod's all-reduce keeps it (checked in _complete,
+        # which waits for the device anyway)
+        grad = self.layer.weight.grad
+        if self.passes == 0 and grad is not None:
+            self._stale = grad.ne(0).any()
 
     def _on_grad(self, param: torch.Tensor) -> None:
         if self.factors.rows == 0:
@@ -125,6 +136,14 @@ class SFBReducer(_Reducer):
         x = hvd.synchronize(self._handles[0])
         dy = hvd.synchronize(self._handles[1])
         self._handles = None
+        stale, self._stale = self._stale, None
+        if stale is not None and bool(stale):
+            raise ValueError(
+                f"SFB layer {self.name!r}: its weight's .grad held a gradient from before this "
+                "step (no optimizer.zero_grad() since the last step()), which SFB would replace "
+                "with this step's gradient where one process keeps adding to it; call zero_grad() "
+                "before each step's backward (backward_passes_per_step accumulates passes)"
+            )
         grad_w, grad_b = linear_grads(x, dy, bias=self.layer.bias is not None)
         _set_grad(self.layer.weight, grad_w)
         if self.layer.bias is not None and self.layer.bias.requires_grad:

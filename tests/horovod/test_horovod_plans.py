@@ -391,6 +391,40 @@ def test_too_many_backward_passes_is_an_error_not_a_wrong_gradient(single_rank):
         model(ids).sum().backward()
 
 
+def test_a_gradient_left_from_the_last_step_under_sfb_is_an_error_not_dropped(single_rank):
+    """Without zero_grad() between steps one process adds the new gradient to the old one; SFB
+    rebuilt only the new one into .grad (0.08 apart after two SGD steps). zero_grad() with
+    zeros, zero_grad() between forward and backward, and accumulated passes stay accepted."""
+    def model_and_optimizer(passes: int = 1) -> tuple[nn.Module, DistributedOptimizer]:
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2))
+        plan = Strategy(["cpu"], [1], schemes={"0": "sfb"})
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        return model, DistributedOptimizer(opt, model, plan, backward_passes_per_step=passes)
+
+    x = torch.randn(5, 4)
+    model, opt = model_and_optimizer()
+    model(x).square().sum().backward()
+    opt.step()
+    model(x).square().sum().backward()
+    with pytest.raises(ValueError, match="'0': its weight's .grad held a gradient from before this step"):
+        opt.step()
+    for between in (lambda o: o.zero_grad(set_to_none=False), lambda o: None):
+        model, opt = model_and_optimizer()
+        for _ in range(2):
+            opt.zero_grad(set_to_none=False)
+            loss = model(x).square().sum()
+            between(opt)
+            loss.backward()
+            opt.step()
+    model, opt = model_and_optimizer(passes=2)
+    for _ in range(2):
+        opt.zero_grad()
+        model(x[:2]).square().sum().backward()
+        model(x[2:]).square().sum().backward()
+        opt.step()
+
+
 def test_optimizer_works_with_lr_schedulers_and_state_dicts(single_rank):
     model = Net()
     opt = DistributedOptimizer(torch.optim.Adam(model.parameters(), lr=0.1), model)
