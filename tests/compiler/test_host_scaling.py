@@ -1,0 +1,52 @@
+"""Host work that must grow no faster than the program: the planner's and the code generator's
+step counts at a size and at four times it (counts, not timings, so the machine's speed does not
+matter)."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import stitchlab as sl
+
+search_module = importlib.import_module("stitchlab.plan.search")  # (stitchlab.plan.search is the function)
+
+
+def _counted(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str) -> list[int]:
+    """Count the calls of ``owner.name`` from now on."""
+    calls = [0]
+    original = getattr(owner, name)
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls[0] += 1
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counting)
+    return calls
+
+
+def _growth(calls: list[int], plan: Callable[[int], Any], n: int) -> float:
+    """How many times more calls planning ``plan(4 * n)`` makes than planning ``plan(n)``."""
+    counts = []
+    for size in (n, 4 * n):
+        calls[0] = 0
+        plan(size)
+        counts.append(calls[0])
+    return counts[1] / counts[0]
+
+
+def test_many_outputs_of_one_array_merge_in_quadratic_steps(monkeypatch: pytest.MonkeyPatch) -> None:
+    # sl.compute of many values of x: every group reads x, and sibling fusion merges them one
+    # pair at a time. It summed the whole plan's estimate for every pair at every step (G**4:
+    # 100 values took 21 s to plan); a pair is weighed once now (G**2, x16 at four times G).
+    x = sl.asarray(np.ones((64, 64), np.float32))
+    calls = _counted(monkeypatch, search_module._Evaluator, "cost")
+
+    def plan(n: int) -> None:
+        assert len(sl.explain(*[x * float(i) + 1.0 for i in range(n)]).kernels) == 1
+
+    assert _growth(calls, plan, 20) < 40  # was 245
