@@ -50,3 +50,26 @@ def test_many_outputs_of_one_array_merge_in_quadratic_steps(monkeypatch: pytest.
         assert len(sl.explain(*[x * float(i) + 1.0 for i in range(n)]).kernels) == 1
 
     assert _growth(calls, plan, 20) < 40  # was 245
+
+
+def test_analyzing_a_reduction_group_looks_at_the_group_not_the_whole_graph(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the search analyzes a group for every node and option: a walk of the whole graph in each
+    # (the phases of a group's reductions) made planning quadratic in the graph's size
+    from stitchlab.ir.graph import build_graph
+    from stitchlab.plan.groups import GraphView, analyze
+
+    calls = _counted(monkeypatch, GraphView, "is_real")
+
+    def plan(n: int) -> None:
+        x = sl.asarray(np.ones((64, 64), np.float32))
+        for _ in range(n):  # a long chain, a free node (a transpose) in each step
+            x = x.T * 1.001
+        m = x - x.mean(axis=1, keepdims=True)
+        view = GraphView(build_graph([m._node])[0])
+        group = frozenset(id(n) for n in view.real if n.op in ("sum", "divide", "subtract") and n.shape[-1] != 64
+                          or n is view.graph.outputs[0])
+        calls[0] = 0
+        assert analyze(view, group) is not None
+        calls[0] += 1  # (never zero)
+
+    assert _growth(calls, plan, 200) < 2  # was 4
