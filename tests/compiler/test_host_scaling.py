@@ -73,3 +73,43 @@ def test_analyzing_a_reduction_group_looks_at_the_group_not_the_whole_graph(monk
         calls[0] += 1  # (never zero)
 
     assert _growth(calls, plan, 200) < 2  # was 4
+
+
+def _stencil_steps(u: Any, steps: int) -> Any:
+    for _ in range(steps):  # explicit time stepping, not evaluated in between
+        u = u + 0.1 * (sl.roll(u, 1, axis=1) - 2 * u + sl.roll(u, -1, axis=1)) + 0.01 * sl.roll(u, 2, axis=0)
+    return u
+
+
+def test_a_loop_of_rolls_writes_a_kernel_that_grows_with_the_loop_not_its_paths() -> None:
+    # a roll of a roll read its input at a position written from the first roll's, one text per
+    # path to it: the kernel of 12 steps of u + roll(u, 1) - 2u + roll(u, -1) had 4 MB of source,
+    # twice as much at each step; now a step's values at each offset are computed once
+    def body_lines(steps: int) -> int:
+        u = sl.asarray(np.ones((64, 64), np.float32))
+        for _ in range(steps):
+            u = u + 0.1 * (sl.roll(u, 1, axis=1) - 2 * u + sl.roll(u, -1, axis=1))
+        (kernel,) = sl.explain(u).kernels
+        return kernel.source.split('extern "C"')[-1].count("\n")
+
+    assert body_lines(12) < 40 * body_lines(3)  # the offsets of 4 times the steps: 16 times the values
+
+
+def test_a_loop_of_rolls_computes_numpys_values_in_host_cxx(tmp_path: Any) -> None:
+    from stitchlab.codegen.program import build_plan
+    from stitchlab.ir.graph import build_graph
+    from stitchlab.plan.device import preset
+
+    from .hostkernels import run_plan, unsupported
+
+    if unsupported() is not None:
+        pytest.skip(str(unsupported()))
+    host = np.random.default_rng(0).standard_normal((9, 7)).astype(np.float32)
+    graph, sources = build_graph([_stencil_steps(sl.asarray(host), 10)._node])
+    plan = build_plan(graph, preset("H200"))
+    assert len(plan.kernels) == 1
+    (got,) = run_plan(plan, sources, tmp_path)
+    want = host.astype(np.float64)
+    for _ in range(10):
+        want = want + 0.1 * (np.roll(want, 1, 1) - 2 * want + np.roll(want, -1, 1)) + 0.01 * np.roll(want, 2, 0)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
