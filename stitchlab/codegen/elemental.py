@@ -74,6 +74,8 @@ class Index:
         return _bare(self.lin) if self.lin is not None else "|".join(_bare(e) for e in self.dims or ())
 
 
+#: a position plus a constant, as a slice writes it (``(i5 + 1)``)
+_SHIFTED = re.compile(r"^\((\w+) \+ (\d+)\)$")
 #: a position along a vector chunk's last axis, ``(p + (u ± K))`` (``Writer.dims``)
 _LANE_TERM = re.compile(r"^\((\w+) \+ \(u(?: ([+-]) (\d+))?\)\)$")
 
@@ -250,6 +252,9 @@ class Writer:
         #: position's start ``p`` as an expression the branch can compute (``dims``)
         self.interior_checks: dict[str, None] | None = None
         self.lane_starts: dict[str, str] = {}
+        #: a wrap pad's input position -> (r, k, n): it is (r + k) mod n, r another such position
+        #: (``_rewrapped``)
+        self.wraps: dict[str, tuple[str, int, int]] = {}
         #: lane positions whose chunk start is no multiple of the width (rows of another extent),
         #: and whether the kernel has shifted reads to merge (``SHIFTED_ROW_WARPS``)
         self.unaligned_lanes: set[str] = set()
@@ -594,6 +599,10 @@ class Writer:
         before, n, mode = node.attr("before"), node.attr("extent"), node.attr("mode")
         after = node.shape[node.attr("axis")] - before - n
         t = self.idx_t
+        if mode == "wrap" and before <= n and after <= n:
+            again = self._rewrapped(e, before, n)
+            if again is not None:
+                return again
         s = self.tmp(_lane_plus(e, -before) or f"({t})({e}) - ({t}){before}")
         last = f"({t}){n - 1}"
         if mode == "edge":
@@ -603,7 +612,10 @@ class Writer:
                 "symmetric": (f"({t})-1 - {s}", f"({t}){2 * n - 1} - {s}", n),
                 "reflect": (f"-{s}", f"({t}){2 * n - 2} - {s}", n - 1)}[mode]
         if before <= once[2] and after <= once[2]:
-            return self.tmp(f"({s} < ({t})0 ? {once[0]} : {s} > {last} ? {once[1]} : {s})")
+            p = self.tmp(f"({s} < ({t})0 ? {once[0]} : {s} > {last} ? {once[1]} : {s})")
+            if mode == "wrap":
+                self.wraps.setdefault(p, (p, 0, n))
+            return p
         period = {"wrap": n, "symmetric": 2 * n, "reflect": 2 * (n - 1)}[mode]
         if node.shape[node.attr("axis")] + period >= 2**31:
             t = "long long"
@@ -612,6 +624,28 @@ class Writer:
             return k
         mirror = f"({t}){period - 1} - {k}" if mode == "symmetric" else f"({t}){period} - {k}"
         return self.tmp(f"({k} < ({t}){n} ? {k} : {mirror})", t)
+
+    def _rewrapped(self, e: str, before: int, n: int) -> str | None:
+        """The input position of a wrap pad (of ``before``, extent ``n``) read at ``e``, where
+        ``e`` is another wrap pad's position ``p`` or ``p`` plus a constant (a roll of a roll:
+        ``(p + 1)``): ``(r + k) mod n`` with ``p = (r + k0) mod n``, written from ``r`` itself
+        (``r`` where ``k`` is 0). Positions then have one text per offset, so the values read
+        there are computed once: a time-stepping loop of rolls (``u + roll(u, 1) - 2 * u +
+        roll(u, -1)``, 12 steps) wrote a kernel of 4 MB, twice as long at each step. Else None."""
+        m = _SHIFTED.match(e)
+        p, k = (m.group(1), int(m.group(2))) if m else (e, 0)
+        found = self.wraps.get(p)
+        if found is None or found[2] != n or not any(found[0] in scope.values() for scope in self.tmps):
+            return None  # (none, or written in a scope closed since)
+        r, k0, _ = found
+        k = (k0 + k - before) % n
+        if k == 0:
+            return r
+        t = self.idx_t
+        s = self.tmp(f"{r} + ({t}){k}")
+        q = self.tmp(f"({s} > ({t}){n - 1} ? {s} - ({t}){n} : {s})")  # r < n and k < n
+        self.wraps.setdefault(q, (r, k, n))
+        return q
 
     def _count_divide(self, node: Node, idx: Index) -> str | None:
         """A mean's or variance's ``reduction / (count - ddof)`` (a count constant, see

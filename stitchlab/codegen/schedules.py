@@ -389,31 +389,42 @@ def _full_index(w: Writer, info: GroupInfo, r: str, c: str, K: str, R: str) -> I
 
 def _row_nodes_ready(info: GroupInfo, done: int, emitted: set[int]) -> list[Node]:
     """Members at the row level whose reductions all finished by phase ``done``."""
+    need = _phases_needed(info)
     out = []
     for n in info.members:
         if id(n) in emitted or info.levels.get(id(n)) != ROW or n.op in _OPS:
             continue
-        need = _max_depth(info, n)
-        if need <= done:
+        if need[id(n)] <= done:
             out.append(n)
     return out
 
 
-def _max_depth(info: GroupInfo, n: Node) -> int:
-    best = 0
-    stack, seen = [n], set()
+_FREE = ("broadcast", "reshape", "transpose", "slice", "pad", "astype")
+
+
+def _phases_needed(info: GroupInfo) -> dict[int, int]:
+    """For each member (by ``id``), the last phase among the group's reductions it reads through
+    members and free nodes (a reduction: its own phase; 0 for none). One pass over the group
+    (a walk per member and phase made a group of many reductions cubic to write)."""
+    need: dict[int, int] = {}
     members = {id(m) for m in info.members}
-    while stack:
-        m = stack.pop()
-        if id(m) in seen:
-            continue
-        seen.add(id(m))
-        if id(m) in info.depth:
-            best = max(best, info.depth[id(m)])
-            continue
-        if id(m) in members or m.op in ("broadcast", "reshape", "transpose", "slice", "pad", "astype"):
-            stack.extend(m.inputs)
-    return best
+    for root in info.members:
+        stack = [root]
+        while stack:
+            m = stack[-1]
+            if id(m) in need:
+                stack.pop()
+            elif id(m) in info.depth:
+                need[id(m)] = info.depth[id(m)]
+            elif id(m) not in members and m.op not in _FREE:
+                need[id(m)] = 0
+            else:
+                todo = [i for i in m.inputs if id(i) not in need]
+                if todo:
+                    stack.extend(todo)
+                else:
+                    need[id(m)] = max((need[id(i)] for i in m.inputs), default=0)
+    return need
 
 
 @dataclass

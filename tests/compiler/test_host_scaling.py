@@ -1,0 +1,115 @@
+"""Host work that must grow no faster than the program: the planner's and the code generator's
+step counts at a size and at four times it (counts, not timings, so the machine's speed does not
+matter)."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import stitchlab as sl
+
+search_module = importlib.import_module("stitchlab.plan.search")  # (stitchlab.plan.search is the function)
+
+
+def _counted(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str) -> list[int]:
+    """Count the calls of ``owner.name`` from now on."""
+    calls = [0]
+    original = getattr(owner, name)
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls[0] += 1
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counting)
+    return calls
+
+
+def _growth(calls: list[int], plan: Callable[[int], Any], n: int) -> float:
+    """How many times more calls planning ``plan(4 * n)`` makes than planning ``plan(n)``."""
+    counts = []
+    for size in (n, 4 * n):
+        calls[0] = 0
+        plan(size)
+        counts.append(calls[0])
+    return counts[1] / counts[0]
+
+
+def test_many_outputs_of_one_array_merge_in_quadratic_steps(monkeypatch: pytest.MonkeyPatch) -> None:
+    # sl.compute of many values of x: every group reads x, and sibling fusion merges them one
+    # pair at a time. It summed the whole plan's estimate for every pair at every step (G**4:
+    # 100 values took 21 s to plan); a pair is weighed once now (G**2, x16 at four times G).
+    x = sl.asarray(np.ones((64, 64), np.float32))
+    calls = _counted(monkeypatch, search_module._Evaluator, "cost")
+
+    def plan(n: int) -> None:
+        assert len(sl.explain(*[x * float(i) + 1.0 for i in range(n)]).kernels) == 1
+
+    assert _growth(calls, plan, 20) < 40  # was 245
+
+
+def test_analyzing_a_reduction_group_looks_at_the_group_not_the_whole_graph(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the search analyzes a group for every node and option: a walk of the whole graph in each
+    # (the phases of a group's reductions) made planning quadratic in the graph's size
+    from stitchlab.ir.graph import build_graph
+    from stitchlab.plan.groups import GraphView, analyze
+
+    calls = _counted(monkeypatch, GraphView, "is_real")
+
+    def plan(n: int) -> None:
+        x = sl.asarray(np.ones((64, 64), np.float32))
+        for _ in range(n):  # a long chain, a free node (a transpose) in each step
+            x = x.T * 1.001
+        m = x - x.mean(axis=1, keepdims=True)
+        view = GraphView(build_graph([m._node])[0])
+        group = frozenset(id(n) for n in view.real if n.op in ("sum", "divide", "subtract") and n.shape[-1] != 64
+                          or n is view.graph.outputs[0])
+        calls[0] = 0
+        assert analyze(view, group) is not None
+        calls[0] += 1  # (never zero)
+
+    assert _growth(calls, plan, 200) < 2  # was 4
+
+
+def _stencil_steps(u: Any, steps: int) -> Any:
+    for _ in range(steps):  # explicit time stepping, not evaluated in between
+        u = u + 0.1 * (sl.roll(u, 1, axis=1) - 2 * u + sl.roll(u, -1, axis=1)) + 0.01 * sl.roll(u, 2, axis=0)
+    return u
+
+
+def test_a_loop_of_rolls_writes_a_kernel_that_grows_with_the_loop_not_its_paths() -> None:
+    # a roll of a roll read its input at a position written from the first roll's, one text per
+    # path to it: the kernel of 12 steps of u + roll(u, 1) - 2u + roll(u, -1) had 4 MB of source,
+    # twice as much at each step; now a step's values at each offset are computed once
+    def body_lines(steps: int) -> int:
+        u = sl.asarray(np.ones((64, 64), np.float32))
+        for _ in range(steps):
+            u = u + 0.1 * (sl.roll(u, 1, axis=1) - 2 * u + sl.roll(u, -1, axis=1))
+        (kernel,) = sl.explain(u).kernels
+        return kernel.source.split('extern "C"')[-1].count("\n")
+
+    assert body_lines(12) < 40 * body_lines(3)  # the offsets of 4 times the steps: 16 times the values
+
+
+def test_a_loop_of_rolls_computes_numpys_values_in_host_cxx(tmp_path: Any) -> None:
+    from stitchlab.codegen.program import build_plan
+    from stitchlab.ir.graph import build_graph
+    from stitchlab.plan.device import preset
+
+    from .hostkernels import run_plan, unsupported
+
+    if unsupported() is not None:
+        pytest.skip(str(unsupported()))
+    host = np.random.default_rng(0).standard_normal((9, 7)).astype(np.float32)
+    graph, sources = build_graph([_stencil_steps(sl.asarray(host), 10)._node])
+    plan = build_plan(graph, preset("H200"))
+    assert len(plan.kernels) == 1
+    (got,) = run_plan(plan, sources, tmp_path)
+    want = host.astype(np.float64)
+    for _ in range(10):
+        want = want + 0.1 * (np.roll(want, 1, 1) - 2 * want + np.roll(want, -1, 1)) + 0.01 * np.roll(want, 2, 0)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
