@@ -399,9 +399,6 @@ def _row_nodes_ready(info: GroupInfo, done: int, emitted: set[int]) -> list[Node
     return out
 
 
-_FREE = ("broadcast", "reshape", "transpose", "slice", "pad", "astype")
-
-
 def _phases_needed(info: GroupInfo) -> dict[int, int]:
     """For each member (by ``id``), the last phase among the group's reductions it reads through
     members and free nodes (a reduction: its own phase; 0 for none). One pass over the group
@@ -416,7 +413,7 @@ def _phases_needed(info: GroupInfo) -> dict[int, int]:
                 stack.pop()
             elif id(m) in info.depth:
                 need[id(m)] = info.depth[id(m)]
-            elif id(m) not in members and m.op not in _FREE:
+            elif id(m) not in members and m.op not in FREE_OPS:
                 need[id(m)] = 0
             else:
                 todo = [i for i in m.inputs if id(i) not in need]

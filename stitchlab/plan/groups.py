@@ -455,7 +455,7 @@ def analyze(view: GraphView, member_ids: frozenset[int] | set[int]) -> GroupInfo
     # per node and option, and a walk of the graph made that quadratic in its size)
     rowdep: set[int] = set()
     depth_of: dict[int, int] = {}
-    for n in _members_and_free(view, nodes):
+    for n in all_free_nodes(view, info):  # (the leaves it reaches depend on no reduction of it)
         d = max((depth_of.get(id(i), 0) for i in n.inputs), default=0)
         if id(n) in members and OPS[n.op].kind is Kind.REDUCE:
             rowdep.add(id(n))
@@ -524,22 +524,6 @@ def analyze(view: GraphView, member_ids: frozenset[int] | set[int]) -> GroupInfo
                 stack.append((i, ctx))
     info.levels = levels
     return info
-
-
-def _members_and_free(view: GraphView, nodes: list[Node]) -> list[Node]:
-    """``nodes`` and the free nodes (layout maps, casts) between them and what they read, in
-    graph order."""
-    seen = {id(n) for n in nodes}
-    out = list(nodes)
-    stack = list(nodes)
-    while stack:
-        for i in stack.pop().inputs:
-            if id(i) not in seen and i.op in FREE_OPS and not view.is_real(i):
-                seen.add(id(i))
-                out.append(i)
-                stack.append(i)
-    out.sort(key=lambda n: view.pos[id(n)])
-    return out
 
 
 def all_free_nodes(view: GraphView, info: GroupInfo) -> list[Node]:
