@@ -250,6 +250,12 @@ class ModelProfile:
         return sum(ln.trainable_bytes for ln in self.layers)
 
     @property
+    def static_bytes(self) -> float:
+        """Bytes a replica holds whatever its batch: the weights, and gradients and optimizer
+        state of the trained ones (:meth:`memory_needed` less the activations)."""
+        return self.param_bytes + float(self.trainable_bytes) * (1 + self.optimizer_state_factor)
+
+    @property
     def activation_bytes(self) -> int:
         return sum(ln.activation_bytes for ln in self.layers)
 

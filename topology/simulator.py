@@ -442,8 +442,7 @@ def simulate(
         events += [Event("comm", c.name, c.scheme, c.start, c.end) for c in comm]
 
     # memory
-    trained = float(profile.trainable_bytes)
-    static = profile.param_bytes + trained * (1 + profile.optimizer_state_factor)
+    static = profile.static_bytes
     fusion = max((u.nbytes for _, u in sent if u.gather is None), default=0.0)
     gather_buf = sum(u.gather.buffer_bytes for _, u in sent if u.gather is not None)
     peaks: dict[str, float] = {}

@@ -163,9 +163,7 @@ class SearchSpace:
         self.all_devices = all_devices
         hosts = topo.hosts()
         self.order: list[str] = [d for ids in hosts.values() for d in ids]
-        # weights; gradients and optimizer state of the trained ones only (as the simulator)
-        self.static_bytes = profile.param_bytes + \
-            profile.trainable_bytes * (1 + profile.optimizer_state_factor)
+        self.static_bytes = profile.static_bytes  # (frozen weights: no gradients or optimizer state)
         self.act_per_sample = profile.activation_bytes / profile.batch_size
         self.fusion_reserve = min(float(profile.trainable_bytes), 256.0 * MiB)
         self._check_fits()
