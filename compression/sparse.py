@@ -32,14 +32,16 @@ from torch import nn
 from ._hooks import layer_input
 
 
-def encode_rows(grad: torch.Tensor, rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def encode_rows(grad: torch.Tensor, rows: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """The (index, value) encoding of ``grad`` restricted to ``rows``.
 
     Args:
         grad: dense ``V × d`` gradient, or a sparse COO gradient (its own rows are used and
             ``rows`` is ignored).
         rows: integer row indices that may be non-zero, in any order; a row given more than
-            once is sent once.
+            once is sent once. ``None``: the rows of a dense ``grad`` holding a non-zero (or
+            NaN) value, found in one pass over ``grad`` (rows a step looked up whose gradient
+            is zero are left out; they add nothing).
 
     Returns:
         ``(indices, values)``: distinct ``int64`` rows in ascending order, and those rows of
@@ -49,7 +51,7 @@ def encode_rows(grad: torch.Tensor, rows: torch.Tensor) -> tuple[torch.Tensor, t
         TypeError: ``rows`` of a float or bool dtype (give the positions as integers).
         ValueError: ``grad`` that is not a ``V × d`` matrix.
     """
-    if rows.dtype.is_floating_point or rows.dtype.is_complex or rows.dtype == torch.bool:
+    if rows is not None and (rows.dtype.is_floating_point or rows.dtype.is_complex or rows.dtype == torch.bool):
         raise TypeError(f"encode_rows: rows must be integer row indices, got dtype {rows.dtype}; give the "
                         f"positions (a mask's: mask.nonzero().flatten())")
     if grad.dim() != 2:
@@ -61,7 +63,10 @@ def encode_rows(grad: torch.Tensor, rows: torch.Tensor) -> tuple[torch.Tensor, t
         rows = g.indices()[0]  # both dimensions sparse: gather the touched rows whole
         rows = torch.unique(rows).to(torch.int64)
         return rows, g.index_select(0, rows).to_dense()
-    rows = torch.unique(rows.reshape(-1).to(device=grad.device, dtype=torch.int64))
+    if rows is None:
+        rows = grad.ne(0).any(dim=1).nonzero().flatten()  # (ascending, distinct)
+    else:
+        rows = torch.unique(rows.reshape(-1).to(device=grad.device, dtype=torch.int64))
     return rows, grad.index_select(0, rows)
 
 

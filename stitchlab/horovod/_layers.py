@@ -21,7 +21,7 @@ import torch
 from torch import nn
 
 from stitchlab.compression.sfb import LinearFactors, linear_grads
-from stitchlab.compression.sparse import EmbeddingRows, decode_rows, encode_rows
+from stitchlab.compression.sparse import decode_rows, encode_rows
 
 
 class _Reducer:
@@ -161,26 +161,23 @@ class SparseReducer(_Reducer):
 
     def __init__(self, name: str, layer: nn.Embedding, passes_per_step: int, weight: float) -> None:
         self.layer = layer
-        self.rows_capture = EmbeddingRows(layer)
         self.rows = 0  # rows sent, summed over steps (read by the profiler)
         self._handles: tuple[int, int] | None = None
         self._sparse_grad = False
         super().__init__(name, layer.weight, passes_per_step, weight)
 
     def _launch(self) -> None:
-        rows = self.rows_capture.take()
         grad = self.layer.weight.grad
         if grad is None:
             w = self.layer.weight
-            idx = rows.new_zeros(0)
+            idx = torch.zeros(0, dtype=torch.int64, device=w.device)
             val = w.new_zeros((0, w.shape[1]))
         else:
             self._sparse_grad = grad.is_sparse
-            if not grad.is_sparse:
-                # a table also used outside the embedding's forward (``h @ emb.weight.T``, a
-                # penalty term) has gradient in rows it never looked up: send those rows too
-                rows = torch.cat([rows, grad.ne(0).any(dim=1).nonzero().flatten()])
-            idx, val = encode_rows(grad, rows)
+            # a dense gradient's non-zero rows, not the rows the forward looked up: a table also
+            # used outside the embedding's forward (``h @ emb.weight.T``, a penalty term) has
+            # gradient in rows it never looked up (one pass over the table, one device sync)
+            idx, val = encode_rows(grad)
         self.rows += int(idx.numel())
         self._handles = (
             hvd.allgather_async(idx.contiguous(), name=f"stitchlab.sparse.idx.{self.name}"),
@@ -198,9 +195,6 @@ class SparseReducer(_Reducer):
         # nn.Embedding(sparse=True)'s layout: sparse rows of dense values (one sparse dimension)
         _set_grad(self.layer.weight, dense.to_sparse(1) if self._sparse_grad else dense)
 
-    def remove(self) -> None:
-        super().remove()
-        self.rows_capture.remove()
 
 
 class HierarchicalReducer(_Reducer):

@@ -185,3 +185,18 @@ def test_decode_rows_names_pieces_it_cannot_sum(indices, values, error, match):
 def test_encode_rows_refuses_a_gradient_that_is_not_a_matrix():
     with pytest.raises(ValueError, match=r"V × d matrix, got shape \(6,\)"):
         encode_rows(torch.ones(6), torch.tensor([1]))
+
+
+def test_encode_rows_without_rows_sends_the_non_zero_rows_of_a_dense_gradient():
+    """No rows given: the rows holding a non-zero or NaN value, ascending, found in one pass (a
+    looked-up row whose gradient is zero adds nothing; a row only a direct use of the table
+    touched is sent)."""
+    torch.manual_seed(4)
+    grad = torch.zeros(9, 3)
+    grad[[7, 2]] = torch.randn(2, 3)
+    grad[5, 1] = float("nan")
+    grad[0, 2] = -1e-30
+    idx, val = encode_rows(grad)
+    assert idx.tolist() == [0, 2, 5, 7] and idx.dtype == torch.int64
+    assert torch.allclose(val, grad[[0, 2, 5, 7]], equal_nan=True)
+    assert torch.allclose(decode_rows([idx], [val], 9), grad, equal_nan=True)
