@@ -98,17 +98,72 @@ class SFBReducer(_Reducer):
         self.tokens = 0  # rows sent, summed over steps (read by the profiler)
         self._handles: tuple[int, int] | None = None
         self._stale: torch.Tensor | None = None  # whether .grad held a gradient before the step's first pass
+        #: this pass's weight gradients from the layer's own calls (from autograd's nodes that
+        #: feed the weight, found from each call's output): how many, the first, and from the
+        #: second on their sum and the sum of their magnitudes; and whether a pass's whole
+        #: gradient differed from them
+        self._calls = 0
+        self._own: tuple[torch.Tensor, ...] = ()
+        self._outside: torch.Tensor | None = None
         super().__init__(name, layer.weight, passes_per_step, weight)
-        self._hooks.append(layer.weight.register_hook(self._before_accumulation))
+        self._hooks += [layer.weight.register_hook(self._before_accumulation),
+                        layer.register_forward_hook(self._watch_own_path)]
 
-    def _before_accumulation(self, _grad: torch.Tensor) -> None:
+    def _watch_own_path(self, _module: nn.Module, args: tuple, output: torch.Tensor) -> None:
+        """Hook the autograd nodes through which this call's output reaches the weight (the
+        transpose of ``F.linear``, autocast's cast), not looking past the call's input."""
+        if not (torch.is_grad_enabled() and output.requires_grad):
+            return
+        w, stop = self.layer.weight, getattr(args[0], "grad_fn", None) if args else None
+        frontier, seen = [output.grad_fn], set()
+        for _ in range(6):  # (F.linear of a 3-d input: view, mm, transpose)
+            deeper = []
+            for node in frontier:
+                if node is None or node is stop or node in seen:
+                    continue
+                seen.add(node)
+                for k, (fn, _) in enumerate(node.next_functions):
+                    if getattr(fn, "variable", None) is w:
+                        node.register_hook(lambda grads, _outs, k=k: self._own_gradient(grads[k]))
+                    elif fn is not None:
+                        deeper.append(fn)
+            frontier = deeper
+
+    def _own_gradient(self, grad: torch.Tensor | None) -> None:
+        if grad is None:
+            return
+        self._calls += 1
+        if self._calls == 1:
+            self._own = (grad,)
+        elif self._calls == 2:
+            (first,) = self._own
+            self._own = (first + grad, first.abs() + grad.abs())
+        else:
+            self._own[0].add_(grad)
+            self._own[1].add_(grad.abs())
+
+    def _before_accumulation(self, grad: torch.Tensor) -> None:
         # a tensor hook runs before the gradient is added to .grad: a non-zero .grad at the
         # step's first pass is left from before (no zero_grad() since the last step), which the
         # rebuilt δᵀ·X would replace where Horovod's all-reduce keeps it (checked in _complete,
         # which waits for the device anyway)
-        grad = self.layer.weight.grad
-        if self.passes == 0 and grad is not None:
-            self._stale = grad.ne(0).any()
+        before = self.layer.weight.grad
+        if self.passes == 0 and before is not None:
+            self._stale = before.ne(0).any()
+        # the pass's whole gradient against the layer's own calls': a weight also used outside
+        # the forward (a penalty in the loss, F.linear(x, fc.weight)) adds a part SFB would drop.
+        # One call: autograd hands its gradient on as it is; several: autograd sums them in
+        # some order, within (calls) float epsilons of the sum of their magnitudes
+        calls, own, self._calls, self._own = self._calls, self._own, 0, ()
+        if calls == 0 or (calls == 1 and grad is own[0]):
+            return  # (no node found: not checked)
+        if calls == 1:
+            differs = (grad != own[0]) & ~(grad.isnan() & own[0].isnan())
+        else:
+            total, magnitude = own
+            differs = (grad - total).abs() > calls * torch.finfo(grad.dtype).eps * magnitude
+        differs = differs.any()
+        self._outside = differs if self._outside is None else self._outside | differs
 
     def _on_grad(self, param: torch.Tensor) -> None:
         if self.factors.rows == 0:
@@ -137,6 +192,14 @@ class SFBReducer(_Reducer):
         dy = hvd.synchronize(self._handles[1])
         self._handles = None
         stale, self._stale = self._stale, None
+        outside, self._outside = self._outside, None
+        if outside is not None and bool(outside):
+            raise ValueError(
+                f"SFB layer {self.name!r}: its weight also got gradient from outside its forward "
+                "(a penalty such as λ·weight.square().sum() in the loss, or F.linear(x, "
+                f"{self.name}.weight)), which SFB would drop; give {self.name!r} 'allreduce', or "
+                "use the optimizer's weight_decay for an L2 penalty"
+            )
         if stale is not None and bool(stale):
             raise ValueError(
                 f"SFB layer {self.name!r}: its weight's .grad held a gradient from before this "

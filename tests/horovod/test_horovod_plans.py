@@ -225,6 +225,63 @@ def test_sfb_on_a_linear_whose_weight_is_used_outside_its_forward_is_an_error(si
         model(torch.randn(2, 3, 8)).backward()
 
 
+class TwoLinears(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+        self.head = nn.Linear(3, 1)
+
+    def forward(self, x):
+        return self.head(self.fc(x)).sum()
+
+
+def _sfb_step(loss_of, passes: int = 1) -> TwoLinears:
+    torch.manual_seed(0)
+    model = TwoLinears()
+    plan = Strategy(["cpu"], [1], schemes={"fc": "sfb"})
+    opt = DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), model, plan,
+                               backward_passes_per_step=passes)
+    for _ in range(2):
+        opt.zero_grad()
+        for _ in range(passes):
+            loss_of(model, torch.randn(5, 4)).backward()
+        opt.step()
+    return model
+
+
+@pytest.mark.parametrize("loss_of", [
+    lambda m, x: m(x) + 0.01 * m.fc.weight.square().sum(),  # an L2 penalty in the loss
+    lambda m, x: 0.01 * m.fc.weight.square().sum() + m(x),  # (added before the forward)
+    lambda m, x: m(x) + nn.functional.linear(x, m.fc.weight).sum(),
+    lambda m, x: m(x) + m.head(m.fc(2 * x)).sum() + 0.01 * m.fc.weight.square().sum(),
+], ids=["penalty", "penalty-first", "F.linear", "two-calls-and-penalty"])
+def test_sfb_on_a_weight_also_used_outside_its_forward_that_ran_is_an_error(single_rank, loss_of):
+    # the rebuilt δᵀ·X would drop the other use's part of the gradient without a word
+    with pytest.raises(ValueError, match="'fc': its weight also got gradient from outside its forward"):
+        _sfb_step(loss_of)
+
+
+@pytest.mark.parametrize("loss_of,passes", [
+    (lambda m, x: m(x), 1),
+    (lambda m, x: m(x), 2),
+    (lambda m, x: m(torch.stack([x, -x])), 1),  # a 3-d input
+    (lambda m, x: m(x) + m.head(m.fc(2 * x)).sum() + m(3 * x), 2),  # the layer called three times
+    (lambda m, x: m(x) + 0 * m.fc.weight.sum(), 1),  # an outside use of zero gradient
+], ids=["plain", "two-passes", "3-d", "three-calls", "zero-outside"])
+def test_sfb_of_a_weight_used_only_by_its_forward_trains_as_one_process(single_rank, loss_of, passes):
+    model = _sfb_step(loss_of, passes)
+    torch.manual_seed(0)
+    plain = TwoLinears()
+    opt = torch.optim.SGD(plain.parameters(), lr=0.1)
+    for _ in range(2):
+        opt.zero_grad()
+        for _ in range(passes):
+            loss_of(plain, torch.randn(5, 4)).backward()
+        opt.step()
+    for a, b in zip(model.parameters(), plain.parameters(), strict=True):
+        torch.testing.assert_close(a, b)
+
+
 def test_auto_strategy_on_one_rank_compresses_nothing():
     strategy, _ = auto_strategy(Net(), 1, layer_tokens={"wide": 1}, embedding_rows={"emb": 1})
     assert strategy.schemes == {}
