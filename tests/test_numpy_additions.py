@@ -102,6 +102,19 @@ def test_sinc_angle_real_imag_conj_are_numpys(x: np.ndarray) -> None:
         _same_bits(sl.angle(sl.asarray(x), deg=True), np.angle(x, deg=True))
 
 
+def test_imag_of_a_real_array_is_read_only_and_real_writes_through_as_numpys() -> None:
+    host = np.arange(3.0)
+    x = sl.asarray(host.copy())
+    for imag in (x.imag, sl.imag(x), np.imag(x)):
+        assert imag.flags.writeable is host.imag.flags.writeable is False
+        with pytest.raises(TypeError, match=r"\.imag"):
+            imag[0] = 1.0  # (NumPy: ValueError, assignment destination is read-only)
+    r = x.real
+    r[0] = 5.0
+    host.real[0] = 5.0
+    same(x, host)
+
+
 @pytest.mark.parametrize("x, y", [(np.array([2, 3], np.int8), -1), (np.abs(A), np.float32(0.5)), (np.array([2.0], np.float16), 2)])
 def test_float_power_is_numpys(x: np.ndarray, y: Any) -> None:
     same(sl.float_power(sl.asarray(x), y), np.float_power(x, y))

@@ -1698,7 +1698,9 @@ def real(val: Any) -> LazyArray:
 
 
 def imag(val: Any) -> LazyArray:
-    """The imaginary part: zeros of the array's shape and dtype (stitchlab arrays are real).
+    """The imaginary part: zeros of the array's shape and dtype (stitchlab arrays are real),
+    read-only while the array lives, as NumPy's ``x.imag`` of a real array (an assignment into it
+    raises ``TypeError`` rather than going nowhere).
 
     Example:
         >>> import numpy as np, stitchlab as sl
@@ -1706,7 +1708,7 @@ def imag(val: Any) -> LazyArray:
         array([0., 0.])
     """
     arr = asarray(val)
-    return LazyArray(build.broadcast_to(build.const(0, arr.dtype), arr.shape))
+    return LazyArray(build.broadcast_to(build.const(0, arr.dtype), arr.shape), view_of=arr)
 
 
 def conjugate(x: Any) -> LazyArray:

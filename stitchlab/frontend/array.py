@@ -116,7 +116,7 @@ class LazyArray:
                 return
             raise TypeError(
                 "this array is a view of another that it cannot write through into, as NumPy's would: a "
-                "transpose, reshape, ravel or broadcast (or a view of one), or a view taken before that "
+                "transpose, reshape, ravel, broadcast or .imag (or a view of one), or a view taken before that "
                 "array was assigned (it holds the value from before). Views by indexing (x[1:], x[0]) "
                 "taken from the array's current value write through. Assign into that array (x[0, 1] = "
                 "v rather than x.T[1][0] = v), or into a copy of the view (y = x.T.copy())"
@@ -175,7 +175,7 @@ class LazyArray:
 
     @property
     def imag(self) -> LazyArray:
-        """Zeros of the array's shape and dtype (stitchlab arrays are real)."""
+        """Zeros of the array's shape and dtype (stitchlab arrays are real), read-only as NumPy's."""
         from . import api
 
         return api.imag(self)
