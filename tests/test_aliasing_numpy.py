@@ -49,7 +49,12 @@ def test_in_place_operators_on_indexed_arrays_numpy(dtype: Any, op: str) -> None
             exec(code, {"x": x, "key": key, "value": value})
             got = x.get()
             assert got.dtype == a.dtype
-            np.testing.assert_array_equal(got, a, err_msg=f"x[{key!r}] {op} {value!r}")
+            if op == "**=" and a.dtype.kind == "f":
+                # NumPy's own scalar and array powers differ by an ulp (np.float64(7) ** 1.5
+                # is ...136, np.array([7.0]) ** 1.5 ...132), and x[i, j] **= v is a scalar's
+                np.testing.assert_array_max_ulp(got, a, maxulp=1)
+            else:
+                np.testing.assert_array_equal(got, a, err_msg=f"x[{key!r}] {op} {value!r}")
 
 
 def test_in_place_operator_reading_the_array_itself_numpy() -> None:
