@@ -273,3 +273,21 @@ def test_polyfit_warns_and_refuses_as_numpy() -> None:
             np.polyfit(**args)
         with pytest.raises(want.type, match=re.escape(str(want.value))):
             sl.polyfit(**{k: sl.asarray(v) if isinstance(v, np.ndarray) else v for k, v in args.items()})
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int8, np.float64])
+def test_polyder_of_an_order_beyond_the_degree_is_numpys_empty_array(dtype: Any) -> None:
+    """Each derivative drops a coefficient: past the last, NumPy's empty array (float64 or int64, as
+    the first step made it); an order of 10**20 builds len(p) + 1 steps, not 10**20 (NumPy's own
+    recursion stops at its depth limit)."""
+    p = np.array([1, 2, 3], dtype)
+    for m in (0, 1, 3, 4, 50):
+        _same(sl.polyder(sl.asarray(p), m), np.polyder(p, m))
+    seen, todo = set(), [sl.polyder(sl.asarray(p), 2000)._node]
+    while todo:  # (the nodes of the graph built: not a chain of 2000 products)
+        n = todo.pop()
+        if id(n) not in seen:
+            seen.add(id(n))
+            todo.extend(n.inputs)
+    assert len(seen) < 40
+    _same(sl.polyder(sl.asarray(p), 10**20), np.polyder(p, 4))

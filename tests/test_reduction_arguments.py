@@ -238,3 +238,163 @@ def test_extremes_of_integers_reduce_in_outs_dtype(name: str, out_dtype: Any, in
     out = sl.zeros((), dtype=out_dtype)
     assert getattr(sl, name)(sl.asarray(a), out=out, initial=initial) is out
     _same(expected, out.get())
+
+
+# --- median and the nan-statistics into out=, initial=0 products, keepdims, scans into out= -----
+@pytest.mark.parametrize("data, out_dtype", [
+    (np.array([100, 140, 0, 200], np.int16), np.int8),  # 100 + 140 wraps in int8 to -16, then -8 (not 120)
+    (np.array([918.0, 318.2, 84.25, -491.8, -284.5, -674.0], np.float16), np.uint8),
+    (np.array([70972990, -942369710, -1622631898, 188265738], np.int32), np.int8),
+    (np.array([1.5, 2.5, 4.0]), np.int64),  # no NaN: NumPy casts into the integer out
+    (np.array([3, 1, 2, 10], np.int64), np.float32),
+])
+def test_median_into_another_dtype_is_numpys_mean_into_out(data: np.ndarray, out_dtype: Any) -> None:
+    """NumPy's median is ``mean(middle values, out=out)``: summed into ``out``'s dtype, divided
+    there."""
+    expected = np.zeros((), out_dtype)
+    _numpy(np.median, data, out=expected)
+    out = np.zeros((), out_dtype)
+    sl.median(sl.asarray(data), out=out)
+    _same(expected, out)
+    into = np.zeros((), out_dtype)  # (np.median on a stitchlab array: the same function)
+    _numpy(np.median, sl.asarray(data), out=into)
+    _same(expected, into)
+
+
+def test_median_of_a_nan_into_an_integer_out_raises_as_numpys() -> None:
+    data = np.array([[1.0, np.nan, 3.0], [1.0, 2.0, 3.0]])
+    with pytest.raises(TypeError, match="same_kind"):
+        np.median(data, axis=1, out=np.zeros(2, np.int64))
+    with pytest.raises(TypeError, match="same_kind"):
+        sl.median(sl.asarray(data), axis=1, out=np.zeros(2, np.int64))
+    empty = np.zeros((0, 3), np.float32)  # (NumPy checks no NaN of an empty array: cast, INT_MIN)
+    _same(_numpy(np.median, empty, axis=0, out=np.zeros(3, np.int64)),
+          sl.median(sl.asarray(empty), axis=0, out=sl.zeros(3, dtype=np.int64)).get())
+
+
+@pytest.mark.parametrize("out_dtype", [np.int8, np.int64, np.uint8, np.bool_, np.float32])
+@pytest.mark.parametrize("data", [np.array([[1.0, np.nan, 3.0, 4.0], [7.5, -2.0, np.nan, np.nan]]),
+                                  np.array([[1.0, 5.0, 3.0, 4.0], [7.0, -2.0, 0.0, 9.0]], np.float16),
+                                  np.array([[100, 140, 3, 4], [-7, 5, 9, 2]], np.int16)],
+                         ids=lambda a: str(a.dtype))
+@pytest.mark.parametrize("name, args", [("nanmedian", ()), ("nanquantile", (0.3,)), ("nanpercentile", (75.0,))])
+def test_nan_statistics_take_an_integer_out_as_numpy(name: str, args: tuple[Any, ...], data: np.ndarray,
+                                                      out_dtype: Any) -> None:
+    """NumPy writes the result into ``out`` (``out[...] = result``: an unsafe cast); only the
+    empty array, NumPy's ``nanmean``, refuses an integer ``out`` for float data."""
+    expected = np.zeros(2, out_dtype)
+    _numpy(getattr(np, name), data, *args, axis=1, out=expected)
+    out = sl.zeros(2, dtype=out_dtype)
+    assert getattr(sl, name)(sl.asarray(data), *args, axis=1, out=out) is out
+    _same(expected, out.get())
+
+
+def test_nan_statistics_of_an_empty_float_array_refuse_an_integer_out() -> None:
+    empty = np.zeros((0, 3))
+    with pytest.raises(TypeError):
+        np.nanmedian(empty, axis=0, out=np.zeros(3, np.int64))
+    with pytest.raises(TypeError, match="out must be inexact"):
+        sl.nanmedian(sl.asarray(empty), axis=0, out=np.zeros(3, np.int64))
+
+
+@pytest.mark.parametrize("data, kwargs", [
+    (np.array([300, 300, 300, 0.5], np.float16), {}),     # the elements' product overflows float16
+    (np.array([300, -300, 300, 0.5], np.float16), {}),    # -0.0
+    (np.array([1e200, 1e200, -1.0]), {}),
+    (np.array([1e200, np.inf]), {}),                      # 0 * inf: NaN
+    (np.array([[1e200, 1e200], [2.0, 3.0]]), {"axis": 1, "where": np.array([True, False])}),
+    (np.array([-3, 4], np.int32), {"dtype": np.float64}),  # -0.0 in the float loop
+    (np.array([70000, 4], np.int32), {"dtype": np.float16}),  # 70000 is inf in float16
+])
+@pytest.mark.parametrize("initial", [0, -0.0])
+def test_a_product_from_initial_zero_is_numpys(data: np.ndarray, kwargs: dict[str, Any], initial: Any) -> None:
+    """NumPy multiplies from ``initial`` on: a signed zero, or NaN once an element is inf or NaN,
+    never 0 * inf of an overflowed product."""
+    expected = _numpy(np.prod, data, initial=initial, **kwargs)
+    got = sl.prod(sl.asarray(data), initial=initial, **kwargs).get()
+    _same(expected, got)
+    assert (np.signbit(expected) == np.signbit(got)).all()
+
+
+def test_a_float16_sum_or_product_takes_initial_in_float32() -> None:
+    """NumPy's float16 loop accumulates in float32 from ``initial`` on and rounds once."""
+    a = np.array([65504, 65504], np.float16)
+    _same(_numpy(np.sum, a, initial=-65504.0), sl.sum(sl.asarray(a), initial=-65504.0).get())  # 65504, not inf
+    b = np.array([300, 300], np.float16)
+    _same(_numpy(np.prod, b, initial=0.5), sl.prod(sl.asarray(b), initial=0.5).get())  # 45000, not inf
+
+
+def test_a_bool_sum_into_a_bool_out_runs_numpys_bool_loop() -> None:
+    a = np.array([True, False, True, True])
+    expected = np.zeros((), bool)
+    np.sum(a, initial=-3, out=expected)  # or-ed from True: True (the int64 sum, 0, was False)
+    out = sl.zeros((), dtype=bool)
+    sl.sum(sl.asarray(a), initial=-3, out=out)
+    _same(expected, out.get())
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "mean", "max", "min", "any", "all", "var", "std", "ptp", "nansum",
+                                  "nanmax", "nanmean", "nanvar", "count_nonzero", "average"])
+@pytest.mark.parametrize("keepdims", [None, "a", 0.0, np.True_])
+def test_keepdims_that_is_no_integer_is_refused_as_numpys(name: str, keepdims: Any) -> None:
+    x = np.arange(6.0).reshape(2, 3)
+    with pytest.raises(TypeError):
+        getattr(np, name)(x, axis=0, keepdims=keepdims)
+    with pytest.raises(TypeError, match="keepdims"):
+        getattr(sl, name)(sl.asarray(x), axis=0, keepdims=keepdims)
+
+
+@pytest.mark.parametrize("name, args", [("sum", ()), ("argmax", ()), ("median", ()), ("quantile", (0.5,)),
+                                        ("nanargmin", ()), ("nanquantile", (0.5,))])
+@pytest.mark.parametrize("keepdims", [None, 2, np.True_])
+def test_keepdims_numpy_takes_is_taken(name: str, args: tuple[Any, ...], keepdims: Any) -> None:
+    x = np.arange(6.0).reshape(2, 3)
+    try:
+        expected = getattr(np, name)(x, *args, axis=0, keepdims=keepdims)
+    except TypeError:
+        return  # (refused: the test above)
+    _same(expected, getattr(sl, name)(sl.asarray(x), *args, axis=0, keepdims=keepdims).get())
+
+
+@pytest.mark.parametrize("name, data, out_dtype", [
+    ("cumprod", np.array([603, -32336, 16374, -24330, -9752], np.int16), np.float64),  # float64, not a wrapped int64
+    ("cumsum", np.array([-8.2e18, 7.0e18, -5.0e18], np.float64).astype(np.int64), np.float32),
+    ("cumsum", np.array([-591.4756, 709.43964, 675.1374, 70.58599], np.float32), np.float64),
+    ("cumsum", np.array([7.7, -23.7, 6.098, -7.668], np.float16), np.float32),
+    ("nancumsum", np.array([10.54, 1.467, np.nan, 9.02], np.float16), np.float32),
+    ("nancumprod", np.array([2000, np.nan, 3000, 4000], np.float16), np.float64),
+])
+def test_scans_into_out_run_in_the_promoted_dtype(name: str, data: np.ndarray, out_dtype: Any) -> None:
+    """NumPy's accumulate into ``out`` runs in the promotion of the input's dtype and ``out``'s."""
+    expected = np.zeros(data.shape, out_dtype)
+    _numpy(getattr(np, name), data, out=expected)
+    out = np.zeros(data.shape, out_dtype)
+    getattr(sl, name)(sl.asarray(data), out=out)
+    np.testing.assert_array_equal(out, expected)
+    if name in ("cumsum", "cumprod"):  # (the ufunc method, and NumPy's function on a stitchlab array)
+        ufunc = sl.add if name == "cumsum" else sl.multiply
+        out = np.zeros(data.shape, out_dtype)
+        ufunc.accumulate(sl.asarray(data), out=out)
+        np.testing.assert_array_equal(out, expected)
+        out = np.zeros(data.shape, out_dtype)
+        _numpy(getattr(np, name), sl.asarray(data), out=out)
+        np.testing.assert_array_equal(out, expected)
+
+
+@pytest.mark.parametrize("data, out_dtype", [(np.array([108, -89, 67, -59, -138], np.int64), np.int8),
+                                             (np.array([-8498.6, 77452.4, -61572.6], np.float32), np.float16)])
+def test_ptp_into_an_out_that_cannot_hold_the_input_raises(data: np.ndarray, out_dtype: Any) -> None:
+    """NumPy's ptp takes the maximum into ``out`` (as max's, refused): it gave -10 for the int64
+    data into int8, where stitchlab gave the difference cast, 246 wrapped to -10 only by chance of
+    the values."""
+    with pytest.raises(TypeError, match="cannot hold every"):
+        sl.ptp(sl.asarray(data), out=np.zeros((), out_dtype))
+
+
+def test_python_ints_beyond_int64_are_named_with_the_dtype() -> None:
+    x = sl.asarray(np.arange(3))
+    for call in (lambda: sl.where(x > 0, x, 2**70), lambda: sl.where(x > 0, -2**70, 2**70),
+                 lambda: sl.select([x > 0], [x], 2**70), lambda: sl.add(x, 2**70), lambda: np.add(x, -2**70)):
+        with pytest.raises(OverflowError, match=r"Python integer -?1180591620717411303424 out of bounds for int64"):
+            call()
+    _same(np.where(np.arange(3) > 0, 1.0, 2**70), sl.where(x > 0, 1.0, 2**70).get())  # (a float loop holds it)

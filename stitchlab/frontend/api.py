@@ -24,7 +24,7 @@ from ..ir.dtypes import finfo as _finfo
 from ..ir.ops import COMPARISONS, OPS, Kind
 from . import build
 from .array import LazyArray, node_of
-from .creation import _ones_in_front, array, asarray, broadcast_to
+from .creation import _ones_in_front, array, asarray, broadcast_to, full
 from .scalars import TracedScalar
 from .ufunc import initial_arg, outputs, stored
 
@@ -656,8 +656,9 @@ def _exact_root(name: str, v: LazyArray, out: Any, keepdims: bool) -> LazyArray:
     )
 
 
-def _arg(opname: str, a: Any, axis: Any, keepdims: bool) -> LazyArray:
+def _arg(opname: str, a: Any, axis: Any, keepdims: Any) -> LazyArray:
     x = asarray(a)
+    keepdims = bool(keepdims)  # (NumPy's argmax reads it by its truth: keepdims=None is False)
     if build.zero_d_axis(axis, x.ndim, None) is None:
         flat = x.reshape(-1)
         out = LazyArray(build.reduce(opname, flat._node, 0, keepdims=False))
@@ -1119,8 +1120,9 @@ def nanargmin(a: Any, axis: Any = None, out: Any = None, *, keepdims: bool = Fal
     return positions_stored(_nan_arg("argmin", a, axis, keepdims), out, "nanargmin")
 
 
-def _nan_arg(name: str, a: Any, axis: Any, keepdims: bool) -> LazyArray:
+def _nan_arg(name: str, a: Any, axis: Any, keepdims: Any) -> LazyArray:
     x = asarray(a)
+    keepdims = bool(keepdims)  # (by its truth, as NumPy's nanargmax)
     if not is_float(x.dtype):
         return _arg(name, x, axis, keepdims)
     nan = isnan(x)  # noqa: F821
@@ -1375,14 +1377,19 @@ def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> La
     """
     x = asarray(a)
     target = outputs(out, 1, "ptp") if out is not None else None
-    if target is not None and target[0].dtype != x.dtype:  # NumPy's max into out, then subtract in both dtypes
-        x = x.astype(np.result_type(target[0].dtype, x.dtype))
     hi, lo = x.max(axis, keepdims=keepdims), x.min(axis, keepdims=keepdims)  # (NumPy's errors of axis and empty slices first)
-    if x.dtype == np.bool_:
+    into = target[0].dtype if target is not None else x.dtype
+    if into == x.dtype == np.bool_:
         raise TypeError(
             "ptp: boolean input is not supported (NumPy's subtract has no bool loop); "
             "use sl.any(a, axis) & ~sl.all(a, axis), or a.astype(int) first"
         )
+    if into != x.dtype:  # NumPy's max into out (in out's dtype), then the difference in both dtypes
+        if not np.can_cast(x.dtype, into):
+            raise TypeError(f"ptp: out= of dtype {into} cannot hold every {x.dtype} value (NumPy takes the maximum in "
+                            f"out's dtype, a result that depends on how it buffers, as max's); give out= of dtype "
+                            f"{x.dtype}, or cast first: sl.ptp(x.astype(np.{into}), out=...)")
+        hi = x.max(axis, out=full(hi.shape, 0, into), keepdims=keepdims)
     return stored(hi - lo, out, "ptp", casting="same_kind")
 
 

@@ -56,6 +56,20 @@ def casting_arg(casting: Any, name: str) -> str:
     return str(casting)
 
 
+def keepdims_arg(keepdims: Any, name: str) -> bool:
+    """A reduction's ``keepdims=`` read as NumPy's reductions read it: as an integer (a bool is
+    one; ``2`` keeps the axes too); ``TypeError`` for anything else (``None``, a float, a NumPy
+    bool), as NumPy's ``sum``, ``mean``, ``max``... raise. (``argmax``, ``median`` and the
+    quantiles take any value by its truth, as NumPy's do: they pass ``bool(keepdims)``.)"""
+    if type(keepdims) is bool:
+        return keepdims
+    try:
+        return bool(operator.index(keepdims))
+    except TypeError:
+        raise TypeError(f"'{type(keepdims).__name__}' object cannot be interpreted as an integer: keepdims={keepdims!r} "
+                        f"of {name} (NumPy's error); give keepdims=True or False") from None
+
+
 # --- shapes ------------------------------------------------------------------------------------
 def shapes_text(shapes: Sequence[Shape]) -> str:
     """Shapes as NumPy's messages list them: ``(2,) (3,4)``."""
@@ -744,10 +758,11 @@ def _reduction_steps(opname: str, shape: Shape, dtype: np.dtype, axis: Any, keep
 
 def reduce(opname: str, x: Node, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Node:
     """A reduction node over ``axis``; the output keeps reduced axes unless ``keepdims`` is False."""
+    keepdims = keepdims_arg(keepdims, opname)
     if not x.shape:
         axis = zero_d_axis(axis, 0, ())
     if dtype is None and (axis is None or type(axis) is int or (type(axis) is tuple and all(type(a) is int for a in axis))):
-        key = (opname, x.shape, x.dtype, axis, bool(keepdims))
+        key = (opname, x.shape, x.dtype, axis, keepdims)
         steps = _reductions.get(key)
         if steps is None:
             steps = _remember(_reductions, key, lambda: _reduction_steps(opname, x.shape, x.dtype, axis, keepdims, None))

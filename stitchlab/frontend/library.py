@@ -21,7 +21,7 @@ from . import build
 from .api import clip, floor, inexact_out, isnan, matmul, mean, multiply, ravel, rint, where  # type: ignore[attr-defined]
 from .array import LazyArray
 from .creation import _leaf_on, asarray, full
-from .ufunc import dot_stored, stored
+from .ufunc import dot_stored, outputs, stored
 
 __all__ = [
     "take", "take_along_axis", "cumsum", "cumprod", "nancumsum", "nancumprod", "cumulative_sum", "cumulative_prod", "isin", "sort", "argsort", "dot", "tensordot", "inner",
@@ -253,6 +253,17 @@ def _scan(opname: str, a: Any, axis: Any, dtype: Any) -> LazyArray:
     return LazyArray(build.scan(opname, asarray(a)._node, axis, dtype))
 
 
+def scan_into(opname: str, a: Any, axis: Any, dtype: Any, out: Any, name: str) -> LazyArray:
+    """A scan written into ``out=``: with no ``dtype``, NumPy's accumulate runs in the promotion
+    of the input's dtype and ``out``'s (int16 data into a float64 ``out`` multiplies in float64,
+    float16 into float32 adds in float32), as its reductions into ``out`` do."""
+    x = asarray(a)
+    target = outputs(out, 1, name)[0] if out is not None else None
+    if dtype is None and target is not None:
+        dtype = np.result_type(x.dtype, target.dtype)
+    return stored(_scan(opname, x, axis, dtype), out, name)
+
+
 def cumsum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> LazyArray:
     """Running sum along ``axis`` (``None``: of the flattened array), NumPy's ``cumsum``: bool and
     integers narrower than 64 bits give int64 (uint64 for unsigned) unless ``dtype`` says
@@ -266,7 +277,7 @@ def cumsum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Lazy
         array([[1, 2],
                [4, 6]])
     """
-    return stored(_scan("cumsum", a, axis, dtype), out, "cumsum")
+    return scan_into("cumsum", a, axis, dtype, out, "cumsum")
 
 
 def cumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> LazyArray:
@@ -277,14 +288,14 @@ def cumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Laz
         >>> sl.cumprod(sl.asarray(np.array([1.0, 2.0, 3.0]))).get()
         array([1., 2., 6.])
     """
-    return stored(_scan("cumprod", a, axis, dtype), out, "cumprod")
+    return scan_into("cumprod", a, axis, dtype, out, "cumprod")
 
 
-def _nan_scan(opname: str, a: Any, axis: Any, dtype: Any, fill: int) -> LazyArray:
+def _nan_scan(opname: str, a: Any, axis: Any, dtype: Any, fill: int, out: Any, name: str) -> LazyArray:
     x = asarray(a)
     if is_float(x.dtype):
         x = where(isnan(x), fill, x)
-    return _scan(opname, x, axis, dtype)
+    return scan_into(opname, x, axis, dtype, out, name)
 
 
 def nancumsum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> LazyArray:
@@ -296,7 +307,7 @@ def nancumsum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> L
         >>> sl.nancumsum(sl.asarray(np.array([1.0, np.nan, 2.0]))).get()
         array([1., 1., 3.])
     """
-    return stored(_nan_scan("cumsum", a, axis, dtype, 0), out, "nancumsum")
+    return _nan_scan("cumsum", a, axis, dtype, 0, out, "nancumsum")
 
 
 def nancumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> LazyArray:
@@ -307,7 +318,7 @@ def nancumprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> 
         >>> sl.nancumprod(sl.asarray(np.array([2.0, np.nan, 3.0]))).get()
         array([2., 2., 6.])
     """
-    return stored(_nan_scan("cumprod", a, axis, dtype, 1), out, "nancumprod")
+    return _nan_scan("cumprod", a, axis, dtype, 1, out, "nancumprod")
 
 
 def _cumulative(opname: str, x: Any, axis: Any, dtype: Any, include_initial: bool) -> LazyArray:
@@ -748,10 +759,38 @@ def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = Fa
         array([2.5])
     """
     del overwrite_input  # nothing is overwritten: the sort makes a new array
-    s, keep_shape, n = _sorted_last(a, axis, empty_nan=True)
+    x = asarray(a)
+    s, keep_shape, n = _sorted_last(x, axis, empty_nan=True)
     h = n // 2
-    m = _nan_last(s[..., -1], mean(s[..., h - 1 + n % 2: h + 1], axis=-1))
+    middle, last = s[..., h - 1 + n % 2: h + 1], s[..., -1]
+    target = outputs(out, 1, "median")[0] if out is not None else None
+    into = None if target is None else np.dtype(target.dtype)
+    m = mean(middle, axis=-1)
+    if into is not None and into != m.dtype:
+        # NumPy's median is mean(middle, out=out): summed into out's dtype and divided there (int16 100
+        # and 140 into int8: 240 wraps to -16, then -8), then NaN written where a slice holds one
+        m = full(middle.shape[:-1], 0, into)
+        mean(middle, axis=-1, out=m)
+        if x.size:  # (NumPy checks no NaN of an empty array's: its NaNs are cast)
+            _nan_into(last, into)
+    m = _nan_last(last, m)
     return stored(m.reshape(keep_shape) if keepdims else m, out, "median")
+
+
+def _nan_into(last: LazyArray, into: np.dtype) -> None:
+    """NumPy's error for a median into an ``out`` of ``into``, a dtype without NaN (an integer):
+    its ``copyto(out, nan, where=...)`` raises ``TypeError`` where a slice holds a NaN (``last``:
+    the slices' last sorted values, where NaN sorts), and only there, so the values are read
+    (evaluated now, as NumPy's check reads them)."""
+    if not is_float(last.dtype) or np.can_cast(last.dtype, into, "same_kind"):
+        return
+    from .selection import _evaluated
+
+    (nans,), _ = _evaluated("median", isnan(last).any(), why="NumPy's median raises where a NaN meets an integer out=")
+    if bool(nans):
+        raise TypeError(f"Cannot cast array data from dtype('{last.dtype}') to dtype('{into}') according to the rule "
+                        f"'same_kind' (NumPy's median writes NaN into out= for a slice that holds one); give a float "
+                        f"out=, or sl.nanmedian to skip the NaNs")
 
 
 #: NumPy's continuous methods besides "linear" (Hyndman and Fan's): their (alpha, beta), in the
@@ -946,9 +985,10 @@ def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool =
         array([2., 5.])
     """
     x = asarray(a)
-    if not is_float(x.dtype):
-        return median(x, axis, out, overwrite_input, keepdims)
-    inexact_out(x, out, "nanmedian")
+    if not is_float(x.dtype):  # (NumPy's nanmedian writes the median into out=, cast as by out[...] = ...)
+        return stored(median(x, axis, None, overwrite_input, keepdims), out, "nanmedian")
+    if x.size == 0:  # (NumPy's nanmean of the empty array, which checks its out=)
+        inexact_out(x, out, "nanmedian")
     s, keep_shape, c = _nan_stats("nanmedian", x, axis)
     lo, hi = _gather_last(s, (c - 1) // 2), _gather_last(s, c // 2)
     if x.dtype == np.float16:  # NumPy's float16 mean: summed in float32, rounded once
@@ -962,8 +1002,9 @@ def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool =
 def _nan_quantile(name: str, a: Any, q_in: Any, axis: Any, out: Any, method: str, keepdims: bool) -> LazyArray:
     x = asarray(a)
     if not is_float(x.dtype):  # no NaN to skip: NumPy's nanquantile is quantile there (NaN for empty slices)
-        return _quantile(name[3:], x, q_in, axis, out, method, keepdims, empty_nan=True)
-    inexact_out(x, out, name)
+        return stored(_quantile(name[3:], x, q_in, axis, None, method, keepdims, empty_nan=True), out, name)
+    if x.size == 0:  # (NumPy's nanmean of the empty array, which checks its out=)
+        inexact_out(x, out, name)
     q, weak = _q_args(name, q_in)
     s, keep_shape, c = _nan_stats(name, x, axis)
     _check_q_method(q, method)
@@ -975,7 +1016,8 @@ def _nan_quantile(name: str, a: Any, q_in: Any, axis: Any, out: Any, method: str
     else:
         lo, hi, gamma = _neighbours(method, v, c, _LAZY_OPS)
         result = _lerp(_gather_last(s, lo), _gather_last(s, hi), gamma, weak)
-    return stored(_q_axes_first(where(c == 0, np.nan, result), q, keep_shape, keepdims), out, name, casting="same_kind")
+    # (NumPy writes the result into out=, cast as by out[...] = result: unsafe)
+    return stored(_q_axes_first(where(c == 0, np.nan, result), q, keep_shape, keepdims), out, name)
 
 
 def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,

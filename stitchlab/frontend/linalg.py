@@ -355,13 +355,13 @@ def vector_norm(x: Any, *, axis: Any = None, keepdims: bool = False, ord: Any = 
         axes = np.lib.array_utils.normalize_axis_tuple(axis, a.ndim)
     if not axes:  # a 0-d array: the norm of a vector of one
         return _vector_norm(a.reshape((1,)), ord, (0,), False).reshape(())
-    return _vector_norm(a, ord, axes, keepdims)
+    return _vector_norm(a, ord, axes, bool(keepdims))  # (read by its truth, as NumPy's)
 
 
 def matrix_norm(x: Any, *, keepdims: bool = False, ord: Any = "fro") -> LazyArray:  # noqa: A002
     """A matrix norm of each matrix over the last two axes (NumPy 2's ``linalg.matrix_norm``; ``ord``
     as in :func:`norm`'s matrix norms)."""
-    return norm(x, ord, (-2, -1), keepdims)
+    return norm(x, ord, (-2, -1), bool(keepdims))  # (read by its truth, as NumPy's)
 
 
 def trace(x: Any, *, offset: int = 0, dtype: Any = None) -> LazyArray:

@@ -1579,7 +1579,10 @@ def polyder(p: Any, m: int = 1) -> LazyArray:
     if m < 0:
         raise ValueError("Order of derivative must be positive (see polyint)")
     c = _one_d_coefficients(p, "polyder")
-    for _ in range(m):
+    # each step drops a coefficient; past the last one the result stays NumPy's empty array (whose
+    # dtype the first step set), so at most len(p) + 1 steps are built (m=10**20 in no time; NumPy's
+    # recursion stops at its depth limit there)
+    for _ in range(min(m, c.shape[0] + 1)):
         n = c.shape[0] - 1
         c = c[:-1] * arange(n, 0, -1)
     return c.copy() if m == 0 else c  # (a new array, as every function's result: assignment rebinds arrays)

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from ..ir.dtypes import as_dtype, is_float, is_low_float
 from . import build
 from .array import LazyArray
 from .scalars import TracedScalar
@@ -266,8 +267,6 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
               casting: str) -> tuple[np.dtype, ...]:
         """NumPy's loop dtypes (inputs, then outputs) for these operands, ``dtype``/``signature``
         and ``casting``, with NumPy's casting errors."""
-        from ..ir.dtypes import as_dtype
-
         if self._np is None:  # (sigmoid, erf...: unary, one loop per float dtype)
             if signature is not None:
                 raise TypeError(f"{self.__name__}(): signature= needs a NumPy ufunc's loops; give dtype= instead")
@@ -354,7 +353,6 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
             kwargs = {"axis": axis} | {k: v for k, v in given.items() if v is not None and v is not np._NoValue
                                        and not (k == "where" and v is True)}
             return self._library("reduce", (array,), kwargs)
-        from ..ir.dtypes import as_dtype
         from . import api
         from .creation import full
 
@@ -364,8 +362,9 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
             raise TypeError(f"{name}: No loop matching the specified signature and casting was found for dtype="
                             f"{as_dtype(dtype)} ({self.__name__} reduces in bool); leave dtype out")
         target = outputs(out, 1, name)[0] if out is not None else None
-        if dtype is None and target is not None and target.dtype != a.dtype and kind in ("sum", "prod"):
-            dtype = np.result_type(target.dtype, a.dtype)  # NumPy's loop for a reduction into out: both dtypes promoted
+        if dtype is None and target is not None and kind in ("sum", "prod"):
+            # NumPy's loop for a reduction into out: both dtypes promoted (bool into bool adds as or)
+            dtype = np.result_type(target.dtype, a.dtype)
         if dtype is None and target is not None and kind in ("max", "min") and not np.can_cast(a.dtype, target.dtype):
             raise TypeError(f"{name}: out= of dtype {target.dtype} cannot hold every {a.dtype} value (NumPy's result "
                             f"then depends on how it buffers); give out= of dtype {a.dtype}, or cast first: "
@@ -376,6 +375,8 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
             a = a.astype(target.dtype)                        # over integers into a float out stays 2.5)
         if target is not None and initial is not np._NoValue and target.dtype != a.dtype:
             initial = _initial_in(initial, target.dtype)  # (NumPy starts out= from it: 2.5 into int64 is 2)
+        if kind == "prod" and _is_zero(initial):
+            a = _zeroed(a, dtype)
         if where is not True:
             fill = self.identity if self.identity is not None else initial  # (initial is applied below too)
             if fill is np._NoValue:
@@ -391,10 +392,16 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
             shape = _reduced_shape(a.shape, _axes(axis, a.ndim), keepdims)
             result = full(shape, _initial_in(initial, a.dtype), dtype=a.dtype)
         else:
-            result = (reduction(a, axis, dtype, keepdims=keepdims) if kind in ("sum", "prod")
-                      else reduction(a, axis, keepdims=keepdims))
-            if initial is not np._NoValue:
-                result = self._func(result, _initial_in(initial, result.dtype))
+            summed = kind in ("sum", "prod")
+            low = (as_dtype(dtype) if dtype is not None else build.reduction_dtype(kind, a.dtype)) if summed else None
+            if initial is not np._NoValue and low is not None and is_low_float(low):
+                # NumPy's float16 loop accumulates in float32 from initial on and rounds once
+                wide = reduction(a, axis, np.float32, keepdims=keepdims)
+                result = self._func(wide, _initial_in(initial, np.dtype(np.float32))).astype(low)
+            else:
+                result = reduction(a, axis, dtype, keepdims=keepdims) if summed else reduction(a, axis, keepdims=keepdims)
+                if initial is not np._NoValue:
+                    result = self._func(result, _initial_in(initial, result.dtype))
         return stored(result, out, name)
 
     def accumulate(self, array: Any, axis: int = 0, dtype: Any = None, out: Any = None) -> Any:
@@ -413,8 +420,7 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
         a = _lazy(array)
         if a.ndim == 0:
             raise np.exceptions.AxisError(f"{name}: a 0-d array has no axis to accumulate along")
-        result = getattr(library, kind)(a, operator.index(axis), dtype)
-        return stored(result, out, name)
+        return library.scan_into(kind, a, operator.index(axis), dtype, out, name)
 
     def outer(self, a: Any, b: Any, **kwargs: Any) -> Any:
         """NumPy's ``ufunc.outer``: ``op(a[i, ...], b[j, ...])`` over every pair, a broadcast of
@@ -468,6 +474,21 @@ def _initial_in(value: Any, dtype: np.dtype) -> Any:
             raise type(e)(f"{e}: initial={value!r} does not fit the reduction's dtype {dtype}; give one that "
                           f"does, or a dtype= that holds it") from None
     return np.asarray(value).astype(dtype)
+
+
+def _is_zero(initial: Any) -> bool:
+    """Whether a reduction's ``initial`` is a number known to be zero (``0``, ``-0.0``...)."""
+    return initial is not np._NoValue and not isinstance(initial, (LazyArray, TracedScalar)) and initial == 0
+
+
+def _zeroed(a: LazyArray, dtype: Any) -> LazyArray:
+    """``a`` times zero in a float product's loop dtype (``dtype`` or ``a``'s), for a product
+    from ``initial=0``: NumPy multiplies from the initial value on, so the result is a signed zero,
+    or NaN once an element is inf or NaN, even where the elements' own product overflows (which,
+    times 0, gave NaN). Zeros, multiplied in any order, give exactly that. Integer loops are
+    left alone."""
+    loop = as_dtype(dtype) if dtype is not None else build.reduction_dtype("prod", a.dtype)
+    return a.astype(loop) * 0 if is_float(loop) else a
 
 
 def _axes(axis: Any, ndim: int) -> tuple[int, ...]:

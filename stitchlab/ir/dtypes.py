@@ -107,7 +107,15 @@ def cast(x: Any, dtype: np.dtype, xp: Any = np) -> Any:
     from every dtype, whatever ml_dtypes' version: ml_dtypes 0.6 casts float64 through float32
     (two roundings), 0.7 float64 directly but int64 through float32. Values exact in float32 go
     through it; the others are first rounded to odd in float32 (which keeps 16 more bits than
-    bfloat16, so the final rounding is the correct one), as the kernels' ``sl_d2bf`` does."""
+    bfloat16, so the final rounding is the correct one), as the kernels' ``sl_d2bf`` does.
+    A Python int beyond int64 and uint64 (an object array) cast to an integer dtype raises
+    ``OverflowError`` naming the value and the dtype (NumPy's "Python int too large to convert to
+    C long" names neither)."""
+    if x.dtype == object and np.dtype(dtype).kind in "iub":
+        big = next((v for v in np.ravel(x) if type(v) is int and not -2**63 <= v < 2**64), None)
+        if big is not None:
+            raise OverflowError(f"Python integer {big} out of bounds for {np.dtype(dtype)}; give a value within its "
+                                f"range, or a float")
     if not is_bfloat16(dtype) or is_bfloat16(x.dtype):
         return x.astype(dtype)
     if x.dtype.itemsize <= 2 or x.dtype == np.float32:
