@@ -113,3 +113,71 @@ def test_a_loop_of_rolls_computes_numpys_values_in_host_cxx(tmp_path: Any) -> No
     for _ in range(10):
         want = want + 0.1 * (np.roll(want, 1, 1) - 2 * want + np.roll(want, -1, 1)) + 0.01 * np.roll(want, 2, 0)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def _padded_steps(xp: Any, u: Any, steps: int, modes: tuple[Any, ...]) -> Any:
+    """``steps`` explicit steps of ``u + 0.1 * (second differences along each axis, padded back)``
+    (``xp`` NumPy or stitchlab), the pad of axis ``a`` in ``modes[a]`` (None: that axis is not
+    differenced; a tuple: its modes in turn, a step each)."""
+    for step in range(steps):
+        d = 0
+        for axis, mode in enumerate(modes):
+            if mode is None:
+                continue
+
+            def at(a: int | None, b: int | None, axis: int = axis, u: Any = u) -> Any:
+                return u[(slice(None),) * axis + (slice(a, b),)]
+
+            widths = [(0, 0)] * u.ndim
+            widths[axis] = (1, 1)
+            mode = mode[step % len(mode)] if isinstance(mode, tuple) else mode
+            d = d + xp.pad(at(2, None) - 2 * at(1, -1) + at(None, -2), widths, mode=mode)
+        u = u + 0.1 * d
+    return u
+
+
+@pytest.mark.parametrize(("modes", "steps", "most"), [((None, "constant"), (4, 8), 16),  # was 82
+                                                      ((None, "edge"), (4, 8), 16),  # was 82
+                                                      (("edge", "constant"), (3, 6), 30)])  # was 58
+def test_a_loop_of_padded_stencils_writes_a_kernel_that_grows_with_its_positions_not_its_paths(
+        modes: tuple[Any, ...], steps: tuple[int, int], most: int) -> None:
+    # an edge pad (a constant pad's too) read at another's position plus a constant (a step's
+    # slice of the last step's pad) wrote a clamp of that clamp, a new text per path to it: 3x the
+    # source at each step (8 steps of u + 0.1 * pad(u[:, 2:] - 2u[:, 1:-1] + u[:, :-2]): 3.9 MB).
+    # Now one text per clamp of the base position: per step, O(steps) offsets with their clamp
+    # bounds near the edges, O(steps**2) positions
+    def body_lines(steps: int) -> int:
+        u = sl.asarray(np.ones((64, 64), np.float32))
+        (kernel,) = sl.explain(_padded_steps(sl, u, steps, modes)).kernels
+        return kernel.source.split('extern "C"')[-1].count("\n")
+
+    assert body_lines(steps[1]) < most * body_lines(steps[0])
+
+
+@pytest.mark.parametrize(("modes", "shape", "dtype", "steps"), [
+    ((None, "constant"), (9, 7), "float32", 10),
+    ((None, "edge"), (13, 5), "float32", 10),
+    ((None, ("constant", "edge", "edge")), (9, 7), "float32", 9),
+    (("constant", "constant"), (9, 7), "float32", 5),  # (8 steps: 4.6 MB of source, minutes of host compiling)
+    (("edge", ("constant", "edge")), (13, 5), "float32", 5),
+    ((None, "constant"), (13, 5), "float16", 8),
+    (("edge", "constant"), (9, 7), "float16", 4)])
+def test_a_loop_of_padded_stencils_computes_numpys_values_in_host_cxx(
+        modes: tuple[Any, ...], shape: tuple[int, int], dtype: str, steps: int, tmp_path: Any) -> None:
+    from stitchlab.codegen.program import build_plan
+    from stitchlab.ir.graph import build_graph
+    from stitchlab.plan.device import preset
+
+    from .hostkernels import run_plan, unsupported
+
+    if unsupported() is not None:
+        pytest.skip(str(unsupported()))
+    host = np.random.default_rng(0).standard_normal(shape).astype(dtype)
+    graph, sources = build_graph([_padded_steps(sl, sl.asarray(host), steps, modes)._node])
+    plan = build_plan(graph, preset("H200"))
+    assert len(plan.kernels) == 1
+    (got,) = run_plan(plan, sources, tmp_path)
+    if dtype == "float16":  # NumPy's float16 steps (each op rounded to float16, as the kernel's)
+        np.testing.assert_allclose(got, _padded_steps(np, host, steps, modes), rtol=2e-3, atol=2e-3)
+    else:
+        np.testing.assert_allclose(got, _padded_steps(np, host.astype(np.float64), steps, modes), rtol=1e-4, atol=1e-4)

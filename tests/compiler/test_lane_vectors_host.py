@@ -69,6 +69,19 @@ template <class To, class From> static To sl_cast(From x) { return (To)x; }
 """
 
 
+def _stencil_steps(x: Any, steps: int, rows: tuple[int, int], mode: str) -> Any:
+    """``steps`` steps of ``x + (second differences along the rows, padded back)`` (in ``mode``),
+    plus, where ``rows`` pads, those along the columns: an edge pad read at the last step's pad
+    positions plus a slice's constant (``_reclamped``)."""
+    x = x * 1  # (a row slice of an evaluated x would be a view of its buffer: an input of its own)
+    for _ in range(steps):
+        d = sl.pad(x[:, 2:] - 2 * x[:, 1:-1] + x[:, :-2], ((0, 0), (1, 1)), mode)
+        if rows != (0, 0):
+            d = d + sl.pad(x[2:] - 2 * x[1:-1] + x[:-2], (rows, (0, 0)), mode)
+        x = x + d
+    return x
+
+
 def _programs() -> list[tuple[tuple[int, ...], Callable[[Any], Any]]]:
     def terms(*parts: Any) -> Any:
         return parts[0] + parts[1] * S + parts[2] * (S * S)
@@ -86,6 +99,8 @@ def _programs() -> list[tuple[tuple[int, ...], Callable[[Any], Any]]]:
         for mode in ("constant", "edge", "wrap", "reflect", "symmetric"):  # (interior chunks: lane vectors)
             out.append((shape, lambda x, mode=mode, c=shape[1], m=sl: terms(*(p[1:-1, k:k + c] for p in [m.pad(x, ((1, 1), (2, 2)), mode)] for k in (0, 1, 4)))))
             out.append((shape, lambda x, mode=mode, c=shape[1], m=sl: terms(*(p[1:-1, k:k + c] for p in [m.pad(x, 1, mode)] for k in (0, 2, 1)))))
+        for modes in (((0, 0), "edge"), ((1, 1), "constant"), ((1, 1), "edge")):  # steps of a stencil: pads of slices of pads
+            out.append((shape, lambda x, modes=modes: _stencil_steps(x, 3, *modes)))
     for shape in ((6, 40), (5, 37)):  # rows of 38 and 35 lanes: chunks that cross a row take the other branch
         out.append((shape, lambda x: terms(x[1:-1, 2:], x[1:-1, :-2], x[:-2, 1:-1])))
         out.append((shape, lambda x, m=sl: terms(*(p[1:-1, k:k + x.shape[1] - 1] for p in [m.pad(x, ((1, 1), (0, 1)), "reflect")] for k in (0, 1, 2)))))

@@ -7,6 +7,7 @@ compute, built as host C++ (each kernel's element loop, its loads bounds-checked
 from __future__ import annotations
 
 import subprocess
+from typing import Any
 
 import numpy as np
 import pytest
@@ -71,3 +72,52 @@ def test_a_pad_along_the_outer_axis_is_keyed_by_the_input_extent() -> None:
         names.add(k.name)
         assert f"(int){2 * (rows - 1)} - " in k.source  # (the reflection at the far end)
     assert len(names) == 2
+
+
+def _padded_chain(xp: Any, y: Any, steps: list[tuple[int, int, int, int, int, str]]) -> Any:
+    """Pads of sums of two slices of the last pad (a stencil's steps): step ``(axis, a, c,
+    before, after, mode)`` pads ``y[a:a + m] + 3 * y[c:c + m]`` along ``axis``."""
+    for axis, a, c, before, after, mode in steps:
+        m = y.shape[axis] - max(a, c)
+        s1, s2 = ((slice(None),) * axis + (slice(k, k + m),) for k in (a, c))
+        widths = [(0, 0)] * y.ndim
+        widths[axis] = (before, after)
+        extra = {"constant_values": -1} if mode == "constant" else {}
+        y = xp.pad(y[s1] + 3 * y[s2], widths, mode=mode, **extra)
+    return y
+
+
+def test_pads_of_slices_of_pads_read_numpys_positions(tmp_path) -> None:  # noqa: ANN001
+    """An edge pad read at another's position plus a slice's constant reads at one clamp of the
+    first position (``_reclamped``; a constant pad is an edge pad with masks): chains of edge,
+    constant and wrap pads along either axis, widths past the extent (positions known here)."""
+    rng = np.random.default_rng(5)
+    functions, calls, wants = [], [], []
+    for case in range(24):
+        positions = np.arange(int(np.prod(shape := rng.integers(2, 8, 2))), dtype=np.int32).reshape(shape)
+        steps, extents = [], list(positions.shape)
+        for _ in range(int(rng.integers(3, 7))):
+            axis = int(rng.integers(2))
+            a, c = (int(v) for v in rng.integers(0, extents[axis], 2))
+            before, after = (int(v) for v in rng.integers(0, 4, 2))
+            mode = str(rng.choice(["edge", "edge", "constant", "wrap"]))
+            steps.append((axis, a, c, before, after, mode))
+            extents[axis] += before + after - max(a, c)
+        y = _padded_chain(sl, sl.asarray(positions) * 1, steps)  # (* 1: no slice is a view of the buffer)
+        (k,) = sl.explain(y).kernels
+        loop = element_loop(k.source)
+        functions.append(f"static void case{case}(const int* in0, int* out0, const int n) {{\n"
+                         f"  for (int i = 0; i < n; ++i) {{{loop}\n  }}\n}}\n")
+        want = _padded_chain(np, positions, steps).ravel()
+        calls.append(f"  {{ static int in[{positions.size}], out[{want.size}];\n"
+                     f"    for (int j = 0; j < {positions.size}; ++j) in[j] = j;\n"
+                     f"    g_in = in; g_size = {positions.size}; case{case}(in, out, {want.size});\n"
+                     f"    for (int j = 0; j < {want.size}; ++j) std::printf(\"%d \", out[j]);\n"
+                     f"    std::printf(\"\\n\"); }}\n")
+        wants.append((steps, want))
+    source = INT_KERNEL_HEADER + "".join(functions) + "int main() {\n" + "".join(calls) + "}\n"
+    exe = build(tmp_path, "pad_chains", source)
+    out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.splitlines()
+    assert len(out) == len(wants), out[-3:]
+    for line, (steps, want) in zip(out, wants, strict=True):
+        assert np.array_equal(np.array(line.split(), dtype=np.int64), want), steps
