@@ -150,6 +150,13 @@ def _run(view: GraphView, ev: _Evaluator, beam: int, top_k: int) -> list[tuple[f
     return states
 
 
+#: in sibling fusion a group weighs merging with at most this many other groups that read the
+#: same buffer, the last made ones: ``sl.compute`` of 1,000 values of one array weighed 10**6
+#: pairs (79 s to plan). A buffer read by at most ``SIBLING_PARTNERS + 1`` groups has every pair
+#: weighed, as before (every program of the plan dump: at most 5 groups read one buffer).
+SIBLING_PARTNERS = 8
+
+
 def _merge_siblings(view: GraphView, ev: _Evaluator, groups: Partition) -> tuple[float, Partition]:
     """Horizontal fusion: merge groups that read a common buffer when the merged group is legal,
     the group graph stays acyclic and the estimate drops (the shared input is read once; one
@@ -159,27 +166,53 @@ def _merge_siblings(view: GraphView, ev: _Evaluator, groups: Partition) -> tuple
     ties, as in :func:`_rank`: the pair met first in plan order wins, a merged group last). A pair's gain does not change while both of its
     groups stand, so each pair is weighed once and waits in a heap; a pair whose merge would
     make a cycle makes one as long as both stand (other merges keep every path), and is
-    dropped. A plan of G groups that all read one buffer (``sl.compute`` of many values of ``x``)
-    weighs O(G²) pairs, not O(G²) at each of its G steps."""
+    dropped. A group weighs the last ``SIBLING_PARTNERS`` standing readers of each buffer it
+    reads (all of them in programs of ordinary width), so a plan of G groups that all read one
+    buffer (``sl.compute`` of many values of ``x``) weighs O(G) pairs, not O(G²). The cycle
+    check of a merge walks the groups downstream of the pair, not the whole plan."""
+    if not _acyclic(view, groups):  # (cannot happen: the search keeps its plans acyclic)
+        return sum(ev.cost(g) for g in groups), groups
     alive: dict[int, frozenset[int]] = {}  # the standing groups in plan order: a merged group last
+    where: dict[int, int] = {}  # id of a real node -> its standing group
     reads: dict[int, set[int]] = {}
-    readers: dict[int, set[int]] = {}  # id of a buffer -> the standing groups that read it
+    readers: dict[int, dict[int, None]] = {}  # id of a buffer -> the standing groups that read it, in order
     heap: list[tuple[float, int, int]] = []
     numbers = itertools.count()
 
     def add(group: frozenset[int]) -> None:
         k = next(numbers)
         alive[k] = group
+        for m in group:
+            where[m] = k
         info = ev.info(group)
         reads[k] = {id(n) for n in info.inputs} if info is not None else set()
-        for j in sorted({j for r in reads[k] for j in readers.get(r, ())}):
+        partners: set[int] = set()
+        for r in reads[k]:
+            partners.update(itertools.islice(reversed(readers.get(r, {})), SIBLING_PARTNERS))
+        for j in sorted(partners):
             merged = alive[j] | group
             if ev.info(merged) is not None:
                 gain = ev.cost(merged) - ev.cost(alive[j]) - ev.cost(group)
                 if gain < 0:
                     heapq.heappush(heap, (round(gain, 12), j, k))
         for r in reads[k]:
-            readers.setdefault(r, set()).add(k)
+            readers.setdefault(r, {})[k] = None
+
+    def downstream(k: int) -> set[int]:
+        return {h for m in alive[k] for c in view.consumers[m] if (h := where.get(id(c), k)) != k}
+
+    def reaches(a: int, b: int) -> bool:
+        """Whether a path through another group leads from group ``a`` to group ``b``."""
+        stack = [h for h in downstream(a) if h != b]
+        seen = set(stack)
+        while stack:
+            g = stack.pop()
+            if g == b:
+                return True
+            for h in downstream(g) - seen:
+                seen.add(h)
+                stack.append(h)
+        return False
 
     for g in groups:
         add(g)
@@ -187,13 +220,13 @@ def _merge_siblings(view: GraphView, ev: _Evaluator, groups: Partition) -> tuple
         _, a, b = heapq.heappop(heap)
         if a not in alive or b not in alive:
             continue
-        merged = alive[a] | alive[b]
-        if not _acyclic(view, tuple(g for k, g in alive.items() if k not in (a, b)) + (merged,)):
+        if reaches(a, b) or reaches(b, a):  # merged, the pair would be a cycle
             continue
+        merged = alive[a] | alive[b]
         for k in (a, b):
             del alive[k]
             for r in reads.pop(k):
-                readers[r].discard(k)
+                del readers[r][k]
         add(merged)
     out = tuple(alive.values())
     return sum(ev.cost(g) for g in out), out

@@ -113,3 +113,44 @@ def test_a_loop_of_rolls_computes_numpys_values_in_host_cxx(tmp_path: Any) -> No
     for _ in range(10):
         want = want + 0.1 * (np.roll(want, 1, 1) - 2 * want + np.roll(want, -1, 1)) + 0.01 * np.roll(want, 2, 0)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def _values_of_one_array(n: int) -> list[Any]:
+    x = sl.asarray(np.ones((64, 64), np.float32))
+    return [(x * float(i) + 1.0, sl.exp(x * float(i)).sum(axis=1), (x - float(i)).max(axis=0))[i % 3] for i in range(n)]
+
+
+def test_sibling_fusion_of_many_values_of_one_array_weighs_a_bounded_number_of_partners(monkeypatch: pytest.MonkeyPatch) -> None:
+    # every pair of groups that read x was weighed (an analysis of their union each): G**2
+    # analyses, 1,000 values of x took 79 s to plan. A group weighs the last SIBLING_PARTNERS
+    # readers of x now: the analyses grow with G (and the merges' tree of sizes)
+    calls = _counted(monkeypatch, search_module, "analyze")
+
+    def plan(n: int) -> None:
+        sl.explain(*_values_of_one_array(n))
+
+    assert _growth(calls, plan, 40) < 7  # was 13.8
+
+
+def test_sibling_fusion_checks_cycles_near_the_merged_pair(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the cycle check of a merge walked every group of the plan: O(G) per merge, O(G**2) in all
+    from stitchlab.ir.graph import build_graph
+    from stitchlab.plan.device import preset
+    from stitchlab.plan.groups import GraphView
+
+    class Counting(dict):  # the consumers of a node, each look-up counted
+        looked = 0
+
+        def __getitem__(self, key: Any) -> Any:
+            Counting.looked += 1
+            return super().__getitem__(key)
+
+    def plan(n: int) -> int:
+        view = GraphView(build_graph([v._node for v in _values_of_one_array(n)])[0])
+        view.consumers = Counting(view.consumers)
+        Counting.looked = 0
+        search_module.search(view, preset("H200"))
+        return Counting.looked
+
+    assert plan(160) / plan(40) < 8  # was 16.1
+
