@@ -98,36 +98,54 @@ def _acyclic(view: GraphView, groups: Partition) -> bool:
     return True
 
 
-def _options(view: GraphView, ev: _Evaluator, groups: Partition, node_id: int) -> list[tuple[float, Partition]]:
-    """Partial plans that place ``node_id`` into ``groups``, each with its cost."""
+#: a partial plan: its estimate, its groups, and the running sums of its groups' estimates in
+#: order (``sums[-1]`` is the estimate)
+State = tuple[float, Partition, list[float]]
+
+
+def _options(view: GraphView, ev: _Evaluator, state: State, node_id: int) -> list[State]:
+    """Partial plans that place ``node_id`` into the partial plan ``state``, each with its cost.
+
+    A plan's estimate is the sum of its groups' in plan order, and an option keeps the groups
+    before the first one it merges: it adds from that group's running sum on, the same sum in
+    the same order without adding up the whole plan (which made planning a program of G groups
+    O(G) per node)."""
+    _, groups, sums = state
     consumer_groups: list[int] = []
     for c in view.consumers[node_id]:
-        for g, members in enumerate(groups):
-            if id(c) in members and g not in consumer_groups:
-                consumer_groups.append(g)
+        for g in range(len(groups) - 1, -1, -1):  # (placed, and most often in a recent group)
+            if id(c) in groups[g]:
+                if g not in consumer_groups:
+                    consumer_groups.append(g)
+                break
     choices: list[tuple[int, ...]] = [()]
     choices += [(g,) for g in consumer_groups]
     if len(consumer_groups) > 1:
         choices.append(tuple(consumer_groups))
-    out = []
+    out: list[State] = []
     for merge in choices:
         merged = frozenset({node_id}).union(*(groups[g] for g in merge))
         if ev.info(merged) is None:
             continue
-        rest = tuple(m for g, m in enumerate(groups) if g not in merge)
-        new = rest + (merged,)
+        first = min(merge, default=len(groups))
+        new = groups[:first] + tuple(m for g, m in enumerate(groups[first + 1:], first + 1) if g not in merge) + (merged,)
         # the node's producers are not placed yet (consumers first), so a new cycle needs an edge
         # out of the node into another group, or two merged groups: joining the group that holds
         # every consumer of the node cannot make one (a chain is never checked)
         sole = len(merge) == 1 and len(consumer_groups) == 1
         if merge and not sole and not _acyclic(view, new):
             continue
-        out.append((sum(ev.cost(m) for m in new), new))
+        new_sums = sums[:first]
+        total: float = new_sums[-1] if new_sums else 0
+        for m in new[first:]:
+            total += ev.cost(m)
+            new_sums.append(total)
+        out.append((total, new, new_sums))
     out.sort(key=_rank)
     return out
 
 
-def _rank(t: tuple[float, Partition]) -> tuple[float, int]:
+def _rank(t: tuple[float, Partition, list[float]] | tuple[float, Partition]) -> tuple[float, int]:
     """Order of partial plans: estimate, then fewer groups. Estimates equal to the picosecond are
     ties, kept in the order the options were made (the same for every extent): otherwise the
     last bits of two equal sums, which move with the extents, would pick between equal plans, and
@@ -135,15 +153,15 @@ def _rank(t: tuple[float, Partition]) -> tuple[float, int]:
     return round(t[0], 12), len(t[1])
 
 
-def _run(view: GraphView, ev: _Evaluator, beam: int, top_k: int) -> list[tuple[float, Partition]]:
-    states: list[tuple[float, Partition]] = [(0.0, ())]
+def _run(view: GraphView, ev: _Evaluator, beam: int, top_k: int) -> list[State]:
+    states: list[State] = [(0.0, (), [])]
     for node in reversed(view.real):
-        pool: dict[frozenset[frozenset[int]], tuple[float, Partition]] = {}
-        for _, groups in states:
-            for cost, new in _options(view, ev, groups, id(node))[:top_k]:
-                key = frozenset(new)
-                if key not in pool or cost < pool[key][0]:
-                    pool[key] = (cost, new)
+        pool: dict[frozenset[frozenset[int]], State] = {}
+        for state in states:
+            for option in _options(view, ev, state, id(node))[:top_k]:
+                key = frozenset(option[1])
+                if key not in pool or option[0] < pool[key][0]:
+                    pool[key] = option
         if not pool:  # cannot happen: a group of one node is always legal
             raise RuntimeError(f"no legal group for node {node!r}")
         states = sorted(pool.values(), key=_rank)[:beam]
@@ -238,11 +256,11 @@ def search(view: GraphView, dev: DeviceProfile, beam: int = 4, top_k: int = 3) -
     if not view.real:
         empty = Candidate((), 0.0, "greedy")
         return empty, [empty]
-    ((_, ggroups),) = _run(view, ev, 1, 1)
+    ((_, ggroups, _),) = _run(view, ev, 1, 1)
     gcost, ggroups = _merge_siblings(view, ev, ggroups)
     greedy = Candidate(ggroups, gcost, "greedy")
     cands = [greedy]
-    finished = [_merge_siblings(view, ev, groups) for _, groups in _run(view, ev, beam, top_k)]
+    finished = [_merge_siblings(view, ev, groups) for _, groups, _ in _run(view, ev, beam, top_k)]
     for i, (cost, groups) in enumerate(sorted(finished, key=_rank)):
         if frozenset(groups) != frozenset(ggroups):
             cands.append(Candidate(groups, cost, f"beam #{i}"))
