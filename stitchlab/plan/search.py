@@ -274,6 +274,9 @@ def group_infos(view: GraphView, dev: DeviceProfile, cand: Candidate) -> list[Gr
     ev = _Evaluator(view, dev)
     infos = [ev.info(g) for g in cand.groups]
     assert all(i is not None for i in infos)
+    keys: dict[int, tuple[int, str]] = {}
+    for info in infos:
+        info.structure_keys = keys  # type: ignore[union-attr]
     pos = {id(n): k for k, n in enumerate(view.real)}
     where = {m: k for k, g in enumerate(cand.groups) for m in g}
     # topological order of groups (Kahn), ties by the first member's position

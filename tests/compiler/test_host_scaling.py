@@ -172,3 +172,24 @@ def test_a_long_loop_of_matmuls_plans_in_linear_steps(monkeypatch: pytest.Monkey
         return costs[0]
 
     assert steps(100) / steps(25) < 6  # was 15.3
+
+
+def test_the_kernels_of_a_long_loop_hash_each_node_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the code generator orders commutative operands by a hash of each operand and everything
+    # above it: each kernel of an RNN-like loop hashed the whole program before it again
+    import hashlib
+
+    hashes = _counted(monkeypatch, hashlib, "sha256")
+
+    def steps(n: int) -> int:
+        rng = np.random.default_rng(0)
+        w = sl.asarray(rng.standard_normal((16, 16)).astype(np.float32))
+        xs = sl.asarray(rng.standard_normal((n, 16, 16)).astype(np.float32))
+        h = sl.asarray(np.zeros((16, 16), np.float32))
+        for t in range(n):
+            h = sl.tanh(h @ w + xs[t])
+        hashes[0] = 0
+        sl.explain(h)
+        return hashes[0]
+
+    assert steps(100) / steps(25) < 6  # was 15.5
