@@ -214,7 +214,7 @@ class Writer:
         self.full_index: Index | None = None
         #: pragmas written right before a loop header
         self.pragma_for: dict[str, str] = {}
-        self.skeys: dict[int, tuple[int, str]] = {}
+        self.skeys = info.structure_keys
         #: cross-phase register cache of computed full values: node id -> array name; ``slot`` is
         #: the array index of the current element (a compile-time constant in unrolled loops)
         self.value_cache: dict[int, str] = {}
@@ -1030,7 +1030,7 @@ def leaf_params(info: GroupInfo) -> list[Node]:
     members = {id(n) for n in info.members}
     order: list[Node] = []
     seen: set[int] = set()
-    keys: dict[int, tuple[int, str]] = {}
+    keys = info.structure_keys
     stack = [o for o, _ in reversed(info.outputs)]
     while stack:
         n = stack.pop()

@@ -163,6 +163,11 @@ class GroupInfo:
     rowdep: set[int] = field(default_factory=set)
     #: ids of inputs of another shape read at the full index through reshapes (row-major order)
     full_reads: set[int] = field(default_factory=set)
+    #: the code generator's memo of structure keys (:func:`stitchlab.codegen.elemental.structure_key`,
+    #: a hash of a node and everything above it), shared by the groups of one plan
+    #: (:func:`stitchlab.plan.search.group_infos`): each kernel of a long program hashed the
+    #: program above it again
+    structure_keys: dict[int, tuple[int, str]] = field(default_factory=dict, repr=False, compare=False)
 
     def is_full_leaf(self, n: Node) -> bool:
         """True when input ``n`` is read once per element of the domain, at its linear index."""

@@ -98,36 +98,54 @@ def _acyclic(view: GraphView, groups: Partition) -> bool:
     return True
 
 
-def _options(view: GraphView, ev: _Evaluator, groups: Partition, node_id: int) -> list[tuple[float, Partition]]:
-    """Partial plans that place ``node_id`` into ``groups``, each with its cost."""
+#: a partial plan: its estimate, its groups, and the running sums of its groups' estimates in
+#: order (``sums[-1]`` is the estimate)
+State = tuple[float, Partition, list[float]]
+
+
+def _options(view: GraphView, ev: _Evaluator, state: State, node_id: int) -> list[State]:
+    """Partial plans that place ``node_id`` into the partial plan ``state``, each with its cost.
+
+    A plan's estimate is the sum of its groups' in plan order, and an option keeps the groups
+    before the first one it merges: it adds from that group's running sum on, the same sum in
+    the same order without adding up the whole plan (which made planning a program of G groups
+    O(G) per node)."""
+    _, groups, sums = state
     consumer_groups: list[int] = []
     for c in view.consumers[node_id]:
-        for g, members in enumerate(groups):
-            if id(c) in members and g not in consumer_groups:
-                consumer_groups.append(g)
+        for g in range(len(groups) - 1, -1, -1):  # (placed, and most often in a recent group)
+            if id(c) in groups[g]:
+                if g not in consumer_groups:
+                    consumer_groups.append(g)
+                break
     choices: list[tuple[int, ...]] = [()]
     choices += [(g,) for g in consumer_groups]
     if len(consumer_groups) > 1:
         choices.append(tuple(consumer_groups))
-    out = []
+    out: list[State] = []
     for merge in choices:
         merged = frozenset({node_id}).union(*(groups[g] for g in merge))
         if ev.info(merged) is None:
             continue
-        rest = tuple(m for g, m in enumerate(groups) if g not in merge)
-        new = rest + (merged,)
+        first = min(merge, default=len(groups))
+        new = groups[:first] + tuple(m for g, m in enumerate(groups[first + 1:], first + 1) if g not in merge) + (merged,)
         # the node's producers are not placed yet (consumers first), so a new cycle needs an edge
         # out of the node into another group, or two merged groups: joining the group that holds
         # every consumer of the node cannot make one (a chain is never checked)
         sole = len(merge) == 1 and len(consumer_groups) == 1
         if merge and not sole and not _acyclic(view, new):
             continue
-        out.append((sum(ev.cost(m) for m in new), new))
+        new_sums = sums[:first]
+        total: float = new_sums[-1] if new_sums else 0
+        for m in new[first:]:
+            total += ev.cost(m)
+            new_sums.append(total)
+        out.append((total, new, new_sums))
     out.sort(key=_rank)
     return out
 
 
-def _rank(t: tuple[float, Partition]) -> tuple[float, int]:
+def _rank(t: tuple[float, Partition, list[float]] | tuple[float, Partition]) -> tuple[float, int]:
     """Order of partial plans: estimate, then fewer groups. Estimates equal to the picosecond are
     ties, kept in the order the options were made (the same for every extent): otherwise the
     last bits of two equal sums, which move with the extents, would pick between equal plans, and
@@ -135,19 +153,26 @@ def _rank(t: tuple[float, Partition]) -> tuple[float, int]:
     return round(t[0], 12), len(t[1])
 
 
-def _run(view: GraphView, ev: _Evaluator, beam: int, top_k: int) -> list[tuple[float, Partition]]:
-    states: list[tuple[float, Partition]] = [(0.0, ())]
+def _run(view: GraphView, ev: _Evaluator, beam: int, top_k: int) -> list[State]:
+    states: list[State] = [(0.0, (), [])]
     for node in reversed(view.real):
-        pool: dict[frozenset[frozenset[int]], tuple[float, Partition]] = {}
-        for _, groups in states:
-            for cost, new in _options(view, ev, groups, id(node))[:top_k]:
-                key = frozenset(new)
-                if key not in pool or cost < pool[key][0]:
-                    pool[key] = (cost, new)
+        pool: dict[frozenset[frozenset[int]], State] = {}
+        for state in states:
+            for option in _options(view, ev, state, id(node))[:top_k]:
+                key = frozenset(option[1])
+                if key not in pool or option[0] < pool[key][0]:
+                    pool[key] = option
         if not pool:  # cannot happen: a group of one node is always legal
             raise RuntimeError(f"no legal group for node {node!r}")
         states = sorted(pool.values(), key=_rank)[:beam]
     return states
+
+
+#: in sibling fusion a group weighs merging with at most this many other groups that read the
+#: same buffer, the last made ones: ``sl.compute`` of 1,000 values of one array weighed 10**6
+#: pairs (79 s to plan). A buffer read by at most ``SIBLING_PARTNERS + 1`` groups has every pair
+#: weighed, as before (every program of the plan dump: at most 5 groups read one buffer).
+SIBLING_PARTNERS = 8
 
 
 def _merge_siblings(view: GraphView, ev: _Evaluator, groups: Partition) -> tuple[float, Partition]:
@@ -159,27 +184,53 @@ def _merge_siblings(view: GraphView, ev: _Evaluator, groups: Partition) -> tuple
     ties, as in :func:`_rank`: the pair met first in plan order wins, a merged group last). A pair's gain does not change while both of its
     groups stand, so each pair is weighed once and waits in a heap; a pair whose merge would
     make a cycle makes one as long as both stand (other merges keep every path), and is
-    dropped. A plan of G groups that all read one buffer (``sl.compute`` of many values of ``x``)
-    weighs O(G²) pairs, not O(G²) at each of its G steps."""
+    dropped. A group weighs the last ``SIBLING_PARTNERS`` standing readers of each buffer it
+    reads (all of them in programs of ordinary width), so a plan of G groups that all read one
+    buffer (``sl.compute`` of many values of ``x``) weighs O(G) pairs, not O(G²). The cycle
+    check of a merge walks the groups downstream of the pair, not the whole plan."""
+    if not _acyclic(view, groups):  # (cannot happen: the search keeps its plans acyclic)
+        return sum(ev.cost(g) for g in groups), groups
     alive: dict[int, frozenset[int]] = {}  # the standing groups in plan order: a merged group last
+    where: dict[int, int] = {}  # id of a real node -> its standing group
     reads: dict[int, set[int]] = {}
-    readers: dict[int, set[int]] = {}  # id of a buffer -> the standing groups that read it
+    readers: dict[int, dict[int, None]] = {}  # id of a buffer -> the standing groups that read it, in order
     heap: list[tuple[float, int, int]] = []
     numbers = itertools.count()
 
     def add(group: frozenset[int]) -> None:
         k = next(numbers)
         alive[k] = group
+        for m in group:
+            where[m] = k
         info = ev.info(group)
         reads[k] = {id(n) for n in info.inputs} if info is not None else set()
-        for j in sorted({j for r in reads[k] for j in readers.get(r, ())}):
+        partners: set[int] = set()
+        for r in reads[k]:
+            partners.update(itertools.islice(reversed(readers.get(r, {})), SIBLING_PARTNERS))
+        for j in sorted(partners):
             merged = alive[j] | group
             if ev.info(merged) is not None:
                 gain = ev.cost(merged) - ev.cost(alive[j]) - ev.cost(group)
                 if gain < 0:
                     heapq.heappush(heap, (round(gain, 12), j, k))
         for r in reads[k]:
-            readers.setdefault(r, set()).add(k)
+            readers.setdefault(r, {})[k] = None
+
+    def downstream(k: int) -> set[int]:
+        return {h for m in alive[k] for c in view.consumers[m] if (h := where.get(id(c), k)) != k}
+
+    def reaches(a: int, b: int) -> bool:
+        """Whether a path through another group leads from group ``a`` to group ``b``."""
+        stack = [h for h in downstream(a) if h != b]
+        seen = set(stack)
+        while stack:
+            g = stack.pop()
+            if g == b:
+                return True
+            for h in downstream(g) - seen:
+                seen.add(h)
+                stack.append(h)
+        return False
 
     for g in groups:
         add(g)
@@ -187,13 +238,13 @@ def _merge_siblings(view: GraphView, ev: _Evaluator, groups: Partition) -> tuple
         _, a, b = heapq.heappop(heap)
         if a not in alive or b not in alive:
             continue
-        merged = alive[a] | alive[b]
-        if not _acyclic(view, tuple(g for k, g in alive.items() if k not in (a, b)) + (merged,)):
+        if reaches(a, b) or reaches(b, a):  # merged, the pair would be a cycle
             continue
+        merged = alive[a] | alive[b]
         for k in (a, b):
             del alive[k]
             for r in reads.pop(k):
-                readers[r].discard(k)
+                del readers[r][k]
         add(merged)
     out = tuple(alive.values())
     return sum(ev.cost(g) for g in out), out
@@ -205,11 +256,11 @@ def search(view: GraphView, dev: DeviceProfile, beam: int = 4, top_k: int = 3) -
     if not view.real:
         empty = Candidate((), 0.0, "greedy")
         return empty, [empty]
-    ((_, ggroups),) = _run(view, ev, 1, 1)
+    ((_, ggroups, _),) = _run(view, ev, 1, 1)
     gcost, ggroups = _merge_siblings(view, ev, ggroups)
     greedy = Candidate(ggroups, gcost, "greedy")
     cands = [greedy]
-    finished = [_merge_siblings(view, ev, groups) for _, groups in _run(view, ev, beam, top_k)]
+    finished = [_merge_siblings(view, ev, groups) for _, groups, _ in _run(view, ev, beam, top_k)]
     for i, (cost, groups) in enumerate(sorted(finished, key=_rank)):
         if frozenset(groups) != frozenset(ggroups):
             cands.append(Candidate(groups, cost, f"beam #{i}"))
@@ -223,6 +274,9 @@ def group_infos(view: GraphView, dev: DeviceProfile, cand: Candidate) -> list[Gr
     ev = _Evaluator(view, dev)
     infos = [ev.info(g) for g in cand.groups]
     assert all(i is not None for i in infos)
+    keys: dict[int, tuple[int, str]] = {}
+    for info in infos:
+        info.structure_keys = keys  # type: ignore[union-attr]
     pos = {id(n): k for k, n in enumerate(view.real)}
     where = {m: k for k, g in enumerate(cand.groups) for m in g}
     # topological order of groups (Kahn), ties by the first member's position

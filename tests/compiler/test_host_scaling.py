@@ -181,3 +181,83 @@ def test_a_loop_of_padded_stencils_computes_numpys_values_in_host_cxx(
         np.testing.assert_allclose(got, _padded_steps(np, host, steps, modes), rtol=2e-3, atol=2e-3)
     else:
         np.testing.assert_allclose(got, _padded_steps(np, host.astype(np.float64), steps, modes), rtol=1e-4, atol=1e-4)
+
+
+def _values_of_one_array(n: int) -> list[Any]:
+    x = sl.asarray(np.ones((64, 64), np.float32))
+    return [(x * float(i) + 1.0, sl.exp(x * float(i)).sum(axis=1), (x - float(i)).max(axis=0))[i % 3] for i in range(n)]
+
+
+def test_sibling_fusion_of_many_values_of_one_array_weighs_a_bounded_number_of_partners(monkeypatch: pytest.MonkeyPatch) -> None:
+    # every pair of groups that read x was weighed (an analysis of their union each): G**2
+    # analyses, 1,000 values of x took 79 s to plan. A group weighs the last SIBLING_PARTNERS
+    # readers of x now: the analyses grow with G (and the merges' tree of sizes)
+    calls = _counted(monkeypatch, search_module, "analyze")
+
+    def plan(n: int) -> None:
+        sl.explain(*_values_of_one_array(n))
+
+    assert _growth(calls, plan, 40) < 7  # was 13.8
+
+
+def test_sibling_fusion_checks_cycles_near_the_merged_pair(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the cycle check of a merge walked every group of the plan: O(G) per merge, O(G**2) in all
+    from stitchlab.ir.graph import build_graph
+    from stitchlab.plan.device import preset
+    from stitchlab.plan.groups import GraphView
+
+    class Counting(dict):  # the consumers of a node, each look-up counted
+        looked = 0
+
+        def __getitem__(self, key: Any) -> Any:
+            Counting.looked += 1
+            return super().__getitem__(key)
+
+    def plan(n: int) -> int:
+        view = GraphView(build_graph([v._node for v in _values_of_one_array(n)])[0])
+        view.consumers = Counting(view.consumers)
+        Counting.looked = 0
+        search_module.search(view, preset("H200"))
+        return Counting.looked
+
+    assert plan(160) / plan(40) < 8  # was 16.1
+
+
+def test_a_long_loop_of_matmuls_plans_in_linear_steps(monkeypatch: pytest.MonkeyPatch) -> None:
+    # an RNN-like loop, two kernels per step: each option of the search added up the estimates
+    # of every group placed so far (O(G) per node); 100 steps took 4.3 s to plan
+    costs = _counted(monkeypatch, search_module._Evaluator, "cost")
+
+    def steps(n: int) -> int:
+        rng = np.random.default_rng(0)
+        w = sl.asarray(rng.standard_normal((16, 16)).astype(np.float32))
+        xs = sl.asarray(rng.standard_normal((n, 16, 16)).astype(np.float32))
+        h = sl.asarray(np.zeros((16, 16), np.float32))
+        for t in range(n):
+            h = sl.tanh(h @ w + xs[t])
+        costs[0] = 0
+        assert len(sl.explain(h).kernels) == 2 * n
+        return costs[0]
+
+    assert steps(100) / steps(25) < 6  # was 15.3
+
+
+def test_the_kernels_of_a_long_loop_hash_each_node_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the code generator orders commutative operands by a hash of each operand and everything
+    # above it: each kernel of an RNN-like loop hashed the whole program before it again
+    import hashlib
+
+    hashes = _counted(monkeypatch, hashlib, "sha256")
+
+    def steps(n: int) -> int:
+        rng = np.random.default_rng(0)
+        w = sl.asarray(rng.standard_normal((16, 16)).astype(np.float32))
+        xs = sl.asarray(rng.standard_normal((n, 16, 16)).astype(np.float32))
+        h = sl.asarray(np.zeros((16, 16), np.float32))
+        for t in range(n):
+            h = sl.tanh(h @ w + xs[t])
+        hashes[0] = 0
+        sl.explain(h)
+        return hashes[0]
+
+    assert steps(100) / steps(25) < 6  # was 15.5
