@@ -220,13 +220,20 @@ def index_parts(x: LazyArray, items: tuple[Any, ...], hint: str) -> tuple[tuple[
 def _flat_positions(x: LazyArray, indices: list[Any], sizes: list[int], axes: list[int]) -> Any:
     """The positions in the merged axes of ``sizes`` of the broadcast ``indices`` (one per axis
     of ``axes``): a NumPy array, checked with NumPy's errors, when all are host data; else a lazy
-    int64 array whose out-of-bounds entries are the merged extent (the gather's check raises)."""
+    int64 array whose out-of-bounds entries are the merged extent (the gather's check raises).
+    As NumPy's, an empty broadcast checks the positions of its integers (and 0-d arrays) only."""
     hosts = [_host_positions(i) for i in indices]
     shapes = [np.shape(h) if h is not None else asarray(i).shape for h, i in zip(hosts, indices, strict=True)]
     try:
-        np.broadcast_shapes(*shapes)
+        shape = np.broadcast_shapes(*shapes)
     except ValueError:
         raise IndexError(f"shape mismatch: indexing arrays could not be broadcast together with shapes {build.shapes_text(shapes)}") from None
+    if not math.prod(shape):
+        for h, i, n, ax in zip(hosts, indices, sizes, axes, strict=True):
+            build.check_index_dtype(h.dtype if h is not None else asarray(i).dtype)
+            if h is not None and not h.ndim:
+                build.check_indices(h, n, ax, indexing=True)
+        return np.zeros(shape, np.int64)
     if all(h is not None for h in hosts):
         pos = [build.check_indices(h, n, ax, indexing=True) for h, n, ax in zip(hosts, sizes, axes, strict=True)]
         return np.asarray(np.ravel_multi_index(np.broadcast_arrays(*pos), sizes))  # (a scalar when all are 0-d)
