@@ -44,6 +44,7 @@ from .library import (
     _is_mask,
     cumsum,
     index_parts,
+    integer_key,
     on_device,
 )
 
@@ -100,6 +101,8 @@ def _value(x: LazyArray, value: Any, shape: tuple[int, ...]) -> LazyArray:
 # --- x[key] = value ----------------------------------------------------------------------------
 def assign(x: LazyArray, key: Any, value: Any) -> build.Node:
     """The node ``x`` stands for after ``x[key] = value`` (see the module docstring)."""
+    items = key if isinstance(key, tuple) else (key,)
+    key = integer_key(items) or key
     items = key if isinstance(key, tuple) else (key,)
     if any(_is_array(k) for k in items):
         if any(_is_array(k) and _is_mask(k) for k in items):

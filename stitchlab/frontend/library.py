@@ -149,6 +149,16 @@ def _is_int(k: Any) -> bool:
     return isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_))
 
 
+def integer_key(items: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """``items`` with its 0-d integer NumPy arrays as integers, where those are its only arrays
+    (else None): NumPy reads such a key as it reads integers (the result's shape, ``None`` beside
+    them, the values an assignment takes), but gives a copy where integers give a view."""
+    zero_d = [isinstance(k, np.ndarray) and k.ndim == 0 and k.dtype.kind in "iu" for k in items]
+    if not any(zero_d) or any(_is_array(k) and not z for k, z in zip(items, zero_d, strict=True)):
+        return None
+    return tuple(int(k) if z else k for k, z in zip(items, zero_d, strict=True))
+
+
 def advanced_index(x: LazyArray, key: Any) -> LazyArray | None:
     """``x[key]`` with integer arrays (or lists) in ``key``, NumPy's advanced indexing: the arrays
     (and integers beside them) broadcast together and pick elements along their axes; the slices
@@ -161,6 +171,9 @@ def advanced_index(x: LazyArray, key: Any) -> LazyArray | None:
     items = key if isinstance(key, tuple) else (key,)
     if not any(_is_array(k) for k in items):
         return None
+    basic_key = integer_key(items)
+    if basic_key is not None:
+        return LazyArray(x[basic_key]._node)  # (a copy, as NumPy's)
     hint = "index with integer arrays, integers, slices and '...' (a boolean mask alone), or materialize first: x.get()[...]"
     if any(_is_array(k) and _is_mask(k) for k in items):
         if len(items) != 1:
