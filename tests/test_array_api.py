@@ -483,6 +483,17 @@ def test_a_0d_boolean_index_adds_an_axis_of_length_1_or_0_as_numpy(key):
     check(sl.asarray(X)[key], X[key])
 
 
+@pytest.mark.parametrize("key", [True, (Ellipsis, True), (slice(1, 3), True), (None, True, slice(None))])
+def test_a_0d_boolean_index_gives_a_copy_as_numpy(key):
+    a = X.copy()
+    x = sl.asarray(X.copy())
+    r, v = a[key], x[key]
+    r[...] = -1  # NumPy's boolean index is an advanced index: the write leaves the array as it was
+    v[...] = -1
+    check(x, a)
+    check(v, r)
+
+
 def test_arange_of_what_is_no_number_raises_numpys_type_error():
     for args in (("5",), (5.0, "a"), (0, 5, "1")):
         with pytest.raises(TypeError, match="arange\\(\\) not supported for inputs with DType"):

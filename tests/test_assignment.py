@@ -141,6 +141,9 @@ def test_boolean_mask_errors() -> None:
         x[np.ones(5, bool)] = 1.0
     with pytest.raises(IndexError, match="boolean mask must be the only index"):
         x[a > 2, 0] = 1.0
+    for key in [(True, [0, 1]), (np.False_, np.array([2]))]:  # as reading x[key]: a message naming the boolean
+        with pytest.raises(IndexError, match=r"a boolean scalar index \((True|np.False_)\) beside integers, arrays"):
+            x[key] = 1.0
     np.testing.assert_array_equal(x.get(), a)
 
 
@@ -239,6 +242,22 @@ def test_a_list_deeper_than_the_view_is_refused_as_numpy_refuses_it(key: Any, va
     want = a.copy()
     want[key] = np.asarray(value)
     np.testing.assert_array_equal(x.get(), want)
+
+
+@pytest.mark.parametrize("key, value", [
+    ((np.array(1), None), 5.0), ((np.array(-1), None, slice(None)), [7.0, 8.0]), ((np.array(1), 0), np.ones(1)),
+    ((np.array(1), 0), [2.0]), ((np.array(-1), slice(None)), [[[1.0, 2.0]]]), ((0, np.array(1, np.uint8)), 3.0),
+])
+def test_0d_integer_arrays_in_a_key_are_read_as_integers_as_numpy(key: Any, value: Any) -> None:
+    """A key whose only arrays are 0-d integer arrays is NumPy's key of integers: ``None`` may
+    stand beside them, and a sequence into one element raises. Reading it gives a copy."""
+    a = np.arange(6.0).reshape(3, 2)
+    _same(a, key, value)
+    x = sl.asarray(a)
+    np.testing.assert_array_equal(x[key].get(), a[key])
+    r = x[key]
+    r[...] = -1
+    np.testing.assert_array_equal(x.get(), a)
 
 
 def test_jit_assigns_into_locals_not_arguments() -> None:

@@ -505,6 +505,24 @@ def test_take_checks_nothing_where_its_result_is_empty_and_indexing_always_check
         sl.take(sl.asarray(np.zeros(0)), [1])
 
 
+def test_index_arrays_that_broadcast_empty_check_only_their_integers_as_numpy() -> None:
+    """NumPy checks no position of index arrays whose broadcast is empty, but always the integers
+    (and 0-d arrays) beside them; reading and assigning alike."""
+    a = np.zeros((2, 3), np.float32)
+    empty = np.array([], np.int64)
+    for key in [(np.array([5]), empty), ([], [7]), (np.array([5]), sl.asarray(empty))]:
+        x = sl.asarray(a)
+        host = tuple(np.asarray(k.get()) if isinstance(k, sl.ndarray) else k for k in key)
+        same(x[key], a[host])
+        x[key] = 1
+        same(x, a)
+    for key in [(5, empty), (np.array(5), empty), (5, sl.asarray(empty))]:
+        with pytest.raises(IndexError, match="index 5 is out of bounds for axis 0 with size 2"):
+            sl.asarray(a)[key]
+        with pytest.raises(IndexError, match="index 5 is out of bounds for axis 0 with size 2"):
+            sl.asarray(a)[key] = 1
+
+
 class _RadixCupy:
     """NumPy standing in for CuPy where it matters here: 1-d float sorts in the order of a radix
     sort of the bits (thrust::less; CUB holds -0.0 equal to 0.0), which puts a NaN whose sign bit

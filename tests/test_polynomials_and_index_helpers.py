@@ -157,8 +157,13 @@ def test_insert_is_numpys() -> None:
     _same(np.insert(x, 1, 0, 0), np.insert(a, 1, 0, 0))
     with pytest.raises(IndexError, match=r"^index 9 is out of bounds for axis 2 with size 4$"):
         sl.insert(x, [1, 9], 0, 2)  # (NumPy's message names the shifted position, 10, and the new size, 6)
-    with pytest.raises(ValueError, match="boolean mask.*flatnonzero"):
+    with pytest.raises(ValueError, match="list of booleans.*flatnonzero"):
         sl.insert(x, [True, False], 0, 0)  # (NumPy 2.4 raises AttributeError)
+    for mask, values in [(np.array([True, False, True, False]), [5, 6]), (np.array([False, True, False]), 9),
+                         (np.zeros(4, bool), 1), (np.array([True] * 5), 3)]:  # NumPy 2's mask: before each True
+        _same(sl.insert(x, mask, values, 2), np.insert(a, mask, values, 2))
+    with pytest.raises(ValueError, match="boolean array argument obj to insert must be one dimensional"):
+        sl.insert(x, np.ones((2, 2), bool), 0, 2)
 
 
 POLYNOMIALS = [[1, 2], [9, 5, 4], np.array([1.5, -2.0, 0.25]), np.array([3], np.int32), np.array([2, 1], np.int8), 5,

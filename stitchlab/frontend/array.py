@@ -421,7 +421,9 @@ class LazyArray:
 
     def _bool_scalar_index(self, items: tuple[Any, ...]) -> LazyArray:
         """``x[True]``, ``x[False]``, ``x[..., True]``: NumPy's 0-d boolean index, a new axis of
-        length 1 (True) or 0 (False) where it stands, beside slices, ``None`` and ``...``."""
+        length 1 (True) or 0 (False) where it stands, beside slices, ``None`` and ``...``. NumPy
+        takes a boolean as an advanced index, so the result is a copy: a write into it leaves
+        ``x`` as it was."""
         bools = [i for i, k in enumerate(items) if isinstance(k, (bool, np.bool_))]
         others_basic = all(k is None or k is Ellipsis or isinstance(k, slice) for k in items if not isinstance(k, (bool, np.bool_)))
         if len(bools) > 1 or not others_basic:
@@ -429,12 +431,12 @@ class LazyArray:
                              "is not supported; index with None (x[None]) and take [:1] or [:0] of that axis")
         i = bools[0]
         out = self[items[:i] + (None,) + items[i + 1:]]
-        if items[i]:
-            return out
-        # NumPy's shape of the result (of a stand-in without memory) differs from out's in the new axis
-        want = np.broadcast_to(np.False_, self.shape)[items].shape
-        axis = next(d for d, (n, m) in enumerate(zip(want, out.shape, strict=True)) if n != m)
-        return out[(slice(None),) * axis + (slice(0, 0),)]
+        if not items[i]:
+            # NumPy's shape of the result (of a stand-in without memory) differs from out's in the new axis
+            want = np.broadcast_to(np.False_, self.shape)[items].shape
+            axis = next(d for d, (n, m) in enumerate(zip(want, out.shape, strict=True)) if n != m)
+            out = out[(slice(None),) * axis + (slice(0, 0),)]
+        return LazyArray(out._node)  # (a copy, not a view that writes through)
 
     def __setitem__(self, key: Any, value: Any) -> None:
         """``x[key] = value`` with NumPy's indexing and casting: ``x`` then stands for the new value,

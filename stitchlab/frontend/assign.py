@@ -44,6 +44,7 @@ from .library import (
     _is_mask,
     cumsum,
     index_parts,
+    integer_key,
     on_device,
 )
 
@@ -101,6 +102,17 @@ def _value(x: LazyArray, value: Any, shape: tuple[int, ...]) -> LazyArray:
 def assign(x: LazyArray, key: Any, value: Any) -> build.Node:
     """The node ``x`` stands for after ``x[key] = value`` (see the module docstring)."""
     items = key if isinstance(key, tuple) else (key,)
+    key = integer_key(items) or key
+    items = key if isinstance(key, tuple) else (key,)
+    if any(isinstance(k, (bool, np.bool_)) for k in items):
+        if len(items) == 1:
+            return _assign_mask(x, np.asarray(items[0]), value)
+        x[key]  # (the errors of x[key]: a 0-d boolean beside slices, None and '...' only, not beside arrays)
+        if any(isinstance(k, (bool, np.bool_)) and not k for k in items):  # a False selects nothing: nothing
+            # is written (NumPy checks no value then)
+            return x._node
+        key = tuple(None if isinstance(k, (bool, np.bool_)) else k for k in items)  # True: a new axis of 1
+        return _assign_basic(x, key, value)
     if any(_is_array(k) for k in items):
         if any(_is_array(k) and _is_mask(k) for k in items):
             if len(items) != 1:
@@ -108,14 +120,6 @@ def assign(x: LazyArray, key: Any, value: Any) -> build.Node:
                                  "conditions into one mask (sl.where(mask, value, x) for others)")
             return _assign_mask(x, items[0], value)
         return _assign_arrays(x, items, value)
-    if any(isinstance(k, (bool, np.bool_)) for k in items):
-        if len(items) == 1:
-            return _assign_mask(x, np.asarray(items[0]), value)
-        x[key]  # (NumPy's errors for the key: a 0-d boolean beside slices, None and '...' only)
-        if any(isinstance(k, (bool, np.bool_)) and not k for k in items):  # a False selects nothing: nothing
-            # is written (NumPy checks no value then)
-            return x._node
-        key = tuple(None if isinstance(k, (bool, np.bool_)) else k for k in items)  # True: a new axis of 1
     return _assign_basic(x, key, value)
 
 

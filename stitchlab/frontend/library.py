@@ -149,6 +149,16 @@ def _is_int(k: Any) -> bool:
     return isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_))
 
 
+def integer_key(items: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """``items`` with its 0-d integer NumPy arrays as integers, where those are its only arrays
+    (else None): NumPy reads such a key as it reads integers (the result's shape, ``None`` beside
+    them, the values an assignment takes), but gives a copy where integers give a view."""
+    zero_d = [isinstance(k, np.ndarray) and k.ndim == 0 and k.dtype.kind in "iu" for k in items]
+    if not any(zero_d) or any(_is_array(k) and not z for k, z in zip(items, zero_d, strict=True)):
+        return None
+    return tuple(int(k) if z else k for k, z in zip(items, zero_d, strict=True))
+
+
 def advanced_index(x: LazyArray, key: Any) -> LazyArray | None:
     """``x[key]`` with integer arrays (or lists) in ``key``, NumPy's advanced indexing: the arrays
     (and integers beside them) broadcast together and pick elements along their axes; the slices
@@ -161,6 +171,9 @@ def advanced_index(x: LazyArray, key: Any) -> LazyArray | None:
     items = key if isinstance(key, tuple) else (key,)
     if not any(_is_array(k) for k in items):
         return None
+    basic_key = integer_key(items)
+    if basic_key is not None:
+        return LazyArray(x[basic_key]._node)  # (a copy, as NumPy's)
     hint = "index with integer arrays, integers, slices and '...' (a boolean mask alone), or materialize first: x.get()[...]"
     if any(_is_array(k) and _is_mask(k) for k in items):
         if len(items) != 1:
@@ -220,13 +233,20 @@ def index_parts(x: LazyArray, items: tuple[Any, ...], hint: str) -> tuple[tuple[
 def _flat_positions(x: LazyArray, indices: list[Any], sizes: list[int], axes: list[int]) -> Any:
     """The positions in the merged axes of ``sizes`` of the broadcast ``indices`` (one per axis
     of ``axes``): a NumPy array, checked with NumPy's errors, when all are host data; else a lazy
-    int64 array whose out-of-bounds entries are the merged extent (the gather's check raises)."""
+    int64 array whose out-of-bounds entries are the merged extent (the gather's check raises).
+    As NumPy's, an empty broadcast checks the positions of its integers (and 0-d arrays) only."""
     hosts = [_host_positions(i) for i in indices]
     shapes = [np.shape(h) if h is not None else asarray(i).shape for h, i in zip(hosts, indices, strict=True)]
     try:
-        np.broadcast_shapes(*shapes)
+        shape = np.broadcast_shapes(*shapes)
     except ValueError:
         raise IndexError(f"shape mismatch: indexing arrays could not be broadcast together with shapes {build.shapes_text(shapes)}") from None
+    if not math.prod(shape):
+        for h, i, n, ax in zip(hosts, indices, sizes, axes, strict=True):
+            build.check_index_dtype(h.dtype if h is not None else asarray(i).dtype)
+            if h is not None and not h.ndim:
+                build.check_indices(h, n, ax, indexing=True)
+        return np.zeros(shape, np.int64)
     if all(h is not None for h in hosts):
         pos = [build.check_indices(h, n, ax, indexing=True) for h, n, ax in zip(hosts, sizes, axes, strict=True)]
         return np.asarray(np.ravel_multi_index(np.broadcast_arrays(*pos), sizes))  # (a scalar when all are 0-d)

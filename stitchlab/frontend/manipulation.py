@@ -1854,8 +1854,8 @@ def insert(arr: Any, obj: Any, values: Any, axis: Any = None) -> LazyArray:
 
     Raises:
         IndexError: a position outside ``[-n, n]`` for an axis of ``n`` entries.
-        ValueError: ``obj`` of more than one dimension, or a boolean ``obj`` (give the positions:
-            ``np.flatnonzero(mask)``).
+        ValueError: ``obj`` of more than one dimension, a list of booleans, or a boolean NumPy
+            array (a mask: an entry before each True position, as NumPy 2's) of other than one.
 
     Example:
         >>> import numpy as np, stitchlab as sl
@@ -1874,9 +1874,14 @@ def insert(arr: Any, obj: Any, values: Any, axis: Any = None) -> LazyArray:
         indices = np.arange(*obj.indices(n))
     else:
         indices = np.asarray(obj)
-        if indices.dtype == bool:
-            raise ValueError("insert: obj is a boolean mask; give the positions to insert before "
-                             "(np.flatnonzero(mask))")
+        if indices.dtype == bool and not isinstance(obj, np.ndarray):  # (NumPy 2.4 raises AttributeError)
+            raise ValueError("insert: obj is a list of booleans; give a NumPy boolean array (a mask) or the "
+                             "positions to insert before (np.flatnonzero(mask))")
+        if indices.dtype == bool:  # (NumPy 2's mask: one entry before each True position)
+            if indices.ndim != 1:
+                raise ValueError(f"boolean array argument obj to insert must be one dimensional (got shape "
+                                 f"{indices.shape})")
+            indices = np.flatnonzero(indices)
         if indices.ndim > 1:
             raise ValueError("index array argument obj to insert must be one dimensional or scalar")
         if indices.size == 0:
