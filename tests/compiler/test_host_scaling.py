@@ -223,18 +223,24 @@ def test_sibling_fusion_checks_cycles_near_the_merged_pair(monkeypatch: pytest.M
     assert plan(160) / plan(40) < 8  # was 16.1
 
 
+def _rnn(n: int) -> Any:
+    """``n`` steps of ``h = tanh(h @ W + x[t])`` on 16 x 16 arrays, not evaluated."""
+    rng = np.random.default_rng(0)
+    w = sl.asarray(rng.standard_normal((16, 16)).astype(np.float32))
+    xs = sl.asarray(rng.standard_normal((n, 16, 16)).astype(np.float32))
+    h = sl.asarray(np.zeros((16, 16), np.float32))
+    for t in range(n):
+        h = sl.tanh(h @ w + xs[t])
+    return h
+
+
 def test_a_long_loop_of_matmuls_plans_in_linear_steps(monkeypatch: pytest.MonkeyPatch) -> None:
     # an RNN-like loop, two kernels per step: each option of the search added up the estimates
     # of every group placed so far (O(G) per node); 100 steps took 4.3 s to plan
     costs = _counted(monkeypatch, search_module._Evaluator, "cost")
 
     def steps(n: int) -> int:
-        rng = np.random.default_rng(0)
-        w = sl.asarray(rng.standard_normal((16, 16)).astype(np.float32))
-        xs = sl.asarray(rng.standard_normal((n, 16, 16)).astype(np.float32))
-        h = sl.asarray(np.zeros((16, 16), np.float32))
-        for t in range(n):
-            h = sl.tanh(h @ w + xs[t])
+        h = _rnn(n)
         costs[0] = 0
         assert len(sl.explain(h).kernels) == 2 * n
         return costs[0]
@@ -250,12 +256,7 @@ def test_the_kernels_of_a_long_loop_hash_each_node_once(monkeypatch: pytest.Monk
     hashes = _counted(monkeypatch, hashlib, "sha256")
 
     def steps(n: int) -> int:
-        rng = np.random.default_rng(0)
-        w = sl.asarray(rng.standard_normal((16, 16)).astype(np.float32))
-        xs = sl.asarray(rng.standard_normal((n, 16, 16)).astype(np.float32))
-        h = sl.asarray(np.zeros((16, 16), np.float32))
-        for t in range(n):
-            h = sl.tanh(h @ w + xs[t])
+        h = _rnn(n)
         hashes[0] = 0
         sl.explain(h)
         return hashes[0]
