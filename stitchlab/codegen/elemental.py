@@ -76,6 +76,12 @@ class Index:
 
 #: a position plus a constant, as a slice writes it (``(i5 + 1)``)
 _SHIFTED = re.compile(r"^\((\w+) \+ (\d+)\)$")
+
+
+def _shifted(e: str) -> tuple[str, int]:
+    """``(p, k)`` for a position ``(p + k)`` (a slice's constant added to ``p``), else ``(e, 0)``."""
+    m = _SHIFTED.match(e)
+    return (m.group(1), int(m.group(2))) if m else (e, 0)
 #: a position along a vector chunk's last axis, ``(p + (u ± K))`` (``Writer.dims``)
 _LANE_TERM = re.compile(r"^\((\w+) \+ \(u(?: ([+-]) (\d+))?\)\)$")
 
@@ -585,8 +591,9 @@ class Writer:
             keys = []
             for e in dims:
                 found, k = self.clamps.get(e), 0
-                if found is None and e.endswith(")") and (m := _SHIFTED.match(e)) is not None:
-                    found, k = self.clamps.get(m.group(1)), int(m.group(2))
+                if found is None:
+                    p, k = _shifted(e)
+                    found = self.clamps.get(p) if k else None
                 keys.append(_bare(e) if found is None else f"clamp({found[0]} + {found[1] + k}, {found[2] + k}, {found[3] + k})")
             key = self.clamp_keys[dims] = "|".join(keys)
         return key
@@ -632,8 +639,8 @@ class Writer:
         s = self.tmp(_lane_plus(e, -before) or f"({t})({e}) - ({t}){before}")
         last = f"({t}){n - 1}"
         if mode == "edge":
-            m = _SHIFTED.match(e)
-            form = (m.group(1), int(m.group(2)) - before, 0, n - 1) if m else (e, -before, 0, n - 1)
+            p, k = _shifted(e)
+            form = (p, k - before, 0, n - 1)
             return self._clamp(f"({s} < ({t})0 ? ({t})0 : {s} > {last} ? {last} : {s})", form)
         # (below 0, above n - 1) for one reflection or wrap, and how far the widths may reach
         once = {"wrap": (f"{s} + ({t}){n}", f"{s} - ({t}){n}", n),
@@ -660,8 +667,7 @@ class Writer:
         (``r`` where ``k`` is 0). Positions then have one text per offset, so the values read
         there are computed once: a time-stepping loop of rolls (``u + roll(u, 1) - 2 * u +
         roll(u, -1)``, 12 steps) wrote a kernel of 4 MB, twice as long at each step. Else None."""
-        m = _SHIFTED.match(e)
-        p, k = (m.group(1), int(m.group(2))) if m else (e, 0)
+        p, k = _shifted(e)
         found = self.wraps.get(p)
         if found is None or found[2] != n or not any(found[0] in scope.values() for scope in self.tmps):
             return None  # (none, or written in a scope closed since)
@@ -685,8 +691,7 @@ class Writer:
         once (a constant-mode pad's masks compare the same positions): 8 steps of ``u + 0.1 *
         pad(u[:, 2:] - 2 * u[:, 1:-1] + u[:, :-2], 1)`` wrote a kernel of 3.9 MB, three times as
         long at each step. Else None."""
-        m = _SHIFTED.match(e)
-        p, k = (m.group(1), int(m.group(2))) if m else (e, 0)
+        p, k = _shifted(e)
         found = self.clamps.get(p)
         if found is None or not any(scope.get(self.clamp_texts[p]) == p for scope in self.tmps):
             return None  # (none, or written in a scope closed since: ``b`` is visible where ``p`` is)
