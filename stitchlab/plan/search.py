@@ -264,6 +264,9 @@ def search(view: GraphView, dev: DeviceProfile, beam: int = 4, top_k: int = 3) -
     for i, (cost, groups) in enumerate(sorted(finished, key=_rank)):
         if frozenset(groups) != frozenset(ggroups):
             cands.append(Candidate(groups, cost, f"beam #{i}"))
+    whole = frozenset(id(n) for n in view.real)
+    if all(len(c.groups) > 1 for c in cands) and ev.info(whole) is not None:
+        cands.append(Candidate((whole,), ev.cost(whole), "one kernel"))
     ok = [c for c in cands if c.kernels <= greedy.kernels and c.cost <= greedy.cost * (1 + 1e-12)]
     best = min(ok, key=lambda c: (round(c.cost, 12), c.kernels))
     return best, cands
