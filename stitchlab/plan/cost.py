@@ -186,7 +186,8 @@ def _elem_work(info: GroupInfo) -> float:
     for r in info.reductions:
         if id(r) in picks:
             picked |= {id(r), id(r.inputs[0]), id(r.inputs[0].inputs[0])}  # the sum, its where, its ==
-    return sum(OPS[n.op].cost for n in info.members if n.op != "astype" and id(n) not in picked)
+    times = info.evaluated  # (a member evaluated at several positions is computed at each)
+    return sum(OPS[n.op].cost * times.get(id(n), 1) for n in info.members if n.op != "astype" and id(n) not in picked)
 
 
 #: The largest extent that gets ``int`` index arithmetic. A kernel's indices run past its largest

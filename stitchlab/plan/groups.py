@@ -163,6 +163,10 @@ class GroupInfo:
     rowdep: set[int] = field(default_factory=set)
     #: ids of inputs of another shape read at the full index through reshapes (row-major order)
     full_reads: set[int] = field(default_factory=set)
+    #: ``id(member)`` -> positions of it the kernel evaluates per element, where more than one
+    #: (:func:`recomputed`: a stencil's earlier steps read through slices or pads at several
+    #: offsets). Filled after the search (:mod:`stitchlab.plan.search`), never by :func:`analyze`
+    evaluated: dict[int, int] = field(default_factory=dict)
     #: the code generator's memo of structure keys (:func:`stitchlab.codegen.elemental.structure_key`,
     #: a hash of a node and everything above it), shared by the groups of one plan
     #: (:func:`stitchlab.plan.search.group_infos`): each kernel of a long program hashed the
@@ -547,3 +551,137 @@ def all_free_nodes(view: GraphView, info: GroupInfo) -> list[Node]:
             stack.extend(n.inputs)
     out.sort(key=lambda n: view.pos[id(n)])
     return out
+
+
+# --- recompute: values a kernel evaluates at several positions -------------------------------------
+#: A position a kernel reads a node at, per axis ``(a, b)``: ``a * i + b`` of the element ``i``
+#: being computed (``(0, 0)`` on axes of extent 1); or, past a map this does not follow (a
+#: reshape that moves elements between axes, a gather), an opaque token that stays distinct.
+Position = tuple
+#: A map of positions from a node's to its input's that :func:`_affine` follows: per axis of the
+#: input, ``(axis, t, c)``: ``(a * t, c + t * b)`` of the node's ``(a, b)`` on ``axis``; or
+#: ``(None, 0, c)``: ``(0, c)``.
+Affine = tuple[tuple[int | None, int, int], ...]
+
+#: maps that read their input off the element computed (at an offset)
+SHIFTS = frozenset({"slice", "pad"})
+
+
+def shifted_members(view: GraphView, members: frozenset[int] | set[int]) -> list[int]:
+    """Ids of the members that another member of the group reads through a slice or a pad
+    (a stencil's earlier step), in graph order; empty for most groups. Walks the free maps
+    between members only."""
+    found: set[int] = set()
+    seen: set[tuple[int, bool]] = set()
+    for m in members:
+        stack = [(x, False) for x in view.real_by_id[m].inputs]
+        while stack:
+            x, shifted = stack.pop()
+            if id(x) in members:
+                if shifted:
+                    found.add(id(x))
+            elif x.op in FREE_OPS and not view.is_real(x) and (id(x), shifted) not in seen:
+                seen.add((id(x), shifted))
+                stack.extend((i, shifted or x.op in SHIFTS) for i in x.inputs)
+    return sorted(found, key=lambda m: view.pos[m])
+
+
+def recomputed(view: GraphView, info: GroupInfo) -> dict[int, int]:
+    """``id(member)`` -> how many positions of it a kernel of ``info`` evaluates for each
+    element it computes, where more than one: a member read through slices or pads at several
+    offsets (a time-stepping stencil fused over ``k`` steps evaluates step ``k - j`` at every
+    offset its reach spans, ``2j² + 2j + 1`` positions for a 5-point stencil in 2-d, so the work
+    grows as ``k³``). The code generator computes each position once (``Kernel.value`` keys
+    values by position), so this counts work, not paths. Rows read at one constant index (an
+    assignment's ``x[i - 1]``) are not counted: only those rows compute them. Empty (every member
+    once) unless a member reads another through a slice or a pad (:func:`shifted_members`), so
+    other groups cost one walk of the maps between members; for the others, each edge between
+    members is composed into one :data:`Affine` map once and applied to each position."""
+    if info.kind == "interpreted" or not shifted_members(view, {id(n) for n in info.members}):
+        return {}
+    members = {id(n): n for n in info.members}
+    big = {i: [j for j, m in enumerate(n.shape) if m > 1] for i, n in members.items()}
+    at: dict[int, set[Position]] = {id(o): {_identity(o.shape)} for o, _ in info.outputs}
+    for n in reversed(info.members):  # (topological order: every reader of n comes later)
+        here = at.get(id(n), {_identity(n.shape)})  # (empty: read at constant positions only)
+        for k, x in enumerate(n.inputs):
+            steps, amap = [(n, k)], _affine(n, k)
+            while id(x) not in members and x.op in FREE_OPS and not view.is_real(x):
+                steps.append((x, 0))  # (free maps have one input)
+                amap = _composed(amap, _affine(x, 0))
+                x = x.inputs[0]
+            if id(x) not in members:
+                continue
+            got, axes = at.setdefault(id(x), set()), big[id(x)]
+            if amap == tuple((j, 1, 0) for j in range(len(n.shape))):
+                got |= here  # (an elementwise read at the same position, tokens too)
+                continue
+            # (whether the map takes a position of n at no constant index to one of x likewise)
+            kept = amap is not None and all(amap[j][0] is not None and amap[j][1] and n.shape[amap[j][0]] > 1 for j in axes)
+            for pos in here:
+                if amap is not None and (not pos or isinstance(pos[0], tuple)):
+                    pos = tuple((0, c) if a is None else (pos[a][0] * t, c + t * pos[a][1]) for a, t, c in amap)
+                    if kept:
+                        got.add(pos)
+                        continue
+                else:
+                    for node, i in steps:
+                        pos = _read_at(node, i, pos)
+                # (a position at one index of an axis, and what it reads, is not counted)
+                if not (pos and isinstance(pos[0], tuple) and any(pos[j][0] == 0 for j in axes)):
+                    got.add(pos)
+    return {i: len(ps) for i, ps in at.items() if len(ps) > 1}
+
+
+def _identity(shape: tuple[int, ...]) -> Position:
+    return tuple((0, 0) if n == 1 else (1, 0) for n in shape)
+
+
+def _affine(n: Node, k: int) -> Affine | None:
+    """The :data:`Affine` map of positions from ``n``'s to its input ``k``'s, or None where
+    it is not one (a reshape that moves elements between axes, a reduction, a gather)."""
+    x, op = n.inputs[k], n.op
+    if op == "slice":
+        return tuple((j, t, s) for j, (s, t) in enumerate(zip(n.attr("starts"), n.attr("steps"), strict=True)))
+    if op == "pad":
+        ax, before = n.attr("axis"), n.attr("before")
+        return tuple((j, 1, -before if j == ax else 0) for j in range(len(x.shape)))
+    if op == "transpose":
+        inverse = {p: i for i, p in enumerate(n.attr("perm"))}
+        return tuple((inverse[j], 1, 0) for j in range(len(x.shape)))
+    if op == "reshape":
+        if squeeze(n.shape) != squeeze(x.shape):
+            return None
+        moved = iter([j for j, m in enumerate(n.shape) if m != 1])  # (axes of extent 1 added or removed)
+        return tuple((None, 0, 0) if m == 1 else (next(moved), 1, 0) for m in x.shape)
+    if op in ("broadcast", "astype") or OPS[op].kind is Kind.ELEMENTWISE:
+        # aligned at the last axis, extents of 1 read at 0
+        lead = len(n.shape) - len(x.shape)
+        return tuple((None, 0, 0) if m == 1 else (j + lead, 1, 0) for j, m in enumerate(x.shape))
+    return None
+
+
+def _composed(first: Affine | None, then: Affine | None) -> Affine | None:
+    """The map ``then`` after ``first``."""
+    if first is None or then is None:
+        return None
+    out = []
+    for a, t, c in then:
+        if a is None:
+            out.append((None, 0, c))
+        else:
+            a1, t1, c1 = first[a]
+            out.append((a1, t1 * t, c + t * c1))
+    return tuple(out)
+
+
+def _read_at(n: Node, k: int, pos: Position) -> Position:
+    """The position at which ``n`` (evaluated at ``pos``) reads its input ``k``: through its
+    :func:`_affine` map, else the input's identity where ``pos`` is ``n``'s (a reduction read
+    at its own element), else a token."""
+    amap = _affine(n, k)
+    if amap is not None and (not pos or isinstance(pos[0], tuple)):
+        return tuple((0, c) if a is None else (pos[a][0] * t, c + t * pos[a][1]) for a, t, c in amap)
+    if amap is None and pos == _identity(n.shape):
+        return _identity(n.inputs[k].shape)
+    return (id(n), k, pos)

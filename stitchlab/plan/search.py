@@ -6,8 +6,10 @@ consumers' groups at once (which also merges them). A pattern is kept when the m
 legal (:func:`stitchlab.plan.groups.analyze`) and the group graph stays acyclic. Each partial plan
 is scored with the delta evaluator (:func:`stitchlab.plan.cost.delta_cost`, summed over groups);
 the ``top_k`` best patterns per partial plan are expanded and the ``beam`` best partial plans
-survive each step. Finished plans then get horizontal fusion: groups that read a common buffer
-merge where that is legal and cheaper (sibling reductions of one array, say). The greedy plan (beam 1, top-1) is always a candidate, and the plan returned
+survive each step. Finished plans are then weighed counting recompute (a stencil fused over
+several steps evaluates its earlier steps at several offsets: :func:`_split_recomputed`, which
+splits such groups where that is cheaper), and get horizontal fusion: groups that read a common
+buffer merge where that is legal and cheaper (sibling reductions of one array, say). The greedy plan (beam 1, top-1) is always a candidate, and the plan returned
 never has more kernels or a higher estimate than it.
 """
 
@@ -15,11 +17,11 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .cost import delta_cost
 from .device import DeviceProfile
-from .groups import GraphView, GroupInfo, analyze
+from .groups import GraphView, GroupInfo, analyze, recomputed, shifted_members
 
 Partition = tuple[frozenset[int], ...]
 
@@ -44,18 +46,32 @@ class Candidate:
 
 
 class _Evaluator:
-    """Memoized legality and cost of groups."""
+    """Memoized legality and cost of groups. Once :meth:`count_recompute` is called, a group's
+    info and cost count the positions its kernel evaluates each member at
+    (:func:`stitchlab.plan.groups.recomputed`); the search itself does not (see
+    :func:`_split_recomputed`)."""
 
     def __init__(self, view: GraphView, dev: DeviceProfile) -> None:
         self.view = view
         self.dev = dev
         self._info: dict[frozenset[int], GroupInfo | None] = {}
         self._cost: dict[frozenset[int], float] = {}
+        self._counting = False
+        self._counted: set[frozenset[int]] = set()
 
     def info(self, members: frozenset[int]) -> GroupInfo | None:
         if members not in self._info:
             self._info[members] = analyze(self.view, members)
-        return self._info[members]
+        info = self._info[members]
+        if self._counting and info is not None and members not in self._counted:
+            self._counted.add(members)
+            info.evaluated = recomputed(self.view, info)
+        return info
+
+    def count_recompute(self) -> None:
+        """Count recomputed positions from now on (estimates made before are dropped)."""
+        self._counting = True
+        self._cost.clear()
 
     def cost(self, members: frozenset[int]) -> float:
         c = self._cost.get(members)
@@ -250,6 +266,50 @@ def _merge_siblings(view: GraphView, ev: _Evaluator, groups: Partition) -> tuple
     return sum(ev.cost(g) for g in out), out
 
 
+def _split_recomputed(view: GraphView, ev: _Evaluator, groups: Partition) -> Partition:
+    """The groups of a finished plan, each whose kernel evaluates members at several positions
+    split where that lowers the estimate (counting recompute: :meth:`_Evaluator.count_recompute`).
+
+    A time-stepping stencil fused over ``k`` steps evaluates its earlier steps at every offset
+    their reach spans, work that grows as ``k³`` in 2-d. The search places one node at a time
+    (a node alone is a whole pass over memory) and does not count that work: counting it there
+    analyzed every weighed union's positions, and chains of assignments of rows and elements
+    took minutes to plan. Here only the final groups are weighed, and only those in which a
+    member reads another through a slice or a pad. A group splits in two at such a member ``m``:
+    ``m`` with what it depends on in the group (closed under producers, so the group graph stays
+    acyclic: a path out of the group and back in would have been a cycle before), which stores
+    ``m``, and the rest, which reads it. The best such cut is taken if it lowers the estimate,
+    and the parts are weighed again."""
+    out: list[frozenset[int]] = []
+    for group in groups:
+        out += _split(view, ev, group)
+    return tuple(out)
+
+
+def _split(view: GraphView, ev: _Evaluator, group: frozenset[int]) -> list[frozenset[int]]:
+    info = ev.info(group)
+    # (only where the recompute raises the estimate: the search weighed the group without it)
+    if info is None or not info.evaluated or round(ev.cost(group), 12) <= round(delta_cost(replace(info, evaluated={}), ev.dev), 12):
+        return [group]
+    best: tuple[float, frozenset[int], frozenset[int]] | None = None
+    for m in shifted_members(view, group):
+        first, stack = {m}, [m]
+        while stack:
+            for p in view.producers[stack.pop()]:
+                if id(p) in group and id(p) not in first:
+                    first.add(id(p))
+                    stack.append(id(p))
+        a, b = frozenset(first), group - first
+        if not b:
+            continue
+        cost = ev.cost(a) + ev.cost(b)
+        if round(cost, 12) < round(ev.cost(group) if best is None else best[0], 12):
+            best = (cost, a, b)
+    if best is None:
+        return [group]
+    return _split(view, ev, best[1]) + _split(view, ev, best[2])
+
+
 def search(view: GraphView, dev: DeviceProfile, beam: int = 4, top_k: int = 3) -> tuple[Candidate, list[Candidate]]:
     """Plan the groups of ``view``: (the chosen candidate, every candidate considered)."""
     ev = _Evaluator(view, dev)
@@ -257,10 +317,12 @@ def search(view: GraphView, dev: DeviceProfile, beam: int = 4, top_k: int = 3) -
         empty = Candidate((), 0.0, "greedy")
         return empty, [empty]
     ((_, ggroups, _),) = _run(view, ev, 1, 1)
-    gcost, ggroups = _merge_siblings(view, ev, ggroups)
+    beamed = _run(view, ev, beam, top_k)
+    ev.count_recompute()  # (finished plans: their groups' recompute is counted from here on)
+    gcost, ggroups = _merge_siblings(view, ev, _split_recomputed(view, ev, ggroups))
     greedy = Candidate(ggroups, gcost, "greedy")
     cands = [greedy]
-    finished = [_merge_siblings(view, ev, groups) for _, groups, _ in _run(view, ev, beam, top_k)]
+    finished = [_merge_siblings(view, ev, _split_recomputed(view, ev, groups)) for _, groups, _ in beamed]
     for i, (cost, groups) in enumerate(sorted(finished, key=_rank)):
         if frozenset(groups) != frozenset(ggroups):
             cands.append(Candidate(groups, cost, f"beam #{i}"))
@@ -275,6 +337,7 @@ def search(view: GraphView, dev: DeviceProfile, beam: int = 4, top_k: int = 3) -
 def group_infos(view: GraphView, dev: DeviceProfile, cand: Candidate) -> list[GroupInfo]:
     """The groups of ``cand`` as :class:`GroupInfo`, in an order that respects dependencies."""
     ev = _Evaluator(view, dev)
+    ev.count_recompute()  # (as the search's finished plans were estimated)
     infos = [ev.info(g) for g in cand.groups]
     assert all(i is not None for i in infos)
     keys: dict[int, tuple[int, str]] = {}

@@ -1,0 +1,104 @@
+"""Recompute in the cost model: a kernel that fuses a time-stepping stencil over ``k`` steps
+evaluates step ``k - j`` at every offset its reach spans (``2j² + 2j + 1`` positions of a 2-d
+5-point stencil), so its work grows as ``k³``. The search places nodes without counting that; its
+finished plans are weighed again counting it (``stitchlab.plan.groups.recomputed``) and a group
+splits at a step where that lowers the estimate (``stitchlab.plan.search._split_recomputed``).
+Planning is checked by plans and call counts, not timings; there is no GPU timing of it yet."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import numpy as np
+import pytest
+
+import stitchlab as sl
+
+search_module = importlib.import_module("stitchlab.plan.search")  # (stitchlab.plan.search is the function)
+
+
+def _steps(xp: Any, u: Any, steps: int) -> Any:
+    """``steps`` explicit steps of the 5-point stencil with periodic edges (NumPy or stitchlab)."""
+    for _ in range(steps):
+        u = u + 0.1 * (xp.roll(u, 1, 0) + xp.roll(u, -1, 0) + xp.roll(u, 1, 1) + xp.roll(u, -1, 1) - 4 * u)
+    return u
+
+
+def _calls(monkeypatch: pytest.MonkeyPatch, name: str) -> list[int]:
+    """Count the calls of ``name`` in the search from now on."""
+    calls = [0]
+    original = getattr(search_module, name)
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls[0] += 1
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(search_module, name, counting)
+    return calls
+
+
+def test_a_stencil_fused_over_many_steps_splits_where_its_recompute_outweighs_a_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 8 steps on 8192 x 4096 float32 were one kernel of 649 KB of source estimated at 67 us,
+    # counting each step once; it evaluates 2,408 values an element (2 ms at the model's compute
+    # rate). Counted, four kernels of two steps each (each evaluates the first at 5 positions),
+    # each bound by its pass over memory
+    calls = _calls(monkeypatch, "recomputed")
+    u = sl.asarray(np.zeros((8192, 4096), np.float32))
+    plan = sl.explain(_steps(sl, u, 8), device="H200")
+    assert len(plan.kernels) == 4
+    assert [max(k.info.evaluated.values()) for k in plan.kernels] == [5] * 4
+    assert 200e-6 < plan.estimated_time < 300e-6
+    assert sum(len(k.source) for k in plan.kernels) < 300_000
+    assert calls[0] <= 60  # (48: the final groups, the cuts weighed, and the kernels')
+
+
+def test_sixteen_steps_of_a_small_grid_split_in_two(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 256 x 256: launches weigh more than passes, so two kernels of eight steps (3.4 MB of source
+    # in one kernel before, 1.5 MB now); the weighing stays a bounded number of groups
+    calls = _calls(monkeypatch, "recomputed")
+    u = sl.asarray(np.zeros((256, 256), np.float32))
+    plan = sl.explain(_steps(sl, u, 16), device="H200")
+    assert len(plan.kernels) == 2
+    assert [max(k.info.evaluated.values()) for k in plan.kernels] == [2 * 7 * 7 + 2 * 7 + 1] * 2
+    assert calls[0] <= 120  # (94)
+
+
+def test_assignment_chains_are_not_weighed_for_recompute(monkeypatch: pytest.MonkeyPatch) -> None:
+    # rows and elements read at constant positions are not work per element: a chain of
+    # assignments counts no recompute, so no group of it is weighed for a cut (counting positions
+    # in every group the search weighs made this chain plan for over 15 minutes)
+    from stitchlab.frontend import array
+
+    from .test_literal_positions_host import _element_chain
+
+    monkeypatch.setattr(array, "ASSIGNMENTS_PENDING", 1 << 30)
+    counted: list[dict[int, int]] = []
+    original = search_module.recomputed
+    monkeypatch.setattr(search_module, "recomputed", lambda *a: counted.append(original(*a)) or counted[-1])
+    lazy, want = _element_chain(40, (64, 33))
+    assert len(sl.explain(lazy, device="H200").kernels) == 3  # (436 nodes: MAX_GROUP_NODES parts, as before)
+    assert len(counted) <= 50  # (38: the final groups and sibling pairs, once each)
+    assert not any(counted)
+    np.testing.assert_array_equal(lazy.get(), want)
+
+
+def test_a_split_stencil_computes_numpys_values_in_host_cxx(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    from stitchlab.codegen.program import build_plan
+    from stitchlab.ir.graph import build_graph
+    from stitchlab.plan import cost
+    from stitchlab.plan.device import preset
+
+    from .hostkernels import run_plan, unsupported
+
+    if unsupported() is not None:
+        pytest.skip(str(unsupported()))
+    # a compute rate that makes a 13 x 9 grid weigh its recompute as a large one does: four
+    # kernels of two steps, each reading the last one's result at the shifts of a step
+    monkeypatch.setattr(cost, "COMPUTE_RATE", 4e9)
+    host = np.random.default_rng(0).standard_normal((13, 9)).astype(np.float32)
+    graph, sources = build_graph([_steps(sl, sl.asarray(host), 8)._node])
+    plan = build_plan(graph, preset("H200"))
+    assert [max(k.info.evaluated.values()) for k in plan.kernels] == [5] * 4
+    (got,) = run_plan(plan, sources, tmp_path)
+    np.testing.assert_allclose(got, _steps(np, host.astype(np.float64), 8), rtol=1e-5, atol=1e-5)
