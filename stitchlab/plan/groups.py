@@ -24,7 +24,9 @@ Acyclicity of the group graph and the resource budget are checked by the search
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -102,7 +104,7 @@ class GraphView:
     def reads(self, n: Node) -> tuple[Node, ...]:
         """The graph inputs and real nodes a kernel that reads ``n`` reads: ``n`` itself when it
         is one, else those behind its free ops (layout maps), each once; constants read nothing.
-        Memoized: the search asks for every group it weighs (``_group_io``)."""
+        Memoized: the search asks for every group it weighs (:func:`group_io`)."""
         memo = self._reads
         stack: list[tuple[Node, bool]] = [(n, False)]
         while stack:
@@ -168,6 +170,14 @@ class GroupInfo:
     #: (:func:`stitchlab.plan.search.group_infos`): each kernel of a long program hashed the
     #: program above it again
     structure_keys: dict[int, tuple[int, str]] = field(default_factory=dict, repr=False, compare=False)
+    #: :func:`_op_cost` of the members when known (:func:`analyze` sets it from the group's
+    #: :class:`GroupIO`, summed from its parts'), else None
+    known_op_cost: float | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def op_cost(self) -> float:
+        """The members' ``OPS[op].cost`` summed, casts left out."""
+        return _op_cost(self.members) if self.known_op_cost is None else self.known_op_cost
 
     def is_full_leaf(self, n: Node) -> bool:
         """True when input ``n`` is read once per element of the domain, at its linear index."""
@@ -378,14 +388,69 @@ def _variance_of(r2: Node, info: GroupInfo) -> tuple[Node, Node] | None:
     return r1, mean
 
 
-def _group_io(view: GraphView, members: set[int], nodes: list[Node]) -> tuple[list[Node], list[Node]]:
-    outs = []
-    for n in nodes:
-        if id(n) in view.must_store or any(id(c) not in members for c in view.consumers[id(n)]):
-            outs.append(n)
-    ins = list({id(r): r for n in nodes for r in view.operand_reads(n) if id(r) not in members}.values())
-    ins.sort(key=lambda n: view.pos[id(n)])
-    return outs, ins
+@dataclass
+class GroupIO:
+    """What a set of real nodes reads and stores, before any legality check (:func:`group_io`).
+
+    Attributes:
+        ids: the ids it was made of (those that are not real nodes are ignored).
+        nodes: the members, in topological order.
+        outs: the members it stores: requested ones and those read outside the group, in order.
+        ins: the buffers it reads: graph inputs and real nodes outside the group, in order.
+        reds: the reduction members, in order.
+        contracts: whether a member is a matrix product.
+        op_cost: the members' ``OPS[op].cost`` summed, casts left out (integers: exact in any order).
+    """
+
+    ids: frozenset[int]
+    nodes: list[Node]
+    outs: list[Node]
+    ins: list[Node]
+    reds: list[Node]
+    contracts: bool
+    op_cost: float
+
+
+def group_io(view: GraphView, members: frozenset[int] | set[int], parts: Sequence[GroupIO] = ()) -> GroupIO:
+    """The :class:`GroupIO` of ``members`` (ids that are not real nodes are ignored).
+
+    ``parts``: the :class:`GroupIO` of disjoint groups within ``members``, known already (the
+    search merges groups it has weighed: a node joining its consumer's group, siblings). A
+    member of a part is stored by the union only if the part stores it (its readers outside the
+    union are outside the part), and the union reads only what a part reads, so only the parts'
+    outs and ins and the members outside every part are looked at: a merge is not O(members)
+    walks of Python code (1,000-step chains and diamonds spent most of their planning there,
+    groups of up to ``MAX_GROUP_NODES`` weighed again for each node and option)."""
+    by_id, pos = view.real_by_id, view.pos
+    members = frozenset(members)
+    rest_ids = members.difference(*(p.ids for p in parts))
+    if sum(len(p.ids) for p in parts) + len(rest_ids) != len(members):
+        raise ValueError("group_io: the parts must be disjoint groups within the members")
+    rest = sorted((by_id[m] for m in rest_ids if m in by_id), key=lambda n: pos[id(n)])
+    runs = sorted((r for r in (rest, *(p.nodes for p in parts)) if r), key=lambda r: pos[id(r[0])])
+    nodes: list[Node] = []
+    for run in runs:
+        nodes += run
+    if any(pos[id(a[-1])] > pos[id(b[0])] for a, b in itertools.pairwise(runs)):  # (the runs interleave)
+        nodes.sort(key=lambda n: pos[id(n)])
+    consumers = view.consumers
+    must_store = view.must_store
+    outs = [n for n in itertools.chain(rest, *(p.outs for p in parts))
+            if id(n) in must_store or any(id(c) not in members for c in consumers[id(n)])]
+    ins = list({id(r): r for r in itertools.chain(*(p.ins for p in parts),
+                                                  (r for n in rest for r in view.operand_reads(n)))
+                if id(r) not in members}.values())
+    reds = [n for n in itertools.chain(rest, *(p.reds for p in parts)) if OPS[n.op].kind is Kind.REDUCE]
+    for got in (outs, ins, reds):
+        got.sort(key=lambda n: pos[id(n)])
+    contracts = any(p.contracts for p in parts) or any(OPS[n.op].kind is Kind.CONTRACT for n in rest)
+    op_cost = sum((p.op_cost for p in parts), _op_cost(rest))
+    return GroupIO(members, nodes, outs, ins, reds, contracts, op_cost)
+
+
+def _op_cost(nodes: Iterable[Node]) -> float:
+    """``OPS[op].cost`` of ``nodes`` summed, casts left out (the cost model's work per element)."""
+    return sum(OPS[n.op].cost for n in nodes if n.op != "astype")
 
 
 def _finite_or_constant(n: Node) -> Node:
@@ -421,21 +486,20 @@ def _args_fusable(reds: list[Node]) -> bool:
     return len([a for a in axes if S[a] != 1]) <= 1 and math.prod(S[a] for a in axes) <= ARG_MAX_COLS
 
 
-def analyze(view: GraphView, member_ids: frozenset[int] | set[int]) -> GroupInfo | None:
-    """The :class:`GroupInfo` of the group of real nodes ``member_ids``, or None if it is illegal."""
-    members = set(member_ids)
+def analyze(view: GraphView, member_ids: frozenset[int] | set[int], io: GroupIO | None = None) -> GroupInfo | None:
+    """The :class:`GroupInfo` of the group of real nodes ``member_ids``, or None if it is illegal
+    (``io``: its :func:`group_io`, when known)."""
+    members = frozenset(member_ids)  # (the same object when it is one)
     if not members or len(members) > MAX_GROUP_NODES:
         return None
-    by_id, pos = view.real_by_id, view.pos
-    nodes = sorted((by_id[m] for m in members if m in by_id), key=lambda n: pos[id(n)])  # topological
+    io = group_io(view, members) if io is None else io
+    nodes, outs, ins, reds = io.nodes, io.outs, io.ins, io.reds
     if not nodes:
         return None
-    outs, ins = _group_io(view, members, nodes)
-    if any(OPS[n.op].kind is Kind.CONTRACT for n in nodes):  # a matrix product: a step of its own
+    if io.contracts:  # a matrix product: a step of its own
         if len(nodes) == 1:
             return GroupInfo(nodes, "interpreted", nodes[0].shape, outputs=[(nodes[0], ROW)], inputs=ins)
         return None
-    reds = [n for n in nodes if OPS[n.op].kind is Kind.REDUCE]
     if any(r.op in ARG_REDUCTIONS for r in reds) and not _args_fusable(reds):
         if len(nodes) == 1:
             return GroupInfo(nodes, "interpreted", nodes[0].shape, outputs=[(nodes[0], ROW)], inputs=ins)
@@ -445,13 +509,12 @@ def analyze(view: GraphView, member_ids: frozenset[int] | set[int]) -> GroupInfo
         if len(shapes) != 1:
             return None
         shape = shapes.pop()
-        info = GroupInfo(nodes, "pointwise", shape, outputs=[(o, FULL) for o in outs], inputs=ins)
-        return info
+        return GroupInfo(nodes, "pointwise", shape, outputs=[(o, FULL) for o in outs], inputs=ins, known_op_cost=io.op_cost)
     S = reds[0].inputs[0].shape
     axes = reds[0].attr("axes")
     if any(r.inputs[0].shape != S or r.attr("axes") != axes for r in reds):
         return None
-    info = GroupInfo(nodes, "reduce", S, tuple(axes), reds, inputs=ins)
+    info = GroupInfo(nodes, "reduce", S, tuple(axes), reds, inputs=ins, known_op_cost=io.op_cost)
     keep = info.keep_shape
     keep_sq = squeeze(keep)
 
