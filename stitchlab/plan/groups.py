@@ -24,7 +24,6 @@ Acyclicity of the group graph and the resource budget are checked by the search
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -423,34 +422,46 @@ def group_io(view: GraphView, members: frozenset[int] | set[int], parts: Sequenc
     groups of up to ``MAX_GROUP_NODES`` weighed again for each node and option)."""
     by_id, pos = view.real_by_id, view.pos
     members = frozenset(members)
-    rest_ids = members.difference(*(p.ids for p in parts))
-    if sum(len(p.ids) for p in parts) + len(rest_ids) != len(members):
+
+    def order(n: Node) -> int:
+        return pos[id(n)]
+
+    rest_ids = members.difference(*[p.ids for p in parts]) if parts else members
+    if len(rest_ids) + sum([len(p.ids) for p in parts]) != len(members):
         raise ValueError("group_io: the parts must be disjoint groups within the members")
-    rest = sorted((by_id[m] for m in rest_ids if m in by_id), key=lambda n: pos[id(n)])
-    runs = sorted((r for r in (rest, *(p.nodes for p in parts)) if r), key=lambda r: pos[id(r[0])])
-    nodes: list[Node] = []
-    for run in runs:
-        nodes += run
-    if any(pos[id(a[-1])] > pos[id(b[0])] for a, b in itertools.pairwise(runs)):  # (the runs interleave)
-        nodes.sort(key=lambda n: pos[id(n)])
-    consumers = view.consumers
-    must_store = view.must_store
-    outs = [n for n in itertools.chain(rest, *(p.outs for p in parts))
-            if id(n) in must_store or any(id(c) not in members for c in consumers[id(n)])]
-    ins = list({id(r): r for r in itertools.chain(*(p.ins for p in parts),
-                                                  (r for n in rest for r in view.operand_reads(n)))
-                if id(r) not in members}.values())
-    reds = [n for n in itertools.chain(rest, *(p.reds for p in parts)) if OPS[n.op].kind is Kind.REDUCE]
-    for got in (outs, ins, reds):
-        got.sort(key=lambda n: pos[id(n)])
-    contracts = any(p.contracts for p in parts) or any(OPS[n.op].kind is Kind.CONTRACT for n in rest)
-    op_cost = sum((p.op_cost for p in parts), _op_cost(rest))
+    if len(members) <= 4:  # (walked as fast as derived: an RNN-like loop's groups of one to three)
+        parts, rest_ids = (), members
+    rest = [by_id[m] for m in rest_ids if m in by_id]
+    rest.sort(key=order)
+    consumers, must_store = view.consumers, view.must_store
+    outs = [n for n in rest if id(n) in must_store or any(id(c) not in members for c in consumers[id(n)])]
+    ins = {id(r): r for n in rest for r in view.operand_reads(n) if id(r) not in members}
+    reds = [n for n in rest if OPS[n.op].kind is Kind.REDUCE]
+    contracts = Kind.CONTRACT in [OPS[n.op].kind for n in rest]
+    op_cost = _op_cost(rest)
+    runs = len(parts) + bool(rest)
+    nodes = rest
+    for p in sorted([p for p in parts if p.nodes], key=lambda p: order(p.nodes[0])) if parts else ():
+        if nodes and order(nodes[-1]) > order(p.nodes[0]):  # (the runs interleave)
+            nodes += p.nodes
+            nodes.sort(key=order)
+        else:  # (the search's case: a node before its consumers' group)
+            nodes += p.nodes
+        outs += [n for n in p.outs if id(n) in must_store or any(id(c) not in members for c in consumers[id(n)])]
+        ins.update([(id(r), r) for r in p.ins if id(r) not in members])
+        reds += p.reds
+        contracts = contracts or p.contracts
+        op_cost += p.op_cost
+    if runs > 1:
+        outs.sort(key=order)
+        reds.sort(key=order)
+    ins = sorted(ins.values(), key=order)
     return GroupIO(members, nodes, outs, ins, reds, contracts, op_cost)
 
 
 def _op_cost(nodes: Iterable[Node]) -> float:
     """``OPS[op].cost`` of ``nodes`` summed, casts left out (the cost model's work per element)."""
-    return sum(OPS[n.op].cost for n in nodes if n.op != "astype")
+    return sum([OPS[n.op].cost for n in nodes if n.op != "astype"])
 
 
 def _finite_or_constant(n: Node) -> Node:

@@ -260,7 +260,7 @@ def test_a_merged_groups_io_derived_from_its_parts_is_the_io_of_its_members(monk
 
     def checked(view: GraphView, members: frozenset[int], parts: tuple[groups.GroupIO, ...] = ()) -> groups.GroupIO:
         got = groups.group_io(view, members, parts)
-        if parts:
+        if parts and len(members) > 4:  # (smaller ones are walked from scratch)
             derived[0] += 1
             derived[1] += len(parts) > 1
             want = groups.group_io(view, members)
@@ -269,7 +269,7 @@ def test_a_merged_groups_io_derived_from_its_parts_is_the_io_of_its_members(monk
         return got
 
     monkeypatch.setattr(search_module, "group_io", checked)
-    for family, seeds in (("mixed", range(12)), ("reductions", range(8)), ("wide", range(6))):
+    for family, seeds in (("mixed", range(24)), ("reductions", range(12)), ("wide", range(10))):
         for seed in seeds:
             prog = fuzzgraphs.build(seed, family=family)
             lazy = [v.lazy for v in prog.values[prog.leaves:] if hasattr(v.lazy, "_node")]
@@ -277,7 +277,7 @@ def test_a_merged_groups_io_derived_from_its_parts_is_the_io_of_its_members(monk
                 search(_view(*lazy), H200)
     sums = (sl.asarray(np.ones((8, 8), np.float32)) * k for k in range(3))
     search(_view(*[s.sum(axis=1) for s in sums]), H200)  # (sibling fusion: two parts)
-    assert derived[0] > 200 and derived[1] > 10
+    assert derived[0] > 200 and derived[1] > 100
 
 
 def test_group_io_refuses_parts_that_overlap() -> None:
