@@ -277,7 +277,7 @@ def test_weighing_a_merge_looks_at_its_new_members_not_the_whole_group(monkeypat
     # the search weighs a union for every node and option, and each was analyzed from scratch:
     # what the group reads and stores (each member's operands and readers) and its work per
     # element (each member's op), O(members) per union, so O(steps**2) up to groups of
-    # MAX_GROUP_NODES (a 1,000-step diamond: 5.4 s to plan on a 2-CPU machine). A union's are
+    # MAX_GROUP_NODES (a 1,000-step diamond: about 5 s to plan on a 2-CPU machine). A union's are
     # derived from its parts' now: the steps grow with the program
     from stitchlab.plan import cost, groups
 
