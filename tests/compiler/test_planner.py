@@ -247,12 +247,11 @@ def test_a_merged_groups_io_derived_from_its_parts_is_the_io_of_its_members(monk
     # the search derives what a union reads and stores from its parts' (group_io's parts): each
     # derived one must be what the members give from scratch, in the same order
     import importlib
-    import sys
     from pathlib import Path
 
     from stitchlab.plan import groups
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1]))
     import fuzzgraphs
 
     search_module = importlib.import_module("stitchlab.plan.search")
