@@ -182,12 +182,16 @@ def stream_unroll(info: GroupInfo) -> int:
 
 def _elem_work(info: GroupInfo) -> float:
     # a one-hot sum read as the element it picks costs no work per element (nor its mask)
-    picks, picked = info.one_hot_picks(), set()
+    picks, picked = info.one_hot_picks(), {}
     for r in info.reductions:
         if id(r) in picks:
-            picked |= {id(r), id(r.inputs[0]), id(r.inputs[0].inputs[0])}  # the sum, its where, its ==
-    times = info.evaluated  # (a member evaluated at several positions is computed at each)
-    return sum(OPS[n.op].cost * times.get(id(n), 1) for n in info.members if n.op != "astype" and id(n) not in picked)
+            picked |= {id(n): n for n in (r, r.inputs[0], r.inputs[0].inputs[0])}  # the sum, its where, its ==
+    work = info.op_cost - sum(OPS[n.op].cost for n in picked.values())  # (integers: exact)
+    if info.evaluated:  # (a member evaluated at several positions is computed at each)
+        by_id = {id(n): n for n in info.members}
+        work += sum(OPS[by_id[i].op].cost * (k - 1) for i, k in info.evaluated.items()
+                    if by_id[i].op != "astype" and i not in picked)
+    return work
 
 
 #: The largest extent that gets ``int`` index arithmetic. A kernel's indices run past its largest

@@ -25,6 +25,7 @@ Acyclicity of the group graph and the resource budget are checked by the search
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -102,7 +103,7 @@ class GraphView:
     def reads(self, n: Node) -> tuple[Node, ...]:
         """The graph inputs and real nodes a kernel that reads ``n`` reads: ``n`` itself when it
         is one, else those behind its free ops (layout maps), each once; constants read nothing.
-        Memoized: the search asks for every group it weighs (``_group_io``)."""
+        Memoized: the search asks for every group it weighs (:func:`group_io`)."""
         memo = self._reads
         stack: list[tuple[Node, bool]] = [(n, False)]
         while stack:
@@ -172,6 +173,14 @@ class GroupInfo:
     #: (:func:`stitchlab.plan.search.group_infos`): each kernel of a long program hashed the
     #: program above it again
     structure_keys: dict[int, tuple[int, str]] = field(default_factory=dict, repr=False, compare=False)
+    #: :func:`_op_cost` of the members when known (:func:`analyze` sets it from the group's
+    #: :class:`GroupIO`, summed from its parts'), else None
+    known_op_cost: float | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def op_cost(self) -> float:
+        """The members' ``OPS[op].cost`` summed, casts left out."""
+        return _op_cost(self.members) if self.known_op_cost is None else self.known_op_cost
 
     def is_full_leaf(self, n: Node) -> bool:
         """True when input ``n`` is read once per element of the domain, at its linear index."""
@@ -382,14 +391,81 @@ def _variance_of(r2: Node, info: GroupInfo) -> tuple[Node, Node] | None:
     return r1, mean
 
 
-def _group_io(view: GraphView, members: set[int], nodes: list[Node]) -> tuple[list[Node], list[Node]]:
-    outs = []
-    for n in nodes:
-        if id(n) in view.must_store or any(id(c) not in members for c in view.consumers[id(n)]):
-            outs.append(n)
-    ins = list({id(r): r for n in nodes for r in view.operand_reads(n) if id(r) not in members}.values())
-    ins.sort(key=lambda n: view.pos[id(n)])
-    return outs, ins
+@dataclass
+class GroupIO:
+    """What a set of real nodes reads and stores, before any legality check (:func:`group_io`).
+
+    Attributes:
+        ids: the ids it was made of (those that are not real nodes are ignored).
+        nodes: the members, in topological order.
+        outs: the members it stores: requested ones and those read outside the group, in order.
+        ins: the buffers it reads: graph inputs and real nodes outside the group, in order.
+        reds: the reduction members, in order.
+        contracts: whether a member is a matrix product.
+        op_cost: the members' ``OPS[op].cost`` summed, casts left out (integers: exact in any order).
+    """
+
+    ids: frozenset[int]
+    nodes: list[Node]
+    outs: list[Node]
+    ins: list[Node]
+    reds: list[Node]
+    contracts: bool
+    op_cost: float
+
+
+def group_io(view: GraphView, members: frozenset[int] | set[int], parts: Sequence[GroupIO] = ()) -> GroupIO:
+    """The :class:`GroupIO` of ``members`` (ids that are not real nodes are ignored).
+
+    ``parts``: the :class:`GroupIO` of disjoint groups within ``members``, known already (the
+    search merges groups it has weighed: a node joining its consumer's group, siblings). A
+    member of a part is stored by the union only if the part stores it (its readers outside the
+    union are outside the part), and the union reads only what a part reads, so only the parts'
+    outs and ins and the members outside every part are looked at: a merge is not O(members)
+    walks of Python code (1,000-step chains and diamonds spent most of their planning there,
+    groups of up to ``MAX_GROUP_NODES`` weighed again for each node and option)."""
+    by_id, pos = view.real_by_id, view.pos
+    members = frozenset(members)
+
+    def order(n: Node) -> int:
+        return pos[id(n)]
+
+    rest_ids = members.difference(*[p.ids for p in parts]) if parts else members
+    if len(rest_ids) + sum([len(p.ids) for p in parts]) != len(members):
+        raise ValueError("group_io: the parts must be disjoint groups within the members")
+    if len(members) <= 4:  # (walked as fast as derived: an RNN-like loop's groups of one to three)
+        parts, rest_ids = (), members
+    rest = [by_id[m] for m in rest_ids if m in by_id]
+    rest.sort(key=order)
+    consumers, must_store = view.consumers, view.must_store
+    outs = [n for n in rest if id(n) in must_store or any(id(c) not in members for c in consumers[id(n)])]
+    ins = {id(r): r for n in rest for r in view.operand_reads(n) if id(r) not in members}
+    reds = [n for n in rest if OPS[n.op].kind is Kind.REDUCE]
+    contracts = Kind.CONTRACT in [OPS[n.op].kind for n in rest]
+    op_cost = _op_cost(rest)
+    runs = len(parts) + bool(rest)
+    nodes = rest
+    for p in sorted([p for p in parts if p.nodes], key=lambda p: order(p.nodes[0])) if parts else ():
+        if nodes and order(nodes[-1]) > order(p.nodes[0]):  # (the runs interleave)
+            nodes += p.nodes
+            nodes.sort(key=order)
+        else:  # (the search's case: a node before its consumers' group)
+            nodes += p.nodes
+        outs += [n for n in p.outs if id(n) in must_store or any(id(c) not in members for c in consumers[id(n)])]
+        ins.update([(id(r), r) for r in p.ins if id(r) not in members])
+        reds += p.reds
+        contracts = contracts or p.contracts
+        op_cost += p.op_cost
+    if runs > 1:
+        outs.sort(key=order)
+        reds.sort(key=order)
+    ins = sorted(ins.values(), key=order)
+    return GroupIO(members, nodes, outs, ins, reds, contracts, op_cost)
+
+
+def _op_cost(nodes: Iterable[Node]) -> float:
+    """``OPS[op].cost`` of ``nodes`` summed, casts left out (the cost model's work per element)."""
+    return sum([OPS[n.op].cost for n in nodes if n.op != "astype"])
 
 
 def _finite_or_constant(n: Node) -> Node:
@@ -425,21 +501,20 @@ def _args_fusable(reds: list[Node]) -> bool:
     return len([a for a in axes if S[a] != 1]) <= 1 and math.prod(S[a] for a in axes) <= ARG_MAX_COLS
 
 
-def analyze(view: GraphView, member_ids: frozenset[int] | set[int]) -> GroupInfo | None:
-    """The :class:`GroupInfo` of the group of real nodes ``member_ids``, or None if it is illegal."""
-    members = set(member_ids)
+def analyze(view: GraphView, member_ids: frozenset[int] | set[int], io: GroupIO | None = None) -> GroupInfo | None:
+    """The :class:`GroupInfo` of the group of real nodes ``member_ids``, or None if it is illegal
+    (``io``: its :func:`group_io`, when known)."""
+    members = frozenset(member_ids)  # (the same object when it is one)
     if not members or len(members) > MAX_GROUP_NODES:
         return None
-    by_id, pos = view.real_by_id, view.pos
-    nodes = sorted((by_id[m] for m in members if m in by_id), key=lambda n: pos[id(n)])  # topological
+    io = group_io(view, members) if io is None else io
+    nodes, outs, ins, reds = io.nodes, io.outs, io.ins, io.reds
     if not nodes:
         return None
-    outs, ins = _group_io(view, members, nodes)
-    if any(OPS[n.op].kind is Kind.CONTRACT for n in nodes):  # a matrix product: a step of its own
+    if io.contracts:  # a matrix product: a step of its own
         if len(nodes) == 1:
             return GroupInfo(nodes, "interpreted", nodes[0].shape, outputs=[(nodes[0], ROW)], inputs=ins)
         return None
-    reds = [n for n in nodes if OPS[n.op].kind is Kind.REDUCE]
     if any(r.op in ARG_REDUCTIONS for r in reds) and not _args_fusable(reds):
         if len(nodes) == 1:
             return GroupInfo(nodes, "interpreted", nodes[0].shape, outputs=[(nodes[0], ROW)], inputs=ins)
@@ -449,13 +524,12 @@ def analyze(view: GraphView, member_ids: frozenset[int] | set[int]) -> GroupInfo
         if len(shapes) != 1:
             return None
         shape = shapes.pop()
-        info = GroupInfo(nodes, "pointwise", shape, outputs=[(o, FULL) for o in outs], inputs=ins)
-        return info
+        return GroupInfo(nodes, "pointwise", shape, outputs=[(o, FULL) for o in outs], inputs=ins, known_op_cost=io.op_cost)
     S = reds[0].inputs[0].shape
     axes = reds[0].attr("axes")
     if any(r.inputs[0].shape != S or r.attr("axes") != axes for r in reds):
         return None
-    info = GroupInfo(nodes, "reduce", S, tuple(axes), reds, inputs=ins)
+    info = GroupInfo(nodes, "reduce", S, tuple(axes), reds, inputs=ins, known_op_cost=io.op_cost)
     keep = info.keep_shape
     keep_sq = squeeze(keep)
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 
 from .cost import delta_cost
 from .device import DeviceProfile
-from .groups import GraphView, GroupInfo, analyze, recomputed, shifted_members
+from .groups import GraphView, GroupInfo, GroupIO, analyze, group_io, recomputed, shifted_members
 
 Partition = tuple[frozenset[int], ...]
 
@@ -55,13 +55,19 @@ class _Evaluator:
         self.view = view
         self.dev = dev
         self._info: dict[frozenset[int], GroupInfo | None] = {}
+        self._io: dict[frozenset[int], GroupIO] = {}
         self._cost: dict[frozenset[int], float] = {}
         self._counting = False
         self._counted: set[frozenset[int]] = set()
 
-    def info(self, members: frozenset[int]) -> GroupInfo | None:
+    def info(self, members: frozenset[int], parts: tuple[frozenset[int], ...] = ()) -> GroupInfo | None:
+        """The analysis of ``members``; ``parts``: groups weighed before that it is the union of
+        (with other members), whose :func:`group_io` its own is derived from."""
         if members not in self._info:
-            self._info[members] = analyze(self.view, members)
+            io = group_io(self.view, members, tuple(self._io[p] for p in parts if p in self._io))
+            info = self._info[members] = analyze(self.view, members, io)
+            if info is not None:  # (only a legal group is ever a part)
+                self._io[members] = io
         info = self._info[members]
         if self._counting and info is not None and members not in self._counted:
             self._counted.add(members)
@@ -141,7 +147,7 @@ def _options(view: GraphView, ev: _Evaluator, state: State, node_id: int) -> lis
     out: list[State] = []
     for merge in choices:
         merged = frozenset({node_id}).union(*(groups[g] for g in merge))
-        if ev.info(merged) is None:
+        if ev.info(merged, tuple(groups[g] for g in merge)) is None:
             continue
         first = min(merge, default=len(groups))
         new = groups[:first] + tuple(m for g, m in enumerate(groups[first + 1:], first + 1) if g not in merge) + (merged,)
@@ -225,7 +231,7 @@ def _merge_siblings(view: GraphView, ev: _Evaluator, groups: Partition) -> tuple
             partners.update(itertools.islice(reversed(readers.get(r, {})), SIBLING_PARTNERS))
         for j in sorted(partners):
             merged = alive[j] | group
-            if ev.info(merged) is not None:
+            if ev.info(merged, (alive[j], group)) is not None:
                 gain = ev.cost(merged) - ev.cost(alive[j]) - ev.cost(group)
                 if gain < 0:
                     heapq.heappush(heap, (round(gain, 12), j, k))

@@ -262,3 +262,39 @@ def test_the_kernels_of_a_long_loop_hash_each_node_once(monkeypatch: pytest.Monk
         return hashes[0]
 
     assert steps(100) / steps(25) < 6  # was 15.5
+
+
+def _diamonds(n: int) -> Any:
+    """``n`` steps of ``x = sin(x) * cos(x) + x`` on a 64 x 64 array, not evaluated."""
+    x = sl.asarray(np.ones((64, 64), np.float32))
+    for _ in range(n):
+        x = sl.sin(x) * sl.cos(x) + x
+    return x
+
+
+@pytest.mark.parametrize("where", ["io", "work"])
+def test_weighing_a_merge_looks_at_its_new_members_not_the_whole_group(monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+    # the search weighs a union for every node and option, and each was analyzed from scratch:
+    # what the group reads and stores (each member's operands and readers) and its work per
+    # element (each member's op), O(members) per union, so O(steps**2) up to groups of
+    # MAX_GROUP_NODES (a 1,000-step diamond: about 5 s to plan on a 2-CPU machine). A union's are
+    # derived from its parts' now: the steps grow with the program
+    from stitchlab.plan import cost, groups
+
+    if where == "io":
+        calls = _counted(monkeypatch, groups.GraphView, "operand_reads")
+    else:
+        class Counting(dict):  # the op table of the analysis and the cost model, each look-up counted
+            def __getitem__(self, key: Any) -> Any:
+                calls[0] += 1
+                return super().__getitem__(key)
+
+        calls = [0]
+        table = Counting(groups.OPS)
+        monkeypatch.setattr(groups, "OPS", table)
+        monkeypatch.setattr(cost, "OPS", table)
+
+    def plan(n: int) -> None:
+        assert len(sl.explain(_diamonds(n)).kernels) == 1  # (4 n members: within MAX_GROUP_NODES)
+
+    assert _growth(calls, plan, 25) < 6  # was 13.8 (both)

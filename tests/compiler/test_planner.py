@@ -256,3 +256,49 @@ def test_deep_operand_chains_plan_without_hitting_the_recursion_limit():
     limit = sys.getrecursionlimit()
     assert sl.explain(y).kernels
     assert sys.getrecursionlimit() == limit
+
+
+def test_a_merged_groups_io_derived_from_its_parts_is_the_io_of_its_members(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the search derives what a union reads and stores from its parts' (group_io's parts): each
+    # derived one must be what the members give from scratch, in the same order
+    import importlib
+    from pathlib import Path
+
+    from stitchlab.plan import groups
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1]))
+    import fuzzgraphs
+
+    search_module = importlib.import_module("stitchlab.plan.search")
+    derived = [0, 0]  # (unions derived, those of several parts)
+
+    def checked(view: GraphView, members: frozenset[int], parts: tuple[groups.GroupIO, ...] = ()) -> groups.GroupIO:
+        got = groups.group_io(view, members, parts)
+        if parts and len(members) > 4:  # (smaller ones are walked from scratch)
+            derived[0] += 1
+            derived[1] += len(parts) > 1
+            want = groups.group_io(view, members)
+            for name in ("nodes", "outs", "ins", "reds", "contracts", "op_cost"):
+                assert getattr(got, name) == getattr(want, name), name
+        return got
+
+    monkeypatch.setattr(search_module, "group_io", checked)
+    for family, seeds in (("mixed", range(24)), ("reductions", range(12)), ("wide", range(10))):
+        for seed in seeds:
+            prog = fuzzgraphs.build(seed, family=family)
+            lazy = [v.lazy for v in prog.values[prog.leaves:] if hasattr(v.lazy, "_node")]
+            if lazy:
+                search(_view(*lazy), H200)
+    sums = (sl.asarray(np.ones((8, 8), np.float32)) * k for k in range(3))
+    search(_view(*[s.sum(axis=1) for s in sums]), H200)  # (sibling fusion: two parts)
+    assert derived[0] > 200 and derived[1] > 100
+
+
+def test_group_io_refuses_parts_that_overlap() -> None:
+    from stitchlab.plan.groups import group_io
+
+    x = sl.asarray(np.ones((8, 8), np.float32))
+    view = _view(sl.exp(x) + 1.0)
+    a, b = (frozenset({id(n)}) for n in view.real)
+    with pytest.raises(ValueError, match="disjoint"):
+        group_io(view, a | b, (group_io(view, a), group_io(view, a | b)))
