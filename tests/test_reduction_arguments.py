@@ -195,6 +195,34 @@ def test_outs_that_numpy_refuses_are_refused() -> None:
             call(sl, sl.zeros((), dtype=np.uint8))
 
 
+@pytest.mark.parametrize("out_dtype", [np.int8, np.uint8, np.int32, np.int64, np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("data", [np.array([[1.5, 2.5, 300.7, -4.2], [7.0, 0.5, -1.0, 2.0]]),
+                                  np.array([[1.5, np.nan, 300.7, -4.2], [7.0, 0.5, -1.0, 2.0]]),
+                                  np.array([[1, 2, 300, -4], [7, 0, -1, 2]], np.int16),
+                                  np.array([[1.5, 2.5, 30.7, -4.2], [7.0, 0.5, -1.0, 2.0]], np.float16)],
+                         ids=["float64", "float64-nan", "int16", "float16"])
+@pytest.mark.parametrize("method", ["lower", "higher", "nearest", "inverted_cdf", "closest_observation"])
+@pytest.mark.parametrize("name, q", [("quantile", 0.6), ("percentile", [60.0, 95.0])])
+def test_picked_quantiles_into_out_take_numpys_casts(name: str, q: Any, method: str, data: np.ndarray,
+                                                     out_dtype: Any) -> None:
+    """NumPy's picking methods ``take`` the values into ``out``, used as a buffer of the input's
+    dtype: its dtype must cast safely to the input's (an int32 ``out`` for int16 data raises), the
+    values go in unsafely (float64 300.7 into int8 is 44), and a NaN into an integer ``out`` raises."""
+    shape = np.shape(q) + (2,)
+    expected = np.zeros(shape, out_dtype)
+    try:
+        _numpy(getattr(np, name), data, q, axis=1, method=method, out=expected)
+    except TypeError:
+        with pytest.raises(TypeError, match="'safe'|'same_kind'"):
+            getattr(sl, name)(sl.asarray(data), q, axis=1, method=method, out=sl.zeros(shape, dtype=out_dtype))
+        return
+    out = sl.zeros(shape, dtype=out_dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # (NaN into an int8 cast)
+        assert getattr(sl, name)(sl.asarray(data), q, axis=1, method=method, out=out) is out
+        _same(expected, out.get())
+
+
 @pytest.mark.parametrize("out_dtype", [np.int32, np.uint8, np.bool_, np.float64, np.uint64])
 def test_argmax_out_is_checked_as_numpys(out_dtype: Any) -> None:
     """NumPy takes an ``out`` whose dtype casts safely to int64, and casts into it."""

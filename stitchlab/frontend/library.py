@@ -797,20 +797,35 @@ def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = Fa
     return stored(m.reshape(keep_shape) if keepdims else m, out, "median")
 
 
-def _nan_into(last: LazyArray, into: np.dtype) -> None:
-    """NumPy's error for a median into an ``out`` of ``into``, a dtype without NaN (an integer):
-    its ``copyto(out, nan, where=...)`` raises ``TypeError`` where a slice holds a NaN (``last``:
-    the slices' last sorted values, where NaN sorts), and only there, so the values are read
-    (evaluated now, as NumPy's check reads them)."""
+def _nan_into(last: LazyArray, into: np.dtype, name: str = "median") -> None:
+    """NumPy's error for a median (or a picked quantile) into an ``out`` of ``into``, a dtype
+    without NaN (an integer): its ``copyto(out, nan, where=...)`` raises ``TypeError`` where a
+    slice holds a NaN (``last``: the slices' last sorted values, where NaN sorts), and only there,
+    so the values are read (evaluated now, as NumPy's check reads them)."""
     if not is_float(last.dtype) or np.can_cast(last.dtype, into, "same_kind"):
         return
     from .selection import _evaluated
 
-    (nans,), _ = _evaluated("median", isnan(last).any(), why="NumPy's median raises where a NaN meets an integer out=")
+    (nans,), _ = _evaluated(name, isnan(last).any(), why=f"NumPy's {name} raises where a NaN meets an integer out=")
     if bool(nans):
         raise TypeError(f"Cannot cast array data from dtype('{last.dtype}') to dtype('{into}') according to the rule "
-                        f"'same_kind' (NumPy's median writes NaN into out= for a slice that holds one); give a float "
-                        f"out=, or sl.nanmedian to skip the NaNs")
+                        f"'same_kind' (NumPy's {name} writes NaN into out= for a slice that holds one); give a float "
+                        f"out=, or sl.nan{name} to skip the NaNs")
+
+
+def _picked_into(name: str, s: LazyArray, into: np.dtype) -> None:
+    """NumPy's checks of a quantile's ``out`` of dtype ``into`` for the methods that pick one of
+    the sorted values ``s`` (``take(arr, positions, out=out)``): ``out`` is taken as a buffer of
+    the input's dtype, so its dtype must cast safely to it (``TypeError`` otherwise: an int32
+    ``out`` for int16 data; float64 data into an int8 ``out`` is fine), and the picked values are
+    cast back into it unsafely; then a slice that holds a NaN has it copied in with the
+    ``same_kind`` rule, which an integer ``out`` refuses (:func:`_nan_into`)."""
+    if not np.can_cast(into, s.dtype, "safe"):
+        raise TypeError(f"{name}: Cannot cast array data from dtype('{into}') to dtype('{s.dtype}') according to the "
+                        f"rule 'safe' (NumPy's take of the picked values into out= uses out as a {s.dtype} buffer); "
+                        f"give an out= of dtype {s.dtype}")
+    if s.size:
+        _nan_into(s[..., -1], into, name)
 
 
 #: NumPy's continuous methods besides "linear" (Hyndman and Fan's): their (alpha, beta), in the
@@ -902,6 +917,10 @@ def _quantile(name: str, a: Any, q_in: Any, axis: Any, out: Any, method: str, ke
     if method in _PICKING or (method == "linear" and v.dtype.kind in "iu"):  # one value each,
         # in the input's dtype (an integer q, 0 or 1, needs no interpolation either, in NumPy)
         result = _nan_last(s[..., -1:], take(s, v.astype(np.int64), axis=-1))
+        target = outputs(out, 1, name)[0] if out is not None else None
+        if target is not None:  # NumPy's take(..., out=out), then its NaNs copied in: see _picked_into
+            _picked_into(name, s, np.dtype(target.dtype))
+            return stored(_q_axes_first(result, q, keep_shape, keepdims), out, name)
     else:
         lo, hi, gamma = _neighbours(method, v, n, np)
         lo, hi = take(s, lo.astype(np.int64), axis=-1), take(s, hi.astype(np.int64), axis=-1)
