@@ -153,6 +153,22 @@ def test_statistics_of_empty_slices_are_nan(shape: tuple[int, ...], axis: Any, d
           getattr(sl, name)(sl.asarray(data), *args, axis=axis).get())
 
 
+@pytest.mark.parametrize("shape, axis", [((0, 3), 0), ((0, 3), 1), ((0, 3), None), ((2, 0, 3), (0, 1))])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int16])
+@pytest.mark.parametrize("name, q", [("nanquantile", [0.1, 0.9]), ("nanpercentile", np.array([[50.0]])),
+                                     ("nanpercentile", np.float64(25.0))])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_nan_quantiles_of_an_empty_array_are_numpys_nanmean(shape: tuple[int, ...], axis: Any, dtype: Any, name: str,
+                                                            q: Any, keepdims: bool) -> None:
+    """NumPy's nanquantile of an empty array returns its ``nanmean``: no axes of ``q``'s, the
+    input's float dtype (float64 for integers), whatever ``q``'s dtype; ``q`` is still checked."""
+    data = np.zeros(shape, dtype)
+    _same(_numpy(getattr(np, name), data, q, axis=axis, keepdims=keepdims),
+          getattr(sl, name)(sl.asarray(data), q, axis=axis, keepdims=keepdims).get())
+    with pytest.raises(ValueError, match="range"):
+        getattr(sl, name)(sl.asarray(data), 150.0, axis=axis)
+
+
 @pytest.mark.parametrize("name, args", [("median", ()), ("nanmedian", ()), ("quantile", (0.25,)),
                                         ("percentile", (75.0,)), ("nanquantile", (0.5,))])
 def test_order_statistics_take_out(name: str, args: tuple[Any, ...]) -> None:

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..ir.dtypes import as_dtype, is_float
 from . import build
-from .api import clip, floor, inexact_out, isnan, matmul, mean, multiply, ravel, rint, where  # type: ignore[attr-defined]
+from .api import clip, floor, inexact_out, isnan, matmul, mean, multiply, nanmean, ravel, rint, where  # type: ignore[attr-defined]
 from .array import LazyArray
 from .creation import _leaf_on, asarray, full
 from .ufunc import dot_stored, outputs, stored
@@ -1040,10 +1040,11 @@ def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool =
 
 def _nan_quantile(name: str, a: Any, q_in: Any, axis: Any, out: Any, method: str, keepdims: bool) -> LazyArray:
     x = asarray(a)
+    if x.size == 0:  # NumPy's nanquantile of an empty array is its nanmean, q checked and then left out:
+        _q_args(name, q_in)  # no axes of q's in the result (NaN, or an empty result), the input's float dtype
+        return nanmean(x, axis, out=out, keepdims=keepdims)
     if not is_float(x.dtype):  # no NaN to skip: NumPy's nanquantile is quantile there (NaN for empty slices)
         return stored(_quantile(name[3:], x, q_in, axis, None, method, keepdims, empty_nan=True), out, name)
-    if x.size == 0:  # (NumPy's nanmean of the empty array, which checks its out=)
-        inexact_out(x, out, name)
     q, weak = _q_args(name, q_in)
     s, keep_shape, c = _nan_stats(name, x, axis)
     _check_q_method(q, method)
