@@ -1030,11 +1030,18 @@ def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool =
         inexact_out(x, out, "nanmedian")
     s, keep_shape, c = _nan_stats("nanmedian", x, axis)
     lo, hi = _gather_last(s, (c - 1) // 2), _gather_last(s, c // 2)
-    if x.dtype == np.float16:  # NumPy's float16 mean: summed in float32, rounded once
-        pair = ((lo.astype(np.float32) + hi.astype(np.float32)) / 2).astype(x.dtype)
+    several = axis is not None and len(np.lib.array_utils.normalize_axis_tuple(axis, x.ndim)) < x.ndim
+    if several and s.shape[-1] < 600:
+        # NumPy's masked-array median of several short slices: the middle pair (the middle value
+        # twice for an odd count) summed in the input's dtype, then halved: inf past half its
+        # maximum (float16 values above 32752)
+        m = where(c == 0, np.nan, (lo + hi) / 2)[..., 0]
     else:
-        pair = (lo + hi) / 2
-    m = where(c == 0, np.nan, where(c % 2 == 1, lo, pair))[..., 0]
+        if x.dtype == np.float16:  # NumPy's median of one slice: a float16 mean, in float32, rounded once
+            pair = ((lo.astype(np.float32) + hi.astype(np.float32)) / 2).astype(x.dtype)
+        else:
+            pair = (lo + hi) / 2
+        m = where(c == 0, np.nan, where(c % 2 == 1, lo, pair))[..., 0]
     return stored(m.reshape(keep_shape) if keepdims else m, out, "nanmedian")
 
 
