@@ -333,6 +333,36 @@ def test_nan_statistics_take_an_integer_out_as_numpy(name: str, args: tuple[Any,
     _same(expected, out.get())
 
 
+@pytest.mark.parametrize("out_dtype", [np.int8, np.uint8, np.int32, np.uint64, np.bool_, np.float16])
+@pytest.mark.parametrize("data", [np.array([[1e10, np.nan], [3.0, 2.5]]), np.array([[np.nan, np.nan], [np.nan, np.nan]]),
+                                  np.array([[-1.5, np.inf], [np.nan, np.inf]], np.float32),
+                                  np.array([[300, 302], [-7, 500]], np.int16), np.array([[2.5, 7.0], [1.0, np.nan]])],
+                         ids=["big", "all-nan", "inf", "int16", "fits"])
+@pytest.mark.parametrize("axis, keepdims", [(None, False), ((0, 1), False), (None, True), (-1, False)])
+@pytest.mark.parametrize("name, args", [("nanmedian", ()), ("nanquantile", (0.75,)), ("nanpercentile", (np.float32(50.0),)),
+                                        ("nanquantile", ([0.75],))])
+def test_nan_statistics_of_one_slice_into_an_integer_out_raise_as_numpys(name: str, args: tuple[Any, ...],
+                                                                         axis: Any, keepdims: bool, data: np.ndarray,
+                                                                         out_dtype: Any) -> None:
+    """NumPy's nan-statistic of one slice (``axis=None`` or every axis) with a scalar ``q`` is a
+    NumPy scalar, set into ``out`` by ``out[...] = value``: ``OverflowError`` where a signed integer
+    cannot hold it (1e10 or 300 into int8, inf), ``ValueError`` for NaN; unsigned and bool outs take
+    NumPy's assignment's value. Several slices, or a 1-d ``q``, are an unsafe cast."""
+    shape = np.shape(_numpy(getattr(np, name), data, *args, axis=axis, keepdims=keepdims))
+    expected = np.zeros(shape, out_dtype)
+    try:
+        _numpy(getattr(np, name), data, *args, axis=axis, keepdims=keepdims, out=expected)
+    except (OverflowError, ValueError) as err:
+        with pytest.raises(type(err), match="give a float out="):
+            getattr(sl, name)(sl.asarray(data), *args, axis=axis, keepdims=keepdims, out=sl.zeros(shape, dtype=out_dtype))
+        return
+    out = sl.zeros(shape, dtype=out_dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # (NaN or inf cast into an integer, as NumPy's)
+        assert getattr(sl, name)(sl.asarray(data), *args, axis=axis, keepdims=keepdims, out=out) is out
+        _same(expected, out.get())
+
+
 def test_nan_statistics_of_an_empty_float_array_refuse_an_integer_out() -> None:
     empty = np.zeros((0, 3))
     with pytest.raises(TypeError):

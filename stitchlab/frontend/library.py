@@ -1012,6 +1012,35 @@ def _nan_stats(name: str, a: Any, axis: Any) -> tuple[LazyArray, tuple[int, ...]
     return s, keep_shape, (~isnan(s)).sum(-1, keepdims=True)  # NaN sorts last: the first c are numbers
 
 
+def _one_slice(x: LazyArray, axis: Any) -> bool:
+    """Whether NumPy's nan-statistics take ``axis`` of ``x`` as one slice (``None``, or every axis:
+    its ``_ureduce`` flattens them), where their result is a NumPy scalar."""
+    return axis is None or len(np.lib.array_utils.normalize_axis_tuple(axis, x.ndim)) == x.ndim
+
+
+def _nan_stored(name: str, result: LazyArray, out: Any, scalar: bool) -> LazyArray:
+    """``result`` written into ``out=`` as NumPy's nan-statistics write it, ``out[...] = result``:
+    an unsafe cast, except that a ``scalar`` result (one slice, one q: a NumPy scalar there) set
+    into an integer ``out`` goes through NumPy's scalar assignment, which raises ``OverflowError``
+    for a value out of a signed integer's range (or inf) and ``ValueError`` for NaN. That reads the
+    value: it is evaluated now, and NumPy's own assignment makes the stored value."""
+    target = outputs(out, 1, name)[0] if out is not None else None
+    into = None if target is None else np.dtype(target.dtype)
+    if into is None or into.kind not in "iu" or not scalar:
+        return stored(result, out, name)
+    from .selection import _evaluated
+
+    (buf,), xp = _evaluated(name, result, why=f"NumPy's {name} of one slice checks the value it writes into an "
+                                              f"integer out=")
+    held = np.zeros((), into)
+    try:
+        held[...] = np.asarray(buf if xp is np else xp.asnumpy(buf)).reshape(())[()]
+    except (OverflowError, ValueError) as err:
+        raise type(err)(f"{name}: {err} (NumPy sets its one-slice result into out= of dtype {into}, which cannot hold "
+                        f"it); give a float out=") from None
+    return stored(full(result.shape, held[()], into), out, name)
+
+
 def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False, keepdims: bool = False) -> LazyArray:
     """The median of the values that are not NaN along ``axis``, NumPy's ``nanmedian``: NaN where a
     slice holds only NaN (without NumPy's ``RuntimeWarning``); integers are :func:`median`'s. A
@@ -1025,7 +1054,7 @@ def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool =
     """
     x = asarray(a)
     if not is_float(x.dtype):  # (NumPy's nanmedian writes the median into out=, cast as by out[...] = ...)
-        return stored(median(x, axis, None, overwrite_input, keepdims), out, "nanmedian")
+        return _nan_stored("nanmedian", median(x, axis, None, overwrite_input, keepdims), out, _one_slice(x, axis))
     if x.size == 0:  # (NumPy's nanmean of the empty array, which checks its out=)
         inexact_out(x, out, "nanmedian")
     s, keep_shape, c = _nan_stats("nanmedian", x, axis)
@@ -1042,7 +1071,7 @@ def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool =
         else:
             pair = (lo + hi) / 2
         m = where(c == 0, np.nan, where(c % 2 == 1, lo, pair))[..., 0]
-    return stored(m.reshape(keep_shape) if keepdims else m, out, "nanmedian")
+    return _nan_stored("nanmedian", m.reshape(keep_shape) if keepdims else m, out, _one_slice(x, axis))
 
 
 def _nan_quantile(name: str, a: Any, q_in: Any, axis: Any, out: Any, method: str, keepdims: bool) -> LazyArray:
@@ -1051,7 +1080,8 @@ def _nan_quantile(name: str, a: Any, q_in: Any, axis: Any, out: Any, method: str
         _q_args(name, q_in)  # no axes of q's in the result (NaN, or an empty result), the input's float dtype
         return nanmean(x, axis, out=out, keepdims=keepdims)
     if not is_float(x.dtype):  # no NaN to skip: NumPy's nanquantile is quantile there (NaN for empty slices)
-        return stored(_quantile(name[3:], x, q_in, axis, None, method, keepdims, empty_nan=True), out, name)
+        return _nan_stored(name, _quantile(name[3:], x, q_in, axis, None, method, keepdims, empty_nan=True), out,
+                           _one_slice(x, axis) and not np.ndim(q_in))
     q, weak = _q_args(name, q_in)
     s, keep_shape, c = _nan_stats(name, x, axis)
     _check_q_method(q, method)
@@ -1063,8 +1093,8 @@ def _nan_quantile(name: str, a: Any, q_in: Any, axis: Any, out: Any, method: str
     else:
         lo, hi, gamma = _neighbours(method, v, c, _LAZY_OPS)
         result = _lerp(_gather_last(s, lo), _gather_last(s, hi), gamma, weak)
-    # (NumPy writes the result into out=, cast as by out[...] = result: unsafe)
-    return stored(_q_axes_first(where(c == 0, np.nan, result), q, keep_shape, keepdims), out, name)
+    return _nan_stored(name, _q_axes_first(where(c == 0, np.nan, result), q, keep_shape, keepdims), out,
+                       _one_slice(x, axis) and not q.ndim)
 
 
 def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
