@@ -360,8 +360,9 @@ def test_nan_statistics_take_an_integer_out_as_numpy(name: str, args: tuple[Any,
 @pytest.mark.parametrize("out_dtype", [np.int8, np.uint8, np.int32, np.uint64, np.bool_, np.float16])
 @pytest.mark.parametrize("data", [np.array([[1e10, np.nan], [3.0, 2.5]]), np.array([[np.nan, np.nan], [np.nan, np.nan]]),
                                   np.array([[-1.5, np.inf], [np.nan, np.inf]], np.float32),
-                                  np.array([[300, 302], [-7, 500]], np.int16), np.array([[2.5, 7.0], [1.0, np.nan]])],
-                         ids=["big", "all-nan", "inf", "int16", "fits"])
+                                  np.array([[300, 302], [-7, 500]], np.int16), np.array([[2.5, 7.0], [1.0, np.nan]]),
+                                  np.zeros((0, 2), np.int16)],
+                         ids=["big", "all-nan", "inf", "int16", "fits", "empty-int16"])
 @pytest.mark.parametrize("axis, keepdims", [(None, False), ((0, 1), False), (None, True), (-1, False)])
 @pytest.mark.parametrize("name, args", [("nanmedian", ()), ("nanquantile", (0.75,)), ("nanpercentile", (np.float32(50.0),)),
                                         ("nanquantile", ([0.75],))])

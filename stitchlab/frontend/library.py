@@ -18,7 +18,7 @@ import numpy as np
 
 from ..ir.dtypes import as_dtype, is_float
 from . import build
-from .api import clip, floor, inexact_out, isnan, matmul, mean, multiply, nanmean, ravel, rint, where  # type: ignore[attr-defined]
+from .api import clip, floor, isnan, matmul, mean, multiply, nanmean, ravel, rint, where  # type: ignore[attr-defined]
 from .array import LazyArray
 from .creation import _leaf_on, asarray, full
 from .ufunc import dot_stored, outputs, stored
@@ -1053,10 +1053,10 @@ def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool =
         array([2., 5.])
     """
     x = asarray(a)
+    if x.size == 0:  # NumPy's nanmedian of an empty array is its nanmean (which checks out=)
+        return nanmean(x, axis, out=out, keepdims=keepdims)
     if not is_float(x.dtype):  # (NumPy's nanmedian writes the median into out=, cast as by out[...] = ...)
         return _nan_stored("nanmedian", median(x, axis, None, overwrite_input, keepdims), out, _one_slice(x, axis))
-    if x.size == 0:  # (NumPy's nanmean of the empty array, which checks its out=)
-        inexact_out(x, out, "nanmedian")
     s, keep_shape, c = _nan_stats("nanmedian", x, axis)
     lo, hi = _gather_last(s, (c - 1) // 2), _gather_last(s, c // 2)
     several = axis is not None and len(np.lib.array_utils.normalize_axis_tuple(axis, x.ndim)) < x.ndim
