@@ -113,6 +113,18 @@ def test_an_integer_dtype_runs_numpys_steps_in_it(data: np.ndarray, dtype: Any, 
     _same(expected, getattr(sl, name)(sl.asarray(data), axis=axis, dtype=dtype).get())
 
 
+@pytest.mark.parametrize("name", ["std", "nanstd"])
+@pytest.mark.parametrize("data, dtype", [(np.array(5, np.int16), np.int16), (np.array(90, np.int8), np.uint8),
+                                         (np.array(True), np.int32)])
+@pytest.mark.parametrize("where", [True, False])
+def test_an_integer_dtype_std_of_0_d_data_with_keepdims_takes_the_scalar_root(name: str, data: np.ndarray, dtype: Any,
+                                                                              where: bool) -> None:
+    """``keepdims=True`` of 0-d data is still a 0-d result, a NumPy scalar, whose root NumPy takes
+    and truncates (it raised as for an array of variances)."""
+    expected = _numpy(getattr(np, name), data, dtype=dtype, keepdims=True, where=where)
+    _same(expected, getattr(sl, name)(sl.asarray(data), dtype=dtype, keepdims=True, where=where).get())
+
+
 def test_a_float16_dtype_rounds_other_data_first() -> None:
     a = np.array([70000, 0], np.int32)  # inf in float16
     _same(np.mean(a, dtype=np.float16), sl.mean(sl.asarray(a), dtype=np.float16).get())

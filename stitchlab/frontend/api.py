@@ -648,15 +648,15 @@ def _deviation(name: str, a: Any, axis: Any, dtype: Any, out: Any, ddof: Any, ke
     """:func:`std` (``name``: ``"std"``, or ``"nanstd"`` of integers, which NumPy hands to ``std``)."""
     v = _variance(name, a, axis, dtype, ddof, keepdims, where_, mean, out)
     exact = _exact_dtype(dtype) is not None and v.dtype.kind in "biu"  # (a float out= holds the variance: its root)
-    return stored(_exact_root(name, v, out, keepdims) if exact else sqrt(v), out, name)  # noqa: F821
+    return stored(_exact_root(name, v, out) if exact else sqrt(v), out, name)  # noqa: F821
 
 
-def _exact_root(name: str, v: LazyArray, out: Any, keepdims: bool) -> LazyArray:
+def _exact_root(name: str, v: LazyArray, out: Any) -> LazyArray:
     """NumPy's std with an integer or bool ``dtype``: a single value is the square root truncated
     to it; an array of them is NumPy's ``sqrt(var, out=var)``, whose float result cannot go back
     into the integer array (a TypeError there, so here too)."""
     root = sqrt(v)  # noqa: F821
-    if out is None and not keepdims and v.ndim == 0:
+    if out is None and v.ndim == 0:  # (a 0-d result is a NumPy scalar there, keepdims=True of 0-d data too)
         return root.astype(v.dtype)
     raise TypeError(
         f"{name}: Cannot cast ufunc 'sqrt' output from {root.dtype!r} to {v.dtype!r} with casting rule "
@@ -1247,7 +1247,7 @@ def _nan_variance(name: str, a: Any, axis: Any, dtype: Any, ddof: Any, keepdims:
     if not is_float(x.dtype):
         v = _variance(name, x, axis, dtype, ddof, keepdims, where_, mean)
         if root and _exact_dtype(dtype) is not None:
-            return _exact_root(name, v, None, keepdims)
+            return _exact_root(name, v, None)
         return sqrt(v) if root else v  # noqa: F821
     result = _nan_dtype(x, dtype, name)
     work = result if dtype is not None else _float_work(result, None)[0]  # float16, bfloat16: float32
