@@ -291,6 +291,25 @@ def test_argmax_out_is_checked_as_numpys(out_dtype: Any) -> None:
     _same(expected, out.get())
 
 
+@pytest.mark.parametrize("name, data, kwargs, out_dtype", [
+    ("nansum", np.array([[-5], [1]], np.int32), {"initial": -1}, np.uint16),
+    ("sum", np.array([1, 2], np.uint8), {"initial": 300}, np.int8),
+    ("prod", np.array([148.9, -17.3], np.float32), {"initial": -1}, np.uint16),
+    ("prod", np.array([-40, 17, 27, 99], np.int8), {"initial": -1, "dtype": np.int64}, np.uint64),
+    ("nanprod", np.array([3.0, np.nan]), {"initial": -2}, np.uint8),
+])
+def test_initial_fits_the_loops_dtype_then_goes_into_out_unsafely(name: str, data: np.ndarray, kwargs: dict[str, Any],
+                                                                   out_dtype: Any) -> None:
+    """NumPy checks ``initial`` against the reduction's loop dtype (the promotion of the data's and
+    ``out``'s, or ``dtype=``), then casts it into ``out``: -1 over int32 data into a uint16 ``out``
+    is 65535 (stitchlab checked it against ``out``'s dtype and raised ``OverflowError``)."""
+    expected = np.zeros((), out_dtype)
+    _numpy(getattr(np, name), data, out=expected, **kwargs)
+    out = sl.zeros((), dtype=out_dtype)
+    getattr(sl, name)(sl.asarray(data), out=out, **kwargs)
+    _same(expected, out.get())
+
+
 def test_initial_is_cast_into_out_first() -> None:
     f = np.array([7.0, 8.0, -3.0], np.float32)
     expected = np.zeros((), np.int64)

@@ -374,7 +374,10 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
         elif target is not None and kind in ("max", "min"):  # NumPy's loop runs in out='s dtype (initial=2.5
             a = a.astype(target.dtype)                        # over integers into a float out stays 2.5)
         if target is not None and initial is not np._NoValue and target.dtype != a.dtype:
-            initial = _initial_in(initial, target.dtype)  # (NumPy starts out= from it: 2.5 into int64 is 2)
+            # NumPy converts initial to the loop's dtype (with its checks), then starts out= from it, cast
+            # unsafely: 2.5 over float data into an int64 out is 2, -1 over int32 data into uint16 65535
+            start = _initial_in(initial, as_dtype(dtype) if dtype is not None else a.dtype)
+            initial = start.astype(target.dtype) if isinstance(start, LazyArray) else np.asarray(start).astype(target.dtype)
         if kind == "prod" and _is_zero(initial):
             a = _zeroed(a, dtype)
         if where is not True:
