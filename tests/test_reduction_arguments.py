@@ -339,6 +339,24 @@ def test_extremes_of_integers_reduce_in_outs_dtype(name: str, out_dtype: Any, in
     _same(expected, out.get())
 
 
+@pytest.mark.parametrize("name", ["max", "min", "nanmax", "nanmin"])
+@pytest.mark.parametrize("out_dtype", [np.float64, np.float32, np.int16, np.uint32, np.bool_])
+def test_extremes_of_floats_into_an_out_that_cannot_hold_them_are_refused(name: str, out_dtype: Any) -> None:
+    """NumPy's nanmax of float data into an integer ``out`` casts each value first (-86.9 into
+    uint32 is 4294967210, which is then the maximum); stitchlab's nanmax took the maximum and cast
+    it (10). Refused as ``max``'s is; a float ``out`` that holds every value is NumPy's."""
+    a = np.array([[-86.875, 10.34375, np.nan], [1.5, -2.0, 3.0]], np.float16)
+    if not np.can_cast(a.dtype, out_dtype):
+        with pytest.raises(TypeError, match="cannot hold every float16 value"):
+            getattr(sl, name)(sl.asarray(a), axis=1, out=sl.zeros(2, dtype=out_dtype))
+        return
+    expected = np.zeros(2, out_dtype)
+    _numpy(getattr(np, name), a, axis=1, out=expected)
+    out = sl.zeros(2, dtype=out_dtype)
+    assert getattr(sl, name)(sl.asarray(a), axis=1, out=out) is out
+    _same(expected, out.get())
+
+
 # --- median and the nan-statistics into out=, initial=0 products, keepdims, scans into out= -----
 @pytest.mark.parametrize("data, out_dtype", [
     (np.array([100, 140, 0, 200], np.int16), np.int8),  # 100 + 140 wraps in int8 to -16, then -8 (not 120)

@@ -26,7 +26,7 @@ from . import build
 from .array import LazyArray, node_of
 from .creation import _ones_in_front, array, asarray, broadcast_to, full
 from .scalars import TracedScalar
-from .ufunc import initial_arg, outputs, stored
+from .ufunc import extreme_out, initial_arg, outputs, stored
 
 
 def _python_scalar_operands(opname: str, args: tuple[Any, ...]) -> list[Any]:
@@ -1066,6 +1066,8 @@ def _nan_extreme(opname: str, a: Any, axis: Any, out: Any, keepdims: bool, initi
     if not is_float(x.dtype):
         reduce = x.max if opname == "max" else x.min
         return reduce(axis, out=out, keepdims=keepdims, initial=initial, where=where_)
+    if out is not None:
+        extreme_out(f"nan{opname}", f"sl.nan{opname}", x.dtype, np.dtype(outputs(out, 1, f"nan{opname}")[0].dtype))
     return stored(_nan_float_extreme(opname, x, axis, keepdims, initial, where_), out, f"nan{opname}")
 
 
