@@ -125,6 +125,23 @@ def test_an_integer_dtype_std_of_0_d_data_with_keepdims_takes_the_scalar_root(na
     _same(expected, getattr(sl, name)(sl.asarray(data), dtype=dtype, keepdims=True, where=where).get())
 
 
+@pytest.mark.parametrize("name", ["var", "std", "nanvar", "nanstd"])
+@pytest.mark.parametrize("data, kwargs", [
+    (np.array(-2159.4963010532174), {"dtype": np.float32}),
+    (np.array([1e8 + 1, 1e8 + 2]), {"dtype": np.float32}),  # NumPy 2.5, not 0
+    (np.array(-12507.275197487377), {"dtype": np.float16}),
+    (np.array(25621, np.uint16), {"dtype": np.float16}),  # 25 (25621 - 25616), not 0
+    (np.array(13549, np.int16), {"dtype": np.float16, "ddof": 2}),  # 9 / 0: inf, not NaN
+    (np.random.default_rng(0).standard_normal((50, 7)) * 100 + 1e4, {"dtype": np.float32, "axis": 0}),
+])
+def test_a_narrower_float_dtype_takes_the_deviations_from_the_data(name: str, data: np.ndarray,
+                                                                   kwargs: dict[str, Any]) -> None:
+    """NumPy's variance with a ``dtype=`` narrower than the data subtracts the mean (in ``dtype``)
+    from the data itself, in their promotion (float64 data, float32 mean: float64 deviations);
+    stitchlab cast the data to ``dtype`` first, so the deviations of nearby large values vanished."""
+    _same(_numpy(getattr(np, name), data, **kwargs), getattr(sl, name)(sl.asarray(data), **kwargs).get())
+
+
 def test_a_float16_dtype_rounds_other_data_first() -> None:
     a = np.array([70000, 0], np.int32)  # inf in float16
     _same(np.mean(a, dtype=np.float16), sl.mean(sl.asarray(a), dtype=np.float16).get())

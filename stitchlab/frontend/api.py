@@ -617,9 +617,10 @@ def _variance(name: str, a: Any, axis: Any, dtype: Any, ddof: Any, keepdims: boo
         total = (xf if mask is None else _select(mask, xf, 0)).sum(axis, keepdims=True)
         avg = total / _counted(x, axis, 0, work, total, mask)
         # NumPy subtracts the mean from the input itself: integers minus a float32 mean give float64
-        # deviations (int32 and wider), squared there and summed in the requested dtype
-        deviation_t = np.result_type(x.dtype, work) if x.dtype.kind in "biu" else work
-        if deviation_t != work:
+        # deviations (int32 and wider), as float64 data with dtype=float32 does; squared there and
+        # summed in the requested dtype
+        deviation_t = np.result_type(x.dtype, work)
+        if deviation_t != work or (is_low_float(result) and x.dtype != result):  # (xf was rounded to result)
             centered = x.astype(deviation_t) - avg.astype(deviation_t)
             sq = (centered * centered).astype(work)
         else:
