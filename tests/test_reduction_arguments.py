@@ -264,6 +264,28 @@ def test_outs_that_numpy_refuses_are_refused() -> None:
             call(sl, sl.zeros((), dtype=np.uint8))
 
 
+@pytest.mark.parametrize("out_dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("data", [np.random.default_rng(0).standard_normal((5, 4)).astype(np.float32) * 1e4,
+                                  np.random.default_rng(1).integers(-30000, 30000, (5, 4), dtype=np.int16),
+                                  np.random.default_rng(2).integers(0, 2**64 - 1, (5, 4), dtype=np.uint64),
+                                  np.random.default_rng(3).standard_normal((5, 4)) * 1e3],
+                         ids=["float32", "int16", "uint64", "float64"])
+@pytest.mark.parametrize("method", ["linear", "midpoint", "hazen"])
+@pytest.mark.parametrize("q", [0.3, [0.25, 0.75], np.float32(0.6)], ids=["float", "list", "float32"])
+def test_interpolated_quantiles_into_another_float_out_subtract_in_outs_dtype(q: Any, method: str, data: np.ndarray,
+                                                                              out_dtype: Any) -> None:
+    """NumPy's ``_lerp`` into ``out``: ``a + diff * t`` cast into it, then ``b - diff * (1 - t)``
+    where ``t >= 0.5`` subtracted in ``out``'s dtype (``dtype=`` of its ``subtract``): int16 values
+    into float16 round both operands first, huge uint64 values into float16 give ``inf - inf``, NaN."""
+    expected = np.zeros(np.shape(q) + (4,), out_dtype)
+    _numpy(np.quantile, data, q, axis=0, method=method, out=expected)
+    out = sl.zeros(np.shape(q) + (4,), dtype=out_dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        assert sl.quantile(sl.asarray(data), q, axis=0, method=method, out=out) is out
+        _same(expected, out.get())
+
+
 @pytest.mark.parametrize("out_dtype", [np.int8, np.uint8, np.int32, np.int64, np.float16, np.float32, np.float64])
 @pytest.mark.parametrize("data", [np.array([[1.5, 2.5, 300.7, -4.2], [7.0, 0.5, -1.0, 2.0]]),
                                   np.array([[1.5, np.nan, 300.7, -4.2], [7.0, 0.5, -1.0, 2.0]]),

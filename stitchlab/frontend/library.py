@@ -924,16 +924,20 @@ def _quantile(name: str, a: Any, q_in: Any, axis: Any, out: Any, method: str, ke
     else:
         lo, hi, gamma = _neighbours(method, v, n, np)
         lo, hi = take(s, lo.astype(np.int64), axis=-1), take(s, hi.astype(np.int64), axis=-1)
-        result = _nan_last(s[..., -1:], _lerp(lo, hi, gamma, weak))
+        target = outputs(out, 1, name)[0] if out is not None else None
+        result = _nan_last(s[..., -1:], _lerp(lo, hi, gamma, weak, None if target is None else np.dtype(target.dtype)))
     return stored(_q_axes_first(result, q, keep_shape, keepdims), out, name, casting="same_kind")  # (NumPy's lerp into out)
 
 
-def _lerp(lo: LazyArray, hi: LazyArray, gamma: Any, weak: bool) -> LazyArray:
+def _lerp(lo: LazyArray, hi: LazyArray, gamma: Any, weak: bool, into: np.dtype | None = None) -> LazyArray:
     """NumPy's interpolation between neighbours: ``lo + (hi - lo) * t``, or ``hi - (hi - lo) * (1 -
     t)`` where ``t >= 0.5``. ``gamma`` (host or lazy, in the dtype of ``q``'s positions) is ``t``;
     ``weak``: ``t`` is a Python float to NumPy, which converts it (and ``1 - t``) to the values'
     float dtype (integers: float64), else the values and ``t`` promote (int16 values, a float32 ``q``:
-    float32)."""
+    float32). ``into``: the dtype of an ``out=``, where NumPy's second step, ``subtract(...,
+    out=out, dtype=out's)``, subtracts in ``out``'s dtype (int16 values into a float16 ``out``: in
+    float16, where ``inf - inf`` is NaN); an ``out`` the result cannot go into by ``same_kind`` is
+    left to the write's error."""
     g = asarray(gamma)
     if weak:
         dt = lo.dtype if is_float(lo.dtype) else np.dtype(np.float64)
@@ -942,7 +946,10 @@ def _lerp(lo: LazyArray, hi: LazyArray, gamma: Any, weak: bool) -> LazyArray:
     diff = hi - lo
     if not weak:
         lo, hi, diff = lo.astype(dt), hi.astype(dt), diff.astype(dt)
-    return where(g >= 0.5, hi - diff * (1.0 - g).astype(dt), lo + diff * g.astype(dt))
+    low, rest = lo + diff * g.astype(dt), diff * (1.0 - g).astype(dt)
+    if into is not None and into != low.dtype and np.can_cast(low.dtype, into, "same_kind"):
+        return where(g >= 0.5, hi.astype(into) - rest.astype(into), low.astype(into))
+    return where(g >= 0.5, hi - rest, low)
 
 
 def _q_of(name: str, q: Any, scale: float) -> tuple[np.ndarray, bool]:
