@@ -914,17 +914,16 @@ def _quantile(name: str, a: Any, q_in: Any, axis: Any, out: Any, method: str, ke
     if n == 0:
         raise IndexError("index -1 is out of bounds for axis 0 with size 0 (a quantile of an empty slice)")
     v = _position(method, n, q.ravel(), np)
+    target = outputs(out, 1, name)[0] if out is not None else None
     if method in _PICKING or (method == "linear" and v.dtype.kind in "iu"):  # one value each,
         # in the input's dtype (an integer q, 0 or 1, needs no interpolation either, in NumPy)
         result = _nan_last(s[..., -1:], take(s, v.astype(np.int64), axis=-1))
-        target = outputs(out, 1, name)[0] if out is not None else None
         if target is not None:  # NumPy's take(..., out=out), then its NaNs copied in: see _picked_into
             _picked_into(name, s, np.dtype(target.dtype))
             return stored(_q_axes_first(result, q, keep_shape, keepdims), out, name)
     else:
         lo, hi, gamma = _neighbours(method, v, n, np)
         lo, hi = take(s, lo.astype(np.int64), axis=-1), take(s, hi.astype(np.int64), axis=-1)
-        target = outputs(out, 1, name)[0] if out is not None else None
         result = _nan_last(s[..., -1:], _lerp(lo, hi, gamma, weak, None if target is None else np.dtype(target.dtype)))
     return stored(_q_axes_first(result, q, keep_shape, keepdims), out, name, casting="same_kind")  # (NumPy's lerp into out)
 
@@ -1066,8 +1065,7 @@ def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool =
         return _nan_stored("nanmedian", median(x, axis, None, overwrite_input, keepdims), out, _one_slice(x, axis))
     s, keep_shape, c = _nan_stats("nanmedian", x, axis)
     lo, hi = _gather_last(s, (c - 1) // 2), _gather_last(s, c // 2)
-    several = axis is not None and len(np.lib.array_utils.normalize_axis_tuple(axis, x.ndim)) < x.ndim
-    if several and s.shape[-1] < 600:
+    if not _one_slice(x, axis) and s.shape[-1] < 600:
         # NumPy's masked-array median of several short slices: the middle pair (the middle value
         # twice for an odd count) summed in the input's dtype, then halved: inf past half its
         # maximum (float16 values above 32752)
