@@ -253,6 +253,25 @@ def test_float16_sums_into_another_float_out_are_rounded_as_numpys(name: str, da
     _same(expected, out.get())
 
 
+@pytest.mark.parametrize("name, data, out_dtype", [
+    ("var", np.array([11662.37890625, -59525.90625, -37325.828125, 35697.875, -9460.9990234375], np.float32), np.int64),
+    ("var", np.array([27178.958984375, 1140.1239013671875, 2720.057861328125, 1611.8724365234375], np.float32), np.uint32),
+    ("mean", np.array([-40800.0, -36288.0, -39232.0, 32928.0], np.float16), np.float16),  # -75520 into float16: -inf
+    ("median", np.array([-40800.0, -36288.0, -39232.0, 32928.0], np.float16), np.float16),
+    ("mean", (np.random.default_rng(0).random(300) * 3).astype(np.float16), np.float16),
+])
+def test_sums_into_out_run_in_numpys_loop(name: str, data: np.ndarray, out_dtype: Any) -> None:
+    """NumPy's sums of mean/var/median into ``out`` run in the promotion of the data's and
+    ``out``'s dtypes (float32 squares into an int64 ``out``: float64, where stitchlab added in
+    float32), and a float16 mean (summed in float32) into a float16 ``out`` is rounded there before
+    the division, as NumPy's ``umr_sum(..., out=out)``."""
+    expected = np.zeros((), out_dtype)
+    _numpy(getattr(np, name), data, out=expected)
+    out = sl.zeros((), dtype=out_dtype)
+    getattr(sl, name)(sl.asarray(data), out=out)
+    _same(expected, out.get())
+
+
 def test_outs_that_numpy_refuses_are_refused() -> None:
     f = np.array([7.0, 8.0, -3.0], np.float32)
     for call in (lambda m, o: m.nanvar(f if m is np else sl.asarray(f), out=o),

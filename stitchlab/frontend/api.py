@@ -488,6 +488,8 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims:
         return stored(_divided_in(total, _counted(x, axis, 0, np.dtype(np.float64), total, mask), into), out, "mean")
     work, result = _float_work(x.dtype, dtype)
     into = _out_dtype(out, "mean", result)
+    if into is None and out is not None and work != result:  # (float16: NumPy sums into a float16 out too,
+        into = result                                          # then divides there: 40000 + 40000 is inf)
     work = _summed_in(work, dtype, x.dtype, into)
     xf = _work_input(x, work, result)
     total = (xf if mask is None else _select(mask, xf, 0)).sum(axis, keepdims=keepdims)
@@ -508,10 +510,10 @@ def _out_dtype(out: Any, name: str, result: np.dtype) -> np.dtype | None:
 
 def _summed_in(work: np.dtype, requested: Any, dtype: np.dtype, into: np.dtype | None) -> np.dtype:
     """The dtype NumPy's mean and variance sum in: ``work``; but where no ``dtype`` was asked for,
-    float32 or float64 data summed into an ``out`` of another float dtype is summed in the
-    promotion of both (NumPy's ``add.reduce`` into ``out``: float32 data into a float64 ``out``
+    float32 or float64 data summed into an ``out`` of another dtype is summed in the promotion of
+    both (NumPy's ``add.reduce`` into ``out``: float32 data into a float64 or an int64 ``out``
     adds in float64)."""
-    if into is None or requested is not None or dtype.kind != "f" or is_low_float(dtype) or not is_float(into):
+    if into is None or requested is not None or dtype.kind != "f" or is_low_float(dtype):
         return work
     return np.result_type(work, into)
 

@@ -786,7 +786,7 @@ def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = Fa
     target = outputs(out, 1, "median")[0] if out is not None else None
     into = None if target is None else np.dtype(target.dtype)
     m = mean(middle, axis=-1)
-    if into is not None and into != m.dtype:
+    if into is not None and (into != m.dtype or m.dtype == np.float16):  # (float16: see mean's out=)
         # NumPy's median is mean(middle, out=out): summed into out's dtype and divided there (int16 100
         # and 140 into int8: 240 wraps to -16, then -8), then NaN written where a slice holds one
         m = full(middle.shape[:-1], 0, into)
