@@ -579,3 +579,26 @@ def test_float16_sums_accumulate_in_float32_along_any_axis() -> None:
         assert g.dtype == np.float16
         np.testing.assert_allclose(g.astype(np.float64), exact, rtol=1e-3)  # (one float16 rounding)
     assert np.abs(a.sum(axis=0).astype(np.float64) - exact).max() > 100  # (NumPy's own, stalled)
+
+
+def test_float16_scans_accumulate_in_float32_and_round_each_result_once() -> None:
+    """The documented choice for float16 scans (user guide, "Gathers, scans, sorts"): every entry
+    point (cumsum, nancumsum, add.accumulate, the method, NumPy's function, jit, out=) gives the
+    float32 scan with each result rounded to float16 once, the bits the GPU path gives, not NumPy's
+    float16 scan, which rounds every partial sum (2000 values in [0, 2): 21 off the exact sums,
+    where this is within one float16 step)."""
+    x = (np.random.default_rng(0).random((3, 2000)) * 2).astype(np.float16)
+    want = np.cumsum(x.astype(np.float32), axis=1).astype(np.float16)
+    into = sl.zeros(x.shape, dtype=np.float16)
+    sl.cumsum(sl.asarray(x), axis=1, out=into)
+    for got in (sl.cumsum(sl.asarray(x), axis=1), sl.nancumsum(sl.asarray(x), axis=1),
+                sl.add.accumulate(sl.asarray(x), axis=1), sl.asarray(x).cumsum(axis=1),
+                np.cumsum(sl.asarray(x), axis=1), sl.jit(lambda a: sl.cumsum(a, axis=1))(sl.asarray(x)), into):
+        _same(got, want)
+    exact = np.cumsum(x.astype(np.float64), axis=1)
+    assert np.abs(want.astype(np.float64) - exact).max() <= 1.0  # (float16's spacing near 2000 is 1)
+    assert np.abs(np.cumsum(x, axis=1).astype(np.float64) - exact).max() > 10  # (NumPy's own)
+    p = (np.random.default_rng(1).random(60) + 0.5).astype(np.float16)
+    want = np.cumprod(p.astype(np.float32)).astype(np.float16)
+    for got in (sl.cumprod(sl.asarray(p)), sl.multiply.accumulate(sl.asarray(p)), sl.nancumprod(sl.asarray(p))):
+        _same(got, want)

@@ -113,6 +113,35 @@ def test_an_integer_dtype_runs_numpys_steps_in_it(data: np.ndarray, dtype: Any, 
     _same(expected, getattr(sl, name)(sl.asarray(data), axis=axis, dtype=dtype).get())
 
 
+@pytest.mark.parametrize("name", ["std", "nanstd"])
+@pytest.mark.parametrize("data, dtype", [(np.array(5, np.int16), np.int16), (np.array(90, np.int8), np.uint8),
+                                         (np.array(True), np.int32)])
+@pytest.mark.parametrize("where", [True, False])
+def test_an_integer_dtype_std_of_0_d_data_with_keepdims_takes_the_scalar_root(name: str, data: np.ndarray, dtype: Any,
+                                                                              where: bool) -> None:
+    """``keepdims=True`` of 0-d data is still a 0-d result, a NumPy scalar, whose root NumPy takes
+    and truncates (it raised as for an array of variances)."""
+    expected = _numpy(getattr(np, name), data, dtype=dtype, keepdims=True, where=where)
+    _same(expected, getattr(sl, name)(sl.asarray(data), dtype=dtype, keepdims=True, where=where).get())
+
+
+@pytest.mark.parametrize("name", ["var", "std", "nanvar", "nanstd"])
+@pytest.mark.parametrize("data, kwargs", [
+    (np.array(-2159.4963010532174), {"dtype": np.float32}),
+    (np.array([1e8 + 1, 1e8 + 2]), {"dtype": np.float32}),  # NumPy 2.5, not 0
+    (np.array(-12507.275197487377), {"dtype": np.float16}),
+    (np.array(25621, np.uint16), {"dtype": np.float16}),  # 25 (25621 - 25616), not 0
+    (np.array(13549, np.int16), {"dtype": np.float16, "ddof": 2}),  # 9 / 0: inf, not NaN
+    (np.random.default_rng(0).standard_normal((50, 7)) * 100 + 1e4, {"dtype": np.float32, "axis": 0}),
+])
+def test_a_narrower_float_dtype_takes_the_deviations_from_the_data(name: str, data: np.ndarray,
+                                                                   kwargs: dict[str, Any]) -> None:
+    """NumPy's variance with a ``dtype=`` narrower than the data subtracts the mean (in ``dtype``)
+    from the data itself, in their promotion (float64 data, float32 mean: float64 deviations);
+    stitchlab cast the data to ``dtype`` first, so the deviations of nearby large values vanished."""
+    _same(_numpy(getattr(np, name), data, **kwargs), getattr(sl, name)(sl.asarray(data), **kwargs).get())
+
+
 def test_a_float16_dtype_rounds_other_data_first() -> None:
     a = np.array([70000, 0], np.int32)  # inf in float16
     _same(np.mean(a, dtype=np.float16), sl.mean(sl.asarray(a), dtype=np.float16).get())
@@ -153,6 +182,22 @@ def test_statistics_of_empty_slices_are_nan(shape: tuple[int, ...], axis: Any, d
           getattr(sl, name)(sl.asarray(data), *args, axis=axis).get())
 
 
+@pytest.mark.parametrize("shape, axis", [((0, 3), 0), ((0, 3), 1), ((0, 3), None), ((2, 0, 3), (0, 1))])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int16])
+@pytest.mark.parametrize("name, q", [("nanquantile", [0.1, 0.9]), ("nanpercentile", np.array([[50.0]])),
+                                     ("nanpercentile", np.float64(25.0))])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_nan_quantiles_of_an_empty_array_are_numpys_nanmean(shape: tuple[int, ...], axis: Any, dtype: Any, name: str,
+                                                            q: Any, keepdims: bool) -> None:
+    """NumPy's nanquantile of an empty array returns its ``nanmean``: no axes of ``q``'s, the
+    input's float dtype (float64 for integers), whatever ``q``'s dtype; ``q`` is still checked."""
+    data = np.zeros(shape, dtype)
+    _same(_numpy(getattr(np, name), data, q, axis=axis, keepdims=keepdims),
+          getattr(sl, name)(sl.asarray(data), q, axis=axis, keepdims=keepdims).get())
+    with pytest.raises(ValueError, match="range"):
+        getattr(sl, name)(sl.asarray(data), 150.0, axis=axis)
+
+
 @pytest.mark.parametrize("name, args", [("median", ()), ("nanmedian", ()), ("quantile", (0.25,)),
                                         ("percentile", (75.0,)), ("nanquantile", (0.5,))])
 def test_order_statistics_take_out(name: str, args: tuple[Any, ...]) -> None:
@@ -184,6 +229,49 @@ def test_mean_and_variance_into_another_dtype_follow_numpys_steps(name: str, out
     _same(expected, out.get())
 
 
+_F16 = np.array([0.6, np.nan, 1.7] * 1000, np.float16)
+
+
+@pytest.mark.parametrize("out_dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name, data, dtype", [
+    *((n, _F16, np.float16) for n in ("mean", "var", "std", "nanmean", "nanvar", "nanstd", "nansum")),
+    *((n, _F16.astype(np.float32), np.float16) for n in ("mean", "nanmean", "nanvar", "nanstd", "nansum")),
+    *((n, _F16, None) for n in ("nanmean", "nansum")), ("nanprod", _F16[:30], None)])
+def test_float16_sums_into_another_float_out_are_rounded_as_numpys(name: str, data: np.ndarray, dtype: Any,
+                                                                   out_dtype: Any) -> None:
+    """With ``dtype=float16`` NumPy's sum is a float16 reduction: rounded to float16 before it goes
+    into ``out`` and is divided there (it kept its float32 value); without one, float16 data into a
+    float32 ``out`` is summed in float32 (nansum and nanmean rounded it to float16). (The mean and
+    variance of float16 without ``dtype=`` work in float32 by design, and var's of other data with
+    ``dtype=float16`` round the data first: not compared here.)"""
+    if not name.startswith("nan"):
+        data = np.nan_to_num(data, nan=1.25)
+    expected = np.zeros((), out_dtype)
+    _numpy(getattr(np, name), data, dtype=dtype, out=expected)
+    out = sl.zeros((), dtype=out_dtype)
+    assert getattr(sl, name)(sl.asarray(data), dtype=dtype, out=out) is out
+    _same(expected, out.get())
+
+
+@pytest.mark.parametrize("name, data, out_dtype", [
+    ("var", np.array([11662.37890625, -59525.90625, -37325.828125, 35697.875, -9460.9990234375], np.float32), np.int64),
+    ("var", np.array([27178.958984375, 1140.1239013671875, 2720.057861328125, 1611.8724365234375], np.float32), np.uint32),
+    ("mean", np.array([-40800.0, -36288.0, -39232.0, 32928.0], np.float16), np.float16),  # -75520 into float16: -inf
+    ("median", np.array([-40800.0, -36288.0, -39232.0, 32928.0], np.float16), np.float16),
+    ("mean", (np.random.default_rng(0).random(300) * 3).astype(np.float16), np.float16),
+])
+def test_sums_into_out_run_in_numpys_loop(name: str, data: np.ndarray, out_dtype: Any) -> None:
+    """NumPy's sums of mean/var/median into ``out`` run in the promotion of the data's and
+    ``out``'s dtypes (float32 squares into an int64 ``out``: float64, where stitchlab added in
+    float32), and a float16 mean (summed in float32) into a float16 ``out`` is rounded there before
+    the division, as NumPy's ``umr_sum(..., out=out)``."""
+    expected = np.zeros((), out_dtype)
+    _numpy(getattr(np, name), data, out=expected)
+    out = sl.zeros((), dtype=out_dtype)
+    getattr(sl, name)(sl.asarray(data), out=out)
+    _same(expected, out.get())
+
+
 def test_outs_that_numpy_refuses_are_refused() -> None:
     f = np.array([7.0, 8.0, -3.0], np.float32)
     for call in (lambda m, o: m.nanvar(f if m is np else sl.asarray(f), out=o),
@@ -193,6 +281,56 @@ def test_outs_that_numpy_refuses_are_refused() -> None:
             call(np, np.zeros((), np.uint8))
         with pytest.raises(TypeError):
             call(sl, sl.zeros((), dtype=np.uint8))
+
+
+@pytest.mark.parametrize("out_dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("data", [np.random.default_rng(0).standard_normal((5, 4)).astype(np.float32) * 1e4,
+                                  np.random.default_rng(1).integers(-30000, 30000, (5, 4), dtype=np.int16),
+                                  np.random.default_rng(2).integers(0, 2**64 - 1, (5, 4), dtype=np.uint64),
+                                  np.random.default_rng(3).standard_normal((5, 4)) * 1e3],
+                         ids=["float32", "int16", "uint64", "float64"])
+@pytest.mark.parametrize("method", ["linear", "midpoint", "hazen"])
+@pytest.mark.parametrize("q", [0.3, [0.25, 0.75], np.float32(0.6)], ids=["float", "list", "float32"])
+def test_interpolated_quantiles_into_another_float_out_subtract_in_outs_dtype(q: Any, method: str, data: np.ndarray,
+                                                                              out_dtype: Any) -> None:
+    """NumPy's ``_lerp`` into ``out``: ``a + diff * t`` cast into it, then ``b - diff * (1 - t)``
+    where ``t >= 0.5`` subtracted in ``out``'s dtype (``dtype=`` of its ``subtract``): int16 values
+    into float16 round both operands first, huge uint64 values into float16 give ``inf - inf``, NaN."""
+    expected = np.zeros(np.shape(q) + (4,), out_dtype)
+    _numpy(np.quantile, data, q, axis=0, method=method, out=expected)
+    out = sl.zeros(np.shape(q) + (4,), dtype=out_dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        assert sl.quantile(sl.asarray(data), q, axis=0, method=method, out=out) is out
+        _same(expected, out.get())
+
+
+@pytest.mark.parametrize("out_dtype", [np.int8, np.uint8, np.int32, np.int64, np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("data", [np.array([[1.5, 2.5, 300.7, -4.2], [7.0, 0.5, -1.0, 2.0]]),
+                                  np.array([[1.5, np.nan, 300.7, -4.2], [7.0, 0.5, -1.0, 2.0]]),
+                                  np.array([[1, 2, 300, -4], [7, 0, -1, 2]], np.int16),
+                                  np.array([[1.5, 2.5, 30.7, -4.2], [7.0, 0.5, -1.0, 2.0]], np.float16)],
+                         ids=["float64", "float64-nan", "int16", "float16"])
+@pytest.mark.parametrize("method", ["lower", "higher", "nearest", "inverted_cdf", "closest_observation"])
+@pytest.mark.parametrize("name, q", [("quantile", 0.6), ("percentile", [60.0, 95.0])])
+def test_picked_quantiles_into_out_take_numpys_casts(name: str, q: Any, method: str, data: np.ndarray,
+                                                     out_dtype: Any) -> None:
+    """NumPy's picking methods ``take`` the values into ``out``, used as a buffer of the input's
+    dtype: its dtype must cast safely to the input's (an int32 ``out`` for int16 data raises), the
+    values go in unsafely (float64 300.7 into int8 is 44), and a NaN into an integer ``out`` raises."""
+    shape = np.shape(q) + (2,)
+    expected = np.zeros(shape, out_dtype)
+    try:
+        _numpy(getattr(np, name), data, q, axis=1, method=method, out=expected)
+    except TypeError:
+        with pytest.raises(TypeError, match="'safe'|'same_kind'"):
+            getattr(sl, name)(sl.asarray(data), q, axis=1, method=method, out=sl.zeros(shape, dtype=out_dtype))
+        return
+    out = sl.zeros(shape, dtype=out_dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # (NaN into an int8 cast)
+        assert getattr(sl, name)(sl.asarray(data), q, axis=1, method=method, out=out) is out
+        _same(expected, out.get())
 
 
 @pytest.mark.parametrize("out_dtype", [np.int32, np.uint8, np.bool_, np.float64, np.uint64])
@@ -208,6 +346,25 @@ def test_argmax_out_is_checked_as_numpys(out_dtype: Any) -> None:
         return
     out = sl.zeros((), dtype=out_dtype)
     sl.argmax(sl.asarray(data), out=out)
+    _same(expected, out.get())
+
+
+@pytest.mark.parametrize("name, data, kwargs, out_dtype", [
+    ("nansum", np.array([[-5], [1]], np.int32), {"initial": -1}, np.uint16),
+    ("sum", np.array([1, 2], np.uint8), {"initial": 300}, np.int8),
+    ("prod", np.array([148.9, -17.3], np.float32), {"initial": -1}, np.uint16),
+    ("prod", np.array([-40, 17, 27, 99], np.int8), {"initial": -1, "dtype": np.int64}, np.uint64),
+    ("nanprod", np.array([3.0, np.nan]), {"initial": -2}, np.uint8),
+])
+def test_initial_fits_the_loops_dtype_then_goes_into_out_unsafely(name: str, data: np.ndarray, kwargs: dict[str, Any],
+                                                                   out_dtype: Any) -> None:
+    """NumPy checks ``initial`` against the reduction's loop dtype (the promotion of the data's and
+    ``out``'s, or ``dtype=``), then casts it into ``out``: -1 over int32 data into a uint16 ``out``
+    is 65535 (stitchlab checked it against ``out``'s dtype and raised ``OverflowError``)."""
+    expected = np.zeros((), out_dtype)
+    _numpy(getattr(np, name), data, out=expected, **kwargs)
+    out = sl.zeros((), dtype=out_dtype)
+    getattr(sl, name)(sl.asarray(data), out=out, **kwargs)
     _same(expected, out.get())
 
 
@@ -237,6 +394,24 @@ def test_extremes_of_integers_reduce_in_outs_dtype(name: str, out_dtype: Any, in
     getattr(np, name)(a, out=expected, initial=initial)
     out = sl.zeros((), dtype=out_dtype)
     assert getattr(sl, name)(sl.asarray(a), out=out, initial=initial) is out
+    _same(expected, out.get())
+
+
+@pytest.mark.parametrize("name", ["max", "min", "nanmax", "nanmin"])
+@pytest.mark.parametrize("out_dtype", [np.float64, np.float32, np.int16, np.uint32, np.bool_])
+def test_extremes_of_floats_into_an_out_that_cannot_hold_them_are_refused(name: str, out_dtype: Any) -> None:
+    """NumPy's nanmax of float data into an integer ``out`` casts each value first (-86.9 into
+    uint32 is 4294967210, which is then the maximum); stitchlab's nanmax took the maximum and cast
+    it (10). Refused as ``max``'s is; a float ``out`` that holds every value is NumPy's."""
+    a = np.array([[-86.875, 10.34375, np.nan], [1.5, -2.0, 3.0]], np.float16)
+    if not np.can_cast(a.dtype, out_dtype):
+        with pytest.raises(TypeError, match="cannot hold every float16 value"):
+            getattr(sl, name)(sl.asarray(a), axis=1, out=sl.zeros(2, dtype=out_dtype))
+        return
+    expected = np.zeros(2, out_dtype)
+    _numpy(getattr(np, name), a, axis=1, out=expected)
+    out = sl.zeros(2, dtype=out_dtype)
+    assert getattr(sl, name)(sl.asarray(a), axis=1, out=out) is out
     _same(expected, out.get())
 
 
@@ -287,6 +462,37 @@ def test_nan_statistics_take_an_integer_out_as_numpy(name: str, args: tuple[Any,
     out = sl.zeros(2, dtype=out_dtype)
     assert getattr(sl, name)(sl.asarray(data), *args, axis=1, out=out) is out
     _same(expected, out.get())
+
+
+@pytest.mark.parametrize("out_dtype", [np.int8, np.uint8, np.int32, np.uint64, np.bool_, np.float16])
+@pytest.mark.parametrize("data", [np.array([[1e10, np.nan], [3.0, 2.5]]), np.array([[np.nan, np.nan], [np.nan, np.nan]]),
+                                  np.array([[-1.5, np.inf], [np.nan, np.inf]], np.float32),
+                                  np.array([[300, 302], [-7, 500]], np.int16), np.array([[2.5, 7.0], [1.0, np.nan]]),
+                                  np.zeros((0, 2), np.int16)],
+                         ids=["big", "all-nan", "inf", "int16", "fits", "empty-int16"])
+@pytest.mark.parametrize("axis, keepdims", [(None, False), ((0, 1), False), (None, True), (-1, False)])
+@pytest.mark.parametrize("name, args", [("nanmedian", ()), ("nanquantile", (0.75,)), ("nanpercentile", (np.float32(50.0),)),
+                                        ("nanquantile", ([0.75],))])
+def test_nan_statistics_of_one_slice_into_an_integer_out_raise_as_numpys(name: str, args: tuple[Any, ...],
+                                                                         axis: Any, keepdims: bool, data: np.ndarray,
+                                                                         out_dtype: Any) -> None:
+    """NumPy's nan-statistic of one slice (``axis=None`` or every axis) with a scalar ``q`` is a
+    NumPy scalar, set into ``out`` by ``out[...] = value``: ``OverflowError`` where a signed integer
+    cannot hold it (1e10 or 300 into int8, inf), ``ValueError`` for NaN; unsigned and bool outs take
+    NumPy's assignment's value. Several slices, or a 1-d ``q``, are an unsafe cast."""
+    shape = np.shape(_numpy(getattr(np, name), data, *args, axis=axis, keepdims=keepdims))
+    expected = np.zeros(shape, out_dtype)
+    try:
+        _numpy(getattr(np, name), data, *args, axis=axis, keepdims=keepdims, out=expected)
+    except (OverflowError, ValueError) as err:
+        with pytest.raises(type(err), match="give a float out="):
+            getattr(sl, name)(sl.asarray(data), *args, axis=axis, keepdims=keepdims, out=sl.zeros(shape, dtype=out_dtype))
+        return
+    out = sl.zeros(shape, dtype=out_dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # (NaN or inf cast into an integer, as NumPy's)
+        assert getattr(sl, name)(sl.asarray(data), *args, axis=axis, keepdims=keepdims, out=out) is out
+        _same(expected, out.get())
 
 
 def test_nan_statistics_of_an_empty_float_array_refuse_an_integer_out() -> None:

@@ -127,3 +127,18 @@ def test_nanstd_and_nanvar_of_integers_are_numpys_std_and_var_with_out(out_dtype
                 getattr(sl, name)(sl.asarray(data), axis=None, ddof=1, keepdims=True, out=np.zeros((1, 1), out_dtype))
             continue
         _same(getattr(sl, name)(sl.asarray(data), axis=None, ddof=1, keepdims=True, out=np.zeros((1, 1), out_dtype)), want)
+
+
+@pytest.mark.parametrize("dtype, big", [(np.float16, 40000.0), (np.float32, 3e38), (np.float64, 1e308)])
+@pytest.mark.parametrize("shape, axis", [((3, 5), 1), ((3, 5), 0), ((2, 3, 4), (0, 2)), ((3, 5), None),
+                                         ((15,), 0), ((3, 5), (0, 1)), ((2, 700), 1)])
+def test_nanmedian_of_large_values_overflows_where_numpys_does(dtype: Any, big: float, shape: tuple[int, ...],
+                                                               axis: Any) -> None:
+    """NumPy's nanmedian of several slices shorter than 600 is its masked-array median: the
+    middle pair (the middle value twice for an odd count) summed in the input's dtype, then
+    halved, so a median above half the dtype's maximum is inf (float16 above 32752); one slice
+    (and longer ones) is ``np.median``'s mean, which for float16 sums in float32."""
+    rng = np.random.default_rng(1)
+    data = (big * rng.uniform(0.75, 1.0, shape)).astype(dtype)
+    data[rng.random(shape) < 0.2] = np.nan
+    _same(sl.nanmedian(sl.asarray(data), axis=axis), _numpy("nanmedian", data, axis=axis))

@@ -26,7 +26,7 @@ from . import build
 from .array import LazyArray, node_of
 from .creation import _ones_in_front, array, asarray, broadcast_to, full
 from .scalars import TracedScalar
-from .ufunc import initial_arg, outputs, stored
+from .ufunc import extreme_out, initial_arg, outputs, stored
 
 
 def _python_scalar_operands(opname: str, args: tuple[Any, ...]) -> list[Any]:
@@ -488,10 +488,13 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims:
         return stored(_divided_in(total, _counted(x, axis, 0, np.dtype(np.float64), total, mask), into), out, "mean")
     work, result = _float_work(x.dtype, dtype)
     into = _out_dtype(out, "mean", result)
+    if into is None and out is not None and work != result:  # (float16: NumPy sums into a float16 out too,
+        into = result                                          # then divides there: 40000 + 40000 is inf)
     work = _summed_in(work, dtype, x.dtype, into)
     xf = _work_input(x, work, result)
     total = (xf if mask is None else _select(mask, xf, 0)).sum(axis, keepdims=keepdims)
     if into is not None:
+        total = _summed(total, dtype, result)
         return stored(_divided_in(total, _counted(x, axis, 0, work, total, mask), into), out, "mean")
     return stored(_cast(total / _counted(x, axis, 0, work, total, mask), result), out, "mean")
 
@@ -507,12 +510,19 @@ def _out_dtype(out: Any, name: str, result: np.dtype) -> np.dtype | None:
 
 def _summed_in(work: np.dtype, requested: Any, dtype: np.dtype, into: np.dtype | None) -> np.dtype:
     """The dtype NumPy's mean and variance sum in: ``work``; but where no ``dtype`` was asked for,
-    float32 or float64 data summed into an ``out`` of another float dtype is summed in the
-    promotion of both (NumPy's ``add.reduce`` into ``out``: float32 data into a float64 ``out``
+    float32 or float64 data summed into an ``out`` of another dtype is summed in the promotion of
+    both (NumPy's ``add.reduce`` into ``out``: float32 data into a float64 or an int64 ``out``
     adds in float64)."""
-    if into is None or requested is not None or dtype.kind != "f" or is_low_float(dtype) or not is_float(into):
+    if into is None or requested is not None or dtype.kind != "f" or is_low_float(dtype):
         return work
     return np.result_type(work, into)
+
+
+def _summed(total: LazyArray, requested: Any, result: np.dtype) -> LazyArray:
+    """A float sum of mean/var/std as NumPy's sum returns it before it goes into ``out``: in the
+    ``dtype`` asked for (a float16 ``dtype=`` sums in float32 here, so the sum is rounded to
+    float16 once, as NumPy's float16 reduction returns it), else as summed."""
+    return _cast(total, result) if requested is not None else total
 
 
 def _divided_in(total: LazyArray, count: LazyArray, into: np.dtype) -> LazyArray:
@@ -609,9 +619,10 @@ def _variance(name: str, a: Any, axis: Any, dtype: Any, ddof: Any, keepdims: boo
         total = (xf if mask is None else _select(mask, xf, 0)).sum(axis, keepdims=True)
         avg = total / _counted(x, axis, 0, work, total, mask)
         # NumPy subtracts the mean from the input itself: integers minus a float32 mean give float64
-        # deviations (int32 and wider), squared there and summed in the requested dtype
-        deviation_t = np.result_type(x.dtype, work) if x.dtype.kind in "biu" else work
-        if deviation_t != work:
+        # deviations (int32 and wider), as float64 data with dtype=float32 does; squared there and
+        # summed in the requested dtype
+        deviation_t = np.result_type(x.dtype, work)
+        if deviation_t != work or (is_low_float(result) and x.dtype != result):  # (xf was rounded to result)
             centered = x.astype(deviation_t) - avg.astype(deviation_t)
             sq = (centered * centered).astype(work)
         else:
@@ -624,6 +635,7 @@ def _variance(name: str, a: Any, axis: Any, dtype: Any, ddof: Any, keepdims: boo
         if name in ("std", "nanstd") and into.kind in "biu":  # NumPy's sqrt(var, out=var) cannot go back into it
             raise TypeError(f"{name}: Cannot cast ufunc 'sqrt' output from dtype('float64') to {into!r} with casting rule "
                             f"'same_kind' (the out= NumPy's std takes its root in); give a float out=")
+        sq_total = _summed(sq_total, dtype, result)
         return _divided_in(sq_total, _counted(x, axis, ddof, work, sq_total, mask), into)
     return _cast(sq_total / _counted(x, axis, ddof, work, sq_total, mask), result)
 
@@ -639,15 +651,15 @@ def _deviation(name: str, a: Any, axis: Any, dtype: Any, out: Any, ddof: Any, ke
     """:func:`std` (``name``: ``"std"``, or ``"nanstd"`` of integers, which NumPy hands to ``std``)."""
     v = _variance(name, a, axis, dtype, ddof, keepdims, where_, mean, out)
     exact = _exact_dtype(dtype) is not None and v.dtype.kind in "biu"  # (a float out= holds the variance: its root)
-    return stored(_exact_root(name, v, out, keepdims) if exact else sqrt(v), out, name)  # noqa: F821
+    return stored(_exact_root(name, v, out) if exact else sqrt(v), out, name)  # noqa: F821
 
 
-def _exact_root(name: str, v: LazyArray, out: Any, keepdims: bool) -> LazyArray:
+def _exact_root(name: str, v: LazyArray, out: Any) -> LazyArray:
     """NumPy's std with an integer or bool ``dtype``: a single value is the square root truncated
     to it; an array of them is NumPy's ``sqrt(var, out=var)``, whose float result cannot go back
     into the integer array (a TypeError there, so here too)."""
     root = sqrt(v)  # noqa: F821
-    if out is None and not keepdims and v.ndim == 0:
+    if out is None and v.ndim == 0:  # (a 0-d result is a NumPy scalar there, keepdims=True of 0-d data too)
         return root.astype(v.dtype)
     raise TypeError(
         f"{name}: Cannot cast ufunc 'sqrt' output from {root.dtype!r} to {v.dtype!r} with casting rule "
@@ -1019,7 +1031,7 @@ def nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdim
     x = asarray(a)
     if is_float(x.dtype):
         x = _select(isnan(x), 0, x)  # noqa: F821
-    return stored(x.sum(axis, dtype, keepdims=keepdims, initial=initial, where=where), out, "nansum")
+    return x.sum(axis, dtype, out, keepdims, initial, where)  # (NumPy's sum into out: in the promotion of both dtypes)
 
 
 def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False,
@@ -1037,7 +1049,7 @@ def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdi
     x = asarray(a)
     if is_float(x.dtype):
         x = _select(isnan(x), 1, x)  # noqa: F821
-    return stored(x.prod(axis, dtype, keepdims=keepdims, initial=initial, where=where), out, "nanprod")
+    return x.prod(axis, dtype, out, keepdims, initial, where)  # (NumPy's prod into out: in the promotion of both dtypes)
 
 
 def _nan_extreme(opname: str, a: Any, axis: Any, out: Any, keepdims: bool, initial: Any, where_: Any) -> LazyArray:
@@ -1057,6 +1069,8 @@ def _nan_extreme(opname: str, a: Any, axis: Any, out: Any, keepdims: bool, initi
     if not is_float(x.dtype):
         reduce = x.max if opname == "max" else x.min
         return reduce(axis, out=out, keepdims=keepdims, initial=initial, where=where_)
+    if out is not None:
+        extreme_out(f"nan{opname}", f"sl.nan{opname}", x.dtype, np.dtype(outputs(out, 1, f"nan{opname}")[0].dtype))
     return stored(_nan_float_extreme(opname, x, axis, keepdims, initial, where_), out, f"nan{opname}")
 
 
@@ -1164,10 +1178,13 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdi
         return mean(x, axis, dtype, out, keepdims, where=where)
     inexact_out(x, out, "nanmean")
     result = _nan_dtype(x, dtype, "nanmean")
+    into = _out_dtype(out, "nanmean", result)
     nan = _left_out(x, where)
     count = (~nan).sum(axis, keepdims=keepdims)  # int64, as NumPy's intp count
-    work = result if dtype is not None else _float_work(result, None)[0]  # float16, bfloat16: float32
+    work = _nan_work(result, dtype, into)
     total = _select(nan, 0, x).sum(axis, work, keepdims=keepdims)
+    if into is not None:
+        return stored(_counted_into(total, count, into), out, "nanmean")
     return stored((total / count).astype(work).astype(result), out, "nanmean")  # float64 division, as NumPy's _divide_by_count
 
 
@@ -1197,7 +1214,25 @@ def nanvar(
         return stored(_variance("nanvar", a, axis, dtype, _ddof(ddof, correction), keepdims, where, mean, out), out,
                       "nanvar")
     inexact_out(a, out, "nanvar")
-    return stored(_nan_variance("nanvar", a, axis, dtype, _ddof(ddof, correction), keepdims, where, mean), out, "nanvar")
+    return stored(_nan_variance("nanvar", a, axis, dtype, _ddof(ddof, correction), keepdims, where, mean, out=out), out,
+                  "nanvar")
+
+
+def _nan_work(result: np.dtype, requested: Any, into: np.dtype | None) -> np.dtype:
+    """The dtype a float nan-statistic sums in: the ``dtype`` asked for (a float16 one sums in
+    float32 and rounds once); without one float32 for float16 and bfloat16, and with an ``out`` of
+    another float dtype the promotion of both (NumPy's ``sum(..., out=out)``: float16 data into a
+    float32 ``out`` adds in float32, where the result's float16 rounding went in too)."""
+    if requested is not None:
+        return result
+    work = _float_work(result, None)[0]
+    return work if into is None else np.result_type(work, into)
+
+
+def _counted_into(total: LazyArray, count: LazyArray, into: np.dtype) -> LazyArray:
+    """NumPy's ``_divide_by_count`` into ``out`` of dtype ``into``: the sum cast into it, then divided
+    by the integer count (in float64, NumPy's promotion with intp) and cast back."""
+    return (total.astype(into) / count).astype(into)
 
 
 def _left_out(x: LazyArray, where_: Any) -> LazyArray:
@@ -1207,19 +1242,20 @@ def _left_out(x: LazyArray, where_: Any) -> LazyArray:
 
 
 def _nan_variance(name: str, a: Any, axis: Any, dtype: Any, ddof: Any, keepdims: bool, where_: Any = True,
-                  mean: Any = np._NoValue, root: bool = False) -> LazyArray:
+                  mean: Any = np._NoValue, root: bool = False, out: Any = None) -> LazyArray:
     """``nanvar`` (``root``: its square root, ``nanstd``) in the dtype NumPy's steps run in; for
-    float16 and bfloat16 without ``dtype`` NumPy's steps on their float32 values, rounded at the end."""
+    float16 and bfloat16 without ``dtype`` NumPy's steps on their float32 values, rounded at the end.
+    With an ``out`` of another dtype, NumPy's last steps: the squares summed into it, divided there."""
     if not isinstance(ddof, numbers.Real):
         raise TypeError(f"{name}: ddof must be a real number, got {ddof!r}")
     x = asarray(a)
     if not is_float(x.dtype):
         v = _variance(name, x, axis, dtype, ddof, keepdims, where_, mean)
         if root and _exact_dtype(dtype) is not None:
-            return _exact_root(name, v, None, keepdims)
+            return _exact_root(name, v, None)
         return sqrt(v) if root else v  # noqa: F821
-    out = _nan_dtype(x, dtype, name)
-    work = out if dtype is not None else _float_work(out, None)[0]  # float16, bfloat16: float32
+    result = _nan_dtype(x, dtype, name)
+    work = result if dtype is not None else _float_work(result, None)[0]  # float16, bfloat16: float32
     nan = _left_out(x, where_)
     arr = where(nan, 0, x)
     count = (~nan).sum(axis, keepdims=True)
@@ -1230,11 +1266,12 @@ def _nan_variance(name: str, a: Any, axis: Any, dtype: Any, ddof: Any, keepdims:
         avg = avg if is_weak(avg) or dtype is not None or x.dtype.itemsize >= 4 else avg.astype(work)
     # NumPy subtracts into the input's dtype (float32 for float16 and bfloat16 without ``dtype``)
     deviation = where(nan, 0, (arr - avg).astype(work if dtype is None else x.dtype))
-    total = (deviation * deviation).sum(axis, work, keepdims=keepdims)
+    into = _out_dtype(out, name, result)
+    total = (deviation * deviation).sum(axis, _nan_work(result, dtype, into), keepdims=keepdims)
     dof = (count - ddof).reshape(total.shape)
-    result = (total / dof).astype(work)
-    result = sqrt(result) if root else result  # noqa: F821
-    return where(dof <= 0, math.nan, result.astype(out))
+    v = _counted_into(total, dof, into) if into is not None else (total / dof).astype(work)
+    v = sqrt(v) if root else v  # noqa: F821
+    return where(dof <= 0, math.nan, v.astype(into if into is not None else result))
 
 
 def nanstd(
@@ -1251,8 +1288,8 @@ def nanstd(
     if not is_float(asarray(a).dtype):  # no NaN to skip: NumPy's std, out= included (an integer out= raises)
         return _deviation("nanstd", a, axis, dtype, out, _ddof(ddof, correction), keepdims, where, mean)
     inexact_out(a, out, "nanstd")
-    return stored(_nan_variance("nanstd", a, axis, dtype, _ddof(ddof, correction), keepdims, where, mean, root=True), out,
-                  "nanstd")
+    return stored(_nan_variance("nanstd", a, axis, dtype, _ddof(ddof, correction), keepdims, where, mean, root=True,
+                                out=out), out, "nanstd")
 
 
 def isposinf(x: Any) -> LazyArray:

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..ir.dtypes import as_dtype, is_float
 from . import build
-from .api import clip, floor, inexact_out, isnan, matmul, mean, multiply, ravel, rint, where  # type: ignore[attr-defined]
+from .api import clip, floor, isnan, matmul, mean, multiply, nanmean, ravel, rint, where  # type: ignore[attr-defined]
 from .array import LazyArray
 from .creation import _leaf_on, asarray, full
 from .ufunc import dot_stored, outputs, stored
@@ -786,7 +786,7 @@ def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = Fa
     target = outputs(out, 1, "median")[0] if out is not None else None
     into = None if target is None else np.dtype(target.dtype)
     m = mean(middle, axis=-1)
-    if into is not None and into != m.dtype:
+    if into is not None and (into != m.dtype or m.dtype == np.float16):  # (float16: see mean's out=)
         # NumPy's median is mean(middle, out=out): summed into out's dtype and divided there (int16 100
         # and 140 into int8: 240 wraps to -16, then -8), then NaN written where a slice holds one
         m = full(middle.shape[:-1], 0, into)
@@ -797,20 +797,35 @@ def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = Fa
     return stored(m.reshape(keep_shape) if keepdims else m, out, "median")
 
 
-def _nan_into(last: LazyArray, into: np.dtype) -> None:
-    """NumPy's error for a median into an ``out`` of ``into``, a dtype without NaN (an integer):
-    its ``copyto(out, nan, where=...)`` raises ``TypeError`` where a slice holds a NaN (``last``:
-    the slices' last sorted values, where NaN sorts), and only there, so the values are read
-    (evaluated now, as NumPy's check reads them)."""
+def _nan_into(last: LazyArray, into: np.dtype, name: str = "median") -> None:
+    """NumPy's error for a median (or a picked quantile) into an ``out`` of ``into``, a dtype
+    without NaN (an integer): its ``copyto(out, nan, where=...)`` raises ``TypeError`` where a
+    slice holds a NaN (``last``: the slices' last sorted values, where NaN sorts), and only there,
+    so the values are read (evaluated now, as NumPy's check reads them)."""
     if not is_float(last.dtype) or np.can_cast(last.dtype, into, "same_kind"):
         return
     from .selection import _evaluated
 
-    (nans,), _ = _evaluated("median", isnan(last).any(), why="NumPy's median raises where a NaN meets an integer out=")
+    (nans,), _ = _evaluated(name, isnan(last).any(), why=f"NumPy's {name} raises where a NaN meets an integer out=")
     if bool(nans):
         raise TypeError(f"Cannot cast array data from dtype('{last.dtype}') to dtype('{into}') according to the rule "
-                        f"'same_kind' (NumPy's median writes NaN into out= for a slice that holds one); give a float "
-                        f"out=, or sl.nanmedian to skip the NaNs")
+                        f"'same_kind' (NumPy's {name} writes NaN into out= for a slice that holds one); give a float "
+                        f"out=, or sl.nan{name} to skip the NaNs")
+
+
+def _picked_into(name: str, s: LazyArray, into: np.dtype) -> None:
+    """NumPy's checks of a quantile's ``out`` of dtype ``into`` for the methods that pick one of
+    the sorted values ``s`` (``take(arr, positions, out=out)``): ``out`` is taken as a buffer of
+    the input's dtype, so its dtype must cast safely to it (``TypeError`` otherwise: an int32
+    ``out`` for int16 data; float64 data into an int8 ``out`` is fine), and the picked values are
+    cast back into it unsafely; then a slice that holds a NaN has it copied in with the
+    ``same_kind`` rule, which an integer ``out`` refuses (:func:`_nan_into`)."""
+    if not np.can_cast(into, s.dtype, "safe"):
+        raise TypeError(f"{name}: Cannot cast array data from dtype('{into}') to dtype('{s.dtype}') according to the "
+                        f"rule 'safe' (NumPy's take of the picked values into out= uses out as a {s.dtype} buffer); "
+                        f"give an out= of dtype {s.dtype}")
+    if s.size:
+        _nan_into(s[..., -1], into, name)
 
 
 #: NumPy's continuous methods besides "linear" (Hyndman and Fan's): their (alpha, beta), in the
@@ -899,22 +914,29 @@ def _quantile(name: str, a: Any, q_in: Any, axis: Any, out: Any, method: str, ke
     if n == 0:
         raise IndexError("index -1 is out of bounds for axis 0 with size 0 (a quantile of an empty slice)")
     v = _position(method, n, q.ravel(), np)
+    target = outputs(out, 1, name)[0] if out is not None else None
     if method in _PICKING or (method == "linear" and v.dtype.kind in "iu"):  # one value each,
         # in the input's dtype (an integer q, 0 or 1, needs no interpolation either, in NumPy)
         result = _nan_last(s[..., -1:], take(s, v.astype(np.int64), axis=-1))
+        if target is not None:  # NumPy's take(..., out=out), then its NaNs copied in: see _picked_into
+            _picked_into(name, s, np.dtype(target.dtype))
+            return stored(_q_axes_first(result, q, keep_shape, keepdims), out, name)
     else:
         lo, hi, gamma = _neighbours(method, v, n, np)
         lo, hi = take(s, lo.astype(np.int64), axis=-1), take(s, hi.astype(np.int64), axis=-1)
-        result = _nan_last(s[..., -1:], _lerp(lo, hi, gamma, weak))
+        result = _nan_last(s[..., -1:], _lerp(lo, hi, gamma, weak, None if target is None else np.dtype(target.dtype)))
     return stored(_q_axes_first(result, q, keep_shape, keepdims), out, name, casting="same_kind")  # (NumPy's lerp into out)
 
 
-def _lerp(lo: LazyArray, hi: LazyArray, gamma: Any, weak: bool) -> LazyArray:
+def _lerp(lo: LazyArray, hi: LazyArray, gamma: Any, weak: bool, into: np.dtype | None = None) -> LazyArray:
     """NumPy's interpolation between neighbours: ``lo + (hi - lo) * t``, or ``hi - (hi - lo) * (1 -
     t)`` where ``t >= 0.5``. ``gamma`` (host or lazy, in the dtype of ``q``'s positions) is ``t``;
     ``weak``: ``t`` is a Python float to NumPy, which converts it (and ``1 - t``) to the values'
     float dtype (integers: float64), else the values and ``t`` promote (int16 values, a float32 ``q``:
-    float32)."""
+    float32). ``into``: the dtype of an ``out=``, where NumPy's second step, ``subtract(...,
+    out=out, dtype=out's)``, subtracts in ``out``'s dtype (int16 values into a float16 ``out``: in
+    float16, where ``inf - inf`` is NaN); an ``out`` the result cannot go into by ``same_kind`` is
+    left to the write's error."""
     g = asarray(gamma)
     if weak:
         dt = lo.dtype if is_float(lo.dtype) else np.dtype(np.float64)
@@ -923,7 +945,10 @@ def _lerp(lo: LazyArray, hi: LazyArray, gamma: Any, weak: bool) -> LazyArray:
     diff = hi - lo
     if not weak:
         lo, hi, diff = lo.astype(dt), hi.astype(dt), diff.astype(dt)
-    return where(g >= 0.5, hi - diff * (1.0 - g).astype(dt), lo + diff * g.astype(dt))
+    low, rest = lo + diff * g.astype(dt), diff * (1.0 - g).astype(dt)
+    if into is not None and into != low.dtype and np.can_cast(low.dtype, into, "same_kind"):
+        return where(g >= 0.5, hi.astype(into) - rest.astype(into), low.astype(into))
+    return where(g >= 0.5, hi - rest, low)
 
 
 def _q_of(name: str, q: Any, scale: float) -> tuple[np.ndarray, bool]:
@@ -993,6 +1018,35 @@ def _nan_stats(name: str, a: Any, axis: Any) -> tuple[LazyArray, tuple[int, ...]
     return s, keep_shape, (~isnan(s)).sum(-1, keepdims=True)  # NaN sorts last: the first c are numbers
 
 
+def _one_slice(x: LazyArray, axis: Any) -> bool:
+    """Whether NumPy's nan-statistics take ``axis`` of ``x`` as one slice (``None``, or every axis:
+    its ``_ureduce`` flattens them), where their result is a NumPy scalar."""
+    return axis is None or len(np.lib.array_utils.normalize_axis_tuple(axis, x.ndim)) == x.ndim
+
+
+def _nan_stored(name: str, result: LazyArray, out: Any, scalar: bool) -> LazyArray:
+    """``result`` written into ``out=`` as NumPy's nan-statistics write it, ``out[...] = result``:
+    an unsafe cast, except that a ``scalar`` result (one slice, one q: a NumPy scalar there) set
+    into an integer ``out`` goes through NumPy's scalar assignment, which raises ``OverflowError``
+    for a value out of a signed integer's range (or inf) and ``ValueError`` for NaN. That reads the
+    value: it is evaluated now, and NumPy's own assignment makes the stored value."""
+    target = outputs(out, 1, name)[0] if out is not None else None
+    into = None if target is None else np.dtype(target.dtype)
+    if into is None or into.kind not in "iu" or not scalar:
+        return stored(result, out, name)
+    from .selection import _evaluated
+
+    (buf,), xp = _evaluated(name, result, why=f"NumPy's {name} of one slice checks the value it writes into an "
+                                              f"integer out=")
+    held = np.zeros((), into)
+    try:
+        held[...] = np.asarray(buf if xp is np else xp.asnumpy(buf)).reshape(())[()]
+    except (OverflowError, ValueError) as err:
+        raise type(err)(f"{name}: {err} (NumPy sets its one-slice result into out= of dtype {into}, which cannot hold "
+                        f"it); give a float out=") from None
+    return stored(full(result.shape, held[()], into), out, name)
+
+
 def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False, keepdims: bool = False) -> LazyArray:
     """The median of the values that are not NaN along ``axis``, NumPy's ``nanmedian``: NaN where a
     slice holds only NaN (without NumPy's ``RuntimeWarning``); integers are :func:`median`'s. A
@@ -1005,26 +1059,34 @@ def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool =
         array([2., 5.])
     """
     x = asarray(a)
+    if x.size == 0:  # NumPy's nanmedian of an empty array is its nanmean (which checks out=)
+        return nanmean(x, axis, out=out, keepdims=keepdims)
     if not is_float(x.dtype):  # (NumPy's nanmedian writes the median into out=, cast as by out[...] = ...)
-        return stored(median(x, axis, None, overwrite_input, keepdims), out, "nanmedian")
-    if x.size == 0:  # (NumPy's nanmean of the empty array, which checks its out=)
-        inexact_out(x, out, "nanmedian")
+        return _nan_stored("nanmedian", median(x, axis, None, overwrite_input, keepdims), out, _one_slice(x, axis))
     s, keep_shape, c = _nan_stats("nanmedian", x, axis)
     lo, hi = _gather_last(s, (c - 1) // 2), _gather_last(s, c // 2)
-    if x.dtype == np.float16:  # NumPy's float16 mean: summed in float32, rounded once
-        pair = ((lo.astype(np.float32) + hi.astype(np.float32)) / 2).astype(x.dtype)
+    if not _one_slice(x, axis) and s.shape[-1] < 600:
+        # NumPy's masked-array median of several short slices: the middle pair (the middle value
+        # twice for an odd count) summed in the input's dtype, then halved: inf past half its
+        # maximum (float16 values above 32752)
+        m = where(c == 0, np.nan, (lo + hi) / 2)[..., 0]
     else:
-        pair = (lo + hi) / 2
-    m = where(c == 0, np.nan, where(c % 2 == 1, lo, pair))[..., 0]
-    return stored(m.reshape(keep_shape) if keepdims else m, out, "nanmedian")
+        if x.dtype == np.float16:  # NumPy's median of one slice: a float16 mean, in float32, rounded once
+            pair = ((lo.astype(np.float32) + hi.astype(np.float32)) / 2).astype(x.dtype)
+        else:
+            pair = (lo + hi) / 2
+        m = where(c == 0, np.nan, where(c % 2 == 1, lo, pair))[..., 0]
+    return _nan_stored("nanmedian", m.reshape(keep_shape) if keepdims else m, out, _one_slice(x, axis))
 
 
 def _nan_quantile(name: str, a: Any, q_in: Any, axis: Any, out: Any, method: str, keepdims: bool) -> LazyArray:
     x = asarray(a)
+    if x.size == 0:  # NumPy's nanquantile of an empty array is its nanmean, q checked and then left out:
+        _q_args(name, q_in)  # no axes of q's in the result (NaN, or an empty result), the input's float dtype
+        return nanmean(x, axis, out=out, keepdims=keepdims)
     if not is_float(x.dtype):  # no NaN to skip: NumPy's nanquantile is quantile there (NaN for empty slices)
-        return stored(_quantile(name[3:], x, q_in, axis, None, method, keepdims, empty_nan=True), out, name)
-    if x.size == 0:  # (NumPy's nanmean of the empty array, which checks its out=)
-        inexact_out(x, out, name)
+        return _nan_stored(name, _quantile(name[3:], x, q_in, axis, None, method, keepdims, empty_nan=True), out,
+                           _one_slice(x, axis) and not np.ndim(q_in))
     q, weak = _q_args(name, q_in)
     s, keep_shape, c = _nan_stats(name, x, axis)
     _check_q_method(q, method)
@@ -1036,8 +1098,8 @@ def _nan_quantile(name: str, a: Any, q_in: Any, axis: Any, out: Any, method: str
     else:
         lo, hi, gamma = _neighbours(method, v, c, _LAZY_OPS)
         result = _lerp(_gather_last(s, lo), _gather_last(s, hi), gamma, weak)
-    # (NumPy writes the result into out=, cast as by out[...] = result: unsafe)
-    return stored(_q_axes_first(where(c == 0, np.nan, result), q, keep_shape, keepdims), out, name)
+    return _nan_stored(name, _q_axes_first(where(c == 0, np.nan, result), q, keep_shape, keepdims), out,
+                       _one_slice(x, axis) and not q.ndim)
 
 
 def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,

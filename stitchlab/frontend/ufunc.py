@@ -365,16 +365,17 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
         if dtype is None and target is not None and kind in ("sum", "prod"):
             # NumPy's loop for a reduction into out: both dtypes promoted (bool into bool adds as or)
             dtype = np.result_type(target.dtype, a.dtype)
-        if dtype is None and target is not None and kind in ("max", "min") and not np.can_cast(a.dtype, target.dtype):
-            raise TypeError(f"{name}: out= of dtype {target.dtype} cannot hold every {a.dtype} value (NumPy's result "
-                            f"then depends on how it buffers); give out= of dtype {a.dtype}, or cast first: "
-                            f"{self.__name__}.reduce(x.astype(np.{target.dtype}), out=...)")
+        if dtype is None and target is not None and kind in ("max", "min"):
+            extreme_out(name, f"{self.__name__}.reduce", a.dtype, np.dtype(target.dtype))
         if dtype is not None and kind in ("max", "min"):
             a, dtype = a.astype(dtype), None
         elif target is not None and kind in ("max", "min"):  # NumPy's loop runs in out='s dtype (initial=2.5
             a = a.astype(target.dtype)                        # over integers into a float out stays 2.5)
         if target is not None and initial is not np._NoValue and target.dtype != a.dtype:
-            initial = _initial_in(initial, target.dtype)  # (NumPy starts out= from it: 2.5 into int64 is 2)
+            # NumPy converts initial to the loop's dtype (with its checks), then starts out= from it, cast
+            # unsafely: 2.5 over float data into an int64 out is 2, -1 over int32 data into uint16 65535
+            start = _initial_in(initial, as_dtype(dtype) if dtype is not None else a.dtype)
+            initial = start.astype(target.dtype) if isinstance(start, LazyArray) else np.asarray(start).astype(target.dtype)
         if kind == "prod" and _is_zero(initial):
             a = _zeroed(a, dtype)
         if where is not True:
@@ -457,6 +458,18 @@ def initial_arg(value: Any, name: str) -> Any:
     if isinstance(value, (complex, np.complexfloating)):
         raise TypeError(f"{name}: initial={value!r} is complex; stitchlab reduces real numbers, give a real one")
     return value
+
+
+def extreme_out(name: str, call: str, dtype: np.dtype, into: np.dtype) -> None:
+    """The check of a maximum's or minimum's ``out=`` (``max``, ``nanmax``, ``maximum.reduce``...)
+    of dtype ``into`` for data of ``dtype``: NumPy reduces in ``out``'s dtype, each value cast into
+    it first, so where ``out`` cannot hold every value its result depends on how it buffers (and,
+    for float data into an integer ``out``, on how NaN and out-of-range values cast): refused,
+    naming the fix (``call``: how to cast first)."""
+    if not np.can_cast(dtype, into):
+        raise TypeError(f"{name}: out= of dtype {into} cannot hold every {dtype} value (NumPy's result then depends "
+                        f"on how it buffers); give out= of dtype {dtype}, or cast first: {call}(x.astype(np.{into}), "
+                        f"out=...)")
 
 
 def _initial_in(value: Any, dtype: np.dtype) -> Any:
