@@ -203,6 +203,29 @@ def test_integer_array_errors() -> None:
     np.testing.assert_array_equal(y.get(), a)
 
 
+@pytest.mark.parametrize("key", [
+    lambda d: (d([7]), slice(5, None)),  # an empty block: NumPy checks the positions all the same
+    lambda d: (d([0]), d([9]), slice(0, 0)),
+    lambda d: (slice(0, 0), d([-6])),
+    lambda d: (d([1]), d([4]), slice(2, 2), Ellipsis),
+], ids=["array, empty slice", "two arrays, empty slice", "empty slice, array", "two arrays, empty slice, ..."])
+def test_device_positions_into_an_empty_block_are_checked_as_numpy_checks_them(key: Any) -> None:
+    a = np.arange(60.0).reshape(3, 4, 5)
+    with pytest.raises(IndexError, match="out of bounds"):
+        a.copy()[key(np.array)] = 0.0
+    x = sl.asarray(a)
+    x[key(lambda p: sl.asarray(np.array(p)))] = 0.0  # checked when the step runs, as for a non-empty block
+    with pytest.raises(IndexError, match="out of bounds"):
+        x.get()
+    y = sl.asarray(a)
+    np.add.at(y, key(lambda p: sl.asarray(np.array(p))), 1.0)
+    with pytest.raises(IndexError, match="out of bounds"):
+        y.get()
+    ok = sl.asarray(a)  # positions in bounds (negative ones too): nothing written
+    ok[sl.asarray(np.array([-1, 2])), 5:] = 0.0
+    np.testing.assert_array_equal(ok.get(), a)
+
+
 def test_values_convert_as_numpy_assignment_does() -> None:
     x = sl.asarray(np.zeros(4, np.int8))
     with pytest.raises(OverflowError, match="Python integer 300 out of bounds for int8"):

@@ -235,13 +235,37 @@ def _in_merged_block(x: LazyArray, items: tuple[Any, ...], hint: str, update: An
     items, adv, basic, at, perm = index_parts(x, items, hint)
     block = x[basic]
     sizes = [block.shape[ax] for ax in adv]
-    moved = block.transpose(perm)
-    merged = moved.reshape(moved.shape[:at] + (math.prod(sizes),) + moved.shape[at + len(adv):])
+
+    def merge(a: LazyArray) -> LazyArray:
+        moved = a.transpose(perm)
+        return moved.reshape(moved.shape[:at] + (math.prod(sizes),) + moved.shape[at + len(adv):])
+
+    def unmerge(m: LazyArray, shape: tuple[int, ...]) -> LazyArray:
+        return m.reshape(tuple(shape[ax] for ax in perm)).transpose(list(np.argsort(perm)))
+
     pos = _flat_positions(x, [items[ax] for ax in adv], sizes, adv)
-    new = update(merged, pos, at, sizes).reshape(moved.shape).transpose(list(np.argsort(perm)))
+    new = unmerge(update(merge(block), pos, at, sizes), block.shape)
     if all(k == slice(None) for k in basic):
         return new._node
+    if block.size == 0 and not isinstance(pos, np.ndarray):
+        return unmerge(_rewritten(merge(x), pos, at, sizes), x.shape)._node
     return _embed(x, _regions(x, basic), new)._node
+
+
+def _rewritten(merged: LazyArray, pos: LazyArray, at: int, sizes: list[int]) -> LazyArray:
+    """``merged`` with its own values written back at the device positions ``pos`` (along ``at``,
+    the merged axes of ``sizes``): unchanged, but the positions are checked by the scatter step
+    (NumPy's ``IndexError``, one flag read, as the scatter of a non-empty block). For a key whose
+    slices select nothing: NumPy checks its positions all the same."""
+    flat, n = ravel(pos), merged.shape[at]
+    view = merged.shape[:at] + flat.shape + merged.shape[at + 1:]
+    if n:  # (gathered at positions brought in range, so that only the scatter checks them)
+        inside = where(flat < 0, flat + n, flat).clip(0, n - 1)
+        old = LazyArray(build.take(merged._node, inside._node, at, checked=True))
+    else:
+        old = LazyArray(build.broadcast_to(build.const(0, merged.dtype), view))
+    return LazyArray(build.scatter(merged._node, flat._node, old._node, at, checked=False,
+                                   merged=tuple(sizes) if len(sizes) > 1 else ()))
 
 
 def _assign_arrays(x: LazyArray, items: tuple[Any, ...], value: Any, ufunc: str | None = None) -> build.Node:
