@@ -196,7 +196,7 @@ def test_integer_array_errors() -> None:
     with pytest.raises(IndexError, match="index 10 is out of bounds"):
         x.get()
     y = sl.asarray(a)
-    with pytest.raises(ValueError, match=r"could not broadcast input array from shape \(3,\) into shape \(2,\)"):
+    with pytest.raises(ValueError, match=r"shape mismatch: value array of shape \(3,\) could not be broadcast to indexing result of shape \(2,\)"):
         y[[1, 2]] = [1.0, 2.0, 3.0]
     with pytest.raises(IndexError, match="arrays used as indices must be of integer"):
         y[np.array([0.5])] = 1.0
@@ -265,6 +265,28 @@ def test_a_list_deeper_than_the_view_is_refused_as_numpy_refuses_it(key: Any, va
     want = a.copy()
     want[key] = np.asarray(value)
     np.testing.assert_array_equal(x.get(), want)
+
+
+@pytest.mark.parametrize("shape, dtype, key, value", [
+    ((), np.bool_, (), [1, 0]),  # one bool element takes a sequence's truth, as NumPy's scalar conversion
+    ((), np.bool_, (), []),
+    ((3,), np.bool_, 1, [0]),
+    ((3,), np.bool_, 1, (0,)),
+    ((3,), np.int32, 1, [1]),  # an integer element refuses a sequence with TypeError
+    ((), np.uint8, (), (2,)),
+    ((), np.float32, (np.True_, Ellipsis), [[1.0]]),  # a boolean scalar beside others: no limit on a list's depth
+    ((3,), np.int32, (Ellipsis, True), [[[4]]]),
+    ((3,), np.float32, (np.False_, Ellipsis), [1.0, 2.0]),  # a False selects nothing, yet the value is checked
+    ((3,), np.float32, (False, Ellipsis), np.ones((5, 0, 3))),
+    ((2, 3), np.float32, (np.array(True), slice(1, None)), [[7.0]]),  # a 0-d boolean array: a boolean scalar
+    ((2, 3), np.float32, (np.array(False), Ellipsis), [1.0, 2.0]),
+    ((), np.float32, np.True_, [[1.0]]),  # a mask of a 0-d array's shape: NumPy's mask assignment (0-d or 1-d values)
+    ((3, 4), np.float32, ([], []), np.ones((3, 0))),  # advanced: an empty value's leading axes dropped
+    ((3, 4), np.float32, (slice(None), []), np.ones((2, 3, 0))),
+    ((3, 4), np.float32, [0, 2], [[1.0], [2.0], [3.0]]),
+], ids=repr)
+def test_sequences_and_boolean_scalar_keys_are_read_as_numpy_reads_them(shape: Any, dtype: Any, key: Any, value: Any) -> None:
+    _same(np.zeros(shape, dtype), key, value)
 
 
 @pytest.mark.parametrize("key, value", [

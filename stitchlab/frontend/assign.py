@@ -80,22 +80,31 @@ def _check_cast(src: Any, dst: np.dtype, casting: str, what: str = "array data")
         raise TypeError(f"Cannot cast {what} from {np.dtype(src)!r} to {dst!r} according to the rule {casting!r}")
 
 
-def _fitted(v: LazyArray, shape: tuple[int, ...]) -> LazyArray:
-    """``v`` broadcast to ``shape`` as NumPy's assignment broadcasts it (leading axes of extent 1
-    beyond ``shape``'s dropped), or NumPy's ``ValueError``."""
-    given = v.shape
+def _fitted(v: LazyArray, shape: tuple[int, ...], advanced: bool = False) -> LazyArray:
+    """``v`` broadcast to ``shape`` as NumPy's assignment broadcasts it, or NumPy's ``ValueError``.
+    Into a view (basic indexing) leading axes of extent 1 beyond ``shape``'s are dropped; with
+    ``advanced`` (integer arrays, boolean scalars: NumPy's advanced assignment) ``v`` is reshaped
+    to its trailing ``len(shape)`` axes where that keeps its size, which also drops leading axes of
+    any extent from an empty ``v`` (``x[[], []] = np.ones((3, 0))`` writes nothing and raises
+    nothing)."""
+    given, shape = v.shape, tuple(shape)
+    if advanced and v.ndim > len(shape) and math.prod(v.shape[v.ndim - len(shape):]) == v.size:
+        v = v.reshape(v.shape[v.ndim - len(shape):])
     while v.ndim > len(shape) and v.shape[0] == 1:
         v = v.reshape(v.shape[1:])
     try:
-        if np.broadcast_shapes(v.shape, shape) != tuple(shape):
+        if np.broadcast_shapes(v.shape, shape) != shape:
             raise ValueError
     except ValueError:
-        raise ValueError(f"could not broadcast input array from shape {given} into shape {tuple(shape)}") from None
-    return LazyArray(build.broadcast_to(v._node, tuple(shape)))
+        if advanced:
+            raise ValueError(f"shape mismatch: value array of shape {given} could not be broadcast to indexing "
+                             f"result of shape {shape}") from None
+        raise ValueError(f"could not broadcast input array from shape {given} into shape {shape}") from None
+    return LazyArray(build.broadcast_to(v._node, shape))
 
 
-def _value(x: LazyArray, value: Any, shape: tuple[int, ...]) -> LazyArray:
-    return _fitted(_converted(x, value), shape)
+def _value(x: LazyArray, value: Any, shape: tuple[int, ...], advanced: bool = False) -> LazyArray:
+    return _fitted(_converted(x, value), shape, advanced)
 
 
 # --- x[key] = value ----------------------------------------------------------------------------
@@ -104,15 +113,17 @@ def assign(x: LazyArray, key: Any, value: Any) -> build.Node:
     items = key if isinstance(key, tuple) else (key,)
     key = integer_key(items) or key
     items = key if isinstance(key, tuple) else (key,)
-    if any(isinstance(k, (bool, np.bool_)) for k in items):
-        if len(items) == 1:
+    if any(isinstance(k, (bool, np.bool_)) or _is_bool_0d(k) for k in items):
+        # a boolean scalar (a 0-d mask): NumPy's advanced assignment into a new axis of 1 (True) or
+        # 0 (False), beside slices, None and '...' only (the errors of x[key])
+        items = tuple(k[()] if _is_bool_0d(k) else k for k in items)
+        flags = [bool(k) for k in items if isinstance(k, (bool, np.bool_))]
+        if len(items) == 1 and x.ndim == 0:  # (a mask of x's shape: NumPy's mask assignment)
             return _assign_mask(x, np.asarray(items[0]), value)
-        x[key]  # (the errors of x[key]: a 0-d boolean beside slices, None and '...' only, not beside arrays)
-        if any(isinstance(k, (bool, np.bool_)) and not k for k in items):  # a False selects nothing: nothing
-            # is written (NumPy checks no value then)
+        v = _value(x, value, x[items].shape, advanced=True)  # (checked where nothing is selected too, as NumPy)
+        if not all(flags):  # a False selects nothing: nothing is written
             return x._node
-        key = tuple(None if isinstance(k, (bool, np.bool_)) else k for k in items)  # True: a new axis of 1
-        return _assign_basic(x, key, value)
+        return _assign_basic(x, tuple(None if isinstance(k, (bool, np.bool_)) else k for k in items), v)
     if any(_is_array(k) for k in items):
         if any(_is_array(k) and _is_mask(k) for k in items):
             if len(items) != 1:
@@ -121,6 +132,11 @@ def assign(x: LazyArray, key: Any, value: Any) -> build.Node:
             return _assign_mask(x, items[0], value)
         return _assign_arrays(x, items, value)
     return _assign_basic(x, key, value)
+
+
+def _is_bool_0d(k: Any) -> bool:
+    """Whether ``k`` is a 0-d boolean NumPy array (a key item NumPy reads as a boolean scalar)."""
+    return isinstance(k, np.ndarray) and k.ndim == 0 and k.dtype == np.bool_
 
 
 def _regions(x: LazyArray, key: Any) -> list[tuple[int, int, int]]:
@@ -154,6 +170,12 @@ def _assign_basic(x: LazyArray, key: Any, value: Any) -> build.Node:
     view = x[key].shape  # (NumPy's errors for the key)
     items = key if isinstance(key, tuple) else (key,)
     if len(items) == x.ndim and all(_is_int(k) for k in items):  # one element: NumPy takes a scalar
+        if isinstance(value, (list, tuple)):  # (as NumPy's scalar conversion of one element reads a sequence)
+            if x.dtype == np.bool_:
+                value = bool(value)  # its truth: [] is False, [0] True
+            elif x.dtype.kind in "iu":
+                raise TypeError(f"cannot assign the {type(value).__name__} {value!r} to one element of an array of dtype "
+                                f"{x.dtype}: give a number, or a key that selects as many elements as it holds")
         v = _converted(x, value)
         if v.ndim and not (x.dtype == np.bool_ and v.size == 1):  # (NumPy's truth of one value for bool)
             raise ValueError("setting an array element with a sequence.")
@@ -274,7 +296,7 @@ def _assign_arrays(x: LazyArray, items: tuple[Any, ...], value: Any, ufunc: str 
     ``ufunc.at(x, key, value)`` instead (``value``: a stitchlab array of the op's loop dtype)."""
     def update(merged: LazyArray, pos: Any, at: int, sizes: list[int]) -> LazyArray:
         view = merged.shape[:at] + tuple(np.shape(pos)) + merged.shape[at + 1:]
-        v = _value(x, value, view) if ufunc is None else _fitted(value, view)
+        v = _value(x, value, view, advanced=True) if ufunc is None else _fitted(value, view)
         v = v.reshape(merged.shape[:at] + (math.prod(np.shape(pos)),) + merged.shape[at + 1:])
         if ufunc is not None and isinstance(pos, np.ndarray):  # (repeats accumulate: applied in their order)
             flat = pos.ravel()
