@@ -42,6 +42,7 @@ from .api import (  # type: ignore[attr-defined]
     where,
 )
 from .array import LazyArray, c_order
+from .assign import _fitted
 from .creation import _leaf_on, _ones_in_front, arange, asarray, broadcast_to, full, linspace
 from .library import cumprod, cumsum, median, on_device, take
 from .selection import _evaluated, nonzero
@@ -1848,7 +1849,8 @@ def insert(arr: Any, obj: Any, values: Any, axis: Any = None) -> LazyArray:
     """``arr`` with ``values`` inserted before the positions ``obj`` along ``axis`` (None: of the
     flattened array), NumPy's ``insert``: ``obj`` an int (``values`` then adds as many entries as
     its extent along ``axis``), a slice or a sequence of ints (one entry each, ``values``
-    broadcast to them); ``values`` are cast to ``arr``'s dtype as NumPy casts them. The order of
+    broadcast to them as NumPy's assignment through an index array broadcasts: an empty
+    ``values`` may have leading axes of any extent); ``values`` are cast to ``arr``'s dtype as NumPy casts them. The order of
     the result is worked out on the host (NumPy's ``insert`` of the positions: a device ``obj`` is
     read back first); the result is one gather step (:func:`take`) from ``arr`` and the values.
 
@@ -1898,10 +1900,8 @@ def insert(arr: Any, obj: Any, values: Any, axis: Any = None) -> LazyArray:
     else:
         count = indices.size
     block = x.shape[:ax] + (count,) + x.shape[ax + 1:]
-    while v.ndim > len(block) and v.shape[0] == 1:  # (NumPy's assignment of the values drops leading 1s)
-        v = v.reshape(v.shape[1:])
-    try:
-        v = broadcast_to(v, block)
+    try:  # (NumPy assigns the values into a slice for one position, with an index array for others)
+        v = _fitted(v, block, advanced=indices.size != 1)
     except ValueError:
         raise ValueError(f"insert: values of shape {v.shape} do not broadcast to the {block} entries "
                          f"inserted") from None
