@@ -245,6 +245,34 @@ def test_values_convert_as_numpy_assignment_does() -> None:
         x[0] = object()
 
 
+def _set(x: Any, key: Any, value: Any) -> Any:
+    x[key] = value
+    return x
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.uint8, np.float32, np.bool_, sl.bfloat16])
+@pytest.mark.parametrize("write", [
+    lambda xp, x: _set(x, 0, 2**70),
+    lambda xp, x: _set(x, slice(0, 2), [1, -2**70]),
+    lambda xp, x: xp.insert(x, 0, 2**70),
+    lambda xp, x: xp.insert(x, [0, 1], [2**70, 1]),
+], ids=["element", "slice", "insert", "insert at two"])
+def test_a_python_int_past_64_bits_is_named_or_converted_as_numpy(dtype: Any, write: Any) -> None:
+    """NumPy converts 2**70 into a float or bool array and raises ``OverflowError`` for an integer
+    one, naming neither value nor dtype ("Python int too large to convert to C long"); stitchlab
+    names both."""
+    if np.dtype(dtype).kind in "iu":
+        with pytest.raises(OverflowError, match="too large"):
+            write(np, np.zeros(3, dtype))
+        with pytest.raises(OverflowError, match=rf"Python integer -?1180591620717411303424 out of bounds for "
+                                                rf"{np.dtype(dtype)}; give a value within its range, or a float"):
+            write(sl, sl.zeros(3, dtype))
+        return
+    with np.errstate(over="ignore"):
+        want = write(np, np.zeros(3, dtype))
+    np.testing.assert_array_equal(write(sl, sl.zeros(3, dtype)).get(), want)
+
+
 @pytest.mark.parametrize("key, value", [
     (slice(0, 1), [[6.0]]),
     (slice(None), [[1.0, 2.0, 3.0, 4.0]]),

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ir.dtypes import cast, is_bfloat16
+from ..ir.dtypes import cast, check_python_ints, is_bfloat16
 from ..ir.ops import OPS, Kind
 from . import api, build
 from .api import ravel, where  # type: ignore[attr-defined]
@@ -61,8 +61,10 @@ def _converted(x: LazyArray, value: Any, casting: str = "unsafe") -> LazyArray:
         v = asarray(value)
         return v if v.dtype == x.dtype else v.astype(x.dtype)
     host = np.asarray(value)
-    if host.dtype == object:
-        raise TypeError(f"cannot assign {value!r} to a stitchlab array of dtype {x.dtype}: give numbers or arrays")
+    if host.dtype == object:  # (numbers only: Python ints past 64 bits are NumPy's to convert, into floats)
+        if not all(isinstance(v, (int, float)) for v in host.ravel()):
+            raise TypeError(f"cannot assign {value!r} to a stitchlab array of dtype {x.dtype}: give numbers or arrays")
+        check_python_ints(host, x.dtype)
     if is_bfloat16(x.dtype):  # (rounded once, as the kernels round)
         conv = cast(host, x.dtype)
     else:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ir.dtypes import as_dtype, is_bfloat16, is_float
+from ..ir.dtypes import as_dtype, check_python_ints, is_bfloat16, is_float
 from . import build
 from .api import (  # type: ignore[attr-defined]
     amax,
@@ -1870,8 +1870,12 @@ def insert(arr: Any, obj: Any, values: Any, axis: Any = None) -> LazyArray:
     if isinstance(values, LazyArray):
         v = values.astype(x.dtype)
     else:  # (NumPy's cast of the values, with its errors: 300 into uint8 raises OverflowError)
-        v = _leaf_on(x, np.array(values.get() if hasattr(values, "__cuda_array_interface__") else values,
-                                 dtype=x.dtype))
+        host = values.get() if hasattr(values, "__cuda_array_interface__") else values
+        try:
+            v = _leaf_on(x, np.array(host, dtype=x.dtype))
+        except OverflowError:
+            check_python_ints(host, x.dtype)  # (names a Python int past 64 bits, which NumPy's message does not)
+            raise
     if isinstance(obj, slice):
         indices = np.arange(*obj.indices(n))
     else:
