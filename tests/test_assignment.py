@@ -245,6 +245,51 @@ def test_values_convert_as_numpy_assignment_does() -> None:
         x[0] = object()
 
 
+@pytest.mark.parametrize("key, value", [
+    ([0, 7], "abc"),  # the value's conversion before the positions' bounds
+    (([7], slice(None)), object()),
+    (([0, 1], [0, 1, 2]), [[1, 2], [3]]),  # ... and before the arrays' broadcast
+    ([9], 2**70),
+    (np.array([0.5]), "abc"),  # an index array's dtype before the value
+    ((0, 0, [0]), "abc"),  # too many indices before the value
+])
+def test_two_problems_raise_numpys_error_first(key: Any, value: Any) -> None:
+    _same(np.zeros((3, 4), np.int32), key, value)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.bool_])
+def test_none_converts_as_numpy_converts_it(dtype: Any) -> None:
+    """NumPy writes None as NaN into a float array and False into a bool one (an integer array
+    raises TypeError)."""
+    for key, value in ((slice(0, 2), None), ([0, 2], [1, None]), (1, None)):
+        _same(np.ones(3, dtype), key, value)
+
+
+@pytest.mark.parametrize("call", [
+    lambda xp, x: xp.put(x, [0.5, 2.7], 7),  # a list of floats: truncated, as int() does
+    lambda xp, x: xp.put(x, 1.9, 7),
+    lambda xp, x: xp.put(x, np.array([1.0]), 7),  # a float array: NumPy's TypeError (no safe cast)
+    lambda xp, x: xp.put(x, np.array([0.5]), "abc"),
+    lambda xp, x: xp.insert(x, 7, "abc"),  # the position's bounds before the values' conversion
+    lambda xp, x: xp.insert(x, [0, 9], object()),
+    lambda xp, x: xp.insert(x, [0.5, 1], "abc"),  # positions' dtype before the values
+    lambda xp, x: xp.insert(x, 1.5, "abc"),  # one float position: the values first (NumPy slices there)
+    lambda xp, x: xp.insert(x, [[1]], 2**70),
+], ids=["put floats", "put a float", "put a float array", "put a float array and a string", "insert out of bounds",
+        "insert out of bounds and an object", "insert floats", "insert a float", "insert 2-d"])
+def test_put_and_insert_take_positions_as_numpy_does(call: Any) -> None:
+    want = np.zeros(4, np.int32)
+    try:
+        got_np = call(np, want)
+    except Exception as e:  # noqa: BLE001 - the same type of error, whatever it is
+        with pytest.raises(type(e)):
+            call(sl, sl.zeros(4, np.int32))
+        return
+    x = sl.zeros(4, np.int32)
+    got = call(sl, x)
+    np.testing.assert_array_equal((x if got is None else got).get(), want if got_np is None else got_np)
+
+
 def _set(x: Any, key: Any, value: Any) -> Any:
     x[key] = value
     return x

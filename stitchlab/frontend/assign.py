@@ -61,8 +61,9 @@ def _converted(x: LazyArray, value: Any, casting: str = "unsafe") -> LazyArray:
         v = asarray(value)
         return v if v.dtype == x.dtype else v.astype(x.dtype)
     host = np.asarray(value)
-    if host.dtype == object:  # (numbers only: Python ints past 64 bits are NumPy's to convert, into floats)
-        if not all(isinstance(v, (int, float)) for v in host.ravel()):
+    if host.dtype == object:  # (numbers only, and None, which NumPy converts to NaN; Python ints past 64 bits
+        # are NumPy's to convert, into floats)
+        if not all(isinstance(v, (int, float)) or v is None for v in host.ravel()):
             raise TypeError(f"cannot assign {value!r} to a stitchlab array of dtype {x.dtype}: give numbers or arrays")
         check_python_ints(host, x.dtype)
     if is_bfloat16(x.dtype):  # (rounded once, as the kernels round)
@@ -296,6 +297,15 @@ def _assign_arrays(x: LazyArray, items: tuple[Any, ...], value: Any, ufunc: str 
     """``x[key] = value`` with integer arrays in ``key`` (and integers beside them): a scatter
     along their axes merged, in the block the key's slices select. With ``ufunc``,
     ``ufunc.at(x, key, value)`` instead (``value``: a stitchlab array of the op's loop dtype)."""
+    hint = "assign with integer arrays, integers, slices and '...' (a boolean mask alone)"
+    if ufunc is None:  # (NumPy's order of errors: the key's form and its arrays' dtypes, the value's
+        # conversion, then the positions': x[[0, 7]] = "abc" raises the value's ValueError)
+        for k in index_parts(x, items, hint)[0]:
+            if _is_array(k):
+                host = _host_positions(k)
+                build.check_index_dtype(host.dtype if host is not None else asarray(k).dtype)
+        value = _converted(x, value)
+
     def update(merged: LazyArray, pos: Any, at: int, sizes: list[int]) -> LazyArray:
         view = merged.shape[:at] + tuple(np.shape(pos)) + merged.shape[at + 1:]
         v = _value(x, value, view, advanced=True) if ufunc is None else _fitted(value, view)
@@ -319,7 +329,7 @@ def _assign_arrays(x: LazyArray, items: tuple[Any, ...], value: Any, ufunc: str 
         return LazyArray(build.scatter(merged._node, ravel(pos)._node, v._node, at, checked=False,
                                        merged=tuple(sizes) if len(sizes) > 1 else ()))
 
-    return _in_merged_block(x, items, "assign with integer arrays, integers, slices and '...' (a boolean mask alone)", update)
+    return _in_merged_block(x, items, hint, update)
 
 
 def _unary_at_arrays(x: LazyArray, items: tuple[Any, ...], f: Any) -> build.Node:
@@ -471,8 +481,12 @@ def put(a: Any, ind: Any, v: Any, mode: str = "raise") -> None:
     x = _target("put", a)
     n = x.size
     host = _host_positions(ind)
+    if host is not None and host.dtype.kind == "f" and not isinstance(ind, np.ndarray):
+        host = np.array(ind, dtype=np.int64)  # (NumPy converts a list or a number of positions as int() does)
     idx: Any = ravel(asarray(ind)) if host is None else host.ravel()
-    build.check_index_dtype(idx.dtype)
+    if idx.dtype.kind not in "iub":  # (an array: NumPy's safe cast to its index type)
+        raise TypeError(f"Cannot cast array data from {idx.dtype!r} to dtype('int64') according to the rule 'safe': "
+                        f"put takes integer positions (round them first, e.g. ind.astype(np.int64))")
     values = ravel(_converted(x, v))
     if idx.size == 0:
         return

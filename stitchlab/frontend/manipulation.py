@@ -1867,15 +1867,6 @@ def insert(arr: Any, obj: Any, values: Any, axis: Any = None) -> LazyArray:
     """
     x, ax, obj = _along(arr, obj, axis)
     n = x.shape[ax]
-    if isinstance(values, LazyArray):
-        v = values.astype(x.dtype)
-    else:  # (NumPy's cast of the values, with its errors: 300 into uint8 raises OverflowError)
-        host = values.get() if hasattr(values, "__cuda_array_interface__") else values
-        try:
-            v = _leaf_on(x, np.array(host, dtype=x.dtype))
-        except OverflowError:
-            check_python_ints(host, x.dtype)  # (names a Python int past 64 bits, which NumPy's message does not)
-            raise
     if isinstance(obj, slice):
         indices = np.arange(*obj.indices(n))
     else:
@@ -1895,6 +1886,20 @@ def insert(arr: Any, obj: Any, values: Any, axis: Any = None) -> LazyArray:
         bad = indices[(indices < -n) | (indices > n)]
         if bad.size:
             raise IndexError(f"index {bad.reshape(-1)[0]} is out of bounds for axis {ax} with size {n}")
+        if indices.size != 1:  # (one position is checked after the values, as NumPy slices there)
+            build.check_index_dtype(indices.dtype)
+    # (the values after the positions, as NumPy's order of errors)
+    if isinstance(values, LazyArray):
+        v = values.astype(x.dtype)
+    else:  # (NumPy's cast of the values, with its errors: 300 into uint8 raises OverflowError)
+        host = values.get() if hasattr(values, "__cuda_array_interface__") else values
+        try:
+            v = _leaf_on(x, np.array(host, dtype=x.dtype))
+        except OverflowError:
+            check_python_ints(host, x.dtype)  # (names a Python int past 64 bits, which NumPy's message does not)
+            raise
+    if indices.dtype.kind not in "iu":
+        raise TypeError(f"insert: obj {obj!r} is not a position; give an integer (int({obj!r}))")
     if indices.size == 1:  # one position (a slice of one too): as many entries as values has
         shape = (1,) * (x.ndim - v.ndim) + v.shape  # (NumPy's ndmin)
         v = v.reshape(shape)
