@@ -252,6 +252,10 @@ def test_values_convert_as_numpy_assignment_does() -> None:
     ([9], 2**70),
     (np.array([0.5]), "abc"),  # an index array's dtype before the value
     ((0, 0, [0]), "abc"),  # too many indices before the value
+    ([0, 7], np.ones(5)),  # the value's shape before the positions' bounds
+    (([0, 9], slice(None)), [[1, 2, 3]]),
+    ((7, [0]), "abc"),  # an integer's bounds (a 0-d array's too) before the value
+    ((np.array(5), [0]), np.ones(5)),
 ])
 def test_two_problems_raise_numpys_error_first(key: Any, value: Any) -> None:
     _same(np.zeros((3, 4), np.int32), key, value)

@@ -251,12 +251,13 @@ def _assign_mask(x: LazyArray, mask: Any, value: Any) -> build.Node:
     return build.reshape(new, x.shape)
 
 
-def _in_merged_block(x: LazyArray, items: tuple[Any, ...], hint: str, update: Any) -> build.Node:
+def _in_merged_block(x: LazyArray, items: tuple[Any, ...], hint: str, update: Any, fit: Any = None) -> build.Node:
     """``x`` with the block that a key of integer arrays (and integers beside them, slices, ``...``)
     selects replaced: the arrays' axes are merged into one at position ``at`` of the block, and
     ``update(merged, pos, at, sizes)`` returns the new merged block (``pos``: the positions in the
     merged axis, :func:`_flat_positions`; ``sizes``: the merged axes' extents). ``hint`` names what
-    a key may hold, for NumPy's errors."""
+    a key may hold, for NumPy's errors. ``fit(view)``, given, checks the value against the shape
+    the key selects (merged axis unmerged) before the positions are checked, as NumPy does."""
     items, adv, basic, at, perm = index_parts(x, items, hint)
     block = x[basic]
     sizes = [block.shape[ax] for ax in adv]
@@ -268,7 +269,11 @@ def _in_merged_block(x: LazyArray, items: tuple[Any, ...], hint: str, update: An
     def unmerge(m: LazyArray, shape: tuple[int, ...]) -> LazyArray:
         return m.reshape(tuple(shape[ax] for ax in perm)).transpose(list(np.argsort(perm)))
 
-    pos = _flat_positions(x, [items[ax] for ax in adv], sizes, adv)
+    def shaped(shape: tuple[int, ...]) -> None:
+        moved = tuple(block.shape[ax] for ax in perm)
+        fit(moved[:at] + shape + moved[at + len(adv):])
+
+    pos = _flat_positions(x, [items[ax] for ax in adv], sizes, adv, shaped if fit is not None else None)
     new = unmerge(update(merge(block), pos, at, sizes), block.shape)
     if all(k == slice(None) for k in basic):
         return new._node
@@ -298,13 +303,20 @@ def _assign_arrays(x: LazyArray, items: tuple[Any, ...], value: Any, ufunc: str 
     along their axes merged, in the block the key's slices select. With ``ufunc``,
     ``ufunc.at(x, key, value)`` instead (``value``: a stitchlab array of the op's loop dtype)."""
     hint = "assign with integer arrays, integers, slices and '...' (a boolean mask alone)"
-    if ufunc is None:  # (NumPy's order of errors: the key's form and its arrays' dtypes, the value's
-        # conversion, then the positions': x[[0, 7]] = "abc" raises the value's ValueError)
-        for k in index_parts(x, items, hint)[0]:
-            if _is_array(k):
+    fit = None
+    if ufunc is None:  # (NumPy's order of errors: the key's form, its integers' bounds and its arrays'
+        # dtypes; the value's conversion (x[[0, 7]] = "abc" raises the value's ValueError); the arrays'
+        # broadcast, the value's against it, then the arrays' bounds)
+        for ax, k in enumerate(index_parts(x, items, hint)[0]):
+            if _is_int(k) or (isinstance(k, np.ndarray) and k.ndim == 0):  # (a 0-d array counts as an integer)
+                build.check_indices(np.asarray(k), x.shape[ax], ax, indexing=True)
+            elif _is_array(k):
                 host = _host_positions(k)
                 build.check_index_dtype(host.dtype if host is not None else asarray(k).dtype)
         value = _converted(x, value)
+
+        def fit(view: tuple[int, ...]) -> None:
+            _fitted(value, view, advanced=True)
 
     def update(merged: LazyArray, pos: Any, at: int, sizes: list[int]) -> LazyArray:
         view = merged.shape[:at] + tuple(np.shape(pos)) + merged.shape[at + 1:]
@@ -329,7 +341,7 @@ def _assign_arrays(x: LazyArray, items: tuple[Any, ...], value: Any, ufunc: str 
         return LazyArray(build.scatter(merged._node, ravel(pos)._node, v._node, at, checked=False,
                                        merged=tuple(sizes) if len(sizes) > 1 else ()))
 
-    return _in_merged_block(x, items, hint, update)
+    return _in_merged_block(x, items, hint, update, fit)
 
 
 def _unary_at_arrays(x: LazyArray, items: tuple[Any, ...], f: Any) -> build.Node:
