@@ -1850,9 +1850,10 @@ def insert(arr: Any, obj: Any, values: Any, axis: Any = None) -> LazyArray:
     flattened array), NumPy's ``insert``: ``obj`` an int (``values`` then adds as many entries as
     its extent along ``axis``), a slice or a sequence of ints (one entry each, ``values``
     broadcast to them as NumPy's assignment through an index array broadcasts: an empty
-    ``values`` may have leading axes of any extent); ``values`` are cast to ``arr``'s dtype as NumPy casts them. The order of
-    the result is worked out on the host (NumPy's ``insert`` of the positions: a device ``obj`` is
-    read back first); the result is one gather step (:func:`take`) from ``arr`` and the values.
+    ``values`` may have leading axes of any extent); ``values`` are cast to ``arr``'s dtype as
+    NumPy casts them, after the positions are checked. The order of the result is worked out on
+    the host (NumPy's ``insert`` of the positions: a device ``obj`` is read back first); the
+    result is one gather step (:func:`take`) from ``arr`` and the values.
 
     Raises:
         IndexError: a position outside ``[-n, n]`` for an axis of ``n`` entries.
