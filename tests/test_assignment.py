@@ -196,11 +196,34 @@ def test_integer_array_errors() -> None:
     with pytest.raises(IndexError, match="index 10 is out of bounds"):
         x.get()
     y = sl.asarray(a)
-    with pytest.raises(ValueError, match=r"could not broadcast input array from shape \(3,\) into shape \(2,\)"):
+    with pytest.raises(ValueError, match=r"shape mismatch: value array of shape \(3,\) could not be broadcast to indexing result of shape \(2,\)"):
         y[[1, 2]] = [1.0, 2.0, 3.0]
     with pytest.raises(IndexError, match="arrays used as indices must be of integer"):
         y[np.array([0.5])] = 1.0
     np.testing.assert_array_equal(y.get(), a)
+
+
+@pytest.mark.parametrize("key", [
+    lambda d: (d([7]), slice(5, None)),  # an empty block: NumPy checks the positions all the same
+    lambda d: (d([0]), d([9]), slice(0, 0)),
+    lambda d: (slice(0, 0), d([-6])),
+    lambda d: (d([1]), d([4]), slice(2, 2), Ellipsis),
+], ids=["array, empty slice", "two arrays, empty slice", "empty slice, array", "two arrays, empty slice, ..."])
+def test_device_positions_into_an_empty_block_are_checked_as_numpy_checks_them(key: Any) -> None:
+    a = np.arange(60.0).reshape(3, 4, 5)
+    with pytest.raises(IndexError, match="out of bounds"):
+        a.copy()[key(np.array)] = 0.0
+    x = sl.asarray(a)
+    x[key(lambda p: sl.asarray(np.array(p)))] = 0.0  # checked when the step runs, as for a non-empty block
+    with pytest.raises(IndexError, match="out of bounds"):
+        x.get()
+    y = sl.asarray(a)
+    np.add.at(y, key(lambda p: sl.asarray(np.array(p))), 1.0)
+    with pytest.raises(IndexError, match="out of bounds"):
+        y.get()
+    ok = sl.asarray(a)  # positions in bounds (negative ones too): nothing written
+    ok[sl.asarray(np.array([-1, 2])), 5:] = 0.0
+    np.testing.assert_array_equal(ok.get(), a)
 
 
 def test_values_convert_as_numpy_assignment_does() -> None:
@@ -223,6 +246,83 @@ def test_values_convert_as_numpy_assignment_does() -> None:
 
 
 @pytest.mark.parametrize("key, value", [
+    ([0, 7], "abc"),  # the value's conversion before the positions' bounds
+    (([7], slice(None)), object()),
+    (([0, 1], [0, 1, 2]), [[1, 2], [3]]),  # ... and before the arrays' broadcast
+    ([9], 2**70),
+    (np.array([0.5]), "abc"),  # an index array's dtype before the value
+    ((0, 0, [0]), "abc"),  # too many indices before the value
+    ([0, 7], np.ones(5)),  # the value's shape before the positions' bounds
+    (([0, 9], slice(None)), [[1, 2, 3]]),
+    ((7, [0]), "abc"),  # an integer's bounds (a 0-d array's too) before the value
+    ((np.array(5), [0]), np.ones(5)),
+])
+def test_two_problems_raise_numpys_error_first(key: Any, value: Any) -> None:
+    _same(np.zeros((3, 4), np.int32), key, value)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.bool_])
+def test_none_converts_as_numpy_converts_it(dtype: Any) -> None:
+    """NumPy writes None as NaN into a float array and False into a bool one (an integer array
+    raises TypeError)."""
+    for key, value in ((slice(0, 2), None), ([0, 2], [1, None]), (1, None)):
+        _same(np.ones(3, dtype), key, value)
+
+
+@pytest.mark.parametrize("call", [
+    lambda xp, x: xp.put(x, [0.5, 2.7], 7),  # a list of floats: truncated, as int() does
+    lambda xp, x: xp.put(x, 1.9, 7),
+    lambda xp, x: xp.put(x, np.array([1.0]), 7),  # a float array: NumPy's TypeError (no safe cast)
+    lambda xp, x: xp.put(x, np.array([0.5]), "abc"),
+    lambda xp, x: xp.insert(x, 7, "abc"),  # the position's bounds before the values' conversion
+    lambda xp, x: xp.insert(x, [0, 9], object()),
+    lambda xp, x: xp.insert(x, [0.5, 1], "abc"),  # positions' dtype before the values
+    lambda xp, x: xp.insert(x, 1.5, "abc"),  # one float position: the values first (NumPy slices there)
+    lambda xp, x: xp.insert(x, [[1]], 2**70),
+], ids=["put floats", "put a float", "put a float array", "put a float array and a string", "insert out of bounds",
+        "insert out of bounds and an object", "insert floats", "insert a float", "insert 2-d"])
+def test_put_and_insert_take_positions_as_numpy_does(call: Any) -> None:
+    want = np.zeros(4, np.int32)
+    try:
+        got_np = call(np, want)
+    except Exception as e:  # noqa: BLE001 - the same type of error, whatever it is
+        with pytest.raises(type(e)):
+            call(sl, sl.zeros(4, np.int32))
+        return
+    x = sl.zeros(4, np.int32)
+    got = call(sl, x)
+    np.testing.assert_array_equal((x if got is None else got).get(), want if got_np is None else got_np)
+
+
+def _set(x: Any, key: Any, value: Any) -> Any:
+    x[key] = value
+    return x
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.uint8, np.float32, np.bool_, sl.bfloat16])
+@pytest.mark.parametrize("write", [
+    lambda xp, x: _set(x, 0, 2**70),
+    lambda xp, x: _set(x, slice(0, 2), [1, -2**70]),
+    lambda xp, x: xp.insert(x, 0, 2**70),
+    lambda xp, x: xp.insert(x, [0, 1], [2**70, 1]),
+], ids=["element", "slice", "insert", "insert at two"])
+def test_a_python_int_past_64_bits_is_named_or_converted_as_numpy(dtype: Any, write: Any) -> None:
+    """NumPy converts 2**70 into a float or bool array and raises ``OverflowError`` for an integer
+    one, naming neither value nor dtype ("Python int too large to convert to C long"); stitchlab
+    names both."""
+    if np.dtype(dtype).kind in "iu":
+        with pytest.raises(OverflowError, match="too large"):
+            write(np, np.zeros(3, dtype))
+        with pytest.raises(OverflowError, match=rf"Python integer -?1180591620717411303424 out of bounds for "
+                                                rf"{np.dtype(dtype)}; give a value within its range, or a float"):
+            write(sl, sl.zeros(3, dtype))
+        return
+    with np.errstate(over="ignore"):
+        want = write(np, np.zeros(3, dtype))
+    np.testing.assert_array_equal(write(sl, sl.zeros(3, dtype)).get(), want)
+
+
+@pytest.mark.parametrize("key, value", [
     (slice(0, 1), [[6.0]]),
     (slice(None), [[1.0, 2.0, 3.0, 4.0]]),
     ((0, slice(None)), [[[1.0, 2.0]]]),
@@ -242,6 +342,28 @@ def test_a_list_deeper_than_the_view_is_refused_as_numpy_refuses_it(key: Any, va
     want = a.copy()
     want[key] = np.asarray(value)
     np.testing.assert_array_equal(x.get(), want)
+
+
+@pytest.mark.parametrize("shape, dtype, key, value", [
+    ((), np.bool_, (), [1, 0]),  # one bool element takes a sequence's truth, as NumPy's scalar conversion
+    ((), np.bool_, (), []),
+    ((3,), np.bool_, 1, [0]),
+    ((3,), np.bool_, 1, (0,)),
+    ((3,), np.int32, 1, [1]),  # an integer element refuses a sequence with TypeError
+    ((), np.uint8, (), (2,)),
+    ((), np.float32, (np.True_, Ellipsis), [[1.0]]),  # a boolean scalar beside others: no limit on a list's depth
+    ((3,), np.int32, (Ellipsis, True), [[[4]]]),
+    ((3,), np.float32, (np.False_, Ellipsis), [1.0, 2.0]),  # a False selects nothing, yet the value is checked
+    ((3,), np.float32, (False, Ellipsis), np.ones((5, 0, 3))),
+    ((2, 3), np.float32, (np.array(True), slice(1, None)), [[7.0]]),  # a 0-d boolean array: a boolean scalar
+    ((2, 3), np.float32, (np.array(False), Ellipsis), [1.0, 2.0]),
+    ((), np.float32, np.True_, [[1.0]]),  # a mask of a 0-d array's shape: NumPy's mask assignment (0-d or 1-d values)
+    ((3, 4), np.float32, ([], []), np.ones((3, 0))),  # advanced: an empty value's leading axes dropped
+    ((3, 4), np.float32, (slice(None), []), np.ones((2, 3, 0))),
+    ((3, 4), np.float32, [0, 2], [[1.0], [2.0], [3.0]]),
+], ids=repr)
+def test_sequences_and_boolean_scalar_keys_are_read_as_numpy_reads_them(shape: Any, dtype: Any, key: Any, value: Any) -> None:
+    _same(np.zeros(shape, dtype), key, value)
 
 
 @pytest.mark.parametrize("key, value", [

@@ -133,3 +133,13 @@ def test_hermitian_of_a_non_square_matrix_raises_linalgerror(name):
         result = getattr(sl.linalg, name)(sl.asarray(A), hermitian=True)
         sl.compute(*(result if isinstance(result, tuple) else (result,)))
 
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64, np.int8])
+def test_a_python_int_past_64_bits_into_an_integer_array_is_named(dtype):
+    # NumPy: "Python int too large to convert to C long", naming neither the value nor the dtype
+    with pytest.raises(OverflowError, match="too large"):
+        np.asarray([1, 2**70], dtype=dtype)
+    with pytest.raises(OverflowError, match=rf"Python integer 1180591620717411303424 out of bounds for {np.dtype(dtype)}"):
+        sl.asarray([1, 2**70], dtype=dtype)
+    np.testing.assert_array_equal(sl.asarray([1, 2**70], dtype=np.float64).get(), [1.0, 2.0**70])

@@ -65,6 +65,8 @@ def test_a_missing_ml_dtypes_names_the_fix(monkeypatch: pytest.MonkeyPatch) -> N
     ("x + sl.asarray(np.int32([1, 2, 3, 4]))", "float64"),
     ("x > 0.1", "bool"),
     ("sl.where(x > 0, x, 0.5)", "bfloat16"),
+    ("sl.where(x > 0, 0.5, x)", "bfloat16"),  # weak in either place (NumPy + ml_dtypes 0.7: float32 with the float first)
+    ("sl.zeros(1, sl.result_type(0.5, x))", "bfloat16"),
     ("sl.exp(x)", "bfloat16"),
     ("x ** 2", "bfloat16"),
     ("x.sum()", "bfloat16"),

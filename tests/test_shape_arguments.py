@@ -124,6 +124,9 @@ def test_arange_of_integers_past_int64_is_numpys(start: int, stop: int, step: in
     (np.zeros((5, 4)), slice(-2, 0, -6), [], 1),           # nothing inserted
     (np.arange(6.0).reshape(2, 3), [1], [[7], [8]], 1),
     (np.arange(6.0).reshape(2, 3), [0, 2], [[1, 2], [3, 4]], 1),
+    (np.zeros((3, 4)), [], np.ones((3, 0)), None),  # no position: NumPy's advanced assignment of an empty value
+    (np.zeros((3, 4)), slice(1, 1), np.ones((2, 0, 4)), 0),
+    (np.zeros(2), np.array([], int), [[], [], []], 0),
 ])
 def test_insert_places_values_as_numpys(data: np.ndarray, obj: Any, values: Any, axis: Any) -> None:
     _same(np.insert(data, obj, values, axis=axis), sl.insert(sl.asarray(data), obj, values, axis=axis).get())

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ir.dtypes import cast, is_bfloat16
+from ..ir.dtypes import cast, check_python_ints, is_bfloat16
 from ..ir.ops import OPS, Kind
 from . import api, build
 from .api import ravel, where  # type: ignore[attr-defined]
@@ -61,8 +61,11 @@ def _converted(x: LazyArray, value: Any, casting: str = "unsafe") -> LazyArray:
         v = asarray(value)
         return v if v.dtype == x.dtype else v.astype(x.dtype)
     host = np.asarray(value)
-    if host.dtype == object:
-        raise TypeError(f"cannot assign {value!r} to a stitchlab array of dtype {x.dtype}: give numbers or arrays")
+    if host.dtype == object:  # (numbers only, and None, which NumPy converts to NaN; Python ints past 64 bits
+        # are NumPy's to convert, into floats)
+        if not all(isinstance(v, (int, float)) or v is None for v in host.ravel()):
+            raise TypeError(f"cannot assign {value!r} to a stitchlab array of dtype {x.dtype}: give numbers or arrays")
+        check_python_ints(host, x.dtype)
     if is_bfloat16(x.dtype):  # (rounded once, as the kernels round)
         conv = cast(host, x.dtype)
     else:
@@ -80,22 +83,31 @@ def _check_cast(src: Any, dst: np.dtype, casting: str, what: str = "array data")
         raise TypeError(f"Cannot cast {what} from {np.dtype(src)!r} to {dst!r} according to the rule {casting!r}")
 
 
-def _fitted(v: LazyArray, shape: tuple[int, ...]) -> LazyArray:
-    """``v`` broadcast to ``shape`` as NumPy's assignment broadcasts it (leading axes of extent 1
-    beyond ``shape``'s dropped), or NumPy's ``ValueError``."""
-    given = v.shape
+def _fitted(v: LazyArray, shape: tuple[int, ...], advanced: bool = False) -> LazyArray:
+    """``v`` broadcast to ``shape`` as NumPy's assignment broadcasts it, or NumPy's ``ValueError``.
+    Into a view (basic indexing) leading axes of extent 1 beyond ``shape``'s are dropped; with
+    ``advanced`` (integer arrays, boolean scalars: NumPy's advanced assignment) ``v`` is reshaped
+    to its trailing ``len(shape)`` axes where that keeps its size, which also drops leading axes of
+    any extent from an empty ``v`` (``x[[], []] = np.ones((3, 0))`` writes nothing and raises
+    nothing)."""
+    given, shape = v.shape, tuple(shape)
+    if advanced and v.ndim > len(shape) and math.prod(v.shape[v.ndim - len(shape):]) == v.size:
+        v = v.reshape(v.shape[v.ndim - len(shape):])
     while v.ndim > len(shape) and v.shape[0] == 1:
         v = v.reshape(v.shape[1:])
     try:
-        if np.broadcast_shapes(v.shape, shape) != tuple(shape):
+        if np.broadcast_shapes(v.shape, shape) != shape:
             raise ValueError
     except ValueError:
-        raise ValueError(f"could not broadcast input array from shape {given} into shape {tuple(shape)}") from None
-    return LazyArray(build.broadcast_to(v._node, tuple(shape)))
+        if advanced:
+            raise ValueError(f"shape mismatch: value array of shape {given} could not be broadcast to indexing "
+                             f"result of shape {shape}") from None
+        raise ValueError(f"could not broadcast input array from shape {given} into shape {shape}") from None
+    return LazyArray(build.broadcast_to(v._node, shape))
 
 
-def _value(x: LazyArray, value: Any, shape: tuple[int, ...]) -> LazyArray:
-    return _fitted(_converted(x, value), shape)
+def _value(x: LazyArray, value: Any, shape: tuple[int, ...], advanced: bool = False) -> LazyArray:
+    return _fitted(_converted(x, value), shape, advanced)
 
 
 # --- x[key] = value ----------------------------------------------------------------------------
@@ -104,15 +116,17 @@ def assign(x: LazyArray, key: Any, value: Any) -> build.Node:
     items = key if isinstance(key, tuple) else (key,)
     key = integer_key(items) or key
     items = key if isinstance(key, tuple) else (key,)
-    if any(isinstance(k, (bool, np.bool_)) for k in items):
-        if len(items) == 1:
+    if any(isinstance(k, (bool, np.bool_)) or _is_bool_0d(k) for k in items):
+        # a boolean scalar (a 0-d mask): NumPy's advanced assignment into a new axis of 1 (True) or
+        # 0 (False), beside slices, None and '...' only (the errors of x[key])
+        items = tuple(k[()] if _is_bool_0d(k) else k for k in items)
+        flags = [bool(k) for k in items if isinstance(k, (bool, np.bool_))]
+        if len(items) == 1 and x.ndim == 0:  # (a mask of x's shape: NumPy's mask assignment)
             return _assign_mask(x, np.asarray(items[0]), value)
-        x[key]  # (the errors of x[key]: a 0-d boolean beside slices, None and '...' only, not beside arrays)
-        if any(isinstance(k, (bool, np.bool_)) and not k for k in items):  # a False selects nothing: nothing
-            # is written (NumPy checks no value then)
+        v = _value(x, value, x[items].shape, advanced=True)  # (checked where nothing is selected too, as NumPy)
+        if not all(flags):  # a False selects nothing: nothing is written
             return x._node
-        key = tuple(None if isinstance(k, (bool, np.bool_)) else k for k in items)  # True: a new axis of 1
-        return _assign_basic(x, key, value)
+        return _assign_basic(x, tuple(None if isinstance(k, (bool, np.bool_)) else k for k in items), v)
     if any(_is_array(k) for k in items):
         if any(_is_array(k) and _is_mask(k) for k in items):
             if len(items) != 1:
@@ -121,6 +135,11 @@ def assign(x: LazyArray, key: Any, value: Any) -> build.Node:
             return _assign_mask(x, items[0], value)
         return _assign_arrays(x, items, value)
     return _assign_basic(x, key, value)
+
+
+def _is_bool_0d(k: Any) -> bool:
+    """Whether ``k`` is a 0-d boolean NumPy array (a key item NumPy reads as a boolean scalar)."""
+    return isinstance(k, np.ndarray) and k.ndim == 0 and k.dtype == np.bool_
 
 
 def _regions(x: LazyArray, key: Any) -> list[tuple[int, int, int]]:
@@ -154,6 +173,12 @@ def _assign_basic(x: LazyArray, key: Any, value: Any) -> build.Node:
     view = x[key].shape  # (NumPy's errors for the key)
     items = key if isinstance(key, tuple) else (key,)
     if len(items) == x.ndim and all(_is_int(k) for k in items):  # one element: NumPy takes a scalar
+        if isinstance(value, (list, tuple)):  # (as NumPy's scalar conversion of one element reads a sequence)
+            if x.dtype == np.bool_:
+                value = bool(value)  # its truth: [] is False, [0] True
+            elif x.dtype.kind in "iu":
+                raise TypeError(f"cannot assign the {type(value).__name__} {value!r} to one element of an array of dtype "
+                                f"{x.dtype}: give a number, or a key that selects as many elements as it holds")
         v = _converted(x, value)
         if v.ndim and not (x.dtype == np.bool_ and v.size == 1):  # (NumPy's truth of one value for bool)
             raise ValueError("setting an array element with a sequence.")
@@ -226,31 +251,76 @@ def _assign_mask(x: LazyArray, mask: Any, value: Any) -> build.Node:
     return build.reshape(new, x.shape)
 
 
-def _in_merged_block(x: LazyArray, items: tuple[Any, ...], hint: str, update: Any) -> build.Node:
+def _in_merged_block(x: LazyArray, items: tuple[Any, ...], hint: str, update: Any, fit: Any = None) -> build.Node:
     """``x`` with the block that a key of integer arrays (and integers beside them, slices, ``...``)
     selects replaced: the arrays' axes are merged into one at position ``at`` of the block, and
     ``update(merged, pos, at, sizes)`` returns the new merged block (``pos``: the positions in the
     merged axis, :func:`_flat_positions`; ``sizes``: the merged axes' extents). ``hint`` names what
-    a key may hold, for NumPy's errors."""
+    a key may hold, for NumPy's errors. ``fit(view)``, given, checks the value against the shape
+    the key selects (merged axis unmerged) before the positions are checked, as NumPy does."""
     items, adv, basic, at, perm = index_parts(x, items, hint)
     block = x[basic]
     sizes = [block.shape[ax] for ax in adv]
-    moved = block.transpose(perm)
-    merged = moved.reshape(moved.shape[:at] + (math.prod(sizes),) + moved.shape[at + len(adv):])
-    pos = _flat_positions(x, [items[ax] for ax in adv], sizes, adv)
-    new = update(merged, pos, at, sizes).reshape(moved.shape).transpose(list(np.argsort(perm)))
+
+    def merge(a: LazyArray) -> LazyArray:
+        moved = a.transpose(perm)
+        return moved.reshape(moved.shape[:at] + (math.prod(sizes),) + moved.shape[at + len(adv):])
+
+    def unmerge(m: LazyArray, shape: tuple[int, ...]) -> LazyArray:
+        return m.reshape(tuple(shape[ax] for ax in perm)).transpose(list(np.argsort(perm)))
+
+    def shaped(shape: tuple[int, ...]) -> None:
+        moved = tuple(block.shape[ax] for ax in perm)
+        fit(moved[:at] + shape + moved[at + len(adv):])
+
+    pos = _flat_positions(x, [items[ax] for ax in adv], sizes, adv, shaped if fit is not None else None)
+    new = unmerge(update(merge(block), pos, at, sizes), block.shape)
     if all(k == slice(None) for k in basic):
         return new._node
+    if block.size == 0 and not isinstance(pos, np.ndarray):
+        return unmerge(_rewritten(merge(x), pos, at, sizes), x.shape)._node
     return _embed(x, _regions(x, basic), new)._node
+
+
+def _rewritten(merged: LazyArray, pos: LazyArray, at: int, sizes: list[int]) -> LazyArray:
+    """``merged`` with its own values written back at the device positions ``pos`` (along ``at``,
+    the merged axes of ``sizes``): unchanged, but the positions are checked by the scatter step
+    (NumPy's ``IndexError``, one flag read, as the scatter of a non-empty block). For a key whose
+    slices select nothing: NumPy checks its positions all the same."""
+    flat, n = ravel(pos), merged.shape[at]
+    view = merged.shape[:at] + flat.shape + merged.shape[at + 1:]
+    if n:  # (gathered at positions brought in range, so that only the scatter checks them)
+        inside = where(flat < 0, flat + n, flat).clip(0, n - 1)
+        old = LazyArray(build.take(merged._node, inside._node, at, checked=True))
+    else:
+        old = LazyArray(build.broadcast_to(build.const(0, merged.dtype), view))
+    return LazyArray(build.scatter(merged._node, flat._node, old._node, at, checked=False,
+                                   merged=tuple(sizes) if len(sizes) > 1 else ()))
 
 
 def _assign_arrays(x: LazyArray, items: tuple[Any, ...], value: Any, ufunc: str | None = None) -> build.Node:
     """``x[key] = value`` with integer arrays in ``key`` (and integers beside them): a scatter
     along their axes merged, in the block the key's slices select. With ``ufunc``,
     ``ufunc.at(x, key, value)`` instead (``value``: a stitchlab array of the op's loop dtype)."""
+    hint = "assign with integer arrays, integers, slices and '...' (a boolean mask alone)"
+    fit = None
+    if ufunc is None:  # (NumPy's order of errors: the key's form, its integers' bounds and its arrays'
+        # dtypes; the value's conversion (x[[0, 7]] = "abc" raises the value's ValueError); the arrays'
+        # broadcast, the value's against it, then the arrays' bounds)
+        for ax, k in enumerate(index_parts(x, items, hint)[0]):
+            if _is_int(k) or (isinstance(k, np.ndarray) and k.ndim == 0):  # (a 0-d array counts as an integer)
+                build.check_indices(np.asarray(k), x.shape[ax], ax, indexing=True)
+            elif _is_array(k):
+                host = _host_positions(k)
+                build.check_index_dtype(host.dtype if host is not None else asarray(k).dtype)
+        value = _converted(x, value)
+
+        def fit(view: tuple[int, ...]) -> None:
+            _fitted(value, view, advanced=True)
+
     def update(merged: LazyArray, pos: Any, at: int, sizes: list[int]) -> LazyArray:
         view = merged.shape[:at] + tuple(np.shape(pos)) + merged.shape[at + 1:]
-        v = _value(x, value, view) if ufunc is None else _fitted(value, view)
+        v = _value(x, value, view, advanced=True) if ufunc is None else _fitted(value, view)
         v = v.reshape(merged.shape[:at] + (math.prod(np.shape(pos)),) + merged.shape[at + 1:])
         if ufunc is not None and isinstance(pos, np.ndarray):  # (repeats accumulate: applied in their order)
             flat = pos.ravel()
@@ -271,7 +341,7 @@ def _assign_arrays(x: LazyArray, items: tuple[Any, ...], value: Any, ufunc: str 
         return LazyArray(build.scatter(merged._node, ravel(pos)._node, v._node, at, checked=False,
                                        merged=tuple(sizes) if len(sizes) > 1 else ()))
 
-    return _in_merged_block(x, items, "assign with integer arrays, integers, slices and '...' (a boolean mask alone)", update)
+    return _in_merged_block(x, items, hint, update, fit)
 
 
 def _unary_at_arrays(x: LazyArray, items: tuple[Any, ...], f: Any) -> build.Node:
@@ -423,8 +493,12 @@ def put(a: Any, ind: Any, v: Any, mode: str = "raise") -> None:
     x = _target("put", a)
     n = x.size
     host = _host_positions(ind)
+    if host is not None and host.dtype.kind == "f" and not isinstance(ind, np.ndarray):
+        host = np.array(ind, dtype=np.int64)  # (NumPy converts a list or a number of positions as int() does)
     idx: Any = ravel(asarray(ind)) if host is None else host.ravel()
-    build.check_index_dtype(idx.dtype)
+    if idx.dtype.kind not in "iub":  # (an array: NumPy's safe cast to its index type)
+        raise TypeError(f"Cannot cast array data from {idx.dtype!r} to dtype('int64') according to the rule 'safe': "
+                        f"put takes integer positions (round them first, e.g. ind.astype(np.int64))")
     values = ravel(_converted(x, v))
     if idx.size == 0:
         return

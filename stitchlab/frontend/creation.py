@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from .. import runtime
-from ..ir.dtypes import as_dtype, bfloat16, is_bfloat16, is_float
+from ..ir.dtypes import as_dtype, bfloat16, check_python_ints, is_bfloat16, is_float
 from ..ir.node import Node, make_attrs
 from . import build
 from .array import LazyArray, c_order
@@ -193,6 +193,10 @@ def _wrap(obj: Any, dtype: Any, copy: bool) -> LazyArray:
     backend = _backend_of(obj) if hasattr(obj, "__cuda_array_interface__") else runtime.current()
     try:
         buf = backend.from_object(obj, dtype=dtype, copy=copy)
+    except OverflowError:
+        if dtype is not None:
+            check_python_ints(obj, dtype)  # (names a Python int past 64 bits, which NumPy's message does not)
+        raise
     except (TypeError, ValueError) as exc:
         raise TypeError(f"cannot make a stitchlab array from {type(obj).__name__}: {exc}") from None
     if not buf.dtype.isnative:  # byte-swapped (">f4" on x86): copied into native byte order

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
@@ -230,17 +231,22 @@ def index_parts(x: LazyArray, items: tuple[Any, ...], hint: str) -> tuple[tuple[
     return items, adv, basic, 0, adv + [ax for ax in range(x.ndim) if ax not in adv]
 
 
-def _flat_positions(x: LazyArray, indices: list[Any], sizes: list[int], axes: list[int]) -> Any:
+def _flat_positions(x: LazyArray, indices: list[Any], sizes: list[int], axes: list[int],
+                    shaped: Callable[[tuple[int, ...]], None] | None = None) -> Any:
     """The positions in the merged axes of ``sizes`` of the broadcast ``indices`` (one per axis
     of ``axes``): a NumPy array, checked with NumPy's errors, when all are host data; else a lazy
     int64 array whose out-of-bounds entries are the merged extent (the gather's check raises).
-    As NumPy's, an empty broadcast checks the positions of its integers (and 0-d arrays) only."""
+    As NumPy's, an empty broadcast checks the positions of its integers (and 0-d arrays) only.
+    ``shaped``: called with the broadcast shape before any position is checked (an assignment
+    checks its value's shape there, as NumPy does)."""
     hosts = [_host_positions(i) for i in indices]
     shapes = [np.shape(h) if h is not None else asarray(i).shape for h, i in zip(hosts, indices, strict=True)]
     try:
         shape = np.broadcast_shapes(*shapes)
     except ValueError:
         raise IndexError(f"shape mismatch: indexing arrays could not be broadcast together with shapes {build.shapes_text(shapes)}") from None
+    if shaped is not None:
+        shaped(shape)
     if not math.prod(shape):
         for h, i, n, ax in zip(hosts, indices, sizes, axes, strict=True):
             build.check_index_dtype(h.dtype if h is not None else asarray(i).dtype)

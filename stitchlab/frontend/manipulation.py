@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ir.dtypes import as_dtype, is_bfloat16, is_float
+from ..ir.dtypes import as_dtype, check_python_ints, is_bfloat16, is_float
 from . import build
 from .api import (  # type: ignore[attr-defined]
     amax,
@@ -42,6 +42,7 @@ from .api import (  # type: ignore[attr-defined]
     where,
 )
 from .array import LazyArray, c_order
+from .assign import _fitted
 from .creation import _leaf_on, _ones_in_front, arange, asarray, broadcast_to, full, linspace
 from .library import cumprod, cumsum, median, on_device, take
 from .selection import _evaluated, nonzero
@@ -1848,9 +1849,11 @@ def insert(arr: Any, obj: Any, values: Any, axis: Any = None) -> LazyArray:
     """``arr`` with ``values`` inserted before the positions ``obj`` along ``axis`` (None: of the
     flattened array), NumPy's ``insert``: ``obj`` an int (``values`` then adds as many entries as
     its extent along ``axis``), a slice or a sequence of ints (one entry each, ``values``
-    broadcast to them); ``values`` are cast to ``arr``'s dtype as NumPy casts them. The order of
-    the result is worked out on the host (NumPy's ``insert`` of the positions: a device ``obj`` is
-    read back first); the result is one gather step (:func:`take`) from ``arr`` and the values.
+    broadcast to them as NumPy's assignment through an index array broadcasts: an empty
+    ``values`` may have leading axes of any extent); ``values`` are cast to ``arr``'s dtype as
+    NumPy casts them, after the positions are checked. The order of the result is worked out on
+    the host (NumPy's ``insert`` of the positions: a device ``obj`` is read back first); the
+    result is one gather step (:func:`take`) from ``arr`` and the values.
 
     Raises:
         IndexError: a position outside ``[-n, n]`` for an axis of ``n`` entries.
@@ -1865,11 +1868,6 @@ def insert(arr: Any, obj: Any, values: Any, axis: Any = None) -> LazyArray:
     """
     x, ax, obj = _along(arr, obj, axis)
     n = x.shape[ax]
-    if isinstance(values, LazyArray):
-        v = values.astype(x.dtype)
-    else:  # (NumPy's cast of the values, with its errors: 300 into uint8 raises OverflowError)
-        v = _leaf_on(x, np.array(values.get() if hasattr(values, "__cuda_array_interface__") else values,
-                                 dtype=x.dtype))
     if isinstance(obj, slice):
         indices = np.arange(*obj.indices(n))
     else:
@@ -1889,6 +1887,20 @@ def insert(arr: Any, obj: Any, values: Any, axis: Any = None) -> LazyArray:
         bad = indices[(indices < -n) | (indices > n)]
         if bad.size:
             raise IndexError(f"index {bad.reshape(-1)[0]} is out of bounds for axis {ax} with size {n}")
+        if indices.size != 1:  # (one position is checked after the values, as NumPy slices there)
+            build.check_index_dtype(indices.dtype)
+    # (the values after the positions, as NumPy's order of errors)
+    if isinstance(values, LazyArray):
+        v = values.astype(x.dtype)
+    else:  # (NumPy's cast of the values, with its errors: 300 into uint8 raises OverflowError)
+        host = values.get() if hasattr(values, "__cuda_array_interface__") else values
+        try:
+            v = _leaf_on(x, np.array(host, dtype=x.dtype))
+        except OverflowError:
+            check_python_ints(host, x.dtype)  # (names a Python int past 64 bits, which NumPy's message does not)
+            raise
+    if indices.dtype.kind not in "iu":
+        raise TypeError(f"insert: obj {obj!r} is not a position; give an integer (int({obj!r}))")
     if indices.size == 1:  # one position (a slice of one too): as many entries as values has
         shape = (1,) * (x.ndim - v.ndim) + v.shape  # (NumPy's ndmin)
         v = v.reshape(shape)
@@ -1898,10 +1910,8 @@ def insert(arr: Any, obj: Any, values: Any, axis: Any = None) -> LazyArray:
     else:
         count = indices.size
     block = x.shape[:ax] + (count,) + x.shape[ax + 1:]
-    while v.ndim > len(block) and v.shape[0] == 1:  # (NumPy's assignment of the values drops leading 1s)
-        v = v.reshape(v.shape[1:])
-    try:
-        v = broadcast_to(v, block)
+    try:  # (NumPy assigns the values into a slice for one position, with an index array for others)
+        v = _fitted(v, block, advanced=indices.size != 1)
     except ValueError:
         raise ValueError(f"insert: values of shape {v.shape} do not broadcast to the {block} entries "
                          f"inserted") from None

@@ -109,19 +109,28 @@ def cast(x: Any, dtype: np.dtype, xp: Any = np) -> Any:
     through it; the others are first rounded to odd in float32 (which keeps 16 more bits than
     bfloat16, so the final rounding is the correct one), as the kernels' ``sl_d2bf`` does.
     A Python int beyond int64 and uint64 (an object array) cast to an integer dtype raises
-    ``OverflowError`` naming the value and the dtype (NumPy's "Python int too large to convert to
-    C long" names neither)."""
-    if x.dtype == object and np.dtype(dtype).kind in "iub":
-        big = next((v for v in np.ravel(x) if type(v) is int and not -2**63 <= v < 2**64), None)
-        if big is not None:
-            raise OverflowError(f"Python integer {big} out of bounds for {np.dtype(dtype)}; give a value within its "
-                                f"range, or a float")
+    ``OverflowError`` naming the value and the dtype (:func:`check_python_ints`)."""
+    if x.dtype == object:
+        check_python_ints(x, dtype)
     if not is_bfloat16(dtype) or is_bfloat16(x.dtype):
         return x.astype(dtype)
     if x.dtype.itemsize <= 2 or x.dtype == np.float32:
         return x.astype(np.float32).astype(dtype)
     d = _int64_to_odd_double(x, xp) if x.dtype.kind in "iu" and x.dtype.itemsize == 8 else x.astype(np.float64)
     return _to_odd_float(d, xp).astype(dtype)
+
+
+def check_python_ints(values: Any, dtype: Any) -> None:
+    """``OverflowError`` naming the first Python int of ``values`` (a number, a list, an object
+    array) that neither int64 nor uint64 holds, where ``dtype`` is an integer dtype: NumPy's own
+    error for it, "Python int too large to convert to C long", names neither value nor dtype."""
+    if np.dtype(dtype).kind not in "iu":
+        return
+    flat = np.ravel(np.asarray(values, dtype=object)) if not isinstance(values, int) else [values]
+    big = next((v for v in flat if type(v) is int and not -2**63 <= v < 2**64), None)
+    if big is not None:
+        raise OverflowError(f"Python integer {big} out of bounds for {np.dtype(dtype)}; give a value within its "
+                            f"range, or a float (a float array holds it, rounded)")
 
 
 def _to_odd_float(d: Any, xp: Any) -> Any:
