@@ -222,3 +222,30 @@ def test_rows_scattered_in_one_pass_in_every_word_width(dtype: str) -> None:
     w = a[0].copy()
     w[[5, 1, 5]] = 3
     np.testing.assert_array_equal(_host(rows), w)
+
+
+@pytest.mark.parametrize("key", [
+    lambda d: (d([7]), slice(5, None)),  # an empty block: NumPy checks the positions all the same
+    lambda d: (d([0]), d([9]), slice(0, 0)),
+    lambda d: (slice(0, 0), d([-6])),
+], ids=["array, empty slice", "two arrays, empty slice", "empty slice, array"])
+def test_device_positions_into_an_empty_block_are_checked_on_the_device(key: Any) -> None:
+    """The scatter step writes x's own values back at the positions and checks them as a
+    non-empty block's (tests/test_assignment.py runs the same on the numpy backend)."""
+    import cupy as cp
+
+    a = RNG.standard_normal((3, 4, 5))
+    with pytest.raises(IndexError, match="out of bounds"):
+        a.copy()[key(np.array)] = 0.0
+    on_device = lambda p: sl.asarray(cp.asarray(np.array(p)))  # noqa: E731
+    x = sl.asarray(cp.asarray(a))
+    x[key(on_device)] = 0.0
+    with pytest.raises(IndexError, match="out of bounds"):
+        x.get()
+    y = sl.asarray(cp.asarray(a))
+    np.add.at(y, key(on_device), 1.0)
+    with pytest.raises(IndexError, match="out of bounds"):
+        y.get()
+    ok = sl.asarray(cp.asarray(a))  # in bounds (a negative one too): nothing written
+    ok[on_device([-1, 2]), 5:] = 0.0
+    np.testing.assert_array_equal(_host(ok), a)
