@@ -1,0 +1,97 @@
+"""A time-stepping stencil fused over several steps, on the GPU: the plan the planner picks
+(counting the recompute of shifted reads, docs/compiler.md §3) against the one kernel of every
+step (its plan before it counted recompute, still a candidate: picked here through
+``stitchlab.notebook.hooks.set_plan_override``) and CuPy eager, side by side in one process:
+device time from CUDA events (median of ``--samples`` held loops after a warm-up), random
+float32 input, every result checked against NumPy's float64 steps of the same values.
+
+    python3 benchmarks/stencil_steps.py --out /tmp/steps [--samples 15] [--commit C]
+
+Program: ``steps`` updates of ``u + 0.1 * (roll(u, 1, 0) + roll(u, -1, 0) + roll(u, 1, 1) +
+roll(u, -1, 1) - 4 * u)`` (explicit periodic heat equation) over 8192 x 4096, for 2, 4 and 8
+steps. Writes ``stencil_steps.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # appended: the installed stitchlab (or the GPU machine's shim) stays first
+    sys.path.append(str(ROOT))
+
+from benchmarks.timing import CupyClock, gpu_run_meta, measure, probe_args, to_host  # noqa: E402
+
+SHAPE = (8192, 4096)
+STEPS = (2, 4, 8)
+
+
+def heat(xp: Any, u: Any, steps: int) -> Any:
+    for _ in range(steps):
+        u = u + 0.1 * (xp.roll(u, 1, 0) + xp.roll(u, -1, 0) + xp.roll(u, 1, 1) + xp.roll(u, -1, 1) - 4 * u)
+    return u
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = probe_args(__doc__, "stencil-steps-results", argv)
+
+    import cupy as cp
+
+    import stitchlab as sl
+    from stitchlab.notebook.hooks import clear_plan_overrides, set_plan_override
+
+    sl.set_backend("cupy")
+    meta, bw = gpu_run_meta(args.commit, args.samples, shape=list(SHAPE))
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    x = np.random.default_rng(1).standard_normal(SHAPE, dtype=np.float32)
+    xs = cp.asarray(x)
+    rows: list[dict[str, Any]] = []
+    for steps in STEPS:
+        ref = heat(np, x.astype(np.float64), steps)
+        tol = 64 * np.finfo(np.float32).eps * float(np.abs(x).max())
+
+        def check(got: Any, ref: np.ndarray = ref, tol: float = tol) -> tuple[bool, str]:
+            err = float(np.max(np.abs(to_host(got, np.float64) - ref)))
+            return bool(err <= tol), f"max error {err:.3g} (tolerance {tol:.3g})"
+
+        t0 = time.perf_counter()
+        plan = sl.explain(heat(sl, sl.asarray(xs), steps))
+        plan_s = time.perf_counter() - t0
+        one = min(range(len(plan.candidates)), key=lambda i: len(plan.candidates[i].groups))
+        impls: dict[str, Any] = {"stitchlab": None, "stitchlab_one_kernel": one, "cupy": "cupy"}
+        for impl, pick in impls.items():
+            row: dict[str, Any] = {"steps": steps, "impl": impl, "floor_us": 2 * x.nbytes / bw * 1e6}
+            if impl == "cupy":
+                call = lambda s=steps: heat(cp, xs, s)  # noqa: E731
+            else:
+                clear_plan_overrides()
+                if pick is not None:
+                    set_plan_override(plan.graph.key, pick)
+                chosen = sl.explain(heat(sl, sl.asarray(xs), steps))
+                row.update(kernels=len(chosen.kernels), source_kb=round(sum(len(k.source) for k in chosen.kernels) / 1024),
+                           estimate_us=round(sum(k.estimated_time for k in chosen.kernels) * 1e6, 1))
+                if impl == "stitchlab":
+                    row["plan_s"] = round(plan_s, 3)
+                jitted = sl.jit(lambda u, s=steps: heat(sl, u, s))
+                call = lambda f=jitted: f(xs)  # noqa: E731
+            rows.append(measure(row, call, CupyClock(), args.samples, check))
+        clear_plan_overrides()
+        cp.get_default_memory_pool().free_all_blocks()
+        (out / "stencil_steps.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+    print(f"{meta['date']} {meta['gpu']} commit {args.commit}; copy {bw / 1e12:.3f} TB/s; {SHAPE[0]} x {SHAPE[1]} float32")
+    for r in rows:
+        dev = r.get("device", {}).get("median_us")
+        print(f"steps {r['steps']} {r['impl']:22} kernels {r.get('kernels', '-')!s:>3} "
+              f"device {dev if dev is None else round(dev, 1)} us  ok {r.get('ok')} {r.get('error', '')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
