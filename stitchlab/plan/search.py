@@ -316,6 +316,19 @@ def _split(view: GraphView, ev: _Evaluator, group: frozenset[int]) -> list[froze
     return _split(view, ev, best[1]) + _split(view, ev, best[2])
 
 
+def _connected(view: GraphView) -> bool:
+    """Whether the real nodes are one piece through their producer and consumer edges (the
+    search's own candidates and sibling fusion decide how independent parts share launches)."""
+    seen, stack = {id(view.real[0])}, [id(view.real[0])]
+    while stack:
+        m = stack.pop()
+        for n in (*view.producers[m], *view.consumers[m]):
+            if id(n) not in seen:
+                seen.add(id(n))
+                stack.append(id(n))
+    return len(seen) == len(view.real)
+
+
 def search(view: GraphView, dev: DeviceProfile, beam: int = 4, top_k: int = 3) -> tuple[Candidate, list[Candidate]]:
     """Plan the groups of ``view``: (the chosen candidate, every candidate considered)."""
     ev = _Evaluator(view, dev)
@@ -333,7 +346,7 @@ def search(view: GraphView, dev: DeviceProfile, beam: int = 4, top_k: int = 3) -
         if frozenset(groups) != frozenset(ggroups):
             cands.append(Candidate(groups, cost, f"beam #{i}"))
     whole = frozenset(id(n) for n in view.real)
-    if all(len(c.groups) > 1 for c in cands) and ev.info(whole) is not None:
+    if all(len(c.groups) > 1 for c in cands) and _connected(view) and ev.info(whole) is not None:
         cands.append(Candidate((whole,), ev.cost(whole), "one kernel"))
     ok = [c for c in cands if c.kernels <= greedy.kernels and c.cost <= greedy.cost * (1 + 1e-12)]
     best = min(ok, key=lambda c: (round(c.cost, 12), c.kernels))
