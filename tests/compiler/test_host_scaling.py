@@ -4,7 +4,6 @@ matter)."""
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from typing import Any
 
@@ -12,21 +11,7 @@ import numpy as np
 import pytest
 
 import stitchlab as sl
-
-search_module = importlib.import_module("stitchlab.plan.search")  # (stitchlab.plan.search is the function)
-
-
-def _counted(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str) -> list[int]:
-    """Count the calls of ``owner.name`` from now on."""
-    calls = [0]
-    original = getattr(owner, name)
-
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        calls[0] += 1
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(owner, name, counting)
-    return calls
+from compiler.counting import counted, search_module  # tests/ is on sys.path (tests/conftest.py)
 
 
 def _growth(calls: list[int], plan: Callable[[int], Any], n: int) -> float:
@@ -44,7 +29,7 @@ def test_many_outputs_of_one_array_merge_in_quadratic_steps(monkeypatch: pytest.
     # pair at a time. It summed the whole plan's estimate for every pair at every step (G**4:
     # 100 values took 21 s to plan); a pair is weighed once now (G**2, x16 at four times G).
     x = sl.asarray(np.ones((64, 64), np.float32))
-    calls = _counted(monkeypatch, search_module._Evaluator, "cost")
+    calls = counted(monkeypatch, search_module._Evaluator, "cost")
 
     def plan(n: int) -> None:
         assert len(sl.explain(*[x * float(i) + 1.0 for i in range(n)]).kernels) == 1
@@ -58,7 +43,7 @@ def test_analyzing_a_reduction_group_looks_at_the_group_not_the_whole_graph(monk
     from stitchlab.ir.graph import build_graph
     from stitchlab.plan.groups import GraphView, analyze
 
-    calls = _counted(monkeypatch, GraphView, "is_real")
+    calls = counted(monkeypatch, GraphView, "is_real")
 
     def plan(n: int) -> None:
         x = sl.asarray(np.ones((64, 64), np.float32))
@@ -192,7 +177,7 @@ def test_sibling_fusion_of_many_values_of_one_array_weighs_a_bounded_number_of_p
     # every pair of groups that read x was weighed (an analysis of their union each): G**2
     # analyses, 1,000 values of x took 79 s to plan. A group weighs the last SIBLING_PARTNERS
     # readers of x now: the analyses grow with G (and the merges' tree of sizes)
-    calls = _counted(monkeypatch, search_module, "analyze")
+    calls = counted(monkeypatch, search_module, "analyze")
 
     def plan(n: int) -> None:
         sl.explain(*_values_of_one_array(n))
@@ -237,7 +222,7 @@ def _rnn(n: int) -> Any:
 def test_a_long_loop_of_matmuls_plans_in_linear_steps(monkeypatch: pytest.MonkeyPatch) -> None:
     # an RNN-like loop, two kernels per step: each option of the search added up the estimates
     # of every group placed so far (O(G) per node); 100 steps took 4.3 s to plan
-    costs = _counted(monkeypatch, search_module._Evaluator, "cost")
+    costs = counted(monkeypatch, search_module._Evaluator, "cost")
 
     def steps(n: int) -> int:
         h = _rnn(n)
@@ -253,7 +238,7 @@ def test_the_kernels_of_a_long_loop_hash_each_node_once(monkeypatch: pytest.Monk
     # above it: each kernel of an RNN-like loop hashed the whole program before it again
     import hashlib
 
-    hashes = _counted(monkeypatch, hashlib, "sha256")
+    hashes = counted(monkeypatch, hashlib, "sha256")
 
     def steps(n: int) -> int:
         h = _rnn(n)
@@ -282,7 +267,7 @@ def test_weighing_a_merge_looks_at_its_new_members_not_the_whole_group(monkeypat
     from stitchlab.plan import cost, groups
 
     if where == "io":
-        calls = _counted(monkeypatch, groups.GraphView, "operand_reads")
+        calls = counted(monkeypatch, groups.GraphView, "operand_reads")
     else:
         class Counting(dict):  # the op table of the analysis and the cost model, each look-up counted
             def __getitem__(self, key: Any) -> Any:

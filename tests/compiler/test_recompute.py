@@ -7,15 +7,13 @@ Planning is checked by plans and call counts, not timings; there is no GPU timin
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 import numpy as np
 import pytest
 
 import stitchlab as sl
-
-search_module = importlib.import_module("stitchlab.plan.search")  # (stitchlab.plan.search is the function)
+from compiler.counting import counted, search_module  # tests/ is on sys.path (tests/conftest.py)
 
 
 def _steps(xp: Any, u: Any, steps: int) -> Any:
@@ -25,25 +23,12 @@ def _steps(xp: Any, u: Any, steps: int) -> Any:
     return u
 
 
-def _calls(monkeypatch: pytest.MonkeyPatch, name: str) -> list[int]:
-    """Count the calls of ``name`` in the search from now on."""
-    calls = [0]
-    original = getattr(search_module, name)
-
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        calls[0] += 1
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(search_module, name, counting)
-    return calls
-
-
 def test_a_stencil_fused_over_many_steps_splits_where_its_recompute_outweighs_a_pass(monkeypatch: pytest.MonkeyPatch) -> None:
     # 8 steps on 8192 x 4096 float32 were one kernel of 649 KB of source estimated at 67 us,
     # counting each step once; it evaluates 2,408 values an element (2 ms at the model's compute
     # rate). Counted, four kernels of two steps each (each evaluates the first at 5 positions),
     # each bound by its pass over memory
-    calls = _calls(monkeypatch, "recomputed")
+    calls = counted(monkeypatch, search_module, "recomputed")
     u = sl.asarray(np.zeros((8192, 4096), np.float32))
     plan = sl.explain(_steps(sl, u, 8), device="H200")
     assert len(plan.kernels) == 4
@@ -56,7 +41,7 @@ def test_a_stencil_fused_over_many_steps_splits_where_its_recompute_outweighs_a_
 def test_sixteen_steps_of_a_small_grid_split_in_two(monkeypatch: pytest.MonkeyPatch) -> None:
     # 256 x 256: launches weigh more than passes, so two kernels of eight steps (3.4 MB of source
     # in one kernel before, 1.5 MB now); the weighing stays a bounded number of groups
-    calls = _calls(monkeypatch, "recomputed")
+    calls = counted(monkeypatch, search_module, "recomputed")
     u = sl.asarray(np.zeros((256, 256), np.float32))
     plan = sl.explain(_steps(sl, u, 16), device="H200")
     assert len(plan.kernels) == 2
