@@ -9,8 +9,10 @@ the ``top_k`` best patterns per partial plan are expanded and the ``beam`` best 
 survive each step. Finished plans are then weighed counting recompute (a stencil fused over
 several steps evaluates its earlier steps at several offsets: :func:`_split_recomputed`, which
 splits such groups where that is cheaper), and get horizontal fusion: groups that read a common
-buffer merge where that is legal and cheaper (sibling reductions of one array, say). The greedy plan (beam 1, top-1) is always a candidate, and the plan returned
-never has more kernels or a higher estimate than it.
+buffer merge where that is legal and cheaper (sibling reductions of one array, say). The greedy
+plan (beam 1, top-1) is always a candidate, and so is a connected program as one group where that
+is legal and every other plan has several kernels (the beam can prune every way to it); the plan
+returned never has more kernels or a higher estimate than greedy.
 """
 
 from __future__ import annotations
