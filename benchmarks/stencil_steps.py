@@ -1,7 +1,8 @@
 """A time-stepping stencil fused over several steps, on the GPU: the plan the planner picks
 (counting the recompute of shifted reads, docs/compiler.md §3) against the one kernel of every
 step (its plan before it counted recompute, still a candidate: picked here through
-``stitchlab.notebook.hooks.set_plan_override``) and CuPy eager, side by side in one process:
+``stitchlab.notebook.hooks.set_plan_override``), CuPy eager, torch eager and torch.compile
+(``torch.roll``; inductor makes its own choice of what to fuse), side by side in one process:
 device time from CUDA events (median of ``--samples`` held loops after a warm-up), random
 float32 input, every result checked against NumPy's float64 steps of the same values.
 
@@ -26,7 +27,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # appended: the installed stitchlab (or the GPU machine's shim) stays first
     sys.path.append(str(ROOT))
 
-from benchmarks.timing import CupyClock, gpu_run_meta, measure, probe_args, to_host  # noqa: E402
+from benchmarks.timing import CupyClock, TorchClock, gpu_run_meta, measure, probe_args, to_host  # noqa: E402
 
 SHAPE = (8192, 4096)
 STEPS = (2, 4, 8)
@@ -38,10 +39,19 @@ def heat(xp: Any, u: Any, steps: int) -> Any:
     return u
 
 
+def heat_torch(u: Any, steps: int) -> Any:
+    import torch
+
+    for _ in range(steps):
+        u = u + 0.1 * (torch.roll(u, 1, 0) + torch.roll(u, -1, 0) + torch.roll(u, 1, 1) + torch.roll(u, -1, 1) - 4 * u)
+    return u
+
+
 def main(argv: list[str] | None = None) -> int:
     args = probe_args(__doc__, "stencil-steps-results", argv)
 
     import cupy as cp
+    import torch
 
     import stitchlab as sl
     from stitchlab.notebook.hooks import clear_plan_overrides, set_plan_override
@@ -52,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     x = np.random.default_rng(1).standard_normal(SHAPE, dtype=np.float32)
     xs = cp.asarray(x)
+    xt = torch.as_tensor(x, device="cuda")
     rows: list[dict[str, Any]] = []
     for steps in STEPS:
         ref = heat(np, x.astype(np.float64), steps)
@@ -65,11 +76,19 @@ def main(argv: list[str] | None = None) -> int:
         plan = sl.explain(heat(sl, sl.asarray(xs), steps))
         plan_s = time.perf_counter() - t0
         one = min(range(len(plan.candidates)), key=lambda i: len(plan.candidates[i].groups))
-        impls: dict[str, Any] = {"stitchlab": None, "stitchlab_one_kernel": one, "cupy": "cupy"}
+        torch._dynamo.reset()
+        compiled = torch.compile(lambda u, s=steps: heat_torch(u, s))
+        impls: dict[str, Any] = {"stitchlab": None, "stitchlab_one_kernel": one, "cupy": "cupy",
+                                 "torch": "torch", "torch_compile": "torch_compile"}
         for impl, pick in impls.items():
             row: dict[str, Any] = {"steps": steps, "impl": impl, "floor_us": 2 * x.nbytes / bw * 1e6}
+            clock: Any = CupyClock()
             if impl == "cupy":
                 call = lambda s=steps: heat(cp, xs, s)  # noqa: E731
+            elif impl == "torch":
+                call, clock = (lambda s=steps: heat_torch(xt, s)), TorchClock()
+            elif impl == "torch_compile":
+                call, clock = (lambda f=compiled: f(xt)), TorchClock()
             else:
                 clear_plan_overrides()
                 if pick is not None:
@@ -81,9 +100,10 @@ def main(argv: list[str] | None = None) -> int:
                     row["plan_s"] = round(plan_s, 3)
                 jitted = sl.jit(lambda u, s=steps: heat(sl, u, s))
                 call = lambda f=jitted: f(xs)  # noqa: E731
-            rows.append(measure(row, call, CupyClock(), args.samples, check))
+            rows.append(measure(row, call, clock, args.samples, check))
         clear_plan_overrides()
         cp.get_default_memory_pool().free_all_blocks()
+        torch.cuda.empty_cache()
         (out / "stencil_steps.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
     print(f"{meta['date']} {meta['gpu']} commit {args.commit}; copy {bw / 1e12:.3f} TB/s; {SHAPE[0]} x {SHAPE[1]} float32")
     for r in rows:

@@ -112,6 +112,21 @@ def test_the_stencil_programs_are_one_kernel_each_and_numpys() -> None:
         np.testing.assert_allclose(got.get(), program(name, np, *args), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.usefixtures("numpy_backend")
+def test_the_stencil_steps_are_the_same_program_in_every_library() -> None:
+    """``benchmarks/stencil_steps.py``'s heat steps: stitchlab's and torch's equal NumPy's."""
+    import numpy as np
+    import torch
+
+    import stitchlab as sl
+    from benchmarks.stencil_steps import heat, heat_torch
+
+    x = np.random.default_rng(2).standard_normal((40, 24), dtype=np.float32)
+    ref = heat(np, x.astype(np.float64), 3)
+    np.testing.assert_allclose(heat(sl, sl.asarray(x), 3).get(), ref, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(heat_torch(torch.as_tensor(x), 3).numpy(), ref, rtol=1e-5, atol=1e-5)
+
+
 def test_to_host_takes_numpy_stitchlab_and_torch_results() -> None:
     import numpy as np
     import torch
