@@ -13,7 +13,7 @@ nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-NOTEBOOKS = ["quickstart.ipynb", "softmax_layernorm_one_kernel.ipynb", "kernel_registry.ipynb"]
+NOTEBOOKS = ["quickstart.ipynb", "softmax_layernorm_one_kernel.ipynb", "kernel_registry.ipynb", "stencil_time_steps.ipynb"]
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
