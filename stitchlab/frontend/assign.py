@@ -42,10 +42,13 @@ from .library import (
     _is_array,
     _is_int,
     _is_mask,
+    bool_scalar_advanced,
     cumsum,
     index_parts,
     integer_key,
+    is_bool_scalar,
     on_device,
+    unit_axes,
 )
 
 __all__ = ["copyto", "place", "putmask", "put", "put_along_axis", "fill_diagonal"]
@@ -116,10 +119,10 @@ def assign(x: LazyArray, key: Any, value: Any) -> build.Node:
     items = key if isinstance(key, tuple) else (key,)
     key = integer_key(items) or key
     items = key if isinstance(key, tuple) else (key,)
-    if any(isinstance(k, (bool, np.bool_)) or _is_bool_0d(k) for k in items):
+    if any(is_bool_scalar(k) for k in items) and not bool_scalar_advanced(items):
         # a boolean scalar (a 0-d mask): NumPy's advanced assignment into a new axis of 1 (True) or
-        # 0 (False), beside slices, None and '...' only (the errors of x[key])
-        items = tuple(k[()] if _is_bool_0d(k) else k for k in items)
+        # 0 (False), beside slices, None and '...' (beside arrays or integers: a scatter, below)
+        items = tuple(k[()] if isinstance(k, np.ndarray) else k for k in items)
         flags = [bool(k) for k in items if isinstance(k, (bool, np.bool_))]
         if len(items) == 1 and x.ndim == 0:  # (a mask of x's shape: NumPy's mask assignment)
             return _assign_mask(x, np.asarray(items[0]), value)
@@ -127,19 +130,14 @@ def assign(x: LazyArray, key: Any, value: Any) -> build.Node:
         if not all(flags):  # a False selects nothing: nothing is written
             return x._node
         return _assign_basic(x, tuple(None if isinstance(k, (bool, np.bool_)) else k for k in items), v)
-    if any(_is_array(k) for k in items):
-        if any(_is_array(k) and _is_mask(k) for k in items):
+    if any(_is_array(k) for k in items) or bool_scalar_advanced(items):
+        if any(_is_array(k) and _is_mask(k) and not is_bool_scalar(k) for k in items):
             if len(items) != 1:
                 raise IndexError("a boolean mask must be the only index in an assignment; combine the "
                                  "conditions into one mask (sl.where(mask, value, x) for others)")
             return _assign_mask(x, items[0], value)
         return _assign_arrays(x, items, value)
     return _assign_basic(x, key, value)
-
-
-def _is_bool_0d(k: Any) -> bool:
-    """Whether ``k`` is a 0-d boolean NumPy array (a key item NumPy reads as a boolean scalar)."""
-    return isinstance(k, np.ndarray) and k.ndim == 0 and k.dtype == np.bool_
 
 
 def _regions(x: LazyArray, key: Any) -> list[tuple[int, int, int]]:
@@ -257,7 +255,16 @@ def _in_merged_block(x: LazyArray, items: tuple[Any, ...], hint: str, update: An
     ``update(merged, pos, at, sizes)`` returns the new merged block (``pos``: the positions in the
     merged axis, :func:`_flat_positions`; ``sizes``: the merged axes' extents). ``hint`` names what
     a key may hold, for NumPy's errors. ``fit(view)``, given, checks the value against the shape
-    the key selects (merged axis unmerged) before the positions are checked, as NumPy does."""
+    the key selects (merged axis unmerged) before the positions are checked, as NumPy does.
+    ``None`` and boolean scalars in the key: a block of ``x`` with unit axes (:func:`unit_axes`)."""
+    unit, items, names = unit_axes(x, items)
+    node = _in_block(unit, items, names, hint, update, fit)
+    return node if unit is x else build.reshape(node, x.shape)
+
+
+def _in_block(x: LazyArray, items: tuple[Any, ...], names: list[int], hint: str, update: Any, fit: Any) -> build.Node:
+    """:func:`_in_merged_block` of a key without ``None`` or boolean scalars (``names``: the axes
+    of ``x`` as NumPy's errors name them)."""
     items, adv, basic, at, perm = index_parts(x, items, hint)
     block = x[basic]
     sizes = [block.shape[ax] for ax in adv]
@@ -273,7 +280,7 @@ def _in_merged_block(x: LazyArray, items: tuple[Any, ...], hint: str, update: An
         moved = tuple(block.shape[ax] for ax in perm)
         fit(moved[:at] + shape + moved[at + len(adv):])
 
-    pos = _flat_positions(x, [items[ax] for ax in adv], sizes, adv, shaped if fit is not None else None)
+    pos = _flat_positions(x, [items[ax] for ax in adv], sizes, [names[ax] for ax in adv], shaped if fit is not None else None)
     new = unmerge(update(merge(block), pos, at, sizes), block.shape)
     if all(k == slice(None) for k in basic):
         return new._node
@@ -307,9 +314,10 @@ def _assign_arrays(x: LazyArray, items: tuple[Any, ...], value: Any, ufunc: str 
     if ufunc is None:  # (NumPy's order of errors: the key's form, its integers' bounds and its arrays'
         # dtypes; the value's conversion (x[[0, 7]] = "abc" raises the value's ValueError); the arrays'
         # broadcast, the value's against it, then the arrays' bounds)
-        for ax, k in enumerate(index_parts(x, items, hint)[0]):
+        unit, key, names = unit_axes(x, items)
+        for ax, k in enumerate(index_parts(unit, key, hint)[0]):
             if _is_int(k) or (isinstance(k, np.ndarray) and k.ndim == 0):  # (a 0-d array counts as an integer)
-                build.check_indices(np.asarray(k), x.shape[ax], ax, indexing=True)
+                build.check_indices(np.asarray(k), unit.shape[ax], names[ax], indexing=True)
             elif _is_array(k):
                 host = _host_positions(k)
                 build.check_index_dtype(host.dtype if host is not None else asarray(k).dtype)
