@@ -7,6 +7,7 @@ kernels a chain of assignments takes, and the errors.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -264,6 +265,26 @@ def test_none_converts_as_numpy_converts_it(dtype: Any) -> None:
     raises TypeError)."""
     for key, value in ((slice(0, 2), None), ([0, 2], [1, None]), (1, None)):
         _same(np.ones(3, dtype), key, value)
+
+
+_BF = sl.bfloat16
+
+
+@pytest.mark.parametrize("value", [
+    [_BF(1.5), 2.0], (_BF(1), _BF(2)), [np.float32(1.5), _BF(3)], [np.float16(1), 2**70], [np.int64(2), 2**70],
+    [2**1000, 1], np.array([_BF(1), _BF(2)], dtype=object), [_BF(1)], [[_BF(1), 2]], 2**70, _BF(2.5), np.array(1.5),
+    np.array([1.5]), np.complex64(1), np.array([1 + 2j]),
+    None, [None, 1.0], [_BF(1.5), None], np.array(None, dtype=object), 1 + 2j, [1 + 1j, 2], "1.5", ["1", 2.0],
+    np.array(["1.5"]), [float("nan"), None],
+], ids=repr)
+@pytest.mark.parametrize("key", [0, slice(0, 1), slice(0, 2), [0, 1], np.array([True, True, False]), Ellipsis])
+def test_values_into_bfloat16_convert_as_numpy_with_ml_dtypes(value: Any, key: Any) -> None:
+    """ml_dtypes converts numbers of any kind (bfloat16 scalars in a list, NumPy scalars beside
+    Python ints past 64 bits) and raises ``TypeError`` for None, a Python complex or a string,
+    where NumPy writes NaN into a float array; one element takes a number only, not a list."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        _same(np.zeros(3, sl.bfloat16), key, value)
 
 
 @pytest.mark.parametrize("call", [

@@ -64,14 +64,14 @@ def _converted(x: LazyArray, value: Any, casting: str = "unsafe") -> LazyArray:
         v = asarray(value)
         return v if v.dtype == x.dtype else v.astype(x.dtype)
     host = np.asarray(value)
-    if host.dtype == object:  # (numbers only, and None, which NumPy converts to NaN; Python ints past 64 bits
-        # are NumPy's to convert, into floats)
-        if not all(isinstance(v, (int, float)) or v is None for v in host.ravel()):
-            raise TypeError(f"cannot assign {value!r} to a stitchlab array of dtype {x.dtype}: give numbers or arrays")
-        check_python_ints(host, x.dtype)
-    if is_bfloat16(x.dtype):  # (rounded once, as the kernels round)
-        conv = cast(host, x.dtype)
+    if is_bfloat16(x.dtype):
+        conv = _bfloat16_values(x.dtype, value, host)
     else:
+        if host.dtype == object:  # (numbers only, and None, which NumPy converts to NaN; Python ints past 64
+            # bits are NumPy's to convert, into floats)
+            if not all(isinstance(v, (int, float)) or v is None for v in host.ravel()):
+                raise TypeError(f"cannot assign {value!r} to a stitchlab array of dtype {x.dtype}: give numbers or arrays")
+            check_python_ints(host, x.dtype)
         conv = np.empty(host.shape, x.dtype)
         conv[...] = value  # NumPy's conversion and its errors (an integer out of range, NaN into an integer)
     if conv.ndim:
@@ -79,6 +79,24 @@ def _converted(x: LazyArray, value: Any, casting: str = "unsafe") -> LazyArray:
     c = build.const(conv[()], x.dtype)
     c.device = x._node.device
     return LazyArray(c)
+
+
+def _bfloat16_values(dtype: np.dtype, value: Any, host: np.ndarray) -> np.ndarray:
+    """Host ``value`` (``host``: ``np.asarray(value)``) in bfloat16 as NumPy with ml_dtypes
+    converts it, with its errors: ml_dtypes takes numbers of any kind (bfloat16 scalars among
+    Python floats too) and arrays of numbers, and raises ``TypeError`` for ``None``, a Python
+    complex, a string (where NumPy writes NaN into a float array, and parses a string). Rounded
+    once, as the kernels round (:func:`stitchlab.ir.dtypes.cast`); an object array (Python ints
+    past 64 bits, NumPy scalars mixed with Python ones) as ml_dtypes converts each element."""
+    if isinstance(value, np.ndarray) and (value.dtype.kind in "biufc" or is_bfloat16(value.dtype)):
+        return cast(host, dtype)
+    ref = np.empty(host.shape, dtype)
+    try:
+        ref[...] = value
+    except TypeError as e:
+        raise TypeError(f"cannot assign {value!r} to a stitchlab array of dtype bfloat16: {e} (ml_dtypes converts "
+                        f"numbers and arrays of numbers only, not None, complex or strings)") from None
+    return ref if host.dtype == object else cast(host, dtype)
 
 
 def _check_cast(src: Any, dst: np.dtype, casting: str, what: str = "array data") -> None:
@@ -174,11 +192,14 @@ def _assign_basic(x: LazyArray, key: Any, value: Any) -> build.Node:
         if isinstance(value, (list, tuple)):  # (as NumPy's scalar conversion of one element reads a sequence)
             if x.dtype == np.bool_:
                 value = bool(value)  # its truth: [] is False, [0] True
-            elif x.dtype.kind in "iu":
+            elif x.dtype.kind in "iu" or is_bfloat16(x.dtype):
                 raise TypeError(f"cannot assign the {type(value).__name__} {value!r} to one element of an array of dtype "
                                 f"{x.dtype}: give a number, or a key that selects as many elements as it holds")
         v = _converted(x, value)
         if v.ndim and not (x.dtype == np.bool_ and v.size == 1):  # (NumPy's truth of one value for bool)
+            if is_bfloat16(x.dtype):  # (ml_dtypes' conversion of one element takes a number only)
+                raise TypeError(f"cannot assign an array of shape {v.shape} to one element of an array of dtype "
+                                f"bfloat16: give a number, or a key that selects as many elements as it holds")
             raise ValueError("setting an array element with a sequence.")
     elif isinstance(value, (list, tuple)) and _nesting(value) > len(view):
         # (NumPy reads a list into at most the view's dimensions: [[6]] into x[0:1] is refused, where
