@@ -496,8 +496,11 @@ class LazyArray:
         return self._indexed_array() is parent and self._indexed[1] is key
 
     def fill(self, value: Any) -> None:
-        """Set every element to ``value`` (NumPy's ``ndarray.fill``): ``x`` then stands for the new value."""
-        self[...] = value
+        """Set every element to ``value`` (NumPy's ``ndarray.fill``: one number, read as one element
+        reads it, :func:`stitchlab.frontend.assign.one_element`): ``x`` then stands for the new value."""
+        from .assign import one_element
+
+        self[...] = one_element(self, value, "not a sequence (x[...] = values assigns an array)")
 
     def put(self, indices: Any, values: Any, mode: str = "raise") -> None:
         """NumPy's ``ndarray.put``: :func:`stitchlab.put` into this array."""

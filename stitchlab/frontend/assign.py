@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ir.dtypes import cast, check_python_ints, is_bfloat16
+from ..ir.dtypes import cast, check_copied_int, check_python_ints, is_bfloat16
 from ..ir.ops import OPS, Kind
 from . import api, build
 from .api import ravel, where  # type: ignore[attr-defined]
@@ -185,22 +185,32 @@ def _nesting(value: list | tuple) -> int:
     return depth + (isinstance(value, (list, tuple)) or np.ndim(value))
 
 
+def one_element(x: LazyArray, value: Any, fix: str = "or a key that selects as many elements as it holds") -> Any:
+    """``value`` as NumPy's conversion of one element of ``x`` reads it (``x[i, j] = value``,
+    ``x.fill(value)``): a sequence's truth for bool (``[]`` is False, ``[0]`` True), else NumPy's
+    error for a sequence (``TypeError`` for an integer or bfloat16 array, ``ValueError`` for a
+    float one); ``fix`` finishes the message's advice."""
+    if isinstance(value, (list, tuple)):  # (as NumPy's scalar conversion of one element reads a sequence)
+        if x.dtype == np.bool_:
+            return bool(value)
+        if x.dtype.kind in "iu" or is_bfloat16(x.dtype):
+            raise TypeError(f"cannot assign the {type(value).__name__} {value!r} to one element of an array of dtype "
+                            f"{x.dtype}: give a number, {fix}")
+    # (an array's shape is checked before its values are converted, as NumPy checks it)
+    shape = value.shape if on_device(value) or isinstance(value, np.ndarray) else _converted(x, value).shape
+    if shape and not (x.dtype == np.bool_ and math.prod(shape) == 1):  # (NumPy's truth of one value for bool)
+        if is_bfloat16(x.dtype):  # (ml_dtypes' conversion of one element takes a number only)
+            raise TypeError(f"cannot assign an array of shape {shape} to one element of an array of dtype "
+                            f"bfloat16: give a number, {fix}")
+        raise ValueError("setting an array element with a sequence.")
+    return value
+
+
 def _assign_basic(x: LazyArray, key: Any, value: Any) -> build.Node:
     view = x[key].shape  # (NumPy's errors for the key)
     items = key if isinstance(key, tuple) else (key,)
     if len(items) == x.ndim and all(_is_int(k) for k in items):  # one element: NumPy takes a scalar
-        if isinstance(value, (list, tuple)):  # (as NumPy's scalar conversion of one element reads a sequence)
-            if x.dtype == np.bool_:
-                value = bool(value)  # its truth: [] is False, [0] True
-            elif x.dtype.kind in "iu" or is_bfloat16(x.dtype):
-                raise TypeError(f"cannot assign the {type(value).__name__} {value!r} to one element of an array of dtype "
-                                f"{x.dtype}: give a number, or a key that selects as many elements as it holds")
-        v = _converted(x, value)
-        if v.ndim and not (x.dtype == np.bool_ and v.size == 1):  # (NumPy's truth of one value for bool)
-            if is_bfloat16(x.dtype):  # (ml_dtypes' conversion of one element takes a number only)
-                raise TypeError(f"cannot assign an array of shape {v.shape} to one element of an array of dtype "
-                                f"bfloat16: give a number, or a key that selects as many elements as it holds")
-            raise ValueError("setting an array element with a sequence.")
+        value = one_element(x, value)
     elif isinstance(value, (list, tuple)) and _nesting(value) > len(view):
         # (NumPy reads a list into at most the view's dimensions: [[6]] into x[0:1] is refused, where
         # an array of shape (1, 1) drops its leading axis)
@@ -443,6 +453,7 @@ def copyto(dst: Any, src: Any, casting: str = "same_kind", where: Any = True) ->
         xp.copyto(dst, native(src), casting=casting, where=native(where))
         return
     if isinstance(src, (bool, int, float)):  # a Python scalar: its kind against dst's (NEP 50)
+        check_copied_int(src, dst.dtype)
         try:
             weak = np.result_type(dst.dtype, src)
         except TypeError:  # (bfloat16 with a Python scalar: ml_dtypes' own promotion)
@@ -450,6 +461,9 @@ def copyto(dst: Any, src: Any, casting: str = "same_kind", where: Any = True) ->
         _check_cast(weak, dst.dtype, casting, "scalar")
     else:
         _check_cast(src.dtype if on_device(src) else np.asarray(src).dtype, dst.dtype, casting)
+    if not on_device(src):  # (NumPy's copyto: host data as an array, cast as that array casts: [300] into
+        # int8 wraps under the rule that lets it, where x[...] = [300] raises)
+        src = cast(np.asarray(src), dst.dtype)
     v = _value(dst, src, dst.shape)
     if where is True:
         dst._rebind(v._node)
