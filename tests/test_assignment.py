@@ -199,6 +199,11 @@ def test_integer_array_errors() -> None:
     with pytest.raises(IndexError, match="arrays used as indices must be of integer"):
         y[np.array([0.5])] = 1.0
     np.testing.assert_array_equal(y.get(), a)
+    z = sl.asarray(a.reshape(2, 5))  # shapes written as NumPy writes them: (2,2), not (2, 2)
+    with pytest.raises(ValueError, match=r"value array of shape \(2,2\) could not be broadcast to indexing result of shape \(3,\)$"):
+        z[[0, 1, 1], [0, 1, 2]] = np.ones((2, 2))
+    with pytest.raises(ValueError, match=r"could not broadcast input array from shape \(2,2\) into shape \(2,5\)$"):
+        z[...] = np.ones((2, 2))
 
 
 @pytest.mark.parametrize("key", [

@@ -134,8 +134,10 @@ def test_picking_one_logit_per_row_is_one_gather() -> None:
     (([0], [0], [0], [0]), "too many indices for array: array is 3-dimensional, but 4 were indexed"),
     (([0], True, None, [0], [0], [0]), "too many indices for array: array is 3-dimensional, but 4 were indexed"),
     (([0, 1], False), r"shape mismatch: indexing arrays could not be broadcast together with shapes \(2,\) \(0,\)"),
+    ((0, [0, 1], [0, 1, 2]), r"broadcast together with shapes \(2,\) \(3,\)$"),  # (NumPy lists the arrays only)
+    ((7, [0, 1], [0, 1, 2]), "index 7 is out of bounds for axis 0 with size 4"),  # (integers before the broadcast)
 ], ids=["first-axis", "last-axis", "broadcast", "float", "newaxis", "boolean-newaxis", "mask-beside", "too-many",
-        "too-many-beside-new-axes", "false-beside"])
+        "too-many-beside-new-axes", "false-beside", "broadcast-beside-an-integer", "integer-before-broadcast"])
 def test_bad_advanced_indices_raise_numpys_errors(key: Any, match: str) -> None:
     with pytest.raises(IndexError, match=match):
         sl.asarray(B3)[key]

@@ -43,6 +43,7 @@ from .library import (
     _is_int,
     _is_mask,
     bool_scalar_advanced,
+    check_key_items,
     cumsum,
     index_parts,
     integer_key,
@@ -120,10 +121,11 @@ def _fitted(v: LazyArray, shape: tuple[int, ...], advanced: bool = False) -> Laz
         if np.broadcast_shapes(v.shape, shape) != shape:
             raise ValueError
     except ValueError:
+        given_text, shape_text = build.shapes_text([given]), build.shapes_text([shape])  # (as NumPy writes them: (2,3))
         if advanced:
-            raise ValueError(f"shape mismatch: value array of shape {given} could not be broadcast to indexing "
-                             f"result of shape {shape}") from None
-        raise ValueError(f"could not broadcast input array from shape {given} into shape {shape}") from None
+            raise ValueError(f"shape mismatch: value array of shape {given_text} could not be broadcast to indexing "
+                             f"result of shape {shape_text}") from None
+        raise ValueError(f"could not broadcast input array from shape {given_text} into shape {shape_text}") from None
     return LazyArray(build.broadcast_to(v._node, shape))
 
 
@@ -346,12 +348,7 @@ def _assign_arrays(x: LazyArray, items: tuple[Any, ...], value: Any, ufunc: str 
         # dtypes; the value's conversion (x[[0, 7]] = "abc" raises the value's ValueError); the arrays'
         # broadcast, the value's against it, then the arrays' bounds)
         unit, key, names = unit_axes(x, items)
-        for ax, k in enumerate(index_parts(unit, key, hint)[0]):
-            if _is_int(k) or (isinstance(k, np.ndarray) and k.ndim == 0):  # (a 0-d array counts as an integer)
-                build.check_indices(np.asarray(k), unit.shape[ax], names[ax], indexing=True)
-            elif _is_array(k):
-                host = _host_positions(k)
-                build.check_index_dtype(host.dtype if host is not None else asarray(k).dtype)
+        check_key_items(unit, index_parts(unit, key, hint)[0], names)
         value = _converted(x, value)
 
         def fit(view: tuple[int, ...]) -> None:

@@ -197,6 +197,7 @@ def advanced_index(x: LazyArray, key: Any) -> LazyArray | None:
         if names[adv[0]] != adv[0] and host is not None:  # (NumPy's error names the axis of x, not of the new axes)
             k = build.check_indices(host, y.shape[adv[0]], names[adv[0]], indexing=True)
         return _take(y, k, adv[0], indexing=True)
+    check_key_items(x, items, names)
     sizes = [y.shape[ax] for ax in adv]
     y = y.transpose(perm)
     merged = y.reshape(y.shape[:at] + (math.prod(sizes),) + y.shape[at + len(adv):])
@@ -251,6 +252,18 @@ def unit_axes(x: LazyArray, items: tuple[Any, ...]) -> tuple[LazyArray, tuple[An
     return unit, key, names
 
 
+def check_key_items(x: LazyArray, items: tuple[Any, ...], names: list[int]) -> None:
+    """NumPy's first checks of a key laid out by :func:`index_parts` (``items``), before its arrays
+    are broadcast: its integers' (and 0-d arrays') bounds and its arrays' dtypes (``names``: the
+    axes as NumPy's errors name them, :func:`unit_axes`)."""
+    for ax, k in enumerate(items):
+        if _is_int(k) or (isinstance(k, np.ndarray) and k.ndim == 0):  # (a 0-d array counts as an integer)
+            build.check_indices(np.asarray(k), x.shape[ax], names[ax], indexing=True)
+        elif _is_array(k):
+            host = _host_positions(k)
+            build.check_index_dtype(host.dtype if host is not None else asarray(k).dtype)
+
+
 def index_parts(x: LazyArray, items: tuple[Any, ...], hint: str) -> tuple[tuple[Any, ...], list[int], tuple[Any, ...], int, list[int]]:
     """A key with integer arrays (no mask, no ``None``: :func:`unit_axes`) into ``x``, laid out as
     NumPy does (its errors, ``hint`` naming what is accepted): the items with ``...`` filled in;
@@ -292,7 +305,8 @@ def _flat_positions(x: LazyArray, indices: list[Any], sizes: list[int], axes: li
     try:
         shape = np.broadcast_shapes(*shapes)
     except ValueError:
-        raise IndexError(f"shape mismatch: indexing arrays could not be broadcast together with shapes {build.shapes_text(shapes)}") from None
+        listed = [s for s in shapes if s]  # (as NumPy's message: the arrays', not the integers' or 0-d arrays')
+        raise IndexError(f"shape mismatch: indexing arrays could not be broadcast together with shapes {build.shapes_text(listed)}") from None
     if shaped is not None:
         shaped(shape)
     if not math.prod(shape):
