@@ -272,6 +272,19 @@ def test_none_converts_as_numpy_converts_it(dtype: Any) -> None:
         _same(np.ones(3, dtype), key, value)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.bool_, np.float16, np.uint8])
+@pytest.mark.parametrize("value", [
+    [sl.bfloat16(1.5), None], [np.float16(1), 2**70], [np.int64(2), None], [sl.bfloat16(2), 3], [np.float32(1.5), None],
+    [np.complex64(1), None], [np.int64(300), None],
+], ids=repr)
+def test_a_list_of_numpy_scalars_beside_none_or_big_ints_converts_as_numpy(dtype: Any, value: Any) -> None:
+    """Such a list is an object array to NumPy, converted element by element (None: NaN or False,
+    an integer's TypeError; 2**70: a float, or an integer's OverflowError)."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        _same(np.zeros(3, dtype), slice(0, 2), value)
+
+
 _BF = sl.bfloat16
 
 

@@ -68,9 +68,9 @@ def _converted(x: LazyArray, value: Any, casting: str = "unsafe") -> LazyArray:
     if is_bfloat16(x.dtype):
         conv = _bfloat16_values(x.dtype, value, host)
     else:
-        if host.dtype == object:  # (numbers only, and None, which NumPy converts to NaN; Python ints past 64
-            # bits are NumPy's to convert, into floats)
-            if not all(isinstance(v, (int, float)) or v is None for v in host.ravel()):
+        if host.dtype == object:  # (numbers only, NumPy's and bfloat16 scalars among them, and None, which
+            # NumPy converts to NaN; Python ints past 64 bits are NumPy's to convert, into floats)
+            if not all(_is_number(v) or v is None for v in host.ravel()):
                 raise TypeError(f"cannot assign {value!r} to a stitchlab array of dtype {x.dtype}: give numbers or arrays")
             check_python_ints(host, x.dtype)
         conv = np.empty(host.shape, x.dtype)
@@ -80,6 +80,12 @@ def _converted(x: LazyArray, value: Any, casting: str = "unsafe") -> LazyArray:
     c = build.const(conv[()], x.dtype)
     c.device = x._node.device
     return LazyArray(c)
+
+
+def _is_number(v: Any) -> bool:
+    """A Python or NumPy number (a bfloat16 scalar too): what NumPy's assignment converts (not a
+    string, which NumPy would parse, nor another object)."""
+    return isinstance(v, (int, float, np.number, np.bool_)) or (isinstance(v, np.generic) and is_bfloat16(v.dtype))
 
 
 def _bfloat16_values(dtype: np.dtype, value: Any, host: np.ndarray) -> np.ndarray:
