@@ -203,7 +203,7 @@ def test_integer_array_errors() -> None:
     with pytest.raises(ValueError, match=r"value array of shape \(2,2\) could not be broadcast to indexing result of shape \(3,\)$"):
         z[[0, 1, 1], [0, 1, 2]] = np.ones((2, 2))
     with pytest.raises(ValueError, match=r"could not broadcast input array from shape \(2,2\) into shape \(2,5\)$"):
-        z[...] = np.ones((2, 2))
+        z[...] = np.ones((1, 1, 2, 2))  # (named without its leading axes of 1, as NumPy names it)
 
 
 @pytest.mark.parametrize("key", [

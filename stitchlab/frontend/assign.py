@@ -127,11 +127,12 @@ def _fitted(v: LazyArray, shape: tuple[int, ...], advanced: bool = False) -> Laz
         if np.broadcast_shapes(v.shape, shape) != shape:
             raise ValueError
     except ValueError:
-        given_text, shape_text = build.shapes_text([given]), build.shapes_text([shape])  # (as NumPy writes them: (2,3))
+        shape_text = build.shapes_text([shape])  # (as NumPy writes shapes: (2,3))
         if advanced:
-            raise ValueError(f"shape mismatch: value array of shape {given_text} could not be broadcast to indexing "
-                             f"result of shape {shape_text}") from None
-        raise ValueError(f"could not broadcast input array from shape {given_text} into shape {shape_text}") from None
+            raise ValueError(f"shape mismatch: value array of shape {build.shapes_text([given])} could not be "
+                             f"broadcast to indexing result of shape {shape_text}") from None
+        # (named without the leading axes of 1 dropped above, as NumPy names it)
+        raise ValueError(f"could not broadcast input array from shape {build.shapes_text([v.shape])} into shape {shape_text}") from None
     return LazyArray(build.broadcast_to(v._node, shape))
 
 
