@@ -59,6 +59,52 @@ def test_full_refuses_a_python_int_out_of_the_dtypes_range_as_numpy(make):
         sl.jit(lambda t: t + sl.full(2, 300, dtype=np.int8))(sl.zeros(2))
 
 
+def _filled(xp, how, v, dt):
+    if how in ("full", "full_like"):
+        return xp.full(2, v, dtype=dt) if how == "full" else xp.full_like(xp.zeros(2, dtype=dt), v)
+    if how in ("asarray", "array"):
+        return getattr(xp, how)(v, dtype=dt)
+    x = xp.zeros(2, dtype=dt)
+    if how == "fill":
+        x.fill(v)
+    elif how == "setitem":
+        x[...] = v
+    else:
+        xp.copyto(x, v, casting=how.split()[1])
+    return x
+
+
+@pytest.mark.parametrize("how", ["full", "full_like", "asarray", "array", "copyto same_kind", "copyto unsafe",
+                                 "fill", "setitem"])
+def test_python_ints_past_a_dtypes_range_are_numpys_in_creation_and_writes(how):
+    """NumPy's full and copyto refuse a Python int past int64 for bool (OverflowError) where
+    assignment and fill take its truth; copyto casts a list as an array (``[300]`` wraps into
+    int8), asarray converts 2**70 into bfloat16, fill takes one number only."""
+    dtypes = [bool, np.int8, np.uint8, np.int64, np.uint64, np.float16, np.float32, sl.bfloat16]
+    values = [2**70, -2**70, 2**64, 2**63, 2**63 - 1, -2**63 - 1, 300, -1, 2**1000, [1, 2**70], [300, 1], [-1, 2],
+              np.array([2**70], dtype=object), 1.5, float("nan"), None]
+    for dt in dtypes:
+        for v in values:
+            try:
+                with np.errstate(all="ignore"):
+                    want = _filled(np, how, v, dt)
+            except Exception as e:  # noqa: BLE001 - the same type of error
+                with pytest.raises(type(e)):
+                    _filled(sl, how, v, dt).get()
+                continue
+            with np.errstate(all="ignore"):
+                got = _filled(sl, how, v, dt).get()
+            assert got.dtype == want.dtype, (dt, v)
+            wide = np.float32 if dt is sl.bfloat16 else None
+            np.testing.assert_array_equal(got.astype(wide) if wide else got, want.astype(wide) if wide else want, err_msg=repr((dt, v)))
+
+
+def test_a_python_int_past_int64_into_bool_is_named():
+    for make in (lambda: sl.full(2, 2**70, dtype=bool), lambda: sl.copyto(sl.zeros(2, bool), -2**63 - 1)):
+        with pytest.raises(OverflowError, match=r"Python integer -?\d+ out of bounds for bool here: .*give True or False"):
+            make()
+
+
 def test_full_casts_other_fill_values_unsafely_as_numpy():
     # NumPy's copyto(casting="unsafe"): a NumPy integer, a float or a list's elements wrap
     for fill in (np.int64(300), 300.0, [1, 300], True):

@@ -7,6 +7,7 @@ kernels a chain of assignments takes, and the errors.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -141,9 +142,6 @@ def test_boolean_mask_errors() -> None:
         x[np.ones(5, bool)] = 1.0
     with pytest.raises(IndexError, match="boolean mask must be the only index"):
         x[a > 2, 0] = 1.0
-    for key in [(True, [0, 1]), (np.False_, np.array([2]))]:  # as reading x[key]: a message naming the boolean
-        with pytest.raises(IndexError, match=r"a boolean scalar index \((True|np.False_)\) beside integers, arrays"):
-            x[key] = 1.0
     np.testing.assert_array_equal(x.get(), a)
 
 
@@ -201,6 +199,11 @@ def test_integer_array_errors() -> None:
     with pytest.raises(IndexError, match="arrays used as indices must be of integer"):
         y[np.array([0.5])] = 1.0
     np.testing.assert_array_equal(y.get(), a)
+    z = sl.asarray(a.reshape(2, 5))  # shapes written as NumPy writes them: (2,2), not (2, 2)
+    with pytest.raises(ValueError, match=r"value array of shape \(2,2\) could not be broadcast to indexing result of shape \(3,\)$"):
+        z[[0, 1, 1], [0, 1, 2]] = np.ones((2, 2))
+    with pytest.raises(ValueError, match=r"could not broadcast input array from shape \(2,2\) into shape \(2,5\)$"):
+        z[...] = np.ones((1, 1, 2, 2))  # (named without its leading axes of 1, as NumPy names it)
 
 
 @pytest.mark.parametrize("key", [
@@ -267,6 +270,39 @@ def test_none_converts_as_numpy_converts_it(dtype: Any) -> None:
     raises TypeError)."""
     for key, value in ((slice(0, 2), None), ([0, 2], [1, None]), (1, None)):
         _same(np.ones(3, dtype), key, value)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.bool_, np.float16, np.uint8])
+@pytest.mark.parametrize("value", [
+    [sl.bfloat16(1.5), None], [np.float16(1), 2**70], [np.int64(2), None], [sl.bfloat16(2), 3], [np.float32(1.5), None],
+    [np.complex64(1), None], [np.int64(300), None],
+], ids=repr)
+def test_a_list_of_numpy_scalars_beside_none_or_big_ints_converts_as_numpy(dtype: Any, value: Any) -> None:
+    """Such a list is an object array to NumPy, converted element by element (None: NaN or False,
+    an integer's TypeError; 2**70: a float, or an integer's OverflowError)."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        _same(np.zeros(3, dtype), slice(0, 2), value)
+
+
+_BF = sl.bfloat16
+
+
+@pytest.mark.parametrize("value", [
+    [_BF(1.5), 2.0], (_BF(1), _BF(2)), [np.float32(1.5), _BF(3)], [np.float16(1), 2**70], [np.int64(2), 2**70],
+    [2**1000, 1], np.array([_BF(1), _BF(2)], dtype=object), [_BF(1)], [[_BF(1), 2]], 2**70, _BF(2.5), np.array(1.5),
+    np.array([1.5]), np.complex64(1), np.array([1 + 2j]),
+    None, [None, 1.0], [_BF(1.5), None], np.array(None, dtype=object), 1 + 2j, [1 + 1j, 2], "1.5", ["1", 2.0],
+    np.array(["1.5"]), [float("nan"), None],
+], ids=repr)
+@pytest.mark.parametrize("key", [0, slice(0, 1), slice(0, 2), [0, 1], np.array([True, True, False]), Ellipsis])
+def test_values_into_bfloat16_convert_as_numpy_with_ml_dtypes(value: Any, key: Any) -> None:
+    """ml_dtypes converts numbers of any kind (bfloat16 scalars in a list, NumPy scalars beside
+    Python ints past 64 bits) and raises ``TypeError`` for None, a Python complex or a string,
+    where NumPy writes NaN into a float array; one element takes a number only, not a list."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        _same(np.zeros(3, sl.bfloat16), key, value)
 
 
 @pytest.mark.parametrize("call", [

@@ -128,9 +128,16 @@ def test_picking_one_logit_per_row_is_one_gather() -> None:
     ((slice(None), [0, 1], [1, 6]), "index 6 is out of bounds for axis 2 with size 6"),
     (([0, 1], [1, 2, 3]), r"shape mismatch: indexing arrays could not be broadcast together with shapes \(2,\) \(3,\)"),
     (([0.5, 1], [1, 2]), "arrays used as indices must be of integer"),
-    ((None, [1]), "None"), (([0, 1], A[:4, 0] > 0), "a boolean mask must be the only index"),
+    ((None, [4]), "index 4 is out of bounds for axis 0 with size 4"),  # (x's axis, not one counting the new one)
+    ((True, slice(None), None, 1, 7), "index 7 is out of bounds for axis 2 with size 6"),
+    (([0, 1], A[:4, 0] > 0), "a boolean mask must be the only index"),
     (([0], [0], [0], [0]), "too many indices for array: array is 3-dimensional, but 4 were indexed"),
-], ids=["first-axis", "last-axis", "broadcast", "float", "newaxis", "mask-beside", "too-many"])
+    (([0], True, None, [0], [0], [0]), "too many indices for array: array is 3-dimensional, but 4 were indexed"),
+    (([0, 1], False), r"shape mismatch: indexing arrays could not be broadcast together with shapes \(2,\) \(0,\)"),
+    ((0, [0, 1], [0, 1, 2]), r"broadcast together with shapes \(2,\) \(3,\)$"),  # (NumPy lists the arrays only)
+    ((7, [0, 1], [0, 1, 2]), "index 7 is out of bounds for axis 0 with size 4"),  # (integers before the broadcast)
+], ids=["first-axis", "last-axis", "broadcast", "float", "newaxis", "boolean-newaxis", "mask-beside", "too-many",
+        "too-many-beside-new-axes", "false-beside", "broadcast-beside-an-integer", "integer-before-broadcast"])
 def test_bad_advanced_indices_raise_numpys_errors(key: Any, match: str) -> None:
     with pytest.raises(IndexError, match=match):
         sl.asarray(B3)[key]

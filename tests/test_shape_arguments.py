@@ -36,6 +36,82 @@ def test_a_key_with_index_arrays_lays_out_axes_as_numpys(key: tuple[Any, ...]) -
     _same(expected, x.get())
 
 
+@pytest.mark.parametrize("key", [
+    (None, [1, 0]), ([1, 0], None, slice(1, None)), (True, [1, 0]), ([1], False), ([0, 1], None, [2, 1]),
+    ([0, 1], True, [2, 1]), (slice(None), [0, 2], None), (0, None, [1, 2]), (None, 1, Ellipsis, [0, 3]),
+    ([[0], [1]], True, slice(None), None), (True, True, [1]), (True, 0), (np.array(True), [1, 0], None, 2),
+    (np.False_, Ellipsis, [[0], [1]]), (None, [], True), ([1], slice(None), False, slice(None)),
+], ids=repr)
+@pytest.mark.parametrize("where", ["host", "device"])
+def test_none_and_boolean_scalars_beside_index_arrays_are_numpys(key: tuple[Any, ...], where: str) -> None:
+    """A ``None`` is a new axis of 1 that keeps the arrays beside it apart (their result first); a
+    boolean scalar is an advanced index of shape (1,) (True) or (0,) (False): read, assigned and
+    ``ufunc.at`` as NumPy's."""
+    dev = tuple(sl.asarray(np.asarray(k)) if isinstance(k, list) and k else k for k in key) if where == "device" else key
+    _same(A3[key], sl.asarray(A3)[dev].get())
+    for value in (-np.arange(A3[key].size).reshape(A3[key].shape), np.int64(-5)):
+        expected, x = A3.copy(), sl.asarray(A3)
+        expected[key] = value
+        x[dev] = value
+        _same(expected, x.get())
+    expected, x = A3.copy(), sl.asarray(A3)
+    np.add.at(expected, key, 10)
+    np.add.at(x, dev, 10)
+    _same(expected, x.get())
+
+
+def test_none_and_boolean_scalars_beside_index_arrays_match_numpy_on_random_keys() -> None:
+    """Random keys of ``None``, booleans, integers, slices, '...' and index arrays (some out of
+    bounds, some that do not broadcast) into arrays of 0 to 3 dimensions: the result or the error
+    type of reading and of assignment are NumPy's."""
+    rng = np.random.default_rng(7)
+
+    def item() -> Any:
+        r = rng.integers(0, 8)
+        if r < 3:
+            return [None, True, False, np.array(True)][int(rng.integers(0, 4))]
+        if r == 3:
+            return Ellipsis
+        if r == 4:
+            return slice(int(rng.integers(-3, 3)), int(rng.integers(-3, 4)), [1, 2, -1, None][int(rng.integers(0, 4))])
+        if r == 5:
+            return int(rng.integers(-2, 2))
+        return rng.integers(-2, 2, tuple(int(n) for n in rng.integers(0, 3, rng.integers(0, 3)))).tolist()
+
+    def outcome(f: Any, *args: Any) -> Any:
+        try:
+            return f(*args)
+        except Exception as e:  # noqa: BLE001 - the same type of error
+            return type(e)
+
+    def read(x: Any, key: Any) -> Any:
+        return np.asarray(x[key])
+
+    def write(x: Any, key: Any, value: Any) -> Any:
+        x[key] = value
+        return np.asarray(x)
+
+    ok = 0
+    for _ in range(400):
+        a = rng.integers(0, 9, tuple(int(n) for n in rng.integers(1, 4, rng.integers(0, 4))))
+        key = [item() for _ in range(int(rng.integers(1, 4)))]
+        key.insert(int(rng.integers(0, len(key) + 1)), rng.integers(-2, 2, int(rng.integers(0, 3))))
+        key = tuple(key)
+        want, got = outcome(read, a, key), outcome(read, sl.asarray(a), key)
+        if isinstance(want, type):
+            assert got is want, key
+        else:
+            _same(want, got)
+            ok += 1
+        value = rng.integers(10, 20, np.shape(want)[len(np.shape(want)) // 2:])
+        want, got = outcome(write, a.copy(), key, value), outcome(write, sl.asarray(a), key, value)
+        if isinstance(want, type):
+            assert got is want, key
+        else:
+            _same(want, got)
+    assert ok > 100  # (most keys are valid)
+
+
 def test_a_nested_list_of_bools_is_a_mask() -> None:
     b = np.arange(6).reshape(2, 3)
     k = [[True, False, True], [False, True, False]]

@@ -407,10 +407,10 @@ class LazyArray:
         """Basic indexing (integers, slices, ``None``, ``...``) is a lazy view fused with its use;
         one integer array (or list) among full slices, or a NumPy boolean mask, is a gather
         (:func:`stitchlab.take`)."""
-        from .library import advanced_index
+        from .library import advanced_index, bool_scalar_advanced, is_bool_scalar
 
         items = key if isinstance(key, tuple) else (key,)
-        if any(isinstance(k, (bool, np.bool_)) for k in items):
+        if any(is_bool_scalar(k) for k in items) and not bool_scalar_advanced(items):
             return self._bool_scalar_index(items)
         gathered = advanced_index(self, key)
         if gathered is not None:
@@ -421,15 +421,10 @@ class LazyArray:
 
     def _bool_scalar_index(self, items: tuple[Any, ...]) -> LazyArray:
         """``x[True]``, ``x[False]``, ``x[..., True]``: NumPy's 0-d boolean index, a new axis of
-        length 1 (True) or 0 (False) where it stands, beside slices, ``None`` and ``...``. NumPy
-        takes a boolean as an advanced index, so the result is a copy: a write into it leaves
-        ``x`` as it was."""
-        bools = [i for i, k in enumerate(items) if isinstance(k, (bool, np.bool_))]
-        others_basic = all(k is None or k is Ellipsis or isinstance(k, slice) for k in items if not isinstance(k, (bool, np.bool_)))
-        if len(bools) > 1 or not others_basic:
-            raise IndexError(f"a boolean scalar index ({items[bools[0]]!r}) beside integers, arrays or another boolean "
-                             "is not supported; index with None (x[None]) and take [:1] or [:0] of that axis")
-        i = bools[0]
+        length 1 (True) or 0 (False) where it stands, beside slices, ``None`` and ``...`` only
+        (others: :func:`stitchlab.frontend.library.advanced_index`). NumPy takes a boolean as an
+        advanced index, so the result is a copy: a write into it leaves ``x`` as it was."""
+        i = next(i for i, k in enumerate(items) if not (k is None or k is Ellipsis or isinstance(k, slice)))
         out = self[items[:i] + (None,) + items[i + 1:]]
         if not items[i]:
             # NumPy's shape of the result (of a stand-in without memory) differs from out's in the new axis
@@ -501,8 +496,11 @@ class LazyArray:
         return self._indexed_array() is parent and self._indexed[1] is key
 
     def fill(self, value: Any) -> None:
-        """Set every element to ``value`` (NumPy's ``ndarray.fill``): ``x`` then stands for the new value."""
-        self[...] = value
+        """Set every element to ``value`` (NumPy's ``ndarray.fill``: one number, read as one element
+        reads it, :func:`stitchlab.frontend.assign.one_element`): ``x`` then stands for the new value."""
+        from .assign import one_element
+
+        self[...] = one_element(self, value, "not a sequence (x[...] = values assigns an array)")
 
     def put(self, indices: Any, values: Any, mode: str = "raise") -> None:
         """NumPy's ``ndarray.put``: :func:`stitchlab.put` into this array."""

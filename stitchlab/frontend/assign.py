@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ir.dtypes import cast, check_python_ints, is_bfloat16
+from ..ir.dtypes import cast, check_copied_int, check_python_ints, is_bfloat16
 from ..ir.ops import OPS, Kind
 from . import api, build
 from .api import ravel, where  # type: ignore[attr-defined]
@@ -42,10 +42,14 @@ from .library import (
     _is_array,
     _is_int,
     _is_mask,
+    bool_scalar_advanced,
+    check_key_items,
     cumsum,
     index_parts,
     integer_key,
+    is_bool_scalar,
     on_device,
+    unit_axes,
 )
 
 __all__ = ["copyto", "place", "putmask", "put", "put_along_axis", "fill_diagonal"]
@@ -61,14 +65,14 @@ def _converted(x: LazyArray, value: Any, casting: str = "unsafe") -> LazyArray:
         v = asarray(value)
         return v if v.dtype == x.dtype else v.astype(x.dtype)
     host = np.asarray(value)
-    if host.dtype == object:  # (numbers only, and None, which NumPy converts to NaN; Python ints past 64 bits
-        # are NumPy's to convert, into floats)
-        if not all(isinstance(v, (int, float)) or v is None for v in host.ravel()):
-            raise TypeError(f"cannot assign {value!r} to a stitchlab array of dtype {x.dtype}: give numbers or arrays")
-        check_python_ints(host, x.dtype)
-    if is_bfloat16(x.dtype):  # (rounded once, as the kernels round)
-        conv = cast(host, x.dtype)
+    if is_bfloat16(x.dtype):
+        conv = _bfloat16_values(x.dtype, value, host)
     else:
+        if host.dtype == object:  # (numbers only, NumPy's and bfloat16 scalars among them, and None, which
+            # NumPy converts to NaN; Python ints past 64 bits are NumPy's to convert, into floats)
+            if not all(_is_number(v) or v is None for v in host.ravel()):
+                raise TypeError(f"cannot assign {value!r} to a stitchlab array of dtype {x.dtype}: give numbers or arrays")
+            check_python_ints(host, x.dtype)
         conv = np.empty(host.shape, x.dtype)
         conv[...] = value  # NumPy's conversion and its errors (an integer out of range, NaN into an integer)
     if conv.ndim:
@@ -76,6 +80,30 @@ def _converted(x: LazyArray, value: Any, casting: str = "unsafe") -> LazyArray:
     c = build.const(conv[()], x.dtype)
     c.device = x._node.device
     return LazyArray(c)
+
+
+def _is_number(v: Any) -> bool:
+    """A Python or NumPy number (a bfloat16 scalar too): what NumPy's assignment converts (not a
+    string, which NumPy would parse, nor another object)."""
+    return isinstance(v, (int, float, np.number, np.bool_)) or (isinstance(v, np.generic) and is_bfloat16(v.dtype))
+
+
+def _bfloat16_values(dtype: np.dtype, value: Any, host: np.ndarray) -> np.ndarray:
+    """Host ``value`` (``host``: ``np.asarray(value)``) in bfloat16 as NumPy with ml_dtypes
+    converts it, with its errors: ml_dtypes takes numbers of any kind (bfloat16 scalars among
+    Python floats too) and arrays of numbers, and raises ``TypeError`` for ``None``, a Python
+    complex, a string (where NumPy writes NaN into a float array, and parses a string). Rounded
+    once, as the kernels round (:func:`stitchlab.ir.dtypes.cast`); an object array (Python ints
+    past 64 bits, NumPy scalars mixed with Python ones) as ml_dtypes converts each element."""
+    if isinstance(value, np.ndarray) and (value.dtype.kind in "biufc" or is_bfloat16(value.dtype)):
+        return cast(host, dtype)
+    ref = np.empty(host.shape, dtype)
+    try:
+        ref[...] = value
+    except TypeError as e:
+        raise TypeError(f"cannot assign {value!r} to a stitchlab array of dtype bfloat16: {e} (ml_dtypes converts "
+                        f"numbers and arrays of numbers only, not None, complex or strings)") from None
+    return ref if host.dtype == object else cast(host, dtype)
 
 
 def _check_cast(src: Any, dst: np.dtype, casting: str, what: str = "array data") -> None:
@@ -99,10 +127,12 @@ def _fitted(v: LazyArray, shape: tuple[int, ...], advanced: bool = False) -> Laz
         if np.broadcast_shapes(v.shape, shape) != shape:
             raise ValueError
     except ValueError:
+        shape_text = build.shapes_text([shape])  # (as NumPy writes shapes: (2,3))
         if advanced:
-            raise ValueError(f"shape mismatch: value array of shape {given} could not be broadcast to indexing "
-                             f"result of shape {shape}") from None
-        raise ValueError(f"could not broadcast input array from shape {given} into shape {shape}") from None
+            raise ValueError(f"shape mismatch: value array of shape {build.shapes_text([given])} could not be "
+                             f"broadcast to indexing result of shape {shape_text}") from None
+        # (named without the leading axes of 1 dropped above, as NumPy names it)
+        raise ValueError(f"could not broadcast input array from shape {build.shapes_text([v.shape])} into shape {shape_text}") from None
     return LazyArray(build.broadcast_to(v._node, shape))
 
 
@@ -116,10 +146,10 @@ def assign(x: LazyArray, key: Any, value: Any) -> build.Node:
     items = key if isinstance(key, tuple) else (key,)
     key = integer_key(items) or key
     items = key if isinstance(key, tuple) else (key,)
-    if any(isinstance(k, (bool, np.bool_)) or _is_bool_0d(k) for k in items):
+    if any(is_bool_scalar(k) for k in items) and not bool_scalar_advanced(items):
         # a boolean scalar (a 0-d mask): NumPy's advanced assignment into a new axis of 1 (True) or
-        # 0 (False), beside slices, None and '...' only (the errors of x[key])
-        items = tuple(k[()] if _is_bool_0d(k) else k for k in items)
+        # 0 (False), beside slices, None and '...' (beside arrays or integers: a scatter, below)
+        items = tuple(k[()] if isinstance(k, np.ndarray) else k for k in items)
         flags = [bool(k) for k in items if isinstance(k, (bool, np.bool_))]
         if len(items) == 1 and x.ndim == 0:  # (a mask of x's shape: NumPy's mask assignment)
             return _assign_mask(x, np.asarray(items[0]), value)
@@ -127,19 +157,14 @@ def assign(x: LazyArray, key: Any, value: Any) -> build.Node:
         if not all(flags):  # a False selects nothing: nothing is written
             return x._node
         return _assign_basic(x, tuple(None if isinstance(k, (bool, np.bool_)) else k for k in items), v)
-    if any(_is_array(k) for k in items):
-        if any(_is_array(k) and _is_mask(k) for k in items):
+    if any(_is_array(k) for k in items) or bool_scalar_advanced(items):
+        if any(_is_array(k) and _is_mask(k) and not is_bool_scalar(k) for k in items):
             if len(items) != 1:
                 raise IndexError("a boolean mask must be the only index in an assignment; combine the "
                                  "conditions into one mask (sl.where(mask, value, x) for others)")
             return _assign_mask(x, items[0], value)
         return _assign_arrays(x, items, value)
     return _assign_basic(x, key, value)
-
-
-def _is_bool_0d(k: Any) -> bool:
-    """Whether ``k`` is a 0-d boolean NumPy array (a key item NumPy reads as a boolean scalar)."""
-    return isinstance(k, np.ndarray) and k.ndim == 0 and k.dtype == np.bool_
 
 
 def _regions(x: LazyArray, key: Any) -> list[tuple[int, int, int]]:
@@ -169,19 +194,32 @@ def _nesting(value: list | tuple) -> int:
     return depth + (isinstance(value, (list, tuple)) or np.ndim(value))
 
 
+def one_element(x: LazyArray, value: Any, fix: str = "or a key that selects as many elements as it holds") -> Any:
+    """``value`` as NumPy's conversion of one element of ``x`` reads it (``x[i, j] = value``,
+    ``x.fill(value)``): a sequence's truth for bool (``[]`` is False, ``[0]`` True), else NumPy's
+    error for a sequence (``TypeError`` for an integer or bfloat16 array, ``ValueError`` for a
+    float one); ``fix`` finishes the message's advice."""
+    if isinstance(value, (list, tuple)):  # (as NumPy's scalar conversion of one element reads a sequence)
+        if x.dtype == np.bool_:
+            return bool(value)
+        if x.dtype.kind in "iu" or is_bfloat16(x.dtype):
+            raise TypeError(f"cannot assign the {type(value).__name__} {value!r} to one element of an array of dtype "
+                            f"{x.dtype}: give a number, {fix}")
+    # (an array's shape is checked before its values are converted, as NumPy checks it)
+    shape = value.shape if on_device(value) or isinstance(value, np.ndarray) else _converted(x, value).shape
+    if shape and not (x.dtype == np.bool_ and math.prod(shape) == 1):  # (NumPy's truth of one value for bool)
+        if is_bfloat16(x.dtype):  # (ml_dtypes' conversion of one element takes a number only)
+            raise TypeError(f"cannot assign an array of shape {shape} to one element of an array of dtype "
+                            f"bfloat16: give a number, {fix}")
+        raise ValueError("setting an array element with a sequence.")
+    return value
+
+
 def _assign_basic(x: LazyArray, key: Any, value: Any) -> build.Node:
     view = x[key].shape  # (NumPy's errors for the key)
     items = key if isinstance(key, tuple) else (key,)
     if len(items) == x.ndim and all(_is_int(k) for k in items):  # one element: NumPy takes a scalar
-        if isinstance(value, (list, tuple)):  # (as NumPy's scalar conversion of one element reads a sequence)
-            if x.dtype == np.bool_:
-                value = bool(value)  # its truth: [] is False, [0] True
-            elif x.dtype.kind in "iu":
-                raise TypeError(f"cannot assign the {type(value).__name__} {value!r} to one element of an array of dtype "
-                                f"{x.dtype}: give a number, or a key that selects as many elements as it holds")
-        v = _converted(x, value)
-        if v.ndim and not (x.dtype == np.bool_ and v.size == 1):  # (NumPy's truth of one value for bool)
-            raise ValueError("setting an array element with a sequence.")
+        value = one_element(x, value)
     elif isinstance(value, (list, tuple)) and _nesting(value) > len(view):
         # (NumPy reads a list into at most the view's dimensions: [[6]] into x[0:1] is refused, where
         # an array of shape (1, 1) drops its leading axis)
@@ -257,7 +295,16 @@ def _in_merged_block(x: LazyArray, items: tuple[Any, ...], hint: str, update: An
     ``update(merged, pos, at, sizes)`` returns the new merged block (``pos``: the positions in the
     merged axis, :func:`_flat_positions`; ``sizes``: the merged axes' extents). ``hint`` names what
     a key may hold, for NumPy's errors. ``fit(view)``, given, checks the value against the shape
-    the key selects (merged axis unmerged) before the positions are checked, as NumPy does."""
+    the key selects (merged axis unmerged) before the positions are checked, as NumPy does.
+    ``None`` and boolean scalars in the key: a block of ``x`` with unit axes (:func:`unit_axes`)."""
+    unit, items, names = unit_axes(x, items)
+    node = _in_block(unit, items, names, hint, update, fit)
+    return node if unit is x else build.reshape(node, x.shape)
+
+
+def _in_block(x: LazyArray, items: tuple[Any, ...], names: list[int], hint: str, update: Any, fit: Any) -> build.Node:
+    """:func:`_in_merged_block` of a key without ``None`` or boolean scalars (``names``: the axes
+    of ``x`` as NumPy's errors name them)."""
     items, adv, basic, at, perm = index_parts(x, items, hint)
     block = x[basic]
     sizes = [block.shape[ax] for ax in adv]
@@ -273,7 +320,7 @@ def _in_merged_block(x: LazyArray, items: tuple[Any, ...], hint: str, update: An
         moved = tuple(block.shape[ax] for ax in perm)
         fit(moved[:at] + shape + moved[at + len(adv):])
 
-    pos = _flat_positions(x, [items[ax] for ax in adv], sizes, adv, shaped if fit is not None else None)
+    pos = _flat_positions(x, [items[ax] for ax in adv], sizes, [names[ax] for ax in adv], shaped if fit is not None else None)
     new = unmerge(update(merge(block), pos, at, sizes), block.shape)
     if all(k == slice(None) for k in basic):
         return new._node
@@ -307,12 +354,8 @@ def _assign_arrays(x: LazyArray, items: tuple[Any, ...], value: Any, ufunc: str 
     if ufunc is None:  # (NumPy's order of errors: the key's form, its integers' bounds and its arrays'
         # dtypes; the value's conversion (x[[0, 7]] = "abc" raises the value's ValueError); the arrays'
         # broadcast, the value's against it, then the arrays' bounds)
-        for ax, k in enumerate(index_parts(x, items, hint)[0]):
-            if _is_int(k) or (isinstance(k, np.ndarray) and k.ndim == 0):  # (a 0-d array counts as an integer)
-                build.check_indices(np.asarray(k), x.shape[ax], ax, indexing=True)
-            elif _is_array(k):
-                host = _host_positions(k)
-                build.check_index_dtype(host.dtype if host is not None else asarray(k).dtype)
+        unit, key, names = unit_axes(x, items)
+        check_key_items(unit, index_parts(unit, key, hint)[0], names)
         value = _converted(x, value)
 
         def fit(view: tuple[int, ...]) -> None:
@@ -414,6 +457,7 @@ def copyto(dst: Any, src: Any, casting: str = "same_kind", where: Any = True) ->
         xp.copyto(dst, native(src), casting=casting, where=native(where))
         return
     if isinstance(src, (bool, int, float)):  # a Python scalar: its kind against dst's (NEP 50)
+        check_copied_int(src, dst.dtype)
         try:
             weak = np.result_type(dst.dtype, src)
         except TypeError:  # (bfloat16 with a Python scalar: ml_dtypes' own promotion)
@@ -421,6 +465,9 @@ def copyto(dst: Any, src: Any, casting: str = "same_kind", where: Any = True) ->
         _check_cast(weak, dst.dtype, casting, "scalar")
     else:
         _check_cast(src.dtype if on_device(src) else np.asarray(src).dtype, dst.dtype, casting)
+    if not on_device(src):  # (NumPy's copyto: host data as an array, cast as that array casts: [300] into
+        # int8 wraps under the rule that lets it, where x[...] = [300] raises)
+        src = cast(np.asarray(src), dst.dtype)
     v = _value(dst, src, dst.shape)
     if where is True:
         dst._rebind(v._node)

@@ -11,7 +11,15 @@ from typing import Any
 import numpy as np
 
 from .. import runtime
-from ..ir.dtypes import as_dtype, bfloat16, check_python_ints, is_bfloat16, is_float
+from ..ir.dtypes import (
+    as_dtype,
+    bfloat16,
+    cast,
+    check_copied_int,
+    check_python_ints,
+    is_bfloat16,
+    is_float,
+)
 from ..ir.node import Node, make_attrs
 from . import build
 from .array import LazyArray, c_order
@@ -188,6 +196,10 @@ def _wrap(obj: Any, dtype: Any, copy: bool) -> LazyArray:
         out = LazyArray(Node("input", (), out.shape, bfloat16(), value=out._node.value.view(bfloat16()), device=out._node.device))
         return out if dtype is None else out.astype(dtype)
     if dtype is not None and is_bfloat16(dtype):  # converted by stitchlab's cast (one rounding)
+        if isinstance(obj, (int, list, tuple)) or (isinstance(obj, np.ndarray) and obj.dtype == object):
+            held = _held(obj)
+            if held is not None and held.dtype == object:  # (Python ints past 64 bits: ml_dtypes converts each)
+                obj = cast(held, dtype)
         out = _wrap(obj, None, copy)
         return out if out.dtype == dtype else out.astype(dtype)
     backend = _backend_of(obj) if hasattr(obj, "__cuda_array_interface__") else runtime.current()
@@ -197,8 +209,9 @@ def _wrap(obj: Any, dtype: Any, copy: bool) -> LazyArray:
         if dtype is not None:
             check_python_ints(obj, dtype)  # (names a Python int past 64 bits, which NumPy's message does not)
         raise
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"cannot make a stitchlab array from {type(obj).__name__}: {exc}") from None
+    except (TypeError, ValueError) as exc:  # (NumPy's type of error: ValueError for NaN into an integer dtype)
+        error = TypeError if isinstance(exc, TypeError) else ValueError
+        raise error(f"cannot make a stitchlab array from {type(obj).__name__}: {exc}") from None
     if not buf.dtype.isnative:  # byte-swapped (">f4" on x86): copied into native byte order
         buf = buf.astype(buf.dtype.newbyteorder("="))
     if buf.dtype.kind in "OUSVcMm" and not is_bfloat16(buf.dtype):
@@ -209,13 +222,26 @@ def _wrap(obj: Any, dtype: Any, copy: bool) -> LazyArray:
     return _leaf(buf, backend.device())
 
 
+def _held(obj: Any) -> np.ndarray | None:
+    """``obj`` as NumPy's array, or None where NumPy cannot make one (a ragged list: the error is
+    raised where the array is made)."""
+    try:
+        return np.asarray(obj)
+    except (TypeError, ValueError):
+        return None
+
+
 def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C") -> LazyArray:
     """An array of ``shape`` filled with ``fill_value`` (dtype from the value, as NumPy; ``order``
     ``"C"``: stitchlab arrays are C-ordered)."""
     c_order("full", order, ("C",))
     shape = _shape(shape)
     if isinstance(fill_value, LazyArray) or hasattr(fill_value, "__len__"):
-        fill = asarray(fill_value)  # then cast as NumPy's copyto(casting="unsafe") casts it
+        if dtype is not None and not (isinstance(fill_value, LazyArray) or hasattr(fill_value, "__cuda_array_interface__")):
+            # (host data: an array, then cast as NumPy's copyto(casting="unsafe") casts it; a list of
+            # Python ints past 64 bits is an object array to NumPy, converted element by element)
+            fill_value = cast(np.asarray(fill_value), as_dtype(dtype))
+        fill = asarray(fill_value)
         fill = fill if dtype is None else fill.astype(dtype)
         return LazyArray(build.broadcast_to(fill._node, shape))
     device = runtime.current().device()
@@ -224,10 +250,7 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C") -> La
         c = fill_value.node(dt)
     else:
         dt = as_dtype(dtype) if dtype is not None else as_dtype(np.asarray(fill_value).dtype)
-        if not build.fits(fill_value, dt):  # a Python int, as NumPy 2 (and x.fill) refuses it
-            info = np.iinfo(dt)
-            raise OverflowError(f"Python integer {fill_value} out of bounds for {dt} (its range is {info.min} "
-                                f"to {info.max}: give a value in it, or a wider dtype)")
+        check_copied_int(fill_value, dt)  # (a Python int, as NumPy 2's full refuses it)
         c = build.const(fill_value, dt)
     c.device = device
     if not shape:

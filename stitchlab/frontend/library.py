@@ -166,17 +166,18 @@ def advanced_index(x: LazyArray, key: Any) -> LazyArray | None:
     and ``...`` keep theirs. The picked axes' result goes where they were when they are adjacent,
     first otherwise. One array among full slices is a gather along its axis; several are one
     gather along their axes merged, at host positions checked here (NumPy's ``IndexError``) or
-    device positions checked when the step runs. A boolean mask must be the only index (one
-    computed on the device is evaluated first: :func:`stitchlab.frontend.selection.mask_index`).
-    None if ``key`` has no array in it (basic indexing)."""
+    device positions checked when the step runs. ``None`` and boolean scalars beside them are read
+    as :func:`unit_axes` says. A boolean mask must be the only index (one computed on the device is
+    evaluated first: :func:`stitchlab.frontend.selection.mask_index`). None if ``key`` has no
+    array in it and no boolean scalar that is one (basic indexing)."""
     items = key if isinstance(key, tuple) else (key,)
-    if not any(_is_array(k) for k in items):
+    if not any(_is_array(k) for k in items) and not bool_scalar_advanced(items):
         return None
     basic_key = integer_key(items)
     if basic_key is not None:
         return LazyArray(x[basic_key]._node)  # (a copy, as NumPy's)
     hint = "index with integer arrays, integers, slices and '...' (a boolean mask alone), or materialize first: x.get()[...]"
-    if any(_is_array(k) and _is_mask(k) for k in items):
+    if any(_is_array(k) and _is_mask(k) and not is_bool_scalar(k) for k in items):
         if len(items) != 1:
             raise IndexError(f"a boolean mask must be the only index; {hint}")
         k = items[0]
@@ -188,27 +189,87 @@ def advanced_index(x: LazyArray, key: Any) -> LazyArray | None:
         build.check_mask_shape(x.shape, m.shape)
         flat = x.reshape((math.prod(m.shape),) + x.shape[m.ndim:])
         return _take(flat, np.flatnonzero(m), 0, indexing=True)
+    x, items, names = unit_axes(x, items)
     items, adv, basic, at, perm = index_parts(x, items, hint)
     y = x[basic] if any(k != slice(None) for k in basic) else x  # the slices: a lazy view
     if len(adv) == 1:
-        return _take(y, items[adv[0]], adv[0], indexing=True)
+        k, host = items[adv[0]], _host_positions(items[adv[0]])
+        if names[adv[0]] != adv[0] and host is not None:  # (NumPy's error names the axis of x, not of the new axes)
+            k = build.check_indices(host, y.shape[adv[0]], names[adv[0]], indexing=True)
+        return _take(y, k, adv[0], indexing=True)
+    check_key_items(x, items, names)
     sizes = [y.shape[ax] for ax in adv]
     y = y.transpose(perm)
     merged = y.reshape(y.shape[:at] + (math.prod(sizes),) + y.shape[at + len(adv):])
-    pos = _flat_positions(x, [items[ax] for ax in adv], sizes, adv)
+    pos = _flat_positions(x, [items[ax] for ax in adv], sizes, [names[ax] for ax in adv])
     if isinstance(pos, np.ndarray):
         return _take(merged, pos, at, indexing=True)
     return LazyArray(build.take(merged._node, pos._node, at, checked=False, merged=tuple(sizes)))
 
 
+def is_bool_scalar(k: Any) -> bool:
+    """Whether the key item ``k`` is a boolean scalar to NumPy: ``True``, ``np.False_`` or a 0-d
+    boolean NumPy array."""
+    return isinstance(k, (bool, np.bool_)) or (isinstance(k, np.ndarray) and k.ndim == 0 and k.dtype == np.bool_)
+
+
+def bool_scalar_advanced(items: tuple[Any, ...]) -> bool:
+    """Whether a key's boolean scalars are read as the advanced index they are to NumPy (a gather or
+    a scatter): more than one, or one beside integers or arrays. One among ``None``, slices and
+    ``...`` only is a new axis of 1 (True) or 0 (False) where it stands, which indexing reads as a
+    view (copied) and assignment fuses."""
+    bools = sum(is_bool_scalar(k) for k in items)
+    return bools > 1 or (bools == 1 and not all(
+        k is None or k is Ellipsis or isinstance(k, slice) or is_bool_scalar(k) for k in items))
+
+
+def unit_axes(x: LazyArray, items: tuple[Any, ...]) -> tuple[LazyArray, tuple[Any, ...], list[int]]:
+    """A key with integer arrays (no mask of one or more dimensions) into ``x`` with ``None`` or
+    boolean scalars in it, read as NumPy reads it: ``x`` with an axis of extent 1 where each of
+    them stands, and the key with ``:`` on that axis for a ``None`` (the new axis basic indexing
+    gives) and positions for a boolean, ``[0]`` for True and ``[]`` for False (NumPy's boolean
+    scalar is an advanced index of shape (1,) or (0,): it broadcasts with the arrays and counts for
+    where their result goes; a ``None`` between arrays keeps them apart, as a slice does). Also, per
+    axis of the new ``x``, the axis of ``x`` it is (-1 for a new one), which NumPy's errors name.
+    ``x`` and the key unchanged where neither stands in it."""
+    new = [k is None or is_bool_scalar(k) for k in items]
+    if not any(new) or any(_is_array(k) and _is_mask(k) and not is_bool_scalar(k) for k in items):
+        return x, items, list(range(x.ndim))
+    layout = tuple(None if n else k if k is Ellipsis else slice(None) for k, n in zip(items, new, strict=True))
+    unit = LazyArray(build.getitem(x._node, layout))  # (NumPy's errors: '...' twice, too many indices)
+    n_real = sum(not n and k is not Ellipsis for k, n in zip(items, new, strict=True))
+    names: list[int] = []
+    ax = 0
+    for k, n in zip(items, new, strict=True):
+        if n:
+            names.append(-1)
+        else:
+            count = x.ndim - n_real if k is Ellipsis else 1
+            names += range(ax, ax + count)
+            ax += count
+    names += range(ax, x.ndim)
+    key = tuple(slice(None) if k is None else np.zeros(int(k), np.intp) if n else k for k, n in zip(items, new, strict=True))
+    return unit, key, names
+
+
+def check_key_items(x: LazyArray, items: tuple[Any, ...], names: list[int]) -> None:
+    """NumPy's first checks of a key laid out by :func:`index_parts` (``items``), before its arrays
+    are broadcast: its integers' (and 0-d arrays') bounds and its arrays' dtypes (``names``: the
+    axes as NumPy's errors name them, :func:`unit_axes`)."""
+    for ax, k in enumerate(items):
+        if _is_int(k) or (isinstance(k, np.ndarray) and k.ndim == 0):  # (a 0-d array counts as an integer)
+            build.check_indices(np.asarray(k), x.shape[ax], names[ax], indexing=True)
+        elif _is_array(k):
+            host = _host_positions(k)
+            build.check_index_dtype(host.dtype if host is not None else asarray(k).dtype)
+
+
 def index_parts(x: LazyArray, items: tuple[Any, ...], hint: str) -> tuple[tuple[Any, ...], list[int], tuple[Any, ...], int, list[int]]:
-    """A key with integer arrays (no mask) into ``x``, laid out as NumPy does (its errors, ``hint``
-    naming what is accepted): the items with ``...`` filled in; the axes the arrays (and integers
-    beside them) index; the key with full slices on those axes (the block they pick from); where
-    the picked axes go in the result (where they are when adjacent, first otherwise); and the
-    permutation of the block's axes that brings them there."""
-    if any(k is None for k in items):
-        raise IndexError(f"None (a new axis) beside an integer-array index; {hint}")
+    """A key with integer arrays (no mask, no ``None``: :func:`unit_axes`) into ``x``, laid out as
+    NumPy does (its errors, ``hint`` naming what is accepted): the items with ``...`` filled in;
+    the axes the arrays (and integers beside them) index; the key with full slices on those axes
+    (the block they pick from); where the picked axes go in the result (where they are when
+    adjacent, first otherwise); and the permutation of the block's axes that brings them there."""
     if sum(k is Ellipsis for k in items) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     # NumPy keeps the picked axes in place only when nothing stands between the arrays in the key as
@@ -244,7 +305,8 @@ def _flat_positions(x: LazyArray, indices: list[Any], sizes: list[int], axes: li
     try:
         shape = np.broadcast_shapes(*shapes)
     except ValueError:
-        raise IndexError(f"shape mismatch: indexing arrays could not be broadcast together with shapes {build.shapes_text(shapes)}") from None
+        listed = [s for s in shapes if s]  # (as NumPy's message: the arrays', not the integers' or 0-d arrays')
+        raise IndexError(f"shape mismatch: indexing arrays could not be broadcast together with shapes {build.shapes_text(listed)}") from None
     if shaped is not None:
         shaped(shape)
     if not math.prod(shape):

@@ -109,10 +109,12 @@ def cast(x: Any, dtype: np.dtype, xp: Any = np) -> Any:
     through it; the others are first rounded to odd in float32 (which keeps 16 more bits than
     bfloat16, so the final rounding is the correct one), as the kernels' ``sl_d2bf`` does.
     A Python int beyond int64 and uint64 (an object array) cast to an integer dtype raises
-    ``OverflowError`` naming the value and the dtype (:func:`check_python_ints`)."""
+    ``OverflowError`` naming the value and the dtype (:func:`check_python_ints`); an object
+    array is cast to bfloat16 by ml_dtypes, element by element."""
     if x.dtype == object:
         check_python_ints(x, dtype)
-    if not is_bfloat16(dtype) or is_bfloat16(x.dtype):
+    if not is_bfloat16(dtype) or is_bfloat16(x.dtype) or x.dtype == object:  # (an object array: ml_dtypes'
+        # conversion of each element, its TypeError for None; a Python int past float64's range is inf)
         return x.astype(dtype)
     if x.dtype.itemsize <= 2 or x.dtype == np.float32:
         return x.astype(np.float32).astype(dtype)
@@ -131,6 +133,24 @@ def check_python_ints(values: Any, dtype: Any) -> None:
     if big is not None:
         raise OverflowError(f"Python integer {big} out of bounds for {np.dtype(dtype)}; give a value within its "
                             f"range, or a float (a float array holds it, rounded)")
+
+
+def check_copied_int(value: Any, dtype: Any) -> None:
+    """NumPy 2's ``OverflowError`` for a Python int that ``copyto`` (and so ``full``) cannot write
+    into ``dtype``, whatever the casting rule: one outside an integer dtype's range, or for bool
+    one outside int64's (NumPy reads it as a C long before it takes its truth; ``x[...] = v``
+    and ``x.fill(v)`` take the truth of any int). Named with its dtype and the fix."""
+    if type(value) is not int:
+        return
+    dt = np.dtype(dtype)
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        if not info.min <= value <= info.max:
+            raise OverflowError(f"Python integer {value} out of bounds for {dt} (its range is {info.min} to "
+                                f"{info.max}: give a value in it, or a wider dtype)")
+    elif dt.kind == "b" and not -2**63 <= value < 2**63:
+        raise OverflowError(f"Python integer {value} out of bounds for bool here: NumPy's full and copyto read it as "
+                            f"an int64 first (-2**63 to 2**63 - 1); give True or False, or bool({value})")
 
 
 def _to_odd_float(d: Any, xp: Any) -> Any:
