@@ -707,6 +707,18 @@ def recomputed(view: GraphView, info: GroupInfo) -> dict[int, int]:
     return {i: len(ps) for i, ps in at.items() if len(ps) > 1}
 
 
+def recomputed_within(view: GraphView, info: GroupInfo, whole: GroupInfo) -> dict[int, int]:
+    """:func:`recomputed` of ``info`` from that of ``whole`` (``whole.evaluated``), a group that
+    holds every member of ``info`` and no reader of one but members of ``info`` (the part of a
+    group after a cut; a group less some of what it depends on): each member is read by the
+    same members at the same positions, and stored where ``whole`` stores it, so it is
+    evaluated at the positions ``whole`` evaluates it at."""
+    members = {id(n) for n in info.members}
+    if info.kind == "interpreted" or not shifted_members(view, members):
+        return {}
+    return {i: k for i, k in whole.evaluated.items() if i in members}
+
+
 def _identity(shape: tuple[int, ...]) -> Position:
     return tuple((0, 0) if n == 1 else (1, 0) for n in shape)
 
