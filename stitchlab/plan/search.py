@@ -88,20 +88,22 @@ class _Evaluator:
         return info
 
     def _recomputed(self, members: frozenset[int], info: GroupInfo) -> dict[int, int]:
-        """:func:`recomputed` of a group, from a group counted before where one holds it and no
-        reader of its members but them (:func:`recomputed_within`): the parts that
-        :func:`_split` weighs are such parts of the group it cuts, or of a part of a plan
-        weighed before, and were each counted again (a 40-step stencil on 256 x 256: 366
-        counts, 10 s of planning). Such a group has the same last member (every member's
-        readers are in it)."""
+        """:func:`recomputed` of a group, from a group counted before that holds it and no
+        reader of its members but them (:func:`recomputed_within`), looked up among those with
+        the same last member (graph order): the part after a cut that :func:`_split` weighs
+        ends where the group it cuts ends, and a part before a cut where the same cut of
+        another plan's group does (the beam's plans differ in a few first nodes). Each was
+        counted again: a 40-step stencil on 256 x 256 made 366 counts, 10 s of planning."""
         last = id(info.members[-1])
         known = self._by_last.setdefault(last, [])
         producers = self.view.producers
-        for whole_ids, whole in known:
+        for whole_ids, whole in known:  # (few: the counted groups that end at this member)
             if members <= whole_ids and not any(id(p) in members for w in whole_ids - members for p in producers[w]):
                 return recomputed_within(self.view, info, whole)
-        known.append((members, info))
-        return recomputed(self.view, info)
+        counts = recomputed(self.view, info)
+        if counts:  # (only groups that count recompute are looked through)
+            known.append((members, info))
+        return counts
 
     def count_recompute(self) -> None:
         """Count recomputed positions from now on (estimates made before are dropped)."""
