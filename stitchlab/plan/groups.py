@@ -670,14 +670,33 @@ def recomputed(view: GraphView, info: GroupInfo) -> dict[int, int]:
     assignment's ``x[i - 1]``) are not counted: only those rows compute them. Empty (every member
     once) unless a member reads another through a slice or a pad (:func:`shifted_members`), so
     other groups cost one walk of the maps between members; for the others, each edge between
-    members is composed into one :data:`Affine` map once and applied to each position."""
+    members is composed into one :data:`Affine` map once and applied to each position (a
+    stencil's moves as one addition to a packed position: :func:`_recomputed`)."""
     if info.kind == "interpreted" or not shifted_members(view, {id(n) for n in info.members}):
         return {}
+    try:
+        return _recomputed(view, info, packed=True)
+    except _Overflow:  # (a scale or an offset past what a packed position holds)
+        return _recomputed(view, info, packed=False)
+
+
+def _recomputed(view: GraphView, info: GroupInfo, packed: bool) -> dict[int, int]:
+    """:func:`recomputed`'s walk. ``packed``: each position of pairs is held as an int
+    (:func:`_pack`), and a map that moves each axis by a constant (a stencil's slices and pads)
+    adds one int to each (:func:`_translation`), where a new tuple of tuples was made for each
+    (a count of the 280 members of 40 steps of a 5-point stencil: 0.52 s, packed 0.07, on one
+    loaded 2-CPU machine). Raises :class:`_Overflow` where a position does not fit."""
     members = {id(n): n for n in info.members}
     big = {i: [j for j, m in enumerate(n.shape) if m > 1] for i, n in members.items()}
-    at: dict[int, set[Position]] = {id(o): {_identity(o.shape)} for o, _ in info.outputs}
+
+    def identity(n: Node) -> Position | int:
+        return _pack(_identity(n.shape)) if packed else _identity(n.shape)
+
+    at: dict[int, set[Position | int]] = {id(o): {identity(o)} for o, _ in info.outputs}
+    reach: dict[int, int] = {}  # (packed) id -> a bound on the offsets of the member's positions
+    tokened: set[int] = set()  # (packed) ids of members some of whose positions are tokens
     for n in reversed(info.members):  # (topological order: every reader of n comes later)
-        here = at.get(id(n), {_identity(n.shape)})  # (empty: read at constant positions only)
+        here = at.get(id(n), {identity(n)})  # (empty: read at constant positions only)
         for k, x in enumerate(n.inputs):
             steps, amap = [(n, k)], _affine(n, k)
             while id(x) not in members and x.op in FREE_OPS and not view.is_real(x):
@@ -689,22 +708,93 @@ def recomputed(view: GraphView, info: GroupInfo) -> dict[int, int]:
             got, axes = at.setdefault(id(x), set()), big[id(x)]
             if amap == tuple((j, 1, 0) for j in range(len(n.shape))):
                 got |= here  # (an elementwise read at the same position, tokens too)
+                reach[id(x)] = max(reach.get(id(x), 0), reach.get(id(n), 0))
+                if id(n) in tokened:
+                    tokened.add(id(x))
                 continue
             # (whether the map takes a position of n at no constant index to one of x likewise)
             kept = amap is not None and all(amap[j][0] is not None and amap[j][1] and n.shape[amap[j][0]] > 1 for j in axes)
-            for pos in here:
+            moved = _translation(amap, len(n.shape)) if packed and kept else None
+            rest: Iterable[Position | int] = here
+            if moved is not None:
+                delta, most = moved
+                bound = reach.get(id(n), 0) + most
+                if bound >= _BIAS:
+                    raise _Overflow
+                reach[id(x)] = max(reach.get(id(x), 0), bound)
+                if id(n) not in tokened:
+                    got.update([p + delta for p in here])  # type: ignore[operator]
+                    continue
+                got.update([p + delta for p in here if type(p) is int])
+                rest = [p for p in here if type(p) is not int]
+            for pos in rest:
+                if type(pos) is int:
+                    pos = _unpack(pos, len(n.shape))
                 if amap is not None and (not pos or isinstance(pos[0], tuple)):
                     pos = tuple((0, c) if a is None else (pos[a][0] * t, c + t * pos[a][1]) for a, t, c in amap)
                     if kept:
-                        got.add(pos)
+                        got.add(_pack(pos) if packed else pos)
+                        reach[id(x)] = max([reach.get(id(x), 0)] + [abs(b) for _, b in pos])
                         continue
                 else:
                     for node, i in steps:
                         pos = _read_at(node, i, pos)
                 # (a position at one index of an axis, and what it reads, is not counted)
                 if not (pos and isinstance(pos[0], tuple) and any(pos[j][0] == 0 for j in axes)):
-                    got.add(pos)
+                    if packed and pos and not isinstance(pos[0], tuple):  # (a token)
+                        got.add(pos)
+                        tokened.add(id(x))
+                    else:
+                        got.add(_pack(pos) if packed else pos)
+                        reach[id(x)] = max([reach.get(id(x), 0)] + [abs(b) for _, b in pos])
     return {i: len(ps) for i, ps in at.items() if len(ps) > 1}
+
+
+class _Overflow(Exception):
+    """A position that :func:`_pack` cannot hold."""
+
+
+#: a packed position (:func:`_pack`) holds each scale and offset in 32 bits, plus this bias
+_BIAS = 1 << 30
+
+
+def _pack(pos: Position) -> int:
+    """A position of pairs ``(a, b)`` as one int: axis ``j``'s ``a`` and ``b`` (each biased by
+    ``_BIAS``) in the 32 bits at ``64 j`` and ``64 j + 32``, so a move of each axis' offset by a
+    constant is an addition (:func:`_translation`) while no offset leaves ``±_BIAS``."""
+    key = 0
+    for j, (a, b) in enumerate(pos):
+        if not (-_BIAS <= a < _BIAS and -_BIAS <= b < _BIAS):
+            raise _Overflow
+        key |= (a + _BIAS) << (64 * j) | (b + _BIAS) << (64 * j + 32)
+    return key
+
+
+def _unpack(key: int, ndim: int) -> Position:
+    """The position :func:`_pack` packed into ``key``."""
+    mask = (1 << 32) - 1
+    return tuple((((key >> (64 * j)) & mask) - _BIAS, ((key >> (64 * j + 32)) & mask) - _BIAS) for j in range(ndim))
+
+
+def _translation(amap: Affine | None, ndim: int) -> tuple[int, int] | None:
+    """For a map from a node of ``ndim`` axes that moves each axis' offset by a constant
+    (``(j, 1, c)`` on axis ``j``): what it adds to a packed position, and its largest move;
+    else None."""
+    if amap is None or len(amap) != ndim or any(a != j or t != 1 for j, (a, t, _) in enumerate(amap)):
+        return None
+    return sum(c << (64 * j + 32) for j, (_, _, c) in enumerate(amap)), max((abs(c) for _, _, c in amap), default=0)
+
+
+def recomputed_within(view: GraphView, info: GroupInfo, whole: GroupInfo) -> dict[int, int]:
+    """:func:`recomputed` of ``info`` from that of ``whole`` (``whole.evaluated``), a group that
+    holds every member of ``info`` and no reader of one but members of ``info`` (the part of a
+    group after a cut; a group less some of what it depends on): each member is read by the
+    same members at the same positions, and stored where ``whole`` stores it, so it is
+    evaluated at the positions ``whole`` evaluates it at."""
+    members = {id(n) for n in info.members}
+    if info.kind == "interpreted" or not shifted_members(view, members):
+        return {}
+    return {i: k for i, k in whole.evaluated.items() if i in members}
 
 
 def _identity(shape: tuple[int, ...]) -> Position:
