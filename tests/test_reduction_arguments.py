@@ -495,6 +495,41 @@ def test_nan_statistics_of_one_slice_into_an_integer_out_raise_as_numpys(name: s
         _same(expected, out.get())
 
 
+@pytest.mark.parametrize("out_dtype", [np.int8, np.int32, np.uint8])
+@pytest.mark.parametrize("axis", [None, (0, 1), 1])
+@pytest.mark.parametrize("name, args, kwargs", [("nanmedian", (), {}), ("nanquantile", (0.75,), {}),
+                                                ("nanpercentile", (np.float32(50.0),), {}), ("median", (), {}),
+                                                ("quantile", (0.5,), {"method": "lower"})])
+def test_statistics_into_an_integer_out_trace_in_jit(name: str, args: tuple[Any, ...], kwargs: dict[str, Any],
+                                                      axis: Any, out_dtype: Any) -> None:
+    """Inside ``sl.jit`` the values are not known: a statistic into an integer ``out`` traces
+    (NumPy's checks that read the values, of one slice's scalar assignment or of a median's NaN,
+    are not made) and writes NumPy's value wherever NumPy writes one, else the unsafe cast of
+    NumPy's result (NaN, 1e10 into int8); each call replays the one trace with its own values
+    (one slice of 1 x 4 data, or a 1-slice axis)."""
+    data = [np.array([[2.5, 7.0, np.nan, 1.0]]), np.array([[300.0, 299.0, 302.0, np.nan]]),
+            np.array([[np.nan] * 4]), np.array([[1e10, 2e10, -5.0, 3.0]]), np.array([[-1.5, -2.5, 8.0, 9.0]])]
+    shape = np.shape(np.median(data[0], axis=axis))
+
+    @sl.jit
+    def into_int(x: Any) -> Any:
+        o = sl.zeros(shape, dtype=out_dtype)
+        getattr(sl, name)(x, *args, axis=axis, out=o, **kwargs)
+        return o
+
+    sl.reset_stats()
+    for d in data:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # (NaN or inf cast into an integer)
+            expected = np.zeros(shape, out_dtype)
+            try:
+                getattr(np, name)(d, *args, axis=axis, out=expected, **kwargs)
+            except (OverflowError, ValueError, TypeError):
+                expected = np.asarray(getattr(np, name)(d, *args, axis=axis, **kwargs)).astype(out_dtype)
+            _same(expected, into_int(sl.asarray(d)).get())
+    assert sl.stats()["traces"] == 1
+
+
 def test_nan_statistics_of_an_empty_float_array_refuse_an_integer_out() -> None:
     empty = np.zeros((0, 3))
     with pytest.raises(TypeError):
