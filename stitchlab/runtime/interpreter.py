@@ -95,12 +95,35 @@ def _library_step(node: Node, args: list[Any], xp: ModuleType) -> Any:
         # in float32, each result rounded once: exact for sorting; for float16 scans more accurate
         # than NumPy's, which round every partial result
         y = _library_step(node, [x.astype(np.float32)], xp)
+        if op == "cumprod" and x.dtype == np.float16:
+            return _half_products(x, y, axis, xp)
         return y if op == "argsort" else cast(y, x.dtype, xp)
     if op in ("sort", "argsort"):
         x = nans_sort_last(x, xp)
     if op == "argsort":
         return xp.argsort(x, axis=axis, kind="stable") if xp is np else xp.argsort(x, axis=axis)
     return getattr(xp, op)(x, axis=axis)
+
+
+def _half_products(x: Any, y: Any, axis: int, xp: ModuleType) -> Any:
+    """The running products ``y`` (float32) of the float16 ``x`` along ``axis``, rounded to
+    float16 as NumPy's float16 ``cumprod`` leaves float16's range: from the first product that
+    rounds to inf (overflow) or to zero from a nonzero value (underflow), NumPy's product stays
+    there, inf or a signed zero, where float32's would come back. It is NaN from the first factor
+    after that which makes NaN of it (0 or NaN times inf, inf or NaN times zero), as NumPy's."""
+    def running(m: Any) -> Any:  # (counts, int64 on CuPy as on NumPy)
+        return xp.cumsum(m, axis=axis, dtype=np.int64)
+
+    h = cast(y, x.dtype, xp)
+    over, under = xp.isinf(h) & ~xp.isinf(y), (h == 0) & (y != 0)
+    left = over | under
+    first = left & (running(left) == 1)
+    stays, overflowed = running(first) > 0, running(first & over) > 0
+    spoils = stays & ~first & (xp.isnan(x) | xp.where(overflowed, x == 0, xp.isinf(x)))
+    held = xp.where(overflowed, np.float16(np.inf), np.float16(0))
+    negative = running(xp.signbit(x)) % 2 == 1  # (the factors' signs: NumPy's sign of inf or 0)
+    rest = xp.where(running(spoils) > 0, np.float16(np.nan), xp.where(negative, -held, held))
+    return xp.where(stays, rest, h)
 
 
 def nans_sort_last(x: Any, xp: ModuleType) -> Any:
