@@ -630,3 +630,23 @@ def test_float16_products_stay_inf_or_zero_once_they_leave_float16s_range(row: l
     _same(sl.cumprod(sl.asarray(two), axis=0), want_two)
     with np.errstate(all="ignore"):
         _same(sl.nancumprod(sl.asarray(a)), np.nancumprod(a))
+
+
+@pytest.mark.parametrize("row", [
+    [40000, 40000, -50000, 1],    # inf stays inf, where float32's came back to 30000
+    [-60000, -10000, 30000, 5],   # -inf
+    [60000, 10000, -np.inf, 1],   # inf plus -inf: NaN
+    [60000, 10000, np.inf, -5],   # inf plus inf: inf
+    [60000, 10000, np.nan, 1],    # NaN after inf
+    [65504, 16, -16, 0],          # 65520 rounds to inf
+], ids=lambda r: str(r))
+def test_float16_sums_stay_inf_once_they_overflow(row: list[float]) -> None:
+    """A float16 running sum accumulates in float32, but once it rounds to inf it stays inf, as
+    NumPy's float16 sum does (NaN from an inf of the other sign, or a NaN)."""
+    a = np.array(row, np.float16)
+    two = np.stack([a, a[::-1]], axis=1)
+    with np.errstate(all="ignore"):
+        want, want_two = np.cumsum(a), np.cumsum(two, axis=0)
+    for got in (sl.cumsum(sl.asarray(a)), sl.add.accumulate(sl.asarray(a)), sl.jit(sl.cumsum)(sl.asarray(a))):
+        _same(got, want)
+    _same(sl.cumsum(sl.asarray(two), axis=0), want_two)

@@ -295,7 +295,8 @@ def cumsum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Lazy
     integers narrower than 64 bits give int64 (uint64 for unsigned) unless ``dtype`` says
     otherwise. A plan step of its own (``cupy.cumsum``); float16 and bfloat16 are summed in float32
     and each result rounded once (NumPy rounds every partial sum of a float16 scan, so long
-    float16 scans differ from NumPy's, which drift).
+    float16 scans differ from NumPy's, which drift); a float16 scan that leaves float16's range
+    stays inf (a product also a signed zero), as NumPy's does.
 
     Example:
         >>> import numpy as np, stitchlab as sl

@@ -95,8 +95,8 @@ def _library_step(node: Node, args: list[Any], xp: ModuleType) -> Any:
         # in float32, each result rounded once: exact for sorting; for float16 scans more accurate
         # than NumPy's, which round every partial result
         y = _library_step(node, [x.astype(np.float32)], xp)
-        if op == "cumprod" and x.dtype == np.float16:
-            return _half_products(x, y, axis, xp)
+        if x.dtype == np.float16:
+            return _half_scan(op, x, y, axis, xp)
         return y if op == "argsort" else cast(y, x.dtype, xp)
     if op in ("sort", "argsort"):
         x = nans_sort_last(x, xp)
@@ -105,23 +105,32 @@ def _library_step(node: Node, args: list[Any], xp: ModuleType) -> Any:
     return getattr(xp, op)(x, axis=axis)
 
 
-def _half_products(x: Any, y: Any, axis: int, xp: ModuleType) -> Any:
-    """The running products ``y`` (float32) of the float16 ``x`` along ``axis``, rounded to
-    float16 as NumPy's float16 ``cumprod`` leaves float16's range: from the first product that
-    rounds to inf (overflow) or to zero from a nonzero value (underflow), NumPy's product stays
-    there, inf or a signed zero, where float32's would come back. It is NaN from the first factor
-    after that which makes NaN of it (0 or NaN times inf, inf or NaN times zero), as NumPy's."""
+def _half_scan(op: str, x: Any, y: Any, axis: int, xp: ModuleType) -> Any:
+    """The running sums or products ``y`` (float32) of the float16 ``x`` along ``axis``, rounded to
+    float16, kept where NumPy's float16 scan is kept once it leaves float16's range: from the
+    first result that rounds to inf (overflow; for ``cumprod`` also one that rounds to zero from a
+    nonzero value, underflow), NumPy's stays there, inf or a signed zero, where float32's would
+    come back. It is NaN from the first element after that which makes NaN of it (NaN; an inf of
+    the other sign added to inf; 0 times inf, inf times zero), as NumPy's. The sign is the first
+    overflow's for a sum, the factors' for a product."""
     def running(m: Any) -> Any:  # (counts, int64 on CuPy as on NumPy)
         return xp.cumsum(m, axis=axis, dtype=np.int64)
 
     h = cast(y, x.dtype, xp)
-    over, under = xp.isinf(h) & ~xp.isinf(y), (h == 0) & (y != 0)
-    left = over | under
+    over = xp.isinf(h) & ~xp.isinf(y)
+    left = over | ((h == 0) & (y != 0)) if op == "cumprod" else over
     first = left & (running(left) == 1)
-    stays, overflowed = running(first) > 0, running(first & over) > 0
-    spoils = stays & ~first & (xp.isnan(x) | xp.where(overflowed, x == 0, xp.isinf(x)))
-    held = xp.where(overflowed, np.float16(np.inf), np.float16(0))
-    negative = running(xp.signbit(x)) % 2 == 1  # (the factors' signs: NumPy's sign of inf or 0)
+    stays = running(first) > 0
+    if op == "cumprod":
+        overflowed = running(first & over) > 0
+        held = xp.where(overflowed, np.float16(np.inf), np.float16(0))
+        negative = running(xp.signbit(x)) % 2 == 1
+        spoiler = xp.where(overflowed, x == 0, xp.isinf(x))
+    else:
+        held = np.float16(np.inf)
+        negative = running(first & xp.signbit(h)) > 0
+        spoiler = xp.isinf(x) & (xp.signbit(x) != negative)
+    spoils = stays & ~first & (xp.isnan(x) | spoiler)
     rest = xp.where(running(spoils) > 0, np.float16(np.nan), xp.where(negative, -held, held))
     return xp.where(stays, rest, h)
 
