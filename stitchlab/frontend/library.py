@@ -1125,7 +1125,9 @@ def _nan_quantile(name: str, a: Any, q_in: Any, axis: Any, out: Any, method: str
 def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
                 method: str = "linear", keepdims: bool = False) -> LazyArray:
     """:func:`quantile` of the values that are not NaN in each slice, NumPy's ``nanquantile``: NaN
-    where a slice holds only NaN (without NumPy's ``RuntimeWarning``). The positions come from
+    where a slice holds only NaN (without NumPy's ``RuntimeWarning``), in the dtype of the
+    slices with numbers (NumPy's dtype depends on the values there: an all-NaN first or only
+    slice gives the input's float dtype for a NumPy or list ``q``; docs/user-guide.md). The positions come from
     each slice's count of numbers, on the device, and are gathered after the sort step. The result's
     shape is :func:`quantile`'s (``q``'s axes first), also for a 2-d ``q`` over several axes,
     where NumPy's ``nanquantile`` orders them otherwise.
