@@ -116,11 +116,13 @@ def _half_scan(op: str, x: Any, y: Any, axis: int, xp: ModuleType) -> Any:
     def running(m: Any) -> Any:  # (counts, int64 on CuPy as on NumPy)
         return xp.cumsum(m, axis=axis, dtype=np.int64)
 
-    h = cast(y, x.dtype, xp)
-    over = xp.isinf(h) & ~xp.isinf(y)
-    left = over | ((h == 0) & (y != 0)) if op == "cumprod" else over
-    first = left & (running(left) == 1)
-    stays = running(first) > 0
+    h, size = cast(y, x.dtype, xp), xp.abs(y)
+    over = (size >= 65520) & (size != np.inf)  # (rounds to float16's inf; 2**-25 and less to zero)
+    left = over | ((size <= 2.0**-25) & (size != 0)) if op == "cumprod" else over
+    if xp is np and not left.any():  # (the common case, spared the scans below on the host; the
+        return h                     # GPU does not read a flag back for it)
+    seen = running(left)
+    first, stays = left & (seen == 1), seen > 0
     if op == "cumprod":
         overflowed = running(first & over) > 0
         held = xp.where(overflowed, np.float16(np.inf), np.float16(0))
