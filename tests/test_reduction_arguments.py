@@ -355,15 +355,24 @@ def test_argmax_out_is_checked_as_numpys(out_dtype: Any) -> None:
     ("prod", np.array([148.9, -17.3], np.float32), {"initial": -1}, np.uint16),
     ("prod", np.array([-40, 17, 27, 99], np.int8), {"initial": -1, "dtype": np.int64}, np.uint64),
     ("nanprod", np.array([3.0, np.nan]), {"initial": -2}, np.uint8),
+    ("prod", np.array([158, 21], np.uint16), {"initial": 2.5, "dtype": np.float32}, np.uint16),  # 2 * 158 * 21
+    ("nanprod", np.array([158, 21], np.uint16), {"initial": 2.5, "dtype": np.float32}, np.uint16),
+    ("nansum", np.zeros(0, np.int8), {"initial": -1}, np.uint64),  # 2**64 - 1, no float64 loop's value
+    ("prod", np.zeros((0, 3), np.int32), {"initial": -1, "axis": 0}, np.uint64),
+    ("sum", np.zeros((2, 0), np.int64), {"initial": 2**62 + 1, "axis": 1, "keepdims": True}, np.uint64),
 ])
 def test_initial_fits_the_loops_dtype_then_goes_into_out_unsafely(name: str, data: np.ndarray, kwargs: dict[str, Any],
                                                                    out_dtype: Any) -> None:
     """NumPy checks ``initial`` against the reduction's loop dtype (the promotion of the data's and
     ``out``'s, or ``dtype=``), then casts it into ``out``: -1 over int32 data into a uint16 ``out``
-    is 65535 (stitchlab checked it against ``out``'s dtype and raised ``OverflowError``)."""
-    expected = np.zeros((), out_dtype)
+    is 65535 (stitchlab checked it against ``out``'s dtype and raised ``OverflowError``), 2.5 with
+    ``dtype=float32`` into a uint16 ``out`` is 2 (stitchlab kept 2.5 where the data's dtype was
+    ``out``'s); with no element to reduce ``out`` keeps that value (-1 into uint64: 2**64 - 1,
+    where stitchlab's float64 loop gave 0)."""
+    shape = np.shape(getattr(np, name)(data, **{k: v for k, v in kwargs.items() if k != "initial"}))
+    expected = np.zeros(shape, out_dtype)
     _numpy(getattr(np, name), data, out=expected, **kwargs)
-    out = sl.zeros((), dtype=out_dtype)
+    out = sl.zeros(shape, dtype=out_dtype)
     getattr(sl, name)(sl.asarray(data), out=out, **kwargs)
     _same(expected, out.get())
 
