@@ -8,7 +8,9 @@ int8..uint64, float16, float32 and float64 data of 0 to 3 dimensions (empty axes
 inf and signed zeros sometimes), with random ``axis`` (int, tuple, None), ``keepdims``,
 ``dtype=``, ``out=`` (of a random dtype), ``where=``, ``initial=``, ``ddof`` and quantile methods,
 runs each through NumPy and stitchlab and compares: both raise (an exception of a related class),
-or the same dtype, shape and values (NaN where NumPy has NaN). Prints the count of each kind of
+or the same dtype, shape and values (NaN where NumPy has NaN; floats within a few steps of the
+narrowest float dtype involved count as "close"; integer ``out`` values that NumPy casts from
+NaN, inf or an out-of-range float, undefined in C, apart). Prints the count of each kind of
 difference, those that the user guide documents as deliberate apart, and writes up to two
 examples of each to FOUND_JSON (default ``fuzz-found-SEED.json``).
 """
@@ -115,14 +117,16 @@ def _run(lib: Any, f: str, a: np.ndarray, args: tuple[Any, ...], kw: dict[str, A
     return np.asarray(r.get() if isinstance(r, sl.LazyArray) else r)
 
 
-def _compare(x: np.ndarray, y: np.ndarray) -> str | None:
+def _compare(x: np.ndarray, y: np.ndarray, itemsize: int = 8) -> str | None:
+    """None where ``y`` is ``x``; "close" for floats within a few steps of the narrowest float
+    (``itemsize`` bytes) the computation went through, else the kind of difference."""
     if x.dtype != y.dtype or x.shape != y.shape:
         return "dtype/shape"
     if x.dtype.kind == "f":
         xx, yy = x.astype(np.float64), y.astype(np.float64)
         if np.array_equal(xx, yy, equal_nan=True):
             return None
-        rtol = {2: 2e-3, 4: 2e-6, 8: 1e-12}[x.itemsize]
+        rtol = {2: 2e-3, 4: 2e-6, 8: 1e-12}[min(x.itemsize, itemsize)]
         return "close" if np.allclose(xx, yy, rtol=rtol, atol=0, equal_nan=True) else "value"
     return None if np.array_equal(x, y) else "value"
 
@@ -142,7 +146,52 @@ def _outcome(f: str, a: np.ndarray, args: tuple[Any, ...], kw: dict[str, Any], o
     return ref, got
 
 
-def _kind(ref: Any, got: Any) -> str | None:
+def _narrowest_float(a: np.ndarray, kw: dict[str, Any], out_dtype: Any) -> int:
+    """The itemsize of the narrowest float dtype among the data's, ``dtype=`` and ``out``'s (8 if
+    none): float32 data into a float64 ``out`` is summed in float32 first by some functions."""
+    floats = [np.dtype(d).itemsize for d in (a.dtype, kw.get("dtype"), out_dtype)
+              if d is not None and np.dtype(d).kind == "f"]
+    return min(floats, default=8)
+
+
+#: the statistics that cast a sum (of the values, or of the squared deviations) into ``out``
+SUMMED_INTO_OUT = {"mean", "nanmean", "var", "nanvar", "std", "nanstd", "average"}
+
+
+def _through_float(f: str, a: np.ndarray, kw: dict[str, Any], out_dtype: Any) -> bool:
+    """Whether NumPy's computation goes through a float dtype (float data or ``dtype=``, a statistic
+    of integers, or integers whose promotion with ``out``'s dtype is a float: int64 into uint64)."""
+    dtypes = [np.dtype(d) for d in (a.dtype, kw.get("dtype"), out_dtype) if d is not None]
+    return f in SUMMED_INTO_OUT | ORDER or any(d.kind == "f" for d in dtypes) or np.result_type(*dtypes).kind == "f"
+
+
+def undefined_cast(f: str, a: np.ndarray, args: tuple[Any, ...], kw: dict[str, Any], out_dtype: Any) -> bool:
+    """Whether NumPy casts a float value that an integer ``out`` or ``dtype=`` cannot hold (NaN,
+    inf, out of its range: undefined in C, platform-defined in NumPy, and NumPy's own value depends
+    on the loop; user guide, "A float result that does not fit an integer array's dtype"): float
+    data outside an integer ``dtype=``, or NumPy's result into a float64 ``out`` (from an
+    ``initial`` cast to the integer ``out``'s dtype, as NumPy starts ``out`` from it) holds such a
+    value, or, for the statistics that cast their sum into ``out``, a slice's sum may be one (the
+    result times the slice's size)."""
+    target = np.dtype(out_dtype if out_dtype is not None else kw.get("dtype", np.float64))
+    if target.kind not in "iu" or not _through_float(f, a, kw, out_dtype):
+        return False
+    info = np.iinfo(target)
+    with np.errstate(all="ignore"):
+        if a.dtype.kind == "f" and a.size and (not np.isfinite(a).all() or a.max() > info.max or a.min() < info.min):
+            return True
+        if out_dtype is None:
+            return False
+        floats = dict(kw, initial=np.asarray(kw["initial"]).astype(target)[()]) if "initial" in kw else kw
+        try:
+            r = _run(np, f, a, args, floats, (np.shape(_run(np, f, a, args, kw)), np.float64)).astype(np.float64)
+        except Exception:  # noqa: BLE001 - no float64 out to compare with
+            return False
+    n = a.size // max(r.size, 1) if f in SUMMED_INTO_OUT else 1
+    return bool(np.any(~np.isfinite(r)) or np.any(np.abs(r) * max(n, 1) > info.max) or np.any(r < info.min))
+
+
+def _kind(ref: Any, got: Any, itemsize: int = 8) -> str | None:
     if isinstance(ref, Exception) and isinstance(got, Exception):
         related = isinstance(got, type(ref)) or isinstance(ref, type(got)) or (
             isinstance(ref, TypeError) and isinstance(got, TypeError))
@@ -151,7 +200,7 @@ def _kind(ref: Any, got: Any) -> str | None:
         return f"numpy raises {type(ref).__name__}"
     if isinstance(got, Exception):
         return f"stitchlab raises {type(got).__name__}"
-    return _compare(ref, got)
+    return _compare(ref, got, itemsize)
 
 
 def documented(key: tuple[str, ...], ref: str) -> str | None:
@@ -166,6 +215,11 @@ def documented(key: tuple[str, ...], ref: str) -> str | None:
         return "float16 sums, scans and variances accumulate in float32"
     if f in ("nanargmin", "nanargmax") and kind == "numpy raises ValueError":
         return "nanargmax/nanargmin of an all-NaN slice give -1"
+    if f in ("nanquantile", "nanpercentile") and kind == "dtype/shape" and dt in ("float16", "float32") \
+            and f"dtype={dt}" in ref and "nan" in ref:
+        return "nanquantile of an all-NaN first slice: NumPy's dtype depends on the values"
+    if kind == "value, undefined cast":
+        return "NaN, inf or out-of-range floats cast into an integer out: platform-defined"
     if f == "average" and kind == "numpy raises ZeroDivisionError":
         return "average gives NaN or inf where NumPy raises ZeroDivisionError"
     if kind == "numpy raises ValueError" and "cannot reshape array of size 0" in ref:
@@ -187,9 +241,14 @@ def main(seconds: float, seed: int, found_path: str) -> None:
         out_dtype = DTYPES[rng.integers(len(DTYPES))] if with_out else None
         n += 1
         ref, got = _outcome(f, a, args, kw, out_dtype)
-        kind = _kind(ref, got)
+        kind = _kind(ref, got, _narrowest_float(a, kw, out_dtype))
         if kind is None:
             continue
+        if kind == "value" and undefined_cast(f, a, args, kw, out_dtype):
+            kind = "value, undefined cast"
+        elif kind == "value" and ref.dtype.kind in "iu" and _through_float(f, a, kw, out_dtype) and np.allclose(
+                ref.astype(np.float64), got.astype(np.float64), rtol=1e-12, atol=1):
+            kind = "close"  # (a float computation's last bits, or its truncation, cast into integers)
         key = (f, kind, str(a.dtype), str(np.dtype(out_dtype)) if out_dtype is not None else "-",
                str(np.dtype(kw["dtype"])) if "dtype" in kw else "-")
         counts[key] += 1

@@ -602,3 +602,51 @@ def test_float16_scans_accumulate_in_float32_and_round_each_result_once() -> Non
     want = np.cumprod(p.astype(np.float32)).astype(np.float16)
     for got in (sl.cumprod(sl.asarray(p)), sl.multiply.accumulate(sl.asarray(p)), sl.nancumprod(sl.asarray(p))):
         _same(got, want)
+
+
+@pytest.mark.parametrize("row", [
+    [300, 300, 0, 5],                     # inf (90000 in float32) times 0: NaN, where float32's 0
+    [-300, 300, 0.0, 1],                  # -inf times 0
+    [60000, 2, 0.5, 3],                   # inf stays inf, where float32's came back to 60000
+    [300, -300, 300, 0.5, -1, np.inf],    # the sign of inf follows the factors'
+    [65504, 2, np.nan, 1],                # NaN after inf
+    [1e-3, 1e-3, 1e-3, 1e4, 1e4, 7],      # underflow: 0 stays 0 (float32's came back to 0.1)
+    [-1e-3, 1e-3, 1e-3, 1e4, np.inf, 1],  # -0 times inf: NaN
+    [np.inf, 0, 2, 3],                    # an inf factor: float32's own NaN
+], ids=lambda r: str(r))
+def test_float16_products_stay_inf_or_zero_once_they_leave_float16s_range(row: list[float]) -> None:
+    """A float16 product accumulates in float32 (above), but once it leaves float16's range it
+    stays where NumPy's float16 product stays: inf or a signed zero, NaN from a factor that makes
+    NaN of that (0 times inf), along any axis and through every entry point."""
+    a = np.array(row, np.float16)
+    with np.errstate(all="ignore"):
+        want = np.cumprod(a)
+    two = np.stack([a, a[::-1]], axis=1)  # (along axis 0 of a 2-d array, the second column reversed)
+    with np.errstate(all="ignore"):
+        want_two = np.cumprod(two, axis=0)
+    for got in (sl.cumprod(sl.asarray(a)), sl.multiply.accumulate(sl.asarray(a)), sl.asarray(a).cumprod(),
+                sl.jit(sl.cumprod)(sl.asarray(a))):
+        _same(got, want)
+    _same(sl.cumprod(sl.asarray(two), axis=0), want_two)
+    with np.errstate(all="ignore"):
+        _same(sl.nancumprod(sl.asarray(a)), np.nancumprod(a))
+
+
+@pytest.mark.parametrize("row", [
+    [40000, 40000, -50000, 1],    # inf stays inf, where float32's came back to 30000
+    [-60000, -10000, 30000, 5],   # -inf
+    [60000, 10000, -np.inf, 1],   # inf plus -inf: NaN
+    [60000, 10000, np.inf, -5],   # inf plus inf: inf
+    [60000, 10000, np.nan, 1],    # NaN after inf
+    [65504, 16, -16, 0],          # 65520 rounds to inf
+], ids=lambda r: str(r))
+def test_float16_sums_stay_inf_once_they_overflow(row: list[float]) -> None:
+    """A float16 running sum accumulates in float32, but once it rounds to inf it stays inf, as
+    NumPy's float16 sum does (NaN from an inf of the other sign, or a NaN)."""
+    a = np.array(row, np.float16)
+    two = np.stack([a, a[::-1]], axis=1)
+    with np.errstate(all="ignore"):
+        want, want_two = np.cumsum(a), np.cumsum(two, axis=0)
+    for got in (sl.cumsum(sl.asarray(a)), sl.add.accumulate(sl.asarray(a)), sl.jit(sl.cumsum)(sl.asarray(a))):
+        _same(got, want)
+    _same(sl.cumsum(sl.asarray(two), axis=0), want_two)

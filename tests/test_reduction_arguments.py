@@ -355,15 +355,24 @@ def test_argmax_out_is_checked_as_numpys(out_dtype: Any) -> None:
     ("prod", np.array([148.9, -17.3], np.float32), {"initial": -1}, np.uint16),
     ("prod", np.array([-40, 17, 27, 99], np.int8), {"initial": -1, "dtype": np.int64}, np.uint64),
     ("nanprod", np.array([3.0, np.nan]), {"initial": -2}, np.uint8),
+    ("prod", np.array([158, 21], np.uint16), {"initial": 2.5, "dtype": np.float32}, np.uint16),  # 2 * 158 * 21
+    ("nanprod", np.array([158, 21], np.uint16), {"initial": 2.5, "dtype": np.float32}, np.uint16),
+    ("nansum", np.zeros(0, np.int8), {"initial": -1}, np.uint64),  # 2**64 - 1, no float64 loop's value
+    ("prod", np.zeros((0, 3), np.int32), {"initial": -1, "axis": 0}, np.uint64),
+    ("sum", np.zeros((2, 0), np.int64), {"initial": 2**62 + 1, "axis": 1, "keepdims": True}, np.uint64),
 ])
 def test_initial_fits_the_loops_dtype_then_goes_into_out_unsafely(name: str, data: np.ndarray, kwargs: dict[str, Any],
                                                                    out_dtype: Any) -> None:
     """NumPy checks ``initial`` against the reduction's loop dtype (the promotion of the data's and
     ``out``'s, or ``dtype=``), then casts it into ``out``: -1 over int32 data into a uint16 ``out``
-    is 65535 (stitchlab checked it against ``out``'s dtype and raised ``OverflowError``)."""
-    expected = np.zeros((), out_dtype)
+    is 65535 (stitchlab checked it against ``out``'s dtype and raised ``OverflowError``), 2.5 with
+    ``dtype=float32`` into a uint16 ``out`` is 2 (stitchlab kept 2.5 where the data's dtype was
+    ``out``'s); with no element to reduce ``out`` keeps that value (-1 into uint64: 2**64 - 1,
+    where stitchlab's float64 loop gave 0)."""
+    shape = np.shape(getattr(np, name)(data, **{k: v for k, v in kwargs.items() if k != "initial"}))
+    expected = np.zeros(shape, out_dtype)
     _numpy(getattr(np, name), data, out=expected, **kwargs)
-    out = sl.zeros((), dtype=out_dtype)
+    out = sl.zeros(shape, dtype=out_dtype)
     getattr(sl, name)(sl.asarray(data), out=out, **kwargs)
     _same(expected, out.get())
 
@@ -493,6 +502,41 @@ def test_nan_statistics_of_one_slice_into_an_integer_out_raise_as_numpys(name: s
         warnings.simplefilter("ignore", RuntimeWarning)  # (NaN or inf cast into an integer, as NumPy's)
         assert getattr(sl, name)(sl.asarray(data), *args, axis=axis, keepdims=keepdims, out=out) is out
         _same(expected, out.get())
+
+
+@pytest.mark.parametrize("out_dtype", [np.int8, np.int32, np.uint8])
+@pytest.mark.parametrize("axis", [None, (0, 1), 1])
+@pytest.mark.parametrize("name, args, kwargs", [("nanmedian", (), {}), ("nanquantile", (0.75,), {}),
+                                                ("nanpercentile", (np.float32(50.0),), {}), ("median", (), {}),
+                                                ("quantile", (0.5,), {"method": "lower"})])
+def test_statistics_into_an_integer_out_trace_in_jit(name: str, args: tuple[Any, ...], kwargs: dict[str, Any],
+                                                      axis: Any, out_dtype: Any) -> None:
+    """Inside ``sl.jit`` the values are not known: a statistic into an integer ``out`` traces
+    (NumPy's checks that read the values, of one slice's scalar assignment or of a median's NaN,
+    are not made) and writes NumPy's value wherever NumPy writes one, else the unsafe cast of
+    NumPy's result (NaN, 1e10 into int8); each call replays the one trace with its own values
+    (one slice of 1 x 4 data, or a 1-slice axis)."""
+    data = [np.array([[2.5, 7.0, np.nan, 1.0]]), np.array([[300.0, 299.0, 302.0, np.nan]]),
+            np.array([[np.nan] * 4]), np.array([[1e10, 2e10, -5.0, 3.0]]), np.array([[-1.5, -2.5, 8.0, 9.0]])]
+    shape = np.shape(np.median(data[0], axis=axis))
+
+    @sl.jit
+    def into_int(x: Any) -> Any:
+        o = sl.zeros(shape, dtype=out_dtype)
+        getattr(sl, name)(x, *args, axis=axis, out=o, **kwargs)
+        return o
+
+    sl.reset_stats()
+    for d in data:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # (NaN or inf cast into an integer)
+            expected = np.zeros(shape, out_dtype)
+            try:
+                getattr(np, name)(d, *args, axis=axis, out=expected, **kwargs)
+            except (OverflowError, ValueError, TypeError):
+                expected = np.asarray(getattr(np, name)(d, *args, axis=axis, **kwargs)).astype(out_dtype)
+            _same(expected, into_int(sl.asarray(d)).get())
+    assert sl.stats()["traces"] == 1
 
 
 def test_nan_statistics_of_an_empty_float_array_refuse_an_integer_out() -> None:

@@ -357,7 +357,8 @@ def cumsum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None) -> Lazy
     integers narrower than 64 bits give int64 (uint64 for unsigned) unless ``dtype`` says
     otherwise. A plan step of its own (``cupy.cumsum``); float16 and bfloat16 are summed in float32
     and each result rounded once (NumPy rounds every partial sum of a float16 scan, so long
-    float16 scans differ from NumPy's, which drift).
+    float16 scans differ from NumPy's, which drift); a float16 scan that leaves float16's range
+    stays inf (a product also a signed zero), as NumPy's does.
 
     Example:
         >>> import numpy as np, stitchlab as sl
@@ -865,12 +866,24 @@ def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = Fa
     return stored(m.reshape(keep_shape) if keepdims else m, out, "median")
 
 
+def _values_checked() -> bool:
+    """Whether NumPy's checks that read the values written into an integer ``out=`` (a NaN, a value
+    a signed integer cannot hold) are made, evaluating when called: not while :func:`~stitchlab.jit`
+    traces, where the values are not known yet and a trace stays lazy. The traced function writes
+    the unsafe cast instead, as for several slices (a NaN or a value out of range: the backend's
+    cast of it)."""
+    from .jit import tracing
+
+    return not tracing()
+
+
 def _nan_into(last: LazyArray, into: np.dtype, name: str = "median") -> None:
     """NumPy's error for a median (or a picked quantile) into an ``out`` of ``into``, a dtype
     without NaN (an integer): its ``copyto(out, nan, where=...)`` raises ``TypeError`` where a
     slice holds a NaN (``last``: the slices' last sorted values, where NaN sorts), and only there,
-    so the values are read (evaluated now, as NumPy's check reads them)."""
-    if not is_float(last.dtype) or np.can_cast(last.dtype, into, "same_kind"):
+    so the values are read (evaluated now, as NumPy's check reads them; not inside ``sl.jit``:
+    :func:`_values_checked`)."""
+    if not is_float(last.dtype) or np.can_cast(last.dtype, into, "same_kind") or not _values_checked():
         return
     from .selection import _evaluated
 
@@ -1097,10 +1110,11 @@ def _nan_stored(name: str, result: LazyArray, out: Any, scalar: bool) -> LazyArr
     an unsafe cast, except that a ``scalar`` result (one slice, one q: a NumPy scalar there) set
     into an integer ``out`` goes through NumPy's scalar assignment, which raises ``OverflowError``
     for a value out of a signed integer's range (or inf) and ``ValueError`` for NaN. That reads the
-    value: it is evaluated now, and NumPy's own assignment makes the stored value."""
+    value: it is evaluated now, and NumPy's own assignment makes the stored value (the unsafe
+    cast's, where it does not raise). Inside ``sl.jit`` the value is not read (:func:`_values_checked`)."""
     target = outputs(out, 1, name)[0] if out is not None else None
     into = None if target is None else np.dtype(target.dtype)
-    if into is None or into.kind not in "iu" or not scalar:
+    if into is None or into.kind not in "iu" or not scalar or not _values_checked():
         return stored(result, out, name)
     from .selection import _evaluated
 
@@ -1173,7 +1187,9 @@ def _nan_quantile(name: str, a: Any, q_in: Any, axis: Any, out: Any, method: str
 def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
                 method: str = "linear", keepdims: bool = False) -> LazyArray:
     """:func:`quantile` of the values that are not NaN in each slice, NumPy's ``nanquantile``: NaN
-    where a slice holds only NaN (without NumPy's ``RuntimeWarning``). The positions come from
+    where a slice holds only NaN (without NumPy's ``RuntimeWarning``), in the dtype of the
+    slices with numbers (NumPy's dtype depends on the values there: an all-NaN first or only
+    slice gives the input's float dtype for a NumPy or list ``q``; docs/user-guide.md). The positions come from
     each slice's count of numbers, on the device, and are gathered after the sort step. The result's
     shape is :func:`quantile`'s (``q``'s axes first), also for a 2-d ``q`` over several axes,
     where NumPy's ``nanquantile`` orders them otherwise.

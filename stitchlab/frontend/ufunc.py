@@ -371,10 +371,12 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
             a, dtype = a.astype(dtype), None
         elif target is not None and kind in ("max", "min"):  # NumPy's loop runs in out='s dtype (initial=2.5
             a = a.astype(target.dtype)                        # over integers into a float out stays 2.5)
-        if target is not None and initial is not np._NoValue and target.dtype != a.dtype:
+        loop = as_dtype(dtype) if dtype is not None else a.dtype
+        if target is not None and initial is not np._NoValue and target.dtype != loop:
             # NumPy converts initial to the loop's dtype (with its checks), then starts out= from it, cast
-            # unsafely: 2.5 over float data into an int64 out is 2, -1 over int32 data into uint16 65535
-            start = _initial_in(initial, as_dtype(dtype) if dtype is not None else a.dtype)
+            # unsafely: 2.5 over float data into an int64 out is 2, -1 over int32 data into uint16 65535,
+            # 2.5 with dtype=float32 into a uint16 out 2
+            start = _initial_in(initial, loop)
             initial = start.astype(target.dtype) if isinstance(start, LazyArray) else np.asarray(start).astype(target.dtype)
         if kind == "prod" and _is_zero(initial):
             a = _zeroed(a, dtype)
@@ -392,6 +394,10 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
                                  "give initial= (the value of an empty reduction)")
             shape = _reduced_shape(a.shape, _axes(axis, a.ndim), keepdims)
             result = full(shape, _initial_in(initial, a.dtype), dtype=a.dtype)
+        elif empty and target is not None and initial is not np._NoValue:  # (a sum or product)
+            # out= keeps what NumPy started it from: -1 into a uint64 out is 2**64 - 1, which the float64
+            # loop of int32 and uint64 would not give back
+            result = full(_reduced_shape(a.shape, _axes(axis, a.ndim), keepdims), initial, dtype=target.dtype)
         else:
             summed = kind in ("sum", "prod")
             low = (as_dtype(dtype) if dtype is not None else build.reduction_dtype(kind, a.dtype)) if summed else None

@@ -95,12 +95,46 @@ def _library_step(node: Node, args: list[Any], xp: ModuleType) -> Any:
         # in float32, each result rounded once: exact for sorting; for float16 scans more accurate
         # than NumPy's, which round every partial result
         y = _library_step(node, [x.astype(np.float32)], xp)
+        if x.dtype == np.float16:
+            return _half_scan(op, x, y, axis, xp)
         return y if op == "argsort" else cast(y, x.dtype, xp)
     if op in ("sort", "argsort"):
         x = nans_sort_last(x, xp)
     if op == "argsort":
         return xp.argsort(x, axis=axis, kind="stable") if xp is np else xp.argsort(x, axis=axis)
     return getattr(xp, op)(x, axis=axis)
+
+
+def _half_scan(op: str, x: Any, y: Any, axis: int, xp: ModuleType) -> Any:
+    """The running sums or products ``y`` (float32) of the float16 ``x`` along ``axis``, rounded to
+    float16, kept where NumPy's float16 scan is kept once it leaves float16's range: from the
+    first result that rounds to inf (overflow; for ``cumprod`` also one that rounds to zero from a
+    nonzero value, underflow), NumPy's stays there, inf or a signed zero, where float32's would
+    come back. It is NaN from the first element after that which makes NaN of it (NaN; an inf of
+    the other sign added to inf; 0 times inf, inf times zero), as NumPy's. The sign is the first
+    overflow's for a sum, the factors' for a product."""
+    def running(m: Any) -> Any:  # (counts, int64 on CuPy as on NumPy)
+        return xp.cumsum(m, axis=axis, dtype=np.int64)
+
+    h, size = cast(y, x.dtype, xp), xp.abs(y)
+    over = (size >= 65520) & (size != np.inf)  # (rounds to float16's inf; 2**-25 and less to zero)
+    left = over | ((size <= 2.0**-25) & (size != 0)) if op == "cumprod" else over
+    if xp is np and not left.any():  # (the common case, spared the scans below on the host; the
+        return h                     # GPU does not read a flag back for it)
+    seen = running(left)
+    first, stays = left & (seen == 1), seen > 0
+    if op == "cumprod":
+        overflowed = running(first & over) > 0
+        held = xp.where(overflowed, np.float16(np.inf), np.float16(0))
+        negative = running(xp.signbit(x)) % 2 == 1
+        spoiler = xp.where(overflowed, x == 0, xp.isinf(x))
+    else:
+        held = np.float16(np.inf)
+        negative = running(first & xp.signbit(h)) > 0
+        spoiler = xp.isinf(x) & (xp.signbit(x) != negative)
+    spoils = stays & ~first & (xp.isnan(x) | spoiler)
+    rest = xp.where(running(spoils) > 0, np.float16(np.nan), xp.where(negative, -held, held))
+    return xp.where(stays, rest, h)
 
 
 def nans_sort_last(x: Any, xp: ModuleType) -> Any:

@@ -112,6 +112,27 @@ def test_scans_are_numpys(fn: str, dtype: str) -> None:
             assert float(np.max(np.abs(got - ref) / (scale + 1e-30))) < tol
 
 
+def test_float16_scans_that_leave_float16s_range_are_numpys() -> None:
+    """Float16 scans accumulate in float32 on the GPU too, but from the first result outside
+    float16's range they stay inf (or a signed zero, for a product), NaN from inf times 0 or inf
+    minus inf, as NumPy's float16 ``cumprod`` and ``cumsum`` (tests/test_numpy_compositions.py
+    has the cases one by one)."""
+    rows = np.array([[300, 300, 0, 5, 1, 1], [-300, 300, 0.0, 1, 1, 1], [60000, 2, 0.5, 3, 1, 1],
+                     [300, -300, 300, 0.5, -1, np.inf], [1e-3, 1e-3, 1e-3, 1e4, 1e4, 7],
+                     [-1e-3, 1e-3, 1e-3, 1e4, np.inf, 1], [np.inf, 0, 2, 3, 1, 1]], np.float16)
+    with np.errstate(all="ignore"):
+        for axis in (1, 0):
+            want = np.cumprod(rows, axis=axis)
+            got = _host(sl.cumprod(_dev(rows), axis=axis))
+            assert got.dtype == np.float16
+            np.testing.assert_array_equal(got, want)
+            np.testing.assert_array_equal(np.signbit(got[want == 0]), np.signbit(want[want == 0]))
+    sums = np.array([[40000, 40000, -50000, 1], [-60000, -10000, 30000, 5], [60000, 10000, -np.inf, 1],
+                     [60000, 10000, np.inf, -5], [65504, 16, -16, 0]], np.float16)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(_host(sl.cumsum(_dev(sums), axis=1)), np.cumsum(sums, axis=1))
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int32", "float64"])
 def test_sort_and_stable_argsort_are_numpys(dtype: str) -> None:
     dt = as_dtype(dtype)
