@@ -133,6 +133,24 @@ def test_float16_scans_that_leave_float16s_range_are_numpys() -> None:
         np.testing.assert_array_equal(_host(sl.cumsum(_dev(sums), axis=1)), np.cumsum(sums, axis=1))
 
 
+def test_the_float16_scans_range_flag_is_the_hosts() -> None:
+    """The one-flag test that spares a float16 scan its fix-up on the GPU (a CuPy reduction
+    kernel) says what the host's test says, at each edge of float16's range: a sum or product
+    that rounds to inf (65520 and up, not float32's own inf), a product that rounds to zero."""
+    import cupy as cp
+
+    from stitchlab.runtime.interpreter import _may_leave_half
+
+    edges = [65519.0, 65520.0, -65520.0, np.inf, -np.inf, np.nan, 2.0**-25, -(2.0**-25), 2.0**-24, 0.0, -0.0, 1e-30]
+    for op in ("cumsum", "cumprod"):
+        plain = RNG.standard_normal((64, 300)).astype(np.float32)
+        assert not _may_leave_half(op, cp.asarray(plain), cp)
+        for v in edges:
+            y = plain.copy()
+            y[17, 123] = v
+            assert _may_leave_half(op, cp.asarray(y), cp) == _may_leave_half(op, y, np), (op, v)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int32", "float64"])
 def test_sort_and_stable_argsort_are_numpys(dtype: str) -> None:
     dt = as_dtype(dtype)
