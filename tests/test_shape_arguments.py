@@ -112,6 +112,36 @@ def test_none_and_boolean_scalars_beside_index_arrays_match_numpy_on_random_keys
     assert ok > 100  # (most keys are valid)
 
 
+@pytest.mark.parametrize("key", [
+    (None, [0, 5]), ([0, 5], None), (None, slice(None), [1, -9]), (None, Ellipsis, [[0], [4]]),
+    (None, [0, 5], slice(None), None), (None, slice(0, 0), [0, 7]), (slice(None), [0, 9]),
+], ids=repr)
+@pytest.mark.parametrize("where", ["host", "device"])
+def test_a_position_out_of_bounds_beside_new_axes_names_numpys_axis(key: tuple[Any, ...], where: str) -> None:
+    """One index array with a position out of bounds, beside ``None``: reading, assignment and
+    ``ufunc.at`` (binary and unary) raise NumPy's ``IndexError``, which names the axis of the array
+    indexed (not counting the new axes), also where the positions are on the device and the step
+    checks them."""
+    dev = tuple(sl.asarray(np.asarray(k)) if isinstance(k, list) else k for k in key) if where == "device" else key
+    a = np.arange(12.0).reshape(3, 4)
+
+    def read(x: Any, k: Any) -> Any:
+        return x[k]
+
+    def write(x: Any, k: Any) -> None:
+        x[k] = 1.0
+
+    for f, g in ((read, read), (write, write), (lambda x, k: np.add.at(x, k, 1.0), lambda x, k: sl.add.at(x, k, 1.0)),
+                 (np.negative.at, sl.negative.at)):
+        with pytest.raises(IndexError) as want:
+            f(a.copy(), key)
+        x = sl.asarray(a)
+        with pytest.raises(IndexError) as got:
+            y = g(x, dev)
+            (x if y is None else y).get()
+        assert str(got.value) == str(want.value)
+
+
 def test_a_nested_list_of_bools_is_a_mask() -> None:
     b = np.arange(6).reshape(2, 3)
     k = [[True, False, True], [False, True, False]]

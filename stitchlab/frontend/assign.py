@@ -292,8 +292,9 @@ def _assign_mask(x: LazyArray, mask: Any, value: Any) -> build.Node:
 def _in_merged_block(x: LazyArray, items: tuple[Any, ...], hint: str, update: Any, fit: Any = None) -> build.Node:
     """``x`` with the block that a key of integer arrays (and integers beside them, slices, ``...``)
     selects replaced: the arrays' axes are merged into one at position ``at`` of the block, and
-    ``update(merged, pos, at, sizes)`` returns the new merged block (``pos``: the positions in the
-    merged axis, :func:`_flat_positions`; ``sizes``: the merged axes' extents). ``hint`` names what
+    ``update(merged, pos, at, sizes, names)`` returns the new merged block (``pos``: the positions
+    in the merged axis, :func:`_flat_positions`; ``sizes``: the merged axes' extents; ``names``:
+    those axes as NumPy's errors name them, :func:`_device_checks`). ``hint`` names what
     a key may hold, for NumPy's errors. ``fit(view)``, given, checks the value against the shape
     the key selects (merged axis unmerged) before the positions are checked, as NumPy does.
     ``None`` and boolean scalars in the key: a block of ``x`` with unit axes (:func:`unit_axes`)."""
@@ -320,16 +321,24 @@ def _in_block(x: LazyArray, items: tuple[Any, ...], names: list[int], hint: str,
         moved = tuple(block.shape[ax] for ax in perm)
         fit(moved[:at] + shape + moved[at + len(adv):])
 
-    pos = _flat_positions(x, [items[ax] for ax in adv], sizes, [names[ax] for ax in adv], shaped if fit is not None else None)
-    new = unmerge(update(merge(block), pos, at, sizes), block.shape)
+    named = [names[ax] for ax in adv]
+    pos = _flat_positions(x, [items[ax] for ax in adv], sizes, named, shaped if fit is not None else None)
+    new = unmerge(update(merge(block), pos, at, sizes, named), block.shape)
     if all(k == slice(None) for k in basic):
         return new._node
     if block.size == 0 and not isinstance(pos, np.ndarray):
-        return unmerge(_rewritten(merge(x), pos, at, sizes), x.shape)._node
+        return unmerge(_rewritten(merge(x), pos, at, sizes, named), x.shape)._node
     return _embed(x, _regions(x, basic), new)._node
 
 
-def _rewritten(merged: LazyArray, pos: LazyArray, at: int, sizes: list[int]) -> LazyArray:
+def _device_checks(sizes: list[int], names: list[int]) -> dict[str, Any]:
+    """How a scatter step at device positions names one out of bounds: the extents of the axes
+    merged (several arrays), or NumPy's axis (one array; the block's axis may count new axes of 1
+    before it, :func:`~stitchlab.frontend.library.unit_axes`)."""
+    return {"merged": tuple(sizes)} if len(sizes) > 1 else {"named": names[0]}
+
+
+def _rewritten(merged: LazyArray, pos: LazyArray, at: int, sizes: list[int], names: list[int]) -> LazyArray:
     """``merged`` with its own values written back at the device positions ``pos`` (along ``at``,
     the merged axes of ``sizes``): unchanged, but the positions are checked by the scatter step
     (NumPy's ``IndexError``, one flag read, as the scatter of a non-empty block). For a key whose
@@ -341,8 +350,7 @@ def _rewritten(merged: LazyArray, pos: LazyArray, at: int, sizes: list[int]) -> 
         old = LazyArray(build.take(merged._node, inside._node, at, checked=True))
     else:
         old = LazyArray(build.broadcast_to(build.const(0, merged.dtype), view))
-    return LazyArray(build.scatter(merged._node, flat._node, old._node, at, checked=False,
-                                   merged=tuple(sizes) if len(sizes) > 1 else ()))
+    return LazyArray(build.scatter(merged._node, flat._node, old._node, at, checked=False, **_device_checks(sizes, names)))
 
 
 def _assign_arrays(x: LazyArray, items: tuple[Any, ...], value: Any, ufunc: str | None = None) -> build.Node:
@@ -361,7 +369,7 @@ def _assign_arrays(x: LazyArray, items: tuple[Any, ...], value: Any, ufunc: str 
         def fit(view: tuple[int, ...]) -> None:
             _fitted(value, view, advanced=True)
 
-    def update(merged: LazyArray, pos: Any, at: int, sizes: list[int]) -> LazyArray:
+    def update(merged: LazyArray, pos: Any, at: int, sizes: list[int], names: list[int]) -> LazyArray:
         view = merged.shape[:at] + tuple(np.shape(pos)) + merged.shape[at + 1:]
         v = _value(x, value, view, advanced=True) if ufunc is None else _fitted(value, view)
         v = v.reshape(merged.shape[:at] + (math.prod(np.shape(pos)),) + merged.shape[at + 1:])
@@ -372,8 +380,8 @@ def _assign_arrays(x: LazyArray, items: tuple[Any, ...], value: Any, ufunc: str 
             return LazyArray(build.scatter(merged._node, _leaf_on(x, flat[order])._node, v._node, at, checked=True,
                                            ufunc=ufunc, presorted=True, order=given))
         if ufunc is not None:
-            return LazyArray(build.scatter(merged._node, ravel(pos)._node, v._node, at, checked=False,
-                                           merged=tuple(sizes) if len(sizes) > 1 else (), ufunc=ufunc))
+            return LazyArray(build.scatter(merged._node, ravel(pos)._node, v._node, at, checked=False, ufunc=ufunc,
+                                           **_device_checks(sizes, names)))
         if isinstance(pos, np.ndarray):
             flat = pos.ravel()
             last = flat.size - 1 - np.unique(flat[::-1], return_index=True)[1]  # each position's last entry
@@ -382,7 +390,7 @@ def _assign_arrays(x: LazyArray, items: tuple[Any, ...], value: Any, ufunc: str 
                 flat = flat[last]
             return LazyArray(build.scatter(merged._node, _leaf_on(x, flat)._node, v._node, at, checked=True))
         return LazyArray(build.scatter(merged._node, ravel(pos)._node, v._node, at, checked=False,
-                                       merged=tuple(sizes) if len(sizes) > 1 else ()))
+                                       **_device_checks(sizes, names)))
 
     return _in_merged_block(x, items, hint, update, fit)
 
@@ -392,8 +400,10 @@ def _unary_at_arrays(x: LazyArray, items: tuple[Any, ...], f: Any) -> build.Node
     ``key``: a position given ``c`` times gets ``f`` applied ``c`` times (NumPy's unbuffered
     repeats); the positions of each count are gathered once, ``f`` applied ``c`` times in one
     fused expression, and scattered back. Device positions are read back to count them."""
-    def update(merged: LazyArray, pos: Any, at: int, sizes: list[int]) -> LazyArray:
-        if not isinstance(pos, np.ndarray):  # (one array's own positions, or several merged: see _flat_positions)
+    def update(merged: LazyArray, pos: Any, at: int, sizes: list[int], names: list[int]) -> LazyArray:
+        if not isinstance(pos, np.ndarray) and len(sizes) == 1:  # (one array's own positions: NumPy's error)
+            pos = build.check_indices(np.asarray(pos.get()), sizes[0], names[0], indexing=True)
+        elif not isinstance(pos, np.ndarray):  # (several merged: see _flat_positions)
             pos, n = np.asarray(pos.get()), math.prod(sizes)
             if np.any((pos < -n) | (pos >= n)):
                 raise IndexError(f"ufunc.at: an index is out of bounds for the axes of size {tuple(sizes)}")

@@ -523,27 +523,37 @@ def check_indices(indices: np.ndarray, n: int, axis: int, indexing: bool = False
     return np.where(idx < 0, idx + n, idx)
 
 
-def take(x: Node, indices: Node, axis: int, checked: bool, merged: tuple[int, ...] = ()) -> Node:
+def _position_checks(axis: int, merged: tuple[int, ...], named: int | None) -> dict[str, Any]:
+    """The attributes by which a gather's or scatter's step names positions out of bounds (none
+    where it names ``axis`` itself, so that those steps are as they were)."""
+    if merged:
+        return {"merged": tuple(merged)}
+    return {"named_axis": named} if named is not None and named != axis else {}
+
+
+def take(x: Node, indices: Node, axis: int, checked: bool, merged: tuple[int, ...] = (), named: int | None = None) -> Node:
     """NumPy's ``take`` along ``axis`` (already normalized): the result's shape is ``x.shape[:axis]
     + indices.shape + x.shape[axis + 1:]``. ``checked``: the positions were validated on the host
     (:func:`check_indices`); otherwise the step checks them when it runs. ``merged``: the extents
-    of the axes that ``axis`` merges (several index arrays; for the step's error message). A node
-    of its own, never fused (``Kind.CONTRACT``)."""
+    of the axes that ``axis`` merges (several index arrays; for the step's error message).
+    ``named``: the axis the step's error names where it is not ``axis`` (NumPy names the axis of
+    the array indexed, ``axis`` may count new axes of 1 before it). A node of its own, never fused
+    (``Kind.CONTRACT``)."""
     check_index_dtype(indices.dtype)
     device = common_device([x, indices], "take")
     shape = x.shape[:axis] + indices.shape + x.shape[axis + 1:]
-    attrs = make_attrs(axis=axis, checked=checked, merged=tuple(merged)) if merged else make_attrs(axis=axis, checked=checked)
+    attrs = make_attrs(axis=axis, checked=checked, **_position_checks(axis, merged, named))
     return Node("take", (x, astype(indices, np.dtype(np.int64))), shape, x.dtype, attrs, device=device)
 
 
 def scatter(x: Node, positions: Node, values: Node, axis: int, checked: bool, merged: tuple[int, ...] = (),
-            ufunc: str | None = None, presorted: bool = False, order: Node | None = None) -> Node:
+            ufunc: str | None = None, presorted: bool = False, order: Node | None = None, named: int | None = None) -> Node:
     """``x`` with its slices at ``positions`` (1-d) along ``axis`` replaced by those of ``values``
     (``x``'s shape with ``len(positions)`` along ``axis``, ``x``'s dtype): NumPy's
     ``out[..., positions, ...] = values`` into a copy. ``checked``: host positions validated and
     non-negative (:func:`check_indices`) and, without ``ufunc``, unique (the last of a repeated
-    position kept); otherwise the step checks them and keeps the last value of each. ``merged``:
-    as :func:`take`'s. With ``ufunc`` (a binary op of the table whose loop is ``values``' dtype):
+    position kept); otherwise the step checks them and keeps the last value of each. ``merged``
+    and ``named``: as :func:`take`'s. With ``ufunc`` (a binary op of the table whose loop is ``values``' dtype):
     NumPy's ``ufunc.at(out, (..., positions), values)`` into a copy instead, each position's
     values applied one after another in their order, each result cast to ``x``'s dtype
     (``presorted``: the positions come sorted, each one's values in their order, so the step
@@ -555,7 +565,7 @@ def scatter(x: Node, positions: Node, values: Node, axis: int, checked: bool, me
     if order is not None and (not presorted or order.shape != positions.shape):
         raise ValueError(f"scatter node: order {order.shape} without presorted positions {positions.shape}")
     device = common_device([x, positions, values], "an assignment")
-    extra = {"merged": tuple(merged)} if merged else {}
+    extra = _position_checks(axis, merged, named)
     if ufunc is not None:
         extra["ufunc"] = ufunc
     if presorted:

@@ -51,18 +51,21 @@ def _host_positions(indices: Any) -> np.ndarray | None:
     return arr
 
 
-def _checked_leaf(x: LazyArray, host: np.ndarray, axis: int, indexing: bool) -> build.Node:
+def _checked_leaf(x: LazyArray, host: np.ndarray, axis: int, indexing: bool, named: int | None = None) -> build.Node:
     """Host positions along ``x``'s ``axis``, checked (NumPy's errors, those of ``x[...]`` with
-    ``indexing``) and made non-negative, as an input on ``x``'s device. As NumPy's ``take`` (not
-    its indexing), nothing is checked when the axes before ``axis`` hold no element: the result
-    is empty whatever the positions."""
+    ``indexing``, naming the axis ``named``, default ``axis``) and made non-negative, as an input on
+    ``x``'s device. As NumPy's ``take`` (not its indexing), nothing is checked when the axes before
+    ``axis`` hold no element: the result is empty whatever the positions."""
     if not indexing and not math.prod(x.shape[:axis]):
         build.check_index_dtype(host.dtype)
         return _leaf_on(x, np.zeros(host.shape, np.int64))._node
-    return _leaf_on(x, build.check_indices(host, x.shape[axis], axis, indexing))._node
+    return _leaf_on(x, build.check_indices(host, x.shape[axis], axis if named is None else named, indexing))._node
 
 
-def _take(x: LazyArray, indices: Any, axis: int, mode: str = "raise", indexing: bool = False) -> LazyArray:
+def _take(x: LazyArray, indices: Any, axis: int, mode: str = "raise", indexing: bool = False,
+          named: int | None = None) -> LazyArray:
+    """``take`` along ``axis``; an error for a position out of bounds names the axis ``named``
+    (default ``axis``; NumPy's indexing names the axis of the array indexed, before new axes)."""
     n = x.shape[axis]
     host = _host_positions(indices)
     if host is not None:
@@ -70,14 +73,14 @@ def _take(x: LazyArray, indices: Any, axis: int, mode: str = "raise", indexing: 
             host = np.mod(host.astype(np.int64), n)
         elif mode == "clip" and n:
             host = np.clip(host.astype(np.int64), 0, n - 1)
-        return LazyArray(build.take(x._node, _checked_leaf(x, host, axis, indexing), axis, checked=True))
+        return LazyArray(build.take(x._node, _checked_leaf(x, host, axis, indexing, named), axis, checked=True))
     i = asarray(indices)
     build.check_index_dtype(i.dtype)  # before a wrap or clip casts it
     if mode == "wrap":
         i = i.astype(np.int64) % n
     elif mode == "clip":
         i = i.astype(np.int64).clip(0, n - 1)
-    return LazyArray(build.take(x._node, i._node, axis, checked=False))
+    return LazyArray(build.take(x._node, i._node, axis, checked=False, named=named))
 
 
 def take(a: Any, indices: Any, axis: Any = None, out: Any = None, mode: str = "raise") -> LazyArray:
@@ -192,11 +195,8 @@ def advanced_index(x: LazyArray, key: Any) -> LazyArray | None:
     x, items, names = unit_axes(x, items)
     items, adv, basic, at, perm = index_parts(x, items, hint)
     y = x[basic] if any(k != slice(None) for k in basic) else x  # the slices: a lazy view
-    if len(adv) == 1:
-        k, host = items[adv[0]], _host_positions(items[adv[0]])
-        if names[adv[0]] != adv[0] and host is not None:  # (NumPy's error names the axis of x, not of the new axes)
-            k = build.check_indices(host, y.shape[adv[0]], names[adv[0]], indexing=True)
-        return _take(y, k, adv[0], indexing=True)
+    if len(adv) == 1:  # (NumPy's error names the axis of x, not of the new axes)
+        return _take(y, items[adv[0]], adv[0], indexing=True, named=names[adv[0]])
     check_key_items(x, items, names)
     sizes = [y.shape[ax] for ax in adv]
     y = y.transpose(perm)

@@ -33,7 +33,8 @@ _LIBRARY_STEPS = frozenset({"take", "take_along_axis", "scatter", "cumsum", "cum
 
 def _checked_positions(node: Node, x: Any, idx: Any, xp: ModuleType) -> Any:
     """Positions computed on the device along the node's axis of ``x``, checked (NumPy's
-    ``IndexError``; a host sync on the GPU) and made non-negative."""
+    ``IndexError``, naming the node's ``named_axis`` where it has one; a host sync on the GPU) and
+    made non-negative."""
     axis = node.attr("axis")
     n = x.shape[axis]
     bad = (idx < -n) | (idx >= n)
@@ -41,7 +42,8 @@ def _checked_positions(node: Node, x: Any, idx: Any, xp: ModuleType) -> Any:
         merged = node.attr("merged")
         if merged:  # several index arrays, one gather along their axes merged
             raise IndexError(f"an index is out of bounds for the axes of sizes {merged} it indexes")
-        raise IndexError(f"index {int(idx[bad].ravel()[0])} is out of bounds for axis {axis} with size {n}")
+        named = node.attr("named_axis", axis)
+        raise IndexError(f"index {int(idx[bad].ravel()[0])} is out of bounds for axis {named} with size {n}")
     return xp.where(idx < 0, idx + n, idx)
 
 
