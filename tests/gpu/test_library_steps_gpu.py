@@ -422,6 +422,27 @@ def test_several_index_arrays_are_numpys(dtype: str) -> None:
         _host(x[cp.asarray(np.array([0, 40])), cp.asarray(np.array([1, 1]))])
 
 
+@pytest.mark.parametrize("shape", [(64, 3), (64, 4096)])  # (long rows: the row-wise scatter)
+def test_device_positions_beside_new_axes_name_numpys_axis(shape: tuple[int, ...]) -> None:
+    """A CuPy index array with a position out of bounds beside ``None``: the gather's and the
+    scatter's checks (assignment, ``ufunc.at``) raise NumPy's ``IndexError``, which names the
+    axis of the array indexed, not counting the new axes."""
+    import cupy as cp
+
+    a = np.zeros(shape, np.float32)
+    for key in [(None, [3, 64]), (None, slice(None), [0, shape[1]]), (None, [3, -65], slice(None), None)]:
+        dev = tuple(cp.asarray(k) if isinstance(k, list) else k for k in key)
+        for f, g in [(lambda x, k: x[k], lambda x, k: x[k]), (lambda x, k: x.__setitem__(k, 1.0), lambda x, k: x.__setitem__(k, 1.0)),
+                     (lambda x, k: np.add.at(x, k, 1.0), lambda x, k: sl.add.at(x, k, 1.0))]:
+            with pytest.raises(IndexError) as want:
+                f(a.copy(), key)
+            x = _dev(a)
+            with pytest.raises(IndexError) as got:
+                y = g(x, dev)
+                _host(x if y is None else y)
+            assert str(got.value) == str(want.value)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_linalg_solvers_run_on_the_device_and_are_numpys(dtype: str) -> None:
     """``sl.linalg``'s solvers and decompositions through ``cupy.linalg``: NumPy's values and
