@@ -8,6 +8,7 @@ kernels a chain of assignments takes, and the errors.
 from __future__ import annotations
 
 import warnings
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -283,6 +284,26 @@ def test_a_list_of_numpy_scalars_beside_none_or_big_ints_converts_as_numpy(dtype
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
         _same(np.zeros(3, dtype), slice(0, 2), value)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int64, np.int8, np.uint8, np.bool_])
+@pytest.mark.parametrize("value", [
+    ["1", None], ["", None], [None, "0"], [b"2", None], ["1.5", None], ["x", None], ["1e400", None], ["300", None],
+    [np.str_("3"), None], ["1", 2**70],
+], ids=repr)
+@pytest.mark.parametrize("key", [slice(0, 2), [0, 1], np.array([True, False, True])], ids=repr)
+def test_a_list_of_strings_beside_none_or_big_ints_converts_as_numpy(dtype: Any, value: Any, key: Any) -> None:
+    """Strings in an object list are parsed for a numeric dtype (their truth for bool), None beside
+    them is NaN or False, as NumPy converts them element by element (its errors: ValueError for a
+    string that is no number, TypeError for None into an integer, OverflowError out of range)."""
+    with np.errstate(all="ignore"):
+        _same(np.zeros(3, dtype), key, value)
+
+
+def test_other_objects_in_a_list_are_refused_naming_the_object() -> None:
+    x = sl.asarray(np.zeros(3))
+    with pytest.raises(TypeError, match=r"Fraction\(1, 2\) is not a number, None or a string; give numbers or arrays"):
+        x[:2] = [Fraction(1, 2), "1"]
 
 
 _BF = sl.bfloat16

@@ -68,10 +68,14 @@ def _converted(x: LazyArray, value: Any, casting: str = "unsafe") -> LazyArray:
     if is_bfloat16(x.dtype):
         conv = _bfloat16_values(x.dtype, value, host)
     else:
-        if host.dtype == object:  # (numbers only, NumPy's and bfloat16 scalars among them, and None, which
-            # NumPy converts to NaN; Python ints past 64 bits are NumPy's to convert, into floats)
-            if not all(_is_number(v) or v is None for v in host.ravel()):
-                raise TypeError(f"cannot assign {value!r} to a stitchlab array of dtype {x.dtype}: give numbers or arrays")
+        if host.dtype == object:  # (numbers, NumPy's and bfloat16 scalars among them, None, which NumPy
+            # converts to NaN, and strings, which it parses (into bool: their truth); Python ints past 64 bits
+            # are NumPy's to convert, into floats; any other object is refused)
+            other = next((v for v in host.ravel() if not (_is_number(v) or v is None or isinstance(v, (str, bytes)))), None)
+            if other is not None:
+                raise TypeError(f"cannot assign {value!r} to a stitchlab array of dtype {x.dtype}: {other!r} is not a "
+                                f"number, None or a string; give numbers or arrays (np.asarray(value, dtype=float) to "
+                                f"convert such objects on the host first)")
             check_python_ints(host, x.dtype)
         conv = np.empty(host.shape, x.dtype)
         conv[...] = value  # NumPy's conversion and its errors (an integer out of range, NaN into an integer)
@@ -83,8 +87,8 @@ def _converted(x: LazyArray, value: Any, casting: str = "unsafe") -> LazyArray:
 
 
 def _is_number(v: Any) -> bool:
-    """A Python or NumPy number (a bfloat16 scalar too): what NumPy's assignment converts (not a
-    string, which NumPy would parse, nor another object)."""
+    """A Python or NumPy number (a bfloat16 scalar too): what NumPy's assignment converts as it is
+    (not a string, which NumPy parses, nor another object)."""
     return isinstance(v, (int, float, np.number, np.bool_)) or (isinstance(v, np.generic) and is_bfloat16(v.dtype))
 
 
