@@ -553,10 +553,10 @@ def scatter(x: Node, positions: Node, values: Node, axis: int, checked: bool, me
     ``out[..., positions, ...] = values`` into a copy. ``checked``: host positions validated and
     non-negative (:func:`check_indices`) and, without ``ufunc``, unique (the last of a repeated
     position kept); otherwise the step checks them and keeps the last value of each. ``merged``
-    and ``named``: as :func:`take`'s. With ``ufunc`` (a binary op of the table whose loop is ``values``' dtype):
-    NumPy's ``ufunc.at(out, (..., positions), values)`` into a copy instead, each position's
-    values applied one after another in their order, each result cast to ``x``'s dtype
-    (``presorted``: the positions come sorted, each one's values in their order, so the step
+    and ``named``: as :func:`take`'s. With ``ufunc`` (a binary op of the table whose loop is
+    ``values``' dtype): NumPy's ``ufunc.at(out, (..., positions), values)`` into a copy instead,
+    each position's values applied one after another in their order, each result cast to ``x``'s
+    dtype (``presorted``: the positions come sorted, each one's values in their order, so the step
     sorts nothing; ``order``, with ``presorted``: the entry of ``values`` each sorted position
     takes, read through it instead of gathered). A node of its own, never fused (``Kind.CONTRACT``)."""
     want = x.shape[:axis] + positions.shape + x.shape[axis + 1:]
