@@ -23,7 +23,7 @@ from ..ir.dtypes import is_low_float
 from ..ir.node import Node
 from ..ir.ops import ARG_REDUCTIONS, OPS
 from .device import DeviceProfile
-from .groups import FULL, GroupInfo
+from .groups import FULL, GroupInfo, nbytes
 
 #: Registers a thread may use for a row cache before the schedule spills to shared memory.
 CACHE_REG_BUDGET = 64
@@ -153,10 +153,6 @@ class Estimate:
     detail: dict[str, float] = field(default_factory=dict)
 
 
-def nbytes(n: Node) -> int:
-    return math.prod(n.shape) * n.dtype.itemsize
-
-
 def _reg_words(n: Node) -> int:
     return 2 if n.dtype.itemsize == 8 else 1
 
@@ -244,12 +240,16 @@ def _column_splits(R: int, K: int, dev: DeviceProfile) -> bool:
 
 def delta_cost(info: GroupInfo, dev: DeviceProfile) -> float:
     """Estimated seconds of one group for the plan search (the delta evaluator)."""
+    # (the inputs' bytes by shape, summed as the group was made: ints, the same in any order)
+    in_bytes = info.in_bytes
     if info.kind == "interpreted":
-        return 4 * dev.launch_overhead + sum(nbytes(i) for i in info.inputs) / dev.bandwidth * 2
+        return 4 * dev.launch_overhead + sum(in_bytes.values()) / dev.bandwidth * 2
     size = math.prod(info.shape)
     out_bytes = sum(nbytes(o) for o, _ in info.outputs)
-    full_in = sum(nbytes(i) for i in _full_leaves(info))
-    other_in = sum(nbytes(i) for i in info.inputs) - full_in
+    full_in = in_bytes.get(info.shape, 0)
+    if info.full_reads:  # (inputs of another shape read at the full index: reduce groups)
+        full_in += sum(nbytes(i) for i in info.inputs if i.shape != info.shape and info.is_full_leaf(i))
+    other_in = sum(in_bytes.values()) - full_in
     rows, cols = info.rows, info.cols
     if info.kind == "reduce":
         # the row stays on chip if a block's share of registers/shared memory holds it

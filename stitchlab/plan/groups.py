@@ -176,11 +176,18 @@ class GroupInfo:
     #: :func:`_op_cost` of the members when known (:func:`analyze` sets it from the group's
     #: :class:`GroupIO`, summed from its parts'), else None
     known_op_cost: float | None = field(default=None, repr=False, compare=False)
+    #: :attr:`GroupIO.in_bytes` of the inputs when known (:func:`analyze`), else None
+    known_in_bytes: dict[tuple[int, ...], int] | None = field(default=None, repr=False, compare=False)
 
     @property
     def op_cost(self) -> float:
         """The members' ``OPS[op].cost`` summed, casts left out."""
         return _op_cost(self.members) if self.known_op_cost is None else self.known_op_cost
+
+    @property
+    def in_bytes(self) -> dict[tuple[int, ...], int]:
+        """Shape -> the bytes of the inputs of that shape (:attr:`GroupIO.in_bytes`)."""
+        return _bytes_by_shape(self.inputs) if self.known_in_bytes is None else self.known_in_bytes
 
     def is_full_leaf(self, n: Node) -> bool:
         """True when input ``n`` is read once per element of the domain, at its linear index."""
@@ -403,6 +410,8 @@ class GroupIO:
         reds: the reduction members, in order.
         contracts: whether a member is a matrix product.
         op_cost: the members' ``OPS[op].cost`` summed, casts left out (integers: exact in any order).
+        in_bytes: shape -> the :func:`nbytes` of the buffers it reads of that shape, summed (ints:
+            exact in any order), for the cost model (:func:`stitchlab.plan.cost.delta_cost`).
     """
 
     ids: frozenset[int]
@@ -412,6 +421,20 @@ class GroupIO:
     reds: list[Node]
     contracts: bool
     op_cost: float
+    in_bytes: dict[tuple[int, ...], int]
+
+
+def nbytes(n: Node) -> int:
+    """The bytes of the buffer of ``n``."""
+    return math.prod(n.shape) * n.dtype.itemsize
+
+
+def _bytes_by_shape(nodes: Iterable[Node]) -> dict[tuple[int, ...], int]:
+    """Shape -> the :func:`nbytes` of ``nodes`` of that shape, summed."""
+    out: dict[tuple[int, ...], int] = {}
+    for n in nodes:
+        out[n.shape] = out.get(n.shape, 0) + nbytes(n)
+    return out
 
 
 def group_io(view: GraphView, members: frozenset[int] | set[int], parts: Sequence[GroupIO] = ()) -> GroupIO:
@@ -439,7 +462,7 @@ def group_io(view: GraphView, members: frozenset[int] | set[int], parts: Sequenc
     rest.sort(key=order)
     consumers, must_store = view.consumers, view.must_store
     outs = [n for n in rest if id(n) in must_store or any(id(c) not in members for c in consumers[id(n)])]
-    ins = {id(r): r for n in rest for r in view.operand_reads(n) if id(r) not in members}
+    rest_reads = [view.operand_reads(n) for n in rest]
     reds = [n for n in rest if OPS[n.op].kind is Kind.REDUCE]
     contracts = Kind.CONTRACT in [OPS[n.op].kind for n in rest]
     op_cost = _op_cost(rest)
@@ -452,15 +475,33 @@ def group_io(view: GraphView, members: frozenset[int] | set[int], parts: Sequenc
         else:  # (the search's case: a node before its consumers' group)
             nodes += p.nodes
         outs += [n for n in p.outs if id(n) in must_store or any(id(c) not in members for c in consumers[id(n)])]
-        ins.update([(id(r), r) for r in p.ins if id(r) not in members])
         reds += p.reds
         contracts = contracts or p.contracts
         op_cost += p.op_cost
     if runs > 1:
         outs.sort(key=order)
         reds.sort(key=order)
-    ins = sorted(ins.values(), key=order)
-    return GroupIO(members, nodes, outs, ins, reds, contracts, op_cost)
+    # what the union reads, with its bytes: what the part that reads most reads, less what is a
+    # member now, plus what the others read that it does not (each new read's bytes added once:
+    # the cost model summed every input's for every union it weighed, a 1,000-step RNN-like
+    # loop's groups of up to MAX_GROUP_NODES members reading hundreds of buffers)
+    base = max(parts, key=lambda p: len(p.ins)) if parts else None
+    ins: dict[int, Node] = {} if base is None else dict(zip(map(id, base.ins), base.ins, strict=True))
+    in_bytes = {} if base is None else dict(base.in_bytes)
+    for m in members - base.ids if base is not None else ():
+        r = ins.pop(m, None)
+        if r is not None:
+            in_bytes[r.shape] -= nbytes(r)  # (a shape may be left at 0 bytes)
+    added = False
+    for reads in rest_reads + [p.ins for p in parts if p is not base]:
+        for r in reads:
+            if id(r) not in ins and id(r) not in members:
+                ins[id(r)] = r
+                in_bytes[r.shape] = in_bytes.get(r.shape, 0) + nbytes(r)
+                added = True
+    # (in graph order: the base part's reads already are, so only added ones need a sort)
+    reads_in_order = list(ins.values()) if not added else [ins[i] for i in sorted(ins, key=pos.__getitem__)]
+    return GroupIO(members, nodes, outs, reads_in_order, reds, contracts, op_cost, in_bytes)
 
 
 def _op_cost(nodes: Iterable[Node]) -> float:
@@ -513,23 +554,23 @@ def analyze(view: GraphView, member_ids: frozenset[int] | set[int], io: GroupIO 
         return None
     if io.contracts:  # a matrix product: a step of its own
         if len(nodes) == 1:
-            return GroupInfo(nodes, "interpreted", nodes[0].shape, outputs=[(nodes[0], ROW)], inputs=ins)
+            return GroupInfo(nodes, "interpreted", nodes[0].shape, outputs=[(nodes[0], ROW)], inputs=ins, known_in_bytes=io.in_bytes)
         return None
     if any(r.op in ARG_REDUCTIONS for r in reds) and not _args_fusable(reds):
         if len(nodes) == 1:
-            return GroupInfo(nodes, "interpreted", nodes[0].shape, outputs=[(nodes[0], ROW)], inputs=ins)
+            return GroupInfo(nodes, "interpreted", nodes[0].shape, outputs=[(nodes[0], ROW)], inputs=ins, known_in_bytes=io.in_bytes)
         return None
     if not reds:
         shapes = {o.shape for o in outs}
         if len(shapes) != 1:
             return None
         shape = shapes.pop()
-        return GroupInfo(nodes, "pointwise", shape, outputs=[(o, FULL) for o in outs], inputs=ins, known_op_cost=io.op_cost)
+        return GroupInfo(nodes, "pointwise", shape, outputs=[(o, FULL) for o in outs], inputs=ins, known_op_cost=io.op_cost, known_in_bytes=io.in_bytes)
     S = reds[0].inputs[0].shape
     axes = reds[0].attr("axes")
     if any(r.inputs[0].shape != S or r.attr("axes") != axes for r in reds):
         return None
-    info = GroupInfo(nodes, "reduce", S, tuple(axes), reds, inputs=ins, known_op_cost=io.op_cost)
+    info = GroupInfo(nodes, "reduce", S, tuple(axes), reds, inputs=ins, known_op_cost=io.op_cost, known_in_bytes=io.in_bytes)
     keep = info.keep_shape
     keep_sq = squeeze(keep)
 

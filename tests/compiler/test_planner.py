@@ -280,6 +280,7 @@ def test_a_merged_groups_io_derived_from_its_parts_is_the_io_of_its_members(monk
             want = groups.group_io(view, members)
             for name in ("nodes", "outs", "ins", "reds", "contracts", "op_cost"):
                 assert getattr(got, name) == getattr(want, name), name
+            assert {s: b for s, b in got.in_bytes.items() if b} == {s: b for s, b in want.in_bytes.items() if b}
         return got
 
     monkeypatch.setattr(search_module, "group_io", checked)
