@@ -34,7 +34,7 @@ from ..plan.plan import KernelPlan, Plan
 from . import kernels as kreg
 from . import pdl, plan_cache, stats
 from .backend import PerCall
-from .interpreter import eval_node
+from .interpreter import eval_node, scan_source, scan_step
 from .scratch import Scratch, capturing, keep_alive
 
 log = logging.getLogger("stitchlab.runtime")
@@ -101,8 +101,11 @@ def _interpret_group(kernel: KernelPlan, slot: dict[int, int]) -> Any:
         def ev(n: Node) -> Any:
             if id(n) in memo:
                 return memo[id(n)]
+            src = scan_source(n) if id(n) in members else None
             if id(n) in slot and id(n) not in members:
                 v = env[slot[id(n)]]
+            elif src is not None and id(n.inputs[0]) not in slot:  # (the scan converts as it reads)
+                v = scan_step(n, ev(src), cp)
             elif id(n) in members or n.op in FREE_OPS or n.op in ("const", "iota"):
                 with np.errstate(all="ignore"):
                     v = cp.asarray(eval_node(n, [ev(i) for i in n.inputs], cp))

@@ -127,6 +127,31 @@ def test_the_stencil_steps_are_the_same_program_in_every_library() -> None:
     np.testing.assert_allclose(heat_torch(torch.as_tensor(x), 3).numpy(), ref, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.usefixtures("numpy_backend")
+def test_the_scan_probes_programs_and_checks_agree_with_numpy() -> None:
+    """``benchmarks/scans.py``: the top-p mask in stitchlab and torch is NumPy's, and each case's
+    check passes a right result (bfloat16 through torch too) and fails a scan that lost a chunk."""
+    import numpy as np
+    import torch
+
+    import stitchlab as sl
+    from benchmarks import scans
+    from benchmarks.impls import _torch_from_host
+
+    x = scans._data((48, 700), "float32")
+    check = scans._checker("top_p_float32", x, 1)
+    assert check(scans.top_p(sl, sl.asarray(x)))[0] and check(scans.top_p_torch(torch.as_tensor(x)))[0]
+    assert not check(~scans.top_p(np, x))[0]
+    for dtype in ("float32", "float16", "bfloat16", "int32"):
+        x = scans._data((48, 700), dtype)
+        check = scans._checker(f"rows_{dtype}", x, 1)
+        assert check(sl.cumsum(sl.asarray(x), axis=1))[0], dtype
+        assert check(torch.cumsum(_torch_from_host(torch, x), dim=1))[0], dtype
+        lost = np.cumsum(x.astype(np.float64), axis=1)
+        lost[:, 300:] -= lost[:, 299:300]
+        assert not check(lost)[0], dtype
+
+
 def test_to_host_takes_numpy_stitchlab_and_torch_results() -> None:
     import numpy as np
     import torch

@@ -1,0 +1,143 @@
+"""Scans on the GPU: ``cumsum`` along rows, columns and a long 1-d array, and a scan inside a
+program (top-p sampling's mask: a softmax's probabilities cumulated and compared), stitchlab
+(``sl.jit``; its scans are ``stitchlab/runtime/scan.py``'s passes) against CuPy eager, torch eager
+and torch.compile, side by side in one process: device time from CUDA events (median of
+``--samples`` held loops after a warm-up), random input, every result checked against NumPy in
+float64 (to the order of adds; the top-p mask away from the threshold).
+
+    python3 benchmarks/scans.py --out /tmp/scans [--samples 15] [--commit C]
+
+Writes ``scans.json``; the floor is the bytes read and written once over the copy bandwidth
+measured in the same run.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import sys
+from typing import Any
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # appended: the installed stitchlab (or the GPU machine's shim) stays first
+    sys.path.append(str(ROOT))
+
+from benchmarks.impls import _torch_from_host  # noqa: E402
+from benchmarks.timing import CupyClock, TorchClock, gpu_run_meta, measure, probe_args, to_host  # noqa: E402
+
+#: name -> (shape, dtype, axis); "top_p" is the mask program, the others one cumsum
+CASES = {
+    "rows_float32": ((8192, 4096), "float32", 1),
+    "rows_float16": ((8192, 4096), "float16", 1),
+    "rows_bfloat16": ((8192, 4096), "bfloat16", 1),
+    "rows_int32": ((8192, 4096), "int32", 1),
+    "columns_float32": ((8192, 4096), "float32", 0),
+    "flat_float32": ((2**25,), "float32", 0),
+    "top_p_float32": ((2048, 32000), "float32", 1),
+}
+
+#: relative to the running sum of magnitudes: a few roundings of the result's dtype
+TOLERANCE = {"float32": 2e-6, "float16": 2.0**-9, "bfloat16": 2.0**-6, "int32": 0.0}
+
+
+def top_p(xp: Any, x: Any, p: float = 0.9) -> Any:
+    e = xp.exp(x - x.max(axis=1, keepdims=True))
+    return xp.cumsum(e / e.sum(axis=1, keepdims=True), axis=1) < p
+
+
+def top_p_torch(x: Any, p: float = 0.9) -> Any:
+    import torch
+
+    return torch.cumsum(torch.softmax(x, dim=1), dim=1) < p
+
+
+def _data(shape: tuple[int, ...], dtype: str) -> np.ndarray:
+    rng = np.random.default_rng(3)
+    if dtype == "int32":
+        return rng.integers(-1000, 1000, shape, dtype=np.int32)
+    a = rng.standard_normal(shape, dtype=np.float32)
+    if dtype == "bfloat16":
+        import ml_dtypes
+
+        return a.astype(ml_dtypes.bfloat16)
+    return a.astype(dtype)
+
+
+def _checker(name: str, x: np.ndarray, axis: int) -> Any:
+    x64 = x.astype(np.float64)
+    if name.startswith("top_p"):
+        e = np.exp(x64 - x64.max(1, keepdims=True))
+        c = np.cumsum(e / e.sum(1, keepdims=True), axis=1)
+        want, far = c < 0.9, np.abs(c - 0.9) > 1e-5
+
+        def check_mask(got: Any) -> tuple[bool, str]:
+            g = to_host(got)
+            bad = int(np.count_nonzero((g != want) & far))
+            return bad == 0, f"{bad} of {far.sum()} mask entries away from the threshold differ"
+        return check_mask
+    ref, scale = np.cumsum(x64, axis=axis), np.cumsum(np.abs(x64), axis=axis)
+    tol = TOLERANCE[str(x.dtype)]
+
+    def check(got: Any) -> tuple[bool, str]:
+        g = got.float() if hasattr(got, "detach") and str(got.dtype) == "torch.bfloat16" else got
+        err = float(np.max(np.abs(to_host(g, np.float64) - ref) / (scale + 1e-30)))
+        return err <= tol, f"max error / running sum of magnitudes {err:.3g} (tolerance {tol:.3g})"
+    return check
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = probe_args(__doc__, "scans-results", argv)
+
+    import cupy as cp
+    import torch
+
+    import stitchlab as sl
+
+    sl.set_backend("cupy")
+    meta, bw = gpu_run_meta(args.commit, args.samples)
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows: list[dict[str, Any]] = []
+    for name, (shape, dtype, axis) in CASES.items():
+        x = _data(shape, dtype)
+        xs = sl.asarray(x) if dtype == "bfloat16" else cp.asarray(x)  # (CuPy has no bfloat16)
+        xt = _torch_from_host(torch, x).to("cuda")
+        check = _checker(name, x, axis)
+        result_bytes = 1 if name.startswith("top_p") else np.cumsum(np.ones(1, x.dtype)).dtype.itemsize
+        base = {"case": name, "shape": list(shape), "dtype": dtype, "axis": axis,
+                "floor_us": (x.nbytes + x.size * result_bytes) / bw * 1e6}
+        torch._dynamo.reset()
+        if name.startswith("top_p"):
+            prog, fns = (lambda u: top_p(sl, u)), {"cupy": lambda u: top_p(cp, u), "torch": top_p_torch,
+                                                    "torch_compile": torch.compile(top_p_torch)}
+        else:
+            prog = lambda u, a=axis: sl.cumsum(u, axis=a)  # noqa: E731
+            fns = {"cupy": lambda u, a=axis: cp.cumsum(u, axis=a), "torch": lambda u, a=axis: torch.cumsum(u, dim=a),
+                   "torch_compile": torch.compile(lambda u, a=axis: torch.cumsum(u, dim=a))}
+        fns = {"stitchlab": sl.jit(prog), **fns}
+        for impl, fn in fns.items():
+            row = dict(base, impl=impl)
+            torch_side = impl.startswith("torch")
+            if impl == "stitchlab":
+                row["kernels"] = [k.schedule.family for k in sl.explain(prog(sl.asarray(xs))).kernels]
+            elif impl == "cupy" and dtype == "bfloat16":
+                rows.append(dict(row, error="CuPy has no bfloat16"))
+                continue
+            arg = xt if torch_side else xs
+            rows.append(measure(row, lambda f=fn, a=arg: f(a), TorchClock() if torch_side else CupyClock(), args.samples, check))
+        cp.get_default_memory_pool().free_all_blocks()
+        torch.cuda.empty_cache()
+        (out / "scans.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+    print(f"{meta['date']} {meta['gpu']} commit {args.commit}; copy {bw / 1e12:.3f} TB/s")
+    for r in rows:
+        dev = r.get("device", {}).get("median_us")
+        floor = f"{r['floor_us'] / dev:.2f}" if dev else "-"
+        print(f"{r['case']:16} {r['impl']:14} device {dev if dev is None else round(dev, 1)} us (floor {r['floor_us']:.1f}, "
+              f"floor/time {floor}) ok {r.get('ok')} {r.get('check', '')} {r.get('error', '')} {r.get('kernels', '')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

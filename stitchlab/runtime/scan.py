@@ -1,0 +1,293 @@
+"""The scans' pass on the GPU (``interpreter._library_step``'s ``cumsum`` and ``cumprod``, CuPy
+only): running sums or products along one axis of a C-contiguous array, viewed as
+``(outer, n, inner)`` with the scan along ``n``.
+
+* ``inner == 1`` (the last axis, a row each): a block of 8 warps walks its row in tiles of
+  8 x 32 x 8 elements; each warp loads its 256 consecutive elements coalesced, turns them through
+  shared memory so that each thread holds 8 consecutive ones, scans those in registers, then the
+  thread totals across the warp by shuffles and the warp totals across the block, and stores
+  through shared memory again. Each element is read and written once.
+* ``inner > 1`` (another axis): a thread per ``(outer, inner)`` position walks down ``n``, its
+  loads coalesced across the positions of a warp.
+
+Where there are too few rows (or positions) to fill the GPU, each is cut into chunks scanned in
+three passes: the chunks' totals, their running totals (a scan of those, by this module again),
+then each chunk scanned from the running total before it (so the input is read twice).
+
+The result's dtype is NumPy's (``cumsum`` of int8 is int64); integers wrap around as NumPy's do
+(computed unsigned); float sums and products are combined in the order above, not NumPy's
+sequential one, as any parallel scan (CuPy's too). CuPy's own scans took 1.17 ms for 8192 x 4096
+float32 along the rows on an H100; see docs/performance.md, "Scans".
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from ..codegen.ctypes import storage_type
+from ..codegen.preamble import PREAMBLE
+from ..ir.dtypes import is_low_float
+
+_PLAIN = frozenset(np.dtype(t) for t in (bool, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+                                          np.uint64, np.float32, np.float64))
+
+
+def scanned(dtype: np.dtype) -> bool:
+    """Whether this module scans ``dtype`` (every dtype stitchlab has; float16 and bfloat16
+    accumulated in float32)."""
+    return dtype in _PLAIN or is_low_float(dtype)
+
+_WARPS, _ITEMS = 8, 8
+#: a block's tile along a row
+TILE = _WARPS * 32 * _ITEMS
+#: at least this many blocks (row scans) or threads (other axes) a pass, per SM, before the rows
+#: or positions are cut into chunks
+_BLOCKS_PER_SM, _THREADS_PER_SM = 4, 2048
+
+#: a null pointer argument (no running totals before the chunks)
+_NULL = np.uint64(0)
+
+_SOURCE = r"""
+typedef TIN tin;
+typedef TACC T;
+typedef TOUT tout;
+#define WARPS %(warps)d
+#define ITEMS %(items)d
+__device__ __forceinline__ T sl_op(T a, T b) { return OP; }
+__device__ __forceinline__ int sl_pad(int k) { return k + k / 32; }
+// a running value a float16 result cannot hold as NumPy's float16 scan would (interpreter._half_scan)
+__device__ __forceinline__ bool sl_leaves(T v) { return LEAVES; }
+
+// rows of n elements; the block b (of rows * chunks) scans chunk c of row r from the running
+// total before it (offsets[b - 1], the chunks' running totals, for c > 0) into out; totals: it
+// writes the chunk's total to sums[b] instead; flag: set where a result sl_leaves
+extern "C" __global__ void __launch_bounds__(WARPS * 32) sl_scan_rows(
+    const tin* __restrict__ x, tout* __restrict__ out, T* __restrict__ sums, const T* __restrict__ offsets,
+    unsigned int* __restrict__ flag, long long rows, long long n, long long chunk, int totals) {
+  __shared__ T sm[WARPS][32 * ITEMS + ITEMS];
+  __shared__ T wtot[WARPS];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const long long chunks = (n + chunk - 1) / chunk;
+  bool left = false;
+  for (long long b = blockIdx.x; b < rows * chunks; b += gridDim.x) {
+    const long long r = b / chunks, c = b - r * chunks;
+    const long long start = c * chunk, stop = min(n, start + chunk);
+    const tin* xr = x + r * n;
+    tout* orow = out + r * n;
+    T carry = (offsets != nullptr && c > 0) ? offsets[b - 1] : IDENT;
+    T* s = sm[warp];
+    for (long long t0 = start; t0 < stop; t0 += WARPS * 32 * ITEMS) {
+      const long long w0 = t0 + (long long)warp * 32 * ITEMS;
+      T a[ITEMS];
+      #pragma unroll
+      for (int j = 0; j < ITEMS; ++j) {
+        const long long i = w0 + j * 32 + lane;
+        a[j] = i < stop ? (T)sl_from_storage(xr[i]) : IDENT;
+      }
+      __syncwarp();
+      #pragma unroll
+      for (int j = 0; j < ITEMS; ++j) s[sl_pad(j * 32 + lane)] = a[j];
+      __syncwarp();
+      #pragma unroll
+      for (int j = 0; j < ITEMS; ++j) a[j] = s[sl_pad(lane * ITEMS + j)];
+      #pragma unroll
+      for (int j = 1; j < ITEMS; ++j) a[j] = sl_op(a[j - 1], a[j]);
+      T incl = a[ITEMS - 1];
+      #pragma unroll
+      for (int d = 1; d < 32; d <<= 1) {
+        const T y = __shfl_up_sync(0xffffffffu, incl, d);
+        if (lane >= d) incl = sl_op(y, incl);
+      }
+      T before = __shfl_up_sync(0xffffffffu, incl, 1);
+      if (lane == 31) wtot[warp] = incl;
+      __syncthreads();
+      T lead = carry, block = IDENT;
+      #pragma unroll
+      for (int k = 0; k < WARPS; ++k) {
+        const T u = wtot[k];
+        if (k < warp) lead = sl_op(lead, u);
+        block = sl_op(block, u);
+      }
+      if (lane > 0) lead = sl_op(lead, before);
+      carry = sl_op(carry, block);
+      if (!totals) {
+        #pragma unroll
+        for (int j = 0; j < ITEMS; ++j) s[sl_pad(lane * ITEMS + j)] = sl_op(lead, a[j]);
+        __syncwarp();
+        #pragma unroll
+        for (int j = 0; j < ITEMS; ++j) {
+          const long long i = w0 + j * 32 + lane;
+          if (i < stop) {
+            const T v = s[sl_pad(j * 32 + lane)];
+            left |= sl_leaves(v);
+            sl_store(orow + i, v);
+          }
+        }
+      }
+      __syncthreads();  // (wtot is written again by the next tile)
+    }
+    if (totals && threadIdx.x == 0) sums[b] = carry;
+  }
+  if (left) *flag = 1u;
+}
+
+// (outer, n, inner): the thread of (o, c, p) scans chunk c of n at position p of outer o from the
+// running total before it (offsets (outer, chunks, inner), for c > 0) into out; totals: it writes
+// the chunk's total to sums[(o * chunks + c) * inner + p] instead; flag as above
+extern "C" __global__ void __launch_bounds__(256) sl_scan_axis(
+    const tin* __restrict__ x, tout* __restrict__ out, T* __restrict__ sums, const T* __restrict__ offsets,
+    unsigned int* __restrict__ flag, long long outer, long long n, long long inner, long long chunk, int totals) {
+  const long long chunks = (n + chunk - 1) / chunk;
+  const long long all = outer * chunks * inner;
+  bool left = false;
+  for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < all; t += (long long)gridDim.x * blockDim.x) {
+    const long long p = t %% inner, oc = t / inner, c = oc %% chunks, o = oc / chunks;
+    const long long start = c * chunk, stop = min(n, start + chunk);
+    const long long base = o * n * inner + p;
+    T carry = (offsets != nullptr && c > 0) ? offsets[t - inner] : IDENT;
+    long long i = start;
+    for (; i + 8 <= stop; i += 8) {
+      T v[8];
+      #pragma unroll
+      for (int u = 0; u < 8; ++u) v[u] = (T)sl_from_storage(x[base + (i + u) * inner]);
+      #pragma unroll
+      for (int u = 0; u < 8; ++u) {
+        carry = sl_op(carry, v[u]);
+        if (!totals) {
+          left |= sl_leaves(carry);
+          sl_store(out + base + (i + u) * inner, carry);
+        }
+      }
+    }
+    for (; i < stop; ++i) {
+      carry = sl_op(carry, (T)sl_from_storage(x[base + i * inner]));
+      if (!totals) {
+        left |= sl_leaves(carry);
+        sl_store(out + base + i * inner, carry);
+      }
+    }
+    if (totals) sums[t] = carry;
+  }
+  if (left) *flag = 1u;
+}
+"""
+
+
+def result_dtype(op: str, dtype: np.dtype) -> np.dtype:
+    """NumPy's dtype of ``op`` (``"cumsum"``/``"cumprod"``) over ``dtype``."""
+    return _result_dtype(op, np.dtype(dtype))
+
+
+@functools.cache
+def _result_dtype(op: str, dtype: np.dtype) -> np.dtype:
+    return getattr(np, op)(np.ones(1, dtype)).dtype
+
+
+#: the float16 range test of a float32 running value (:func:`interpreter._outside_half`'s, in CUDA)
+HALF_RANGE = """
+__device__ __forceinline__ bool sl_leaves_half(float y, bool product) {
+  const float s = fabsf(y);
+  return (s >= 65520.0f && !isinf(s)) || (product && s <= 2.98023223876953125e-08f && s != 0.0f);
+}
+"""
+
+
+def accumulator(dtype: np.dtype) -> np.dtype:
+    """The dtype a scan into ``dtype`` runs in: float32 for float16 and bfloat16, else its own."""
+    return np.dtype(np.float32) if is_low_float(dtype) else np.dtype(dtype)
+
+
+def source(op: str, dtype: np.dtype, out: np.dtype) -> str:
+    """The CUDA source of the scan kernels of ``op`` reading ``dtype`` and writing ``out``."""
+    acc = accumulator(out)
+    if acc.kind in "iub":  # (wrapping around as NumPy's: in unsigned arithmetic)
+        u = storage_type(np.dtype(f"uint{8 * acc.itemsize}"))
+        sign = "+" if op == "cumsum" else "*"
+        expr = f"(T)(({u})a {sign} ({u})b)"
+    else:
+        expr = "a + b" if op == "cumsum" else "a * b"
+    leaves = f"sl_leaves_half(v, {str(op == 'cumprod').lower()})" if out == np.float16 else "false"
+    head = (f"#define TIN {storage_type(dtype)}\n#define TACC {storage_type(acc)}\n#define TOUT {storage_type(out)}\n"
+            f"#define OP {expr}\n#define IDENT (T){0 if op == 'cumsum' else 1}\n#define LEAVES {leaves}\n")
+    return PREAMBLE + HALF_RANGE + head + _SOURCE % {"warps": _WARPS, "items": _ITEMS}
+
+
+@functools.cache
+def _kernels(cp: ModuleType, op: str, dtype: np.dtype, out: np.dtype) -> tuple[Any, Any]:
+    module = cp.RawModule(code=source(op, dtype, out), options=("--std=c++17",))
+    return module.get_function("sl_scan_rows"), module.get_function("sl_scan_axis")
+
+
+@functools.cache
+def _sm_count(cp: ModuleType, device: int) -> int:
+    return int(cp.cuda.runtime.getDeviceProperties(device)["multiProcessorCount"])
+
+
+def scan(cp: ModuleType, op: str, x: Any, axis: int, dtype: np.dtype | None = None, flag: Any = None) -> Any:
+    """``getattr(cupy, op)(x, axis=axis, dtype=dtype)`` for ``op`` ``"cumsum"`` or ``"cumprod"``
+    and ``x`` of a :func:`scanned` dtype (``dtype``: the result's, NumPy's by default; float16
+    and bfloat16 results are accumulated in float32 and rounded once each). ``flag``: a CuPy
+    uint32 array of one zero, set to 1 where a float16 result leaves float16's range
+    (:data:`HALF_RANGE`; its fix-up is the interpreter's)."""
+    out_dtype = result_dtype(op, x.dtype) if dtype is None else np.dtype(dtype)
+    x = cp.ascontiguousarray(x)
+    out = cp.empty(x.shape, out_dtype)
+    if x.size == 0:
+        return out
+    axis = axis % x.ndim
+    outer, n, inner = math.prod(x.shape[:axis]), x.shape[axis], math.prod(x.shape[axis + 1:])
+    _run(cp, op, x, out, outer, n, inner, _NULL if flag is None else flag)
+    return out
+
+
+def _device_id(cp: ModuleType) -> int:
+    return int(cp.cuda.Device().id)
+
+
+def chunk_length(sms: int, outer: int, n: int, inner: int) -> int:
+    """The length of the chunks each of the ``outer * inner`` scans of ``n`` is cut into on a GPU of
+    ``sms`` SMs: ``n`` (one pass) where there are enough rows (``inner == 1``: a block each, at
+    least :data:`_BLOCKS_PER_SM` a SM) or positions (a thread each, :data:`_THREADS_PER_SM`) to fill
+    it, else a multiple of the work a block's tile (a thread's loop) takes, so that about that many
+    chunks run."""
+    want, have, unit = (sms * _BLOCKS_PER_SM, outer, TILE) if inner == 1 else (sms * _THREADS_PER_SM, outer * inner, 8)
+    if have >= want:
+        return n
+    chunks = min(-(-want // have), -(-n // unit))
+    if chunks <= 1:
+        return n
+    each = -(-n // chunks)
+    return -(-each // unit) * unit
+
+
+def _run(cp: ModuleType, op: str, x: Any, out: Any, outer: int, n: int, inner: int, flag: Any) -> None:
+    """Scan ``x`` (contiguous, viewed as ``(outer, n, inner)``) into ``out`` (contiguous, the
+    result's dtype), in one pass or three (module docstring)."""
+    rows_kernel, axis_kernel = _kernels(cp, op, x.dtype, out.dtype)
+    sms = _sm_count(cp, _device_id(cp))
+    chunk = chunk_length(sms, outer, n, inner)
+    chunks, step = -(-n // chunk), 256
+
+    def launch(sums: Any, offsets: Any, totals: bool) -> None:
+        if inner == 1:
+            grid = min(outer * chunks, sms * 32)
+            rows_kernel((grid,), (_WARPS * 32,), (x, out, sums, offsets, flag, np.int64(outer), np.int64(n),
+                                                 np.int64(chunk), np.int32(totals)))
+        else:
+            grid = min(-(-outer * chunks * inner // step), sms * 32)
+            axis_kernel((grid,), (step,), (x, out, sums, offsets, flag, np.int64(outer), np.int64(n), np.int64(inner),
+                                          np.int64(chunk), np.int32(totals)))
+
+    if chunks == 1:
+        launch(_NULL, _NULL, False)
+        return
+    sums = cp.empty(outer * chunks * inner, accumulator(out.dtype))  # (outer, chunks, inner)
+    launch(sums, _NULL, True)
+    running = cp.empty_like(sums)
+    _run(cp, op, sums, running, outer, chunks, inner, _NULL)
+    launch(_NULL, running, False)

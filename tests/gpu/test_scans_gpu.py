@@ -1,0 +1,193 @@
+"""The scans' own GPU passes (``stitchlab/runtime/scan.py``): ``cumsum``/``cumprod`` along every
+axis, one pass and three (chunks of long rows and of columns), each dtype, against NumPy; integers
+bit for bit (wrapping around as NumPy's), floats against float64 at the tolerance of another order
+of adds. CuPy's scans are not called.
+
+Run on the GPU machine: ``PYTHONPATH=. python3 -m pytest -m gpu tests/gpu/test_scans_gpu.py -q``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import stitchlab as sl
+from stitchlab.ir.dtypes import as_dtype
+
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cupy_backend")]
+
+RNG = np.random.default_rng(2026)
+
+#: shapes and axes: rows of a block each, rows cut into chunks, 1-d, columns in one pass and in
+#: chunks, a middle axis, odd lengths at every tile edge
+CASES = [((8192, 4096), 1), ((3, 100003), 1), ((2**22 + 5,), 0), ((4099, 2049), 1), ((513, 2048), -1),
+         ((8192, 300), 0), ((100000, 3), 0), ((7, 301, 5), 1), ((6, 5, 4, 3), 2), ((1, 1), 0), ((17, 1), 1)]
+
+
+@pytest.fixture(autouse=True)
+def no_cupy_scans(monkeypatch: pytest.MonkeyPatch) -> None:
+    import cupy as cp
+
+    def refused(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("CuPy's scan was called")
+
+    monkeypatch.setattr(cp, "cumsum", refused)
+    monkeypatch.setattr(cp, "cumprod", refused)
+
+
+def _dev(a: np.ndarray) -> Any:
+    import cupy as cp
+
+    return sl.asarray(cp.asarray(a))
+
+
+def _host(y: Any) -> np.ndarray:
+    import cupy as cp
+
+    return cp.asnumpy(cp.asarray(y))
+
+
+@pytest.mark.parametrize("shape,axis", CASES)
+@pytest.mark.parametrize("dtype", ["int64", "int8", "uint8", "int32", "uint64", "bool"])
+def test_integer_scans_are_numpys_bit_for_bit(shape: tuple[int, ...], axis: int, dtype: str) -> None:
+    a = RNG.integers(0, 2, shape).astype(bool) if dtype == "bool" else RNG.integers(-100, 100, shape).astype(dtype)
+    for fn in ("cumsum", "cumprod"):
+        got, want = _host(getattr(sl, fn)(_dev(a), axis=axis)), getattr(np, fn)(a, axis=axis)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+
+def test_integer_scans_wrap_around_as_numpys() -> None:
+    """int64 sums and products past 2**63, and a dtype= narrower than NumPy's default (int8 sums
+    wrap at 128)."""
+    a = RNG.integers(2**60, 2**62, (40, 5000))
+    np.testing.assert_array_equal(_host(sl.cumsum(_dev(a), axis=1)), np.cumsum(a, axis=1))
+    b = RNG.integers(-9, 9, (40, 5000))
+    np.testing.assert_array_equal(_host(sl.cumprod(_dev(b), axis=0)), np.cumprod(b, axis=0))
+    c = RNG.integers(-128, 127, (3, 70000)).astype(np.int8)
+    for axis in (1, 0, None):
+        got, want = _host(sl.cumsum(_dev(c), axis=axis, dtype=np.int8)), np.cumsum(c, axis=axis, dtype=np.int8)
+        assert got.dtype == np.int8
+        np.testing.assert_array_equal(got, want)
+    d = np.array([True, False, False, True, False] * 1000)
+    for fn in ("cumsum", "cumprod"):
+        np.testing.assert_array_equal(_host(getattr(sl, fn)(_dev(d), dtype=bool)), getattr(np, fn)(d, dtype=bool))
+
+
+@pytest.mark.parametrize("shape,axis", CASES)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_float_scans_are_numpys_to_the_order_of_adds(shape: tuple[int, ...], axis: int, dtype: str) -> None:
+    a = RNG.standard_normal(shape).astype(dtype)
+    got = _host(sl.cumsum(_dev(a), axis=axis))
+    ref = np.cumsum(a.astype(np.float64), axis=axis)
+    scale = np.cumsum(np.abs(a.astype(np.float64)), axis=axis)
+    tol = 2e-6 if dtype == "float32" else 1e-14  # (a few roundings of the running sum; a lost chunk is 1e-1)
+    assert got.dtype == a.dtype
+    assert float(np.max(np.abs(got - ref) / (scale + 1e-300))) < tol
+    p = (1 + RNG.standard_normal(shape) * 1e-3).astype(dtype)  # (products that stay near 1)
+    got = _host(sl.cumprod(_dev(p), axis=axis))
+    ref = np.cumprod(p.astype(np.float64), axis=axis)
+    n = shape[axis] if shape else 1
+    assert float(np.max(np.abs(got / ref - 1))) < (4e-7 if dtype == "float32" else 1e-15) * max(8, np.sqrt(n) * 8)
+
+
+@pytest.mark.parametrize("shape,axis", CASES)
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16_bit_scans_are_float32_scans_rounded_once(shape: tuple[int, ...], axis: int, dtype: str) -> None:
+    """Accumulated in float32 and rounded once to the dtype (a kernel of their own: no cast
+    passes, no fix-up while the sums stay inside float16's range)."""
+    dt = as_dtype(dtype)
+    a = RNG.standard_normal(shape).astype(dt)
+    a64 = a.astype(np.float64)
+    step = 2.0 ** (-8 if dtype == "bfloat16" else -11)  # (half a unit in the last place, relative)
+    for fn, b, b64 in (("cumsum", a, a64), ("cumprod", (1 + a64 * 2**-10).astype(dt), None)):
+        if fn == "cumprod" and shape[axis] > 2**20:  # (its rounded factors drift it below float16's range)
+            continue
+        b64 = b.astype(np.float64) if b64 is None else b64
+        got = _host(getattr(sl, fn)(_dev(b), axis=axis))
+        assert got.dtype == dt
+        ref = getattr(np, fn)(b64, axis=axis)
+        slack = np.cumsum(np.abs(b64), axis=axis) * 4e-6 if fn == "cumsum" else np.abs(ref) * 4e-6 * max(8, np.sqrt(b.shape[axis]) * 8)
+        assert np.all(np.abs(got.astype(np.float64) - ref) <= np.abs(ref) * step + slack), fn
+
+
+def test_a_scan_reads_through_a_widening_cast(monkeypatch: pytest.MonkeyPatch) -> None:
+    """int32 summed into int64, bool into int64, float16 into float32 (``dtype=``): the scan
+    reads the narrow values and converts them itself, a pass less."""
+    from stitchlab.runtime import scan
+
+    read: list[str] = []
+    real = scan.scan
+
+    def spy(xp: Any, op: str, x: Any, *args: Any) -> Any:
+        read.append(str(x.dtype))
+        return real(xp, op, x, *args)
+
+    monkeypatch.setattr(scan, "scan", spy)
+    a = RNG.integers(-2**31, 2**31 - 1, (300, 5000), dtype=np.int64).astype(np.int32)
+    np.testing.assert_array_equal(_host(sl.cumsum(_dev(a), axis=1)), np.cumsum(a, axis=1))
+    m = a > 0
+    np.testing.assert_array_equal(_host(sl.cumsum(_dev(m), axis=0)), np.cumsum(m, axis=0))
+    h = RNG.standard_normal((64, 3000)).astype(np.float16)
+    got = _host(sl.cumsum(_dev(h), axis=1, dtype=np.float32))
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, np.cumsum(h.astype(np.float64), axis=1), atol=2e-6 * np.abs(h.astype(np.float64)).sum(1).max())
+    assert read == ["int32", "bool", "float16"]
+
+
+def test_nan_and_inf_run_on_as_numpys() -> None:
+    a = RNG.standard_normal((64, 5000)).astype(np.float32)
+    a[3, 100], a[5, 4000], a[7, 0], a[7, 1] = np.nan, np.inf, np.inf, -np.inf
+    with np.errstate(invalid="ignore"):
+        got, want = _host(sl.cumsum(_dev(a), axis=1)), np.cumsum(a.astype(np.float64), axis=1)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(np.isinf(got) & (got > 0), np.isinf(want) & (want > 0))
+
+
+def test_scans_in_a_program_and_of_views() -> None:
+    """A scan between fused kernels (a softmax's probabilities cumulated, as top-p sampling does)
+    and scans of transposed and sliced views."""
+    a = RNG.standard_normal((512, 32000)).astype(np.float32)
+    x = _dev(a)
+    p = sl.exp(x - x.max(axis=1, keepdims=True))
+    p = p / p.sum(axis=1, keepdims=True)
+    keep = sl.cumsum(p, axis=1) < 0.9
+    e = np.exp(a.astype(np.float64) - a.max(1, keepdims=True))
+    c = np.cumsum(e / e.sum(1, keepdims=True), axis=1)
+    got = _host(keep)
+    near = np.abs(c - 0.9) < 1e-5  # (an order of adds apart)
+    np.testing.assert_array_equal(got[~near], (c < 0.9)[~near])
+    v = a.T[::3, 5:].astype(np.float64)
+    np.testing.assert_allclose(_host(sl.cumsum(x.T[::3, 5:], axis=1)), np.cumsum(v, axis=1),
+                               atol=2e-6 * np.abs(v).sum(1).max())
+
+
+@sl.jit
+def _scans(x: Any) -> Any:
+    return sl.cumsum(x, axis=1) * 2, sl.cumprod(x[:, :7], axis=0), sl.cumsum(x)
+
+
+def test_scans_are_captured_and_replayed() -> None:
+    import cupy as cp
+
+    a = RNG.integers(-5, 5, (300, 5000)).astype(np.int64)
+    x = cp.asarray(a)
+    stream = cp.cuda.Stream(non_blocking=True)
+    with stream:
+        _scans(x)
+        stream.synchronize()
+        stream.begin_capture()
+        try:
+            outs = _scans(x)
+        finally:
+            graph = stream.end_capture()
+        b = RNG.integers(-5, 5, (300, 5000)).astype(np.int64)
+        x[...] = cp.asarray(b)
+        graph.launch(stream=stream)
+        stream.synchronize()
+        got = [_host(o) for o in outs]
+    np.testing.assert_array_equal(got[0], np.cumsum(b, axis=1) * 2)
+    np.testing.assert_array_equal(got[1], np.cumprod(b[:, :7], axis=0))
+    np.testing.assert_array_equal(got[2], np.cumsum(b))
