@@ -113,7 +113,8 @@ def scan_step(node: Node, x: Any, xp: ModuleType) -> Any:
     an H100), into the node's dtype (``x`` is its input, or that input's input where it is a
     widening cast: :func:`scan_source`). float16 and bfloat16 results are accumulated in float32
     and rounded once, more accurate than NumPy's, which round every partial result; float16 ones
-    that leave float16's range then get :func:`_half_scan`'s fix-up (one flag read back)."""
+    that leave float16's range then stay there as NumPy's: :func:`scan.half_fixup` on the device
+    for many rows (or columns), else :func:`_half_scan`'s fix-up after one flag read back."""
     op, axis = node.op, node.attr("axis")
     if xp is np:
         if not is_low_float(x.dtype):
@@ -124,8 +125,12 @@ def scan_step(node: Node, x: Any, xp: ModuleType) -> Any:
         return scan.scan(xp, op, x, axis, node.dtype)
     from .scratch import capturing
 
+    x, left = xp.ascontiguousarray(x), xp.zeros(1, np.uint32)
+    if x.size >= scan.FIXUP_POSITIONS * x.shape[axis]:  # (the fix-up on the device: nothing read back)
+        h = scan.scan(xp, op, x, axis, node.dtype, left)
+        scan.half_fixup(xp, op, x, h, axis, left)
+        return h
     if not capturing(xp.cuda.get_current_stream()):  # (else nothing can be read back: the fix-up runs)
-        left = xp.zeros(1, np.uint32)
         h = scan.scan(xp, op, x, axis, node.dtype, left)
         if not int(left[0]):
             return h

@@ -291,3 +291,63 @@ def _run(cp: ModuleType, op: str, x: Any, out: Any, outer: int, n: int, inner: i
     running = cp.empty_like(sums)
     _run(cp, op, sums, running, outer, chunks, inner, _NULL)
     launch(_NULL, running, False)
+
+
+#: float16 scans of at least this many positions (rows, or columns of another axis) get
+#: :func:`half_fixup` on the device; fewer: one thread would walk a long row, and the interpreter
+#: reads the flag back instead
+FIXUP_POSITIONS = 4096
+
+#: NumPy's float16 scan once it leaves float16's range (``interpreter._half_scan``'s fix-up, one
+#: thread walking each position along the axis, only where the scan set ``flag``). From ``x``
+#: (float16) and ``h`` (the scan, rounded from float32 running values y) alone: y overflowed at
+#: the first h that is inf where no x so far is (else y is inf or NaN from the input), and for a
+#: product underflowed at the first h that is zero where no x so far is zero (y reaches 0 only
+#: through a zero factor before it passes 2**-25).
+_FIXUP = r"""
+extern "C" __global__ void __launch_bounds__(256) sl_half_fixup(
+    const sl_half* __restrict__ x, sl_half* __restrict__ h, const unsigned int* __restrict__ flag,
+    long long outer, long long n, long long inner, int product) {
+  if (*flag == 0u) return;
+  for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < outer * inner; t += (long long)gridDim.x * blockDim.x) {
+    const long long base = (t / inner) * n * inner + t % inner;
+    bool seen = false, overflowed = false, negative = false, parity = false, spoiled = false, inf_x = false, zero_x = false;
+    for (long long i = 0; i < n; ++i) {
+      const float xv = sl_h2f(x[base + i * inner]), hv = sl_h2f(h[base + i * inner]);
+      inf_x |= isinf(xv);
+      zero_x |= xv == 0.0f;
+      parity ^= (bool)signbit(xv);
+      const bool over = isinf(hv) && !inf_x;
+      const bool first = !seen && (over || (product && hv == 0.0f && !zero_x));
+      if (!seen && !first) continue;
+      if (first) {
+        seen = true;
+        overflowed = over;
+        negative = signbit(hv);
+      } else {
+        const bool spoiler = product ? (overflowed ? xv == 0.0f : isinf(xv)) : (isinf(xv) && (bool)signbit(xv) != negative);
+        spoiled |= isnan(xv) || spoiler;
+      }
+      const float held = (product && !overflowed) ? 0.0f : __int_as_float(0x7f800000);
+      const bool minus = product ? parity : negative;
+      h[base + i * inner] = sl_f2h(spoiled ? __int_as_float(0x7fc00000) : (minus ? -held : held));
+    }
+  }
+}
+"""
+
+
+@functools.cache
+def _fixup_kernel(cp: ModuleType) -> Any:
+    return cp.RawModule(code=PREAMBLE + _FIXUP, options=("--std=c++17",)).get_function("sl_half_fixup")
+
+
+def half_fixup(cp: ModuleType, op: str, x: Any, h: Any, axis: int, flag: Any) -> None:
+    """Rewrite ``h``, the float16 scan of ``x`` (both contiguous) along ``axis`` that set ``flag``
+    (:func:`scan`), as NumPy's float16 scan stays once it leaves float16's range: on the device,
+    nothing read back (:data:`_FIXUP`); a launch that returns at once where the flag is clear."""
+    axis = axis % x.ndim
+    outer, n, inner = math.prod(x.shape[:axis]), x.shape[axis], math.prod(x.shape[axis + 1:])
+    grid = min(-(-outer * inner // 256), _sm_count(cp, _device_id(cp)) * 32)
+    _fixup_kernel(cp)((max(grid, 1),), (256,), (x, h, flag, np.int64(outer), np.int64(n), np.int64(inner),
+                                                np.int32(op == "cumprod")))

@@ -137,6 +137,48 @@ def test_a_scan_reads_through_a_widening_cast(monkeypatch: pytest.MonkeyPatch) -
     assert read == ["int32", "bool", "float16"]
 
 
+#: rows whose float16 scans leave float16's range (tests/gpu/test_library_steps_gpu.py has them
+#: one by one): NumPy's sequential float16 results equal float32's rounded once until then
+PRODUCT_ROWS = np.array([[300, 300, 0, 5, 1, 1], [-300, 300, 0.0, 1, 1, 1], [60000, 2, 0.5, 3, 1, 1],
+                         [300, -300, 300, 0.5, -1, np.inf], [1e-3, 1e-3, 1e-3, 1e4, 1e4, 7],
+                         [-1e-3, 1e-3, 1e-3, 1e4, np.inf, 1], [np.inf, 0, 2, 3, 1, 1]], np.float16)
+SUM_ROWS = np.array([[40000, 40000, -50000, 1, 2, 2], [-60000, -10000, 30000, 5, 2, 2], [60000, 10000, -np.inf, 1, 2, 2],
+                     [60000, 10000, np.inf, -5, 2, 2], [65504, 16, -16, 0, 2, 2], [1, 2, 3, 4, 5, 6]], np.float16)
+
+
+def test_float16_scans_of_many_rows_leave_the_range_as_numpys_on_the_device(monkeypatch: pytest.MonkeyPatch) -> None:
+    """4,000 rows or columns and more: the fix-up runs on the device (no flag read back: reading
+    it would fail the test), along the rows and down the columns, and under CUDA-graph capture."""
+    import cupy as cp
+
+    from stitchlab.runtime import interpreter
+
+    monkeypatch.setattr(interpreter, "_half_scan", lambda *a: pytest.fail("the host's fix-up ran"))
+    with np.errstate(all="ignore"):
+        for fn, rows in (("cumprod", PRODUCT_ROWS), ("cumsum", SUM_ROWS)):
+            many = np.tile(rows, (700, 1))
+            for a, axis in ((many, 1), (np.ascontiguousarray(many.T), 0)):
+                want = getattr(np, fn)(a, axis=axis)
+                got = _host(getattr(sl, fn)(_dev(a), axis=axis))
+                np.testing.assert_array_equal(got, want)
+                np.testing.assert_array_equal(np.signbit(got[want == 0]), np.signbit(want[want == 0]))
+        x = cp.asarray(np.tile(SUM_ROWS, (700, 1)))
+        f = sl.jit(lambda u: sl.cumsum(u, axis=1))
+        stream = cp.cuda.Stream(non_blocking=True)
+        with stream:
+            f(x)
+            stream.synchronize()
+            stream.begin_capture()
+            try:
+                out = f(x)
+            finally:
+                graph = stream.end_capture()
+            x[...] = cp.asarray(np.tile(SUM_ROWS[::-1], (700, 1)))
+            graph.launch(stream=stream)
+            stream.synchronize()
+            np.testing.assert_array_equal(_host(out), np.cumsum(np.tile(SUM_ROWS[::-1], (700, 1)), axis=1))
+
+
 def test_nan_and_inf_run_on_as_numpys() -> None:
     a = RNG.standard_normal((64, 5000)).astype(np.float32)
     a[3, 100], a[5, 4000], a[7, 0], a[7, 1] = np.nan, np.inf, np.inf, -np.inf
