@@ -20,8 +20,8 @@
 #   GPU_CHECK_PROBES="vectorize fast_math"
 #                         also run these side-by-side probes (benchmarks/<name>.py, each against
 #                         CuPy, torch and torch.compile) into $OUT/<name>/ and $OUT/<name>.log;
-#                         "all": assignment convolve fast_math int8_ops stencil tall_columns
-#                         ufunc_at vectorize (random_dropout: GPU_CHECK_RANDOM)
+#                         "all": assignment convolve fast_math int8_ops scans stencil stencil_steps
+#                         tall_columns ufunc_at vectorize (random_dropout: GPU_CHECK_RANDOM)
 #   GPU_CHECK_FUZZ=S      also run random programs against NumPy (tests/fuzzgraphs.py) for S seconds,
 #                         one process per entry of FUZZ_RUNS (default: two mixed, wide, reductions,
 #                         assign, at, bfloat16, capture), seeds from FUZZ_FIRST (default 10000000) on,
@@ -139,7 +139,7 @@ fi
 rc_probes=0
 if [ -n "${GPU_CHECK_PROBES:-}" ]; then
     probes="$GPU_CHECK_PROBES"
-    [ "$probes" = "all" ] && probes="assignment convolve fast_math int8_ops stencil tall_columns ufunc_at vectorize"
+    [ "$probes" = "all" ] && probes="assignment convolve fast_math int8_ops scans stencil stencil_steps tall_columns ufunc_at vectorize"
     for probe in $probes; do
         step "probe $probe"
         if [ ! -f "$REPO/benchmarks/$probe.py" ]; then
