@@ -33,6 +33,7 @@ import numpy as np
 
 from ..ir.dtypes import cast, check_copied_int, check_python_ints, is_bfloat16
 from ..ir.ops import OPS, Kind
+from ..runtime.interpreter import merged_position_error
 from . import api, build
 from .api import ravel, where  # type: ignore[attr-defined]
 from .array import LazyArray
@@ -340,7 +341,7 @@ def _device_checks(sizes: list[int], names: list[int]) -> dict[str, Any]:
     """How a scatter step at device positions names one out of bounds: the extents of the axes
     merged (several arrays), or NumPy's axis (one array; the block's axis may count new axes of 1
     before it, :func:`~stitchlab.frontend.library.unit_axes`)."""
-    return {"merged": tuple(sizes)} if len(sizes) > 1 else {"named": names[0]}
+    return {"merged": tuple(sizes), "named": tuple(names)} if len(sizes) > 1 else {"named": names[0]}
 
 
 def _rewritten(merged: LazyArray, pos: LazyArray, at: int, sizes: list[int], names: list[int]) -> LazyArray:
@@ -410,9 +411,8 @@ def _unary_at_arrays(x: LazyArray, items: tuple[Any, ...], f: Any) -> build.Node
             pos = build.check_indices(np.asarray(pos.get()), sizes[0], names[0], indexing=True)
         elif not isinstance(pos, np.ndarray):  # (several merged: see _flat_positions)
             pos, n = np.asarray(pos.get()), math.prod(sizes)
-            if np.any((pos < -n) | (pos >= n)):
-                raise IndexError(f"ufunc.at: an index is out of bounds for the axes of size {tuple(sizes)}")
-            pos = np.where(pos < 0, pos + n, pos)
+            if np.any(pos >= n):
+                raise IndexError(merged_position_error(pos, sizes, names))
         unique, counts = np.unique(pos.ravel(), return_counts=True)
         for c in np.unique(counts):
             where_c = _leaf_on(x, unique[counts == c])._node

@@ -523,21 +523,24 @@ def check_indices(indices: np.ndarray, n: int, axis: int, indexing: bool = False
     return np.where(idx < 0, idx + n, idx)
 
 
-def _position_checks(axis: int, merged: tuple[int, ...], named: int | None) -> dict[str, Any]:
+def _position_checks(axis: int, merged: tuple[int, ...], named: int | tuple[int, ...] | None) -> dict[str, Any]:
     """The attributes by which a gather's or scatter's step names positions out of bounds (none
-    where it names ``axis`` itself, so that those steps are as they were)."""
+    where it names ``axis`` itself, so that those steps are as they were): with ``merged``, the
+    extents of the axes merged and ``named`` those axes as NumPy names them."""
     if merged:
-        return {"merged": tuple(merged)}
+        return {"merged": tuple(merged), "named_axis": tuple(named)}  # type: ignore[arg-type]
     return {"named_axis": named} if named is not None and named != axis else {}
 
 
-def take(x: Node, indices: Node, axis: int, checked: bool, merged: tuple[int, ...] = (), named: int | None = None) -> Node:
+def take(x: Node, indices: Node, axis: int, checked: bool, merged: tuple[int, ...] = (),
+         named: int | tuple[int, ...] | None = None) -> Node:
     """NumPy's ``take`` along ``axis`` (already normalized): the result's shape is ``x.shape[:axis]
     + indices.shape + x.shape[axis + 1:]``. ``checked``: the positions were validated on the host
     (:func:`check_indices`); otherwise the step checks them when it runs. ``merged``: the extents
-    of the axes that ``axis`` merges (several index arrays; for the step's error message).
-    ``named``: the axis the step's error names where it is not ``axis`` (NumPy names the axis of
-    the array indexed, ``axis`` may count new axes of 1 before it). A node of its own, never fused
+    of the axes that ``axis`` merges (several index arrays; for the step's error message, with
+    ``named`` those axes as NumPy names them, and the positions coded as ``_flat_positions``
+    makes them). ``named``: the axis the step's error names where it is not ``axis`` (NumPy names
+    the axis of the array indexed, ``axis`` may count new axes of 1 before it). A node of its own, never fused
     (``Kind.CONTRACT``)."""
     check_index_dtype(indices.dtype)
     device = common_device([x, indices], "take")
@@ -547,7 +550,8 @@ def take(x: Node, indices: Node, axis: int, checked: bool, merged: tuple[int, ..
 
 
 def scatter(x: Node, positions: Node, values: Node, axis: int, checked: bool, merged: tuple[int, ...] = (),
-            ufunc: str | None = None, presorted: bool = False, order: Node | None = None, named: int | None = None) -> Node:
+            ufunc: str | None = None, presorted: bool = False, order: Node | None = None,
+            named: int | tuple[int, ...] | None = None) -> Node:
     """``x`` with its slices at ``positions`` (1-d) along ``axis`` replaced by those of ``values``
     (``x``'s shape with ``len(positions)`` along ``axis``, ``x``'s dtype): NumPy's
     ``out[..., positions, ...] = values`` into a copy. ``checked``: host positions validated and
