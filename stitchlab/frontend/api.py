@@ -103,6 +103,7 @@ def power(x1: Any, x2: Any) -> LazyArray:
         array([nan,  2.])
     """
     out = _generic_power(x1, x2)
+    build.check_integer_exponent(out._node, x2)
     scalar = (not isinstance(x2, LazyArray) and not hasattr(x2, "__cuda_array_interface__") and np.ndim(x2) == 0
               and np.asarray(x2).dtype.kind in "iuf")  # (a host number or 0-d array; not a bool)
     if scalar and out.dtype in (np.float32, np.float64) and float(x2) in _SCALAR_POWERS:
@@ -324,7 +325,7 @@ def clip(a: Any, a_min: Any = np._NoValue, a_max: Any = np._NoValue, out: Any = 
         result = maximum(x, a_min)  # noqa: F821
     else:
         result = _clip(x, a_min, a_max)
-    return stored(result, out, "clip", exact=False)
+    return stored(result, out, "clip", exact=False, ufunc="clip")
 
 
 def _python_int(v: Any) -> bool:

@@ -132,6 +132,19 @@ class LazyArray:
     def shape(self) -> tuple[int, ...]:
         return self._node.shape
 
+    @shape.setter
+    def shape(self, shape: Any) -> None:
+        """``x.shape = (2, 3)``: ``x`` stands for its elements in that shape, as NumPy's sets it in
+        place (NumPy's ``ValueError`` for another size). A view of an array still alive refuses
+        with NumPy's ``AttributeError`` for a shape it cannot set in place: reshape a copy."""
+        shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+        new = build.reshape(self._node, shape)
+        if self._base() is not self:
+            raise AttributeError("Incompatible shape for in-place modification. Use `.reshape()` to make a copy "
+                                 "with the desired shape (this array is a view of another, which stitchlab "
+                                 "cannot reshape in place)")
+        self._node = new
+
     @property
     def dtype(self) -> np.dtype:
         return self._node.dtype
@@ -305,7 +318,13 @@ class LazyArray:
                     "The truth value of an array with more than one element is ambiguous. "
                     "Use a.any() or a.all()"
                 )
-            raise TypeError(f"only size-1 arrays can be converted to Python scalars (shape {self.shape})")
+            if kind == "item":
+                raise ValueError(f"can only convert an array of size 1 to a Python scalar (shape {self.shape})")
+        if self.ndim and kind in ("int", "float", "index"):  # (NumPy 2.4's: not a size-1 array of dimensions)
+            if kind == "index":
+                raise TypeError(f"only integer scalar arrays can be converted to a scalar index (shape {self.shape})")
+            raise TypeError(f"only 0-dimensional arrays can be converted to Python scalars (shape {self.shape}; "
+                            f"x.item() takes the one element of a size-1 array)")
         return self.get().reshape(()).item()
 
     def __bool__(self) -> bool:
@@ -320,7 +339,7 @@ class LazyArray:
     def __index__(self) -> int:
         if self.dtype.kind not in "iub":
             raise TypeError(f"only integer scalar arrays can be converted to a scalar index (dtype {self.dtype})")
-        return int(self._scalar("int"))
+        return int(self._scalar("index"))
 
     def item(self, *args: Any) -> Any:
         """One element as a Python scalar (NumPy's ``ndarray.item``): of a size-1 array without
@@ -793,7 +812,10 @@ def _binary(opname: str) -> Any:
             # integers and bools only an integer 2
             if self.dtype.kind == "f" or (type(other) is int and other == 2):
                 return build.elementwise(_FAST_POWERS[other], self._node)
-        return build.elementwise(opname, self._node, node_of(other))
+        made = build.elementwise(opname, self._node, node_of(other))
+        if opname == "power":
+            build.check_integer_exponent(made, other)
+        return made
 
     def forward(self: LazyArray, other: Any) -> LazyArray:
         return LazyArray(node(self, other))

@@ -342,6 +342,18 @@ def elementwise(opname: str, *args: Operand) -> Node:
     return Node(opname, ins, shape, out_dtype, device=device)
 
 
+def check_integer_exponent(out: Node, exponent: Any) -> None:
+    """NumPy's ``ValueError`` for an integer power (``out``) whose exponent is a negative integer
+    known while building (a Python or NumPy integer, a 0-d NumPy array): raised at the call, as
+    NumPy raises it. Exponents in arrays are checked when the step runs on the CPU; the GPU's
+    kernel gives the exact value where it is an integer (1 or -1 to any power, else 0)."""
+    known = type(exponent) is int or isinstance(exponent, (np.integer, np.ndarray))  # (not a traced int)
+    if out.dtype.kind not in "iu" or not known or np.ndim(exponent):
+        return
+    if np.asarray(exponent).dtype.kind in "iu" and exponent < 0:
+        raise ValueError("Integers to negative integer powers are not allowed.")
+
+
 def _operand_steps(args: Sequence[Operand], loop: Sequence[np.dtype], shape: Shape) -> tuple[int, ...] | None:
     """What each operand of an elementwise op needs (the same for every operand of its signature);
     None where every operand is taken as it is."""
