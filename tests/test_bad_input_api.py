@@ -165,3 +165,12 @@ def test_objects_numpy_keeps_as_objects_are_named_with_the_dtype_that_converts_t
     if named != "None":
         np.testing.assert_array_equal(sl.asarray(make(np, value), dtype=float).get(), make(np, value).astype(float))
         np.testing.assert_array_equal(sl.asarray(value, dtype=np.float32).get(), np.asarray(value, dtype=np.float32))
+
+
+def test_a_generator_is_refused_naming_fromiter():
+    """NumPy keeps a generator as one object (a 0-d object array): the fix is fromiter or a list,
+    not a dtype (the message advised dtype=float, with which NumPy raises TypeError too)."""
+    assert np.asarray(i for i in range(3)).dtype == object
+    with pytest.raises(TypeError, match=r"generator with dtype object.*sl\.fromiter\(values, dtype\)"):
+        sl.asarray(i for i in range(3))
+    np.testing.assert_array_equal(sl.fromiter((i for i in range(3)), float).get(), np.arange(3.0))

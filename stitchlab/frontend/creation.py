@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from operator import index as operator_index
 from typing import Any
 
@@ -235,6 +235,8 @@ def _dtype_fix(buf: np.ndarray) -> str:
     given (a Fraction, a Decimal, a Python int past 64 bits, a numeric string)."""
     if buf.dtype.kind not in "OUS":
         return ""
+    if buf.dtype == object and buf.ndim == 0 and isinstance(buf[()], Iterator):  # (NumPy keeps an iterator whole)
+        return "; an iterator is one object to NumPy: sl.fromiter(values, dtype) or sl.asarray(list(values))"
     return ("; give a dtype to convert each element as NumPy does (sl.asarray(values, dtype=float), "
             "NumPy's float(), int() or parsing of each)")
 
