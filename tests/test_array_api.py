@@ -201,7 +201,7 @@ def test_inplace_operators_rebind_and_check_casting():
     with pytest.raises(TypeError, match="Cannot cast ufunc 'multiply' output from dtype\\('float64'\\)"):
         x *= 1.5
     y = sl.asarray(np.ones((3, 1)))
-    with pytest.raises(ValueError, match="non-broadcastable output operand with shape \\(3, 1\\)"):
+    with pytest.raises(ValueError, match="non-broadcastable output operand with shape \\(3,1\\)"):
         y += np.ones((3, 4))
     f = sl.asarray(np.ones(3, np.float32))
     f /= 2

@@ -2389,3 +2389,163 @@ def test_a_notebook_program_gives_numpys_result(name: str) -> None:
     assert len(w) == len(g)
     for a, b in zip(g, w, strict=True):
         _same_leaf(a, b)
+
+
+# --- the errors of common mistakes: NumPy's type and text (stitchlab may add to it) -----------------
+_X12 = np.arange(12.0).reshape(3, 4)
+_MISTAKES = {
+    "broadcast": lambda xp: xp.ones((3, 4)) + xp.ones((4, 3)),
+    "broadcast3": lambda xp: xp.add(xp.ones((3, 4)), xp.ones((2, 1, 3))),
+    "matmul": lambda xp: xp.ones((3, 4)) @ xp.ones((3, 4)),
+    "matmul_1d": lambda xp: xp.ones(3) @ xp.ones(4),
+    "dot": lambda xp: xp.dot(xp.ones((3, 4)), xp.ones((3, 4))),
+    "reshape": lambda xp: xp.ones(6).reshape(4, 2),
+    "reshape_2neg": lambda xp: xp.ones(6).reshape(-1, -1),
+    "index_oob": lambda xp: xp.ones(6)[7],
+    "index_oob_2d": lambda xp: xp.asarray(_X12)[1, 9],
+    "index_list_oob": lambda xp: xp.asarray(_X12)[[0, 5]],
+    "too_many": lambda xp: xp.ones(6)[0, 0],
+    "axis": lambda xp: xp.ones((2, 3)).sum(axis=2),
+    "axis_neg": lambda xp: xp.ones((2, 3)).mean(axis=-3),
+    "axis_argmax": lambda xp: xp.ones((2, 3)).argmax(axis=5),
+    "concat": lambda xp: xp.concatenate([xp.ones((2, 3)), xp.ones((2, 4))]),
+    "concat_ndim": lambda xp: xp.concatenate([xp.ones((2, 3)), xp.ones(3)]),
+    "stack": lambda xp: xp.stack([xp.ones(2), xp.ones(3)]),
+    "bool_index": lambda xp: xp.ones(3)[np.array([True, False])],
+    "float_index": lambda xp: xp.ones(3)[1.0],
+    "truth": lambda xp: bool(xp.ones(3)),
+    "truth_empty": lambda xp: bool(xp.ones(0)),
+    "int_conv": lambda xp: int(xp.ones(3)),
+    "split": lambda xp: xp.split(xp.arange(10), 3),
+    "squeeze": lambda xp: xp.squeeze(xp.ones((2, 3)), axis=0),
+    "transpose": lambda xp: xp.ones((2, 3)).transpose(0, 0),
+    "transpose_n": lambda xp: xp.ones((2, 3)).transpose(0, 1, 2),
+    "moveaxis": lambda xp: xp.moveaxis(xp.ones((2, 3)), 0, 5),
+    "broadcast_to": lambda xp: xp.broadcast_to(xp.ones(3), (2, 4)),
+    "einsum": lambda xp: xp.einsum("ij,jk->ik", xp.ones((2, 3)), xp.ones((2, 3))),
+    "bool_sub": lambda xp: xp.ones(2, bool) - xp.ones(2, bool),
+    "bool_neg": lambda xp: -xp.ones(2, bool),
+    "uint_neg": lambda xp: xp.ones(2, np.uint8) + (-1),
+    "int8_big": lambda xp: xp.ones(2, np.int8) * 1000,
+    "setitem_shape": lambda xp: xp.zeros((3, 4)).__setitem__((slice(None), 1), xp.arange(4)),
+    "iadd_shape": lambda xp: xp.zeros(3).__iadd__(xp.ones((2, 3))),
+    "idiv_int": lambda xp: xp.ones(3, int).__itruediv__(2),
+    "astype_str": lambda xp: xp.ones(3).astype("U"),
+    "zeros_neg": lambda xp: xp.zeros(-1),
+    "zeros_float": lambda xp: xp.zeros(2.5),
+    "arange_zero_step": lambda xp: xp.arange(0, 5, 0),
+    "linspace_neg": lambda xp: xp.linspace(0, 1, -1),
+    "eye_float": lambda xp: xp.eye(2.5),
+    "full_shape": lambda xp: xp.full((2, 3), [1, 2]),
+    "take_oob": lambda xp: xp.take(xp.arange(3), [5]),
+    "bincount_neg": lambda xp: xp.bincount(xp.asarray([-1, 2])),
+    "bincount_2d": lambda xp: xp.bincount(xp.ones((2, 2), int)),
+    "histogram_range": lambda xp: xp.histogram(xp.arange(3.0), range=(1, 0)),
+    "percentile_range": lambda xp: xp.percentile(xp.arange(3.0), 150),
+    "quantile_range": lambda xp: xp.quantile(xp.arange(3.0), -0.5),
+    "argmax_empty": lambda xp: xp.zeros(0).argmax(),
+    "max_empty": lambda xp: xp.zeros(0).max(),
+    "min_empty_axis": lambda xp: xp.zeros((0, 3)).min(axis=0),
+    "inv_singular": lambda xp: xp.linalg.inv(xp.zeros((2, 2))),
+    "inv_nonsquare": lambda xp: xp.linalg.inv(xp.ones((2, 3))),
+    "solve_shape": lambda xp: xp.linalg.solve(xp.eye(3), xp.ones(2)),
+    "clip_no_bounds": lambda xp: xp.clip(xp.arange(3)),
+    "where_1arg_more": lambda xp: xp.where(xp.ones(3) > 0, 1),
+    "repeat_neg": lambda xp: xp.repeat(xp.arange(3), -1),
+    "tile_neg": lambda xp: xp.tile(xp.arange(3), -1),
+    "pad_mode": lambda xp: xp.pad(xp.arange(3), 1, mode="bogus"),
+    "sort_axis": lambda xp: xp.sort(xp.ones((2, 3)), axis=2),
+    "unique_axis": lambda xp: xp.unique(xp.ones((2, 3)), axis=2),
+    "cumsum_axis": lambda xp: xp.cumsum(xp.ones((2, 3)), axis=2),
+    "diff_n": lambda xp: xp.diff(xp.arange(3), n=-1),
+    "searchsorted_side": lambda xp: xp.searchsorted(xp.arange(3), 1, side="middle"),
+    "ones_dtype": lambda xp: xp.ones(3, dtype="float128x"),
+    "swapaxes": lambda xp: xp.swapaxes(xp.ones((2, 3)), 0, 3),
+    "expand_dims": lambda xp: xp.expand_dims(xp.ones((2, 3)), 4),
+    "array_split0": lambda xp: xp.array_split(xp.arange(3), 0),
+    "outer_ok": lambda xp: xp.outer(xp.ones((2, 2)), xp.ones(3)).shape,
+    "cross_bad": lambda xp: xp.cross(xp.ones(4), xp.ones(4)),
+    "norm_ord": lambda xp: xp.linalg.norm(xp.ones((2, 2)), ord=3),
+    "mean_axis_tuple_dup": lambda xp: xp.ones((2, 3)).mean(axis=(1, -1)),
+    "item_oob": lambda xp: xp.ones((2, 2)).item(7),
+    "len_0d": lambda xp: len(xp.asarray(2.0)),
+    "iter_0d": lambda xp: iter(xp.asarray(2.0)),
+    "index_0d": lambda xp: xp.asarray(2.0)[0],
+    "reshape_f": lambda xp: xp.ones(6).reshape((2, 3), order="Q"),
+}
+
+#: where stitchlab's text says it otherwise (the same type of error): its own words name the value
+_OWN_WORDS = {
+    "broadcast_to",
+    "einsum",
+    "zeros_float",
+    "repeat_neg",
+    "transpose_n",
+    "astype_str",
+    "iter_0d",
+}
+
+
+@pytest.mark.parametrize("name", sorted(set(_MISTAKES) - {"astype_str"}))
+def test_a_mistake_raises_numpys_error(name: str) -> None:
+    """The type of NumPy's error (or a base of it: TypeError for its UFuncTypeError) and, but for
+    the few in _OWN_WORDS, NumPy's text within stitchlab's message (which may name the value and
+    the fix)."""
+    _, want = _run(lambda xp: np.asarray(_MISTAKES[name](xp)), np)
+    _, got = _run(lambda xp: np.asarray(_MISTAKES[name](xp)), sl)
+    if want is None:  # (not a mistake to NumPy: clip without bounds)
+        assert got is None, got
+        return
+    assert got is not None, f"NumPy raised {want!r}"
+    assert isinstance(want, type(got)) and type(got) is not Exception, (got, want)
+    if name not in _OWN_WORDS:
+        assert str(want).strip() in str(got), (str(got), str(want))
+
+
+@pytest.mark.parametrize(
+    "order", ["c", "a", "k", "Q", "CC", 1, b"C", b"a", None, "C", "A", "K"], ids=repr
+)
+@pytest.mark.parametrize(
+    "call",
+    [
+        "zeros",
+        "full",
+        "eye",
+        "reshape",
+        "ravel",
+        "astype",
+        "asarray",
+        "array",
+        "einsum",
+        "flatten",
+        "copy",
+        "zeros_like",
+        "sl.copy",
+    ],
+)
+def test_order_is_read_as_numpy_reads_it(call: str, order: Any) -> None:
+    """An order in lower case or as bytes is NumPy's ('c' was refused with TypeError); one NumPy
+    does not take gives its ValueError ('Q', or 'A' for zeros), one that is not a string its
+    TypeError (they raised stitchlab's TypeError for Fortran order). 'F' stays refused."""
+    run = {
+        "zeros": lambda xp: xp.zeros(3, order=order),
+        "full": lambda xp: xp.full(3, 1, order=order),
+        "eye": lambda xp: xp.eye(2, order=order),
+        "reshape": lambda xp: xp.ones(6).reshape(2, 3, order=order),
+        "ravel": lambda xp: xp.ones(3).ravel(order=order),
+        "astype": lambda xp: xp.ones(3).astype(float, order=order),
+        "asarray": lambda xp: xp.asarray([1], order=order),
+        "array": lambda xp: xp.array([1], order=order),
+        "einsum": lambda xp: xp.einsum("i", xp.ones(3), order=order),
+        "flatten": lambda xp: xp.ones(3).flatten(order=order),
+        "copy": lambda xp: xp.ones(3).copy(order=order),
+        "zeros_like": lambda xp: xp.zeros_like(xp.ones(3), order=order),
+        "sl.copy": lambda xp: xp.copy(xp.ones(3), order=order),
+    }[call]
+    want, want_error = _run(run, np)
+    got, got_error = _run(run, sl)
+    if want_error is None:
+        assert got_error is None, got_error
+        _same_leaf(got, want)
+    else:
+        assert type(got_error) is type(want_error) and str(got_error) == str(want_error)

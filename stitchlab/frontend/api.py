@@ -23,7 +23,7 @@ from ..ir.dtypes import as_dtype, cast, is_bfloat16, is_float, is_low_float, is_
 from ..ir.dtypes import finfo as _finfo
 from ..ir.ops import COMPARISONS, OPS, Kind
 from . import build
-from .array import LazyArray, node_of
+from .array import LazyArray, c_order, node_of
 from .creation import _ones_in_front, array, asarray, broadcast_to, full
 from .scalars import TracedScalar
 from .ufunc import extreme_out, initial_arg, outputs, stored
@@ -1328,11 +1328,12 @@ def copy(a: Any, order: str = "K", subok: bool = False) -> LazyArray:
         >>> c.get()
         array([1., 2.])
     """
-    if order not in ("K", "A", "C"):
+    if order in ("F", "f", b"F", b"f"):
         raise ValueError(
             f"copy: order={order!r} is not supported: stitchlab arrays are C-ordered; use order='C' "
             f"(or 'K', 'A'), and np.asfortranarray on the NumPy result where Fortran order is needed"
         )
+    c_order("copy", order)  # (NumPy's errors for an order it does not take)
     return array(a, copy=True)
 
 

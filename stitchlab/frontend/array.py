@@ -31,10 +31,23 @@ def node_of(x: Any) -> Node | bool | int | float | TracedScalar:
 
 def c_order(call: str, order: Any, allowed: tuple[Any, ...] = ("C", "A", "K", None), way: str = "") -> None:
     """Refuse an ``order`` a C-ordered array cannot follow (``"F"``, as :meth:`LazyArray.astype`
-    does): ``TypeError`` naming it and the way round. ``"A"`` and ``"K"`` mean C for such an array."""
-    if order not in allowed:
-        raise TypeError(f"{call}(order={order!r}): stitchlab arrays are C-ordered; "
-                        f"{way or 'leave order out'} (or order='C')")
+    does): ``TypeError`` naming it and the way round. ``"A"`` and ``"K"`` mean C for such an array.
+    As NumPy reads it: in any case, or bytes; NumPy's ``ValueError`` for an order NumPy does not
+    take there (``allowed`` and ``"F"``), ``TypeError`` for one that is not a string."""
+    key = order.decode() if isinstance(order, bytes) else order
+    if isinstance(key, str):
+        key = key.upper()
+    elif key is not None:
+        raise TypeError(f"order must be str, not {type(order).__name__}")
+    if key is None or key in allowed:  # (None: NumPy's default, C here)
+        return
+    if key not in ("C", "F", "A", "K"):
+        raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
+    if key != "F":  # (one NumPy takes elsewhere, not in this call)
+        raise ValueError("only 'C' or 'F' order is permitted" if allowed == ("C",) else
+                         f"order {key!r} is not permitted for {'reshaping' if call == 'reshape' else call}")
+    raise TypeError(f"{call}(order={order!r}): stitchlab arrays are C-ordered; "
+                    f"{way or 'leave order out'} (or order='C')")
 
 
 def _method_axis(method: str, axis: Any) -> None:
@@ -829,8 +842,8 @@ def _binary(opname: str) -> Any:
         result = node(self, other)  # (x **= 2 squares, as NumPy's in-place power does)
         if result.shape != self.shape:
             raise ValueError(
-                f"non-broadcastable output operand with shape {self.shape} doesn't match the "
-                f"broadcast shape {result.shape}"
+                f"non-broadcastable output operand with shape {build.shapes_text([self.shape])} doesn't match the "
+                f"broadcast shape {build.shapes_text([result.shape])}"
             )
         if not np.can_cast(result.dtype, self.dtype, casting="same_kind"):
             raise TypeError(

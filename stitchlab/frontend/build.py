@@ -771,6 +771,8 @@ def _reduction_steps(opname: str, shape: Shape, dtype: np.dtype, axis: Any, keep
     else:
         acc = as_dtype(requested) if requested is not None else reduction_dtype(opname, dtype)
     if OPS[opname].identity is None and any(shape[a] == 0 for a in axes):
+        if opname in ("argmax", "argmin"):  # (NumPy's text for these)
+            raise ValueError(f"attempt to get {opname} of an empty sequence")
         raise ValueError(
             f"zero-size array to reduction operation {_UFUNC_NAME.get(opname, opname)} which has no identity"
         )
@@ -820,11 +822,12 @@ def reshape(x: Node, shape: Sequence[int]) -> Node:
         raise ValueError(f"negative dimensions not allowed in shape {shape}")
     if unknown:
         known = math.prod(s for s in shape if s != -1)
-        if known == 0 or x.size % known:
-            raise ValueError(f"cannot reshape array of size {x.size} into shape {shape}")
+        if known == 0 or x.size % known:  # (NumPy's text: the unknown extent written "newaxis")
+            raise ValueError(f"cannot reshape array of size {x.size} into shape "
+                             f"{shapes_text([shape]).replace('-1', 'newaxis')}")
         shape = tuple(x.size // known if s == -1 else s for s in shape)
     if math.prod(shape) != x.size:
-        raise ValueError(f"cannot reshape array of size {x.size} into shape {shape}")
+        raise ValueError(f"cannot reshape array of size {x.size} into shape {shapes_text([shape])}")
     if shape == x.shape:
         return x
     if x.op == "reshape":  # reshape of a reshape is one reshape

@@ -348,7 +348,7 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> La
             raise TypeError(f"arange() not supported for inputs with DType {type(kind)}: got {value!r}; give "
                             "numbers (start, stop, step)")
     if step == 0:
-        raise ValueError("arange: step must not be zero")
+        raise ZeroDivisionError("division by zero (arange: step must not be zero)")  # (NumPy's type of error)
     n = max(0, math.ceil((stop - start) / step))
     natural = np.result_type(*(np.asarray(v).dtype for v in (start, stop, step)))
     dt = as_dtype(dtype) if dtype is not None else as_dtype(natural)

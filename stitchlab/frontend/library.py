@@ -669,7 +669,8 @@ def _check_aligned(x: LazyArray, y: LazyArray, dim: int) -> None:
     """NumPy's error where the last axis of ``x`` and axis ``dim`` of ``y`` differ in length."""
     if x.shape[-1] != y.shape[dim]:
         raise ValueError(
-            f"shapes {x.shape} and {y.shape} not aligned: {x.shape[-1]} (dim {x.ndim - 1}) != {y.shape[dim]} (dim {dim})"
+            f"shapes {build.shapes_text([x.shape])} and {build.shapes_text([y.shape])} not aligned: {x.shape[-1]} "
+            f"(dim {x.ndim - 1}) != {y.shape[dim]} (dim {dim})"
         )
 
 
