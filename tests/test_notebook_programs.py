@@ -17,7 +17,11 @@ order of ``unique_values`` (NumPy 2.4's hashes and does not sort; stitchlab sort
 
 from __future__ import annotations
 
+import copy
+import io
+import json
 import math
+import pickle
 import warnings
 from typing import Any
 
@@ -2316,6 +2320,372 @@ def bool_plus_float(xp):
 def float16_scalar(xp):
     h = xp.ones(2, np.float16)
     return (h + 1).dtype, (h + 70000.0), (h * 1e-8), (h + np.float32(1)).dtype
+
+
+# --- saving, pickling, lists and scalars, numerics of ML formulas, NumPy interop, printing ---
+@case
+def save_load(xp):
+    b = io.BytesIO()
+    np.save(b, T(xp, X))
+    b.seek(0)
+    return np.load(b)
+
+
+@case
+def savez(xp):
+    b = io.BytesIO()
+    np.savez(b, a=T(xp, X), y=T(xp, Y))
+    b.seek(0)
+    d = np.load(b)
+    return d["a"], d["y"]
+
+
+@case
+def sl_save(xp):
+    b = io.BytesIO()
+    xp.save(b, T(xp, X))
+    b.seek(0)
+    return xp.load(b)
+
+
+@case
+def pickle_roundtrip(xp):
+    return pickle.loads(pickle.dumps(T(xp, X) * 2))
+
+
+@case
+def deepcopy_arr(xp):
+    x = T(xp, X) * 1
+    y = copy.deepcopy(x)
+    y[0] = 0
+    return x[0], y[0]
+
+
+@case
+def copy_copy(xp):
+    x = T(xp, X) * 1
+    y = copy.copy(x)
+    y[0] = 0
+    return x[0]
+
+
+@case
+def json_dump(xp):
+    return json.dumps(T(xp, Y[:4]).tolist()), json.dumps({"acc": float(T(xp, X).mean())})
+
+
+@case
+def sum_generator_builtin(xp):
+    return sum(xp.asarray([1.0, 2.0]) for _ in range(3))
+
+
+@case
+def np_sum_list_of_arrays(xp):
+    return np.sum([T(xp, S[:3]), T(xp, S[3:6])], axis=0)
+
+
+@case
+def sl_sum_list_of_arrays(xp):
+    return xp.sum([T(xp, S[:3]), T(xp, S[3:6])], axis=0)
+
+
+@case
+def mean_of_list(xp):
+    return xp.mean([1, 2, 3, 4]), xp.std([1.0, 2.0]), xp.max([3, 1, 2]), xp.argmax([3, 1, 5])
+
+
+@case
+def funcs_on_lists(xp):
+    return (
+        xp.exp([0.0, 1.0]),
+        xp.sqrt(4),
+        xp.add([1, 2], [3, 4]),
+        xp.where([True, False], [1, 2], [3, 4]),
+        xp.concatenate([[1, 2], [3]]),
+        xp.sort([3, 1, 2]),
+    )
+
+
+@case
+def funcs_on_scalars(xp):
+    return (
+        xp.exp(1.0),
+        xp.sqrt(2),
+        xp.maximum(1, 2.5),
+        xp.log(np.float32(2)),
+        xp.abs(-3),
+        xp.sign(-2.0),
+        xp.floor(2.7),
+    )
+
+
+@case
+def np_scalar_results_types(xp):
+    return type(xp.exp(1.0)).__name__ if xp is np else "float64"
+
+
+@case
+def minimum_reduce_list(xp):
+    return xp.minimum.reduce([3, 1, 2]), xp.add.accumulate([1, 2, 3])
+
+
+@case
+def linspace_retstep(xp):
+    return xp.linspace(0, 1, 5, retstep=True), xp.linspace(xp.asarray([0.0, 1.0]), 2, 3, axis=1)
+
+
+@case
+def arange_float_len(xp):
+    return (
+        xp.arange(0, 1, 0.1).shape,
+        xp.arange(1, 2, 0.3),
+        xp.arange(10, 0, -3),
+        xp.arange(np.float32(0.5), 3),
+    )
+
+
+@case
+def astype_bool_float_nan(xp):
+    return xp.asarray([np.nan, 0.0, -0.0, 1.0]).astype(bool)
+
+
+@case
+def astype_float_int_nan(xp):
+    return xp.asarray([np.nan, np.inf, 1e20, -2.7]).astype(np.int64)[3]
+
+
+@case
+def round_half_even(xp):
+    return (
+        xp.round(xp.asarray([0.5, 1.5, 2.5, -0.5])),
+        xp.round(xp.asarray([1.25, 1.35]), 1),
+        xp.round(xp.asarray([1234, 5678]), -2),
+    )
+
+
+@case
+def divide_int_floor_neg(xp):
+    a = xp.asarray([-7, 7])
+    return a // 2, a % 2, xp.fmod(a, 2), xp.remainder(a, -2), a // -2
+
+
+@case
+def float_floor_mod(xp):
+    a = xp.asarray([-7.5, 7.5, -0.0])
+    return a // 2, a % 2, xp.fmod(a, 2), xp.divmod(a, 2)
+
+
+@case
+def power_forms(xp):
+    a = xp.asarray([1.0, 2.0, 4.0])
+    return (
+        a**0.5,
+        a**2,
+        a**-1,
+        xp.power(a, 3),
+        2**a,
+        xp.float_power(xp.asarray([2, 3]), 2),
+        xp.asarray([2, 3]) ** 2,
+    )
+
+
+@case
+def int_power_overflow(xp):
+    return xp.asarray([2], np.int8) ** 10
+
+
+@case
+def cumprod_int(xp):
+    return xp.cumprod(xp.arange(1, 25))
+
+
+@case
+def large_int_sum(xp):
+    return (
+        xp.asarray([2**62, 2**62], np.int64).sum(),
+        xp.asarray([200, 200], np.uint8).sum(),
+        xp.asarray([100, 100], np.int8).sum(dtype=np.int8),
+    )
+
+
+@case
+def float32_sum_precision(xp):
+    return xp.ones(10**6, np.float32).sum(), (xp.ones(10**6, np.float32) * 0.1).sum()
+
+
+@case
+def mean_float32(xp):
+    return (T(xp, X).astype(np.float32) * 1000).mean(), xp.ones(10**6, np.float16).mean()
+
+
+@case
+def var_large_offset(xp):
+    return (T(xp, X) + 1e8).var(axis=0)
+
+
+@case
+def softmax_stable_extreme(xp):
+    z = xp.asarray([[1000.0, 1000.0, -1000.0]])
+    e = xp.exp(z - z.max(1, keepdims=True))
+    return e / e.sum(1, keepdims=True), xp.exp(z)
+
+
+@case
+def logsumexp_manual(xp):
+    z = T(xp, L)
+    m = z.max(1)
+    return m + xp.log(xp.exp(z - m[:, None]).sum(1))
+
+
+@case
+def sigmoid_manual(xp):
+    z = T(xp, S) * 50
+    return 1 / (1 + xp.exp(-z)), xp.tanh(z), xp.log1p(xp.exp(-xp.abs(z)))
+
+
+@case
+def clip_log(xp):
+    p = xp.clip(T(xp, S), 1e-7, 1 - 1e-7)
+    return -(xp.log(p) + xp.log1p(-p)).mean()
+
+
+@case
+def cosine_similarity(xp):
+    x = T(xp, X)
+    n = x / xp.linalg.norm(x, axis=1, keepdims=True)
+    return n @ n.T
+
+
+@case
+def batch_iteration(xp):
+    x = T(xp, X)
+    out = []
+    for i in range(0, len(x), 6):
+        out.append(x[i : i + 6].sum(0))
+    return xp.stack(out)
+
+
+@case
+def shuffle_with_perm(xp):
+    perm = np.random.default_rng(1).permutation(20)
+    x = T(xp, X)
+    return x[perm], x[xp.asarray(perm)], T(xp, Y)[perm]
+
+
+@case
+def train_test_split_mask(xp):
+    m = np.random.default_rng(1).random(20) < 0.7
+    x = T(xp, X)
+    return x[m].shape, x[~m].shape, x[xp.asarray(m)].mean(0)
+
+
+@case
+def one_hot_argmax_roundtrip(xp):
+    oh = xp.eye(4)[T(xp, Y)]
+    return (oh.argmax(1) == T(xp, Y)).all(), oh.sum(0)
+
+
+@case
+def array_ufunc_np_mixed_out(xp):
+    x = T(xp, X)
+    o = np.empty((20, 5))
+    np.add(x, 1, out=o)
+    return o
+
+
+@case
+def np_where_mixed(xp):
+    return np.where(T(xp, S) > 0, T(xp, S), np.zeros(50))
+
+
+@case
+def np_stack_mixed(xp):
+    return np.stack([T(xp, S[:3]), np.ones(3)])
+
+
+@case
+def np_linalg_on_sl(xp):
+    x = T(xp, X)
+    return np.linalg.inv(x.T @ x), np.linalg.eigh(x.T @ x)[0]
+
+
+@case
+def np_random_choice_sl(xp):
+    return np.random.default_rng(0).choice(T(xp, Y), 3)
+
+
+@case
+def np_percentile_sl_list(xp):
+    return np.percentile(T(xp, S), [25, 75])
+
+
+@case
+def np_histogram_sl_bins(xp):
+    return np.histogram(T(xp, S), bins=xp.linspace(-3, 3, 7))
+
+
+@case
+def float_index_to_int(xp):
+    x = T(xp, S)
+    i = x.argmax()
+    return x[int(i)], x[i], x[i - 1], x[xp.asarray([i, i])]
+
+
+@case
+def range_with_array_len(xp):
+    return list(range(T(xp, Y).max() + 1)), [i for i in range(xp.asarray(3))]
+
+
+@case
+def f_string_array(xp):
+    return f"{T(xp, Y[:3])}", f"{T(xp, S[:2]).round(2)}", f"{xp.asarray([1.5, 2.0])}"
+
+
+@case
+def print_large_array(xp):
+    return str(xp.arange(2000)), repr(xp.arange(2000.0).reshape(40, 50))[:200]
+
+
+@case
+def printoptions(xp):
+    with np.printoptions(precision=3, suppress=True):
+        return str(T(xp, X[:2]) * 1e-5), repr(xp.asarray([1e-10, 1.0]))
+
+
+@case
+def set_printoptions_sl(xp):
+    try:
+        np.set_printoptions(threshold=5)
+        return str(xp.arange(10))
+    finally:
+        np.set_printoptions(threshold=1000)
+
+
+@case
+def bfloat16_print(xp):
+    import ml_dtypes
+
+    return str(xp.asarray(np.array([1.5, 2.25], ml_dtypes.bfloat16))), xp.asarray(
+        np.array([1.5], ml_dtypes.bfloat16)
+    ).tolist()
+
+
+@case
+def float16_tolist(xp):
+    return xp.asarray(np.array([1.1], np.float16)).tolist(), type(
+        xp.asarray(np.array([1.1], np.float16)).tolist()[0]
+    ).__name__
+
+
+@case
+def empty_like_shape_dtype(xp):
+    e = xp.empty_like(T(xp, Y), dtype=float)
+    return e.shape, e.dtype, xp.full_like(T(xp, Y), 2.7).dtype, xp.full_like(T(xp, Y), 2.7)[0]
+
+
+@case
+def zeros_like_list(xp):
+    return xp.zeros_like([1, 2]), xp.ones_like([[1.5]]), xp.full_like([True], 3)
 
 
 _LEFT_OUT = {
