@@ -2,6 +2,9 @@
 message that names the value, never a wrong result or an internal error (found by a fuzzer that
 calls each public function with one bad argument at a time and compares with NumPy)."""
 
+from decimal import Decimal
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
@@ -143,3 +146,31 @@ def test_a_python_int_past_64_bits_into_an_integer_array_is_named(dtype):
     with pytest.raises(OverflowError, match=rf"Python integer 1180591620717411303424 out of bounds for {np.dtype(dtype)}"):
         sl.asarray([1, 2**70], dtype=dtype)
     np.testing.assert_array_equal(sl.asarray([1, 2**70], dtype=np.float64).get(), [1.0, 2.0**70])
+
+
+@pytest.mark.parametrize("make", [
+    lambda m, v: m.asarray(v), lambda m, v: m.array(v), lambda m, v: m.full((2, 2), v),
+])
+@pytest.mark.parametrize("value, named", [
+    ([Fraction(1, 2), 3], r"Fraction\(1, 2\)"), ([3, Decimal("1.5")], r"Decimal\('1\.5'\)"),
+    ([[1], [None]], "None"), (Fraction(1, 2), r"Fraction\(1, 2\)"),
+])
+def test_objects_numpy_keeps_as_objects_are_named_with_the_dtype_that_converts_them(make, value, named):
+    """Without a dtype NumPy keeps a Fraction, a Decimal or None as an object array, which stitchlab
+    cannot hold: the error names the element and the fix (a dtype), and with it the values are
+    NumPy's."""
+    assert make(np, value).dtype == object
+    with pytest.raises(TypeError, match=rf"dtype object \(NumPy's for {named}\).*give a dtype.*dtype=float"):
+        make(sl, value)
+    if named != "None":
+        np.testing.assert_array_equal(sl.asarray(make(np, value), dtype=float).get(), make(np, value).astype(float))
+        np.testing.assert_array_equal(sl.asarray(value, dtype=np.float32).get(), np.asarray(value, dtype=np.float32))
+
+
+def test_a_generator_is_refused_naming_fromiter():
+    """NumPy keeps a generator as one object (a 0-d object array): the fix is fromiter or a list,
+    not a dtype (the message advised dtype=float, with which NumPy raises TypeError too)."""
+    assert np.asarray(i for i in range(3)).dtype == object
+    with pytest.raises(TypeError, match=r"generator with dtype object.*sl\.fromiter\(values, dtype\)"):
+        sl.asarray(i for i in range(3))
+    np.testing.assert_array_equal(sl.fromiter((i for i in range(3)), float).get(), np.arange(3.0))

@@ -111,8 +111,49 @@ def test_several_device_index_arrays_are_numpys_and_checked_when_the_step_runs()
     same(x[:, sl.asarray(i[:2]), j[:2]], B3[:, i[:2], j[:2]])  # a device array beside a host one
     same(x[sl.asarray(i), :, sl.asarray(j)], B3[i, :, j])
     y = x[sl.asarray(np.array([0, 4])), sl.asarray(j[:2])]
-    with pytest.raises(IndexError, match=r"an index is out of bounds for the axes of sizes \(4, 5\) it indexes"):
+    with pytest.raises(IndexError, match=r"^index 4 is out of bounds for axis 0 with size 4$"):
         y.get()
+
+
+_C = np.arange(24.0).reshape(2, 3, 4)
+
+
+@pytest.mark.parametrize("key", [
+    (None, [5], [7]), ([5], [7]), ([1], [7]), (True, [5]), (True, [5], [9]), ([5], slice(None), [9]),
+    (slice(None), [5], [9]), (0, [5], [9]), (None, 0, [5], [9]), (Ellipsis, [5], [9]), ([-3], [-4]),
+    ([[5]], [9, 1]), ([1, 5], [9, 1]), (None, [5], None, [7]), ([0], None, [7], [9]), ([0, 1], [1, -4], [[9], [0]]),
+    ([[0, 1], [1, 0]], [[2, 1], [1, 7]], [[0, 4], [9, 1]]),
+], ids=repr)
+@pytest.mark.parametrize("how", ["read", "assign", "add.at", "negative.at"])
+def test_several_device_index_arrays_out_of_bounds_name_numpys_axis_and_index(key: Any, how: str) -> None:
+    """Several index arrays from the device with positions out of bounds: the step raises NumPy's
+    IndexError, naming the first array out of bounds anywhere (NumPy checks them one after
+    another), its first such index and the axis of x it indexes (not counting None or a boolean
+    scalar's new axis); it named only the merged axes' extents."""
+    def run(x: Any, k: Any, xp: Any) -> Any:
+        if how == "read":
+            return x[k]
+        if how == "assign":
+            x[k] = 1.0
+        else:
+            getattr(xp, how.split(".")[0]).at(*((x, k, 1.0) if how == "add.at" else (x, k)))
+        return x
+
+    with pytest.raises(IndexError) as want:
+        run(_C.copy(), tuple(np.array(k) if isinstance(k, list) else k for k in key), np)
+    dev = tuple(sl.asarray(np.array(k)) if isinstance(k, list) else k for k in key)
+    with pytest.raises(IndexError) as got:
+        run(sl.asarray(_C.copy()), dev, sl).get()
+    assert str(got.value) == str(want.value)
+
+
+def test_a_device_index_far_out_of_bounds_is_named_by_a_bound() -> None:
+    """Positions past what the merged step's codes tell (about 2**59 here) are named by that bound."""
+    x = sl.asarray(_C)
+    with pytest.raises(IndexError, match=r"^an index at or past \d{18} is out of bounds for axis 2 with size 4$"):
+        x[sl.asarray(np.array([0])), sl.asarray(np.array([1])), sl.asarray(np.array([2**62]))].get()
+    with pytest.raises(IndexError, match=r"^index -1000000000000 is out of bounds for axis 2 with size 4$"):
+        x[sl.asarray(np.array([0])), sl.asarray(np.array([1])), sl.asarray(np.array([-10**12]))].get()
 
 
 def test_picking_one_logit_per_row_is_one_gather() -> None:
@@ -231,7 +272,7 @@ def test_inner_and_vdot_are_numpys() -> None:
 
 
 def test_product_shape_errors_name_the_shapes() -> None:
-    with pytest.raises(ValueError, match=r"shapes \(2, 3\) and \(4, 5\) not aligned"):
+    with pytest.raises(ValueError, match=r"^shapes \(2,3\) and \(4,5\) not aligned: 3 \(dim 1\) != 4 \(dim 0\)$"):  # (NumPy's text)
         sl.dot(sl.asarray(np.ones((2, 3))), np.ones((4, 5)))
     with pytest.raises(ValueError, match="shape-mismatch for sum"):
         sl.tensordot(sl.asarray(np.ones((2, 3))), np.ones((4, 5)), 1)

@@ -495,3 +495,24 @@ def test_tofile(tmp_path: Any) -> None:
     path = tmp_path / "x.bin"
     sl.asarray(A).tofile(path)
     np.testing.assert_array_equal(np.fromfile(path, np.float32).reshape(A.shape), A)
+
+
+@pytest.mark.parametrize("call", [
+    lambda xp, x: xp.add(x, 1, out=xp.empty(3, int)),
+    lambda xp, x: xp.multiply(x > 0, 2, out=xp.empty(3, bool)),
+    lambda xp, x: xp.modf(x, out=(xp.empty(3, int), xp.empty(3))),
+    lambda xp, x: xp.modf(x, out=(xp.empty(3), xp.empty(3, int))),
+    lambda xp, x: xp.divmod(x, 2, out=(xp.empty(3), xp.empty(3, int))),
+    lambda xp, x: xp.sqrt(x, out=xp.empty(3, np.float32), casting="safe"),
+    lambda xp, x: xp.clip(x, 0, 1, out=xp.empty(3, int)),
+    lambda xp, x: np.add(x, 1, out=xp.empty(3, np.int8)),
+], ids=["add", "multiply-bool", "modf-0", "modf-1", "divmod-1", "sqrt-safe", "clip", "np.add"])
+def test_an_out_of_another_kind_raises_numpys_ufunc_casting_error(call: Any) -> None:
+    """A ufunc's out= its result cannot be cast into: NumPy's text, naming the ufunc and, of several
+    outputs, the output by its operand number (it said "Cannot cast array data ... according to
+    the rule")."""
+    with pytest.raises(TypeError) as want:
+        call(np, np.arange(3.0))
+    with pytest.raises(TypeError) as got:
+        call(sl, sl.arange(3.0))
+    assert str(got.value) == str(want.value)

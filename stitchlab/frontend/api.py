@@ -23,7 +23,7 @@ from ..ir.dtypes import as_dtype, cast, is_bfloat16, is_float, is_low_float, is_
 from ..ir.dtypes import finfo as _finfo
 from ..ir.ops import COMPARISONS, OPS, Kind
 from . import build
-from .array import LazyArray, node_of
+from .array import LazyArray, c_order, node_of
 from .creation import _ones_in_front, array, asarray, broadcast_to, full
 from .scalars import TracedScalar
 from .ufunc import extreme_out, initial_arg, outputs, stored
@@ -103,6 +103,7 @@ def power(x1: Any, x2: Any) -> LazyArray:
         array([nan,  2.])
     """
     out = _generic_power(x1, x2)
+    build.check_integer_exponent(out._node, x2)
     scalar = (not isinstance(x2, LazyArray) and not hasattr(x2, "__cuda_array_interface__") and np.ndim(x2) == 0
               and np.asarray(x2).dtype.kind in "iuf")  # (a host number or 0-d array; not a bool)
     if scalar and out.dtype in (np.float32, np.float64) and float(x2) in _SCALAR_POWERS:
@@ -324,7 +325,7 @@ def clip(a: Any, a_min: Any = np._NoValue, a_max: Any = np._NoValue, out: Any = 
         result = maximum(x, a_min)  # noqa: F821
     else:
         result = _clip(x, a_min, a_max)
-    return stored(result, out, "clip", exact=False)
+    return stored(result, out, "clip", exact=False, ufunc="clip")
 
 
 def _python_int(v: Any) -> bool:
@@ -1327,11 +1328,12 @@ def copy(a: Any, order: str = "K", subok: bool = False) -> LazyArray:
         >>> c.get()
         array([1., 2.])
     """
-    if order not in ("K", "A", "C"):
+    if order in ("F", "f", b"F", b"f"):
         raise ValueError(
             f"copy: order={order!r} is not supported: stitchlab arrays are C-ordered; use order='C' "
             f"(or 'K', 'A'), and np.asfortranarray on the NumPy result where Fortran order is needed"
         )
+    c_order("copy", order)  # (NumPy's errors for an order it does not take)
     return array(a, copy=True)
 
 

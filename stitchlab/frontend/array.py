@@ -31,10 +31,23 @@ def node_of(x: Any) -> Node | bool | int | float | TracedScalar:
 
 def c_order(call: str, order: Any, allowed: tuple[Any, ...] = ("C", "A", "K", None), way: str = "") -> None:
     """Refuse an ``order`` a C-ordered array cannot follow (``"F"``, as :meth:`LazyArray.astype`
-    does): ``TypeError`` naming it and the way round. ``"A"`` and ``"K"`` mean C for such an array."""
-    if order not in allowed:
-        raise TypeError(f"{call}(order={order!r}): stitchlab arrays are C-ordered; "
-                        f"{way or 'leave order out'} (or order='C')")
+    does): ``TypeError`` naming it and the way round. ``"A"`` and ``"K"`` mean C for such an array.
+    As NumPy reads it: in any case, or bytes; NumPy's ``ValueError`` for an order NumPy does not
+    take there (``allowed`` and ``"F"``), ``TypeError`` for one that is not a string."""
+    key = order.decode() if isinstance(order, bytes) else order
+    if isinstance(key, str):
+        key = key.upper()
+    elif key is not None:
+        raise TypeError(f"order must be str, not {type(order).__name__}")
+    if key is None or key in allowed:  # (None: NumPy's default, C here)
+        return
+    if key not in ("C", "F", "A", "K"):
+        raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
+    if key != "F":  # (one NumPy takes elsewhere, not in this call)
+        raise ValueError("only 'C' or 'F' order is permitted" if allowed == ("C",) else
+                         f"order {key!r} is not permitted for {'reshaping' if call == 'reshape' else call}")
+    raise TypeError(f"{call}(order={order!r}): stitchlab arrays are C-ordered; "
+                    f"{way or 'leave order out'} (or order='C')")
 
 
 def _method_axis(method: str, axis: Any) -> None:
@@ -131,6 +144,19 @@ class LazyArray:
     @property
     def shape(self) -> tuple[int, ...]:
         return self._node.shape
+
+    @shape.setter
+    def shape(self, shape: Any) -> None:
+        """``x.shape = (2, 3)``: ``x`` stands for its elements in that shape, as NumPy's sets it in
+        place (NumPy's ``ValueError`` for another size). A view of an array still alive refuses
+        with NumPy's ``AttributeError`` for a shape it cannot set in place: reshape a copy."""
+        shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+        new = build.reshape(self._node, shape)
+        if self._base() is not self:
+            raise AttributeError("Incompatible shape for in-place modification. Use `.reshape()` to make a copy "
+                                 "with the desired shape (this array is a view of another, which stitchlab "
+                                 "cannot reshape in place)")
+        self._node = new
 
     @property
     def dtype(self) -> np.dtype:
@@ -305,7 +331,13 @@ class LazyArray:
                     "The truth value of an array with more than one element is ambiguous. "
                     "Use a.any() or a.all()"
                 )
-            raise TypeError(f"only size-1 arrays can be converted to Python scalars (shape {self.shape})")
+            if kind == "item":
+                raise ValueError(f"can only convert an array of size 1 to a Python scalar (shape {self.shape})")
+        if self.ndim and kind in ("int", "float", "index"):  # (NumPy 2.4's: not a size-1 array of dimensions)
+            if kind == "index":
+                raise TypeError(f"only integer scalar arrays can be converted to a scalar index (shape {self.shape})")
+            raise TypeError(f"only 0-dimensional arrays can be converted to Python scalars (shape {self.shape}; "
+                            f"x.item() takes the one element of a size-1 array)")
         return self.get().reshape(()).item()
 
     def __bool__(self) -> bool:
@@ -320,7 +352,7 @@ class LazyArray:
     def __index__(self) -> int:
         if self.dtype.kind not in "iub":
             raise TypeError(f"only integer scalar arrays can be converted to a scalar index (dtype {self.dtype})")
-        return int(self._scalar("int"))
+        return int(self._scalar("index"))
 
     def item(self, *args: Any) -> Any:
         """One element as a Python scalar (NumPy's ``ndarray.item``): of a size-1 array without
@@ -793,7 +825,10 @@ def _binary(opname: str) -> Any:
             # integers and bools only an integer 2
             if self.dtype.kind == "f" or (type(other) is int and other == 2):
                 return build.elementwise(_FAST_POWERS[other], self._node)
-        return build.elementwise(opname, self._node, node_of(other))
+        made = build.elementwise(opname, self._node, node_of(other))
+        if opname == "power":
+            build.check_integer_exponent(made, other)
+        return made
 
     def forward(self: LazyArray, other: Any) -> LazyArray:
         return LazyArray(node(self, other))
@@ -807,8 +842,8 @@ def _binary(opname: str) -> Any:
         result = node(self, other)  # (x **= 2 squares, as NumPy's in-place power does)
         if result.shape != self.shape:
             raise ValueError(
-                f"non-broadcastable output operand with shape {self.shape} doesn't match the "
-                f"broadcast shape {result.shape}"
+                f"non-broadcastable output operand with shape {build.shapes_text([self.shape])} doesn't match the "
+                f"broadcast shape {build.shapes_text([result.shape])}"
             )
         if not np.can_cast(result.dtype, self.dtype, casting="same_kind"):
             raise TypeError(

@@ -26,12 +26,14 @@ host data with NumPy's own conversion and errors, e.g. an integer out of range).
 from __future__ import annotations
 
 import math
+import reprlib
 from typing import Any
 
 import numpy as np
 
 from ..ir.dtypes import cast, check_copied_int, check_python_ints, is_bfloat16
 from ..ir.ops import OPS, Kind
+from ..runtime.interpreter import merged_position_error
 from . import api, build
 from .api import ravel, where  # type: ignore[attr-defined]
 from .array import LazyArray
@@ -68,28 +70,19 @@ def _converted(x: LazyArray, value: Any, casting: str = "unsafe") -> LazyArray:
     if is_bfloat16(x.dtype):
         conv = _bfloat16_values(x.dtype, value, host)
     else:
-        if host.dtype == object:  # (numbers, NumPy's and bfloat16 scalars among them, None, which NumPy
-            # converts to NaN, and strings, which it parses (into bool: their truth); Python ints past 64 bits
-            # are NumPy's to convert, into floats; any other object is refused)
-            other = next((v for v in host.ravel() if not (_is_number(v) or v is None or isinstance(v, (str, bytes)))), None)
-            if other is not None:
-                raise TypeError(f"cannot assign {value!r} to a stitchlab array of dtype {x.dtype}: {other!r} is not a "
-                                f"number, None or a string; give numbers or arrays (np.asarray(value, dtype=float) to "
-                                f"convert such objects on the host first)")
+        if host.dtype == object:  # (Python ints past 64 bits named with the dtype; any other object,
+            # None, a string, a Fraction, is NumPy's to convert below, with NumPy's errors)
             check_python_ints(host, x.dtype)
         conv = np.empty(host.shape, x.dtype)
-        conv[...] = value  # NumPy's conversion and its errors (an integer out of range, NaN into an integer)
+        try:
+            conv[...] = value  # NumPy's conversion and its errors (an integer out of range, NaN into an integer)
+        except TypeError as e:  # (an object NumPy cannot convert, named with the dtype)
+            raise TypeError(f"cannot assign {reprlib.repr(value)} to a stitchlab array of dtype {x.dtype}: {e}") from None
     if conv.ndim:
         return _leaf_on(x, conv)
     c = build.const(conv[()], x.dtype)
     c.device = x._node.device
     return LazyArray(c)
-
-
-def _is_number(v: Any) -> bool:
-    """A Python or NumPy number (a bfloat16 scalar too): what NumPy's assignment converts as it is
-    (not a string, which NumPy parses, nor another object)."""
-    return isinstance(v, (int, float, np.number, np.bool_)) or (isinstance(v, np.generic) and is_bfloat16(v.dtype))
 
 
 def _bfloat16_values(dtype: np.dtype, value: Any, host: np.ndarray) -> np.ndarray:
@@ -116,19 +109,28 @@ def _check_cast(src: Any, dst: np.dtype, casting: str, what: str = "array data")
 
 
 def _fitted(v: LazyArray, shape: tuple[int, ...], advanced: bool = False) -> LazyArray:
-    """``v`` broadcast to ``shape`` as NumPy's assignment broadcasts it, or NumPy's ``ValueError``.
-    Into a view (basic indexing) leading axes of extent 1 beyond ``shape``'s are dropped; with
-    ``advanced`` (integer arrays, boolean scalars: NumPy's advanced assignment) ``v`` is reshaped
-    to its trailing ``len(shape)`` axes where that keeps its size, which also drops leading axes of
-    any extent from an empty ``v`` (``x[[], []] = np.ones((3, 0))`` writes nothing and raises
-    nothing)."""
-    given, shape = v.shape, tuple(shape)
-    if advanced and v.ndim > len(shape) and math.prod(v.shape[v.ndim - len(shape):]) == v.size:
-        v = v.reshape(v.shape[v.ndim - len(shape):])
-    while v.ndim > len(shape) and v.shape[0] == 1:
-        v = v.reshape(v.shape[1:])
+    """``v`` broadcast to ``shape`` as NumPy's assignment broadcasts it, or NumPy's ``ValueError``
+    (:func:`_fitted_shape`)."""
+    fit = _fitted_shape(v.shape, shape, advanced)
+    v = v if fit == v.shape else v.reshape(fit)
+    return LazyArray(build.broadcast_to(v._node, tuple(shape)))
+
+
+def _fitted_shape(given: tuple[int, ...], shape: tuple[int, ...], advanced: bool = False) -> tuple[int, ...]:
+    """The shape a value of shape ``given`` takes before it is broadcast to ``shape`` as NumPy's
+    assignment broadcasts it, or NumPy's ``ValueError``. Into a view (basic indexing) leading axes
+    of extent 1 beyond ``shape``'s are dropped; with ``advanced`` (integer arrays, boolean
+    scalars: NumPy's advanced assignment) the value is reshaped to its trailing ``len(shape)``
+    axes where that keeps its size, which also drops leading axes of any extent from an empty one
+    (``x[[], []] = np.ones((3, 0))`` writes nothing and raises nothing)."""
+    given, shape = tuple(given), tuple(shape)
+    out = given
+    if advanced and len(out) > len(shape) and math.prod(out[len(out) - len(shape):]) == math.prod(out):
+        out = out[len(out) - len(shape):]
+    while len(out) > len(shape) and out[0] == 1:
+        out = out[1:]
     try:
-        if np.broadcast_shapes(v.shape, shape) != shape:
+        if np.broadcast_shapes(out, shape) != shape:
             raise ValueError
     except ValueError:
         shape_text = build.shapes_text([shape])  # (as NumPy writes shapes: (2,3))
@@ -136,8 +138,8 @@ def _fitted(v: LazyArray, shape: tuple[int, ...], advanced: bool = False) -> Laz
             raise ValueError(f"shape mismatch: value array of shape {build.shapes_text([given])} could not be "
                              f"broadcast to indexing result of shape {shape_text}") from None
         # (named without the leading axes of 1 dropped above, as NumPy names it)
-        raise ValueError(f"could not broadcast input array from shape {build.shapes_text([v.shape])} into shape {shape_text}") from None
-    return LazyArray(build.broadcast_to(v._node, shape))
+        raise ValueError(f"could not broadcast input array from shape {build.shapes_text([out])} into shape {shape_text}") from None
+    return out
 
 
 def _value(x: LazyArray, value: Any, shape: tuple[int, ...], advanced: bool = False) -> LazyArray:
@@ -339,7 +341,7 @@ def _device_checks(sizes: list[int], names: list[int]) -> dict[str, Any]:
     """How a scatter step at device positions names one out of bounds: the extents of the axes
     merged (several arrays), or NumPy's axis (one array; the block's axis may count new axes of 1
     before it, :func:`~stitchlab.frontend.library.unit_axes`)."""
-    return {"merged": tuple(sizes)} if len(sizes) > 1 else {"named": names[0]}
+    return {"merged": tuple(sizes), "named": tuple(names)} if len(sizes) > 1 else {"named": names[0]}
 
 
 def _rewritten(merged: LazyArray, pos: LazyArray, at: int, sizes: list[int], names: list[int]) -> LazyArray:
@@ -409,9 +411,8 @@ def _unary_at_arrays(x: LazyArray, items: tuple[Any, ...], f: Any) -> build.Node
             pos = build.check_indices(np.asarray(pos.get()), sizes[0], names[0], indexing=True)
         elif not isinstance(pos, np.ndarray):  # (several merged: see _flat_positions)
             pos, n = np.asarray(pos.get()), math.prod(sizes)
-            if np.any((pos < -n) | (pos >= n)):
-                raise IndexError(f"ufunc.at: an index is out of bounds for the axes of size {tuple(sizes)}")
-            pos = np.where(pos < 0, pos + n, pos)
+            if np.any(pos >= n):
+                raise IndexError(merged_position_error(pos, sizes, names))
         unique, counts = np.unique(pos.ravel(), return_counts=True)
         for c in np.unique(counts):
             where_c = _leaf_on(x, unique[counts == c])._node
@@ -477,11 +478,14 @@ def copyto(dst: Any, src: Any, casting: str = "same_kind", where: Any = True) ->
         except TypeError:  # (bfloat16 with a Python scalar: ml_dtypes' own promotion)
             weak = dst.dtype
         _check_cast(weak, dst.dtype, casting, "scalar")
-    else:
-        _check_cast(src.dtype if on_device(src) else np.asarray(src).dtype, dst.dtype, casting)
-    if not on_device(src):  # (NumPy's copyto: host data as an array, cast as that array casts: [300] into
-        # int8 wraps under the rule that lets it, where x[...] = [300] raises)
-        src = cast(np.asarray(src), dst.dtype)
+    else:  # (a 0-d source is a "scalar" in NumPy's message, an array among them)
+        _check_cast(src.dtype if on_device(src) else np.asarray(src).dtype, dst.dtype, casting,
+                    "scalar" if np.ndim(src) == 0 else "array data")
+    if not on_device(src):  # (NumPy's copyto: host data as an array, its shape checked, then cast as that
+        # array casts: [300] into int8 wraps under the rule that lets it, where x[...] = [300] raises)
+        src = np.asarray(src)
+        _fitted_shape(src.shape, dst.shape)
+        src = cast(src, dst.dtype)
     v = _value(dst, src, dst.shape)
     if where is True:
         dst._rebind(v._node)

@@ -342,6 +342,18 @@ def elementwise(opname: str, *args: Operand) -> Node:
     return Node(opname, ins, shape, out_dtype, device=device)
 
 
+def check_integer_exponent(out: Node, exponent: Any) -> None:
+    """NumPy's ``ValueError`` for an integer power (``out``) whose exponent is a negative integer
+    known while building (a Python or NumPy integer, a 0-d NumPy array): raised at the call, as
+    NumPy raises it. Exponents in arrays are checked when the step runs on the CPU; the GPU's
+    kernel gives the exact value where it is an integer (1 or -1 to any power, else 0)."""
+    known = type(exponent) is int or isinstance(exponent, (np.integer, np.ndarray))  # (not a traced int)
+    if out.dtype.kind not in "iu" or not known or np.ndim(exponent):
+        return
+    if np.asarray(exponent).dtype.kind in "iu" and exponent < 0:
+        raise ValueError("Integers to negative integer powers are not allowed.")
+
+
 def _operand_steps(args: Sequence[Operand], loop: Sequence[np.dtype], shape: Shape) -> tuple[int, ...] | None:
     """What each operand of an elementwise op needs (the same for every operand of its signature);
     None where every operand is taken as it is."""
@@ -523,21 +535,24 @@ def check_indices(indices: np.ndarray, n: int, axis: int, indexing: bool = False
     return np.where(idx < 0, idx + n, idx)
 
 
-def _position_checks(axis: int, merged: tuple[int, ...], named: int | None) -> dict[str, Any]:
+def _position_checks(axis: int, merged: tuple[int, ...], named: int | tuple[int, ...] | None) -> dict[str, Any]:
     """The attributes by which a gather's or scatter's step names positions out of bounds (none
-    where it names ``axis`` itself, so that those steps are as they were)."""
+    where it names ``axis`` itself, so that those steps are as they were): with ``merged``, the
+    extents of the axes merged and ``named`` those axes as NumPy names them."""
     if merged:
-        return {"merged": tuple(merged)}
+        return {"merged": tuple(merged), "named_axis": tuple(named)}  # type: ignore[arg-type]
     return {"named_axis": named} if named is not None and named != axis else {}
 
 
-def take(x: Node, indices: Node, axis: int, checked: bool, merged: tuple[int, ...] = (), named: int | None = None) -> Node:
+def take(x: Node, indices: Node, axis: int, checked: bool, merged: tuple[int, ...] = (),
+         named: int | tuple[int, ...] | None = None) -> Node:
     """NumPy's ``take`` along ``axis`` (already normalized): the result's shape is ``x.shape[:axis]
     + indices.shape + x.shape[axis + 1:]``. ``checked``: the positions were validated on the host
     (:func:`check_indices`); otherwise the step checks them when it runs. ``merged``: the extents
-    of the axes that ``axis`` merges (several index arrays; for the step's error message).
-    ``named``: the axis the step's error names where it is not ``axis`` (NumPy names the axis of
-    the array indexed, ``axis`` may count new axes of 1 before it). A node of its own, never fused
+    of the axes that ``axis`` merges (several index arrays; for the step's error message, with
+    ``named`` those axes as NumPy names them, and the positions coded as ``_flat_positions``
+    makes them). ``named``: the axis the step's error names where it is not ``axis`` (NumPy names
+    the axis of the array indexed, ``axis`` may count new axes of 1 before it). A node of its own, never fused
     (``Kind.CONTRACT``)."""
     check_index_dtype(indices.dtype)
     device = common_device([x, indices], "take")
@@ -547,7 +562,8 @@ def take(x: Node, indices: Node, axis: int, checked: bool, merged: tuple[int, ..
 
 
 def scatter(x: Node, positions: Node, values: Node, axis: int, checked: bool, merged: tuple[int, ...] = (),
-            ufunc: str | None = None, presorted: bool = False, order: Node | None = None, named: int | None = None) -> Node:
+            ufunc: str | None = None, presorted: bool = False, order: Node | None = None,
+            named: int | tuple[int, ...] | None = None) -> Node:
     """``x`` with its slices at ``positions`` (1-d) along ``axis`` replaced by those of ``values``
     (``x``'s shape with ``len(positions)`` along ``axis``, ``x``'s dtype): NumPy's
     ``out[..., positions, ...] = values`` into a copy. ``checked``: host positions validated and
@@ -755,6 +771,8 @@ def _reduction_steps(opname: str, shape: Shape, dtype: np.dtype, axis: Any, keep
     else:
         acc = as_dtype(requested) if requested is not None else reduction_dtype(opname, dtype)
     if OPS[opname].identity is None and any(shape[a] == 0 for a in axes):
+        if opname in ("argmax", "argmin"):  # (NumPy's text for these)
+            raise ValueError(f"attempt to get {opname} of an empty sequence")
         raise ValueError(
             f"zero-size array to reduction operation {_UFUNC_NAME.get(opname, opname)} which has no identity"
         )
@@ -804,11 +822,12 @@ def reshape(x: Node, shape: Sequence[int]) -> Node:
         raise ValueError(f"negative dimensions not allowed in shape {shape}")
     if unknown:
         known = math.prod(s for s in shape if s != -1)
-        if known == 0 or x.size % known:
-            raise ValueError(f"cannot reshape array of size {x.size} into shape {shape}")
+        if known == 0 or x.size % known:  # (NumPy's text: the unknown extent written "newaxis")
+            raise ValueError(f"cannot reshape array of size {x.size} into shape "
+                             f"{shapes_text([shape]).replace('-1', 'newaxis')}")
         shape = tuple(x.size // known if s == -1 else s for s in shape)
     if math.prod(shape) != x.size:
-        raise ValueError(f"cannot reshape array of size {x.size} into shape {shape}")
+        raise ValueError(f"cannot reshape array of size {x.size} into shape {shapes_text([shape])}")
     if shape == x.shape:
         return x
     if x.op == "reshape":  # reshape of a reshape is one reshape

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from operator import index as operator_index
 from typing import Any
 
@@ -216,10 +216,29 @@ def _wrap(obj: Any, dtype: Any, copy: bool) -> LazyArray:
         buf = buf.astype(buf.dtype.newbyteorder("="))
     if buf.dtype.kind in "OUSVcMm" and not is_bfloat16(buf.dtype):
         raise TypeError(
-            f"cannot make a stitchlab array from {type(obj).__name__} with dtype {buf.dtype}; "
-            f"supported dtypes are bool, integers, float16/32/64 and bfloat16"
+            f"cannot make a stitchlab array from {type(obj).__name__} with dtype {buf.dtype}{_first_object(buf)}; "
+            f"supported dtypes are bool, integers, float16/32/64 and bfloat16{_dtype_fix(buf)}"
         )
     return _leaf(buf, backend.device())
+
+
+def _first_object(buf: np.ndarray) -> str:
+    """For an object array: its first element that is not a Python or NumPy number, named."""
+    if buf.dtype != object:
+        return ""
+    others = [v for v in buf.ravel()[:1000] if not isinstance(v, (int, float, np.number, np.bool_))]
+    return f" (NumPy's for {others[0]!r})" if others else ""
+
+
+def _dtype_fix(buf: np.ndarray) -> str:
+    """The fix for an object or string array whose elements NumPy converts to numbers with a dtype
+    given (a Fraction, a Decimal, a Python int past 64 bits, a numeric string)."""
+    if buf.dtype.kind not in "OUS":
+        return ""
+    if buf.dtype == object and buf.ndim == 0 and isinstance(buf[()], Iterator):  # (NumPy keeps an iterator whole)
+        return "; an iterator is one object to NumPy: sl.fromiter(values, dtype) or sl.asarray(list(values))"
+    return ("; give a dtype to convert each element as NumPy does (sl.asarray(values, dtype=float), "
+            "NumPy's float(), int() or parsing of each)")
 
 
 def _held(obj: Any) -> np.ndarray | None:
@@ -237,19 +256,24 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C") -> La
     c_order("full", order, ("C",))
     shape = _shape(shape)
     if isinstance(fill_value, LazyArray) or hasattr(fill_value, "__len__"):
+        # NumPy's full: copyto(casting="unsafe") into an empty array
+        from .assign import _fitted, _fitted_shape
+
         if dtype is not None and not (isinstance(fill_value, LazyArray) or hasattr(fill_value, "__cuda_array_interface__")):
-            # (host data: an array, then cast as NumPy's copyto(casting="unsafe") casts it; a list of
-            # Python ints past 64 bits is an object array to NumPy, converted element by element)
-            fill_value = cast(np.asarray(fill_value), as_dtype(dtype))
+            # (host data: an array, its shape checked, then cast as NumPy's copyto(casting="unsafe") casts
+            # it; a list of Python ints past 64 bits is an object array to NumPy, converted element by element)
+            host = np.asarray(fill_value)
+            _fitted_shape(host.shape, shape)
+            fill_value = cast(host, as_dtype(dtype))
         fill = asarray(fill_value)
         fill = fill if dtype is None else fill.astype(dtype)
-        return LazyArray(build.broadcast_to(fill._node, shape))
+        return _fitted(fill, shape)  # (leading axes of 1 dropped, as NumPy's copyto drops them)
     device = runtime.current().device()
     if isinstance(fill_value, TracedScalar):  # a number an sl.jit call reads at run time
         dt = as_dtype(dtype) if dtype is not None else np.dtype(fill_value.kind)  # (NumPy's int64, float64)
         c = fill_value.node(dt)
     else:
-        dt = as_dtype(dtype) if dtype is not None else as_dtype(np.asarray(fill_value).dtype)
+        dt = as_dtype(dtype) if dtype is not None else asarray(fill_value).dtype  # (an object: the error names it)
         check_copied_int(fill_value, dt)  # (a Python int, as NumPy 2's full refuses it)
         c = build.const(fill_value, dt)
     c.device = device
@@ -324,7 +348,7 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> La
             raise TypeError(f"arange() not supported for inputs with DType {type(kind)}: got {value!r}; give "
                             "numbers (start, stop, step)")
     if step == 0:
-        raise ValueError("arange: step must not be zero")
+        raise ZeroDivisionError("division by zero (arange: step must not be zero)")  # (NumPy's type of error)
     n = max(0, math.ceil((stop - start) / step))
     natural = np.result_type(*(np.asarray(v).dtype for v in (start, stop, step)))
     dt = as_dtype(dtype) if dtype is not None else as_dtype(natural)

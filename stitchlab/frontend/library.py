@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..ir.dtypes import as_dtype, is_float
+from ..runtime.interpreter import merged_offset_limit
 from . import build
 from .api import clip, floor, isnan, matmul, mean, multiply, nanmean, ravel, rint, where  # type: ignore[attr-defined]
 from .array import LazyArray
@@ -201,10 +202,11 @@ def advanced_index(x: LazyArray, key: Any) -> LazyArray | None:
     sizes = [y.shape[ax] for ax in adv]
     y = y.transpose(perm)
     merged = y.reshape(y.shape[:at] + (math.prod(sizes),) + y.shape[at + len(adv):])
-    pos = _flat_positions(x, [items[ax] for ax in adv], sizes, [names[ax] for ax in adv])
+    named = [names[ax] for ax in adv]
+    pos = _flat_positions(x, [items[ax] for ax in adv], sizes, named)
     if isinstance(pos, np.ndarray):
         return _take(merged, pos, at, indexing=True)
-    return LazyArray(build.take(merged._node, pos._node, at, checked=False, merged=tuple(sizes)))
+    return LazyArray(build.take(merged._node, pos._node, at, checked=False, merged=tuple(sizes), named=tuple(named)))
 
 
 def is_bool_scalar(k: Any) -> bool:
@@ -324,16 +326,23 @@ def _flat_positions(x: LazyArray, indices: list[Any], sizes: list[int], axes: li
         return a.astype(np.int64)
     total = math.prod(sizes)
     flat: Any = 0
-    valid: Any = True
     stride = total
+    arrays = []
     for h, i, n in zip(hosts, indices, sizes, strict=True):
         stride //= max(n, 1)
         a = _leaf_on(x, h) if h is not None else asarray(i)
         build.check_index_dtype(a.dtype)
         a = a.astype(np.int64)
-        valid = valid & (a >= -n) & (a < n)
+        arrays.append(a)
         flat = flat + where(a < 0, a + n, a) * stride
-    return where(valid, flat, total)
+    # an entry out of bounds: a code past ``total`` telling the first array out of bounds there and
+    # its value, from which the step names NumPy's axis and index (runtime.interpreter.merged_position_error)
+    limit = merged_offset_limit(sizes)
+    for i in reversed(range(len(arrays))):
+        a, n = arrays[i], sizes[i]
+        past = where(a >= n, (a - n).clip(0, limit) * 2, (-n - 1 - a).clip(0, limit) * 2 + 1)
+        flat = where((a < -n) | (a >= n), total + i + len(sizes) * past, flat)
+    return flat
 
 
 
@@ -660,7 +669,8 @@ def _check_aligned(x: LazyArray, y: LazyArray, dim: int) -> None:
     """NumPy's error where the last axis of ``x`` and axis ``dim`` of ``y`` differ in length."""
     if x.shape[-1] != y.shape[dim]:
         raise ValueError(
-            f"shapes {x.shape} and {y.shape} not aligned: {x.shape[-1]} (dim {x.ndim - 1}) != {y.shape[dim]} (dim {dim})"
+            f"shapes {build.shapes_text([x.shape])} and {build.shapes_text([y.shape])} not aligned: {x.shape[-1]} "
+            f"(dim {x.ndim - 1}) != {y.shape[dim]} (dim {dim})"
         )
 
 

@@ -127,13 +127,25 @@ def write(value: Any, target: Any, casting: str = "same_kind", where: Any = True
     return target
 
 
-def stored(result: Any, out: Any, name: str, exact: bool = True, casting: str | None = None) -> Any:
+def check_output_cast(ufunc: str, result: Any, out: Any, casting: str, which: str = "output") -> None:
+    """NumPy's ``TypeError`` for a ufunc's result that ``casting`` does not let into ``out``
+    (NumPy raises its ``UFuncTypeError``, a ``TypeError``, with this text)."""
+    if not np.can_cast(result.dtype, np.dtype(out.dtype), casting):
+        raise TypeError(f"Cannot cast ufunc '{ufunc}' {which} from {result.dtype!r} to {np.dtype(out.dtype)!r} with "
+                        f"casting rule {casting!r}")
+
+
+def stored(result: Any, out: Any, name: str, exact: bool = True, casting: str | None = None,
+           ufunc: str | None = None) -> Any:
     """``result``, or the output array ``out`` with it written in (:func:`write`; ``exact``: a
     reduction's or scan's ``out``, of the result's shape, cast as NumPy's reductions cast into it,
-    ``unsafe``; otherwise ``same_kind``, or ``casting``), as NumPy's functions take ``out=``."""
+    ``unsafe``; otherwise ``same_kind``, or ``casting``), as NumPy's functions take ``out=``;
+    ``ufunc``: the ufunc NumPy's function calls, which its casting error names."""
     outs = outputs(out, 1, name) if out is not None else None
     if outs is None:
         return result
+    if ufunc is not None:
+        check_output_cast(ufunc, result, outs[0], casting or ("unsafe" if exact else "same_kind"))
     return write(result, outs[0], casting=casting or ("unsafe" if exact else "same_kind"), name=name, exact=exact)
 
 
@@ -258,6 +270,9 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
 
                 results = tuple(select(where, r, r.dtype.type(0)) for r in results)
             return results if self.nout > 1 else results[0]
+        for i, (r, o) in enumerate(zip(results, outs, strict=True)):  # (output n counts the inputs, as NumPy's)
+            if o is not None:
+                check_output_cast(name, r, o, casting, f"output {self.nin + i}" if self.nout > 1 else "output")
         written = tuple(
             write(r, o, casting, where, f"{name}()") if o is not None else r for r, o in zip(results, outs, strict=True)
         )

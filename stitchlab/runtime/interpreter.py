@@ -41,10 +41,38 @@ def _checked_positions(node: Node, x: Any, idx: Any, xp: ModuleType) -> Any:
     if bool(bad.any()):
         merged = node.attr("merged")
         if merged:  # several index arrays, one gather along their axes merged
-            raise IndexError(f"an index is out of bounds for the axes of sizes {merged} it indexes")
+            raise IndexError(merged_position_error(idx, merged, node.attr("named_axis")))
         named = node.attr("named_axis", axis)
         raise IndexError(f"index {int(idx[bad].ravel()[0])} is out of bounds for axis {named} with size {n}")
     return xp.where(idx < 0, idx + n, idx)
+
+
+def merged_position_error(positions: Any, sizes: Sequence[int], names: Sequence[int]) -> str:
+    """NumPy's ``IndexError`` text for positions in the axes of ``sizes`` merged (several index
+    arrays; ``names``: those axes as NumPy names them) where some are out of bounds.
+
+    The positions come from :func:`stitchlab.frontend.library._flat_positions`: an entry in
+    bounds of every array is its merged position (below ``total``, the product of ``sizes``); an
+    entry out of bounds of array ``i`` (the first such of that entry) is ``total + i + len(sizes)
+    * z``, where ``z`` tells the array's value ``v``: ``2 * (v - n)`` for ``v >= n``, ``2 * (-n -
+    1 - v) + 1`` for ``v < -n``, with ``z // 2`` at most :func:`merged_offset_limit` (a value that
+    far out is named by that bound). NumPy checks the arrays one after another: the error names
+    the first array out of bounds anywhere, at its first entry out of bounds."""
+    total, count = math.prod(sizes), len(sizes)
+    flat = np.asarray(positions.get() if hasattr(positions, "get") else positions).ravel()
+    codes = flat[flat >= total] - total
+    first = int((codes % count).min())
+    z = int(codes[codes % count == first][0]) // count
+    n, named = sizes[first], names[first]
+    v = n + z // 2 if z % 2 == 0 else -n - 1 - z // 2
+    past = "an index at or past " if z // 2 >= merged_offset_limit(sizes) else "index "
+    return f"{past}{v} is out of bounds for axis {named} with size {n}"
+
+
+def merged_offset_limit(sizes: Sequence[int]) -> int:
+    """The largest distance past its bounds that :func:`merged_position_error`'s codes tell for
+    the axes of ``sizes`` (the codes stay within int64)."""
+    return ((2**62 - math.prod(sizes)) // len(sizes) - 2) // 2
 
 
 def _scatter(node: Node, x: Any, idx: Any, values: Any, xp: ModuleType, order: Any = None) -> Any:

@@ -418,7 +418,7 @@ def test_several_index_arrays_are_numpys(dtype: str) -> None:
         g, w = np.ascontiguousarray(_host(got)), np.ascontiguousarray(want)
         assert g.dtype == w.dtype and g.shape == w.shape
         np.testing.assert_array_equal(g.view(np.uint8), w.view(np.uint8))
-    with pytest.raises(IndexError, match=r"out of bounds for the axes of sizes \(40, 50\)"):
+    with pytest.raises(IndexError, match=r"^index 40 is out of bounds for axis 0 with size 40$"):
         _host(x[cp.asarray(np.array([0, 40])), cp.asarray(np.array([1, 1]))])
 
 
