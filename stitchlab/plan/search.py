@@ -27,6 +27,7 @@ from .groups import (
     GraphView,
     GroupInfo,
     GroupIO,
+    PositionMemo,
     analyze,
     group_io,
     recomputed,
@@ -72,6 +73,8 @@ class _Evaluator:
         self._counted: set[frozenset[int]] = set()
         #: id of the last member (graph order) -> the counted groups of that last member
         self._by_last: dict[int, list[tuple[frozenset[int], GroupInfo]]] = {}
+        #: the sets of positions of the groups counted (a stencil's parts share them)
+        self._positions = PositionMemo()
 
     def info(self, members: frozenset[int], parts: tuple[frozenset[int], ...] = ()) -> GroupInfo | None:
         """The analysis of ``members``; ``parts``: groups weighed before that it is the union of
@@ -100,7 +103,7 @@ class _Evaluator:
         for whole_ids, whole in known:  # (few: the counted groups that end at this member)
             if members <= whole_ids and not any(id(p) in members for w in whole_ids - members for p in producers[w]):
                 return recomputed_within(self.view, info, whole)
-        counts = recomputed(self.view, info)
+        counts = recomputed(self.view, info, self._positions)
         if counts:  # (only groups that count recompute are looked through)
             known.append((members, info))
         return counts

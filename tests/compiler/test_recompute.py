@@ -178,3 +178,121 @@ def test_a_split_stencil_computes_numpys_values_in_host_cxx(monkeypatch: pytest.
     assert [max(k.info.evaluated.values()) for k in plan.kernels] == [5] * 4
     (got,) = run_plan(plan, sources, tmp_path)
     np.testing.assert_allclose(got, _steps(np, host.astype(np.float64), 8), rtol=1e-5, atol=1e-5)
+
+
+def _searched(lazy: Any) -> Any:
+    """The planner's view of ``lazy``'s graph, planned (the search only, no code)."""
+    from stitchlab.ir.graph import build_graph
+    from stitchlab.plan.device import preset
+    from stitchlab.plan.groups import GraphView
+
+    view = GraphView(build_graph([lazy._node])[0])
+    search_module.search(view, preset("H200"))
+    return view
+
+
+def test_the_parts_of_every_cut_cost_about_one_count_of_the_group(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the cut search counted the part before each cut of a k-step stencil on its own, O(j**3)
+    # positions for the part of j steps: O(k**4) for the group (57 steps: 12.7 million positions,
+    # 3.4 s). The parts share their sets of positions now (groups.PositionMemo): each is made
+    # once, the whole group's count, and a part costs a walk of its edges. Python lines executed
+    # in each count (the positions are moved in comprehensions), all against the largest
+    import sys
+
+    lines: list[int] = []
+    original = search_module.recomputed
+
+    def traced(*args: Any) -> Any:
+        lines.append(0)
+
+        def tracer(frame: Any, event: str, arg: Any) -> Any:
+            lines[-1] += event == "line"
+            return tracer
+
+        sys.settrace(tracer)
+        try:
+            return original(*args)
+        finally:
+            sys.settrace(None)
+
+    monkeypatch.setattr(search_module, "recomputed", traced)
+    _searched(_steps(sl, sl.asarray(np.zeros((256, 256), np.float32)), 24))
+    assert len(lines) > 20  # (the whole group, the part before each cut of it, the parts' cuts)
+    assert sum(lines) < 3 * max(lines)  # (1.98; was 9.1, 10.9 at 32 steps)
+
+
+def test_the_cut_search_walks_each_members_maps_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # which members of a part read another through a slice or a pad (groups.shifted_members)
+    # walked the free maps of every member of every part of every cut: O(k**2) for k steps.
+    # Each member's walk is kept now (GraphView.shift_reads). Calls of GraphView.is_real in the
+    # cut search, at 12 and 24 steps
+    from stitchlab.plan.groups import GraphView
+
+    calls, on = [0], [False]
+    is_real, split = GraphView.is_real, search_module._split_recomputed
+
+    def counting(self: Any, n: Any) -> bool:
+        calls[0] += on[0]
+        return is_real(self, n)
+
+    def splitting(*args: Any) -> Any:
+        on[0] = True
+        try:
+            return split(*args)
+        finally:
+            on[0] = False
+
+    monkeypatch.setattr(GraphView, "is_real", counting)
+    monkeypatch.setattr(search_module, "_split_recomputed", splitting)
+
+    def walked(steps: int) -> int:
+        calls[0] = 0
+        _searched(_steps(sl, sl.asarray(np.zeros((256, 256), np.float32)), steps))
+        return calls[0]
+
+    assert walked(24) / walked(12) < 3  # (2.0; was 4.1)
+
+
+@pytest.mark.parametrize("program", ["roll", "pad constant", "pad edge", "pads", "strided"])
+def test_shared_sets_of_positions_count_as_the_walk_does(monkeypatch: pytest.MonkeyPatch, program: str) -> None:
+    # groups.PositionMemo against groups._recomputed on every group the search counts: the same
+    # counts in the same order (a member stored and read at other positions keeps its own too;
+    # a constant pad's mask, a row broadcast over the columns, is read through a map that is no
+    # move)
+    from stitchlab.plan import groups
+
+    from .test_host_scaling import _padded_steps
+
+    shared, walks = [0], [0]
+    count = groups.PositionMemo.count
+
+    def checked(self: Any, view: Any, info: Any) -> Any:
+        try:
+            got = count(self, view, info)
+        except groups._Overflow:
+            got = "overflow"
+        try:
+            want = groups._recomputed(view, info, packed=True)
+        except groups._Overflow:
+            want = "overflow"
+        if got is None:
+            walks[0] += 1
+            return None
+        shared[0] += 1
+        assert got == want and list(got) == list(want)
+        return got
+
+    monkeypatch.setattr(groups.PositionMemo, "count", checked)
+    u = sl.asarray(np.random.default_rng(0).standard_normal((256, 256)).astype(np.float32))
+    if program == "roll":
+        lazy = _steps(sl, u, 12)
+    elif program.startswith("pad "):
+        lazy = _padded_steps(sl, u[:64, :64], 8, (None, program[4:]))
+    elif program == "pads":
+        lazy = _padded_steps(sl, u[:64, :64], 5, (("edge", "reflect"), ("constant", "wrap", "symmetric")))
+    else:  # (a slice of step 2: a map that is no move)
+        lazy = u
+        for _ in range(3):
+            lazy = lazy + sl.pad(lazy[:, ::2], ((0, 0), (0, 128)), mode="edge") * sl.roll(lazy, 1, axis=0)
+    _searched(lazy)
+    assert shared[0] > 0
