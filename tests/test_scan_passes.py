@@ -1,8 +1,9 @@
 """The GPU scans' passes (``stitchlab/runtime/scan.py``) on the CPU: their CUDA sources compile for
-every dtype (NVRTC), and the one-or-three-pass driver, its chunk lengths and the running totals
-it hands each chunk are NumPy's scan when its two kernels are replaced by NumPy models of what
-each block (row kernel) or thread (axis kernel) computes. The kernels themselves run against
-NumPy in tests/gpu/test_scans_gpu.py."""
+every dtype (NVRTC), and the driver, its chunk lengths, the look-back's tile states (zeroed,
+packed or apart) and the running totals it hands each chunk are NumPy's scan when its three
+kernels are replaced by NumPy models of what each row (row kernel), block (chained kernel: its
+look-back in a random interleaving of the blocks) or thread (axis kernel) computes. The kernels
+themselves run against NumPy in tests/gpu/test_scans_gpu.py."""
 
 from __future__ import annotations
 
@@ -17,17 +18,93 @@ from stitchlab.runtime import scan
 RNG = np.random.default_rng(5)
 
 
-def _model(op: str, fn: str) -> Any:
-    """What the kernel ``fn`` computes, block by block (rows) or thread by thread (axis)."""
+def _combine(op: str, dtype: np.dtype, *values: Any) -> Any:
+    """``op`` over ``values`` in ``dtype``, left to right (integers wrapping around)."""
+    return (np.cumsum if op == "cumsum" else np.cumprod)(np.array(values, dtype), dtype=dtype)[-1]
+
+
+def _model(op: str, fn: str, seen: dict[str, int] | None = None) -> Any:
+    """What the kernel ``fn`` computes, row by row (rows), block by block (chained: in a random
+    interleaving of the blocks, through the tile states the driver hands it) or thread by thread
+    (axis). ``seen``: counts of the chained look-back's steps by the state met."""
     step = np.cumsum if op == "cumsum" else np.cumprod
     ident = 0 if op == "cumsum" else 1
 
-    def kernel(grid: tuple[int], block: tuple[int], args: tuple[Any, ...]) -> None:
-        if fn == "sl_scan_rows":
-            x, out, sums, offsets, flag, rows, n, chunk, totals = args
-            inner = 1
+    def rows_kernel(grid: tuple[int], block: tuple[int], args: tuple[Any, ...]) -> None:
+        x, out, flag, rows, n = args
+        rows, n = int(rows), int(n)
+        acc = scan.accumulator(out.dtype)
+        out.reshape(rows, n)[:] = step(x.reshape(rows, n).astype(acc), axis=1, dtype=acc)
+
+    def chained_kernel(grid: tuple[int], block: tuple[int], args: tuple[Any, ...]) -> None:
+        x, out, status, values, flag, rows, n, chunk = args
+        rows, n, chunk = int(rows), int(n), int(chunk)
+        acc = scan.accumulator(out.dtype)
+        chunks = -(-n // chunk)
+        tiles, packed = rows * chunks, acc.itemsize <= 4
+        assert chunk % scan.TILE == 0 and chunk <= scan.chunk_tiles(acc.itemsize) * scan.TILE, chunk
+        assert grid == (tiles,) and block == (scan._WARPS * 32,)
+        assert status.dtype == np.uint64 and status.shape == (1 + tiles,) and not status.any()  # (zeroed each call)
+        if packed:
+            assert not isinstance(values, np.ndarray)
         else:
-            x, out, sums, offsets, flag, rows, n, inner, chunk, totals = args
+            assert values.dtype == acc and values.shape == (2 * tiles,)
+        xs, outs = x.reshape(rows, n), out.reshape(rows, n)
+
+        def publish(t: int, st: int, v: Any) -> None:
+            if packed:
+                status[1 + t] = st << 32 | int.from_bytes(np.asarray(v, acc).tobytes(), "little")
+            else:
+                values[(tiles if st == 2 else 0) + t] = v
+                status[1 + t] = st
+
+        def peek(t: int) -> tuple[int, Any]:
+            w = int(status[1 + t])
+            if packed:
+                return w >> 32, np.frombuffer((w & 0xFFFFFFFF).to_bytes(4, "little")[:acc.itemsize], acc)[0]
+            return w, values[(tiles if w == 2 else 0) + t] if w else None
+
+        def block_() -> Any:
+            t = int(status[0])
+            status[0] += 1
+            r, c = divmod(t, chunks)
+            part = slice(c * chunk, min(n, (c + 1) * chunk))
+            run = step(xs[r, part].astype(acc), dtype=acc)
+            yield
+            total, before = run[-1], acc.type(ident)
+            publish(t, 2 if c == 0 else 1, total)
+            q = t - 1
+            while c > 0:
+                assert q >= t - c  # (an inclusive prefix before the row's start)
+                st, v = peek(q)
+                if seen is not None:
+                    seen[str(st)] = seen.get(str(st), 0) + 1
+                if st == 0:
+                    yield  # (spinning)
+                    continue
+                before = _combine(op, acc, v, before)
+                if st == 2:
+                    publish(t, 2, _combine(op, acc, before, total))
+                    break
+                q -= 1
+            yield
+            outs[r, part] = run if c == 0 else (np.add if op == "cumsum" else np.multiply)(before, run, dtype=acc)
+
+        rng, running, started = np.random.default_rng(int(n)), [], 0
+        while started < tiles or running:
+            if started < tiles and (not running or rng.random() < 0.3):
+                running.append(block_())
+                started += 1
+            else:
+                b = running[int(rng.integers(len(running)))]
+                try:
+                    next(b)
+                except StopIteration:
+                    running.remove(b)
+        assert int(status[0]) == tiles and all(peek(t)[0] == 2 for t in range(tiles))
+
+    def axis_kernel(grid: tuple[int], block: tuple[int], args: tuple[Any, ...]) -> None:
+        x, out, sums, offsets, flag, rows, n, inner, chunk, totals = args
         rows, n, inner, chunk = int(rows), int(n), int(inner), int(chunk)
         chunks = -(-n // chunk)
         xs, outs = x.reshape(rows, n, inner), sums.reshape(rows, chunks, inner) if totals else out.reshape(rows, n, inner)
@@ -41,7 +118,7 @@ def _model(op: str, fn: str) -> Any:
                     outs[r, c] = run[-1]
                 else:
                     outs[r, c * chunk:c * chunk + len(part)] = run
-    return kernel
+    return {"sl_scan_rows": rows_kernel, "sl_scan_chained": chained_kernel, "sl_scan_axis": axis_kernel}[fn]
 
 
 class _FakeCupy:
@@ -49,15 +126,19 @@ class _FakeCupy:
     ascontiguousarray = staticmethod(np.ascontiguousarray)
     empty = staticmethod(np.empty)
     empty_like = staticmethod(np.empty_like)
+    zeros = staticmethod(np.zeros)
 
     def __init__(self, sms: int) -> None:
         self.sms = sms
 
 
+_NAMES = ("sl_scan_rows", "sl_scan_chained", "sl_scan_axis")
+
+
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch) -> Any:
-    def kernels(cp: Any, op: str, dtype: np.dtype, acc: np.dtype) -> tuple[Any, Any]:
-        return _model(op, "sl_scan_rows"), _model(op, "sl_scan_axis")
+    def kernels(cp: Any, op: str, dtype: np.dtype, acc: np.dtype) -> tuple[Any, ...]:
+        return tuple(_model(op, name) for name in _NAMES)
 
     monkeypatch.setattr(scan, "_kernels", kernels)
     monkeypatch.setattr(scan, "_sm_count", lambda cp, device: cp.sms)
@@ -66,39 +147,70 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> Any:
 
 
 @pytest.mark.parametrize("shape,axis", [((3, 20000), 1), ((50000,), 0), ((9, 5), 1), ((4000, 3), 0), ((2, 700, 3), 1),
-                                        ((5, 3, 1), 1), ((1, 1), 0), ((300, 2), 0), ((3, 0), 1)])
+                                        ((5, 3, 1), 1), ((1, 1), 0), ((300, 2), 0), ((3, 0), 1), ((2, 2**17 + 1), 1)])
 @pytest.mark.parametrize("op", ["cumsum", "cumprod"])
-def test_the_passes_are_numpys_scan(fake: Any, shape: tuple[int, ...], axis: int, op: str) -> None:
+@pytest.mark.parametrize("dtype", [None, "int32", "int8"])
+def test_the_passes_are_numpys_scan(fake: Any, shape: tuple[int, ...], axis: int, op: str, dtype: str | None) -> None:
+    """int64 (the look-back's values apart from its states), and int32 and int8 results (packed
+    into them), wrapping around as NumPy's."""
     a = RNG.integers(-3, 4, shape).astype(np.int64)
-    got = scan.scan(fake, op, a, axis)
-    np.testing.assert_array_equal(got, getattr(np, op)(a, axis=axis))
-    assert got.dtype == np.int64
+    got = scan.scan(fake, op, a, axis, dtype)
+    np.testing.assert_array_equal(got, getattr(np, op)(a, axis=axis, dtype=dtype))
+    assert got.dtype == (dtype or np.int64)
 
 
-def test_long_scans_take_three_passes_and_chunks_cover_them(fake: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Too few rows or positions for the GPU: chunks of whole tiles (rows) or loops (positions),
-    about as many as fill it; enough: one pass."""
-    assert scan.chunk_length(132, 8192, 4096, 1) == 4096  # (8192 rows: a block each)
-    for outer, n, inner in [(1, 2**24, 1), (3, 100003, 1), (1, 8192, 4096), (2, 999, 7)]:
-        chunk = scan.chunk_length(132, outer, n, inner)
-        unit = scan.TILE if inner == 1 else 8
-        assert chunk % unit == 0 and chunk < n
-        work = outer * math.ceil(n / chunk) * (1 if inner == 1 else inner)
-        assert work >= (132 * 4 if inner == 1 else 132 * 2048) // 2 or chunk == unit
-    a = RNG.integers(0, 9, 3 * 2 * scan.TILE + 17)
-    calls: list[int] = []
-    rows = scan._kernels
-    model = _model("cumsum", "sl_scan_rows")
+def _counted(monkeypatch: pytest.MonkeyPatch, seen: dict[str, int] | None = None) -> list[str]:
+    """The kernels launched (the axis kernel's with its ``totals``), in order."""
+    calls: list[str] = []
 
-    def counted(cp: Any, op: str, dtype: np.dtype, acc: np.dtype) -> tuple[Any, Any]:
-        def k(*args: Any) -> None:
-            calls.append(int(args[2][-1]))  # (totals)
-            model(*args)
-        return k, rows(cp, op, dtype, acc)[1]
+    def kernels(cp: Any, op: str, dtype: np.dtype, acc: np.dtype) -> tuple[Any, ...]:
+        def counted(name: str) -> Any:
+            model = _model(op, name, seen)
 
-    monkeypatch.setattr(scan, "_kernels", counted)
-    np.testing.assert_array_equal(scan.scan(fake, "cumsum", a, 0), np.cumsum(a))
-    assert calls == [1, 0, 0]  # totals, their running totals (one pass), the chunks
+            def k(grid: tuple[int], block: tuple[int], args: tuple[Any, ...]) -> None:
+                calls.append(name[8:] + (str(int(args[-1])) if name == "sl_scan_axis" else ""))
+                model(grid, block, args)
+            return k
+        return tuple(counted(name) for name in _NAMES)
+
+    monkeypatch.setattr(scan, "_kernels", kernels)
+    return calls
+
+
+def test_long_rows_take_one_pass_with_look_back(fake: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Too few rows for the GPU: chunks of whole tiles, about as many as fill it and at most a
+    block's registers (16K elements of 4 bytes, 8K of 8), scanned in one launch whose blocks
+    look back over their predecessors (in the model's interleaving, through totals and spins);
+    enough rows: a block each."""
+    assert scan.chunk_length(132, 8192, 4096, 1, 4) == 4096  # (8192 rows: a block each)
+    assert scan.chunk_length(132, 1, 2**25, 1, 4) == 8 * scan.TILE == 16384
+    assert scan.chunk_length(132, 1, 2**25, 1, 8) == 4 * scan.TILE
+    for outer, n, itemsize in [(1, 2**24, 4), (3, 100003, 8), (1, 2**20, 4), (100, 30000, 1)]:
+        chunk = scan.chunk_length(132, outer, n, 1, itemsize)
+        assert chunk % scan.TILE == 0 and chunk < n and chunk <= scan.chunk_tiles(itemsize) * scan.TILE
+        assert outer * math.ceil(n / chunk) >= 132 * 4 // 2 or chunk == scan.TILE
+    seen: dict[str, int] = {}
+    calls = _counted(monkeypatch, seen)
+    for dtype in (np.int64, np.int32):
+        a = RNG.integers(-9, 9, 40 * scan.TILE + 17).astype(dtype)
+        np.testing.assert_array_equal(scan.scan(fake, "cumsum", a, 0, dtype), np.cumsum(a))
+    b = RNG.integers(-9, 9, (3, 10 * scan.TILE + 5))
+    np.testing.assert_array_equal(scan.scan(fake, "cumsum", b, 1), np.cumsum(b, axis=1))
+    c = RNG.integers(-9, 9, (2000, 3))
+    np.testing.assert_array_equal(scan.scan(fake, "cumsum", c, 1), np.cumsum(c, axis=1))
+    assert calls == ["chained", "chained", "chained", "rows"]
+    assert seen["0"] > 0 and seen["1"] > 0 and seen["2"] > 0  # (spins, totals and prefixes all met)
+
+
+def test_other_axes_take_three_passes_where_too_few_positions(fake: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    for outer, n, inner in [(1, 8192, 4096), (2, 999, 7)]:
+        chunk = scan.chunk_length(132, outer, n, inner, 4)
+        assert chunk % 8 == 0 and chunk < n
+        assert outer * math.ceil(n / chunk) * inner >= 132 * 2048 // 2 or chunk == 8
+    calls = _counted(monkeypatch)
+    a = RNG.integers(0, 9, (300, 2))
+    np.testing.assert_array_equal(scan.scan(fake, "cumsum", a, 0), np.cumsum(a, axis=0))
+    assert calls[0] == "axis1" and calls[-1] == "axis0" and len(calls) >= 3  # (totals, their running totals, the chunks)
 
 
 def test_the_kernels_compile_for_every_dtype() -> None:

@@ -1,18 +1,29 @@
 """The scans' pass on the GPU (``interpreter._library_step``'s ``cumsum`` and ``cumprod``, CuPy
 only): running sums or products along one axis of a C-contiguous array, viewed as
-``(outer, n, inner)`` with the scan along ``n``.
+``(outer, n, inner)`` with the scan along ``n``. Each element is read and written once, except
+in the last case below.
 
-* ``inner == 1`` (the last axis, a row each): a block of 8 warps walks its row in tiles of
-  8 x 32 x 8 elements; each warp loads its 256 consecutive elements coalesced, turns them through
-  shared memory so that each thread holds 8 consecutive ones, scans those in registers, then the
-  thread totals across the warp by shuffles and the warp totals across the block, and stores
-  through shared memory again. Each element is read and written once.
+* ``inner == 1`` (the last axis, a row each), enough rows to fill the GPU (a block each,
+  ``sl_scan_rows``): a block of 8 warps walks its row in tiles of 8 x 32 x 8 elements; each warp
+  loads its 256 consecutive elements coalesced, turns them through shared memory so that each
+  thread holds 8 consecutive ones, scans those in registers, then the thread totals across the
+  warp by shuffles and the warp totals across the block, and stores through shared memory again.
+* ``inner == 1``, too few rows (a long 1-d array, a handful of long rows; ``sl_scan_chained``):
+  each row is cut into chunks of up to 8 such tiles (16K elements; 4 tiles of 8-byte values), a
+  block each, in one pass by decoupled look-back (Merrill & Garland, "Single-pass Parallel Prefix
+  Scan with Decoupled Look-back", 2016): a block takes its chunk from an atomic ticket (so chunks
+  start in order, and a block only ever waits on blocks already running), loads all of it into
+  registers and scans it as above, publishes its total in a status word, adds up its
+  predecessors' totals (32 at a time, by a warp) back to the nearest published running value
+  (inclusive prefix), publishes its own, and writes its outputs from it. The status words and the
+  ticket are zeroed per call (a memset of CuPy's pool: no host sync, capturable into a graph).
+  Float results depend on how far back each block had to look (how the chunks' totals are
+  grouped), so they may differ in the last bits from run to run; integers do not.
 * ``inner > 1`` (another axis): a thread per ``(outer, inner)`` position walks down ``n``, its
-  loads coalesced across the positions of a warp.
-
-Where there are too few rows (or positions) to fill the GPU, each is cut into chunks scanned in
-three passes: the chunks' totals, their running totals (a scan of those, by this module again),
-then each chunk scanned from the running total before it (so the input is read twice).
+  loads coalesced across the positions of a warp. Where there are too few positions to fill the
+  GPU, each is cut into chunks scanned in three passes: the chunks' totals, their running totals
+  (a scan of those, by this module again), then each chunk scanned from the running total
+  before it (so the input is read twice).
 
 The result's dtype is NumPy's (``cumsum`` of int8 is int64); integers wrap around as NumPy's do
 (computed unsigned); float sums and products are combined in the order above, not NumPy's
@@ -58,52 +69,82 @@ typedef TACC T;
 typedef TOUT tout;
 #define WARPS %(warps)d
 #define ITEMS %(items)d
+#define TILES %(tiles)d
+#define TILE (WARPS * 32 * ITEMS)
 __device__ __forceinline__ T sl_op(T a, T b) { return OP; }
 __device__ __forceinline__ int sl_pad(int k) { return k + k / 32; }
 // a running value a float16 result cannot hold as NumPy's float16 scan would (interpreter._half_scan)
 __device__ __forceinline__ bool sl_leaves(T v) { return LEAVES; }
 
-// rows of n elements; the block b (of rows * chunks) scans chunk c of row r from the running
-// total before it (offsets[b - 1], the chunks' running totals, for c > 0) into out; totals: it
-// writes the chunk's total to sums[b] instead; flag: set where a result sl_leaves
+// a warp's ITEMS x 32 elements from w0 (a[j]: element j * 32 + lane, coalesced; IDENT from stop on)
+__device__ __forceinline__ void sl_load(T (&a)[ITEMS], const tin* __restrict__ x, long long w0, long long stop, int lane) {
+  #pragma unroll
+  for (int j = 0; j < ITEMS; ++j) {
+    const long long i = w0 + j * 32 + lane;
+    a[j] = i < stop ? (T)sl_from_storage(x[i]) : IDENT;
+  }
+}
+
+// a (as loaded) to thread order through the warp's s (a[j]: element lane * ITEMS + j), scanned in
+// the thread and across the warp; returns the warp's running value through this thread's last
+// element, *before the previous lane's
+__device__ __forceinline__ T sl_warp_scan(T (&a)[ITEMS], T* s, int lane, T& before) {
+  __syncwarp();
+  #pragma unroll
+  for (int j = 0; j < ITEMS; ++j) s[sl_pad(j * 32 + lane)] = a[j];
+  __syncwarp();
+  #pragma unroll
+  for (int j = 0; j < ITEMS; ++j) a[j] = s[sl_pad(lane * ITEMS + j)];
+  #pragma unroll
+  for (int j = 1; j < ITEMS; ++j) a[j] = sl_op(a[j - 1], a[j]);
+  T incl = a[ITEMS - 1];
+  #pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    const T y = __shfl_up_sync(0xffffffffu, incl, d);
+    if (lane >= d) incl = sl_op(y, incl);
+  }
+  before = __shfl_up_sync(0xffffffffu, incl, 1);
+  return incl;
+}
+
+// lead op a[j] (thread order) back through s to out[w0 + j * 32 + lane] short of stop; returns
+// whether one sl_leaves
+__device__ __forceinline__ bool sl_store_tile(const T (&a)[ITEMS], T lead, T* s, tout* __restrict__ out, long long w0,
+                                              long long stop, int lane) {
+  __syncwarp();
+  #pragma unroll
+  for (int j = 0; j < ITEMS; ++j) s[sl_pad(lane * ITEMS + j)] = sl_op(lead, a[j]);
+  __syncwarp();
+  bool left = false;
+  #pragma unroll
+  for (int j = 0; j < ITEMS; ++j) {
+    const long long i = w0 + j * 32 + lane;
+    if (i < stop) {
+      const T v = s[sl_pad(j * 32 + lane)];
+      left |= sl_leaves(v);
+      sl_store(out + i, v);
+    }
+  }
+  return left;
+}
+
+// rows of n elements, a block each (grid-stride): tiles of TILE in turn, each from the running
+// value before it, into out; flag: set where a result sl_leaves
 extern "C" __global__ void __launch_bounds__(WARPS * 32) sl_scan_rows(
-    const tin* __restrict__ x, tout* __restrict__ out, T* __restrict__ sums, const T* __restrict__ offsets,
-    unsigned int* __restrict__ flag, long long rows, long long n, long long chunk, int totals) {
+    const tin* __restrict__ x, tout* __restrict__ out, unsigned int* __restrict__ flag, long long rows, long long n) {
   __shared__ T sm[WARPS][32 * ITEMS + ITEMS];
   __shared__ T wtot[WARPS];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const long long chunks = (n + chunk - 1) / chunk;
   bool left = false;
-  for (long long b = blockIdx.x; b < rows * chunks; b += gridDim.x) {
-    const long long r = b / chunks, c = b - r * chunks;
-    const long long start = c * chunk, stop = min(n, start + chunk);
+  for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
     const tin* xr = x + r * n;
     tout* orow = out + r * n;
-    T carry = (offsets != nullptr && c > 0) ? offsets[b - 1] : IDENT;
-    T* s = sm[warp];
-    for (long long t0 = start; t0 < stop; t0 += WARPS * 32 * ITEMS) {
+    T carry = IDENT;
+    for (long long t0 = 0; t0 < n; t0 += TILE) {
       const long long w0 = t0 + (long long)warp * 32 * ITEMS;
-      T a[ITEMS];
-      #pragma unroll
-      for (int j = 0; j < ITEMS; ++j) {
-        const long long i = w0 + j * 32 + lane;
-        a[j] = i < stop ? (T)sl_from_storage(xr[i]) : IDENT;
-      }
-      __syncwarp();
-      #pragma unroll
-      for (int j = 0; j < ITEMS; ++j) s[sl_pad(j * 32 + lane)] = a[j];
-      __syncwarp();
-      #pragma unroll
-      for (int j = 0; j < ITEMS; ++j) a[j] = s[sl_pad(lane * ITEMS + j)];
-      #pragma unroll
-      for (int j = 1; j < ITEMS; ++j) a[j] = sl_op(a[j - 1], a[j]);
-      T incl = a[ITEMS - 1];
-      #pragma unroll
-      for (int d = 1; d < 32; d <<= 1) {
-        const T y = __shfl_up_sync(0xffffffffu, incl, d);
-        if (lane >= d) incl = sl_op(y, incl);
-      }
-      T before = __shfl_up_sync(0xffffffffu, incl, 1);
+      T a[ITEMS], before;
+      sl_load(a, xr, w0, n, lane);
+      const T incl = sl_warp_scan(a, sm[warp], lane, before);
       if (lane == 31) wtot[warp] = incl;
       __syncthreads();
       T lead = carry, block = IDENT;
@@ -115,23 +156,125 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) sl_scan_rows(
       }
       if (lane > 0) lead = sl_op(lead, before);
       carry = sl_op(carry, block);
-      if (!totals) {
-        #pragma unroll
-        for (int j = 0; j < ITEMS; ++j) s[sl_pad(lane * ITEMS + j)] = sl_op(lead, a[j]);
-        __syncwarp();
-        #pragma unroll
-        for (int j = 0; j < ITEMS; ++j) {
-          const long long i = w0 + j * 32 + lane;
-          if (i < stop) {
-            const T v = s[sl_pad(j * 32 + lane)];
-            left |= sl_leaves(v);
-            sl_store(orow + i, v);
-          }
-        }
-      }
+      left |= sl_store_tile(a, lead, sm[warp], orow, w0, n, lane);
       __syncthreads();  // (wtot is written again by the next tile)
     }
-    if (totals && threadIdx.x == 0) sums[b] = carry;
+  }
+  if (left) *flag = 1u;
+}
+
+// The look-back's tile states: word[t] (after the ticket, status[0]) is 0 (nothing yet), 1 (tile
+// t's total published) or 2 (its inclusive prefix, the running value through its end, published).
+// Where T fits 4 bytes the value is packed into the word's low half (one 8-byte store: the value
+// and its status at once); else it is in values (totals, then inclusive prefixes: a reader that
+// saw 1 must not read a prefix written after), stored before the word with a fence between.
+#define PACKED (sizeof(T) <= 4)
+__device__ __forceinline__ void sl_publish(unsigned long long* words, T* values, long long tiles, long long t, unsigned int st, T v) {
+  if (PACKED) {
+    union { T v; unsigned int b; } u;
+    u.b = 0u;
+    u.v = v;
+    *(volatile unsigned long long*)(words + t) = ((unsigned long long)st << 32) | u.b;
+  } else {
+    *(volatile T*)(values + (st == 2u ? tiles : 0) + t) = v;
+    __threadfence();
+    *(volatile unsigned long long*)(words + t) = st;
+  }
+}
+__device__ __forceinline__ unsigned int sl_peek(const unsigned long long* words, const T* values, long long tiles, long long t, T& v) {
+  const unsigned long long w = *(const volatile unsigned long long*)(words + t);
+  const unsigned int st = PACKED ? (unsigned int)(w >> 32) : (unsigned int)w;
+  if (PACKED) {
+    union { T v; unsigned int b; } u;
+    u.b = (unsigned int)w;
+    v = u.v;
+  } else if (st != 0u) {
+    __threadfence();
+    v = *(const volatile T*)(values + (st == 2u ? tiles : 0) + t);
+  }
+  return st;
+}
+
+// rows of n elements cut into chunks of `chunk` (a multiple of TILE, at most TILES of them), a
+// block each (grid: rows * chunks), in one pass by decoupled look-back (Merrill & Garland): the
+// block takes its chunk from the ticket (status[0]; chunks start in order, so that a block only
+// waits on blocks already running), loads it all into registers, scans it (TILES tiles of the row
+// kernel's), publishes its total, adds its predecessors' totals back to the nearest inclusive
+// prefix (warp 0, 32 tiles a step), publishes its own and writes its outputs from it. status:
+// zeroed, 1 + rows * chunks words; values: 2 * rows * chunks where T is wider than 4 bytes
+extern "C" __global__ void __launch_bounds__(WARPS * 32, 2) sl_scan_chained(
+    const tin* __restrict__ x, tout* __restrict__ out, unsigned long long* status, T* values,
+    unsigned int* __restrict__ flag, long long rows, long long n, long long chunk) {
+  __shared__ T sm[WARPS][32 * ITEMS + ITEMS];
+  __shared__ T wtot[TILES][WARPS];
+  __shared__ T prefix;
+  __shared__ unsigned int ticket;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (threadIdx.x == 0) ticket = atomicAdd((unsigned int*)status, 1u);
+  __syncthreads();
+  unsigned long long* words = status + 1;
+  const long long chunks = (n + chunk - 1) / chunk, tiles = rows * chunks, t = ticket;
+  const long long r = t / chunks, c = t - r * chunks;
+  const long long start = c * chunk, stop = min(n, start + chunk);
+  const tin* xr = x + r * n;
+  tout* orow = out + r * n;
+  T a[TILES][ITEMS], lead[TILES];
+  #pragma unroll
+  for (int k = 0; k < TILES; ++k) sl_load(a[k], xr, start + k * TILE + warp * 32 * ITEMS, stop, lane);
+  #pragma unroll
+  for (int k = 0; k < TILES; ++k) {
+    T incl = IDENT;
+    lead[k] = IDENT;
+    if (start + k * TILE < stop) incl = sl_warp_scan(a[k], sm[warp], lane, lead[k]);  // (the same for the block)
+    if (lane == 31) wtot[k][warp] = incl;
+  }
+  __syncthreads();
+  T total = IDENT;
+  #pragma unroll
+  for (int k = 0; k < TILES; ++k) {
+    T mine = total;
+    #pragma unroll
+    for (int w = 0; w < WARPS; ++w) {
+      if (w == warp) mine = total;
+      total = sl_op(total, wtot[k][w]);
+    }
+    lead[k] = lane > 0 ? sl_op(mine, lead[k]) : mine;
+  }
+  if (c == 0) {
+    if (threadIdx.x == 0) sl_publish(words, values, tiles, t, 2u, total);
+  } else if (warp == 0) {
+    if (lane == 0) sl_publish(words, values, tiles, t, 1u, total);
+    T before = IDENT;  // the predecessors' running value, from the row's start
+    for (long long p = t - 1;; p -= 32) {
+      const long long q = p - lane;
+      T v = IDENT;
+      unsigned int st = 2u;  // (before the row's start: nothing to add)
+      if (q >= t - c) {
+        do st = sl_peek(words, values, tiles, q, v); while (st == 0u);
+      }
+      const unsigned int found = __ballot_sync(0xffffffffu, st == 2u);
+      const int last = found ? __ffs(found) - 1 : 31;  // (the nearest inclusive prefix, or the window's end)
+      if (lane > last) v = IDENT;
+      #pragma unroll
+      for (int d = 1; d < 32; d <<= 1) {  // lane 0: v[last] op ... op v[0], the older on the left
+        const T y = __shfl_down_sync(0xffffffffu, v, d);
+        if (lane + d < 32) v = sl_op(y, v);
+      }
+      before = sl_op(__shfl_sync(0xffffffffu, v, 0), before);
+      if (found) break;
+    }
+    if (lane == 0) {
+      sl_publish(words, values, tiles, t, 2u, sl_op(before, total));
+      prefix = before;
+    }
+  }
+  __syncthreads();
+  bool left = false;
+  const T before = c == 0 ? IDENT : prefix;
+  #pragma unroll
+  for (int k = 0; k < TILES && start + k * TILE < stop; ++k) {
+    const long long w0 = start + k * TILE + warp * 32 * ITEMS;
+    left |= sl_store_tile(a[k], c == 0 ? lead[k] : sl_op(before, lead[k]), sm[warp], orow, w0, stop, lane);
   }
   if (left) *flag = 1u;
 }
@@ -214,13 +357,13 @@ def source(op: str, dtype: np.dtype, out: np.dtype) -> str:
     leaves = f"sl_leaves_half(v, {str(op == 'cumprod').lower()})" if out == np.float16 else "false"
     head = (f"#define TIN {storage_type(dtype)}\n#define TACC {storage_type(acc)}\n#define TOUT {storage_type(out)}\n"
             f"#define OP {expr}\n#define IDENT (T){0 if op == 'cumsum' else 1}\n#define LEAVES {leaves}\n")
-    return PREAMBLE + HALF_RANGE + head + _SOURCE % {"warps": _WARPS, "items": _ITEMS}
+    return PREAMBLE + HALF_RANGE + head + _SOURCE % {"warps": _WARPS, "items": _ITEMS, "tiles": chunk_tiles(acc.itemsize)}
 
 
 @functools.cache
-def _kernels(cp: ModuleType, op: str, dtype: np.dtype, out: np.dtype) -> tuple[Any, Any]:
+def _kernels(cp: ModuleType, op: str, dtype: np.dtype, out: np.dtype) -> tuple[Any, Any, Any]:
     module = cp.RawModule(code=source(op, dtype, out), options=("--std=c++17",))
-    return module.get_function("sl_scan_rows"), module.get_function("sl_scan_axis")
+    return tuple(module.get_function(f"sl_scan_{k}") for k in ("rows", "chained", "axis"))
 
 
 @functools.cache
@@ -249,12 +392,23 @@ def _device_id(cp: ModuleType) -> int:
     return int(cp.cuda.Device().id)
 
 
-def chunk_length(sms: int, outer: int, n: int, inner: int) -> int:
+def chunk_tiles(itemsize: int) -> int:
+    """The tiles (:data:`TILE`) of a chunk of a row that one block of ``sl_scan_chained`` holds in
+    its registers, for a running value of ``itemsize`` bytes: 64 values a thread (8 x 8, or 4 x 8
+    of 8 bytes; two blocks fit a SM), 16K elements (8K of 8 bytes), so that its look-back, a few
+    round trips to L2 of a microsecond or less, is short against the block's own traffic (128 KB in
+    and out, about 10 us at its share of the memory bandwidth) and its chain of predecessors short
+    (2048 chunks for 2**25 elements)."""
+    return 8 if itemsize <= 4 else 4
+
+
+def chunk_length(sms: int, outer: int, n: int, inner: int, itemsize: int) -> int:
     """The length of the chunks each of the ``outer * inner`` scans of ``n`` is cut into on a GPU of
     ``sms`` SMs: ``n`` (one pass) where there are enough rows (``inner == 1``: a block each, at
     least :data:`_BLOCKS_PER_SM` a SM) or positions (a thread each, :data:`_THREADS_PER_SM`) to fill
     it, else a multiple of the work a block's tile (a thread's loop) takes, so that about that many
-    chunks run."""
+    chunks run; a row's at most :func:`chunk_tiles` tiles (of a running value of ``itemsize``
+    bytes), a block's."""
     want, have, unit = (sms * _BLOCKS_PER_SM, outer, TILE) if inner == 1 else (sms * _THREADS_PER_SM, outer * inner, 8)
     if have >= want:
         return n
@@ -262,31 +416,39 @@ def chunk_length(sms: int, outer: int, n: int, inner: int) -> int:
     if chunks <= 1:
         return n
     each = -(-n // chunks)
-    return -(-each // unit) * unit
+    each = -(-each // unit) * unit
+    return min(each, chunk_tiles(itemsize) * TILE) if inner == 1 else each
 
 
 def _run(cp: ModuleType, op: str, x: Any, out: Any, outer: int, n: int, inner: int, flag: Any) -> None:
     """Scan ``x`` (contiguous, viewed as ``(outer, n, inner)``) into ``out`` (contiguous, the
-    result's dtype), in one pass or three (module docstring)."""
-    rows_kernel, axis_kernel = _kernels(cp, op, x.dtype, out.dtype)
+    result's dtype): rows in one pass (a block a row, or a block a chunk with look-back), other
+    axes in one pass or three (module docstring)."""
+    rows_kernel, chained_kernel, axis_kernel = _kernels(cp, op, x.dtype, out.dtype)
     sms = _sm_count(cp, _device_id(cp))
-    chunk = chunk_length(sms, outer, n, inner)
+    acc = accumulator(out.dtype)
+    chunk = chunk_length(sms, outer, n, inner, acc.itemsize)
     chunks, step = -(-n // chunk), 256
+    if inner == 1 and chunks == 1:
+        rows_kernel((min(outer, sms * 32),), (_WARPS * 32,), (x, out, flag, np.int64(outer), np.int64(n)))
+        return
+    if inner == 1:
+        blocks = outer * chunks
+        status = cp.zeros(1 + blocks, np.uint64)  # (the ticket, then each chunk's state: a memset, no host sync)
+        values = _NULL if acc.itemsize <= 4 else cp.empty(2 * blocks, acc)
+        chained_kernel((blocks,), (_WARPS * 32,), (x, out, status, values, flag, np.int64(outer), np.int64(n),
+                                                   np.int64(chunk)))
+        return
 
     def launch(sums: Any, offsets: Any, totals: bool) -> None:
-        if inner == 1:
-            grid = min(outer * chunks, sms * 32)
-            rows_kernel((grid,), (_WARPS * 32,), (x, out, sums, offsets, flag, np.int64(outer), np.int64(n),
-                                                 np.int64(chunk), np.int32(totals)))
-        else:
-            grid = min(-(-outer * chunks * inner // step), sms * 32)
-            axis_kernel((grid,), (step,), (x, out, sums, offsets, flag, np.int64(outer), np.int64(n), np.int64(inner),
-                                          np.int64(chunk), np.int32(totals)))
+        grid = min(-(-outer * chunks * inner // step), sms * 32)
+        axis_kernel((grid,), (step,), (x, out, sums, offsets, flag, np.int64(outer), np.int64(n), np.int64(inner),
+                                      np.int64(chunk), np.int32(totals)))
 
     if chunks == 1:
         launch(_NULL, _NULL, False)
         return
-    sums = cp.empty(outer * chunks * inner, accumulator(out.dtype))  # (outer, chunks, inner)
+    sums = cp.empty(outer * chunks * inner, acc)  # (outer, chunks, inner)
     launch(sums, _NULL, True)
     running = cp.empty_like(sums)
     _run(cp, op, sums, running, outer, chunks, inner, _NULL)

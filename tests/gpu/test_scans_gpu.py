@@ -1,5 +1,6 @@
 """The scans' own GPU passes (``stitchlab/runtime/scan.py``): ``cumsum``/``cumprod`` along every
-axis, one pass and three (chunks of long rows and of columns), each dtype, against NumPy; integers
+axis, one pass (a block a row, or a block a chunk of a long row with look-back) and three (chunks
+of columns), each dtype, against NumPy; integers
 bit for bit (wrapping around as NumPy's), floats against float64 at the tolerance of another order
 of adds. CuPy's scans are not called.
 
@@ -204,6 +205,108 @@ def test_scans_in_a_program_and_of_views() -> None:
     v = a.T[::3, 5:].astype(np.float64)
     np.testing.assert_allclose(_host(sl.cumsum(x.T[::3, 5:], axis=1)), np.cumsum(v, axis=1),
                                atol=2e-6 * np.abs(v).sum(1).max())
+
+
+def _sms() -> int:
+    import cupy as cp
+
+    return int(cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["multiProcessorCount"])
+
+
+def _chained_shapes(itemsize: int) -> list[tuple[int, int]]:
+    """(rows, n) of the chained kernel (one pass with look-back) on this GPU: lengths one short of
+    a whole number of full chunks (a block's registers), at it and one over, many blocks (2049 of
+    16K), several rows (the look-back stops at a row's start), and lengths whose chunks are cut
+    smaller (a tile, two) to fill the GPU, at their edges too."""
+    from stitchlab.runtime import scan
+
+    full, tile, sms = scan.chunk_tiles(itemsize) * scan.TILE, scan.TILE, _sms()
+    shapes = [(1, 700 * full + d) for d in (-1, 0, 1)] + [(1, 2**25 + 1), (3, 300 * full + 7), (5, full + 1)]
+    shapes += [(1, 3 * tile + d) for d in (-1, 0, 1)] + [(1, 4 * sms * tile + 1), (2, 2 * sms * tile * 2 - 1)]
+    for rows, n in shapes:
+        assert scan.chunk_length(sms, rows, n, 1, itemsize) < n, (rows, n)
+    return shapes
+
+
+@pytest.fixture
+def launches(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The scan kernels launched, by name (``rows``, ``chained``, ``axis``)."""
+    from stitchlab.runtime import scan
+
+    names, real = [], scan._kernels
+
+    def kernels(*args: Any) -> tuple[Any, ...]:
+        def counted(name: str, k: Any) -> Any:
+            def launch(*a: Any) -> None:
+                names.append(name)
+                k(*a)
+            return launch
+        return tuple(counted(name, k) for name, k in zip(("rows", "chained", "axis"), real(*args), strict=True))
+
+    monkeypatch.setattr(scan, "_kernels", kernels)
+    return names
+
+
+@pytest.mark.parametrize("dtype,into", [("int32", None), ("int32", "int32"), ("uint8", "uint8"), ("int64", None)])
+def test_long_rows_are_one_pass_with_look_back_bit_for_bit(launches: list[str], dtype: str, into: str | None) -> None:
+    """Integer sums at the chained kernel's chunk edges and over many blocks, with the look-back's
+    values apart from its states (int64) and packed into them (int32, uint8: wrapping around as
+    NumPy's), three times each (the look-back meets other blocks at other moments)."""
+    size = np.dtype(into or np.int64).itemsize
+    for rows, n in _chained_shapes(size):
+        a = RNG.integers(-100, 100, (rows, n)).astype(dtype)
+        want, x = np.cumsum(a, axis=1, dtype=into), _dev(a)
+        for _ in range(3):
+            del launches[:]
+            got = _host(sl.cumsum(x, axis=1, dtype=into))
+            assert launches == ["chained"], (rows, n, launches)
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want, err_msg=f"{(rows, n)}")
+    b = RNG.choice(np.array([-1, 1, 1, 3], dtype), 2**22 + 3)  # (odd products: wrapping around, never zero)
+    np.testing.assert_array_equal(_host(sl.cumprod(_dev(b), dtype=into)), np.cumprod(b, dtype=into))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_long_float_rows_with_look_back_are_numpys_to_the_order_of_adds(launches: list[str], dtype: str) -> None:
+    """float32 (packed), float64 (apart) and float16 (read as such, summed in float32, the range
+    flag) at the chunk edges, against float64."""
+    for rows, n in _chained_shapes(4 if dtype == "float16" else np.dtype(dtype).itemsize):
+        a = RNG.standard_normal((rows, n)).astype(dtype)
+        a64 = a.astype(np.float64)
+        del launches[:]
+        got = _host(sl.cumsum(_dev(a), axis=1)).astype(np.float64)
+        assert launches == ["chained"], (rows, n, launches)
+        ref, scale = np.cumsum(a64, axis=1), np.cumsum(np.abs(a64), axis=1)
+        if dtype == "float16":  # (rounded once: half a unit of float16 of the sum, and float32's adds)
+            assert np.all(np.abs(got - ref) <= np.abs(ref) * 2.0**-11 + scale * 4e-6), (rows, n)
+        else:
+            tol = 2e-6 if dtype == "float32" else 1e-14
+            assert float(np.max(np.abs(got - ref) / scale)) < tol, (rows, n)
+
+
+def test_a_graph_of_a_long_scan_zeroes_its_look_back_each_replay() -> None:
+    """The tile states and the ticket are zeroed inside the graph (a memset of CuPy's pool): a
+    second and third replay give the new input's sums, not the first's."""
+    import cupy as cp
+
+    n = 2**24 + 5
+    x = cp.asarray(RNG.integers(-9, 9, n).astype(np.int32))
+    stream = cp.cuda.Stream(non_blocking=True)
+    with stream:
+        f = sl.jit(lambda u: sl.cumsum(u, dtype=np.int32))
+        f(x)
+        stream.synchronize()
+        stream.begin_capture()
+        try:
+            out = f(x)
+        finally:
+            graph = stream.end_capture()
+        for _ in range(3):
+            b = RNG.integers(-9, 9, n).astype(np.int32)
+            x[...] = cp.asarray(b)
+            graph.launch(stream=stream)
+            stream.synchronize()
+            np.testing.assert_array_equal(_host(out), np.cumsum(b, dtype=np.int32))
 
 
 @sl.jit
