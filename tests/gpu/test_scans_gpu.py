@@ -262,7 +262,7 @@ def test_long_rows_are_one_pass_with_look_back_bit_for_bit(launches: list[str], 
             assert launches == ["chained"], (rows, n, launches)
             assert got.dtype == want.dtype
             np.testing.assert_array_equal(got, want, err_msg=f"{(rows, n)}")
-    b = RNG.choice(np.array([-1, 1, 1, 3], dtype), 2**22 + 3)  # (odd products: wrapping around, never zero)
+    b = RNG.choice(np.array([-1, 1, 1, 3]).astype(dtype), 2**22 + 3)  # (odd products: wrapping around, never zero)
     np.testing.assert_array_equal(_host(sl.cumprod(_dev(b), dtype=into)), np.cumprod(b, dtype=into))
 
 
