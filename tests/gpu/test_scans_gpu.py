@@ -9,6 +9,7 @@ Run on the GPU machine: ``PYTHONPATH=. python3 -m pytest -m gpu tests/gpu/test_s
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -48,6 +49,28 @@ def _host(y: Any) -> np.ndarray:
     import cupy as cp
 
     return cp.asnumpy(cp.asarray(y))
+
+
+def _replays(fn: Any, x: Any, inputs: list[np.ndarray]) -> Iterator[Any]:
+    """``fn(x)`` captured into a CUDA graph on a stream of its own (after a warm-up call outside
+    it), replayed once for each of ``inputs`` written into ``x`` first; yields the host copies of
+    the captured outputs after each replay."""
+    import cupy as cp
+
+    stream = cp.cuda.Stream(non_blocking=True)
+    with stream:
+        fn(x)
+        stream.synchronize()
+        stream.begin_capture()
+        try:
+            outs = fn(x)
+        finally:
+            graph = stream.end_capture()
+        for b in inputs:
+            x[...] = cp.asarray(b)
+            graph.launch(stream=stream)
+            stream.synchronize()
+            yield [_host(o) for o in outs] if isinstance(outs, tuple) else _host(outs)
 
 
 @pytest.mark.parametrize("shape,axis", CASES)
@@ -163,21 +186,9 @@ def test_float16_scans_of_many_rows_leave_the_range_as_numpys_on_the_device(monk
                 got = _host(getattr(sl, fn)(_dev(a), axis=axis))
                 np.testing.assert_array_equal(got, want)
                 np.testing.assert_array_equal(np.signbit(got[want == 0]), np.signbit(want[want == 0]))
-        x = cp.asarray(np.tile(SUM_ROWS, (700, 1)))
-        f = sl.jit(lambda u: sl.cumsum(u, axis=1))
-        stream = cp.cuda.Stream(non_blocking=True)
-        with stream:
-            f(x)
-            stream.synchronize()
-            stream.begin_capture()
-            try:
-                out = f(x)
-            finally:
-                graph = stream.end_capture()
-            x[...] = cp.asarray(np.tile(SUM_ROWS[::-1], (700, 1)))
-            graph.launch(stream=stream)
-            stream.synchronize()
-            np.testing.assert_array_equal(_host(out), np.cumsum(np.tile(SUM_ROWS[::-1], (700, 1)), axis=1))
+        b = np.tile(SUM_ROWS[::-1], (700, 1))
+        for got in _replays(sl.jit(lambda u: sl.cumsum(u, axis=1)), cp.asarray(np.tile(SUM_ROWS, (700, 1))), [b]):
+            np.testing.assert_array_equal(got, np.cumsum(b, axis=1))
 
 
 def test_nan_and_inf_run_on_as_numpys() -> None:
@@ -291,22 +302,9 @@ def test_a_graph_of_a_long_scan_zeroes_its_look_back_each_replay() -> None:
 
     n = 2**24 + 5
     x = cp.asarray(RNG.integers(-9, 9, n).astype(np.int32))
-    stream = cp.cuda.Stream(non_blocking=True)
-    with stream:
-        f = sl.jit(lambda u: sl.cumsum(u, dtype=np.int32))
-        f(x)
-        stream.synchronize()
-        stream.begin_capture()
-        try:
-            out = f(x)
-        finally:
-            graph = stream.end_capture()
-        for _ in range(3):
-            b = RNG.integers(-9, 9, n).astype(np.int32)
-            x[...] = cp.asarray(b)
-            graph.launch(stream=stream)
-            stream.synchronize()
-            np.testing.assert_array_equal(_host(out), np.cumsum(b, dtype=np.int32))
+    bs = [RNG.integers(-9, 9, n).astype(np.int32) for _ in range(3)]
+    for b, got in zip(bs, _replays(sl.jit(lambda u: sl.cumsum(u, dtype=np.int32)), x, bs), strict=True):
+        np.testing.assert_array_equal(got, np.cumsum(b, dtype=np.int32))
 
 
 @sl.jit
@@ -317,22 +315,9 @@ def _scans(x: Any) -> Any:
 def test_scans_are_captured_and_replayed() -> None:
     import cupy as cp
 
-    a = RNG.integers(-5, 5, (300, 5000)).astype(np.int64)
-    x = cp.asarray(a)
-    stream = cp.cuda.Stream(non_blocking=True)
-    with stream:
-        _scans(x)
-        stream.synchronize()
-        stream.begin_capture()
-        try:
-            outs = _scans(x)
-        finally:
-            graph = stream.end_capture()
-        b = RNG.integers(-5, 5, (300, 5000)).astype(np.int64)
-        x[...] = cp.asarray(b)
-        graph.launch(stream=stream)
-        stream.synchronize()
-        got = [_host(o) for o in outs]
+    x = cp.asarray(RNG.integers(-5, 5, (300, 5000)).astype(np.int64))
+    b = RNG.integers(-5, 5, (300, 5000)).astype(np.int64)
+    (got,) = _replays(_scans, x, [b])
     np.testing.assert_array_equal(got[0], np.cumsum(b, axis=1) * 2)
     np.testing.assert_array_equal(got[1], np.cumprod(b[:, :7], axis=0))
     np.testing.assert_array_equal(got[2], np.cumsum(b))
