@@ -1,4 +1,4 @@
-"""The scans' pass on the GPU (``interpreter._library_step``'s ``cumsum`` and ``cumprod``, CuPy
+"""The scans' passes on the GPU (``interpreter.scan_step``'s ``cumsum`` and ``cumprod``, CuPy
 only): running sums or products along one axis of a C-contiguous array, viewed as
 ``(outer, n, inner)`` with the scan along ``n``. Each element is read and written once, except
 in the last case below.
@@ -52,6 +52,7 @@ def scanned(dtype: np.dtype) -> bool:
     """Whether this module scans ``dtype`` (every dtype stitchlab has; float16 and bfloat16
     accumulated in float32)."""
     return dtype in _PLAIN or is_low_float(dtype)
+
 
 _WARPS, _ITEMS = 8, 8
 #: a block's tile along a row
@@ -376,7 +377,7 @@ def scan(cp: ModuleType, op: str, x: Any, axis: int, dtype: np.dtype | None = No
     and ``x`` of a :func:`scanned` dtype (``dtype``: the result's, NumPy's by default; float16
     and bfloat16 results are accumulated in float32 and rounded once each). ``flag``: a CuPy
     uint32 array of one zero, set to 1 where a float16 result leaves float16's range
-    (:data:`HALF_RANGE`; its fix-up is the interpreter's)."""
+    (:data:`HALF_RANGE`; then :func:`half_fixup`, or the interpreter's fix-up)."""
     out_dtype = result_dtype(op, x.dtype) if dtype is None else np.dtype(dtype)
     x = cp.ascontiguousarray(x)
     out = cp.empty(x.shape, out_dtype)
