@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import stitchlab as sl
+from stitchlab.ir.dtypes import as_dtype
 
 rng = np.random.default_rng(0)
 A = rng.standard_normal((3, 4, 5)).astype(np.float32)
@@ -120,6 +121,20 @@ def test_full_casts_other_fill_values_unsafely_as_numpy():
     check(sl.eye(3, k=300, dtype=np.int8), np.eye(3, k=300, dtype=np.int8))
     check(sl.tri(3, dtype=np.uint8), np.tri(3, dtype=np.uint8))
     check(sl.identity(3, dtype=np.int8), np.identity(3, dtype=np.int8))
+
+
+def test_full_into_bfloat16_takes_numbers_only_as_ml_dtypes():
+    """NumPy's full with ml_dtypes' bfloat16 (a copyto): numbers and arrays of numbers, a
+    ``TypeError`` for a string or ``None`` (which a float32 full parses or writes as NaN)."""
+    bf = as_dtype("bfloat16")
+    for fill in ("2", ["1", 2], [None, 1.0]):
+        with pytest.raises(TypeError):
+            np.full(2, fill, dtype=bf)
+        with pytest.raises(TypeError, match="dtype bfloat16: expected number"):
+            sl.full(2, fill, dtype=bf)
+    for fill in (2, [1.5, np.float32(3)], np.array([1, 2], np.int8), [[2.5]], -0.0):
+        got, want = sl.full(2, fill, dtype=bf).get(), np.full(2, fill, dtype=bf)
+        assert got.dtype == bf and np.array_equal(got.view(np.uint16), want.view(np.uint16)), fill
 
 
 def test_array_copies_and_asarray_shares():

@@ -257,14 +257,15 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C") -> La
     shape = _shape(shape)
     if isinstance(fill_value, LazyArray) or hasattr(fill_value, "__len__"):
         # NumPy's full: copyto(casting="unsafe") into an empty array
-        from .assign import _fitted, _fitted_shape
+        from .assign import _bfloat16_values, _fitted, _fitted_shape
 
         if dtype is not None and not (isinstance(fill_value, LazyArray) or hasattr(fill_value, "__cuda_array_interface__")):
             # (host data: an array, its shape checked, then cast as NumPy's copyto(casting="unsafe") casts
             # it; a list of Python ints past 64 bits is an object array to NumPy, converted element by element)
-            host = np.asarray(fill_value)
+            host, dt = np.asarray(fill_value), as_dtype(dtype)
             _fitted_shape(host.shape, shape)
-            fill_value = cast(host, as_dtype(dtype))
+            # (into bfloat16 as ml_dtypes converts: numbers only, a string or None is NumPy's TypeError)
+            fill_value = _bfloat16_values(dt, fill_value, host) if is_bfloat16(dt) else cast(host, dt)
         fill = asarray(fill_value)
         fill = fill if dtype is None else fill.astype(dtype)
         return _fitted(fill, shape)  # (leading axes of 1 dropped, as NumPy's copyto drops them)
