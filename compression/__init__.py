@@ -4,7 +4,8 @@
   numbers; shared with the planner in ``stitchlab.topology``);
 * :mod:`.placement` — the integer program that places SFB under a memory budget;
 * :mod:`.sfb` — Sufficient Factor Broadcasting for ``nn.Linear`` (needs torch);
-* :mod:`.sparse` — (index, value) encoding of embedding gradients (needs torch).
+* :mod:`.sparse` — (index, value) encoding of embedding gradients (needs torch);
+* :mod:`.hooks` — ``layer_input``, a layer call's input in a forward hook (needs torch).
 
 Importing this package does not import torch; the torch modules are imported on use.
 """

@@ -25,7 +25,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._hooks import layer_input
+from .hooks import layer_input
 
 
 def linear_grads(

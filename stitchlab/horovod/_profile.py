@@ -19,7 +19,7 @@ import horovod.torch as hvd
 import torch
 from torch import nn
 
-from stitchlab.compression._hooks import layer_input
+from stitchlab.compression.hooks import layer_input
 from stitchlab.topology.strategy import Strategy
 
 from ._layers import SFBReducer

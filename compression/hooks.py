@@ -1,4 +1,5 @@
-"""What the capture hooks of :mod:`.sfb` and :mod:`.sparse` share."""
+"""What the forward hooks that read a layer's input share: :mod:`.sfb`'s and :mod:`.sparse`'s capture
+hooks and the Horovod profiler's (``stitchlab.horovod``). Needs torch."""
 
 from __future__ import annotations
 
