@@ -70,10 +70,16 @@ def apply(kind, r, env_np, env_sl):
         keepdims = bool(r & 8)
         if fn in ("max", "min") and a_np.size == 0:
             return False
+        # float16 sums, means and variances work in float32 and round once (docs/user-guide.md,
+        # "float16 ... accumulate in float32"): NumPy's own float16 steps overflow to inf past 65504
+        # where the float32 result does not (a variance of [232, -139])
+        wide = fn in ("sum", "mean", "var") and a_np.dtype == np.float16
         try:
-            out_np = np_call(fn, a_np, axis=axis, keepdims=keepdims)
+            out_np = np_call(fn, a_np.astype(np.float32) if wide else a_np, axis=axis, keepdims=keepdims)
         except TypeError:
             return False
+        if wide:
+            out_np = out_np.astype(np.float16)
         env_np.append(out_np)
         env_sl.append(sl_call(fn, a_sl, axis=axis, keepdims=keepdims))
     else:
