@@ -78,6 +78,15 @@ class Index:
 _SHIFTED = re.compile(r"^\((\w+) \+ (\d+)\)$")
 
 
+#: a C identifier in an index expression
+_NAME = re.compile(r"\b[A-Za-z_]\w*")
+
+
+def _offset_key(base: str, c: int) -> str:
+    """The memo key of position ``base + c`` (``Index.key``'s text of ``(base + c)`` for ``c > 0``)."""
+    return _bare(base) if c == 0 else f"{_bare(base)} + {c}" if c > 0 else f"{_bare(base)} - {-c}"
+
+
 def _shifted(e: str) -> tuple[str, int]:
     """``(p, k)`` for a position ``(p + k)`` (a slice's constant added to ``p``), else ``(e, 0)``."""
     m = _SHIFTED.match(e)
@@ -266,6 +275,13 @@ class Writer:
         self.clamps: dict[str, tuple[str, int, int, int]] = {}
         self.clamp_texts: dict[str, str] = {}
         self.clamp_keys: dict[tuple[str, ...], str] = {}
+        #: a masked edge pad's input position -> (b, c): it is b + c, not clamped, so it may lie
+        #: outside the input, where only unused values are computed (``_unclamped``); b a
+        #: position that is no such one
+        self.shifts: dict[str, tuple[str, int]] = {}
+        #: those positions and the index temporaries computed from them (``tmp``): loads there
+        #: clamp (``_kept_inside``)
+        self.moved: set[str] = set()
         #: lane positions whose chunk start is no multiple of the width (rows of another extent),
         #: and whether the kernel has shifted reads to merge (``SHIFTED_ROW_WARPS``)
         self.unaligned_lanes: set[str] = set()
@@ -320,6 +336,8 @@ class Writer:
         name = self.fresh("i")
         self.line(f"const {ctype or self.idx_t} {name} = {expr};")
         self.tmps[-1][expr] = name
+        if self.moved and self._moved(expr):
+            self.moved.add(name)
         return name
 
     # --- index arithmetic -------------------------------------------------------------------------
@@ -377,6 +395,8 @@ class Writer:
         name = self.params.get(id(node))
         if name is None:
             raise CodegenError(f"node {node!r} is neither computed by the group nor one of its inputs")
+        if self.moved and idx.tag is None:
+            idx = self._kept_inside(node, idx)
         reg = ct.register_type(node.dtype)
         # float16 and bfloat16 are loaded as their bits, except into a cache (whose elements are floats)
         fill = idx.tag == "full" and id(node) in self.cache_fill and self.cache_on
@@ -565,7 +585,7 @@ class Writer:
             idx = Index(node.shape, lin=self.linear(idx), tag="row", lane=idx.lane)
         if idx.tag is None and idx.dims is not None and not all(e.isidentifier() or e.isdigit() for e in idx.dims):
             idx = replace(idx, dims=tuple(_folded(e) for e in idx.dims))
-        key = (id(node), self._clamped_key(idx) if self.clamps and idx.tag is None and idx.dims is not None else idx.key())
+        key = (id(node), self._clamped_key(idx) if (self.clamps or self.shifts) and idx.tag is None and idx.dims is not None else idx.key())
         found = self._lookup(key)
         if found is not None:
             return found
@@ -582,19 +602,23 @@ class Writer:
 
     def _clamped_key(self, idx: Index) -> str:
         """``idx.key()`` with each edge pad's position, or one plus a constant (a slice's
-        ``(p + 2)``), written as its clamp ``(b, c, lo, hi)`` (``_reclamped``): a value read at
-        ``(p + 2)`` is the one read at another pad's position of that clamp. Remembered per
-        position (a clamp's name is in ``clamps`` before any position reads it)."""
+        ``(p + 2)``), written as its clamp ``(b, c, lo, hi)`` (``_reclamped``), and each masked
+        pad's as ``b + c`` (``_unclamped``): a value read at ``(p + 2)`` is the one read at
+        another pad's position of that clamp or offset. Remembered per position (a clamp's or
+        offset's name is in ``clamps`` or ``shifts`` before any position reads it)."""
         dims = idx.dims or ()
         key = self.clamp_keys.get(dims)
         if key is None:
             keys = []
             for e in dims:
-                found, k = self.clamps.get(e), 0
-                if found is None:
-                    p, k = _shifted(e)
-                    found = self.clamps.get(p) if k else None
-                keys.append(_bare(e) if found is None else f"clamp({found[0]} + {found[1] + k}, {found[2] + k}, {found[3] + k})")
+                p, k = _shifted(e)
+                clamp, shift = self.clamps.get(p), self.shifts.get(p)
+                if clamp is not None:
+                    keys.append(f"clamp({clamp[0]} + {clamp[1] + k}, {clamp[2] + k}, {clamp[3] + k})")
+                elif shift is not None:
+                    keys.append(_offset_key(shift[0], shift[1] + k))
+                else:
+                    keys.append(_bare(e))
             key = self.clamp_keys[dims] = "|".join(keys)
         return key
 
@@ -632,6 +656,8 @@ class Writer:
             again = self._rewrapped(e, before, n)
             if again is not None:
                 return again
+        if mode == "edge" and node.attr("masked"):
+            return self._unclamped(e, before)
         if mode == "edge":
             again = self._reclamped(e, before, n)
             if again is not None:
@@ -705,6 +731,48 @@ class Writer:
         lane = _lane_plus(b, c)
         s = self.tmp(lane) if lane else b if c == 0 else self.tmp(f"({t})({b}) {'-' if c < 0 else '+'} ({t}){abs(c)}")
         return self._clamp(f"({s} < ({t}){lo} ? ({t}){lo} : {s} > ({t}){hi} ? ({t}){hi} : {s})", (b, c, lo, hi))
+
+    def _unclamped(self, e: str, before: int) -> str:
+        """The input position of a masked edge pad (``build.pad``'s ``masked``: its values outside
+        the input are never used) read at ``e``: ``e - before``, not clamped. Where ``e`` is
+        such a position ``b + c`` or one plus a constant (a slice's ``(p + 2)``), written from
+        ``b`` itself, so each offset has one text and the values read there are computed once:
+        20 steps of ``u + 0.1 * pad(u[:, 2:] - 2 * u[:, 1:-1] + u[:, :-2], ((0, 0), (1, 1)))``
+        evaluate each step at each of its offsets, about steps² values an element (with clamps,
+        one clamp per path's bounds: a kernel of 12 MB at 25 steps). Out there the values are
+        garbage that a ``where`` drops; the loads that read such positions clamp their
+        addresses (``_kept_inside``)."""
+        p, k = _shifted(e)
+        base, c = self.shifts.get(p, (p, 0))
+        c += k - before
+        t = self.idx_t
+        text = f"({t})({base})" if c == 0 else f"({t})({base}) {'-' if c < 0 else '+'} ({t}){abs(c)}"
+        s = self.tmp(text)
+        self.shifts.setdefault(s, (base, c))
+        self.moved.add(s)
+        return s
+
+    def _kept_inside(self, node: Node, idx: Index) -> Index:
+        """``idx`` for a load of ``node``, each position that a masked pad moved (``_unclamped``,
+        which may lie outside ``node``) clamped to ``node``'s extent: a value computed there is
+        dropped, its load must still read inside the buffer."""
+        if idx.lin is not None:
+            if not self._moved(idx.lin):
+                return idx
+            t, last = self.idx_t, max(math.prod(node.shape) - 1, 0)
+            return replace(idx, lin=self.tmp(f"({idx.lin} < ({t})0 ? ({t})0 : {idx.lin} > ({t}){last} ? ({t}){last} : {idx.lin})"))
+        if idx.dims is None or not any(self._moved(e) for e in idx.dims):
+            return idx
+        t, dims = self.idx_t, []
+        for e, n in zip(idx.dims, node.shape, strict=True):
+            if self._moved(e):
+                e = self.tmp(f"({e} < ({t})0 ? ({t})0 : {e} > ({t}){n - 1} ? ({t}){n - 1} : {e})")
+            dims.append(e)
+        return replace(idx, dims=tuple(dims), lane=None)
+
+    def _moved(self, text: str) -> bool:
+        """Whether the index expression ``text`` reads a masked pad's position (``moved``)."""
+        return any(name in self.moved for name in _NAME.findall(text))
 
     def _clamp(self, text: str, form: tuple[str, int, int, int]) -> str:
         """A temporary holding ``text``, an edge pad's input position of clamp ``form`` (``clamps``)."""

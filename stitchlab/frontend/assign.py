@@ -254,7 +254,7 @@ def _embed(x: LazyArray, regions: list[tuple[int, int, int]], v: LazyArray) -> L
             v = v.reshape(s[:d] + (length * step,) + s[d + 1:])[(slice(None),) * d + (slice(0, span),)]
         if step == 1 and span == n:
             continue
-        v = LazyArray(build.pad(v._node, d, start, n - start - span, "edge"))
+        v = LazyArray(build.pad(v._node, d, start, n - start - span, "edge", masked=True))
         at = arange(n, dtype=np.int32 if n < 2**31 else np.int64).reshape((-1,) + (1,) * (x.ndim - d - 1))
         here = (at >= start) & (at < start + span)
         if step > 1:

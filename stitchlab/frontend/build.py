@@ -490,7 +490,7 @@ def concatenate(nodes: Sequence[Node], axis: int | None) -> Node:
     at = reshape(at, (total,) + (1,) * (len(shape) - axis - 1))
     for part in parts:  # (the first part's positions select it, the next part's it, ...)
         n = part.shape[axis]
-        piece = pad(part, axis, start, total - start - n, "edge")
+        piece = pad(part, axis, start, total - start - n, "edge", masked=True)
         if out is None:
             out = piece
         else:
@@ -866,9 +866,15 @@ def slice_(x: Node, starts: Sequence[int], steps: Sequence[int], shape: Shape) -
 PAD_INDEX_MODES = ("edge", "wrap", "reflect", "symmetric")
 
 
-def pad(x: Node, axis: int, before: int, after: int, mode: str) -> Node:
+def pad(x: Node, axis: int, before: int, after: int, mode: str, masked: bool = False) -> Node:
     """``x`` extended by ``before`` and ``after`` elements along ``axis`` as NumPy's ``pad`` in
-    ``mode`` (one of :data:`PAD_INDEX_MODES`; the axis is not empty): an index map, fused like a slice."""
+    ``mode`` (one of :data:`PAD_INDEX_MODES`; the axis is not empty): an index map, fused like a slice.
+
+    ``masked`` (an ``"edge"`` pad whose values outside ``x`` are never used: a ``where`` that
+    selects it by position replaces them, as a constant pad, a join and a slice assignment
+    build it): the kernels read ``x`` at the position minus ``before`` without clamping it
+    (``stitchlab.codegen.elemental``, ``Writer._unclamped``), so that a stencil's steps are
+    computed once per offset."""
     n = x.shape[axis]
     if mode not in PAD_INDEX_MODES or n == 0 or before < 0 or after < 0:
         raise ValueError(f"pad node: mode {mode!r}, widths ({before}, {after}) of an axis of {n}")
@@ -877,7 +883,8 @@ def pad(x: Node, axis: int, before: int, after: int, mode: str) -> Node:
     shape = x.shape[:axis] + (n + before + after,) + x.shape[axis + 1:]
     if n == 1:  # every mode repeats the one element: a broadcast, whose graph holds no position
         return broadcast_to(x, shape)
-    attrs = make_attrs(axis=axis, before=before, extent=n, mode=mode)
+    extra = {"masked": True} if masked and mode == "edge" else {}
+    attrs = make_attrs(axis=axis, before=before, extent=n, mode=mode, **extra)
     return Node("pad", (x,), shape, x.dtype, attrs, device=x.device)
 
 

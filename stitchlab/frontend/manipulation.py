@@ -1050,7 +1050,7 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> La
             pieces = [full(x.shape[:d] + (w,) + x.shape[d + 1:], v, x.dtype) for w, v in zip((before, after), values[d], strict=True) if w]
             x = concatenate(pieces[:1] + [x] + pieces[1:], d)
         else:  # the edge's value inside, the constant outside (a corner takes the last axis's, as NumPy's)
-            edge = LazyArray(build.pad(x._node, d, before, after, "edge"))
+            edge = LazyArray(build.pad(x._node, d, before, after, "edge", masked=True))
             at = arange(n + before + after, dtype=np.int32 if n + before + after < 2**31 else np.int64)
             at = at.reshape((-1,) + (1,) * (x.ndim - d - 1))
             x = edge

@@ -95,7 +95,7 @@ def _programs() -> list[tuple[tuple[int, ...], Callable[[Any], Any]]]:
         out.append((shape, lambda x: terms(*(y for r in [x[::-1]] for y in (r[1:], r[:-1], r[1:] * 0 + 1)))))
         out.append((shape, lambda x, m=sl: terms(m.roll(x, 1, 0), m.roll(x, -1, 0), x)))
         out.append((shape, lambda x, m=sl: terms(m.roll(x, 1, 1), m.roll(x, -1, 1), m.roll(x, 3, 1))))
-        out.append((shape, lambda x, m=sl: terms(m.concatenate([x[:, :4], x[:, 4:]], 1), m.concatenate([x[:, 8:], x[:, :8]], 1), x)))
+        out.append((shape, lambda x, m=sl: terms(m.concatenate([x[:, 1:5], x[:, 4:]], 1), m.concatenate([x[:, 8:], x[:, :8]], 1), x)))
         for mode in ("constant", "edge", "wrap", "reflect", "symmetric"):  # (interior chunks: lane vectors)
             out.append((shape, lambda x, mode=mode, c=shape[1], m=sl: terms(*(p[1:-1, k:k + c] for p in [m.pad(x, ((1, 1), (2, 2)), mode)] for k in (0, 1, 4)))))
             out.append((shape, lambda x, mode=mode, c=shape[1], m=sl: terms(*(p[1:-1, k:k + c] for p in [m.pad(x, 1, mode)] for k in (0, 2, 1)))))
