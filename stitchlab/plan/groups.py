@@ -151,6 +151,20 @@ class GraphView:
             got = self._shift_reads[m] = tuple(found)
         return got
 
+    def positional(self) -> frozenset[int]:
+        """Ids of the real nodes whose values are made of positions and constants alone (no
+        input array: the masks ``iota``'s comparisons make for a constant pad, a join or a
+        slice assignment), not reductions; computed once."""
+        got = getattr(self, "_positional", None)
+        if got is None:
+            found: set[int] = set()
+            for n in self.graph.nodes:  # (in topological order)
+                if n.op in ("iota", "const") or (n.op != "input" and n.inputs and OPS[n.op].kind not in (Kind.REDUCE, Kind.CONTRACT)
+                                                 and all(id(i) in found for i in n.inputs)):
+                    found.add(id(n))
+            got = self._positional = frozenset(found & self.real_ids)
+        return got
+
     def _real_inputs(self, n: Node) -> list[Node]:
         """The real nodes among :meth:`operand_reads` of ``n`` (its producers)."""
         return [m for m in self.operand_reads(n) if self.is_real(m)]

@@ -394,19 +394,28 @@ def _split_recomputed(view: GraphView, ev: _Evaluator, groups: Partition) -> Par
     ``m`` with what it depends on in the group (closed under producers, so the group graph stays
     acyclic: a path out of the group and back in would have been a cycle before), which stores
     ``m``, and the rest, which reads it. The best such cut is taken if it lowers the estimate,
-    and the parts are weighed again."""
+    and the parts are weighed again. Masks of positions alone that both parts read (a constant
+    pad's, a slice assignment's: one node for every step) would make the first part store
+    values of several shapes, which no kernel does: such cuts move them to kernels of their
+    own (:func:`_shared_masks`), where the parts that come of it cost less in the end than those
+    of cuts that keep them (the cut taken first is the cheapest, not always the best start)."""
     out: list[frozenset[int]] = []
     for group in groups:
-        out += _split(view, ev, group)
+        parts = _split(view, ev, group, False)
+        if view.positional():  # (cuts that move shared masks out too, where those are cheaper in the end)
+            masked = _split(view, ev, group, True)
+            if round(sum(map(ev.cost, masked)), 12) < round(sum(map(ev.cost, parts)), 12):
+                parts = masked
+        out += parts
     return tuple(out)
 
 
-def _split(view: GraphView, ev: _Evaluator, group: frozenset[int]) -> list[frozenset[int]]:
+def _split(view: GraphView, ev: _Evaluator, group: frozenset[int], masks_out: bool) -> list[frozenset[int]]:
     info = ev.info(group)
     # (only where the recompute raises the estimate: the search weighed the group without it)
     if info is None or not info.evaluated or round(ev.cost(group), 12) <= round(delta_cost(replace(info, evaluated={}), ev.dev), 12):
         return [group]
-    best: tuple[float, frozenset[int], frozenset[int]] | None = None
+    best: tuple[float, list[frozenset[int]], frozenset[int], frozenset[int]] | None = None
     for m in shifted_members(view, group):
         first, stack = {m}, [m]
         while stack:
@@ -417,12 +426,37 @@ def _split(view: GraphView, ev: _Evaluator, group: frozenset[int]) -> list[froze
         a, b = frozenset(first), group - first
         if not b:
             continue
-        cost = ev.cost(a) + ev.cost(b)
+        masks = _shared_masks(view, a, b) if masks_out else []
+        a -= frozenset().union(*masks)
+        if not a or (masks and not _acyclic(view, (*masks, a, b))):
+            continue
+        cost = sum(ev.cost(p) for p in (*masks, a, b))
         if round(cost, 12) < round(ev.cost(group) if best is None else best[0], 12):
-            best = (cost, a, b)
+            best = (cost, masks, a, b)
     if best is None:
         return [group]
-    return _split(view, ev, best[1]) + _split(view, ev, best[2])
+    return best[1] + _split(view, ev, best[2], masks_out) + _split(view, ev, best[3], masks_out)
+
+
+def _shared_masks(view: GraphView, a: frozenset[int], b: frozenset[int]) -> list[frozenset[int]]:
+    """The nodes of positions alone (:meth:`GraphView.positional`) that both parts of a cut read,
+    with what they are made of in ``a``, as groups of one shape each: the masks of a constant pad
+    or a slice assignment that every step of a stencil shares (one node each, graph nodes being
+    shared), which the part before the cut would otherwise store beside its full-shape values,
+    a pointwise kernel of several shapes. Kernels of their own, small (a column of bools), and the
+    cut is legal."""
+    positional = view.positional()
+    stack = [id(p) for n in b for p in view.producers[n] if id(p) in a and id(p) in positional]
+    found: set[int] = set()
+    while stack:
+        n = stack.pop()
+        if n not in found:
+            found.add(n)
+            stack.extend(id(p) for p in view.producers[n] if id(p) in a)
+    shapes: dict[tuple[int, ...], set[int]] = {}
+    for n in sorted(found, key=view.pos.__getitem__):
+        shapes.setdefault(view.real_by_id[n].shape, set()).add(n)
+    return [frozenset(ns) for ns in shapes.values()]
 
 
 def _connected(view: GraphView) -> bool:

@@ -180,6 +180,48 @@ def test_a_split_stencil_computes_numpys_values_in_host_cxx(monkeypatch: pytest.
     np.testing.assert_allclose(got, _steps(np, host.astype(np.float64), 8), rtol=1e-5, atol=1e-5)
 
 
+def _padded_steps(xp: Any, u: Any, steps: int) -> Any:
+    """The same steps with the edges held: ``np.pad`` (constant) of the interior's update, so
+    every step reads the masks of one ``where`` per side, nodes that all the steps share."""
+    for _ in range(steps):
+        u = u + 0.1 * xp.pad(u[2:, 1:-1] + u[:-2, 1:-1] + u[1:-1, 2:] + u[1:-1, :-2] - 4 * u[1:-1, 1:-1], 1)
+    return u
+
+
+def test_padded_stencil_steps_cut_with_their_masks_in_a_kernel_of_their_own() -> None:
+    # Every cut of the padded form made the part before it store the shared masks (8192 x 1 and
+    # 4096 bools) beside its 8192 x 4096 values, which no kernel does: 8 steps were a kernel of
+    # one step and one of seven, estimated at 2.86 ms (evaluating step 1 at 85 positions). Cuts
+    # now move the masks to a kernel of their own: it and four kernels of two steps, within a
+    # few percent of the periodic form's estimate
+    u = sl.asarray(np.zeros((8192, 4096), np.float32))
+    plan = sl.explain(_padded_steps(sl, u, 8), device="H200")
+    masks, *steps = plan.kernels
+    assert {n.op for n in masks.nodes} == {"less", "greater_equal"}
+    assert [max(k.info.evaluated.values()) for k in steps] == [5] * 4
+    assert plan.estimated_time < 1.05 * sl.explain(_steps(sl, u, 8), device="H200").estimated_time
+    assert sum(len(k.source) for k in plan.kernels) < 320_000
+
+
+def test_a_split_padded_stencil_computes_numpys_values_in_host_cxx(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    from stitchlab.codegen.program import build_plan
+    from stitchlab.ir.graph import build_graph
+    from stitchlab.plan import cost
+    from stitchlab.plan.device import preset
+
+    from .hostkernels import run_plan, unsupported
+
+    if unsupported() is not None:
+        pytest.skip(str(unsupported()))
+    monkeypatch.setattr(cost, "COMPUTE_RATE", 4e9)  # (as a large grid weighs its recompute)
+    host = np.random.default_rng(1).standard_normal((13, 9)).astype(np.float32)
+    graph, sources = build_graph([_padded_steps(sl, sl.asarray(host), 8)._node])
+    plan = build_plan(graph, preset("H200"))
+    assert [k.schedule.family for k in plan.kernels] == ["packed"] + ["pointwise"] * 4  # (the masks packed)
+    (got,) = run_plan(plan, sources, tmp_path)
+    np.testing.assert_allclose(got, _padded_steps(np, host.astype(np.float64), 8), rtol=1e-5, atol=1e-5)
+
+
 def _searched(lazy: Any) -> Any:
     """The planner's view of ``lazy``'s graph, planned (the search only, no code)."""
     from stitchlab.ir.graph import build_graph
