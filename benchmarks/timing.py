@@ -312,16 +312,19 @@ def measure(row: dict[str, Any], call: Callable[[], Any], clock: Any, samples: i
     return row
 
 
-def probe_args(doc: str, default_out: str, argv: list[str] | None = None) -> Any:
+def probe_args(doc: str, default_out: str, argv: list[str] | None = None,
+               extra: Callable[[Any], Any] | None = None) -> Any:
     """The options every GPU probe script takes: ``--out`` (results folder), ``--samples``
-    (loops per timing) and ``--commit`` (recorded with the numbers); ``doc``'s first paragraph
-    is the help text."""
+    (loops per timing) and ``--commit`` (recorded with the numbers), and those ``extra`` adds to
+    the parser; ``doc``'s first paragraph is the help text."""
     import argparse
 
     ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument("--out", default=default_out)
     ap.add_argument("--samples", type=int, default=15)
     ap.add_argument("--commit", default="")
+    if extra is not None:
+        extra(ap)
     return ap.parse_args(argv)
 
 

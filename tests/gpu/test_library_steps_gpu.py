@@ -519,6 +519,48 @@ def test_fused_pads_rolls_and_stencils_are_numpys(dtype: str) -> None:
         np.testing.assert_array_equal(_host(ring), np.roll(a, 1, 0) + np.roll(a, -1, 1) - 2 * a)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "int32", "float16"])
+def test_steps_of_padded_stencils_joins_and_slice_assignments_are_numpys(dtype: str) -> None:
+    """Time steps fused through constant pads, joins and slice assignments, whose edge pads read
+    their input unclamped (``build.pad``'s ``masked``; the loads there clamp their addresses) and
+    whose cut parts put the shared masks in a kernel of their own (``search._shared_masks``):
+    NumPy's values at the edges too, on shapes whose rows are and are not a multiple of the
+    vector width, and the steps split into several kernels where they are many."""
+    def padded(xp: Any, u: Any, steps: int) -> Any:
+        for _ in range(steps):
+            lap = u[2:, 1:-1] + u[:-2, 1:-1] + u[1:-1, 2:] + u[1:-1, :-2] - 4 * u[1:-1, 1:-1]
+            u = u + xp.pad(lap // 8 if dtype == "int32" else lap * 0.125, 1).astype(u.dtype)
+        return u
+
+    def joined(xp: Any, u: Any, steps: int) -> Any:  # a periodic step along the rows as a join
+        for _ in range(steps):
+            d = xp.concatenate([u[-1:], u[:-1]], 0) - u
+            u = u + (d // 2 if dtype == "int32" else d * 0.5)
+        return u
+
+    def assigned(u: Any, steps: int) -> Any:  # the NumPy idiom: the interior updated in place
+        for _ in range(steps):
+            v = u.copy()
+            lap = v[2:, 1:-1] + v[:-2, 1:-1] + v[1:-1, 2:] + v[1:-1, :-2] - 4 * v[1:-1, 1:-1]
+            u[1:-1, 1:-1] = v[1:-1, 1:-1] + (lap // 8 if dtype == "int32" else (lap * 0.125).astype(u.dtype))
+        return u
+
+    tol = {"float32": 1e-5, "float16": 2e-2, "int32": 0}[dtype]
+    for shape in ((96, 256), (37, 101), (600, 1000)):
+        a = (RNG.standard_normal(shape) * 20).astype(dtype)
+        for steps in (1, 3, 8):
+            for name, fn in (("pad", padded), ("join", joined)):
+                got = fn(sl, _dev(a), steps)
+                want = fn(np, a, steps)
+                np.testing.assert_allclose(_host(got).astype(np.float64), want.astype(np.float64), rtol=tol, atol=tol * 20, err_msg=f"{name} {shape} {steps}")
+            u = _dev(a.copy())
+            got = assigned(u, steps)
+            want = assigned(a.copy(), steps)
+            np.testing.assert_allclose(_host(got).astype(np.float64), want.astype(np.float64), rtol=tol, atol=tol * 20, err_msg=f"assigned {shape} {steps}")
+    many = padded(sl, _dev((RNG.standard_normal((600, 1000)) * 20).astype(dtype)), 8)
+    assert len(sl.explain(many).kernels) > 2, "eight steps are cut"
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "int8", "bool", "int64"])
 def test_shifted_reads_through_lane_vectors_are_numpys(dtype: str) -> None:
     """Reads of one buffer at neighbouring positions in a vector chunk (slices shifted along the
