@@ -757,18 +757,18 @@ class Writer:
         which may lie outside ``node``) clamped to ``node``'s extent: a value computed there is
         dropped, its load must still read inside the buffer."""
         if idx.lin is not None:
-            if not self._moved(idx.lin):
-                return idx
-            t, last = self.idx_t, max(math.prod(node.shape) - 1, 0)
-            return replace(idx, lin=self.tmp(f"({idx.lin} < ({t})0 ? ({t})0 : {idx.lin} > ({t}){last} ? ({t}){last} : {idx.lin})"))
+            return replace(idx, lin=self._inside(idx.lin, math.prod(node.shape))) if self._moved(idx.lin) else idx
         if idx.dims is None or not any(self._moved(e) for e in idx.dims):
             return idx
-        t, dims = self.idx_t, []
-        for e, n in zip(idx.dims, node.shape, strict=True):
-            if self._moved(e):
-                e = self.tmp(f"({e} < ({t})0 ? ({t})0 : {e} > ({t}){n - 1} ? ({t}){n - 1} : {e})")
-            dims.append(e)
-        return replace(idx, dims=tuple(dims), lane=None)
+        dims = tuple(self._inside(e, n) if self._moved(e) else e for e, n in zip(idx.dims, node.shape, strict=True))
+        return replace(idx, dims=dims, lane=None)
+
+    def _inside(self, e: str, n: int) -> str:
+        """A temporary holding position ``e`` clamped to ``[0, n)`` (no longer ``moved``)."""
+        t, last = self.idx_t, max(n - 1, 0)
+        name = self.tmp(f"({e} < ({t})0 ? ({t})0 : {e} > ({t}){last} ? ({t}){last} : {e})")
+        self.moved.discard(name)
+        return name
 
     def _moved(self, text: str) -> bool:
         """Whether the index expression ``text`` reads a masked pad's position (``moved``)."""

@@ -684,7 +684,9 @@ _op("slice", Kind.LAYOUT, 1, None)
 #: attrs axis, before, extent, mode: output index i on ``axis`` reads the input at NumPy's ``pad``
 #: position for ``mode`` ("edge", "wrap", "reflect", "symmetric") of ``i - before`` in an axis of
 #: ``extent`` elements (``extent`` is the input's, kept as an attribute: a kernel's text does not
-#: depend on the outermost extent of its shapes, and this position does).
+#: depend on the outermost extent of its shapes, and this position does). ``masked`` (an "edge"
+#: pad of ``build.pad``'s ``masked``): its values outside the input are never used, and kernels
+#: read the input there unclamped.
 _op("pad", Kind.LAYOUT, 1, None)
 
 # --- library steps: products, joins, gathers, scans, sorts (run by CuPy/NumPy, one step each) ---

@@ -76,6 +76,7 @@ class GraphView:
         self._reads: dict[int, tuple[Node, ...]] = {}
         self._operand_reads: dict[int, tuple[Node, ...]] = {}
         self._shift_reads: dict[int, tuple[tuple[int, bool], ...]] = {}
+        self._positional: frozenset[int] | None = None
         self.real = [n for n in graph.nodes if self.is_real(n)]
         self.real_by_id = {id(n): n for n in self.real}
         self.real_ids = self.real_by_id.keys()
@@ -155,15 +156,14 @@ class GraphView:
         """Ids of the real nodes whose values are made of positions and constants alone (no
         input array: the masks ``iota``'s comparisons make for a constant pad, a join or a
         slice assignment), not reductions; computed once."""
-        got = getattr(self, "_positional", None)
-        if got is None:
+        if self._positional is None:
             found: set[int] = set()
             for n in self.graph.nodes:  # (in topological order)
-                if n.op in ("iota", "const") or (n.op != "input" and n.inputs and OPS[n.op].kind not in (Kind.REDUCE, Kind.CONTRACT)
-                                                 and all(id(i) in found for i in n.inputs)):
+                if n.op != "input" and (n.op in LEAF_OPS or OPS[n.op].kind not in (Kind.REDUCE, Kind.CONTRACT)
+                                        and all(id(i) in found for i in n.inputs)):
                     found.add(id(n))
-            got = self._positional = frozenset(found & self.real_ids)
-        return got
+            self._positional = frozenset(found & self.real_ids)
+        return self._positional
 
     def _real_inputs(self, n: Node) -> list[Node]:
         """The real nodes among :meth:`operand_reads` of ``n`` (its producers)."""
