@@ -93,8 +93,8 @@ def _clamped_inputs(node: Node, clamped: frozenset[int]) -> list[frozenset[int]]
     them, a broadcast drops those it repeats, a reshape maps axes through the linear index; an op
     whose input has the output's shape keeps them, any other (a reduction) gives every axis."""
     op = node.op
-    if op == "pad":
-        return [clamped | {node.attr("axis")}]
+    if op == "pad":  # (a masked pad reads unclamped: its positions are the compared ones moved)
+        return [clamped if node.attr("masked") else clamped | {node.attr("axis")}]
     if not clamped:
         return [clamped] * len(node.inputs)
     if op == "transpose":

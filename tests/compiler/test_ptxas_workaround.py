@@ -54,8 +54,13 @@ CASES: dict[str, tuple[Callable[[], list[Any]], bool]] = {
     "float32 where on a bool mask": (lambda: [sl.where(_ints("float32") > 0, _ints("float32"), 0.0)], False),
     # positions compared where a pad reads them (NVRTC 13.0-13.3 fold clamp(i - k, 0, 2) == 2 into
     # the clamp's predicate, set below the bound too: sl.r_'s linspace part gave 1.0 for 0.0, 0.5)
-    "r_ with a linspace": (lambda: [sl.r_[_ints("float32")[0], 0, 1:4, 0:1:3j]], True),
-    "a padded triangle": (lambda: [sl.pad(sl.tri(40, 50), 2) * 3], True),
+    # (unless the pad is masked, a join's or a constant pad's: it reads unclamped, and NVRTC 13.0
+    # compiles these optimized without that fold, benchmarks/results/2026-12-05-cpu-masked-pad-rule-sass.txt)
+    "r_ with a linspace": (lambda: [sl.r_[_ints("float32")[0], 0, 1:4, 0:1:3j]], False),
+    "a padded triangle": (lambda: [sl.pad(sl.tri(40, 50), 2) * 3], False),
+    "an edge-padded triangle": (lambda: [sl.pad(sl.tri(40, 50), 2, mode="edge") * 3], True),
+    "a reflect-padded join with an arange": (lambda: [sl.pad(sl.concatenate([_ints("float32")[0], sl.arange(5.0)]) > 3, 2, mode="reflect")], True),
+    "two steps of a padded stencil": (lambda: [_heat2(_ints("float32", (40, 50)))], False),
     "a join of arrays": (lambda: [sl.concatenate([_ints("float32"), -_ints("float32")], axis=1)], False),
     "a join with an arange": (lambda: [sl.concatenate([_ints("float32")[0], sl.arange(5.0)])], False),
     "an edge pad": (lambda: [sl.pad(_ints("float32"), 3, mode="edge")], False),
@@ -74,6 +79,12 @@ CASES: dict[str, tuple[Callable[[], list[Any]], bool]] = {
 def _mean3(p: Any) -> Any:
     n, m = p.shape[0] - 2, p.shape[1] - 2
     return sum(p[i:i + n, j:j + m] for i in range(3) for j in range(3)) / 9
+
+
+def _heat2(u: Any) -> Any:
+    for _ in range(2):  # (the second step compares positions read through the first's pads)
+        u = u + 0.1 * sl.pad(u[2:, 1:-1] + u[:-2, 1:-1] + u[1:-1, 2:] + u[1:-1, :-2] - 4 * u[1:-1, 1:-1], 1)
+    return u
 
 
 def _row_mask() -> Any:
