@@ -53,6 +53,19 @@ class CodegenError(Exception):
     """The group cannot be written as CUDA C (the runtime then runs it unfused)."""
 
 
+class KernelTooLong(CodegenError):
+    """The group's kernel would pass :data:`MAX_SOURCE` characters (``build_plan`` then cuts the
+    group in two where it can)."""
+
+
+#: the longest kernel body the code generator writes, in characters: NVRTC's time grows with the
+#: source (a kernel of 2.2 MB took 48.5 s to compile on the 2-CPU development machine, one of
+#: 633 KB 6.9 s on the H200 machine's CPU), and a group whose positions multiply with its steps
+#: (a stencil's through reflecting pads: 8 steps on 256 x 256 wrote 193 MB in 107 s) is cut
+#: instead (``stitchlab.codegen.program.build_plan``)
+MAX_SOURCE = 1_000_000
+
+
 @dataclass(frozen=True)
 class Index:
     """An index into a node of ``shape``: a linear expression or one expression per axis."""
@@ -208,6 +221,7 @@ class Writer:
         #: bfloat16 exps whose results below 2**-126 may be flushed (GroupInfo.shifted_exps)
         self.ftz_exps: set[int] = set()
         self.lines: list[str] = []
+        self.size = 0  # (characters written: KernelTooLong past MAX_SOURCE)
         self.depth = 1
         self.scopes: list[dict[tuple[int, str], str]] = [{}]
         self.tmps: list[dict[str, str]] = [{}]
@@ -303,6 +317,9 @@ class Writer:
     # --- lines and scopes ------------------------------------------------------------------------
     def line(self, text: str) -> None:
         self.lines.append("  " * self.depth + text)
+        self.size += len(text)
+        if self.size > MAX_SOURCE:
+            raise KernelTooLong(f"the kernel's source passed {MAX_SOURCE:,} characters")
 
     def open(self, header: str) -> None:
         if header in self.pragma_for:

@@ -17,8 +17,8 @@ from ..plan.cost import Launch, Schedule, choose_schedule, schedules
 from ..plan.device import DeviceProfile
 from ..plan.groups import FREE_OPS, LEAF_OPS, GraphView, GroupInfo, all_free_nodes
 from ..plan.plan import CandidatePlan, KernelPlan, Plan, PlanEdge, PlanNode
-from ..plan.search import group_infos, search
-from .elemental import CodegenError
+from ..plan.search import Candidate, cut_in_two, group_infos, search
+from .elemental import CodegenError, KernelTooLong
 from .schedules import emit, emit_packed
 
 #: Pack a pointwise kernel with its neighbours when its estimate is below this many launch
@@ -33,7 +33,9 @@ def _team_scheme(sched: Schedule) -> str:
             "column_split": "global"}.get(sched.family, "register")
 
 
-def _kernel(view: GraphView, info: GroupInfo, dev: DeviceProfile) -> KernelPlan:
+def _kernel(view: GraphView, info: GroupInfo, dev: DeviceProfile, cut: bool = False) -> KernelPlan:
+    """The kernel of group ``info`` (``cut``: raise :class:`KernelTooLong` where its source would
+    be too long, so the caller cuts the group; else such a group runs unfused)."""
     pos = view.pos
     est = choose_schedule(info, dev)
     sched, launch = est.schedule, est.launch
@@ -44,6 +46,10 @@ def _kernel(view: GraphView, info: GroupInfo, dev: DeviceProfile) -> KernelPlan:
         try:
             ks = emit(info, sched)
             name, source, params, sched = ks.name, ks.source, ks.params, ks.schedule
+        except KernelTooLong:
+            if cut:
+                raise
+            error = "the kernel's source would be too long and the group has no cut"
         except CodegenError as exc:
             error = str(exc)
         except NotImplementedError as exc:
@@ -179,6 +185,34 @@ def _deep_recursion(limit: int) -> Iterator[None]:
         sys.setrecursionlimit(before)
 
 
+def _kernels(view: GraphView, dev: DeviceProfile, best: Candidate) -> list[KernelPlan]:
+    """The kernels of ``best``'s groups, in an order that respects dependencies. A group whose
+    source would pass ``MAX_SOURCE`` (the cost model counts a stencil's positions by their
+    offsets, the code generator writes one per distinct clamp or reflection near the edges) is
+    cut in two at its cheapest cut (``search.cut_in_two``) and its parts written instead, cut
+    again while too long."""
+    groups, done = list(best.groups), {}
+    while True:
+        cand = Candidate(tuple(groups), best.cost, best.label)
+        out, too_long = [], None
+        for info in group_infos(view, dev, cand):
+            key = frozenset(id(n) for n in info.members)
+            if key not in done:
+                try:
+                    done[key] = _kernel(view, info, dev, cut=True)
+                except KernelTooLong:
+                    parts = cut_in_two(view, dev, key)
+                    if parts is not None:
+                        too_long = (key, parts)
+                        break
+                    done[key] = _kernel(view, info, dev)
+            out.append(done[key])
+        if too_long is None:
+            return out
+        at = groups.index(too_long[0])
+        groups[at:at + 1] = too_long[1]
+
+
 def build_plan(graph: Graph, dev: DeviceProfile, beam: int = 4, top_k: int = 3) -> Plan:
     """Plan ``graph`` for ``dev`` and generate every kernel's source."""
     view = GraphView(graph)
@@ -186,9 +220,8 @@ def build_plan(graph: Graph, dev: DeviceProfile, beam: int = 4, top_k: int = 3) 
     choice = _override(graph.key)
     if choice is not None and choice < len(cands):  # the user picked a candidate in a notebook
         best = cands[choice]
-    infos = group_infos(view, dev, best)
     with _deep_recursion(4 * len(graph.nodes) + 1000):  # the emitters recurse along operand chains
-        kernels = _pack([_kernel(view, info, dev) for info in infos], view, dev)
+        kernels = _pack(_kernels(view, dev, best), view, dev)
     pos = view.pos
     by_id = {id(n): n for n in graph.nodes}
     candidates = [

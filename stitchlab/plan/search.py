@@ -415,6 +415,16 @@ def _split(view: GraphView, ev: _Evaluator, group: frozenset[int], masks_out: bo
     # (only where the recompute raises the estimate: the search weighed the group without it)
     if info is None or not info.evaluated or round(ev.cost(group), 12) <= round(delta_cost(replace(info, evaluated={}), ev.dev), 12):
         return [group]
+    best = _cheapest_cut(view, ev, group, masks_out)
+    if best is None or round(best[0], 12) >= round(ev.cost(group), 12):
+        return [group]
+    return best[1] + _split(view, ev, best[2], masks_out) + _split(view, ev, best[3], masks_out)
+
+
+def _cheapest_cut(view: GraphView, ev: _Evaluator, group: frozenset[int], masks_out: bool
+                  ) -> tuple[float, list[frozenset[int]], frozenset[int], frozenset[int]] | None:
+    """The cut of ``group`` at a member another reads through a slice or a pad that costs least:
+    (cost, the masks moved out (``masks_out``), the part before, the part after), or None."""
     best: tuple[float, list[frozenset[int]], frozenset[int], frozenset[int]] | None = None
     for m in shifted_members(view, group):
         first, stack = {m}, [m]
@@ -431,11 +441,24 @@ def _split(view: GraphView, ev: _Evaluator, group: frozenset[int], masks_out: bo
         if not a or (masks and not _acyclic(view, (*masks, a, b))):
             continue
         cost = sum(ev.cost(p) for p in (*masks, a, b))
-        if round(cost, 12) < round(ev.cost(group) if best is None else best[0], 12):
+        if cost < float("inf") and (best is None or round(cost, 12) < round(best[0], 12)):
             best = (cost, masks, a, b)
-    if best is None:
-        return [group]
-    return best[1] + _split(view, ev, best[2], masks_out) + _split(view, ev, best[3], masks_out)
+    return best
+
+
+def cut_in_two(view: GraphView, dev: DeviceProfile, group: frozenset[int]) -> list[frozenset[int]] | None:
+    """The parts of ``group``'s cheapest cut (recompute counted, shared masks moved out where that
+    is cheaper), in the order they run, whether or not they cost less than the group: the code
+    generator found the group's kernel too long to write (``codegen.program.build_plan``: a
+    stencil's steps through reflecting pads, whose positions near the edges multiply with each
+    step). None where no member reads another through a slice or a pad."""
+    ev = _Evaluator(view, dev)
+    ev.count_recompute()
+    cuts = [c for c in (_cheapest_cut(view, ev, group, False), _cheapest_cut(view, ev, group, True)) if c is not None]
+    if not cuts:
+        return None
+    _, masks, a, b = min(cuts, key=lambda c: round(c[0], 12))
+    return [*masks, a, b]
 
 
 def _shared_masks(view: GraphView, a: frozenset[int], b: frozenset[int]) -> list[frozenset[int]]:

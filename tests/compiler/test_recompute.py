@@ -222,6 +222,53 @@ def test_a_split_padded_stencil_computes_numpys_values_in_host_cxx(monkeypatch: 
     np.testing.assert_allclose(got, _padded_steps(np, host.astype(np.float64), 8), rtol=1e-5, atol=1e-5)
 
 
+def _reflected_steps(xp: Any, u: Any, steps: int) -> Any:
+    """The steps with reflecting edges: ``np.pad(..., mode="reflect")`` of the interior's update."""
+    for _ in range(steps):
+        u = u + 0.1 * xp.pad(u[2:, 1:-1] + u[:-2, 1:-1] + u[1:-1, 2:] + u[1:-1, :-2] - 4 * u[1:-1, 1:-1], 1, mode="reflect")
+    return u
+
+
+def test_a_kernel_too_long_to_write_is_cut_where_its_steps_meet() -> None:
+    # 8 reflecting steps on 256 x 256 are one kernel by the estimate (launches outweigh the
+    # recompute), but near the edges each step's reflections of the last step's positions are
+    # new positions: the code generator wrote 193 MB of source in 107 s. It stops at MAX_SOURCE
+    # and the group is cut (search.cut_in_two) until its parts are short enough
+    from stitchlab.codegen import elemental
+
+    u = sl.asarray(np.zeros((256, 256), np.float32))
+    plan = sl.explain(_reflected_steps(sl, u, 8), device="H200")
+    assert len(plan.candidates[0].groups) == 1 < len(plan.kernels)
+    assert all(k.source and len(k.source) < elemental.MAX_SOURCE + 60_000 for k in plan.kernels)  # (+ the preamble)
+
+
+def test_parts_cut_for_length_compute_numpys_values_and_an_uncuttable_group_runs_unfused(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    from stitchlab.codegen import elemental
+    from stitchlab.codegen.program import build_plan
+    from stitchlab.ir.graph import build_graph
+    from stitchlab.plan.device import preset
+
+    from .hostkernels import run_plan, unsupported
+
+    if unsupported() is not None:
+        pytest.skip(str(unsupported()))
+    monkeypatch.setattr(elemental, "MAX_SOURCE", 12_000)  # (a 13 x 9 grid's kernels are short)
+    host = np.random.default_rng(2).standard_normal((13, 9)).astype(np.float32)
+    for program in (_reflected_steps, _padded_steps, _steps):
+        graph, sources = build_graph([program(sl, sl.asarray(host), 4)._node])
+        plan = build_plan(graph, preset("H200"))
+        assert len(plan.kernels) > 1 and all(k.source and k.error is None for k in plan.kernels), program.__name__
+        (got,) = run_plan(plan, sources, tmp_path)
+        np.testing.assert_allclose(got, program(np, host.astype(np.float64), 4), rtol=1e-5, atol=1e-5, err_msg=program.__name__)
+    monkeypatch.setattr(elemental, "MAX_SOURCE", 300)  # no shifted read to cut at: the group runs unfused
+    graph, sources = build_graph([(sl.asarray(host) * 2 + 1)._node])
+    plan = build_plan(graph, preset("H200"))
+    (k,) = plan.kernels
+    assert not k.source and "too long" in k.error
+    np.testing.assert_array_equal(run_plan(plan, sources, tmp_path)[0], host * 2 + 1)
+
+
 def _searched(lazy: Any) -> Any:
     """The planner's view of ``lazy``'s graph, planned (the search only, no code)."""
     from stitchlab.ir.graph import build_graph
