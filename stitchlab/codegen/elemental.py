@@ -31,11 +31,12 @@ bfloat16 value back to bits a truncation (``sl_bf16_of``: exact).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -64,6 +65,17 @@ class KernelTooLong(CodegenError):
 #: (a stencil's through reflecting pads: 8 steps on 256 x 256 wrote 193 MB in 107 s) is cut
 #: instead (``stitchlab.codegen.program.build_plan``)
 MAX_SOURCE = 1_000_000
+_unlimited = [False]
+
+
+@contextlib.contextmanager
+def source_unlimited() -> Iterator[None]:
+    """Write kernels of any length inside (a group with nothing to cut at)."""
+    _unlimited[0] = True
+    try:
+        yield
+    finally:
+        _unlimited[0] = False
 
 
 @dataclass(frozen=True)
@@ -318,7 +330,7 @@ class Writer:
     def line(self, text: str) -> None:
         self.lines.append("  " * self.depth + text)
         self.size += len(text)
-        if self.size > MAX_SOURCE:
+        if self.size > MAX_SOURCE and not _unlimited[0]:
             raise KernelTooLong(f"the kernel's source passed {MAX_SOURCE:,} characters")
 
     def open(self, header: str) -> None:

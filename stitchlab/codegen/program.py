@@ -18,6 +18,7 @@ from ..plan.device import DeviceProfile
 from ..plan.groups import FREE_OPS, LEAF_OPS, GraphView, GroupInfo, all_free_nodes
 from ..plan.plan import CandidatePlan, KernelPlan, Plan, PlanEdge, PlanNode
 from ..plan.search import Candidate, cut_in_two, group_infos, search
+from . import elemental
 from .elemental import CodegenError, KernelTooLong
 from .schedules import emit, emit_packed
 
@@ -35,7 +36,7 @@ def _team_scheme(sched: Schedule) -> str:
 
 def _kernel(view: GraphView, info: GroupInfo, dev: DeviceProfile, cut: bool = False) -> KernelPlan:
     """The kernel of group ``info`` (``cut``: raise :class:`KernelTooLong` where its source would
-    be too long, so the caller cuts the group; else such a group runs unfused)."""
+    be too long, so the caller cuts the group; else such a group's kernel is written whole)."""
     pos = view.pos
     est = choose_schedule(info, dev)
     sched, launch = est.schedule, est.launch
@@ -49,7 +50,9 @@ def _kernel(view: GraphView, info: GroupInfo, dev: DeviceProfile, cut: bool = Fa
         except KernelTooLong:
             if cut:
                 raise
-            error = "the kernel's source would be too long and the group has no cut"
+            with elemental.source_unlimited():  # (nothing to cut at: the long kernel, compiled once)
+                ks = emit(info, sched)
+            name, source, params, sched = ks.name, ks.source, ks.params, ks.schedule
         except CodegenError as exc:
             error = str(exc)
         except NotImplementedError as exc:
@@ -190,7 +193,8 @@ def _kernels(view: GraphView, dev: DeviceProfile, best: Candidate) -> list[Kerne
     source would pass ``MAX_SOURCE`` (the cost model counts a stencil's positions by their
     offsets, the code generator writes one per distinct clamp or reflection near the edges) is
     cut in two at its cheapest cut (``search.cut_in_two``) and its parts written instead, cut
-    again while too long."""
+    again while too long; a part with nothing to cut at is written whole (compiled once: the
+    registry keeps it)."""
     groups, done = list(best.groups), {}
     while True:
         cand = Candidate(tuple(groups), best.cost, best.label)
