@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import gc
 import sys
 from collections.abc import Iterator
 
@@ -217,8 +218,27 @@ def _kernels(view: GraphView, dev: DeviceProfile, best: Candidate) -> list[Kerne
         groups[at:at + 1] = too_long[1]
 
 
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for the block (reference counting still frees what
+    planning drops): its passes over the planner's many young objects were about a fifth of
+    planning a 1,000-step loop (``benchmarks/planner_host.py ernn/1000``, docs/compiler.md §3)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def build_plan(graph: Graph, dev: DeviceProfile, beam: int = 4, top_k: int = 3) -> Plan:
     """Plan ``graph`` for ``dev`` and generate every kernel's source."""
+    with _collector_paused():
+        return _build_plan(graph, dev, beam, top_k)
+
+
+def _build_plan(graph: Graph, dev: DeviceProfile, beam: int, top_k: int) -> Plan:
     view = GraphView(graph)
     best, cands = search(view, dev, beam=beam, top_k=top_k)
     choice = _override(graph.key)

@@ -336,3 +336,23 @@ def test_weighing_a_merge_looks_at_its_new_members_not_the_whole_group(monkeypat
         assert len(sl.explain(_diamonds(n)).kernels) == 1  # (4 n members: within MAX_GROUP_NODES)
 
     assert _growth(calls, plan, 25) < 6  # was 13.8 (both)
+
+
+def test_planning_pauses_the_cyclic_collector_and_restores_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``build_plan`` runs with Python's cyclic collector off (a fifth of planning a 1,000-step
+    loop was its passes) and leaves it as it found it, on or off."""
+    import gc
+
+    from stitchlab.codegen import program
+
+    seen, real = [], program._build_plan
+    monkeypatch.setattr(program, "_build_plan", lambda *args: seen.append(gc.isenabled()) or real(*args))
+    x = sl.asarray(np.ones((8, 8), np.float32))
+    try:
+        for start in (True, False):
+            (gc.enable if start else gc.disable)()
+            sl.explain(sl.exp(x) * (2 + start))
+            assert gc.isenabled() == start
+    finally:
+        gc.enable()
+    assert seen == [False, False]
