@@ -160,7 +160,10 @@ def test_a_loop_of_padded_stencils_computes_numpys_values_in_host_cxx(
     host = np.random.default_rng(0).standard_normal(shape).astype(dtype)
     graph, sources = build_graph([_padded_steps(sl, sl.asarray(host), steps, modes)._node])
     plan = build_plan(graph, preset("H200"))
-    assert len(plan.kernels) == 1
+    # (one kernel, or where its source would pass MAX_SOURCE, the mixed edge and constant pads'
+    # clamps near the edges, its parts, each written: program._kernels)
+    assert len(plan.kernels) == 1 or (len(sl.explain(_padded_steps(sl, sl.asarray(host), steps, modes)).candidates[0].groups) == 1
+                                      and all(k.source and k.error is None for k in plan.kernels))
     (got,) = run_plan(plan, sources, tmp_path)
     if dtype == "float16":  # NumPy's float16 steps (each op rounded to float16, as the kernel's)
         np.testing.assert_allclose(got, _padded_steps(np, host, steps, modes), rtol=2e-3, atol=2e-3)
