@@ -55,16 +55,21 @@ class CodegenError(Exception):
 
 
 class KernelTooLong(CodegenError):
-    """The group's kernel would pass :data:`MAX_SOURCE` characters (``build_plan`` then cuts the
-    group in two where it can)."""
+    """The group's kernel would pass :data:`MAX_SOURCE` characters (:data:`MAX_RECOMPUTE_SOURCE`
+    where it recomputes; ``build_plan`` then cuts the group in two where it can)."""
 
 
-#: the longest kernel body the code generator writes, in characters: NVRTC's time grows with the
-#: source (a kernel of 2.2 MB took 48.5 s to compile on the 2-CPU development machine, one of
-#: 633 KB 6.9 s on the H200 machine's CPU), and a group whose positions multiply with its steps
-#: (a stencil's through reflecting pads: 8 steps on 256 x 256 wrote 193 MB in 107 s) is cut
-#: instead (``stitchlab.codegen.program.build_plan``)
+#: the longest kernel body the code generator writes, in characters (indentation aside): NVRTC's
+#: time grows with the source (a kernel of 2.2 MB took 48.5 s to compile on the 2-CPU development
+#: machine), and a group whose positions multiply with its steps (a stencil's through reflecting
+#: pads: 8 steps on 256 x 256 wrote 193 MB in 107 s) is cut instead
+#: (``stitchlab.codegen.program.build_plan``)
 MAX_SOURCE = 1_000_000
+#: the same for a group that evaluates members at several positions (a stencil's fused steps,
+#: ``GroupInfo.evaluated``), where NVRTC's time grows fastest: one kernel of 4, 5, 6 and 7 heat
+#: steps on 256 x 256 (74, 181, 298, 472 KB) took 0.2, 2.4, 4.7 and 9.7 s, and each step more
+#: is recompute the estimate undercounts (docs/compiler.md §3, "Kernels too long to write")
+MAX_RECOMPUTE_SOURCE = 150_000
 _unlimited = [False]
 
 
@@ -233,7 +238,8 @@ class Writer:
         #: bfloat16 exps whose results below 2**-126 may be flushed (GroupInfo.shifted_exps)
         self.ftz_exps: set[int] = set()
         self.lines: list[str] = []
-        self.size = 0  # (characters written: KernelTooLong past MAX_SOURCE)
+        self.size = 0  # (characters written: KernelTooLong past the limit)
+        self.limit = MAX_RECOMPUTE_SOURCE if info.evaluated else MAX_SOURCE
         self.depth = 1
         self.scopes: list[dict[tuple[int, str], str]] = [{}]
         self.tmps: list[dict[str, str]] = [{}]
@@ -330,8 +336,8 @@ class Writer:
     def line(self, text: str) -> None:
         self.lines.append("  " * self.depth + text)
         self.size += len(text)
-        if self.size > MAX_SOURCE and not _unlimited[0]:
-            raise KernelTooLong(f"the kernel's source passed {MAX_SOURCE:,} characters")
+        if self.size > self.limit and not _unlimited[0]:
+            raise KernelTooLong(f"the kernel's source passed {self.limit:,} characters")
 
     def open(self, header: str) -> None:
         if header in self.pragma_for:

@@ -80,7 +80,8 @@ def test_a_loop_of_rolls_writes_a_kernel_that_grows_with_the_loop_not_its_paths(
     assert body_lines(12) < 40 * body_lines(3)  # the offsets of 4 times the steps: 16 times the values
 
 
-def test_a_loop_of_rolls_computes_numpys_values_in_host_cxx(tmp_path: Any) -> None:
+def test_a_loop_of_rolls_computes_numpys_values_in_host_cxx(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from stitchlab.codegen import elemental
     from stitchlab.codegen.program import build_plan
     from stitchlab.ir.graph import build_graph
     from stitchlab.plan.device import preset
@@ -89,6 +90,7 @@ def test_a_loop_of_rolls_computes_numpys_values_in_host_cxx(tmp_path: Any) -> No
 
     if unsupported() is not None:
         pytest.skip(str(unsupported()))
+    monkeypatch.setattr(elemental, "MAX_RECOMPUTE_SOURCE", elemental.MAX_SOURCE)  # (the ten steps in one kernel)
     host = np.random.default_rng(0).standard_normal((9, 7)).astype(np.float32)
     graph, sources = build_graph([_stencil_steps(sl.asarray(host), 10)._node])
     plan = build_plan(graph, preset("H200"))
@@ -125,7 +127,10 @@ def _padded_steps(xp: Any, u: Any, steps: int, modes: tuple[Any, ...]) -> Any:
                                                       ((None, "edge"), (4, 8), 16),  # was 82
                                                       (("edge", "constant"), (3, 6), 30)])  # was 58
 def test_a_loop_of_padded_stencils_writes_a_kernel_that_grows_with_its_positions_not_its_paths(
-        modes: tuple[Any, ...], steps: tuple[int, int], most: int) -> None:
+        modes: tuple[Any, ...], steps: tuple[int, int], most: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    from stitchlab.codegen import elemental
+
+    monkeypatch.setattr(elemental, "MAX_RECOMPUTE_SOURCE", elemental.MAX_SOURCE)  # (one kernel however long)
     # an edge pad (a constant pad's too) read at another's position plus a constant (a step's
     # slice of the last step's pad) wrote a clamp of that clamp, a new text per path to it: 3x the
     # source at each step (8 steps of u + 0.1 * pad(u[:, 2:] - 2u[:, 1:-1] + u[:, :-2]): 3.9 MB).

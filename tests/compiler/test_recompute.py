@@ -45,6 +45,9 @@ def test_sixteen_steps_of_a_small_grid_split_in_two(monkeypatch: pytest.MonkeyPa
     # in one kernel before, 1.5 MB now); the weighing stays a bounded number of groups: a step's
     # cut is counted once for the five plans, the parts after it from the group they are cut
     # from (94 counts when each part of each plan's cuts was counted again; 40 steps took 10 s)
+    from stitchlab.codegen import elemental
+
+    monkeypatch.setattr(elemental, "MAX_RECOMPUTE_SOURCE", elemental.MAX_SOURCE)  # (the search's plan, not cut for length)
     calls = counted(monkeypatch, search_module, "recomputed")
     u = sl.asarray(np.zeros((256, 256), np.float32))
     plan = sl.explain(_steps(sl, u, 16), device="H200")
@@ -250,7 +253,13 @@ def test_a_kernel_too_long_to_write_is_cut_where_its_steps_meet() -> None:
     u = sl.asarray(np.zeros((256, 256), np.float32))
     plan = sl.explain(_reflected_steps(sl, u, 8), device="H200")
     assert len(plan.candidates[0].groups) == 1 < len(plan.kernels)
-    assert all(k.source and len(k.source) < elemental.MAX_SOURCE + 60_000 for k in plan.kernels)  # (+ the preamble)
+    assert all(k.source and len(k.source) < elemental.MAX_RECOMPUTE_SOURCE + 60_000 for k in plan.kernels)  # (+ the preamble)
+    # a stencil's fused steps stop at MAX_RECOMPUTE_SOURCE (NVRTC's time grows fastest there):
+    # 16 periodic steps were two kernels of eight (740 KB, 17 s of NVRTC on the CPU machine),
+    # now four of four steps, one source (0.2 s)
+    plan = sl.explain(_steps(sl, u, 16), device="H200")
+    assert len(plan.candidates[0].groups) == 2 and len(plan.kernels) == 4 and len({k.source for k in plan.kernels}) == 1
+    assert len(plan.kernels[0].source) < elemental.MAX_RECOMPUTE_SOURCE + 60_000
 
 
 def test_parts_cut_for_length_compute_numpys_values_and_an_uncuttable_group_is_written_whole(
@@ -264,7 +273,8 @@ def test_parts_cut_for_length_compute_numpys_values_and_an_uncuttable_group_is_w
 
     if unsupported() is not None:
         pytest.skip(str(unsupported()))
-    monkeypatch.setattr(elemental, "MAX_SOURCE", 12_000)  # (a 13 x 9 grid's kernels are short)
+    for limit in ("MAX_SOURCE", "MAX_RECOMPUTE_SOURCE"):  # (a 13 x 9 grid's kernels are short)
+        monkeypatch.setattr(elemental, limit, 12_000)
     host = np.random.default_rng(2).standard_normal((13, 9)).astype(np.float32)
     for program in (_reflected_steps, _padded_steps, _steps):
         graph, sources = build_graph([program(sl, sl.asarray(host), 4)._node])
