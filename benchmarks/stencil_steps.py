@@ -8,9 +8,9 @@ result checked against NumPy's float64 steps of the same values; for stitchlab a
 of its first call (plan, source, compile: an empty registry unless ``STITCHLAB_CACHE_DIR`` holds
 the kernels) and the kernels' source size.
 
-    python3 benchmarks/stencil_steps.py --out /tmp/steps [--samples 15] [--commit C] [--forms roll,pad] [--steps 2,4,8] [--impls stitchlab,cupy,...]
+    python3 benchmarks/stencil_steps.py --out /tmp/steps [--samples 15] [--commit C] [--forms roll,pad] [--steps 2,4,8] [--shape 8192x4096] [--impls stitchlab,cupy,...]
 
-Programs: ``steps`` explicit heat-equation updates over 8192 x 4096, for 2, 4 and 8 steps, in two
+Programs: ``steps`` explicit heat-equation updates over 8192 x 4096 (``--shape``), for 2, 4 and 8 steps, in two
 forms: ``roll``, periodic, ``u + 0.1 * (roll(u, 1, 0) + roll(u, -1, 0) + roll(u, 1, 1) +
 roll(u, -1, 1) - 4 * u)`` (``torch.roll``), and ``pad``, the boundary held fixed, ``u + 0.1 *
 pad(u[2:, 1:-1] + u[:-2, 1:-1] + u[1:-1, 2:] + u[1:-1, :-2] - 4 * u[1:-1, 1:-1], 1)``
@@ -32,8 +32,6 @@ if str(ROOT) not in sys.path:  # appended: the installed stitchlab (or the GPU m
     sys.path.append(str(ROOT))
 
 from benchmarks.timing import CupyClock, TorchClock, gpu_run_meta, measure, probe_args, to_host  # noqa: E402
-
-SHAPE = (8192, 4096)
 
 
 def heat(xp: Any, u: Any, steps: int, form: str = "roll") -> Any:
@@ -61,6 +59,7 @@ def heat_torch(u: Any, steps: int, form: str = "roll") -> Any:
 def _options(ap: Any) -> None:
     ap.add_argument("--forms", default="roll,pad", help="roll and/or pad, comma-separated")
     ap.add_argument("--steps", default="2,4,8", help="the step counts, comma-separated")
+    ap.add_argument("--shape", default="8192x4096", help="ROWSxCOLS (256x256: a grid whose steps are launch-bound)")
     ap.add_argument("--impls", default="stitchlab,stitchlab_one_kernel,cupy,torch,torch_compile",
                     help="the implementations timed, comma-separated")
 
@@ -75,10 +74,11 @@ def main(argv: list[str] | None = None) -> int:
     from stitchlab.notebook.hooks import clear_plan_overrides, set_plan_override
 
     sl.set_backend("cupy")
-    meta, bw = gpu_run_meta(args.commit, args.samples, shape=list(SHAPE))
+    shape = tuple(int(n) for n in args.shape.split("x"))
+    meta, bw = gpu_run_meta(args.commit, args.samples, shape=list(shape))
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    x = np.random.default_rng(1).standard_normal(SHAPE, dtype=np.float32)
+    x = np.random.default_rng(1).standard_normal(shape, dtype=np.float32)
     xs = cp.asarray(x)
     xt = torch.as_tensor(x, device="cuda")
     rows: list[dict[str, Any]] = []
@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         cp.get_default_memory_pool().free_all_blocks()
         torch.cuda.empty_cache()
         (out / "stencil_steps.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
-    print(f"{meta['date']} {meta['gpu']} commit {args.commit}; copy {bw / 1e12:.3f} TB/s; {SHAPE[0]} x {SHAPE[1]} float32")
+    print(f"{meta['date']} {meta['gpu']} commit {args.commit}; copy {bw / 1e12:.3f} TB/s; {shape[0]} x {shape[1]} float32")
     for r in rows:
         dev = r.get("device", {}).get("median_us")
         print(f"{r['form']} steps {r['steps']} {r['impl']:22} first call {r.get('first_call_s', '-')} s kernels {r.get('kernels', '-')!s:>3} "
