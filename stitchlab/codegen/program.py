@@ -191,7 +191,8 @@ def _deep_recursion(limit: int) -> Iterator[None]:
 
 def _kernels(view: GraphView, dev: DeviceProfile, best: Candidate) -> list[KernelPlan]:
     """The kernels of ``best``'s groups, in an order that respects dependencies. A group whose
-    source would pass ``MAX_SOURCE`` (the cost model counts a stencil's positions by their
+    source would pass ``elemental.MAX_SOURCE`` (``MAX_RECOMPUTE_SOURCE`` for a stencil's fused
+    steps, where NVRTC's time grows fastest; the cost model counts a stencil's positions by their
     offsets, the code generator writes one per distinct clamp or reflection near the edges) is
     cut in two at its cheapest cut (``search.cut_in_two``) and its parts written instead, cut
     again while too long; a part with nothing to cut at is written whole (compiled once: the
