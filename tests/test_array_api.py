@@ -135,6 +135,13 @@ def test_full_into_bfloat16_takes_numbers_only_as_ml_dtypes():
     for fill in (2, [1.5, np.float32(3)], np.array([1, 2], np.int8), [[2.5]], -0.0):
         got, want = sl.full(2, fill, dtype=bf).get(), np.full(2, fill, dtype=bf)
         assert got.dtype == bf and np.array_equal(got.view(np.uint16), want.view(np.uint16)), fill
+    for fill in (np.datetime64(5, "s"), np.timedelta64(7, "ms")):  # (not their ticks: [5, 5] before)
+        with pytest.raises(TypeError, match=r"Cannot cast scalar from dtype\('<[mM]8\[m?s\]'\) to dtype\(bfloat16\)") as want:
+            np.full(2, fill, dtype=bf)
+        with pytest.raises(TypeError) as got:
+            sl.full(2, fill, dtype=bf)
+        assert str(got.value) == str(want.value)
+        assert sl.full(2, fill, dtype=np.float32).get().tolist() == np.full(2, fill, dtype=np.float32).tolist()
 
 
 def test_array_copies_and_asarray_shares():
