@@ -76,11 +76,11 @@ _unlimited = [False]
 @contextlib.contextmanager
 def source_unlimited() -> Iterator[None]:
     """Write kernels of any length inside (a group with nothing to cut at)."""
-    _unlimited[0] = True
+    before, _unlimited[0] = _unlimited[0], True
     try:
         yield
     finally:
-        _unlimited[0] = False
+        _unlimited[0] = before
 
 
 @dataclass(frozen=True)
@@ -764,7 +764,7 @@ class Writer:
         t = self.idx_t
         # (written as a first pad's position is where the clamp is one: one text, one variable)
         lane = _lane_plus(b, c)
-        s = self.tmp(lane) if lane else b if c == 0 else self.tmp(f"({t})({b}) {'-' if c < 0 else '+'} ({t}){abs(c)}")
+        s = self.tmp(lane) if lane else b if c == 0 else self.tmp(self._plus(b, c))
         return self._clamp(f"({s} < ({t}){lo} ? ({t}){lo} : {s} > ({t}){hi} ? ({t}){hi} : {s})", (b, c, lo, hi))
 
     def _unclamped(self, e: str, before: int) -> str:
@@ -780,12 +780,15 @@ class Writer:
         p, k = _shifted(e)
         base, c = self.shifts.get(p, (p, 0))
         c += k - before
-        t = self.idx_t
-        text = f"({t})({base})" if c == 0 else f"({t})({base}) {'-' if c < 0 else '+'} ({t}){abs(c)}"
-        s = self.tmp(text)
+        s = self.tmp(f"({self.idx_t})({base})" if c == 0 else self._plus(base, c))
         self.shifts.setdefault(s, (base, c))
         self.moved.add(s)
         return s
+
+    def _plus(self, b: str, c: int) -> str:
+        """The index expression ``b + c`` (``c`` a nonzero constant)."""
+        t = self.idx_t
+        return f"({t})({b}) {'-' if c < 0 else '+'} ({t}){abs(c)}"
 
     def _kept_inside(self, node: Node, idx: Index) -> Index:
         """``idx`` for a load of ``node``, each position that a masked pad moved (``_unclamped``,

@@ -277,8 +277,7 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C") -> La
         dt = as_dtype(dtype) if dtype is not None else asarray(fill_value).dtype  # (an object: the error names it)
         check_copied_int(fill_value, dt)  # (a Python int, as NumPy 2's full refuses it)
         if is_bfloat16(dt) and isinstance(fill_value, (np.datetime64, np.timedelta64)):
-            # (ml_dtypes converts numbers only: NumPy's TypeError, where the const would take the ticks)
-            raise TypeError(f"Cannot cast scalar from {fill_value.dtype!r} to dtype(bfloat16) according to the rule 'unsafe'")
+            np.full((), fill_value, dt)  # (ml_dtypes converts numbers only: NumPy's TypeError, not the ticks)
         c = build.const(fill_value, dt)
     c.device = device
     if not shape:
