@@ -284,8 +284,10 @@ def test_product_shape_errors_name_the_shapes() -> None:
 
 def test_steps_are_their_own_with_the_work_around_them_fused() -> None:
     x = sl.asarray(A)
-    y = sl.cumsum(x * 2, axis=1) + 1
+    y = sl.cumsum(x * 2, axis=0) + 1  # (down the columns: a step; along the rows a row kernel scans)
     assert families(y) == ["pointwise", "interpreted", "pointwise"]
+    np.testing.assert_allclose(y.get(), np.cumsum(A * 2, axis=0) + 1, rtol=1e-6)
+    assert families(sl.cumsum(x * 2, axis=1) + 1) == ["row_warp"]
     z = sl.exp(sl.take(x + 1, [4, 0], axis=1)).sum(-1)
     assert len(families(z)) == 3 and families(z)[1] == "interpreted"
     np.testing.assert_allclose(z.get(), np.exp(np.take(A + 1, [4, 0], axis=1)).sum(-1), rtol=1e-6)

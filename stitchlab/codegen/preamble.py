@@ -622,6 +622,72 @@ template <int W = 32, class T, class Op> __device__ __forceinline__ T sl_block_a
   v = j < nwarps ? smem[j] : ident;
   return sl_warp_allreduce<W>(v, op);
 }
+// A row's running op (cumsum, cumprod) in a row kernel (plan/groups.py, fusable_scan): thread
+// `lane` of a team of TEAM (a warp, or a block of TEAM / 32 warps) holds NT chunks of V consecutive
+// elements of the row in a, chunk t at (lane + t * TEAM) * V (the identity past the row's end),
+// and gets their running values in place. Each chunk is scanned in the thread, the chunks' last
+// values across the warp by shuffles; with several warps, their totals go through sm
+// (NT * (TEAM / 32 + 1) values, used once per launch) to warps that scan them, a chunk each in turn.
+// Each element is then op(everything before its chunk, the lanes before it in the chunk, itself):
+// an order of its own (float results may differ from a sequential scan's in the last bits).
+template <int NT, int V, int TEAM, class T, class Op>
+__device__ __forceinline__ void sl_row_scan(T (&a)[NT * V], Op op, T ident, int lane, T* sm) {
+  constexpr int W = TEAM / 32;
+  T incl[NT];
+#pragma unroll
+  for (int t = 0; t < NT; ++t) {
+#pragma unroll
+    for (int u = 1; u < V; ++u) a[t * V + u] = op(a[t * V + u - 1], a[t * V + u]);
+    incl[t] = a[t * V + V - 1];
+  }
+  const int wl = lane & 31;
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+#pragma unroll
+    for (int t = 0; t < NT; ++t) {
+      const T y = __shfl_up_sync(0xffffffffu, incl[t], d);
+      if (wl >= d) incl[t] = op(y, incl[t]);
+    }
+  }
+  T carry = ident;  // the team's running value before chunk t
+  if constexpr (W == 1) {
+#pragma unroll
+    for (int t = 0; t < NT; ++t) {
+      const T before = __shfl_up_sync(0xffffffffu, incl[t], 1), total = __shfl_sync(0xffffffffu, incl[t], 31);
+      const T lead = op(carry, wl == 0 ? ident : before);
+#pragma unroll
+      for (int u = 0; u < V; ++u) a[t * V + u] = op(lead, a[t * V + u]);
+      carry = op(carry, total);
+    }
+  } else {
+    const int warp = lane >> 5;
+    if (wl == 31) {
+#pragma unroll
+      for (int t = 0; t < NT; ++t) sm[t * W + warp] = incl[t];
+    }
+    __syncthreads();
+    for (int t = warp; t < NT; t += W) {  // each chunk's warp totals to the running totals before each
+      T v = wl < W ? sm[t * W + wl] : ident;
+#pragma unroll
+      for (int d = 1; d < W; d <<= 1) {
+        const T y = __shfl_up_sync(0xffffffffu, v, d);
+        if (wl >= d) v = op(y, v);
+      }
+      const T before = __shfl_up_sync(0xffffffffu, v, 1);
+      if (wl < W) sm[t * W + wl] = wl == 0 ? ident : before;
+      if (wl == W - 1) sm[NT * W + t] = v;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int t = 0; t < NT; ++t) {
+      const T before = __shfl_up_sync(0xffffffffu, incl[t], 1);
+      const T lead = op(op(carry, sm[t * W + warp]), wl == 0 ? ident : before);
+#pragma unroll
+      for (int u = 0; u < V; ++u) a[t * V + u] = op(lead, a[t * V + u]);
+      carry = op(carry, sm[NT * W + t]);
+    }
+  }
+}
 // Programmatic dependent launch (sm_90 and later; stitchlab/runtime/pdl.py): launched with the
 // programmatic-stream-serialization attribute, a kernel may start while the kernel before it in
 // the stream drains its last blocks. Every generated kernel calls this first, before any load or

@@ -502,7 +502,8 @@ def _active(w: Writer, lane: _Lane | None) -> Iterator[None]:
 def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[_Loop]],
                  combine: Callable[[Writer, list[tuple[Node, str]]], None], one_pass: bool = False,
                  picks: dict[int, Callable[[Writer], str]] | None = None, split: _Split | None = None,
-                 lanes: list[_Lane] | None = None, online: bool = False) -> None:
+                 lanes: list[_Lane] | None = None, online: bool = False,
+                 scan: Callable[[Writer, list[Node], _Loop], None] | None = None) -> None:
     """The phases of a reduction group: one pass per depth (its reductions accumulate, then
     ``combine`` reduces each accumulator over the team), then a pass storing the full outputs.
     ``loop`` may depend on the pass number (0, 1, …) and give several loops that together cover
@@ -531,7 +532,10 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
     accumulators of every lane at once.
 
     ``online`` (with ``one_pass``, neither ``split`` nor ``lanes``): the sums of
-    :meth:`~stitchlab.plan.groups.GroupInfo.online_exp_sums` in the max's pass."""
+    :meth:`~stitchlab.plan.groups.GroupInfo.online_exp_sums` in the max's pass.
+
+    ``scan`` (row schedules that hold the row in registers): writes the scans of a phase, after
+    its reductions, given the loop of a pass (:func:`_row_scans`)."""
     picks = picks or {}
     loops_of = loop if callable(loop) and not isinstance(loop, _Loop) else (lambda _k: [loop])
     merged = info.one_pass_variances() if one_pass and (OPTIONS["one_pass_variance"] or split is not None) else {}
@@ -659,6 +663,13 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
         picked = [(r, picks[id(r)](w), None) for r in info.reductions if info.depth[id(r)] == d and id(r) in picks]
         if picked:
             finish(picked, combined=True)
+        scans = [n for n in info.scans if info.depth[id(n)] == d]
+        if scans:
+            if scan is None:
+                raise CodegenError(f"this schedule does not hold the row that the scan {scans[0].op} needs")
+            (lp,) = loops_of(passes)
+            scan(w, scans, lp)
+            passes += 1
         ready(d)
     full_outs = [(k, o) for k, (o, lvl) in enumerate(info.outputs) if lvl == FULL]
     if full_outs:
@@ -757,6 +768,8 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
     if team > 32:
         for k, r in enumerate(info.reductions):
             w.line(f"__shared__ {_acc_type(r)} sred{k}[32];")
+    if info.scans and cache != "registers":
+        raise CodegenError(f"a row kernel with a scan holds its row in registers, not cache={cache!r}")
     w.line(f"const int lane = threadIdx.x % {team};")
     # (Schedule.row_loop: a streamed row_block walks its rows, every pass after the first going
     # the other way; an argmax/argmin thread steps up its positions, so its passes do not turn)
@@ -973,15 +986,59 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
         return acc
 
     picks = {id(r): functools.partial(emit_pick, r) for r in info.reductions if id(r) in found}
+    scan = functools.partial(_row_scans, info=info, team=team, vec=vec) if cache == "registers" else None
     # a row held on chip costs nothing to read again; a streamed one is read once per pass
     _emit_phases(w, info, (lambda k: [loop_back if k % 2 else loop]) if turn else loop, combine,
                  one_pass=cache == "none", picks=picks,
-                 online=OPTIONS["online_exp_sum_streamed"] or (row_loop and OPTIONS["online_exp_sum"]))
+                 online=OPTIONS["online_exp_sum_streamed"] or (row_loop and OPTIONS["online_exp_sum"]), scan=scan)
     _row_outputs(w, info, "lane == 0", "r")
     if row_loop:
         w.line("__syncthreads();  // the next row's reductions reuse the block's buffers")
         w.close()
     return w
+
+
+def _row_scans(w: Writer, scans: list[Node], loop: _Loop, info: GroupInfo, team: int, vec: int) -> None:
+    """The scans of a phase in a row kernel that holds its row in registers (``w.slot`` is an
+    element's place there): a pass puts each scan's input into an array of its own (the identity
+    past the row's end), ``sl_row_scan`` turns each into its running values across the team, and
+    the passes after read them from there as any value cached across phases."""
+    slots = -(-info.cols // (team * vec)) * vec
+    arrays = []
+    for s in scans:
+        t, a = ct.register_type(s.dtype), w.fresh("sc")
+        w.line(f"{t} {a}[{slots}];")
+        w.line("#pragma unroll")
+        w.line(f"for (int i = 0; i < {slots}; ++i) {a}[i] = {_identity_of_scan(s)};")
+        arrays.append(a)
+    w.loop_no += 1
+    w.hoist_at, w.hoist_depth = len(w.lines), w.depth
+    w.cache_on = loop.cache_on
+    loop.open(w)
+    full = w.full_index = w.make_full()
+    for s, a in zip(scans, arrays, strict=True):
+        w.line(f"{a}[{w.slot}] = {w.value(s.inputs[0], full)};")
+    loop.close(w)
+    w.cache_on = True
+    w.hoist_at = None
+    w.filled |= w.filling
+    for s, a in zip(scans, arrays, strict=True):
+        t = ct.register_type(s.dtype)
+        if team > 32:
+            sm = w.fresh("sscan")
+            w.line(f"__shared__ {t} {sm}[{(slots // vec) * (team // 32 + 1)}];")
+        else:
+            sm = f"({t}*)nullptr"
+        w.line(f"sl_row_scan<{slots // vec}, {vec}, {team}>({a}, {_OPS[_SCAN_OPS[s.op]]}(), {_identity_of_scan(s)}, lane, {sm});")
+        w.value_cache[id(s)] = a
+        w.filled.add(id(s))
+
+
+_SCAN_OPS = {"cumsum": "sum", "cumprod": "prod"}
+
+
+def _identity_of_scan(s: Node) -> str:
+    return f"({ct.register_type(s.dtype)}){ct.identity_literal(_SCAN_OPS[s.op], s.dtype)}"
 
 
 def _itemsize(info: GroupInfo, ptrs: list[str], params: list[Param]) -> list[int]:

@@ -23,7 +23,7 @@ from ..ir.dtypes import is_low_float
 from ..ir.node import Node
 from ..ir.ops import ARG_REDUCTIONS, OPS
 from .device import DeviceProfile
-from .groups import FULL, GroupInfo, nbytes
+from .groups import FULL, SCAN_REG_BUDGET, GroupInfo, nbytes, scan_words
 
 #: Registers a thread may use for a row cache before the schedule spills to shared memory.
 CACHE_REG_BUDGET = 64
@@ -257,6 +257,7 @@ def delta_cost(info: GroupInfo, dev: DeviceProfile) -> float:
         # (a column schedule's register cache holds COLUMN_CACHE rows for each of up to 32
         # threads along the reduced axis)
         cached = per_row <= 96 * 1024 if info.inner_reduced else cols <= COLUMN_CACHE * 32
+        cached = cached or bool(info.scans)  # (a scanning kernel holds its row: groups.scans_fit)
         factor = _reread_factor(info, cached)
         if not cached and info.inner_reduced and factor > 1:
             factor = 1.0 + 0.35 * (factor - 1.0)  # re-reads of a row mostly hit L2
@@ -335,6 +336,10 @@ def _cache_choice(info: GroupInfo, team: int, block: int, dev: DeviceProfile) ->
     """(cache kind, registers per thread, shared bytes per block) for a row schedule."""
     leaves = _full_leaves(info)
     multi = info.phases > 1 or any(lvl == FULL for _, lvl in info.outputs)
+    if info.scans:  # (registers or nothing: the scans' running values are held there)
+        nt = math.ceil(info.cols / team)
+        fits = nt * scan_words(info) <= SCAN_REG_BUDGET
+        return ("registers", BASE_REGS + nt * scan_words(info), 0) if fits else ("none", BASE_REGS, 0)
     if not leaves:
         return "none", BASE_REGS, 0
     per_elem_words = sum(_reg_words(i) for i in leaves)
@@ -367,9 +372,11 @@ def row_vector_width(info: GroupInfo) -> int:
     from an aligned offset; else 1. That holds when the rows are contiguous and the width divides
     the row length, and also for rows strided over memory whose innermost axis is reduced and a
     multiple of the width (GroupNorm's (HW, C/G) of channels-last (B, HW, G, C/G): runs of C/G
-    elements). One-byte types (bool, int8, uint8) stay scalar."""
+    elements). One-byte types (bool, int8, uint8) stay scalar, except beside wider ones in a
+    group with scans (top-p's float32 probabilities and bool mask: 4 elements), whose threads
+    then scan runs of that many elements and shuffle a quarter as often."""
     nodes = _full_leaves(info) + [o for o, lvl in info.outputs if lvl == FULL]
-    if not nodes or any(n.dtype.itemsize < 2 for n in nodes):
+    if not nodes or (any(n.dtype.itemsize < 2 for n in nodes) and not (info.scans and max(n.dtype.itemsize for n in nodes) > 1)):
         return 1
     vec = max(1, 16 // max(n.dtype.itemsize for n in nodes))
     if rows_contiguous(info):
@@ -429,6 +436,8 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
     configs = [("row_warp", 32, b) for b in (128, 256)] + [("row_block", b, b) for b in (128, 256, 512, 1024, 64)]
     for family, team, block in configs:
         cache, regs, smem = _cache_choice(info, team, block, dev)
+        if info.scans and cache != "registers":
+            continue  # (a team this small does not hold the row a scan needs)
         # streamed rows (cache "none") load 16-byte chunks of 2- and 4-byte elements (H200, rows of
         # 32000-128256: float16 logsumexp 177 -> 122 us, layernorm float32 502 -> 427); float64
         # ones measured slower so (softmax 272 x 70000: 403.7 us against 327.6 element by element;
@@ -481,14 +490,14 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
         out.append(Estimate(sched, Launch((blocks if R else 0, 1, 1), (block, 1, 1), 0), secs, detail))
     streamed = [e for e in out if e.schedule.family == "row_block" and e.schedule.cache == "none" and e.schedule.vec > 1]
     walker = next((e for e in streamed if e.schedule.block == 1024), None)
-    if walker is not None and R and math.isfinite(walker.seconds):  # (inf: the block does not fit an SM)
+    if walker is not None and R and math.isfinite(walker.seconds) and not info.scans:  # (inf: the block does not fit an SM)
         # (ROW_LOOP_BLOCKS_PER_SM: rows of 16-byte chunks walked by 1024-thread blocks, as measured)
         sched = replace(walker.schedule, row_loop=True)
         grid = min(walker.launch.grid[0], dev.sms * ROW_LOOP_BLOCKS_PER_SM)
         best = min(e.seconds for e in streamed)
         out.append(Estimate(sched, replace(walker.launch, grid=(grid, 1, 1)), best * ROW_LOOP_GAIN,
                             dict(walker.detail)))
-    if _splittable(info) and _row_splits(R, K, dev):
+    if _splittable(info) and _row_splits(R, K, dev) and not info.scans:
         # few long rows: split each row over several blocks; the last block of a row finishes it
         # (a variance's second phase too, from each block's sum and squared deviations)
         for block in (256, 512, 1024):

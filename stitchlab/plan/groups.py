@@ -18,6 +18,12 @@ A group is legal (:func:`analyze` returns a :class:`GroupInfo`) when a schedule 
   in phase ``d``; the row is read from memory once and held in registers or shared memory across
   phases where it fits.
 
+A running sum or product along the rows (``cumsum``/``cumprod``: :func:`fusable_scan`) joins a
+*reduce* group of those rows (or makes one) as a full value of a phase of its own, like a
+reduction's: the row held in registers, its values are scanned across the team of threads and
+read from registers by the passes after it (:func:`stitchlab.codegen.schedules.emit_row`). A scan
+alone, or any other, is a library step (``Kind.CONTRACT``).
+
 Acyclicity of the group graph and the resource budget are checked by the search
 (:mod:`stitchlab.plan.search`) and the latency evaluator (:mod:`stitchlab.plan.cost`).
 """
@@ -180,7 +186,8 @@ class GroupInfo:
         shape: the domain: the stored shape (pointwise) or the reduced shape ``S`` (reduce).
         red_axes: the reduced axes of ``S`` (empty for pointwise).
         reductions: the reduction nodes, in topological order.
-        depth: ``id(reduction)`` -> its phase (1 = reads no other reduction of the group).
+        depth: ``id(reduction or scan)`` -> its phase (1 = reads no other reduction or scan of
+            the group).
         outputs: the members the group stores, each with its level ("full" or "row").
         inputs: the buffers the group reads (graph inputs and other groups' results).
         levels: ``id(node)`` -> "full"/"row"/"other" for every node the kernel evaluates.
@@ -213,6 +220,9 @@ class GroupInfo:
     known_op_cost: float | None = field(default=None, repr=False, compare=False)
     #: :attr:`GroupIO.in_bytes` of the inputs when known (:func:`analyze`), else None
     known_in_bytes: dict[tuple[int, ...], int] | None = field(default=None, repr=False, compare=False)
+    #: the scans along the rows (:func:`fusable_scan`), in topological order; each has a phase in
+    #: ``depth`` as a reduction has
+    scans: list[Node] = field(default_factory=list)
 
     @property
     def op_cost(self) -> float:
@@ -443,7 +453,8 @@ class GroupIO:
         outs: the members it stores: requested ones and those read outside the group, in order.
         ins: the buffers it reads: graph inputs and real nodes outside the group, in order.
         reds: the reduction members, in order.
-        contracts: whether a member is a matrix product.
+        contracts: whether a member is a library step (a matrix product, a gather…) that no
+            kernel computes (a :func:`fusable_scan` is not one).
         op_cost: the members' ``OPS[op].cost`` summed, casts left out (integers: exact in any order).
         in_bytes: shape -> the :func:`nbytes` of the buffers it reads of that shape, summed (ints:
             exact in any order), for the cost model (:func:`stitchlab.plan.cost.delta_cost`).
@@ -499,7 +510,7 @@ def group_io(view: GraphView, members: frozenset[int] | set[int], parts: Sequenc
     outs = [n for n in rest if id(n) in must_store or any(id(c) not in members for c in consumers[id(n)])]
     rest_reads = [view.operand_reads(n) for n in rest]
     reds = [n for n in rest if OPS[n.op].kind is Kind.REDUCE]
-    contracts = Kind.CONTRACT in [OPS[n.op].kind for n in rest]
+    contracts = any(OPS[n.op].kind is Kind.CONTRACT and not fusable_scan(n) for n in rest)
     op_cost = _op_cost(rest)
     runs = len(parts) + bool(rest)
     nodes = rest
@@ -569,6 +580,19 @@ def _layout_source(n: Node) -> Node:
 ARG_MAX_COLS = (1 << 31) - 2
 
 
+#: result dtypes of a scan a row kernel computes (:func:`fusable_scan`; float16 and bfloat16 ones
+#: keep the library step, whose float16 results follow NumPy's out of range)
+SCAN_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int64, np.uint64))
+SCANS = frozenset({"cumsum", "cumprod"})
+
+
+def fusable_scan(n: Node) -> bool:
+    """Whether ``n`` is a scan a row kernel may compute: ``cumsum`` or ``cumprod`` along the last
+    axis (longer than 1) of its input, in a dtype of :data:`SCAN_DTYPES` that its input has too."""
+    return (n.op in SCANS and len(n.shape) >= 1 and n.attr("axis") == len(n.shape) - 1 and n.shape[-1] > 1
+            and n.dtype in SCAN_DTYPES and n.inputs[0].dtype == n.dtype)
+
+
 def _args_fusable(reds: list[Node]) -> bool:
     """Whether a group with these reductions (argmax/argmin among them) can be a kernel: one
     reduced axis of extent > 1 (an element's position along it is the kernel's reduced index,
@@ -587,7 +611,8 @@ def analyze(view: GraphView, member_ids: frozenset[int] | set[int], io: GroupIO 
     nodes, outs, ins, reds = io.nodes, io.outs, io.ins, io.reds
     if not nodes:
         return None
-    if io.contracts:  # a matrix product: a step of its own
+    scans = [n for n in nodes if n.op in SCANS]
+    if io.contracts or (scans and len(nodes) == 1):  # a matrix product, a lone scan: a step of its own
         if len(nodes) == 1:
             return GroupInfo(nodes, "interpreted", nodes[0].shape, outputs=[(nodes[0], ROW)], inputs=ins, known_in_bytes=io.in_bytes)
         return None
@@ -595,17 +620,20 @@ def analyze(view: GraphView, member_ids: frozenset[int] | set[int], io: GroupIO 
         if len(nodes) == 1:
             return GroupInfo(nodes, "interpreted", nodes[0].shape, outputs=[(nodes[0], ROW)], inputs=ins, known_in_bytes=io.in_bytes)
         return None
-    if not reds:
+    if not reds and not scans:
         shapes = {o.shape for o in outs}
         if len(shapes) != 1:
             return None
         shape = shapes.pop()
         return GroupInfo(nodes, "pointwise", shape, outputs=[(o, FULL) for o in outs], inputs=ins, known_op_cost=io.op_cost, known_in_bytes=io.in_bytes)
-    S = reds[0].inputs[0].shape
-    axes = reds[0].attr("axes")
-    if any(r.inputs[0].shape != S or r.attr("axes") != axes for r in reds):
+    S = reds[0].inputs[0].shape if reds else scans[0].shape
+    axes = tuple(reds[0].attr("axes")) if reds else (len(S) - 1,)
+    if any(r.inputs[0].shape != S or tuple(r.attr("axes")) != axes for r in reds):
         return None
-    info = GroupInfo(nodes, "reduce", S, tuple(axes), reds, inputs=ins, known_op_cost=io.op_cost, known_in_bytes=io.in_bytes)
+    if scans and (axes != (len(S) - 1,) or any(not fusable_scan(n) or n.shape != S for n in scans)):
+        return None  # (a scan along the rows of the group's domain, which it reduces)
+    info = GroupInfo(nodes, "reduce", S, axes, reds, inputs=ins, known_op_cost=io.op_cost, known_in_bytes=io.in_bytes,
+                     scans=scans)
     keep = info.keep_shape
     keep_sq = squeeze(keep)
 
@@ -616,7 +644,7 @@ def analyze(view: GraphView, member_ids: frozenset[int] | set[int], io: GroupIO 
     depth_of: dict[int, int] = {}
     for n in all_free_nodes(view, info):  # (the leaves it reaches depend on no reduction of it)
         d = max((depth_of.get(id(i), 0) for i in n.inputs), default=0)
-        if id(n) in members and OPS[n.op].kind is Kind.REDUCE:
+        if id(n) in members and (OPS[n.op].kind is Kind.REDUCE or n.op in SCANS):
             rowdep.add(id(n))
             d += 1
             info.depth[id(n)] = d
@@ -660,6 +688,10 @@ def analyze(view: GraphView, member_ids: frozenset[int] | set[int], io: GroupIO 
             if ctx == FULL and S != keep:
                 return None
             stack.append((n.inputs[0], FULL))
+        elif id(n) in members and n.op in SCANS:
+            if ctx != FULL:  # (read at a row's index, or through a slice: no element of it is held there)
+                return None
+            stack.append((n.inputs[0], FULL))
         elif n.op == "broadcast":
             src = n.inputs[0]
             if ctx == FULL and src.shape == keep and n.shape == S:
@@ -682,7 +714,49 @@ def analyze(view: GraphView, member_ids: frozenset[int] | set[int], io: GroupIO 
             for i in n.inputs:
                 stack.append((i, ctx))
     info.levels = levels
+    if scans and not scans_fit(info):
+        return None
     return info
+
+
+#: registers a thread of a scanning row kernel may give the values of its row it holds: with the
+#: row kernels' 32 for the rest, a block of ``SCAN_TEAM`` threads fits an SM's 65,536
+SCAN_REG_BUDGET = 32
+#: the most threads a row's team has (a block)
+SCAN_TEAM = 1024
+
+
+def scan_words(info: GroupInfo) -> int:
+    """Registers per element of a row a scanning kernel holds at once (2 for 8-byte values): its
+    full inputs, and its scans' running values beside the inputs read after the first scan (an
+    input read only up to then is dead once the scan has its values: top-p's logits)."""
+    def words(nodes: Iterable[Node]) -> int:
+        return sum(2 if n.dtype.itemsize == 8 else 1 for n in nodes)
+
+    leaves = {id(i): i for i in info.inputs if info.is_full_leaf(i)}
+    first = min(info.depth[id(s)] for s in info.scans)
+    late = [o for o, lvl in info.outputs if lvl == FULL]
+    late += [r.inputs[0] for r in info.reductions if info.depth[id(r)] > first]
+    members, ins = {id(m) for m in info.members}, {id(i) for i in info.inputs}
+    scans, reds = {id(s) for s in info.scans}, {id(r) for r in info.reductions}
+    read: dict[int, Node] = {}
+    seen: set[int] = set()
+    while late:
+        n = late.pop()
+        if id(n) in seen or id(n) in scans or id(n) in reds:
+            continue
+        seen.add(id(n))
+        if id(n) in leaves:
+            read[id(n)] = n
+        elif id(n) in members or (n.op in FREE_OPS and id(n) not in ins):
+            late.extend(n.inputs)
+    return max(words(leaves.values()), words(read.values()) + words(info.scans))
+
+
+def scans_fit(info: GroupInfo) -> bool:
+    """Whether a team of :data:`SCAN_TEAM` threads holds a row of ``info`` (a group with scans)
+    in :data:`SCAN_REG_BUDGET` registers a thread: else the scans are library steps."""
+    return math.ceil(info.cols / SCAN_TEAM) * scan_words(info) <= SCAN_REG_BUDGET
 
 
 def all_free_nodes(view: GraphView, info: GroupInfo) -> list[Node]:

@@ -240,15 +240,26 @@ static int launch(dim3 grid, dim3 block, int order, size_t stack_bytes, std::fun
 }  // namespace slh
 
 static inline void __syncthreads() { slh::yield(slh::BLOCK_WAIT); }
-template <class T> static inline T __shfl_xor_sync(unsigned, T v, int o) {
+// a warp shuffle: lane t gets the value of lane src(t & 31) of its warp
+template <class T, class F> static inline T slh_shuffle(T v, F src) {
   static_assert(sizeof(T) <= 8, "shuffle of at most 8 bytes");
   const unsigned t = slh::linear();
   std::memcpy(&slh::slots[t], &v, sizeof(T));
   slh::yield(slh::WARP_WAIT);  // every lane of the warp has written its value
   T r;
-  std::memcpy(&r, &slh::slots[(t & ~31u) | ((t & 31u) ^ (unsigned)o)], sizeof(T));
+  std::memcpy(&r, &slh::slots[(t & ~31u) | (src(t & 31u) & 31u)], sizeof(T));
   slh::yield(slh::WARP_WAIT);  // and read its partner's, before the slots are written again
   return r;
+}
+template <class T> static inline T __shfl_xor_sync(unsigned, T v, int o) {
+  return slh_shuffle(v, [o](unsigned l) { return l ^ (unsigned)o; });
+}
+// (CUDA's: a lane below d keeps its own value)
+template <class T> static inline T __shfl_up_sync(unsigned, T v, unsigned d) {
+  return slh_shuffle(v, [d](unsigned l) { return l >= d ? l - d : l; });
+}
+template <class T> static inline T __shfl_sync(unsigned, T v, int src) {
+  return slh_shuffle(v, [src](unsigned) { return (unsigned)src; });
 }
 """
 

@@ -1,0 +1,140 @@
+"""Scans stitched into row kernels (``plan/groups.py``, ``fusable_scan``; ``sl_row_scan`` in the
+preamble): which scans join a row group, and the kernels built as host C++ (threads as fibers,
+``tests/compiler/hostkernels.py``) against NumPy: warps of a block in either order, teams of a
+warp and of a block, rows that do not fill the last chunk, unaligned buffers, scans of scans and
+reductions of running sums. On the GPU: ``tests/gpu/test_row_scans_gpu.py``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import stitchlab as sl
+from stitchlab.codegen.program import build_plan
+from stitchlab.ir.graph import build_graph
+from stitchlab.plan.device import preset
+
+from .hostkernels import run_plan, unsupported
+
+RNG = np.random.default_rng(58)
+
+
+def _softmax(o: Any, x: Any) -> Any:
+    e = o.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+#: name -> program of one 2-d array (NumPy's or stitchlab's module as ``o``), its outputs
+PROGRAMS: dict[str, Callable[[Any, Any], list[Any]]] = {
+    "cumsum of softmax": lambda o, x: [o.cumsum(_softmax(o, x), axis=1)],
+    "cumsum(2x) + x": lambda o, x: [o.cumsum(x * 2, axis=1) + x],
+    "sum of a cumsum": lambda o, x: [o.cumsum(x, axis=1).sum(axis=1), o.cumsum(x, axis=1) * 1],
+    "cumprod": lambda o, x: [o.cumprod(1 + x * 1e-3, axis=1) - x],
+    "two scans": lambda o, x: [o.cumsum(x, axis=1) * o.cumprod(1 + x * 1e-3, axis=1)],
+    "cumsum of a cumsum": lambda o, x: [o.cumsum(o.cumsum(x, axis=1) * 0.5, axis=1) + x],
+    "int32 cumsum": lambda o, x: [o.cumsum((x * 10).astype(np.int32), axis=1) * 3],
+    "3-d": lambda o, x: [o.cumsum(x.reshape(x.shape[0], -1, 8) * 2, axis=2) + 1],
+}
+
+
+def _plan(outs: list[Any]) -> tuple[Any, Any]:
+    graph, sources = build_graph([o._node for o in outs])
+    return build_plan(graph, preset("H200")), sources
+
+
+def _scanning(plan: Any) -> list[Any]:
+    """The plan's kernels that scan (the preamble, which every source has, left out)."""
+    return [k for k in plan.kernels if k.source and "sl_row_scan<" in k.source[k.source.find('extern "C"'):]]
+
+
+def test_a_scan_joins_the_row_kernel_of_the_work_around_it() -> None:
+    x = sl.asarray(RNG.standard_normal((2048, 32000)).astype(np.float32))
+    mask = sl.cumsum(_softmax(sl, x), axis=1) < 0.9
+    plan, _ = _plan([mask])
+    (k,) = plan.kernels
+    assert k.schedule.family == "row_block" and k.schedule.cache == "registers" and k.schedule.vec == 4
+    assert [n.op for n in k.info.scans] == ["cumsum"] and _scanning(plan) == [k]
+
+
+@pytest.mark.parametrize(("why", "build"), [
+    ("alone", lambda x: [sl.cumsum(x, axis=1)]),
+    ("down the columns", lambda x: [sl.cumsum(x * 2, axis=0) + 1]),
+    ("float16 (NumPy's float16 scans out of range: the step's fix-up)", lambda x: [sl.cumsum(x.astype("float16") * 2, axis=1) + 1]),
+])
+def test_other_scans_stay_steps_of_their_own(why: str, build: Callable[[Any], list[Any]]) -> None:
+    x = sl.asarray(RNG.standard_normal((64, 512)).astype(np.float32))
+    plan, _ = _plan(build(x))
+    assert "interpreted" in [k.schedule.family for k in plan.kernels] and not _scanning(plan), why
+
+
+def test_a_scan_read_at_other_positions_is_stored_first() -> None:
+    """A kernel holds each running value at its own element only: a reader through a slice is in
+    a kernel after the one that scans and stores them."""
+    x = sl.asarray(RNG.standard_normal((64, 512)).astype(np.float32))
+    plan, _ = _plan([sl.cumsum(x * 2, axis=1)[:, 1:] + x[:, :-1]])
+    assert [k.schedule.family for k in plan.kernels] == ["row_block", "pointwise"] and _scanning(plan) == plan.kernels[:1]
+
+
+def test_rows_too_long_for_registers_keep_the_step() -> None:
+    """A team of 1,024 threads holds 32 registers of a row a thread: 32,768 float32 (with nothing
+    else of the row held after the scan), half as many int64."""
+    for shape, dtype, fused in [((4, 32768), np.float32, True), ((4, 32769), np.float32, False),
+                                ((4, 16384), np.int64, True), ((4, 16385), np.int64, False)]:
+        x = sl.asarray(RNG.integers(-9, 9, shape).astype(dtype))
+        plan, _ = _plan([sl.cumsum(x * 2, axis=1) - 1])
+        assert bool(_scanning(plan)) is fused, (shape, dtype)
+
+
+def _error_bound(name: str, a: np.ndarray) -> float:
+    """A few roundings of the largest running value (the program of ``|a|`` bounds them all)."""
+    eps = np.finfo(a.dtype).eps if a.dtype.kind == "f" else 0.0
+    return 64 * eps * max([float(np.max(np.abs(w))) for w in PROGRAMS[name](np, np.abs(a.astype(np.float64)))] + [1.0])
+
+
+@pytest.mark.skipif(unsupported() is not None, reason=str(unsupported()))
+@pytest.mark.parametrize("shape", [(37, 3000), (300, 24), (5, 3001), (3, 7), (2, 32000)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_scanning_row_kernels_are_numpys(name: str, dtype: str, shape: tuple[int, int], tmp_path_factory: pytest.TempPathFactory) -> None:
+    if name == "3-d" and shape[1] % 8:
+        pytest.skip("rows of 8")
+    a = RNG.standard_normal(shape).astype(dtype)
+    plan, sources = _plan(PROGRAMS[name](sl, sl.asarray(a)))
+    if shape != (2, 32000) and not (dtype == "float64" and name == "two scans" and shape[1] > 2048):
+        assert _scanning(plan), "a row kernel scans"
+    d = tmp_path_factory.mktemp("row_scans")
+    up, down = run_plan(plan, sources, d), run_plan(plan, sources, d, order=1)
+    for got, other, want in zip(up, down, PROGRAMS[name](np, a.astype(np.float64)), strict=True):
+        np.testing.assert_array_equal(got.view(np.uint8), other.view(np.uint8), err_msg="warps in another order")
+        assert got.shape == np.shape(want)
+        err = float(np.max(np.abs(got.astype(np.float64) - want)))
+        assert err <= _error_bound(name, a), (name, dtype, shape, err)
+
+
+@pytest.mark.skipif(unsupported() is not None, reason=str(unsupported()))
+def test_unaligned_rows_scan_the_same_slots(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Inputs 4 bytes past a 16-byte boundary: the vector loads and stores take their element
+    branches; the scan's slots are the same."""
+    flat = RNG.standard_normal(37 * 4096 + 1).astype(np.float32)
+    a = flat[1:].reshape(37, 4096)
+    assert a.ctypes.data % 16
+    plan, sources = _plan(PROGRAMS["cumsum(2x) + x"](sl, sl.asarray(a)))
+    assert _scanning(plan) and plan.kernels[0].schedule.vec == 4
+    (got,) = run_plan(plan, sources, tmp_path_factory.mktemp("row_scans"))
+    (want,) = PROGRAMS["cumsum(2x) + x"](np, a.astype(np.float64))
+    assert float(np.max(np.abs(got - want))) <= _error_bound("cumsum(2x) + x", a)
+
+
+@pytest.mark.skipif(unsupported() is not None, reason=str(unsupported()))
+def test_the_top_p_mask_is_numpys(tmp_path_factory: pytest.TempPathFactory) -> None:
+    a = (RNG.standard_normal((6, 32000)) * 3).astype(np.float32)
+    plan, sources = _plan([sl.cumsum(_softmax(sl, sl.asarray(a)), axis=1) < 0.9])
+    assert len(plan.kernels) == 1 and _scanning(plan)
+    (got,) = run_plan(plan, sources, tmp_path_factory.mktemp("row_scans"))
+    running = np.cumsum(_softmax(np, a.astype(np.float64)), axis=1)
+    clear = np.abs(running - 0.9) > 1e-5
+    assert got.dtype == np.bool_ and clear.mean() > 0.99
+    np.testing.assert_array_equal(got[clear], (running < 0.9)[clear])

@@ -1,0 +1,103 @@
+"""Scans stitched into row kernels (``plan/groups.py``, ``fusable_scan``; ``sl_row_scan`` in the
+preamble): programs whose ``cumsum``/``cumprod`` along the rows shares a kernel with the work
+before and after it (top-p's mask, a scan of softmax, reductions of running sums, a scan of a
+scan), planned as one row kernel that holds the row in registers, against NumPy in float64 at the
+tolerance of another order of adds (the running sums' magnitude). The same kernels run on the
+host in ``tests/compiler/test_row_scans_host.py``.
+
+Run on the GPU machine: ``PYTHONPATH=. python3 -m pytest -m gpu tests/gpu/test_row_scans_gpu.py -q``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import stitchlab as sl
+
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("cupy_backend")]
+
+RNG = np.random.default_rng(58)
+
+
+def _softmax(o: Any, x: Any) -> Any:
+    e = o.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+#: name -> program of one 2-d array (NumPy's or stitchlab's module as ``o``), its outputs
+PROGRAMS: dict[str, Callable[[Any, Any], list[Any]]] = {
+    "cumsum of softmax": lambda o, x: [o.cumsum(_softmax(o, x), axis=1)],
+    "cumsum(2x) + x": lambda o, x: [o.cumsum(x * 2, axis=1) + x],
+    "sum of a cumsum": lambda o, x: [o.cumsum(x, axis=1).sum(axis=1), o.cumsum(x, axis=1) * 1],
+    "cumprod": lambda o, x: [o.cumprod(1 + x * 1e-3, axis=1) - x],
+    "cumsum of a cumsum": lambda o, x: [o.cumsum(o.cumsum(x, axis=1) * 0.5, axis=1) + x],
+}
+SHAPES = [(8192, 4096), (300, 24), (37, 3001), (5, 7)]
+
+
+def _scans_in_kernels(*ys: Any) -> int:
+    return sum("sl_row_scan<" in k.source[k.source.find('extern "C"'):]
+               for k in sl.explain(*ys).kernels if getattr(k, "source", None))
+
+
+def _host(y: Any) -> np.ndarray:
+    return np.asarray(y.get(), np.float64)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_scans_in_row_kernels_are_numpys_to_the_order_of_adds(name: str, dtype: str, shape: tuple[int, int]) -> None:
+    import cupy as cp
+
+    a = RNG.standard_normal(shape).astype(dtype)
+    ys = PROGRAMS[name](sl, sl.asarray(cp.asarray(a)))
+    assert _scans_in_kernels(*ys) >= 1
+    # (the running sums' size bounds another order's error: a few roundings of each; the program
+    # of |a| bounds every running sum's size)
+    scale = max([float(np.max(np.abs(w))) for w in PROGRAMS[name](np, np.abs(a.astype(np.float64)))] + [1.0])
+    tol = 1e-5 if dtype == "float32" else 1e-13
+    for got, want in zip([_host(y) for y in ys], PROGRAMS[name](np, a.astype(np.float64)), strict=True):
+        assert got.shape == np.shape(want)
+        assert float(np.max(np.abs(got - want))) <= tol * scale, (name, dtype, shape)
+
+
+@pytest.mark.parametrize("shape", [(2048, 32000), (64, 512), (8192, 4096)])
+def test_the_top_p_mask_is_one_kernel_and_numpys(shape: tuple[int, int]) -> None:
+    import cupy as cp
+
+    a = (RNG.standard_normal(shape) * 3).astype(np.float32)
+    mask = sl.cumsum(_softmax(sl, sl.asarray(cp.asarray(a))), axis=1) < 0.9
+    assert len(sl.explain(mask).kernels) == 1 and _scans_in_kernels(mask) == 1
+    running = np.cumsum(_softmax(np, a.astype(np.float64)), axis=1)
+    clear = np.abs(running - 0.9) > 1e-5  # (nearer 0.9 another order of adds may decide)
+    got = mask.get()
+    assert got.dtype == np.bool_ and clear.mean() > 0.99
+    np.testing.assert_array_equal(got[clear], (running < 0.9)[clear])
+
+
+def test_integer_running_sums_in_a_row_kernel_are_numpys_bit_for_bit() -> None:
+    import cupy as cp
+
+    a = RNG.integers(-1000, 1000, (513, 2048)).astype(np.int32)
+    y = sl.cumsum(sl.asarray(cp.asarray(a)) * 3, axis=1) - 1
+    assert _scans_in_kernels(y) == 1
+    np.testing.assert_array_equal(y.get(), np.cumsum(a * 3, axis=1) - 1)
+
+
+def test_unaligned_rows_take_the_element_paths() -> None:
+    """Rows that start 4 bytes past a 16-byte boundary: the kernel's vector loads and stores take
+    their element branches, the scan the same slots."""
+    import cupy as cp
+
+    flat = cp.asarray(RNG.standard_normal(1024 * 4096 + 1).astype(np.float32))
+    x = sl.asarray(flat[1:].reshape(1024, 4096))
+    y = sl.cumsum(x * 2, axis=1) + x
+    assert _scans_in_kernels(y) == 1
+    h = cp.asnumpy(flat[1:].reshape(1024, 4096)).astype(np.float64)
+    scale = np.cumsum(np.abs(h), axis=1).max()
+    assert float(np.max(np.abs(_host(y) - (np.cumsum(h * 2, axis=1) + h)))) <= 1e-5 * scale
