@@ -3,7 +3,10 @@ program (top-p sampling's mask: a softmax's probabilities cumulated and compared
 (``sl.jit``; its scans are ``stitchlab/runtime/scan.py``'s passes) against CuPy eager, torch eager
 and torch.compile, side by side in one process: device time from CUDA events (median of
 ``--samples`` held loops after a warm-up), random input, every result checked against NumPy in
-float64 (to the order of adds; the top-p mask away from the threshold).
+float64 (to the order of adds; the top-p mask away from the threshold). The top-p case also
+times ``stitchlab_steps``: the same program with the planner switch ``row_scans`` off
+(``stitchlab.plan.groups.OPTIONS``), its scan a library step between two kernels, as before
+scans joined row kernels.
 
     python3 benchmarks/scans.py --out /tmp/scans [--samples 15] [--commit C]
 
@@ -94,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     import stitchlab as sl
+    from stitchlab import runtime
+    from stitchlab.plan import groups
 
     sl.set_backend("cupy")
     meta, bw = gpu_run_meta(args.commit, args.samples)
@@ -117,16 +122,21 @@ def main(argv: list[str] | None = None) -> int:
             fns = {"cupy": lambda u, a=axis: cp.cumsum(u, axis=a), "torch": lambda u, a=axis: torch.cumsum(u, dim=a),
                    "torch_compile": torch.compile(lambda u, a=axis: torch.cumsum(u, dim=a))}
         fns = {"stitchlab": sl.jit(prog), **fns}
+        if name.startswith("top_p"):  # (the scan a library step between kernels, as before it joined the row kernel)
+            fns = {"stitchlab": fns["stitchlab"], "stitchlab_steps": sl.jit(lambda u: top_p(sl, u)), **fns}
         for impl, fn in fns.items():
             row = dict(base, impl=impl)
             torch_side = impl.startswith("torch")
-            if impl == "stitchlab":
+            groups.OPTIONS["row_scans"] = impl != "stitchlab_steps"
+            runtime.current().clear_cache()
+            if impl.startswith("stitchlab"):
                 row["kernels"] = [k.schedule.family for k in sl.explain(prog(sl.asarray(xs))).kernels]
             elif impl == "cupy" and dtype == "bfloat16":
                 rows.append(dict(row, error="CuPy has no bfloat16"))
                 continue
             arg = xt if torch_side else xs
             rows.append(measure(row, lambda f=fn, a=arg: f(a), TorchClock() if torch_side else CupyClock(), args.samples, check))
+            groups.OPTIONS["row_scans"] = True
         cp.get_default_memory_pool().free_all_blocks()
         torch.cuda.empty_cache()
         (out / "scans.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))

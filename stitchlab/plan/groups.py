@@ -580,6 +580,11 @@ def _layout_source(n: Node) -> Node:
 ARG_MAX_COLS = (1 << 31) - 2
 
 
+#: Planner switches, on by default; a benchmark turns one off to time what it is worth (the
+#: recipe cache keys on them: ``runtime/plan_cache.components``): ``row_scans`` lets scans join
+#: row kernels (:func:`fusable_scan`).
+OPTIONS: dict[str, bool] = {"row_scans": True}
+
 #: result dtypes of a scan a row kernel computes (:func:`fusable_scan`; float16 and bfloat16 ones
 #: keep the library step, whose float16 results follow NumPy's out of range)
 SCAN_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int64, np.uint64))
@@ -589,7 +594,7 @@ SCANS = frozenset({"cumsum", "cumprod"})
 def fusable_scan(n: Node) -> bool:
     """Whether ``n`` is a scan a row kernel may compute: ``cumsum`` or ``cumprod`` along the last
     axis (longer than 1) of its input, in a dtype of :data:`SCAN_DTYPES` that its input has too."""
-    return (n.op in SCANS and len(n.shape) >= 1 and n.attr("axis") == len(n.shape) - 1 and n.shape[-1] > 1
+    return (OPTIONS["row_scans"] and n.op in SCANS and len(n.shape) >= 1 and n.attr("axis") == len(n.shape) - 1 and n.shape[-1] > 1
             and n.dtype in SCAN_DTYPES and n.inputs[0].dtype == n.dtype)
 
 

@@ -398,8 +398,10 @@ def _fixed_components(dev: DeviceProfile) -> tuple[tuple[str, str], ...]:
 def components(graph_key: str, dev: DeviceProfile) -> dict[str, str]:
     """What a stored recipe depends on (kept in the record, hashed into its name)."""
     from ..codegen.schedules import OPTIONS
+    from ..plan.groups import OPTIONS as PLANNER_OPTIONS
 
-    comps = {"graph_key": graph_key, "emitter_options": json.dumps(OPTIONS, sort_keys=True)}
+    comps = {"graph_key": graph_key, "emitter_options": json.dumps(OPTIONS, sort_keys=True),
+             "planner_options": json.dumps(PLANNER_OPTIONS, sort_keys=True)}
     comps.update(_fixed_components(dev))
     return comps
 

@@ -78,6 +78,22 @@ def test_a_scan_read_at_other_positions_is_stored_first() -> None:
     assert [k.schedule.family for k in plan.kernels] == ["row_block", "pointwise"] and _scanning(plan) == plan.kernels[:1]
 
 
+def test_the_planner_switch_keeps_scans_steps_and_keys_the_recipe_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``groups.OPTIONS["row_scans"]`` (what ``benchmarks/scans.py`` turns off to time the steps
+    side by side): off, top-p's mask is three steps again, under another recipe cache key."""
+    from stitchlab.plan import groups
+    from stitchlab.runtime import plan_cache
+
+    x = sl.asarray(RNG.standard_normal((64, 512)).astype(np.float32))
+    mask = sl.cumsum(_softmax(sl, x), axis=1) < 0.9
+    fused, _ = _plan([mask])
+    on = plan_cache.components("g", preset("H200"))
+    monkeypatch.setitem(groups.OPTIONS, "row_scans", False)
+    steps, _ = _plan([mask])
+    assert len(fused.kernels) == 1 and [k.schedule.family for k in steps.kernels] == ["row_block", "interpreted", "pointwise"]
+    assert plan_cache.components("g", preset("H200")) != on
+
+
 def test_rows_too_long_for_registers_keep_the_step() -> None:
     """A team of 1,024 threads holds 32 registers of a row a thread: 32,768 float32 (with nothing
     else of the row held after the scan), half as many int64."""
