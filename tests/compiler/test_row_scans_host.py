@@ -154,3 +154,44 @@ def test_the_top_p_mask_is_numpys(tmp_path_factory: pytest.TempPathFactory) -> N
     clear = np.abs(running - 0.9) > 1e-5
     assert got.dtype == np.bool_ and clear.mean() > 0.99
     np.testing.assert_array_equal(got[clear], (running < 0.9)[clear])
+
+
+#: random programs: work before the scan, the scan, work after it (NumPy's or stitchlab's ``o``)
+_BEFORE: list[Callable[[Any, Any, Any], Any]] = [
+    lambda o, x, y: x * y, lambda o, x, y: o.exp(x - x.max(axis=-1, keepdims=True)),
+    lambda o, x, y: x / o.abs(x).sum(axis=-1, keepdims=True), lambda o, x, y: o.where(x > 0, x, y),
+    lambda o, x, y: (x - x.mean(axis=-1, keepdims=True)) * 0.5, lambda o, x, y: o.tanh(x) + y.max(axis=-1, keepdims=True)]
+_SCAN: list[Callable[[Any, Any], Any]] = [
+    lambda o, v: o.cumsum(v, axis=-1), lambda o, v: o.cumprod(1 + v * 0.01, axis=-1),
+    lambda o, v: o.cumsum(o.cumsum(v, axis=-1), axis=-1)]
+_AFTER: list[Callable[[Any, Any, Any, Any], list[Any]]] = [
+    lambda o, s, x, y: [s + x], lambda o, s, x, y: [s.sum(axis=-1)], lambda o, s, x, y: [s * y, s.max(axis=-1)],
+    lambda o, s, x, y: [s - s.mean(axis=-1, keepdims=True)], lambda o, s, x, y: [s, x.sum(axis=-1)],
+    lambda o, s, x, y: [o.exp(s * 0.01) / o.exp(s * 0.01).sum(axis=-1, keepdims=True)]]
+
+
+@pytest.mark.skipif(unsupported() is not None, reason=str(unsupported()))
+@pytest.mark.parametrize("seed", range(24))
+def test_random_programs_around_a_scan_are_numpys(seed: int, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Work before and after a scan (reductions of the row on either side, a scan of a scan),
+    random shapes (3-d too) and dtypes, within a few roundings of NumPy's own result in the
+    dtype (its sequential order) of the float64 one."""
+    rng = np.random.default_rng(seed)
+    dtype = np.dtype(str(rng.choice(["float32", "float64"])))
+    rows, cols = int(rng.choice([1, 3, 17, 64])), int(rng.choice([2, 5, 31, 128, 1000, 4099, 8192]))
+    shape = (rows, 2, cols) if rng.random() < 0.2 else (rows, cols)
+    a, b = rng.standard_normal(shape).astype(dtype), rng.standard_normal(shape).astype(dtype)
+    before, scan, after = (f[rng.integers(len(f))] for f in (_BEFORE, _SCAN, _AFTER))
+
+    def program(o: Any, x: Any, y: Any) -> list[Any]:
+        return after(o, scan(o, before(o, x, y)), x, y)
+
+    plan, sources = _plan(program(sl, sl.asarray(a), sl.asarray(b)))
+    assert _scanning(plan)
+    got = run_plan(plan, sources, tmp_path_factory.mktemp("row_scans"))
+    with np.errstate(all="ignore"):
+        exact, plain = program(np, a.astype(np.float64), b.astype(np.float64)), program(np, a, b)
+    for g, w, p in zip(got, exact, plain, strict=True):
+        w = np.asarray(w, np.float64)
+        bound = 8 * float(np.max(np.abs(np.asarray(p, np.float64) - w))) + 64 * np.finfo(dtype).eps * max(1.0, float(np.max(np.abs(w))))
+        assert float(np.max(np.abs(g.astype(np.float64) - w))) <= bound, (seed, dtype, shape)
