@@ -174,8 +174,8 @@ _AFTER: list[Callable[[Any, Any, Any, Any], list[Any]]] = [
 @pytest.mark.parametrize("seed", range(24))
 def test_random_programs_around_a_scan_are_numpys(seed: int, tmp_path_factory: pytest.TempPathFactory) -> None:
     """Work before and after a scan (reductions of the row on either side, a scan of a scan),
-    random shapes (3-d too) and dtypes, within a few roundings of NumPy's own result in the
-    dtype (its sequential order) of the float64 one."""
+    random shapes (3-d too) and dtypes: within a few roundings of NumPy's own result in the
+    dtype (its sequential order) and of the scan's tree of the float64 one."""
     rng = np.random.default_rng(seed)
     dtype = np.dtype(str(rng.choice(["float32", "float64"])))
     rows, cols = int(rng.choice([1, 3, 17, 64])), int(rng.choice([2, 5, 31, 128, 1000, 4099, 8192]))
@@ -195,5 +195,7 @@ def test_random_programs_around_a_scan_are_numpys(seed: int, tmp_path_factory: p
         g, w, p = g.astype(np.float64), np.asarray(w, np.float64), np.asarray(p, np.float64)
         # (where the dtype overflows, NaN as NumPy's in the dtype: the softmax of large running sums)
         np.testing.assert_array_equal(np.isnan(g), np.isnan(p))
-        bound = 8 * float(np.nanmax(np.abs(p - w))) + 64 * np.finfo(dtype).eps * max(1.0, float(np.nanmax(np.abs(w))))
+        # (a rounding a level of the scan's tree, of the largest value: a lost chunk is far past it)
+        ulp = np.finfo(dtype).eps * max(1.0, float(np.nanmax(np.abs(w))))
+        bound = 8 * float(np.nanmax(np.abs(p - w))) + 64 * ulp * np.log2(cols + 1)
         assert float(np.nanmax(np.abs(g - w))) <= bound, (seed, dtype, shape)
