@@ -437,7 +437,9 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
     for family, team, block in configs:
         cache, regs, smem = _cache_choice(info, team, block, dev)
         if info.scans and cache != "registers":
-            continue  # (a team this small does not hold the row a scan needs)
+            # (a team this small does not hold the row a scan needs; nor does a streamed, walked
+            # or split row: a scan's group has two passes at least, so no split is offered)
+            continue
         # streamed rows (cache "none") load 16-byte chunks of 2- and 4-byte elements (H200, rows of
         # 32000-128256: float16 logsumexp 177 -> 122 us, layernorm float32 502 -> 427); float64
         # ones measured slower so (softmax 272 x 70000: 403.7 us against 327.6 element by element;
@@ -490,14 +492,14 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
         out.append(Estimate(sched, Launch((blocks if R else 0, 1, 1), (block, 1, 1), 0), secs, detail))
     streamed = [e for e in out if e.schedule.family == "row_block" and e.schedule.cache == "none" and e.schedule.vec > 1]
     walker = next((e for e in streamed if e.schedule.block == 1024), None)
-    if walker is not None and R and math.isfinite(walker.seconds) and not info.scans:  # (inf: the block does not fit an SM)
+    if walker is not None and R and math.isfinite(walker.seconds):  # (inf: the block does not fit an SM)
         # (ROW_LOOP_BLOCKS_PER_SM: rows of 16-byte chunks walked by 1024-thread blocks, as measured)
         sched = replace(walker.schedule, row_loop=True)
         grid = min(walker.launch.grid[0], dev.sms * ROW_LOOP_BLOCKS_PER_SM)
         best = min(e.seconds for e in streamed)
         out.append(Estimate(sched, replace(walker.launch, grid=(grid, 1, 1)), best * ROW_LOOP_GAIN,
                             dict(walker.detail)))
-    if _splittable(info) and _row_splits(R, K, dev) and not info.scans:
+    if _splittable(info) and _row_splits(R, K, dev):
         # few long rows: split each row over several blocks; the last block of a row finishes it
         # (a variance's second phase too, from each block's sum and squared deviations)
         for block in (256, 512, 1024):
