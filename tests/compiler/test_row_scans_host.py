@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from rowscans import PROGRAMS, scanning
+from rowscans import softmax as _softmax
 
 import stitchlab as sl
 from stitchlab.codegen.program import build_plan
@@ -22,32 +24,13 @@ from .hostkernels import run_plan, unsupported
 RNG = np.random.default_rng(58)
 
 
-def _softmax(o: Any, x: Any) -> Any:
-    e = o.exp(x - x.max(axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True)
-
-
-#: name -> program of one 2-d array (NumPy's or stitchlab's module as ``o``), its outputs
-PROGRAMS: dict[str, Callable[[Any, Any], list[Any]]] = {
-    "cumsum of softmax": lambda o, x: [o.cumsum(_softmax(o, x), axis=1)],
-    "cumsum(2x) + x": lambda o, x: [o.cumsum(x * 2, axis=1) + x],
-    "sum of a cumsum": lambda o, x: [o.cumsum(x, axis=1).sum(axis=1), o.cumsum(x, axis=1) * 1],
-    "cumprod": lambda o, x: [o.cumprod(1 + x * 1e-3, axis=1) - x],
-    "two scans": lambda o, x: [o.cumsum(x, axis=1) * o.cumprod(1 + x * 1e-3, axis=1)],
-    "cumsum of a cumsum": lambda o, x: [o.cumsum(o.cumsum(x, axis=1) * 0.5, axis=1) + x],
-    "int32 cumsum": lambda o, x: [o.cumsum((x * 10).astype(np.int32), axis=1) * 3],
-    "3-d": lambda o, x: [o.cumsum(x.reshape(x.shape[0], -1, 8) * 2, axis=2) + 1],
-}
-
-
 def _plan(outs: list[Any]) -> tuple[Any, Any]:
     graph, sources = build_graph([o._node for o in outs])
     return build_plan(graph, preset("H200")), sources
 
 
 def _scanning(plan: Any) -> list[Any]:
-    """The plan's kernels that scan (the preamble, which every source has, left out)."""
-    return [k for k in plan.kernels if k.source and "sl_row_scan<" in k.source[k.source.find('extern "C"'):]]
+    return scanning(plan.kernels)
 
 
 def test_a_scan_joins_the_row_kernel_of_the_work_around_it() -> None:

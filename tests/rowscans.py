@@ -1,0 +1,34 @@
+"""Programs around a scan along the rows (``cumsum``/``cumprod`` stitched into row kernels), for
+the host tests (``tests/compiler/test_row_scans_host.py``) and the GPU tests
+(``tests/gpu/test_row_scans_gpu.py``): each takes NumPy's or stitchlab's module as ``o``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+
+def softmax(o: Any, x: Any) -> Any:
+    e = o.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+#: name -> program of one 2-d array, its outputs
+PROGRAMS: dict[str, Callable[[Any, Any], list[Any]]] = {
+    "cumsum of softmax": lambda o, x: [o.cumsum(softmax(o, x), axis=1)],
+    "cumsum(2x) + x": lambda o, x: [o.cumsum(x * 2, axis=1) + x],
+    "sum of a cumsum": lambda o, x: [o.cumsum(x, axis=1).sum(axis=1), o.cumsum(x, axis=1) * 1],
+    "cumprod": lambda o, x: [o.cumprod(1 + x * 1e-3, axis=1) - x],
+    "two scans": lambda o, x: [o.cumsum(x, axis=1) * o.cumprod(1 + x * 1e-3, axis=1)],
+    "cumsum of a cumsum": lambda o, x: [o.cumsum(o.cumsum(x, axis=1) * 0.5, axis=1) + x],
+    "int32 cumsum": lambda o, x: [o.cumsum((x * 10).astype(np.int32), axis=1) * 3],
+    "3-d": lambda o, x: [o.cumsum(x.reshape(x.shape[0], -1, 8) * 2, axis=2) + 1],
+}
+
+
+def scanning(kernels: Any) -> list[Any]:
+    """The kernels (of a plan or ``sl.explain``) that scan: the preamble, which every source has,
+    left out."""
+    return [k for k in kernels if getattr(k, "source", None) and "sl_row_scan<" in k.source[k.source.find('extern "C"'):]]
