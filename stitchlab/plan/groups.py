@@ -741,7 +741,7 @@ def scan_words(info: GroupInfo) -> int:
     leaves = {id(i): i for i in info.inputs if info.is_full_leaf(i)}
     first = min(info.depth[id(s)] for s in info.scans)
     late = [o for o, lvl in info.outputs if lvl == FULL]
-    late += [r.inputs[0] for r in info.reductions if info.depth[id(r)] > first]
+    late += [r.inputs[0] for r in info.reductions + info.scans if info.depth[id(r)] > first]
     members, ins = {id(m) for m in info.members}, {id(i) for i in info.inputs}
     scans, reds = {id(s) for s in info.scans}, {id(r) for r in info.reductions}
     read: dict[int, Node] = {}

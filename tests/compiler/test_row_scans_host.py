@@ -77,6 +77,21 @@ def test_the_planner_switch_keeps_scans_steps_and_keys_the_recipe_cache(monkeypa
     assert plan_cache.components("g", preset("H200")) != on
 
 
+def test_what_a_scanning_row_holds_counts_inputs_read_after_the_scan() -> None:
+    """``groups.scan_words``: the row's inputs, or the scans' running values beside the inputs
+    that later passes (a later scan's input too) read again."""
+    from stitchlab.plan.groups import scan_words
+
+    x = sl.asarray(RNG.standard_normal((64, 512)).astype(np.float32))
+    cases = [(sl.cumsum(_softmax(sl, x), axis=1) < 0.9, 1),  # (the logits dead once scanned)
+             (sl.cumsum(x, axis=1) + x, 2), (sl.cumsum(sl.cumsum(x, axis=1) + x, axis=1), 3),
+             (sl.cumsum(sl.cumsum(x, axis=1) * 0.5, axis=1), 2)]
+    for y, words in cases:
+        plan, _ = _plan([y])
+        (k,) = scanning(plan.kernels)
+        assert scan_words(k.info) == words
+
+
 def test_rows_too_long_for_registers_keep_the_step() -> None:
     """A team of 1,024 threads holds 32 registers of a row a thread: 32,768 float32 (with nothing
     else of the row held after the scan), half as many int64."""
