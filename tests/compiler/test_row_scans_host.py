@@ -77,6 +77,17 @@ def test_the_planner_switch_keeps_scans_steps_and_keys_the_recipe_cache(monkeypa
     assert plan_cache.components("g", preset("H200")) != on
 
 
+def test_a_new_batch_size_reuses_the_scanning_kernel() -> None:
+    """The rows are a kernel argument: top-p's mask over 64 to 4,096 rows of 32,000 logits is one
+    kernel text (one compile)."""
+    names = set()
+    for rows in (64, 300, 2048, 3000, 4096):
+        x = sl.asarray(RNG.standard_normal((rows, 32000)).astype(np.float32))
+        plan, _ = _plan([sl.cumsum(_softmax(sl, x), axis=1) < 0.9])
+        names |= {k.name for k in plan.kernels}
+    assert len(names) == 1
+
+
 def test_what_a_scanning_row_holds_counts_inputs_read_after_the_scan() -> None:
     """``groups.scan_words``: the row's inputs, or the scans' running values beside the inputs
     that later passes (a later scan's input too) read again."""
