@@ -1006,39 +1006,35 @@ def _row_scans(w: Writer, scans: list[Node], loop: _Loop, info: GroupInfo, team:
     slots = -(-info.cols // (team * vec)) * vec
     arrays = []
     for s in scans:
-        t, a = ct.register_type(s.dtype), w.fresh("sc")
+        t, op = ct.register_type(s.dtype), _SCAN_OPS[s.op]
+        a, ident = w.fresh("sc"), f"({t}){ct.identity_literal(op, s.dtype)}"
         w.line(f"{t} {a}[{slots}];")
         w.line("#pragma unroll")
-        w.line(f"for (int i = 0; i < {slots}; ++i) {a}[i] = {_identity_of_scan(s)};")
-        arrays.append(a)
+        w.line(f"for (int i = 0; i < {slots}; ++i) {a}[i] = {ident};")
+        arrays.append((s, a, t, op, ident))
     w.loop_no += 1
     w.hoist_at, w.hoist_depth = len(w.lines), w.depth
     w.cache_on = loop.cache_on
     loop.open(w)
     full = w.full_index = w.make_full()
-    for s, a in zip(scans, arrays, strict=True):
+    for s, a, *_ in arrays:
         w.line(f"{a}[{w.slot}] = {w.value(s.inputs[0], full)};")
     loop.close(w)
     w.cache_on = True
     w.hoist_at = None
     w.filled |= w.filling
-    for s, a in zip(scans, arrays, strict=True):
-        t = ct.register_type(s.dtype)
+    for s, a, t, op, ident in arrays:
         if team > 32:
             sm = w.fresh("sscan")
             w.line(f"__shared__ {t} {sm}[{(slots // vec) * (team // 32 + 1)}];")
         else:
             sm = f"({t}*)nullptr"
-        w.line(f"sl_row_scan<{slots // vec}, {vec}, {team}>({a}, {_OPS[_SCAN_OPS[s.op]]}(), {_identity_of_scan(s)}, lane, {sm});")
+        w.line(f"sl_row_scan<{slots // vec}, {vec}, {team}>({a}, {_OPS[op]}(), {ident}, lane, {sm});")
         w.value_cache[id(s)] = a
         w.filled.add(id(s))
 
 
 _SCAN_OPS = {"cumsum": "sum", "cumprod": "prod"}
-
-
-def _identity_of_scan(s: Node) -> str:
-    return f"({ct.register_type(s.dtype)}){ct.identity_literal(_SCAN_OPS[s.op], s.dtype)}"
 
 
 def _itemsize(info: GroupInfo, ptrs: list[str], params: list[Param]) -> list[int]:

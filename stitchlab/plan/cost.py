@@ -337,9 +337,8 @@ def _cache_choice(info: GroupInfo, team: int, block: int, dev: DeviceProfile) ->
     leaves = _full_leaves(info)
     multi = info.phases > 1 or any(lvl == FULL for _, lvl in info.outputs)
     if info.scans:  # (registers or nothing: the scans' running values are held there)
-        nt = math.ceil(info.cols / team)
-        fits = nt * scan_words(info) <= SCAN_REG_BUDGET
-        return ("registers", BASE_REGS + nt * scan_words(info), 0) if fits else ("none", BASE_REGS, 0)
+        words = math.ceil(info.cols / team) * scan_words(info)
+        return ("registers", BASE_REGS + words, 0) if words <= SCAN_REG_BUDGET else ("none", BASE_REGS, 0)
     if not leaves:
         return "none", BASE_REGS, 0
     per_elem_words = sum(_reg_words(i) for i in leaves)
