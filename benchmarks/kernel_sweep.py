@@ -1,7 +1,7 @@
 """Time variants of the stitched kernels of the compiler's workloads on the GPU (to tune the
 emitters and the latency evaluator).
 
-For each workload of ``tests/compiler/workloads.py`` at one shape, every schedule the latency
+For each workload of ``tests/compiler/workloads.py`` (and top-p's mask, ``top_p``) at one shape, every schedule the latency
 evaluator considers for its first kernel is emitted, launched back to back between two CUDA
 events and timed (median of several loops), next to the evaluator's estimate. Also: row schedules
 without 16-byte vectors; streamed row ones unrolled 4, 8 or 16 deep and column ones 8 or 32 (those
@@ -42,6 +42,20 @@ def _workloads() -> Any:
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+def _top_p(x: Any) -> list[Any]:
+    """Top-p sampling's mask over rows of logits: a scan in a row kernel (rows longer than a
+    block's registers walked in tiles)."""
+    import stitchlab as sl
+
+    x = sl.asarray(x)
+    e = sl.exp(x - x.max(axis=-1, keepdims=True))
+    return [sl.cumsum(e / e.sum(axis=-1, keepdims=True), axis=-1) < 0.9]
+
+
+#: workloads of the sweep besides the compiler's (tests/compiler/workloads.py)
+EXTRA_WORKLOADS = {"top_p": (_top_p, 1, "m")}
 
 
 def _device_us(exe: Any, bufs: list[Any], cp: Any, loops: int = 7, inner: int = 10) -> float:
@@ -141,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
 
     wl = _workloads()
     rows, cols = (int(v) for v in args.shape.split(","))
+    workloads = {**wl.WORKLOADS, **EXTRA_WORKLOADS}
     names = list(wl.WORKLOADS) if args.workloads == "all" else args.workloads.split(",")
     sl.set_backend("cupy")
     backend = _instance("cupy")
@@ -149,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     results: list[dict[str, Any]] = []
     t0 = time.perf_counter()
     for name in names:
-        build, _, kinds = wl.WORKLOADS[name]
+        build, _, kinds = workloads[name]
         host = wl.make_args(kinds, rows, cols, np.dtype(args.dtype), seed=1)
         if name == "adam":
             host[3] = np.abs(host[3])

@@ -3,12 +3,14 @@ program (top-p sampling's mask: a softmax's probabilities cumulated and compared
 (``sl.jit``; its scans are ``stitchlab/runtime/scan.py``'s passes) against CuPy eager, torch eager
 and torch.compile, side by side in one process: device time from CUDA events (median of
 ``--samples`` held loops after a warm-up), random input, every result checked against NumPy in
-float64 (to the order of adds; the top-p mask away from the threshold). The top-p case also
-times ``stitchlab_steps``: the same program with the planner switch ``row_scans`` off
+float64 (to the order of adds; the top-p mask away from the threshold). The top-p cases also
+time ``stitchlab_steps``: the same program with the planner switch ``row_scans`` off
 (``stitchlab.plan.groups.OPTIONS``), its scan a library step between two kernels, as before
-scans joined row kernels.
+scans joined row kernels; and, at a vocabulary too long for a row in registers (Llama-3's
+128,256), ``stitchlab_two_pass``: the kernel that walks its rows in tiles with the sum of exps
+in a pass of its own (``schedules.OPTIONS["online_exp_sum"]`` off), as in the other streamed rows.
 
-    python3 benchmarks/scans.py --out /tmp/scans [--samples 15] [--commit C]
+    python3 benchmarks/scans.py --out /tmp/scans [--samples 15] [--commit C] [--cases top_p_float32,...]
 
 Writes ``scans.json``; the floor is the bytes read and written once over the copy bandwidth
 measured in the same run.
@@ -16,9 +18,11 @@ measured in the same run.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import pathlib
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -39,6 +43,14 @@ CASES = {
     "columns_float32": ((8192, 4096), "float32", 0),
     "flat_float32": ((2**25,), "float32", 0),
     "top_p_float32": ((2048, 32000), "float32", 1),
+    "top_p_llama3_64": ((64, 128256), "float32", 1),
+    "top_p_llama3_512": ((512, 128256), "float32", 1),
+}
+
+#: impl -> (planner switches, code generator switches) it runs under; the others under the defaults
+VARIANTS: dict[str, tuple[dict[str, bool], dict[str, bool]]] = {
+    "stitchlab_steps": ({"row_scans": False}, {}),
+    "stitchlab_two_pass": ({}, {"online_exp_sum": False}),
 }
 
 #: relative to the running sum of magnitudes: a few roundings of the result's dtype
@@ -90,22 +102,43 @@ def _checker(name: str, x: np.ndarray, axis: int) -> Any:
     return check
 
 
+@contextlib.contextmanager
+def _variant(impl: str) -> Iterator[None]:
+    """The switches of :data:`VARIANTS` for ``impl``, restored afterwards (a failure included)."""
+    from stitchlab.codegen.schedules import switches
+    from stitchlab.plan import groups
+
+    planner, codegen = VARIANTS.get(impl, ({}, {}))
+    before = dict(groups.OPTIONS)
+    groups.OPTIONS.update(planner)
+    try:
+        with switches(**codegen):
+            yield
+    finally:
+        groups.OPTIONS.clear()
+        groups.OPTIONS.update(before)
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = probe_args(__doc__, "scans-results", argv)
+    args = probe_args(__doc__, "scans-results", argv,
+                      lambda ap: ap.add_argument("--cases", default=",".join(CASES), help="comma-separated names of CASES"))
 
     import cupy as cp
     import torch
 
     import stitchlab as sl
     from stitchlab import runtime
-    from stitchlab.plan import groups
 
     sl.set_backend("cupy")
     meta, bw = gpu_run_meta(args.commit, args.samples)
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
-    for name, (shape, dtype, axis) in CASES.items():
+    unknown = sorted(set(args.cases.split(",")) - set(CASES))
+    if unknown:
+        raise SystemExit(f"--cases: no case {unknown}; the cases are {', '.join(CASES)}")
+    for name in args.cases.split(","):
+        shape, dtype, axis = CASES[name]
         x = _data(shape, dtype)
         xs = sl.asarray(x) if dtype == "bfloat16" else cp.asarray(x)  # (CuPy has no bfloat16)
         xt = _torch_from_host(torch, x).to("cuda")
@@ -123,20 +156,20 @@ def main(argv: list[str] | None = None) -> int:
                    "torch_compile": torch.compile(lambda u, a=axis: torch.cumsum(u, dim=a))}
         fns = {"stitchlab": sl.jit(prog), **fns}
         if name.startswith("top_p"):  # (the scan a library step between kernels, as before it joined the row kernel)
-            fns = {"stitchlab": fns["stitchlab"], "stitchlab_steps": sl.jit(lambda u: top_p(sl, u)), **fns}
+            variants = ["stitchlab_steps"] + (["stitchlab_two_pass"] if shape[1] > 32768 else [])
+            fns = {"stitchlab": fns["stitchlab"], **{v: sl.jit(lambda u: top_p(sl, u)) for v in variants}, **fns}
         for impl, fn in fns.items():
             row = dict(base, impl=impl)
             torch_side = impl.startswith("torch")
-            groups.OPTIONS["row_scans"] = impl != "stitchlab_steps"
-            runtime.current().clear_cache()
-            if impl.startswith("stitchlab"):
-                row["kernels"] = [k.schedule.family for k in sl.explain(prog(sl.asarray(xs))).kernels]
-            elif impl == "cupy" and dtype == "bfloat16":
-                rows.append(dict(row, error="CuPy has no bfloat16"))
-                continue
-            arg = xt if torch_side else xs
-            rows.append(measure(row, lambda f=fn, a=arg: f(a), TorchClock() if torch_side else CupyClock(), args.samples, check))
-            groups.OPTIONS["row_scans"] = True
+            with _variant(impl):
+                runtime.current().clear_cache()
+                if impl.startswith("stitchlab"):
+                    row["kernels"] = [str(k.schedule) for k in sl.explain(prog(sl.asarray(xs))).kernels]
+                elif impl == "cupy" and dtype == "bfloat16":
+                    rows.append(dict(row, error="CuPy has no bfloat16"))
+                    continue
+                arg = xt if torch_side else xs
+                rows.append(measure(row, lambda f=fn, a=arg: f(a), TorchClock() if torch_side else CupyClock(), args.samples, check))
         cp.get_default_memory_pool().free_all_blocks()
         torch.cuda.empty_cache()
         (out / "scans.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))

@@ -630,8 +630,11 @@ template <int W = 32, class T, class Op> __device__ __forceinline__ T sl_block_a
 // (NT * (TEAM / 32 + 1) values, used once per launch) to warps that scan them, a chunk each in turn.
 // Each element is then op(everything before its chunk, the lanes before it in the chunk, itself):
 // an order of its own (float results may differ from a sequential scan's in the last bits).
+// With `carry`, the running value of what comes before these chunks (a tile of a row that a
+// kernel walks, schedules.py "tiles"), every element starts from it; gives op(carry, all chunks),
+// the next tile's. sm is reused only after a barrier.
 template <int NT, int V, int TEAM, class T, class Op>
-__device__ __forceinline__ void sl_row_scan(T (&a)[NT * V], Op op, T ident, int lane, T* sm) {
+__device__ __forceinline__ T sl_row_scan(T (&a)[NT * V], Op op, T ident, int lane, T* sm, T carry) {
   constexpr int W = TEAM / 32;
   T incl[NT];
 #pragma unroll
@@ -649,7 +652,7 @@ __device__ __forceinline__ void sl_row_scan(T (&a)[NT * V], Op op, T ident, int 
       if (wl >= d) incl[t] = op(y, incl[t]);
     }
   }
-  T carry = ident;  // the team's running value before chunk t
+  // (carry: the team's running value before chunk t)
   if constexpr (W == 1) {
 #pragma unroll
     for (int t = 0; t < NT; ++t) {
@@ -687,6 +690,11 @@ __device__ __forceinline__ void sl_row_scan(T (&a)[NT * V], Op op, T ident, int 
       carry = op(carry, sm[NT * W + t]);
     }
   }
+  return carry;
+}
+template <int NT, int V, int TEAM, class T, class Op>
+__device__ __forceinline__ void sl_row_scan(T (&a)[NT * V], Op op, T ident, int lane, T* sm) {
+  sl_row_scan<NT, V, TEAM>(a, op, ident, lane, sm, ident);
 }
 // Programmatic dependent launch (sm_90 and later; stitchlab/runtime/pdl.py): launched with the
 // programmatic-stream-serialization attribute, a kernel may start while the kernel before it in

@@ -32,6 +32,7 @@ import hashlib
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -47,7 +48,7 @@ from ..plan.cost import (
     stream_unroll,
 )
 from ..plan.cost import row_vector_width as cost_row_vector_width
-from ..plan.groups import FREE_OPS, FULL, ROW, GroupInfo
+from ..plan.groups import FREE_OPS, FULL, ROW, GroupInfo, scan_tile_chunks, tile_words
 from . import ctypes as ct
 from .elemental import CodegenError, Index, Writer, leaf_params
 from .preamble import PREAMBLE
@@ -503,7 +504,7 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
                  combine: Callable[[Writer, list[tuple[Node, str]]], None], one_pass: bool = False,
                  picks: dict[int, Callable[[Writer], str]] | None = None, split: _Split | None = None,
                  lanes: list[_Lane] | None = None, online: bool = False,
-                 scan: Callable[[Writer, list[Node], _Loop], None] | None = None) -> None:
+                 scan: Callable[[Writer, list[Node], _Loop], int] | None = None) -> None:
     """The phases of a reduction group: one pass per depth (its reductions accumulate, then
     ``combine`` reduces each accumulator over the team), then a pass storing the full outputs.
     ``loop`` may depend on the pass number (0, 1, …) and give several loops that together cover
@@ -534,8 +535,9 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
     ``online`` (with ``one_pass``, neither ``split`` nor ``lanes``): the sums of
     :meth:`~stitchlab.plan.groups.GroupInfo.online_exp_sums` in the max's pass.
 
-    ``scan`` (row schedules that hold the row in registers): writes the scans of a phase, after
-    its reductions, given the loop of a pass (:func:`_row_scans`)."""
+    ``scan`` (row schedules that hold the row, or tiles of it, in registers): writes the scans of
+    a phase, after its reductions, given the loop of a pass, and gives the passes it took
+    (:func:`_row_scans`, :func:`_tile_scans`)."""
     picks = picks or {}
     loops_of = loop if callable(loop) and not isinstance(loop, _Loop) else (lambda _k: [loop])
     merged = info.one_pass_variances() if one_pass and (OPTIONS["one_pass_variance"] or split is not None) else {}
@@ -668,8 +670,7 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
             if scan is None:
                 raise CodegenError(f"this schedule does not hold the row that the scan {scans[0].op} needs")
             (lp,) = loops_of(passes)
-            scan(w, scans, lp)
-            passes += 1
+            passes += scan(w, scans, lp)
         ready(d)
     full_outs = [(k, o) for k, (o, lvl) in enumerate(info.outputs) if lvl == FULL]
     if full_outs:
@@ -733,14 +734,14 @@ def emit_row(info: GroupInfo, sched: Schedule) -> KernelSource:
     params, names = _buffer_params(info)
     params.append(Param("R", f"const {idx_t}", "R"))
     cache = sched.cache
-    vec = row_vector_width(info, sched.vec) if cache in ("registers", "none") else 1
+    vec = row_vector_width(info, sched.vec) if cache in ("registers", "tiles", "none") else 1
     sched = dataclasses.replace(sched, vec=vec)
     leaves = _cached_leaves(info, params) if cache != "none" else []
     probe = _row_body(info, sched, params, names, leaves, [])
     values: list[Node] = []
-    if cache == "registers":
+    if cache in ("registers", "tiles"):
         leaves = [p for p in leaves if id(p.node) in probe.full_loads]
-        if OPTIONS["cache_values"]:
+        if OPTIONS["cache_values"] and cache == "registers":
             team = 32 if sched.family == "row_warp" else sched.block
             slots = -(-info.cols // (team * vec)) * vec
             words = sum(_reg_words(p.node) for p in leaves) * slots
@@ -768,8 +769,10 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
     if team > 32:
         for k, r in enumerate(info.reductions):
             w.line(f"__shared__ {_acc_type(r)} sred{k}[32];")
-    if info.scans and cache != "registers":
-        raise CodegenError(f"a row kernel with a scan holds its row in registers, not cache={cache!r}")
+    if info.scans and cache not in ("registers", "tiles"):
+        raise CodegenError(f"a row kernel with a scan holds its row, or tiles of it, in registers, not cache={cache!r}")
+    if cache == "tiles" and (not info.scans or sched.family != "row_block"):
+        raise CodegenError(f"cache='tiles' is a row_block schedule of a group with scans, not {sched}")
     w.line(f"const int lane = threadIdx.x % {team};")
     # (Schedule.row_loop: a streamed row_block walks its rows, every pass after the first going
     # the other way; an argmax/argmin thread steps up its positions, so its passes do not turn)
@@ -785,15 +788,18 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
     w.row_index = Index(info.keep_shape, lin="r", tag="row")
     out_full = [(k, o) for k, (o, lvl) in enumerate(info.outputs) if lvl == FULL]
     pending: list[Callable[[Writer], None]] = []  # emitted after the first combine
-    if cache == "registers" or vec > 1:
+    tiles = cache == "tiles"
+    if cache in ("registers", "tiles") or vec > 1:
         # the row in chunks of vec consecutive elements, chunk t of lane at (lane + t * team) * vec:
-        # all nt chunks held in registers, or streamed (cache "none", 16-byte vectors) in a loop
-        nt = -(-K // (team * vec))
+        # all nt chunks held in registers, or streamed (cache "none", 16-byte vectors) in a loop;
+        # "tiles": the row walked in tiles of nt * team chunks, the tile from chunk tb held in
+        # registers (_tile_scans)
+        nt = scan_tile_chunks(tile_words(info), vec) if tiles else -(-K // (team * vec))
         slots = nt * vec
         w.slot = f"t * {vec} + u" if vec > 1 else "t"
-        chunk = f"(lane + t * {team})"
+        chunk = f"(tb + lane + t * {team})" if tiles else f"(lane + t * {team})"
         guard = f"if ({chunk} * {vec} < {K})" if vec > 1 else f"if ({chunk} < {K})"
-        if cache == "registers":
+        if cache in ("registers", "tiles"):
             header = ("#pragma unroll", f"for (int t = 0; t < {nt}; ++t) {guard}")
         else:
             header = (f"#pragma unroll {STREAM_VEC_UNROLL}", f"for (int t = 0; {chunk} * {vec} < {K}; ++t)")
@@ -817,8 +823,9 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
                 w.line(f"const bool aligned = (({' | '.join(checks)}) & {vec * max(_itemsize(info, ptrs, params)) - 1}ULL) == 0ULL;")
             else:
                 w.line("const bool aligned = true;")
-        if leaves:
-            # every cached input of the row loaded up front: all loads in flight at once
+
+        def load_leaves(w: Writer) -> None:
+            """Every cached input of the row (of the tile) loaded: all loads in flight at once."""
             if vec > 1:
                 w.open("if (aligned)")
                 w.line("#pragma unroll")
@@ -826,7 +833,7 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
                 base = w.tmp(rowbase())
                 # Measured on the H200 (compiler.md §4): the streaming hint makes cross-entropy 4-5 %
                 # faster; where full-size outputs are stored, it (and on the stores) was slower
-                stream = OPTIONS["cache_hints"] and not out_full
+                stream = OPTIONS["cache_hints"] and not out_full and not tiles  # (a tile is read again)
                 for p in leaves:
                     st = ct.storage_type(p.node.dtype)
                     load = f"sl_load_stream<{st}, {vec}>" if stream else f"*reinterpret_cast<const sl_vec<{st}, {vec}>*>"
@@ -853,8 +860,11 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
                 for p in leaves:
                     w.line(f"cache_{p.name}[t] = sl_load({p.name} + {lin});")
                 w.close()
-            w.filled |= {id(p.node) for p in leaves}
 
+        if leaves and not tiles:
+            load_leaves(w)
+        w.filled |= {id(p.node) for p in leaves}
+        if leaves and not tiles:
             ahead = sched.prefetch if ROW_PREFETCH is None else ROW_PREFETCH
 
             def prefetch(w: Writer) -> None:
@@ -882,7 +892,38 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
                 lane[0] = w.tmp(rowbase())
                 w.vec_at, w.vec_depth, w.side_loaded = len(w.lines), w.depth, {}
 
-        def open_(w: Writer, head: tuple[str, str] = header) -> None:
+        # (tiles: the scans each pass computes again, tile by tile, by depth; _tile_scans)
+        tile_scans: list[_TileScan] = []
+
+        def tile_open(w: Writer) -> None:
+            """A tiled pass's start: each scan's running value, the tile loop, the tile's cached
+            inputs, and the scans known so far over the tile, from the running values before it."""
+            w.open("")
+            for sc in tile_scans:
+                w.line(f"{sc.ctype} cy{sc.smem} = {sc.ident};")
+            w.open(f"for (int tb = 0; tb * {vec} < {K}; tb += {nt * team})")
+            load_leaves(w)
+            if tile_scans and team > 32:
+                w.line("__syncthreads();  // the scans' shared buffers, read by the last tile's")
+            for d in sorted({info.depth[id(sc.node)] for sc in tile_scans}):
+                level = [sc for sc in tile_scans if info.depth[id(sc.node)] == d]
+                for sc in level:
+                    w.line(f"{sc.ctype} {sc.array}[{slots}];")
+                    w.line("#pragma unroll")
+                    w.line(f"for (int i = 0; i < {slots}; ++i) {sc.array}[i] = {sc.ident};")
+                open_(w, tiled=False)
+                full = w.full_index = w.make_full()
+                for sc in level:
+                    w.line(f"{sc.array}[{w.slot}] = {w.value(sc.node.inputs[0], full)};")
+                close(w, tiled=False)
+                for sc in level:
+                    w.line(f"cy{sc.smem} = sl_row_scan<{nt}, {vec}, {team}>({sc.array}, {_OPS[sc.op]}(), {sc.ident}, lane, "
+                           f"{sc.smem}, cy{sc.smem});")
+                    w.filled.add(id(sc.node))
+
+        def open_(w: Writer, head: tuple[str, str] = header, tiled: bool = tiles) -> None:
+            if tiled:
+                tile_open(w)
             w.line(head[0])
             w.open(head[1])
             chunk_start(w)
@@ -890,11 +931,14 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
                 w.line("#pragma unroll")
                 w.open(f"for (int u = 0; u < {vec}; ++u)")
 
-        def close(w: Writer) -> None:
+        def close(w: Writer, tiled: bool = tiles) -> None:
             w.close()
             if vec > 1:
                 w.close()
             w.vec_at = None
+            if tiled:
+                w.close()
+                w.close()
 
         def make_full() -> Index:
             c = w.reduced_pos = w.tmp(f"{chunk} * {vec} + u" if vec > 1 else chunk)
@@ -905,6 +949,8 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
         loop_back = _Loop(functools.partial(open_, head=back), close)
         if vec > 1:
             def store_open(w: Writer, outs: list[tuple[int, Node]], head: tuple[str, str] = header) -> None:
+                if tiles:
+                    tile_open(w)
                 w.line(head[0])
                 w.open(head[1])
                 for k, o in outs:
@@ -931,6 +977,9 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
                 w.close()
                 w.close()
                 w.vec_at = None
+                if tiles:
+                    w.close()
+                    w.close()
 
             loop = _Loop(open_, close, store_open, store_close, store)
             loop_back = _Loop(functools.partial(open_, head=back), close, functools.partial(store_open, head=back),
@@ -986,11 +1035,15 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
         return acc
 
     picks = {id(r): functools.partial(emit_pick, r) for r in info.reductions if id(r) in found}
-    scan = functools.partial(_row_scans, info=info, team=team, vec=vec) if cache == "registers" else None
-    # a row held on chip costs nothing to read again; a streamed one is read once per pass
+    if cache == "tiles":
+        scan = functools.partial(_tile_scans, found=tile_scans, team=team, nt=nt)
+    else:
+        scan = functools.partial(_row_scans, info=info, team=team, vec=vec) if cache == "registers" else None
+    # a row held on chip costs nothing to read again; a streamed one (or its tiles) once per pass
     _emit_phases(w, info, (lambda k: [loop_back if k % 2 else loop]) if turn else loop, combine,
-                 one_pass=cache == "none", picks=picks,
-                 online=OPTIONS["online_exp_sum_streamed"] or (row_loop and OPTIONS["online_exp_sum"]), scan=scan)
+                 one_pass=cache in ("none", "tiles"), picks=picks,
+                 online=OPTIONS["online_exp_sum_streamed"] or ((row_loop or cache == "tiles") and OPTIONS["online_exp_sum"]),
+                 scan=scan)
     _row_outputs(w, info, "lane == 0", "r")
     if row_loop:
         w.line("__syncthreads();  // the next row's reductions reuse the block's buffers")
@@ -998,7 +1051,34 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
     return w
 
 
-def _row_scans(w: Writer, scans: list[Node], loop: _Loop, info: GroupInfo, team: int, vec: int) -> None:
+class _TileScan(NamedTuple):
+    """A scan of a kernel that walks its rows in tiles: its node, the tile's array of its running
+    values, its shared buffer (``sl_row_scan``'s), C type, op and identity."""
+
+    node: Node
+    array: str
+    smem: str
+    ctype: str
+    op: str
+    ident: str
+
+
+def _tile_scans(w: Writer, scans: list[Node], loop: _Loop, found: list[_TileScan], team: int, nt: int) -> int:
+    """The scans of a phase in a row kernel that walks its row in tiles (``cache="tiles"``): no
+    pass of their own; each later pass scans every tile again, from the running value the tiles
+    before it left (``tile_open`` in :func:`_row_body`), and reads the running values from the
+    tile's array as any value cached across phases. The same tiles in the same order give every
+    pass the same values, bit for bit."""
+    for s in scans:
+        t, op = ct.register_type(s.dtype), _SCAN_OPS[s.op]
+        sc = _TileScan(s, w.fresh("sc"), w.fresh("sscan"), t, op, f"({t}){ct.identity_literal(op, s.dtype)}")
+        w.line(f"__shared__ {t} {sc.smem}[{nt * (team // 32 + 1)}];" if team > 32 else f"{t}* const {sc.smem} = nullptr;")
+        found.append(sc)
+        w.value_cache[id(s)] = sc.array
+    return 0
+
+
+def _row_scans(w: Writer, scans: list[Node], loop: _Loop, info: GroupInfo, team: int, vec: int) -> int:
     """The scans of a phase in a row kernel that holds its row in registers (``w.slot`` is an
     element's place there): a pass puts each scan's input into an array of its own (the identity
     past the row's end), ``sl_row_scan`` turns each into its running values across the team, and
@@ -1032,6 +1112,7 @@ def _row_scans(w: Writer, scans: list[Node], loop: _Loop, info: GroupInfo, team:
         w.line(f"sl_row_scan<{slots // vec}, {vec}, {team}>({a}, {_OPS[op]}(), {ident}, lane, {sm});")
         w.value_cache[id(s)] = a
         w.filled.add(id(s))
+    return 1
 
 
 _SCAN_OPS = {"cumsum": "sum", "cumprod": "prod"}

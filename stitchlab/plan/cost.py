@@ -23,7 +23,16 @@ from ..ir.dtypes import is_low_float
 from ..ir.node import Node
 from ..ir.ops import ARG_REDUCTIONS, OPS
 from .device import DeviceProfile
-from .groups import FULL, SCAN_REG_BUDGET, GroupInfo, nbytes, scan_words
+from .groups import (
+    FULL,
+    SCAN_REG_BUDGET,
+    GroupInfo,
+    nbytes,
+    scan_tile_chunks,
+    scan_words,
+    scans_fit,
+    tile_words,
+)
 
 #: Registers a thread may use for a row cache before the schedule spills to shared memory.
 CACHE_REG_BUDGET = 64
@@ -206,16 +215,19 @@ def _index_type(info: GroupInfo) -> str:
 
 def _passes(info: GroupInfo) -> int:
     """Passes of a reduction kernel that re-reads its domain: one per phase (variances share the
-    mean's pass, :meth:`GroupInfo.one_pass_variances`), plus one storing full outputs."""
-    phases = info.phases - (1 if info.one_pass_variances() else 0)
+    mean's pass, :meth:`GroupInfo.one_pass_variances`; a scan, none: a kernel that walks its row in
+    tiles scans each tile in the passes that read the scan), plus one storing full outputs."""
+    phases = len({info.depth[id(r)] for r in info.reductions}) if info.scans else info.phases
+    phases -= 1 if info.one_pass_variances() else 0
     return phases + (1 if any(lvl == FULL for _, lvl in info.outputs) else 0)
 
 
 def _splittable(info: GroupInfo) -> bool:
     """Whether a split schedule ("row_split", "column_split") may serve ``info``: one pass over
     the domain (a variance shares its mean's) and no per-element outputs. (A split block steps
-    up its chunk's positions, as argmax/argmin need.)"""
-    return _passes(info) <= 1
+    up its chunk's positions, as argmax/argmin need.) Not a group with scans: its running values
+    go through the row in order."""
+    return _passes(info) <= 1 and not info.scans
 
 
 def _reread_factor(info: GroupInfo, cached: bool) -> float:
@@ -257,7 +269,7 @@ def delta_cost(info: GroupInfo, dev: DeviceProfile) -> float:
         # (a column schedule's register cache holds COLUMN_CACHE rows for each of up to 32
         # threads along the reduced axis)
         cached = per_row <= 96 * 1024 if info.inner_reduced else cols <= COLUMN_CACHE * 32
-        cached = cached or bool(info.scans)  # (a scanning kernel holds its row: groups.scans_fit)
+        cached = cached or (bool(info.scans) and scans_fit(info))  # (else it walks the row in tiles)
         factor = _reread_factor(info, cached)
         if not cached and info.inner_reduced and factor > 1:
             factor = 1.0 + 0.35 * (factor - 1.0)  # re-reads of a row mostly hit L2
@@ -336,9 +348,12 @@ def _cache_choice(info: GroupInfo, team: int, block: int, dev: DeviceProfile) ->
     """(cache kind, registers per thread, shared bytes per block) for a row schedule."""
     leaves = _full_leaves(info)
     multi = info.phases > 1 or any(lvl == FULL for _, lvl in info.outputs)
-    if info.scans:  # (registers or nothing: the scans' running values are held there)
+    if info.scans:  # (the row or a tile of it in registers: the scans' running values are held there)
         words = math.ceil(info.cols / team) * scan_words(info)
-        return ("registers", BASE_REGS + words, 0) if words <= SCAN_REG_BUDGET else ("none", BASE_REGS, 0)
+        if words <= SCAN_REG_BUDGET:
+            return "registers", BASE_REGS + words, 0
+        words, vec = tile_words(info), row_vector_width(info)
+        return "tiles", BASE_REGS + scan_tile_chunks(words, vec) * vec * words, 0
     if not leaves:
         return "none", BASE_REGS, 0
     per_elem_words = sum(_reg_words(i) for i in leaves)
@@ -435,17 +450,17 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
     configs = [("row_warp", 32, b) for b in (128, 256)] + [("row_block", b, b) for b in (128, 256, 512, 1024, 64)]
     for family, team, block in configs:
         cache, regs, smem = _cache_choice(info, team, block, dev)
-        if info.scans and cache != "registers":
-            # (a team this small does not hold the row a scan needs; nor does a streamed, walked
-            # or split row: a scan's group has two passes at least, so no split is offered)
+        if info.scans and cache != "registers" and (cache != "tiles" or family != "row_block"):
+            # (a scan's row in registers, or walked in tiles by a block: not by a warp, nor
+            # walked otherwise; no split: _splittable)
             continue
         # streamed rows (cache "none") load 16-byte chunks of 2- and 4-byte elements (H200, rows of
         # 32000-128256: float16 logsumexp 177 -> 122 us, layernorm float32 502 -> 427); float64
         # ones measured slower so (softmax 272 x 70000: 403.7 us against 327.6 element by element;
         # benchmarks/results/2026-12-01-h200-1befc88-stream-vec-probe.log)
-        vec = row_vec if cache == "registers" or (cache == "none" and row_vec >= 4) else 1
-        reread = 1.0 if cache != "none" else _reread_factor(info, False)
-        if cache == "none" and reread > 1:
+        vec = row_vec if cache in ("registers", "tiles") or (cache == "none" and row_vec >= 4) else 1
+        reread = 1.0 if cache not in ("none", "tiles") else _reread_factor(info, False)
+        if cache != "registers" and reread > 1:
             reread = 1.0 + 0.35 * (reread - 1.0)
         full_bytes = sum(nbytes(i) for i in full_leaves) * scale
         moved = full_bytes * reread + (total_in - full_bytes) + total_out
@@ -470,6 +485,8 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
             row_bytes = sum(n.dtype.itemsize for n in full_leaves)
             if cache == "registers":
                 loads = max(1.0, math.ceil(K / team) * row_bytes / 16)
+            elif cache == "tiles":
+                loads = scan_tile_chunks(tile_words(info), vec) * vec * row_bytes / 16
             elif vec > 1:
                 loads = STREAM_VEC_UNROLL * vec * row_bytes / 16
             else:

@@ -261,7 +261,7 @@ class GroupInfo:
         ``tests/gpu/test_one_pass_variance_gpu.py`` bounds the normalised output within four
         float16 steps of the same program run op by op (bfloat16 likewise, in bfloat16 steps).
         """
-        if self.kind != "reduce" or self.phases != 2:
+        if self.kind != "reduce" or self.phases < 2:
             return {}
         out: dict[int, tuple[Node, Node]] = {}
         for r2 in self.reductions:
@@ -348,7 +348,7 @@ class GroupInfo:
         maximum ``m`` and ``s = sum(exp(a - m))``, rescaled when ``m`` grows, and once the row's
         ``shift`` is known its part is ``s * exp(m - shift)``. The exps of float16 and bfloat16
         are rounded to their dtype one by one, as NumPy's, so those keep the second pass."""
-        if self.kind != "reduce" or self.phases != 2:
+        if self.kind != "reduce" or self.phases < 2:
             return {}
         members = {id(n) for n in self.members}
         reductions = {id(r) for r in self.reductions}
@@ -583,7 +583,7 @@ ARG_MAX_COLS = (1 << 31) - 2
 #: Planner switches, on by default; a benchmark turns one off to time what it is worth (the
 #: recipe cache keys on them: ``runtime/plan_cache.components``): ``row_scans`` lets scans join
 #: row kernels (:func:`fusable_scan`).
-OPTIONS: dict[str, bool] = {"row_scans": True}
+OPTIONS: dict[str, bool] = {"row_scans": True, "scan_tiles": True}
 
 #: result dtypes of a scan a row kernel computes (:func:`fusable_scan`; float16 and bfloat16 ones
 #: keep the library step, whose float16 results follow NumPy's out of range)
@@ -719,7 +719,7 @@ def analyze(view: GraphView, member_ids: frozenset[int] | set[int], io: GroupIO 
             for i in n.inputs:
                 stack.append((i, ctx))
     info.levels = levels
-    if scans and not scans_fit(info):
+    if scans and not (scans_fit(info) or (OPTIONS["scan_tiles"] and tile_words(info) <= SCAN_REG_BUDGET)):
         return None
     return info
 
@@ -760,8 +760,23 @@ def scan_words(info: GroupInfo) -> int:
 
 def scans_fit(info: GroupInfo) -> bool:
     """Whether a team of :data:`SCAN_TEAM` threads holds a row of ``info`` (a group with scans)
-    in :data:`SCAN_REG_BUDGET` registers a thread: else the scans are library steps."""
+    in :data:`SCAN_REG_BUDGET` registers a thread: else its kernel walks the row in tiles
+    (:func:`tile_words`), or the scans are library steps."""
     return math.ceil(info.cols / SCAN_TEAM) * scan_words(info) <= SCAN_REG_BUDGET
+
+
+def tile_words(info: GroupInfo) -> int:
+    """Registers per element of a tile of a row that a scanning kernel walks (rows longer than
+    :func:`scans_fit` allows: a Llama-3 vocabulary's 128,256 logits): each pass loads a tile of
+    its full inputs into registers and scans it, carrying the running value from tile to tile,
+    so a thread holds a tile's inputs and running values at once."""
+    leaves = [i for i in info.inputs if info.is_full_leaf(i)]
+    return sum(2 if n.dtype.itemsize == 8 else 1 for n in leaves + info.scans)
+
+
+def scan_tile_chunks(words: int, vec: int) -> int:
+    """Chunks of ``vec`` elements a thread holds of each tile (``words``: :func:`tile_words`)."""
+    return max(1, SCAN_REG_BUDGET // (words * vec))
 
 
 def all_free_nodes(view: GraphView, info: GroupInfo) -> list[Node]:

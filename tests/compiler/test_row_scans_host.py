@@ -2,7 +2,8 @@
 preamble): which scans join a row group, and the kernels built as host C++ (threads as fibers,
 ``tests/compiler/hostkernels.py``) against NumPy: warps of a block in either order, teams of a
 warp and of a block, rows that do not fill the last chunk, unaligned buffers, scans of scans and
-reductions of running sums. On the GPU: ``tests/gpu/test_row_scans_gpu.py``."""
+reductions of running sums; rows too long for registers, walked in tiles. On the GPU:
+``tests/gpu/test_row_scans_gpu.py``."""
 
 from __future__ import annotations
 
@@ -24,9 +25,14 @@ from .hostkernels import run_plan, unsupported
 RNG = np.random.default_rng(58)
 
 
-def _plan(outs: list[Any]) -> tuple[Any, Any]:
+def _plan(outs: list[Any], sms: int | None = None) -> tuple[Any, Any]:
+    """The plan of ``outs`` for the H200 (with ``sms``: as if it had that many SMs, which makes a
+    few long rows worth a kernel of a block a row)."""
+    import dataclasses
+
     graph, sources = build_graph([o._node for o in outs])
-    return build_plan(graph, preset("H200")), sources
+    dev = preset("H200")
+    return build_plan(graph, dev if sms is None else dataclasses.replace(dev, sms=sms)), sources
 
 
 def _scanning(plan: Any) -> list[Any]:
@@ -103,14 +109,32 @@ def test_what_a_scanning_row_holds_counts_inputs_read_after_the_scan() -> None:
         assert scan_words(k.info) == words
 
 
-def test_rows_too_long_for_registers_keep_the_step() -> None:
+def test_rows_too_long_for_registers_are_walked_in_tiles(monkeypatch: pytest.MonkeyPatch) -> None:
     """A team of 1,024 threads holds 32 registers of a row a thread: 32,768 float32 (with nothing
-    else of the row held after the scan), half as many int64."""
-    for shape, dtype, fused in [((4, 32768), np.float32, True), ((4, 32769), np.float32, False),
-                                ((4, 16384), np.int64, True), ((4, 16385), np.int64, False)]:
+    else of the row held after the scan), half as many int64. A longer row is walked in tiles by
+    a block (each pass scans each tile again from the tiles before it); with the planner switch
+    ``scan_tiles`` off its scan is a step of its own."""
+    from stitchlab.plan import groups
+
+    cases = [((4, 32768), np.float32, "registers"), ((4, 32769), np.float32, "tiles"),
+             ((4, 16384), np.int64, "registers"), ((4, 16385), np.int64, "tiles"), ((64, 128256), np.float32, "tiles")]
+    for shape, dtype, cache in cases:
         x = sl.asarray(RNG.integers(-9, 9, shape).astype(dtype))
         plan, _ = _plan([sl.cumsum(x * 2, axis=1) - 1])
-        assert bool(_scanning(plan)) is fused, (shape, dtype)
+        (k,) = _scanning(plan)
+        assert (k.schedule.family, k.schedule.cache) == ("row_block", cache), (shape, dtype)
+    monkeypatch.setitem(groups.OPTIONS, "scan_tiles", False)
+    plan, _ = _plan([sl.cumsum(sl.asarray(np.ones((4, 32769), np.float32)) * 2, axis=1) - 1])
+    assert not _scanning(plan) and "interpreted" in [k.schedule.family for k in plan.kernels]
+
+
+def test_top_p_over_a_long_vocabulary_reads_its_logits_twice() -> None:
+    """The sum of exps shares the max's pass (``GroupInfo.online_exp_sums``, also with a scan at
+    a third depth); the second pass scans and stores each tile."""
+    x = sl.asarray(RNG.standard_normal((64, 128256)).astype(np.float32))
+    plan, _ = _plan([sl.cumsum(_softmax(sl, x), axis=1) < 0.9])
+    (k,) = plan.kernels
+    assert k.schedule.cache == "tiles" and k.source.count("for (int tb = 0;") == 2
 
 
 def _error_bound(name: str, a: np.ndarray) -> float:
@@ -139,6 +163,43 @@ def test_scanning_row_kernels_are_numpys(name: str, dtype: str, shape: tuple[int
         assert err <= _error_bound(name, a), (name, dtype, shape, err)
 
 
+def _tiled(plan: Any, block: int) -> Any:
+    """``plan`` with its scanning kernel walking its rows in tiles with blocks of ``block``."""
+    import dataclasses
+
+    from stitchlab.codegen.schedules import emit
+    from stitchlab.plan.cost import Schedule, row_vector_width
+
+    (k,) = _scanning(plan)
+    ks = emit(k.info, Schedule("row_block", block=block, vec=row_vector_width(k.info), cache="tiles"))
+    tiled = dataclasses.replace(k, name=ks.name, source=ks.source, params=ks.params, schedule=ks.schedule,
+                                launch=dataclasses.replace(k.launch, grid=(k.info.rows, 1, 1), block=(block, 1, 1)))
+    return dataclasses.replace(plan, kernels=[tiled if x is k else x for x in plan.kernels])
+
+
+@pytest.mark.skipif(unsupported() is not None, reason=str(unsupported()))
+@pytest.mark.parametrize(("block", "shape"), [(128, (3, 7)), (128, (5, 3001)), (256, (2, 9000)), (1024, (2, 33000))])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_rows_walked_in_tiles_are_numpys(name: str, dtype: str, block: int, shape: tuple[int, int],
+                                         tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Kernels that walk their rows in tiles (``cache="tiles"``: one tile, the last one partial,
+    many; blocks of 4 to 32 warps), warps in either order, against NumPy."""
+    if name == "3-d" and shape[1] % 8:
+        pytest.skip("rows of 8")
+    a = RNG.standard_normal(shape).astype(dtype)
+    plan, sources = _plan(PROGRAMS[name](sl, sl.asarray(a)), sms=shape[0])
+    plan = _tiled(plan, block)
+    assert [k.schedule.cache for k in _scanning(plan)] == ["tiles"]
+    d = tmp_path_factory.mktemp("row_scans")
+    up, down = run_plan(plan, sources, d), run_plan(plan, sources, d, order=1)
+    for got, other, want in zip(up, down, PROGRAMS[name](np, a.astype(np.float64)), strict=True):
+        np.testing.assert_array_equal(got.view(np.uint8), other.view(np.uint8), err_msg="warps in another order")
+        assert got.shape == np.shape(want)
+        err = float(np.max(np.abs(got.astype(np.float64) - want)))
+        assert err <= _error_bound(name, a), (name, dtype, shape, err)
+
+
 @pytest.mark.skipif(unsupported() is not None, reason=str(unsupported()))
 def test_unaligned_rows_scan_the_same_slots(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Inputs 4 bytes past a 16-byte boundary: the vector loads and stores take their element
@@ -154,9 +215,12 @@ def test_unaligned_rows_scan_the_same_slots(tmp_path_factory: pytest.TempPathFac
 
 
 @pytest.mark.skipif(unsupported() is not None, reason=str(unsupported()))
-def test_the_top_p_mask_is_numpys(tmp_path_factory: pytest.TempPathFactory) -> None:
-    a = (RNG.standard_normal((6, 32000)) * 3).astype(np.float32)
-    plan, sources = _plan([sl.cumsum(_softmax(sl, sl.asarray(a)), axis=1) < 0.9])
+@pytest.mark.parametrize("shape", [(6, 32000), (2, 128256), (1, 151936)])
+def test_the_top_p_mask_is_numpys(shape: tuple[int, int], tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Vocabularies of 32,000 (the row in registers) and 128,256 and 151,936 (walked in tiles; a
+    kernel the planner takes for 64 rows and more of them, here for as many SMs as rows)."""
+    a = (RNG.standard_normal(shape) * 3).astype(np.float32)
+    plan, sources = _plan([sl.cumsum(_softmax(sl, sl.asarray(a)), axis=1) < 0.9], sms=shape[0])
     assert len(plan.kernels) == 1 and _scanning(plan)
     (got,) = run_plan(plan, sources, tmp_path_factory.mktemp("row_scans"))
     running = np.cumsum(_softmax(np, a.astype(np.float64)), axis=1)

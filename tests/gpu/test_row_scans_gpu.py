@@ -1,9 +1,10 @@
 """Scans stitched into row kernels (``plan/groups.py``, ``fusable_scan``; ``sl_row_scan`` in the
 preamble): programs whose ``cumsum``/``cumprod`` along the rows shares a kernel with the work
 before and after it (top-p's mask, a scan of softmax, reductions of running sums, a scan of a
-scan), planned as one row kernel that holds the row in registers, against NumPy in float64 at the
-tolerance of another order of adds (the running sums' magnitude). The same kernels run on the
-host in ``tests/compiler/test_row_scans_host.py``.
+scan), planned as one row kernel that holds the row in registers, or walks rows too long for
+that in tiles (``cache="tiles"``), against NumPy in float64 at the tolerance of another order of
+adds (the running sums' magnitude). The same kernels run on the host in
+``tests/compiler/test_row_scans_host.py``.
 
 Run on the GPU machine: ``PYTHONPATH=. python3 -m pytest -m gpu tests/gpu/test_row_scans_gpu.py -q``.
 """
@@ -27,11 +28,15 @@ RNG = np.random.default_rng(58)
 
 #: the host tests' programs (tests/rowscans.py) of one float array and one scan, or a scan of a scan
 PROGRAMS = {k: v for k, v in ALL_PROGRAMS.items() if k not in ("int32 cumsum", "3-d", "two scans")}
-SHAPES = [(8192, 4096), (300, 24), (37, 3001), (5, 7)]
+SHAPES = [(8192, 4096), (300, 24), (37, 3001), (5, 7), (300, 40001), (64, 128256)]
 
 
 def _scans_in_kernels(*ys: Any) -> int:
     return len(scanning(sl.explain(*ys).kernels))
+
+
+def _caches(*ys: Any) -> list[str]:
+    return [k.schedule.cache for k in scanning(sl.explain(*ys).kernels)]
 
 
 def _host(y: Any) -> np.ndarray:
@@ -47,6 +52,8 @@ def test_scans_in_row_kernels_are_numpys_to_the_order_of_adds(name: str, dtype: 
     a = RNG.standard_normal(shape).astype(dtype)
     ys = PROGRAMS[name](sl, sl.asarray(cp.asarray(a)))
     assert _scans_in_kernels(*ys) >= 1
+    if shape[1] > 32768:  # (rows no block holds in registers)
+        assert set(_caches(*ys)) == {"tiles"}
     # (the running sums' size bounds another order's error: a few roundings of each; the program
     # of |a| bounds every running sum's size)
     scale = max([float(np.max(np.abs(w))) for w in PROGRAMS[name](np, np.abs(a.astype(np.float64)))] + [1.0])
@@ -56,13 +63,16 @@ def test_scans_in_row_kernels_are_numpys_to_the_order_of_adds(name: str, dtype: 
         assert float(np.max(np.abs(got - want))) <= tol * scale, (name, dtype, shape)
 
 
-@pytest.mark.parametrize("shape", [(2048, 32000), (64, 512), (8192, 4096)])
+@pytest.mark.parametrize("shape", [(2048, 32000), (64, 512), (8192, 4096), (256, 128256), (64, 151936)])
 def test_the_top_p_mask_is_one_kernel_and_numpys(shape: tuple[int, int]) -> None:
+    """Vocabularies of 32,000 and less (rows in registers), Llama-3's 128,256 and Qwen's 151,936
+    (rows walked in tiles)."""
     import cupy as cp
 
     a = (RNG.standard_normal(shape) * 3).astype(np.float32)
     mask = sl.cumsum(_softmax(sl, sl.asarray(cp.asarray(a))), axis=1) < 0.9
     assert len(sl.explain(mask).kernels) == 1 and _scans_in_kernels(mask) == 1
+    assert _caches(mask) == ["tiles" if shape[1] > 32768 else "registers"]
     running = np.cumsum(_softmax(np, a.astype(np.float64)), axis=1)
     clear = np.abs(running - 0.9) > 1e-5  # (nearer 0.9 another order of adds may decide)
     got = mask.get()
@@ -79,15 +89,16 @@ def test_integer_running_sums_in_a_row_kernel_are_numpys_bit_for_bit() -> None:
     np.testing.assert_array_equal(y.get(), np.cumsum(a * 3, axis=1) - 1)
 
 
-def test_unaligned_rows_take_the_element_paths() -> None:
+@pytest.mark.parametrize(("rows", "cols"), [(1024, 4096), (128, 40000)])
+def test_unaligned_rows_take_the_element_paths(rows: int, cols: int) -> None:
     """Rows that start 4 bytes past a 16-byte boundary: the kernel's vector loads and stores take
-    their element branches, the scan the same slots."""
+    their element branches, the scan the same slots (rows in registers, rows walked in tiles)."""
     import cupy as cp
 
-    flat = cp.asarray(RNG.standard_normal(1024 * 4096 + 1).astype(np.float32))
-    x = sl.asarray(flat[1:].reshape(1024, 4096))
+    flat = cp.asarray(RNG.standard_normal(rows * cols + 1).astype(np.float32))
+    x = sl.asarray(flat[1:].reshape(rows, cols))
     y = sl.cumsum(x * 2, axis=1) + x
-    assert _scans_in_kernels(y) == 1
-    h = cp.asnumpy(flat[1:].reshape(1024, 4096)).astype(np.float64)
+    assert _caches(y) == ["tiles" if cols > 32768 else "registers"]
+    h = cp.asnumpy(flat[1:].reshape(rows, cols)).astype(np.float64)
     scale = np.cumsum(np.abs(h), axis=1).max()
     assert float(np.max(np.abs(_host(y) - (np.cumsum(h * 2, axis=1) + h)))) <= 1e-5 * scale
