@@ -66,12 +66,15 @@ CODEGEN_VERSION = "14"  # 11: --fmad=false; 12: sl_rcp_ge1; 13: bf16x2 cvt; 14: 
 #: flushing exp for bfloat16 sums of ``exp(a - max(a))`` (``GroupInfo.shifted_exps``), float32/float64
 #: sums of ``exp(a - max(a))`` in the max's pass of rows walked by blocks (``Schedule.row_loop``,
 #: ``GroupInfo.online_exp_sums``; 1024 x 128256 float32 on the H200: logsumexp 166.8 us against
-#: 216.1, softmax 394.0 against 485.0, ``benchmarks/results/2026-12-05-h200-1352ee2-rowloop-sweep.log``).
+#: 216.1, softmax 394.0 against 485.0, ``benchmarks/results/2026-12-05-h200-1352ee2-rowloop-sweep.log``)
+#: and of rows walked in tiles (``cache="tiles"``: top-p over 512 x 128256 float32 on the H200,
+#: 219.8 us against 252.4), the next tile's inputs prefetched into L2 in rows walked in tiles.
 #: One is off until measured (the sweep times it on): the same sums in every other schedule whose
 #: passes re-read memory (rows a block, scalar columns).
 OPTIONS: dict[str, bool] = {"cache_values": True, "reciprocal": True, "single_sync": True, "reverse_passes": True,
                             "one_pass_variance": True, "one_hot_pick": True, "cache_hints": True,
-                            "shifted_exp_ftz": True, "online_exp_sum": True, "online_exp_sum_streamed": False}
+                            "shifted_exp_ftz": True, "online_exp_sum": True, "online_exp_sum_streamed": False,
+                            "tile_prefetch": True}
 
 
 @contextlib.contextmanager
@@ -903,6 +906,16 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
                 w.line(f"{sc.ctype} cy{sc.smem} = {sc.ident};")
             w.open(f"for (int tb = 0; tb * {vec} < {K}; tb += {nt * team})")
             load_leaves(w)
+            if OPTIONS["tile_prefetch"] and leaves:  # the next tile's inputs into L2 behind this one's loads
+                w.open(f"if ((tb + {nt * team}) * {vec} < {K})")
+                w.line("#pragma unroll")
+                ahead = f"(tb + {nt * team} + lane + t * {team})"
+                w.open(f"for (int t = 0; t < {nt}; ++t) if ({ahead} * {vec} < {K})")
+                base = w.tmp(w.linear(_full_index(w, info, "r", f"{ahead} * {vec}", str(K), str(info.rows))))
+                for p in leaves:
+                    w.line(f"sl_prefetch_l2({p.name} + {base});")
+                w.close()
+                w.close()
             if tile_scans and team > 32:
                 w.line("__syncthreads();  // the scans' shared buffers, read by the last tile's")
             for d in sorted({info.depth[id(sc.node)] for sc in tile_scans}):

@@ -34,6 +34,10 @@ from .groups import (
     tile_words,
 )
 
+#: A row kernel walking its rows in tiles (``cache="tiles"``): the share of its time each tile of a
+#: row adds (``_row``)
+TILE_COST = 0.002
+
 #: Registers a thread may use for a row cache before the schedule spills to shared memory.
 CACHE_REG_BUDGET = 64
 #: 16-byte loads' worth of row data a row-schedule thread should have in flight (measured).
@@ -497,6 +501,12 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
                 secs *= 1.0 + 0.03 * math.log2(loads / target)
         if block == 1024:
             secs *= 1.05  # block-wide barriers over 32 warps
+        if cache == "tiles":
+            # each tile a block walks costs its loads' latency and three barriers, once a pass:
+            # top-p over 512 x 128256 float32 on the H200 took 220.5 us with 128-thread blocks
+            # (63 tiles a row), 171.3 / 172.2 / 191.8 with 256 / 512 / 1024, which the model,
+            # all blocks an SM holds counting alike, had level
+            secs *= 1.0 + TILE_COST * math.ceil(K / (scan_tile_chunks(tile_words(info), vec) * team * vec))
         if family == "row_block" and K < block:
             secs *= block / max(K, 1)  # idle threads
         # one resident block per SM holding its row in registers: its loads, reductions and

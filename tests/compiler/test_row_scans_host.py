@@ -185,8 +185,8 @@ def test_rows_walked_in_tiles_are_numpys(name: str, dtype: str, block: int, shap
                                          tmp_path_factory: pytest.TempPathFactory) -> None:
     """Kernels that walk their rows in tiles (``cache="tiles"``: one tile, the last one partial,
     many; blocks of 4 to 32 warps), warps in either order, against NumPy."""
-    if name == "3-d" and shape[1] % 8:
-        pytest.skip("rows of 8")
+    if name == "3-d":
+        pytest.skip("rows of 8 elements, a block each: thousands of blocks on the host for no tile")
     a = RNG.standard_normal(shape).astype(dtype)
     plan, sources = _plan(PROGRAMS[name](sl, sl.asarray(a)), sms=shape[0])
     plan = _tiled(plan, block)
