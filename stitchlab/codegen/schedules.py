@@ -68,13 +68,15 @@ CODEGEN_VERSION = "14"  # 11: --fmad=false; 12: sl_rcp_ge1; 13: bf16x2 cvt; 14: 
 #: ``GroupInfo.online_exp_sums``; 1024 x 128256 float32 on the H200: logsumexp 166.8 us against
 #: 216.1, softmax 394.0 against 485.0, ``benchmarks/results/2026-12-05-h200-1352ee2-rowloop-sweep.log``)
 #: and of rows walked in tiles (``cache="tiles"``: top-p over 512 x 128256 float32 on the H200,
-#: 219.8 us against 252.4), the next tile's inputs prefetched into L2 in rows walked in tiles.
-#: One is off until measured (the sweep times it on): the same sums in every other schedule whose
-#: passes re-read memory (rows a block, scalar columns).
+#: 219.8 us against 252.4). Two are off (the sweep times them on): the same sums in every other
+#: schedule whose passes re-read memory (rows a block, scalar columns), not measured; and the next
+#: tile's inputs prefetched into L2 in rows walked in tiles, within 1 % on an H100 where it gained
+#: (top-p over 512 and 2048 x 128256 float32: 204.3 against 206.4 us, 808.3 against 814.0) and 3 %
+#: slower over 64 x 151936 (57.3 against 55.6; benchmarks/results/2026-12-06-h100-7cf04e8-sweep.log).
 OPTIONS: dict[str, bool] = {"cache_values": True, "reciprocal": True, "single_sync": True, "reverse_passes": True,
                             "one_pass_variance": True, "one_hot_pick": True, "cache_hints": True,
                             "shifted_exp_ftz": True, "online_exp_sum": True, "online_exp_sum_streamed": False,
-                            "tile_prefetch": True}
+                            "tile_prefetch": False}
 
 
 @contextlib.contextmanager
