@@ -109,7 +109,9 @@ class Schedule:
         vec: elements per thread per step in "pointwise" (16-byte accesses where aligned), in
             row schedules along the row; kept indices per thread in "column" and "column_split"
             (8 bytes of them: :func:`column_vector_width`).
-        cache: where a row's inputs stay between phases: "registers", "shared" or "none".
+        cache: where a row's inputs stay between phases: "registers", "shared" or "none"; or
+            "tiles" (a row_block group with scans whose row the registers do not hold: each pass
+            walks the row in tiles held in registers, scanning each again).
         ty: threads along the reduced axis per column ("column", "column_split").
         index: C type of index arithmetic, "int" or "long long".
         prefetch: "row_block" with ``cache="registers"``: after its first reduction each block

@@ -143,6 +143,18 @@ def _error_bound(name: str, a: np.ndarray) -> float:
     return 64 * eps * max([float(np.max(np.abs(w))) for w in PROGRAMS[name](np, np.abs(a.astype(np.float64)))] + [1.0])
 
 
+def _check_both_orders(name: str, plan: Any, sources: Any, a: np.ndarray, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """``plan`` of program ``name`` over ``a`` run on the host with warps in either order: the
+    same bits, within a few roundings of NumPy's float64 result."""
+    d = tmp_path_factory.mktemp("row_scans")
+    up, down = run_plan(plan, sources, d), run_plan(plan, sources, d, order=1)
+    for got, other, want in zip(up, down, PROGRAMS[name](np, a.astype(np.float64)), strict=True):
+        np.testing.assert_array_equal(got.view(np.uint8), other.view(np.uint8), err_msg="warps in another order")
+        assert got.shape == np.shape(want)
+        err = float(np.max(np.abs(got.astype(np.float64) - want)))
+        assert err <= _error_bound(name, a), (name, a.dtype, a.shape, err)
+
+
 @pytest.mark.skipif(unsupported() is not None, reason=str(unsupported()))
 @pytest.mark.parametrize("shape", [(37, 3000), (300, 24), (5, 3001), (3, 7), (2, 32000)])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -154,13 +166,7 @@ def test_scanning_row_kernels_are_numpys(name: str, dtype: str, shape: tuple[int
     plan, sources = _plan(PROGRAMS[name](sl, sl.asarray(a)))
     if shape != (2, 32000) and not (dtype == "float64" and name == "two scans" and shape[1] > 2048):
         assert _scanning(plan), "a row kernel scans"
-    d = tmp_path_factory.mktemp("row_scans")
-    up, down = run_plan(plan, sources, d), run_plan(plan, sources, d, order=1)
-    for got, other, want in zip(up, down, PROGRAMS[name](np, a.astype(np.float64)), strict=True):
-        np.testing.assert_array_equal(got.view(np.uint8), other.view(np.uint8), err_msg="warps in another order")
-        assert got.shape == np.shape(want)
-        err = float(np.max(np.abs(got.astype(np.float64) - want)))
-        assert err <= _error_bound(name, a), (name, dtype, shape, err)
+    _check_both_orders(name, plan, sources, a, tmp_path_factory)
 
 
 def _tiled(plan: Any, block: int) -> Any:
@@ -191,13 +197,7 @@ def test_rows_walked_in_tiles_are_numpys(name: str, dtype: str, block: int, shap
     plan, sources = _plan(PROGRAMS[name](sl, sl.asarray(a)), sms=shape[0])
     plan = _tiled(plan, block)
     assert [k.schedule.cache for k in _scanning(plan)] == ["tiles"]
-    d = tmp_path_factory.mktemp("row_scans")
-    up, down = run_plan(plan, sources, d), run_plan(plan, sources, d, order=1)
-    for got, other, want in zip(up, down, PROGRAMS[name](np, a.astype(np.float64)), strict=True):
-        np.testing.assert_array_equal(got.view(np.uint8), other.view(np.uint8), err_msg="warps in another order")
-        assert got.shape == np.shape(want)
-        err = float(np.max(np.abs(got.astype(np.float64) - want)))
-        assert err <= _error_bound(name, a), (name, dtype, shape, err)
+    _check_both_orders(name, plan, sources, a, tmp_path_factory)
 
 
 @pytest.mark.skipif(unsupported() is not None, reason=str(unsupported()))
