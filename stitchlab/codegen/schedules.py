@@ -929,11 +929,12 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
                 open_(w, tiled=False)
                 full = w.full_index = w.make_full()
                 for sc in level:
-                    w.line(f"{sc.array}[{w.slot}] = {w.value(sc.node.inputs[0], full)};")
+                    w.line(f"{sc.array}[{w.slot}] = {w.as_float(w.value(sc.node.inputs[0], full))};")
                 close(w, tiled=False)
                 for sc in level:
                     w.line(f"cy{sc.smem} = sl_row_scan<{nt}, {vec}, {team}>({sc.array}, {_OPS[sc.op]}(), {sc.ident}, lane, "
                            f"{sc.smem}, cy{sc.smem});")
+                    _round_scan(w, sc.node, sc.array, slots)
                     w.filled.add(id(sc.node))
 
         def open_(w: Writer, head: tuple[str, str] = header, tiled: bool = tiles) -> None:
@@ -1113,7 +1114,7 @@ def _row_scans(w: Writer, scans: list[Node], loop: _Loop, info: GroupInfo, team:
     loop.open(w)
     full = w.full_index = w.make_full()
     for s, a, *_ in arrays:
-        w.line(f"{a}[{w.slot}] = {w.value(s.inputs[0], full)};")
+        w.line(f"{a}[{w.slot}] = {w.as_float(w.value(s.inputs[0], full))};")
     loop.close(w)
     w.cache_on = True
     w.hoist_at = None
@@ -1125,9 +1126,18 @@ def _row_scans(w: Writer, scans: list[Node], loop: _Loop, info: GroupInfo, team:
         else:
             sm = f"({t}*)nullptr"
         w.line(f"sl_row_scan<{slots // vec}, {vec}, {team}>({a}, {_OPS[op]}(), {ident}, lane, {sm});")
+        _round_scan(w, s, a, slots)
         w.value_cache[id(s)] = a
         w.filled.add(id(s))
     return 1
+
+
+def _round_scan(w: Writer, s: Node, a: str, slots: int) -> None:
+    """A bfloat16 scan's running values, added in float32, each rounded to bfloat16 once (the
+    library step's results; a tile's carry stays float32)."""
+    if is_bfloat16(s.dtype):
+        w.line("#pragma unroll")
+        w.line(f"for (int i = 0; i < {slots}; ++i) {a}[i] = sl_round_bf16({a}[i]);")
 
 
 _SCAN_OPS = {"cumsum": "sum", "cumprod": "prod"}

@@ -585,8 +585,9 @@ ARG_MAX_COLS = (1 << 31) - 2
 #: row kernels (:func:`fusable_scan`).
 OPTIONS: dict[str, bool] = {"row_scans": True, "scan_tiles": True}
 
-#: result dtypes of a scan a row kernel computes (:func:`fusable_scan`; float16 and bfloat16 ones
-#: keep the library step, whose float16 results follow NumPy's out of range)
+#: result dtypes of a scan a row kernel computes (:func:`fusable_scan`), and bfloat16 (added in
+#: float32, each result rounded once, as the library step; float16 ones keep the step, whose
+#: results follow NumPy's out of float16's range)
 SCAN_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int64, np.uint64))
 SCANS = frozenset({"cumsum", "cumprod"})
 
@@ -595,7 +596,7 @@ def fusable_scan(n: Node) -> bool:
     """Whether ``n`` is a scan a row kernel may compute: ``cumsum`` or ``cumprod`` along the last
     axis (longer than 1) of its input, in a dtype of :data:`SCAN_DTYPES` that its input has too."""
     return (OPTIONS["row_scans"] and n.op in SCANS and len(n.shape) >= 1 and n.attr("axis") == len(n.shape) - 1 and n.shape[-1] > 1
-            and n.dtype in SCAN_DTYPES and n.inputs[0].dtype == n.dtype)
+            and (n.dtype in SCAN_DTYPES or is_bfloat16(n.dtype)) and n.inputs[0].dtype == n.dtype)
 
 
 def _args_fusable(reds: list[Node]) -> bool:

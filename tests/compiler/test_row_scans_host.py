@@ -201,6 +201,42 @@ def test_rows_walked_in_tiles_are_numpys(name: str, dtype: str, block: int, shap
 
 
 @pytest.mark.skipif(unsupported() is not None, reason=str(unsupported()))
+@pytest.mark.parametrize("shape", [(5, 7), (37, 3000), (3, 40000)])
+@pytest.mark.parametrize("name", ["cumsum(2x) + x", "cumsum of softmax", "cumprod"])
+def test_bfloat16_scans_are_the_steps_to_a_rounding(name: str, shape: tuple[int, int], monkeypatch: pytest.MonkeyPatch,
+                                                    tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A bfloat16 scan in a row kernel (a warp's, a block's, tiles) adds in float32 and rounds each
+    running value once, as the library step does: another order of adds moves a result by a
+    bfloat16 rounding of the running values' size at most (2**-8; with the later work's own
+    rounding 2**-7)."""
+    from stitchlab.ir.dtypes import bfloat16
+    from stitchlab.plan import groups
+
+    a = RNG.standard_normal(shape).astype(bfloat16())
+    plan, sources = _plan(PROGRAMS[name](sl, sl.asarray(a)), sms=shape[0])
+    assert _scanning(plan)
+    d = tmp_path_factory.mktemp("row_scans")
+    (got,) = run_plan(plan, sources, d)
+    monkeypatch.setitem(groups.OPTIONS, "row_scans", False)
+    steps, sources = _plan(PROGRAMS[name](sl, sl.asarray(a)), sms=shape[0])
+    assert not _scanning(steps)
+    (want,) = run_plan(steps, sources, d)
+    assert got.dtype == want.dtype == a.dtype
+    if name == "cumsum(2x) + x":  # (sums of small integers: exact in either order, so the same bits)
+        ints = RNG.integers(-4, 5, shape).astype(a.dtype)
+        outs = []
+        for fused in (True, False):
+            monkeypatch.setitem(groups.OPTIONS, "row_scans", fused)
+            p, srcs = _plan(PROGRAMS[name](sl, sl.asarray(ints)), sms=shape[0])
+            outs.append(run_plan(p, srcs, d)[0])
+        np.testing.assert_array_equal(outs[0].view(np.uint16), outs[1].view(np.uint16))
+    # (elementwise, relative to the running values' size: the program of |a| bounds it)
+    (size,) = PROGRAMS[name](np, np.abs(a.astype(np.float64)))
+    err = np.abs(got.astype(np.float64) - want.astype(np.float64))
+    assert np.all(err <= 2.0**-7 * (np.abs(size) + np.abs(a.astype(np.float64)))), float(np.max(err))
+
+
+@pytest.mark.skipif(unsupported() is not None, reason=str(unsupported()))
 def test_unaligned_rows_scan_the_same_slots(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Inputs 4 bytes past a 16-byte boundary: the vector loads and stores take their element
     branches; the scan's slots are the same."""

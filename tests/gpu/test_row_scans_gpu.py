@@ -80,6 +80,25 @@ def test_the_top_p_mask_is_one_kernel_and_numpys(shape: tuple[int, int]) -> None
     np.testing.assert_array_equal(got[clear], (running < 0.9)[clear])
 
 
+@pytest.mark.parametrize("shape", [(2048, 32000), (300, 24), (256, 128256)])
+def test_bfloat16_scans_in_row_kernels_are_the_steps_to_a_rounding(shape: tuple[int, int], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bfloat16 scan of softmax in a row kernel (a warp's, a block's, tiles) against the library
+    step (``row_scans`` off): both add in float32 and round each running value once; another
+    order of adds moves one by a bfloat16 rounding at most."""
+    from stitchlab.ir.dtypes import bfloat16
+    from stitchlab.plan import groups
+
+    x = sl.asarray((RNG.standard_normal(shape) * 3).astype(bfloat16()))
+    y = sl.cumsum(_softmax(sl, x), axis=1)
+    assert _caches(y) == ["tiles" if shape[1] > 32768 else "registers"]
+    got = _host(y)
+    monkeypatch.setitem(groups.OPTIONS, "row_scans", False)
+    steps = sl.cumsum(_softmax(sl, x), axis=1)
+    assert _scans_in_kernels(steps) == 0
+    want = _host(steps)
+    assert float(np.max(np.abs(got - want) - 2.0**-7 * np.abs(want))) <= 2.0**-24
+
+
 def test_integer_running_sums_in_a_row_kernel_are_numpys_bit_for_bit() -> None:
     import cupy as cp
 
