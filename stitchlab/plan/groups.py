@@ -594,7 +594,8 @@ SCANS = frozenset({"cumsum", "cumprod"})
 
 def fusable_scan(n: Node) -> bool:
     """Whether ``n`` is a scan a row kernel may compute: ``cumsum`` or ``cumprod`` along the last
-    axis (longer than 1) of its input, in a dtype of :data:`SCAN_DTYPES` that its input has too."""
+    axis (longer than 1) of its input, in a dtype of :data:`SCAN_DTYPES` or bfloat16 that its
+    input has too."""
     return (OPTIONS["row_scans"] and n.op in SCANS and len(n.shape) >= 1 and n.attr("axis") == len(n.shape) - 1 and n.shape[-1] > 1
             and (n.dtype in SCAN_DTYPES or is_bfloat16(n.dtype)) and n.inputs[0].dtype == n.dtype)
 
