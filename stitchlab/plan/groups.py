@@ -261,7 +261,7 @@ class GroupInfo:
         ``tests/gpu/test_one_pass_variance_gpu.py`` bounds the normalised output within four
         float16 steps of the same program run op by op (bfloat16 likewise, in bfloat16 steps).
         """
-        if self.kind != "reduce" or self.phases < 2:
+        if self.kind != "reduce" or self.phases != 2:
             return {}
         out: dict[int, tuple[Node, Node]] = {}
         for r2 in self.reductions:
@@ -347,8 +347,9 @@ class GroupInfo:
         in ``M``'s pass (``schedules.OPTIONS["online_exp_sum"]``): each thread keeps its running
         maximum ``m`` and ``s = sum(exp(a - m))``, rescaled when ``m`` grows, and once the row's
         ``shift`` is known its part is ``s * exp(m - shift)``. The exps of float16 and bfloat16
-        are rounded to their dtype one by one, as NumPy's, so those keep the second pass."""
-        if self.kind != "reduce" or self.phases < 2:
+        are rounded to their dtype one by one, as NumPy's, so those keep the second pass. Two
+        phases, or more in a group with scans (top-p's: the scan at a third depth)."""
+        if self.kind != "reduce" or self.phases < 2 or (self.phases > 2 and not self.scans):
             return {}
         members = {id(n) for n in self.members}
         reductions = {id(r) for r in self.reductions}
