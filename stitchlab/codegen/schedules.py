@@ -866,10 +866,9 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
                     w.line(f"cache_{p.name}[t] = sl_load({p.name} + {lin});")
                 w.close()
 
+        w.filled |= {id(p.node) for p in leaves}  # (tiles: each pass loads its tiles, tile_open)
         if leaves and not tiles:
             load_leaves(w)
-        w.filled |= {id(p.node) for p in leaves}
-        if leaves and not tiles:
             ahead = sched.prefetch if ROW_PREFETCH is None else ROW_PREFETCH
 
             def prefetch(w: Writer) -> None:
