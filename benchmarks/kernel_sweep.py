@@ -77,7 +77,6 @@ def _variants(k0: Any, dev: Any) -> list[tuple[str, Any, Any, dict[str, Any]]]:
     """(label, schedule, launch, emitter options) to try for kernel ``k0``."""
     from stitchlab.codegen.schedules import OPTIONS
     from stitchlab.plan.cost import Launch, schedules, stream_unroll
-    from stitchlab.plan.groups import OPTIONS as PLAN_OPTIONS
 
     out: list[tuple[str, Any, Any, dict[str, Any]]] = []
     info = k0.info
@@ -117,10 +116,6 @@ def _variants(k0: Any, dev: Any) -> list[tuple[str, Any, Any, dict[str, Any]]]:
                     on = not OPTIONS["online_exp_sum"]
                     out.append((f"row loop {per_sm}/SM, online_exp_sum {'on' if on else 'off'}", s, launch, {"online_exp_sum": on}))
             out.append(("row loop, full grid", s, est.launch, {}))
-    for est in ests:
-        if est.schedule.cache == "tiles":  # (each tile's loads issued behind the tile before, or not)
-            on = not PLAN_OPTIONS["tile_pipeline"]
-            out.append((f"tile_pipeline {'on' if on else 'off'}", est.schedule, est.launch, {"tile_pipeline": on}))
     if k0.schedule.family == "column":
         for unroll in (8, 32):
             out.append((f"unroll {unroll}", k0.schedule, k0.launch, {"COLUMN_UNROLL": unroll}))
@@ -155,7 +150,6 @@ def main(argv: list[str] | None = None) -> int:
     from stitchlab.codegen import schedules as sched_mod
     from stitchlab.codegen.schedules import emit
     from stitchlab.ir.graph import build_graph
-    from stitchlab.plan.groups import OPTIONS as PLAN_OPTIONS
     from stitchlab.runtime import _instance
     from stitchlab.runtime.launch import build_executable
 
@@ -185,8 +179,6 @@ def main(argv: list[str] | None = None) -> int:
             knobs = {a: getattr(sched_mod, a) for a in opts if a.isupper()}  # module-level settings
             for a in knobs:
                 setattr(sched_mod, a, opts[a])
-            planner = {a: PLAN_OPTIONS[a] for a in opts if a in PLAN_OPTIONS}  # (the tiles' size)
-            PLAN_OPTIONS.update({a: opts[a] for a in planner})
             try:
                 with sched_mod.switches(**{k: v for k, v in opts.items() if k in sched_mod.OPTIONS}):
                     ks = emit(k0.info, sched)
@@ -196,7 +188,6 @@ def main(argv: list[str] | None = None) -> int:
             finally:
                 for a, v in knobs.items():
                     setattr(sched_mod, a, v)
-                PLAN_OPTIONS.update(planner)
             k = dataclasses.replace(k0, name=ks.name, source=ks.source, params=ks.params, schedule=ks.schedule, launch=launch)
             p = dataclasses.replace(plan, kernels=[k] + plan.kernels[1:])
             try:

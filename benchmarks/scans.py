@@ -8,9 +8,7 @@ time ``stitchlab_steps``: the same program with the planner switch ``row_scans``
 (``stitchlab.plan.groups.OPTIONS``), its scan a library step between two kernels, as before
 scans joined row kernels; and, at a vocabulary too long for a row in registers (Llama-3's
 128,256), ``stitchlab_two_pass``: the kernel that walks its rows in tiles with the sum of exps
-in a pass of its own (``schedules.OPTIONS["online_exp_sum"]`` off), as in the other streamed rows,
-and ``stitchlab_unpipelined``: the tiles loaded one after another, not each behind the one
-before (``groups.OPTIONS["tile_pipeline"]`` off).
+in a pass of its own (``schedules.OPTIONS["online_exp_sum"]`` off), as in the other streamed rows.
 
     python3 benchmarks/scans.py --out /tmp/scans [--samples 15] [--commit C] [--cases top_p_float32,...]
 
@@ -55,7 +53,6 @@ CASES = {
 VARIANTS: dict[str, tuple[dict[str, bool], dict[str, bool]]] = {
     "stitchlab_steps": ({"row_scans": False}, {}),
     "stitchlab_two_pass": ({}, {"online_exp_sum": False}),
-    "stitchlab_unpipelined": ({"tile_pipeline": False}, {}),
 }
 
 #: relative to the running sum of magnitudes: a few roundings of the result's dtype
@@ -162,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
                    "torch_compile": torch.compile(lambda u, a=axis: torch.cumsum(u, dim=a))}
         fns = {"stitchlab": sl.jit(prog), **fns}
         if name.startswith("top_p"):  # (the scan a library step between kernels, as before it joined the row kernel)
-            variants = ["stitchlab_steps"] + (["stitchlab_two_pass", "stitchlab_unpipelined"] if shape[1] > 32768 else [])
+            variants = ["stitchlab_steps"] + (["stitchlab_two_pass"] if shape[1] > 32768 else [])
             fns = {"stitchlab": fns["stitchlab"], **{v: sl.jit(lambda u: top_p(sl, u)) for v in variants}, **fns}
         for impl, fn in fns.items():
             row = dict(base, impl=impl)

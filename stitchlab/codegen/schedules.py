@@ -48,8 +48,7 @@ from ..plan.cost import (
     stream_unroll,
 )
 from ..plan.cost import row_vector_width as cost_row_vector_width
-from ..plan.groups import FREE_OPS, FULL, ROW, GroupInfo, tile_chunks
-from ..plan.groups import OPTIONS as GROUP_OPTIONS
+from ..plan.groups import FREE_OPS, FULL, ROW, GroupInfo, scan_tile_chunks, tile_words
 from . import ctypes as ct
 from .elemental import CodegenError, Index, Writer, leaf_params
 from .preamble import PREAMBLE
@@ -800,28 +799,20 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
         # all nt chunks held in registers, or streamed (cache "none", 16-byte vectors) in a loop;
         # "tiles": the row walked in tiles of nt * team chunks, the tile from chunk tb held in
         # registers (_tile_scans)
-        pipe = tiles and GROUP_OPTIONS["tile_pipeline"] and bool(leaves)
-        nt = tile_chunks(info, vec) if tiles else -(-K // (team * vec))
+        nt = scan_tile_chunks(tile_words(info), vec) if tiles else -(-K // (team * vec))
         slots = nt * vec
         w.slot = f"t * {vec} + u" if vec > 1 else "t"
-
-        def chunk_at(tb: str) -> str:
-            """The thread's chunk t of the tile that starts at chunk ``tb`` (of the row: "0")."""
-            return f"({tb} + lane + t * {team})" if tiles else f"(lane + t * {team})"
-
-        def guard_at(c: str) -> str:
-            return f"if ({c} * {vec} < {K})" if vec > 1 else f"if ({c} < {K})"
-        chunk = chunk_at("tb")
-        guard = guard_at(chunk)
+        chunk = f"(tb + lane + t * {team})" if tiles else f"(lane + t * {team})"
+        guard = f"if ({chunk} * {vec} < {K})" if vec > 1 else f"if ({chunk} < {K})"
         if cache in ("registers", "tiles"):
             header = ("#pragma unroll", f"for (int t = 0; t < {nt}; ++t) {guard}")
         else:
             header = (f"#pragma unroll {STREAM_VEC_UNROLL}", f"for (int t = 0; {chunk} * {vec} < {K}; ++t)")
         back = (header[0], f"for (int t = {nt - 1}; t >= 0; --t) {guard}")  # (row_loop's turned passes)
 
-        def rowbase(row: str = "r", c: str = chunk) -> str:
+        def rowbase(row: str = "r") -> str:
             """The offset of the chunk's first element (rows strided over memory: by index)."""
-            return w.linear(_full_index(w, info, row, f"{c} * {vec}", str(K), str(info.rows)))
+            return w.linear(_full_index(w, info, row, f"{chunk} * {vec}", str(K), str(info.rows)))
         for p in leaves:
             w.line(f"{ct.register_type(p.node.dtype)} cache_{p.name}[{slots}];")
             w.cache_read[id(p.node)] = f"cache_{p.name}[{w.slot}]"
@@ -838,16 +829,13 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
             else:
                 w.line("const bool aligned = true;")
 
-        def load_leaves(w: Writer, into: str = "cache_", tb: str = "tb") -> None:
-            """Every cached input of the row (of the tile from chunk ``tb``) loaded into the arrays
-            ``into`` + name: all loads in flight at once."""
-            c = chunk_at(tb)
-            guard = guard_at(c)
+        def load_leaves(w: Writer) -> None:
+            """Every cached input of the row (of the tile) loaded: all loads in flight at once."""
             if vec > 1:
                 w.open("if (aligned)")
                 w.line("#pragma unroll")
                 w.open(f"for (int t = 0; t < {nt}; ++t) {guard}")
-                base = w.tmp(rowbase(c=c))
+                base = w.tmp(rowbase())
                 # Measured on the H200 (compiler.md §4): the streaming hint makes cross-entropy 4-5 %
                 # faster; where full-size outputs are stored, it (and on the stores) was slower
                 stream = OPTIONS["cache_hints"] and not out_full and not tiles  # (a tile is read again)
@@ -857,25 +845,25 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
                     w.line(f"const sl_vec<{st}, {vec}> ld_{p.name} = {load}({p.name} + {base});")
                 for p in leaves:
                     w.line("#pragma unroll")
-                    w.line(f"for (int u = 0; u < {vec}; ++u) {into}{p.name}[t * {vec} + u] = sl_load(&ld_{p.name}.v[u]);")
+                    w.line(f"for (int u = 0; u < {vec}; ++u) cache_{p.name}[t * {vec} + u] = sl_load(&ld_{p.name}.v[u]);")
                 w.close()
                 w.close()
                 w.open("else")
                 w.line("#pragma unroll")
                 w.open(f"for (int t = 0; t < {nt}; ++t) {guard}")
-                base = w.tmp(rowbase(c=c))
+                base = w.tmp(rowbase())
                 for p in leaves:
                     w.line("#pragma unroll")
-                    w.line(f"for (int u = 0; u < {vec}; ++u) {into}{p.name}[t * {vec} + u] = sl_load({p.name} + {base} + u);")
+                    w.line(f"for (int u = 0; u < {vec}; ++u) cache_{p.name}[t * {vec} + u] = sl_load({p.name} + {base} + u);")
                 w.close()
                 w.close()
             else:
                 w.line("#pragma unroll")
                 w.open(f"for (int t = 0; t < {nt}; ++t) {guard}")
-                full = _full_index(w, info, "r", c, str(K), str(info.rows))
+                full = _full_index(w, info, "r", f"{chunk}", str(K), str(info.rows))
                 lin = w.linear(full)
                 for p in leaves:
-                    w.line(f"{into}{p.name}[t] = sl_load({p.name} + {lin});")
+                    w.line(f"cache_{p.name}[t] = sl_load({p.name} + {lin});")
                 w.close()
 
         w.filled |= {id(p.node) for p in leaves}  # (tiles: each pass loads its tiles, tile_open)
@@ -917,23 +905,8 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
             w.open("")
             for sc in tile_scans:
                 w.line(f"{sc.ctype} cy{sc.smem} = {sc.ident};")
-            step = nt * team
-            if pipe:
-                # software-pipelined: the next tile's loads are in flight while this one is
-                # scanned and computed on (nx_: the tile loaded ahead, the first before the loop)
-                for p in leaves:
-                    w.line(f"{ct.register_type(p.node.dtype)} nx_{p.name}[{slots}];")
-                load_leaves(w, "nx_", "0")
-            w.open(f"for (int tb = 0; tb * {vec} < {K}; tb += {step})")
-            if pipe:
-                for p in leaves:
-                    w.line("#pragma unroll")
-                    w.line(f"for (int i = 0; i < {slots}; ++i) cache_{p.name}[i] = nx_{p.name}[i];")
-                w.open(f"if ((tb + {step}) * {vec} < {K})")
-                load_leaves(w, "nx_", f"(tb + {step})")
-                w.close()
-            else:
-                load_leaves(w)
+            w.open(f"for (int tb = 0; tb * {vec} < {K}; tb += {nt * team})")
+            load_leaves(w)
             if OPTIONS["tile_prefetch"] and leaves:  # the next tile's inputs into L2 behind this one's loads
                 w.open(f"if ((tb + {nt * team}) * {vec} < {K})")
                 w.line("#pragma unroll")

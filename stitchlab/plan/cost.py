@@ -27,11 +27,11 @@ from .groups import (
     FULL,
     SCAN_REG_BUDGET,
     GroupInfo,
-    held_tile_words,
     nbytes,
+    scan_tile_chunks,
     scan_words,
     scans_fit,
-    tile_chunks,
+    tile_words,
 )
 
 #: A row kernel walking its rows in tiles (``cache="tiles"``): the share of its time each tile of a
@@ -358,8 +358,8 @@ def _cache_choice(info: GroupInfo, team: int, block: int, dev: DeviceProfile) ->
         words = math.ceil(info.cols / team) * scan_words(info)
         if words <= SCAN_REG_BUDGET:
             return "registers", BASE_REGS + words, 0
-        vec = row_vector_width(info)
-        return "tiles", BASE_REGS + tile_chunks(info, vec) * vec * held_tile_words(info), 0
+        words, vec = tile_words(info), row_vector_width(info)
+        return "tiles", BASE_REGS + scan_tile_chunks(words, vec) * vec * words, 0
     if not leaves:
         return "none", BASE_REGS, 0
     per_elem_words = sum(_reg_words(i) for i in leaves)
@@ -465,7 +465,7 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
         # ones measured slower so (softmax 272 x 70000: 403.7 us against 327.6 element by element;
         # benchmarks/results/2026-12-01-h200-1befc88-stream-vec-probe.log)
         vec = row_vec if cache in ("registers", "tiles") or (cache == "none" and row_vec >= 4) else 1
-        nt = tile_chunks(info, vec) if cache == "tiles" else 0
+        tile_chunks = scan_tile_chunks(tile_words(info), vec) if cache == "tiles" else 0
         reread = 1.0 if cache not in ("none", "tiles") else _reread_factor(info, False)
         if cache != "registers" and reread > 1:
             reread = 1.0 + 0.35 * (reread - 1.0)
@@ -493,7 +493,7 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
             if cache == "registers":
                 loads = max(1.0, math.ceil(K / team) * row_bytes / 16)
             elif cache == "tiles":
-                loads = nt * vec * row_bytes / 16
+                loads = tile_chunks * vec * row_bytes / 16
             elif vec > 1:
                 loads = STREAM_VEC_UNROLL * vec * row_bytes / 16
             else:
@@ -509,7 +509,7 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
             # top-p over 512 x 128256 float32 on the H200 took 220.5 us with 128-thread blocks
             # (63 tiles a row), 171.3 / 172.2 / 191.8 with 256 / 512 / 1024, which the model,
             # all blocks an SM holds counting alike, had level
-            secs *= 1.0 + TILE_COST * math.ceil(K / (nt * team * vec))
+            secs *= 1.0 + TILE_COST * math.ceil(K / (tile_chunks * team * vec))
         if family == "row_block" and K < block:
             secs *= block / max(K, 1)  # idle threads
         # one resident block per SM holding its row in registers: its loads, reductions and

@@ -584,7 +584,7 @@ ARG_MAX_COLS = (1 << 31) - 2
 #: Planner switches, on by default; a benchmark turns one off to time what it is worth (the
 #: recipe cache keys on them: ``runtime/plan_cache.components``): ``row_scans`` lets scans join
 #: row kernels (:func:`fusable_scan`).
-OPTIONS: dict[str, bool] = {"row_scans": True, "scan_tiles": True, "tile_pipeline": True}
+OPTIONS: dict[str, bool] = {"row_scans": True, "scan_tiles": True}
 
 #: result dtypes of a scan a row kernel computes (:func:`fusable_scan`), and bfloat16 (added in
 #: float32, each result rounded once, as the library step; float16 ones keep the step, whose
@@ -780,19 +780,6 @@ def tile_words(info: GroupInfo) -> int:
 def scan_tile_chunks(words: int, vec: int) -> int:
     """Chunks of ``vec`` elements a thread holds of each tile (``words``: :func:`tile_words`)."""
     return max(1, SCAN_REG_BUDGET // (words * vec))
-
-
-def held_tile_words(info: GroupInfo) -> int:
-    """Registers per element of a tile that a thread holds at once: :func:`tile_words`, and with
-    ``OPTIONS["tile_pipeline"]`` its inputs again, the next tile's loads in flight while this one
-    is worked on."""
-    ahead = [i for i in info.inputs if info.is_full_leaf(i)] if OPTIONS["tile_pipeline"] else []
-    return tile_words(info) + sum(2 if n.dtype.itemsize == 8 else 1 for n in ahead)
-
-
-def tile_chunks(info: GroupInfo, vec: int) -> int:
-    """Chunks of ``vec`` elements a thread holds of each tile of a row its kernel walks in tiles."""
-    return scan_tile_chunks(held_tile_words(info), vec)
 
 
 def all_free_nodes(view: GraphView, info: GroupInfo) -> list[Node]:
