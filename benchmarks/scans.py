@@ -8,7 +8,8 @@ time ``stitchlab_steps``: the same program with the planner switch ``row_scans``
 (``stitchlab.plan.groups.OPTIONS``), its scan a library step between two kernels, as before
 scans joined row kernels; and, at a vocabulary too long for a row in registers (Llama-3's
 128,256), ``stitchlab_two_pass``: the kernel that walks its rows in tiles with the sum of exps
-in a pass of its own (``schedules.OPTIONS["online_exp_sum"]`` off), as in the other streamed rows.
+in a pass of its own (``schedules.OPTIONS["online_exp_sum"]`` off), as in the other streamed rows,
+and ``stitchlab_forward``: every pass walking its tiles first to last (``reverse_tiles`` off).
 
     python3 benchmarks/scans.py --out /tmp/scans [--samples 15] [--commit C] [--cases top_p_float32,...]
 
@@ -53,6 +54,7 @@ CASES = {
 VARIANTS: dict[str, tuple[dict[str, bool], dict[str, bool]]] = {
     "stitchlab_steps": ({"row_scans": False}, {}),
     "stitchlab_two_pass": ({}, {"online_exp_sum": False}),
+    "stitchlab_forward": ({}, {"reverse_tiles": False}),
 }
 
 #: relative to the running sum of magnitudes: a few roundings of the result's dtype
@@ -159,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
                    "torch_compile": torch.compile(lambda u, a=axis: torch.cumsum(u, dim=a))}
         fns = {"stitchlab": sl.jit(prog), **fns}
         if name.startswith("top_p"):  # (the scan a library step between kernels, as before it joined the row kernel)
-            variants = ["stitchlab_steps"] + (["stitchlab_two_pass"] if shape[1] > 32768 else [])
+            variants = ["stitchlab_steps"] + (["stitchlab_two_pass", "stitchlab_forward"] if shape[1] > 32768 else [])
             fns = {"stitchlab": fns["stitchlab"], **{v: sl.jit(lambda u: top_p(sl, u)) for v in variants}, **fns}
         for impl, fn in fns.items():
             row = dict(base, impl=impl)

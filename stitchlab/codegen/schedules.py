@@ -76,7 +76,7 @@ CODEGEN_VERSION = "14"  # 11: --fmad=false; 12: sl_rcp_ge1; 13: bf16x2 cvt; 14: 
 OPTIONS: dict[str, bool] = {"cache_values": True, "reciprocal": True, "single_sync": True, "reverse_passes": True,
                             "one_pass_variance": True, "one_hot_pick": True, "cache_hints": True,
                             "shifted_exp_ftz": True, "online_exp_sum": True, "online_exp_sum_streamed": False,
-                            "tile_prefetch": False}
+                            "tile_prefetch": False, "reverse_tiles": True}
 
 
 @contextlib.contextmanager
@@ -905,7 +905,13 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
             w.open("")
             for sc in tile_scans:
                 w.line(f"{sc.ctype} cy{sc.smem} = {sc.ident};")
-            w.open(f"for (int tb = 0; tb * {vec} < {K}; tb += {nt * team})")
+            step = nt * team
+            if OPTIONS["reverse_tiles"] and not tile_scans:
+                # a pass that reads no scan walks its tiles last to first, so that the scanning
+                # pass after it (first to last) starts on the tiles it read last, still in L2
+                w.open(f"for (int tb = {(-(-K // vec) - 1) // step * step}; tb >= 0; tb -= {step})")
+            else:
+                w.open(f"for (int tb = 0; tb * {vec} < {K}; tb += {step})")
             load_leaves(w)
             if OPTIONS["tile_prefetch"] and leaves:  # the next tile's inputs into L2 behind this one's loads
                 w.open(f"if ((tb + {nt * team}) * {vec} < {K})")

@@ -130,11 +130,14 @@ def test_rows_too_long_for_registers_are_walked_in_tiles(monkeypatch: pytest.Mon
 
 def test_top_p_over_a_long_vocabulary_reads_its_logits_twice() -> None:
     """The sum of exps shares the max's pass (``GroupInfo.online_exp_sums``, also with a scan at
-    a third depth); the second pass scans and stores each tile."""
+    a third depth), which walks the tiles last to first (``reverse_tiles``); the second pass
+    scans and stores each tile, first to last."""
     x = sl.asarray(RNG.standard_normal((64, 128256)).astype(np.float32))
     plan, _ = _plan([sl.cumsum(_softmax(sl, x), axis=1) < 0.9])
     (k,) = plan.kernels
-    assert k.schedule.cache == "tiles" and k.source.count("for (int tb = 0;") == 2
+    body = k.source[k.source.find('extern "C"'):]
+    assert k.schedule.cache == "tiles" and body.count("for (int tb = 0;") == 1
+    assert body.index("tb >= 0;") < body.index("for (int tb = 0;") < body.index("sl_row_scan<")
 
 
 def _error_bound(name: str, a: np.ndarray) -> float:
@@ -184,19 +187,27 @@ def _tiled(plan: Any, block: int) -> Any:
 
 
 @pytest.mark.skipif(unsupported() is not None, reason=str(unsupported()))
+@pytest.mark.parametrize("reverse", [True, False], ids=["reversed", "forward"])
 @pytest.mark.parametrize(("block", "shape"), [(128, (3, 7)), (128, (5, 3001)), (256, (2, 9000)), (1024, (2, 33000))])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_rows_walked_in_tiles_are_numpys(name: str, dtype: str, block: int, shape: tuple[int, int],
+def test_rows_walked_in_tiles_are_numpys(name: str, dtype: str, block: int, shape: tuple[int, int], reverse: bool,
                                          tmp_path_factory: pytest.TempPathFactory) -> None:
     """Kernels that walk their rows in tiles (``cache="tiles"``: one tile, the last one partial,
-    many; blocks of 4 to 32 warps), warps in either order, against NumPy."""
+    many; blocks of 4 to 32 warps), warps in either order, against NumPy; the passes that read
+    no scan walk the tiles last to first (``reverse_tiles``: of these programs, softmax's max and
+    sum before its scan) or first to last."""
     if name == "3-d":
         pytest.skip("rows of 8 elements, a block each: thousands of blocks on the host for no tile")
+    from stitchlab.codegen.schedules import switches
+
     a = RNG.standard_normal(shape).astype(dtype)
     plan, sources = _plan(PROGRAMS[name](sl, sl.asarray(a)), sms=shape[0])
-    plan = _tiled(plan, block)
-    assert [k.schedule.cache for k in _scanning(plan)] == ["tiles"]
+    with switches(reverse_tiles=reverse):
+        plan = _tiled(plan, block)
+    (k,) = _scanning(plan)
+    assert k.schedule.cache == "tiles"
+    assert k.source.count("tb >= 0;") == (1 if reverse and name == "cumsum of softmax" else 0)
     _check_both_orders(name, plan, sources, a, tmp_path_factory)
 
 

@@ -63,6 +63,29 @@ def test_scans_in_row_kernels_are_numpys_to_the_order_of_adds(name: str, dtype: 
         assert float(np.max(np.abs(got - want))) <= tol * scale, (name, dtype, shape)
 
 
+@pytest.mark.parametrize("shape", [(300, 40001), (64, 128256)])
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_tiles_walked_first_to_last_in_every_pass_are_numpys_too(name: str, shape: tuple[int, int]) -> None:
+    """With ``reverse_tiles`` off (the passes before a scan walking their tiles first to last,
+    not last to first) the tiled kernels agree with NumPy as the default ones above."""
+    import cupy as cp
+
+    from stitchlab import runtime
+    from stitchlab.codegen.schedules import switches
+
+    a = RNG.standard_normal(shape).astype(np.float32)
+    with switches(reverse_tiles=False):
+        runtime.current().clear_cache()
+        ys = PROGRAMS[name](sl, sl.asarray(cp.asarray(a)))
+        ks = scanning(sl.explain(*ys).kernels)
+        got = [_host(y) for y in ys]
+    runtime.current().clear_cache()
+    assert ks and all(k.schedule.cache == "tiles" and "tb >= 0;" not in k.source for k in ks)
+    scale = max([float(np.max(np.abs(w))) for w in PROGRAMS[name](np, np.abs(a.astype(np.float64)))] + [1.0])
+    for g, want in zip(got, PROGRAMS[name](np, a.astype(np.float64)), strict=True):
+        assert float(np.max(np.abs(g - want))) <= 1e-5 * scale, (name, shape)
+
+
 @pytest.mark.parametrize("shape", [(2048, 32000), (64, 512), (8192, 4096), (256, 128256), (64, 151936)])
 def test_the_top_p_mask_is_one_kernel_and_numpys(shape: tuple[int, int]) -> None:
     """Vocabularies of 32,000 and less (rows in registers), Llama-3's 128,256 and Qwen's 151,936
