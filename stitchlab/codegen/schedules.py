@@ -73,6 +73,9 @@ CODEGEN_VERSION = "14"  # 11: --fmad=false; 12: sl_rcp_ge1; 13: bf16x2 cvt; 14: 
 #: tile's inputs prefetched into L2 in rows walked in tiles, within 1 % on an H100 where it gained
 #: (top-p over 512 and 2048 x 128256 float32: 204.3 against 206.4 us, 808.3 against 814.0) and 3 %
 #: slower over 64 x 151936 (57.3 against 55.6; benchmarks/results/2026-12-06-h100-7cf04e8-sweep.log).
+#: ``reverse_tiles``: the passes of rows walked in tiles that read no scan go last to first, so
+#: the scanning pass starts on tiles still in L2 (top-p over 64 and 512 x 128256 float32 on an
+#: H100: 38.8 against 42.3 us, 195.0 against 201.5; benchmarks/results/2026-12-06-h100-a9d2461-*).
 OPTIONS: dict[str, bool] = {"cache_values": True, "reciprocal": True, "single_sync": True, "reverse_passes": True,
                             "one_pass_variance": True, "one_hot_pick": True, "cache_hints": True,
                             "shifted_exp_ftz": True, "online_exp_sum": True, "online_exp_sum_streamed": False,
