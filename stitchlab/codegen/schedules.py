@@ -73,8 +73,8 @@ CODEGEN_VERSION = "14"  # 11: --fmad=false; 12: sl_rcp_ge1; 13: bf16x2 cvt; 14: 
 #: tile's inputs prefetched into L2 in rows walked in tiles, within 1 % on an H100 where it gained
 #: (top-p over 512 and 2048 x 128256 float32: 204.3 against 206.4 us, 808.3 against 814.0) and 3 %
 #: slower over 64 x 151936 (57.3 against 55.6; benchmarks/results/2026-12-06-h100-7cf04e8-sweep.log).
-#: ``reverse_tiles``: the passes of rows walked in tiles that read no scan go last to first, so
-#: the scanning pass starts on tiles still in L2 (top-p over 64 and 512 x 128256 float32 on an
+#: ``reverse_tiles``: the passes of rows walked in tiles that read no scan go last to first (not
+#: with an argmax/argmin, as ``reverse_passes``), so the scanning pass starts on tiles still in L2 (top-p over 64 and 512 x 128256 float32 on an
 #: H100: 38.8 against 42.3 us, 195.0 against 201.5; benchmarks/results/2026-12-06-h100-a9d2461-*).
 OPTIONS: dict[str, bool] = {"cache_values": True, "reciprocal": True, "single_sync": True, "reverse_passes": True,
                             "one_pass_variance": True, "one_hot_pick": True, "cache_hints": True,
@@ -787,7 +787,8 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
     row_loop = sched.row_loop
     if row_loop and (sched.family != "row_block" or cache != "none"):
         raise CodegenError(f"row_loop is a schedule of row_block with cache='none', not {sched}")
-    turn = row_loop and not any(r.op in ARG_REDUCTIONS for r in info.reductions)
+    stepping = any(r.op in ARG_REDUCTIONS for r in info.reductions)
+    turn = row_loop and not stepping
     if row_loop:
         w.open(f"for ({idx_t} r = ({idx_t})blockIdx.x; r < R; r += ({idx_t})gridDim.x)")
     else:
@@ -909,9 +910,10 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
             for sc in tile_scans:
                 w.line(f"{sc.ctype} cy{sc.smem} = {sc.ident};")
             step = nt * team
-            if OPTIONS["reverse_tiles"] and not tile_scans:
+            if OPTIONS["reverse_tiles"] and not tile_scans and not stepping:
                 # a pass that reads no scan walks its tiles last to first, so that the scanning
                 # pass after it (first to last) starts on the tiles it read last, still in L2
+                # (not with an argmax/argmin, whose threads step up their positions)
                 w.open(f"for (int tb = {(-(-K // vec) - 1) // step * step}; tb >= 0; tb -= {step})")
             else:
                 w.open(f"for (int tb = 0; tb * {vec} < {K}; tb += {step})")

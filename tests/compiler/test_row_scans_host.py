@@ -212,6 +212,25 @@ def test_rows_walked_in_tiles_are_numpys(name: str, dtype: str, block: int, shap
 
 
 @pytest.mark.skipif(unsupported() is not None, reason=str(unsupported()))
+@pytest.mark.parametrize("op", ["argmax", "argmin"])
+def test_argmax_beside_a_scan_in_tiles_is_numpys_first_index(op: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """An argmax or argmin in a pass of a tiled kernel keeps NumPy's first index of ties and of
+    NaNs: its thread steps up its positions, so that pass walks the tiles first to last even
+    where ``reverse_tiles`` turns the passes that read no scan."""
+    a = RNG.integers(0, 4, (3, 40000)).astype(np.float32)  # (ties: each row's extreme many times)
+    a[1, [9000, 20000, 35000]] = np.nan
+    x = sl.asarray(a)
+    outs = [getattr(x, op)(axis=1), sl.cumsum(x, axis=1) - getattr(x, op)(axis=1, keepdims=True)]
+    plan, sources = _plan(outs, sms=a.shape[0])
+    (k,) = _scanning(plan)
+    assert k.schedule.cache == "tiles" and "tb >= 0;" not in k.source
+    got = run_plan(plan, sources, tmp_path_factory.mktemp("argmax_tiles"))
+    want = getattr(np, op)(a, axis=1)
+    np.testing.assert_array_equal(got[0], want)
+    np.testing.assert_array_equal(got[1], np.cumsum(a.astype(np.float64), axis=1).astype(np.float32) - want[:, None])
+
+
+@pytest.mark.skipif(unsupported() is not None, reason=str(unsupported()))
 @pytest.mark.parametrize("shape", [(5, 7), (37, 3000), (3, 40000)])
 @pytest.mark.parametrize("name", ["cumsum(2x) + x", "cumsum of softmax", "cumprod"])
 def test_bfloat16_scans_are_the_steps_to_a_rounding(name: str, shape: tuple[int, int], monkeypatch: pytest.MonkeyPatch,

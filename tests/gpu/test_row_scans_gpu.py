@@ -86,6 +86,22 @@ def test_tiles_walked_first_to_last_in_every_pass_are_numpys_too(name: str, shap
         assert float(np.max(np.abs(g - want))) <= 1e-5 * scale, (name, shape)
 
 
+@pytest.mark.parametrize("op", ["argmax", "argmin"])
+def test_argmax_beside_a_scan_in_tiles_keeps_numpys_first_index(op: str) -> None:
+    """Ties and NaNs in a row walked in tiles: the argmax/argmin pass goes first to last (its
+    threads step up their positions), where other passes that read no scan go backwards."""
+    import cupy as cp
+
+    a = RNG.integers(0, 4, (64, 128256)).astype(np.float32)
+    a[1, [9000, 70000, 120000]] = np.nan
+    x = sl.asarray(cp.asarray(a))
+    outs = [getattr(x, op)(axis=1), sl.cumsum(x, axis=1) - getattr(x, op)(axis=1, keepdims=True)]
+    assert _caches(*outs) == ["tiles"]
+    want = getattr(np, op)(a, axis=1)
+    np.testing.assert_array_equal(outs[0].get(), want)
+    np.testing.assert_array_equal(outs[1].get(), np.cumsum(a.astype(np.float64), axis=1).astype(np.float32) - want[:, None])
+
+
 @pytest.mark.parametrize("shape", [(2048, 32000), (64, 512), (8192, 4096), (256, 128256), (64, 151936)])
 def test_the_top_p_mask_is_one_kernel_and_numpys(shape: tuple[int, int]) -> None:
     """Vocabularies of 32,000 and less (rows in registers), Llama-3's 128,256 and Qwen's 151,936
