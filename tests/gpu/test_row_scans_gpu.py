@@ -54,13 +54,18 @@ def test_scans_in_row_kernels_are_numpys_to_the_order_of_adds(name: str, dtype: 
     assert _scans_in_kernels(*ys) >= 1
     if shape[1] > 32768:  # (rows no block holds in registers)
         assert set(_caches(*ys)) == {"tiles"}
-    # (the running sums' size bounds another order's error: a few roundings of each; the program
-    # of |a| bounds every running sum's size)
+    _assert_numpys(name, a, [_host(y) for y in ys])
+
+
+def _assert_numpys(name: str, a: np.ndarray, got: list[np.ndarray]) -> None:
+    """``got``, program ``name``'s results over ``a``, against NumPy's in float64 to the order of
+    adds: the running sums' size bounds another order's error (a few roundings of each; the
+    program of ``|a|`` bounds every running sum's size)."""
     scale = max([float(np.max(np.abs(w))) for w in PROGRAMS[name](np, np.abs(a.astype(np.float64)))] + [1.0])
-    tol = 1e-5 if dtype == "float32" else 1e-13
-    for got, want in zip([_host(y) for y in ys], PROGRAMS[name](np, a.astype(np.float64)), strict=True):
-        assert got.shape == np.shape(want)
-        assert float(np.max(np.abs(got - want))) <= tol * scale, (name, dtype, shape)
+    tol = 1e-5 if a.dtype == np.float32 else 1e-13
+    for g, want in zip(got, PROGRAMS[name](np, a.astype(np.float64)), strict=True):
+        assert g.shape == np.shape(want)
+        assert float(np.max(np.abs(g - want))) <= tol * scale, (name, a.dtype, a.shape)
 
 
 @pytest.mark.parametrize("shape", [(300, 40001), (64, 128256)])
@@ -81,9 +86,7 @@ def test_tiles_walked_first_to_last_in_every_pass_are_numpys_too(name: str, shap
         got = [_host(y) for y in ys]
     runtime.current().clear_cache()
     assert ks and all(k.schedule.cache == "tiles" and "tb >= 0;" not in k.source for k in ks)
-    scale = max([float(np.max(np.abs(w))) for w in PROGRAMS[name](np, np.abs(a.astype(np.float64)))] + [1.0])
-    for g, want in zip(got, PROGRAMS[name](np, a.astype(np.float64)), strict=True):
-        assert float(np.max(np.abs(g - want))) <= 1e-5 * scale, (name, shape)
+    _assert_numpys(name, a, got)
 
 
 @pytest.mark.parametrize("op", ["argmax", "argmin"])
