@@ -74,8 +74,9 @@ CODEGEN_VERSION = "14"  # 11: --fmad=false; 12: sl_rcp_ge1; 13: bf16x2 cvt; 14: 
 #: (top-p over 512 and 2048 x 128256 float32: 204.3 against 206.4 us, 808.3 against 814.0) and 3 %
 #: slower over 64 x 151936 (57.3 against 55.6; benchmarks/results/2026-12-06-h100-7cf04e8-sweep.log).
 #: ``reverse_tiles``: the passes of rows walked in tiles that read no scan go last to first (not
-#: with an argmax/argmin, as ``reverse_passes``), so the scanning pass starts on tiles still in L2 (top-p over 64 and 512 x 128256 float32 on an
-#: H100: 38.8 against 42.3 us, 195.0 against 201.5; benchmarks/results/2026-12-06-h100-a9d2461-*).
+#: with an argmax/argmin, as ``reverse_passes``), so the scanning pass starts on tiles still in
+#: L2 (top-p over 64 and 512 x 128256 float32 on an H100: 38.8 against 42.3 us, 195.0 against
+#: 201.5; benchmarks/results/2026-12-06-h100-a9d2461-*).
 OPTIONS: dict[str, bool] = {"cache_values": True, "reciprocal": True, "single_sync": True, "reverse_passes": True,
                             "one_pass_variance": True, "one_hot_pick": True, "cache_hints": True,
                             "shifted_exp_ftz": True, "online_exp_sum": True, "online_exp_sum_streamed": False,
@@ -919,9 +920,9 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
                 w.open(f"for (int tb = 0; tb * {vec} < {K}; tb += {step})")
             load_leaves(w)
             if OPTIONS["tile_prefetch"] and leaves:  # the next tile's inputs into L2 behind this one's loads
-                w.open(f"if ((tb + {nt * team}) * {vec} < {K})")
+                w.open(f"if ((tb + {step}) * {vec} < {K})")
                 w.line("#pragma unroll")
-                ahead = f"(tb + {nt * team} + lane + t * {team})"
+                ahead = f"(tb + {step} + lane + t * {team})"
                 w.open(f"for (int t = 0; t < {nt}; ++t) if ({ahead} * {vec} < {K})")
                 base = w.tmp(w.linear(_full_index(w, info, "r", f"{ahead} * {vec}", str(K), str(info.rows))))
                 for p in leaves:
