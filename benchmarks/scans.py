@@ -9,7 +9,9 @@ time ``stitchlab_steps``: the same program with the planner switch ``row_scans``
 scans joined row kernels; and, at a vocabulary too long for a row in registers (Llama-3's
 128,256), ``stitchlab_two_pass``: the kernel that walks its rows in tiles with the sum of exps
 in a pass of its own (``schedules.OPTIONS["online_exp_sum"]`` off), as in the other streamed rows,
-and ``stitchlab_forward``: every pass walking its tiles first to last (``reverse_tiles`` off).
+``stitchlab_forward``: every pass walking its tiles first to last (``reverse_tiles`` off), and
+``stitchlab_element_maxima``: the online sums scaled at each element that raises the running
+maximum, not once a tile (``tile_maxima`` off).
 
     python3 benchmarks/scans.py --out /tmp/scans [--samples 15] [--commit C] [--cases top_p_float32,...]
 
@@ -55,6 +57,7 @@ VARIANTS: dict[str, tuple[dict[str, bool], dict[str, bool]]] = {
     "stitchlab_steps": ({"row_scans": False}, {}),
     "stitchlab_two_pass": ({}, {"online_exp_sum": False}),
     "stitchlab_forward": ({}, {"reverse_tiles": False}),
+    "stitchlab_element_maxima": ({}, {"tile_maxima": False}),
 }
 
 #: relative to the running sum of magnitudes: a few roundings of the result's dtype
@@ -161,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
                    "torch_compile": torch.compile(lambda u, a=axis: torch.cumsum(u, dim=a))}
         fns = {"stitchlab": sl.jit(prog), **fns}
         if name.startswith("top_p"):  # (the scan a library step between kernels, as before it joined the row kernel)
-            variants = ["stitchlab_steps"] + (["stitchlab_two_pass", "stitchlab_forward"] if shape[1] > 32768 else [])
+            variants = ["stitchlab_steps"] + (["stitchlab_two_pass", "stitchlab_forward", "stitchlab_element_maxima"] if shape[1] > 32768 else [])
             fns = {"stitchlab": fns["stitchlab"], **{v: sl.jit(lambda u: top_p(sl, u)) for v in variants}, **fns}
         for impl, fn in fns.items():
             row = dict(base, impl=impl)

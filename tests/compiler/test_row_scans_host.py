@@ -212,6 +212,38 @@ def test_rows_walked_in_tiles_are_numpys(name: str, dtype: str, block: int, shap
 
 
 @pytest.mark.skipif(unsupported() is not None, reason=str(unsupported()))
+@pytest.mark.parametrize("reverse", [True, False], ids=["reversed", "forward"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_sums_of_exps_in_tiles_keep_numpys_infinities_and_nans(dtype: str, reverse: bool,
+                                                                tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The max's pass of a softmax walked in tiles adds ``exp(v - m)`` with ``m`` the largest value
+    of the tiles so far (``_tile_maxima``): rows whose maximum rises in every tile and in none
+    after the first, infinities, tiles and rows of -inf and NaNs give NumPy's values and NaNs."""
+    from stitchlab.codegen.schedules import switches
+
+    a = RNG.standard_normal((8, 9000)).astype(dtype)
+    a[1] = np.linspace(-30, 30, a.shape[1])
+    a[2] = np.linspace(30, -30, a.shape[1])
+    a[3, [10, 5000, 8999]] = np.inf
+    a[4, :4100] = a[4, 5000:] = -np.inf  # (the first tiles walked hold only -inf, either way)
+    a[5] = -np.inf
+    a[6, 4321] = np.nan
+    a[7, 100], a[7, 200] = np.inf, -np.inf
+    plan, sources = _plan(PROGRAMS["cumsum of softmax"](sl, sl.asarray(a)), sms=a.shape[0])
+    with switches(reverse_tiles=reverse):
+        plan = _tiled(plan, 256)
+    (k,) = _scanning(plan)
+    assert k.source.count(" = fmax(tm") == 1 and k.source.count("for (int tb = ") == 2
+    (got,) = run_plan(plan, sources, tmp_path_factory.mktemp("tile_maxima"))
+    with np.errstate(invalid="ignore"):
+        (want,) = PROGRAMS["cumsum of softmax"](np, a.astype(np.float64))
+    assert np.isnan(want[[3, 5, 6, 7]]).all() and not np.isnan(want[[0, 1, 2, 4]]).any()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    ok = ~np.isnan(want)
+    np.testing.assert_allclose(got[ok], want[ok], rtol=0, atol=64 * np.finfo(dtype).eps)
+
+
+@pytest.mark.skipif(unsupported() is not None, reason=str(unsupported()))
 @pytest.mark.parametrize("op", ["argmax", "argmin"])
 def test_argmax_beside_a_scan_in_tiles_is_numpys_first_index(op: str, tmp_path_factory: pytest.TempPathFactory) -> None:
     """An argmax or argmin in a pass of a tiled kernel keeps NumPy's first index of ties and of

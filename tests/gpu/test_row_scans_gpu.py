@@ -89,6 +89,33 @@ def test_tiles_walked_first_to_last_in_every_pass_are_numpys_too(name: str, shap
     _assert_numpys(name, a, got)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_sums_of_exps_in_tiles_keep_numpys_infinities_and_nans(dtype: str) -> None:
+    """The max's pass of a softmax walked in tiles scales its running sum once a tile, to the
+    tile's maximum (``_tile_maxima``): rows whose maximum rises in every tile and in none after
+    the first, infinities, tiles and rows of -inf and NaNs give NumPy's values and NaNs."""
+    import cupy as cp
+
+    a = RNG.standard_normal((8, 128256)).astype(dtype)
+    a[1] = np.linspace(-30, 30, a.shape[1])
+    a[2] = np.linspace(30, -30, a.shape[1])
+    a[3, [10, 70000, 128255]] = np.inf
+    a[4, :40000] = a[4, 90000:] = -np.inf
+    a[5] = -np.inf
+    a[6, 4321] = np.nan
+    a[7, 100], a[7, 200] = np.inf, -np.inf
+    (y,) = PROGRAMS["cumsum of softmax"](sl, sl.asarray(cp.asarray(a)))
+    (k,) = scanning(sl.explain(y).kernels)
+    assert k.schedule.cache == "tiles" and " = fmax(tm" in k.source
+    got = _host(y)
+    with np.errstate(invalid="ignore"):
+        (want,) = PROGRAMS["cumsum of softmax"](np, a.astype(np.float64))
+    assert np.isnan(want[[3, 5, 6, 7]]).all() and not np.isnan(want[[0, 1, 2, 4]]).any()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    ok = ~np.isnan(want)
+    np.testing.assert_allclose(got[ok], want[ok], rtol=0, atol=1e-5 if dtype == "float32" else 1e-13)
+
+
 @pytest.mark.parametrize("op", ["argmax", "argmin"])
 def test_argmax_beside_a_scan_in_tiles_keeps_numpys_first_index(op: str) -> None:
     """Ties and NaNs in a row walked in tiles: the argmax/argmin pass goes first to last (its
