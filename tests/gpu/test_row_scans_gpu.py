@@ -96,7 +96,7 @@ def test_sums_of_exps_in_tiles_keep_numpys_infinities_and_nans(dtype: str) -> No
     the first, infinities, tiles and rows of -inf and NaNs give NumPy's values and NaNs."""
     import cupy as cp
 
-    a = RNG.standard_normal((8, 128256)).astype(dtype)
+    a = RNG.standard_normal((64, 128256)).astype(dtype)  # (as few rows as a block a row is planned for)
     a[1] = np.linspace(-30, 30, a.shape[1])
     a[2] = np.linspace(30, -30, a.shape[1])
     a[3, [10, 70000, 128255]] = np.inf
@@ -110,7 +110,7 @@ def test_sums_of_exps_in_tiles_keep_numpys_infinities_and_nans(dtype: str) -> No
     got = _host(y)
     with np.errstate(invalid="ignore"):
         (want,) = PROGRAMS["cumsum of softmax"](np, a.astype(np.float64))
-    assert np.isnan(want[[3, 5, 6, 7]]).all() and not np.isnan(want[[0, 1, 2, 4]]).any()
+    assert np.isnan(want[[3, 5, 6, 7]]).all() and not np.isnan(want[[0, 1, 2, 4]]).any() and not np.isnan(want[8:]).any()
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     ok = ~np.isnan(want)
     np.testing.assert_allclose(got[ok], want[ok], rtol=0, atol=1e-5 if dtype == "float32" else 1e-13)
