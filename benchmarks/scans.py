@@ -11,7 +11,7 @@ scans joined row kernels; and, at a vocabulary too long for a row in registers (
 in a pass of its own (``schedules.OPTIONS["online_exp_sum"]`` off), as in the other streamed rows,
 ``stitchlab_forward``: every pass walking its tiles first to last (``reverse_tiles`` off), and
 ``stitchlab_element_maxima``: the online sums scaled at each element that raises the running
-maximum, not once a tile (``tile_maxima`` off).
+maximum, not once a tile (``group_maxima`` off).
 
     python3 benchmarks/scans.py --out /tmp/scans [--samples 15] [--commit C] [--cases top_p_float32,...]
 
@@ -57,7 +57,7 @@ VARIANTS: dict[str, tuple[dict[str, bool], dict[str, bool]]] = {
     "stitchlab_steps": ({"row_scans": False}, {}),
     "stitchlab_two_pass": ({}, {"online_exp_sum": False}),
     "stitchlab_forward": ({}, {"reverse_tiles": False}),
-    "stitchlab_element_maxima": ({}, {"tile_maxima": False}),
+    "stitchlab_element_maxima": ({}, {"group_maxima": False}),
 }
 
 #: relative to the running sum of magnitudes: a few roundings of the result's dtype

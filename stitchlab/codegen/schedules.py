@@ -76,13 +76,14 @@ CODEGEN_VERSION = "14"  # 11: --fmad=false; 12: sl_rcp_ge1; 13: bf16x2 cvt; 14: 
 #: ``reverse_tiles``: the passes of rows walked in tiles that read no scan go last to first (not
 #: with an argmax/argmin, as ``reverse_passes``), so the scanning pass starts on tiles still in
 #: L2 (top-p over 64 and 512 x 128256 float32 on an H100: 38.8 against 42.3 us, 195.0 against
-#: 201.5; benchmarks/results/2026-12-06-h100-a9d2461-*). ``tile_maxima``: the online sums of rows
-#: walked in tiles scaled once a tile, to its maximum found first (``_tile_maxima``), not at each
-#: element that raises the running maximum.
+#: 201.5; benchmarks/results/2026-12-06-h100-a9d2461-*). ``group_maxima``: the online sums of rows
+#: walked in tiles, and of streamed rows that store no full-size output, scaled once a tile or a
+#: 16-byte chunk, to its maximum found first (``_group_maxima``), not at each element that raises
+#: the running maximum.
 OPTIONS: dict[str, bool] = {"cache_values": True, "reciprocal": True, "single_sync": True, "reverse_passes": True,
                             "one_pass_variance": True, "one_hot_pick": True, "cache_hints": True,
                             "shifted_exp_ftz": True, "online_exp_sum": True, "online_exp_sum_streamed": False,
-                            "tile_prefetch": False, "reverse_tiles": True, "tile_maxima": True}
+                            "tile_prefetch": False, "reverse_tiles": True, "group_maxima": True}
 
 
 @contextlib.contextmanager
@@ -448,10 +449,10 @@ class _Loop:
     store_close: Callable[[Writer, list[tuple[int, Node]]], None] | None = None
     store: Callable[[Writer, int, str, Index], None] | None = None
     cache_on: bool = True
-    #: a loop walking tiles (``cache="tiles"``): the loop over one tile's elements, inside the
-    #: tile loop; ``open(w, prologue)`` then writes ``prologue(w)`` between a tile's loads and its
-    #: element loop
-    tile: _Loop | None = None
+    #: where the loop takes its elements in groups held at once (a tile of ``cache="tiles"``, a
+    #: 16-byte chunk of streamed vectors): the loop over one group's elements, inside the loop;
+    #: ``open(w, prologue)`` then writes ``prologue(w)`` between a group's loads and its elements
+    group: _Loop | None = None
 
 
 def _simple_loop(header: str, pragma: str | None = None, guard: str | None = None, body_first: str | None = None,
@@ -621,11 +622,11 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
             w.hoist_at, w.hoist_depth = len(w.lines), w.depth
             for lp in loops_of(passes):
                 w.cache_on = lp.cache_on
-                # a loop in tiles: the tile's maximum first, so that the running sums are scaled
-                # once a tile and each element adds one exp, with no branch
-                tile_max = bool(ol) and lp.tile is not None and OPTIONS["tile_maxima"]
-                if tile_max:
-                    lp.open(w, functools.partial(_tile_maxima, lp=lp, ol=ol))
+                # a loop in groups (tiles, chunks): the group's maximum first, so that the running
+                # sums are scaled once a group and each element adds one exp, with no branch
+                group_max = bool(ol) and lp.group is not None and OPTIONS["group_maxima"]
+                if group_max:
+                    lp.open(w, functools.partial(_group_maxima, lp=lp, ol=ol))
                 else:
                     lp.open(w)
                 if count:
@@ -653,7 +654,7 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
                             # counts 1 (two equal infinities: the rescale below gives the exact
                             # inf or NaN; -inf terms vanish once m is finite), NaN poisons s
                             v, t = w.value(a_node, full), _acc_type(r2)
-                            if tile_max:  # (m is the tile's maximum already)
+                            if group_max:  # (m is the group's maximum already)
                                 w.line(f"{sm} += {v} == {m} ? ({t})1 : exp({v} - {m});")
                             else:
                                 w.line(f"if ({v} > {m}) {{ {sm} = {sm} * exp({m} - {v}) + ({t})1; {m} = {v}; }} "
@@ -723,22 +724,22 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
         w.hoist_at = None
 
 
-def _tile_maxima(w: Writer, lp: _Loop, ol: list[tuple[Node, Node, Node, str, str]]) -> None:
+def _group_maxima(w: Writer, lp: _Loop, ol: list[tuple[Node, Node, Node, str, str]]) -> None:
     """The running maxima ``m`` of the online sums ``ol`` (``_emit_phases``) raised to the largest
-    value of a tile, over the tile's elements (``lp.tile``, before the pass's loop over them), and
-    their sums ``s`` scaled to them: each element of the tile then adds ``exp(v - m)`` without a
-    branch, and the 16 or so exps of a thread's tile are independent (top-p over 64 x 128256
-    float32 on an H100: 34.3 against 40.0 us). NaNs are passed over here (``fmax``) and poison
-    ``s`` when added; an infinite maximum scales ``s`` to 0, as an element at a time did."""
-    assert lp.tile is not None
+    value of a group (a tile, a chunk), over the group's elements (``lp.group``, before the pass's
+    loop over them), and their sums ``s`` scaled to them: each element of the group then adds
+    ``exp(v - m)`` without a branch, and the exps of a thread's group are independent (top-p over
+    64 x 128256 float32 on an H100: 34.3 against 40.0 us). NaNs are passed over here (``fmax``)
+    and poison ``s`` when added; an infinite maximum scales ``s`` to 0, as an element at a time did."""
+    assert lp.group is not None
     top = [(w.fresh("tm"), r2, a_node, m, sm) for r2, a_node, _shift, m, sm in ol]
     for tm, r2, _a, m, _sm in top:
         w.line(f"{_acc_type(r2)} {tm} = {m};")
-    lp.tile.open(w)
+    lp.group.open(w)
     full = w.full_index = w.make_full()
     for tm, _r2, a_node, _m, _sm in top:
         w.line(f"{tm} = fmax({tm}, {w.value(a_node, full)});")
-    lp.tile.close(w)
+    lp.group.close(w)
     for tm, _r2, _a, m, sm in top:
         w.line(f"if ({tm} > {m}) {{ {sm} *= exp({m} - {tm}); {m} = {tm}; }}")
 
@@ -987,14 +988,19 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
                   tiled: bool = tiles) -> None:
             if tiled:
                 tile_open(w)
-                if prologue is not None:
+                if prologue is not None:  # (over the tile)
                     prologue(w)
             w.line(head[0])
             w.open(head[1])
             chunk_start(w)
             if vec > 1:
-                w.line("#pragma unroll")
-                w.open(f"for (int u = 0; u < {vec}; ++u)")
+                if prologue is not None and not tiled:  # (over the chunk)
+                    prologue(w)
+                open_chunk(w)
+
+        def open_chunk(w: Writer) -> None:
+            w.line("#pragma unroll")
+            w.open(f"for (int u = 0; u < {vec}; ++u)")
 
         def close(w: Writer, tiled: bool = tiles) -> None:
             w.close()
@@ -1010,9 +1016,17 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
             full = _full_index(w, info, "r", c, str(K), str(info.rows))
             return dataclasses.replace(full, lane=lane[0]) if vec > 1 and w.vec_at is not None else full
 
-        in_tile = _Loop(functools.partial(open_, tiled=False), functools.partial(close, tiled=False)) if tiles else None
-        loop = _Loop(open_, close, tile=in_tile)
-        loop_back = _Loop(functools.partial(open_, head=back), close)
+        # the elements held at once, which the group maxima of online sums go over first
+        # (_group_maxima): a tile; a streamed chunk where the kernel stores no full-size output
+        # (with one, softmax's, the H100 took 1 % longer at 512 and 1,024 rows of 128,256 or more)
+        if tiles:
+            group = _Loop(functools.partial(open_, tiled=False), functools.partial(close, tiled=False))
+        elif cache == "none" and vec > 1 and not out_full:
+            group = _Loop(open_chunk, lambda w: w.close())
+        else:
+            group = None
+        loop = _Loop(open_, close, group=group)
+        loop_back = _Loop(functools.partial(open_, head=back), close, group=group)
         if vec > 1:
             def store_open(w: Writer, outs: list[tuple[int, Node]], head: tuple[str, str] = header) -> None:
                 if tiles:
@@ -1047,9 +1061,9 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
                     w.close()
                     w.close()
 
-            loop = _Loop(open_, close, store_open, store_close, store, tile=in_tile)
+            loop = _Loop(open_, close, store_open, store_close, store, group=group)
             loop_back = _Loop(functools.partial(open_, head=back), close, functools.partial(store_open, head=back),
-                              store_close, store)
+                              store_close, store, group=group)
     else:
         if cache == "shared":
             for p in leaves:

@@ -149,3 +149,46 @@ def test_walking_kernels_spill_no_more_than_a_row_a_block(name: str, dtype: str)
     assert use.spill_stores <= plain.spill_stores and use.spill_loads <= plain.spill_loads, (use, plain)
     if (name, dtype) != ("logsumexp", "float64"):
         assert (use.spill_stores, use.spill_loads) == (0, 0), f"{ks.name} {ks.schedule}: {use}"
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_sums_of_exps_of_streamed_chunks_keep_infinities_and_nans(dtype: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A walking kernel that stores no full-size output (logsumexp) scales its sum of exps once a
+    16-byte chunk, to the chunk's maximum found first (``_group_maxima``), run on the host against
+    NumPy: rows whose maximum rises at every chunk and at none after the first, +inf, chunks and a
+    row of -inf, NaN. float64 rows stream element by element: the maximum an element at a time."""
+    from stitchlab.codegen.program import build_plan
+    from stitchlab.ir.graph import build_graph
+    from stitchlab.plan.device import preset
+
+    from .hostkernels import run_plan, unsupported
+
+    if unsupported() is not None:
+        pytest.skip(str(unsupported()))
+    rng = np.random.default_rng(61)
+    a = rng.standard_normal((7, 9000)).astype(dtype)
+    a[1] = np.linspace(-30, 30, a.shape[1])
+    a[2] = np.linspace(30, -30, a.shape[1])
+    a[3, [10, 5000, 8999]] = np.inf
+    a[4, :4100] = a[4, 5000:] = -np.inf
+    a[5] = -np.inf
+    a[6, 4321] = np.nan
+    graph, sources = build_graph([sl.logsumexp(sl.asarray(a), axis=-1)._node])
+    plan = build_plan(graph, preset("H200"))
+    (k,) = plan.kernels
+    ks = emit(k.info, Schedule("row_block", block=256, vec=4, cache="none", row_loop=True))
+    assert "for (int r = (int)blockIdx.x; r < R;" in ks.source
+    assert ks.source.count(" = fmax(tm") == (1 if dtype == "float32" else 0)
+    k = dataclasses.replace(k, name=ks.name, source=ks.source, params=ks.params, schedule=ks.schedule,
+                            launch=dataclasses.replace(k.launch, grid=(3, 1, 1), block=(256, 1, 1)))
+    (got,) = run_plan(dataclasses.replace(plan, kernels=[k]), sources, tmp_path_factory.mktemp("chunk_maxima"))
+    x = a.astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        m = x.max(axis=1, keepdims=True)
+        shift = np.where(np.isfinite(m), m, 0.0)
+        want = (shift + np.log(np.exp(x - shift).sum(axis=1, keepdims=True)))[:, 0]
+    assert np.isnan(want[6]) and want[3] == np.inf and want[5] == -np.inf and np.isfinite(want[[0, 1, 2, 4]]).all()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(got[~np.isfinite(want)], want[~np.isfinite(want)])
+    ok = np.isfinite(want)
+    np.testing.assert_allclose(got[ok], want[ok], rtol=8 * np.finfo(dtype).eps, atol=0)

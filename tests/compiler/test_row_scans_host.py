@@ -217,7 +217,7 @@ def test_rows_walked_in_tiles_are_numpys(name: str, dtype: str, block: int, shap
 def test_sums_of_exps_in_tiles_keep_numpys_infinities_and_nans(dtype: str, reverse: bool,
                                                                 tmp_path_factory: pytest.TempPathFactory) -> None:
     """The max's pass of a softmax walked in tiles adds ``exp(v - m)`` with ``m`` the largest value
-    of the tiles so far (``_tile_maxima``): rows whose maximum rises in every tile and in none
+    of the tiles so far (``_group_maxima``): rows whose maximum rises in every tile and in none
     after the first, infinities, tiles and rows of -inf and NaNs give NumPy's values and NaNs."""
     from stitchlab.codegen.schedules import switches
 

@@ -92,7 +92,7 @@ def test_tiles_walked_first_to_last_in_every_pass_are_numpys_too(name: str, shap
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_sums_of_exps_in_tiles_keep_numpys_infinities_and_nans(dtype: str) -> None:
     """The max's pass of a softmax walked in tiles scales its running sum once a tile, to the
-    tile's maximum (``_tile_maxima``): rows whose maximum rises in every tile and in none after
+    tile's maximum (``_group_maxima``): rows whose maximum rises in every tile and in none after
     the first, infinities, tiles and rows of -inf and NaNs give NumPy's values and NaNs."""
     import cupy as cp
 
