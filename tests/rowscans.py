@@ -32,3 +32,19 @@ def scanning(kernels: Any) -> list[Any]:
     """The kernels (of a plan or ``sl.explain``) that scan: the preamble, which every source has,
     left out."""
     return [k for k in kernels if getattr(k, "source", None) and "sl_row_scan<" in k.source[k.source.find('extern "C"'):]]
+
+
+def with_special_rows(a: np.ndarray) -> np.ndarray:
+    """``a`` (8 rows or more of floats) with rows 1-7 made of special values, in place: the
+    maximum rising along the row, and falling; +inf at three places; -inf over the first 46 % and
+    the last 45 % (finite between, so tiles or chunks of -inf come first either way); all -inf; one
+    NaN; +inf beside -inf. For the online sums of exps (``_group_maxima``)."""
+    n = a.shape[1]
+    a[1] = np.linspace(-30, 30, n)
+    a[2] = np.linspace(30, -30, n)
+    a[3, [10, n // 2, n - 1]] = np.inf
+    a[4, : int(n * 0.46)] = a[4, int(n * 0.55):] = -np.inf
+    a[5] = -np.inf
+    a[6, n // 3] = np.nan
+    a[7, 100], a[7, 200] = np.inf, -np.inf
+    return a

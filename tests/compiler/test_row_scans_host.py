@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from rowscans import PROGRAMS, scanning
+from rowscans import PROGRAMS, scanning, with_special_rows
 from rowscans import softmax as _softmax
 
 import stitchlab as sl
@@ -221,14 +221,7 @@ def test_sums_of_exps_in_tiles_keep_numpys_infinities_and_nans(dtype: str, rever
     after the first, infinities, tiles and rows of -inf and NaNs give NumPy's values and NaNs."""
     from stitchlab.codegen.schedules import switches
 
-    a = RNG.standard_normal((8, 9000)).astype(dtype)
-    a[1] = np.linspace(-30, 30, a.shape[1])
-    a[2] = np.linspace(30, -30, a.shape[1])
-    a[3, [10, 5000, 8999]] = np.inf
-    a[4, :4100] = a[4, 5000:] = -np.inf  # (the first tiles walked hold only -inf, either way)
-    a[5] = -np.inf
-    a[6, 4321] = np.nan
-    a[7, 100], a[7, 200] = np.inf, -np.inf
+    a = with_special_rows(RNG.standard_normal((8, 9000)).astype(dtype))
     plan, sources = _plan(PROGRAMS["cumsum of softmax"](sl, sl.asarray(a)), sms=a.shape[0])
     with switches(reverse_tiles=reverse):
         plan = _tiled(plan, 256)

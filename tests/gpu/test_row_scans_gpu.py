@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 from rowscans import PROGRAMS as ALL_PROGRAMS
-from rowscans import scanning
+from rowscans import scanning, with_special_rows
 from rowscans import softmax as _softmax
 
 import stitchlab as sl
@@ -96,14 +96,7 @@ def test_sums_of_exps_in_tiles_keep_numpys_infinities_and_nans(dtype: str) -> No
     the first, infinities, tiles and rows of -inf and NaNs give NumPy's values and NaNs."""
     import cupy as cp
 
-    a = RNG.standard_normal((64, 128256)).astype(dtype)  # (as few rows as a block a row is planned for)
-    a[1] = np.linspace(-30, 30, a.shape[1])
-    a[2] = np.linspace(30, -30, a.shape[1])
-    a[3, [10, 70000, 128255]] = np.inf
-    a[4, :40000] = a[4, 90000:] = -np.inf
-    a[5] = -np.inf
-    a[6, 4321] = np.nan
-    a[7, 100], a[7, 200] = np.inf, -np.inf
+    a = with_special_rows(RNG.standard_normal((64, 128256)).astype(dtype))  # (64: planned a block a row)
     (y,) = PROGRAMS["cumsum of softmax"](sl, sl.asarray(cp.asarray(a)))
     (k,) = scanning(sl.explain(y).kernels)
     assert k.schedule.cache == "tiles" and " = fmax(tm" in k.source
