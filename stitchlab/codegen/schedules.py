@@ -77,9 +77,9 @@ CODEGEN_VERSION = "14"  # 11: --fmad=false; 12: sl_rcp_ge1; 13: bf16x2 cvt; 14: 
 #: with an argmax/argmin, as ``reverse_passes``), so the scanning pass starts on tiles still in
 #: L2 (top-p over 64 and 512 x 128256 float32 on an H100: 38.8 against 42.3 us, 195.0 against
 #: 201.5; benchmarks/results/2026-12-06-h100-a9d2461-*). ``group_maxima``: the online sums of rows
-#: walked in tiles, and of streamed rows that store no full-size output, scaled once a tile or a
-#: 16-byte chunk, to its maximum found first (``_group_maxima``), not at each element that raises
-#: the running maximum.
+#: walked in tiles, and of streamed rows that store no full-size output or are few
+#: (``Schedule.few_rows``), scaled once a tile or a 16-byte chunk, to its maximum found first
+#: (``_group_maxima``), not at each element that raises the running maximum.
 OPTIONS: dict[str, bool] = {"cache_values": True, "reciprocal": True, "single_sync": True, "reverse_passes": True,
                             "one_pass_variance": True, "one_hot_pick": True, "cache_hints": True,
                             "shifted_exp_ftz": True, "online_exp_sum": True, "online_exp_sum_streamed": False,
@@ -1017,11 +1017,12 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
             return dataclasses.replace(full, lane=lane[0]) if vec > 1 and w.vec_at is not None else full
 
         # the elements held at once, which the group maxima of online sums go over first
-        # (_group_maxima): a tile; a streamed chunk where the kernel stores no full-size output
-        # (with one, softmax's, the H100 took 1 % longer at 512 and 1,024 rows of 128,256 or more)
+        # (_group_maxima): a tile; a streamed chunk where the kernel stores no full-size output,
+        # or has few rows (with one, softmax's, the H100 took 1 % longer at 512 and 1,024 rows of
+        # 128,256 or more, and 11 % less at 64: Schedule.few_rows)
         if tiles:
             group = _Loop(functools.partial(open_, tiled=False), functools.partial(close, tiled=False))
-        elif cache == "none" and vec > 1 and not out_full:
+        elif cache == "none" and vec > 1 and (not out_full or sched.few_rows):
             group = _Loop(open_chunk, lambda w: w.close())
         else:
             group = None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+from typing import Any
 
 import numpy as np
 import pytest
@@ -130,6 +131,9 @@ def test_row_loop_is_part_of_the_registry_key_only_where_set() -> None:
     walking = dataclasses.replace(plain, row_loop=True)
     assert walking.params() == {**plain.params(), "row_loop": True}
     assert str(walking) == "row_block(block=128, vec=4, row_loop, index=int)"
+    few = dataclasses.replace(walking, few_rows=True)
+    assert few.params() == {**walking.params(), "few_rows": True} and "few_rows" not in walking.params()
+    assert str(few) == "row_block(block=128, vec=4, row_loop, few_rows, index=int)"
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
@@ -152,12 +156,15 @@ def test_walking_kernels_spill_no_more_than_a_row_a_block(name: str, dtype: str)
         assert (use.spill_stores, use.spill_loads) == (0, 0), f"{ks.name} {ks.schedule}: {use}"
 
 
+@pytest.mark.parametrize(("op", "few_rows"), [("logsumexp", False), ("softmax", True)])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_sums_of_exps_of_streamed_chunks_keep_infinities_and_nans(dtype: str, tmp_path_factory: pytest.TempPathFactory) -> None:
-    """A walking kernel that stores no full-size output (logsumexp) scales its sum of exps once a
-    16-byte chunk, to the chunk's maximum found first (``_group_maxima``), run on the host against
-    NumPy: rows whose maximum rises at every chunk and at none after the first, +inf, chunks and a
-    row of -inf, NaN. float64 rows stream element by element: the maximum an element at a time."""
+def test_sums_of_exps_of_streamed_chunks_keep_infinities_and_nans(op: str, few_rows: bool, dtype: str,
+                                                                  tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A walking kernel that stores no full-size output (logsumexp), or one planned for few rows
+    (softmax, ``Schedule.few_rows``), scales its sum of exps once a 16-byte chunk, to the chunk's
+    maximum found first (``_group_maxima``), run on the host against NumPy: rows whose maximum
+    rises at every chunk and at none after the first, +inf, chunks and a row of -inf, NaN.
+    float64 rows stream element by element: the maximum an element at a time."""
     from stitchlab.codegen.program import build_plan
     from stitchlab.ir.graph import build_graph
     from stitchlab.plan.device import preset
@@ -167,22 +174,54 @@ def test_sums_of_exps_of_streamed_chunks_keep_infinities_and_nans(dtype: str, tm
     if unsupported() is not None:
         pytest.skip(str(unsupported()))
     a = with_special_rows(np.random.default_rng(61).standard_normal((8, 9000)).astype(dtype))
-    graph, sources = build_graph([sl.logsumexp(sl.asarray(a), axis=-1)._node])
+    graph, sources = build_graph([getattr(sl, op)(sl.asarray(a), axis=-1)._node])
     plan = build_plan(graph, preset("H200"))
     (k,) = plan.kernels
-    ks = emit(k.info, Schedule("row_block", block=256, vec=4, cache="none", row_loop=True))
+    sched = Schedule("row_block", block=256, vec=4, cache="none", row_loop=True)
+    ks = emit(k.info, dataclasses.replace(sched, few_rows=few_rows))
     assert "for (int r = (int)blockIdx.x; r < R;" in ks.source
     assert ks.source.count(" = fmax(tm") == (1 if dtype == "float32" else 0)
+    if few_rows:  # (without it, a kernel that stores its rows scales at each element)
+        assert " = fmax(tm" not in emit(k.info, sched).source
     k = dataclasses.replace(k, name=ks.name, source=ks.source, params=ks.params, schedule=ks.schedule,
                             launch=dataclasses.replace(k.launch, grid=(3, 1, 1), block=(256, 1, 1)))
     (got,) = run_plan(dataclasses.replace(plan, kernels=[k]), sources, tmp_path_factory.mktemp("chunk_maxima"))
     x = a.astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         m = x.max(axis=1, keepdims=True)
-        shift = np.where(np.isfinite(m), m, 0.0)
-        want = (shift + np.log(np.exp(x - shift).sum(axis=1, keepdims=True)))[:, 0]
-    assert np.isnan(want[6]) and (want[[3, 7]] == np.inf).all() and want[5] == -np.inf and np.isfinite(want[[0, 1, 2, 4]]).all()
+        if op == "logsumexp":
+            shift = np.where(np.isfinite(m), m, 0.0)
+            want = (shift + np.log(np.exp(x - shift).sum(axis=1, keepdims=True)))[:, 0]
+            assert np.isnan(want[6]) and (want[[3, 7]] == np.inf).all() and want[5] == -np.inf
+        else:
+            e = np.exp(x - m)
+            want = e / e.sum(axis=1, keepdims=True)
+            assert np.isnan(want[[3, 5, 6, 7]]).all()
+    assert np.isfinite(want[[0, 1, 2, 4]]).all()
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     np.testing.assert_array_equal(got[~np.isfinite(want)], want[~np.isfinite(want)])
     ok = np.isfinite(want)
-    np.testing.assert_allclose(got[ok], want[ok], rtol=8 * np.finfo(dtype).eps, atol=0)
+    # (a float32 softmax: x - max rounded, so exp(x - max) is good to |x - max| roundings of 1)
+    np.testing.assert_allclose(got[ok], want[ok], rtol=64 * np.finfo(dtype).eps, atol=0)
+
+
+def test_few_rows_of_a_softmax_are_planned_to_scale_its_sums_once_a_chunk() -> None:
+    """``Schedule.few_rows``: the walking kernel of no more rows than SMs, and only where it
+    changes the kernel (a sum of exps beside full-size outputs), so every other kernel keeps one
+    registry key for every row count."""
+    def plan(op: str, rows: int) -> Any:
+        if op in WORKLOADS:
+            build, _, kinds = WORKLOADS[op]
+            (k,) = sl.explain(*build(*make_args(kinds, rows, 128256, "float32"))).kernels
+        else:
+            (k,) = sl.explain(getattr(sl, op)(sl.asarray(np.ones((rows, 128256), np.float32)), axis=-1)).kernels
+        return k
+
+    few, many = plan("softmax", 64), plan("softmax", 1024)
+    assert few.schedule.row_loop and few.schedule.few_rows and " = fmax(tm" in few.source
+    assert many.schedule.row_loop and not many.schedule.few_rows and " = fmax(tm" not in many.source
+    assert dataclasses.replace(few.schedule, few_rows=False) == many.schedule
+    layernorm = plan("layernorm", 64)
+    assert layernorm.schedule.row_loop and not layernorm.schedule.few_rows  # (no sum of exps)
+    lse = plan("logsumexp", 1024)  # (no full-size output: the chunk maxima whatever the rows)
+    assert not lse.schedule.few_rows and " = fmax(tm" in lse.source

@@ -102,6 +102,8 @@ WORKLOADS: dict[str, tuple[Callable[..., list[Any]], int, str]] = {
 
 def make_args(kinds: str, rows: int, cols: int, dtype: Any = np.float32, seed: int = 0, xp: Any = np) -> list[Any]:
     """Random arguments for a workload (positive where a workload takes a square root)."""
+    if str(dtype) == "bfloat16":
+        import ml_dtypes  # noqa: F401  (NumPy's "bfloat16", whatever the tests run before)
     rng = np.random.default_rng(seed)
     out = []
     for k in kinds:

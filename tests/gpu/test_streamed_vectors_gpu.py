@@ -194,3 +194,26 @@ def test_online_exp_sums_match_two_passes(name: str, dtype: str) -> None:
             for test in (np.isnan, np.isposinf, np.isneginf):
                 np.testing.assert_array_equal(test(g), test(w), err_msg=f"{label}: {test.__name__}")
             np.testing.assert_allclose(g, w, rtol=tol, atol=tol, err_msg=label)
+
+
+def test_few_rows_of_softmax_scale_their_sums_once_a_chunk() -> None:
+    """A float32 softmax of no more rows than SMs is planned ``Schedule.few_rows`` (its sum of
+    exps scaled once a 16-byte chunk, ``_group_maxima``): NumPy's NaNs and values over rows whose
+    maximum rises at every chunk and at none after the first, +inf, chunks and a row of -inf, NaN
+    (float64 rows stream element by element, a block a row, and are not walked)."""
+    import cupy as cp
+    from rowscans import with_special_rows
+
+    host = with_special_rows(np.random.default_rng(61).standard_normal((64, 128256)).astype(np.float32))
+    y = sl.softmax(sl.asarray(cp.asarray(host)), axis=-1)
+    (k,) = sl.explain(y).kernels
+    assert k.schedule.row_loop and k.schedule.few_rows and " = fmax(tm" in k.source
+    got = y.get().astype(np.float64)
+    x = host.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        e = np.exp(x - x.max(axis=-1, keepdims=True))
+        want = e / e.sum(axis=-1, keepdims=True)
+    assert np.isnan(want[[3, 5, 6, 7]]).all() and not np.isnan(want[[0, 1, 2, 4]]).any() and not np.isnan(want[8:]).any()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    ok = ~np.isnan(want)
+    np.testing.assert_allclose(got[ok], want[ok], rtol=TOL["float32"], atol=1e-30)
