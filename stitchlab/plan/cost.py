@@ -120,8 +120,9 @@ class Schedule:
         row_loop: "row_block" with ``cache="none"``: each block walks rows ``blockIdx.x``,
             ``blockIdx.x + gridDim.x``, ... and its passes over a row alternate direction (the
             second starts where the first ended, in L2), so that a grid smaller than the row count
-            bounds the rows read at once. The planner does not choose it yet: it waits for its
-            measurement (docs/compiler.md §4, "Streamed rows a block walks").
+            bounds the rows read at once. The planner takes it, with 1024-thread blocks, for rows of
+            16-byte chunks too long for a block's registers (docs/compiler.md §4, "Streamed rows a
+            block walks").
         few_rows: a walking ``row_loop`` kernel planned for no more rows than SMs, a block a row:
             its SMs are bound by instructions rather than memory, so its sums of exps are scaled
             once a 16-byte chunk even where it stores full-size outputs (``_group_maxima``;
