@@ -24,7 +24,7 @@
 #                         tall_columns ufunc_at vectorize (random_dropout: GPU_CHECK_RANDOM)
 #   GPU_CHECK_FUZZ=S      also run random programs against NumPy (tests/fuzzgraphs.py) for S seconds,
 #                         one process per entry of FUZZ_RUNS (default: two mixed, wide, reductions,
-#                         assign, at, bfloat16, capture), seeds from FUZZ_FIRST (default 10000000) on,
+#                         assign, at, rows, bfloat16, capture), seeds from FUZZ_FIRST (default 10000000) on,
 #                         a million apart; their logs one after another in $OUT/fuzz.log
 #   GPU_CHECK_NCU=a,b     also profile these workloads' stitchlab kernels with Nsight Compute
 #                         (large, --clock-control none) into $OUT/ncu.txt; NCU_TIMEOUT_S (90),
@@ -92,7 +92,7 @@ fi
 # 3c. optional: a fuzz campaign on new seeds, one process per family (the GPU tests run fixed seeds)
 rc_fuzz=0
 if [ -n "${GPU_CHECK_FUZZ:-}" ]; then
-    runs="${FUZZ_RUNS:-mixed mixed wide reductions assign at bfloat16 capture}"
+    runs="${FUZZ_RUNS:-mixed mixed wide reductions assign at rows bfloat16 capture}"
     step "fuzz for ${GPU_CHECK_FUZZ} s: $runs"
     first="${FUZZ_FIRST:-10000000}"
     k=0

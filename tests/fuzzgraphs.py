@@ -525,13 +525,156 @@ def _reduction_step(rng: np.random.Generator, env: list[Value], axis: tuple[int,
                  REDUCE[fn], f"{fn}(leaf0 * {c}, axis={axis}, keepdims={keepdims})", reduces=_scale_of(fn))
 
 
+#: the "rows" family: rows as long as a vocabulary, few to many of them (vocabularies of GPT-2,
+#: Llama 2 and 3, Qwen 2; the row-count boundaries of the H200's 132 SMs), at most ROW_ELEMENTS
+ROW_WIDTHS = [1000, 2048, 4097, 8192, 32000, 50257, 65536, 128256, 151936]
+ROW_COUNTS = [1, 2, 3, 8, 17, 64, 131, 132, 133, 256, 512]
+ROW_ELEMENTS = 2**23
+#: the rows family's dtypes where none are asked for (a language model's logits)
+ROW_DTYPES = ["float32", "float32", "bfloat16", "float16", "float64"]
+#: the row steps, along the last axis (sometimes the first): the stitched patterns, the language
+#: model heads built from them, and elementwise steps between them
+ROW_STEPS = ["softmax", "log_softmax", "logsumexp", "cross_entropy", "entropy", "layernorm", "rmsnorm",
+             "cumsum_softmax", "sort_descending", "top_p_mask", "argmax", "max", "scale", "bias", "exp"]
+
+
+def _special_rows(rng: np.random.Generator, a: np.ndarray) -> None:
+    """Some rows of the 2-d float array ``a`` made of special values, in place (each row with
+    probability 1/4): the maximum rising along the row or falling, +inf at a few places, -inf
+    over the head and tail (finite between), all -inf, a NaN, +inf beside -inf, the dtype's
+    largest finite values."""
+    rows, n = a.shape
+    big = float(_max_finite(a.dtype))
+    for r in range(rows):
+        if rng.random() >= 0.25:
+            continue
+        kind = int(rng.integers(0, 8))
+        at = rng.integers(0, n, size=3)
+        if kind == 0:
+            a[r] = np.linspace(-30, 30, n)
+        elif kind == 1:
+            a[r] = np.linspace(30, -30, n)
+        elif kind == 2:
+            a[r, at] = np.inf
+        elif kind == 3:
+            head, tail = sorted(rng.integers(0, n + 1, size=2).tolist())
+            a[r, :head] = a[r, tail:] = -np.inf
+        elif kind == 4:
+            a[r] = -np.inf
+        elif kind == 5:
+            a[r, at[0]] = np.nan
+        elif kind == 6:
+            a[r, at[0]], a[r, at[1]] = np.inf, -np.inf
+        else:
+            a[r, at] = big
+
+
+def _rows_leaves(rng: np.random.Generator, dtypes: list[str]) -> list[Value]:
+    """The rows family's leaves: a 2-d float array of logits-like values (some rows special), its
+    rows' class indices and a bias along the rows."""
+    floats = [d for d in dtypes if _is_float(_dtype(d))] or ["float32"]  # (ints: the targets are int64)
+    dtype = _dtype(str(rng.choice(floats)))
+    n = int(rng.choice(ROW_WIDTHS))
+    rows = int(rng.choice([r for r in ROW_COUNTS if r * n <= ROW_ELEMENTS]))
+    scale = float(rng.choice([1.0, 4.0, 30.0]))
+    x = (rng.standard_normal((rows, n)) * scale).astype(dtype)
+    _special_rows(rng, x)
+    layout = "strided" if rng.random() < 0.1 else "contiguous"
+    base = np.concatenate([x, x], axis=1) if layout == "strided" else x
+    leaves = []
+    for name, arr, view in (("leaf0", x, (lambda b: b[:, :n]) if layout == "strided" else (lambda b: b)),
+                            ("leaf1", rng.integers(0, n, size=rows).astype(np.int64), lambda b: b),
+                            ("leaf2", (rng.standard_normal(n) * 0.5).astype(dtype), lambda b: b)):
+        src = base if name == "leaf0" else arr
+        device = src
+        if sl.get_backend() == "cupy":
+            import cupy
+
+            device = cupy.asarray(src)
+        buf = view(device)
+        leaves.append(Value(np.ascontiguousarray(arr), sl.asarray(buf),
+                            f"{name} {arr.dtype}{arr.shape}" + (" strided" if name == "leaf0" and layout == "strided" else ""),
+                            buf=buf))
+    return leaves
+
+
+def _row_step(rng: np.random.Generator, env: list[Value]) -> Value | None:
+    """One step of the rows family on a float value of the program (later ones likelier)."""
+    i = int(len(env) - 1 - min(len(env) - 1, int(rng.geometric(0.45)) - 1))
+    a = env[i].np
+    if not _is_float(a.dtype) or a.ndim == 0 or a.size == 0:
+        i, a = 0, env[0].np
+    step = str(rng.choice(ROW_STEPS))
+    axis = -1 if rng.random() < 0.85 or a.ndim == 1 else 0
+    name = f"v{i}"
+
+    def lse(m: Any, x: Any, keepdims: bool) -> Any:
+        mx = m.max(x, axis=axis, keepdims=True)
+        mx = m.where(m.isfinite(mx), mx, _weak(m, x, 0))  # (as scipy's logsumexp: ±inf rows stay)
+        out = m.log(m.sum(m.exp(x - mx), axis=axis, keepdims=True)) + mx
+        return out if keepdims else m.squeeze(out, axis=axis)
+
+    def softmax(m: Any, x: Any) -> Any:
+        e = m.exp(x - m.max(x, axis=axis, keepdims=True))
+        return e / m.sum(e, axis=axis, keepdims=True)
+
+    if step == "softmax":
+        return _make(env, softmax, (i,), "round", f"softmax({name}, axis={axis})", reduces="unit")
+    if step == "log_softmax":
+        return _make(env, lambda m, x: x - lse(m, x, True), (i,), "round", f"log_softmax({name}, axis={axis})",
+                     reduces="input")
+    if step == "logsumexp":
+        return _make(env, lambda m, x: lse(m, x, False), (i,), "round", f"logsumexp({name}, axis={axis})",
+                     reduces="input")
+    if step == "cross_entropy":
+        if a.ndim != 2 or a.shape[0] != env[1].np.shape[0] or axis != -1:
+            return None
+        return _make(env, lambda m, x, t: lse(m, x, False) - m.take_along_axis(x, t[:, None], axis=1)[:, 0], (i, 1),
+                     "round", f"cross_entropy({name}, leaf1)", reduces="input")
+    if step == "entropy":
+        return _make(env, lambda m, x: -m.sum(softmax(m, x) * (x - lse(m, x, True)), axis=axis), (i,), "round",
+                     f"entropy({name}, axis={axis})", reduces="input")
+    if step in ("layernorm", "rmsnorm"):
+        if step == "layernorm":
+            def norm(m: Any, x: Any) -> Any:
+                return (x - m.mean(x, axis=axis, keepdims=True)) / m.sqrt(m.var(x, axis=axis, keepdims=True) + _weak(m, x, 1e-5))
+        else:
+            def norm(m: Any, x: Any) -> Any:
+                return x / m.sqrt(m.mean(x * x, axis=axis, keepdims=True) + _weak(m, x, 1e-6))
+        return _make(env, norm, (i,), "round", f"{step}({name}, axis={axis})", reduces="unit")
+    if step == "cumsum_softmax":
+        return _make(env, lambda m, x: m.cumsum(softmax(m, x), axis=axis), (i,), "round",
+                     f"cumsum(softmax({name}, axis={axis}), axis={axis})", reduces="unit")
+    if step == "sort_descending":
+        return _make(env, lambda m, x: m.flip(m.sort(_sortable(m, x), axis=axis), axis=axis).astype(x.dtype), (i,),
+                     "exact", f"flip(sort({name}, axis={axis}), axis={axis})")
+    if step == "top_p_mask":  # the logits kept by top-p sampling of sorted ones (p of 0.5 to 0.99)
+        j = int(rng.integers(0, len(env)))
+        p = float(rng.choice([0.5, 0.9, 0.99]))
+        return _make(env, lambda m, c, x: m.where(c < _weak(m, c, p), x, _weak(m, x, -np.inf)), (j, i), "exact",
+                     f"where(v{j} < {p}, {name}, -inf)")
+    if step == "argmax":
+        return _make(env, lambda m, x: m.argmax(x, axis=axis), (i,), "exact", f"argmax({name}, axis={axis})")
+    if step == "max":
+        return _make(env, lambda m, x: m.max(x, axis=axis), (i,), "exact", f"max({name}, axis={axis})")
+    if step == "scale":
+        c = float(rng.choice([0.5, 1 / 0.7, -2.0]))
+        made = _make(env, lambda m, x, c=c: x * _weak(m, x, c), (i,), "round", f"{name} * {c!r}")
+        if made is not None:
+            made.number = c
+        return made
+    if step == "bias":
+        return _make(env, lambda m, x, b: x + b, (i, 2), "round", f"{name} + leaf2")
+    return _make(env, lambda m, x: m.exp(x), (i,), "round", f"exp({name})")
+
+
 #: program families: "mixed" (any steps), "reductions" (4 to 12 reductions of one leaf over
 #: the same axes, as many accumulators in one kernel: seven float64 column sums once took more
 #: static shared memory than a block has) and "wide" (the steps of "mixed" from larger tables:
 #: every other ufunc and reduction stitchlab provides, and the newer NumPy functions) and
 #: "assign" (the steps of "mixed" with assignments into copies between them) and "at" (the same
-#: with ``ufunc.at`` into copies)
-FAMILIES = ("mixed", "reductions", "wide", "assign", "at")
+#: with ``ufunc.at`` into copies) and "rows" (row steps over long rows, ``ROW_STEPS``)
+FAMILIES = ("mixed", "reductions", "wide", "assign", "at", "rows")
 
 
 def build(seed: int, dtypes: list[str] | None = None, family: str = "mixed") -> Program:
@@ -540,11 +683,17 @@ def build(seed: int, dtypes: list[str] | None = None, family: str = "mixed") -> 
         raise ValueError(f"program family {family!r}: use one of {FAMILIES}")
     rng = np.random.default_rng(seed)
     prog = Program(seed)
-    shape = _shape(rng)
-    prog.leaves = int(rng.integers(1, 4))
-    for k in range(prog.leaves):
-        prog.values.append(_leaf(rng, shape, f"leaf{k}", dtypes or DTYPES, full=k == 0))
-    if family == "reductions":
+    if family == "rows":
+        prog.values = _rows_leaves(rng, dtypes or ROW_DTYPES)
+        prog.leaves = len(prog.values)
+    else:
+        shape = _shape(rng)
+        prog.leaves = int(rng.integers(1, 4))
+        for k in range(prog.leaves):
+            prog.values.append(_leaf(rng, shape, f"leaf{k}", dtypes or DTYPES, full=k == 0))
+    if family == "rows":
+        steps = [lambda: _row_step(rng, prog.values)] * int(rng.integers(1, 5))
+    elif family == "reductions":
         nd = len(shape)
         axis = tuple(ax for ax in range(nd) if rng.random() < 0.5) or (int(rng.integers(0, nd)),)
         steps = [lambda: _reduction_step(rng, prog.values, axis)] * int(rng.integers(4, 13))
@@ -1018,7 +1167,7 @@ def main(argv: list[str]) -> int:
     start = time.perf_counter()
     failed, ran, refused = [], 0, 0
     print(f"backend {sl.get_backend()}, seeds {args.first}..{args.first + args.count - 1}, "
-          f"dtypes {args.dtypes or DTYPES}, {args.family} programs", flush=True)
+          f"dtypes {args.dtypes or (ROW_DTYPES if args.family == 'rows' else DTYPES)}, {args.family} programs", flush=True)
     for seed in range(args.first, args.first + args.count):
         if time.perf_counter() - start > args.budget_s:
             break

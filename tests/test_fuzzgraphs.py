@@ -43,6 +43,30 @@ def test_at_programs_pass_on_numpy_backend() -> None:
     assert not bad, bad
 
 
+def test_rows_programs_pass_on_numpy_backend() -> None:
+    """The rows family: row steps (softmax, logsumexp, cross-entropy, top-p...) over rows as long
+    as a vocabulary, some of them special (inf, -inf, NaN, the largest finite value)."""
+    pytest.importorskip("ml_dtypes")
+    bad = {s: p for s in range(90_000, 90_024) if (p := fuzzgraphs.check(s, family="rows"))}
+    assert not bad, bad
+
+
+def test_rows_family_draws_long_rows_special_rows_and_every_row_step() -> None:
+    """What the rows family is for: every step of ``ROW_STEPS``, rows of a vocabulary's width,
+    row counts on both sides of the SM count, every dtype and special rows."""
+    pytest.importorskip("ml_dtypes")
+    progs = [fuzzgraphs.build(s, family="rows") for s in range(90_000, 90_080)]
+    text = "\n".join(p.describe() for p in progs)
+    names = {"cumsum_softmax": "cumsum(softmax(", "sort_descending": "flip(sort(", "top_p_mask": "where(",
+             "scale": " * ", "bias": " + leaf2"}
+    assert [s for s in fuzzgraphs.ROW_STEPS if names.get(s, f"{s}(") not in text] == []
+    shapes = [p.values[0].np.shape for p in progs]
+    assert any(c >= 128_256 for _, c in shapes) and any(r <= 3 for r, _ in shapes) and any(r > 132 for r, _ in shapes)
+    assert {p.values[0].np.dtype.name for p in progs} == {"float16", "float32", "float64", "bfloat16"}
+    special = sum(bool(np.any(~np.isfinite(p.values[0].np.astype(np.float64)))) for p in progs)
+    assert special > len(progs) // 2
+
+
 def test_wide_family_draws_the_other_steps() -> None:
     """The wide family's programs hold its own steps; the mixed family's never do (its tables are
     unchanged, so the fixed seeds of the GPU tests keep their programs)."""
@@ -202,12 +226,14 @@ def test_programs_with_numbers_read_at_run_time_pass_on_numpy_backend() -> None:
 
 
 @pytest.mark.parametrize(("family", "seeds"), [("mixed", range(10_000_000, 10_000_004)),
-                                               ("reductions", range(10_000_006, 10_000_010))])
+                                               ("reductions", range(10_000_006, 10_000_010)),
+                                               ("rows", [90_001, 90_006, 90_011])])
 def test_programs_run_on_the_host_as_planned_for_the_gpu(family: str, seeds: range) -> None:
     """``--host``: the H200 plans of random programs, their kernels built as host C++ and run with
     their threads as fibers (``tests/compiler/hostkernels.py``), judged as on the GPU (the
     reductions family: row kernels of every team size, block reductions through shared memory; its
-    seed 10000008 fails without the barrier in ``sl_block_allreduce_once``)."""
+    seed 10000008 fails without the barrier in ``sl_block_allreduce_once``; the rows family: long
+    rows, few and many, with special values)."""
     from compiler.hostkernels import unsupported
 
     if unsupported():

@@ -1,8 +1,8 @@
 """Random expression graphs on the GPU at sizes where the schedules differ (axes of 1 to 4096
 elements), every value checked against NumPy's step on stitchlab's inputs (``tests/fuzzgraphs.py``
 says how). 480 fixed programs, 120 more with bfloat16 leaves, 80 with many reductions in one
-kernel, 80 of the wide family, 80 of the assign family, 80 of the at family, and 120 captured into CUDA
-graphs.
+kernel, 80 of the wide family, 80 of the assign family, 80 of the at family, 80 of the rows family
+(long rows), and 120 captured into CUDA graphs.
 
 Run on the GPU machine: ``PYTHONPATH=. python3 -m pytest -m gpu tests/gpu/test_random_graphs_gpu.py -q``;
 more seeds: ``python3 tests/fuzzgraphs.py FIRST COUNT`` with the cupy backend.
@@ -64,6 +64,15 @@ def test_at_family_on_gpu(first: int) -> None:
     """``ufunc.at`` into copies between the mixed family's steps (``--family at``): the sorted
     pass, the atomic pass and fused masks (not run on a GPU yet when written)."""
     failures = _failures(first, family="at")
+    assert not failures, "\n\n".join(failures)
+
+
+@pytest.mark.parametrize("first", range(90_000, 90_080, CHUNK))
+def test_rows_family_on_gpu(first: int) -> None:
+    """Row steps over rows as long as a vocabulary, few and many, some special (``--family
+    rows``): the walking, tiled, scanning and few-row kernels with NumPy's infinities and NaNs."""
+    pytest.importorskip("ml_dtypes")
+    failures = _failures(first, family="rows")
     assert not failures, "\n\n".join(failures)
 
 
