@@ -635,6 +635,10 @@ def _row_step(rng: np.random.Generator, env: list[Value]) -> Value | None:
         return _make(env, lambda m, x: -m.sum(softmax(m, x) * (x - lse(m, x, True)), axis=axis), (i,), "round",
                      f"entropy({name}, axis={axis})", reduces="input")
     if step in ("layernorm", "rmsnorm"):
+        # of the logits only: a normalization's rounding error grows with |mean| / std of its
+        # input, which the judge's unit scale does not know (the layernorm of three entropies
+        # near log(n) was 3.5e-4 off, NumPy 0.9e-4)
+        i, name = 0, "v0"
         if step == "layernorm":
             def norm(m: Any, x: Any) -> Any:
                 return (x - m.mean(x, axis=axis, keepdims=True)) / m.sqrt(m.var(x, axis=axis, keepdims=True) + _weak(m, x, 1e-5))

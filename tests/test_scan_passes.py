@@ -23,10 +23,10 @@ def _combine(op: str, dtype: np.dtype, *values: Any) -> Any:
     return (np.cumsum if op == "cumsum" else np.cumprod)(np.array(values, dtype), dtype=dtype)[-1]
 
 
-def _model(op: str, fn: str, seen: dict[str, int] | None = None) -> Any:
+def _model(op: str, fn: str, seen: dict[str, int] | None = None, order: int = 0) -> Any:
     """What the kernel ``fn`` computes, row by row (rows), block by block (chained: in a random
-    interleaving of the blocks, through the tile states the driver hands it) or thread by thread
-    (axis). ``seen``: counts of the chained look-back's steps by the state met."""
+    interleaving of the blocks, ``order`` picks it, through the chunk states the driver hands it)
+    or thread by thread (axis). ``seen``: counts of the chained blocks' waits by the state met."""
     step = np.cumsum if op == "cumsum" else np.cumprod
     ident = 0 if op == "cumsum" else 1
 
@@ -64,6 +64,16 @@ def _model(op: str, fn: str, seen: dict[str, int] | None = None) -> Any:
                 return w >> 32, np.frombuffer((w & 0xFFFFFFFF).to_bytes(4, "little")[:acc.itemsize], acc)[0]
             return w, values[(tiles if w == 2 else 0) + t] if w else None
 
+        def tree(values: list[Any]) -> Any:
+            """The kernel's warp tree over 32 lanes (lane k: ``values[k]``, the rest the identity),
+            the older on the left."""
+            v = [*values, *[acc.type(ident)] * (32 - len(values))]
+            d = 1
+            while d < 32:
+                v = [_combine(op, acc, v[k], v[k + d]) if k + d < 32 else v[k] for k in range(32)]
+                d *= 2
+            return v[0]
+
         def block_() -> Any:
             t = int(status[0])
             status[0] += 1
@@ -71,26 +81,33 @@ def _model(op: str, fn: str, seen: dict[str, int] | None = None) -> Any:
             part = slice(c * chunk, min(n, (c + 1) * chunk))
             run = step(xs[r, part].astype(acc), dtype=acc)
             yield
-            total, before = run[-1], acc.type(ident)
-            publish(t, 2 if c == 0 else 1, total)
-            q = t - 1
-            while c > 0:
-                assert q >= t - c  # (an inclusive prefix before the row's start)
-                st, v = peek(q)
-                if seen is not None:
-                    seen[str(st)] = seen.get(str(st), 0) + 1
-                if st == 0:
+            total, g0, closes = run[-1], c - c % 32, c % 32 == 31
+            if not closes:
+                publish(t, 1, total)
+            totals = []
+            for q in range(t - c + g0, t):  # (the totals of the group's chunks before this one)
+                while (got := peek(q))[0] == 0:
+                    if seen is not None:
+                        seen["0"] = seen.get("0", 0) + 1
                     yield  # (spinning)
-                    continue
-                before = _combine(op, acc, v, before)
-                if st == 2:
-                    publish(t, 2, _combine(op, acc, before, total))
-                    break
-                q -= 1
+                assert got[0] == 1, (t, q, got)  # (a total is never replaced by a running value)
+                if seen is not None:
+                    seen["1"] = seen.get("1", 0) + 1
+                totals.append(got[1])
+            before = tree(totals)
+            if g0 > 0:  # (the running value at the group's start: the previous group's last chunk's)
+                while (got := peek(t - c + g0 - 1))[0] == 0:
+                    yield
+                assert got[0] == 2, (t, got)
+                if seen is not None:
+                    seen["2"] = seen.get("2", 0) + 1
+                before = got[1] if c == g0 else _combine(op, acc, got[1], before)
+            if closes:
+                publish(t, 2, _combine(op, acc, before, total))
             yield
             outs[r, part] = run if c == 0 else (np.add if op == "cumsum" else np.multiply)(before, run, dtype=acc)
 
-        rng, running, started = np.random.default_rng(int(n)), [], 0
+        rng, running, started = np.random.default_rng(int(n) + order), [], 0
         while started < tiles or running:
             if started < tiles and (not running or rng.random() < 0.3):
                 running.append(block_())
@@ -101,7 +118,8 @@ def _model(op: str, fn: str, seen: dict[str, int] | None = None) -> Any:
                     next(b)
                 except StopIteration:
                     running.remove(b)
-        assert int(status[0]) == tiles and all(peek(t)[0] == 2 for t in range(tiles))
+        assert int(status[0]) == tiles
+        assert [peek(t)[0] for t in range(tiles)] == [2 if (t % chunks) % 32 == 31 else 1 for t in range(tiles)]
 
     def axis_kernel(grid: tuple[int], block: tuple[int], args: tuple[Any, ...]) -> None:
         x, out, sums, offsets, flag, rows, n, inner, chunk, totals = args
@@ -191,15 +209,38 @@ def test_long_rows_take_one_pass_with_look_back(fake: Any, monkeypatch: pytest.M
         assert outer * math.ceil(n / chunk) >= 132 * 4 // 2 or chunk == scan.TILE
     seen: dict[str, int] = {}
     calls = _counted(monkeypatch, seen)
-    for dtype in (np.int64, np.int32):
-        a = RNG.integers(-9, 9, 40 * scan.TILE + 17).astype(dtype)
+    for dtype, tiles in ((np.int64, 40), (np.int32, 300)):  # (300 tiles: 38 chunks, two groups of 32)
+        a = RNG.integers(-9, 9, tiles * scan.TILE + 17).astype(dtype)
         np.testing.assert_array_equal(scan.scan(fake, "cumsum", a, 0, dtype), np.cumsum(a))
     b = RNG.integers(-9, 9, (3, 10 * scan.TILE + 5))
     np.testing.assert_array_equal(scan.scan(fake, "cumsum", b, 1), np.cumsum(b, axis=1))
     c = RNG.integers(-9, 9, (2000, 3))
     np.testing.assert_array_equal(scan.scan(fake, "cumsum", c, 1), np.cumsum(c, axis=1))
     assert calls == ["chained", "chained", "chained", "rows"]
-    assert seen["0"] > 0 and seen["1"] > 0 and seen["2"] > 0  # (spins, totals and prefixes all met)
+    assert seen["0"] > 0 and seen["1"] > 0 and seen["2"] > 0  # (spins, totals and running values all met)
+
+
+def test_long_float_rows_give_the_same_bits_whatever_the_blocks_timing(fake: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The chained kernel combines the running value of each group of 32 chunks with the totals
+    of the group's chunks before a block in a fixed order, so float sums do not depend on which
+    blocks had published what when a block looked (as a plain look-back's do: the rows fuzz
+    family's first GPU run found cumsums of one long row whose bits differed between calls).
+    Six interleavings of the blocks, rows of 1 to 70 groups' chunks."""
+    def interleaved(order: int) -> None:
+        def kernels(cp: Any, op: str, dtype: np.dtype, acc: np.dtype) -> tuple[Any, ...]:
+            return tuple(_model(op, name, order=order) for name in _NAMES)
+
+        monkeypatch.setattr(scan, "_kernels", kernels)
+
+    for shape in [(1, 70 * 32 * scan.TILE + 5), (3, 40 * scan.TILE + 7)]:
+        a = (RNG.standard_normal(shape) * 10.0 ** RNG.integers(-3, 4, shape)).astype(np.float32)
+        outs = []
+        for order in range(6):
+            interleaved(order)
+            outs.append(scan.scan(fake, "cumsum", a, 1))
+        assert all(o.tobytes() == outs[0].tobytes() for o in outs[1:])
+        ref = np.cumsum(a.astype(np.float64), axis=1)
+        assert float(np.max(np.abs(outs[0] - ref) / np.cumsum(np.abs(a.astype(np.float64)), axis=1))) < 1e-6
 
 
 def test_other_axes_take_three_passes_where_too_few_positions(fake: Any, monkeypatch: pytest.MonkeyPatch) -> None:

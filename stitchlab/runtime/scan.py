@@ -10,15 +10,18 @@ in the last case below.
   warp by shuffles and the warp totals across the block, and stores through shared memory again.
 * ``inner == 1``, too few rows (a long 1-d array, a handful of long rows; ``sl_scan_chained``):
   each row is cut into chunks of up to 8 such tiles (16K elements; 4 tiles of 8-byte values), a
-  block each, in one pass by decoupled look-back (Merrill & Garland, "Single-pass Parallel Prefix
-  Scan with Decoupled Look-back", 2016): a block takes its chunk from an atomic ticket (so chunks
-  start in order, and a block only ever waits on blocks already running), loads all of it into
-  registers and scans it as above, publishes its total in a status word, adds up its
-  predecessors' totals (32 at a time, by a warp) back to the nearest published running value
-  (inclusive prefix), publishes its own, and writes its outputs from it. The status words and the
-  ticket are zeroed per call (a memset of CuPy's pool: no host sync, capturable into a graph).
-  Float results depend on how far back each block had to look (how the chunks' totals are
-  grouped), so they may differ in the last bits from run to run; integers do not.
+  block each, in one pass, as in a decoupled look-back (Merrill & Garland, "Single-pass Parallel
+  Prefix Scan with Decoupled Look-back", 2016) with a fixed order: a block takes its chunk from an
+  atomic ticket (so chunks start in order, and a block only ever waits on blocks already running),
+  loads all of it into registers and scans it as above, publishes its total in a status word,
+  and combines the running value at the start of its group of 32 chunks (published by the last
+  chunk of the group before) with the totals of the group's chunks before it (a warp, one tree);
+  the chunk that closes a group publishes the running value through its end; every block writes
+  its outputs from its own. The status words and the ticket are zeroed per call (a memset of
+  CuPy's pool: no host sync, capturable into a graph). The running values are combined in the
+  same order whatever the blocks' timing, so a scan gives the same bits in every run (a plain
+  look-back's grouping depends on how far back each block had to look: float results differed in
+  the last bits from run to run, the rows fuzz family's first GPU run).
 * ``inner > 1`` (another axis): a thread per ``(outer, inner)`` position walks down ``n``, its
   loads coalesced across the positions of a warp. Where there are too few positions to fill the
   GPU, each is cut into chunks scanned in three passes: the chunks' totals, their running totals
@@ -164,8 +167,9 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) sl_scan_rows(
   if (left) *flag = 1u;
 }
 
-// The look-back's tile states: word[t] (after the ticket, status[0]) is 0 (nothing yet), 1 (tile
-// t's total published) or 2 (its inclusive prefix, the running value through its end, published).
+// The chunks' states: word[t] (after the ticket, status[0]) is 0 (nothing yet), 1 (chunk t's
+// total published) or 2 (its inclusive prefix, the running value through its end, published: only
+// a chunk that closes a group of 32, which publishes no total).
 // Where T fits 4 bytes the value is packed into the word's low half (one 8-byte store: the value
 // and its status at once); else it is in values (totals, then inclusive prefixes: a reader that
 // saw 1 must not read a prefix written after), stored before the word with a fence between.
@@ -197,12 +201,13 @@ __device__ __forceinline__ unsigned int sl_peek(const unsigned long long* words,
 }
 
 // rows of n elements cut into chunks of `chunk` (a multiple of TILE, at most TILES of them), a
-// block each (grid: rows * chunks), in one pass by decoupled look-back (Merrill & Garland): the
-// block takes its chunk from the ticket (status[0]; chunks start in order, so that a block only
-// waits on blocks already running), loads it all into registers, scans it (TILES tiles of the row
-// kernel's), publishes its total, adds its predecessors' totals back to the nearest inclusive
-// prefix (warp 0, 32 tiles a step), publishes its own and writes its outputs from it. status:
-// zeroed, 1 + rows * chunks words; values: 2 * rows * chunks where T is wider than 4 bytes
+// block each (grid: rows * chunks), in one pass: the block takes its chunk from the ticket
+// (status[0]; chunks start in order, so that a block only waits on blocks already running), loads
+// it all into registers, scans it (TILES tiles of the row kernel's), publishes its total, combines
+// the running value at the start of its group of 32 chunks with the totals of the group's chunks
+// before it (warp 0, a fixed order: the same bits in every run), publishes the running value
+// through its end if it closes a group, and writes its outputs from it. status: zeroed,
+// 1 + rows * chunks words; values: 2 * rows * chunks where T is wider than 4 bytes
 extern "C" __global__ void __launch_bounds__(WARPS * 32, 2) sl_scan_chained(
     const tin* __restrict__ x, tout* __restrict__ out, unsigned long long* status, T* values,
     unsigned int* __restrict__ flag, long long rows, long long n, long long chunk) {
@@ -241,31 +246,35 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32, 2) sl_scan_chained(
     }
     lead[k] = lane > 0 ? sl_op(mine, lead[k]) : mine;
   }
-  if (c == 0) {
-    if (threadIdx.x == 0) sl_publish(words, values, tiles, t, 2u, total);
-  } else if (warp == 0) {
-    if (lane == 0) sl_publish(words, values, tiles, t, 1u, total);
-    T before = IDENT;  // the predecessors' running value, from the row's start
-    for (long long p = t - 1;; p -= 32) {
-      const long long q = p - lane;
-      T v = IDENT;
-      unsigned int st = 2u;  // (before the row's start: nothing to add)
-      if (q >= t - c) {
-        do st = sl_peek(words, values, tiles, q, v); while (st == 0u);
+  // the running value before chunk c, the same bits in every run: the row's running value at the
+  // start of c's group of 32 chunks (published by the previous group's last chunk; none in the
+  // first group), op the totals of the group's chunks before c, combined by warp 0 in a fixed tree
+  // (lane k holds chunk g0 + k's). Only a group's last chunk publishes its running value, and only
+  // the others their totals: a word never changes once set.
+  const long long g0 = c - c %% 32;
+  const bool closes = c %% 32 == 31;
+  if (warp == 0) {
+    if (lane == 0 && !closes) sl_publish(words, values, tiles, t, 1u, total);
+    T v = IDENT;
+    if (lane < c - g0) {
+      while (sl_peek(words, values, tiles, t - c + g0 + lane, v) == 0u) {}
+    }
+    #pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {  // lane 0: the totals of chunks g0 .. c - 1, the older on the left
+      const T y = __shfl_down_sync(0xffffffffu, v, d);
+      if (lane + d < 32) v = sl_op(v, y);
+    }
+    T before = __shfl_sync(0xffffffffu, v, 0);
+    if (g0 > 0) {
+      T head = IDENT;
+      if (lane == 0) {
+        while (sl_peek(words, values, tiles, t - c + g0 - 1, head) == 0u) {}
       }
-      const unsigned int found = __ballot_sync(0xffffffffu, st == 2u);
-      const int last = found ? __ffs(found) - 1 : 31;  // (the nearest inclusive prefix, or the window's end)
-      if (lane > last) v = IDENT;
-      #pragma unroll
-      for (int d = 1; d < 32; d <<= 1) {  // lane 0: v[last] op ... op v[0], the older on the left
-        const T y = __shfl_down_sync(0xffffffffu, v, d);
-        if (lane + d < 32) v = sl_op(y, v);
-      }
-      before = sl_op(__shfl_sync(0xffffffffu, v, 0), before);
-      if (found) break;
+      head = __shfl_sync(0xffffffffu, head, 0);
+      before = c == g0 ? head : sl_op(head, before);
     }
     if (lane == 0) {
-      sl_publish(words, values, tiles, t, 2u, sl_op(before, total));
+      if (closes) sl_publish(words, values, tiles, t, 2u, sl_op(before, total));
       prefix = before;
     }
   }

@@ -295,6 +295,22 @@ def test_long_float_rows_with_look_back_are_numpys_to_the_order_of_adds(launches
             assert float(np.max(np.abs(got - ref) / scale)) < tol, (rows, n)
 
 
+def test_long_float_rows_give_the_same_bits_in_every_call(launches: list[str]) -> None:
+    """The chained kernel combines the chunks' totals in a fixed order whatever the blocks'
+    timing: ten calls over one row of 2**25 + 1 float32 values (2,049 chunks, 65 groups of 32) of
+    magnitudes 1e-3 to 1e3, and over 3 rows of float64, give one set of bits each (a plain
+    look-back's grouping followed the blocks' timing: the rows fuzz family's first GPU run found
+    cumsums of a single row of 50,257 whose bits differed from call to call)."""
+    for shape, dtype in [((1, 2**25 + 1), "float32"), ((3, 300 * 4 * 2048 + 7), "float64")]:
+        a = (RNG.standard_normal(shape) * 10.0 ** RNG.integers(-3, 4, shape)).astype(dtype)
+        x = _dev(a)
+        del launches[:]
+        first = _host(sl.cumsum(x, axis=1))
+        assert launches == ["chained"], launches
+        for _ in range(9):
+            assert _host(sl.cumsum(x, axis=1)).tobytes() == first.tobytes(), shape
+
+
 def test_a_graph_of_a_long_scan_zeroes_its_look_back_each_replay() -> None:
     """The tile states and the ticket are zeroed inside the graph (a memset of CuPy's pool): a
     second and third replay give the new input's sums, not the first's."""
