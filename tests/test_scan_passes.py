@@ -65,9 +65,11 @@ def _model(op: str, fn: str, seen: dict[str, int] | None = None, order: int = 0)
             return w, values[(tiles if w == 2 else 0) + t] if w else None
 
         def tree(values: list[Any]) -> Any:
-            """The kernel's warp tree over 32 lanes (lane k: ``values[k]``, the rest the identity),
-            the older on the left."""
-            v = [*values, *[acc.type(ident)] * (32 - len(values))]
+            """The kernel's order: lane k folds ``values[GROUP // 32 * k:]`` in turn (the identity
+            past the end), then a tree over the 32 lanes, the older on the left."""
+            per = scan.GROUP // 32
+            padded = [*values, *[acc.type(ident)] * (scan.GROUP - len(values))]
+            v = [_combine(op, acc, *padded[k * per:(k + 1) * per]) for k in range(32)]
             d = 1
             while d < 32:
                 v = [_combine(op, acc, v[k], v[k + d]) if k + d < 32 else v[k] for k in range(32)]
@@ -81,7 +83,7 @@ def _model(op: str, fn: str, seen: dict[str, int] | None = None, order: int = 0)
             part = slice(c * chunk, min(n, (c + 1) * chunk))
             run = step(xs[r, part].astype(acc), dtype=acc)
             yield
-            total, g0, closes = run[-1], c - c % 32, c % 32 == 31
+            total, g0, closes = run[-1], c - c % scan.GROUP, c % scan.GROUP == scan.GROUP - 1
             if not closes:
                 publish(t, 1, total)
             totals = []
@@ -119,7 +121,7 @@ def _model(op: str, fn: str, seen: dict[str, int] | None = None, order: int = 0)
                 except StopIteration:
                     running.remove(b)
         assert int(status[0]) == tiles
-        assert [peek(t)[0] for t in range(tiles)] == [2 if (t % chunks) % 32 == 31 else 1 for t in range(tiles)]
+        assert [peek(t)[0] for t in range(tiles)] == [2 if (t % chunks) % scan.GROUP == scan.GROUP - 1 else 1 for t in range(tiles)]
 
     def axis_kernel(grid: tuple[int], block: tuple[int], args: tuple[Any, ...]) -> None:
         x, out, sums, offsets, flag, rows, n, inner, chunk, totals = args
@@ -209,7 +211,7 @@ def test_long_rows_take_one_pass_with_look_back(fake: Any, monkeypatch: pytest.M
         assert outer * math.ceil(n / chunk) >= 132 * 4 // 2 or chunk == scan.TILE
     seen: dict[str, int] = {}
     calls = _counted(monkeypatch, seen)
-    for dtype, tiles in ((np.int64, 40), (np.int32, 300)):  # (300 tiles: 38 chunks, two groups of 32)
+    for dtype, tiles in ((np.int64, 40), (np.int32, 1200)):  # (1200 tiles: 150 chunks, two groups)
         a = RNG.integers(-9, 9, tiles * scan.TILE + 17).astype(dtype)
         np.testing.assert_array_equal(scan.scan(fake, "cumsum", a, 0, dtype), np.cumsum(a))
     b = RNG.integers(-9, 9, (3, 10 * scan.TILE + 5))
@@ -221,18 +223,18 @@ def test_long_rows_take_one_pass_with_look_back(fake: Any, monkeypatch: pytest.M
 
 
 def test_long_float_rows_give_the_same_bits_whatever_the_blocks_timing(fake: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The chained kernel combines the running value of each group of 32 chunks with the totals
+    """The chained kernel combines the running value of each group of ``scan.GROUP`` chunks with the totals
     of the group's chunks before a block in a fixed order, so float sums do not depend on which
     blocks had published what when a block looked (as a plain look-back's do: the rows fuzz
     family's first GPU run found cumsums of one long row whose bits differed between calls).
-    Six interleavings of the blocks, rows of 1 to 70 groups' chunks."""
+    Six interleavings of the blocks, a row of three groups' chunks and rows of one group's."""
     def interleaved(order: int) -> None:
         def kernels(cp: Any, op: str, dtype: np.dtype, acc: np.dtype) -> tuple[Any, ...]:
             return tuple(_model(op, name, order=order) for name in _NAMES)
 
         monkeypatch.setattr(scan, "_kernels", kernels)
 
-    for shape in [(1, 70 * 32 * scan.TILE + 5), (3, 40 * scan.TILE + 7)]:
+    for shape in [(1, 2 * scan.GROUP * 8 * scan.TILE + 5), (3, 40 * scan.TILE + 7)]:  # (chunks of 8 tiles)
         a = (RNG.standard_normal(shape) * 10.0 ** RNG.integers(-3, 4, shape)).astype(np.float32)
         outs = []
         for order in range(6):

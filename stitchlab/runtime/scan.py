@@ -14,7 +14,7 @@ in the last case below.
   Prefix Scan with Decoupled Look-back", 2016) with a fixed order: a block takes its chunk from an
   atomic ticket (so chunks start in order, and a block only ever waits on blocks already running),
   loads all of it into registers and scans it as above, publishes its total in a status word,
-  and combines the running value at the start of its group of 32 chunks (published by the last
+  and combines the running value at the start of its group of ``GROUP`` (128) chunks (published by the last
   chunk of the group before) with the totals of the group's chunks before it (a warp, one tree);
   the chunk that closes a group publishes the running value through its end; every block writes
   its outputs from its own. The status words and the ticket are zeroed per call (a memset of
@@ -60,6 +60,11 @@ def scanned(dtype: np.dtype) -> bool:
 _WARPS, _ITEMS = 8, 8
 #: a block's tile along a row
 TILE = _WARPS * 32 * _ITEMS
+#: the chained kernel's chunks a group (a multiple of 32): each chunk's running value is the
+#: group's running value at its start op the totals of the group's chunks before it, so the
+#: running values pass from group to group, one step every GROUP chunks (32 measured 13 % slower
+#: than a plain look-back on 3 rows of 2.46M float64, 300 chunks each: docs/performance.md)
+GROUP = 128
 #: at least this many blocks (row scans) or threads (other axes) a pass, per SM, before the rows
 #: or positions are cut into chunks
 _BLOCKS_PER_SM, _THREADS_PER_SM = 4, 2048
@@ -75,6 +80,7 @@ typedef TOUT tout;
 #define ITEMS %(items)d
 #define TILES %(tiles)d
 #define TILE (WARPS * 32 * ITEMS)
+#define GROUP %(group)d
 __device__ __forceinline__ T sl_op(T a, T b) { return OP; }
 __device__ __forceinline__ int sl_pad(int k) { return k + k / 32; }
 // a running value a float16 result cannot hold as NumPy's float16 scan would (interpreter._half_scan)
@@ -169,7 +175,7 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) sl_scan_rows(
 
 // The chunks' states: word[t] (after the ticket, status[0]) is 0 (nothing yet), 1 (chunk t's
 // total published) or 2 (its inclusive prefix, the running value through its end, published: only
-// a chunk that closes a group of 32, which publishes no total).
+// a chunk that closes a group of GROUP, which publishes no total).
 // Where T fits 4 bytes the value is packed into the word's low half (one 8-byte store: the value
 // and its status at once); else it is in values (totals, then inclusive prefixes: a reader that
 // saw 1 must not read a prefix written after), stored before the word with a fence between.
@@ -204,7 +210,7 @@ __device__ __forceinline__ unsigned int sl_peek(const unsigned long long* words,
 // block each (grid: rows * chunks), in one pass: the block takes its chunk from the ticket
 // (status[0]; chunks start in order, so that a block only waits on blocks already running), loads
 // it all into registers, scans it (TILES tiles of the row kernel's), publishes its total, combines
-// the running value at the start of its group of 32 chunks with the totals of the group's chunks
+// the running value at the start of its group of GROUP chunks with the totals of the group's chunks
 // before it (warp 0, a fixed order: the same bits in every run), publishes the running value
 // through its end if it closes a group, and writes its outputs from it. status: zeroed,
 // 1 + rows * chunks words; values: 2 * rows * chunks where T is wider than 4 bytes
@@ -247,17 +253,24 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32, 2) sl_scan_chained(
     lead[k] = lane > 0 ? sl_op(mine, lead[k]) : mine;
   }
   // the running value before chunk c, the same bits in every run: the row's running value at the
-  // start of c's group of 32 chunks (published by the previous group's last chunk; none in the
-  // first group), op the totals of the group's chunks before c, combined by warp 0 in a fixed tree
-  // (lane k holds chunk g0 + k's). Only a group's last chunk publishes its running value, and only
-  // the others their totals: a word never changes once set.
-  const long long g0 = c - c %% 32;
-  const bool closes = c %% 32 == 31;
+  // start of c's group of GROUP chunks (published by the previous group's last chunk; none in the
+  // first group), op the totals of the group's chunks before c, combined by warp 0 in a fixed
+  // order (lane k: chunks g0 + GROUP / 32 * k on, in turn; then a tree over the lanes). Only a
+  // group's last chunk publishes its running value, and only the others their totals: a word never
+  // changes once set.
+  const long long g0 = c - c %% GROUP;
+  const bool closes = c %% GROUP == GROUP - 1;
   if (warp == 0) {
     if (lane == 0 && !closes) sl_publish(words, values, tiles, t, 1u, total);
     T v = IDENT;
-    if (lane < c - g0) {
-      while (sl_peek(words, values, tiles, t - c + g0 + lane, v) == 0u) {}
+    #pragma unroll
+    for (int j = 0; j < GROUP / 32; ++j) {
+      const long long q = g0 + lane * (GROUP / 32) + j;
+      T u = IDENT;
+      if (q < c) {
+        while (sl_peek(words, values, tiles, t - c + q, u) == 0u) {}
+      }
+      v = j == 0 ? u : sl_op(v, u);
     }
     #pragma unroll
     for (int d = 1; d < 32; d <<= 1) {  // lane 0: the totals of chunks g0 .. c - 1, the older on the left
@@ -367,7 +380,7 @@ def source(op: str, dtype: np.dtype, out: np.dtype) -> str:
     leaves = f"sl_leaves_half(v, {str(op == 'cumprod').lower()})" if out == np.float16 else "false"
     head = (f"#define TIN {storage_type(dtype)}\n#define TACC {storage_type(acc)}\n#define TOUT {storage_type(out)}\n"
             f"#define OP {expr}\n#define IDENT (T){0 if op == 'cumsum' else 1}\n#define LEAVES {leaves}\n")
-    return PREAMBLE + HALF_RANGE + head + _SOURCE % {"warps": _WARPS, "items": _ITEMS, "tiles": chunk_tiles(acc.itemsize)}
+    return PREAMBLE + HALF_RANGE + head + _SOURCE % {"warps": _WARPS, "items": _ITEMS, "tiles": chunk_tiles(acc.itemsize), "group": GROUP}
 
 
 @functools.cache
