@@ -64,18 +64,6 @@ def _model(op: str, fn: str, seen: dict[str, int] | None = None, order: int = 0)
                 return w >> 32, np.frombuffer((w & 0xFFFFFFFF).to_bytes(4, "little")[:acc.itemsize], acc)[0]
             return w, values[(tiles if w == 2 else 0) + t] if w else None
 
-        def tree(values: list[Any]) -> Any:
-            """The kernel's order: lane k folds ``values[GROUP // 32 * k:]`` in turn (the identity
-            past the end), then a tree over the 32 lanes, the older on the left."""
-            per = scan.GROUP // 32
-            padded = [*values, *[acc.type(ident)] * (scan.GROUP - len(values))]
-            v = [_combine(op, acc, *padded[k * per:(k + 1) * per]) for k in range(32)]
-            d = 1
-            while d < 32:
-                v = [_combine(op, acc, v[k], v[k + d]) if k + d < 32 else v[k] for k in range(32)]
-                d *= 2
-            return v[0]
-
         def block_() -> Any:
             t = int(status[0])
             status[0] += 1
@@ -83,29 +71,27 @@ def _model(op: str, fn: str, seen: dict[str, int] | None = None, order: int = 0)
             part = slice(c * chunk, min(n, (c + 1) * chunk))
             run = step(xs[r, part].astype(acc), dtype=acc)
             yield
-            total, g0, closes = run[-1], c - c % scan.GROUP, c % scan.GROUP == scan.GROUP - 1
-            if not closes:
-                publish(t, 1, total)
-            totals = []
-            for q in range(t - c + g0, t):  # (the totals of the group's chunks before this one)
-                while (got := peek(q))[0] == 0:
-                    if seen is not None:
-                        seen["0"] = seen.get("0", 0) + 1
-                    yield  # (spinning)
-                assert got[0] == 1, (t, q, got)  # (a total is never replaced by a running value)
+            total, before = run[-1], acc.type(ident)
+            publish(t, 2 if c == 0 else 1, total)
+            while c > 0:  # (the 32 chunks before this one, until one holds its running value)
+                window = []
+                for q in range(t - 1, max(t - c, t - 32) - 1, -1):
+                    while (got := peek(q))[0] == 0:
+                        if seen is not None:
+                            seen["0"] = seen.get("0", 0) + 1
+                        yield  # (spinning)
+                    window.append(got)
+                nearest = next((k for k, (st, _) in enumerate(window) if st == 2), None)
                 if seen is not None:
-                    seen["1"] = seen.get("1", 0) + 1
-                totals.append(got[1])
-            before = tree(totals)
-            if g0 > 0:  # (the running value at the group's start: the previous group's last chunk's)
-                while (got := peek(t - c + g0 - 1))[0] == 0:
-                    yield
-                assert got[0] == 2, (t, got)
-                if seen is not None:
-                    seen["2"] = seen.get("2", 0) + 1
-                before = got[1] if c == g0 else _combine(op, acc, got[1], before)
-            if closes:
+                    seen["1" if nearest is None or nearest > 0 else "2"] = seen.get("1" if nearest is None or nearest > 0 else "2", 0) + 1
+                if nearest is None:
+                    yield  # (none holds its running value yet: read the window again)
+                    continue
+                before = window[nearest][1]
+                for _, v in reversed(window[:nearest]):  # (the totals after it, the oldest first)
+                    before = _combine(op, acc, before, v)
                 publish(t, 2, _combine(op, acc, before, total))
+                break
             yield
             outs[r, part] = run if c == 0 else (np.add if op == "cumsum" else np.multiply)(before, run, dtype=acc)
 
@@ -120,8 +106,7 @@ def _model(op: str, fn: str, seen: dict[str, int] | None = None, order: int = 0)
                     next(b)
                 except StopIteration:
                     running.remove(b)
-        assert int(status[0]) == tiles
-        assert [peek(t)[0] for t in range(tiles)] == [2 if (t % chunks) % scan.GROUP == scan.GROUP - 1 else 1 for t in range(tiles)]
+        assert int(status[0]) == tiles and all(peek(t)[0] == 2 for t in range(tiles))
 
     def axis_kernel(grid: tuple[int], block: tuple[int], args: tuple[Any, ...]) -> None:
         x, out, sums, offsets, flag, rows, n, inner, chunk, totals = args
@@ -211,7 +196,7 @@ def test_long_rows_take_one_pass_with_look_back(fake: Any, monkeypatch: pytest.M
         assert outer * math.ceil(n / chunk) >= 132 * 4 // 2 or chunk == scan.TILE
     seen: dict[str, int] = {}
     calls = _counted(monkeypatch, seen)
-    for dtype, tiles in ((np.int64, 40), (np.int32, 1200)):  # (1200 tiles: 150 chunks, two groups)
+    for dtype, tiles in ((np.int64, 40), (np.int32, 400)):  # (400 tiles: 50 chunks, more than a window)
         a = RNG.integers(-9, 9, tiles * scan.TILE + 17).astype(dtype)
         np.testing.assert_array_equal(scan.scan(fake, "cumsum", a, 0, dtype), np.cumsum(a))
     b = RNG.integers(-9, 9, (3, 10 * scan.TILE + 5))
@@ -223,18 +208,18 @@ def test_long_rows_take_one_pass_with_look_back(fake: Any, monkeypatch: pytest.M
 
 
 def test_long_float_rows_give_the_same_bits_whatever_the_blocks_timing(fake: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The chained kernel combines the running value of each group of ``scan.GROUP`` chunks with the totals
-    of the group's chunks before a block in a fixed order, so float sums do not depend on which
-    blocks had published what when a block looked (as a plain look-back's do: the rows fuzz
-    family's first GPU run found cumsums of one long row whose bits differed between calls).
-    Six interleavings of the blocks, a row of three groups' chunks and rows of one group's."""
+    """Each chunk's running value is the previous chunk's plus its total, whichever published
+    running value a block's look-back found among its 32 predecessors, so float sums do not depend
+    on the blocks' timing (a look-back that also added up totals past its window in a tree did:
+    the rows fuzz family's first GPU run found cumsums of one long row whose bits differed between
+    calls). Six interleavings of the blocks, rows of 4 to 300 chunks."""
     def interleaved(order: int) -> None:
         def kernels(cp: Any, op: str, dtype: np.dtype, acc: np.dtype) -> tuple[Any, ...]:
             return tuple(_model(op, name, order=order) for name in _NAMES)
 
         monkeypatch.setattr(scan, "_kernels", kernels)
 
-    for shape in [(1, 2 * scan.GROUP * 8 * scan.TILE + 5), (3, 40 * scan.TILE + 7)]:  # (chunks of 8 tiles)
+    for shape in [(1, 300 * 8 * scan.TILE + 5), (3, 40 * scan.TILE + 7)]:  # (chunks of 8 tiles)
         a = (RNG.standard_normal(shape) * 10.0 ** RNG.integers(-3, 4, shape)).astype(np.float32)
         outs = []
         for order in range(6):

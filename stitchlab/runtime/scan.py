@@ -10,18 +10,18 @@ in the last case below.
   warp by shuffles and the warp totals across the block, and stores through shared memory again.
 * ``inner == 1``, too few rows (a long 1-d array, a handful of long rows; ``sl_scan_chained``):
   each row is cut into chunks of up to 8 such tiles (16K elements; 4 tiles of 8-byte values), a
-  block each, in one pass, as in a decoupled look-back (Merrill & Garland, "Single-pass Parallel
-  Prefix Scan with Decoupled Look-back", 2016) with a fixed order: a block takes its chunk from an
-  atomic ticket (so chunks start in order, and a block only ever waits on blocks already running),
-  loads all of it into registers and scans it as above, publishes its total in a status word,
-  and combines the running value at the start of its group of ``GROUP`` (128) chunks (published by the last
-  chunk of the group before) with the totals of the group's chunks before it (a warp, one tree);
-  the chunk that closes a group publishes the running value through its end; every block writes
-  its outputs from its own. The status words and the ticket are zeroed per call (a memset of
-  CuPy's pool: no host sync, capturable into a graph). The running values are combined in the
-  same order whatever the blocks' timing, so a scan gives the same bits in every run (a plain
-  look-back's grouping depends on how far back each block had to look: float results differed in
-  the last bits from run to run, the rows fuzz family's first GPU run).
+  block each, in one pass by decoupled look-back (Merrill & Garland, "Single-pass Parallel Prefix
+  Scan with Decoupled Look-back", 2016) in a fixed order: a block takes its chunk from an atomic
+  ticket (so chunks start in order, and a block only ever waits on blocks already running), loads
+  all of it into registers and scans it as above, publishes its total in a status word, reads the
+  states of the 32 chunks before it (a warp) until one has published its running value (inclusive
+  prefix), adds the totals after that one to it one by one, oldest first, publishes its own, and
+  writes its outputs from it. The status words and the ticket are zeroed per call (a memset of
+  CuPy's pool: no host sync, capturable into a graph). Each running value is thus the previous
+  one plus the chunk's total, whatever the blocks' timing, so a scan gives the same bits in every
+  call (a look-back that also adds up totals past its window, in a tree, groups them by how far
+  back each block had to look: float results differed in the last bits from call to call until
+  the rows fuzz family's first GPU run found it).
 * ``inner > 1`` (another axis): a thread per ``(outer, inner)`` position walks down ``n``, its
   loads coalesced across the positions of a warp. Where there are too few positions to fill the
   GPU, each is cut into chunks scanned in three passes: the chunks' totals, their running totals
@@ -60,11 +60,6 @@ def scanned(dtype: np.dtype) -> bool:
 _WARPS, _ITEMS = 8, 8
 #: a block's tile along a row
 TILE = _WARPS * 32 * _ITEMS
-#: the chained kernel's chunks a group (a multiple of 32): each chunk's running value is the
-#: group's running value at its start op the totals of the group's chunks before it, so the
-#: running values pass from group to group, one step every GROUP chunks (32 measured 13 % slower
-#: than a plain look-back on 3 rows of 2.46M float64, 300 chunks each: docs/performance.md)
-GROUP = 128
 #: at least this many blocks (row scans) or threads (other axes) a pass, per SM, before the rows
 #: or positions are cut into chunks
 _BLOCKS_PER_SM, _THREADS_PER_SM = 4, 2048
@@ -80,7 +75,6 @@ typedef TOUT tout;
 #define ITEMS %(items)d
 #define TILES %(tiles)d
 #define TILE (WARPS * 32 * ITEMS)
-#define GROUP %(group)d
 __device__ __forceinline__ T sl_op(T a, T b) { return OP; }
 __device__ __forceinline__ int sl_pad(int k) { return k + k / 32; }
 // a running value a float16 result cannot hold as NumPy's float16 scan would (interpreter._half_scan)
@@ -174,8 +168,7 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32) sl_scan_rows(
 }
 
 // The chunks' states: word[t] (after the ticket, status[0]) is 0 (nothing yet), 1 (chunk t's
-// total published) or 2 (its inclusive prefix, the running value through its end, published: only
-// a chunk that closes a group of GROUP, which publishes no total).
+// total published) or 2 (its inclusive prefix, the running value through its end, published).
 // Where T fits 4 bytes the value is packed into the word's low half (one 8-byte store: the value
 // and its status at once); else it is in values (totals, then inclusive prefixes: a reader that
 // saw 1 must not read a prefix written after), stored before the word with a fence between.
@@ -209,11 +202,10 @@ __device__ __forceinline__ unsigned int sl_peek(const unsigned long long* words,
 // rows of n elements cut into chunks of `chunk` (a multiple of TILE, at most TILES of them), a
 // block each (grid: rows * chunks), in one pass: the block takes its chunk from the ticket
 // (status[0]; chunks start in order, so that a block only waits on blocks already running), loads
-// it all into registers, scans it (TILES tiles of the row kernel's), publishes its total, combines
-// the running value at the start of its group of GROUP chunks with the totals of the group's chunks
-// before it (warp 0, a fixed order: the same bits in every run), publishes the running value
-// through its end if it closes a group, and writes its outputs from it. status: zeroed,
-// 1 + rows * chunks words; values: 2 * rows * chunks where T is wider than 4 bytes
+// it all into registers, scans it (TILES tiles of the row kernel's), publishes its total, adds the
+// totals after the nearest published inclusive prefix among its 32 predecessors to it in order
+// (warp 0: the same bits in every call), publishes its own and writes its outputs from it.
+// status: zeroed, 1 + rows * chunks words; values: 2 * rows * chunks where T is wider than 4 bytes
 extern "C" __global__ void __launch_bounds__(WARPS * 32, 2) sl_scan_chained(
     const tin* __restrict__ x, tout* __restrict__ out, unsigned long long* status, T* values,
     unsigned int* __restrict__ flag, long long rows, long long n, long long chunk) {
@@ -252,42 +244,32 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32, 2) sl_scan_chained(
     }
     lead[k] = lane > 0 ? sl_op(mine, lead[k]) : mine;
   }
-  // the running value before chunk c, the same bits in every run: the row's running value at the
-  // start of c's group of GROUP chunks (published by the previous group's last chunk; none in the
-  // first group), op the totals of the group's chunks before c, combined by warp 0 in a fixed
-  // order (lane k: chunks g0 + GROUP / 32 * k on, in turn; then a tree over the lanes). Only a
-  // group's last chunk publishes its running value, and only the others their totals: a word never
-  // changes once set.
-  const long long g0 = c - c %% GROUP;
-  const bool closes = c %% GROUP == GROUP - 1;
-  if (warp == 0) {
-    if (lane == 0 && !closes) sl_publish(words, values, tiles, t, 1u, total);
+  // P(c - 1), the running value before chunk c, where P(k) = P(k - 1) op total(k): warp 0 reads
+  // the 32 chunks before c (lane k: chunk c - 1 - k) until one holds its P (the nearest: j; the
+  // ones after it hold their totals), then folds P(j) op total(j + 1) op ... op total(c - 1) in
+  // turn: the same bits however far the other blocks had got
+  if (c == 0) {
+    if (threadIdx.x == 0) sl_publish(words, values, tiles, t, 2u, total);
+  } else if (warp == 0) {
+    if (lane == 0) sl_publish(words, values, tiles, t, 1u, total);
+    const long long q = t - 1 - lane;
     T v = IDENT;
-    #pragma unroll
-    for (int j = 0; j < GROUP / 32; ++j) {
-      const long long q = g0 + lane * (GROUP / 32) + j;
-      T u = IDENT;
-      if (q < c) {
-        while (sl_peek(words, values, tiles, t - c + q, u) == 0u) {}
+    int nearest;
+    for (;;) {
+      unsigned int st = 2u;  // (before the row's start: never the nearest, chunk 0 publishes its P)
+      if (q >= t - c) {
+        do st = sl_peek(words, values, tiles, q, v); while (st == 0u);
       }
-      v = j == 0 ? u : sl_op(v, u);
-    }
-    #pragma unroll
-    for (int d = 1; d < 32; d <<= 1) {  // lane 0: the totals of chunks g0 .. c - 1, the older on the left
-      const T y = __shfl_down_sync(0xffffffffu, v, d);
-      if (lane + d < 32) v = sl_op(v, y);
-    }
-    T before = __shfl_sync(0xffffffffu, v, 0);
-    if (g0 > 0) {
-      T head = IDENT;
-      if (lane == 0) {
-        while (sl_peek(words, values, tiles, t - c + g0 - 1, head) == 0u) {}
+      const unsigned int found = __ballot_sync(0xffffffffu, st == 2u);
+      if (found) {
+        nearest = __ffs(found) - 1;
+        break;
       }
-      head = __shfl_sync(0xffffffffu, head, 0);
-      before = c == g0 ? head : sl_op(head, before);
     }
+    T before = __shfl_sync(0xffffffffu, v, nearest);
+    for (int k = nearest - 1; k >= 0; --k) before = sl_op(before, __shfl_sync(0xffffffffu, v, k));
     if (lane == 0) {
-      if (closes) sl_publish(words, values, tiles, t, 2u, sl_op(before, total));
+      sl_publish(words, values, tiles, t, 2u, sl_op(before, total));
       prefix = before;
     }
   }
@@ -380,7 +362,7 @@ def source(op: str, dtype: np.dtype, out: np.dtype) -> str:
     leaves = f"sl_leaves_half(v, {str(op == 'cumprod').lower()})" if out == np.float16 else "false"
     head = (f"#define TIN {storage_type(dtype)}\n#define TACC {storage_type(acc)}\n#define TOUT {storage_type(out)}\n"
             f"#define OP {expr}\n#define IDENT (T){0 if op == 'cumsum' else 1}\n#define LEAVES {leaves}\n")
-    return PREAMBLE + HALF_RANGE + head + _SOURCE % {"warps": _WARPS, "items": _ITEMS, "tiles": chunk_tiles(acc.itemsize), "group": GROUP}
+    return PREAMBLE + HALF_RANGE + head + _SOURCE % {"warps": _WARPS, "items": _ITEMS, "tiles": chunk_tiles(acc.itemsize)}
 
 
 @functools.cache
