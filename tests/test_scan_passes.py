@@ -73,23 +73,25 @@ def _model(op: str, fn: str, seen: dict[str, int] | None = None, order: int = 0)
             yield
             total, before = run[-1], acc.type(ident)
             publish(t, 2 if c == 0 else 1, total)
-            q = t - 1
-            while c > 0:  # (back to the nearest chunk that holds its running value: chunk 0 does)
-                while (got := peek(q))[0] == 0:
-                    if seen is not None:
-                        seen["0"] = seen.get("0", 0) + 1
-                    yield  # (spinning)
+            while c > 0:  # (the 32 chunks before this one, until one holds its running value)
+                window = []
+                for q in range(t - 1, max(t - c, t - 32) - 1, -1):
+                    while (got := peek(q))[0] == 0:
+                        if seen is not None:
+                            seen["0"] = seen.get("0", 0) + 1
+                        yield  # (spinning)
+                    window.append(got)
+                nearest = next((k for k, (st, _) in enumerate(window) if st == 2), None)
                 if seen is not None:
-                    seen[str(got[0])] = seen.get(str(got[0]), 0) + 1
-                if got[0] == 2:
-                    break
-                q -= 1
-            if c > 0:  # (then forward: a running value published since, or the total, in turn)
-                before = peek(q)[1]
-                for k in range(q + 1, t):
-                    st, v = peek(k)
-                    before = v if st == 2 else _combine(op, acc, before, v)
+                    seen["1" if nearest is None or nearest > 0 else "2"] = seen.get("1" if nearest is None or nearest > 0 else "2", 0) + 1
+                if nearest is None:
+                    yield  # (none holds its running value yet: read the window again)
+                    continue
+                before = window[nearest][1]
+                for _, v in reversed(window[:nearest]):  # (the totals after it, the oldest first)
+                    before = _combine(op, acc, before, v)
                 publish(t, 2, _combine(op, acc, before, total))
+                break
             yield
             outs[r, part] = run if c == 0 else (np.add if op == "cumsum" else np.multiply)(before, run, dtype=acc)
 
@@ -207,10 +209,10 @@ def test_long_rows_take_one_pass_with_look_back(fake: Any, monkeypatch: pytest.M
 
 def test_long_float_rows_give_the_same_bits_whatever_the_blocks_timing(fake: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each chunk's running value is the previous chunk's plus its total, whichever published
-    running value a block's look-back found, so float sums do not depend on the blocks' timing (a
-    look-back that added up the totals in a tree did: the rows fuzz family's first GPU run found
-    cumsums of one long row whose bits differed between calls). Six interleavings of the blocks,
-    rows of 40 to 300 chunks."""
+    running value a block's look-back found among its 32 predecessors, so float sums do not depend
+    on the blocks' timing (a look-back that also added up totals past its window in a tree did:
+    the rows fuzz family's first GPU run found cumsums of one long row whose bits differed between
+    calls). Six interleavings of the blocks, rows of 4 to 300 chunks."""
     def interleaved(order: int) -> None:
         def kernels(cp: Any, op: str, dtype: np.dtype, acc: np.dtype) -> tuple[Any, ...]:
             return tuple(_model(op, name, order=order) for name in _NAMES)

@@ -13,16 +13,15 @@ in the last case below.
   block each, in one pass by decoupled look-back (Merrill & Garland, "Single-pass Parallel Prefix
   Scan with Decoupled Look-back", 2016) in a fixed order: a block takes its chunk from an atomic
   ticket (so chunks start in order, and a block only ever waits on blocks already running), loads
-  all of it into registers and scans it as above, publishes its total in a status word, looks
-  back (a warp, 32 chunks at a time) to the nearest chunk that has published its running value
-  (inclusive prefix), adds the totals after that one to it one by one, oldest first (jumping to a
-  running value published since where there is one), publishes its own, and writes its outputs
-  from it. The status words and the ticket are zeroed per call (a memset of
+  all of it into registers and scans it as above, publishes its total in a status word, reads the
+  states of the 32 chunks before it (a warp) until one has published its running value (inclusive
+  prefix), adds the totals after that one to it one by one, oldest first, publishes its own, and
+  writes its outputs from it. The status words and the ticket are zeroed per call (a memset of
   CuPy's pool: no host sync, capturable into a graph). Each running value is thus the previous
   one plus the chunk's total, whatever the blocks' timing, so a scan gives the same bits in every
-  call (a look-back that adds up the totals in a tree groups them by how far back each block had
-  to look: float results differed in the last bits from call to call until the rows fuzz family's
-  first GPU run found it).
+  call (a look-back that also adds up totals past its window, in a tree, groups them by how far
+  back each block had to look: float results differed in the last bits from call to call until
+  the rows fuzz family's first GPU run found it).
 * ``inner > 1`` (another axis): a thread per ``(outer, inner)`` position walks down ``n``, its
   loads coalesced across the positions of a warp. Where there are too few positions to fill the
   GPU, each is cut into chunks scanned in three passes: the chunks' totals, their running totals
@@ -204,8 +203,8 @@ __device__ __forceinline__ unsigned int sl_peek(const unsigned long long* words,
 // block each (grid: rows * chunks), in one pass: the block takes its chunk from the ticket
 // (status[0]; chunks start in order, so that a block only waits on blocks already running), loads
 // it all into registers, scans it (TILES tiles of the row kernel's), publishes its total, adds the
-// totals after the nearest published inclusive prefix to it in order (warp 0: the same bits in
-// every call), publishes its own and writes its outputs from it.
+// totals after the nearest published inclusive prefix among its 32 predecessors to it in order
+// (warp 0: the same bits in every call), publishes its own and writes its outputs from it.
 // status: zeroed, 1 + rows * chunks words; values: 2 * rows * chunks where T is wider than 4 bytes
 extern "C" __global__ void __launch_bounds__(WARPS * 32, 2) sl_scan_chained(
     const tin* __restrict__ x, tout* __restrict__ out, unsigned long long* status, T* values,
@@ -245,55 +244,30 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32, 2) sl_scan_chained(
     }
     lead[k] = lane > 0 ? sl_op(mine, lead[k]) : mine;
   }
-  // P(c - 1), the running value before chunk c, where P(k) = P(k - 1) op total(k): every chunk
-  // publishes that value, so where a chunk's look-back finds one, the totals after it, added in
-  // turn, give the same bits however far the other blocks had got. Warp 0 reads the 32 chunks
-  // before c (lane k: chunk c - 1 - k); where none has its P yet, it looks further back for the
-  // nearest that has (chunk 0 publishes its own), then forward from it, 32 chunks at a time,
-  // taking the newest P of each window and adding the totals after it
+  // P(c - 1), the running value before chunk c, where P(k) = P(k - 1) op total(k): warp 0 reads
+  // the 32 chunks before c (lane k: chunk c - 1 - k) until one holds its P (the nearest: j; the
+  // ones after it hold their totals), then folds P(j) op total(j + 1) op ... op total(c - 1) in
+  // turn: the same bits however far the other blocks had got
   if (c == 0) {
     if (threadIdx.x == 0) sl_publish(words, values, tiles, t, 2u, total);
   } else if (warp == 0) {
     if (lane == 0) sl_publish(words, values, tiles, t, 1u, total);
-    const long long first = t - c;  // (the row's chunk 0)
-    T v = IDENT, before;
-    unsigned int st = 0u;
-    if (t - 1 - lane >= first) {
-      do st = sl_peek(words, values, tiles, t - 1 - lane, v); while (st == 0u);
-    }
-    const unsigned int found = __ballot_sync(0xffffffffu, st == 2u);
-    if (found) {
-      const int nearest = __ffs(found) - 1;
-      before = __shfl_sync(0xffffffffu, v, nearest);
-      for (int k = nearest - 1; k >= 0; --k) before = sl_op(before, __shfl_sync(0xffffffffu, v, k));
-    } else {
-      long long j = first;
-      for (long long p = t - 33; p >= first; p -= 32) {
-        const long long q = p - lane;
-        unsigned int s = 0u;
-        if (q >= first) {
-          do s = sl_peek(words, values, tiles, q, v); while (s == 0u);
-        }
-        const unsigned int back = __ballot_sync(0xffffffffu, s == 2u);
-        if (back) {
-          j = p - (__ffs(back) - 1);
-          break;
-        }
+    const long long q = t - 1 - lane;
+    T v = IDENT;
+    int nearest;
+    for (;;) {
+      unsigned int st = 2u;  // (before the row's start: never the nearest, chunk 0 publishes its P)
+      if (q >= t - c) {
+        do st = sl_peek(words, values, tiles, q, v); while (st == 0u);
       }
-      before = IDENT;
-      for (long long p = j; p < t; p += 32) {  // (every chunk from j on has published: seen above)
-        const long long q = p + lane;
-        unsigned int s = 0u;
-        if (q < t) s = sl_peek(words, values, tiles, q, v);
-        const unsigned int held = __ballot_sync(0xffffffffu, s == 2u);
-        int k = 0;
-        if (held) {
-          k = 31 - __clz(held);
-          before = __shfl_sync(0xffffffffu, v, k++);
-        }
-        for (const int end = (int)min(32LL, t - p); k < end; ++k) before = sl_op(before, __shfl_sync(0xffffffffu, v, k));
+      const unsigned int found = __ballot_sync(0xffffffffu, st == 2u);
+      if (found) {
+        nearest = __ffs(found) - 1;
+        break;
       }
     }
+    T before = __shfl_sync(0xffffffffu, v, nearest);
+    for (int k = nearest - 1; k >= 0; --k) before = sl_op(before, __shfl_sync(0xffffffffu, v, k));
     if (lane == 0) {
       sl_publish(words, values, tiles, t, 2u, sl_op(before, total));
       prefix = before;
