@@ -32,7 +32,8 @@ for the H200, checks each plan's recipe and compiles their kernels with NVRTC, w
 (``tests/compiler/hostkernels.py``);
 ``--numbers``: runs each program as an ``sl.jit`` function of its Python numbers too, called with
 other numbers, against the program with those numbers written in;
-``--family reductions|wide|assign|at``: other programs, ``FAMILIES``);
+``--family reductions|wide|assign|at|rows``: other programs, ``FAMILIES``; ``rows``: row steps over
+rows as long as a vocabulary, some of them special);
 ``tests/gpu/test_random_graphs_gpu.py`` runs a fixed set of seeds on the GPU and
 ``tests/test_fuzzgraphs.py`` some on the numpy backend.
 """
