@@ -154,6 +154,16 @@ def _shape(rng: np.random.Generator) -> tuple[int, ...]:
     return tuple(shape)
 
 
+def _on_device(a: np.ndarray) -> Any:
+    """``a`` where the user's array would be: a device array on the cupy backend (a leaf is a view
+    of it), else ``a``."""
+    if sl.get_backend() == "cupy":
+        import cupy
+
+        return cupy.asarray(a)
+    return a
+
+
 def _leaf(rng: np.random.Generator, shape: tuple[int, ...], name: str, dtypes: list[str], full: bool) -> Value:
     """A leaf of ``shape`` (``full``) or of a shape that broadcasts to it."""
     dtype = str(rng.choice(dtypes))
@@ -163,12 +173,7 @@ def _leaf(rng: np.random.Generator, shape: tuple[int, ...], name: str, dtypes: l
     raw = rng.uniform(-4, 4, size=base_shape)
     base = raw > 0 if dtype == "bool" else raw.astype(_dtype(dtype))
     view = {"contiguous": lambda b: b, "transposed": lambda b: b.T, "strided": lambda b: b[..., ::2]}[layout]
-    # the leaf as the user's array: a view of a device array on the cupy backend
-    device = base
-    if sl.get_backend() == "cupy":
-        import cupy
-
-        device = cupy.asarray(base)
+    device = _on_device(base)
     value = np.ascontiguousarray(view(base))
     if sl.get_backend() == "numpy":  # there NumPy itself runs on a view, and its float16 prod
         device, view = value, lambda b: b  # depends on the layout (float32 partial products only
@@ -580,23 +585,13 @@ def _rows_leaves(rng: np.random.Generator, dtypes: list[str]) -> list[Value]:
     scale = float(rng.choice([1.0, 4.0, 30.0]))
     x = (rng.standard_normal((rows, n)) * scale).astype(dtype)
     _special_rows(rng, x)
-    layout = "strided" if rng.random() < 0.1 else "contiguous"
-    base = np.concatenate([x, x], axis=1) if layout == "strided" else x
-    leaves = []
-    for name, arr, view in (("leaf0", x, (lambda b: b[:, :n]) if layout == "strided" else (lambda b: b)),
-                            ("leaf1", rng.integers(0, n, size=rows).astype(np.int64), lambda b: b),
-                            ("leaf2", (rng.standard_normal(n) * 0.5).astype(dtype), lambda b: b)):
-        src = base if name == "leaf0" else arr
-        device = src
-        if sl.get_backend() == "cupy":
-            import cupy
-
-            device = cupy.asarray(src)
-        buf = view(device)
-        leaves.append(Value(np.ascontiguousarray(arr), sl.asarray(buf),
-                            f"{name} {arr.dtype}{arr.shape}" + (" strided" if name == "leaf0" and layout == "strided" else ""),
-                            buf=buf))
-    return leaves
+    strided = rng.random() < 0.1  # (the logits as the first half of each row of a wider array)
+    logits = _on_device(np.concatenate([x, x], axis=1))[:, :n] if strided else _on_device(x)
+    targets = rng.integers(0, n, size=rows).astype(np.int64)
+    bias = (rng.standard_normal(n) * 0.5).astype(dtype)
+    return [Value(x, sl.asarray(logits), f"leaf0 {dtype}{x.shape}" + (" strided" if strided else ""), buf=logits),
+            *(Value(a, sl.asarray(d := _on_device(a)), f"leaf{k} {a.dtype}{a.shape}", buf=d)
+              for k, a in ((1, targets), (2, bias)))]
 
 
 def _row_step(rng: np.random.Generator, env: list[Value]) -> Value | None:
@@ -691,23 +686,22 @@ def build(seed: int, dtypes: list[str] | None = None, family: str = "mixed") -> 
     if family == "rows":
         prog.values = _rows_leaves(rng, dtypes or ROW_DTYPES)
         prog.leaves = len(prog.values)
+        steps = [lambda: _row_step(rng, prog.values)] * int(rng.integers(1, 5))
     else:
         shape = _shape(rng)
         prog.leaves = int(rng.integers(1, 4))
         for k in range(prog.leaves):
             prog.values.append(_leaf(rng, shape, f"leaf{k}", dtypes or DTYPES, full=k == 0))
-    if family == "rows":
-        steps = [lambda: _row_step(rng, prog.values)] * int(rng.integers(1, 5))
-    elif family == "reductions":
-        nd = len(shape)
-        axis = tuple(ax for ax in range(nd) if rng.random() < 0.5) or (int(rng.integers(0, nd)),)
-        steps = [lambda: _reduction_step(rng, prog.values, axis)] * int(rng.integers(4, 13))
-    elif family in ("assign", "at"):
-        special = _assign_step if family == "assign" else _at_step
-        steps = [lambda: special(rng, prog.values) if rng.random() < 0.5 else _step(rng, prog.values)] * int(
-            rng.integers(1, 9))
-    else:
-        steps = [lambda: _step(rng, prog.values, wide=family == "wide")] * int(rng.integers(1, 9))
+        if family == "reductions":
+            nd = len(shape)
+            axis = tuple(ax for ax in range(nd) if rng.random() < 0.5) or (int(rng.integers(0, nd)),)
+            steps = [lambda: _reduction_step(rng, prog.values, axis)] * int(rng.integers(4, 13))
+        elif family in ("assign", "at"):
+            special = _assign_step if family == "assign" else _at_step
+            steps = [lambda: special(rng, prog.values) if rng.random() < 0.5 else _step(rng, prog.values)] * int(
+                rng.integers(1, 9))
+        else:
+            steps = [lambda: _step(rng, prog.values, wide=family == "wide")] * int(rng.integers(1, 9))
     for step in steps:
         try:
             v = step()
