@@ -296,11 +296,11 @@ def test_long_float_rows_with_look_back_are_numpys_to_the_order_of_adds(launches
 
 
 def test_long_float_rows_give_the_same_bits_in_every_call(launches: list[str]) -> None:
-    """The chained kernel combines the chunks' totals in a fixed order whatever the blocks'
-    timing: ten calls over one row of 2**25 + 1 float32 values (2,049 chunks, 65 groups of 32) of
-    magnitudes 1e-3 to 1e3, and over 3 rows of float64, give one set of bits each (a plain
-    look-back's grouping followed the blocks' timing: the rows fuzz family's first GPU run found
-    cumsums of a single row of 50,257 whose bits differed from call to call)."""
+    """The chained kernel adds the chunks' totals in a fixed order whatever the blocks' timing:
+    ten calls over one row of 2**25 + 1 float32 values (2,049 chunks) of magnitudes 1e-3 to 1e3,
+    and over 3 rows of float64 (300 chunks each), give one set of bits each (a look-back that
+    added the totals in a tree grouped them by the blocks' timing: the rows fuzz family's first GPU
+    run found cumsums of a single row of 50,257 whose bits differed from call to call)."""
     for shape, dtype in [((1, 2**25 + 1), "float32"), ((3, 300 * 4 * 2048 + 7), "float64")]:
         a = (RNG.standard_normal(shape) * 10.0 ** RNG.integers(-3, 4, shape)).astype(dtype)
         x = _dev(a)
