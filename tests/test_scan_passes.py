@@ -28,7 +28,7 @@ def _model(op: str, fn: str, seen: dict[str, int] | None = None, order: int = 0)
     interleaving of the blocks, ``order`` picks it, through the chunk states the driver hands it)
     or thread by thread (axis). ``seen``: counts of the chained blocks' waits by the state met."""
     step = np.cumsum if op == "cumsum" else np.cumprod
-    ident = 0 if op == "cumsum" else 1
+    ident = -0.0 if op == "cumsum" else 1  # (the kernels' IDENT: float sums start from -0.0, integers from 0)
 
     def rows_kernel(grid: tuple[int], block: tuple[int], args: tuple[Any, ...]) -> None:
         x, out, flag, rows, n = args

@@ -98,6 +98,16 @@ def literal(value: object, dtype: np.dtype) -> str:
     return f"(({ctype}){v}LL)"
 
 
+def scan_identity_literal(opname: str, dtype: np.dtype) -> str:
+    """The starting value of a scan (running ``"sum"`` or ``"prod"``) in ``dtype``: the
+    reduction's, but -0.0 for float sums, since -0.0 + x is x for every x, -0.0 among them (a
+    ``cumsum`` of ``[-0.0]`` is ``[-0.0]``, as NumPy's; +0.0 would give +0.0). A scan has an output
+    only where it has added something, so the identity itself never shows."""
+    if opname == "sum" and is_float(np.dtype(dtype)):
+        return literal(-0.0, dtype)
+    return identity_literal(opname, dtype)
+
+
 def bits_literal(value: object, dtype: np.dtype) -> str:
     """A C expression of :func:`bits_type` holding ``value`` rounded to float16 or bfloat16 (its
     bit pattern)."""

@@ -1152,7 +1152,7 @@ def _tile_scans(w: Writer, scans: list[Node], loop: _Loop, found: list[_TileScan
     pass the same values, bit for bit."""
     for s in scans:
         t, op = ct.register_type(s.dtype), _SCAN_OPS[s.op]
-        sc = _TileScan(s, w.fresh("sc"), w.fresh("sscan"), t, op, f"({t}){ct.identity_literal(op, s.dtype)}")
+        sc = _TileScan(s, w.fresh("sc"), w.fresh("sscan"), t, op, f"({t}){ct.scan_identity_literal(op, s.dtype)}")
         w.line(f"__shared__ {t} {sc.smem}[{nt * (team // 32 + 1)}];" if team > 32 else f"{t}* const {sc.smem} = nullptr;")
         found.append(sc)
         w.value_cache[id(s)] = sc.array
@@ -1168,7 +1168,7 @@ def _row_scans(w: Writer, scans: list[Node], loop: _Loop, info: GroupInfo, team:
     arrays = []
     for s in scans:
         t, op = ct.register_type(s.dtype), _SCAN_OPS[s.op]
-        a, ident = w.fresh("sc"), f"({t}){ct.identity_literal(op, s.dtype)}"
+        a, ident = w.fresh("sc"), f"({t}){ct.scan_identity_literal(op, s.dtype)}"
         w.line(f"{t} {a}[{slots}];")
         w.line("#pragma unroll")
         w.line(f"for (int i = 0; i < {slots}; ++i) {a}[i] = {ident};")

@@ -30,7 +30,8 @@ in the last case below.
 
 The result's dtype is NumPy's (``cumsum`` of int8 is int64); integers wrap around as NumPy's do
 (computed unsigned); float sums and products are combined in the order above, not NumPy's
-sequential one, as any parallel scan (CuPy's too). CuPy's own scans took 1.17 ms for 8192 x 4096
+sequential one, as any parallel scan (CuPy's too). Float sums start from -0.0 (-0.0 + x is x for
+every x), so a ``cumsum`` of negative zeros is negative zeros, as NumPy's. CuPy's own scans took 1.17 ms for 8192 x 4096
 float32 along the rows on an H100; see docs/performance.md, "Scans".
 """
 
@@ -43,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from ..codegen.ctypes import storage_type
+from ..codegen.ctypes import scan_identity_literal, storage_type
 from ..codegen.preamble import PREAMBLE
 from ..ir.dtypes import is_low_float
 
@@ -66,6 +67,9 @@ _BLOCKS_PER_SM, _THREADS_PER_SM = 4, 2048
 
 #: a null pointer argument (no running totals before the chunks)
 _NULL = np.uint64(0)
+
+#: the reduction each scan runs
+_REDUCTION = {"cumsum": "sum", "cumprod": "prod"}
 
 _SOURCE = r"""
 typedef TIN tin;
@@ -361,7 +365,7 @@ def source(op: str, dtype: np.dtype, out: np.dtype) -> str:
         expr = "a + b" if op == "cumsum" else "a * b"
     leaves = f"sl_leaves_half(v, {str(op == 'cumprod').lower()})" if out == np.float16 else "false"
     head = (f"#define TIN {storage_type(dtype)}\n#define TACC {storage_type(acc)}\n#define TOUT {storage_type(out)}\n"
-            f"#define OP {expr}\n#define IDENT (T){0 if op == 'cumsum' else 1}\n#define LEAVES {leaves}\n")
+            f"#define OP {expr}\n#define IDENT (T){scan_identity_literal(_REDUCTION[op], acc)}\n#define LEAVES {leaves}\n")
     return PREAMBLE + HALF_RANGE + head + _SOURCE % {"warps": _WARPS, "items": _ITEMS, "tiles": chunk_tiles(acc.itemsize)}
 
 

@@ -292,6 +292,28 @@ def test_bfloat16_scans_are_the_steps_to_a_rounding(name: str, shape: tuple[int,
 
 
 @pytest.mark.skipif(unsupported() is not None, reason=str(unsupported()))
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("cache", ["registers", "tiles"])
+def test_float_sums_of_negative_zeros_stay_negative_zeros(cache: str, dtype: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A scan stitched into a row kernel starts a float sum from -0.0, as NumPy's (-0.0 + x is x
+    for every x): ``cumsum(2x) + x`` of rows of -0.0 is -0.0, of a row with a +0.0 +0.0 from
+    there on, in registers and walked in tiles."""
+    a = np.full((8, 1000), -0.0, dtype)
+    a[1, 7] = a[3, 0] = 0.0
+    a[5] = RNG.standard_normal(1000)
+    plan, sources = _plan(PROGRAMS["cumsum(2x) + x"](sl, sl.asarray(a)), sms=a.shape[0])
+    if cache == "tiles":
+        plan = _tiled(plan, 256)
+    assert _scanning(plan)[0].schedule.cache == cache
+    (got,) = run_plan(plan, sources, tmp_path_factory.mktemp("negative_zeros"))
+    (want,) = PROGRAMS["cumsum(2x) + x"](np, a)
+    zero = want == 0
+    assert zero.sum() == 7 * 1000 and not np.signbit(want[1, 7:]).any() and np.signbit(want[0]).all()
+    np.testing.assert_array_equal(np.signbit(got[zero]), np.signbit(want[zero]))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.skipif(unsupported() is not None, reason=str(unsupported()))
 def test_unaligned_rows_scan_the_same_slots(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Inputs 4 bytes past a 16-byte boundary: the vector loads and stores take their element
     branches; the scan's slots are the same."""

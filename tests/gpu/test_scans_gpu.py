@@ -311,6 +311,22 @@ def test_long_float_rows_give_the_same_bits_in_every_call(launches: list[str]) -
             assert _host(sl.cumsum(x, axis=1)).tobytes() == first.tobytes(), shape
 
 
+def test_float_sums_of_negative_zeros_are_negative_zeros() -> None:
+    """A float ``cumsum`` starts from -0.0 (-0.0 + x is x for every x): sums of -0.0 stay -0.0,
+    as NumPy's, in each kernel (a block a row, chained chunks, a thread a position, chunks in three
+    passes) and in a scan stitched into a row kernel."""
+    for shape, axis in (((8, 300), 1), ((1, 2**20 + 3), 1), ((8192, 64), 0), ((10, 300000), 0), ((3000, 3), 0)):
+        for dtype in ("float32", "float64", "float16"):
+            a = np.full(shape, -0.0, dtype)
+            a.flat[5] = 0.0  # (a +0.0 makes the rest of its row or column +0.0)
+            got, want = _host(sl.cumsum(_dev(a), axis=axis)), np.cumsum(a, axis=axis)
+            assert np.array_equal(np.signbit(got), np.signbit(want)), (shape, axis, dtype)
+    x = RNG.standard_normal((64, 1000)).astype(np.float32)
+    z = np.full((64, 1000), -0.0, np.float32)
+    got = _host(sl.jit(lambda u, v: sl.cumsum(v * sl.softmax(u, axis=1), axis=1))(_dev(x), _dev(z)))
+    assert np.signbit(got).all()
+
+
 def test_a_graph_of_a_long_scan_zeroes_its_look_back_each_replay() -> None:
     """The tile states and the ticket are zeroed inside the graph (a memset of CuPy's pool): a
     second and third replay give the new input's sums, not the first's."""
