@@ -92,6 +92,7 @@ using std::hypot; using std::ldexp; using std::lgamma; using std::log; using std
 using std::log2; using std::modf; using std::nextafter; using std::pow; using std::remainder; using std::rint;
 using std::round; using std::signbit; using std::sin; using std::sinh; using std::sqrt; using std::tan;
 using std::tanh; using std::tgamma; using std::trunc; using std::isnan; using std::isinf; using std::isfinite;
+using std::min; using std::max;  // (CUDA's integer min/max: both operands of one type in these kernels)
 
 struct dim3 { unsigned x = 1, y = 1, z = 1; };
 static dim3 threadIdx, blockIdx, blockDim, gridDim;
@@ -240,6 +241,8 @@ static int launch(dim3 grid, dim3 block, int order, size_t stack_bytes, std::fun
 }  // namespace slh
 
 static inline void __syncthreads() { slh::yield(slh::BLOCK_WAIT); }
+// the lanes of a warp meet (as at a shuffle) before any goes on
+static inline void __syncwarp(unsigned = 0xffffffffu) { slh::yield(slh::WARP_WAIT); }
 // a warp shuffle: lane t gets the value of lane src(t & 31) of its warp
 template <class T, class F> static inline T slh_shuffle(T v, F src) {
   static_assert(sizeof(T) <= 8, "shuffle of at most 8 bytes");
@@ -261,6 +264,19 @@ template <class T> static inline T __shfl_up_sync(unsigned, T v, unsigned d) {
 template <class T> static inline T __shfl_sync(unsigned, T v, int src) {
   return slh_shuffle(v, [src](unsigned) { return (unsigned)src; });
 }
+// each lane's predicate, a bit a lane of the warp (every lane of the warp live, as the kernels'
+// full-mask ballots ask)
+static inline unsigned __ballot_sync(unsigned, int p) {
+  const unsigned t = slh::linear(), first = t & ~31u;
+  slh::slots[t] = p ? 1ull : 0ull;
+  slh::yield(slh::WARP_WAIT);
+  unsigned m = 0u;
+  for (unsigned l = 0; l < 32u; ++l) m |= slh::slots[first + l] ? 1u << l : 0u;
+  slh::yield(slh::WARP_WAIT);
+  return m;
+}
+static inline int __ffs(unsigned x) { return __builtin_ffs((int)x); }
+static inline int __clz(unsigned x) { return x ? __builtin_clz(x) : 32; }
 """
 
 
