@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from scanfake import FakeCupy
 
 from stitchlab.runtime import scan
 
@@ -126,17 +127,6 @@ def _model(op: str, fn: str, seen: dict[str, int] | None = None, order: int = 0)
     return {"sl_scan_rows": rows_kernel, "sl_scan_chained": chained_kernel, "sl_scan_axis": axis_kernel}[fn]
 
 
-class _FakeCupy:
-    """The parts of CuPy :func:`scan.scan` uses, over NumPy, with the kernels modelled."""
-    ascontiguousarray = staticmethod(np.ascontiguousarray)
-    empty = staticmethod(np.empty)
-    empty_like = staticmethod(np.empty_like)
-    zeros = staticmethod(np.zeros)
-
-    def __init__(self, sms: int) -> None:
-        self.sms = sms
-
-
 _NAMES = ("sl_scan_rows", "sl_scan_chained", "sl_scan_axis")
 
 
@@ -148,7 +138,7 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setattr(scan, "_kernels", kernels)
     monkeypatch.setattr(scan, "_sm_count", lambda cp, device: cp.sms)
     monkeypatch.setattr(scan, "_device_id", lambda cp: 0)
-    return _FakeCupy(sms=2)
+    return FakeCupy(sms=2)  # (the kernels modelled)
 
 
 @pytest.mark.parametrize("shape,axis", [((3, 20000), 1), ((50000,), 0), ((9, 5), 1), ((4000, 3), 0), ((2, 700, 3), 1),

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from scanfake import FakeCupy
 
 from stitchlab.runtime import scan
 
@@ -24,17 +25,6 @@ pytestmark = pytest.mark.skipif(unsupported() is not None, reason=str(unsupporte
 
 RNG = np.random.default_rng(64)
 _KERNEL = re.compile(r'extern "C" __global__ void (?:__launch_bounds__\([^)]*\) )?(sl_scan_\w+)\(([^)]*)\)')
-
-
-class _HostCupy:
-    """The parts of CuPy :func:`scan.scan` uses, over NumPy (a GPU of ``sms`` SMs)."""
-    ascontiguousarray = staticmethod(np.ascontiguousarray)
-    empty = staticmethod(np.empty)
-    empty_like = staticmethod(np.empty_like)
-    zeros = staticmethod(np.zeros)
-
-    def __init__(self, sms: int) -> None:
-        self.sms = sms
 
 
 def _cell(arg: Any) -> Any:
@@ -52,7 +42,7 @@ def host(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFacto
     """A fake CuPy whose scan kernels are scan.py's source built for the host; ``host.order`` picks
     the order of each block's warps and ``host.launched`` lists the kernels run."""
     directory = tmp_path_factory.mktemp("scan_kernels")
-    cp = _HostCupy(sms=2)
+    cp = FakeCupy(sms=2)
     cp.order, cp.launched = 0, []
 
     def kernels(_: Any, op: str, dtype: np.dtype, out: np.dtype) -> tuple[Any, ...]:
