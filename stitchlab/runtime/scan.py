@@ -31,8 +31,8 @@ in the last case below.
 The result's dtype is NumPy's (``cumsum`` of int8 is int64); integers wrap around as NumPy's do
 (computed unsigned); float sums and products are combined in the order above, not NumPy's
 sequential one, as any parallel scan (CuPy's too). Float sums start from -0.0 (-0.0 + x is x for
-every x), so a ``cumsum`` of negative zeros is negative zeros, as NumPy's. CuPy's own scans took 1.17 ms for 8192 x 4096
-float32 along the rows on an H100; see docs/performance.md, "Scans".
+every x), so a ``cumsum`` of negative zeros is negative zeros, as NumPy's. CuPy's own scans took
+1.17 ms for 8192 x 4096 float32 along the rows on an H100; see docs/performance.md, "Scans".
 """
 
 from __future__ import annotations
