@@ -4,7 +4,12 @@ CPU models (``tests/test_scan_passes.py``) or the kernels built as host C++
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+import pytest
+
+from stitchlab.runtime import scan
 
 
 class FakeCupy:
@@ -16,3 +21,12 @@ class FakeCupy:
 
     def __init__(self, sms: int) -> None:
         self.sms = sms
+
+
+def install(monkeypatch: pytest.MonkeyPatch, kernels: Any, sms: int = 2) -> FakeCupy:
+    """A :class:`FakeCupy` of ``sms`` SMs, with ``kernels`` (as ``scan._kernels``: ``(cp, op,
+    dtype, out)`` to the kernels) in place of the compiled ones."""
+    monkeypatch.setattr(scan, "_kernels", kernels)
+    monkeypatch.setattr(scan, "_sm_count", lambda cp, device: cp.sms)
+    monkeypatch.setattr(scan, "_device_id", lambda cp: 0)
+    return FakeCupy(sms)

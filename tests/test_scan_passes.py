@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from scanfake import FakeCupy
+import scanfake
 
 from stitchlab.runtime import scan
 
@@ -135,10 +135,7 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> Any:
     def kernels(cp: Any, op: str, dtype: np.dtype, acc: np.dtype) -> tuple[Any, ...]:
         return tuple(_model(op, name) for name in _NAMES)
 
-    monkeypatch.setattr(scan, "_kernels", kernels)
-    monkeypatch.setattr(scan, "_sm_count", lambda cp, device: cp.sms)
-    monkeypatch.setattr(scan, "_device_id", lambda cp: 0)
-    return FakeCupy(sms=2)  # (the kernels modelled)
+    return scanfake.install(monkeypatch, kernels)  # (the kernels modelled)
 
 
 @pytest.mark.parametrize("shape,axis", [((3, 20000), 1), ((50000,), 0), ((9, 5), 1), ((4000, 3), 0), ((2, 700, 3), 1),

@@ -98,6 +98,10 @@ def literal(value: object, dtype: np.dtype) -> str:
     return f"(({ctype}){v}LL)"
 
 
+#: the reduction whose running value each scan op keeps
+SCAN_REDUCTIONS = {"cumsum": "sum", "cumprod": "prod"}
+
+
 def scan_identity_literal(opname: str, dtype: np.dtype) -> str:
     """The starting value of a scan (running ``"sum"`` or ``"prod"``) in ``dtype``: the
     reduction's, but -0.0 for float sums, since -0.0 + x is x for every x, -0.0 among them (a

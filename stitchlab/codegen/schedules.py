@@ -1151,7 +1151,7 @@ def _tile_scans(w: Writer, scans: list[Node], loop: _Loop, found: list[_TileScan
     tile's array as any value cached across phases. The same tiles in the same order give every
     pass the same values, bit for bit."""
     for s in scans:
-        t, op = ct.register_type(s.dtype), _SCAN_OPS[s.op]
+        t, op = ct.register_type(s.dtype), ct.SCAN_REDUCTIONS[s.op]
         sc = _TileScan(s, w.fresh("sc"), w.fresh("sscan"), t, op, f"({t}){ct.scan_identity_literal(op, s.dtype)}")
         w.line(f"__shared__ {t} {sc.smem}[{nt * (team // 32 + 1)}];" if team > 32 else f"{t}* const {sc.smem} = nullptr;")
         found.append(sc)
@@ -1167,7 +1167,7 @@ def _row_scans(w: Writer, scans: list[Node], loop: _Loop, info: GroupInfo, team:
     slots = -(-info.cols // (team * vec)) * vec
     arrays = []
     for s in scans:
-        t, op = ct.register_type(s.dtype), _SCAN_OPS[s.op]
+        t, op = ct.register_type(s.dtype), ct.SCAN_REDUCTIONS[s.op]
         a, ident = w.fresh("sc"), f"({t}){ct.scan_identity_literal(op, s.dtype)}"
         w.line(f"{t} {a}[{slots}];")
         w.line("#pragma unroll")
@@ -1205,7 +1205,6 @@ def _round_scan(w: Writer, s: Node, a: str, slots: int) -> None:
         w.line(f"for (int i = 0; i < {slots}; ++i) {a}[i] = sl_round_bf16({a}[i]);")
 
 
-_SCAN_OPS = {"cumsum": "sum", "cumprod": "prod"}
 
 
 def _itemsize(info: GroupInfo, ptrs: list[str], params: list[Param]) -> list[int]:

@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from ..codegen.ctypes import scan_identity_literal, storage_type
+from ..codegen.ctypes import SCAN_REDUCTIONS, scan_identity_literal, storage_type
 from ..codegen.preamble import PREAMBLE
 from ..ir.dtypes import is_low_float
 
@@ -67,9 +67,6 @@ _BLOCKS_PER_SM, _THREADS_PER_SM = 4, 2048
 
 #: a null pointer argument (no running totals before the chunks)
 _NULL = np.uint64(0)
-
-#: the reduction each scan runs
-_REDUCTION = {"cumsum": "sum", "cumprod": "prod"}
 
 _SOURCE = r"""
 typedef TIN tin;
@@ -365,7 +362,7 @@ def source(op: str, dtype: np.dtype, out: np.dtype) -> str:
         expr = "a + b" if op == "cumsum" else "a * b"
     leaves = f"sl_leaves_half(v, {str(op == 'cumprod').lower()})" if out == np.float16 else "false"
     head = (f"#define TIN {storage_type(dtype)}\n#define TACC {storage_type(acc)}\n#define TOUT {storage_type(out)}\n"
-            f"#define OP {expr}\n#define IDENT (T){scan_identity_literal(_REDUCTION[op], acc)}\n#define LEAVES {leaves}\n")
+            f"#define OP {expr}\n#define IDENT (T){scan_identity_literal(SCAN_REDUCTIONS[op], acc)}\n#define LEAVES {leaves}\n")
     return PREAMBLE + HALF_RANGE + head + _SOURCE % {"warps": _WARPS, "items": _ITEMS, "tiles": chunk_tiles(acc.itemsize)}
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from scanfake import FakeCupy
+import scanfake
 
 from stitchlab.runtime import scan
 
@@ -42,8 +42,7 @@ def host(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFacto
     """A fake CuPy whose scan kernels are scan.py's source built for the host; ``host.order`` picks
     the order of each block's warps and ``host.launched`` lists the kernels run."""
     directory = tmp_path_factory.mktemp("scan_kernels")
-    cp = FakeCupy(sms=2)
-    cp.order, cp.launched = 0, []
+    launched: list[str] = []
 
     def kernels(_: Any, op: str, dtype: np.dtype, out: np.dtype) -> tuple[Any, ...]:
         source = scan.source(op, dtype, out)
@@ -55,15 +54,14 @@ def host(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFacto
             def launch(grid: tuple[int], block: tuple[int], args: tuple[Any, ...]) -> None:
                 cells = [_cell(a) for a in args]
                 argv = (ctypes.c_void_p * len(cells))(*[ctypes.cast(ctypes.pointer(c), ctypes.c_void_p) for c in cells])
-                cp.launched.append(name[8:])
+                launched.append(name[8:])
                 rc = lib.sl_host_launch(argv, grid[0], 1, 1, block[0], 1, 1, cp.order)
                 assert rc == 0, f"{name}: {_FAILURES.get(rc, rc)}"
             return launch
         return tuple(launcher(f"sl_scan_{k}") for k in ("rows", "chained", "axis"))
 
-    monkeypatch.setattr(scan, "_kernels", kernels)
-    monkeypatch.setattr(scan, "_sm_count", lambda cp, device: cp.sms)
-    monkeypatch.setattr(scan, "_device_id", lambda cp: 0)
+    cp = scanfake.install(monkeypatch, kernels)
+    cp.order, cp.launched = 0, launched
     return cp
 
 
