@@ -219,6 +219,50 @@ def test_pads_of_jitted_functions_follow_the_batch(mode: str) -> None:
         np.testing.assert_array_equal(g(sl.asarray(a)).get(), np.pad(a, ((0, 0), (2, 5)), mode) + 1)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int8", "uint8", "int32", "bool"])
+@pytest.mark.parametrize("mode", ["reflect", "symmetric"])
+def test_pad_odd_reflection_is_numpys_bit_for_bit(dtype: str, mode: str) -> None:
+    """``reflect_type="odd"`` (2 × the edge − the mirror image), also wider than one reflection,
+    where NumPy mirrors in steps about each new edge: the same bits (its float roundings, integer
+    wraps, bool's ``or``), a singleton axis padded with its edge as NumPy's, and one kernel."""
+    rng = np.random.default_rng(7)
+    for n in (1, 2, 3, 5):
+        a = (rng.standard_normal((3, n)) * 60).astype(sl.bfloat16 if dtype == "bfloat16" else dtype)
+        for width in (1, (0, 2), (4, 1), (13, 9), ((1, 2), (7, 0)), ((2, 0), (3, 25))):
+            got = sl.pad(sl.asarray(a), width, mode, reflect_type="odd")
+            want = np.pad(a, width, mode, reflect_type="odd")
+            assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want.shape)
+            np.testing.assert_array_equal(got.get().view(f"u{a.itemsize}"), want.view(f"u{a.itemsize}"), err_msg=f"{n} {width}")
+    x = sl.asarray(a)
+    assert len(sl.explain(sl.pad(x, ((0, 0), (11, 4)), mode, reflect_type="odd") * 2).kernels) == 1
+    same(np.pad(x, 3, mode, reflect_type="odd"), np.pad(a, 3, mode, reflect_type="odd"))  # NumPy's function, its keyword
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int8", "int16", "uint8", "bool"])
+def test_pad_linear_ramp_is_numpys_bit_for_bit(dtype: str) -> None:
+    """``mode="linear_ramp"``: NumPy's ``linspace`` from each end value to the edge, in the dtype
+    NumPy's promotion gives (one value or one pair is a NumPy scalar, strong; pairs per axis are
+    Python numbers, weak), integers floored, an edge equal to its end value (a zero step) taking
+    NumPy's other formula; corners ramp from the axes padded before."""
+    rng = np.random.default_rng(8)
+    for n in (1, 2, 5):
+        a = (rng.standard_normal((3, n)) * 50).astype(sl.bfloat16 if dtype == "bfloat16" else dtype)
+        for width in (1, (0, 2), (4, 1), ((1, 2), (7, 0))):
+            for ends in (None, 5, 2.7, (1, -3), ((1, 2), (3.5, 4)), [[1], [2]], np.float32(2.5)):
+                kw = {} if ends is None else {"end_values": ends}
+                got, want = sl.pad(sl.asarray(a), width, "linear_ramp", **kw), np.pad(a, width, "linear_ramp", **kw)
+                assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want.shape)
+                np.testing.assert_array_equal(got.get().view(f"u{a.itemsize}"), want.view(f"u{a.itemsize}"), err_msg=f"{n} {width} {ends}")
+    b = np.array([[1.0, 3.0], [0.0, 5.0]], np.float32)  # (edges 1 and 0 equal to their end values)
+    for ends in ((1, 2), ((1, 0), (3, 5))):
+        same(sl.pad(sl.asarray(b), 5, "linear_ramp", end_values=ends), np.pad(b, 5, "linear_ramp", end_values=ends))
+    same(np.pad(sl.asarray(b), 2, "linear_ramp"), np.pad(b, 2, "linear_ramp"))  # NumPy's function
+    with pytest.raises(ValueError, match=r"unsupported keyword arguments for mode 'linear_ramp': \['stat_length'\]"):
+        sl.pad(sl.asarray(b), 1, "linear_ramp", stat_length=2)
+    with pytest.raises(ValueError, match="can't extend empty axis 1"):
+        sl.pad(sl.asarray(b[:, :0]), 1, "linear_ramp")
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int8", "int32", "uint8", "bool"])
 @pytest.mark.parametrize("mode", ["maximum", "minimum", "mean", "median"])
 def test_pad_statistics_modes_are_numpys(dtype: str, mode: str) -> None:
@@ -263,10 +307,13 @@ def test_pad_constant_values_and_errors_are_numpys() -> None:
         sl.pad(sl.asarray(A), 1.5)
     with pytest.raises(ValueError, match="index can't contain negative values"):
         sl.pad(sl.asarray(A), -1)
-    with pytest.raises(ValueError, match="mode 'linear_ramp' is not supported by sl.pad"):
-        sl.pad(sl.asarray(A), 1, mode="linear_ramp")
-    with pytest.raises(ValueError, match="reflect_type='odd'"):
-        sl.pad(sl.asarray(A), 1, mode="reflect", reflect_type="odd")
+    with pytest.raises(ValueError, match="mode 'ramp' is not supported by sl.pad"):
+        sl.pad(sl.asarray(A), 1, mode="ramp")
+    with pytest.raises(ValueError, match="reflect_type='od' is neither 'even' nor 'odd'"):
+        sl.pad(sl.asarray(A), 1, mode="reflect", reflect_type="od")  # (NumPy's pads it as "even")
+    for mode in ("edge", "wrap"):  # (as NumPy's: only the reflections take it)
+        with pytest.raises(ValueError, match=rf"unsupported keyword arguments for mode '{mode}': \['reflect_type'\]"):
+            sl.pad(sl.asarray(A), 1, mode=mode, reflect_type="even")
     same(sl.pad(sl.asarray(A[:, :0]), ((1, 0), (2, 1)), constant_values=5), np.pad(A[:, :0], ((1, 0), (2, 1)), constant_values=5))
     same(sl.pad(sl.asarray(A[:0]), 2, constant_values=((7, 8), (9, 6))), np.pad(A[:0], 2, constant_values=((7, 8), (9, 6))))
     with pytest.raises(ValueError, match="can't extend empty axis 1"):

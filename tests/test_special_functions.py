@@ -396,6 +396,21 @@ def test_linspace_takes_numpys_arguments_and_array_ends(args: tuple[Any, ...], k
     np.testing.assert_allclose(got.get(), want, rtol=1e-15 if want.dtype == np.float64 else 1e-6)
 
 
+@pytest.mark.parametrize("start, stop", [(0, "bf"), (2.5, "bf"), ("bf", 2.5), (np.int8(1), "bf"), (np.int64(3), "bf"),
+                                         (np.float32(1.25), "bf"), ("bf", "bf"), ("bf", np.float16(3))], ids=str)
+def test_linspace_of_bfloat16_ends_is_numpys_bit_for_bit(start: Any, stop: Any) -> None:
+    """bfloat16 ends take ml_dtypes' promotion, as NumPy's ``linspace`` does (a Python number's
+    start with a bfloat16 stop is float32, a NumPy integer's float64, two bfloat16 ends bfloat16)."""
+    bf = (ENDS[0] * 7).astype(sl.bfloat16)
+    start, stop = (bf if v == "bf" else v for v in (start, stop))
+    for num, endpoint, dtype in ((7, False, None), (5, True, None), (4, True, sl.bfloat16), (6, False, np.int16)):
+        want = np.linspace(start, stop, num, endpoint=endpoint, dtype=dtype)
+        got = sl.linspace(*(sl.asarray(v) if isinstance(v, np.ndarray) else v for v in (start, stop)), num,
+                          endpoint=endpoint, dtype=dtype)
+        assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, want.dtype)
+        np.testing.assert_array_equal(got.get().view(f"u{want.itemsize}"), want.view(f"u{want.itemsize}"))
+
+
 @pytest.mark.parametrize("args, kwargs", [
     ((ENDS[0], ENDS[1], 4), {}), ((0, ENDS[0], 5), {"axis": 1, "base": 2}), ((np.float32(0), np.float32(2), 3), {}),
     ((0, 2, 3), {"base": np.array([2.0, 3.0]), "axis": -1}), ((1, 2, 4), {"base": np.float32(3)})], ids=str)

@@ -367,17 +367,17 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> La
 
 def _linspace_dtype(start: Any, stop: Any) -> np.dtype:
     """NumPy's dtype for ``linspace(start, stop)``: the ends' result dtype, float64 where that is
-    an integer or bool (a Python number is weak: ``linspace(np.float32(0), 1)`` is float32)."""
+    an integer or bool (a Python number is weak: ``linspace(np.float32(0), 1)`` is float32; with a
+    bfloat16 end, ml_dtypes' promotion: a Python number's start with a bfloat16 stop is float32)."""
     def proxy(v: Any) -> Any:
         if isinstance(v, bool | int | float):
             return v
         dt = v.dtype if isinstance(v, LazyArray | np.ndarray | np.generic) else np.asarray(v).dtype
-        if dt.kind not in "biuf":
+        if dt.kind not in "biuf" and not is_bfloat16(dt):
             raise TypeError(f"linspace: start and stop must be real numbers or arrays of them (got dtype {dt}); "
                             "give float or integer ends")
-        return np.zeros((), np.float32 if is_bfloat16(dt) else dt)
-    dt = np.result_type(proxy(start), proxy(stop))
-    return dt if dt.kind == "f" else np.dtype(np.float64)
+        return np.zeros((), dt)
+    return np.linspace(proxy(start), proxy(stop), 0).dtype  # (NumPy's own promotion, on two zeros)
 
 
 def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retstep: bool = False,

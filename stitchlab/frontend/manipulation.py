@@ -975,6 +975,55 @@ def _pad_with_stats(x: LazyArray, d: int, widths: tuple[int, int], lengths: Any,
     return concatenate(pieces, d)
 
 
+def _pad_odd(x: LazyArray, d: int, widths: tuple[int, int], symmetric: bool) -> LazyArray:
+    """``x`` padded along axis ``d`` with ``reflect_type="odd"``: each new value is twice the edge
+    minus its mirror image, in NumPy's steps (a chunk of at most the length filled so far, whole
+    periods of the input, mirrored about the current edge), so the values wider than one
+    reflection take NumPy's roundings and integer wraps too. A few lazy slices and joins: fused."""
+    n, off = x.shape[d], int(symmetric)
+    (left, right), pre = widths, (slice(None),) * d
+
+    def mirrored(part: LazyArray, edge: LazyArray) -> LazyArray:
+        return (2 * edge - flip(part, d)).astype(x.dtype)  # (bool: 2·e − c is nonzero unless both are False)
+
+    while left or right:
+        m = x.shape[d]
+        filled = m // n * n if symmetric else (m - 1) // (n - 1) * (n - 1)
+        if left:
+            c = min(filled, left)
+            x = concatenate([mirrored(x[pre + (slice(1 - off, c + 1 - off),)], x[pre + (slice(0, 1),)]), x], d)
+            left -= c
+        if right:
+            m, c = x.shape[d], min(filled, right)
+            x = concatenate([x, mirrored(x[pre + (slice(m - 1 - c + off, m - 1 + off),)], x[pre + (slice(m - 1, m),)])], d)
+            right -= c
+    return x
+
+
+def _pad_ramps(x: LazyArray, d: int, widths: tuple[int, int], ends: tuple[Any, Any]) -> LazyArray:
+    """``x`` padded along axis ``d`` with ``mode="linear_ramp"``, NumPy's way: ``linspace`` from
+    each end value to the edge, without the edge, in ``x``'s dtype (integers floored), the right
+    one reversed."""
+    n, pre = x.shape[d], (slice(None),) * d
+    pieces = [x]
+    for side, (width, end) in enumerate(zip(widths, ends, strict=True)):
+        if width:
+            ramp = linspace(end, x[pre + ((n - 1) * side,)], width, endpoint=False, dtype=x.dtype, axis=d)
+            pieces.insert(side * len(pieces), flip(ramp, d) if side else ramp)
+    return concatenate(pieces, d)
+
+
+def _ramp_ends(value: Any, ndim: int) -> Any:
+    """``end_values`` as (before, after) per axis, each value typed as NumPy's ``pad`` passes it
+    to ``linspace``: a NumPy scalar where one value or one pair is given (``end_values=0`` makes a
+    float32 ramp in float64, then rounds), a Python number where pairs per axis are given (weak)."""
+    ends = _pairs(value, ndim, "end_values", integral=False)
+    arr = np.asarray(value)
+    if arr.ndim < 3 and (arr.size == 1 or (arr.size == 2 and arr.shape != (2, 1))):
+        return [tuple(ends[0])] * ndim
+    return ends.tolist()
+
+
 def _pairs(value: Any, ndim: int, name: str, integral: bool) -> np.ndarray:
     arr = np.asarray(value)
     if integral:
@@ -994,7 +1043,7 @@ def _pairs(value: Any, ndim: int, name: str, integral: bool) -> np.ndarray:
 def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> LazyArray:
     """``array`` padded along each axis (NumPy's ``pad``) with ``mode`` ``"constant"``
     (``constant_values``, default 0), ``"edge"``, ``"wrap"``, ``"reflect"`` or ``"symmetric"``
-    (``reflect_type="even"``), ``"maximum"``, ``"minimum"``, ``"mean"`` or ``"median"``
+    (``reflect_type="even"`` or ``"odd"``), ``"maximum"``, ``"minimum"``, ``"mean"`` or ``"median"``
     (``stat_length``) and ``"empty"`` (zeros). Lazy and fused, as a slice is:
     each output element reads the input at the position NumPy's ``pad`` gives it, computed in the
     kernel; a constant pad selects its value where that position lies outside the input. A padded
@@ -1008,6 +1057,7 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> La
     """
     x = asarray(array)
     widths = _pairs(pad_width, x.ndim, "pad_width", integral=True)
+    odd = False
     if mode == "empty":  # (NumPy leaves the values undefined; a lazy array has no uninitialized memory)
         if kwargs:
             raise ValueError(f"unsupported keyword arguments for mode 'empty': {sorted(kwargs)}")
@@ -1015,6 +1065,9 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> La
     if mode == "constant":
         unknown = set(kwargs) - {"constant_values"}
         values = _pairs(kwargs.get("constant_values", 0), x.ndim, "constant_values", integral=False)
+    elif mode == "linear_ramp":
+        unknown = set(kwargs) - {"end_values"}
+        ends = _ramp_ends(kwargs.get("end_values", 0), x.ndim)
     elif mode in _PAD_STATS:
         unknown = set(kwargs) - {"stat_length"}
         length = kwargs.get("stat_length")
@@ -1024,13 +1077,15 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> La
             if (lengths < 0).any():
                 raise ValueError("index can't contain negative values")
     elif mode in build.PAD_INDEX_MODES:
-        unknown = set(kwargs) - {"reflect_type"}
-        if kwargs.get("reflect_type", "even") != "even":
-            raise ValueError("pad: reflect_type='odd' is not supported; pad x.get() with NumPy instead")
+        unknown = set(kwargs) - ({"reflect_type"} if mode in ("reflect", "symmetric") else set())
+        reflect_type = kwargs.get("reflect_type", "even")
+        if reflect_type not in ("even", "odd"):
+            raise ValueError(f"pad: reflect_type={reflect_type!r} is neither 'even' nor 'odd'")
+        odd = reflect_type == "odd"
     else:
         raise ValueError(
-            f"mode {mode!r} is not supported by sl.pad (constant, edge, wrap, reflect, symmetric, maximum, "
-            f"minimum, mean, median, empty); "
+            f"mode {mode!r} is not supported by sl.pad (constant, edge, linear_ramp, wrap, reflect, symmetric, "
+            f"maximum, minimum, mean, median, empty); "
             f"pad x.get() with NumPy instead"
         )
     if unknown:
@@ -1044,6 +1099,10 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> La
             raise ValueError(f"can't extend empty axis {d} using modes other than 'constant' or 'empty'")
         if mode in _PAD_STATS:
             x = _pad_with_stats(x, d, (before, after), lengths[d], mode)
+        elif mode == "linear_ramp":
+            x = _pad_ramps(x, d, (before, after), ends[d])
+        elif mode != "constant" and odd and n > 1:
+            x = _pad_odd(x, d, (before, after), mode == "symmetric")
         elif mode != "constant":
             x = LazyArray(build.pad(x._node, d, before, after, mode))
         elif n == 0 or x.size == 0:  # (nothing to read: the values alone)

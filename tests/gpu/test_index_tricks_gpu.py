@@ -47,6 +47,10 @@ POSITIONS_THROUGH_A_PAD = {
     "a join with a linspace": (lambda x, m: m.concatenate([x, m.linspace(-1, 1, 9)])),
     "a padded triangle": (lambda x, m: m.pad(m.tri(37, 41), (2, 3)) * 3.0),
     "a padded identity": (lambda x, m: m.pad(m.eye(5), 1, mode="reflect") + 1.0),
+    "odd reflections wider than the input": (lambda x, m: m.pad(x[:7], (20, 13), mode="reflect", reflect_type="odd")),
+    "an odd symmetric pad": (lambda x, m: m.pad(x, 5, mode="symmetric", reflect_type="odd") * 2),
+    "linear ramps": (lambda x, m: m.pad(x, (4, 9), mode="linear_ramp", end_values=(1.5, -2))),
+    "2-d linear ramps": (lambda x, m: m.pad(x.reshape(15, 20), ((3, 2), (1, 4)), mode="linear_ramp") + 1),
 }
 
 
