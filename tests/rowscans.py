@@ -1,6 +1,7 @@
 """Programs around a scan along the rows (``cumsum``/``cumprod`` stitched into row kernels), for
 the host tests (``tests/compiler/test_row_scans_host.py``) and the GPU tests
-(``tests/gpu/test_row_scans_gpu.py``): each takes NumPy's or stitchlab's module as ``o``."""
+(``tests/gpu/test_row_scans_gpu.py``): each takes NumPy's or stitchlab's module as ``o``; and the
+data and bit comparison of running maxima and minima (there and in the scan kernels' tests)."""
 
 from __future__ import annotations
 
@@ -48,3 +49,33 @@ def with_special_rows(a: np.ndarray) -> np.ndarray:
     a[6, n // 3] = np.nan
     a[7, 100], a[7, 200] = np.inf, -np.inf
     return a
+
+
+def extremes_data(shape: tuple[int, ...], dtype: np.dtype, op: str, rng: np.random.Generator) -> np.ndarray:
+    """Values of the worst cases of ``op``, a running maximum (``"cummax"``) or minimum: few
+    distinct ones (ties everywhere), and for floats -0.0 beside +0.0, infinities and a few NaNs.
+    A maximum runs over values of at most 0 (a minimum at least 0, for signed dtypes), so -0.0
+    against +0.0 decides many of its results."""
+    a = rng.integers(0, 4, shape) * (-1 if op == "cummax" and np.dtype(dtype).kind not in "ub" else 1)
+    a = a.astype(np.float64)
+    if np.dtype(dtype).kind in "iub":
+        return a.astype(dtype)
+    zeros = a == 0
+    a[zeros] = np.where(rng.random(int(zeros.sum())) < 0.5, -0.0, 0.0)
+    a[rng.random(shape) < 0.01] = -np.inf if op == "cummax" else np.inf
+    a[rng.random(shape) < 0.002] = np.inf if op == "cummax" else -np.inf
+    a[rng.random(shape) < 0.0005] = np.nan
+    return a.astype(dtype)
+
+
+def assert_same_bits(got: np.ndarray, want: np.ndarray) -> None:
+    """The same dtype and shape, NaNs in the same places and every other value's bits (signed
+    zeros)."""
+    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want.dtype, want.shape)
+    if want.dtype.kind in "iub":
+        np.testing.assert_array_equal(got, want)
+        return
+    nan = np.isnan(want.astype(np.float32))
+    np.testing.assert_array_equal(np.isnan(got.astype(np.float32)), nan)
+    bits = f"u{want.itemsize}"
+    np.testing.assert_array_equal(got.view(bits)[~nan], want.view(bits)[~nan])

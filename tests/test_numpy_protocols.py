@@ -202,7 +202,7 @@ def test_what_stitchlab_lacks_runs_in_numpy_on_the_values() -> None:
     x = sl.asarray(A)
     for got, want in [
         (np.apply_along_axis(np.sort, 1, x), np.apply_along_axis(np.sort, 1, A)),
-        (np.maximum.accumulate(x), np.maximum.accumulate(A)), (np.add.reduceat(x, [0, 2]), np.add.reduceat(A, [0, 2])),
+        (np.fmax.accumulate(x), np.fmax.accumulate(A)), (np.add.reduceat(x, [0, 2]), np.add.reduceat(A, [0, 2])),
         (np.roots(x[0]), np.roots(A[0])),
     ]:
         assert type(got) is np.ndarray
@@ -244,7 +244,8 @@ def test_out_follows_numpy_casting() -> None:
     lambda x: np.nancumsum(x, axis=1, out=x),
     lambda x: np.add.accumulate(x, out=x),
     lambda x: np.maximum.accumulate(x, axis=1, out=x),
-], ids=["ufunc", "library-step", "nan-scan", "accumulate", "numpy-function"])
+    lambda x: np.fmax.accumulate(x, axis=1, out=x),
+], ids=["ufunc", "library-step", "nan-scan", "accumulate", "running-maximum", "numpy-function"])
 def test_out_stitchlab_array_is_written(call: Any) -> None:
     x = sl.asarray(A)
     want = A.copy()

@@ -230,17 +230,20 @@ def test_other_axes_take_three_passes_where_too_few_positions(fake: Any, monkeyp
 
 def test_the_kernels_compile_for_every_dtype() -> None:
     """Each dtype into NumPy's result and into itself (a ``dtype=``), and the widening casts a
-    scan reads through (``interpreter.scan_source``)."""
+    scan reads through (``interpreter.scan_source``); running maxima and minima (float16's
+    keeping the earlier of equal values, ``"_first"``)."""
     pytest.importorskip("cuda.bindings.nvrtc", reason="NVRTC (pip cuda-bindings) is not installed")
     from stitchlab.ir.dtypes import SUPPORTED
     from stitchlab.runtime.nvrtc import compile_cubin
 
     pairs = set()
-    for op in ("cumsum", "cumprod"):
+    for op in ("cumsum", "cumprod", "cummax", "cummin"):
         for dt in SUPPORTED.values():
             assert scan.scanned(dt), dt
             pairs |= {(op, dt, scan.result_dtype(op, dt)), (op, dt, dt)}
     pairs |= {("cumsum", np.dtype(np.float16), np.dtype(np.float64)), ("cumsum", np.dtype(np.uint32), np.dtype(np.float64))}
+    pairs |= {(op + "_first", np.dtype(np.float16), np.dtype(np.float16)) for op in ("cummax", "cummin")}
+    pairs |= {(op + "_first", np.dtype(np.float32), np.dtype(np.float32)) for op in ("cummax", "cummin")}  # (their totals)
     for op, dt, out in sorted(pairs, key=str):
         compile_cubin(scan.source(op, dt, out), f"scan_{op}_{dt}_{out}", "sm_90")
 

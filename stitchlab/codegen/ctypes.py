@@ -99,7 +99,7 @@ def literal(value: object, dtype: np.dtype) -> str:
 
 
 #: the reduction whose running value each scan op keeps
-SCAN_REDUCTIONS = {"cumsum": "sum", "cumprod": "prod"}
+SCAN_REDUCTIONS = {"cumsum": "sum", "cumprod": "prod", "cummax": "max", "cummin": "min"}
 
 
 def scan_identity_literal(opname: str, dtype: np.dtype) -> str:

@@ -587,6 +587,11 @@ struct sl_op_min {
   template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return sl_minimum(a, b); }
   __device__ __forceinline__ float operator()(float a, float b) const { float d; asm("min.NaN.f32 %0, %1, %2;" : "=f"(d) : "f"(a), "f"(b)); return d; }
 };
+// a running maximum/minimum (scans: NumPy's maximum.accumulate), element by element as NumPy's
+// maximum/minimum: the first NaN, else of equal values the later one; associative, so any
+// grouping of a scan gives these bits
+struct sl_op_running_max { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return sl_maximum(a, b); } };
+struct sl_op_running_min { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return sl_minimum(a, b); } };
 struct sl_op_any { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return a || b; } };
 struct sl_op_all { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return a && b; } };
 
@@ -622,7 +627,7 @@ template <int W = 32, class T, class Op> __device__ __forceinline__ T sl_block_a
   v = j < nwarps ? smem[j] : ident;
   return sl_warp_allreduce<W>(v, op);
 }
-// A row's running op (cumsum, cumprod) in a row kernel (plan/groups.py, fusable_scan): thread
+// A row's running op (cumsum, cumprod, cummax, cummin) in a row kernel (plan/groups.py, fusable_scan): thread
 // `lane` of a team of TEAM (a warp, or a block of TEAM / 32 warps) holds NT chunks of V consecutive
 // elements of the row in a, chunk t at (lane + t * TEAM) * V (the identity past the row's end),
 // and gets their running values in place. Each chunk is scanned in the thread, the chunks' last

@@ -122,6 +122,9 @@ ROW_PREFETCH_LATE = True
 
 _OPS = {"sum": "sl_op_sum", "prod": "sl_op_prod", "max": "sl_op_max", "min": "sl_op_min", "any": "sl_op_any", "all": "sl_op_all",
         "argmax": "sl_op_argmax", "argmin": "sl_op_argmin"}
+#: the combining functor of each scan op in a row kernel (a running maximum keeps NumPy's
+#: element semantics, not the max reduction's)
+_SCAN_OPS = {"cumsum": "sl_op_sum", "cumprod": "sl_op_prod", "cummax": "sl_op_running_max", "cummin": "sl_op_running_min"}
 
 
 @dataclass(frozen=True)
@@ -979,7 +982,7 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
                     w.line(f"{sc.array}[{w.slot}] = {w.as_float(w.value(sc.node.inputs[0], full))};")
                 close(w, tiled=False)
                 for sc in level:
-                    w.line(f"cy{sc.smem} = sl_row_scan<{nt}, {vec}, {team}>({sc.array}, {_OPS[sc.op]}(), {sc.ident}, lane, "
+                    w.line(f"cy{sc.smem} = sl_row_scan<{nt}, {vec}, {team}>({sc.array}, {sc.op}(), {sc.ident}, lane, "
                            f"{sc.smem}, cy{sc.smem});")
                     _round_scan(w, sc.node, sc.array, slots)
                     w.filled.add(id(sc.node))
@@ -1134,7 +1137,7 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
 
 class _TileScan(NamedTuple):
     """A scan of a kernel that walks its rows in tiles: its node, the tile's array of its running
-    values, its shared buffer (``sl_row_scan``'s), C type, op and identity."""
+    values, its shared buffer (``sl_row_scan``'s), C type, combining functor and identity."""
 
     node: Node
     array: str
@@ -1152,7 +1155,7 @@ def _tile_scans(w: Writer, scans: list[Node], loop: _Loop, found: list[_TileScan
     pass the same values, bit for bit."""
     for s in scans:
         t, op = ct.register_type(s.dtype), ct.SCAN_REDUCTIONS[s.op]
-        sc = _TileScan(s, w.fresh("sc"), w.fresh("sscan"), t, op, f"({t}){ct.scan_identity_literal(op, s.dtype)}")
+        sc = _TileScan(s, w.fresh("sc"), w.fresh("sscan"), t, _SCAN_OPS[s.op], f"({t}){ct.scan_identity_literal(op, s.dtype)}")
         w.line(f"__shared__ {t} {sc.smem}[{nt * (team // 32 + 1)}];" if team > 32 else f"{t}* const {sc.smem} = nullptr;")
         found.append(sc)
         w.value_cache[id(s)] = sc.array
@@ -1172,7 +1175,7 @@ def _row_scans(w: Writer, scans: list[Node], loop: _Loop, info: GroupInfo, team:
         w.line(f"{t} {a}[{slots}];")
         w.line("#pragma unroll")
         w.line(f"for (int i = 0; i < {slots}; ++i) {a}[i] = {ident};")
-        arrays.append((s, a, t, op, ident))
+        arrays.append((s, a, t, _SCAN_OPS[s.op], ident))
     w.loop_no += 1
     w.hoist_at, w.hoist_depth = len(w.lines), w.depth
     w.cache_on = loop.cache_on
@@ -1190,7 +1193,7 @@ def _row_scans(w: Writer, scans: list[Node], loop: _Loop, info: GroupInfo, team:
             w.line(f"__shared__ {t} {sm}[{(slots // vec) * (team // 32 + 1)}];")
         else:
             sm = f"({t}*)nullptr"
-        w.line(f"sl_row_scan<{slots // vec}, {vec}, {team}>({a}, {_OPS[op]}(), {ident}, lane, {sm});")
+        w.line(f"sl_row_scan<{slots // vec}, {vec}, {team}>({a}, {op}(), {ident}, lane, {sm});")
         _round_scan(w, s, a, slots)
         w.value_cache[id(s)] = a
         w.filled.add(id(s))

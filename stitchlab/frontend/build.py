@@ -694,14 +694,15 @@ def searchsorted(a: Node, v: Node, side: str) -> Node:
 
 
 def scan(opname: str, x: Node, axis: int | None, dtype: Any) -> Node:
-    """NumPy's ``cumsum``/``cumprod``: ``axis=None`` scans the flattened array; the result dtype is
-    ``dtype`` or NumPy's (integers narrower than int64 and bool widen to int64/uint64)."""
+    """NumPy's ``cumsum``/``cumprod`` (and ``maximum``/``minimum.accumulate``: ``cummax``/``cummin``):
+    ``axis=None`` scans the flattened array; the result dtype is ``dtype`` or NumPy's (for a sum or
+    product, integers narrower than int64 and bool widen to int64/uint64)."""
     if zero_d_axis(axis, len(x.shape), None) is None:
         x, axis = reshape(x, (-1,)), 0
     axis = normalize_axis(axis, len(x.shape))
     if dtype is not None:
         dt = as_dtype(dtype)
-    elif x.dtype.kind == "b" or (x.dtype.kind in "iu" and x.dtype.itemsize < 8):
+    elif opname in ("cumsum", "cumprod") and (x.dtype.kind == "b" or (x.dtype.kind in "iu" and x.dtype.itemsize < 8)):
         dt = np.dtype(np.uint64 if x.dtype.kind == "u" else np.int64)
     else:
         dt = x.dtype

@@ -8,7 +8,7 @@ lazy graph as ``sl.exp(x)``, ``sl.mean(x, axis=0)``..., so NumPy code fuses unch
   (:mod:`stitchlab.frontend.ufunc`), NumPy's keywords included; ``np.add.at(x, ...)`` on a
   stitchlab ``x`` is :func:`stitchlab.frontend.assign.ufunc_at` (repeated positions accumulate).
 * What stitchlab has no lazy version of (``np.unique(x)``, ``np.nancumsum``,
-  ``np.maximum.accumulate(x)``, ``np.add.reduceat``) runs on the evaluated values in the library
+  ``np.fmax.accumulate(x)``, ``np.add.reduceat``) runs on the evaluated values in the library
   that holds them, CuPy on the GPU and NumPy on the CPU, and returns that library's arrays, as it
   would for CuPy/NumPy arrays (NumPy on a host copy where CuPy lacks the function).
 * ``out=`` a NumPy or CuPy array: the value is computed and written into it (NumPy's ``out``
@@ -163,7 +163,7 @@ _IN_PLACE = {"copyto": "dst", "put": "a", "place": "arr", "putmask": "a", "fill_
 def run_natively(func: Any, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """``func`` on the evaluated values, run by the library that holds them: CuPy on the GPU
     (NumPy hands it the call), NumPy on the CPU; where CuPy has no such function (a ``TypeError``)
-    or does not support it (``NotImplementedError``: ``cupy.maximum.accumulate``), NumPy on a host
+    or does not support it (``NotImplementedError``: ``cupy.fmax.accumulate``), NumPy on a host
     copy. Returns what that library returns."""
     outs = outputs(kwargs.get("out"), None, name)
     if outs is not None and any(True for _ in _lazies(outs)):  # run it, then write into them

@@ -15,7 +15,9 @@
   number, is an int64/float64 array, not weak, as in NumPy.
 * ``reduce``, ``accumulate``, ``outer``, ``reduceat`` and ``at``, as NumPy's methods: ``add``,
   ``multiply``, ``maximum``, ``minimum``, ``logical_and`` and ``logical_or`` reduce lazily (with
-  ``initial=`` and ``where=``), ``add``/``multiply`` accumulate as ``cumsum``/``cumprod``, every
+  ``initial=`` and ``where=``), ``add``/``multiply``/``maximum``/``minimum`` accumulate as scans
+  (``cumsum``/``cumprod``, a running maximum/minimum: a library step, or a phase of the row
+  kernel around it along the rows), every
   ``outer`` is a broadcast; the others run on the evaluated values in CuPy or NumPy and come back
   as stitchlab arrays.
 * ``axes=``, ``axis=`` and ``keepdims=`` of the ufuncs with a signature (``matmul``, ``vecdot``,
@@ -43,7 +45,7 @@ _REDUCTIONS = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "m
                "logical_or": "any"}
 
 #: ``ufunc.accumulate`` that stitchlab scans as a library step: the op -> its scan
-_SCANS = {"add": "cumsum", "multiply": "cumprod"}
+_SCANS = {"add": "cumsum", "multiply": "cumprod", "maximum": "cummax", "minimum": "cummin"}
 
 
 def _lazy(obj: Any) -> Any:
@@ -428,8 +430,10 @@ class ufunc:  # noqa: N801 - NumPy's and CuPy's name
 
     def accumulate(self, array: Any, axis: int = 0, dtype: Any = None, out: Any = None) -> Any:
         """NumPy's ``ufunc.accumulate`` along ``axis`` (0 by default): ``add`` and ``multiply``
-        as ``cumsum``/``cumprod`` (a library step, the work around it fused), the others on the
-        evaluated values (CuPy or NumPy)."""
+        as ``cumsum``/``cumprod``, ``maximum`` and ``minimum`` as a running maximum/minimum
+        (NumPy's bits: the first NaN, of equal values NumPy's pick; a library step, or stitched
+        into the row kernel of the work around it), the others on the evaluated values (CuPy or
+        NumPy)."""
         self._binary("accumulate")
         name = f"{self.__name__}.accumulate"
         if axis is None or not isinstance(axis, (int, np.integer)):
@@ -546,7 +550,7 @@ def reduction_ufunc(kind: str) -> ufunc:
 def lazy_method(lazy: ufunc, method: str) -> bool:
     """Whether NumPy's ``method`` of a ufunc on these operands is stitchlab's lazily (NumPy's
     ``__array_ufunc__``): the call and ``outer``; ``reduce`` of the ops with a reduction;
-    ``accumulate`` of ``add`` and ``multiply``."""
+    ``accumulate`` of ``add``, ``multiply``, ``maximum`` and ``minimum``."""
     if method in ("__call__", "outer"):
         return True
     if method == "reduce":

@@ -714,6 +714,12 @@ _op("searchsorted", Kind.CONTRACT, 2, np.searchsorted)
 #: attrs axis: running sum / product along axis (input already in the result dtype).
 _op("cumsum", Kind.CONTRACT, 1, np.cumsum)
 _op("cumprod", Kind.CONTRACT, 1, np.cumprod)
+#: attrs axis: running maximum / minimum along axis, NumPy's ``maximum.accumulate`` /
+#: ``minimum.accumulate`` (the input's dtype; the first NaN stays).
+_op("cummax", Kind.CONTRACT, 1, np.maximum.accumulate)
+_op("cummin", Kind.CONTRACT, 1, np.minimum.accumulate)
+#: the running ops (a library step of their own, or a phase of a row kernel)
+SCANS = ("cumsum", "cumprod", "cummax", "cummin")
 #: attrs axis: sorted along axis (NaN last); argsort: the int64 positions that sort it, ties in
 #: index order (NumPy's kind="stable").
 _op("sort", Kind.CONTRACT, 1, np.sort)

@@ -39,7 +39,7 @@ import numpy as np
 from ..ir.dtypes import is_bfloat16, is_low_float
 from ..ir.graph import Graph
 from ..ir.node import Node
-from ..ir.ops import ARG_REDUCTIONS, OPS, Kind
+from ..ir.ops import ARG_REDUCTIONS, OPS, SCANS, Kind
 
 FREE_OPS = frozenset({"broadcast", "reshape", "transpose", "slice", "pad", "astype"})
 LEAF_OPS = frozenset({"input", "const", "iota"})
@@ -590,11 +590,10 @@ OPTIONS: dict[str, bool] = {"row_scans": True, "scan_tiles": True}
 #: float32, each result rounded once, as the library step; float16 ones keep the step, whose
 #: results follow NumPy's out of float16's range)
 SCAN_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int64, np.uint64))
-SCANS = frozenset({"cumsum", "cumprod"})
 
 
 def fusable_scan(n: Node) -> bool:
-    """Whether ``n`` is a scan a row kernel may compute: ``cumsum`` or ``cumprod`` along the last
+    """Whether ``n`` is a scan a row kernel may compute: a running sum, product, maximum or minimum along the last
     axis (longer than 1) of its input, in a dtype of :data:`SCAN_DTYPES` or bfloat16 that its
     input has too."""
     return (OPTIONS["row_scans"] and n.op in SCANS and len(n.shape) >= 1 and n.attr("axis") == len(n.shape) - 1 and n.shape[-1] > 1

@@ -16,7 +16,7 @@ import numpy as np
 from ..ir.dtypes import cast, is_bfloat16, is_float, is_low_float
 from ..ir.graph import Graph
 from ..ir.node import Node
-from ..ir.ops import OPS
+from ..ir.ops import OPS, SCANS
 from . import scan, scatter_at, scatter_rows
 
 
@@ -28,7 +28,7 @@ def _slices(node: Node) -> tuple[slice, ...]:
     return tuple(out)
 
 
-_LIBRARY_STEPS = frozenset({"take", "take_along_axis", "scatter", "cumsum", "cumprod", "sort", "argsort"})
+_LIBRARY_STEPS = frozenset({"take", "take_along_axis", "scatter", "sort", "argsort", *SCANS})
 
 
 def _checked_positions(node: Node, x: Any, idx: Any, xp: ModuleType) -> Any:
@@ -132,24 +132,22 @@ def _library_step(node: Node, args: list[Any], xp: ModuleType) -> Any:
     return xp.sort(x, axis=axis)
 
 
-SCANS = ("cumsum", "cumprod")
-
-
 def scan_step(node: Node, x: Any, xp: ModuleType) -> Any:
-    """The scan ``node`` (``cumsum``/``cumprod`` along its axis) of ``x``: NumPy's on the host; on
+    """The scan ``node`` (``cumsum``/``cumprod``/``cummax``/``cummin`` along its axis) of ``x``: NumPy's on the host; on
     the GPU :func:`scan.scan` (CuPy's scans took 1.17 ms for 8192 x 4096 float32 along the rows on
     an H100), into the node's dtype (``x`` is its input, or that input's input where it is a
     widening cast: :func:`scan_source`). float16 and bfloat16 results are accumulated in float32
     and rounded once, more accurate than NumPy's, which round every partial result; float16 ones
     that leave float16's range then stay there as NumPy's: :func:`scan.half_fixup` on the device
-    for many rows (or columns), else :func:`_half_scan`'s fix-up after one flag read back."""
+    for many rows (or columns), else :func:`_half_scan`'s fix-up after one flag read back. A
+    running maximum or minimum rounds nothing: NumPy's ``maximum.accumulate`` on the host."""
     op, axis = node.op, node.attr("axis")
     if xp is np:
-        if not is_low_float(x.dtype):
-            return getattr(np, op)(x, axis=axis)
+        if not is_low_float(x.dtype) or op in ("cummax", "cummin"):
+            return OPS[op].numpy(x, axis=axis)
         y = getattr(np, op)(x.astype(np.float32), axis=axis)
         return _half_scan(op, x, y, axis, np) if x.dtype == np.float16 else cast(y, x.dtype, np)
-    if node.dtype != np.float16:
+    if node.dtype != np.float16 or op in ("cummax", "cummin"):
         return scan.scan(xp, op, x, axis, node.dtype)
     from .scratch import capturing
 

@@ -1,5 +1,5 @@
-"""The scans' passes on the GPU (``interpreter.scan_step``'s ``cumsum`` and ``cumprod``, CuPy
-only): running sums or products along one axis of a C-contiguous array, viewed as
+"""The scans' passes on the GPU (``interpreter.scan_step``'s ``cumsum``, ``cumprod``, ``cummax`` and
+``cummin``, CuPy only): running sums, products, maxima or minima along one axis of a C-contiguous array, viewed as
 ``(outer, n, inner)`` with the scan along ``n``. Each element is read and written once, except
 in the last case below.
 
@@ -47,6 +47,7 @@ import numpy as np
 from ..codegen.ctypes import SCAN_REDUCTIONS, scan_identity_literal, storage_type
 from ..codegen.preamble import PREAMBLE
 from ..ir.dtypes import is_low_float
+from ..ir.ops import OPS
 
 _PLAIN = frozenset(np.dtype(t) for t in (bool, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
                                           np.uint64, np.float32, np.float64))
@@ -328,13 +329,13 @@ extern "C" __global__ void __launch_bounds__(256) sl_scan_axis(
 
 
 def result_dtype(op: str, dtype: np.dtype) -> np.dtype:
-    """NumPy's dtype of ``op`` (``"cumsum"``/``"cumprod"``) over ``dtype``."""
+    """NumPy's dtype of ``op`` (``"cumsum"``/``"cumprod"``/``"cummax"``/``"cummin"``) over ``dtype``."""
     return _result_dtype(op, np.dtype(dtype))
 
 
 @functools.cache
 def _result_dtype(op: str, dtype: np.dtype) -> np.dtype:
-    return getattr(np, op)(np.ones(1, dtype)).dtype
+    return OPS[op].numpy(np.ones(1, dtype)).dtype
 
 
 #: the float16 range test of a float32 running value (:func:`interpreter._outside_half`'s, in CUDA)
@@ -352,15 +353,21 @@ def accumulator(dtype: np.dtype) -> np.dtype:
 
 
 def source(op: str, dtype: np.dtype, out: np.dtype) -> str:
-    """The CUDA source of the scan kernels of ``op`` reading ``dtype`` and writing ``out``."""
+    """The CUDA source of the scan kernels of ``op`` reading ``dtype`` and writing ``out`` (a
+    running maximum or minimum ``op + "_first"``: of equal values the earlier, see :func:`scan`)."""
     acc = accumulator(out)
-    if acc.kind in "iub":  # (wrapping around as NumPy's: in unsigned arithmetic)
+    first = op.endswith("_first")
+    op = op.removesuffix("_first")
+    if op in ("cummax", "cummin"):  # (NumPy's maximum/minimum: the first NaN, of equal values the later one)
+        expr = (f"((a {'>=' if op == 'cummax' else '<='} b || a != a) ? a : b)" if first
+                else f"sl_{'maximum' if op == 'cummax' else 'minimum'}(a, b)")
+    elif acc.kind in "iub":  # (wrapping around as NumPy's: in unsigned arithmetic)
         u = storage_type(np.dtype(f"uint{8 * acc.itemsize}"))
         sign = "+" if op == "cumsum" else "*"
         expr = f"(T)(({u})a {sign} ({u})b)"
     else:
         expr = "a + b" if op == "cumsum" else "a * b"
-    leaves = f"sl_leaves_half(v, {str(op == 'cumprod').lower()})" if out == np.float16 else "false"
+    leaves = f"sl_leaves_half(v, {str(op == 'cumprod').lower()})" if out == np.float16 and op in ("cumsum", "cumprod") else "false"
     head = (f"#define TIN {storage_type(dtype)}\n#define TACC {storage_type(acc)}\n#define TOUT {storage_type(out)}\n"
             f"#define OP {expr}\n#define IDENT (T){scan_identity_literal(SCAN_REDUCTIONS[op], acc)}\n#define LEAVES {leaves}\n")
     return PREAMBLE + HALF_RANGE + head + _SOURCE % {"warps": _WARPS, "items": _ITEMS, "tiles": chunk_tiles(acc.itemsize)}
@@ -379,11 +386,14 @@ def _sm_count(cp: ModuleType, device: int) -> int:
 
 def scan(cp: ModuleType, op: str, x: Any, axis: int, dtype: np.dtype | None = None, flag: Any = None) -> Any:
     """``getattr(cupy, op)(x, axis=axis, dtype=dtype)`` for ``op`` ``"cumsum"`` or ``"cumprod"``
-    and ``x`` of a :func:`scanned` dtype (``dtype``: the result's, NumPy's by default; float16
+    (or NumPy's ``maximum``/``minimum.accumulate``: ``"cummax"``/``"cummin"``) and ``x`` of a
+    :func:`scanned` dtype (``dtype``: the result's, NumPy's by default; float16
     and bfloat16 results are accumulated in float32 and rounded once each). ``flag``: a CuPy
     uint32 array of one zero, set to 1 where a float16 result leaves float16's range
     (:data:`HALF_RANGE`; then :func:`half_fixup`, or the interpreter's fix-up)."""
     out_dtype = result_dtype(op, x.dtype) if dtype is None else np.dtype(dtype)
+    if op in ("cummax", "cummin") and out_dtype == np.float16:  # (its running totals too, in float32)
+        op += "_first"  # (NumPy's float16 loop keeps the earlier of equal values, -0.0 or +0.0)
     x = cp.ascontiguousarray(x)
     out = cp.empty(x.shape, out_dtype)
     if x.size == 0:

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from rowscans import PROGRAMS, scanning, with_special_rows
+from rowscans import PROGRAMS, assert_same_bits, extremes_data, scanning, with_special_rows
 from rowscans import softmax as _softmax
 
 import stitchlab as sl
@@ -311,6 +311,42 @@ def test_float_sums_of_negative_zeros_stay_negative_zeros(cache: str, dtype: str
     assert zero.sum() == 7 * 1000 and not np.signbit(want[1, 7:]).any() and np.signbit(want[0]).all()
     np.testing.assert_array_equal(np.signbit(got[zero]), np.signbit(want[zero]))
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.skipif(unsupported() is not None, reason=str(unsupported()))
+@pytest.mark.parametrize("shape", [(37, 3000), (5, 7), (4, 9000)])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "int64"])
+@pytest.mark.parametrize("cache", ["registers", "tiles"])
+def test_running_maxima_and_minima_in_row_kernels_are_numpys_bits(cache: str, dtype: str, shape: tuple[int, int],
+                                                                  tmp_path_factory: pytest.TempPathFactory) -> None:
+    """``maximum.accumulate``/``minimum.accumulate`` stitched into a row kernel (in registers and
+    walked in tiles, warps in either order) keep NumPy's element semantics, not the max
+    reduction's: of equal values (-0.0, +0.0) the later one, the first NaN."""
+    for op, ufunc in (("cummax", sl.maximum), ("cummin", sl.minimum)):
+        a = extremes_data(shape, sl.bfloat16 if dtype == "bfloat16" else np.dtype(dtype), op, RNG)
+        plan, sources = _plan([ufunc.accumulate(sl.asarray(a), axis=1) * 1], sms=shape[0])
+        if cache == "tiles":
+            plan = _tiled(plan, 256)
+        assert [n.op for n in _scanning(plan)[0].info.scans] == [op] and _scanning(plan)[0].schedule.cache == cache
+        d = tmp_path_factory.mktemp("extremes")
+        (got,), (other,) = run_plan(plan, sources, d), run_plan(plan, sources, d, order=1)
+        want = getattr(np, ufunc.__name__).accumulate(a, axis=1) * a.dtype.type(1)
+        assert_same_bits(got, want)
+        assert_same_bits(other, want)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "int64"])
+def test_running_maxima_and_minima_in_row_kernels_compile_with_nvrtc(dtype: str) -> None:
+    """The kernels of the test above, in registers and in tiles, compiled by NVRTC for sm_90."""
+    pytest.importorskip("cuda.bindings.nvrtc", reason="NVRTC (pip cuda-bindings) is not installed")
+    from stitchlab.runtime.nvrtc import compile_cubin
+
+    x = sl.asarray(np.zeros((37, 3000), sl.bfloat16 if dtype == "bfloat16" else dtype))
+    plan, _ = _plan([sl.maximum.accumulate(x, axis=1) * 1 + sl.minimum.accumulate(x * 2, axis=1)], sms=37)
+    for p in (plan, _tiled(plan, 256)):
+        (k,) = _scanning(p)
+        assert sorted(n.op for n in k.info.scans) == ["cummax", "cummin"]
+        compile_cubin(k.source, k.name, "sm_90")
 
 
 @pytest.mark.skipif(unsupported() is not None, reason=str(unsupported()))

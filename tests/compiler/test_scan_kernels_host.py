@@ -16,7 +16,10 @@ from typing import Any
 import numpy as np
 import pytest
 import scanfake
+from rowscans import assert_same_bits, extremes_data
 
+from stitchlab.ir.dtypes import as_dtype
+from stitchlab.ir.ops import OPS
 from stitchlab.runtime import scan
 
 from .hostkernels import _FAILURES, build_kernel, unsupported
@@ -129,3 +132,19 @@ def test_float_sums_of_negative_zeros_are_negative_zeros(host: Any, shape: tuple
     assert np.signbit(want).any() and not np.signbit(want).all()
     np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
     assert not got.any()
+
+
+@pytest.mark.parametrize(("shape", "axis", "kernels"), CASES)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int16", "uint8", "bool"])
+def test_running_maxima_and_minima_are_numpys_bit_for_bit(host: Any, shape: tuple[int, ...], axis: int,
+                                                          kernels: list[str], dtype: str) -> None:
+    """``cummax``/``cummin`` (NumPy's ``maximum``/``minimum.accumulate``) in every kernel: of equal
+    values NumPy's choice (the later one; float16's loop: the earlier one), the first NaN kept,
+    in the input's dtype. The maxima run over values of at most 0 (the minima at least 0), so
+    -0.0 against +0.0 decides many of them."""
+    for op in ("cummax", "cummin"):
+        a = extremes_data(shape, as_dtype(dtype), op, RNG)
+        host.launched.clear()
+        got = _both_orders(host, op, a, axis)
+        assert host.launched[:len(kernels)] == kernels, host.launched
+        assert_same_bits(got, OPS[op].numpy(a, axis=axis))

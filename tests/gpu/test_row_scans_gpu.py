@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 from rowscans import PROGRAMS as ALL_PROGRAMS
-from rowscans import scanning, with_special_rows
+from rowscans import assert_same_bits, extremes_data, scanning, with_special_rows
 from rowscans import softmax as _softmax
 
 import stitchlab as sl
@@ -168,6 +168,21 @@ def test_integer_running_sums_in_a_row_kernel_are_numpys_bit_for_bit() -> None:
     y = sl.cumsum(sl.asarray(cp.asarray(a)) * 3, axis=1) - 1
     assert _scans_in_kernels(y) == 1
     np.testing.assert_array_equal(y.get(), np.cumsum(a * 3, axis=1) - 1)
+
+
+@pytest.mark.parametrize("shape", [(8192, 4096), (37, 3001), (5, 7), (64, 128256)])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "int64"])
+def test_running_maxima_and_minima_in_row_kernels_are_numpys_bits(dtype: str, shape: tuple[int, int]) -> None:
+    """``maximum.accumulate``/``minimum.accumulate`` along the rows, in the row kernel of the work
+    around it (in registers, or in tiles for the long rows): NumPy's bits, the later of equal
+    values (-0.0, +0.0) and the first NaN kept."""
+    import cupy as cp
+
+    for op, ufunc in (("cummax", np.maximum), ("cummin", np.minimum)):
+        a = extremes_data(shape, sl.bfloat16 if dtype == "bfloat16" else np.dtype(dtype), op, RNG)
+        y = getattr(sl, ufunc.__name__).accumulate(sl.asarray(cp.asarray(a)) * 1, axis=1) * 1
+        assert _scans_in_kernels(y) == 1
+        assert_same_bits(y.get(), ufunc.accumulate(a * a.dtype.type(1), axis=1) * a.dtype.type(1))
 
 
 @pytest.mark.parametrize(("rows", "cols"), [(1024, 4096), (128, 40000)])

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from rowscans import assert_same_bits, extremes_data
 
 import stitchlab as sl
 from stitchlab.ir.dtypes import as_dtype
@@ -71,6 +72,19 @@ def _replays(fn: Any, x: Any, inputs: list[np.ndarray]) -> Iterator[Any]:
             graph.launch(stream=stream)
             stream.synchronize()
             yield [_host(o) for o in outs] if isinstance(outs, tuple) else _host(outs)
+
+
+@pytest.mark.parametrize("shape,axis", CASES)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int32", "uint8", "bool"])
+def test_running_maxima_and_minima_are_numpys_bit_for_bit(shape: tuple[int, ...], axis: int, dtype: str) -> None:
+    """``maximum.accumulate``/``minimum.accumulate`` as a step of its own, every kernel: NumPy's
+    bits, of equal values (-0.0, +0.0) the later one (float16: the earlier, as NumPy's float16
+    loop), the first NaN kept, in the input's dtype."""
+    for op, ufunc in (("cummax", np.maximum), ("cummin", np.minimum)):
+        a = extremes_data(shape, as_dtype(dtype), op, RNG)
+        y = getattr(sl, ufunc.__name__).accumulate(_dev(a), axis=axis)
+        assert [k.schedule.family for k in sl.explain(y).kernels] == ["interpreted"]
+        assert_same_bits(y.get(), ufunc.accumulate(a, axis=axis))
 
 
 @pytest.mark.parametrize("shape,axis", CASES)

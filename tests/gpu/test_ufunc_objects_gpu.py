@@ -1,8 +1,8 @@
 """stitchlab's ufuncs on CuPy-backed arrays (``stitchlab/frontend/ufunc.py``): ``out=`` stitchlab,
 CuPy and NumPy arrays, ``where=`` and ``dtype=`` fused into the one kernel of the expression,
 ``reduce`` with ``initial``/``where`` as one reduction kernel, and the methods without a lazy
-version (``maximum.accumulate``, ``reduceat``, ``subtract.reduce``) run by CuPy (NumPy on a host
-copy where CuPy raises ``NotImplementedError``: ``maximum.accumulate``) and returned as stitchlab
+version (``fmax.accumulate``, ``reduceat``, ``subtract.reduce``) run by CuPy (NumPy on a host
+copy where CuPy raises ``NotImplementedError``: ``fmax.accumulate``) and returned as stitchlab
 arrays; each against NumPy on the same values.
 
 Run on the GPU machine: ``PYTHONPATH=. python3 -m pytest -m gpu tests/gpu/test_ufunc_objects_gpu.py -q``.
@@ -77,7 +77,7 @@ def test_reduce_with_initial_and_where_is_one_reduction() -> None:
 
 
 @pytest.mark.parametrize("method, args, kwargs", [
-    ("maximum.accumulate", (A,), {"axis": 1}),
+    ("fmax.accumulate", (A,), {"axis": 1}),
     ("add.reduceat", (A, [0, 10, 500]), {"axis": 1}),
     ("subtract.reduce", (A,), {"axis": 0}),
 ])
