@@ -11,7 +11,10 @@ scans joined row kernels; and, at a vocabulary too long for a row in registers (
 in a pass of its own (``schedules.OPTIONS["online_exp_sum"]`` off), as in the other streamed rows,
 ``stitchlab_forward``: every pass walking its tiles first to last (``reverse_tiles`` off), and
 ``stitchlab_element_maxima``: the online sums scaled at each element that raises the running
-maximum, not once a tile (``group_maxima`` off).
+maximum, not once a tile (``group_maxima`` off). Scans down another axis also time
+``stitchlab_three_pass``: chunks scanned in three passes (their totals, the totals' running
+values, the chunks again) as before the columns kernel's one pass with look-back
+(``scan.COLUMNS`` raised past every width).
 
     python3 benchmarks/scans.py --out /tmp/scans [--samples 15] [--commit C] [--cases top_p_float32,...]
 
@@ -44,6 +47,9 @@ CASES = {
     "rows_bfloat16": ((8192, 4096), "bfloat16", 1),
     "rows_int32": ((8192, 4096), "int32", 1),
     "columns_float32": ((8192, 4096), "float32", 0),
+    "columns_float64": ((8192, 4096), "float64", 0),
+    "columns_tall_float32": ((262144, 128), "float32", 0),
+    "middle_float32": ((64, 1024, 512), "float32", 1),
     "flat_float32": ((2**25,), "float32", 0),
     "top_p_float32": ((2048, 32000), "float32", 1),
     "top_p_llama3_64": ((64, 128256), "float32", 1),
@@ -59,9 +65,12 @@ VARIANTS: dict[str, tuple[dict[str, bool], dict[str, bool]]] = {
     "stitchlab_forward": ({}, {"reverse_tiles": False}),
     "stitchlab_element_maxima": ({}, {"group_maxima": False}),
 }
+#: scans down another axis in three passes (chunk totals, their running totals, the chunks), as
+#: before the columns kernel's look-back
+THREE_PASS = "stitchlab_three_pass"
 
 #: relative to the running sum of magnitudes: a few roundings of the result's dtype
-TOLERANCE = {"float32": 2e-6, "float16": 2.0**-9, "bfloat16": 2.0**-6, "int32": 0.0}
+TOLERANCE = {"float64": 1e-14, "float32": 2e-6, "float16": 2.0**-9, "bfloat16": 2.0**-6, "int32": 0.0}
 
 
 def top_p(xp: Any, x: Any, p: float = 0.9) -> Any:
@@ -115,16 +124,20 @@ def _variant(impl: str) -> Iterator[None]:
     """The switches of :data:`VARIANTS` for ``impl``, restored afterwards (a failure included)."""
     from stitchlab.codegen.schedules import switches
     from stitchlab.plan import groups
+    from stitchlab.runtime import scan
 
     planner, codegen = VARIANTS.get(impl, ({}, {}))
-    before = dict(groups.OPTIONS)
+    before, columns = dict(groups.OPTIONS), scan.COLUMNS
     groups.OPTIONS.update(planner)
+    if impl == THREE_PASS:
+        scan.COLUMNS = sys.maxsize
     try:
         with switches(**codegen):
             yield
     finally:
         groups.OPTIONS.clear()
         groups.OPTIONS.update(before)
+        scan.COLUMNS = columns
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -166,6 +179,8 @@ def main(argv: list[str] | None = None) -> int:
         if name.startswith("top_p"):  # (the scan a library step between kernels, as before it joined the row kernel)
             variants = ["stitchlab_steps"] + (["stitchlab_two_pass", "stitchlab_forward", "stitchlab_element_maxima"] if shape[1] > 32768 else [])
             fns = {"stitchlab": fns["stitchlab"], **{v: sl.jit(lambda u: top_p(sl, u)) for v in variants}, **fns}
+        elif axis != len(shape) - 1:
+            fns = {"stitchlab": fns["stitchlab"], THREE_PASS: sl.jit(prog), **fns}
         for impl, fn in fns.items():
             row = dict(base, impl=impl)
             torch_side = impl.startswith("torch")

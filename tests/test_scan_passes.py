@@ -24,10 +24,52 @@ def _combine(op: str, dtype: np.dtype, *values: Any) -> Any:
     return (np.cumsum if op == "cumsum" else np.cumprod)(np.array(values, dtype), dtype=dtype)[-1]
 
 
+def _states(status: np.ndarray, values: Any, tiles: int, acc: np.dtype) -> tuple[Any, Any]:
+    """``sl_publish`` and ``sl_peek`` over the chunks' states (the value packed into the word
+    where it fits 4 bytes, else in ``values``: totals, then running values)."""
+    packed = acc.itemsize <= 4
+    assert status.dtype == np.uint64 and status.shape == (1 + tiles,) and not status.any()  # (zeroed each call)
+    if packed:
+        assert not isinstance(values, np.ndarray)
+    else:
+        assert values.dtype == acc and values.shape == (2 * tiles,)
+
+    def publish(t: int, st: int, v: Any) -> None:
+        if packed:
+            status[1 + t] = st << 32 | int.from_bytes(np.asarray(v, acc).tobytes(), "little")
+        else:
+            values[(tiles if st == 2 else 0) + t] = v
+            status[1 + t] = st
+
+    def peek(t: int) -> tuple[int, Any]:
+        w = int(status[1 + t])
+        if packed:
+            return w >> 32, np.frombuffer((w & 0xFFFFFFFF).to_bytes(4, "little")[:acc.itemsize], acc)[0]
+        return w, values[(tiles if w == 2 else 0) + t] if w else None
+    return publish, peek
+
+
+def _interleave(block: Any, blocks: int, seed: int) -> None:
+    """Run ``blocks`` generators of ``block()`` (each a block of a look-back kernel, yielding where
+    another may run) in a random interleaving picked by ``seed``, blocks starting in order."""
+    rng, running, started = np.random.default_rng(seed), [], 0
+    while started < blocks or running:
+        if started < blocks and (not running or rng.random() < 0.3):
+            running.append(block())
+            started += 1
+        else:
+            b = running[int(rng.integers(len(running)))]
+            try:
+                next(b)
+            except StopIteration:
+                running.remove(b)
+
+
 def _model(op: str, fn: str, seen: dict[str, int] | None = None, order: int = 0) -> Any:
-    """What the kernel ``fn`` computes, row by row (rows), block by block (chained: in a random
-    interleaving of the blocks, ``order`` picks it, through the chunk states the driver hands it)
-    or thread by thread (axis). ``seen``: counts of the chained blocks' waits by the state met."""
+    """What the kernel ``fn`` computes, row by row (rows), block by block (chained and columns: in
+    a random interleaving of the blocks, ``order`` picks it, through the chunk states the driver
+    hands it) or thread by thread (axis). ``seen``: counts of the look-back's waits by the state
+    met."""
     step = np.cumsum if op == "cumsum" else np.cumprod
     ident = -0.0 if op == "cumsum" else 1  # (the kernels' IDENT: float sums start from -0.0, integers from 0)
 
@@ -42,28 +84,11 @@ def _model(op: str, fn: str, seen: dict[str, int] | None = None, order: int = 0)
         rows, n, chunk = int(rows), int(n), int(chunk)
         acc = scan.accumulator(out.dtype)
         chunks = -(-n // chunk)
-        tiles, packed = rows * chunks, acc.itemsize <= 4
+        tiles = rows * chunks
         assert chunk % scan.TILE == 0 and chunk <= scan.chunk_tiles(acc.itemsize) * scan.TILE, chunk
         assert grid == (tiles,) and block == (scan._WARPS * 32,)
-        assert status.dtype == np.uint64 and status.shape == (1 + tiles,) and not status.any()  # (zeroed each call)
-        if packed:
-            assert not isinstance(values, np.ndarray)
-        else:
-            assert values.dtype == acc and values.shape == (2 * tiles,)
+        publish, peek = _states(status, values, tiles, acc)
         xs, outs = x.reshape(rows, n), out.reshape(rows, n)
-
-        def publish(t: int, st: int, v: Any) -> None:
-            if packed:
-                status[1 + t] = st << 32 | int.from_bytes(np.asarray(v, acc).tobytes(), "little")
-            else:
-                values[(tiles if st == 2 else 0) + t] = v
-                status[1 + t] = st
-
-        def peek(t: int) -> tuple[int, Any]:
-            w = int(status[1 + t])
-            if packed:
-                return w >> 32, np.frombuffer((w & 0xFFFFFFFF).to_bytes(4, "little")[:acc.itemsize], acc)[0]
-            return w, values[(tiles if w == 2 else 0) + t] if w else None
 
         def block_() -> Any:
             t = int(status[0])
@@ -96,18 +121,72 @@ def _model(op: str, fn: str, seen: dict[str, int] | None = None, order: int = 0)
             yield
             outs[r, part] = run if c == 0 else (np.add if op == "cumsum" else np.multiply)(before, run, dtype=acc)
 
-        rng, running, started = np.random.default_rng(int(n) + order), [], 0
-        while started < tiles or running:
-            if started < tiles and (not running or rng.random() < 0.3):
-                running.append(block_())
-                started += 1
-            else:
-                b = running[int(rng.integers(len(running)))]
-                try:
-                    next(b)
-                except StopIteration:
-                    running.remove(b)
+        _interleave(block_, tiles, int(n) + order)
         assert int(status[0]) == tiles and all(peek(t)[0] == 2 for t in range(tiles))
+
+    def columns_kernel(grid: tuple[int], block: tuple[int], args: tuple[Any, ...]) -> None:
+        x, out, status, values, flag, outer, n, inner, chunk = args
+        outer, n, inner, chunk = int(outer), int(n), int(inner), int(chunk)
+        acc = scan.accumulator(out.dtype)
+        unit = acc.type(ident)
+        chunks, pblocks, groups = -(-n // chunk), -(-inner // 32), scan.GROUPS
+        words, per = outer * chunks * inner, chunk // groups
+        assert inner >= scan.COLUMNS and chunk % groups == 0 and per <= scan.column_chunk(acc.itemsize), (inner, chunk)
+        assert block == (32 * groups,) and grid == (outer * chunks * pblocks,)
+        publish, peek = _states(status, values, words, acc)
+        xs, outs = x.reshape(outer, n, inner), out.reshape(outer, n, inner)
+        combine = np.add if op == "cumsum" else np.multiply
+
+        def block_() -> Any:
+            t = int(status[0])
+            status[0] += 1
+            oc, pb = divmod(t, pblocks)
+            o, c = divmod(oc, chunks)
+            ps = slice(pb * 32, min(inner, (pb + 1) * 32))
+            width = ps.stop - ps.start
+            segs = []  # (each warp's segment of the chunk: its rows, their running values, its total)
+            for g in range(groups):
+                rows = slice(min(n, c * chunk + g * per), min(n, c * chunk + (g + 1) * per))
+                run = step(xs[o, rows, ps].astype(acc), axis=0, dtype=acc)
+                segs.append((rows, run, run[-1] if len(run) else np.full(width, unit, acc)))
+            total = segs[0][2]
+            for _, _, tot in segs[1:]:
+                total = combine(total, tot, dtype=acc)
+            yield
+            first, befores = oc * inner + ps.start, np.full(width, unit, acc)
+            for k in range(width):  # (warp 0's threads: each its position's look-back in turn)
+                me = first + k
+                publish(me, 2 if c == 0 else 1, total[k])
+                while c > 0:  # (the LOOK chunks before this one, until one holds its running value)
+                    window = []
+                    for q in range(c - 1, max(c - 1 - scan.LOOK, -1), -1):
+                        while (got := peek(me - (c - q) * inner))[0] == 0:
+                            if seen is not None:
+                                seen["0"] = seen.get("0", 0) + 1
+                            yield  # (spinning)
+                        window.append(got)
+                    nearest = next((j for j, (st, _) in enumerate(window) if st == 2), None)
+                    met = "1" if nearest is None or nearest > 0 else "2"
+                    if seen is not None:
+                        seen[met] = seen.get(met, 0) + 1
+                    if nearest is None:
+                        yield  # (none holds its running value yet: read the window again)
+                        continue
+                    before = window[nearest][1]
+                    for _, v in reversed(window[:nearest]):  # (the totals after it, the oldest first)
+                        before = _combine(op, acc, before, v)
+                    publish(me, 2, _combine(op, acc, before, total[k]))
+                    befores[k] = before
+                    break
+            yield
+            lead = befores
+            for rows, run, tot in segs:  # (each warp: the running value before its segment)
+                if len(run):
+                    outs[o, rows, ps] = combine(lead, run, dtype=acc)
+                lead = combine(lead, tot, dtype=acc)
+
+        _interleave(block_, outer * chunks * pblocks, n + inner + order)
+        assert int(status[0]) == outer * chunks * pblocks and all(peek(t)[0] == 2 for t in range(words))
 
     def axis_kernel(grid: tuple[int], block: tuple[int], args: tuple[Any, ...]) -> None:
         x, out, sums, offsets, flag, rows, n, inner, chunk, totals = args
@@ -124,10 +203,11 @@ def _model(op: str, fn: str, seen: dict[str, int] | None = None, order: int = 0)
                     outs[r, c] = run[-1]
                 else:
                     outs[r, c * chunk:c * chunk + len(part)] = run
-    return {"sl_scan_rows": rows_kernel, "sl_scan_chained": chained_kernel, "sl_scan_axis": axis_kernel}[fn]
+    return {"sl_scan_rows": rows_kernel, "sl_scan_chained": chained_kernel, "sl_scan_axis": axis_kernel,
+            "sl_scan_columns": columns_kernel}[fn]
 
 
-_NAMES = ("sl_scan_rows", "sl_scan_chained", "sl_scan_axis")
+_NAMES = ("sl_scan_rows", "sl_scan_chained", "sl_scan_axis", "sl_scan_columns")
 
 
 @pytest.fixture
@@ -139,7 +219,8 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> Any:
 
 
 @pytest.mark.parametrize("shape,axis", [((3, 20000), 1), ((50000,), 0), ((9, 5), 1), ((4000, 3), 0), ((2, 700, 3), 1),
-                                        ((5, 3, 1), 1), ((1, 1), 0), ((300, 2), 0), ((3, 0), 1), ((2, 2**17 + 1), 1)])
+                                        ((5, 3, 1), 1), ((1, 1), 0), ((300, 2), 0), ((3, 0), 1), ((2, 2**17 + 1), 1),
+                                        ((300, 40), 0), ((3, 50, 70), 1), ((500, 300), 0)])
 @pytest.mark.parametrize("op", ["cumsum", "cumprod"])
 @pytest.mark.parametrize("dtype", [None, "int32", "int8"])
 def test_the_passes_are_numpys_scan(fake: Any, shape: tuple[int, ...], axis: int, op: str, dtype: str | None) -> None:
@@ -194,31 +275,63 @@ def test_long_rows_take_one_pass_with_look_back(fake: Any, monkeypatch: pytest.M
     assert seen["0"] > 0 and seen["1"] > 0 and seen["2"] > 0  # (spins, totals and running values all met)
 
 
+def _same_bits_in_every_interleaving(fake: Any, monkeypatch: pytest.MonkeyPatch, a: np.ndarray, axis: int) -> None:
+    """The float32 ``cumsum`` of ``a`` along ``axis`` in six interleavings of the look-back's blocks:
+    the same bits, NumPy's to the order of adds."""
+    outs = []
+    for order in range(6):
+        def kernels(cp: Any, op: str, dtype: np.dtype, acc: np.dtype, order: int = order) -> tuple[Any, ...]:
+            return tuple(_model(op, name, order=order) for name in _NAMES)
+
+        monkeypatch.setattr(scan, "_kernels", kernels)
+        outs.append(scan.scan(fake, "cumsum", a, axis))
+    assert all(o.tobytes() == outs[0].tobytes() for o in outs[1:])
+    ref = np.cumsum(a.astype(np.float64), axis=axis)
+    assert float(np.max(np.abs(outs[0] - ref) / np.cumsum(np.abs(a.astype(np.float64)), axis=axis))) < 1e-6
+
+
+def _spread(shape: tuple[int, ...]) -> np.ndarray:
+    """float32 values of magnitudes 1e-3 to 1e3, whose sums' bits depend on the order of adds."""
+    return (RNG.standard_normal(shape) * 10.0 ** RNG.integers(-3, 4, shape)).astype(np.float32)
+
+
 def test_long_float_rows_give_the_same_bits_whatever_the_blocks_timing(fake: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each chunk's running value is the previous chunk's plus its total, whichever published
     running value a block's look-back found among its 32 predecessors, so float sums do not depend
     on the blocks' timing (a look-back that also added up totals past its window in a tree did:
     the rows fuzz family's first GPU run found cumsums of one long row whose bits differed between
     calls). Six interleavings of the blocks, rows of 4 to 300 chunks."""
-    def interleaved(order: int) -> None:
-        def kernels(cp: Any, op: str, dtype: np.dtype, acc: np.dtype) -> tuple[Any, ...]:
-            return tuple(_model(op, name, order=order) for name in _NAMES)
-
-        monkeypatch.setattr(scan, "_kernels", kernels)
-
     for shape in [(1, 300 * 8 * scan.TILE + 5), (3, 40 * scan.TILE + 7)]:  # (chunks of 8 tiles)
-        a = (RNG.standard_normal(shape) * 10.0 ** RNG.integers(-3, 4, shape)).astype(np.float32)
-        outs = []
-        for order in range(6):
-            interleaved(order)
-            outs.append(scan.scan(fake, "cumsum", a, 1))
-        assert all(o.tobytes() == outs[0].tobytes() for o in outs[1:])
-        ref = np.cumsum(a.astype(np.float64), axis=1)
-        assert float(np.max(np.abs(outs[0] - ref) / np.cumsum(np.abs(a.astype(np.float64)), axis=1))) < 1e-6
+        _same_bits_in_every_interleaving(fake, monkeypatch, _spread(shape), 1)
+
+
+def test_other_axes_take_one_pass_with_look_back_where_enough_positions(fake: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """32 positions or more, too few to fill the GPU: chunks of 8 segments of up to 64 elements
+    (32 of 8 bytes), a thread's, scanned in one launch whose threads look back down their
+    positions (through spins, totals and running values, in the model's interleaving of the
+    blocks); float sums with the same bits whatever the blocks' timing, as the rows'."""
+    assert scan.chunk_length(132, 1, 8192, 4096, 4) == scan.GROUPS * scan.column_chunk(4) == 512
+    assert scan.chunk_length(132, 1, 8192, 4096, 8) == scan.GROUPS * scan.column_chunk(8) == 256
+    assert scan.chunk_length(132, 64, 1024, 512, 4) == 512  # (1,024 blocks of 32 positions: two chunks)
+    assert scan.chunk_length(132, 1, 2**18, 128, 4) == 512  # (tall: the longest chunks)
+    assert scan.chunk_length(132, 1, 40, 4096, 4) == 8  # (short: as many chunks as a segment a row allows)
+    seen: dict[str, int] = {}
+    calls = _counted(monkeypatch, seen)
+    for dtype, shape in ((np.int64, (700, 300)), (np.int32, (2, 900, 33)), (np.int8, (1000, 64))):
+        a = RNG.integers(-9, 9, shape).astype(dtype)
+        np.testing.assert_array_equal(scan.scan(fake, "cumsum", a, -2), np.cumsum(a, axis=-2))
+    assert calls == ["columns"] * 3
+    b = RNG.integers(-9, 9, (400, scan.COLUMNS - 1))
+    np.testing.assert_array_equal(scan.scan(fake, "cumsum", b, 0), np.cumsum(b, axis=0))
+    assert calls[3] == "axis1" and calls[-1] == "axis0"  # (fewer positions: three passes)
+    assert seen["0"] > 0 and seen["1"] > 0 and seen["2"] > 0
+    _same_bits_in_every_interleaving(fake, monkeypatch, _spread((2000, 40)), 0)
+    _same_bits_in_every_interleaving(fake, monkeypatch, _spread((3, 500, 100)), 1)
 
 
 def test_other_axes_take_three_passes_where_too_few_positions(fake: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    for outer, n, inner in [(1, 8192, 4096), (2, 999, 7)]:
+    """Fewer than :data:`scan.COLUMNS` positions, too few to fill the GPU."""
+    for outer, n, inner in [(1, 8192, 31), (2, 999, 7)]:
         chunk = scan.chunk_length(132, outer, n, inner, 4)
         assert chunk % 8 == 0 and chunk < n
         assert outer * math.ceil(n / chunk) * inner >= 132 * 2048 // 2 or chunk == 8

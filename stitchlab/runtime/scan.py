@@ -23,10 +23,15 @@ in the last case below.
   back each block had to look: float results differed in the last bits from call to call until
   the rows fuzz family's first GPU run found it).
 * ``inner > 1`` (another axis): a thread per ``(outer, inner)`` position walks down ``n``, its
-  loads coalesced across the positions of a warp. Where there are too few positions to fill the
-  GPU, each is cut into chunks scanned in three passes: the chunks' totals, their running totals
-  (a scan of those, by this module again), then each chunk scanned from the running total
-  before it (so the input is read twice).
+  loads coalesced across the positions of a warp, where there are enough positions to fill the
+  GPU. Fewer, and :data:`COLUMNS` or more (``sl_scan_columns``): ``n`` is cut into chunks of up
+  to 512 elements (256 of 8-byte sums), a block for 32 positions of a chunk, its 8 warps a
+  segment of the chunk each (a thread's registers), scanned in one pass by the same fixed-order
+  look-back, a thread of warp 0's own down its position (reading the states of :data:`LOOK`
+  chunks before its own at once, until one has published its running value). Fewer positions
+  still: chunks scanned in three passes, the chunks' totals, their running totals (a scan of
+  those, by this module again), then each chunk scanned from the running total before it (so
+  the input is read twice).
 
 The result's dtype is NumPy's (``cumsum`` of int8 is int64); integers wrap around as NumPy's do
 (computed unsigned); float sums and products are combined in the order above, not NumPy's
@@ -66,6 +71,13 @@ TILE = _WARPS * 32 * _ITEMS
 #: or positions are cut into chunks
 _BLOCKS_PER_SM, _THREADS_PER_SM = 4, 2048
 
+#: the chunks before its own whose states a thread of ``sl_scan_columns`` reads at once, and
+#: the warps of its block (each a segment of the chunk at the block's 32 positions)
+LOOK, GROUPS = 16, 8
+#: about this many blocks of ``sl_scan_columns`` a SM (two fit at once), before the positions are
+#: cut into fewer, longer chunks
+_COLUMN_BLOCKS_PER_SM = 8
+
 #: a null pointer argument (no running totals before the chunks)
 _NULL = np.uint64(0)
 
@@ -76,6 +88,9 @@ typedef TOUT tout;
 #define WARPS %(warps)d
 #define ITEMS %(items)d
 #define TILES %(tiles)d
+#define CITEMS %(citems)d
+#define LOOK %(look)d
+#define GROUPS %(groups)d
 #define TILE (WARPS * 32 * ITEMS)
 __device__ __forceinline__ T sl_op(T a, T b) { return OP; }
 __device__ __forceinline__ int sl_pad(int k) { return k + k / 32; }
@@ -286,6 +301,86 @@ extern "C" __global__ void __launch_bounds__(WARPS * 32, 2) sl_scan_chained(
   if (left) *flag = 1u;
 }
 
+// (outer, n, inner) with n cut into chunks of `chunk` (GROUPS segments of chunk / GROUPS <=
+// CITEMS), in one pass: the block of ticket t (status[0]: tickets in order, so a block only waits
+// on blocks already running) takes 32 positions p of chunk c of outer o (t = (o * chunks + c) *
+// pblocks + the 32 positions' block), warp g segment g of the chunk at its lane's position. Each
+// thread loads its segment into registers and scans it; warp 0 folds the segments' totals into
+// the chunk's, publishes it (word (o * chunks + c) * inner + p), reads the states of the LOOK
+// chunks before c down its position at once until one has published its running value (the
+// nearest: the ones after it hold their totals), folds those totals after it in turn (the same
+// bits whatever the other blocks' timing) and publishes its own; each thread then writes its
+// segment from that value op the totals of the segments before its own. status: zeroed, 1 +
+// outer * chunks * inner words; values: twice that many where T is wider than 4 bytes
+extern "C" __global__ void __launch_bounds__(32 * GROUPS) sl_scan_columns(
+    const tin* __restrict__ x, tout* __restrict__ out, unsigned long long* status, T* values,
+    unsigned int* __restrict__ flag, long long outer, long long n, long long inner, long long chunk) {
+  __shared__ T seg[GROUPS][32];
+  __shared__ T prefix[32];
+  __shared__ unsigned int ticket;
+  const int lane = threadIdx.x & 31, g = threadIdx.x >> 5;
+  if (threadIdx.x == 0) ticket = atomicAdd((unsigned int*)status, 1u);
+  __syncthreads();
+  unsigned long long* words = status + 1;
+  const long long chunks = (n + chunk - 1) / chunk, pblocks = (inner + 31) / 32;
+  const long long tiles = outer * chunks * inner, t = ticket;
+  const long long oc = t / pblocks, p = (t - oc * pblocks) * 32 + lane;
+  const long long o = oc / chunks, c = oc - o * chunks, per = chunk / GROUPS, first = c * chunk + g * per;
+  const long long rows = p < inner ? max(0LL, min(per, n - first)) : 0LL;  // (this thread's)
+  const long long base = (o * n + first) * inner + p;
+  T a[CITEMS];
+  #pragma unroll
+  for (int i = 0; i < CITEMS; ++i) a[i] = i < rows ? (T)sl_from_storage(x[base + i * inner]) : IDENT;
+  #pragma unroll
+  for (int i = 1; i < CITEMS; ++i) a[i] = sl_op(a[i - 1], a[i]);
+  seg[g][lane] = a[CITEMS - 1];
+  __syncthreads();
+  if (g == 0) {
+    T total = seg[0][lane], before = IDENT;
+    #pragma unroll
+    for (int k = 1; k < GROUPS; ++k) total = sl_op(total, seg[k][lane]);
+    const long long me = oc * inner + p;
+    if (p < inner && c == 0) {
+      sl_publish(words, values, tiles, me, 2u, total);
+    } else if (p < inner) {
+      sl_publish(words, values, tiles, me, 1u, total);
+      T v[LOOK];
+      int nearest = -1;
+      while (nearest < 0) {  // (k: chunk c - 1 - k; before the slice's start: never the nearest)
+        unsigned int st[LOOK];
+        #pragma unroll
+        for (int k = 0; k < LOOK; ++k) st[k] = k < c ? sl_peek(words, values, tiles, me - (k + 1) * inner, v[k]) : 2u;
+        #pragma unroll
+        for (int k = 0; k < LOOK; ++k) {
+          while (st[k] == 0u) st[k] = sl_peek(words, values, tiles, me - (k + 1) * inner, v[k]);
+          if (nearest < 0 && st[k] == 2u) nearest = k;
+        }
+      }
+      #pragma unroll
+      for (int k = LOOK - 1; k >= 0; --k) {  // (its running value, then the totals after it in order)
+        if (k == nearest) before = v[k];
+        else if (k < nearest) before = sl_op(before, v[k]);
+      }
+      sl_publish(words, values, tiles, me, 2u, sl_op(before, total));
+    }
+    prefix[lane] = before;
+  }
+  __syncthreads();
+  T lead = prefix[lane];
+  for (int k = 0; k < g; ++k) lead = sl_op(lead, seg[k][lane]);
+  tout* dst = out + base;
+  bool left = false;
+  #pragma unroll
+  for (int i = 0; i < CITEMS; ++i) {
+    if (i < rows) {
+      const T y = sl_op(lead, a[i]);
+      left |= sl_leaves(y);
+      sl_store(dst + i * inner, y);
+    }
+  }
+  if (left) *flag = 1u;
+}
+
 // (outer, n, inner): the thread of (o, c, p) scans chunk c of n at position p of outer o from the
 // running total before it (offsets (outer, chunks, inner), for c > 0) into out; totals: it writes
 // the chunk's total to sums[(o * chunks + c) * inner + p] instead; flag as above
@@ -370,13 +465,15 @@ def source(op: str, dtype: np.dtype, out: np.dtype) -> str:
     leaves = f"sl_leaves_half(v, {str(op == 'cumprod').lower()})" if out == np.float16 and op in ("cumsum", "cumprod") else "false"
     head = (f"#define TIN {storage_type(dtype)}\n#define TACC {storage_type(acc)}\n#define TOUT {storage_type(out)}\n"
             f"#define OP {expr}\n#define IDENT (T){scan_identity_literal(SCAN_REDUCTIONS[op], acc)}\n#define LEAVES {leaves}\n")
-    return PREAMBLE + HALF_RANGE + head + _SOURCE % {"warps": _WARPS, "items": _ITEMS, "tiles": chunk_tiles(acc.itemsize)}
+    return PREAMBLE + HALF_RANGE + head + _SOURCE % {"warps": _WARPS, "items": _ITEMS, "tiles": chunk_tiles(acc.itemsize),
+                                                  "citems": column_chunk(acc.itemsize), "look": LOOK,
+                                                  "groups": GROUPS}
 
 
 @functools.cache
-def _kernels(cp: ModuleType, op: str, dtype: np.dtype, out: np.dtype) -> tuple[Any, Any, Any]:
+def _kernels(cp: ModuleType, op: str, dtype: np.dtype, out: np.dtype) -> tuple[Any, Any, Any, Any]:
     module = cp.RawModule(code=source(op, dtype, out), options=("--std=c++17",))
-    return tuple(module.get_function(f"sl_scan_{k}") for k in ("rows", "chained", "axis"))
+    return tuple(module.get_function(f"sl_scan_{k}") for k in ("rows", "chained", "axis", "columns"))
 
 
 @functools.cache
@@ -418,13 +515,39 @@ def chunk_tiles(itemsize: int) -> int:
     return 8 if itemsize <= 4 else 4
 
 
+def column_chunk(itemsize: int) -> int:
+    """The most elements of a position's chunk segment one thread of ``sl_scan_columns`` holds in
+    its registers, for a running value of ``itemsize`` bytes (as a block of ``sl_scan_chained``:
+    64, or 32 of 8 bytes); a chunk is :data:`GROUPS` segments (512 elements, 256 of 8 bytes), so
+    that its status word is 1/256 of its bytes in and out."""
+    return 64 if itemsize <= 4 else 32
+
+
+#: positions (``inner``) from which the scans down another axis that are too few to fill the GPU
+#: are cut into chunks of ``sl_scan_columns`` (a warp's loads of a row 32 consecutive elements);
+#: fewer: three passes
+COLUMNS = 32
+
+
+def _columns(sms: int, outer: int, inner: int) -> bool:
+    """Whether a scan down another axis is ``sl_scan_columns``' (one pass with look-back)."""
+    return inner >= COLUMNS and outer * inner < sms * _THREADS_PER_SM
+
+
 def chunk_length(sms: int, outer: int, n: int, inner: int, itemsize: int) -> int:
     """The length of the chunks each of the ``outer * inner`` scans of ``n`` is cut into on a GPU of
     ``sms`` SMs: ``n`` (one pass) where there are enough rows (``inner == 1``: a block each, at
     least :data:`_BLOCKS_PER_SM` a SM) or positions (a thread each, :data:`_THREADS_PER_SM`) to fill
     it, else a multiple of the work a block's tile (a thread's loop) takes, so that about that many
     chunks run; a row's at most :func:`chunk_tiles` tiles (of a running value of ``itemsize``
-    bytes), a block's."""
+    bytes), a block's. Down another axis of :data:`COLUMNS` positions or more, a multiple of
+    :data:`GROUPS` (the segments of a block), about :data:`_COLUMN_BLOCKS_PER_SM` blocks a SM and at
+    most :data:`GROUPS` times :func:`column_chunk` (one chunk, then, where that covers ``n``)."""
+    if inner > 1 and _columns(sms, outer, inner):
+        blocks = outer * -(-inner // 32)
+        chunks = min(-(-sms * _COLUMN_BLOCKS_PER_SM // blocks), -(-n // GROUPS))
+        each = -(-n // chunks)
+        return min(-(-each // GROUPS) * GROUPS, GROUPS * column_chunk(itemsize))
     want, have, unit = (sms * _BLOCKS_PER_SM, outer, TILE) if inner == 1 else (sms * _THREADS_PER_SM, outer * inner, 8)
     if have >= want:
         return n
@@ -439,8 +562,9 @@ def chunk_length(sms: int, outer: int, n: int, inner: int, itemsize: int) -> int
 def _run(cp: ModuleType, op: str, x: Any, out: Any, outer: int, n: int, inner: int, flag: Any) -> None:
     """Scan ``x`` (contiguous, viewed as ``(outer, n, inner)``) into ``out`` (contiguous, the
     result's dtype): rows in one pass (a block a row, or a block a chunk with look-back), other
-    axes in one pass or three (module docstring)."""
-    rows_kernel, chained_kernel, axis_kernel = _kernels(cp, op, x.dtype, out.dtype)
+    axes in one pass (a thread a position, or a thread a chunk with look-back) or three (module
+    docstring)."""
+    rows_kernel, chained_kernel, axis_kernel, columns_kernel = _kernels(cp, op, x.dtype, out.dtype)
     sms = _sm_count(cp, _device_id(cp))
     acc = accumulator(out.dtype)
     chunk = chunk_length(sms, outer, n, inner, acc.itemsize)
@@ -454,6 +578,13 @@ def _run(cp: ModuleType, op: str, x: Any, out: Any, outer: int, n: int, inner: i
         values = _NULL if acc.itemsize <= 4 else cp.empty(2 * blocks, acc)
         chained_kernel((blocks,), (_WARPS * 32,), (x, out, status, values, flag, np.int64(outer), np.int64(n),
                                                    np.int64(chunk)))
+        return
+    if _columns(sms, outer, inner):
+        words = outer * chunks * inner
+        status = cp.zeros(1 + words, np.uint64)
+        values = _NULL if acc.itemsize <= 4 else cp.empty(2 * words, acc)
+        columns_kernel((outer * chunks * -(-inner // 32),), (32 * GROUPS,),
+                       (x, out, status, values, flag, np.int64(outer), np.int64(n), np.int64(inner), np.int64(chunk)))
         return
 
     def launch(sums: Any, offsets: Any, totals: bool) -> None:

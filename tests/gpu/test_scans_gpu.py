@@ -26,7 +26,8 @@ RNG = np.random.default_rng(2026)
 #: shapes and axes: rows of a block each, rows cut into chunks, 1-d, columns in one pass and in
 #: chunks, a middle axis, odd lengths at every tile edge
 CASES = [((8192, 4096), 1), ((3, 100003), 1), ((2**22 + 5,), 0), ((4099, 2049), 1), ((513, 2048), -1),
-         ((8192, 300), 0), ((100000, 3), 0), ((7, 301, 5), 1), ((6, 5, 4, 3), 2), ((1, 1), 0), ((17, 1), 1)]
+         ((8192, 300), 0), ((8192, 4096), 0), ((3, 1000, 257), 1), ((100000, 3), 0), ((7, 301, 5), 1),
+         ((6, 5, 4, 3), 2), ((1, 1), 0), ((17, 1), 1)]
 
 
 @pytest.fixture(autouse=True)
@@ -255,7 +256,7 @@ def _chained_shapes(itemsize: int) -> list[tuple[int, int]]:
 
 @pytest.fixture
 def launches(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The scan kernels launched, by name (``rows``, ``chained``, ``axis``)."""
+    """The scan kernels launched, by name (``rows``, ``chained``, ``axis``, ``columns``)."""
     from stitchlab.runtime import scan
 
     names, real = [], scan._kernels
@@ -266,7 +267,8 @@ def launches(monkeypatch: pytest.MonkeyPatch) -> list[str]:
                 names.append(name)
                 k(*a)
             return launch
-        return tuple(counted(name, k) for name, k in zip(("rows", "chained", "axis"), real(*args), strict=True))
+        return tuple(counted(name, k) for name, k in zip(("rows", "chained", "axis", "columns"), real(*args),
+                                                       strict=True))
 
     monkeypatch.setattr(scan, "_kernels", kernels)
     return names
@@ -325,9 +327,66 @@ def test_long_float_rows_give_the_same_bits_in_every_call(launches: list[str]) -
             assert _host(sl.cumsum(x, axis=1)).tobytes() == first.tobytes(), shape
 
 
+def _column_shapes(itemsize: int) -> list[tuple[int, int, int]]:
+    """(outer, n, inner) of the columns kernel (one pass with look-back) on this GPU: lengths one
+    short of a whole number of full chunks (8 segments of a thread's registers), at it and one
+    over, a tall one (a long chain of chunks), a warp's positions and one more, a block's and one
+    more, 4096 columns, several outer slices (the look-back stops at a slice's start), and lengths
+    cut into chunks shorter than full, down to a row a segment."""
+    from stitchlab.runtime import scan
+
+    full, sms = scan.GROUPS * scan.column_chunk(itemsize), _sms()
+    shapes = [(1, 16 * full + d, 4096) for d in (-1, 0, 1)] + [(1, 2**18 + 3, 96), (1, 10007, 32), (1, 3001, 33)]
+    shapes += [(1, 2049, 256), (3, 999, 257), (5, 40 * full + 3, 100), (1, 40, 4096), (2, 17, 700)]
+    for outer, n, inner in shapes:
+        assert inner >= scan.COLUMNS and scan.chunk_length(sms, outer, n, inner, itemsize) < n, (outer, n, inner)
+    return shapes
+
+
+@pytest.mark.parametrize("dtype,into", [("int32", None), ("int32", "int32"), ("uint8", "uint8"), ("int64", None)])
+def test_columns_are_one_pass_with_look_back_bit_for_bit(launches: list[str], dtype: str, into: str | None) -> None:
+    """Integer sums down the columns (and a middle axis) at the columns kernel's chunk edges, with
+    the look-back's values apart from its states (int64) and packed into them (int32, uint8:
+    wrapping around as NumPy's), three times each."""
+    for outer, n, inner in _column_shapes(np.dtype(into or np.int64).itemsize):
+        a = RNG.integers(-100, 100, (outer, n, inner)).astype(dtype)
+        want, x = np.cumsum(a, axis=1, dtype=into), _dev(a)
+        for _ in range(3):
+            del launches[:]
+            got = _host(sl.cumsum(x, axis=1, dtype=into))
+            assert launches == ["columns"], ((outer, n, inner), launches)
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want, err_msg=f"{(outer, n, inner)}")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_float_columns_with_look_back_are_numpys_to_the_order_of_adds(launches: list[str], dtype: str) -> None:
+    """float32 (packed), float64 (apart) and float16 (summed in float32, the range flag) down the
+    columns at the chunk edges, against float64; then ten calls over 8192 x 4096 float32 and
+    3 x 20000 x 100 float64 of magnitudes 1e-3 to 1e3 give one set of bits each."""
+    for outer, n, inner in _column_shapes(4 if dtype == "float16" else np.dtype(dtype).itemsize):
+        a = RNG.standard_normal((outer, n, inner)).astype(dtype)
+        a64 = a.astype(np.float64)
+        del launches[:]
+        got = _host(sl.cumsum(_dev(a), axis=1)).astype(np.float64)
+        assert launches == ["columns"], ((outer, n, inner), launches)
+        ref, scale = np.cumsum(a64, axis=1), np.cumsum(np.abs(a64), axis=1)
+        if dtype == "float16":
+            assert np.all(np.abs(got - ref) <= np.abs(ref) * 2.0**-11 + scale * 4e-6), (outer, n, inner)
+        else:
+            assert float(np.max(np.abs(got - ref) / scale)) < (2e-6 if dtype == "float32" else 1e-14), (outer, n, inner)
+    shape = (8192, 4096) if dtype == "float32" else (3, 20000, 100)
+    if dtype != "float16":
+        a = (RNG.standard_normal(shape) * 10.0 ** RNG.integers(-3, 4, shape)).astype(dtype)
+        x = _dev(a)
+        first = _host(sl.cumsum(x, axis=-2))
+        for _ in range(9):
+            assert _host(sl.cumsum(x, axis=-2)).tobytes() == first.tobytes(), shape
+
+
 def test_float_sums_of_negative_zeros_are_negative_zeros() -> None:
     """A float ``cumsum`` starts from -0.0 (-0.0 + x is x for every x): sums of -0.0 stay -0.0,
-    as NumPy's, in each kernel (a block a row, chained chunks, a thread a position, chunks in three
+    as NumPy's, in each kernel (a block a row, chained chunks, columns, a thread a position, three
     passes) and in a scan stitched into a row kernel."""
     for shape, axis in (((8, 300), 1), ((1, 2**20 + 3), 1), ((8192, 64), 0), ((10, 300000), 0), ((3000, 3), 0)):
         for dtype in ("float32", "float64", "float16"):
@@ -343,14 +402,16 @@ def test_float_sums_of_negative_zeros_are_negative_zeros() -> None:
 
 def test_a_graph_of_a_long_scan_zeroes_its_look_back_each_replay() -> None:
     """The tile states and the ticket are zeroed inside the graph (a memset of CuPy's pool): a
-    second and third replay give the new input's sums, not the first's."""
+    second and third replay give the new input's sums, not the first's; along a long row and down
+    columns."""
     import cupy as cp
 
-    n = 2**24 + 5
-    x = cp.asarray(RNG.integers(-9, 9, n).astype(np.int32))
-    bs = [RNG.integers(-9, 9, n).astype(np.int32) for _ in range(3)]
-    for b, got in zip(bs, _replays(sl.jit(lambda u: sl.cumsum(u, dtype=np.int32)), x, bs), strict=True):
-        np.testing.assert_array_equal(got, np.cumsum(b, dtype=np.int32))
+    fn = sl.jit(lambda u: sl.cumsum(u, axis=0, dtype=np.int32))
+    for shape in ((2**24 + 5,), (8192, 1000)):
+        x = cp.asarray(RNG.integers(-9, 9, shape).astype(np.int32))
+        bs = [RNG.integers(-9, 9, shape).astype(np.int32) for _ in range(3)]
+        for b, got in zip(bs, _replays(fn, x, bs), strict=True):
+            np.testing.assert_array_equal(got, np.cumsum(b, axis=0, dtype=np.int32))
 
 
 @sl.jit
