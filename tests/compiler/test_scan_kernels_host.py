@@ -1,7 +1,8 @@
 """The GPU scans' own CUDA source (``stitchlab/runtime/scan.py``) built as host C++ (threads as
 fibers, ``tests/compiler/hostkernels.py``) and driven by :func:`scan.scan` over NumPy buffers, as
 on the device: a block a row, chunks of long rows with look-back (``sl_scan_chained``), a thread a
-position down another axis in one pass and in three, against NumPy, with each block's warps in
+position down another axis in one pass, chunks of 32 positions or more with look-back
+(``sl_scan_columns``) and of fewer in three passes, against NumPy, with each block's warps in
 either order. The blocks run one after another in launch order, so a look-back always finds its
 predecessor's running value: waits and interleavings are the CPU models' part
 (``tests/test_scan_passes.py``), the device's timing the GPU tests'
@@ -61,7 +62,7 @@ def host(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFacto
                 rc = lib.sl_host_launch(argv, grid[0], 1, 1, block[0], 1, 1, cp.order)
                 assert rc == 0, f"{name}: {_FAILURES.get(rc, rc)}"
             return launch
-        return tuple(launcher(f"sl_scan_{k}") for k in ("rows", "chained", "axis"))
+        return tuple(launcher(f"sl_scan_{k}") for k in ("rows", "chained", "axis", "columns"))
 
     cp = scanfake.install(monkeypatch, kernels)
     cp.order, cp.launched = 0, launched
@@ -80,10 +81,13 @@ def _both_orders(host: Any, op: str, a: np.ndarray, axis: int, dtype: str | None
 
 #: (shape, axis, the kernels launched on a GPU of 2 SMs): rows a block each (odd lengths, a
 #: partial tile), a row cut into chunks with look-back, a thread a position (one pass), chunks of
-#: positions in three passes (the running totals by a scan of their own)
+#: 32 positions or more with look-back (several outer slices, a partial block of positions, the
+#: last chunk partial), chunks of fewer positions in three passes (the running totals by a scan of
+#: their own)
 CASES = [((9, 3001), 1, ["rows"]), ((300, 7), 1, ["rows"]), ((1, 9 * scan.TILE + 5), 1, ["chained"]),
          ((5, 3001), -1, ["chained"]), ((2, 3 * scan.TILE + 1), -1, ["chained"]), ((3, 5, 1500), 1, ["axis"]),
-         ((40, 70), 0, ["axis", "axis", "axis"]), ((2000, 3), 0, ["axis", "axis", "axis"]),
+         ((40, 70), 0, ["columns"]), ((3001, 33), 0, ["columns"]), ((3, 1000, 40), 1, ["columns"]),
+         ((2, 37, 100), 1, ["columns"]), ((5000, 32), 0, ["columns"]), ((2000, 3), 0, ["axis", "axis", "axis"]),
          ((700, 2, 5), 0, ["axis", "axis", "axis"])]
 
 
