@@ -25,8 +25,11 @@ class FakeCupy:
 
 def install(monkeypatch: pytest.MonkeyPatch, kernels: Any, sms: int = 2) -> FakeCupy:
     """A :class:`FakeCupy` of ``sms`` SMs, with ``kernels`` (as ``scan._kernels``: ``(cp, op,
-    dtype, out)`` to the kernels) in place of the compiled ones."""
+    dtype, out)`` to the kernels) in place of the compiled ones. Every dtype takes
+    ``sl_scan_columns`` where the shape does (:func:`scan.columns_pay`, which picks it by speed,
+    patched), so that the kernel runs for each."""
     monkeypatch.setattr(scan, "_kernels", kernels)
+    monkeypatch.setattr(scan, "columns_pay", lambda read, acc: True)
     monkeypatch.setattr(scan, "_sm_count", lambda cp, device: cp.sms)
     monkeypatch.setattr(scan, "_device_id", lambda cp: 0)
     return FakeCupy(sms)

@@ -16,6 +16,8 @@ import scanfake
 
 from stitchlab.runtime import scan
 
+_COLUMNS_PAY = scan.columns_pay  # (the real choice; the fake GPU's fixture patches it)
+
 RNG = np.random.default_rng(5)
 
 
@@ -327,6 +329,25 @@ def test_other_axes_take_one_pass_with_look_back_where_enough_positions(fake: An
     assert seen["0"] > 0 and seen["1"] > 0 and seen["2"] > 0
     _same_bits_in_every_interleaving(fake, monkeypatch, _spread((2000, 40)), 0)
     _same_bits_in_every_interleaving(fake, monkeypatch, _spread((3, 500, 100)), 1)
+
+
+def test_only_4_byte_scans_take_the_columns_kernel(fake: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """By default (``scan.columns_pay``, not the fixture's patch) the columns kernel scans 4-byte
+    values into 4-byte running values (float32, int32 into int32), where it was faster than three
+    passes on an H100; 8-byte running values (float64, int32 or uint32 into 64 bits) and narrower
+    reads (float16 into float32, int8 into int32) take the three passes, with their chunks."""
+    monkeypatch.setattr(scan, "columns_pay", _COLUMNS_PAY)
+    assert scan.chunk_length(132, 1, 8192, 4096, 4, columns=False) == 128  # (three passes' chunks)
+    calls = _counted(monkeypatch)
+    for dtype, into, kernel in [(np.float32, None, "columns"), (np.int32, np.int32, "columns"), (np.float64, None, "axis1"),
+                                (np.int32, None, "axis1"), (np.uint32, None, "axis1"), (np.float16, None, "axis1"),
+                                (np.int8, np.int32, "axis1")]:
+        a = RNG.integers(0, 9, (700, 300)).astype(dtype)
+        del calls[:]
+        got = scan.scan(fake, "cumsum", a, 0, into)
+        assert calls[0] == kernel, (dtype, into, calls)
+        wide = a.astype(np.float32) if dtype == np.float16 else a  # (float16 summed in float32, rounded once)
+        np.testing.assert_array_equal(got, np.cumsum(wide, axis=0, dtype=into).astype(got.dtype))
 
 
 def test_other_axes_take_three_passes_where_too_few_positions(fake: Any, monkeypatch: pytest.MonkeyPatch) -> None:

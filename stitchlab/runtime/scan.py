@@ -24,7 +24,8 @@ in the last case below.
   the rows fuzz family's first GPU run found it).
 * ``inner > 1`` (another axis): a thread per ``(outer, inner)`` position walks down ``n``, its
   loads coalesced across the positions of a warp, where there are enough positions to fill the
-  GPU. Fewer, and :data:`COLUMNS` or more (``sl_scan_columns``): ``n`` is cut into chunks of up
+  GPU. Fewer, and :data:`COLUMNS` or more, 4-byte values in and out (``sl_scan_columns``,
+  :func:`columns_pay`): ``n`` is cut into chunks of up
   to 512 elements (256 of 8-byte sums), a block for 32 positions of a chunk, its 8 warps a
   segment of the chunk each (a thread's registers), scanned in one pass by the same fixed-order
   look-back, a thread of warp 0's own down its position (reading the states of :data:`LOOK`
@@ -530,11 +531,22 @@ COLUMNS = 32
 
 
 def _columns(sms: int, outer: int, inner: int) -> bool:
-    """Whether a scan down another axis is ``sl_scan_columns``' (one pass with look-back)."""
+    """Whether a scan down another axis is ``sl_scan_columns``' (one pass with look-back), where
+    its dtypes pay (:func:`columns_pay`)."""
     return inner >= COLUMNS and outer * inner < sms * _THREADS_PER_SM
 
 
-def chunk_length(sms: int, outer: int, n: int, inner: int, itemsize: int) -> int:
+def columns_pay(read: np.dtype, acc: np.dtype) -> bool:
+    """Whether ``sl_scan_columns`` beats three passes reading ``read`` into running values of
+    ``acc``: 4-byte values read and 4-byte running values (float32, 8192 x 4096 down the columns:
+    119.8 against 167.4 us; 262144 x 128: 126.4 against 177.1; 64 x 1024 x 512 down the middle:
+    109.8 against 165.0, H100, 2026-12-06). Running values of 8 bytes are slower in it (float64:
+    367.8 against 300.0), and so are narrower reads (float16: 135.3 against 104.3), so those keep
+    the three passes."""
+    return np.dtype(read).itemsize == 4 and np.dtype(acc).itemsize == 4
+
+
+def chunk_length(sms: int, outer: int, n: int, inner: int, itemsize: int, columns: bool = True) -> int:
     """The length of the chunks each of the ``outer * inner`` scans of ``n`` is cut into on a GPU of
     ``sms`` SMs: ``n`` (one pass) where there are enough rows (``inner == 1``: a block each, at
     least :data:`_BLOCKS_PER_SM` a SM) or positions (a thread each, :data:`_THREADS_PER_SM`) to fill
@@ -542,8 +554,9 @@ def chunk_length(sms: int, outer: int, n: int, inner: int, itemsize: int) -> int
     chunks run; a row's at most :func:`chunk_tiles` tiles (of a running value of ``itemsize``
     bytes), a block's. Down another axis of :data:`COLUMNS` positions or more, a multiple of
     :data:`GROUPS` (the segments of a block), about :data:`_COLUMN_BLOCKS_PER_SM` blocks a SM and at
-    most :data:`GROUPS` times :func:`column_chunk` (one chunk, then, where that covers ``n``)."""
-    if inner > 1 and _columns(sms, outer, inner):
+    most :data:`GROUPS` times :func:`column_chunk` (one chunk, then, where that covers ``n``), unless
+    not ``columns`` (dtypes that do not pay there: :func:`columns_pay`)."""
+    if inner > 1 and columns and _columns(sms, outer, inner):
         blocks = outer * -(-inner // 32)
         chunks = min(-(-sms * _COLUMN_BLOCKS_PER_SM // blocks), -(-n // GROUPS))
         each = -(-n // chunks)
@@ -567,7 +580,8 @@ def _run(cp: ModuleType, op: str, x: Any, out: Any, outer: int, n: int, inner: i
     rows_kernel, chained_kernel, axis_kernel, columns_kernel = _kernels(cp, op, x.dtype, out.dtype)
     sms = _sm_count(cp, _device_id(cp))
     acc = accumulator(out.dtype)
-    chunk = chunk_length(sms, outer, n, inner, acc.itemsize)
+    pays = columns_pay(x.dtype, acc)
+    chunk = chunk_length(sms, outer, n, inner, acc.itemsize, pays)
     chunks, step = -(-n // chunk), 256
     if inner == 1 and chunks == 1:
         rows_kernel((min(outer, sms * 32),), (_WARPS * 32,), (x, out, flag, np.int64(outer), np.int64(n)))
@@ -579,7 +593,7 @@ def _run(cp: ModuleType, op: str, x: Any, out: Any, outer: int, n: int, inner: i
         chained_kernel((blocks,), (_WARPS * 32,), (x, out, status, values, flag, np.int64(outer), np.int64(n),
                                                    np.int64(chunk)))
         return
-    if _columns(sms, outer, inner):
+    if pays and _columns(sms, outer, inner):
         words = outer * chunks * inner
         status = cp.zeros(1 + words, np.uint64)
         values = _NULL if acc.itemsize <= 4 else cp.empty(2 * words, acc)
