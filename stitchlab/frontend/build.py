@@ -19,7 +19,7 @@ import numpy as np
 
 from ..ir.dtypes import as_dtype, cast, is_bfloat16
 from ..ir.node import Node, Shape, make_attrs
-from ..ir.ops import COMPARISONS, FAST_MATH_OPS, OPS, Kind
+from ..ir.ops import COMPARISONS, EXTREMA_SCANS, FAST_MATH_OPS, OPS, Kind
 from .scalars import TracedScalar
 
 Operand = Node | bool | int | float
@@ -702,7 +702,7 @@ def scan(opname: str, x: Node, axis: int | None, dtype: Any) -> Node:
     axis = normalize_axis(axis, len(x.shape))
     if dtype is not None:
         dt = as_dtype(dtype)
-    elif opname in ("cumsum", "cumprod") and (x.dtype.kind == "b" or (x.dtype.kind in "iu" and x.dtype.itemsize < 8)):
+    elif opname not in EXTREMA_SCANS and (x.dtype.kind == "b" or (x.dtype.kind in "iu" and x.dtype.itemsize < 8)):
         dt = np.dtype(np.uint64 if x.dtype.kind == "u" else np.int64)
     else:
         dt = x.dtype

@@ -720,6 +720,8 @@ _op("cummax", Kind.CONTRACT, 1, np.maximum.accumulate)
 _op("cummin", Kind.CONTRACT, 1, np.minimum.accumulate)
 #: the running ops (a library step of their own, or a phase of a row kernel)
 SCANS = ("cumsum", "cumprod", "cummax", "cummin")
+#: the running maximum and minimum: in the input's dtype, nothing rounded
+EXTREMA_SCANS = ("cummax", "cummin")
 #: attrs axis: sorted along axis (NaN last); argsort: the int64 positions that sort it, ties in
 #: index order (NumPy's kind="stable").
 _op("sort", Kind.CONTRACT, 1, np.sort)

@@ -16,7 +16,7 @@ import numpy as np
 from ..ir.dtypes import cast, is_bfloat16, is_float, is_low_float
 from ..ir.graph import Graph
 from ..ir.node import Node
-from ..ir.ops import OPS, SCANS
+from ..ir.ops import EXTREMA_SCANS, OPS, SCANS
 from . import scan, scatter_at, scatter_rows
 
 
@@ -143,11 +143,11 @@ def scan_step(node: Node, x: Any, xp: ModuleType) -> Any:
     running maximum or minimum rounds nothing: NumPy's ``maximum.accumulate`` on the host."""
     op, axis = node.op, node.attr("axis")
     if xp is np:
-        if not is_low_float(x.dtype) or op in ("cummax", "cummin"):
+        if not is_low_float(x.dtype) or op in EXTREMA_SCANS:
             return OPS[op].numpy(x, axis=axis)
         y = getattr(np, op)(x.astype(np.float32), axis=axis)
         return _half_scan(op, x, y, axis, np) if x.dtype == np.float16 else cast(y, x.dtype, np)
-    if node.dtype != np.float16 or op in ("cummax", "cummin"):
+    if node.dtype != np.float16 or op in EXTREMA_SCANS:
         return scan.scan(xp, op, x, axis, node.dtype)
     from .scratch import capturing
 

@@ -53,7 +53,7 @@ import numpy as np
 from ..codegen.ctypes import SCAN_REDUCTIONS, scan_identity_literal, storage_type
 from ..codegen.preamble import PREAMBLE
 from ..ir.dtypes import is_low_float
-from ..ir.ops import OPS
+from ..ir.ops import EXTREMA_SCANS, OPS
 
 _PLAIN = frozenset(np.dtype(t) for t in (bool, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
                                           np.uint64, np.float32, np.float64))
@@ -454,7 +454,7 @@ def source(op: str, dtype: np.dtype, out: np.dtype) -> str:
     acc = accumulator(out)
     first = op.endswith("_first")
     op = op.removesuffix("_first")
-    if op in ("cummax", "cummin"):  # (NumPy's maximum/minimum: the first NaN, of equal values the later one)
+    if op in EXTREMA_SCANS:  # (NumPy's maximum/minimum: the first NaN, of equal values the later one)
         expr = (f"((a {'>=' if op == 'cummax' else '<='} b || a != a) ? a : b)" if first
                 else f"sl_{'maximum' if op == 'cummax' else 'minimum'}(a, b)")
     elif acc.kind in "iub":  # (wrapping around as NumPy's: in unsigned arithmetic)
@@ -463,7 +463,7 @@ def source(op: str, dtype: np.dtype, out: np.dtype) -> str:
         expr = f"(T)(({u})a {sign} ({u})b)"
     else:
         expr = "a + b" if op == "cumsum" else "a * b"
-    leaves = f"sl_leaves_half(v, {str(op == 'cumprod').lower()})" if out == np.float16 and op in ("cumsum", "cumprod") else "false"
+    leaves = f"sl_leaves_half(v, {str(op == 'cumprod').lower()})" if out == np.float16 and op not in EXTREMA_SCANS else "false"
     head = (f"#define TIN {storage_type(dtype)}\n#define TACC {storage_type(acc)}\n#define TOUT {storage_type(out)}\n"
             f"#define OP {expr}\n#define IDENT (T){scan_identity_literal(SCAN_REDUCTIONS[op], acc)}\n#define LEAVES {leaves}\n")
     return PREAMBLE + HALF_RANGE + head + _SOURCE % {"warps": _WARPS, "items": _ITEMS, "tiles": chunk_tiles(acc.itemsize),
@@ -490,7 +490,7 @@ def scan(cp: ModuleType, op: str, x: Any, axis: int, dtype: np.dtype | None = No
     uint32 array of one zero, set to 1 where a float16 result leaves float16's range
     (:data:`HALF_RANGE`; then :func:`half_fixup`, or the interpreter's fix-up)."""
     out_dtype = result_dtype(op, x.dtype) if dtype is None else np.dtype(dtype)
-    if op in ("cummax", "cummin") and out_dtype == np.float16:  # (its running totals too, in float32)
+    if op in EXTREMA_SCANS and out_dtype == np.float16:  # (its running totals too, in float32)
         op += "_first"  # (NumPy's float16 loop keeps the earlier of equal values, -0.0 or +0.0)
     x = cp.ascontiguousarray(x)
     out = cp.empty(x.shape, out_dtype)
