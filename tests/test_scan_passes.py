@@ -67,6 +67,23 @@ def _interleave(block: Any, blocks: int, seed: int) -> None:
                 running.remove(b)
 
 
+def _looked_back(op: str, acc: Any, window: list[tuple[int, Any]], seen: dict[str, int] | None) -> Any:
+    """A look-back's result over ``window`` (the states of the chunks before, the nearest first):
+    None where none holds its running value yet, else the nearest one's running value with the
+    totals after it folded in, the oldest first (the kernels' fixed order). Counts in ``seen``
+    whether the nearest held it ("2") or an older one, or none ("1")."""
+    nearest = next((j for j, (st, _) in enumerate(window) if st == 2), None)
+    if seen is not None:
+        met = "1" if nearest is None or nearest > 0 else "2"
+        seen[met] = seen.get(met, 0) + 1
+    if nearest is None:
+        return None
+    before = window[nearest][1]
+    for _, v in reversed(window[:nearest]):
+        before = _combine(op, acc, before, v)
+    return before
+
+
 def _model(op: str, fn: str, seen: dict[str, int] | None = None, order: int = 0) -> Any:
     """What the kernel ``fn`` computes, row by row (rows), block by block (chained and columns: in
     a random interleaving of the blocks, ``order`` picks it, through the chunk states the driver
@@ -109,15 +126,10 @@ def _model(op: str, fn: str, seen: dict[str, int] | None = None, order: int = 0)
                             seen["0"] = seen.get("0", 0) + 1
                         yield  # (spinning)
                     window.append(got)
-                nearest = next((k for k, (st, _) in enumerate(window) if st == 2), None)
-                if seen is not None:
-                    seen["1" if nearest is None or nearest > 0 else "2"] = seen.get("1" if nearest is None or nearest > 0 else "2", 0) + 1
-                if nearest is None:
+                before = _looked_back(op, acc, window, seen)
+                if before is None:
                     yield  # (none holds its running value yet: read the window again)
                     continue
-                before = window[nearest][1]
-                for _, v in reversed(window[:nearest]):  # (the totals after it, the oldest first)
-                    before = _combine(op, acc, before, v)
                 publish(t, 2, _combine(op, acc, before, total))
                 break
             yield
@@ -167,16 +179,10 @@ def _model(op: str, fn: str, seen: dict[str, int] | None = None, order: int = 0)
                                 seen["0"] = seen.get("0", 0) + 1
                             yield  # (spinning)
                         window.append(got)
-                    nearest = next((j for j, (st, _) in enumerate(window) if st == 2), None)
-                    met = "1" if nearest is None or nearest > 0 else "2"
-                    if seen is not None:
-                        seen[met] = seen.get(met, 0) + 1
-                    if nearest is None:
+                    before = _looked_back(op, acc, window, seen)
+                    if before is None:
                         yield  # (none holds its running value yet: read the window again)
                         continue
-                    before = window[nearest][1]
-                    for _, v in reversed(window[:nearest]):  # (the totals after it, the oldest first)
-                        before = _combine(op, acc, before, v)
                     publish(me, 2, _combine(op, acc, before, total[k]))
                     befores[k] = before
                     break
