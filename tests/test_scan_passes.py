@@ -67,21 +67,30 @@ def _interleave(block: Any, blocks: int, seed: int) -> None:
                 running.remove(b)
 
 
-def _looked_back(op: str, acc: Any, window: list[tuple[int, Any]], seen: dict[str, int] | None) -> Any:
-    """A look-back's result over ``window`` (the states of the chunks before, the nearest first):
-    None where none holds its running value yet, else the nearest one's running value with the
-    totals after it folded in, the oldest first (the kernels' fixed order). Counts in ``seen``
-    whether the nearest held it ("2") or an older one, or none ("1")."""
-    nearest = next((j for j, (st, _) in enumerate(window) if st == 2), None)
-    if seen is not None:
-        met = "1" if nearest is None or nearest > 0 else "2"
-        seen[met] = seen.get(met, 0) + 1
-    if nearest is None:
-        return None
-    before = window[nearest][1]
-    for _, v in reversed(window[:nearest]):
-        before = _combine(op, acc, before, v)
-    return before
+def _look_back(peek: Any, slots: Any, op: str, acc: Any, seen: dict[str, int] | None) -> Any:
+    """A look-back, as a step of a modelled block (a generator: it yields where the block waits):
+    reads the states at ``slots`` (the chunks before, the nearest first; spinning on one not yet
+    published) until one holds its running value, and returns that value with the totals after it
+    folded in, the oldest first (the kernels' fixed order). Counts in ``seen`` the spins ("0") and
+    whether the nearest held its running value ("2") or an older one, or none ("1")."""
+    while True:
+        window = []
+        for q in slots:
+            while (got := peek(q))[0] == 0:
+                if seen is not None:
+                    seen["0"] = seen.get("0", 0) + 1
+                yield  # (spinning)
+            window.append(got)
+        nearest = next((j for j, (st, _) in enumerate(window) if st == 2), None)
+        if seen is not None:
+            met = "1" if nearest is None or nearest > 0 else "2"
+            seen[met] = seen.get(met, 0) + 1
+        if nearest is not None:
+            before = window[nearest][1]
+            for _, v in reversed(window[:nearest]):
+                before = _combine(op, acc, before, v)
+            return before
+        yield  # (none holds its running value yet: read the window again)
 
 
 def _model(op: str, fn: str, seen: dict[str, int] | None = None, order: int = 0) -> Any:
@@ -118,20 +127,9 @@ def _model(op: str, fn: str, seen: dict[str, int] | None = None, order: int = 0)
             yield
             total, before = run[-1], acc.type(ident)
             publish(t, 2 if c == 0 else 1, total)
-            while c > 0:  # (the 32 chunks before this one, until one holds its running value)
-                window = []
-                for q in range(t - 1, max(t - c, t - 32) - 1, -1):
-                    while (got := peek(q))[0] == 0:
-                        if seen is not None:
-                            seen["0"] = seen.get("0", 0) + 1
-                        yield  # (spinning)
-                    window.append(got)
-                before = _looked_back(op, acc, window, seen)
-                if before is None:
-                    yield  # (none holds its running value yet: read the window again)
-                    continue
+            if c > 0:  # (the 32 chunks before this one, until one holds its running value)
+                before = yield from _look_back(peek, range(t - 1, max(t - c, t - 32) - 1, -1), op, acc, seen)
                 publish(t, 2, _combine(op, acc, before, total))
-                break
             yield
             outs[r, part] = run if c == 0 else (np.add if op == "cumsum" else np.multiply)(before, run, dtype=acc)
 
@@ -171,21 +169,10 @@ def _model(op: str, fn: str, seen: dict[str, int] | None = None, order: int = 0)
             for k in range(width):  # (warp 0's threads: each its position's look-back in turn)
                 me = first + k
                 publish(me, 2 if c == 0 else 1, total[k])
-                while c > 0:  # (the LOOK chunks before this one, until one holds its running value)
-                    window = []
-                    for q in range(c - 1, max(c - 1 - scan.LOOK, -1), -1):
-                        while (got := peek(me - (c - q) * inner))[0] == 0:
-                            if seen is not None:
-                                seen["0"] = seen.get("0", 0) + 1
-                            yield  # (spinning)
-                        window.append(got)
-                    before = _looked_back(op, acc, window, seen)
-                    if before is None:
-                        yield  # (none holds its running value yet: read the window again)
-                        continue
-                    publish(me, 2, _combine(op, acc, before, total[k]))
-                    befores[k] = before
-                    break
+                if c > 0:  # (the LOOK chunks before this one, until one holds its running value)
+                    slots = [me - (c - q) * inner for q in range(c - 1, max(c - 1 - scan.LOOK, -1), -1)]
+                    befores[k] = yield from _look_back(peek, slots, op, acc, seen)
+                    publish(me, 2, _combine(op, acc, befores[k], total[k]))
             yield
             lead = befores
             for rows, run, tot in segs:  # (each warp: the running value before its segment)
