@@ -14,7 +14,10 @@ in a pass of its own (``schedules.OPTIONS["online_exp_sum"]`` off), as in the ot
 maximum, not once a tile (``group_maxima`` off). Scans down another axis also time
 ``stitchlab_three_pass``: chunks scanned in three passes (their totals, the totals' running
 values, the chunks again) as before the columns kernel's one pass with look-back
-(``scan.COLUMNS`` raised past every width).
+(``scan.COLUMNS`` raised past every width). The running maximum cases (``cummax_*``:
+``maximum.accumulate``, against ``torch.cummax(...).values``; ``drawdown_float32``: ``1 - e /
+cummax(e)``, one row kernel in stitchlab) check bit-exact maxima (the drawdown within 1e-6); CuPy's
+``maximum.accumulate`` raising ``NotImplementedError`` is recorded as its error.
 
     python3 benchmarks/scans.py --out /tmp/scans [--samples 15] [--commit C] [--cases top_p_float32,...]
 
@@ -40,7 +43,9 @@ if str(ROOT) not in sys.path:  # appended: the installed stitchlab (or the GPU m
 from benchmarks.impls import _torch_from_host  # noqa: E402
 from benchmarks.timing import CupyClock, TorchClock, gpu_run_meta, measure, probe_args, to_host  # noqa: E402
 
-#: name -> (shape, dtype, axis); "top_p" is the mask program, the others one cumsum
+#: name -> (shape, dtype, axis); "top_p" is the mask program, "cummax" a running maximum
+#: (NumPy's ``maximum.accumulate``) and "drawdown" ``1 - e / cummax(e)`` of ``e = exp(x / 100)``
+#: along the rows (one row kernel), the others one cumsum
 CASES = {
     "rows_float32": ((8192, 4096), "float32", 1),
     "rows_float16": ((8192, 4096), "float16", 1),
@@ -56,6 +61,10 @@ CASES = {
     "top_p_llama3_512": ((512, 128256), "float32", 1),
     "top_p_bfloat16": ((2048, 32000), "bfloat16", 1),
     "top_p_llama3_512_bfloat16": ((512, 128256), "bfloat16", 1),
+    "cummax_rows_float32": ((8192, 4096), "float32", 1),
+    "cummax_columns_float32": ((8192, 4096), "float32", 0),
+    "cummax_rows_bfloat16": ((8192, 4096), "bfloat16", 1),
+    "drawdown_float32": ((8192, 4096), "float32", 1),
 }
 
 #: impl -> (planner switches, code generator switches) it runs under; the others under the defaults
@@ -96,8 +105,40 @@ def _data(shape: tuple[int, ...], dtype: str) -> np.ndarray:
     return a.astype(dtype)
 
 
+def running_max(xp: Any, x: Any, axis: int) -> Any:
+    """A running maximum in ``xp`` (stitchlab, CuPy or NumPy): ``maximum.accumulate``."""
+    return xp.maximum.accumulate(x, axis=axis)
+
+
+def running_max_torch(x: Any, axis: int) -> Any:
+    import torch
+
+    return torch.cummax(x, dim=axis).values
+
+
+def drawdown(xp: Any, x: Any) -> Any:
+    e = xp.exp(x * 0.01)
+    return 1 - e / xp.maximum.accumulate(e, axis=1)
+
+
+def drawdown_torch(x: Any) -> Any:
+    import torch
+
+    e = torch.exp(x * 0.01)
+    return 1 - e / torch.cummax(e, dim=1).values
+
+
 def _checker(name: str, x: np.ndarray, axis: int) -> Any:
     x64 = x.astype(np.float64)
+    if name.startswith(("cummax", "drawdown")):  # (a running maximum picks values: exact; the drawdown within rounding)
+        want = (running_max(np, x, axis) if name.startswith("cummax") else drawdown(np, x64)).astype(np.float64)
+
+        def check_max(got: Any) -> tuple[bool, str]:
+            g = got.float() if hasattr(got, "detach") and str(got.dtype) == "torch.bfloat16" else got
+            err = float(np.max(np.abs(to_host(g, np.float64) - want)))
+            tol = 0.0 if name.startswith("cummax") else 1e-6
+            return err <= tol, f"max abs error {err:.3g} (tolerance {tol:.3g})"
+        return check_max
     if name.startswith("top_p"):
         e = np.exp(x64 - x64.max(1, keepdims=True))
         c = np.cumsum(e / e.sum(1, keepdims=True), axis=1)
@@ -164,13 +205,21 @@ def main(argv: list[str] | None = None) -> int:
         xs = sl.asarray(x) if dtype == "bfloat16" else cp.asarray(x)  # (CuPy has no bfloat16)
         xt = _torch_from_host(torch, x).to("cuda")
         check = _checker(name, x, axis)
-        result_bytes = 1 if name.startswith("top_p") else np.cumsum(np.ones(1, x.dtype)).dtype.itemsize
+        result_bytes = (1 if name.startswith("top_p") else x.itemsize if name.startswith(("cummax", "drawdown"))
+                        else np.cumsum(np.ones(1, x.dtype)).dtype.itemsize)
         base = {"case": name, "shape": list(shape), "dtype": dtype, "axis": axis,
                 "floor_us": (x.nbytes + x.size * result_bytes) / bw * 1e6}
         torch._dynamo.reset()
         if name.startswith("top_p"):
             prog, fns = (lambda u: top_p(sl, u)), {"cupy": lambda u: top_p(cp, u), "torch": top_p_torch,
                                                     "torch_compile": torch.compile(top_p_torch)}
+        elif name.startswith("cummax"):
+            prog = lambda u, a=axis: running_max(sl, u, a)  # noqa: E731
+            fns = {"cupy": lambda u, a=axis: running_max(cp, u, a), "torch": lambda u, a=axis: running_max_torch(u, a),
+                   "torch_compile": torch.compile(lambda u, a=axis: running_max_torch(u, a))}
+        elif name.startswith("drawdown"):
+            prog, fns = (lambda u: drawdown(sl, u)), {"cupy": lambda u: drawdown(cp, u), "torch": drawdown_torch,
+                                                       "torch_compile": torch.compile(drawdown_torch)}
         else:
             prog = lambda u, a=axis: sl.cumsum(u, axis=a)  # noqa: E731
             fns = {"cupy": lambda u, a=axis: cp.cumsum(u, axis=a), "torch": lambda u, a=axis: torch.cumsum(u, dim=a),
@@ -191,6 +240,12 @@ def main(argv: list[str] | None = None) -> int:
                 elif impl == "cupy" and dtype == "bfloat16":
                     rows.append(dict(row, error="CuPy has no bfloat16"))
                     continue
+                elif impl == "cupy" and name.startswith(("cummax", "drawdown")):
+                    try:
+                        fn(xs)
+                    except NotImplementedError as exc:  # (CuPy's maximum.accumulate)
+                        rows.append(dict(row, error=f"CuPy: {exc}"))
+                        continue
                 arg = xt if torch_side else xs
                 rows.append(measure(row, lambda f=fn, a=arg: f(a), TorchClock() if torch_side else CupyClock(), args.samples, check))
         cp.get_default_memory_pool().free_all_blocks()

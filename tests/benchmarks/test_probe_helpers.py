@@ -154,6 +154,33 @@ def test_the_scan_probes_programs_and_checks_agree_with_numpy() -> None:
         assert not check(lost)[0], dtype
 
 
+@pytest.mark.usefixtures("numpy_backend")
+def test_the_running_maximum_cases_agree_with_numpy() -> None:
+    """``benchmarks/scans.py``'s running maxima and drawdown in stitchlab and torch pass their
+    checks (bfloat16 through torch too); a maximum that lost a chunk fails."""
+    import numpy as np
+    import torch
+
+    import stitchlab as sl
+    from benchmarks import scans
+    from benchmarks.impls import _torch_from_host
+
+    for name, dtype, axis in (("cummax_rows_float32", "float32", 1), ("cummax_columns_float32", "float32", 0),
+                              ("cummax_rows_bfloat16", "bfloat16", 1)):
+        x = scans._data((48, 700), dtype)
+        check = scans._checker(name, x, axis)
+        assert check(scans.running_max(sl, sl.asarray(x), axis))[0], name
+        assert check(scans.running_max_torch(_torch_from_host(torch, x), axis))[0], name
+        lost = np.maximum.accumulate(x.astype(np.float64), axis=axis)
+        lost[(slice(None),) * axis + (slice(30, None),)] = 0
+        assert not check(lost)[0], name
+    x = scans._data((48, 700), "float32")
+    check = scans._checker("drawdown_float32", x, 1)
+    assert check(scans.drawdown(sl, sl.asarray(x)))[0] and check(scans.drawdown_torch(torch.as_tensor(x)))[0]
+    assert [k.schedule.family for k in sl.explain(scans.drawdown(sl, sl.asarray(x))).kernels] == ["row_block"]
+    assert not check(scans.drawdown(np, x) + 1e-3)[0]
+
+
 def test_to_host_takes_numpy_stitchlab_and_torch_results() -> None:
     import numpy as np
     import torch
