@@ -51,6 +51,11 @@ def with_special_rows(a: np.ndarray) -> np.ndarray:
     return a
 
 
+#: dtypes of the running maxima and minima in row kernels' tests: every width and kind, float16's
+#: tie rule (the earlier of equal values) and bool
+EXTREMA_DTYPES = ["float32", "float64", "bfloat16", "float16", "int64", "int32", "int8", "uint16", "bool"]
+
+
 def extremes_data(shape: tuple[int, ...], dtype: np.dtype, op: str, rng: np.random.Generator) -> np.ndarray:
     """Values of the worst cases of ``op``, a running maximum (``"cummax"``) or minimum: few
     distinct ones (ties everywhere), and for floats -0.0 beside +0.0, infinities and a few NaNs.

@@ -38,7 +38,7 @@ import numpy as np
 
 from ..ir.dtypes import is_bfloat16, is_low_float
 from ..ir.node import Node
-from ..ir.ops import ARG_REDUCTIONS, OPS
+from ..ir.ops import ARG_REDUCTIONS, EXTREMA_SCANS, OPS
 from ..plan.cost import (
     CACHE_REG_BUDGET,
     COLUMN_CACHE,
@@ -125,6 +125,13 @@ _OPS = {"sum": "sl_op_sum", "prod": "sl_op_prod", "max": "sl_op_max", "min": "sl
 #: the combining functor of each scan op in a row kernel (a running maximum keeps NumPy's
 #: element semantics, not the max reduction's)
 _SCAN_OPS = {"cumsum": "sl_op_sum", "cumprod": "sl_op_prod", "cummax": "sl_op_running_max", "cummin": "sl_op_running_min"}
+
+
+def _scan_functor(s: Node) -> str:
+    """The combining functor of scan ``s`` in a row kernel: :data:`_SCAN_OPS`'s; a float16 running
+    maximum or minimum keeps the earlier of equal values, as NumPy's float16 loop (the library
+    step's ``"_first"``, :func:`stitchlab.runtime.scan.source`)."""
+    return _SCAN_OPS[s.op] + ("_first" if s.op in EXTREMA_SCANS and s.dtype == np.float16 else "")
 
 
 @dataclass(frozen=True)
@@ -1155,7 +1162,7 @@ def _tile_scans(w: Writer, scans: list[Node], loop: _Loop, found: list[_TileScan
     pass the same values, bit for bit."""
     for s in scans:
         t, op = ct.register_type(s.dtype), ct.SCAN_REDUCTIONS[s.op]
-        sc = _TileScan(s, w.fresh("sc"), w.fresh("sscan"), t, _SCAN_OPS[s.op], f"({t}){ct.scan_identity_literal(op, s.dtype)}")
+        sc = _TileScan(s, w.fresh("sc"), w.fresh("sscan"), t, _scan_functor(s), f"({t}){ct.scan_identity_literal(op, s.dtype)}")
         w.line(f"__shared__ {t} {sc.smem}[{nt * (team // 32 + 1)}];" if team > 32 else f"{t}* const {sc.smem} = nullptr;")
         found.append(sc)
         w.value_cache[id(s)] = sc.array
@@ -1175,7 +1182,7 @@ def _row_scans(w: Writer, scans: list[Node], loop: _Loop, info: GroupInfo, team:
         w.line(f"{t} {a}[{slots}];")
         w.line("#pragma unroll")
         w.line(f"for (int i = 0; i < {slots}; ++i) {a}[i] = {ident};")
-        arrays.append((s, a, t, _SCAN_OPS[s.op], ident))
+        arrays.append((s, a, t, _scan_functor(s), ident))
     w.loop_no += 1
     w.hoist_at, w.hoist_depth = len(w.lines), w.depth
     w.cache_on = loop.cache_on

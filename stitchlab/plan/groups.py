@@ -39,7 +39,7 @@ import numpy as np
 from ..ir.dtypes import is_bfloat16, is_low_float
 from ..ir.graph import Graph
 from ..ir.node import Node
-from ..ir.ops import ARG_REDUCTIONS, OPS, SCANS, Kind
+from ..ir.ops import ARG_REDUCTIONS, EXTREMA_SCANS, OPS, SCANS, Kind
 
 FREE_OPS = frozenset({"broadcast", "reshape", "transpose", "slice", "pad", "astype"})
 LEAF_OPS = frozenset({"input", "const", "iota"})
@@ -597,7 +597,7 @@ def fusable_scan(n: Node) -> bool:
     axis (longer than 1) of its input, in a dtype of :data:`SCAN_DTYPES` or bfloat16 that its
     input has too."""
     return (OPTIONS["row_scans"] and n.op in SCANS and len(n.shape) >= 1 and n.attr("axis") == len(n.shape) - 1 and n.shape[-1] > 1
-            and (n.dtype in SCAN_DTYPES or is_bfloat16(n.dtype)) and n.inputs[0].dtype == n.dtype)
+            and (n.dtype in SCAN_DTYPES or is_bfloat16(n.dtype) or n.op in EXTREMA_SCANS) and n.inputs[0].dtype == n.dtype)
 
 
 def _args_fusable(reds: list[Node]) -> bool:

@@ -12,7 +12,14 @@ from typing import Any
 
 import numpy as np
 import pytest
-from rowscans import PROGRAMS, assert_same_bits, extremes_data, scanning, with_special_rows
+from rowscans import (
+    EXTREMA_DTYPES,
+    PROGRAMS,
+    assert_same_bits,
+    extremes_data,
+    scanning,
+    with_special_rows,
+)
 from rowscans import softmax as _softmax
 
 import stitchlab as sl
@@ -315,7 +322,7 @@ def test_float_sums_of_negative_zeros_stay_negative_zeros(cache: str, dtype: str
 
 @pytest.mark.skipif(unsupported() is not None, reason=str(unsupported()))
 @pytest.mark.parametrize("shape", [(37, 3000), (5, 7), (4, 9000)])
-@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "int64"])
+@pytest.mark.parametrize("dtype", EXTREMA_DTYPES)
 @pytest.mark.parametrize("cache", ["registers", "tiles"])
 def test_running_maxima_and_minima_in_row_kernels_are_numpys_bits(cache: str, dtype: str, shape: tuple[int, int],
                                                                   tmp_path_factory: pytest.TempPathFactory) -> None:
@@ -324,7 +331,7 @@ def test_running_maxima_and_minima_in_row_kernels_are_numpys_bits(cache: str, dt
     reduction's: of equal values (-0.0, +0.0) the later one, the first NaN."""
     for op, ufunc in (("cummax", sl.maximum), ("cummin", sl.minimum)):
         a = extremes_data(shape, sl.bfloat16 if dtype == "bfloat16" else np.dtype(dtype), op, RNG)
-        plan, sources = _plan([ufunc.accumulate(sl.asarray(a), axis=1) * 1], sms=shape[0])
+        plan, sources = _plan([ufunc.accumulate(sl.asarray(a), axis=1) * a.dtype.type(1)], sms=shape[0])
         if cache == "tiles":
             plan = _tiled(plan, 256)
         assert [n.op for n in _scanning(plan)[0].info.scans] == [op] and _scanning(plan)[0].schedule.cache == cache
@@ -335,7 +342,7 @@ def test_running_maxima_and_minima_in_row_kernels_are_numpys_bits(cache: str, dt
         assert_same_bits(other, want)
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "int64"])
+@pytest.mark.parametrize("dtype", EXTREMA_DTYPES)
 def test_running_maxima_and_minima_in_row_kernels_compile_with_nvrtc(dtype: str) -> None:
     """The kernels of the test above, in registers and in tiles, compiled by NVRTC for sm_90."""
     pytest.importorskip("cuda.bindings.nvrtc", reason="NVRTC (pip cuda-bindings) is not installed")

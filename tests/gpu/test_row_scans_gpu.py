@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from rowscans import EXTREMA_DTYPES, assert_same_bits, extremes_data, scanning, with_special_rows
 from rowscans import PROGRAMS as ALL_PROGRAMS
-from rowscans import assert_same_bits, extremes_data, scanning, with_special_rows
 from rowscans import softmax as _softmax
 
 import stitchlab as sl
@@ -171,7 +171,7 @@ def test_integer_running_sums_in_a_row_kernel_are_numpys_bit_for_bit() -> None:
 
 
 @pytest.mark.parametrize("shape", [(8192, 4096), (37, 3001), (5, 7), (64, 128256)])
-@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "int64"])
+@pytest.mark.parametrize("dtype", EXTREMA_DTYPES)
 def test_running_maxima_and_minima_in_row_kernels_are_numpys_bits(dtype: str, shape: tuple[int, int]) -> None:
     """``maximum.accumulate``/``minimum.accumulate`` along the rows, in the row kernel of the work
     around it (in registers, or in tiles for the long rows): NumPy's bits, the later of equal
@@ -180,9 +180,10 @@ def test_running_maxima_and_minima_in_row_kernels_are_numpys_bits(dtype: str, sh
 
     for op, ufunc in (("cummax", np.maximum), ("cummin", np.minimum)):
         a = extremes_data(shape, sl.bfloat16 if dtype == "bfloat16" else np.dtype(dtype), op, RNG)
-        y = getattr(sl, ufunc.__name__).accumulate(sl.asarray(cp.asarray(a)) * 1, axis=1) * 1
+        one = a.dtype.type(1)
+        y = getattr(sl, ufunc.__name__).accumulate(sl.asarray(cp.asarray(a)) * one, axis=1) * one
         assert _scans_in_kernels(y) == 1
-        assert_same_bits(y.get(), ufunc.accumulate(a * a.dtype.type(1), axis=1) * a.dtype.type(1))
+        assert_same_bits(y.get(), ufunc.accumulate(a * one, axis=1) * one)
 
 
 @pytest.mark.parametrize(("rows", "cols"), [(1024, 4096), (128, 40000)])
