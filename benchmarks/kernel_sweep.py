@@ -1,7 +1,8 @@
 """Time variants of the stitched kernels of the compiler's workloads on the GPU (to tune the
 emitters and the latency evaluator).
 
-For each workload of ``tests/compiler/workloads.py`` (and top-p's mask, ``top_p``) at one shape, every schedule the latency
+For each workload of ``tests/compiler/workloads.py`` (and top-p's mask, ``top_p``, and a lone
+running sum, ``cumsum``) at one shape, every schedule the latency
 evaluator considers for its first kernel is emitted, launched back to back between two CUDA
 events and timed (median of several loops), next to the evaluator's estimate. Also: row schedules
 without 16-byte vectors; streamed row ones unrolled 4, 8 or 16 deep and column ones 8 or 32 (those
@@ -54,8 +55,15 @@ def _top_p(x: Any) -> list[Any]:
     return [sl.cumsum(e / e.sum(axis=-1, keepdims=True), axis=-1) < 0.9]
 
 
+def _cumsum(x: Any) -> list[Any]:
+    """A lone running sum along the rows: a row kernel of its own over as many rows as SMs."""
+    import stitchlab as sl
+
+    return [sl.cumsum(sl.asarray(x), axis=-1)]
+
+
 #: workloads of the sweep besides the compiler's (tests/compiler/workloads.py)
-EXTRA_WORKLOADS = {"top_p": (_top_p, 1, "m")}
+EXTRA_WORKLOADS = {"top_p": (_top_p, 1, "m"), "cumsum": (_cumsum, 1, "m")}
 
 
 def _device_us(exe: Any, bufs: list[Any], cp: Any, loops: int = 7, inner: int = 10) -> float:

@@ -14,7 +14,11 @@ in a pass of its own (``schedules.OPTIONS["online_exp_sum"]`` off), as in the ot
 maximum, not once a tile (``group_maxima`` off). Scans down another axis also time
 ``stitchlab_three_pass``: chunks scanned in three passes (their totals, the totals' running
 values, the chunks again) as before the columns kernel's one pass with look-back
-(``scan.COLUMNS`` raised past every width). The running maximum cases (``cummax_*``:
+(``scan.COLUMNS`` raised past every width). A lone scan along the rows (float32, float64,
+bfloat16; not float16, whose scans keep NumPy's out-of-range results through the step, nor int32
+into int64), a row kernel of its own where there are as many rows as SMs, also times
+``stitchlab_scan_step``: the scan kernels' step, as before (``groups.OPTIONS["lone_row_scans"]``
+off). The running maximum cases (``cummax_*``:
 ``maximum.accumulate``, against ``torch.cummax(...).values``; ``drawdown_float32``: ``1 - e /
 cummax(e)``, one row kernel in stitchlab) check bit-exact maxima (the drawdown within 1e-6); CuPy's
 ``maximum.accumulate`` raising ``NotImplementedError`` is recorded as its error.
@@ -61,6 +65,11 @@ CASES = {
     "top_p_llama3_512": ((512, 128256), "float32", 1),
     "top_p_bfloat16": ((2048, 32000), "bfloat16", 1),
     "top_p_llama3_512_bfloat16": ((512, 128256), "bfloat16", 1),
+    "rows_float64": ((8192, 4096), "float64", 1),
+    "rows_short_float32": ((262144, 128), "float32", 1),
+    "rows_vocab_float32": ((2048, 32000), "float32", 1),
+    "rows_long_float32": ((512, 128256), "float32", 1),
+    "rows_few_float32": ((16, 65536), "float32", 1),
     "cummax_rows_float32": ((8192, 4096), "float32", 1),
     "cummax_columns_float32": ((8192, 4096), "float32", 0),
     "cummax_rows_bfloat16": ((8192, 4096), "bfloat16", 1),
@@ -73,10 +82,14 @@ VARIANTS: dict[str, tuple[dict[str, bool], dict[str, bool]]] = {
     "stitchlab_two_pass": ({}, {"online_exp_sum": False}),
     "stitchlab_forward": ({}, {"reverse_tiles": False}),
     "stitchlab_element_maxima": ({}, {"group_maxima": False}),
+    "stitchlab_scan_step": ({"lone_row_scans": False}, {}),
 }
 #: scans down another axis in three passes (chunk totals, their running totals, the chunks), as
 #: before the columns kernel's look-back
 THREE_PASS = "stitchlab_three_pass"
+#: a lone scan along the rows as a step of the scan kernels (``runtime/scan.py``), as before it was
+#: a row kernel of its own (``groups.OPTIONS["lone_row_scans"]`` off)
+SCAN_STEP = "stitchlab_scan_step"
 
 #: relative to the running sum of magnitudes: a few roundings of the result's dtype
 TOLERANCE = {"float64": 1e-14, "float32": 2e-6, "float16": 2.0**-9, "bfloat16": 2.0**-6, "int32": 0.0}
@@ -230,6 +243,8 @@ def main(argv: list[str] | None = None) -> int:
             fns = {"stitchlab": fns["stitchlab"], **{v: sl.jit(lambda u: top_p(sl, u)) for v in variants}, **fns}
         elif axis != len(shape) - 1:
             fns = {"stitchlab": fns["stitchlab"], THREE_PASS: sl.jit(prog), **fns}
+        elif name.startswith(("rows", "cummax")) and dtype not in ("float16", "int32"):  # (a lone scan a row kernel can hold)
+            fns = {"stitchlab": fns["stitchlab"], SCAN_STEP: sl.jit(prog), **fns}
         for impl, fn in fns.items():
             row = dict(base, impl=impl)
             torch_side = impl.startswith("torch")

@@ -22,7 +22,8 @@ A running sum or product along the rows (``cumsum``/``cumprod``: :func:`fusable_
 *reduce* group of those rows (or makes one) as a full value of a phase of its own, like a
 reduction's: the row held in registers, its values are scanned across the team of threads and
 read from registers by the passes after it (:func:`stitchlab.codegen.schedules.emit_row`). A scan
-alone, or any other, is a library step (``Kind.CONTRACT``).
+alone along the rows is such a group by itself where there are enough rows
+(:func:`lone_row_scan`); any other is a library step (``Kind.CONTRACT``).
 
 Acyclicity of the group graph and the resource budget are checked by the search
 (:mod:`stitchlab.plan.search`) and the latency evaluator (:mod:`stitchlab.plan.cost`).
@@ -583,8 +584,8 @@ ARG_MAX_COLS = (1 << 31) - 2
 
 #: Planner switches, on by default; a benchmark turns one off to time what it is worth (the
 #: recipe cache keys on them: ``runtime/plan_cache.components``): ``row_scans`` lets scans join
-#: row kernels (:func:`fusable_scan`).
-OPTIONS: dict[str, bool] = {"row_scans": True, "scan_tiles": True}
+#: row kernels (:func:`fusable_scan`), ``lone_row_scans`` a lone scan be one (:func:`lone_row_scan`).
+OPTIONS: dict[str, bool] = {"row_scans": True, "scan_tiles": True, "lone_row_scans": True}
 
 #: result dtypes of a scan a row kernel computes (:func:`fusable_scan`), and bfloat16 (added in
 #: float32, each result rounded once, as the library step; float16 ones keep the step, whose
@@ -608,9 +609,23 @@ def _args_fusable(reds: list[Node]) -> bool:
     return len([a for a in axes if S[a] != 1]) <= 1 and math.prod(S[a] for a in axes) <= ARG_MAX_COLS
 
 
-def analyze(view: GraphView, member_ids: frozenset[int] | set[int], io: GroupIO | None = None) -> GroupInfo | None:
+def lone_row_scan(n: Node, sms: int | None) -> bool:
+    """Whether scan ``n``, alone in its group, is a row kernel of its own rather than a step of
+    the scan kernels (``runtime/scan.py``): a :func:`fusable_scan` over at least ``sms`` rows (a
+    row a block; fewer long rows leave SMs idle, where the step's chained look-back spreads a row
+    over the GPU). On an H100 the row kernel was faster in every case timed with that many rows:
+    float32 8192 x 4096 90.3 against 94.3 us, bfloat16 46.1 against 56.9, float64 179.4 against
+    184.5, 262144 x 128 160.0 against 628.9, 2048 x 32000 177.5 against 193.4, 512 x 128256 (walked
+    in tiles) 190.2 against 208.4 (``benchmarks/scans.py``, 2026-12-06). ``sms`` None (no device):
+    a step, as before."""
+    return OPTIONS["lone_row_scans"] and sms is not None and fusable_scan(n) and math.prod(n.shape[:-1]) >= sms
+
+
+def analyze(view: GraphView, member_ids: frozenset[int] | set[int], io: GroupIO | None = None,
+            sms: int | None = None) -> GroupInfo | None:
     """The :class:`GroupInfo` of the group of real nodes ``member_ids``, or None if it is illegal
-    (``io``: its :func:`group_io`, when known)."""
+    (``io``: its :func:`group_io`, when known; ``sms``: the device's SM count, which decides
+    whether a lone scan is a row kernel, :func:`lone_row_scan`)."""
     members = frozenset(member_ids)  # (the same object when it is one)
     if not members or len(members) > MAX_GROUP_NODES:
         return None
@@ -619,7 +634,8 @@ def analyze(view: GraphView, member_ids: frozenset[int] | set[int], io: GroupIO 
     if not nodes:
         return None
     scans = [n for n in nodes if n.op in SCANS]
-    if io.contracts or (scans and len(nodes) == 1):  # a matrix product, a lone scan: a step of its own
+    if io.contracts or (scans and len(nodes) == 1 and not lone_row_scan(nodes[0], sms)):
+        # (a matrix product, a lone scan over few rows or another axis: a step of its own)
         if len(nodes) == 1:
             return GroupInfo(nodes, "interpreted", nodes[0].shape, outputs=[(nodes[0], ROW)], inputs=ins, known_in_bytes=io.in_bytes)
         return None

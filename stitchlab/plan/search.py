@@ -83,7 +83,7 @@ class _Evaluator:
         (with other members), whose :func:`group_io` its own is derived from."""
         if members not in self._info:
             io = group_io(self.view, members, tuple(self._io[p] for p in parts if p in self._io))
-            info = self._info[members] = analyze(self.view, members, io)
+            info = self._info[members] = analyze(self.view, members, io, self.dev.sms)
             if info is not None:  # (only a legal group is ever a part)
                 self._io[members] = io
         info = self._info[members]

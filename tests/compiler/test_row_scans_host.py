@@ -7,6 +7,7 @@ reductions of running sums; rows too long for registers, walked in tiles. On the
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -53,6 +54,65 @@ def test_a_scan_joins_the_row_kernel_of_the_work_around_it() -> None:
     (k,) = plan.kernels
     assert k.schedule.family == "row_block" and k.schedule.cache == "registers" and k.schedule.vec == 4
     assert [n.op for n in k.info.scans] == ["cumsum"] and _scanning(plan) == [k]
+
+
+@pytest.mark.parametrize(("shape", "dtype", "axis", "kernels"), [
+    ((132, 512), "float32", 1, (True, True)), ((262144, 128), "bfloat16", 1, (True, True)),
+    ((512, 128256), "float64", 1, (True, True)), ((4, 33, 700), "int64", -1, (True, True)),
+    ((131, 512), "float32", 1, (False, False)), ((2**22,), "float32", 0, (False, False)),
+    ((8192, 4096), "float32", 0, (False, False)), ((8192, 4096), "float16", 1, (False, True)),
+    ((8192, 4096), "int32", 1, (True, True)),
+])
+def test_a_lone_scan_over_as_many_rows_as_sms_is_a_row_kernel(shape: tuple[int, ...], dtype: str, axis: int,
+                                                               kernels: tuple[bool, bool], monkeypatch: pytest.MonkeyPatch) -> None:
+    """``groups.lone_row_scan``: a scan alone along the rows is a row kernel of its own where there
+    are at least as many rows as SMs (132 on the H200); fewer rows (a row a block would leave SMs
+    idle), another axis and float16 sums (NumPy's out-of-range results through the step; float16
+    running maxima do not) keep the scan kernels' step, and so does every one with the planner
+    switch off. An int32 sum is int64's of a cast, which the row kernel reads through.
+    ``kernels``: whether the sum and the running maximum are row kernels."""
+    from stitchlab.plan import groups
+
+    x = sl.asarray(np.zeros(shape, sl.bfloat16 if dtype == "bfloat16" else dtype))
+    for y, want in zip((sl.cumsum(x, axis=axis), sl.maximum.accumulate(x, axis=axis)), kernels, strict=True):
+        (k,) = _plan([y])[0].kernels
+        assert (k.schedule.family != "interpreted") == want, (y._node.op, k.schedule)
+        if want:
+            assert [n.op for n in k.info.scans] == [y._node.op] and k.launch.grid[0] == math.prod(shape[:-1])
+    monkeypatch.setitem(groups.OPTIONS, "lone_row_scans", False)
+    assert [k.schedule.family for k in _plan([sl.maximum.accumulate(x, axis=axis)])[0].kernels] == ["interpreted"]
+
+
+@pytest.mark.skipif(unsupported() is not None, reason=str(unsupported()))
+@pytest.mark.parametrize(("shape", "cache"), [((37, 3000), "registers"), ((3, 40000), "tiles"), ((40, 7), "registers")])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "int64", "float16", "int8"])
+def test_a_lone_scan_as_a_row_kernel_is_numpys(shape: tuple[int, int], cache: str, dtype: str,
+                                                tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A lone scan's row kernel (planned for as many SMs as rows), in registers and walked in
+    tiles, warps in either order: running maxima NumPy's bits in every dtype (ties of -0.0 and
+    +0.0, NaN); sums of random values (not float16's, which stay steps) to the order of adds,
+    bfloat16 to a rounding, integers (int8 into int64) exact."""
+    dt = np.dtype(sl.bfloat16 if dtype == "bfloat16" else dtype)
+    a = extremes_data(shape, dt, "cummax", RNG)
+    b = (RNG.integers(-100, 100, shape) if dt.kind in "iu" else RNG.standard_normal(shape)).astype(dt)
+    d = tmp_path_factory.mktemp("lone")
+    for y in (sl.maximum.accumulate(sl.asarray(a), axis=1), sl.cumsum(sl.asarray(b), axis=1)):
+        plan, sources = _plan([y], sms=shape[0])
+        if y._node.op == "cumsum" and dtype == "float16":
+            assert [k.schedule.family for k in plan.kernels] == ["interpreted"]
+            continue
+        (k,) = plan.kernels
+        assert k.schedule.family != "interpreted" and k.schedule.cache == cache, k.schedule
+        (got,), (other,) = run_plan(plan, sources, d), run_plan(plan, sources, d, order=1)
+        if y._node.op == "cummax":
+            assert_same_bits(got, np.maximum.accumulate(a, axis=1))
+            assert_same_bits(other, np.maximum.accumulate(a, axis=1))
+            continue
+        want, scale = np.cumsum(b.astype(np.float64), axis=1), np.cumsum(np.abs(b.astype(np.float64)), axis=1)
+        tol = {"float64": 1e-14, "float32": 2e-6, "bfloat16": 2.0**-8}.get(dtype, 0)
+        assert got.dtype == np.cumsum(b[:1, :1], axis=1).dtype
+        assert float(np.max(np.abs(got.astype(np.float64) - want) / (scale + 1e-30))) <= tol
+        assert_same_bits(other, got)
 
 
 @pytest.mark.parametrize(("why", "build"), [

@@ -186,6 +186,29 @@ def test_running_maxima_and_minima_in_row_kernels_are_numpys_bits(dtype: str, sh
         assert_same_bits(y.get(), ufunc.accumulate(a * one, axis=1) * one)
 
 
+@pytest.mark.parametrize("shape", [(8192, 4096), (262144, 128), (2048, 32000), (512, 128256), (300, 7)])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "int32", "int64", "float16", "int8"])
+def test_a_lone_scan_over_many_rows_is_a_row_kernel_and_numpys(dtype: str, shape: tuple[int, int]) -> None:
+    """A scan alone along at least as many rows as SMs is a row kernel of its own
+    (``groups.lone_row_scan``; in tiles past a block's registers): running maxima NumPy's bits,
+    sums (not float16's: a step) to the order of adds against float64, integers exact."""
+    import cupy as cp
+
+    dt = np.dtype(sl.bfloat16 if dtype == "bfloat16" else dtype)
+    a = extremes_data(shape, dt, "cummax", RNG)
+    y = sl.maximum.accumulate(sl.asarray(cp.asarray(a)), axis=1)
+    assert _scans_in_kernels(y) == 1
+    assert_same_bits(y.get(), np.maximum.accumulate(a, axis=1))
+    b = (RNG.integers(-100, 100, shape) if dt.kind in "iu" else RNG.standard_normal(shape)).astype(dt)
+    y = sl.cumsum(sl.asarray(cp.asarray(b)), axis=1)
+    assert _scans_in_kernels(y) == (dtype != "float16")
+    want, scale = np.cumsum(b.astype(np.float64), axis=1), np.cumsum(np.abs(b.astype(np.float64)), axis=1)
+    tol = {"float64": 1e-14, "float32": 2e-6, "bfloat16": 2.0**-8, "float16": 2.0**-10}.get(dtype, 0)
+    got = y.get()
+    assert got.dtype == np.cumsum(b[:1, :1], axis=1).dtype
+    assert float(np.max(np.abs(got.astype(np.float64) - want) / (scale + 1e-30))) <= tol
+
+
 @pytest.mark.parametrize(("rows", "cols"), [(1024, 4096), (128, 40000)])
 def test_unaligned_rows_take_the_element_paths(rows: int, cols: int) -> None:
     """Rows that start 4 bytes past a 16-byte boundary: the kernel's vector loads and stores take

@@ -32,7 +32,14 @@ CASES = [((8192, 4096), 1), ((3, 100003), 1), ((2**22 + 5,), 0), ((4099, 2049), 
 
 @pytest.fixture(autouse=True)
 def no_cupy_scans(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CuPy's scans refused, and a lone scan over many rows kept a step of these kernels, not the
+    row kernel it is by default (``groups.lone_row_scan``; tested in ``test_row_scans_gpu.py``):
+    the scan kernels still take float16 sums, few rows and other axes."""
     import cupy as cp
+
+    from stitchlab.plan import groups
+
+    monkeypatch.setitem(groups.OPTIONS, "lone_row_scans", False)
 
     def refused(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("CuPy's scan was called")
