@@ -15,8 +15,8 @@ maximum, not once a tile (``group_maxima`` off). Scans down another axis also ti
 ``stitchlab_three_pass``: chunks scanned in three passes (their totals, the totals' running
 values, the chunks again) as before the columns kernel's one pass with look-back
 (``scan.COLUMNS`` raised past every width). A lone scan along the rows (float32, float64,
-bfloat16; not float16, whose scans keep NumPy's out-of-range results through the step, nor int32
-into int64), a row kernel of its own where there are as many rows as SMs, also times
+bfloat16, int32 into int64; not float16, whose scans keep NumPy's out-of-range results through
+the step), a row kernel of its own where there are as many rows as SMs, also times
 ``stitchlab_scan_step``: the scan kernels' step, as before (``groups.OPTIONS["lone_row_scans"]``
 off). The running maximum cases (``cummax_*``:
 ``maximum.accumulate``, against ``torch.cummax(...).values``; ``drawdown_float32``: ``1 - e /
@@ -243,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
             fns = {"stitchlab": fns["stitchlab"], **{v: sl.jit(lambda u: top_p(sl, u)) for v in variants}, **fns}
         elif axis != len(shape) - 1:
             fns = {"stitchlab": fns["stitchlab"], THREE_PASS: sl.jit(prog), **fns}
-        elif name.startswith(("rows", "cummax")) and dtype not in ("float16", "int32"):  # (a lone scan a row kernel can hold)
+        elif name.startswith(("rows", "cummax")) and dtype != "float16":  # (a lone scan a row kernel can hold)
             fns = {"stitchlab": fns["stitchlab"], SCAN_STEP: sl.jit(prog), **fns}
         for impl, fn in fns.items():
             row = dict(base, impl=impl)
