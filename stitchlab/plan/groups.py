@@ -596,7 +596,8 @@ SCAN_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int64, 
 def fusable_scan(n: Node) -> bool:
     """Whether ``n`` is a scan a row kernel may compute: a running sum, product, maximum or minimum along the last
     axis (longer than 1) of its input, in a dtype of :data:`SCAN_DTYPES` or bfloat16 that its
-    input has too."""
+    input has too; a running maximum or minimum in any dtype (its input's, exact in any register
+    type; float16's ties: ``schedules._scan_functor``)."""
     return (OPTIONS["row_scans"] and n.op in SCANS and len(n.shape) >= 1 and n.attr("axis") == len(n.shape) - 1 and n.shape[-1] > 1
             and (n.dtype in SCAN_DTYPES or is_bfloat16(n.dtype) or n.op in EXTREMA_SCANS) and n.inputs[0].dtype == n.dtype)
 
