@@ -592,7 +592,8 @@ struct sl_op_min {
 // grouping of a scan gives these bits
 struct sl_op_running_max { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return sl_maximum(a, b); } };
 struct sl_op_running_min { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return sl_minimum(a, b); } };
-// float16's: NumPy's float16 loop keeps the earlier of equal values (-0.0, +0.0); as associative
+// float16's (ir.ops.keeps_earlier_ties; row kernels and runtime/scan.py's kernels): NumPy's float16
+// loop keeps the earlier of equal values (-0.0, +0.0); as associative
 struct sl_op_running_max_first { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return (a >= b || sl_isnan(a)) ? a : b; } };
 struct sl_op_running_min_first { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return (a <= b || sl_isnan(a)) ? a : b; } };
 struct sl_op_any { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return a || b; } };

@@ -38,7 +38,7 @@ import numpy as np
 
 from ..ir.dtypes import is_bfloat16, is_low_float
 from ..ir.node import Node
-from ..ir.ops import ARG_REDUCTIONS, EXTREMA_SCANS, OPS
+from ..ir.ops import ARG_REDUCTIONS, OPS, keeps_earlier_ties
 from ..plan.cost import (
     CACHE_REG_BUDGET,
     COLUMN_CACHE,
@@ -131,7 +131,7 @@ def _scan_functor(s: Node) -> str:
     """The combining functor of scan ``s`` in a row kernel: :data:`_SCAN_OPS`'s; a float16 running
     maximum or minimum keeps the earlier of equal values, as NumPy's float16 loop (the library
     step's ``"_first"``, :func:`stitchlab.runtime.scan.source`)."""
-    return _SCAN_OPS[s.op] + ("_first" if s.op in EXTREMA_SCANS and s.dtype == np.float16 else "")
+    return _SCAN_OPS[s.op] + ("_first" if keeps_earlier_ties(s.op, s.dtype) else "")
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,7 @@ import numpy as np
 from ..codegen.ctypes import SCAN_REDUCTIONS, scan_identity_literal, storage_type
 from ..codegen.preamble import PREAMBLE
 from ..ir.dtypes import is_low_float
-from ..ir.ops import EXTREMA_SCANS, OPS
+from ..ir.ops import EXTREMA_SCANS, OPS, keeps_earlier_ties
 
 _PLAIN = frozenset(np.dtype(t) for t in (bool, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
                                           np.uint64, np.float32, np.float64))
@@ -454,9 +454,8 @@ def source(op: str, dtype: np.dtype, out: np.dtype) -> str:
     acc = accumulator(out)
     first = op.endswith("_first")
     op = op.removesuffix("_first")
-    if op in EXTREMA_SCANS:  # (NumPy's maximum/minimum: the first NaN, of equal values the later one)
-        expr = (f"((a {'>=' if op == 'cummax' else '<='} b || a != a) ? a : b)" if first
-                else f"sl_{'maximum' if op == 'cummax' else 'minimum'}(a, b)")
+    if op in EXTREMA_SCANS:  # (the row kernels' functors: NumPy's first NaN, its choice of equal values)
+        expr = f"sl_op_running_{'max' if op == 'cummax' else 'min'}{'_first' if first else ''}()(a, b)"
     elif acc.kind in "iub":  # (wrapping around as NumPy's: in unsigned arithmetic)
         u = storage_type(np.dtype(f"uint{8 * acc.itemsize}"))
         sign = "+" if op == "cumsum" else "*"
@@ -490,8 +489,8 @@ def scan(cp: ModuleType, op: str, x: Any, axis: int, dtype: np.dtype | None = No
     uint32 array of one zero, set to 1 where a float16 result leaves float16's range
     (:data:`HALF_RANGE`; then :func:`half_fixup`, or the interpreter's fix-up)."""
     out_dtype = result_dtype(op, x.dtype) if dtype is None else np.dtype(dtype)
-    if op in EXTREMA_SCANS and out_dtype == np.float16:  # (its running totals too, in float32)
-        op += "_first"  # (NumPy's float16 loop keeps the earlier of equal values, -0.0 or +0.0)
+    if keeps_earlier_ties(op, out_dtype):  # (its running totals too, in float32)
+        op += "_first"
     x = cp.ascontiguousarray(x)
     out = cp.empty(x.shape, out_dtype)
     if x.size == 0:
