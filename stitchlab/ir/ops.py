@@ -722,12 +722,6 @@ _op("cummin", Kind.CONTRACT, 1, np.minimum.accumulate)
 SCANS = ("cumsum", "cumprod", "cummax", "cummin")
 #: the running maximum and minimum: in the input's dtype, nothing rounded
 EXTREMA_SCANS = ("cummax", "cummin")
-
-
-def keeps_earlier_ties(op: str, dtype: Any) -> bool:
-    """Whether the running ``op`` in ``dtype`` keeps the earlier of equal values (-0.0, +0.0):
-    NumPy's float16 maximum/minimum loop does; its other dtypes keep the later one."""
-    return op in EXTREMA_SCANS and np.dtype(dtype) == np.float16
 #: attrs axis: sorted along axis (NaN last); argsort: the int64 positions that sort it, ties in
 #: index order (NumPy's kind="stable").
 _op("sort", Kind.CONTRACT, 1, np.sort)
@@ -747,6 +741,12 @@ ARG_REDUCTIONS = frozenset({"argmax", "argmin"})
 COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"})
 #: Ops with a hardware approximation (``cuda_fast``) that :func:`stitchlab.fast_math` selects.
 FAST_MATH_OPS = frozenset(name for name, op in OPS.items() if op.cuda_fast is not None)
+
+
+def keeps_earlier_ties(op: str, dtype: Any) -> bool:
+    """Whether the running ``op`` in ``dtype`` keeps the earlier of equal values (-0.0, +0.0):
+    NumPy's float16 maximum/minimum loop does; its other dtypes keep the later one."""
+    return op in EXTREMA_SCANS and np.dtype(dtype) == np.float16
 
 
 def get(name: str) -> OpDef:

@@ -489,7 +489,7 @@ def scan(cp: ModuleType, op: str, x: Any, axis: int, dtype: np.dtype | None = No
     uint32 array of one zero, set to 1 where a float16 result leaves float16's range
     (:data:`HALF_RANGE`; then :func:`half_fixup`, or the interpreter's fix-up)."""
     out_dtype = result_dtype(op, x.dtype) if dtype is None else np.dtype(dtype)
-    if keeps_earlier_ties(op, out_dtype):  # (its running totals too, in float32)
+    if keeps_earlier_ties(op, out_dtype):  # (float16: of equal values the earlier; running values in float32)
         op += "_first"
     x = cp.ascontiguousarray(x)
     out = cp.empty(x.shape, out_dtype)
