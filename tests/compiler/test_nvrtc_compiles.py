@@ -256,8 +256,9 @@ def test_the_inverse_hyperbolic_rounding_and_log_add_ufuncs_compile(dtype: str) 
 def test_arg_reduction_positions_combine_with_int64_values() -> None:
     """An argmax/argmin position is an int in the kernel and int64 to what reads it: ``//``,
     ``maximum`` and ``minimum`` with int64 values compile (they did not: found by
-    ``tests/fuzzgraphs.py --compile-only``)."""
-    x = sl.asarray(np.random.default_rng(0).random((32, 64)))
+    ``tests/fuzzgraphs.py --compile-only``). (Rows of 512 float64: 256 threads hold one, so a
+    block a row, whose warps combine their positions.)"""
+    x = sl.asarray(np.random.default_rng(0).random((32, 512)))
     outs = [sl.argmax(x, axis=1) // 3, sl.maximum(sl.argmin(x, axis=-1), 5), sl.minimum(sl.argmax(x, axis=1), np.int64(2))]
     plan = sl.explain(*outs, device="H200")
     assert [k.schedule.family for k in plan.kernels] == ["row_block"], plan.summary()
