@@ -120,6 +120,17 @@ def test_short_and_long_rows_match_the_reference(name: str, shape: tuple[int, in
     _close(_both_orders(plan, sources, build_dir), _reference(build, host), "float32")
 
 
+@pytest.mark.parametrize("cols", [64, 128])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name", ["softmax", "layernorm"])
+def test_16_bit_rows_shorter_than_a_warp_of_vectors_match_the_reference(name: str, dtype: str, cols: int, build_dir) -> None:
+    """A warp a row, each lane holding elements one by one (fewer than 32 16-byte vectors a row)."""
+    build, host = _case(name, dtype, 300, cols)
+    graph, sources, plan = _graph(build, host)
+    assert [(k.schedule.family, k.schedule.vec) for k in plan.kernels] == [("row_warp", 1)], plan.summary()
+    _close(_both_orders(plan, sources, build_dir), _reference(build, host), dtype)
+
+
 def _with_schedule(plan, kernel, schedule, grid: int):
     ks = emit(kernel.info, schedule)
     block = (32, schedule.ty, 1) if schedule.family == "column" else (schedule.block, 1, 1)  # (scalar columns)
