@@ -473,11 +473,12 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
         # ones measured slower so (softmax 272 x 70000: 403.7 us against 327.6 element by element;
         # benchmarks/results/2026-12-01-h200-1befc88-stream-vec-probe.log)
         vec = row_vec if cache in ("registers", "tiles") or (cache == "none" and row_vec >= 4) else 1
-        if family == "row_warp" and math.ceil(K / vec) < team:
+        holders = math.ceil(K / vec)  # (the threads that hold a row's elements, `vec` each)
+        if family == "row_warp" and holders < team:
             # (a row shorter than 32 vectors would leave lanes idle: each lane holds elements one
             # by one; float16 rows of 128 on the H100, 262,144 rows: softmax 50.6 us against 56.5
             # with 16 lanes holding 8-element vectors, layernorm 52.2 against 72.9)
-            vec = 1
+            vec, holders = 1, K
         tile_chunks = scan_tile_chunks(tile_words(info), vec) if cache == "tiles" else 0
         reread = 1.0 if cache not in ("none", "tiles") else _reread_factor(info, False)
         if cache != "registers" and reread > 1:
@@ -523,7 +524,6 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
             # (63 tiles a row), 171.3 / 172.2 / 191.8 with 256 / 512 / 1024, which the model,
             # all blocks an SM holds counting alike, had level
             secs *= 1.0 + TILE_COST * math.ceil(K / (tile_chunks * team * vec))
-        holders = math.ceil(K / vec)  # (the threads that hold a row's elements, `vec` each)
         if family == "row_block" and holders < block:
             secs *= block / max(holders, 1)  # idle threads
         # one resident block per SM holding its row in registers: its loads, reductions and
