@@ -5,7 +5,7 @@ For each workload of ``tests/compiler/workloads.py`` (and top-p's mask, ``top_p`
 running sum, ``cumsum``) at one shape, every schedule the latency
 evaluator considers for its first kernel is emitted, launched back to back between two CUDA
 events and timed (median of several loops), next to the evaluator's estimate. Also: row schedules
-without 16-byte vectors; streamed row ones unrolled 4, 8 or 16 deep and column ones 8 or 32 (those
+without 16-byte vectors, and register-cached ones with narrower vectors; streamed row ones unrolled 4, 8 or 16 deep and column ones 8 or 32 (those
 other than the default); register-cached row ones prefetching the row 1, 2, 4 or 8 × (SM count)
 ahead into L2, after the row's loads or after its first reduction, or not at all, and the same
 rows streamed through 256, 512 or 1024 threads instead (each pass reading them again); streamed
@@ -84,7 +84,7 @@ def _device_us(exe: Any, bufs: list[Any], cp: Any, loops: int = 7, inner: int = 
 def _variants(k0: Any, dev: Any) -> list[tuple[str, Any, Any, dict[str, Any]]]:
     """(label, schedule, launch, emitter options) to try for kernel ``k0``."""
     from stitchlab.codegen.schedules import OPTIONS
-    from stitchlab.plan.cost import Launch, schedules, stream_unroll
+    from stitchlab.plan.cost import Launch, row_vector_width, schedules, stream_unroll
 
     out: list[tuple[str, Any, Any, dict[str, Any]]] = []
     info = k0.info
@@ -94,6 +94,11 @@ def _variants(k0: Any, dev: Any) -> list[tuple[str, Any, Any, dict[str, Any]]]:
         s = est.schedule
         if s.family in ("row_block", "row_warp") and s.vec > 1:
             out.append(("scalar", dataclasses.replace(s, vec=1), est.launch, {}))
+        if s.family in ("row_block", "row_warp") and s.cache == "registers":
+            # narrower vectors than the group's widest (every lane of a warp busy on short rows)
+            for vec in (2, 4, 8):
+                if vec < row_vector_width(info) and vec != s.vec:
+                    out.append((f"vec {vec}", dataclasses.replace(s, vec=vec), est.launch, {}))
     if info.kind == "pointwise":
         n = math.prod(info.shape)
         for block in (128, 256, 512):

@@ -770,9 +770,12 @@ def _cached_leaves(info: GroupInfo, params: list[Param]) -> list[Param]:
 
 
 def row_vector_width(info: GroupInfo, vec: int) -> int:
-    """The vector width a row schedule asking for ``vec`` gets: ``vec`` when it is the width the
-    latency evaluator allows for the group (:func:`stitchlab.plan.cost.row_vector_width`), else 1."""
-    return vec if vec > 1 and vec == cost_row_vector_width(info) else 1
+    """The vector width a row schedule asking for ``vec`` gets: ``vec`` when it divides the width
+    the latency evaluator allows for the group (:func:`stitchlab.plan.cost.row_vector_width`; a
+    narrower power of two: 8-byte vectors of float16 rows of 128, so that every lane of a warp
+    holds some), else 1."""
+    full = cost_row_vector_width(info)
+    return vec if 1 < vec <= full and full % vec == 0 and vec & (vec - 1) == 0 else 1
 
 
 def emit_row(info: GroupInfo, sched: Schedule) -> KernelSource:
