@@ -475,10 +475,13 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
         vec = row_vec if cache in ("registers", "tiles") or (cache == "none" and row_vec >= 4) else 1
         holders = math.ceil(K / vec)  # (the threads that hold a row's elements, `vec` each)
         if family == "row_warp" and holders < team:
-            # (a row shorter than 32 vectors would leave lanes idle: each lane holds elements one
-            # by one; float16 rows of 128 on the H100, 262,144 rows: softmax 50.6 us against 56.5
-            # with 16 lanes holding 8-element vectors, layernorm 52.2 against 72.9)
-            vec, holders = 1, K
+            # (a row shorter than 32 vectors would leave lanes idle: narrower vectors, as wide as
+            # keeps every lane holding some, down to one element a lane; float16 rows of 128 on
+            # the H100, 262,144 rows: softmax 50.6 us with one element a lane against 56.5 with 16
+            # lanes holding 8-element vectors, layernorm 52.2 against 72.9)
+            while vec > 1 and math.ceil(K / vec) < team:
+                vec //= 2
+            holders = math.ceil(K / vec)
         tile_chunks = scan_tile_chunks(tile_words(info), vec) if cache == "tiles" else 0
         reread = 1.0 if cache not in ("none", "tiles") else _reread_factor(info, False)
         if cache != "registers" and reread > 1:

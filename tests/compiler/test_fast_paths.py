@@ -73,11 +73,12 @@ def test_evaluator_counts_a_row_block_s_idle_threads_by_the_vectors_of_a_row(nam
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
-@pytest.mark.parametrize(("cols", "vec"), [(64, 1), (128, 1), (256, 8)])
-def test_evaluator_gives_a_warp_rows_shorter_than_32_vectors_one_element_at_a_time(dtype: str, cols: int, vec: int) -> None:
-    # 16 lanes would hold a float16 row of 128 as 8-element vectors: each of the 32 lanes holds
-    # elements one by one instead (measured on the H100, 262,144 rows: softmax 50.6 us against 56.5,
-    # layernorm 52.2 against 72.9); rows of 256 fill the warp's lanes with vectors
+@pytest.mark.parametrize(("cols", "vec"), [(32, 1), (64, 2), (96, 2), (128, 4), (256, 8)])
+def test_evaluator_gives_a_warp_rows_shorter_than_32_vectors_narrower_vectors(dtype: str, cols: int, vec: int) -> None:
+    # 16 lanes would hold a float16 row of 128 as 8-element vectors: each of the 32 lanes holds a
+    # 4-element one instead (measured on the H100, 262,144 rows: softmax 50.6 us one element a
+    # lane against 56.5 with 16 lanes of 8-element vectors, layernorm 52.2 against 72.9); rows of
+    # 256 fill the warp's lanes with 16-byte vectors
     k = _kernel("softmax", rows=262144, cols=cols, dtype=dtype)
     assert (k.schedule.family, k.schedule.vec) == ("row_warp", vec)
     assert ("sl_vec<" in _body(k.source)) == (vec > 1)

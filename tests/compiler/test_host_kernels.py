@@ -120,14 +120,20 @@ def test_short_and_long_rows_match_the_reference(name: str, shape: tuple[int, in
     _close(_both_orders(plan, sources, build_dir), _reference(build, host), "float32")
 
 
-@pytest.mark.parametrize("cols", [64, 128])
-@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("aligned", [True, False])
+@pytest.mark.parametrize(("dtype", "cols", "vec"), [
+    ("float16", 64, 2), ("float16", 96, 2), ("float16", 128, 4), ("bfloat16", 128, 4), ("float32", 64, 2),
+])
 @pytest.mark.parametrize("name", ["softmax", "layernorm"])
-def test_16_bit_rows_shorter_than_a_warp_of_vectors_match_the_reference(name: str, dtype: str, cols: int, build_dir) -> None:
-    """A warp a row, each lane holding elements one by one (fewer than 32 16-byte vectors a row)."""
+def test_rows_shorter_than_a_warp_of_vectors_match_the_reference(name: str, dtype: str, cols: int, vec: int,
+                                                                  aligned: bool, build_dir) -> None:
+    """A warp a row whose lanes hold vectors narrower than 16 bytes (fewer than 32 16-byte vectors
+    a row: 8-byte ones of float16 rows of 128), aligned or taking the element paths."""
     build, host = _case(name, dtype, 300, cols)
+    if not aligned:
+        host = [_one_element_in(a) for a in host]
     graph, sources, plan = _graph(build, host)
-    assert [(k.schedule.family, k.schedule.vec) for k in plan.kernels] == [("row_warp", 1)], plan.summary()
+    assert [(k.schedule.family, k.schedule.vec) for k in plan.kernels] == [("row_warp", vec)], plan.summary()
     _close(_both_orders(plan, sources, build_dir), _reference(build, host), dtype)
 
 

@@ -80,6 +80,10 @@ SHAPES = {
     # LOADS_IN_FLIGHT_STORED)
     "vector_rows_2048": (600, 2048),
     "short_vector_rows": (40, 1024),
+    # a warp a row holding vectors narrower than 16 bytes: float16 rows of 128 in 8-byte vectors,
+    # rows of 64 (float16, float32) in 4- and 8-byte ones
+    "warp_vector_rows": (1000, 128),
+    "warp_vector_rows_64": (1000, 64),
     "tall": (3000, 300),  # columns longer than the register-cached head of a column schedule
     "empty_rows": (0, 16),
 }
@@ -229,6 +233,33 @@ def test_row_kernels_on_misaligned_buffers_take_the_scalar_path(name: str) -> No
     ref = _reference(build, host)
     for k, (g, r) in enumerate(zip(got, ref, strict=True)):
         _close(cp.asnumpy(g), r, RTOL["float32"], f"{name} misaligned output {k}")
+
+
+@pytest.mark.parametrize(("dtype", "cols", "vec"), [("float16", 128, 4), ("bfloat16", 64, 2), ("float32", 64, 2)])
+@pytest.mark.parametrize("name", ["softmax", "layernorm"])
+def test_narrow_row_vectors_on_misaligned_buffers_take_the_scalar_path(name: str, dtype: str, cols: int, vec: int) -> None:
+    import cupy as cp
+
+    build, _, kinds = WORKLOADS[name]
+    host = make_args(kinds, 1000, cols, dtype, seed=6)
+    args = []
+    for a in host:  # each buffer starts one element past an aligned boundary (copied as bits)
+        bits = np.dtype(f"u{a.dtype.itemsize}")
+        base = cp.empty(a.size + 1, dtype=bits)
+        base[1:] = cp.asarray(a.view(bits).ravel())
+        args.append(base[1:].view(a.dtype).reshape(a.shape))
+    outs = build(*args)
+    plan = sl.explain(*outs)
+    assert [(k.schedule.family, k.schedule.vec) for k in plan.kernels] == [("row_warp", vec)], plan.summary()
+    got = sl.compute(*outs)
+    aligned = sl.compute(*build(*[cp.asarray(a) for a in host]))
+    ref, ref16 = _reference(build, host), _reference_same_dtype(build, host)
+    for k, (g, a, r) in enumerate(zip(got, aligned, ref, strict=True)):
+        np.testing.assert_array_equal(cp.asnumpy(g), cp.asnumpy(a), err_msg=f"{name} output {k}: misaligned != aligned")
+        if dtype == "float32":
+            _close(cp.asnumpy(g), r, RTOL[dtype], f"{name} misaligned output {k}")
+        else:
+            _close_f16(cp.asnumpy(g), r, ref16[k], f"{name} misaligned output {k}", dtype)
 
 
 def test_packed_independent_groups_match_numpy() -> None:
