@@ -16,6 +16,7 @@ switch (``stitchlab.codegen.schedules.OPTIONS``) the other way from its default.
 Every variant's output is compared with the chosen plan's.
 
     python3 benchmarks/kernel_sweep.py --out /tmp/sweep [--shape 8192,4096] [--workloads softmax,logsumexp]
+        [--dtype float16] [--match 'row_warp.*(scalar|vec \\d)?$']
 
 Writes ``kernel_sweep.json`` to ``--out`` and prints one line per variant (best first per workload).
 """
@@ -28,6 +29,7 @@ import importlib.util
 import json
 import math
 import pathlib
+import re
 import sys
 import time
 from typing import Any
@@ -95,9 +97,10 @@ def _variants(k0: Any, dev: Any) -> list[tuple[str, Any, Any, dict[str, Any]]]:
         if s.family in ("row_block", "row_warp") and s.vec > 1:
             out.append(("scalar", dataclasses.replace(s, vec=1), est.launch, {}))
         if s.family in ("row_block", "row_warp") and s.cache == "registers":
-            # narrower vectors than the group's widest (every lane of a warp busy on short rows)
+            # other vector widths up to the group's widest (short rows: narrower ones keep every
+            # lane of a warp busy)
             for vec in (2, 4, 8):
-                if vec < row_vector_width(info) and vec != s.vec:
+                if vec <= row_vector_width(info) and vec != s.vec:
                     out.append((f"vec {vec}", dataclasses.replace(s, vec=vec), est.launch, {}))
     if info.kind == "pointwise":
         n = math.prod(info.shape)
@@ -155,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shape", default="8192,4096")
     ap.add_argument("--workloads", default="all")
     ap.add_argument("--dtype", default="float32")
+    ap.add_argument("--match", default="", help="time only the variants whose 'schedule label' this regular expression finds")
     args = ap.parse_args(argv)
 
     import cupy as cp
@@ -189,6 +193,8 @@ def main(argv: list[str] | None = None) -> int:
         moved = sum(b.nbytes for b in bufs) + sum(r.nbytes for r in ref)
         k0 = plan.kernels[0]
         for label, sched, launch, opts in _variants(k0, plan.device):
+            if not re.search(args.match, f"{sched} {label}"):
+                continue
             knobs = {a: getattr(sched_mod, a) for a in opts if a.isupper()}  # module-level settings
             for a in knobs:
                 setattr(sched_mod, a, opts[a])
