@@ -182,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     for name in names:
         build, _, kinds = workloads[name]
-        host = wl.make_args(kinds, rows, cols, np.dtype(args.dtype), seed=1)
+        host = wl.make_args(kinds, rows, cols, np.dtype(sl.bfloat16) if args.dtype == "bfloat16" else np.dtype(args.dtype), seed=1)
         if name == "adam":
             host[3] = np.abs(host[3])
         graph, sources = build_graph([o._node for o in build(*[cp.asarray(a) for a in host])])
