@@ -96,12 +96,16 @@ def _variants(k0: Any, dev: Any) -> list[tuple[str, Any, Any, dict[str, Any]]]:
         s = est.schedule
         if s.family in ("row_block", "row_warp") and s.vec > 1:
             out.append(("scalar", dataclasses.replace(s, vec=1), est.launch, {}))
-        if s.family in ("row_block", "row_warp") and s.cache == "registers":
+        if s.family in ("row_block", "row_warp") and s.cache == "registers" and s.lanes == 32:
             # other vector widths up to the group's widest (short rows: narrower ones keep every
             # lane of a warp busy)
             for vec in (2, 4, 8):
                 if vec <= row_vector_width(info) and vec != s.vec:
                     out.append((f"vec {vec}", dataclasses.replace(s, vec=vec), est.launch, {}))
+        if s.family == "row_warp" and s.lanes < 32 and s.lanes > 1:
+            # rows of a group of lanes: half as many lanes, two vectors a lane
+            grid = math.ceil(est.launch.grid[0] / 2)
+            out.append((f"lanes {s.lanes // 2}", dataclasses.replace(s, lanes=s.lanes // 2), Launch((grid, 1, 1), est.launch.block), {}))
     if info.kind == "pointwise":
         n = math.prod(info.shape)
         for block in (128, 256, 512):

@@ -530,7 +530,7 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
                  combine: Callable[[Writer, list[tuple[Node, str]]], None], one_pass: bool = False,
                  picks: dict[int, Callable[[Writer], str]] | None = None, split: _Split | None = None,
                  lanes: list[_Lane] | None = None, online: bool = False,
-                 scan: Callable[[Writer, list[Node], _Loop], int] | None = None) -> None:
+                 scan: Callable[[Writer, list[Node], _Loop], int] | None = None, store_if: str | None = None) -> None:
     """The phases of a reduction group: one pass per depth (its reductions accumulate, then
     ``combine`` reduces each accumulator over the team), then a pass storing the full outputs.
     ``loop`` may depend on the pass number (0, 1, …) and give several loops that together cover
@@ -563,7 +563,10 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
 
     ``scan`` (row schedules that hold the row, or tiles of it, in registers): writes the scans of
     a phase, after its reductions, given the loop of a pass, and gives the passes it took
-    (:func:`_row_scans`, :func:`_tile_scans`)."""
+    (:func:`_row_scans`, :func:`_tile_scans`).
+
+    ``store_if``: a condition on the pass that stores the full outputs (threads that work on a
+    row only for their warp's shuffles store nothing)."""
     picks = picks or {}
     loops_of = loop if callable(loop) and not isinstance(loop, _Loop) else (lambda _k: [loop])
     merged = info.one_pass_variances() if one_pass and (OPTIONS["one_pass_variance"] or split is not None) else {}
@@ -709,6 +712,8 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
         ready(d)
     full_outs = [(k, o) for k, (o, lvl) in enumerate(info.outputs) if lvl == FULL]
     if full_outs:
+        if store_if:
+            w.open(f"if ({store_if})")
         w.loop_no += 1
         w.hoist_at, w.hoist_depth = len(w.lines), w.depth
         for lp in loops_of(passes):
@@ -732,6 +737,8 @@ def _emit_phases(w: Writer, info: GroupInfo, loop: _Loop | Callable[[int], list[
                 lp.close(w)
         w.cache_on = True
         w.hoist_at = None
+        if store_if:
+            w.close()
 
 
 def _group_maxima(w: Writer, lp: _Loop, ol: list[tuple[Node, Node, Node, str, str]]) -> None:
@@ -800,7 +807,7 @@ def emit_row(info: GroupInfo, sched: Schedule) -> KernelSource:
     if cache in ("registers", "tiles"):
         leaves = [p for p in leaves if id(p.node) in probe.full_loads]
         if OPTIONS["cache_values"] and cache == "registers":
-            team = 32 if sched.family == "row_warp" else sched.block
+            team = sched.lanes if sched.family == "row_warp" else sched.block
             slots = -(-info.cols // (team * vec)) * vec
             words = sum(_reg_words(p.node) for p in leaves) * slots
             for n in info.members:
@@ -819,8 +826,10 @@ def _reg_words(n: Node) -> int:
 def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict[int, str],
               leaves: list[Param], values: list[Node]) -> Writer:
     idx_t = sched.index
-    team = 32 if sched.family == "row_warp" else sched.block
+    team = sched.lanes if sched.family == "row_warp" else sched.block
     block, vec, cache = sched.block, sched.vec, sched.cache
+    if team < 32 and (team & (team - 1) or info.scans or sched.family != "row_warp"):
+        raise CodegenError(f"rows of fewer lanes than a warp are row_warp's, a power of two, without scans: {sched}")
     rows_per_block = block // team
     K = info.cols
     w = _reduction_writer(info, idx_t, names)
@@ -842,8 +851,16 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
     if row_loop:
         w.open(f"for ({idx_t} r = ({idx_t})blockIdx.x; r < R; r += ({idx_t})gridDim.x)")
     else:
-        w.line(f"const {idx_t} r = ({idx_t})blockIdx.x * {rows_per_block} + threadIdx.x / {team};")
-        w.line("if (r >= R) return;")
+        if team < 32:
+            # several rows a warp: a warp past the last row leaves; in the last warp, teams past it
+            # work on the last row (their shuffles are the warp's) and store nothing
+            w.line(f"const {idx_t} rw = ({idx_t})blockIdx.x * {rows_per_block} + threadIdx.x / 32 * {32 // team};")
+            w.line("if (rw >= R) return;")
+            w.line(f"const bool live = rw + (threadIdx.x % 32) / {team} < R;")
+            w.line(f"const {idx_t} r = live ? rw + (threadIdx.x % 32) / {team} : R - 1;")
+        else:
+            w.line(f"const {idx_t} r = ({idx_t})blockIdx.x * {rows_per_block} + threadIdx.x / {team};")
+            w.line("if (r >= R) return;")
     w.row_index = Index(info.keep_shape, lin="r", tag="row")
     out_full = [(k, o) for k, (o, lvl) in enumerate(info.outputs) if lvl == FULL]
     pending: list[Callable[[Writer], None]] = []  # emitted after the first combine
@@ -1102,8 +1119,8 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
 
     def combine(w: Writer, accs: list[tuple[Node, str]]) -> None:
         for r, a in accs:
-            if team == 32:
-                w.line(f"{a} = sl_warp_allreduce({a}, {_OPS[r.op]}());")
+            if team <= 32:
+                w.line(f"{a} = sl_warp_allreduce{f'<{team}>' if team < 32 else ''}({a}, {_OPS[r.op]}());")
             else:
                 k = info.reductions.index(r)
                 ident = _identity(r)
@@ -1137,8 +1154,8 @@ def _row_body(info: GroupInfo, sched: Schedule, params: list[Param], names: dict
     _emit_phases(w, info, (lambda k: [loop_back if k % 2 else loop]) if turn else loop, combine,
                  one_pass=cache in ("none", "tiles"), picks=picks,
                  online=OPTIONS["online_exp_sum_streamed"] or ((row_loop or cache == "tiles") and OPTIONS["online_exp_sum"]),
-                 scan=scan)
-    _row_outputs(w, info, "lane == 0", "r")
+                 scan=scan, store_if="live" if team < 32 else None)
+    _row_outputs(w, info, "lane == 0 && live" if team < 32 else "lane == 0", "r")
     if row_loop:
         w.line("__syncthreads();  // the next row's reductions reuse the block's buffers")
         w.close()

@@ -128,6 +128,8 @@ class Schedule:
             once a 16-byte chunk even where it stores full-size outputs (``_group_maxima``;
             softmax over 64 x 128256 float32 on an H100: 44.8 against 50.3 us, where at 512 and
             1,024 rows it took 1 % longer).
+        lanes: "row_warp": the lanes that hold a row, a power of two; fewer than 32 put several
+            rows in a warp (rows shorter than 32 vectors, each lane holding whole vectors).
     """
 
     family: str
@@ -139,18 +141,22 @@ class Schedule:
     prefetch: int = 0
     row_loop: bool = False
     few_rows: bool = False
+    lanes: int = 32
 
     def params(self) -> dict[str, Any]:
         out = {"family": self.family, "block": self.block, "vec": self.vec, "cache": self.cache, "ty": self.ty,
                "index": self.index, "prefetch": self.prefetch}
         # (each only when set: the registry keys of the other kernels stay as they were)
         out.update({k: True for k in ("row_loop", "few_rows") if getattr(self, k)})
+        if self.lanes != 32:
+            out["lanes"] = self.lanes
         return out
 
     def __str__(self) -> str:
         extra = {"vec": self.vec, "cache": self.cache, "ty": self.ty, "prefetch": self.prefetch}
         shown = ", ".join([f"{k}={v}" for k, v in extra.items() if v not in (0, 1, "none")]
-                          + ["row_loop"] * self.row_loop + ["few_rows"] * self.few_rows)
+                          + ["row_loop"] * self.row_loop + ["few_rows"] * self.few_rows
+                          + [f"lanes={self.lanes}"] * (self.lanes != 32))
         return f"{self.family}(block={self.block}{', ' + shown if shown else ''}, index={self.index})"
 
 
@@ -462,8 +468,13 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
     stored_target = (any(lvl == FULL for _, lvl in info.outputs) and K >= STORED_ROWS_MIN and bool(full_leaves)
                      and all(n.dtype.itemsize == 4 for n in full_leaves))
     configs = [("row_warp", 32, b) for b in (128, 256)] + [("row_block", b, b) for b in (128, 256, 512, 1024, 64)]
+    lanes = short_row_lanes(info)
+    if lanes < 32:
+        configs += [("row_warp", lanes, b) for b in (128, 256)]
     for family, team, block in configs:
         cache, regs, smem = _cache_choice(info, team, block, dev)
+        if team < 32 and cache != "registers":
+            continue
         if info.scans and cache != "registers" and (cache != "tiles" or family != "row_block"):
             # (a scan's row in registers, or walked in tiles by a block: not by a warp, nor
             # walked otherwise; no split: _splittable)
@@ -474,14 +485,12 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
         # benchmarks/results/2026-12-01-h200-1befc88-stream-vec-probe.log)
         vec = row_vec if cache in ("registers", "tiles") or (cache == "none" and row_vec >= 4) else 1
         holders = math.ceil(K / vec)  # (the threads that hold a row's elements, `vec` each)
-        if family == "row_warp" and holders < team:
-            # (a row shorter than 32 vectors would leave lanes idle: narrower vectors, as wide as
-            # keeps every lane holding some, down to one element a lane; float16 rows of 128 on
-            # the H100, 262,144 rows: softmax 50.6 us with one element a lane against 56.5 with 16
-            # lanes holding 8-element vectors, layernorm 52.2 against 72.9)
-            while vec > 1 and math.ceil(K / vec) < team:
-                vec //= 2
-            holders = math.ceil(K / vec)
+        if family == "row_warp" and team == 32 and holders < team:
+            # (a row shorter than 32 vectors would leave lanes idle: each lane holds elements one
+            # by one; float16 rows of 128 on the H100, 262,144 rows: softmax 50.6 us against 56.5
+            # with 16 lanes holding 8-element vectors, layernorm 52.2 against 72.9; narrower
+            # vectors, 32 lanes busy, were no faster: 50.5-50.8 and 55.1-57.0)
+            vec, holders = 1, K
         tile_chunks = scan_tile_chunks(tile_words(info), vec) if cache == "tiles" else 0
         reread = 1.0 if cache not in ("none", "tiles") else _reread_factor(info, False)
         if cache != "registers" and reread > 1:
@@ -508,7 +517,8 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
             target = LOADS_IN_FLIGHT_STORED if stored else LOADS_IN_FLIGHT
             row_bytes = sum(n.dtype.itemsize for n in full_leaves)
             if cache == "registers":
-                loads = max(1.0, math.ceil(K / team) * row_bytes / 16)
+                # (below 1: a thread's share of one 16-byte load; an empty row: one)
+                loads = max(1, math.ceil(K / team)) * row_bytes / 16
             elif cache == "tiles":
                 loads = tile_chunks * vec * row_bytes / 16
             elif vec > 1:
@@ -527,14 +537,15 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
             # (63 tiles a row), 171.3 / 172.2 / 191.8 with 256 / 512 / 1024, which the model,
             # all blocks an SM holds counting alike, had level
             secs *= 1.0 + TILE_COST * math.ceil(K / (tile_chunks * team * vec))
-        if family == "row_block" and holders < block:
-            secs *= block / max(holders, 1)  # idle threads
+        if holders < team:
+            secs *= team / max(holders, 1)  # idle threads (lanes of a warp, threads of a block)
         # one resident block per SM holding its row in registers: its loads, reductions and
         # stores run in turn with no other block to fill the gaps, so it prefetches the row of
         # the block that will replace it into L2 (GroupNorm 8192x4096 on the H200: float16
         # 51.3 -> 45.5 us; float32 within the sweeps' noise, 79.2 -> 78.0)
         prefetch = dev.sms if family == "row_block" and cache == "registers" and detail.get("occupancy") == 1 else 0
-        sched = Schedule(family, block=block, cache=cache, index=index, vec=vec, prefetch=prefetch)
+        sched = Schedule(family, block=block, cache=cache, index=index, vec=vec, prefetch=prefetch,
+                         lanes=team if family == "row_warp" else 32)
         out.append(Estimate(sched, Launch((blocks if R else 0, 1, 1), (block, 1, 1), 0), secs, detail))
     streamed = [e for e in out if e.schedule.family == "row_block" and e.schedule.cache == "none" and e.schedule.vec > 1]
     walker = next((e for e in streamed if e.schedule.block == 1024), None)
@@ -560,6 +571,16 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
             sched = Schedule("row_split", block=block, index=index)
             out.append(Estimate(sched, Launch((blocks, 1, 1), (block, 1, 1), 0, split), secs, detail))
     return out
+
+
+def short_row_lanes(info: GroupInfo) -> int:
+    """The lanes a ``row_warp`` row takes: 32, or where a row is fewer than 16 vectors of the
+    group's width (:func:`row_vector_width`), the power of two that holds it a vector a lane, so
+    that a warp holds several rows (not for groups with scans, which run across all 32 lanes)."""
+    if info.scans:
+        return 32
+    holders = math.ceil(info.cols / row_vector_width(info))
+    return 32 if holders > 16 else 1 << max(0, holders - 1).bit_length()
 
 
 def _acc_bytes(red: Node) -> int:

@@ -73,15 +73,19 @@ def test_evaluator_counts_a_row_block_s_idle_threads_by_the_vectors_of_a_row(nam
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
-@pytest.mark.parametrize(("cols", "vec"), [(32, 1), (64, 2), (96, 2), (128, 4), (256, 8)])
-def test_evaluator_gives_a_warp_rows_shorter_than_32_vectors_narrower_vectors(dtype: str, cols: int, vec: int) -> None:
-    # 16 lanes would hold a float16 row of 128 as 8-element vectors: each of the 32 lanes holds a
-    # 4-element one instead (measured on the H100, 262,144 rows: softmax 50.6 us one element a
-    # lane against 56.5 with 16 lanes of 8-element vectors, layernorm 52.2 against 72.9); rows of
-    # 256 fill the warp's lanes with 16-byte vectors
+@pytest.mark.parametrize(("cols", "lanes", "vec"), [(32, 4, 8), (64, 8, 8), (96, 32, 1), (128, 16, 8), (256, 32, 8)])
+def test_evaluator_gives_rows_of_at_most_16_vectors_a_group_of_lanes(dtype: str, cols: int, lanes: int, vec: int) -> None:
+    # a row of at most 16 vectors: a group of lanes holds it, a vector a lane, several rows a warp
+    # (MEASURED); a longer row shorter than 32 vectors (96: 12 of 16 lanes would hold one) a warp,
+    # one element a lane (float16 rows of 128 on the H100, 262,144 rows: softmax 50.6 us against
+    # 56.5 with 16 of 32 lanes holding 8-element vectors, layernorm 52.2 against 72.9); rows of
+    # 256 fill the warp's lanes with vectors
     k = _kernel("softmax", rows=262144, cols=cols, dtype=dtype)
-    assert (k.schedule.family, k.schedule.vec) == ("row_warp", vec)
-    assert ("sl_vec<" in _body(k.source)) == (vec > 1)
+    assert (k.schedule.family, k.schedule.lanes, k.schedule.vec) == ("row_warp", lanes, vec)
+    body = _body(k.source)
+    assert ("sl_vec<" in body) == (vec > 1)
+    # teams of the last warp past the last row shuffle with the others and store nothing
+    assert ("if (live)" in body and "sl_warp_allreduce<" in body) == (lanes < 32)
 
 
 def test_softmax_computes_exp_once_per_element_and_divides_once_per_row() -> None:

@@ -80,10 +80,10 @@ SHAPES = {
     # LOADS_IN_FLIGHT_STORED)
     "vector_rows_2048": (600, 2048),
     "short_vector_rows": (40, 1024),
-    # a warp a row holding vectors narrower than 16 bytes: float16 rows of 128 in 8-byte vectors,
-    # rows of 64 (float16, float32) in 4- and 8-byte ones
-    "warp_vector_rows": (1000, 128),
-    "warp_vector_rows_64": (1000, 64),
+    # rows of at most 16 vectors, several a warp (float16 rows of 128: 16 lanes a row; rows of
+    # 64: 8 lanes float16, 16 float32), the last warp's teams past the last row idle
+    "lane_group_rows": (1001, 128),
+    "lane_group_rows_64": (999, 64),
     "tall": (3000, 300),  # columns longer than the register-cached head of a column schedule
     "empty_rows": (0, 16),
 }
@@ -235,13 +235,13 @@ def test_row_kernels_on_misaligned_buffers_take_the_scalar_path(name: str) -> No
         _close(cp.asnumpy(g), r, RTOL["float32"], f"{name} misaligned output {k}")
 
 
-@pytest.mark.parametrize(("dtype", "cols", "vec"), [("float16", 128, 4), ("bfloat16", 64, 2), ("float32", 64, 2)])
+@pytest.mark.parametrize(("dtype", "cols", "lanes", "vec"), [("float16", 128, 16, 8), ("bfloat16", 64, 8, 8), ("float32", 64, 16, 4)])
 @pytest.mark.parametrize("name", ["softmax", "layernorm"])
-def test_narrow_row_vectors_on_misaligned_buffers_take_the_scalar_path(name: str, dtype: str, cols: int, vec: int) -> None:
+def test_lane_group_rows_on_misaligned_buffers_take_the_scalar_path(name: str, dtype: str, cols: int, lanes: int, vec: int) -> None:
     import cupy as cp
 
     build, _, kinds = WORKLOADS[name]
-    host = make_args(kinds, 1000, cols, dtype, seed=6)
+    host = make_args(kinds, 1001, cols, dtype, seed=6)
     args = []
     for a in host:  # each buffer starts one element past an aligned boundary (copied as bits)
         bits = np.dtype(f"u{a.dtype.itemsize}")
@@ -250,7 +250,7 @@ def test_narrow_row_vectors_on_misaligned_buffers_take_the_scalar_path(name: str
         args.append(base[1:].view(a.dtype).reshape(a.shape))
     outs = build(*args)
     plan = sl.explain(*outs)
-    assert [(k.schedule.family, k.schedule.vec) for k in plan.kernels] == [("row_warp", vec)], plan.summary()
+    assert [(k.schedule.family, k.schedule.lanes, k.schedule.vec) for k in plan.kernels] == [("row_warp", lanes, vec)], plan.summary()
     got = sl.compute(*outs)
     aligned = sl.compute(*build(*[cp.asarray(a) for a in host]))
     ref, ref16 = _reference(build, host), _reference_same_dtype(build, host)
