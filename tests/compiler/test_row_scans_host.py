@@ -87,7 +87,7 @@ def test_a_lone_scan_over_as_many_rows_as_sms_is_a_row_kernel(shape: tuple[int, 
 
 @pytest.mark.skipif(unsupported() is not None, reason=str(unsupported()))
 @pytest.mark.parametrize(("shape", "cache"), [((37, 3000), "registers"), ((3, 40000), "tiles"), ((40, 7), "registers"),
-                                               ((40, 128), "registers")])  # (a warp a row, 8-byte vectors of 16-bit rows)
+                                               ((40, 128), "registers")])  # (a warp a row; 16-bit ones one element a lane)
 @pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "int64", "float16", "int8"])
 def test_a_lone_scan_as_a_row_kernel_is_numpys(shape: tuple[int, int], cache: str, dtype: str,
                                                 tmp_path_factory: pytest.TempPathFactory) -> None:
