@@ -10,7 +10,7 @@ bytes read and written over the device-to-device copy bandwidth measured in the 
 
     python3 benchmarks/short_rows.py --out /tmp/short [--shapes 262144x64,262144x128] [--dtypes float32,float16]
 
-Writes ``short_rows.json`` and prints one line per case.
+Writes ``short_rows.json`` (after every case) and prints one line per case.
 """
 
 from __future__ import annotations
@@ -93,6 +93,11 @@ def main(argv: list[str] | None = None) -> int:
     bandwidth = _copy_bandwidth(cp)
     print(f"copy bandwidth {bandwidth / 1e12:.3f} TB/s", flush=True)
     results: list[dict[str, Any]] = []
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    meta = {"date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "commit": args.commit,
+            "device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(), "command": " ".join(sys.argv),
+            "copy_bandwidth_Bps": bandwidth}
     for shape in args.shapes.split(","):
         rows, cols = (int(v) for v in shape.split("x"))
         for dtype in args.dtypes.split(","):
@@ -133,12 +138,8 @@ def main(argv: list[str] | None = None) -> int:
                                   for label in ("planned", "warp_a_row", "torch", "torch_compile") if label in row)
                 print(f"{name:10s} {dtype:8s} {rows}x{cols}: floor {row['floor_us']:6.1f} us  {times}  "
                       f"[{row['planned']['schedule']}]", flush=True)
-    out = pathlib.Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    meta = {"date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "commit": args.commit,
-            "device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(), "command": " ".join(sys.argv),
-            "copy_bandwidth_Bps": bandwidth}
-    (out / "short_rows.json").write_text(json.dumps({"meta": meta, "results": results}, indent=1))
+                # (after every case: a run stopped by a time limit keeps what it measured)
+                (out / "short_rows.json").write_text(json.dumps({"meta": meta, "results": results}, indent=1))
     return 0 if all(r[k]["ok"] for r in results for k in ("planned", "warp_a_row", "torch", "torch_compile") if k in r) else 1
 
 
