@@ -102,10 +102,12 @@ def _variants(k0: Any, dev: Any) -> list[tuple[str, Any, Any, dict[str, Any]]]:
             for vec in (2, 4, 8):
                 if vec <= row_vector_width(info) and vec != s.vec:
                     out.append((f"vec {vec}", dataclasses.replace(s, vec=vec), est.launch, {}))
-        if s.family == "row_warp" and s.lanes < 32 and s.lanes > 1:
-            # rows of a group of lanes: half as many lanes, two vectors a lane
-            grid = math.ceil(est.launch.grid[0] / 2)
-            out.append((f"lanes {s.lanes // 2}", dataclasses.replace(s, lanes=s.lanes // 2), Launch((grid, 1, 1), est.launch.block), {}))
+        if s.family == "row_warp" and s.lanes < 32:
+            # rows of a group of lanes: half or twice as many lanes (grids that cover the rows)
+            for lanes in (s.lanes // 2, s.lanes * 2):
+                if 1 <= lanes < 32:
+                    grid = math.ceil(est.launch.grid[0] * lanes / s.lanes)
+                    out.append((f"lanes {lanes}", dataclasses.replace(s, lanes=lanes), Launch((grid, 1, 1), est.launch.block), {}))
     if info.kind == "pointwise":
         n = math.prod(info.shape)
         for block in (128, 256, 512):

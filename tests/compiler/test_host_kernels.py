@@ -122,15 +122,15 @@ def test_short_and_long_rows_match_the_reference(name: str, shape: tuple[int, in
 
 @pytest.mark.parametrize("aligned", [True, False])
 @pytest.mark.parametrize(("dtype", "cols", "lanes", "vec"), [
-    ("float16", 64, 8, 8), ("bfloat16", 128, 16, 8), ("float32", 64, 16, 4), ("float32", 7, 8, 1),
-    ("float16", 24, 4, 8), ("float16", 96, 32, 1),
+    ("float16", 64, 4, 8), ("bfloat16", 128, 8, 8), ("float32", 64, 8, 4), ("float32", 7, 4, 1),
+    ("float16", 24, 2, 8), ("float16", 96, 8, 8), ("float32", 96, 32, 1),
 ])
 @pytest.mark.parametrize("name", ["softmax", "layernorm", "logsumexp", "add_layernorm"])
 def test_rows_shorter_than_a_warp_of_vectors_match_the_reference(name: str, dtype: str, cols: int, lanes: int, vec: int,
                                                                   aligned: bool, build_dir) -> None:
     """Rows of at most 16 vectors: a row to each group of ``lanes`` lanes, several a warp, each
-    lane a vector (301 rows: the last warp's teams past the last row store nothing); longer ones
-    a warp a row, one element a lane. Aligned, or taking the element paths."""
+    lane two vectors or one (301 rows: the last warp's teams past the last row store nothing);
+    longer ones a warp a row, one element a lane. Aligned, or taking the element paths."""
     build, host = _case(name, dtype, 301, cols)
     if not aligned:
         host = [_one_element_in(a) for a in host]
