@@ -778,9 +778,8 @@ def _cached_leaves(info: GroupInfo, params: list[Param]) -> list[Param]:
 
 def row_vector_width(info: GroupInfo, vec: int) -> int:
     """The vector width a row schedule asking for ``vec`` gets: ``vec`` when it divides the width
-    the latency evaluator allows for the group (:func:`stitchlab.plan.cost.row_vector_width`; a
-    narrower power of two: 8-byte vectors of float16 rows of 128, so that every lane of a warp
-    holds some), else 1."""
+    the latency evaluator allows for the group (:func:`stitchlab.plan.cost.row_vector_width`; the
+    planner asks for that width or 1, ``benchmarks/kernel_sweep.py`` for narrower ones too), else 1."""
     full = cost_row_vector_width(info)
     return vec if 1 < vec <= full and full % vec == 0 and vec & (vec - 1) == 0 else 1
 
