@@ -41,31 +41,60 @@ def _rel(got: np.ndarray, want: np.ndarray) -> float:
     return float(np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-300))
 
 
-def _torch_row(name: str, host: list[np.ndarray], want: list[np.ndarray], dtype: str) -> dict[str, Any] | None:
-    """torch eager's kernel for the workload (its own softmax, logsumexp, layer_norm, rms_norm),
-    timed as ours, or None where torch is missing or has no such op."""
+def torch_op(name: str, host: list[np.ndarray], dtype: str) -> tuple[Any, list[Any]] | None:
+    """torch's own op for the workload (softmax, logsumexp, layer_norm, rms_norm) and the host
+    arguments on the GPU as torch tensors, or None where torch is missing or has no such op."""
     try:
-        import cupy as cp
         import torch
         import torch.nn.functional as F
     except ImportError:
         return None
-    if dtype == "bfloat16":  # (torch takes bfloat16 through its own dtype; no DLPack of ml_dtypes' bfloat16)
-        args = [torch.from_numpy(a.astype(np.float32)).to("cuda", torch.bfloat16) for a in host]
-    else:
-        args = [torch.from_numpy(a).to("cuda") for a in host]
     cols = host[0].shape[-1]
     ops = {"softmax": lambda x: torch.softmax(x, -1), "logsumexp": lambda x: torch.logsumexp(x, -1),
            "layernorm": lambda x, w, b: F.layer_norm(x, (cols,), w, b, 1e-5),
            "rmsnorm": lambda x, w: F.rms_norm(x, (cols,), w, 1e-6)}
     if name not in ops:
         return None
-    fn = ops[name]
-    got = fn(*args).float().cpu().numpy()
-    err = _rel(got, want[0])
+    if dtype == "bfloat16":  # (torch takes bfloat16 through its own dtype; no DLPack of ml_dtypes' bfloat16)
+        args = [torch.from_numpy(a.astype(np.float32)).to("cuda", torch.bfloat16) for a in host]
+    else:
+        args = [torch.from_numpy(a).to("cuda") for a in host]
+    return ops[name], args
+
+
+def time_torch(fn: Any, args: list[Any], want: list[np.ndarray], dtype: str) -> dict[str, Any]:
+    """``fn(*args)`` checked against ``want`` and timed as our kernels."""
+    import cupy as cp
+    import torch
+
+    err = _rel(fn(*args).float().cpu().numpy(), want[0])
     torch.cuda.synchronize()
     us = _device_us(lambda _b: fn(*args), [], cp, loops=15, inner=10)  # (torch on the legacy default stream, as CuPy's events)
     return {"us": us, "rel_err": err, "ok": err <= TOL[dtype]}
+
+
+def reference(build: Any, host: list[np.ndarray]) -> list[np.ndarray]:
+    """The workload in float64 through the numpy backend."""
+    import stitchlab as sl
+
+    sl.set_backend("numpy")
+    try:
+        with np.errstate(all="ignore"):
+            return [np.asarray(o.get(), np.float64) for o in build(*[a.astype(np.float64) for a in host])]
+    finally:
+        sl.set_backend("cupy")
+
+
+def time_kernel(plan: Any, kernel: Any, bufs: list[Any], want: list[np.ndarray], dtype: str) -> dict[str, Any]:
+    """``plan`` with ``kernel`` as its one kernel, checked against ``want`` and timed."""
+    import cupy as cp
+
+    from stitchlab.runtime.launch import build_executable
+
+    exe = build_executable(dataclasses.replace(plan, kernels=[kernel]))
+    err = max(_rel(o.get(), w) for o, w in zip(exe(bufs), want, strict=True))
+    return {"schedule": str(kernel.schedule), "grid": kernel.launch.grid[0], "us": _device_us(exe, bufs, cp, loops=15, inner=10),
+            "rel_err": err, "ok": err <= TOL[dtype]}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -84,7 +113,6 @@ def main(argv: list[str] | None = None) -> int:
     from stitchlab.codegen.schedules import switches
     from stitchlab.ir.graph import build_graph
     from stitchlab.runtime import _instance
-    from stitchlab.runtime.launch import build_executable
 
     wl = _workloads()
     sl.set_backend("cupy")
@@ -109,25 +137,16 @@ def main(argv: list[str] | None = None) -> int:
                     ks = emit(k0.info, before)
                 k_before = dataclasses.replace(k0, name=ks.name, source=ks.source, params=ks.params, schedule=ks.schedule,
                                                launch=dataclasses.replace(k0.launch, grid=(rows, 1, 1), block=(128, 1, 1)))
-                sl.set_backend("numpy")  # the reference: the workload in float64 through NumPy
-                try:
-                    with np.errstate(all="ignore"):
-                        want = [np.asarray(o.get(), np.float64) for o in build(*[a.astype(np.float64) for a in host])]
-                finally:
-                    sl.set_backend("cupy")
+                want = reference(build, host)  # (the workload in float64 through NumPy)
                 with switches(group_maxima=False):
                     ke = emit(k0.info, k0.schedule)
                 k_elem = dataclasses.replace(k0, name=ke.name, source=ke.source, params=ke.params, schedule=ke.schedule)
                 row: dict[str, Any] = {"workload": name, "dtype": dtype, "shape": [rows, cols]}
                 variants = [("planned", k0), ("before", k_before)] + ([("element_maxima", k_elem)] if ke.source != k0.source else [])
                 for label, k in variants:
-                    exe = build_executable(dataclasses.replace(plan, kernels=[k]))
-                    got = [o.get() for o in exe(bufs)]
-                    err = max(_rel(g, w) for g, w in zip(got, want, strict=True))
-                    us = _device_us(exe, bufs, cp, loops=15, inner=10)
-                    row[label] = {"schedule": str(k.schedule), "grid": k.launch.grid[0], "us": us, "rel_err": err,
-                                  "ok": err <= TOL[dtype]}
-                row["torch"] = _torch_row(name, host, want, dtype)
+                    row[label] = time_kernel(plan, k, bufs, want, dtype)
+                op = torch_op(name, host, dtype)
+                row["torch"] = time_torch(*op, want, dtype) if op else None
                 row["speedup"] = row["before"]["us"] / row["planned"]["us"]
                 results.append(row)
                 print(f"{name:10s} {dtype:8s} {rows}x{cols}: planned {row['planned']['us']:8.1f} us "

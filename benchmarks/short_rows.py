@@ -29,37 +29,18 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.append(str(ROOT))  # (benchmarks.*; stitchlab stays the installed one)
 
 from benchmarks.kernel_sweep import _device_us, _workloads  # noqa: E402
-from benchmarks.long_rows import TOL, _rel  # noqa: E402
-
-
-def _torch_fns(name: str, cols: int) -> Any:
-    import torch
-    import torch.nn.functional as F
-
-    return {"softmax": lambda x: torch.softmax(x, -1), "logsumexp": lambda x: torch.logsumexp(x, -1),
-            "layernorm": lambda x, w, b: F.layer_norm(x, (cols,), w, b, 1e-5),
-            "rmsnorm": lambda x, w: F.rms_norm(x, (cols,), w, 1e-6)}.get(name)
+from benchmarks.long_rows import reference, time_kernel, time_torch, torch_op  # noqa: E402
 
 
 def _torch_rows(name: str, host: list[np.ndarray], want: list[np.ndarray], dtype: str) -> dict[str, Any]:
     """torch eager's op for the workload and torch.compile of it, timed as ours."""
-    import cupy as cp
     import torch
 
-    fn = _torch_fns(name, host[0].shape[-1])
-    if fn is None:
+    op = torch_op(name, host, dtype)
+    if op is None:
         return {}
-    if dtype == "bfloat16":  # (torch takes bfloat16 through its own dtype)
-        args = [torch.from_numpy(a.astype(np.float32)).to("cuda", torch.bfloat16) for a in host]
-    else:
-        args = [torch.from_numpy(a).to("cuda") for a in host]
-    out = {}
-    for label, f in (("torch", fn), ("torch_compile", torch.compile(fn, dynamic=False))):
-        err = _rel(f(*args).float().cpu().numpy(), want[0])
-        torch.cuda.synchronize()
-        out[label] = {"us": _device_us(lambda _b, f=f: f(*args), [], cp, loops=15, inner=10), "rel_err": err,
-                      "ok": err <= TOL[dtype]}
-    return out
+    fn, args = op
+    return {"torch": time_torch(fn, args, want, dtype), "torch_compile": time_torch(torch.compile(fn, dynamic=False), args, want, dtype)}
 
 
 def _copy_bandwidth(cp: Any) -> float:
@@ -85,7 +66,6 @@ def main(argv: list[str] | None = None) -> int:
     from stitchlab.codegen import emit
     from stitchlab.ir.graph import build_graph
     from stitchlab.runtime import _instance
-    from stitchlab.runtime.launch import build_executable
 
     wl = _workloads()
     sl.set_backend("cupy")
@@ -116,22 +96,12 @@ def main(argv: list[str] | None = None) -> int:
                     variants.append(("warp_a_row", dataclasses.replace(
                         k0, name=kb.name, source=kb.source, params=kb.params, schedule=kb.schedule,
                         launch=dataclasses.replace(k0.launch, grid=(-(-rows // 4), 1, 1), block=(128, 1, 1)))))
-                sl.set_backend("numpy")  # the reference: the workload in float64 through NumPy
-                try:
-                    with np.errstate(all="ignore"):
-                        want = [np.asarray(o.get(), np.float64) for o in build(*[a.astype(np.float64) for a in host])]
-                finally:
-                    sl.set_backend("cupy")
+                want = reference(build, host)  # (the workload in float64 through NumPy)
                 moved = sum(b.nbytes for b in bufs) + sum(w.size for w in want) * np_dtype.itemsize
                 row: dict[str, Any] = {"workload": name, "dtype": dtype, "shape": [rows, cols],
                                        "floor_us": moved / bandwidth * 1e6}
                 for label, k in variants:
-                    exe = build_executable(dataclasses.replace(plan, kernels=[k]))
-                    got = [o.get() for o in exe(bufs)]
-                    err = max(_rel(g, w) for g, w in zip(got, want, strict=True))
-                    us = _device_us(exe, bufs, cp, loops=15, inner=10)
-                    row[label] = {"schedule": str(k.schedule), "grid": k.launch.grid[0], "us": us, "rel_err": err,
-                                  "ok": err <= TOL[dtype]}
+                    row[label] = time_kernel(plan, k, bufs, want, dtype)
                 row.update(_torch_rows(name, host, want, dtype))
                 results.append(row)
                 times = "  ".join(f"{label} {row[label]['us']:7.1f}{'' if row[label]['ok'] else ' (WRONG)'}"
