@@ -6,7 +6,8 @@ For each workload of ``tests/compiler/workloads.py`` with rows (softmax, logsume
 rmsnorm), each dtype and each shape: both kernels, torch eager's own op and torch.compile of it,
 each timed back to back between CUDA events (median of 15 loops of 10 calls after a warm-up), on
 random data, each checked against the workload in float64 on the numpy backend. The floor is the
-bytes read and written over the device-to-device copy bandwidth measured in the same process.
+bytes read and written over the device-to-device copy bandwidth measured in the same process
+(``benchmarks/timing.py``'s, as the suite's).
 
     python3 benchmarks/short_rows.py --out /tmp/short [--shapes 262144x64,262144x128] [--dtypes float32,float16]
 
@@ -28,8 +29,9 @@ import numpy as np
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.append(str(ROOT))  # (benchmarks.*; stitchlab stays the installed one)
 
-from benchmarks.kernel_sweep import _device_us, _workloads  # noqa: E402
+from benchmarks.kernel_sweep import _workloads  # noqa: E402
 from benchmarks.long_rows import reference, time_kernel, time_torch, torch_op  # noqa: E402
+from benchmarks.timing import copy_bandwidth_gpu  # noqa: E402
 
 
 def _torch_rows(name: str, host: list[np.ndarray], want: list[np.ndarray], dtype: str) -> dict[str, Any]:
@@ -41,14 +43,6 @@ def _torch_rows(name: str, host: list[np.ndarray], want: list[np.ndarray], dtype
         return {}
     fn, args = op
     return {"torch": time_torch(fn, args, want, dtype), "torch_compile": time_torch(torch.compile(fn, dynamic=False), args, want, dtype)}
-
-
-def _copy_bandwidth(cp: Any) -> float:
-    """Bytes read + written per second by a device-to-device copy of 1 GiB (median of 20)."""
-    a = cp.random.random(1 << 27)  # (float64: 1 GiB)
-    b = cp.empty_like(a)
-    us = _device_us(lambda _b: cp.copyto(b, a), [], cp, loops=20, inner=5)
-    return 2 * a.nbytes / (us * 1e-6)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -70,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     wl = _workloads()
     sl.set_backend("cupy")
     backend = _instance("cupy")
-    bandwidth = _copy_bandwidth(cp)
+    bandwidth = copy_bandwidth_gpu(1 << 30)["bytes_per_s"]  # (the suite's floor: benchmarks/timing.py)
     print(f"copy bandwidth {bandwidth / 1e12:.3f} TB/s", flush=True)
     results: list[dict[str, Any]] = []
     out = pathlib.Path(args.out)
