@@ -102,6 +102,11 @@ def _variants(k0: Any, dev: Any) -> list[tuple[str, Any, Any, dict[str, Any]]]:
             for vec in (2, 4, 8):
                 if vec <= row_vector_width(info) and vec != s.vec:
                     out.append((f"vec {vec}", dataclasses.replace(s, vec=vec), est.launch, {}))
+        if s.family == "row_warp" and s.lanes == 32 and s.cache == "registers" and 16 < math.ceil(info.cols / row_vector_width(info)) < 32:
+            # rows of 17-31 vectors: sixteen lanes a row, two vectors a lane (two rows a warp)
+            # against a warp a row, one element a lane
+            grid = math.ceil(est.launch.grid[0] / 2)
+            out.append(("lanes 16", dataclasses.replace(s, lanes=16, vec=row_vector_width(info)), Launch((grid, 1, 1), est.launch.block), {}))
         if s.family == "row_warp" and s.lanes < 32:
             # rows of a group of lanes: half or twice as many lanes (grids that cover the rows)
             for lanes in (s.lanes // 2, s.lanes * 2):

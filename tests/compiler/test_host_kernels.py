@@ -147,6 +147,24 @@ def _with_schedule(plan, kernel, schedule, grid: int):
     return dataclasses.replace(plan, kernels=[k if x is kernel else x for x in plan.kernels])
 
 
+@pytest.mark.parametrize(("dtype", "cols"), [("float32", 96), ("float32", 68), ("float16", 200)])
+@pytest.mark.parametrize("name", ["softmax", "logsumexp", "add_layernorm"])
+def test_rows_of_17_to_31_vectors_in_sixteen_lanes(name: str, dtype: str, cols: int, build_dir) -> None:
+    """A row of 17-31 vectors over sixteen lanes, two vectors a lane where it has them (the
+    variant ``benchmarks/kernel_sweep.py`` times against a warp a row): two rows a warp, the
+    last warp's second team past the last row (301 rows), aligned and not."""
+    for aligned in (True, False):
+        build, host = _case(name, dtype, 301, cols)
+        if not aligned:
+            host = [_one_element_in(a) for a in host]
+        graph, sources, plan = _graph(build, host)
+        k = _row_kernel(plan)
+        assert (k.schedule.family, k.schedule.lanes, k.schedule.vec) == ("row_warp", 32, 1), plan.summary()
+        sixteen = dataclasses.replace(k.schedule, lanes=16, vec=16 // np.dtype(dtype).itemsize)
+        got = _both_orders(_with_schedule(plan, k, sixteen, -(-301 // (k.schedule.block // 16))), sources, build_dir)
+        _close(got, _reference(build, host), dtype)
+
+
 def _row_kernel(plan):
     (k,) = [k for k in plan.kernels if k.schedule.family in ("row_block", "row_warp")]
     return k
