@@ -4,8 +4,8 @@ rows of at most 16 vectors were given a group of lanes, ``Schedule.lanes``), in 
 
 For each workload of ``tests/compiler/workloads.py`` with rows (softmax, logsumexp, layernorm,
 rmsnorm), each dtype and each shape: both kernels, torch eager's own op and torch.compile of it,
-each timed back to back between CUDA events (median of 15 loops of 10 calls after a warm-up), on
-random data, each checked against the workload in float64 on the numpy backend. The floor is the
+each timed back to back between CUDA events (median of 15 loops of 10 calls after a warm-up, each loop
+queued behind the suite's hold kernel so that no call's host cost is timed), on random data, each checked against the workload in float64 on the numpy backend. The floor is the
 bytes read and written over the device-to-device copy bandwidth measured in the same process
 (``benchmarks/timing.py``'s, as the suite's).
 
