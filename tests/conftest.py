@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 
 import pytest
@@ -23,6 +24,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for item in items:
             if item.get_closest_marker("gpu"):
                 item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _gpu_memory_given_back(request: pytest.FixtureRequest):
+    """After each GPU test, CuPy's and torch's cached device memory goes back to the driver:
+    parallel workers (``pytest -n``) that each kept the largest pool a test of theirs grew ran an
+    80 GB H100 out of memory (draws of 8.6 GB beside other workers' cached gigabytes)."""
+    yield
+    if request.node.get_closest_marker("gpu") is None:
+        return
+    if "cupy" in sys.modules:
+        import cupy
+
+        cupy.cuda.Device().synchronize()
+        cupy.get_default_memory_pool().free_all_blocks()
+        cupy.get_default_pinned_memory_pool().free_all_blocks()
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_initialized():
+        torch.cuda.empty_cache()
 
 
 def _on_backend(name: str):
