@@ -129,7 +129,7 @@ class Schedule:
             softmax over 64 x 128256 float32 on an H100: 44.8 against 50.3 us, where at 512 and
             1,024 rows it took 1 % longer).
         lanes: "row_warp": the lanes that hold a row, a power of two; fewer than 32 put several
-            rows in a warp (rows of at most 16 vectors, two vectors a lane: ``short_row_lanes``).
+            rows in a warp (rows shorter than 32 vectors, two vectors a lane: ``short_row_lanes``).
     """
 
     family: str
@@ -574,17 +574,22 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
 
 
 def short_row_lanes(info: GroupInfo) -> int:
-    """The lanes a ``row_warp`` row takes: 32, or where a row is at most 16 vectors of the
+    """The lanes a ``row_warp`` row takes: 32, or where a row is shorter than 32 vectors of the
     group's width (:func:`row_vector_width`), the power of two that holds it in two vectors a
     lane, so that a warp holds several rows (not for groups with scans, which run across all 32
     lanes). Measured on the H100 (262,144 rows, ``kernel_sweep.py``): two vectors a lane against
     one, float16 rows of 64 logsumexp 10.2 against 14.4 us, layernorm 25.1 against 26.3; rows of
     128 24.8 against 27.3 and 47.7 against 49.6; float32 rows of 24 softmax 17.3 against 19.4
-    (four lanes, two of them with one vector); float32 rows of 64 level (47.0 against 46.9)."""
+    (four lanes, two of them with one vector); float32 rows of 64 level (47.0 against 46.9).
+    Rows of 17-31 vectors (sixteen lanes, two rows a warp) against a warp a row, one element a
+    lane, held loops: logsumexp float32 rows of 80, 96 and 120 33.0 / 35.7 / 43.2 us against
+    41.6 / 41.9 / 46.6, float16 rows of 192 39.0 against 46.4; rows that are stored level or
+    faster (float16 rows of 192 layernorm 69.1 against 71.8, float32 rows of 80 softmax 57.4
+    against 59.9; rows of 96 and 120 within 1 %: 68.7 against 68.1, 85.5 against 84.8)."""
     if info.scans:
         return 32
     holders = math.ceil(info.cols / row_vector_width(info))
-    return 32 if holders > 16 else 1 << max(0, math.ceil(holders / 2) - 1).bit_length()
+    return 32 if holders >= 32 else 1 << max(0, math.ceil(holders / 2) - 1).bit_length()
 
 
 def _acc_bytes(red: Node) -> int:

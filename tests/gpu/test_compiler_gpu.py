@@ -80,10 +80,12 @@ SHAPES = {
     # LOADS_IN_FLIGHT_STORED)
     "vector_rows_2048": (600, 2048),
     "short_vector_rows": (40, 1024),
-    # rows of at most 16 vectors, several a warp (float16 rows of 128: 8 lanes a row; rows of
-    # 64: 4 lanes float16, 8 float32), the last warp's teams past the last row idle
+    # rows shorter than 32 vectors, several a warp (float16 rows of 128: 8 lanes a row; rows of
+    # 64: 4 lanes float16, 8 float32; float32 rows of 96: 16 lanes, some holding one vector), the
+    # last warp's teams past the last row idle
     "lane_group_rows": (1001, 128),
     "lane_group_rows_64": (999, 64),
+    "lane_group_rows_96": (999, 96),
     "tall": (3000, 300),  # columns longer than the register-cached head of a column schedule
     "empty_rows": (0, 16),
 }
@@ -235,7 +237,8 @@ def test_row_kernels_on_misaligned_buffers_take_the_scalar_path(name: str) -> No
         _close(cp.asnumpy(g), r, RTOL["float32"], f"{name} misaligned output {k}")
 
 
-@pytest.mark.parametrize(("dtype", "cols", "lanes", "vec"), [("float16", 128, 8, 8), ("bfloat16", 64, 4, 8), ("float32", 64, 8, 4)])
+@pytest.mark.parametrize(("dtype", "cols", "lanes", "vec"), [("float16", 128, 8, 8), ("bfloat16", 64, 4, 8), ("float32", 64, 8, 4),
+                                                           ("float32", 96, 16, 4)])
 @pytest.mark.parametrize("name", ["softmax", "layernorm"])
 def test_lane_group_rows_on_misaligned_buffers_take_the_scalar_path(name: str, dtype: str, cols: int, lanes: int, vec: int) -> None:
     import cupy as cp
