@@ -69,7 +69,7 @@ def _cumsum(x: Any) -> list[Any]:
 EXTRA_WORKLOADS = {"top_p": (_top_p, 1, "m"), "cumsum": (_cumsum, 1, "m")}
 
 
-def _device_us(exe: Any, bufs: list[Any], cp: Any, loops: int = 7, inner: int = 10) -> float:
+def _device_us(exe: Any, bufs: list[Any], loops: int = 7, inner: int = 10) -> float:
     """Device time per call, µs: the median of ``loops`` loops of ``inner`` calls back to back,
     each loop queued behind the suite's hold kernel (``benchmarks/timing.py``), so that a call's
     host cost is not timed (a plain loop of short kernels, ten microseconds or so, times the host)."""
@@ -105,11 +105,6 @@ def _variants(k0: Any, dev: Any) -> list[tuple[str, Any, Any, dict[str, Any]]]:
             for vec in (2, 4, 8):
                 if vec <= row_vector_width(info) and vec != s.vec:
                     out.append((f"vec {vec}", dataclasses.replace(s, vec=vec), est.launch, {}))
-        if s.family == "row_warp" and s.lanes == 32 and s.cache == "registers" and 16 < math.ceil(info.cols / row_vector_width(info)) < 32:
-            # rows of 17-31 vectors: sixteen lanes a row, two vectors a lane (two rows a warp)
-            # against a warp a row, one element a lane
-            grid = math.ceil(est.launch.grid[0] / 2)
-            out.append(("lanes 16", dataclasses.replace(s, lanes=16, vec=row_vector_width(info)), Launch((grid, 1, 1), est.launch.block), {}))
         if s.family == "row_warp" and s.lanes < 32:
             # rows of a group of lanes: half or twice as many lanes (grids that cover the rows)
             for lanes in (s.lanes // 2, s.lanes * 2):
@@ -227,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
                 exe = build_executable(p)
                 got = [o.get() for o in exe(bufs)]
                 err = max(float(np.max(np.abs(g.astype(np.float64) - r)) / max(1.0, float(np.max(np.abs(r))))) for g, r in zip(got, ref, strict=True))
-                us = _device_us(exe, bufs, cp)
+                us = _device_us(exe, bufs)
             except Exception as exc:  # noqa: BLE001
                 print(f"{name}: {sched} {label}: failed: {str(exc).splitlines()[0]}")
                 continue

@@ -65,12 +65,11 @@ def torch_op(name: str, host: list[np.ndarray], dtype: str) -> tuple[Any, list[A
 
 def time_torch(fn: Any, args: list[Any], want: list[np.ndarray], dtype: str) -> dict[str, Any]:
     """``fn(*args)`` checked against ``want`` and timed as our kernels."""
-    import cupy as cp
     import torch
 
     err = _rel(fn(*args).float().cpu().numpy(), want[0])
     torch.cuda.synchronize()
-    us = _device_us(lambda _b: fn(*args), [], cp, loops=15, inner=10)  # (torch on the legacy default stream, as CuPy's events)
+    us = _device_us(lambda _b: fn(*args), [], loops=15, inner=10)  # (torch on the legacy default stream, as CuPy's events)
     return {"us": us, "rel_err": err, "ok": err <= TOL[dtype]}
 
 
@@ -88,13 +87,11 @@ def reference(build: Any, host: list[np.ndarray]) -> list[np.ndarray]:
 
 def time_kernel(plan: Any, kernel: Any, bufs: list[Any], want: list[np.ndarray], dtype: str) -> dict[str, Any]:
     """``plan`` with ``kernel`` as its one kernel, checked against ``want`` and timed."""
-    import cupy as cp
-
     from stitchlab.runtime.launch import build_executable
 
     exe = build_executable(dataclasses.replace(plan, kernels=[kernel]))
     err = max(_rel(o.get(), w) for o, w in zip(exe(bufs), want, strict=True))
-    return {"schedule": str(kernel.schedule), "grid": kernel.launch.grid[0], "us": _device_us(exe, bufs, cp, loops=15, inner=10),
+    return {"schedule": str(kernel.schedule), "grid": kernel.launch.grid[0], "us": _device_us(exe, bufs, loops=15, inner=10),
             "rel_err": err, "ok": err <= TOL[dtype]}
 
 

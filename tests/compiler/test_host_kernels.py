@@ -131,8 +131,8 @@ def test_rows_shorter_than_a_warp_of_vectors_match_the_reference(name: str, dtyp
                                                                   aligned: bool, build_dir) -> None:
     """Rows shorter than 32 vectors: a row to each group of ``lanes`` lanes, several a warp,
     each lane two vectors or one (301 rows: the last warp's teams past the last row store
-    nothing); longer ones not a multiple of a vector a warp a row, one element a lane. Aligned,
-    or taking the element paths."""
+    nothing). Rows whose length is no multiple of a vector (float32 rows of 99): a warp a row,
+    one element a lane. Aligned, or taking the element paths."""
     build, host = _case(name, dtype, 301, cols)
     if not aligned:
         host = [_one_element_in(a) for a in host]
