@@ -467,10 +467,11 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
     # (rows the kernel stores: LOADS_IN_FLIGHT_STORED where a thread keeps two vectors of each input)
     stored_target = (any(lvl == FULL for _, lvl in info.outputs) and K >= STORED_ROWS_MIN and bool(full_leaves)
                      and all(n.dtype.itemsize == 4 for n in full_leaves))
-    configs = [("row_warp", 32, b) for b in (128, 256)] + [("row_block", b, b) for b in (128, 256, 512, 1024, 64)]
+    # (a row shorter than 32 vectors takes its group of lanes, not a warp: the warp, one element
+    # a lane, was measured no faster, and a choice that turned on the batch size would compile a
+    # kernel per band of batch sizes)
     lanes = short_row_lanes(info)
-    if lanes < 32:
-        configs += [("row_warp", lanes, b) for b in (128, 256)]
+    configs = [("row_warp", lanes, b) for b in (128, 256)] + [("row_block", b, b) for b in (128, 256, 512, 1024, 64)]
     for family, team, block in configs:
         cache, regs, smem = _cache_choice(info, team, block, dev)
         if team < 32 and cache != "registers":
@@ -486,10 +487,11 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
         vec = row_vec if cache in ("registers", "tiles") or (cache == "none" and row_vec >= 4) else 1
         holders = math.ceil(K / vec)  # (the threads that hold a row's elements, `vec` each)
         if family == "row_warp" and team == 32 and holders < team:
-            # (a row shorter than 32 vectors would leave lanes idle: each lane holds elements one
-            # by one; float16 rows of 128 on the H100, 262,144 rows: softmax 50.6 us against 56.5
-            # with 16 lanes holding 8-element vectors, layernorm 52.2 against 72.9; narrower
-            # vectors, 32 lanes busy, were no faster: 50.5-50.8 and 55.1-57.0)
+            # (a scan's row shorter than 32 vectors, the one such row a warp holds: vectors would
+            # leave lanes idle, so each lane holds elements one by one; float16 rows of 128 on the
+            # H100, 262,144 rows, before groups of lanes: softmax 50.6 us against 56.5 with 16
+            # lanes holding 8-element vectors, layernorm 52.2 against 72.9; narrower vectors, 32
+            # lanes busy, were no faster: 50.5-50.8 and 55.1-57.0)
             vec, holders = 1, K
         tile_chunks = scan_tile_chunks(tile_words(info), vec) if cache == "tiles" else 0
         reread = 1.0 if cache not in ("none", "tiles") else _reread_factor(info, False)

@@ -88,6 +88,15 @@ def test_evaluator_gives_rows_shorter_than_32_vectors_a_group_of_lanes(dtype: st
     assert ("if (live)" in body and "sl_warp_allreduce<" in body) == (lanes < 32)
 
 
+@pytest.mark.parametrize(("dtype", "cols", "lanes"), [("float32", 96, 16), ("float16", 64, 4), ("float32", 7, 4)])
+def test_a_short_row_takes_its_group_of_lanes_at_every_batch_size(dtype: str, cols: int, lanes: int) -> None:
+    # (not a warp a row, one element a lane, at some batch sizes: that choice, turning on the
+    # rows, compiled a kernel per band of batch sizes and was measured no faster)
+    for rows in (1, 16, 64, 128, 1000, 262144):
+        k = _kernel("softmax", rows=rows, cols=cols, dtype=dtype)
+        assert (k.schedule.family, k.schedule.lanes) == ("row_warp", lanes), (rows, k.schedule)
+
+
 def test_softmax_computes_exp_once_per_element_and_divides_once_per_row() -> None:
     body = _body(_kernel("softmax").source)
     assert body.count("exp(") == 1

@@ -32,7 +32,9 @@ def test_second_fetch_compiles_nothing() -> None:
 
 
 def test_new_batch_size_hits_the_registry() -> None:
-    kreg.fetch(_kernel(16, 0.625), "sm_90")
+    # (both at least MANY_PER_SM rows an SM: planned for a very large batch, one kernel; fewer
+    # rows are planned as they are, cost.choose_schedule)
+    kreg.fetch(_kernel(300, 0.625), "sm_90")
     before = sl.stats()
     _, _, hit = kreg.fetch(_kernel(1000, 0.625), "sm_90")
     assert hit and sl.stats()["nvrtc_compiles"] == before["nvrtc_compiles"]
