@@ -469,8 +469,11 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
                      and all(n.dtype.itemsize == 4 for n in full_leaves))
     # (a row shorter than 32 vectors takes its group of lanes, not a warp: the warp, one element
     # a lane, was measured no faster, and a choice that turned on the batch size would compile a
-    # kernel per band of batch sizes)
+    # kernel per band of batch sizes; a group of lanes holds its row in registers, so a row with
+    # nothing to hold there, a diagonal's for instance, takes a warp)
     lanes = short_row_lanes(info)
+    if lanes < 32 and _cache_choice(info, lanes, 128, dev)[0] != "registers":
+        lanes = 32
     configs = [("row_warp", lanes, b) for b in (128, 256)] + [("row_block", b, b) for b in (128, 256, 512, 1024, 64)]
     for family, team, block in configs:
         cache, regs, smem = _cache_choice(info, team, block, dev)
