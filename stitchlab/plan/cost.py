@@ -491,11 +491,11 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
         holders = math.ceil(K / vec)  # (the threads that hold a row's elements, `vec` each)
         if family == "row_warp" and team == 32 and holders < team:
             # (a row shorter than 32 vectors that a warp holds, a scan's or one with nothing to
-            # hold in registers: vectors would
-            # leave lanes idle, so each lane holds elements one by one; float16 rows of 128 on the
-            # H100, 262,144 rows, before groups of lanes: softmax 50.6 us against 56.5 with 16
-            # lanes holding 8-element vectors, layernorm 52.2 against 72.9; narrower vectors, 32
-            # lanes busy, were no faster: 50.5-50.8 and 55.1-57.0)
+            # hold in registers: vectors would leave lanes idle, so each lane holds elements one
+            # by one; float16 rows of 128 on the H100, 262,144 rows, before groups of lanes:
+            # softmax 50.6 us against 56.5 with 16 lanes holding 8-element vectors, layernorm
+            # 52.2 against 72.9; narrower vectors, 32 lanes busy, were no faster: 50.5-50.8 and
+            # 55.1-57.0)
             vec, holders = 1, K
         tile_chunks = scan_tile_chunks(tile_words(info), vec) if cache == "tiles" else 0
         reread = 1.0 if cache not in ("none", "tiles") else _reread_factor(info, False)
