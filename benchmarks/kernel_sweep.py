@@ -4,7 +4,8 @@ emitters and the latency evaluator).
 For each workload of ``tests/compiler/workloads.py`` (and top-p's mask, ``top_p``, and a lone
 running sum, ``cumsum``) at one shape, every schedule the latency
 evaluator considers for its first kernel is emitted, launched back to back between two CUDA
-events and timed (median of several loops, each queued behind the suite's hold kernel), next to the evaluator's estimate. Also: row schedules
+events and timed (median of several loops, each queued behind the suite's hold kernel), next to
+the evaluator's estimate. Also: row schedules
 without 16-byte vectors, and register-cached ones with narrower vectors; streamed row ones unrolled 4, 8 or 16 deep and column ones 8 or 32 (those
 other than the default); register-cached row ones prefetching the row 1, 2, 4 or 8 × (SM count)
 ahead into L2, after the row's loads or after its first reduction, or not at all, and the same
