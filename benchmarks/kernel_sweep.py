@@ -66,8 +66,16 @@ def _cumsum(x: Any) -> list[Any]:
     return [sl.cumsum(sl.asarray(x), axis=-1)]
 
 
+def _row_norm(x: Any) -> list[Any]:
+    """The L2 norm of each row: a row kernel that stores only its reductions."""
+    import stitchlab as sl
+
+    x = sl.asarray(x)
+    return [sl.sqrt((x * x).sum(axis=-1))]
+
+
 #: workloads of the sweep besides the compiler's (tests/compiler/workloads.py)
-EXTRA_WORKLOADS = {"top_p": (_top_p, 1, "m"), "cumsum": (_cumsum, 1, "m")}
+EXTRA_WORKLOADS = {"top_p": (_top_p, 1, "m"), "cumsum": (_cumsum, 1, "m"), "row_norm": (_row_norm, 1, "m")}
 
 
 def _device_us(exe: Any, bufs: list[Any], loops: int = 7, inner: int = 10) -> float:

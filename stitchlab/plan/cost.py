@@ -583,7 +583,8 @@ def short_row_lanes(info: GroupInfo) -> int:
     """The lanes a ``row_warp`` row takes: 32, or where a row is shorter than 32 vectors of the
     group's width (:func:`row_vector_width`), the power of two that holds it in two vectors a
     lane, so that a warp holds several rows (not for groups with scans, which run across all 32
-    lanes). Measured on the H100 (262,144 rows, ``kernel_sweep.py``): two vectors a lane against
+    lanes); a row that is not stored (a logsumexp's, a norm's) in three vectors a lane, fewer
+    lanes and fewer shuffles. Measured on the H100 (262,144 rows, ``kernel_sweep.py``): two vectors a lane against
     one, float16 rows of 64 logsumexp 10.2 against 14.4 us, layernorm 25.1 against 26.3; rows of
     128 24.8 against 27.3 and 47.7 against 49.6; float32 rows of 24 softmax 17.3 against 19.4
     (four lanes, two of them with one vector); float32 rows of 64 level (47.0 against 46.9).
@@ -595,7 +596,10 @@ def short_row_lanes(info: GroupInfo) -> int:
     if info.scans:
         return 32
     holders = math.ceil(info.cols / row_vector_width(info))
-    return 32 if holders >= 32 else 1 << max(0, math.ceil(holders / 2) - 1).bit_length()
+    if holders >= 32:
+        return 32
+    per_lane = 2 if any(lvl == FULL for _, lvl in info.outputs) else 3
+    return 1 << max(0, math.ceil(holders / per_lane) - 1).bit_length()
 
 
 def _acc_bytes(red: Node) -> int:
