@@ -129,7 +129,8 @@ class Schedule:
             softmax over 64 x 128256 float32 on an H100: 44.8 against 50.3 us, where at 512 and
             1,024 rows it took 1 % longer).
         lanes: "row_warp": the lanes that hold a row, a power of two; fewer than 32 put several
-            rows in a warp (rows shorter than 32 vectors, two vectors a lane: ``short_row_lanes``).
+            rows in a warp (rows shorter than 32 vectors, two vectors a lane, three where only
+            the row's reductions are stored: ``short_row_lanes``).
     """
 
     family: str
@@ -583,16 +584,23 @@ def short_row_lanes(info: GroupInfo) -> int:
     """The lanes a ``row_warp`` row takes: 32, or where a row is shorter than 32 vectors of the
     group's width (:func:`row_vector_width`), the power of two that holds it in two vectors a
     lane, so that a warp holds several rows (not for groups with scans, which run across all 32
-    lanes); a row that is not stored (a logsumexp's, a norm's) in three vectors a lane, fewer
-    lanes and fewer shuffles. Measured on the H100 (262,144 rows, ``kernel_sweep.py``): two vectors a lane against
-    one, float16 rows of 64 logsumexp 10.2 against 14.4 us, layernorm 25.1 against 26.3; rows of
-    128 24.8 against 27.3 and 47.7 against 49.6; float32 rows of 24 softmax 17.3 against 19.4
-    (four lanes, two of them with one vector); float32 rows of 64 level (47.0 against 46.9).
-    Rows of 17-31 vectors (sixteen lanes, two rows a warp) against a warp a row, one element a
-    lane, held loops: logsumexp float32 rows of 80, 96 and 120 33.0 / 35.7 / 43.2 us against
-    41.6 / 41.9 / 46.6, float16 rows of 192 39.0 against 46.4; rows that are stored level or
-    faster (float16 rows of 192 layernorm 69.1 against 71.8, float32 rows of 80 softmax 57.4
-    against 59.9; rows of 96 and 120 within 1 %: 68.7 against 68.1, 85.5 against 84.8)."""
+    lanes). A row that is not stored (a logsumexp's, a norm's) takes three vectors a lane: fewer
+    lanes, fewer shuffles.
+
+    Measured on the H100 (262,144 rows, ``kernel_sweep.py``): two vectors a lane against one,
+    float16 rows of 64 logsumexp 10.2 against 14.4 us, layernorm 25.1 against 26.3; rows of 128
+    24.8 against 27.3 and 47.7 against 49.6; float32 rows of 24 softmax 17.3 against 19.4 (four
+    lanes, two of them with one vector); float32 rows of 64 level (47.0 against 46.9). Rows of
+    17-31 vectors (sixteen lanes, two rows a warp) against a warp a row, one element a lane,
+    held loops: logsumexp float32 rows of 80, 96 and 120 33.0 / 35.7 / 43.2 us against 41.6 /
+    41.9 / 46.6, float16 rows of 192 39.0 against 46.4; rows that are stored level or faster
+    (float16 rows of 192 layernorm 69.1 against 71.8, float32 rows of 80 softmax 57.4 against
+    59.9; rows of 96 and 120 within 1 %: 68.7 against 68.1, 85.5 against 84.8). Three vectors a
+    lane against two, logsumexp, held loops: float16 rows of 24 4.2 us against 5.6 (one lane),
+    rows of 40 8.0 against 10.5, rows of 96 18.6 against 20.8 (67.1 against 73.7 at 1,048,576
+    rows); float32 rows of 12 3.5 against 4.7, rows of 24 7.7 against 8.8, rows of 96 33.6
+    against 34.0; float32 rows of 48 level (18.5 against 18.6); docs/performance.md, "Rows that
+    are not stored"."""
     if info.scans:
         return 32
     holders = math.ceil(info.cols / row_vector_width(info))
