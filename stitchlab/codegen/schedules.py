@@ -1350,7 +1350,7 @@ def _split_params(info: GroupInfo, sched: Schedule) -> tuple[list[Param], dict[i
     ``R`` and ``K``, the split ``G``, a workspace of ``R * G`` partial results per reduction and
     the per-row (per-tile) counters of finished blocks."""
     merged = info.one_pass_variances()  # whatever OPTIONS says: a split schedule has one pass
-    if info.phases - (1 if merged else 0) != 1 or any(lvl == FULL for _, lvl in info.outputs):
+    if info.phases - (1 if merged else 0) != 1 or info.stores_full:
         raise CodegenError(f"{sched.family} needs one phase (a variance may share its mean's) and no per-element outputs")
     idx_t = sched.index
     params, names = _buffer_params(info)

@@ -240,7 +240,7 @@ def _passes(info: GroupInfo) -> int:
     tiles scans each tile in the passes that read the scan), plus one storing full outputs."""
     phases = len({info.depth[id(r)] for r in info.reductions}) if info.scans else info.phases
     phases -= 1 if info.one_pass_variances() else 0
-    return phases + (1 if any(lvl == FULL for _, lvl in info.outputs) else 0)
+    return phases + (1 if info.stores_full else 0)
 
 
 def _splittable(info: GroupInfo) -> bool:
@@ -294,7 +294,7 @@ def delta_cost(info: GroupInfo, dev: DeviceProfile) -> float:
         factor = _reread_factor(info, cached)
         if not cached and info.inner_reduced and factor > 1:
             factor = 1.0 + 0.35 * (factor - 1.0)  # re-reads of a row mostly hit L2
-        multi = info.phases > 1 or any(lvl == FULL for _, lvl in info.outputs)
+        multi = info.phases > 1 or info.stores_full
         one_pass = _splittable(info)
         threads = rows * min(cols, 1024) if multi and not (one_pass and _row_splits(rows, cols, dev)) else size
         if not info.inner_reduced:
@@ -368,7 +368,7 @@ def _pointwise(info: GroupInfo, dev: DeviceProfile, n_eval: int | None = None) -
 def _cache_choice(info: GroupInfo, team: int, block: int, dev: DeviceProfile) -> tuple[str, int, int]:
     """(cache kind, registers per thread, shared bytes per block) for a row schedule."""
     leaves = _full_leaves(info)
-    multi = info.phases > 1 or any(lvl == FULL for _, lvl in info.outputs)
+    multi = info.phases > 1 or info.stores_full
     if info.scans:  # (the row or a tile of it in registers: the scans' running values are held there)
         words = math.ceil(info.cols / team) * scan_words(info)
         if words <= SCAN_REG_BUDGET:
@@ -466,7 +466,7 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
     out = []
     row_vec = row_vector_width(info)
     # (rows the kernel stores: LOADS_IN_FLIGHT_STORED where a thread keeps two vectors of each input)
-    stored_target = (any(lvl == FULL for _, lvl in info.outputs) and K >= STORED_ROWS_MIN and bool(full_leaves)
+    stored_target = (info.stores_full and K >= STORED_ROWS_MIN and bool(full_leaves)
                      and all(n.dtype.itemsize == 4 for n in full_leaves))
     # (a row shorter than 32 vectors takes its group of lanes, not a warp: the warp, one element
     # a lane, was measured no faster, and a choice that turned on the batch size would compile a
@@ -560,7 +560,7 @@ def _row(info: GroupInfo, dev: DeviceProfile, R_eval: int | None = None) -> list
         # (ROW_LOOP_BLOCKS_PER_SM: rows of 16-byte chunks walked by 1024-thread blocks, as measured)
         # (few_rows only where it changes the kernel, a sum of exps beside full-size outputs: the
         # others keep one registry key for every row count)
-        few = R <= dev.sms and bool(info.online_exp_sums()) and any(lvl == FULL for _, lvl in info.outputs)
+        few = R <= dev.sms and bool(info.online_exp_sums()) and info.stores_full
         sched = replace(walker.schedule, row_loop=True, few_rows=few)
         grid = min(walker.launch.grid[0], dev.sms * ROW_LOOP_BLOCKS_PER_SM)
         best = min(e.seconds for e in streamed)
@@ -606,7 +606,7 @@ def short_row_lanes(info: GroupInfo) -> int:
     holders = math.ceil(info.cols / row_vector_width(info))
     if holders >= 32:
         return 32
-    per_lane = 2 if any(lvl == FULL for _, lvl in info.outputs) else 3
+    per_lane = 2 if info.stores_full else 3
     return 1 << max(0, math.ceil(holders / per_lane) - 1).bit_length()
 
 

@@ -243,6 +243,12 @@ class GroupInfo:
     def phases(self) -> int:
         return max(self.depth.values(), default=0)
 
+    @property
+    def stores_full(self) -> bool:
+        """True when an output is stored at full size (a row kernel that writes its rows), not
+        only reductions."""
+        return any(lvl == FULL for _, lvl in self.outputs)
+
     def one_pass_variances(self) -> dict[int, tuple[Node, Node]]:
         """``id(r2)`` -> ``(r1, mean)`` for the second-phase reductions that a schedule whose
         passes re-read memory (column groups, rows too long to stay on chip) computes in the
