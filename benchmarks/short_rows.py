@@ -4,11 +4,11 @@ rows shorter than 32 vectors were given a group of lanes, ``Schedule.lanes``), i
 
 For each workload of ``tests/compiler/workloads.py`` with rows (softmax, logsumexp, layernorm,
 rmsnorm), each dtype and each shape: both kernels, torch eager's own op and torch.compile of it,
-each timed back to back between CUDA events (median of 15 loops of 10 calls after a warm-up,
-each loop queued behind the suite's hold kernel so that no call's host cost is timed), on random
-data, each checked against the workload in float64 on the numpy backend. The floor is the bytes
-read and written over the device-to-device copy bandwidth measured in the same process
-(``benchmarks/timing.py``'s, as the suite's).
+each timed back to back between CUDA events (median of 15 loops of at least 10 calls and 200 µs
+after a warm-up, each loop queued behind the suite's hold kernel so that no call's host cost is
+timed), on random data, each checked against the workload in float64 on the numpy backend.
+The floor is the bytes read and written over the device-to-device copy bandwidth measured in
+the same process (``benchmarks/timing.py``'s, as the suite's).
 
     python3 benchmarks/short_rows.py --out /tmp/short [--shapes 262144x64,262144x128] [--dtypes float32,float16]
 
