@@ -585,7 +585,9 @@ def short_row_lanes(info: GroupInfo) -> int:
     group's width (:func:`row_vector_width`), the power of two that holds it in two vectors a
     lane, so that a warp holds several rows (not for groups with scans, which run across all 32
     lanes). A row that is not stored (a logsumexp's, a norm's) takes three vectors a lane: fewer
-    lanes, fewer shuffles.
+    lanes, fewer shuffles. A stored row of two or three vectors takes one vector a lane (two or
+    four lanes): then a warp's one store covers whole rows, one after another, where with two
+    vectors a lane each store writes a 16-byte piece of every row, parts of 32-byte sectors.
 
     Measured on the H100 (262,144 rows, ``kernel_sweep.py``): two vectors a lane against one,
     float16 rows of 64 logsumexp 10.2 against 14.4 us, layernorm 25.1 against 26.3; rows of 128
@@ -600,13 +602,17 @@ def short_row_lanes(info: GroupInfo) -> int:
     rows of 40 8.0 against 10.5, rows of 96 18.6 against 20.8 (67.1 against 73.7 at 1,048,576
     rows); float32 rows of 12 3.5 against 4.7, rows of 24 7.7 against 8.8, rows of 96 33.6
     against 34.0; float32 rows of 48 level (18.5 against 18.6); docs/performance.md, "Rows that
-    are not stored"."""
+    are not stored". Stored rows of three vectors, four lanes against two, held loops: rmsnorm
+    float16 rows of 24 6.3 against 9.1 us, float32 rows of 12 5.7 against 9.2; softmax 7.0
+    against 7.6 and 6.0 against 5.9; layernorm float16 9.4 against 9.4. Nsight Compute (float16
+    rows of 24, rmsnorm, two lanes): 40 % of the loads hit L1 and the L2 is 57 % busy (8 % and
+    37 % with four lanes); each warp waits on L1TEX half its cycles."""
     if info.scans:
         return 32
     holders = math.ceil(info.cols / row_vector_width(info))
     if holders >= 32:
         return 32
-    per_lane = 2 if info.stores_full else 3
+    per_lane = 3 if not info.stores_full else 1 if holders <= 3 else 2
     return 1 << max(0, math.ceil(holders / per_lane) - 1).bit_length()
 
 

@@ -122,16 +122,19 @@ def test_short_and_long_rows_match_the_reference(name: str, shape: tuple[int, in
 
 @pytest.mark.parametrize("aligned", [True, False])
 @pytest.mark.parametrize(("dtype", "cols", "lanes", "vec"), [
-    # (lanes: rows that are stored, two vectors a lane / logsumexp's, three)
+    # (lanes: rows that are stored, two vectors a lane, one where a row has two or three /
+    # logsumexp's, three)
     ("float16", 64, (4, 4), 8), ("bfloat16", 128, (8, 8), 8), ("float32", 64, (8, 8), 4), ("float32", 7, (4, 4), 1),
-    ("float16", 24, (2, 1), 8), ("float16", 96, (8, 4), 8), ("float32", 96, (16, 8), 4), ("float32", 68, (16, 8), 4),
+    ("float16", 24, (4, 1), 8), ("float32", 8, (2, 1), 4), ("float16", 96, (8, 4), 8), ("float32", 96, (16, 8), 4),
+    ("float32", 68, (16, 8), 4),
     ("float16", 200, (16, 16), 8), ("float32", 99, (32, 32), 1),
 ])
 @pytest.mark.parametrize("name", ["softmax", "layernorm", "logsumexp", "add_layernorm"])
 def test_rows_shorter_than_a_warp_of_vectors_match_the_reference(name: str, dtype: str, cols: int, lanes: tuple[int, int],
                                                                   vec: int, aligned: bool, build_dir) -> None:
     """Rows shorter than 32 vectors: a row to each group of lanes, several a warp, each lane
-    holding up to two vectors of a row that is stored, three of one that is not (a single lane
+    holding up to two vectors of a row that is stored (one of a row of two or three vectors:
+    float16 rows of 24 in four lanes, one of them idle), three of one that is not (a single lane
     a row: float16 rows of 24, logsumexp); 301 rows: the last warp's teams past the last row
     store nothing. Rows whose length is no multiple of a vector (float32 rows of 99): a warp a
     row, one element a lane. Aligned, or taking the element paths."""
