@@ -86,6 +86,10 @@ SHAPES = {
     "lane_group_rows": (1001, 128),
     "lane_group_rows_64": (999, 64),
     "lane_group_rows_96": (999, 96),
+    # rows of two or three vectors that are stored: a vector a lane (float32 rows of 12: four
+    # lanes, one idle; rows of 8: two); logsumexp's, one lane
+    "lane_group_rows_12": (1001, 12),
+    "lane_group_rows_8": (999, 8),
     "tall": (3000, 300),  # columns longer than the register-cached head of a column schedule
     "empty_rows": (0, 16),
 }
@@ -238,7 +242,7 @@ def test_row_kernels_on_misaligned_buffers_take_the_scalar_path(name: str) -> No
 
 
 @pytest.mark.parametrize(("dtype", "cols", "lanes", "vec"), [("float16", 128, 8, 8), ("bfloat16", 64, 4, 8), ("float32", 64, 8, 4),
-                                                           ("float32", 96, 16, 4)])
+                                                           ("float32", 96, 16, 4), ("float16", 24, 4, 8), ("float32", 8, 2, 4)])
 @pytest.mark.parametrize("name", ["softmax", "layernorm"])
 def test_lane_group_rows_on_misaligned_buffers_take_the_scalar_path(name: str, dtype: str, cols: int, lanes: int, vec: int) -> None:
     import cupy as cp
