@@ -586,8 +586,11 @@ def short_row_lanes(info: GroupInfo) -> int:
     lane, so that a warp holds several rows (not for groups with scans, which run across all 32
     lanes). A row that is not stored (a logsumexp's, a norm's) takes three vectors a lane: fewer
     lanes, fewer shuffles. A stored row of two or three vectors takes one vector a lane (two or
-    four lanes): then a warp's one store covers whole rows, one after another, where with two
-    vectors a lane each store writes a 16-byte piece of every row, parts of 32-byte sectors.
+    four lanes): then a warp's one load and one store cover whole rows, one after another, where
+    with two vectors a lane each access moves a 16-byte piece of every row, parts of 32-byte
+    sectors. A row of three vectors leaves one of its four lanes idle, so it keeps two vectors a
+    lane where the kernel is bound by instructions (work an element over the bytes it moves
+    above ``SHORT_ROW_WORK_PER_BYTE``: a float16 layernorm).
 
     Measured on the H100 (262,144 rows, ``kernel_sweep.py``): two vectors a lane against one,
     float16 rows of 64 logsumexp 10.2 against 14.4 us, layernorm 25.1 against 26.3; rows of 128
@@ -602,18 +605,35 @@ def short_row_lanes(info: GroupInfo) -> int:
     rows of 40 8.0 against 10.5, rows of 96 18.6 against 20.8 (67.1 against 73.7 at 1,048,576
     rows); float32 rows of 12 3.5 against 4.7, rows of 24 7.7 against 8.8, rows of 96 33.6
     against 34.0; float32 rows of 48 level (18.5 against 18.6); docs/performance.md, "Rows that
-    are not stored". Stored rows of three vectors, four lanes against two, held loops: rmsnorm
-    float16 rows of 24 6.3 against 9.1 us, float32 rows of 12 5.7 against 9.2; softmax 7.0
-    against 7.6 and 6.0 against 5.9; layernorm float16 9.4 against 9.4. Nsight Compute (float16
-    rows of 24, rmsnorm, two lanes): 40 % of the loads hit L1 and the L2 is 57 % busy (8 % and
-    37 % with four lanes); each warp waits on L1TEX half its cycles."""
+    are not stored". Stored rows of two and three vectors, a vector a lane against two: in 21 of
+    24 cases measured (softmax, layernorm, rmsnorm, add + layernorm; H100, held loops) as fast
+    or faster, rmsnorm float16 rows of 24 6.1 against 8.9 us, float32 rows of 8 4.3 against 7.7;
+    docs/performance.md, "Stored rows of two or three vectors"."""
     if info.scans:
         return 32
     holders = math.ceil(info.cols / row_vector_width(info))
     if holders >= 32:
         return 32
-    per_lane = 3 if not info.stores_full else 1 if holders <= 3 else 2
+    if not info.stores_full:
+        per_lane = 3
+    elif holders == 2 or (holders == 3 and _elem_work(info) <= SHORT_ROW_WORK_PER_BYTE * _elem_bytes(info)):
+        per_lane = 1
+    else:
+        per_lane = 2
     return 1 << max(0, math.ceil(holders / per_lane) - 1).bit_length()
+
+
+#: The work an element (:func:`_elem_work`) over the bytes it moves up to which a stored row of
+#: three vectors takes a vector a lane (four lanes, one idle). Measured on the H100 (262,144 and 1,048,576 rows):
+#: float16 and bfloat16 layernorm (16 / 4 bytes) took 1-12 % longer in four lanes than in two,
+#: its SMs issuing an instruction in 84 % of their cycles (Nsight Compute); softmax, rmsnorm and
+#: add + layernorm (at most 2.25) and float32 layernorm (1.9) were faster or level.
+SHORT_ROW_WORK_PER_BYTE = 3.0
+
+
+def _elem_bytes(info: GroupInfo) -> int:
+    """The bytes an element of the domain moves: its full-size inputs and outputs."""
+    return sum(n.dtype.itemsize for n in _full_nodes(info))
 
 
 def _acc_bytes(red: Node) -> int:

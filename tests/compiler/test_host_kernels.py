@@ -122,15 +122,16 @@ def test_short_and_long_rows_match_the_reference(name: str, shape: tuple[int, in
 
 @pytest.mark.parametrize("aligned", [True, False])
 @pytest.mark.parametrize(("dtype", "cols", "lanes", "vec"), [
-    # (lanes: rows that are stored, two vectors a lane, one where a row has two or three /
-    # logsumexp's, three)
-    ("float16", 64, (4, 4), 8), ("bfloat16", 128, (8, 8), 8), ("float32", 64, (8, 8), 4), ("float32", 7, (4, 4), 1),
-    ("float16", 24, (4, 1), 8), ("float32", 8, (2, 1), 4), ("float16", 96, (8, 4), 8), ("float32", 96, (16, 8), 4),
-    ("float32", 68, (16, 8), 4),
-    ("float16", 200, (16, 16), 8), ("float32", 99, (32, 32), 1),
+    # (lanes: softmax's and add + layernorm's rows, two vectors a lane, one where a row has two
+    # or three / layernorm's, the same but two vectors a lane for three of float16 / logsumexp's,
+    # three vectors a lane)
+    ("float16", 64, (4, 4, 4), 8), ("bfloat16", 128, (8, 8, 8), 8), ("float32", 64, (8, 8, 8), 4),
+    ("float32", 7, (4, 4, 4), 1), ("float16", 24, (4, 2, 1), 8), ("float32", 12, (4, 4, 1), 4),
+    ("float32", 8, (2, 2, 1), 4), ("float16", 96, (8, 8, 4), 8), ("float32", 96, (16, 16, 8), 4),
+    ("float32", 68, (16, 16, 8), 4), ("float16", 200, (16, 16, 16), 8), ("float32", 99, (32, 32, 32), 1),
 ])
 @pytest.mark.parametrize("name", ["softmax", "layernorm", "logsumexp", "add_layernorm"])
-def test_rows_shorter_than_a_warp_of_vectors_match_the_reference(name: str, dtype: str, cols: int, lanes: tuple[int, int],
+def test_rows_shorter_than_a_warp_of_vectors_match_the_reference(name: str, dtype: str, cols: int, lanes: tuple[int, int, int],
                                                                   vec: int, aligned: bool, build_dir) -> None:
     """Rows shorter than 32 vectors: a row to each group of lanes, several a warp, each lane
     holding up to two vectors of a row that is stored (one of a row of two or three vectors:
@@ -138,7 +139,7 @@ def test_rows_shorter_than_a_warp_of_vectors_match_the_reference(name: str, dtyp
     a row: float16 rows of 24, logsumexp); 301 rows: the last warp's teams past the last row
     store nothing. Rows whose length is no multiple of a vector (float32 rows of 99): a warp a
     row, one element a lane. Aligned, or taking the element paths."""
-    lanes = lanes[name == "logsumexp"]
+    lanes = lanes[{"layernorm": 1, "logsumexp": 2}.get(name, 0)]
     build, host = _case(name, dtype, 301, cols)
     if not aligned:
         host = [_one_element_in(a) for a in host]
