@@ -605,9 +605,10 @@ def short_row_lanes(info: GroupInfo) -> int:
     rows of 40 8.0 against 10.5, rows of 96 18.6 against 20.8 (67.1 against 73.7 at 1,048,576
     rows); float32 rows of 12 3.5 against 4.7, rows of 24 7.7 against 8.8, rows of 96 33.6
     against 34.0; float32 rows of 48 level (18.5 against 18.6); docs/performance.md, "Rows that
-    are not stored". Stored rows of two and three vectors, a vector a lane against two: in 21 of
-    24 cases measured (softmax, layernorm, rmsnorm, add + layernorm; H100, held loops) as fast
-    or faster, rmsnorm float16 rows of 24 6.1 against 8.9 us, float32 rows of 8 4.3 against 7.7;
+    are not stored". Stored rows of two and three vectors, a vector a lane against two (softmax,
+    layernorm, rmsnorm, add + layernorm; H100, held loops): of the 21 cases this rule changes, 19
+    faster or within 1 %, rmsnorm float16 rows of 24 6.1 against 8.9 us, float32 rows of 8 3.8
+    against 7.2; softmax of float16 rows of 16 and float32 rows of 12 10 % and 5 % slower;
     docs/performance.md, "Stored rows of two or three vectors"."""
     if info.scans:
         return 32
@@ -624,10 +625,12 @@ def short_row_lanes(info: GroupInfo) -> int:
 
 
 #: The work an element (:func:`_elem_work`) over the bytes it moves up to which a stored row of
-#: three vectors takes a vector a lane (four lanes, one idle). Measured on the H100 (262,144 and 1,048,576 rows):
-#: float16 and bfloat16 layernorm (16 / 4 bytes) took 1-12 % longer in four lanes than in two,
-#: its SMs issuing an instruction in 84 % of their cycles (Nsight Compute); softmax, rmsnorm and
-#: add + layernorm (at most 2.25) and float32 layernorm (1.9) were faster or level.
+#: three vectors takes a vector a lane (four lanes, one idle). Fitted to the H100's sweep: float16
+#: and bfloat16 layernorm of rows of 24 (16 over 4 bytes) took 1-12 % longer in four lanes than
+#: in two with the planned blocks (-1 to +8 % with the faster of 128 and 256 threads), its SMs
+#: issuing an instruction in 84 % of their cycles (Nsight Compute); softmax, rmsnorm and
+#: add + layernorm (at most 2.25) and float32 layernorm (1.9) were faster or level but for
+#: float32 softmax (+5 %).
 SHORT_ROW_WORK_PER_BYTE = 3.0
 
 

@@ -114,7 +114,7 @@ def test_a_stored_row_of_two_or_three_vectors_takes_one_vector_a_lane(name: str,
                                                                       layernorm: int) -> None:
     # (a warp's one load and one store then cover whole rows; with two vectors a lane each moves a
     # 16-byte piece of every row. H100, 262,144 rows: rmsnorm float16 rows of 24 6.1 us against
-    # 8.9, float32 rows of 8 4.3 against 7.7. A float16 or bfloat16 layernorm, bound by its
+    # 8.9, float32 rows of 8 3.8 against 7.2. A float16 or bfloat16 layernorm, bound by its
     # instructions, keeps two vectors a lane for rows of three: one of four lanes would idle)
     k = _kernel(name, rows=262144, cols=cols, dtype=dtype)
     assert (k.schedule.family, k.schedule.lanes) == ("row_warp", layernorm if name == "layernorm" else lanes), k.schedule
