@@ -6,8 +6,8 @@ rmsnorm), each dtype and each shape: the plan's kernel, and the same group emitt
 128-thread row-a-block streamed kernel with the sum of exps in its own pass (the choice before
 ``Schedule.row_loop`` and ``OPTIONS["online_exp_sum"]`` were measured), each timed back to back
 between CUDA events (median of 15 loops of at least 10 calls and 200 µs after a warm-up, each
-loop queued behind the suite's hold kernel), on random data, both checked against the workload in float64 on the numpy
-backend; torch eager's own op beside them. Where
+loop queued behind the suite's hold kernel), on random data, both checked against the workload
+in float64 on the numpy backend; torch eager's own op beside them. Where
 the plan's kernel scales its sum of exps once a 16-byte chunk (``OPTIONS["group_maxima"]``), also
 the same kernel scaling it at each element that raises the running maximum (``element_maxima``).
 
