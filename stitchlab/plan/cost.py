@@ -410,7 +410,7 @@ def row_vector_width(info: GroupInfo) -> int:
     elements). One-byte types (bool, int8, uint8) stay scalar, except beside wider ones in a
     group with scans (top-p's float32 probabilities and bool mask: 4 elements), whose threads
     then scan runs of that many elements and shuffle a quarter as often."""
-    nodes = _full_leaves(info) + [o for o, lvl in info.outputs if lvl == FULL]
+    nodes = _full_nodes(info)
     if not nodes or (any(n.dtype.itemsize < 2 for n in nodes) and not (info.scans and max(n.dtype.itemsize for n in nodes) > 1)):
         return 1
     vec = max(1, 16 // max(n.dtype.itemsize for n in nodes))
@@ -617,7 +617,7 @@ def short_row_lanes(info: GroupInfo) -> int:
         return 32
     if not info.stores_full:
         per_lane = 3
-    elif holders == 2 or (holders == 3 and _elem_work(info) <= SHORT_ROW_WORK_PER_BYTE * _elem_bytes(info)):
+    elif holders == 2 or (holders == 3 and not _bound_by_instructions(info)):
         per_lane = 1
     else:
         per_lane = 2
@@ -634,9 +634,10 @@ def short_row_lanes(info: GroupInfo) -> int:
 SHORT_ROW_WORK_PER_BYTE = 3.0
 
 
-def _elem_bytes(info: GroupInfo) -> int:
-    """The bytes an element of the domain moves: its full-size inputs and outputs."""
-    return sum(n.dtype.itemsize for n in _full_nodes(info))
+def _bound_by_instructions(info: GroupInfo) -> bool:
+    """Whether the work an element exceeds ``SHORT_ROW_WORK_PER_BYTE`` times the bytes it moves
+    (its full-size inputs and outputs)."""
+    return _elem_work(info) > SHORT_ROW_WORK_PER_BYTE * sum(n.dtype.itemsize for n in _full_nodes(info))
 
 
 def _acc_bytes(red: Node) -> int:

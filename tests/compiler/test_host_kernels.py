@@ -135,7 +135,8 @@ def test_rows_shorter_than_a_warp_of_vectors_match_the_reference(name: str, dtyp
                                                                   vec: int, aligned: bool, build_dir) -> None:
     """Rows shorter than 32 vectors: a row to each group of lanes, several a warp, each lane
     holding up to two vectors of a row that is stored (one of a row of two or three vectors:
-    float16 rows of 24 in four lanes, one of them idle), three of one that is not (a single lane
+    float16 rows of 24 in four lanes, one of them idle, but for a float16 layernorm's), three
+    of one that is not (a single lane
     a row: float16 rows of 24, logsumexp); 301 rows: the last warp's teams past the last row
     store nothing. Rows whose length is no multiple of a vector (float32 rows of 99): a warp a
     row, one element a lane. Aligned, or taking the element paths."""
